@@ -1,0 +1,33 @@
+# Longhaul. `make run` and `make test` are all a new machine needs: Go
+# fetches the modules; nothing else is installed by hand.
+
+GO          ?= go
+BIN         := bin/longhaul
+WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
+# -race roughly doubles the test time and the first build; it is worth it.
+TESTFLAGS   ?= -race -count=1 -timeout 30m
+BENCHFLAGS  ?= -run '^$$' -bench . -benchtime 1x -timeout 60m
+
+.PHONY: all build run test lint bench clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/longhaul
+
+run: build
+	./$(BIN) dev
+
+test:
+	$(GO) test $(TESTFLAGS) ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...
+
+bench:
+	$(GO) test $(BENCHFLAGS) ./bench/
+
+clean:
+	rm -rf bin

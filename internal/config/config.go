@@ -1,0 +1,192 @@
+// Package config holds Longhaul's settings. They are read once from the
+// environment at start-up, validated, and passed down as one typed struct, so
+// no other package reads the environment for its own configuration.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Prefix is the prefix of every Longhaul environment variable.
+const Prefix = "LONGHAUL"
+
+// UIOff is the value of LONGHAUL_EMBEDDED_UI_ADDR that disables the Temporal Web UI.
+const UIOff = "off"
+
+// Config is every Longhaul setting. Field tags name the environment variable
+// (without the LONGHAUL_ prefix), its default and a one-line description that
+// `longhaul --help` prints.
+type Config struct {
+	HTTPAddr string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080" desc:"API listen address"`
+	DataDir  string `envconfig:"DATA_DIR" default:"./.longhaul" desc:"embedded Temporal database, local stores and logs"`
+
+	TemporalAddress      string `envconfig:"TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api"`
+	EmbeddedTemporalAddr string `envconfig:"EMBEDDED_TEMPORAL_ADDR" default:"127.0.0.1:7233" desc:"where dev and server serve the embedded Temporal frontend (gRPC)"`
+	EmbeddedUIAddr       string `envconfig:"EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
+	TemporalNamespace    string `envconfig:"TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
+	TaskQueue            string `envconfig:"TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`
+
+	LLMBaseURL string        `envconfig:"LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
+	LLMAPIKey  string        `envconfig:"LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
+	LLMModel   string        `envconfig:"LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
+	LLMTimeout time.Duration `envconfig:"LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
+
+	SkillsDir   string   `envconfig:"SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
+	APIKeys     []string `envconfig:"API_KEYS" desc:"comma-separated bearer keys for /v1; empty = no auth (dev only)"`
+	DatabaseURL string   `envconfig:"DATABASE_URL" desc:"conversation store and memory: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+
+	MaxBodyBytes   int64         `envconfig:"MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
+	RequestTimeout time.Duration `envconfig:"REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
+	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
+}
+
+// Load reads the settings from the environment and validates them. An error
+// names the variable at fault.
+func Load() (Config, error) {
+	var c Config
+	if err := envconfig.Process(Prefix, &c); err != nil {
+		return Config{}, fmt.Errorf("settings: %w", err)
+	}
+	c.normalise()
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func (c *Config) normalise() {
+	keys := c.APIKeys[:0]
+	for _, k := range c.APIKeys {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	c.APIKeys = keys
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = "sqlite://" + filepath.Join(c.DataDir, "longhaul.db")
+	}
+	c.LogLevel = strings.ToLower(c.LogLevel)
+}
+
+// Validate checks every setting and returns all problems at once, each naming
+// its variable.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s_%s: %s", Prefix, name, fmt.Sprintf(format, args...)))
+	}
+	checkAddr := func(name, v string, required bool) {
+		if v == "" {
+			if required {
+				bad(name, "must be host:port")
+			}
+			return
+		}
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			bad(name, "%q is not host:port", v)
+		}
+	}
+	checkAddr("HTTP_ADDR", c.HTTPAddr, true)
+	checkAddr("TEMPORAL_ADDRESS", c.TemporalAddress, false)
+	checkAddr("EMBEDDED_TEMPORAL_ADDR", c.EmbeddedTemporalAddr, true)
+	if !c.UIDisabled() {
+		checkAddr("EMBEDDED_UI_ADDR", c.EmbeddedUIAddr, true)
+	}
+	if c.DataDir == "" {
+		bad("DATA_DIR", "must not be empty")
+	}
+	if c.TemporalNamespace == "" {
+		bad("TEMPORAL_NAMESPACE", "must not be empty")
+	}
+	if c.TaskQueue == "" {
+		bad("TASK_QUEUE", "must not be empty")
+	}
+	if u, err := url.Parse(c.LLMBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("LLM_BASE_URL", "%q is not an http(s) URL", c.LLMBaseURL)
+	}
+	if c.LLMModel == "" {
+		bad("LLM_MODEL", "must not be empty")
+	}
+	if c.LLMTimeout <= 0 {
+		bad("LLM_TIMEOUT", "must be positive")
+	}
+	if _, err := c.Database(); err != nil {
+		bad("DATABASE_URL", "%v", err)
+	}
+	if c.MaxBodyBytes < 1024 {
+		bad("MAX_BODY_BYTES", "must be at least 1024")
+	}
+	if c.RequestTimeout <= 0 {
+		bad("REQUEST_TIMEOUT", "must be positive")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	return errors.Join(errs...)
+}
+
+// UIDisabled reports whether the embedded Temporal Web UI is switched off.
+func (c Config) UIDisabled() bool {
+	return strings.EqualFold(c.EmbeddedUIAddr, UIOff) || c.EmbeddedUIAddr == ""
+}
+
+// Embedded reports whether Longhaul runs its own Temporal server, that is
+// whether no external Temporal address is configured.
+func (c Config) Embedded() bool { return c.TemporalAddress == "" }
+
+// Database is the parsed LONGHAUL_DATABASE_URL.
+type Database struct {
+	Driver string // "sqlite" or "postgres"
+	DSN    string // a file path for sqlite, the URL for postgres
+}
+
+// Database parses DatabaseURL.
+func (c Config) Database() (Database, error) {
+	u := c.DatabaseURL
+	switch {
+	case strings.HasPrefix(u, "sqlite://"):
+		p := strings.TrimPrefix(u, "sqlite://")
+		if p == "" {
+			return Database{}, fmt.Errorf("%q has no file path", u)
+		}
+		return Database{Driver: "sqlite", DSN: p}, nil
+	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+		if _, err := url.Parse(u); err != nil {
+			return Database{}, fmt.Errorf("not a valid URL")
+		}
+		return Database{Driver: "postgres", DSN: u}, nil
+	}
+	return Database{}, fmt.Errorf("%q must start with sqlite:// or postgres://", redactURL(u))
+}
+
+// redactURL hides a password in a URL so it can be printed.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	return u.Redacted()
+}
+
+// Usage writes the settings table (variable, default, meaning) to w.
+func Usage(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tMEANING")
+	err := envconfig.Usagef(Prefix, &Config{}, tw, "  {{range .}}{{usage_key .}}\t{{usage_default .}}\t{{usage_description .}}\n{{end}}")
+	if err != nil {
+		return err
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,120 @@
+package config
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// clearEnv removes every LONGHAUL_ variable for the test.
+func clearEnv(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, Prefix+"_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	clearEnv(t)
+	got, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		HTTPAddr:             "127.0.0.1:8080",
+		DataDir:              "./.longhaul",
+		EmbeddedTemporalAddr: "127.0.0.1:7233",
+		EmbeddedUIAddr:       "127.0.0.1:8233",
+		TemporalNamespace:    "default",
+		TaskQueue:            "longhaul",
+		LLMBaseURL:           "http://localhost:11434/v1",
+		LLMModel:             "llama3.1:8b",
+		LLMTimeout:           5 * time.Minute,
+		APIKeys:              nil,
+		DatabaseURL:          "sqlite://.longhaul/longhaul.db",
+		MaxBodyBytes:         10 << 20,
+		RequestTimeout:       10 * time.Minute,
+		LogLevel:             "info",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if !got.Embedded() || got.UIDisabled() {
+		t.Errorf("Embedded() = %v, UIDisabled() = %v", got.Embedded(), got.UIDisabled())
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("LONGHAUL_HTTP_ADDR", "0.0.0.0:9000")
+	t.Setenv("LONGHAUL_TEMPORAL_ADDRESS", "temporal:7233")
+	t.Setenv("LONGHAUL_EMBEDDED_UI_ADDR", "off")
+	t.Setenv("LONGHAUL_API_KEYS", "sk-a, sk-b,,")
+	t.Setenv("LONGHAUL_DATABASE_URL", "postgres://u:secret@db/longhaul")
+	t.Setenv("LONGHAUL_LLM_TIMEOUT", "90s")
+	t.Setenv("LONGHAUL_LOG_LEVEL", "DEBUG")
+	got, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.HTTPAddr != "0.0.0.0:9000" || got.Embedded() || !got.UIDisabled() || got.LLMTimeout != 90*time.Second || got.LogLevel != "debug" {
+		t.Errorf("overrides not applied: %+v", got)
+	}
+	if diff := cmp.Diff([]string{"sk-a", "sk-b"}, got.APIKeys); diff != "" {
+		t.Errorf("API keys (-want +got):\n%s", diff)
+	}
+	db, err := got.Database()
+	if err != nil || db.Driver != "postgres" {
+		t.Errorf("Database() = %+v, %v", db, err)
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	tests := []struct {
+		name, env, value, want string
+	}{
+		{"not a number", "LONGHAUL_MAX_BODY_BYTES", "lots", "LONGHAUL_MAX_BODY_BYTES"},
+		{"not a duration", "LONGHAUL_REQUEST_TIMEOUT", "soon", "LONGHAUL_REQUEST_TIMEOUT"},
+		{"address without port", "LONGHAUL_HTTP_ADDR", "localhost", "LONGHAUL_HTTP_ADDR: \"localhost\" is not host:port"},
+		{"model url", "LONGHAUL_LLM_BASE_URL", "ftp://x", "LONGHAUL_LLM_BASE_URL"},
+		{"database scheme", "LONGHAUL_DATABASE_URL", "mysql://u:pw@h/db", "LONGHAUL_DATABASE_URL"},
+		{"log level", "LONGHAUL_LOG_LEVEL", "loud", "LONGHAUL_LOG_LEVEL"},
+		{"tiny body limit", "LONGHAUL_MAX_BODY_BYTES", "10", "LONGHAUL_MAX_BODY_BYTES: must be at least 1024"},
+		{"ui address", "LONGHAUL_EMBEDDED_UI_ADDR", "8233", "LONGHAUL_EMBEDDED_UI_ADDR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv(tt.env, tt.value)
+			_, err := Load()
+			if err == nil {
+				t.Fatalf("Load accepted %s=%q", tt.env, tt.value)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %q does not name %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "pw@") {
+				t.Fatalf("error leaks a password: %q", err)
+			}
+		})
+	}
+}
+
+func TestUsageListsEverySetting(t *testing.T) {
+	var b bytes.Buffer
+	if err := Usage(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"LONGHAUL_HTTP_ADDR", "LONGHAUL_DATA_DIR", "LONGHAUL_TEMPORAL_ADDRESS", "LONGHAUL_LLM_BASE_URL", "LONGHAUL_API_KEYS", "LONGHAUL_DATABASE_URL", "127.0.0.1:8080"} {
+		if !strings.Contains(b.String(), v) {
+			t.Errorf("usage lacks %s:\n%s", v, b.String())
+		}
+	}
+}

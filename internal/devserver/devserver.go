@@ -1,0 +1,457 @@
+// Package devserver runs a Temporal server and its Web UI inside the Longhaul
+// process, persisted in a SQLite file, so `longhaul dev` needs nothing else
+// installed. It is tuned for one machine: a single SQLite connection in WAL
+// mode, four history shards and fast queue processors, so a workflow with one
+// activity completes in tens of milliseconds rather than a hundred.
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	tlog "go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+const (
+	// DBFile is the name of the Temporal database inside the data directory.
+	DBFile = "temporal.db"
+	// LogFile is the name of the Temporal server's log inside the data directory.
+	LogFile = "temporal.log"
+
+	clusterName = "active"
+	// historyShards is fixed when the database is created and must never change
+	// for an existing file.
+	historyShards = 4
+)
+
+// Options configure an embedded server.
+type Options struct {
+	// DataDir holds temporal.db and temporal.log; it is created if missing.
+	DataDir string
+	// FrontendAddr is the host:port of the frontend gRPC service.
+	FrontendAddr string
+	// UIAddr is the host:port of the Web UI; empty disables it.
+	UIAddr string
+	// Namespaces are registered on every start (idempotent). Must not be empty.
+	Namespaces []string
+	// SearchAttributes are custom search attributes registered in every namespace.
+	SearchAttributes map[string]enumspb.IndexedValueType
+	// Logger receives Longhaul-level messages about the server (not Temporal's own logs).
+	Logger *slog.Logger
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	server       temporal.Server
+	ui           *uiserver.Server
+	uiDone       chan error
+	frontendAddr string
+	uiAddr       string
+	httpAddr     string
+}
+
+// Start creates the database on first use, starts Temporal and the UI, and
+// waits until the frontend answers and every namespace and search attribute is
+// registered.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	if len(opts.Namespaces) == 0 {
+		return nil, errors.New("devserver: no namespace")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	host, port, err := splitHostPort(opts.FrontendAddr)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: frontend address: %w", err)
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("devserver: data dir: %w", err)
+	}
+	// Fail early and clearly when a port is taken, before Temporal starts
+	// half its services.
+	if err := checkFree(opts.FrontendAddr); err != nil {
+		return nil, err
+	}
+	if opts.UIAddr != "" {
+		if err := checkFree(opts.UIAddr); err != nil {
+			return nil, err
+		}
+	}
+
+	ports, err := freePorts(host, 4)
+	if err != nil {
+		return nil, err
+	}
+	p := servicePorts{frontend: port, frontendHTTP: ports[0], history: ports[1], matching: ports[2], worker: ports[3]}
+
+	sqlConf, err := prepareDatabase(filepath.Join(opts.DataDir, DBFile), opts)
+	if err != nil {
+		return nil, err
+	}
+	conf := buildConfig(host, p, sqlConf)
+
+	logger := tlog.NewZapLogger(tlog.BuildZapLogger(tlog.Config{
+		Level:      "warn",
+		OutputFile: filepath.Join(opts.DataDir, LogFile),
+		Format:     "json",
+	}))
+	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&conf.Global.Authorization, logger)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: claim mapper: %w", err)
+	}
+	hostPort := func(port int) static.Hosts {
+		return static.SingleLocalHost(net.JoinHostPort(host, strconv.Itoa(port)))
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
+			primitives.FrontendService: hostPort(p.frontend),
+			primitives.HistoryService:  hostPort(p.history),
+			primitives.MatchingService: hostPort(p.matching),
+			primitives.WorkerService:   hostPort(p.worker),
+		}),
+		temporal.WithLogger(logger),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(dynamicConfig()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: new server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("devserver: start temporal: %w", err)
+	}
+	s := &Server{
+		server:       srv,
+		frontendAddr: opts.FrontendAddr,
+		httpAddr:     net.JoinHostPort(host, strconv.Itoa(p.frontendHTTP)),
+	}
+	if err := s.waitReady(ctx, opts); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if opts.UIAddr != "" {
+		if err := s.startUI(opts); err != nil {
+			s.Stop()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// FrontendAddr is the host:port clients and workers dial.
+func (s *Server) FrontendAddr() string { return s.frontendAddr }
+
+// UIURL is the Web UI's URL, or "" when the UI is off.
+func (s *Server) UIURL() string {
+	if s.uiAddr == "" {
+		return ""
+	}
+	return "http://" + s.uiAddr
+}
+
+// Stop shuts the UI and the server down. In-flight workflows stay in the
+// database and resume on the next start.
+func (s *Server) Stop() {
+	if s.ui != nil {
+		s.ui.Stop()
+		<-s.uiDone
+		s.ui = nil
+	}
+	if s.server != nil {
+		_ = s.server.Stop()
+		s.server = nil
+	}
+}
+
+type servicePorts struct {
+	frontend, frontendHTTP, history, matching, worker int
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port <= 0 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port in %q", addr)
+	}
+	if host == "" || host == "localhost" {
+		host = "127.0.0.1"
+	}
+	return host, port, nil
+}
+
+// checkFree reports a clear error when addr cannot be bound.
+func checkFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("devserver: %s is not free: %w", addr, err)
+	}
+	return l.Close()
+}
+
+// freePorts asks the kernel for n distinct free ports on host. The internal
+// services (frontend HTTP, history, matching, worker) listen on them; they are
+// chosen afresh at every start, so two instances with different frontend
+// ports never collide, and nothing outside the process needs them.
+func freePorts(host string, n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("devserver: free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// prepareDatabase creates the schema when the file is new and registers the
+// namespaces (a no-op for those that exist).
+func prepareDatabase(file string, opts Options) (*config.SQL, error) {
+	conf := &config.SQL{
+		PluginName:   sqliteplugin.PluginName,
+		DatabaseName: file,
+		ConnectAttributes: map[string]string{
+			"mode":         "rwc",
+			"journal_mode": "wal",
+			"synchronous":  "1",
+			"busy_timeout": "10000",
+		},
+		// More than one connection causes SQLITE_BUSY storms under load.
+		MaxConns:     1,
+		MaxIdleConns: 1,
+	}
+	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+		if err := sqliteschema.SetupSchema(conf); err != nil {
+			return nil, fmt.Errorf("devserver: create schema in %s: %w", file, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	nss := make([]*sqliteschema.NamespaceConfig, 0, len(opts.Namespaces))
+	for _, ns := range opts.Namespaces {
+		nc, err := sqliteschema.NewNamespaceConfig(clusterName, ns, false, opts.SearchAttributes)
+		if err != nil {
+			return nil, fmt.Errorf("devserver: namespace %q: %w", ns, err)
+		}
+		nss = append(nss, nc)
+	}
+	if err := sqliteschema.CreateNamespaces(conf, nss...); err != nil {
+		return nil, fmt.Errorf("devserver: register namespaces: %w", err)
+	}
+	return conf, nil
+}
+
+func buildConfig(host string, p servicePorts, sqlConf *config.SQL) *config.Config {
+	var conf config.Config
+	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
+	conf.Global.Membership.BroadcastAddress = host
+	conf.Persistence.DefaultStore = "sqlite"
+	conf.Persistence.VisibilityStore = "sqlite"
+	conf.Persistence.NumHistoryShards = historyShards
+	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
+	frontend := net.JoinHostPort(host, strconv.Itoa(p.frontend))
+	conf.ClusterMetadata = &cluster.Config{
+		FailoverVersionIncrement: 10,
+		MasterClusterName:        clusterName,
+		CurrentClusterName:       clusterName,
+		ClusterInformation: map[string]cluster.ClusterInformation{
+			clusterName: {
+				Enabled:                true,
+				InitialFailoverVersion: 1,
+				RPCAddress:             frontend,
+				HTTPAddress:            net.JoinHostPort(host, strconv.Itoa(p.frontendHTTP)),
+				ClusterID:              uuid.NewString(),
+			},
+		},
+	}
+	conf.DCRedirectionPolicy.Policy = "noop"
+	svc := func(grpc, http int) config.Service {
+		var s config.Service
+		s.RPC.GRPCPort = grpc
+		s.RPC.HTTPPort = http
+		s.RPC.BindOnIP = host
+		return s
+	}
+	conf.Services = map[string]config.Service{
+		"frontend": svc(p.frontend, p.frontendHTTP),
+		"history":  svc(p.history, 0),
+		"matching": svc(p.matching, 0),
+		"worker":   svc(p.worker, 0),
+	}
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	conf.PublicClient.HostPort = frontend
+	return &conf
+}
+
+// dynamicConfig tunes the server for one machine. Out of the box the transfer
+// queue processor polls 20 times a second per shard, which adds ~100 ms to
+// every workflow; at 1000 a workflow with one activity takes ~17 ms.
+func dynamicConfig() dynamicconfig.StaticClient {
+	return dynamicconfig.StaticClient{
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():                  1000,
+		dynamicconfig.TransferProcessorMaxPollHostRPS.Key():              1000,
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():                     1000,
+		dynamicconfig.TimerProcessorMaxPollHostRPS.Key():                 1000,
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key():                1000,
+		dynamicconfig.VisibilityProcessorMaxPollHostRPS.Key():            1000,
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8192,
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 200,
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key():      true,
+		dynamicconfig.EnableActivityEagerExecution.Key():                 true,
+		dynamicconfig.EnableEagerWorkflowStart.Key():                     true,
+		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():        true,
+	}
+}
+
+// waitReady blocks until the frontend serves every namespace and the custom
+// search attributes exist in each (added through the operator API so a
+// database created by an older version gains new attributes).
+func (s *Server) waitReady(ctx context.Context, opts Options) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort: s.frontendAddr,
+		Logger:   quietLogger{},
+	})
+	if err != nil {
+		return fmt.Errorf("devserver: dial frontend: %w", err)
+	}
+	defer c.Close()
+	for _, ns := range opts.Namespaces {
+		for {
+			_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: ns})
+			if err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("devserver: namespace %q not ready: %w", ns, err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		if err := ensureSearchAttributes(ctx, c, ns, opts.SearchAttributes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ensureSearchAttributes(ctx context.Context, c client.Client, ns string, want map[string]enumspb.IndexedValueType) error {
+	if len(want) == 0 {
+		return nil
+	}
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: ns})
+	if err != nil {
+		return fmt.Errorf("devserver: list search attributes: %w", err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for name, typ := range want {
+		if _, ok := have.GetCustomAttributes()[name]; !ok {
+			missing[name] = typ
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace:        ns,
+		SearchAttributes: missing,
+	})
+	var exists *serviceerror.AlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("devserver: add search attributes: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) startUI(opts Options) error {
+	host, port, err := splitHostPort(opts.UIAddr)
+	if err != nil {
+		return fmt.Errorf("devserver: UI address: %w", err)
+	}
+	defaultNS := opts.Namespaces[0]
+	s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
+		Host:                host,
+		Port:                port,
+		TemporalGRPCAddress: s.frontendAddr,
+		EnableUI:            true,
+		DefaultNamespace:    defaultNS,
+		CORS:                uiconfig.CORS{CookieInsecure: true},
+		HideLogs:            true,
+		DisableNewsFetch:    true,
+	}))
+	s.uiDone = make(chan error, 1)
+	go func() { s.uiDone <- s.ui.Start() }()
+	// The UI's Start blocks; wait until it accepts connections or fails.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case err := <-s.uiDone:
+			s.ui = nil
+			return fmt.Errorf("devserver: UI on %s: %w", opts.UIAddr, err)
+		default:
+		}
+		conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), 200*time.Millisecond)
+		if err == nil {
+			_ = conn.Close()
+			s.uiAddr = net.JoinHostPort(host, strconv.Itoa(port))
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("devserver: UI on %s did not start: %w", opts.UIAddr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// quietLogger drops the SDK client's own log lines during start-up probing.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}

@@ -1,0 +1,533 @@
+package llmtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// defaultModel is reported when a request names no model.
+const defaultModel = "llmtest"
+
+// defaultPieceRunes is the chunk size for JSON content and tool-call
+// arguments when ChunkSize is not set.
+const defaultPieceRunes = 8
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	body, fields, ok := readJSONBody(w, r)
+	if !ok {
+		return
+	}
+	chat, err := decodeChat(fields)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", nil)
+		return
+	}
+
+	s.mu.Lock()
+	req := Request{
+		N:      len(s.reqs) + 1,
+		Method: r.Method,
+		Path:   r.URL.Path,
+		Header: r.Header.Clone(),
+		Body:   body,
+		Chat:   chat,
+	}
+	s.reqs = append(s.reqs, req)
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	s.serveAction(w, r, req, s.choose(req))
+}
+
+// decodeChat decodes a chat completion request. It accepts "stop" as a
+// string, as the API does, and rejects requests without a model or messages.
+func decodeChat(fields map[string]json.RawMessage) (openai.ChatCompletionRequest, error) {
+	var req openai.ChatCompletionRequest
+	if stop, ok := fields["stop"]; ok {
+		var one string
+		if json.Unmarshal(stop, &one) == nil {
+			fields["stop"], _ = json.Marshal([]string{one})
+		}
+	}
+	norm, err := json.Marshal(fields)
+	if err != nil {
+		return req, fmt.Errorf("llmtest: re-encoding chat request: %w", err)
+	}
+	if err := json.Unmarshal(norm, &req); err != nil {
+		return req, fmt.Errorf("llmtest: cannot decode chat completion request: %w", err)
+	}
+	if req.Model == "" {
+		return req, fmt.Errorf("llmtest: chat completion request without model")
+	}
+	if len(req.Messages) == 0 {
+		return req, fmt.Errorf("llmtest: chat completion request without messages")
+	}
+	return req, nil
+}
+
+// choose picks and resolves the reply for req: the first matching rule, else
+// the head of the queue, else the default.
+func (s *Server) choose(req Request) action {
+	s.mu.Lock()
+	rules := s.rules[:len(s.rules):len(s.rules)]
+	s.mu.Unlock()
+
+	var act action
+	matched := false
+	for _, rl := range rules {
+		if rl.match(req) {
+			act, matched = resolve(rl.reply, options{}), true
+			break
+		}
+	}
+	if !matched {
+		s.mu.Lock()
+		switch {
+		case len(s.queue) > 0:
+			act = resolve(s.queue[0], options{})
+			if act.consume {
+				s.queue[0] = nil
+				s.queue = s.queue[1:]
+				s.notifyLocked()
+			}
+		case s.def != nil:
+			act = resolve(s.def, options{})
+		default:
+			act = action{
+				status:  http.StatusInternalServerError,
+				message: fmt.Sprintf("llmtest: no scripted reply for request %d", req.N),
+			}
+			s.logf("llmtest: no scripted reply for request %d (last user message %q)", req.N, req.LastUserMessage())
+		}
+		s.mu.Unlock()
+	}
+
+	for act.leaf != nil && act.leaf.kind == kindFunc {
+		next := act.leaf.fn(req)
+		if next.r == nil {
+			return action{
+				status:  http.StatusInternalServerError,
+				message: fmt.Sprintf("llmtest: Func returned a zero Reply for request %d", req.N),
+			}
+		}
+		consume := act.consume
+		act = resolve(next.r, act.opts)
+		act.consume = consume
+	}
+	return act
+}
+
+func (s *Server) serveAction(w http.ResponseWriter, r *http.Request, req Request, act action) {
+	opts := act.opts
+	for k, vs := range opts.header {
+		w.Header()[k] = append([]string(nil), vs...)
+	}
+	ctx := r.Context()
+	if !s.wait(ctx, opts.firstByteDelay) {
+		return
+	}
+	if act.leaf == nil || act.leaf.kind == kindStatus {
+		status, message := act.status, act.message
+		if act.leaf != nil {
+			status, message = act.leaf.status, act.leaf.message
+		}
+		if message == "" {
+			message = http.StatusText(status)
+		}
+		typ, code := opts.errType, opts.errCode
+		if typ == "" {
+			typ = errorTypeFor(status)
+		}
+		if code == "" {
+			code = errorCodeFor(status)
+		}
+		writeError(w, status, message, typ, code)
+		return
+	}
+	switch act.leaf.kind {
+	case kindHang:
+		s.waitGone(ctx)
+	case kindDrop:
+		abort()
+	case kindMessage:
+		m := s.buildMessage(req, act.leaf, opts)
+		if req.Chat.Stream {
+			s.stream(ctx, w, req, m, opts)
+		} else {
+			s.complete(ctx, w, m, opts)
+		}
+	}
+}
+
+// message is a resolved assistant message ready to be sent.
+type message struct {
+	id           string
+	model        string
+	created      int64
+	content      string
+	contentParts []string
+	toolCalls    []ToolCall
+	argParts     [][]string
+	finishReason string
+	usage        usage
+}
+
+type usage struct {
+	Prompt     int `json:"prompt_tokens"`
+	Completion int `json:"completion_tokens"`
+	Total      int `json:"total_tokens"`
+}
+
+func (s *Server) buildMessage(req Request, rp *reply, opts options) message {
+	m := message{
+		id:      fmt.Sprintf("chatcmpl-llmtest-%d", req.N),
+		model:   req.Chat.Model,
+		created: s.started.Unix(),
+		content: rp.content,
+	}
+	if m.model == "" {
+		m.model = defaultModel
+	}
+	switch {
+	case opts.chunkSize > 0:
+		m.contentParts = splitRunes(m.content, opts.chunkSize)
+	case rp.isJSON:
+		m.contentParts = splitRunes(m.content, defaultPieceRunes)
+	default:
+		m.contentParts = splitWords(m.content)
+	}
+	argSize := opts.chunkSize
+	if argSize <= 0 {
+		argSize = defaultPieceRunes
+	}
+	completion := CountTokens(m.content)
+	for _, tc := range rp.toolCalls {
+		if tc.ID == "" {
+			tc.ID = fmt.Sprintf("call_%d", s.callSeq.Add(1))
+		}
+		m.toolCalls = append(m.toolCalls, tc)
+		m.argParts = append(m.argParts, splitRunes(tc.Arguments, argSize))
+		completion += CountTokens(tc.Name) + CountTokens(tc.Arguments)
+	}
+	m.finishReason = string(openai.FinishReasonStop)
+	if len(m.toolCalls) > 0 {
+		m.finishReason = string(openai.FinishReasonToolCalls)
+	}
+	if opts.finishReason != "" {
+		m.finishReason = opts.finishReason
+	}
+	if opts.usage != nil {
+		m.usage = *opts.usage
+	} else {
+		p := promptTokens(req.Chat)
+		m.usage = usage{Prompt: p, Completion: completion, Total: p + completion}
+	}
+	return m
+}
+
+// Wire types of a non-streaming chat.completion.
+
+type completion struct {
+	ID                string             `json:"id"`
+	Object            string             `json:"object"`
+	Created           int64              `json:"created"`
+	Model             string             `json:"model"`
+	SystemFingerprint string             `json:"system_fingerprint"`
+	Choices           []completionChoice `json:"choices"`
+	Usage             usage              `json:"usage"`
+}
+
+type completionChoice struct {
+	Index        int             `json:"index"`
+	Message      responseMessage `json:"message"`
+	Logprobs     *struct{}       `json:"logprobs"`
+	FinishReason string          `json:"finish_reason"`
+}
+
+type responseMessage struct {
+	Role      string             `json:"role"`
+	Content   *string            `json:"content"`
+	Refusal   *string            `json:"refusal"`
+	ToolCalls []responseToolCall `json:"tool_calls,omitempty"`
+}
+
+type responseToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function responseFunction `json:"function"`
+}
+
+type responseFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Wire types of a streamed chat.completion.chunk.
+
+type chunk struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint"`
+	Choices           []chunkChoice `json:"choices"`
+	// Usage is absent without include_usage, null in ordinary chunks with
+	// it, and set in the final usage chunk.
+	Usage any `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        delta     `json:"delta"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type delta struct {
+	Role      string          `json:"role,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	ToolCalls []deltaToolCall `json:"tool_calls,omitempty"`
+}
+
+type deltaToolCall struct {
+	Index    int           `json:"index"`
+	ID       string        `json:"id,omitempty"`
+	Type     string        `json:"type,omitempty"`
+	Function deltaFunction `json:"function"`
+}
+
+type deltaFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+const fingerprint = "fp_llmtest"
+
+func (s *Server) complete(ctx context.Context, w http.ResponseWriter, m message, opts options) {
+	msg := responseMessage{Role: openai.ChatMessageRoleAssistant}
+	if m.content != "" || len(m.toolCalls) == 0 {
+		msg.Content = &m.content
+	}
+	for _, tc := range m.toolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, responseToolCall{
+			ID:       tc.ID,
+			Type:     string(openai.ToolTypeFunction),
+			Function: responseFunction{Name: tc.Name, Arguments: tc.Arguments},
+		})
+	}
+	body, err := json.Marshal(completion{
+		ID:                m.id,
+		Object:            "chat.completion",
+		Created:           m.created,
+		Model:             m.model,
+		SystemFingerprint: fingerprint,
+		Choices:           []completionChoice{{Message: msg, FinishReason: m.finishReason}},
+		Usage:             m.usage,
+	})
+	if err != nil {
+		panic(fmt.Errorf("llmtest: encoding completion: %w", err))
+	}
+
+	w.Header().Set("Content-Type", "application/json")
+	half := body[:len(body)/2]
+	switch {
+	case opts.malformed:
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(half)
+	case opts.hasCut, opts.hasStall:
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(half)
+		_ = http.NewResponseController(w).Flush()
+		if opts.hasStall {
+			s.waitGone(ctx)
+			return
+		}
+		abort()
+	default:
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+	}
+}
+
+type frameKind int
+
+const (
+	frameRole frameKind = iota
+	frameContent
+	frameMalformed
+	frameFinish
+	frameUsage
+)
+
+type frame struct {
+	kind frameKind
+	data []byte
+}
+
+// frames builds the data frames of a streamed reply, without [DONE].
+func (m message) frames(includeUsage, malformed bool) []frame {
+	var usageField any
+	if includeUsage {
+		usageField = json.RawMessage("null")
+	}
+	mk := func(kind frameKind, choices []chunkChoice, u any) frame {
+		b, err := json.Marshal(chunk{
+			ID: m.id, Object: "chat.completion.chunk", Created: m.created, Model: m.model,
+			SystemFingerprint: fingerprint, Choices: choices, Usage: u,
+		})
+		if err != nil {
+			panic(fmt.Errorf("llmtest: encoding chunk: %w", err))
+		}
+		return frame{kind: kind, data: b}
+	}
+	one := func(kind frameKind, d delta) frame {
+		return mk(kind, []chunkChoice{{Delta: d}}, usageField)
+	}
+	broken := frame{kind: frameMalformed, data: []byte(fmt.Sprintf(
+		`{"id":%q,"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`, m.id))}
+
+	empty := ""
+	fs := []frame{one(frameRole, delta{Role: openai.ChatMessageRoleAssistant, Content: &empty})}
+	for _, p := range m.contentParts {
+		fs = append(fs, one(frameContent, delta{Content: &p}))
+	}
+	for i, tc := range m.toolCalls {
+		fs = append(fs, one(frameContent, delta{ToolCalls: []deltaToolCall{{
+			Index: i, ID: tc.ID, Type: string(openai.ToolTypeFunction),
+			Function: deltaFunction{Name: tc.Name},
+		}}}))
+		for _, p := range m.argParts[i] {
+			fs = append(fs, one(frameContent, delta{ToolCalls: []deltaToolCall{{
+				Index: i, Function: deltaFunction{Arguments: p},
+			}}}))
+		}
+	}
+	if malformed {
+		at := len(fs) // before the finish frame when there is no content
+		if len(fs) > 1 {
+			at = 2 // right after the first content frame
+		}
+		fs = append(fs[:at], append([]frame{broken}, fs[at:]...)...)
+	}
+	reason := m.finishReason
+	fs = append(fs, mk(frameFinish, []chunkChoice{{FinishReason: &reason}}, usageField))
+	if includeUsage {
+		u := m.usage
+		fs = append(fs, mk(frameUsage, []chunkChoice{}, &u))
+	}
+	return fs
+}
+
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req Request, m message, opts options) {
+	includeUsage := req.Chat.StreamOptions != nil && req.Chat.StreamOptions.IncludeUsage
+	fs := m.frames(includeUsage, opts.malformed)
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+
+	var buf bytes.Buffer
+	send := func(data []byte) bool {
+		buf.Reset()
+		buf.WriteString("data: ")
+		buf.Write(data)
+		buf.WriteString("\n\n")
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+
+	contentSent := 0
+	for i, f := range fs {
+		if f.kind != frameRole && f.kind != frameMalformed {
+			// A reply with fewer than n content chunks is cut (or stalls)
+			// before its finish chunk: the stream never completes.
+			last := f.kind == frameFinish
+			if opts.hasCut && (last || contentSent >= opts.cutAfter) {
+				abort()
+			}
+			if opts.hasStall && (last || contentSent >= opts.stallAfter) {
+				s.waitGone(ctx)
+				return
+			}
+		}
+		if i > 0 && !s.wait(ctx, opts.chunkDelay) {
+			return
+		}
+		if !send(f.data) {
+			return
+		}
+		if f.kind == frameContent {
+			contentSent++
+		}
+	}
+	if !s.wait(ctx, opts.chunkDelay) {
+		return
+	}
+	send([]byte("[DONE]"))
+}
+
+// splitWords splits s into pieces of one word each, every piece carrying the
+// whitespace before its word; leading whitespace goes with the first word and
+// trailing whitespace with the last. Joining the pieces gives s back.
+func splitWords(s string) []string {
+	var parts []string
+	start := 0
+	sawWord := false
+	prevSpace := false
+	for i, c := range s {
+		space := unicode.IsSpace(c)
+		if space && !prevSpace && sawWord && i > start {
+			parts = append(parts, s[start:i])
+			start = i
+			sawWord = false
+		}
+		if !space {
+			sawWord = true
+		}
+		prevSpace = space
+	}
+	if start < len(s) {
+		if !sawWord && len(parts) > 0 {
+			parts[len(parts)-1] += s[start:]
+		} else {
+			parts = append(parts, s[start:])
+		}
+	}
+	return parts
+}
+
+// splitRunes splits s into pieces of n runes (the last may be shorter).
+// Joining the pieces gives s back.
+func splitRunes(s string, n int) []string {
+	var parts []string
+	var b strings.Builder
+	count := 0
+	for _, c := range s {
+		b.WriteRune(c)
+		count++
+		if count == n {
+			parts = append(parts, b.String())
+			b.Reset()
+			count = 0
+		}
+	}
+	if b.Len() > 0 {
+		parts = append(parts, b.String())
+	}
+	return parts
+}

@@ -1,0 +1,96 @@
+// Package llmtest provides a scripted, OpenAI-compatible HTTP server that
+// stands in for the LLM in Longhaul's tests.
+//
+// The LLM is the only thing Longhaul's test suite fakes: everything else (the
+// engine, the durable workflow runtime, the HTTP API) runs for real. Because
+// every other test depends on this fake, it speaks the OpenAI wire format as
+// faithfully as practical (server-sent events framed exactly like OpenAI's
+// chat.completion.chunk stream, OpenAI error envelopes, tool-call deltas,
+// usage chunks) and lets each test script the answers and the faults it
+// needs, deterministically and without sleeps.
+//
+// # Starting a server
+//
+// New starts a server on a free loopback port and closes it when the test
+// ends; Start does the same for non-test code (benchmarks, commands) that
+// calls Close itself. Give URL (which ends in /v1) to any OpenAI client:
+//
+//	srv := llmtest.New(t)
+//	cfg := openai.DefaultConfig("sk-test")
+//	cfg.BaseURL = srv.URL()
+//	client := openai.NewClientWithConfig(cfg)
+//
+// ClientConfig returns exactly that configuration.
+//
+// # Scripting chat replies
+//
+// Each POST /v1/chat/completions request is answered by the first source
+// that applies:
+//
+//  1. Rules added with On, in the order they were added. A rule whose
+//     matcher accepts the request answers it and is never consumed, so
+//     side-channel calls (an Open WebUI "### Task:" title request, a
+//     classification call carrying response_format) can be routed away from
+//     the main script.
+//  2. The FIFO queue filled by Enqueue. Each request consumes one entry,
+//     except that the failing attempts of a FailTimes entry leave it at the
+//     head of the queue.
+//  3. The reply set with SetDefault. Without one, the server answers HTTP 500
+//     with an OpenAI error envelope whose message is
+//     "llmtest: no scripted reply for request N", so a test that under-scripts
+//     fails loudly.
+//
+// A Reply is built by one of the constructors and tuned with Options:
+//
+//	Text(s, opts...)            assistant text; streamed one word per chunk
+//	JSON(v, opts...)            structured output: the JSON encoding of v
+//	ToolCalls(calls...)         one or more tool calls (WithText adds leading text)
+//	Func(fn)                    computes the reply from the Request
+//	Status(code, msg, opts...)  an OpenAI error envelope with that HTTP status
+//	FailTimes(n, code, then)    n failures, then the reply then
+//	Delay(d, reply)             reply, after d
+//	Hang()                      never answers; returns when the client gives up
+//	Drop()                      closes the connection without a response
+//
+// Options: ChunkSize, ChunkDelay, FirstByteDelay, CutAfter, StallAfter,
+// MalformedChunk, Usage, FinishReason, Header, ErrorType and ErrorCode.
+// Reply.With applies options to an existing reply, and Reply.Calls reports how
+// many requests reached it.
+//
+// Streaming requests (stream: true) get the same frames OpenAI sends: a first
+// chunk whose delta carries role "assistant", content chunks (or tool-call
+// deltas: index, id, type and name first, then the arguments in pieces), a
+// chunk with an empty delta and the finish_reason, a usage chunk with empty
+// choices when stream_options.include_usage is set, and finally
+// "data: [DONE]". Non-streaming requests get a chat.completion object. Usage
+// is computed deterministically with CountTokens unless overridden with Usage.
+//
+// Every wait inside the server (delays, Hang, StallAfter) ends as soon as the
+// client's request context is cancelled or the server is closed, so handler
+// goroutines never leak and Close never hangs.
+//
+// # Observing requests
+//
+// Requests returns every chat request received, in order, with its method,
+// path, headers, raw body and decoded openai.ChatCompletionRequest.
+// WaitRequests blocks until a number of requests has arrived and WaitIdle until
+// no request is being served, so tests synchronise on events rather than
+// sleeps. Pending reports how many queued replies are left. Matchers such as
+// LastUserContains, AnyMessageContains, HasResponseFormat and HasTools help
+// writing rules.
+//
+// # Other endpoints
+//
+// GET /v1/models lists the ids set with SetModels (default "llmtest") and
+// GET /v1/models/{id} describes one. POST /v1/embeddings returns
+// deterministic unit vectors (see Embed; dimension 64 unless changed with
+// SetEmbeddingDimensions or the request's dimensions field) for string,
+// []string and token-array inputs, in float or base64 encoding; these
+// requests are recorded separately and returned by EmbeddingRequests.
+//
+// Requests with invalid JSON get a 400 envelope, unknown paths a 404 and
+// wrong methods a 405. After RequireKey, requests without the matching
+// "Authorization: Bearer" header get a 401 and are not recorded.
+//
+// Only one choice is ever produced (the request's n is ignored).
+package llmtest

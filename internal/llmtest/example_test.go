@@ -1,0 +1,104 @@
+package llmtest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// This example scripts a tool call followed by a final answer, routes title
+// requests through a rule and streams the answer with a real client.
+func Example() {
+	srv, err := llmtest.Start() // in tests: srv := llmtest.New(t)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	srv.On(llmtest.LastUserContains("### Task:"), llmtest.JSON(map[string]string{"title": "Weather"}))
+	srv.Enqueue(
+		llmtest.ToolCalls(llmtest.ToolCall{Name: "get_weather", Arguments: `{"city":"Oslo"}`}),
+		llmtest.Text("It is -3°C in Oslo."),
+	)
+
+	cfg := openai.DefaultConfig("sk-test")
+	cfg.BaseURL = srv.URL()
+	client := openai.NewClientWithConfig(cfg)
+	ctx := context.Background()
+
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Weather in Oslo?"}}
+	resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "any", Messages: msgs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	call := resp.Choices[0].Message.ToolCalls[0]
+	fmt.Println(resp.Choices[0].FinishReason, call.ID, call.Function.Name, call.Function.Arguments)
+
+	msgs = append(msgs, resp.Choices[0].Message,
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: call.ID, Content: "-3"})
+	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Model: "any", Messages: msgs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stream.Close()
+	var pieces []string
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		pieces = append(pieces, fmt.Sprintf("%q", chunk.Choices[0].Delta.Content))
+	}
+	fmt.Println(strings.Join(pieces, " "))
+
+	title, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "any",
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "### Task: title"}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(title.Choices[0].Message.Content, srv.Pending(), len(srv.Requests()))
+	// Output:
+	// tool_calls call_1 get_weather {"city":"Oslo"}
+	// "" "It" " is" " -3°C" " in" " Oslo." ""
+	// {"title":"Weather"} 0 3
+}
+
+// This example shows a transient failure that a client is expected to retry.
+func ExampleFailTimes() {
+	srv, err := llmtest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Enqueue(llmtest.FailTimes(2, 429, llmtest.Text("done")))
+
+	client := openai.NewClientWithConfig(srv.ClientConfig())
+	req := openai.ChatCompletionRequest{Model: "any",
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hi"}}}
+	for {
+		resp, err := client.CreateChatCompletion(context.Background(), req)
+		var apiErr *openai.APIError
+		if errors.As(err, &apiErr) && apiErr.HTTPStatusCode == 429 {
+			fmt.Println("retrying after", apiErr.Message)
+			continue
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(resp.Choices[0].Message.Content)
+		break
+	}
+	// Output:
+	// retrying after llmtest: scripted failure 1 of 2
+	// retrying after llmtest: scripted failure 2 of 2
+	// done
+}

@@ -1,0 +1,163 @@
+package skills
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// Catalog is the merged set of agents and skills. It is built by Load and
+// read-only afterwards, so it is safe for concurrent use; the agents, skills
+// and tools it returns are shared and must not be modified.
+type Catalog struct {
+	agents map[string]*Agent
+	skills map[string]*Skill
+	// damaged holds, while Load runs, the sources of entries whose values
+	// failed to decode; their own values are not checked further.
+	damaged map[string]bool
+}
+
+// Agents returns every agent, sorted by id.
+func (c *Catalog) Agents() []*Agent {
+	if c == nil {
+		return nil
+	}
+	out := make([]*Agent, 0, len(c.agents))
+	for _, a := range c.agents {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Agent returns the agent with the given id.
+func (c *Catalog) Agent(id string) (*Agent, bool) {
+	if c == nil {
+		return nil, false
+	}
+	a, ok := c.agents[id]
+	return a, ok
+}
+
+// Skills returns every skill, sorted by id.
+func (c *Catalog) Skills() []*Skill {
+	if c == nil {
+		return nil
+	}
+	out := make([]*Skill, 0, len(c.skills))
+	for _, s := range c.skills {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Skill returns the skill with the given id.
+func (c *Catalog) Skill(id string) (*Skill, bool) {
+	if c == nil {
+		return nil, false
+	}
+	s, ok := c.skills[id]
+	return s, ok
+}
+
+// SkillByCommand returns the skill whose slash command is exactly cmd,
+// including the leading slash, e.g. "/request".
+func (c *Catalog) SkillByCommand(cmd string) (*Skill, bool) {
+	if cmd == "" {
+		return nil, false
+	}
+	for _, s := range c.Skills() {
+		if s.Command == cmd {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// HTTPTools returns every HTTP tool declared by any skill, sorted by name.
+func (c *Catalog) HTTPTools() []*HTTPTool {
+	var out []*HTTPTool
+	for _, s := range c.Skills() {
+		for i := range s.HTTPTools {
+			out = append(out, &s.HTTPTools[i])
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// HTTPTool returns the HTTP tool with the given name, declared by any skill.
+func (c *Catalog) HTTPTool(name string) (*HTTPTool, bool) {
+	for _, h := range c.HTTPTools() {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return nil, false
+}
+
+// SystemPrompt returns the system prompt of agent: its base prompt followed,
+// for each of its skills in order, by the skill's prompt fragment under a
+// "## <skill id>" heading. Skills with an empty fragment are left out, and
+// parts are separated by a blank line.
+func (c *Catalog) SystemPrompt(agent *Agent) string {
+	if agent == nil {
+		return ""
+	}
+	var parts []string
+	if p := strings.TrimSpace(agent.Prompt); p != "" {
+		parts = append(parts, p)
+	}
+	for _, id := range agent.Skills {
+		s, ok := c.Skill(id)
+		if !ok {
+			continue
+		}
+		if p := strings.TrimSpace(s.Prompt); p != "" {
+			parts = append(parts, "## "+s.ID+"\n\n"+p)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// AgentTools returns the names of the tools agent may call: the sorted,
+// de-duplicated union of its skills' tools, or nil when it has none.
+func (c *Catalog) AgentTools(agent *Agent) []string {
+	if agent == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range agent.Skills {
+		s, ok := c.Skill(id)
+		if !ok {
+			continue
+		}
+		for _, t := range s.Tools {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// defaultParameters is the schema of a tool without parameters.
+var defaultParameters = json.RawMessage(`{"properties":{},"type":"object"}`)
+
+// ParametersJSON returns the JSON schema of the tool's arguments, as sent to
+// the model. A tool without parameters, or one whose parameters cannot be
+// encoded (which Load rules out), gets {"properties":{},"type":"object"}.
+func (h *HTTPTool) ParametersJSON() json.RawMessage {
+	if h == nil || h.Parameters == nil {
+		return append(json.RawMessage(nil), defaultParameters...)
+	}
+	b, err := json.Marshal(h.Parameters)
+	if err != nil {
+		return append(json.RawMessage(nil), defaultParameters...)
+	}
+	return b
+}

@@ -1,0 +1,62 @@
+package skills_test
+
+import (
+	"fmt"
+	"testing/fstest"
+
+	"github.com/longhaul-dev/longhaul/skills"
+)
+
+// registered stands in for the tool registry.
+func registered(name string) bool { return name == "current_time" || name == "web_fetch" }
+
+func ExampleLoad() {
+	operator := fstest.MapFS{
+		"cook.md": {Data: []byte("---\nagent: cook\ndescription: Suggests recipes\nskills: [web_reading]\n---\nYou suggest recipes.\n")},
+	}
+	catalog, err := skills.Load(skills.Builtin(), skills.Named("/etc/longhaul/skills", operator))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := catalog.Validate(registered); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, a := range catalog.Agents() {
+		fmt.Printf("%-10s %-8s %v %s\n", a.ID, a.Mode, catalog.AgentTools(a), a.Source)
+	}
+	// Output:
+	// assistant  chat     [current_time web_fetch] builtin/assistant.md
+	// cook       chat     [web_fetch] /etc/longhaul/skills/cook.md
+	// naked      chat     [] builtin/naked.md
+	// researcher agentic  [current_time web_fetch] builtin/researcher.md
+}
+
+func ExampleLoad_problems() {
+	operator := fstest.MapFS{
+		"agents/bad.md": {Data: []byte("---\nagent: bad\ndescription: Bad\ncolour: red\nmode: fast\nskills: [nope]\n---\nPrompt.\n")},
+		"media.md":      {Data: []byte("---\nskill: media\ndescription: Media\ncommand: request\n---\nAsk for titles.\n")},
+	}
+	_, err := skills.Load(skills.Builtin(), operator)
+	fmt.Println(err)
+	// Output:
+	// skills: agents/bad.md: unknown key "colour" (line 4)
+	// skills: agents/bad.md: agent "bad" has mode "fast": use chat, agentic or auto
+	// skills: agents/bad.md: agent "bad" uses skill "nope", which does not exist
+	// skills: media.md: command "request" must start with "/"
+}
+
+func ExampleExpandEnv() {
+	lookup := func(name string) (string, bool) {
+		v, ok := map[string]string{"MEDIA_SERVER_URL": "http://media.lan"}[name]
+		return v, ok
+	}
+	url, err := skills.ExpandEnv("${MEDIA_SERVER_URL}/api/v1/request", lookup)
+	fmt.Println(url, err)
+	_, err = skills.ExpandEnv("${MEDIA_SERVER_KEY}", lookup)
+	fmt.Println(err)
+	// Output:
+	// http://media.lan/api/v1/request <nil>
+	// skills: environment variable "MEDIA_SERVER_KEY" is not set
+}

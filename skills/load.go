@@ -1,0 +1,666 @@
+package skills
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed builtin/*.md
+var builtinFiles embed.FS
+
+// Builtin returns the agent and skill files embedded in the binary, rooted at
+// the builtin directory and named "builtin/<file>" in sources and errors.
+func Builtin() fs.FS {
+	sub, err := fs.Sub(builtinFiles, "builtin")
+	if err != nil {
+		// fs.Sub only fails for an invalid directory name, which "builtin" is not.
+		return Named("builtin", errFS{err})
+	}
+	return Named("builtin", sub)
+}
+
+// Named returns fsys labelled with name: files loaded from it get the source
+// path.Join(name, file), which Agent.Source, Skill.Source and errors report.
+// Without a label a layer's sources are the bare paths inside it.
+func Named(name string, fsys fs.FS) fs.FS {
+	return namedFS{fsys: fsys, name: name}
+}
+
+// namedFS is an fs.FS carrying a label for the files it holds.
+type namedFS struct {
+	fsys fs.FS
+	name string
+}
+
+func (n namedFS) Open(name string) (fs.File, error) {
+	if n.fsys == nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return n.fsys.Open(name)
+}
+
+func (n namedFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if n.fsys == nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
+	}
+	return fs.ReadDir(n.fsys, name)
+}
+
+func (n namedFS) ReadFile(name string) ([]byte, error) {
+	if n.fsys == nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+	}
+	return fs.ReadFile(n.fsys, name)
+}
+
+// errFS is an fs.FS whose every operation fails with err.
+type errFS struct{ err error }
+
+func (e errFS) Open(string) (fs.File, error) { return nil, e.err }
+
+// sourceName names file p of layer for sources and errors.
+func sourceName(layer fs.FS, p string) string {
+	if n, ok := layer.(namedFS); ok && n.name != "" {
+		return path.Join(n.name, p)
+	}
+	return p
+}
+
+// LoadDefault loads the built-in files and, when operatorDir is not empty,
+// layers the files of that directory over them (see Load). An operatorDir
+// that does not exist or is not a directory is an error naming it.
+func LoadDefault(operatorDir string) (*Catalog, error) {
+	if operatorDir == "" {
+		return Load(Builtin())
+	}
+	info, err := os.Stat(operatorDir)
+	if err != nil {
+		return nil, fmt.Errorf("skills: operator directory %q: %w", operatorDir, err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("skills: operator directory %q is not a directory", operatorDir)
+	}
+	return Load(Builtin(), Named(operatorDir, os.DirFS(operatorDir)))
+}
+
+// Load reads every agent and skill file of each layer, in order, and returns
+// the merged catalog.
+//
+// In each layer, every file whose name ends in ".md" is read, recursively;
+// files and directories whose names start with "." are skipped, and every
+// other .md file must be an agent or skill file. An agent or skill in a later
+// layer replaces the one with the same id from an earlier layer; two files of
+// the same layer with the same id are an error. Agents and skills have
+// separate ids, so an agent and a skill may share one.
+//
+// Load checks everything that can be checked without the tool registry and
+// reports every problem it finds, joined with errors.Join, each a *FileError
+// naming its file; the catalog is nil then. Whether each skill's tools exist
+// is left to Validate, which the caller runs once the registry is known.
+func Load(layers ...fs.FS) (*Catalog, error) {
+	c := &Catalog{agents: map[string]*Agent{}, skills: map[string]*Skill{}, damaged: map[string]bool{}}
+	var problems []error
+	for i, layer := range layers {
+		if layer == nil {
+			problems = append(problems, fmt.Errorf("skills: layer %d is nil", i))
+			continue
+		}
+		problems = append(problems, c.loadLayer(layer)...)
+	}
+	problems = append(problems, c.validate(nil, false)...)
+	if len(problems) > 0 {
+		return nil, joinSorted(problems)
+	}
+	return c, nil
+}
+
+// loadLayer parses the files of one layer into c, replacing entries from
+// earlier layers, and returns the problems found.
+func (c *Catalog) loadLayer(layer fs.FS) []error {
+	var problems []error
+	agentSrc := map[string]string{}
+	skillSrc := map[string]string{}
+	walkErr := fs.WalkDir(layer, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			problems = append(problems, &FileError{Path: sourceName(layer, p), Err: err, Detail: err.Error()})
+			if d != nil && d.IsDir() && p != "." {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !strings.EqualFold(path.Ext(p), ".md") {
+			return nil
+		}
+		src := sourceName(layer, p)
+		data, err := fs.ReadFile(layer, p)
+		if err != nil {
+			problems = append(problems, &FileError{Path: src, Err: err, Detail: err.Error()})
+			return nil
+		}
+		a, s, damaged, errs := parseFile(src, data)
+		problems = append(problems, errs...)
+		if damaged {
+			c.damaged[src] = true
+		}
+		switch {
+		case a != nil:
+			if prev, ok := agentSrc[a.ID]; ok {
+				problems = append(problems, &FileError{Path: src, Err: ErrDuplicateID,
+					Detail: fmt.Sprintf("agent %q is also defined in %s", a.ID, prev)})
+				return nil
+			}
+			agentSrc[a.ID] = src
+			c.agents[a.ID] = a
+		case s != nil:
+			if prev, ok := skillSrc[s.ID]; ok {
+				problems = append(problems, &FileError{Path: src, Err: ErrDuplicateID,
+					Detail: fmt.Sprintf("skill %q is also defined in %s", s.ID, prev)})
+				return nil
+			}
+			skillSrc[s.ID] = src
+			c.skills[s.ID] = s
+		}
+		return nil
+	})
+	if walkErr != nil {
+		problems = append(problems, fmt.Errorf("skills: reading %s: %w", sourceName(layer, "."), walkErr))
+	}
+	return problems
+}
+
+// joinSorted joins problems ordered by file, keeping the order within each
+// file, so that an operator reads each file's problems together.
+func joinSorted(problems []error) error {
+	sort.SliceStable(problems, func(i, j int) bool {
+		var a, b *FileError
+		okA, okB := errors.As(problems[i], &a), errors.As(problems[j], &b)
+		if !okA || !okB {
+			return !okA && okB
+		}
+		return a.Path < b.Path
+	})
+	return errors.Join(problems...)
+}
+
+// agentFile is the frontmatter of an agent file.
+type agentFile struct {
+	Agent       string   `yaml:"agent"`
+	Description string   `yaml:"description"`
+	Mode        string   `yaml:"mode"`
+	Skills      []string `yaml:"skills"`
+	Model       string   `yaml:"model"`
+	MaxTurns    *int     `yaml:"max_turns"`
+	MaxReplans  *int     `yaml:"max_replans"`
+	ReviewPlan  bool     `yaml:"review_plan"`
+	Temperature *float32 `yaml:"temperature"`
+}
+
+// skillFile is the frontmatter of a skill file.
+type skillFile struct {
+	Skill       string         `yaml:"skill"`
+	Description string         `yaml:"description"`
+	Command     string         `yaml:"command"`
+	Tools       []string       `yaml:"tools"`
+	HTTPTools   []httpToolFile `yaml:"http_tools"`
+	Model       string         `yaml:"model"`
+	MaxTurns    *int           `yaml:"max_turns"`
+}
+
+// httpToolFile is one entry of a skill file's http_tools.
+type httpToolFile struct {
+	Name             string            `yaml:"name"`
+	Description      string            `yaml:"description"`
+	Method           string            `yaml:"method"`
+	URL              string            `yaml:"url"`
+	Headers          map[string]string `yaml:"headers"`
+	Query            map[string]string `yaml:"query"`
+	Body             any               `yaml:"body"`
+	Parameters       any               `yaml:"parameters"`
+	Timeout          string            `yaml:"timeout"`
+	MaxResponseBytes *int64            `yaml:"max_response_bytes"`
+	Approval         string            `yaml:"approval"`
+}
+
+// wrongTypes reports whether problems include values of the wrong type,
+// which are reported with the bare ErrInvalid.
+func wrongTypes(problems []error) bool {
+	for _, p := range problems {
+		var fe *FileError
+		if errors.As(p, &fe) && fe.Err == ErrInvalid {
+			return true
+		}
+	}
+	return false
+}
+
+// parseFile parses one agent or skill file. It returns the agent or the
+// skill, or neither when the file is too broken to identify, together with
+// the problems found. An entry is still returned when its frontmatter decoded
+// with some values of the wrong type, so that other files' references to it
+// resolve; damaged is then true, and the entry's own values are not checked
+// further, since they would only echo the type errors.
+func parseFile(src string, data []byte) (*Agent, *Skill, bool, []error) {
+	fail := func(line int, k error, format string, args ...any) (*Agent, *Skill, bool, []error) {
+		return nil, nil, false, []error{&FileError{Path: src, Line: line, Err: k, Detail: fmt.Sprintf(format, args...)}}
+	}
+	fm, body, err := splitFrontmatter(data)
+	if err != nil {
+		return fail(0, ErrFrontmatter, "%v", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(fm, &doc); err != nil {
+		return nil, nil, false, yamlProblems(src, err, nil, ErrFrontmatter)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+		return fail(0, ErrFileKind, `the frontmatter is empty: it needs an "agent:" or a "skill:" key`)
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return fail(root.Line+1, ErrFrontmatter, "the frontmatter must be a mapping of keys to values")
+	}
+	var hasAgent, hasSkill bool
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		switch root.Content[i].Value {
+		case "agent":
+			hasAgent = true
+		case "skill":
+			hasSkill = true
+		}
+	}
+	switch {
+	case hasAgent && hasSkill:
+		return fail(0, ErrFileKind, `the frontmatter has both "agent:" and "skill:"; a file is one or the other`)
+	case !hasAgent && !hasSkill:
+		return fail(0, ErrFileKind, `the frontmatter has neither "agent:" nor "skill:"`)
+	}
+
+	// Decode strictly. yaml.v3 goes on decoding after an unknown key or a
+	// value of the wrong type and reports them all in a *yaml.TypeError.
+	dec := yaml.NewDecoder(bytes.NewReader(fm))
+	dec.KnownFields(true)
+	var af agentFile
+	var sf skillFile
+	target := any(&sf)
+	if hasAgent {
+		target = &af
+	}
+	var problems []error
+	if err := dec.Decode(target); err != nil {
+		problems = yamlProblems(src, err, &doc, ErrInvalid)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, nil, false, problems
+		}
+	}
+	// When values had the wrong type, the fields hold zero values; checking
+	// them would only echo the type errors.
+	damaged := wrongTypes(problems)
+	var a *Agent
+	var s *Skill
+	var more []error
+	if hasAgent {
+		a, more = agentFromFile(src, body, &af)
+	} else {
+		s, more = skillFromFile(src, body, &sf)
+	}
+	if !damaged {
+		problems = append(problems, more...)
+	}
+	return a, s, damaged, problems
+}
+
+// splitFrontmatter splits a file into its YAML frontmatter and its body. The
+// first line must be "---" and a later line "---" closes the frontmatter.
+func splitFrontmatter(data []byte) (fm []byte, body string, err error) {
+	s := strings.TrimPrefix(string(data), "\ufeff")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	first, rest, found := strings.Cut(s, "\n")
+	if strings.TrimRight(first, " \t") != "---" {
+		return nil, "", errors.New(`missing frontmatter: the first line must be "---"`)
+	}
+	if !found {
+		return nil, "", errors.New(`unclosed frontmatter: no closing "---" line`)
+	}
+	for off := 0; ; {
+		line, after, more := strings.Cut(rest[off:], "\n")
+		if strings.TrimRight(line, " \t") == "---" {
+			return []byte(rest[:off]), after, nil
+		}
+		if !more {
+			return nil, "", errors.New(`unclosed frontmatter: no closing "---" line`)
+		}
+		off += len(line) + 1
+	}
+}
+
+var (
+	reUnknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
+	reLeadingLine  = regexp.MustCompile(`^line (\d+): (.*)$`)
+	reAnyLine      = regexp.MustCompile(`line (\d+)`)
+	reDuplicateKey = regexp.MustCompile(`^mapping key (".*") already defined at (line \d+)$`)
+	reCannot       = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+)
+
+// goTypeNames gives readable names for the Go types of the frontmatter
+// structs, for "cannot unmarshal" errors.
+var goTypeNames = map[string]string{
+	"int":                           "an integer",
+	"int64":                         "an integer",
+	"*int":                          "an integer",
+	"*int64":                        "an integer",
+	"float32":                       "a number",
+	"*float32":                      "a number",
+	"bool":                          "true or false",
+	"string":                        "a string",
+	"[]string":                      "a list of strings",
+	"map[string]string":             "a mapping of strings",
+	"[]skills.httpToolFile":         "a list of HTTP tools",
+	"skills.httpToolFile":           "an HTTP tool (a mapping)",
+	"skills.agentFile":              "a mapping",
+	"skills.skillFile":              "a mapping",
+	"map[string]interface {}":       "a mapping",
+	"[]interface {}":                "a list",
+	"interface {}":                  "a value",
+	"map[interface {}]interface {}": "a mapping",
+}
+
+// yamlTagNames gives readable names for YAML's short tags.
+var yamlTagNames = map[string]string{
+	"!!seq": "a list", "!!map": "a mapping", "!!str": "a string", "!!int": "an integer",
+	"!!float": "a number", "!!bool": "a boolean", "!!null": "null", "!!timestamp": "a timestamp",
+}
+
+// yamlProblems turns a yaml.v3 error into FileErrors with file line numbers
+// and readable details: "field X not found in type T" becomes
+// `unknown key "X"`. doc, when not nil, is used to name the key at fault.
+// Other problems are wrapped in k.
+func yamlProblems(src string, err error, doc *yaml.Node, k error) []error {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	var pairs []keyPair
+	if doc != nil {
+		collectPairs(doc, "", &pairs)
+	}
+	var out []error
+	for _, msg := range msgs {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+		if m := reUnknownField.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			detail := fmt.Sprintf("unknown key %q", m[2])
+			for _, p := range pairs {
+				if p.key.Line == n && p.key.Value == m[2] {
+					if parent := strings.TrimSuffix(p.path, "."+m[2]); parent != p.path {
+						detail += " in " + parent
+					}
+					break
+				}
+			}
+			out = append(out, &FileError{Path: src, Line: n + 1, Err: ErrUnknownKey, Detail: detail})
+			continue
+		}
+		// The frontmatter starts on the file's second line.
+		msg = reAnyLine.ReplaceAllStringFunc(msg, func(s string) string {
+			n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
+			return "line " + strconv.Itoa(n+1)
+		})
+		line := 0
+		if m := reLeadingLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		detail := msg
+		if m := reCannot.FindStringSubmatch(msg); m != nil {
+			got := yamlTagNames[m[1]]
+			if got == "" {
+				got = m[1]
+			}
+			if m[2] != "" {
+				got = strconv.Quote(m[2])
+			}
+			want := goTypeNames[m[3]]
+			if want == "" {
+				want = m[3]
+			}
+			detail = fmt.Sprintf("bad value: got %s, want %s", got, want)
+			if key := keyOnLine(pairs, line-1, m[1], m[2]); key != "" {
+				detail = key + ": " + detail
+			}
+		} else if m := reDuplicateKey.FindStringSubmatch(msg); m != nil {
+			detail = fmt.Sprintf("key %s appears twice (first on %s)", m[1], m[2])
+		} else if k == ErrFrontmatter {
+			// yaml.v3 counts syntax error lines inconsistently (0- or
+			// 1-based depending on the error), so the line is approximate.
+			detail = "invalid YAML: " + msg
+			if line > 0 {
+				detail = fmt.Sprintf("invalid YAML near line %d: %s", line, msg)
+				line = 0
+			}
+		}
+		out = append(out, &FileError{Path: src, Line: line, Err: k, Detail: detail})
+	}
+	return out
+}
+
+// keyPair is one key and value of a mapping in the frontmatter, with the
+// dotted path of the key, e.g. "http_tools[0].timeout".
+type keyPair struct {
+	path       string
+	key, value *yaml.Node
+}
+
+// collectPairs appends every mapping pair below n to out.
+func collectPairs(n *yaml.Node, prefix string, out *[]keyPair) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			collectPairs(c, prefix, out)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if prefix != "" {
+				p = prefix + "." + k.Value
+			}
+			*out = append(*out, keyPair{path: p, key: k, value: v})
+			collectPairs(v, p, out)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			collectPairs(c, fmt.Sprintf("%s[%d]", prefix, i), out)
+		}
+	}
+}
+
+// keyOnLine returns the path of the only key whose value starts on the given
+// frontmatter line and matches the tag and the (possibly truncated) value of
+// a "cannot unmarshal" error, or "" when there is none or more than one.
+func keyOnLine(pairs []keyPair, line int, tag, value string) string {
+	value = strings.TrimSuffix(value, "...")
+	found := ""
+	for _, p := range pairs {
+		if p.value.Line != line {
+			continue
+		}
+		switch p.value.Kind {
+		case yaml.MappingNode:
+			if tag != "!!map" {
+				continue
+			}
+		case yaml.SequenceNode:
+			if tag != "!!seq" {
+				continue
+			}
+		default:
+			if tag == "!!map" || tag == "!!seq" || !strings.HasPrefix(p.value.Value, value) {
+				continue
+			}
+		}
+		if found != "" {
+			return ""
+		}
+		found = p.path
+	}
+	return found
+}
+
+// agentFromFile converts decoded agent frontmatter, applying defaults.
+func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
+	if f.Agent == "" {
+		return nil, []error{&FileError{Path: src, Err: ErrBadID, Detail: `"agent:" is empty: it must name the agent`}}
+	}
+	a := &Agent{
+		ID:          f.Agent,
+		Description: strings.TrimSpace(f.Description),
+		Mode:        Mode(f.Mode),
+		Skills:      f.Skills,
+		Model:       f.Model,
+		MaxReplans:  DefaultMaxReplans,
+		ReviewPlan:  f.ReviewPlan,
+		Temperature: f.Temperature,
+		Prompt:      strings.TrimSpace(body),
+		Source:      src,
+	}
+	if a.Mode == "" {
+		a.Mode = ModeChat
+	}
+	if f.MaxReplans != nil {
+		a.MaxReplans = *f.MaxReplans
+	}
+	var problems []error
+	if f.MaxTurns != nil {
+		a.MaxTurns = *f.MaxTurns
+		if a.MaxTurns == 0 { // 0 in the struct means "not set"; Validate checks the rest.
+			problems = append(problems, &FileError{Path: src, Err: ErrOutOfRange,
+				Detail: fmt.Sprintf("max_turns must be between 1 and %d, got 0", MaxTurnsLimit)})
+		}
+	}
+	return a, problems
+}
+
+// skillFromFile converts decoded skill frontmatter, applying defaults.
+func skillFromFile(src, body string, f *skillFile) (*Skill, []error) {
+	if f.Skill == "" {
+		return nil, []error{&FileError{Path: src, Err: ErrBadID, Detail: `"skill:" is empty: it must name the skill`}}
+	}
+	s := &Skill{
+		ID:          f.Skill,
+		Description: strings.TrimSpace(f.Description),
+		Command:     f.Command,
+		Tools:       f.Tools,
+		Model:       f.Model,
+		Prompt:      strings.TrimSpace(body),
+		Source:      src,
+	}
+	var problems []error
+	bad := func(k error, format string, args ...any) {
+		problems = append(problems, &FileError{Path: src, Err: k, Detail: fmt.Sprintf(format, args...)})
+	}
+	if f.MaxTurns != nil {
+		s.MaxTurns = *f.MaxTurns
+		if s.MaxTurns == 0 {
+			bad(ErrOutOfRange, "max_turns must be between 1 and %d, got 0", MaxTurnsLimit)
+		}
+	}
+	for i, hf := range f.HTTPTools {
+		h := HTTPTool{
+			Name:             hf.Name,
+			Description:      strings.TrimSpace(hf.Description),
+			Method:           strings.ToUpper(strings.TrimSpace(hf.Method)),
+			URL:              strings.TrimSpace(hf.URL),
+			Headers:          hf.Headers,
+			Query:            hf.Query,
+			Timeout:          DefaultHTTPTimeout,
+			MaxResponseBytes: DefaultMaxResponseBytes,
+			Skill:            s.ID,
+		}
+		label := fmt.Sprintf("http_tools[%d]", i)
+		if h.Name != "" {
+			label = fmt.Sprintf("http tool %q", h.Name)
+		}
+		if h.Method == "" {
+			h.Method = "GET"
+		}
+		if hf.Timeout != "" {
+			d, err := time.ParseDuration(hf.Timeout)
+			if err != nil {
+				bad(ErrBadHTTPTool, "%s: timeout %q is not a Go duration such as 30s or 2m", label, hf.Timeout)
+			} else {
+				h.Timeout = d
+			}
+		}
+		if hf.MaxResponseBytes != nil {
+			h.MaxResponseBytes = *hf.MaxResponseBytes
+		}
+		switch hf.Approval {
+		case "":
+		case "required":
+			h.RequiresApproval = true
+		default:
+			bad(ErrBadHTTPTool, `%s: approval must be "required" or omitted, got %q`, label, hf.Approval)
+		}
+		if hf.Body != nil {
+			v, err := toJSONValue(hf.Body)
+			if err != nil {
+				bad(ErrBadHTTPTool, "%s: body is not JSON-compatible: %v", label, err)
+			} else {
+				h.Body = v
+			}
+		}
+		// A broken parameters value is reported here and replaced by the
+		// default, so Validate does not report it a second time.
+		h.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+		if hf.Parameters != nil {
+			v, err := toJSONValue(hf.Parameters)
+			m, isMap := v.(map[string]any)
+			switch {
+			case err != nil:
+				bad(ErrBadHTTPTool, "%s: parameters are not JSON-compatible: %v", label, err)
+			case !isMap:
+				bad(ErrBadHTTPTool, "%s: parameters must be a JSON schema object such as {type: object, properties: {...}}", label)
+			default:
+				h.Parameters = m
+			}
+		}
+		s.HTTPTools = append(s.HTTPTools, h)
+	}
+	return s, problems
+}
+
+// toJSONValue converts a decoded YAML value to the value encoding/json would
+// decode from its JSON form, failing for values JSON cannot hold.
+func toJSONValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

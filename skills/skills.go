@@ -1,0 +1,253 @@
+// Package skills loads Longhaul's agents and skills from Markdown files with
+// strict YAML frontmatter.
+//
+// The package exists so that what an agent is — its base prompt, its mode, the
+// skills it combines, the tools those skills may call and the HTTP
+// integrations they declare — lives in small, reviewable data files instead of
+// code. Built-in files are embedded in the binary (see Builtin); an operator
+// adds or replaces files in a directory of their own (LONGHAUL_SKILLS_DIR)
+// without rebuilding. Because those files are written by hand, every mistake
+// in them is reported when the server starts, all at once and naming the file,
+// rather than surfacing in the middle of a conversation.
+//
+// An agent file has an "agent:" key and becomes a model id in /v1/models:
+//
+//	---
+//	agent: researcher
+//	description: Plans, researches the web, checks its own work
+//	mode: agentic
+//	skills: [clock, web_reading]
+//	max_turns: 12
+//	---
+//	You are a careful research assistant…
+//
+// A skill file has a "skill:" key; its body is a prompt fragment appended to
+// the system prompt of every agent that uses the skill:
+//
+//	---
+//	skill: media_requests
+//	description: Request movies and shows from the media server
+//	command: /request
+//	tools: [media_request]
+//	http_tools:
+//	  - name: media_request
+//	    description: Request a movie or show by its TMDB id
+//	    method: POST
+//	    url: ${MEDIA_SERVER_URL}/api/v1/request
+//	    headers: {X-Api-Key: "${MEDIA_SERVER_KEY}"}
+//	---
+//	When the user asks for a title…
+//
+// Templates such as ${MEDIA_SERVER_KEY} are kept exactly as written: secrets
+// are never expanded into the catalog, which may be logged. The HTTP tool
+// executor expands them at call time with ExpandEnv.
+package skills
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// DirEnv is the environment variable naming the operator's directory of agent
+// and skill files, layered over the built-ins by LoadDefault.
+const DirEnv = "LONGHAUL_SKILLS_DIR"
+
+// Defaults and limits applied to agent, skill and HTTP tool files.
+const (
+	// DefaultMaxReplans is an agent's re-plan budget when max_replans is omitted.
+	DefaultMaxReplans = 2
+	// MaxTurnsLimit is the largest allowed max_turns.
+	MaxTurnsLimit = 100
+	// MaxReplansLimit is the largest allowed max_replans.
+	MaxReplansLimit = 10
+	// MaxTemperature is the largest allowed temperature.
+	MaxTemperature = 2
+	// DefaultHTTPTimeout is an HTTP tool's timeout when timeout is omitted.
+	DefaultHTTPTimeout = 30 * time.Second
+	// DefaultMaxResponseBytes is an HTTP tool's response size limit when
+	// max_response_bytes is omitted.
+	DefaultMaxResponseBytes int64 = 1 << 20
+)
+
+// Mode says how an agent runs a request.
+type Mode string
+
+// The modes an agent file may declare.
+const (
+	// ModeChat answers within a single conversation loop, calling tools as needed.
+	ModeChat Mode = "chat"
+	// ModeAgentic plans first, then executes and re-plans durably.
+	ModeAgentic Mode = "agentic"
+	// ModeAuto lets the dispatcher choose chat or agentic for each request.
+	ModeAuto Mode = "auto"
+)
+
+// Valid reports whether m is one of ModeChat, ModeAgentic or ModeAuto.
+func (m Mode) Valid() bool {
+	return m == ModeChat || m == ModeAgentic || m == ModeAuto
+}
+
+// Agent is one agent file: a model id served by the OpenAI-compatible API.
+type Agent struct {
+	// ID is the model id clients select, e.g. "researcher".
+	ID string
+	// Description is the one-line summary shown in /v1/models.
+	Description string
+	// Mode is how requests to the agent run; ModeChat when the file omits it.
+	Mode Mode
+	// Skills are the ids of the skills the agent combines, in file order.
+	Skills []string
+	// Model is the backing model, or empty for the engine's default.
+	Model string
+	// MaxTurns bounds the model turns of one request; 0 means the engine default.
+	MaxTurns int
+	// MaxReplans is the re-plan budget for agentic runs (DefaultMaxReplans when omitted).
+	MaxReplans int
+	// ReviewPlan asks the model to review its plans as well as its results.
+	ReviewPlan bool
+	// Temperature is the sampling temperature, or nil for the model's default.
+	Temperature *float32
+	// Prompt is the base system prompt: the file's body, trimmed.
+	Prompt string
+	// Source names the file the agent came from, e.g. "builtin/researcher.md".
+	Source string
+}
+
+// Skill is one skill file: a prompt fragment plus the tools it grants.
+type Skill struct {
+	// ID identifies the skill in agents' skills lists.
+	ID string
+	// Description says what the skill is for.
+	Description string
+	// Command is an optional slash command, e.g. "/request", that invokes the skill directly.
+	Command string
+	// Tools are the names of the tools the skill may call, in file order.
+	Tools []string
+	// HTTPTools are the integrations the skill declares as data.
+	HTTPTools []HTTPTool
+	// Model is the backing model when the skill is invoked by its command, or empty.
+	Model string
+	// MaxTurns bounds the model turns when invoked by its command; 0 means the default.
+	MaxTurns int
+	// Prompt is the prompt fragment: the file's body, trimmed.
+	Prompt string
+	// Source names the file the skill came from.
+	Source string
+}
+
+// HTTPTool is an HTTP integration declared in a skill's http_tools. Its
+// string fields are templates kept exactly as written: ${NAME} references are
+// expanded by the executor at call time with ExpandEnv, never at load time.
+type HTTPTool struct {
+	// Name is the tool's function name as the model sees it.
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// Method is the upper-case HTTP method; GET when the file omits it.
+	Method string
+	// URL is the URL template.
+	URL string
+	// Headers maps header names to value templates.
+	Headers map[string]string
+	// Query maps query parameter names to value templates.
+	Query map[string]string
+	// Body is an optional JSON-compatible body template; nil means the call
+	// arguments are sent as the JSON body for methods other than GET.
+	Body any
+	// Parameters is the JSON schema of the call arguments, decoded into JSON
+	// types (numbers are float64); {type: object, properties: {}} when omitted.
+	Parameters map[string]any
+	// Timeout bounds one call; DefaultHTTPTimeout when omitted.
+	Timeout time.Duration
+	// MaxResponseBytes bounds the response read; DefaultMaxResponseBytes when omitted.
+	MaxResponseBytes int64
+	// RequiresApproval is set by approval: required; a person must approve each call.
+	RequiresApproval bool
+	// Skill is the id of the skill that declares the tool.
+	Skill string
+}
+
+// Errors reported by Load, Validate and ExpandEnv. Every problem in a catalog
+// is a *FileError wrapping one of these; all of them except ErrMissingEnv wrap
+// ErrInvalid, so errors.Is(err, ErrInvalid) asks "is the catalog broken?".
+var (
+	// ErrInvalid is wrapped by every catalog problem; on its own it marks a
+	// value of the wrong type.
+	ErrInvalid = errors.New("invalid agent or skill file")
+	// ErrFrontmatter marks missing, unclosed or malformed YAML frontmatter.
+	ErrFrontmatter = kind("bad frontmatter")
+	// ErrFileKind marks a file with both or neither of the agent: and skill: keys.
+	ErrFileKind = kind("neither an agent nor a skill")
+	// ErrUnknownKey marks a frontmatter key the file kind does not allow.
+	ErrUnknownKey = kind("unknown key")
+	// ErrBadID marks an empty or malformed agent or skill id.
+	ErrBadID = kind("bad id")
+	// ErrDuplicateID marks two files of one layer defining the same id.
+	ErrDuplicateID = kind("duplicate id")
+	// ErrMissingDescription marks an agent or skill without a description.
+	ErrMissingDescription = kind("missing description")
+	// ErrMissingPrompt marks a file whose body is empty where a prompt is required.
+	ErrMissingPrompt = kind("missing prompt")
+	// ErrBadMode marks a mode other than chat, agentic or auto.
+	ErrBadMode = kind("bad mode")
+	// ErrOutOfRange marks max_turns, max_replans or temperature out of range.
+	ErrOutOfRange = kind("value out of range")
+	// ErrBadCommand marks a slash command that is malformed.
+	ErrBadCommand = kind("bad command")
+	// ErrDuplicateCommand marks two skills with the same slash command.
+	ErrDuplicateCommand = kind("duplicate command")
+	// ErrUnknownSkill marks an agent naming a skill that does not exist.
+	ErrUnknownSkill = kind("unknown skill")
+	// ErrUnknownTool marks a skill naming a tool that is neither registered
+	// nor declared in any skill's http_tools.
+	ErrUnknownTool = kind("unknown tool")
+	// ErrBadHTTPTool marks a malformed http_tools entry.
+	ErrBadHTTPTool = kind("bad http tool")
+	// ErrToolConflict marks an HTTP tool whose name is already taken by a
+	// registered tool or by another HTTP tool.
+	ErrToolConflict = kind("tool name conflict")
+	// ErrBadTemplate marks a malformed ${NAME} template.
+	ErrBadTemplate = kind("bad template")
+	// ErrMissingEnv marks a ${NAME} template whose variable is not set.
+	ErrMissingEnv = errors.New("missing environment variable")
+)
+
+// sentinel is an error kind that wraps a broader kind, so that errors.Is
+// matches both without the broader kind's text appearing in messages.
+type sentinel struct {
+	msg    string
+	parent error
+}
+
+func (e *sentinel) Error() string { return e.msg }
+func (e *sentinel) Unwrap() error { return e.parent }
+
+func kind(msg string) error { return &sentinel{msg: msg, parent: ErrInvalid} }
+
+// FileError is one problem in one agent or skill file. Its message reads
+// "skills: <file>: <detail>", with " (line N)" appended when the problem sits
+// on one line, and it wraps Err so callers can use errors.Is.
+type FileError struct {
+	// Path names the file, as in Agent.Source and Skill.Source.
+	Path string
+	// Line is the 1-based line in the file, or 0 when no single line applies.
+	Line int
+	// Err is the kind of problem, one of the package's Err values, or the
+	// underlying error when the file could not be read.
+	Err error
+	// Detail describes the problem for a person.
+	Detail string
+}
+
+// Error returns the message "skills: <file>: <detail>".
+func (e *FileError) Error() string {
+	s := "skills: " + e.Path + ": " + e.Detail
+	if e.Line > 0 {
+		s += fmt.Sprintf(" (line %d)", e.Line)
+	}
+	return s
+}
+
+// Unwrap returns the kind of problem.
+func (e *FileError) Unwrap() error { return e.Err }

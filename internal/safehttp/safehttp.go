@@ -1,0 +1,232 @@
+// Package safehttp provides an HTTP client for URLs that a language model
+// chooses. Such URLs cannot be trusted: a model can be talked into fetching
+// a cloud metadata endpoint, an admin interface on localhost or a service on
+// the private network (server-side request forgery). The client refuses
+// those destinations at connect time, after DNS resolution, so neither DNS
+// rebinding nor a redirect can sneak past the check.
+package safehttp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrBlocked is returned (wrapped, also inside *url.Error) when a request
+// is refused because of its scheme, its destination address or its port.
+var ErrBlocked = errors.New("safehttp: blocked")
+
+// ErrTooManyRedirects is returned (wrapped) when a response redirects more
+// often than Options.MaxRedirects allows.
+var ErrTooManyRedirects = errors.New("safehttp: too many redirects")
+
+// Default values used for zero fields of Options.
+const (
+	DefaultTimeout      = 20 * time.Second
+	DefaultMaxRedirects = 5
+)
+
+// defaultAllowedPorts are the ports a client may connect to when
+// Options.AllowedPorts is empty.
+var defaultAllowedPorts = []uint16{80, 443}
+
+// Options configures NewClient. The zero value is the safe production
+// configuration.
+type Options struct {
+	// Timeout bounds a whole request, including reading the body.
+	// Zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxRedirects is how many redirects a request may follow. Zero means
+	// DefaultMaxRedirects; a negative value follows no redirects.
+	MaxRedirects int
+	// AllowedPorts are the only destination ports the client connects to.
+	// Empty means 80 and 443.
+	AllowedPorts []uint16
+	// AllowPrivate turns off the address and port checks. It is meant for
+	// URLs that an operator declared and for tests, never for URLs that a
+	// model chose. Only the scheme check stays.
+	AllowPrivate bool
+}
+
+// NewClient returns an HTTP client that only speaks http and https, never
+// uses a proxy from the environment, bounds time and redirects, and refuses
+// to connect to non-public addresses or to ports outside
+// Options.AllowedPorts, unless Options.AllowPrivate is set.
+func NewClient(opts Options) *http.Client {
+	return newClient(opts, nil)
+}
+
+// newClient is NewClient with a hook that lets tests through to chosen
+// addresses (a loopback test server) while everything else stays checked.
+func newClient(opts Options, allow func(netip.AddrPort) bool) *http.Client {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxRedirects == 0 {
+		opts.MaxRedirects = DefaultMaxRedirects
+	}
+	if len(opts.AllowedPorts) == 0 {
+		opts.AllowedPorts = defaultAllowedPorts
+	}
+	g := &guard{
+		allowPrivate: opts.AllowPrivate,
+		allowedPorts: slices.Clone(opts.AllowedPorts),
+		allow:        allow,
+	}
+	dialer := &net.Dialer{
+		Timeout:   10 * time.Second,
+		KeepAlive: 30 * time.Second,
+		Control:   g.control,
+	}
+	transport := &http.Transport{
+		// A proxy would make the dial check test the proxy's address
+		// instead of the destination's.
+		Proxy:                  nil,
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ResponseHeaderTimeout:  opts.Timeout,
+		ExpectContinueTimeout:  time.Second,
+		IdleConnTimeout:        90 * time.Second,
+		MaxIdleConns:           16,
+		MaxResponseHeaderBytes: 256 << 10,
+	}
+	maxRedirects := max(opts.MaxRedirects, 0)
+	return &http.Client{
+		Transport: &schemeGuard{base: transport},
+		Timeout:   opts.Timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > maxRedirects {
+				return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, maxRedirects)
+			}
+			return checkScheme(req.URL.Scheme)
+		},
+	}
+}
+
+// blockedError names the refused destination and the reason. It matches
+// ErrBlocked with errors.Is.
+type blockedError struct {
+	msg string
+}
+
+func (e *blockedError) Error() string        { return "safehttp: " + e.msg }
+func (e *blockedError) Is(target error) bool { return target == ErrBlocked }
+
+func blocked(format string, args ...any) error {
+	return &blockedError{msg: fmt.Sprintf(format, args...)}
+}
+
+// checkScheme refuses every scheme but http and https.
+func checkScheme(scheme string) error {
+	switch strings.ToLower(scheme) {
+	case "http", "https":
+		return nil
+	}
+	return blocked("scheme %q is not allowed (only http and https)", scheme)
+}
+
+// schemeGuard refuses requests whose scheme is not http or https before
+// they reach the transport, whatever protocols the transport knows.
+type schemeGuard struct {
+	base *http.Transport
+}
+
+// RoundTrip implements http.RoundTripper.
+func (s *schemeGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		closeBody(req)
+		return nil, blocked("request has no URL")
+	}
+	if err := checkScheme(req.URL.Scheme); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	return s.base.RoundTrip(req)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// underlying transport.
+func (s *schemeGuard) CloseIdleConnections() { s.base.CloseIdleConnections() }
+
+// closeBody honours the RoundTripper contract of closing the request body
+// even on errors.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// guard holds the connect-time policy.
+type guard struct {
+	allowPrivate bool
+	allowedPorts []uint16
+	allow        func(netip.AddrPort) bool
+}
+
+// control is the net.Dialer.Control hook. It runs after DNS resolution and
+// before connect, with the very address being dialed.
+func (g *guard) control(network, address string, _ syscall.RawConn) error {
+	if g.allowPrivate {
+		return nil
+	}
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return blocked("network %q is not allowed", network)
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return blocked("cannot parse dial address %q", address)
+	}
+	if g.allow != nil && g.allow(ap) {
+		return nil
+	}
+	return g.check(ap)
+}
+
+// check applies the address and port policy to one destination.
+func (g *guard) check(ap netip.AddrPort) error {
+	if reason := blockReason(ap.Addr()); reason != "" {
+		return blocked("%s is %s", ap, reason)
+	}
+	if !slices.Contains(g.allowedPorts, ap.Port()) {
+		return blocked("%s: port %d is not allowed (allowed: %s)", ap, ap.Port(), portList(g.allowedPorts))
+	}
+	return nil
+}
+
+func portList(ports []uint16) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ", ")
+}
+
+// ReadLimited reads r until EOF or until max bytes were read, whichever
+// comes first. It reports whether r held more than max bytes, in which case
+// data holds exactly the first max bytes. A negative max is treated as 0.
+func ReadLimited(r io.Reader, max int64) (data []byte, truncated bool, err error) {
+	if max < 0 {
+		max = 0
+	}
+	limit := max
+	if limit < math.MaxInt64 {
+		limit++ // one byte more tells whether anything was left
+	}
+	data, err = io.ReadAll(io.LimitReader(r, limit))
+	if int64(len(data)) > max {
+		return data[:max], true, err
+	}
+	return data, false, err
+}

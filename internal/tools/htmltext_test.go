@@ -1,0 +1,121 @@
+package tools
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func render(t *testing.T, page string) (string, string) {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse("https://example.com/docs/page.html")
+	return htmlToText(doc, base)
+}
+
+func TestHTMLToText(t *testing.T) {
+	tests := []struct {
+		name      string
+		page      string
+		wantTitle string
+		want      string
+	}{
+		{
+			name:      "article",
+			page:      `<html><head><title> My   Page </title><style>p{}</style></head><body><h1>Hello</h1><p>First   para<br>second line</p><h2>Sub <em>head</em></h2><p>Text</p></body></html>`,
+			wantTitle: "My Page",
+			want:      "# Hello\n\nFirst para\nsecond line\n\n## Sub head\n\nText",
+		},
+		{
+			name: "lists",
+			page: `<ul><li>one</li><li>two<ul><li>inner</li></ul></li></ul><ol><li>first</li></ol>`,
+			want: "- one\n- two\n  - inner\n- first",
+		},
+		{
+			name: "links",
+			page: `<p>See <a href="/about">about us</a>, <a href="https://other.org/x">other</a>, <a href="#top">top</a>, <a href="javascript:alert(1)">js</a>, <a href="https://same.org/">https://same.org</a> and <a href="mailto:a@b.c">mail</a>.</p>`,
+			want: "See about us (https://example.com/about), other (https://other.org/x), top, js, https://same.org and mail (mailto:a@b.c).",
+		},
+		{
+			name: "relative link",
+			page: `<a href="next.html">Next</a>`,
+			want: "Next (https://example.com/docs/next.html)",
+		},
+		{
+			name: "base href",
+			page: `<html><head><base href="https://cdn.example.net/root/"></head><body><a href="x">X</a></body></html>`,
+			want: "X (https://cdn.example.net/root/x)",
+		},
+		{
+			name: "card link",
+			page: `<p>Before</p><a href="/card"><div><h3>Card title</h3></div></a><a href="/img"><div><img src="a.png"></div></a>`,
+			want: "Before\n\n### Card title (https://example.com/card)",
+		},
+		{
+			name: "dropped elements",
+			page: `<body><nav>Menu</nav><script>var x = "secret";</script><noscript>enable js</noscript><p>Kept</p><svg><title>icon</title><text>svg text</text></svg><form><input value="q"><button>Go</button></form><iframe src="x">frame</iframe><footer>Copyright</footer><template>tpl</template><div hidden>hid</div><span aria-hidden="true">aria</span></body>`,
+			want: "Kept",
+		},
+		{
+			name: "whitespace",
+			page: "<p>  a \n\t b&nbsp;c   </p><p><b>bold</b>text <i>x</i> y</p><div>\n\n</div><p></p>",
+			want: "a b c\n\nboldtext x y",
+		},
+		{
+			name: "pre keeps lines",
+			page: "<p>Code:</p><pre>func f() {\n    return 1\n}</pre><p>after</p>",
+			want: "Code:\n\nfunc f() {\n    return 1\n}\n\nafter",
+		},
+		{
+			name: "table",
+			page: `<table><tr><th>Name</th><th>Age</th></tr><tr><td>Ann</td><td>30</td></tr></table>`,
+			want: "Name | Age\nAnn | 30",
+		},
+		{
+			name:      "no title, empty body",
+			page:      `<html><body></body></html>`,
+			wantTitle: "",
+			want:      "",
+		},
+		{
+			name: "svg title is not the page title",
+			page: `<body><svg><title>icon</title></svg><p>x</p></body>`,
+			want: "x",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			title, text := render(t, tt.page)
+			if title != tt.wantTitle {
+				t.Errorf("title = %q, want %q", title, tt.wantTitle)
+			}
+			if text != tt.want {
+				t.Errorf("text =\n%s\nwant\n%s", text, tt.want)
+			}
+		})
+	}
+}
+
+func TestHTMLToTextDeepNesting(t *testing.T) {
+	// The parser gives up past 512 open elements; the token fallback
+	// still returns the text.
+	page := "<title>Deep</title><script>var s = 1;</script>" + strings.Repeat("<div>", 5000) + "deep" + strings.Repeat("</div>", 5000) + "<p>shallow <b>text</b></p>"
+	base, _ := url.Parse("https://example.com/")
+	title, text := pageToText([]byte(page), base)
+	if title != "Deep" || text != "deep\nshallow text" {
+		t.Errorf("pageToText = %q, %q; want %q, %q", title, text, "Deep", "deep\nshallow text")
+	}
+
+	// Nesting the parser accepts but the renderer does not descend into
+	// fully still renders what it reaches, without recursing without end.
+	page = strings.Repeat("<span>", 400) + "inner" + strings.Repeat("</span>", 400) + "<p>outer</p>"
+	_, text = pageToText([]byte(page), base)
+	if !strings.Contains(text, "outer") {
+		t.Errorf("text = %q, want the outer paragraph", text)
+	}
+}

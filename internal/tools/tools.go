@@ -1,0 +1,68 @@
+// Package tools defines what the engine needs to know about a tool the
+// model can call: its name, description and argument schema for the model,
+// a Call method that runs inside a durable activity, and a Registry that
+// validates arguments before anything runs. It also holds the built-in
+// tools current_time and web_fetch.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Tool is something the model can call. Implementations must be safe for
+// concurrent use: the engine may run several calls at once.
+type Tool interface {
+	// Name is the function name shown to the model. It must match
+	// ^[a-zA-Z0-9_-]{1,64}$ (the OpenAI function name rule).
+	Name() string
+	// Description tells the model what the tool does and when to use it.
+	Description() string
+	// Parameters is the JSON schema of the arguments object.
+	Parameters() json.RawMessage
+	// Call runs the tool. An error is reported to the model as the tool's
+	// failure; errors wrapping ErrInvalidArguments mean the model should
+	// fix its arguments.
+	Call(ctx context.Context, call Call) (Result, error)
+}
+
+// Targeter is implemented by tools that can name what a call acts on (for
+// example the host web_fetch would contact) before the call runs, so a user
+// interface can summarise a pending call.
+type Targeter interface {
+	// Target returns a short name for what a call with args acts on, or ""
+	// when args do not say.
+	Target(args json.RawMessage) string
+}
+
+// Call is one invocation of a tool by the model.
+type Call struct {
+	// ID is the tool call id the model assigned.
+	ID string
+	// IdempotencyKey is stable across retries of the same call, so a tool
+	// with side effects can avoid doing them twice.
+	IdempotencyKey string
+	// Arguments is the JSON arguments object the model sent.
+	Arguments json.RawMessage
+	// Progress, when not nil, receives human-readable progress and a
+	// fraction between 0 and 1. It must be cheap to call.
+	Progress func(message string, progress float64)
+}
+
+// report sends progress if the caller asked for it.
+func (c Call) report(message string, progress float64) {
+	if c.Progress != nil {
+		c.Progress(message, progress)
+	}
+}
+
+// Result is what a successful call returns.
+type Result struct {
+	// Content is the text given to the model.
+	Content string
+	// Truncated reports that Content was cut to fit a limit.
+	Truncated bool
+	// Target names what the call acted on, e.g. the host fetched, for
+	// user interface summaries.
+	Target string
+}

@@ -1,0 +1,347 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
+
+	"github.com/longhaul-dev/longhaul/internal/safehttp"
+)
+
+// WebFetchName is the name of the web_fetch tool.
+const WebFetchName = "web_fetch"
+
+// Limits and defaults of web_fetch.
+const (
+	DefaultMaxBodyBytes = 2 << 20
+	DefaultMaxChars     = 20000
+	// MaxCharsLimit is the largest max_chars a model may ask for.
+	MaxCharsLimit    = 100000
+	DefaultUserAgent = "Longhaul/1.0 (web_fetch; +https://github.com/longhaul-dev/longhaul)"
+)
+
+// ErrHTTPStatus is returned (wrapped) when the server answers with a
+// status other than 2xx.
+var ErrHTTPStatus = errors.New("unsuccessful HTTP status")
+
+// ErrUnsupportedContentType is returned (wrapped) when the response is not
+// HTML, text or JSON.
+var ErrUnsupportedContentType = errors.New("unsupported content type")
+
+const acceptHeader = "text/html, application/xhtml+xml;q=0.9, text/markdown;q=0.9, text/plain;q=0.8, application/json;q=0.8, text/*;q=0.5"
+
+// WebFetchOptions configures NewWebFetch. The zero value is the production
+// configuration.
+type WebFetchOptions struct {
+	// HTTP configures the safehttp client. Its zero value refuses private,
+	// loopback and other non-public addresses; only tests and URLs that an
+	// operator chose may set AllowPrivate.
+	HTTP safehttp.Options
+	// MaxBodyBytes caps how much of a response body is read. Zero means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxChars is how many characters of page text are returned when the
+	// model does not say. Zero means DefaultMaxChars.
+	MaxChars int
+	// UserAgent is sent with every request. Empty means DefaultUserAgent.
+	UserAgent string
+}
+
+// WebFetch is the web_fetch tool: it fetches a URL the model chose, through
+// the SSRF-safe client of package safehttp, and returns the page as
+// readable text.
+type WebFetch struct {
+	client *http.Client
+	opts   WebFetchOptions
+	schema json.RawMessage
+}
+
+// NewWebFetch returns a web_fetch tool configured by opts.
+func NewWebFetch(opts WebFetchOptions) *WebFetch {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxChars <= 0 {
+		opts.MaxChars = DefaultMaxChars
+	}
+	opts.MaxChars = min(opts.MaxChars, MaxCharsLimit)
+	if opts.UserAgent == "" {
+		opts.UserAgent = DefaultUserAgent
+	}
+	schema := fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "url": {
+      "type": "string",
+      "minLength": 1,
+      "description": "The http or https URL to fetch."
+    },
+    "max_chars": {
+      "type": "integer",
+      "minimum": 1,
+      "maximum": %d,
+      "description": "The most characters of page text to return. Defaults to %d."
+    }
+  },
+  "required": ["url"],
+  "additionalProperties": false
+}`, MaxCharsLimit, opts.MaxChars)
+	return &WebFetch{
+		client: safehttp.NewClient(opts.HTTP),
+		opts:   opts,
+		schema: json.RawMessage(schema),
+	}
+}
+
+// Name implements Tool.
+func (*WebFetch) Name() string { return WebFetchName }
+
+// Description implements Tool.
+func (*WebFetch) Description() string {
+	return "Fetch a public web page or document by URL and return its readable text " +
+		"(HTML is converted to text with headings, lists and links; plain text, Markdown and JSON are returned as they are). " +
+		"Only http and https URLs on the public internet can be fetched; long pages are truncated."
+}
+
+// Parameters implements Tool.
+func (w *WebFetch) Parameters() json.RawMessage { return w.schema }
+
+type webFetchArgs struct {
+	URL      string `json:"url"`
+	MaxChars *int   `json:"max_chars"`
+}
+
+// Target implements Targeter: it returns the host of the URL to fetch.
+func (*WebFetch) Target(args json.RawMessage) string {
+	var a webFetchArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return ""
+	}
+	u, err := parseFetchURL(a.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// parseFetchURL parses the URL a model gave. A URL without a scheme, such
+// as "example.com/page", is taken as https.
+func parseFetchURL(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	if raw != "" && !strings.Contains(raw, "://") {
+		// "example.com/page" and "example.com:8080/page" lack a scheme;
+		// "mailto:x" or "file:/etc/passwd" have one.
+		before, after, found := strings.Cut(raw, ":")
+		if !found || strings.Contains(before, ".") || after != "" && after[0] >= '0' && after[0] <= '9' {
+			raw = "https://" + raw
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf(`%w: argument "url": %v`, ErrInvalidArguments, err)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	default:
+		return nil, fmt.Errorf(`%w: argument "url": scheme %q is not supported; use an http or https URL`, ErrInvalidArguments, u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf(`%w: argument "url": %q has no host`, ErrInvalidArguments, raw)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
+}
+
+// Call implements Tool.
+func (w *WebFetch) Call(ctx context.Context, call Call) (Result, error) {
+	if err := ValidateArguments(w.schema, call.Arguments); err != nil {
+		return Result{}, err
+	}
+	var a webFetchArgs
+	if err := json.Unmarshal(call.Arguments, &a); err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	u, err := parseFetchURL(a.URL)
+	if err != nil {
+		return Result{}, err
+	}
+	maxChars := w.opts.MaxChars
+	if a.MaxChars != nil {
+		maxChars = *a.MaxChars
+	}
+
+	call.report("fetching "+u.Host, 0)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return Result{}, fmt.Errorf("web_fetch: %w", err)
+	}
+	req.Header.Set("User-Agent", w.opts.UserAgent)
+	req.Header.Set("Accept", acceptHeader)
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return Result{}, fmt.Errorf("web_fetch: %w", err)
+	}
+	defer resp.Body.Close()
+	finalURL := resp.Request.URL
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return Result{}, fmt.Errorf("web_fetch: %s: %w: %s", finalURL.Redacted(), ErrHTTPStatus, resp.Status)
+	}
+	header := resp.Header.Get("Content-Type")
+	mediaType, params, _ := mime.ParseMediaType(header)
+	mediaType = strings.ToLower(mediaType)
+	if header != "" && !readableType(mediaType) {
+		return Result{}, unsupported(mediaType, header)
+	}
+
+	body := &progressReader{r: resp.Body, call: call, total: resp.ContentLength, limit: w.opts.MaxBodyBytes}
+	data, bodyCut, err := safehttp.ReadLimited(body, w.opts.MaxBodyBytes)
+	if err != nil {
+		return Result{}, fmt.Errorf("web_fetch: reading %s: %w", finalURL.Redacted(), err)
+	}
+	if bodyCut {
+		data = dropPartialRune(data)
+	}
+	if header == "" {
+		// No declared type: sniff, as a browser would.
+		header = http.DetectContentType(data)
+		mediaType, params, _ = mime.ParseMediaType(header)
+		if !readableType(mediaType) {
+			return Result{}, unsupported(mediaType, header)
+		}
+	}
+
+	var title, text string
+	switch {
+	case mediaType == "text/html" || mediaType == "application/xhtml+xml":
+		enc, _, _ := charset.DetermineEncoding(data, header)
+		if decoded, err := enc.NewDecoder().Bytes(data); err == nil {
+			data = decoded
+		}
+		title, text = pageToText(data, finalURL)
+	default:
+		text = strings.TrimSpace(decodeText(data, params["charset"]))
+	}
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	if text == "" {
+		text = "(the page has no readable text)"
+	}
+	text, charsCut := truncate(text, maxChars, bodyCut, w.opts.MaxBodyBytes)
+
+	var out strings.Builder
+	if title != "" {
+		fmt.Fprintf(&out, "Title: %s\n", title)
+	}
+	fmt.Fprintf(&out, "URL: %s\n", finalURL.Redacted())
+	if mediaType != "text/html" && mediaType != "application/xhtml+xml" {
+		fmt.Fprintf(&out, "Content-Type: %s\n", mediaType)
+	}
+	out.WriteString("\n")
+	out.WriteString(text)
+	return Result{Content: out.String(), Truncated: bodyCut || charsCut, Target: u.Host}, nil
+}
+
+// readableType reports whether web_fetch can turn a media type into text.
+func readableType(mediaType string) bool {
+	switch {
+	case strings.HasPrefix(mediaType, "text/"),
+		mediaType == "application/xhtml+xml",
+		mediaType == "application/json",
+		strings.HasPrefix(mediaType, "application/") && strings.HasSuffix(mediaType, "+json"):
+		return true
+	}
+	return false
+}
+
+func unsupported(mediaType, header string) error {
+	if mediaType == "" {
+		mediaType = header
+	}
+	return fmt.Errorf("web_fetch: %w %q: only HTML, text and JSON can be read", ErrUnsupportedContentType, mediaType)
+}
+
+// dropPartialRune removes an incomplete UTF-8 sequence that a cut left at
+// the end of data, so the text does not end in a replacement character.
+func dropPartialRune(data []byte) []byte {
+	for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(data[i]) {
+			if !utf8.FullRune(data[i:]) {
+				return data[:i]
+			}
+			break
+		}
+	}
+	return data
+}
+
+// decodeText converts a text body in the declared charset to UTF-8.
+func decodeText(data []byte, label string) string {
+	if label != "" && !strings.EqualFold(label, "utf-8") && !strings.EqualFold(label, "utf8") {
+		if enc, _ := charset.Lookup(label); enc != nil {
+			if decoded, err := enc.NewDecoder().Bytes(data); err == nil {
+				return string(decoded)
+			}
+		}
+	}
+	return string(data)
+}
+
+// truncate cuts text to maxChars characters and notes the cut, and notes
+// when the body itself was cut at maxBytes.
+func truncate(text string, maxChars int, bodyCut bool, maxBytes int64) (string, bool) {
+	n := utf8.RuneCountInString(text)
+	charsCut := n > maxChars
+	if charsCut {
+		i := 0
+		for pos := range text {
+			if i == maxChars {
+				text = strings.TrimRight(text[:pos], " \t\n")
+				break
+			}
+			i++
+		}
+	}
+	switch {
+	case charsCut && bodyCut:
+		text += fmt.Sprintf("\n\n[truncated: page was more than %d characters; only the first %d bytes of the response were read]", n, maxBytes)
+	case charsCut:
+		text += fmt.Sprintf("\n\n[truncated: page was %d characters]", n)
+	case bodyCut:
+		text += fmt.Sprintf("\n\n[truncated: the response was larger than %d bytes; only the first %d bytes were read]", maxBytes, maxBytes)
+	}
+	return text, charsCut
+}
+
+// progressReader reports reading progress every 64 KiB.
+type progressReader struct {
+	r        io.Reader
+	call     Call
+	total    int64 // Content-Length, or -1
+	limit    int64
+	read     int64
+	reported int64
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.read += int64(n)
+	if p.call.Progress != nil && p.read-p.reported >= 64<<10 {
+		p.reported = p.read
+		total := p.total
+		if total <= 0 || total > p.limit {
+			total = p.limit
+		}
+		frac := min(float64(p.read)/float64(total), 1)
+		p.call.report(fmt.Sprintf("reading %d KB", p.read>>10), 0.1+0.8*frac)
+	}
+	return n, err
+}

@@ -1,0 +1,116 @@
+// Package activities holds every side effect of a Longhaul run: model calls,
+// tool calls and the publishing of progress events. Each is a method on
+// Activities, which holds the dependencies (model client, tool registry,
+// agent catalog, Temporal client) and is registered once per worker. Retrying
+// is Temporal's job: nothing here retries on its own; errors are classified
+// into retryable and non-retryable instead.
+package activities
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/sashabaranov/go-openai"
+)
+
+// signaler delivers a signal to a workflow; client.Client is one.
+type signaler interface {
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+}
+
+// Activities are Longhaul's activities. Workflows reference them through a
+// nil pointer: var a *Activities.
+type Activities struct {
+	llm          *openai.Client
+	defaultModel string
+	catalog      *skills.Catalog
+	tools        *tools.Registry
+	signals      signaler
+	log          *slog.Logger
+
+	// FlushInterval is how often streamed events are sent to the workflow
+	// after the first one, which is sent at once.
+	FlushInterval time.Duration
+	// HeartbeatInterval is how often a running call heartbeats.
+	HeartbeatInterval time.Duration
+	// MaxToolOutput caps the characters of a tool result given to the model.
+	MaxToolOutput int
+}
+
+// LLMConfig says how to reach the model endpoint.
+type LLMConfig struct {
+	BaseURL string
+	APIKey  string
+	Model   string
+	// HTTPClient is used for model calls; nil means a client without a
+	// timeout of its own (the activity's deadline bounds each call).
+	HTTPClient *http.Client
+}
+
+// New builds the activities.
+func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, signals signaler, log *slog.Logger) *Activities {
+	cfg := openai.DefaultConfig(llm.APIKey)
+	cfg.BaseURL = llm.BaseURL
+	if llm.HTTPClient != nil {
+		cfg.HTTPClient = llm.HTTPClient
+	} else {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Activities{
+		llm:               openai.NewClientWithConfig(cfg),
+		defaultModel:      llm.Model,
+		catalog:           catalog,
+		tools:             registry,
+		signals:           signals,
+		log:               log,
+		FlushInterval:     100 * time.Millisecond,
+		HeartbeatInterval: 2 * time.Second,
+		MaxToolOutput:     16000,
+	}
+}
+
+// AgentSpec is what a workflow needs to know of an agent: everything but the
+// prompt text, which the model activity adds itself so it is not repeated in
+// every activity input.
+type AgentSpec struct {
+	ID         string   `json:"id"`
+	Mode       string   `json:"mode"`
+	Model      string   `json:"model"`
+	MaxTurns   int      `json:"max_turns"`
+	MaxReplans int      `json:"max_replans"`
+	Tools      []string `json:"tools,omitempty"`
+}
+
+// DefaultMaxTurns bounds an agent's tool loop when it names no max_turns.
+const DefaultMaxTurns = 8
+
+// ResolveAgent looks an agent up in the catalog loaded at worker start.
+func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, error) {
+	ag, ok := a.catalog.Agent(id)
+	if !ok {
+		return AgentSpec{}, nonRetryable("UnknownAgent", fmt.Errorf("unknown agent %q", id))
+	}
+	spec := AgentSpec{
+		ID:         ag.ID,
+		Mode:       string(ag.Mode),
+		Model:      ag.Model,
+		MaxTurns:   ag.MaxTurns,
+		MaxReplans: ag.MaxReplans,
+		Tools:      a.catalog.AgentTools(ag),
+	}
+	if spec.Model == "" {
+		spec.Model = a.defaultModel
+	}
+	if spec.MaxTurns <= 0 {
+		spec.MaxTurns = DefaultMaxTurns
+	}
+	return spec, nil
+}

@@ -1,0 +1,284 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Error types of failed activities, as seen in the Temporal UI and by
+// workflows through temporal.ApplicationError.Type.
+const (
+	ErrTypeModelRejected    = "ModelRejected"
+	ErrTypeModelUnavailable = "ModelUnavailable"
+	ErrTypeUnknownAgent     = "UnknownAgent"
+	ErrTypeToolRefused      = "ToolRefused"
+	ErrTypeToolFailed       = "ToolFailed"
+)
+
+// ModelRequest is one call to the model.
+type ModelRequest struct {
+	// Call names this call within the run (e.g. "turn-2"); events carry it.
+	Call string `json:"call"`
+	// Agent is the agent whose prompt leads the conversation.
+	Agent string `json:"agent"`
+	// Model overrides the agent's model.
+	Model    string             `json:"model,omitempty"`
+	Messages []longhaul.Message `json:"messages"`
+	// Tools are the names of the tools offered to the model.
+	Tools   []string              `json:"tools,omitempty"`
+	Options longhaul.ModelOptions `json:"options,omitempty"`
+	// NoPrompt leaves the agent's prompt out (background tasks).
+	NoPrompt bool `json:"no_prompt,omitempty"`
+	// Publish streams the answer's text to the run's event log as content
+	// events while it arrives.
+	Publish bool `json:"publish,omitempty"`
+}
+
+// ModelResponse is the model's complete answer: the authoritative message,
+// whatever was streamed before.
+type ModelResponse struct {
+	Message      longhaul.Message `json:"message"`
+	FinishReason string           `json:"finish_reason"`
+	Usage        longhaul.Usage   `json:"usage"`
+	Model        string           `json:"model"`
+}
+
+// ChatCompletion calls the model with streaming on, publishes text deltas as
+// content events (after a content_reset when this is a retry), heartbeats
+// while the answer arrives, and returns the assembled message.
+func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (ModelResponse, error) {
+	info := activity.GetInfo(ctx)
+	model := req.Model
+	if model == "" {
+		model = a.defaultModel
+	}
+	oreq := openai.ChatCompletionRequest{
+		Model:         model,
+		Messages:      a.buildMessages(req),
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+		MaxTokens:     req.Options.MaxTokens,
+		Stop:          req.Options.Stop,
+		Seed:          req.Options.Seed,
+	}
+	if req.Options.Temperature != nil {
+		oreq.Temperature = *req.Options.Temperature
+	}
+	if req.Options.TopP != nil {
+		oreq.TopP = *req.Options.TopP
+	}
+	if len(req.Tools) > 0 {
+		defs, err := a.tools.Definitions(req.Tools)
+		if err != nil {
+			return ModelResponse{}, nonRetryable(ErrTypeToolRefused, err)
+		}
+		for _, d := range defs {
+			oreq.Tools = append(oreq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+				Name: d.Name, Description: d.Description, Parameters: d.Parameters,
+			}})
+		}
+	}
+
+	var pub *publisher
+	if req.Publish {
+		pub = a.newPublisher(ctx)
+		if info.Attempt > 1 {
+			pub.Publish(ctx, longhaul.NewEvent(longhaul.EventContentReset, time.Now(), longhaul.ContentResetData{
+				Call: req.Call, Attempt: int(info.Attempt), Reason: "retrying the model call",
+			}))
+		}
+	}
+	stopBeat := a.heartbeat(ctx)
+	resp, err := a.stream(ctx, oreq, req.Call, pub)
+	stopBeat()
+	if pub != nil {
+		if perr := pub.Close(ctx); perr != nil {
+			a.log.Warn("model call events not delivered", "call", req.Call, "error", perr)
+		}
+	}
+	if err != nil {
+		return ModelResponse{}, err
+	}
+	if resp.Model == "" {
+		resp.Model = model
+	}
+	for i := range resp.Message.ToolCalls {
+		if resp.Message.ToolCalls[i].ID == "" {
+			resp.Message.ToolCalls[i].ID = fmt.Sprintf("call_%s_%d", info.ActivityID, i)
+		}
+	}
+	return resp, nil
+}
+
+func (a *Activities) buildMessages(req ModelRequest) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, 0, len(req.Messages)+1)
+	if !req.NoPrompt {
+		if ag, ok := a.catalog.Agent(req.Agent); ok {
+			if p := strings.TrimSpace(a.catalog.SystemPrompt(ag)); p != "" {
+				out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: p})
+			}
+		}
+	}
+	for _, m := range req.Messages {
+		om := openai.ChatCompletionMessage{
+			Role:       string(m.Role),
+			Content:    m.Content,
+			Name:       m.Name,
+			ToolCallID: m.ToolCallID,
+		}
+		for _, tc := range m.ToolCalls {
+			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
+				ID: tc.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+			})
+		}
+		out = append(out, om)
+	}
+	return out
+}
+
+// heartbeat records heartbeats until the returned function is called, so a
+// worker that dies mid-call is noticed within the heartbeat timeout.
+func (a *Activities) heartbeat(ctx context.Context) func() {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(a.HeartbeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionRequest, call string, pub *publisher) (ModelResponse, error) {
+	s, err := a.llm.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		return ModelResponse{}, classifyModelError(ctx, err)
+	}
+	defer s.Close()
+	var (
+		resp    ModelResponse
+		content strings.Builder
+		calls   = map[int]*longhaul.ToolCall{}
+	)
+	resp.Message.Role = longhaul.RoleAssistant
+	for {
+		chunk, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return ModelResponse{}, classifyModelError(ctx, err)
+		}
+		if chunk.Model != "" {
+			resp.Model = chunk.Model
+		}
+		if chunk.Usage != nil {
+			resp.Usage = longhaul.Usage{
+				PromptTokens:     chunk.Usage.PromptTokens,
+				CompletionTokens: chunk.Usage.CompletionTokens,
+				TotalTokens:      chunk.Usage.TotalTokens,
+			}
+		}
+		for _, ch := range chunk.Choices {
+			if ch.FinishReason != "" {
+				resp.FinishReason = string(ch.FinishReason)
+			}
+			if d := ch.Delta.Content; d != "" {
+				content.WriteString(d)
+				if pub != nil {
+					pub.Publish(ctx, longhaul.NewEvent(longhaul.EventContent, time.Now(), longhaul.ContentData{Text: d, Call: call}))
+				}
+			}
+			for i, tc := range ch.Delta.ToolCalls {
+				idx := i
+				if tc.Index != nil {
+					idx = *tc.Index
+				}
+				c, ok := calls[idx]
+				if !ok {
+					c = &longhaul.ToolCall{}
+					calls[idx] = c
+				}
+				if tc.ID != "" {
+					c.ID = tc.ID
+				}
+				c.Name += tc.Function.Name
+				c.Arguments += tc.Function.Arguments
+			}
+		}
+	}
+	if resp.FinishReason == "" {
+		// A stream that ends without a finish reason was cut off.
+		return ModelResponse{}, temporal.NewApplicationError("model stream ended without a finish reason", ErrTypeModelUnavailable)
+	}
+	resp.Message.Content = content.String()
+	idxs := make([]int, 0, len(calls))
+	for i := range calls {
+		idxs = append(idxs, i)
+	}
+	sort.Ints(idxs)
+	for _, i := range idxs {
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, *calls[i])
+	}
+	return resp, nil
+}
+
+// classifyModelError turns a model endpoint failure into a Temporal error:
+// requests the endpoint rejects (bad request, auth, unknown model) fail at
+// once; rate limits, server errors, timeouts and broken streams retry.
+func classifyModelError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	status, msg := 0, err.Error()
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+		if reqErr.Err != nil {
+			msg = reqErr.Err.Error()
+		}
+	}
+	switch status {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity:
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("model endpoint answered %d: %s", status, msg), ErrTypeModelRejected, err, status)
+	case 0:
+		return temporal.NewApplicationErrorWithCause(fmt.Sprintf("model call failed: %s", msg), ErrTypeModelUnavailable, err)
+	}
+	return temporal.NewApplicationErrorWithCause(
+		fmt.Sprintf("model endpoint answered %d: %s", status, msg), ErrTypeModelUnavailable, err, status)
+}
+
+func nonRetryable(typ string, err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), typ, err)
+}
+
+func toolFailed(name string, err error) error {
+	return temporal.NewApplicationErrorWithCause(fmt.Sprintf("tool %s failed: %v", name, err), ErrTypeToolFailed, err)
+}

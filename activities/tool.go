@@ -1,0 +1,92 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"go.temporal.io/sdk/activity"
+)
+
+// ToolRequest is one tool call to run.
+type ToolRequest struct {
+	Call longhaul.ToolCall `json:"call"`
+	// Scope lists the tools the calling agent, skill or step may use. A call
+	// outside it is refused here, whatever the model or the plan says.
+	Scope []string `json:"scope"`
+}
+
+// ToolResponse is a tool's result as the model will read it.
+type ToolResponse struct {
+	Content   string `json:"content"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// CallTool runs one tool call. It refuses a tool outside the scope and
+// arguments that do not match the tool's schema without running anything
+// (non-retryable errors); failures of the tool itself are retryable, and the
+// workflow feeds the final error back to the model. The idempotency key is the
+// workflow id and tool call id, the same on every attempt.
+func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolResponse, error) {
+	info := activity.GetInfo(ctx)
+	name := req.Call.Name
+	if !slices.Contains(req.Scope, name) {
+		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allowed: %v)", name, req.Scope))
+	}
+	t, ok := a.tools.Get(name)
+	if !ok {
+		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, fmt.Errorf("unknown tool %q", name))
+	}
+	args := json.RawMessage(req.Call.Arguments)
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := a.tools.Validate(name, args); err != nil {
+		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
+	}
+	pub := a.newPublisher(ctx)
+	defer func() {
+		if err := pub.Close(ctx); err != nil {
+			a.log.Warn("tool events not delivered", "tool", name, "error", err)
+		}
+	}()
+	stopBeat := a.heartbeat(ctx)
+	defer stopBeat()
+	res, err := t.Call(ctx, tools.Call{
+		ID:             req.Call.ID,
+		IdempotencyKey: info.WorkflowExecution.ID + "/" + req.Call.ID,
+		Arguments:      args,
+		Progress: func(message string, progress float64) {
+			activity.RecordHeartbeat(ctx, progress)
+			pub.Publish(ctx, longhaul.NewEvent(longhaul.EventToolStatus, time.Now(), longhaul.ToolStatusData{
+				ToolCallID: req.Call.ID, Name: name, Message: message, Progress: progress,
+			}))
+		},
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ToolResponse{}, ctx.Err()
+		}
+		if errors.Is(err, tools.ErrInvalidArguments) {
+			return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
+		}
+		return ToolResponse{}, toolFailed(name, err)
+	}
+	content, cut := truncate(res.Content, a.MaxToolOutput)
+	return ToolResponse{Content: content, Truncated: cut || res.Truncated}, nil
+}
+
+// truncate cuts s to at most max characters and notes the cut.
+func truncate(s string, max int) (string, bool) {
+	if max <= 0 || utf8.RuneCountInString(s) <= max {
+		return s, false
+	}
+	r := []rune(s)
+	return string(r[:max]) + fmt.Sprintf("\n\n[output truncated: %d of %d characters shown]", max, len(r)), true
+}

@@ -1,0 +1,171 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/workflows"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/converter"
+)
+
+// Poll intervals of a feed: fast while events flow, slower while a run waits
+// on a model or tool.
+const (
+	minPoll = 5 * time.Millisecond
+	maxPoll = 200 * time.Millisecond
+)
+
+// eventQuerier reads a run's event log; client.Client is one.
+type eventQuerier interface {
+	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
+}
+
+// hub runs one feed per run, however many clients follow it.
+type hub struct {
+	q     eventQuerier
+	mu    sync.Mutex
+	feeds map[string]*feed
+}
+
+func newHub(q eventQuerier) *hub { return &hub{q: q, feeds: map[string]*feed{}} }
+
+// feed polls one run's event query with an adaptive interval and keeps the
+// events it read for its subscribers.
+type feed struct {
+	h      *hub
+	runID  string
+	mu     sync.Mutex
+	events []longhaul.Event
+	done   bool
+	err    error
+	wake   chan struct{} // closed and replaced whenever something changes
+	subs   int
+	cancel context.CancelFunc
+}
+
+// subscribe follows run from the start of its log; release it when done.
+func (h *hub) subscribe(runID string) *feed {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, ok := h.feeds[runID]
+	if !ok {
+		ctx, cancel := context.WithCancel(context.Background())
+		f = &feed{h: h, runID: runID, wake: make(chan struct{}), cancel: cancel}
+		h.feeds[runID] = f
+		go f.poll(ctx)
+	}
+	f.subs++
+	return f
+}
+
+// release drops a subscriber; the last one stops the poller.
+func (f *feed) release() {
+	f.h.mu.Lock()
+	defer f.h.mu.Unlock()
+	f.subs--
+	if f.subs == 0 {
+		f.cancel()
+		if f.h.feeds[f.runID] == f {
+			delete(f.h.feeds, f.runID)
+		}
+	}
+}
+
+// next waits until events after offset exist, the log is done or ctx ends. It
+// returns the new events and whether the log is complete after them.
+func (f *feed) next(ctx context.Context, after int64) ([]longhaul.Event, bool, error) {
+	for {
+		f.mu.Lock()
+		i := sort.Search(len(f.events), func(i int) bool { return f.events[i].Offset > after })
+		out := f.events[i:]
+		done, err, wake := f.done, f.err, f.wake
+		f.mu.Unlock()
+		if len(out) > 0 {
+			return out, done, nil
+		}
+		if done {
+			return nil, true, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-wake:
+		}
+	}
+}
+
+func (f *feed) poll(ctx context.Context) {
+	var after int64
+	interval := minPoll
+	failures := 0
+	for {
+		page, err := f.query(ctx, after)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			failures++
+			// A run that does not exist will not appear; other errors (no
+			// worker yet, a restarting server) are retried while anyone waits.
+			var notFound *serviceerror.NotFound
+			if errors.As(err, &notFound) || failures > 50 {
+				f.update(nil, false, err)
+				return
+			}
+			interval = min(time.Duration(failures)*100*time.Millisecond, 2*time.Second)
+		default:
+			failures = 0
+			if len(page.Events) > 0 {
+				after = page.Events[len(page.Events)-1].Offset
+				interval = minPoll
+			} else {
+				interval = min(interval*3/2+time.Millisecond, maxPoll)
+			}
+			done := page.Done && after >= page.Last
+			f.update(page.Events, done, nil)
+			if done {
+				return
+			}
+			if after < page.Last {
+				interval = 0 // more is waiting: read on at once
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (f *feed) query(ctx context.Context, after int64) (workflows.EventsPage, error) {
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var page workflows.EventsPage
+	v, err := f.h.q.QueryWorkflow(qctx, f.runID, "", workflows.QueryEvents, workflows.EventsRequest{After: after})
+	if err != nil {
+		return page, err
+	}
+	return page, v.Get(&page)
+}
+
+func (f *feed) update(events []longhaul.Event, done bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(events) == 0 && !done && err == nil {
+		return
+	}
+	f.events = append(f.events, events...)
+	f.done = done
+	f.err = err
+	close(f.wake)
+	f.wake = make(chan struct{})
+}

@@ -1,0 +1,187 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+)
+
+// renderer turns a run's events into the frames of an OpenAI chat stream.
+// Plain clients get standard chunks only; Open WebUI callers also get status
+// frames and tool cards. It is pure: no I/O, so it is tested frame by frame.
+type renderer struct {
+	id        string
+	model     string
+	created   int64
+	openWebUI bool
+
+	roleSent bool
+	// sent is the text sent per model call; replay is text already shown
+	// that a retried call is expected to produce again, which is skipped.
+	sent   map[string]string
+	replay map[string]string
+	args   map[string]string // tool call id → arguments, for cards
+	usage  *longhaul.Usage
+	tools  int
+	finish string
+	failed *longhaul.ErrorData
+}
+
+func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
+	return &renderer{
+		id: id, model: model, created: created, openWebUI: openWebUI,
+		sent: map[string]string{}, replay: map[string]string{}, args: map[string]string{},
+	}
+}
+
+// render returns the frames (each JSON-encodable) for one event.
+func (r *renderer) render(e longhaul.Event) []any {
+	switch e.Type {
+	case longhaul.EventContent:
+		var d longhaul.ContentData
+		if e.Decode(&d) != nil {
+			return nil
+		}
+		if t := r.text(d.Call, d.Text); t != "" {
+			return []any{r.chunk(t)}
+		}
+	case longhaul.EventContentReset:
+		var d longhaul.ContentResetData
+		if e.Decode(&d) == nil {
+			r.replay[d.Call] += r.sent[d.Call]
+			r.sent[d.Call] = ""
+		}
+	case longhaul.EventThinking:
+		var d longhaul.ThinkingData
+		if r.openWebUI && e.Decode(&d) == nil {
+			return []any{statusFrame(d.Message, false)}
+		}
+	case longhaul.EventToolStart:
+		var d longhaul.ToolStartData
+		if e.Decode(&d) != nil {
+			return nil
+		}
+		r.args[d.ToolCallID] = d.Arguments
+		r.tools++
+		if r.openWebUI {
+			desc := "Running " + d.Name
+			if d.Target != "" {
+				desc += " · " + d.Target
+			}
+			return []any{statusFrame(desc, false)}
+		}
+	case longhaul.EventToolStatus:
+		var d longhaul.ToolStatusData
+		if r.openWebUI && e.Decode(&d) == nil {
+			desc := d.Name + ": " + d.Message
+			if d.Progress > 0 && d.Progress <= 1 {
+				desc += fmt.Sprintf(" (%.0f%%)", d.Progress*100)
+			}
+			return []any{statusFrame(desc, false)}
+		}
+	case longhaul.EventToolOutput:
+		var d longhaul.ToolOutputData
+		if r.openWebUI && e.Decode(&d) == nil {
+			return []any{r.chunk(toolCard(d, r.args[d.ToolCallID]))}
+		}
+	case longhaul.EventUsage:
+		var u longhaul.Usage
+		if e.Decode(&u) == nil {
+			r.usage = &u
+		}
+	case longhaul.EventError:
+		var d longhaul.ErrorData
+		if e.Decode(&d) == nil {
+			r.failed = &d
+		}
+	case longhaul.EventDone:
+		var d longhaul.DoneData
+		if e.Decode(&d) == nil {
+			r.finish = d.FinishReason
+		}
+	}
+	return nil
+}
+
+// text returns what of a content delta is new to the client: after a
+// content_reset, text the retried call produces again is not repeated; if the
+// retry says something else, it starts on a new paragraph.
+func (r *renderer) text(call, t string) string {
+	rp := r.replay[call]
+	r.sent[call] += t
+	if rp == "" {
+		return t
+	}
+	k := commonPrefix(rp, t)
+	switch {
+	case k == len(t):
+		r.replay[call] = rp[k:]
+		return ""
+	case k == len(rp):
+		r.replay[call] = ""
+		return t[k:]
+	}
+	r.replay[call] = ""
+	return "\n\n" + r.sent[call]
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+func (r *renderer) chunk(content string) ChatChunk {
+	d := Delta{Content: content}
+	if !r.roleSent {
+		d.Role = "assistant"
+		r.roleSent = true
+	}
+	return ChatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
+		Choices: []ChunkChoice{{Index: 0, Delta: d}}}
+}
+
+// finishFrames are the frames after the last event: a final status for Open
+// WebUI, the chunk with finish_reason, and the usage chunk when asked for. A
+// failed run ends with an OpenAI error frame instead.
+func (r *renderer) finishFrames(includeUsage bool) []any {
+	var out []any
+	if r.failed != nil {
+		if r.openWebUI {
+			out = append(out, statusFrame("Failed: "+r.failed.Message, true))
+		}
+		return append(out, ErrorBody{Error: ErrorDetail{Message: r.failed.Message, Type: "server_error", Code: strings.ToLower(r.failed.Code)}})
+	}
+	if r.openWebUI && r.tools > 0 {
+		out = append(out, statusFrame(fmt.Sprintf("Used %d tool call%s", r.tools, plural(r.tools)), true))
+	}
+	reason := r.finish
+	if reason == "" {
+		reason = "stop"
+	}
+	last := r.chunk("")
+	last.Choices[0].Delta.Content = ""
+	last.Choices[0].FinishReason = &reason
+	out = append(out, last)
+	if includeUsage {
+		u := longhaul.Usage{}
+		if r.usage != nil {
+			u = *r.usage
+		}
+		out = append(out, ChatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
+			Choices: []ChunkChoice{}, Usage: wireUsage(u)})
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

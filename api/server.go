@@ -1,0 +1,157 @@
+// Package api is Longhaul's HTTP layer: the OpenAI-compatible chat API that
+// Open WebUI and the OpenAI SDKs talk to, on fiber. A chat request starts (or
+// attaches to) a Temporal workflow, and the handler streams the workflow's
+// progress back as Server-Sent Events by polling its event query. Wire types
+// and converters live apart from the handlers (openai.go, render.go), errors
+// are translated to OpenAI's envelope in one place (errors.go), and every
+// route is registered in routes.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/skills"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// temporalClient is what the API needs of Temporal; client.Client is one.
+type temporalClient interface {
+	eventQuerier
+	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+	GetWorkflow(ctx context.Context, workflowID, runID string) client.WorkflowRun
+	DescribeTaskQueue(ctx context.Context, taskQueue string, taskQueueType enums.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error)
+	CheckHealth(ctx context.Context, request *client.CheckHealthRequest) (*client.CheckHealthResponse, error)
+}
+
+var _ temporalClient = client.Client(nil)
+
+// Config configures the API.
+type Config struct {
+	TaskQueue      string
+	APIKeys        []string
+	MaxBodyBytes   int64
+	RequestTimeout time.Duration
+	ModelTimeout   time.Duration
+	// EagerStart asks Temporal to hand a new run straight to a worker in this
+	// process (dev mode), saving a round trip.
+	EagerStart bool
+}
+
+// Server serves the HTTP API.
+type Server struct {
+	cfg      Config
+	temporal temporalClient
+	catalog  *skills.Catalog
+	hub      *hub
+	log      *slog.Logger
+	app      *fiber.App
+	started  time.Time
+}
+
+// New builds the server and its routes.
+func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 10 << 20
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 10 * time.Minute
+	}
+	s := &Server{cfg: cfg, temporal: tc, catalog: catalog, hub: newHub(tc), log: log, started: time.Now()}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "longhaul",
+		BodyLimit:             int(cfg.MaxBodyBytes),
+		DisableStartupMessage: true,
+		ErrorHandler:          s.handleError,
+		ReadTimeout:           time.Minute,
+		IdleTimeout:           2 * time.Minute,
+	})
+	s.routes()
+	return s
+}
+
+// App is the fiber application, for tests (app.Test) and for serving.
+func (s *Server) App() *fiber.App { return s.app }
+
+// Listen serves on addr until Shutdown.
+func (s *Server) Listen(addr string) error { return s.app.Listen(addr) }
+
+// Shutdown stops accepting requests and waits for open ones up to ctx's
+// deadline. Runs go on in Temporal.
+func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+
+func (s *Server) routes() {
+	s.app.Get("/healthz", s.healthz)
+	s.app.Get("/readyz", s.readyz)
+	v1 := s.app.Group("/v1", s.auth)
+	v1.Get("/models", s.listModels)
+	v1.Post("/chat/completions", s.chatCompletions)
+	s.app.Use(func(c *fiber.Ctx) error {
+		return errNotFound("no route for " + c.Method() + " " + c.Path())
+	})
+}
+
+// auth checks the bearer key when keys are configured.
+func (s *Server) auth(c *fiber.Ctx) error {
+	if len(s.cfg.APIKeys) == 0 {
+		return c.Next()
+	}
+	h := c.Get(fiber.HeaderAuthorization)
+	key, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || key == "" {
+		return errUnauthorized("missing API key: send Authorization: Bearer <key>")
+	}
+	for _, k := range s.cfg.APIKeys {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
+			return c.Next()
+		}
+	}
+	return errUnauthorized("invalid API key")
+}
+
+func (s *Server) healthz(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok", "uptime_seconds": int(time.Since(s.started).Seconds())})
+}
+
+// readyz asks Temporal whether it answers and whether a worker polls the
+// task queue.
+func (s *Server) readyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 3*time.Second)
+	defer cancel()
+	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": err.Error()})
+	}
+	resp, err := s.temporal.DescribeTaskQueue(ctx, s.cfg.TaskQueue, enums.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": "ok", "workers": err.Error()})
+	}
+	recent := 0
+	for _, p := range resp.GetPollers() {
+		if t := p.GetLastAccessTime(); t != nil && time.Since(t.AsTime()) < 2*time.Minute {
+			recent++
+		}
+	}
+	if recent == 0 {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": "ok", "workers": "no worker polls task queue " + s.cfg.TaskQueue})
+	}
+	return c.JSON(fiber.Map{"status": "ready", "temporal": "ok", "workers": recent, "task_queue": s.cfg.TaskQueue})
+}
+
+func (s *Server) listModels(c *fiber.Ctx) error {
+	list := ModelList{Object: "list", Data: []ModelInfo{}}
+	for _, a := range s.catalog.Agents() {
+		list.Data = append(list.Data, ModelInfo{
+			ID: a.ID, Object: "model", Created: s.started.Unix(), OwnedBy: "longhaul", Description: a.Description,
+		})
+	}
+	return c.JSON(list)
+}

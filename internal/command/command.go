@@ -1,0 +1,289 @@
+// Package command implements the longhaul command's subcommands (dev,
+// server, worker, api, version) so that main stays a one-liner. It reads the
+// settings once, builds each part from them and owns start-up and graceful
+// shutdown.
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/worker"
+	"github.com/longhaul-dev/longhaul/workflows"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+// Version is set at build time with -ldflags "-X …/command.Version=v1.2.3".
+var Version = ""
+
+const usage = `longhaul — a durable agent engine behind an OpenAI-compatible API.
+
+Usage:
+  longhaul dev       embedded Temporal server + Web UI, a worker and the API in one process
+  longhaul server    the embedded Temporal server (+ Web UI) alone
+  longhaul worker    a worker, against LONGHAUL_TEMPORAL_ADDRESS (run as many as you like)
+  longhaul api       the HTTP API, against LONGHAUL_TEMPORAL_ADDRESS
+  longhaul version   print the version
+
+Settings (environment variables, read once at start):
+`
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		_ = config.Usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		_ = config.Usage(stdout)
+		return 0
+	case "version", "--version":
+		fmt.Fprintln(stdout, "longhaul", version())
+		return 0
+	case "dev", "server", "worker", "api":
+	default:
+		fmt.Fprintf(stderr, "longhaul: unknown command %q (see longhaul --help)\n", args[0])
+		return 2
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		fmt.Fprintf(stderr, "longhaul: %v\n", err)
+		return 2
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	run := map[string]func(context.Context, config.Config, *slog.Logger, io.Writer) error{
+		"dev": runDev, "server": runServer, "worker": runWorker, "api": runAPI,
+	}[args[0]]
+	if err := run(ctx, cfg, log, stdout); err != nil {
+		log.Error("longhaul "+args[0]+" failed", "error", err)
+		return 1
+	}
+	return 0
+}
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// runDev runs the embedded server (unless a real one is configured), a worker
+// and the API in one process.
+func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	addr := cfg.TemporalAddress
+	uiURL := ""
+	if cfg.Embedded() {
+		srv, err := startServer(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+		addr, uiURL = srv.FrontendAddr(), srv.UIURL()
+	}
+	cat, reg, err := loadCatalog(cfg, log)
+	if err != nil {
+		return err
+	}
+	c, err := dial(ctx, cfg, addr, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, reg, c, log))
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	defer w.Stop()
+	s := newAPI(cfg, c, cat, log, true)
+	fmt.Fprintf(out, "Longhaul %s\n  API          http://%s/v1\n", version(), cfg.HTTPAddr)
+	if uiURL != "" {
+		fmt.Fprintf(out, "  Temporal UI  %s\n", uiURL)
+	}
+	fmt.Fprintf(out, "  Temporal     %s (namespace %s, task queue %s)\n  Model        %s (default %s)\n",
+		addr, cfg.TemporalNamespace, cfg.TaskQueue, cfg.LLMBaseURL, cfg.LLMModel)
+	return serveAPI(ctx, s, cfg.HTTPAddr, log)
+}
+
+func runServer(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	srv, err := startServer(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	fmt.Fprintf(out, "Longhaul %s — Temporal server\n  Temporal     %s (namespace %s)\n", version(), srv.FrontendAddr(), cfg.TemporalNamespace)
+	if u := srv.UIURL(); u != "" {
+		fmt.Fprintf(out, "  Temporal UI  %s\n", u)
+	}
+	<-ctx.Done()
+	log.Info("stopping Temporal server")
+	return nil
+}
+
+func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	if cfg.TemporalAddress == "" {
+		return errors.New("LONGHAUL_TEMPORAL_ADDRESS is required for longhaul worker (host:port of a Temporal frontend, e.g. one started by longhaul server)")
+	}
+	cat, reg, err := loadCatalog(cfg, log)
+	if err != nil {
+		return err
+	}
+	c, err := dial(ctx, cfg, cfg.TemporalAddress, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, reg, c, log))
+	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s, model %s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, cfg.LLMBaseURL)
+	return w.Run(interruptOn(ctx))
+}
+
+func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	if cfg.TemporalAddress == "" {
+		return errors.New("LONGHAUL_TEMPORAL_ADDRESS is required for longhaul api (host:port of a Temporal frontend, e.g. one started by longhaul server)")
+	}
+	cat, _, err := loadCatalog(cfg, log)
+	if err != nil {
+		return err
+	}
+	c, err := dial(ctx, cfg, cfg.TemporalAddress, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress)
+	return serveAPI(ctx, newAPI(cfg, c, cat, log, false), cfg.HTTPAddr, log)
+}
+
+func startServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*devserver.Server, error) {
+	ui := cfg.EmbeddedUIAddr
+	if cfg.UIDisabled() {
+		ui = ""
+	}
+	start := time.Now()
+	srv, err := devserver.Start(ctx, devserver.Options{
+		DataDir:          cfg.DataDir,
+		FrontendAddr:     cfg.EmbeddedTemporalAddr,
+		UIAddr:           ui,
+		Namespaces:       []string{cfg.TemporalNamespace},
+		SearchAttributes: workflows.SearchAttributes(),
+		Logger:           log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("embedded Temporal server started", "address", srv.FrontendAddr(), "ui", srv.UIURL(),
+		"data_dir", cfg.DataDir, "log", cfg.DataDir+"/"+devserver.LogFile, "took", time.Since(start).Round(time.Millisecond))
+	return srv, nil
+}
+
+// dial connects to Temporal, failing fast with a clear message when it does
+// not answer.
+func dial(ctx context.Context, cfg config.Config, addr string, log *slog.Logger) (client.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := client.DialContext(dctx, client.Options{
+		HostPort:  addr,
+		Namespace: cfg.TemporalNamespace,
+		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach Temporal at %s (LONGHAUL_TEMPORAL_ADDRESS): %w", addr, err)
+	}
+	return c, nil
+}
+
+// loadCatalog loads the agents and skills and checks them against the tool
+// registry.
+func loadCatalog(cfg config.Config, log *slog.Logger) (*skills.Catalog, *tools.Registry, error) {
+	reg, err := tools.NewRegistry(&tools.CurrentTime{}, tools.NewWebFetch(tools.WebFetchOptions{}))
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := skills.LoadDefault(cfg.SkillsDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cat.Validate(reg.Has); err != nil {
+		return nil, nil, err
+	}
+	ids := []string{}
+	for _, a := range cat.Agents() {
+		ids = append(ids, a.ID)
+	}
+	log.Info("agents loaded", "agents", ids, "skills_dir", cfg.SkillsDir)
+	return cat, reg, nil
+}
+
+func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, c client.Client, log *slog.Logger) *activities.Activities {
+	return activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, c, log)
+}
+
+func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, log *slog.Logger, eager bool) *api.Server {
+	if len(cfg.APIKeys) == 0 {
+		log.Warn("LONGHAUL_API_KEYS is empty: the API accepts every caller and trusts Open WebUI user headers from anyone (fine for local development only)")
+	}
+	return api.New(api.Config{
+		TaskQueue:      cfg.TaskQueue,
+		APIKeys:        cfg.APIKeys,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		RequestTimeout: cfg.RequestTimeout,
+		ModelTimeout:   cfg.LLMTimeout,
+		EagerStart:     eager,
+	}, c, cat, log)
+}
+
+// serveAPI serves until ctx ends, then shuts down gracefully: open requests
+// get a few seconds, runs go on in Temporal.
+func serveAPI(ctx context.Context, s *api.Server, addr string, log *slog.Logger) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.Listen(addr) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("API on %s: %w", addr, err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: runs in flight stay in Temporal")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(sctx); err != nil {
+		log.Warn("API shutdown", "error", err)
+	}
+	return nil
+}
+
+// interruptOn turns ctx's end into the channel sdkworker.Worker.Run wants.
+func interruptOn(ctx context.Context) <-chan any {
+	ch := make(chan any, 1)
+	go func() { <-ctx.Done(); ch <- struct{}{} }()
+	return ch
+}

@@ -1,0 +1,322 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// a references the activities; its methods are never called directly.
+var a *activities.Activities
+
+// Defaults for the limits of a run, used when AgentInput leaves them zero.
+const (
+	DefaultModelTimeout = 5 * time.Minute
+	DefaultToolTimeout  = 5 * time.Minute
+	// modelHeartbeat is how soon a dead worker's model call is retried.
+	modelHeartbeat = 10 * time.Second
+	// toolOutputExcerpt bounds the tool output copied into tool_output events.
+	toolOutputExcerpt = 2000
+)
+
+// maxTurnsNote is added to the conversation when an agent used all its turns,
+// so the model answers with what it has instead of calling more tools.
+const maxTurnsNote = "You have used all the tool calls allowed for this request. " +
+	"Answer now with what you have found so far, and say plainly that the answer may be incomplete because the step limit was reached."
+
+// run is the state of one AgentWorkflow execution.
+type run struct {
+	in     AgentInput
+	spec   activities.AgentSpec
+	log    *eventLog
+	state  RunState
+	usage  longhaul.Usage
+	model  string
+	events workflow.ReceiveChannel
+}
+
+// AgentWorkflow runs one request to an agent: the chat tool loop, with every
+// model and tool call an activity, publishing its progress to an event log
+// that QueryEvents serves.
+func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
+	r := &run{
+		in:     in,
+		log:    newEventLog(),
+		state:  RunState{Agent: in.Agent, User: in.User.Key(), Status: StatusRunning},
+		events: workflow.GetSignalChannel(ctx, SignalPublish),
+	}
+	if err := r.register(ctx); err != nil {
+		return AgentResult{}, err
+	}
+	res, err := r.execute(ctx)
+	r.drain()
+	now := workflow.Now(ctx)
+	if r.usage.TotalTokens > 0 {
+		r.log.emit(now, longhaul.EventUsage, r.usage)
+	}
+	status := StatusCompleted
+	if err != nil {
+		status = StatusFailed
+		if temporal.IsCanceledError(err) {
+			status = StatusCancelled
+		}
+		r.state.Error = errorMessage(err)
+		r.log.emit(now, longhaul.EventError, longhaul.ErrorData{Message: r.state.Error, Code: errorCode(err)})
+	}
+	r.state.Status = status
+	r.state.Result = res.Content
+	r.log.emit(now, longhaul.EventDone, longhaul.DoneData{Status: status, FinishReason: res.FinishReason})
+	// Cancellation must not stop the last bookkeeping.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	_ = workflow.UpsertTypedSearchAttributes(dctx, SearchAttrStatus.ValueSet(status))
+	res.LastOffset = r.log.last
+	res.Usage = r.usage
+	return res, err
+}
+
+func (r *run) register(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(req EventsRequest) (EventsPage, error) {
+		return r.log.page(req), nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (RunState, error) {
+		s := r.state
+		s.Usage = r.usage
+		return s, nil
+	}); err != nil {
+		return err
+	}
+	return workflow.UpsertTypedSearchAttributes(ctx,
+		SearchAttrAgent.ValueSet(r.in.Agent),
+		SearchAttrUser.ValueSet(r.in.User.Key()),
+		SearchAttrStatus.ValueSet(StatusRunning),
+	)
+}
+
+// wait blocks until f is ready, applying event batches as they arrive so
+// subscribers see a running activity's progress. Batches are only taken from
+// the channel here and in drain, never by a coroutine blocked in Receive: a
+// value handed to such a coroutine would be applied after whatever the main
+// coroutine does next in the same workflow task, out of order.
+func (r *run) wait(ctx workflow.Context, f workflow.Future, valuePtr any) error {
+	for !f.IsReady() {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(f, func(workflow.Future) {})
+		sel.AddReceive(r.events, func(c workflow.ReceiveChannel, _ bool) {
+			var b longhaul.EventBatch
+			c.Receive(ctx, &b)
+			r.log.applyBatch(b)
+		})
+		sel.Select(ctx)
+	}
+	r.drain()
+	return f.Get(ctx, valuePtr)
+}
+
+// drain applies the event batches already delivered, so events an activity
+// published before it returned precede what the workflow appends next.
+func (r *run) drain() {
+	var b longhaul.EventBatch
+	for r.events.ReceiveAsync(&b) {
+		r.log.applyBatch(b)
+		b = longhaul.EventBatch{}
+	}
+}
+
+func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
+	if len(r.in.Messages) == 0 {
+		return AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", "BadInput", nil)
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	if err := workflow.ExecuteLocalActivity(lctx, a.ResolveAgent, r.in.Agent).Get(ctx, &r.spec); err != nil {
+		return AgentResult{}, err
+	}
+	r.model = r.spec.Model
+	return r.chat(ctx)
+}
+
+// chat is the tool loop: call the model; run the tool calls it asks for (in
+// parallel) and give it their results; repeat until it answers or the agent's
+// turns are used up, then have it answer with what it has.
+func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
+	conv := append([]longhaul.Message(nil), r.in.Messages...)
+	var added []longhaul.Message
+	for turn := 1; ; turn++ {
+		last := turn > r.spec.MaxTurns
+		req := activities.ModelRequest{
+			Call:     fmt.Sprintf("turn-%d", turn),
+			Agent:    r.spec.ID,
+			Model:    r.model,
+			Messages: conv,
+			Options:  r.in.Options,
+			Publish:  true,
+		}
+		if last {
+			req.Messages = append(append([]longhaul.Message(nil), conv...), longhaul.Message{Role: longhaul.RoleSystem, Content: maxTurnsNote})
+		} else {
+			req.Tools = r.spec.Tools
+		}
+		r.state.Turns = turn
+		resp, err := r.callModel(ctx, req)
+		if err != nil {
+			return AgentResult{Messages: added, Model: r.model}, err
+		}
+		msg := resp.Message
+		added = append(added, msg)
+		conv = append(conv, msg)
+		if len(msg.ToolCalls) == 0 || last {
+			msg.ToolCalls = nil
+			reason := "stop"
+			if resp.FinishReason == "length" {
+				reason = "length"
+			}
+			return AgentResult{Content: msg.Content, FinishReason: reason, Messages: added, Model: resp.Model}, nil
+		}
+		results := r.callTools(ctx, msg.ToolCalls, r.spec.Tools)
+		added = append(added, results...)
+		conv = append(conv, results...)
+	}
+}
+
+// callModel runs one ChatCompletion activity and reconciles the streamed text
+// with the answer it returns.
+func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
+	timeout := r.in.ModelTimeout
+	if timeout <= 0 {
+		timeout = DefaultModelTimeout
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    modelHeartbeat,
+		Summary:             "llm " + req.Model,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        5,
+			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
+		},
+	})
+	var resp activities.ModelResponse
+	if err := r.wait(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
+		return resp, err
+	}
+	r.usage = r.usage.Add(resp.Usage)
+	if resp.Model != "" {
+		r.model = resp.Model
+	}
+	if req.Publish {
+		r.log.reconcile(workflow.Now(ctx), req.Call, resp.Message.Content)
+	}
+	return resp, nil
+}
+
+// callTools runs the calls in parallel and returns one tool message per call,
+// in the order of the calls. A failed call becomes an error message the model
+// can read and react to.
+func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, scope []string) []longhaul.Message {
+	futures := make([]workflow.Future, len(calls))
+	for i, c := range calls {
+		target := targetOf(c.Arguments)
+		r.log.emit(workflow.Now(ctx), longhaul.EventToolStart, longhaul.ToolStartData{
+			ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments, Target: target,
+		})
+		summary := strings.TrimSpace("tool " + c.Name + " " + target)
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: DefaultToolTimeout,
+			HeartbeatTimeout:    30 * time.Second,
+			Summary:             summary,
+			RetryPolicy: &temporal.RetryPolicy{
+				InitialInterval:        time.Second,
+				BackoffCoefficient:     2,
+				MaximumInterval:        20 * time.Second,
+				MaximumAttempts:        3,
+				NonRetryableErrorTypes: []string{activities.ErrTypeToolRefused},
+			},
+		})
+		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, activities.ToolRequest{Call: c, Scope: scope})
+	}
+	out := make([]longhaul.Message, len(calls))
+	for i, c := range calls {
+		var res activities.ToolResponse
+		err := r.wait(ctx, futures[i], &res)
+		content, failed := res.Content, false
+		if err != nil {
+			content, failed = "error: "+errorMessage(err), true
+		}
+		excerpt := content
+		if len(excerpt) > toolOutputExcerpt {
+			excerpt = excerpt[:toolOutputExcerpt]
+		}
+		r.log.emit(workflow.Now(ctx), longhaul.EventToolOutput, longhaul.ToolOutputData{
+			ToolCallID: c.ID, Name: c.Name, Output: excerpt, Error: failed,
+			Truncated: res.Truncated || len(excerpt) < len(content),
+		})
+		out[i] = longhaul.Message{Role: longhaul.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content}
+	}
+	return out
+}
+
+// targetOf names what a tool call acts on, from the common argument names,
+// for the activity summary in the Temporal UI.
+func targetOf(args string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"url", "path", "query", "q", "name", "id"} {
+		s, ok := m[k].(string)
+		if !ok || s == "" {
+			continue
+		}
+		if k == "url" {
+			if u, err := url.Parse(s); err == nil && u.Host != "" {
+				return u.Host
+			}
+		}
+		if len(s) > 60 {
+			s = s[:60] + "…"
+		}
+		return s
+	}
+	return ""
+}
+
+// errorMessage is the innermost useful message of a workflow or activity
+// error: the application error's own message, not the wrapping.
+func errorMessage(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Message()
+	}
+	var canceled *temporal.CanceledError
+	if errors.As(err, &canceled) {
+		return "the run was cancelled"
+	}
+	var timeout *temporal.TimeoutError
+	if errors.As(err, &timeout) {
+		return "timed out: " + timeout.Error()
+	}
+	return err.Error()
+}
+
+// errorCode is the application error type, when there is one.
+func errorCode(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Type()
+	}
+	return ""
+}

@@ -1,0 +1,144 @@
+// Package workflows holds Longhaul's Temporal workflows. They only
+// orchestrate: every model call, tool call and review is an activity, and the
+// conversation, the plan and the event log are workflow state, so a run
+// survives worker crashes and restarts and reads step by step in the Temporal
+// UI. This file is the contract the API and the worker share: names, IDs and
+// the input and result structs.
+package workflows
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+)
+
+// DefaultTaskQueue is the task queue used when none is configured.
+const DefaultTaskQueue = "longhaul"
+
+// AgentWorkflowName is the registered name of AgentWorkflow.
+const AgentWorkflowName = "AgentWorkflow"
+
+// Query, signal and update names of AgentWorkflow.
+const (
+	// QueryEvents returns an EventsPage: the events after an offset.
+	QueryEvents = "events"
+	// QueryState returns the run's RunState.
+	QueryState = "state"
+	// SignalPublish carries a longhaul.EventBatch of events from an activity.
+	SignalPublish = longhaul.PublishSignal
+)
+
+// Search attributes Longhaul sets on its runs, registered in every namespace
+// of the embedded server (a real cluster needs them added once, see README).
+var (
+	SearchAttrAgent  = temporal.NewSearchAttributeKeyKeyword("LonghaulAgent")
+	SearchAttrUser   = temporal.NewSearchAttributeKeyKeyword("LonghaulUser")
+	SearchAttrStatus = temporal.NewSearchAttributeKeyKeyword("LonghaulStatus")
+)
+
+// SearchAttributes lists the custom search attributes and their types, for
+// registration.
+func SearchAttributes() map[string]enums.IndexedValueType {
+	return map[string]enums.IndexedValueType{
+		SearchAttrAgent.GetName():  enums.INDEXED_VALUE_TYPE_KEYWORD,
+		SearchAttrUser.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD,
+		SearchAttrStatus.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD,
+	}
+}
+
+// Run statuses, as in RunState.Status and the LonghaulStatus search attribute.
+const (
+	StatusRunning   = "running"
+	StatusWaiting   = "waiting"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// ChatRunID is the workflow ID of turn n of a chat: the same chat and turn
+// always give the same ID, so a retried request attaches to the run it
+// started. Chat IDs that are long or carry unusual characters are hashed.
+func ChatRunID(chatID string, turn int) string {
+	id := unsafeID.ReplaceAllString(chatID, "_")
+	if id != chatID || len(id) > 80 {
+		sum := sha256.Sum256([]byte(chatID))
+		id = hex.EncodeToString(sum[:12])
+	}
+	return fmt.Sprintf("chat-%s-turn-%d", id, turn)
+}
+
+// IsChatRunID reports whether id looks like a ChatRunID.
+func IsChatRunID(id string) bool { return strings.HasPrefix(id, "chat-") }
+
+// AgentInput starts an AgentWorkflow.
+type AgentInput struct {
+	// Agent is the agent id (the model id the client asked for).
+	Agent string `json:"agent"`
+	// Messages is the conversation so far, ending with the user's message.
+	// System messages from the client are kept after the agent's prompt.
+	Messages []longhaul.Message `json:"messages"`
+	// User is who the run is for; it scopes memory and permissions.
+	User longhaul.User `json:"user,omitempty"`
+	// ChatID and Turn identify an Open WebUI chat turn, when there is one.
+	ChatID string `json:"chat_id,omitempty"`
+	Turn   int    `json:"turn,omitempty"`
+	// Options carries the client's sampling settings.
+	Options longhaul.ModelOptions `json:"options,omitempty"`
+	// ModelTimeout bounds one attempt of a model call; zero means
+	// DefaultModelTimeout.
+	ModelTimeout time.Duration `json:"model_timeout,omitempty"`
+	// Metadata is free-form caller data kept with the run.
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// AgentResult is what an AgentWorkflow returns.
+type AgentResult struct {
+	// Content is the final answer.
+	Content string `json:"content"`
+	// FinishReason is "stop", or "length" when max_turns cut the run short.
+	FinishReason string `json:"finish_reason"`
+	// Messages are the messages this run added to the conversation: assistant
+	// messages with their tool calls, tool results, and the final answer.
+	Messages []longhaul.Message `json:"messages"`
+	Usage    longhaul.Usage     `json:"usage"`
+	// Model is the model that produced the answer.
+	Model string `json:"model,omitempty"`
+	// LastOffset is the offset of the run's last event (done).
+	LastOffset int64 `json:"last_offset"`
+}
+
+// EventsRequest is the argument of QueryEvents.
+type EventsRequest struct {
+	After int64 `json:"after"`
+	Limit int   `json:"limit,omitempty"`
+}
+
+// EventsPage answers QueryEvents: events with offsets greater than After, in
+// order, at most Limit of them.
+type EventsPage struct {
+	Events []longhaul.Event `json:"events"`
+	// Last is the highest offset in the log so far.
+	Last int64 `json:"last"`
+	// Done reports that the log is closed: its last event is done.
+	Done bool `json:"done"`
+}
+
+// RunState answers QueryState.
+type RunState struct {
+	Agent  string         `json:"agent"`
+	User   string         `json:"user,omitempty"`
+	Status string         `json:"status"`
+	Turns  int            `json:"turns"`
+	Usage  longhaul.Usage `json:"usage"`
+	Error  string         `json:"error,omitempty"`
+	Result string         `json:"result,omitempty"`
+}

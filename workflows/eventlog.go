@@ -1,0 +1,117 @@
+package workflows
+
+import (
+	"strings"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+)
+
+// defaultPageLimit bounds an events query answer when the caller sets none.
+const defaultPageLimit = 1000
+
+// eventLog is a run's ordered event log with global offsets: the durable
+// stream subscribers read through QueryEvents. Activities append to it through
+// batched signals, deduplicated per publisher by sequence number; the workflow
+// appends its own events directly.
+type eventLog struct {
+	events []longhaul.Event
+	last   int64
+	seen   map[string]int64
+	// streamed is the text published per model call since its last reset, so
+	// the workflow can reconcile it with the authoritative final message.
+	streamed map[string]*strings.Builder
+	done     bool
+}
+
+func newEventLog() *eventLog {
+	return &eventLog{seen: map[string]int64{}, streamed: map[string]*strings.Builder{}}
+}
+
+func (l *eventLog) append(e longhaul.Event) longhaul.Event {
+	l.last++
+	e.Offset = l.last
+	l.events = append(l.events, e)
+	switch e.Type {
+	case longhaul.EventDone:
+		l.done = true
+	case longhaul.EventContent:
+		var d longhaul.ContentData
+		if e.Decode(&d) == nil {
+			b := l.streamed[d.Call]
+			if b == nil {
+				b = &strings.Builder{}
+				l.streamed[d.Call] = b
+			}
+			b.WriteString(d.Text)
+		}
+	case longhaul.EventContentReset:
+		var d longhaul.ContentResetData
+		if e.Decode(&d) == nil {
+			delete(l.streamed, d.Call)
+		}
+	}
+	return e
+}
+
+// emit appends an event the workflow itself produces.
+func (l *eventLog) emit(at time.Time, t longhaul.EventType, payload any) {
+	l.append(longhaul.NewEvent(t, at, payload))
+}
+
+// applyBatch appends a published batch unless it was applied before.
+func (l *eventLog) applyBatch(b longhaul.EventBatch) {
+	if b.Seq <= l.seen[b.Publisher] {
+		return
+	}
+	l.seen[b.Publisher] = b.Seq
+	for _, e := range b.Events {
+		l.append(e)
+	}
+}
+
+// reconcile makes the text streamed for call equal final: it appends what is
+// missing, or resets the call's text and publishes final whole when what was
+// streamed is not a prefix of it (a lost or partial batch).
+func (l *eventLog) reconcile(at time.Time, call, final string) {
+	var got string
+	if b := l.streamed[call]; b != nil {
+		got = b.String()
+	}
+	switch {
+	case got == final:
+		return
+	case strings.HasPrefix(final, got):
+		l.emit(at, longhaul.EventContent, longhaul.ContentData{Text: final[len(got):], Call: call})
+	default:
+		l.emit(at, longhaul.EventContentReset, longhaul.ContentResetData{Call: call, Reason: "replacing partial text with the final answer"})
+		if final != "" {
+			l.emit(at, longhaul.EventContent, longhaul.ContentData{Text: final, Call: call})
+		}
+	}
+}
+
+// page answers QueryEvents.
+func (l *eventLog) page(req EventsRequest) EventsPage {
+	limit := req.Limit
+	if limit <= 0 || limit > defaultPageLimit {
+		limit = defaultPageLimit
+	}
+	p := EventsPage{Last: l.last, Done: l.done, Events: []longhaul.Event{}}
+	// Offsets are dense from 1 within one workflow execution, so the start
+	// index follows from the offset of the first event held.
+	if len(l.events) == 0 {
+		return p
+	}
+	first := l.events[0].Offset
+	start := max(req.After-first+1, 0)
+	if start >= int64(len(l.events)) {
+		return p
+	}
+	end := min(start+int64(limit), int64(len(l.events)))
+	p.Events = l.events[start:end]
+	if end < int64(len(l.events)) {
+		p.Done = false
+	}
+	return p
+}

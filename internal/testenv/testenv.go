@@ -46,17 +46,17 @@ type Options struct {
 
 // Env is a running stack.
 type Env struct {
-	T        testing.TB
-	Model    *llmtest.Server
-	Server   *devserver.Server
-	Client   client.Client
-	Catalog  *skills.Catalog
-	Tools    *tools.Registry
-	API      *api.Server
-	URL      string // the API's base URL, e.g. http://127.0.0.1:1234
-	log      *slog.Logger
-	mu       sync.Mutex
-	worker   sdkworker.Worker
+	T       testing.TB
+	Model   *llmtest.Server
+	Server  *devserver.Server
+	Client  client.Client
+	Catalog *skills.Catalog
+	Tools   *tools.Registry
+	API     *api.Server
+	URL     string // the API's base URL, e.g. http://127.0.0.1:1234
+	log     *slog.Logger
+	mu      sync.Mutex
+	worker  sdkworker.Worker
 }
 
 // Start brings the stack up.

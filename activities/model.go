@@ -52,6 +52,9 @@ type ModelResponse struct {
 	FinishReason string           `json:"finish_reason"`
 	Usage        longhaul.Usage   `json:"usage"`
 	Model        string           `json:"model"`
+	// Targets names what each tool call acts on (a host, a zone, a path),
+	// by tool call id, for progress lines and the Temporal UI.
+	Targets map[string]string `json:"targets,omitempty"`
 }
 
 // ChatCompletion calls the model with streaming on, publishes text deltas as
@@ -113,9 +116,16 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (Mode
 	if resp.Model == "" {
 		resp.Model = model
 	}
-	for i := range resp.Message.ToolCalls {
-		if resp.Message.ToolCalls[i].ID == "" {
-			resp.Message.ToolCalls[i].ID = fmt.Sprintf("call_%s_%d", info.ActivityID, i)
+	for i, tc := range resp.Message.ToolCalls {
+		if tc.ID == "" {
+			tc.ID = fmt.Sprintf("call_%s_%d", info.ActivityID, i)
+			resp.Message.ToolCalls[i].ID = tc.ID
+		}
+		if t := a.toolTarget(tc.Name, tc.Arguments); t != "" {
+			if resp.Targets == nil {
+				resp.Targets = map[string]string{}
+			}
+			resp.Targets[tc.ID] = t
 		}
 	}
 	return resp, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -80,6 +81,38 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolRespons
 	}
 	content, cut := truncate(res.Content, a.MaxToolOutput)
 	return ToolResponse{Content: content, Truncated: cut || res.Truncated}, nil
+}
+
+// toolTarget names what a call acts on: the tool's own answer when it is a
+// tools.Targeter, else the first of the common argument names.
+func (a *Activities) toolTarget(name, args string) string {
+	if t, ok := a.tools.Get(name); ok {
+		if tg, ok := t.(tools.Targeter); ok {
+			return shorten(tg.Target(json.RawMessage(args)), 60)
+		}
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"url", "path", "query", "q", "name", "id"} {
+		s, ok := m[k].(string)
+		if !ok || s == "" {
+			continue
+		}
+		if u, err := url.Parse(s); k == "url" && err == nil && u.Host != "" {
+			return u.Host
+		}
+		return shorten(s, 60)
+	}
+	return ""
+}
+
+func shorten(s string, max int) string {
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
 }
 
 // truncate cuts s to at most max characters and notes the cut.

@@ -10,6 +10,7 @@ package api
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -130,20 +131,47 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
 		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": err.Error()})
 	}
-	resp, err := s.temporal.DescribeTaskQueue(ctx, s.cfg.TaskQueue, enums.TASK_QUEUE_TYPE_WORKFLOW)
+	recent, err := s.pollers(ctx)
 	if err != nil {
 		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": "ok", "workers": err.Error()})
-	}
-	recent := 0
-	for _, p := range resp.GetPollers() {
-		if t := p.GetLastAccessTime(); t != nil && time.Since(t.AsTime()) < 2*time.Minute {
-			recent++
-		}
 	}
 	if recent == 0 {
 		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": "ok", "workers": "no worker polls task queue " + s.cfg.TaskQueue})
 	}
 	return c.JSON(fiber.Map{"status": "ready", "temporal": "ok", "workers": recent, "task_queue": s.cfg.TaskQueue})
+}
+
+// defaultPartitions is Temporal's default number of task queue partitions.
+// DescribeTaskQueue reports the pollers of one partition, and a worker polls
+// any of them, so readiness looks at each until it finds one.
+const defaultPartitions = 4
+
+// pollers counts the workers seen polling the workflow task queue in the
+// last two minutes.
+func (s *Server) pollers(ctx context.Context) (int, error) {
+	for p := range defaultPartitions {
+		name := s.cfg.TaskQueue
+		if p > 0 {
+			name = fmt.Sprintf("/_sys/%s/%d", s.cfg.TaskQueue, p)
+		}
+		resp, err := s.temporal.DescribeTaskQueue(ctx, name, enums.TASK_QUEUE_TYPE_WORKFLOW)
+		if err != nil {
+			if p > 0 {
+				break // fewer partitions than the default
+			}
+			return 0, err
+		}
+		recent := 0
+		for _, pi := range resp.GetPollers() {
+			if t := pi.GetLastAccessTime(); t != nil && time.Since(t.AsTime()) < 2*time.Minute {
+				recent++
+			}
+		}
+		if recent > 0 {
+			return recent, nil
+		}
+	}
+	return 0, nil
 }
 
 func (s *Server) listModels(c *fiber.Ctx) error {

@@ -1,10 +1,8 @@
 package workflows
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -184,7 +182,7 @@ func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
 			}
 			return AgentResult{Content: msg.Content, FinishReason: reason, Messages: added, Model: resp.Model}, nil
 		}
-		results := r.callTools(ctx, msg.ToolCalls, r.spec.Tools)
+		results := r.callTools(ctx, msg.ToolCalls, resp.Targets, r.spec.Tools)
 		added = append(added, results...)
 		conv = append(conv, results...)
 	}
@@ -226,10 +224,10 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest) (acti
 // callTools runs the calls in parallel and returns one tool message per call,
 // in the order of the calls. A failed call becomes an error message the model
 // can read and react to.
-func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, scope []string) []longhaul.Message {
+func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, scope []string) []longhaul.Message {
 	futures := make([]workflow.Future, len(calls))
 	for i, c := range calls {
-		target := targetOf(c.Arguments)
+		target := targets[c.ID]
 		r.log.emit(workflow.Now(ctx), longhaul.EventToolStart, longhaul.ToolStartData{
 			ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments, Target: target,
 		})
@@ -267,31 +265,6 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, scope [
 		out[i] = longhaul.Message{Role: longhaul.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content}
 	}
 	return out
-}
-
-// targetOf names what a tool call acts on, from the common argument names,
-// for the activity summary in the Temporal UI.
-func targetOf(args string) string {
-	var m map[string]any
-	if json.Unmarshal([]byte(args), &m) != nil {
-		return ""
-	}
-	for _, k := range []string{"url", "path", "query", "q", "name", "id"} {
-		s, ok := m[k].(string)
-		if !ok || s == "" {
-			continue
-		}
-		if k == "url" {
-			if u, err := url.Parse(s); err == nil && u.Host != "" {
-				return u.Host
-			}
-		}
-		if len(s) > 60 {
-			s = s[:60] + "…"
-		}
-		return s
-	}
-	return ""
 }
 
 // errorMessage is the innermost useful message of a workflow or activity

@@ -344,6 +344,10 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.EnableActivityEagerExecution.Key():                 true,
 		dynamicconfig.EnableEagerWorkflowStart.Key():                     true,
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():        true,
+		// One node needs no task queue partitions: one makes matching
+		// cheaper and lets DescribeTaskQueue see every poller.
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
 	}
 }
 

@@ -139,7 +139,9 @@ func (e *Env) Activities() *activities.Activities {
 func (e *Env) StartWorker() {
 	e.T.Helper()
 	e.StopWorker()
-	w := lhworker.New(e.Client, TaskQueue, e.Activities())
+	// No drain time: stopping the worker cuts its calls off as a crash would.
+	w := sdkworker.New(e.Client, TaskQueue, sdkworker.Options{WorkerStopTimeout: 0})
+	lhworker.Register(w, e.Activities())
 	if err := w.Start(); err != nil {
 		e.T.Fatalf("testenv: start worker: %v", err)
 	}

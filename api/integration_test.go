@@ -1,0 +1,468 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/sashabaranov/go-openai"
+)
+
+// sseData reads an SSE body into its data payloads, in order, and checks
+// every frame is well formed: one data line, a blank line after it, JSON or
+// [DONE], and [DONE] last.
+func sseData(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	var frames []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "" || strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "data: "):
+			d := strings.TrimPrefix(line, "data: ")
+			if d != "[DONE]" && !json.Valid([]byte(d)) {
+				t.Fatalf("frame is not JSON: %q", d)
+			}
+			frames = append(frames, d)
+		default:
+			t.Fatalf("unexpected SSE line %q", line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("read SSE: %v", err)
+	}
+	if len(frames) == 0 || frames[len(frames)-1] != "[DONE]" {
+		t.Fatalf("stream does not end with [DONE]: %q", frames)
+	}
+	return frames
+}
+
+// chunkText concatenates the content deltas of chunk frames.
+func chunkText(t *testing.T, frames []string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, f := range frames {
+		var c api.ChatChunk
+		if f == "[DONE]" || json.Unmarshal([]byte(f), &c) != nil {
+			continue
+		}
+		for _, ch := range c.Choices {
+			b.WriteString(ch.Delta.Content)
+		}
+	}
+	return b.String()
+}
+
+type chatBody map[string]any
+
+func userMsg(s string) []map[string]string {
+	return []map[string]string{{"role": "user", "content": s}}
+}
+
+func do(t *testing.T, env *testenv.Env, method, path string, body any, headers map[string]string) *http.Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, env.URL+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func decode[T any](t *testing.T, resp *http.Response) T {
+	t.Helper()
+	var v T
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return v
+}
+
+var owui = map[string]string{
+	"X-OpenWebUI-User-Id": "u1", "X-OpenWebUI-User-Email": "ann@example.com",
+	"X-OpenWebUI-User-Name": "Ann", "X-OpenWebUI-User-Role": "user",
+}
+
+func withChat(h map[string]string, chat string) map[string]string {
+	out := map[string]string{"X-OpenWebUI-Chat-Id": chat}
+	for k, v := range h {
+		out[k] = v
+	}
+	return out
+}
+
+func TestErrorStatuses(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{APIKeys: []string{"sk-good"}, MaxBodyBytes: 4096}})
+	auth := map[string]string{"Authorization": "Bearer sk-good"}
+	big := `{"model":"assistant","messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`
+	tests := []struct {
+		name    string
+		method  string
+		path    string
+		body    any
+		headers map[string]string
+		status  int
+		code    string
+		message string
+	}{
+		{"no key", "GET", "/v1/models", nil, nil, 401, "invalid_api_key", "missing API key"},
+		{"wrong key", "GET", "/v1/models", nil, map[string]string{"Authorization": "Bearer sk-bad"}, 401, "invalid_api_key", "invalid API key"},
+		{"invalid JSON", "POST", "/v1/chat/completions", `{"model":`, auth, 400, "invalid_request", "invalid JSON body"},
+		{"wrong type", "POST", "/v1/chat/completions", `{"model":3}`, auth, 400, "invalid_request", `field "model"`},
+		{"no messages", "POST", "/v1/chat/completions", chatBody{"model": "assistant"}, auth, 400, "invalid_request", "messages: must not be empty"},
+		{"unknown model", "POST", "/v1/chat/completions", chatBody{"model": "gpt-9", "messages": userMsg("hi")}, auth, 404, "model_not_found", `"gpt-9" does not exist`},
+		{"too large", "POST", "/v1/chat/completions", big, auth, 413, "request_too_large", "LONGHAUL_MAX_BODY_BYTES"},
+		{"unknown route", "GET", "/v1/nothing", nil, auth, 404, "not_found", "no route"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := do(t, env, tt.method, tt.path, tt.body, tt.headers)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status = %d, want %d", resp.StatusCode, tt.status)
+			}
+			e := decode[api.ErrorBody](t, resp)
+			if e.Error.Code != tt.code || !strings.Contains(e.Error.Message, tt.message) || e.Error.Type == "" {
+				t.Fatalf("error = %+v, want code %q and a message with %q", e.Error, tt.code, tt.message)
+			}
+		})
+	}
+	if n := len(env.Model.Requests()); n != 0 {
+		t.Errorf("the model was called %d times for bad requests", n)
+	}
+	// Health checks need no key.
+	if resp := do(t, env, "GET", "/healthz", nil, nil); resp.StatusCode != 200 {
+		t.Errorf("healthz = %d", resp.StatusCode)
+	}
+	if resp := do(t, env, "GET", "/readyz", nil, nil); resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Errorf("readyz = %d %s", resp.StatusCode, b)
+	}
+}
+
+func TestModelsListsAgents(t *testing.T) {
+	layer := fstest.MapFS{"ops/helper.md": {Data: []byte("---\nagent: helper\ndescription: An operator's agent\nskills: [clock]\n---\nYou help.\n")}}
+	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}})
+	list := decode[api.ModelList](t, do(t, env, "GET", "/v1/models", nil, nil))
+	var ids []string
+	for _, m := range list.Data {
+		ids = append(ids, m.ID)
+		if m.Object != "model" || m.OwnedBy == "" {
+			t.Errorf("model entry %+v", m)
+		}
+	}
+	if diff := cmp.Diff([]string{"assistant", "helper", "naked", "researcher"}, ids); diff != "" {
+		t.Errorf("models (-want +got):\n%s", diff)
+	}
+}
+
+func TestNonStreaming(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	t.Run("plain", func(t *testing.T) {
+		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "current_time", Arguments: `{"timezone":"UTC"}`}))
+		env.Model.Enqueue(llmtest.Text("It is Sunday."))
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": userMsg("what day is it?")}, nil)
+		if resp.StatusCode != 200 || resp.Header.Get(api.HeaderRunID) == "" {
+			t.Fatalf("status %d, run id %q", resp.StatusCode, resp.Header.Get(api.HeaderRunID))
+		}
+		c := decode[api.ChatCompletion](t, resp)
+		if c.Object != "chat.completion" || len(c.Choices) != 1 || c.Choices[0].Message.Content != "It is Sunday." ||
+			c.Choices[0].FinishReason != "stop" || c.Usage == nil || c.Usage.TotalTokens == 0 || c.Model != "assistant" {
+			t.Fatalf("completion = %+v", c)
+		}
+		// The model saw its own tool call and the result on the second call.
+		reqs := env.Model.Requests()
+		second := reqs[len(reqs)-1].Chat.Messages
+		last := second[len(second)-1]
+		if last.Role != "tool" || last.ToolCallID == "" || !strings.Contains(last.Content, "weekday") {
+			t.Fatalf("second model call ends with %+v", last)
+		}
+		if prev := second[len(second)-2]; prev.Role != "assistant" || len(prev.ToolCalls) != 1 || prev.ToolCalls[0].Function.Name != "current_time" {
+			t.Fatalf("second model call lacks the tool call: %+v", prev)
+		}
+	})
+	t.Run("open webui gets tool cards", func(t *testing.T) {
+		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "current_time", Arguments: `{}`}))
+		env.Model.Enqueue(llmtest.Text("Sunday."))
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": userMsg("day?")}, owui)
+		c := decode[api.ChatCompletion](t, resp)
+		content := c.Choices[0].Message.Content
+		if !strings.HasPrefix(content, "\n<details type=\"tool_calls\" done=\"true\"") || !strings.HasSuffix(content, "</details>\nSunday.") {
+			t.Fatalf("content = %q", content)
+		}
+	})
+}
+
+func TestStreaming(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	answer := "Durable streams arrive in pieces and add up to the whole answer."
+	t.Run("plain frames", func(t *testing.T) {
+		env.Model.Enqueue(llmtest.Text(answer, llmtest.ChunkSize(7), llmtest.ChunkDelay(5*time.Millisecond)))
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{
+			"model": "naked", "stream": true, "stream_options": map[string]bool{"include_usage": true}, "messages": userMsg("hi"),
+		}, nil)
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+			t.Fatalf("content type %q", ct)
+		}
+		frames := sseData(t, resp.Body)
+		var chunks []api.ChatChunk
+		for _, f := range frames[:len(frames)-1] {
+			var c api.ChatChunk
+			if err := json.Unmarshal([]byte(f), &c); err != nil || c.Object != "chat.completion.chunk" {
+				t.Fatalf("plain client got a non-chunk frame %s", f)
+			}
+			chunks = append(chunks, c)
+		}
+		if got := chunkText(t, frames); got != answer {
+			t.Fatalf("text = %q, want %q", got, answer)
+		}
+		if len(chunks) < 4 {
+			t.Fatalf("answer arrived in %d chunks; want it streamed", len(chunks))
+		}
+		for i, c := range chunks {
+			hasRole := len(c.Choices) > 0 && c.Choices[0].Delta.Role != ""
+			if hasRole != (i == 0) {
+				t.Fatalf("chunk %d role = %v", i, hasRole)
+			}
+		}
+		fin := chunks[len(chunks)-2]
+		if *fin.Choices[0].FinishReason != "stop" || fin.Choices[0].Delta.Content != "" {
+			t.Fatalf("finish chunk %+v", fin)
+		}
+		if u := chunks[len(chunks)-1]; len(u.Choices) != 0 || u.Usage == nil || u.Usage.TotalTokens == 0 {
+			t.Fatalf("usage chunk %+v", u)
+		}
+	})
+	t.Run("go-openai client", func(t *testing.T) {
+		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "current_time", Arguments: `{}`}))
+		env.Model.Enqueue(llmtest.Text(answer, llmtest.ChunkSize(5)))
+		cfg := openai.DefaultConfig("")
+		cfg.BaseURL = env.URL + "/v1"
+		s, err := openai.NewClientWithConfig(cfg).CreateChatCompletionStream(context.Background(), openai.ChatCompletionRequest{
+			Model: "assistant", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "what time is it?"}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var got strings.Builder
+		for {
+			c, err := s.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range c.Choices {
+				if len(ch.Delta.ToolCalls) > 0 {
+					t.Fatal("server-side tool calls leaked to the client")
+				}
+				got.WriteString(ch.Delta.Content)
+			}
+		}
+		if got.String() != answer {
+			t.Fatalf("text = %q", got.String())
+		}
+	})
+	t.Run("open webui frames", func(t *testing.T) {
+		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "current_time", Arguments: `{"timezone":"Europe/Paris"}`}))
+		env.Model.Enqueue(llmtest.Text("Paris time.", llmtest.ChunkSize(3)))
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "stream": true, "messages": userMsg("time in Paris?")}, withChat(owui, "chat-owui"))
+		frames := sseData(t, resp.Body)
+		var statuses []string
+		for _, f := range frames {
+			var s api.StatusFrame
+			if json.Unmarshal([]byte(f), &s) == nil && s.Event.Type == "status" {
+				statuses = append(statuses, s.Event.Data.Description)
+			}
+		}
+		if diff := cmp.Diff([]string{"Running current_time · Europe/Paris", "Used 1 tool call"}, statuses); diff != "" {
+			t.Errorf("status frames (-want +got):\n%s", diff)
+		}
+		text := chunkText(t, frames)
+		if !strings.HasPrefix(text, "\n<details type=\"tool_calls\" done=\"true\"") || !strings.HasSuffix(text, "</details>\nParis time.") {
+			t.Fatalf("content = %q", text)
+		}
+		// The card comes back in the next turn's history and is stripped;
+		// the model sees clean text.
+		env.Model.Enqueue(llmtest.Text("You're welcome."))
+		msgs := []map[string]string{{"role": "user", "content": "time in Paris?"}, {"role": "assistant", "content": text}, {"role": "user", "content": "thanks"}}
+		do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": msgs}, withChat(owui, "chat-owui"))
+		reqs := env.Model.Requests()
+		seen := reqs[len(reqs)-1].Chat.Messages
+		for _, m := range seen {
+			if strings.Contains(m.Content, "<details") {
+				t.Fatalf("the model saw a tool card: %q", m.Content)
+			}
+		}
+	})
+}
+
+func TestModelFailures(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	t.Run("400 fails at once as 502", func(t *testing.T) {
+		env.Model.Enqueue(llmtest.Status(400, "context length exceeded"))
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, nil)
+		if resp.StatusCode != 502 {
+			t.Fatalf("status = %d", resp.StatusCode)
+		}
+		e := decode[api.ErrorBody](t, resp)
+		if !strings.Contains(e.Error.Message, "context length exceeded") {
+			t.Fatalf("message %q lacks the endpoint's", e.Error.Message)
+		}
+		if n := len(env.Model.Requests()); n != 1 {
+			t.Fatalf("a 400 was retried: %d requests", n)
+		}
+	})
+	t.Run("500 is retried", func(t *testing.T) {
+		before := len(env.Model.Requests())
+		env.Model.Enqueue(llmtest.FailTimes(1, 500, llmtest.Text("recovered")))
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, nil)
+		c := decode[api.ChatCompletion](t, resp)
+		if resp.StatusCode != 200 || c.Choices[0].Message.Content != "recovered" {
+			t.Fatalf("status %d, %+v", resp.StatusCode, c)
+		}
+		if n := len(env.Model.Requests()) - before; n != 2 {
+			t.Fatalf("requests = %d, want 2", n)
+		}
+	})
+	t.Run("streamed failure ends with an error frame", func(t *testing.T) {
+		env.Model.Enqueue(llmtest.Status(401, "bad key"))
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg("hi")}, nil)
+		frames := sseData(t, resp.Body)
+		var e api.ErrorBody
+		if err := json.Unmarshal([]byte(frames[len(frames)-2]), &e); err != nil || !strings.Contains(e.Error.Message, "bad key") {
+			t.Fatalf("frames %q", frames)
+		}
+	})
+}
+
+func TestNonStreamingTimeoutIs504(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{RequestTimeout: 300 * time.Millisecond}})
+	env.Model.Enqueue(llmtest.Delay(1500*time.Millisecond, llmtest.Text("late but done")))
+	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("slow")}, nil)
+	if resp.StatusCode != 504 {
+		t.Fatalf("status = %d", resp.StatusCode)
+	}
+	runID := resp.Header.Get(api.HeaderRunID)
+	if e := decode[api.ErrorBody](t, resp); !strings.Contains(e.Error.Message, runID) {
+		t.Fatalf("504 message %q lacks the run id %q", e.Error.Message, runID)
+	}
+	// The run goes on and finishes without the client.
+	var res struct{ Content string }
+	if err := env.Client.GetWorkflow(context.Background(), runID, "").Get(context.Background(), &res); err != nil || res.Content != "late but done" {
+		t.Fatalf("run result %+v, %v", res, err)
+	}
+}
+
+func TestRetriedRequestAttaches(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	env.Model.Enqueue(llmtest.Text("only once", llmtest.FirstByteDelay(300*time.Millisecond)))
+	body := chatBody{"model": "naked", "stream": true, "messages": userMsg("hi")}
+	h := withChat(owui, "chat-attach")
+	// Two concurrent requests for the same chat turn share one run.
+	type out struct {
+		id, text string
+	}
+	results := make(chan out, 2)
+	for range 2 {
+		go func() {
+			b, _ := json.Marshal(body)
+			req, _ := http.NewRequest("POST", env.URL+"/v1/chat/completions", bytes.NewReader(b))
+			for k, v := range h {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				results <- out{}
+				return
+			}
+			defer resp.Body.Close()
+			rec := httptest.NewRecorder()
+			io.Copy(rec, resp.Body)
+			results <- out{resp.Header.Get(api.HeaderRunID), chunkText(t, sseData(t, rec.Body))}
+		}()
+	}
+	a, b := <-results, <-results
+	if a.id == "" || a.id != b.id || a.text != "only once" || b.text != "only once" {
+		t.Fatalf("results %+v %+v", a, b)
+	}
+	// Finished: the same request returns the result without a model call.
+	c := decode[api.ChatCompletion](t, do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, h))
+	if c.Choices[0].Message.Content != "only once" {
+		t.Fatalf("attached result %+v", c)
+	}
+	if n := len(env.Model.Requests()); n != 1 {
+		t.Fatalf("model called %d times, want 1", n)
+	}
+}
+
+// TestWorkerStoppedMidStream stops the worker while the answer streams and
+// starts a new one: the turn completes and the client sees the answer once,
+// with nothing lost or repeated.
+func TestWorkerStoppedMidStream(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	words := strings.Repeat("steady words keep coming ", 12)
+	answer := strings.TrimSpace(words)
+	env.Model.On(func(llmtest.Request) bool { return true }, llmtest.Text(answer, llmtest.ChunkDelay(20*time.Millisecond)))
+	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg("talk")}, nil)
+	rd := bufio.NewReader(resp.Body)
+	var seen strings.Builder
+	var frames []string
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream broke: %v (seen %q)", err, seen.String())
+		}
+		d, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok {
+			continue
+		}
+		frames = append(frames, d)
+		if d == "[DONE]" {
+			break
+		}
+		seen.Reset()
+		seen.WriteString(chunkText(t, frames))
+		if len(frames) == 5 {
+			env.StopWorker()
+			env.StartWorker()
+		}
+	}
+	if got := chunkText(t, frames); got != answer {
+		t.Fatalf("client saw %q\nwant %q", got, answer)
+	}
+	if n := len(env.Model.Requests()); n < 2 {
+		t.Fatalf("model called %d times; the stop did not interrupt the call", n)
+	}
+}

@@ -1,0 +1,133 @@
+package api
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul-dev/longhaul"
+)
+
+func ev(t longhaul.EventType, payload any) longhaul.Event {
+	return longhaul.NewEvent(t, time.Time{}, payload)
+}
+
+// frames renders events and the finish, each frame as compact JSON.
+func frames(t *testing.T, r *renderer, events []longhaul.Event, includeUsage bool) []string {
+	t.Helper()
+	var out []string
+	add := func(fs []any) {
+		for _, f := range fs {
+			b, err := json.Marshal(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+	}
+	for _, e := range events {
+		add(r.render(e))
+	}
+	add(r.finishFrames(includeUsage))
+	return out
+}
+
+const chunkHead = `{"id":"c1","object":"chat.completion.chunk","created":7,"model":"assistant",`
+
+func TestRenderFrames(t *testing.T) {
+	toolRun := []longhaul.Event{
+		ev(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://a.test"}`, Target: "a.test"}),
+		ev(longhaul.EventToolStatus, longhaul.ToolStatusData{ToolCallID: "call_1", Name: "web_fetch", Message: "reading", Progress: 0.5}),
+		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "web_fetch", Output: "page"}),
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "Hi", Call: "turn-2"}),
+		ev(longhaul.EventContent, longhaul.ContentData{Text: " there", Call: "turn-2"}),
+		ev(longhaul.EventUsage, longhaul.Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: "completed", FinishReason: "stop"}),
+	}
+	card := `\n\u003cdetails type=\"tool_calls\" done=\"true\" id=\"call_1\" name=\"web_fetch\" arguments=\"\u0026#34;{\\\u0026#34;url\\\u0026#34;:\\\u0026#34;https://a.test\\\u0026#34;}\u0026#34;\" result=\"\u0026#34;page\u0026#34;\" files=\"\" embeds=\"\"\u003e\n\u003csummary\u003eTool Executed\u003c/summary\u003e\n\u003c/details\u003e\n`
+	tests := []struct {
+		name         string
+		openWebUI    bool
+		includeUsage bool
+		events       []longhaul.Event
+		want         []string
+	}{
+		{
+			name:   "plain client sees text only",
+			events: toolRun,
+			want: []string{
+				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+		},
+		{
+			name: "plain client with usage", includeUsage: true, events: toolRun,
+			want: []string{
+				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				chunkHead + `"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`,
+			},
+		},
+		{
+			name: "open webui sees status and cards", openWebUI: true, events: toolRun,
+			want: []string{
+				`{"event":{"type":"status","data":{"description":"Running web_fetch · a.test","done":false}}}`,
+				`{"event":{"type":"status","data":{"description":"web_fetch: reading (50%)","done":false}}}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"` + card + `"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}]}`,
+				`{"event":{"type":"status","data":{"description":"Used 1 tool call","done":true}}}`,
+				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+		},
+		{
+			name: "a retried call does not repeat what was shown",
+			events: []longhaul.Event{
+				ev(longhaul.EventContent, longhaul.ContentData{Text: "Hel", Call: "turn-1"}),
+				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 2}),
+				ev(longhaul.EventContent, longhaul.ContentData{Text: "He", Call: "turn-1"}),
+				ev(longhaul.EventContent, longhaul.ContentData{Text: "llo", Call: "turn-1"}),
+				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+			},
+			want: []string{
+				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+		},
+		{
+			name: "a retried call that says something else starts a new paragraph",
+			events: []longhaul.Event{
+				ev(longhaul.EventContent, longhaul.ContentData{Text: "Yes", Call: "turn-1"}),
+				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 2}),
+				ev(longhaul.EventContent, longhaul.ContentData{Text: "No", Call: "turn-1"}),
+				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+			},
+			want: []string{
+				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Yes"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"content":"\n\nNo"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+		},
+		{
+			name: "a failed run ends with an error frame",
+			events: []longhaul.Event{
+				ev(longhaul.EventError, longhaul.ErrorData{Message: "model endpoint answered 400: bad", Code: "ModelRejected"}),
+				ev(longhaul.EventDone, longhaul.DoneData{Status: "failed"}),
+			},
+			want: []string{`{"error":{"message":"model endpoint answered 400: bad","type":"server_error","param":null,"code":"modelrejected"}}`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRenderer("c1", "assistant", 7, tt.openWebUI)
+			got := frames(t, r, tt.events, tt.includeUsage)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

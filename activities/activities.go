@@ -87,6 +87,8 @@ type AgentSpec struct {
 	MaxTurns   int      `json:"max_turns"`
 	MaxReplans int      `json:"max_replans"`
 	Tools      []string `json:"tools,omitempty"`
+	// Temperature is the agent's own, used when a request sets none.
+	Temperature *float32 `json:"temperature,omitempty"`
 }
 
 // DefaultMaxTurns bounds an agent's tool loop when it names no max_turns.
@@ -99,12 +101,13 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 		return AgentSpec{}, nonRetryable("UnknownAgent", fmt.Errorf("unknown agent %q", id))
 	}
 	spec := AgentSpec{
-		ID:         ag.ID,
-		Mode:       string(ag.Mode),
-		Model:      ag.Model,
-		MaxTurns:   ag.MaxTurns,
-		MaxReplans: ag.MaxReplans,
-		Tools:      a.catalog.AgentTools(ag),
+		ID:          ag.ID,
+		Mode:        string(ag.Mode),
+		Model:       ag.Model,
+		MaxTurns:    ag.MaxTurns,
+		MaxReplans:  ag.MaxReplans,
+		Tools:       a.catalog.AgentTools(ag),
+		Temperature: ag.Temperature,
 	}
 	if spec.Model == "" {
 		spec.Model = a.defaultModel

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sort"
 	"strings"
@@ -75,12 +76,8 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (Mode
 		Stop:          req.Options.Stop,
 		Seed:          req.Options.Seed,
 	}
-	if req.Options.Temperature != nil {
-		oreq.Temperature = *req.Options.Temperature
-	}
-	if req.Options.TopP != nil {
-		oreq.TopP = *req.Options.TopP
-	}
+	oreq.Temperature = sampling(req.Options.Temperature)
+	oreq.TopP = sampling(req.Options.TopP)
 	if len(req.Tools) > 0 {
 		defs, err := a.tools.Definitions(req.Tools)
 		if err != nil {
@@ -104,12 +101,14 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (Mode
 	}
 	stopBeat := a.heartbeat(ctx)
 	resp, err := a.stream(ctx, oreq, req.Call, pub)
-	stopBeat()
 	if pub != nil {
-		if perr := pub.Close(ctx); perr != nil {
+		// Deliver the last events even when the call was cancelled, and keep
+		// heartbeating while they go.
+		if perr := pub.Close(context.WithoutCancel(ctx)); perr != nil {
 			a.log.Warn("model call events not delivered", "call", req.Call, "error", perr)
 		}
 	}
+	stopBeat()
 	if err != nil {
 		return ModelResponse{}, err
 	}
@@ -129,6 +128,19 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (Mode
 		}
 	}
 	return resp, nil
+}
+
+// sampling turns an optional sampling value into go-openai's field, whose
+// zero means "unset" and is left out of the request: an explicit 0 is sent
+// as the smallest positive float, which every endpoint treats as 0.
+func sampling(v *float32) float32 {
+	switch {
+	case v == nil:
+		return 0
+	case *v == 0:
+		return math.SmallestNonzeroFloat32
+	}
+	return *v
 }
 
 func (a *Activities) buildMessages(req ModelRequest) []openai.ChatCompletionMessage {
@@ -165,7 +177,7 @@ func (a *Activities) heartbeat(ctx context.Context) func() {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		t := time.NewTicker(a.HeartbeatInterval)
+		t := time.NewTicker(max(a.HeartbeatInterval, 10*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {

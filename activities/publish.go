@@ -24,14 +24,15 @@ type publisher struct {
 	id         string
 	interval   time.Duration
 
-	mu      sync.Mutex
-	pending []longhaul.Event
-	seq     int64
-	sent    bool
-	timer   *time.Timer
-	closed  bool
-	sendMu  sync.Mutex // one signal in flight at a time keeps batches in order
-	lastErr error
+	mu       sync.Mutex
+	pending  []longhaul.Event
+	seq      int64
+	sent     bool
+	flushing bool // a flush goroutine is running or about to
+	timer    *time.Timer
+	closed   bool
+	sendMu   sync.Mutex // one signal in flight at a time keeps batches in order
+	lastErr  error
 }
 
 func (a *Activities) newPublisher(ctx context.Context) *publisher {
@@ -53,13 +54,31 @@ func (p *publisher) Publish(ctx context.Context, e longhaul.Event) {
 		return
 	}
 	p.pending = append(p.pending, e)
-	switch {
-	case !p.sent || len(p.pending) >= maxBatch:
-		p.sent = true
-		go p.flush(context.WithoutCancel(ctx))
-	case p.timer == nil:
-		p.timer = time.AfterFunc(p.interval, func() { p.flush(context.WithoutCancel(ctx)) })
+	if p.flushing {
+		return // the running flush loops until nothing is pending
 	}
+	if !p.sent || len(p.pending) >= maxBatch {
+		// The first event goes at once (time to first token), and so does
+		// a full batch.
+		if p.timer != nil {
+			p.timer.Stop()
+			p.timer = nil
+		}
+		p.sent = true
+		p.flushing = true
+		go p.flush(context.WithoutCancel(ctx))
+		return
+	}
+	if p.timer != nil {
+		return
+	}
+	p.timer = time.AfterFunc(p.interval, func() {
+		p.mu.Lock()
+		p.timer = nil
+		p.flushing = true
+		p.mu.Unlock()
+		p.flush(context.WithoutCancel(ctx))
+	})
 }
 
 // Close sends what is pending and waits for it; call it before the activity
@@ -67,8 +86,8 @@ func (p *publisher) Publish(ctx context.Context, e longhaul.Event) {
 func (p *publisher) Close(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
-	if p.timer != nil {
-		p.timer.Stop()
+	if p.timer != nil && p.timer.Stop() {
+		p.timer = nil
 	}
 	p.mu.Unlock()
 	p.flush(ctx)
@@ -77,25 +96,35 @@ func (p *publisher) Close(ctx context.Context) error {
 	return p.lastErr
 }
 
+// flush sends the pending events in batches of at most maxBatch, one signal
+// at a time, until none are left. Events published while a signal is in
+// flight go out with the next batch.
 func (p *publisher) flush(ctx context.Context) {
 	p.sendMu.Lock()
 	defer p.sendMu.Unlock()
-	p.mu.Lock()
-	p.timer = nil
-	events := p.pending
-	p.pending = nil
-	if len(events) == 0 {
+	for {
+		p.mu.Lock()
+		n := min(len(p.pending), maxBatch)
+		if n == 0 {
+			p.flushing = false
+			p.mu.Unlock()
+			return
+		}
+		events := p.pending[:n:n]
+		p.pending = p.pending[n:]
+		p.seq++
+		batch := longhaul.EventBatch{Publisher: p.id, Seq: p.seq, Events: events}
 		p.mu.Unlock()
-		return
+		if err := p.send(ctx, batch); err != nil {
+			// Progress events are best effort: the workflow keeps the
+			// authoritative result. Remember the failure for Close.
+			p.lastErr = fmt.Errorf("publish events: %w", err)
+		}
 	}
-	p.seq++
-	batch := longhaul.EventBatch{Publisher: p.id, Seq: p.seq, Events: events}
-	p.mu.Unlock()
+}
+
+func (p *publisher) send(ctx context.Context, batch longhaul.EventBatch) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := p.signals.SignalWorkflow(ctx, p.workflowID, p.runID, longhaul.PublishSignal, batch); err != nil {
-		// Progress events are best effort: the workflow keeps the
-		// authoritative result. Remember the failure for Close.
-		p.lastErr = fmt.Errorf("publish events: %w", err)
-	}
+	return p.signals.SignalWorkflow(ctx, p.workflowID, p.runID, longhaul.PublishSignal, batch)
 }

@@ -52,13 +52,13 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolRespons
 		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
 	}
 	pub := a.newPublisher(ctx)
+	stopBeat := a.heartbeat(ctx)
 	defer func() {
-		if err := pub.Close(ctx); err != nil {
+		if err := pub.Close(context.WithoutCancel(ctx)); err != nil {
 			a.log.Warn("tool events not delivered", "tool", name, "error", err)
 		}
+		stopBeat()
 	}()
-	stopBeat := a.heartbeat(ctx)
-	defer stopBeat()
 	res, err := t.Call(ctx, tools.Call{
 		ID:             req.Call.ID,
 		IdempotencyKey: info.WorkflowExecution.ID + "/" + req.Call.ID,

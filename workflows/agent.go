@@ -151,6 +151,10 @@ func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
 func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
 	conv := append([]longhaul.Message(nil), r.in.Messages...)
 	var added []longhaul.Message
+	opts := r.in.Options
+	if opts.Temperature == nil {
+		opts.Temperature = r.spec.Temperature
+	}
 	for turn := 1; ; turn++ {
 		last := turn > r.spec.MaxTurns
 		req := activities.ModelRequest{
@@ -158,8 +162,8 @@ func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
 			Agent:    r.spec.ID,
 			Model:    r.model,
 			Messages: conv,
-			Options:  r.in.Options,
-			Publish:  true,
+			Options:  opts,
+			Publish:  !r.in.Quiet,
 		}
 		if last {
 			req.Messages = append(append([]longhaul.Message(nil), conv...), longhaul.Message{Role: longhaul.RoleSystem, Content: maxTurnsNote})
@@ -172,12 +176,15 @@ func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
 			return AgentResult{Messages: added, Model: r.model}, err
 		}
 		msg := resp.Message
+		if last {
+			// No tools were offered; a model that asks anyway gets none.
+			msg.ToolCalls = nil
+		}
 		added = append(added, msg)
 		conv = append(conv, msg)
-		if len(msg.ToolCalls) == 0 || last {
-			msg.ToolCalls = nil
+		if len(msg.ToolCalls) == 0 {
 			reason := "stop"
-			if resp.FinishReason == "length" {
+			if last || resp.FinishReason == "length" {
 				reason = "length"
 			}
 			return AgentResult{Content: msg.Content, FinishReason: reason, Messages: added, Model: resp.Model}, nil
@@ -215,9 +222,7 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest) (acti
 	if resp.Model != "" {
 		r.model = resp.Model
 	}
-	if req.Publish {
-		r.log.reconcile(workflow.Now(ctx), req.Call, resp.Message.Content)
-	}
+	r.log.reconcile(workflow.Now(ctx), req.Call, resp.Message.Content)
 	return resp, nil
 }
 
@@ -255,8 +260,8 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 			content, failed = "error: "+errorMessage(err), true
 		}
 		excerpt := content
-		if len(excerpt) > toolOutputExcerpt {
-			excerpt = excerpt[:toolOutputExcerpt]
+		if r := []rune(excerpt); len(r) > toolOutputExcerpt {
+			excerpt = string(r[:toolOutputExcerpt])
 		}
 		r.log.emit(workflow.Now(ctx), longhaul.EventToolOutput, longhaul.ToolOutputData{
 			ToolCallID: c.ID, Name: c.Name, Output: excerpt, Error: failed,

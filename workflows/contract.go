@@ -93,6 +93,10 @@ type AgentInput struct {
 	Turn   int    `json:"turn,omitempty"`
 	// Options carries the client's sampling settings.
 	Options longhaul.ModelOptions `json:"options,omitempty"`
+	// Quiet says nobody follows the run live (a non-streaming request): model
+	// calls then publish no text deltas, saving a signal per batch; the log
+	// still gets each answer whole.
+	Quiet bool `json:"quiet,omitempty"`
 	// ModelTimeout bounds one attempt of a model call; zero means
 	// DefaultModelTimeout.
 	ModelTimeout time.Duration `json:"model_timeout,omitempty"`

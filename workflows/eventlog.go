@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,9 @@ type eventLog struct {
 	events []longhaul.Event
 	last   int64
 	seen   map[string]int64
+	// attempts is the latest attempt that published, per activity, so a
+	// late batch from an attempt that was already retried is dropped.
+	attempts map[string]int
 	// streamed is the text published per model call since its last reset, so
 	// the workflow can reconcile it with the authoritative final message.
 	streamed map[string]*strings.Builder
@@ -25,7 +29,7 @@ type eventLog struct {
 }
 
 func newEventLog() *eventLog {
-	return &eventLog{seen: map[string]int64{}, streamed: map[string]*strings.Builder{}}
+	return &eventLog{seen: map[string]int64{}, attempts: map[string]int{}, streamed: map[string]*strings.Builder{}}
 }
 
 func (l *eventLog) append(e longhaul.Event) longhaul.Event {
@@ -59,10 +63,20 @@ func (l *eventLog) emit(at time.Time, t longhaul.EventType, payload any) {
 	l.append(longhaul.NewEvent(t, at, payload))
 }
 
-// applyBatch appends a published batch unless it was applied before.
+// applyBatch appends a published batch unless it was applied before or comes
+// from an attempt of its activity that a later attempt superseded.
+// Publishers are named "<activity id>#<attempt>".
 func (l *eventLog) applyBatch(b longhaul.EventBatch) {
 	if b.Seq <= l.seen[b.Publisher] {
 		return
+	}
+	if act, n, ok := strings.Cut(b.Publisher, "#"); ok {
+		if attempt, err := strconv.Atoi(n); err == nil {
+			if attempt < l.attempts[act] {
+				return
+			}
+			l.attempts[act] = attempt
+		}
 	}
 	l.seen[b.Publisher] = b.Seq
 	for _, e := range b.Events {

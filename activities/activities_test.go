@@ -1,0 +1,70 @@
+package activities_test
+
+import (
+	"log/slog"
+	"testing"
+	"testing/fstest"
+
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/skills"
+)
+
+func TestResolveAgent(t *testing.T) {
+	operator := fstest.MapFS{
+		"pinned.md":  {Data: []byte("---\nagent: pinned\ndescription: Runs on its own model\nskills: [probing, clock]\nmodel: big-model\nmax_turns: 3\nmax_replans: 0\n---\nYou probe.\n")},
+		"probing.md": {Data: []byte("---\nskill: probing\ndescription: Probes things\ntools: [probe, current_time]\n---\nProbe when asked.\n")},
+	}
+	catalog, err := skills.Load(skills.Builtin(), operator)
+	if err != nil {
+		t.Fatalf("skills.Load: %v", err)
+	}
+	reg, err := tools.NewRegistry(&tools.CurrentTime{Now: fixedClock}, &probe{})
+	if err != nil {
+		t.Fatalf("NewRegistry: %v", err)
+	}
+	acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1", Model: "default-model"},
+		catalog, reg, newRecorder(), slog.New(slog.DiscardHandler))
+	env := quietSuite().NewTestActivityEnvironment()
+	env.RegisterActivity(acts)
+
+	tests := []struct {
+		id   string
+		want activities.AgentSpec
+	}{
+		{id: "researcher", want: activities.AgentSpec{
+			ID: "researcher", Mode: "agentic", Model: "default-model", MaxTurns: 12, MaxReplans: 2,
+			Tools: []string{"current_time", "web_fetch"},
+		}},
+		{id: "assistant", want: activities.AgentSpec{
+			ID: "assistant", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
+			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time", "web_fetch"},
+		}},
+		{id: "naked", want: activities.AgentSpec{
+			ID: "naked", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
+			MaxReplans: skills.DefaultMaxReplans,
+		}},
+		{id: "pinned", want: activities.AgentSpec{
+			ID: "pinned", Mode: "chat", Model: "big-model", MaxTurns: 3, MaxReplans: 0,
+			Tools: []string{"current_time", "probe"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			val, err := env.ExecuteActivity(acts.ResolveAgent, tt.id)
+			if err != nil {
+				t.Fatalf("ResolveAgent(%q): %v", tt.id, err)
+			}
+			var got activities.AgentSpec
+			if err := val.Get(&got); err != nil {
+				t.Fatalf("decode AgentSpec: %v", err)
+			}
+			diff(t, "agent spec", tt.want, got)
+		})
+	}
+
+	t.Run("unknown agent", func(t *testing.T) {
+		_, err := env.ExecuteActivity(acts.ResolveAgent, "nobody")
+		wantAppError(t, err, activities.ErrTypeUnknownAgent, true, "nobody")
+	})
+}

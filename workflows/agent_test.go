@@ -1,0 +1,820 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+)
+
+// t0 is where the test environment's clock starts, so event times are known.
+var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// spec is the agent the tests' ResolveAgent mock returns unless a test says
+// otherwise.
+var spec = activities.AgentSpec{
+	ID:       "assistant",
+	Mode:     "chat",
+	Model:    "test-model",
+	MaxTurns: 8,
+	Tools:    []string{"current_time", "web_fetch"},
+}
+
+// harness runs AgentWorkflow in the SDK's test environment with the
+// activities mocked, and records what the workflow asked the model.
+type harness struct {
+	t    *testing.T
+	env  *testsuite.TestWorkflowEnvironment
+	acts *activities.Activities
+
+	mu       sync.Mutex // mock callbacks run on their own goroutines
+	model    []activities.ModelRequest
+	attempts []int32
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := s.NewTestWorkflowEnvironment()
+	env.SetStartTime(t0)
+	env.SetTestTimeout(time.Minute) // wall clock; -race is slow
+	h := &harness{t: t, env: env, acts: &activities.Activities{}}
+	env.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	env.RegisterActivity(h.acts)
+	t.Cleanup(func() { env.AssertExpectations(t) })
+	return h
+}
+
+// resolve mocks the ResolveAgent local activity (OnActivity mocks local
+// activities too).
+func (h *harness) resolve(s activities.AgentSpec) {
+	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, s.ID).Return(s, nil).Once()
+}
+
+// reply is one scripted answer of the model activity.
+type reply struct {
+	resp activities.ModelResponse
+	err  error
+}
+
+func usage(prompt, completion int) longhaul.Usage {
+	return longhaul.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+}
+
+func assistant(content string, calls ...longhaul.ToolCall) longhaul.Message {
+	return longhaul.Message{Role: longhaul.RoleAssistant, Content: content, ToolCalls: calls}
+}
+
+func answer(content string, u longhaul.Usage) reply {
+	return reply{resp: activities.ModelResponse{Message: assistant(content), FinishReason: "stop", Usage: u, Model: "test-model-v2"}}
+}
+
+func askTools(content string, u longhaul.Usage, calls ...longhaul.ToolCall) reply {
+	return reply{resp: activities.ModelResponse{Message: assistant(content, calls...), FinishReason: "tool_calls", Usage: u, Model: "test-model-v2"}}
+}
+
+// scriptModel mocks ChatCompletion: attempt n (counting retries) gets
+// replies[n]; an unscripted call fails the run.
+func (h *harness) scriptModel(replies ...reply) *testsuite.MockCallWrapper {
+	return h.env.OnActivity(h.acts.ChatCompletion, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			n := len(h.model)
+			h.model = append(h.model, req)
+			h.attempts = append(h.attempts, activity.GetInfo(ctx).Attempt)
+			if n >= len(replies) {
+				return activities.ModelResponse{}, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("unscripted model call %d", n+1), "Unscripted", nil)
+			}
+			return replies[n].resp, replies[n].err
+		})
+}
+
+// modelCalls returns the requests the model activity received, in order.
+func (h *harness) modelCalls() []activities.ModelRequest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]activities.ModelRequest(nil), h.model...)
+}
+
+// onTool mocks the CallTool activity for the call with the given id.
+func (h *harness) onTool(id string, res activities.ToolResponse, err error) *testsuite.MockCallWrapper {
+	match := mock.MatchedBy(func(r activities.ToolRequest) bool { return r.Call.ID == id })
+	return h.env.OnActivity(h.acts.CallTool, mock.Anything, match).Return(res, err)
+}
+
+func (h *harness) run(in workflows.AgentInput) {
+	h.t.Helper()
+	h.env.ExecuteWorkflow(workflows.AgentWorkflowName, in)
+	if !h.env.IsWorkflowCompleted() {
+		h.t.Fatal("workflow did not complete")
+	}
+}
+
+// result returns the run's result; the run must have succeeded.
+func (h *harness) result() workflows.AgentResult {
+	h.t.Helper()
+	if err := h.env.GetWorkflowError(); err != nil {
+		h.t.Fatalf("workflow failed: %v", err)
+	}
+	var res workflows.AgentResult
+	if err := h.env.GetWorkflowResult(&res); err != nil {
+		h.t.Fatalf("decode result: %v", err)
+	}
+	return res
+}
+
+func (h *harness) page(req workflows.EventsRequest) workflows.EventsPage {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow(workflows.QueryEvents, req)
+	if err != nil {
+		h.t.Fatalf("query %s: %v", workflows.QueryEvents, err)
+	}
+	var p workflows.EventsPage
+	if err := v.Get(&p); err != nil {
+		h.t.Fatalf("decode %s: %v", workflows.QueryEvents, err)
+	}
+	return p
+}
+
+// events returns the whole log and checks it is closed.
+func (h *harness) events() []longhaul.Event {
+	h.t.Helper()
+	p := h.page(workflows.EventsRequest{})
+	if !p.Done {
+		h.t.Errorf("events page: Done = false after the run ended")
+	}
+	if n := len(p.Events); n > 0 && p.Last != p.Events[n-1].Offset {
+		h.t.Errorf("events page: Last = %d, last event has offset %d", p.Last, p.Events[n-1].Offset)
+	}
+	return p.Events
+}
+
+func (h *harness) state() workflows.RunState {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow(workflows.QueryState)
+	if err != nil {
+		h.t.Fatalf("query %s: %v", workflows.QueryState, err)
+	}
+	var s workflows.RunState
+	if err := v.Get(&s); err != nil {
+		h.t.Fatalf("decode %s: %v", workflows.QueryState, err)
+	}
+	return s
+}
+
+// ev builds an expected event; the offset is set by log and the time is not
+// compared.
+func ev(t longhaul.EventType, payload any) longhaul.Event {
+	return longhaul.NewEvent(t, time.Time{}, payload)
+}
+
+// log numbers expected events from offset 1.
+func logOf(evs ...longhaul.Event) []longhaul.Event {
+	for i := range evs {
+		evs[i].Offset = int64(i + 1)
+	}
+	return evs
+}
+
+// eventOpts compare events by offset, type and decoded payload.
+var eventOpts = cmp.Options{
+	cmpopts.IgnoreFields(longhaul.Event{}, "Time"),
+	cmp.Transformer("json", func(r json.RawMessage) any {
+		var v any
+		if len(r) > 0 && json.Unmarshal(r, &v) != nil {
+			return string(r)
+		}
+		return v
+	}),
+}
+
+func diffEvents(t *testing.T, want, got []longhaul.Event) {
+	t.Helper()
+	if diff := cmp.Diff(want, got, eventOpts, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("event log mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func diff(t *testing.T, what string, want, got any, opts ...cmp.Option) {
+	t.Helper()
+	if d := cmp.Diff(want, got, append(opts, cmpopts.EquateEmpty())...); d != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", what, d)
+	}
+}
+
+// appError unwraps the run's error to the application error it carries.
+func appError(t *testing.T, err error) *temporal.ApplicationError {
+	t.Helper()
+	if err == nil {
+		t.Fatal("workflow succeeded, want a failure")
+	}
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		t.Fatalf("workflow error %v (%T) carries no *temporal.ApplicationError", err, err)
+	}
+	return appErr
+}
+
+var hi = []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi"}}
+
+func input(msgs ...longhaul.Message) workflows.AgentInput {
+	return workflows.AgentInput{Agent: spec.ID, Messages: msgs, User: longhaul.User{ID: "u1"}}
+}
+
+func TestFinalAnswerWithoutTools(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	h.scriptModel(answer("Hello there!", usage(10, 5))).Once()
+	in := input(hi...)
+	in.Options = longhaul.ModelOptions{MaxTokens: 100, Stop: []string{"END"}}
+	h.run(in)
+
+	res := h.result()
+	diff(t, "result", workflows.AgentResult{
+		Content:      "Hello there!",
+		FinishReason: "stop",
+		Messages:     []longhaul.Message{assistant("Hello there!")},
+		Usage:        usage(10, 5),
+		Model:        "test-model-v2",
+		LastOffset:   3,
+	}, res)
+	diff(t, "model requests", []activities.ModelRequest{{
+		Call:     "turn-1",
+		Agent:    "assistant",
+		Model:    "test-model",
+		Messages: hi,
+		Tools:    spec.Tools,
+		Options:  in.Options,
+		Publish:  true,
+	}}, h.modelCalls())
+	// No batch was published, so reconciling writes the whole answer.
+	diffEvents(t, logOf(
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "Hello there!", Call: "turn-1"}),
+		ev(longhaul.EventUsage, usage(10, 5)),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+	), h.events())
+	diff(t, "state", workflows.RunState{
+		Agent:  "assistant",
+		User:   "u1",
+		Status: workflows.StatusCompleted,
+		Turns:  1,
+		Usage:  usage(10, 5),
+		Result: "Hello there!",
+	}, h.state())
+}
+
+// TestQuietRun: with nobody following live, the model call publishes no
+// deltas, and the log still gets the whole answer.
+func TestQuietRun(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	h.scriptModel(answer("Quietly.", usage(2, 1))).Once()
+	in := input(hi...)
+	in.Quiet = true
+	h.run(in)
+
+	if reqs := h.modelCalls(); len(reqs) != 1 || reqs[0].Publish {
+		t.Errorf("model requests %+v, want one with Publish false", reqs)
+	}
+	diffEvents(t, logOf(
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "Quietly.", Call: "turn-1"}),
+		ev(longhaul.EventUsage, usage(2, 1)),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+	), h.events())
+}
+
+func TestFinishReasonLength(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	r := answer("Once upon a", usage(4, 3))
+	r.resp.FinishReason = "length"
+	h.scriptModel(r).Once()
+	h.run(input(hi...))
+
+	if got := h.result().FinishReason; got != "length" {
+		t.Errorf("FinishReason = %q, want length", got)
+	}
+	evs := h.events()
+	diff(t, "last event", ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "length"}),
+		evs[len(evs)-1], eventOpts, cmpopts.IgnoreFields(longhaul.Event{}, "Offset"))
+}
+
+func TestOneToolCallThenAnswer(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	call := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{"timezone":"Europe/Berlin"}`}
+	h.scriptModel(
+		askTools("", usage(10, 2), call),
+		answer("It is Thursday.", usage(20, 4)),
+	).Twice()
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Scope: spec.Tools}).
+		Return(activities.ToolResponse{Content: "2025-01-02T04:04:05+01:00 Thursday"}, nil).Once()
+	h.run(input(hi...))
+
+	toolMsg := longhaul.Message{Role: longhaul.RoleTool, Name: "current_time", ToolCallID: "call_1", Content: "2025-01-02T04:04:05+01:00 Thursday"}
+	added := []longhaul.Message{assistant("", call), toolMsg, assistant("It is Thursday.")}
+	diff(t, "result", workflows.AgentResult{
+		Content:      "It is Thursday.",
+		FinishReason: "stop",
+		Messages:     added,
+		Usage:        usage(30, 6),
+		Model:        "test-model-v2",
+		LastOffset:   5,
+	}, h.result())
+
+	reqs := h.modelCalls()
+	if len(reqs) != 2 {
+		t.Fatalf("model called %d times, want 2", len(reqs))
+	}
+	// The model's own answer names the model for the next turns.
+	diff(t, "second model request", activities.ModelRequest{
+		Call:     "turn-2",
+		Agent:    "assistant",
+		Model:    "test-model-v2",
+		Messages: append(append([]longhaul.Message(nil), hi...), added[:2]...),
+		Tools:    spec.Tools,
+		Publish:  true,
+	}, reqs[1])
+
+	diffEvents(t, logOf(
+		ev(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "call_1", Name: "current_time", Arguments: call.Arguments}),
+		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "current_time", Output: toolMsg.Content}),
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "It is Thursday.", Call: "turn-2"}),
+		ev(longhaul.EventUsage, usage(30, 6)),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+	), h.events())
+	diff(t, "state", workflows.RunState{
+		Agent: "assistant", User: "u1", Status: workflows.StatusCompleted, Turns: 2, Usage: usage(30, 6), Result: "It is Thursday.",
+	}, h.state())
+}
+
+func TestParallelToolCalls(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	fetch := longhaul.ToolCall{ID: "call_a", Name: "web_fetch", Arguments: `{"url":"https://example.com/page?q=1"}`}
+	clock := longhaul.ToolCall{ID: "call_b", Name: "current_time", Arguments: `{}`}
+	ask := askTools("Let me look.", usage(10, 8), fetch, clock)
+	ask.resp.Targets = map[string]string{"call_a": "example.com", "call_b": "UTC"}
+	h.scriptModel(ask, answer("Done.", usage(30, 2))).Twice()
+	// The first call takes longer: the results must still come in call
+	// order, and the run must take as long as the slower call, not the sum.
+	h.onTool("call_a", activities.ToolResponse{Content: "page text", Truncated: true}, nil).After(2 * time.Second).Once()
+	h.onTool("call_b", activities.ToolResponse{Content: "now"}, nil).After(time.Second).Once()
+	h.run(input(hi...))
+
+	added := []longhaul.Message{
+		assistant("Let me look.", fetch, clock),
+		{Role: longhaul.RoleTool, Name: "web_fetch", ToolCallID: "call_a", Content: "page text"},
+		{Role: longhaul.RoleTool, Name: "current_time", ToolCallID: "call_b", Content: "now"},
+		assistant("Done."),
+	}
+	diff(t, "result", workflows.AgentResult{
+		Content: "Done.", FinishReason: "stop", Messages: added, Usage: usage(40, 10), Model: "test-model-v2", LastOffset: 8,
+	}, h.result())
+	if reqs := h.modelCalls(); len(reqs) != 2 {
+		t.Fatalf("model called %d times, want 2", len(reqs))
+	} else {
+		diff(t, "second model request messages", append(append([]longhaul.Message(nil), hi...), added[:3]...), reqs[1].Messages)
+	}
+
+	evs := h.events()
+	diffEvents(t, logOf(
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "Let me look.", Call: "turn-1"}),
+		ev(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "call_a", Name: "web_fetch", Arguments: fetch.Arguments, Target: "example.com"}),
+		ev(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "call_b", Name: "current_time", Arguments: clock.Arguments, Target: "UTC"}),
+		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_a", Name: "web_fetch", Output: "page text", Truncated: true}),
+		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_b", Name: "current_time", Output: "now"}),
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "Done.", Call: "turn-2"}),
+		ev(longhaul.EventUsage, usage(40, 10)),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+	), evs)
+	if len(evs) == 8 {
+		for _, i := range []int{1, 2} {
+			if !evs[i].Time.Equal(t0) {
+				t.Errorf("tool_start %d at %v, want %v", i, evs[i].Time, t0)
+			}
+		}
+		for _, i := range []int{3, 4} {
+			if want := t0.Add(2 * time.Second); !evs[i].Time.Equal(want) {
+				t.Errorf("tool_output %d at %v, want %v (the calls ran one after the other?)", i, evs[i].Time, want)
+			}
+		}
+	}
+}
+
+func TestToolRefusedIsFedBackToModel(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	call := longhaul.ToolCall{ID: "call_1", Name: "shell", Arguments: `{"cmd":"rm -rf /"}`}
+	h.scriptModel(
+		askTools("", usage(5, 5), call),
+		answer("I cannot do that.", usage(9, 4)),
+	).Twice()
+	refusal := `tool "shell" is not allowed here (allowed: [current_time web_fetch])`
+	// Non-retryable: exactly one attempt.
+	h.onTool("call_1", activities.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, activities.ErrTypeToolRefused, nil)).Once()
+	h.run(input(hi...))
+
+	toolMsg := longhaul.Message{Role: longhaul.RoleTool, Name: "shell", ToolCallID: "call_1", Content: "error: " + refusal}
+	res := h.result()
+	diff(t, "result", workflows.AgentResult{
+		Content:      "I cannot do that.",
+		FinishReason: "stop",
+		Messages:     []longhaul.Message{assistant("", call), toolMsg, assistant("I cannot do that.")},
+		Usage:        usage(14, 9),
+		Model:        "test-model-v2",
+		LastOffset:   5,
+	}, res)
+	reqs := h.modelCalls()
+	if len(reqs) != 2 {
+		t.Fatalf("model called %d times, want 2", len(reqs))
+	}
+	if got := reqs[1].Messages[len(reqs[1].Messages)-1]; !strings.HasPrefix(got.Content, "error:") || got.ToolCallID != "call_1" {
+		t.Errorf("last message of the second model call = %+v, want the tool error for call_1", got)
+	}
+	diffEvents(t, logOf(
+		ev(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "call_1", Name: "shell", Arguments: call.Arguments}),
+		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "shell", Output: "error: " + refusal, Error: true}),
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "I cannot do that.", Call: "turn-2"}),
+		ev(longhaul.EventUsage, usage(14, 9)),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+	), h.events())
+}
+
+func TestToolFailureIsRetriedThenFedBack(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	call := longhaul.ToolCall{ID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://example.com/"}`}
+	h.scriptModel(
+		askTools("", usage(5, 5), call),
+		answer("The site is down.", usage(9, 4)),
+	).Twice()
+	// Retryable: the tool retry policy allows three attempts.
+	h.onTool("call_1", activities.ToolResponse{}, temporal.NewApplicationError("tool web_fetch failed: 503", activities.ErrTypeToolFailed)).Times(3)
+	h.run(input(hi...))
+
+	res := h.result()
+	if len(res.Messages) != 3 {
+		t.Fatalf("result has %d messages, want 3: %+v", len(res.Messages), res.Messages)
+	}
+	diff(t, "tool message", longhaul.Message{
+		Role: longhaul.RoleTool, Name: "web_fetch", ToolCallID: "call_1", Content: "error: tool web_fetch failed: 503",
+	}, res.Messages[1])
+	evs := h.events()
+	diff(t, "tool_output", ev(longhaul.EventToolOutput, longhaul.ToolOutputData{
+		ToolCallID: "call_1", Name: "web_fetch", Output: "error: tool web_fetch failed: 503", Error: true,
+	}), evs[1], eventOpts, cmpopts.IgnoreFields(longhaul.Event{}, "Offset"))
+}
+
+func TestToolOutputExcerpt(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	call := longhaul.ToolCall{ID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://example.com/"}`}
+	h.scriptModel(askTools("", usage(1, 1), call), answer("Long.", usage(1, 1))).Twice()
+	long := strings.Repeat("x", 2500)
+	h.onTool("call_1", activities.ToolResponse{Content: long}, nil).Once()
+	h.run(input(hi...))
+
+	// The model reads everything; the event carries an excerpt.
+	if got := h.result().Messages[1].Content; got != long {
+		t.Errorf("tool message has %d characters, want %d", len(got), len(long))
+	}
+	evs := h.events()
+	var out longhaul.ToolOutputData
+	if err := evs[1].Decode(&out); err != nil || evs[1].Type != longhaul.EventToolOutput {
+		t.Fatalf("event 2 = %+v (%v), want tool_output", evs[1], err)
+	}
+	if len(out.Output) != 2000 || !out.Truncated {
+		t.Errorf("tool_output has %d characters, truncated=%v; want 2000, true", len(out.Output), out.Truncated)
+	}
+}
+
+func TestMaxTurns(t *testing.T) {
+	h := newHarness(t)
+	s := spec
+	s.MaxTurns = 2
+	h.resolve(s)
+	call := func(n int) longhaul.ToolCall {
+		return longhaul.ToolCall{ID: fmt.Sprintf("call_%d", n), Name: "current_time", Arguments: `{}`}
+	}
+	h.scriptModel(
+		askTools("", usage(10, 1), call(1)),
+		askTools("", usage(20, 1), call(2)),
+		answer("Partial answer: the step limit was reached.", usage(30, 9)),
+	).Times(3)
+	h.onTool("call_1", activities.ToolResponse{Content: "t1"}, nil).Once()
+	h.onTool("call_2", activities.ToolResponse{Content: "t2"}, nil).Once()
+	h.run(input(hi...))
+
+	reqs := h.modelCalls()
+	if len(reqs) != 3 {
+		t.Fatalf("model called %d times, want 3", len(reqs))
+	}
+	for i, r := range reqs[:2] {
+		diff(t, fmt.Sprintf("tools offered on turn %d", i+1), s.Tools, r.Tools)
+	}
+	last := reqs[2]
+	if last.Call != "turn-3" || len(last.Tools) != 0 {
+		t.Errorf("last model call: Call %q, Tools %v; want turn-3 without tools", last.Call, last.Tools)
+	}
+	tool := func(n int, content string) longhaul.Message {
+		return longhaul.Message{Role: longhaul.RoleTool, Name: "current_time", ToolCallID: fmt.Sprintf("call_%d", n), Content: content}
+	}
+	conv := append(append([]longhaul.Message(nil), hi...),
+		assistant("", call(1)), tool(1, "t1"), assistant("", call(2)), tool(2, "t2"))
+	if n := len(last.Messages); n != len(conv)+1 {
+		t.Fatalf("last model call has %d messages, want %d", n, len(conv)+1)
+	}
+	diff(t, "last model call's conversation", conv, last.Messages[:len(conv)])
+	note := last.Messages[len(conv)]
+	if note.Role != longhaul.RoleSystem || !strings.Contains(note.Content, "Answer now") {
+		t.Errorf("last model call ends with %+v, want the system note asking to answer now", note)
+	}
+
+	res := h.result()
+	// FinishReason is not compared: see TestMaxTurnsContract.
+	diff(t, "result", workflows.AgentResult{
+		Content:    "Partial answer: the step limit was reached.",
+		Messages:   append(conv[1:], assistant("Partial answer: the step limit was reached.")),
+		Usage:      usage(60, 11),
+		Model:      "test-model-v2",
+		LastOffset: 7,
+	}, res, cmpopts.IgnoreFields(workflows.AgentResult{}, "FinishReason"))
+	if st := h.state(); st.Turns != 3 || st.Status != workflows.StatusCompleted {
+		t.Errorf("state: turns %d, status %q; want 3, completed", st.Turns, st.Status)
+	}
+}
+
+// TestMaxTurnsContract checks what contract.go promises when max_turns cuts a
+// run short: FinishReason "length", and no dangling tool calls in the added
+// messages even when the model asks for tools on its last, tool-less turn.
+func TestMaxTurnsContract(t *testing.T) {
+	h := newHarness(t)
+	s := spec
+	s.MaxTurns = 1
+	h.resolve(s)
+	first := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
+	again := longhaul.ToolCall{ID: "call_2", Name: "current_time", Arguments: `{}`}
+	h.scriptModel(
+		askTools("", usage(10, 1), first),
+		askTools("I would check again.", usage(20, 5), again),
+	).Twice()
+	h.onTool("call_1", activities.ToolResponse{Content: "t1"}, nil).Once()
+	h.run(input(hi...))
+
+	res := h.result()
+	if res.FinishReason != "length" {
+		t.Errorf("FinishReason = %q, want length", res.FinishReason)
+	}
+	diff(t, "final message", assistant("I would check again."), res.Messages[len(res.Messages)-1])
+}
+
+func TestModelRejectedFailsRun(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	call := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
+	rejected := temporal.NewNonRetryableApplicationError("model endpoint answered 400: context too long", activities.ErrTypeModelRejected, nil)
+	h.scriptModel(askTools("", usage(10, 2), call), reply{err: rejected}).Twice()
+	h.onTool("call_1", activities.ToolResponse{Content: "now"}, nil).Once()
+	h.run(input(hi...))
+
+	err := h.env.GetWorkflowError()
+	if appErr := appError(t, err); appErr.Type() != activities.ErrTypeModelRejected {
+		t.Errorf("error type = %q, want %q (error: %v)", appErr.Type(), activities.ErrTypeModelRejected, err)
+	}
+	if n := len(h.modelCalls()); n != 2 {
+		t.Errorf("model called %d times, want 2 (a rejected call is not retried)", n)
+	}
+	diffEvents(t, logOf(
+		ev(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "call_1", Name: "current_time", Arguments: `{}`}),
+		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "current_time", Output: "now"}),
+		ev(longhaul.EventUsage, usage(10, 2)),
+		ev(longhaul.EventError, longhaul.ErrorData{Message: "model endpoint answered 400: context too long", Code: activities.ErrTypeModelRejected}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusFailed}),
+	), h.events())
+	diff(t, "state", workflows.RunState{
+		Agent: "assistant", User: "u1", Status: workflows.StatusFailed, Turns: 2, Usage: usage(10, 2),
+		Error: "model endpoint answered 400: context too long",
+	}, h.state())
+}
+
+func TestModelUnavailableIsRetried(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	h.scriptModel(
+		reply{err: temporal.NewApplicationError("model endpoint answered 503: busy", activities.ErrTypeModelUnavailable)},
+		answer("Back.", usage(3, 1)),
+	).Twice()
+	h.run(input(hi...))
+
+	if got := h.result().Content; got != "Back." {
+		t.Errorf("Content = %q, want Back.", got)
+	}
+	h.mu.Lock()
+	attempts := append([]int32(nil), h.attempts...)
+	h.mu.Unlock()
+	diff(t, "model attempts", []int32{1, 2}, attempts)
+	diffEvents(t, logOf(
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "Back.", Call: "turn-1"}),
+		ev(longhaul.EventUsage, usage(3, 1)),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+	), h.events())
+}
+
+// TestStreamedContentAndReset delivers publish signals while the model
+// activity runs: a first attempt's partial text, then a retry's reset and
+// text (twice, as a redelivered signal would be), and checks the log while the
+// call runs and after the workflow reconciled it with the final answer.
+func TestStreamedContentAndReset(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	h.scriptModel(answer("Hello world", usage(3, 2))).After(5 * time.Second).Once()
+
+	at := t0.Add(time.Second)
+	hel := longhaul.NewEvent(longhaul.EventContent, at, longhaul.ContentData{Text: "Hel", Call: "turn-1"})
+	reset := longhaul.NewEvent(longhaul.EventContentReset, at, longhaul.ContentResetData{Call: "turn-1", Attempt: 2, Reason: "retrying the model call"})
+	hello := longhaul.NewEvent(longhaul.EventContent, at, longhaul.ContentData{Text: "Hello", Call: "turn-1"})
+	first := longhaul.EventBatch{Publisher: "a#1", Seq: 1, Events: []longhaul.Event{hel}}
+	second := longhaul.EventBatch{Publisher: "a#2", Seq: 1, Events: []longhaul.Event{reset, hello}}
+	signal := func(b longhaul.EventBatch) func() {
+		return func() { h.env.SignalWorkflow(workflows.SignalPublish, b) }
+	}
+	h.env.RegisterDelayedCallback(signal(first), time.Second)
+	h.env.RegisterDelayedCallback(signal(second), 2*time.Second)
+	h.env.RegisterDelayedCallback(signal(second), 3*time.Second) // duplicate
+	h.env.RegisterDelayedCallback(signal(first), 3*time.Second)  // stale duplicate
+
+	streamed := logOf(ev(hel.Type, longhaul.ContentData{Text: "Hel", Call: "turn-1"}),
+		ev(reset.Type, longhaul.ContentResetData{Call: "turn-1", Attempt: 2, Reason: "retrying the model call"}),
+		ev(hello.Type, longhaul.ContentData{Text: "Hello", Call: "turn-1"}))
+	var (
+		running    workflows.EventsPage
+		runningSt  workflows.RunState
+		queriedMid bool
+	)
+	h.env.RegisterDelayedCallback(func() {
+		queriedMid = true
+		running = h.page(workflows.EventsRequest{})
+		runningSt = h.state()
+	}, 4*time.Second)
+	h.run(input(hi...))
+
+	if !queriedMid {
+		t.Fatal("the query during the model call did not run")
+	}
+	diff(t, "page during the call", workflows.EventsPage{Events: streamed, Last: 3, Done: false}, running, eventOpts)
+	diff(t, "state during the call", workflows.RunState{Agent: "assistant", User: "u1", Status: workflows.StatusRunning, Turns: 1}, runningSt)
+
+	if got := h.result().Content; got != "Hello world" {
+		t.Errorf("Content = %q, want Hello world", got)
+	}
+	evs := h.events()
+	diffEvents(t, logOf(append(streamed,
+		ev(longhaul.EventContent, longhaul.ContentData{Text: " world", Call: "turn-1"}),
+		ev(longhaul.EventUsage, usage(3, 2)),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+	)...), evs)
+	// Published events keep the activity's time; the workflow's carry its own.
+	if len(evs) == 6 {
+		if !evs[0].Time.Equal(at) {
+			t.Errorf("published event time %v, want %v", evs[0].Time, at)
+		}
+		if want := t0.Add(5 * time.Second); !evs[3].Time.Equal(want) {
+			t.Errorf("reconciled event time %v, want %v", evs[3].Time, want)
+		}
+	}
+}
+
+// TestReconcileReplacesDivergentText: streamed text that is not a prefix of
+// the final answer (a lost batch) is reset and replaced by the whole answer.
+func TestReconcileReplacesDivergentText(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	h.scriptModel(answer("Hello world", usage(3, 2))).After(2 * time.Second).Once()
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(workflows.SignalPublish, longhaul.EventBatch{Publisher: "a#1", Seq: 1, Events: []longhaul.Event{
+			longhaul.NewEvent(longhaul.EventContent, t0, longhaul.ContentData{Text: "Hel", Call: "turn-1"}),
+		}})
+		// Seq 2 was lost; seq 3 carries later text.
+		h.env.SignalWorkflow(workflows.SignalPublish, longhaul.EventBatch{Publisher: "a#1", Seq: 3, Events: []longhaul.Event{
+			longhaul.NewEvent(longhaul.EventContent, t0, longhaul.ContentData{Text: "rld", Call: "turn-1"}),
+		}})
+	}, time.Second)
+	h.run(input(hi...))
+
+	diffEvents(t, logOf(
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "Hel", Call: "turn-1"}),
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "rld", Call: "turn-1"}),
+		ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Reason: "replacing partial text with the final answer"}),
+		ev(longhaul.EventContent, longhaul.ContentData{Text: "Hello world", Call: "turn-1"}),
+		ev(longhaul.EventUsage, usage(3, 2)),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+	), h.events())
+}
+
+func TestEventsPaging(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	call := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
+	h.scriptModel(askTools("", usage(1, 1), call), answer("ok", usage(1, 1))).Twice()
+	h.onTool("call_1", activities.ToolResponse{Content: "now"}, nil).Once()
+	h.run(input(hi...))
+
+	all := h.events() // tool_start, tool_output, content, usage, done
+	if len(all) != 5 {
+		t.Fatalf("log has %d events, want 5", len(all))
+	}
+	for _, tc := range []struct {
+		req  workflows.EventsRequest
+		want workflows.EventsPage
+	}{
+		{workflows.EventsRequest{}, workflows.EventsPage{Events: all, Last: 5, Done: true}},
+		{workflows.EventsRequest{Limit: 2}, workflows.EventsPage{Events: all[:2], Last: 5, Done: false}},
+		{workflows.EventsRequest{After: 2, Limit: 2}, workflows.EventsPage{Events: all[2:4], Last: 5, Done: false}},
+		{workflows.EventsRequest{After: 3, Limit: 2}, workflows.EventsPage{Events: all[3:], Last: 5, Done: true}},
+		{workflows.EventsRequest{After: 4}, workflows.EventsPage{Events: all[4:], Last: 5, Done: true}},
+		{workflows.EventsRequest{After: 5}, workflows.EventsPage{Events: []longhaul.Event{}, Last: 5, Done: true}},
+		{workflows.EventsRequest{After: 99}, workflows.EventsPage{Events: []longhaul.Event{}, Last: 5, Done: true}},
+		{workflows.EventsRequest{After: -3, Limit: 1}, workflows.EventsPage{Events: all[:1], Last: 5, Done: false}},
+	} {
+		got := h.page(tc.req)
+		if got.Events == nil {
+			t.Errorf("page(%+v): Events is null, want a (possibly empty) list", tc.req)
+		}
+		diff(t, fmt.Sprintf("page(%+v)", tc.req), tc.want, got, eventOpts)
+	}
+}
+
+func TestNoMessagesIsBadInput(t *testing.T) {
+	h := newHarness(t) // no ResolveAgent mock: it must not be called
+	h.run(workflows.AgentInput{Agent: "assistant"})
+
+	if appErr := appError(t, h.env.GetWorkflowError()); appErr.Type() != "BadInput" || !appErr.NonRetryable() {
+		t.Errorf("error type %q (non-retryable %v), want non-retryable BadInput", appErr.Type(), appErr.NonRetryable())
+	}
+	diffEvents(t, logOf(
+		ev(longhaul.EventError, longhaul.ErrorData{Message: "no messages", Code: "BadInput"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusFailed}),
+	), h.events())
+	diff(t, "state", workflows.RunState{
+		Agent: "assistant", User: "anonymous", Status: workflows.StatusFailed, Error: "no messages",
+	}, h.state())
+}
+
+func TestUnknownAgentFailsRun(t *testing.T) {
+	h := newHarness(t)
+	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, "nobody").
+		Return(activities.AgentSpec{}, temporal.NewNonRetryableApplicationError(`unknown agent "nobody"`, activities.ErrTypeUnknownAgent, nil)).Once()
+	in := input(hi...)
+	in.Agent = "nobody"
+	h.run(in)
+
+	if appErr := appError(t, h.env.GetWorkflowError()); appErr.Type() != activities.ErrTypeUnknownAgent {
+		t.Errorf("error type %q, want %q", appErr.Type(), activities.ErrTypeUnknownAgent)
+	}
+	diffEvents(t, logOf(
+		ev(longhaul.EventError, longhaul.ErrorData{Message: `unknown agent "nobody"`, Code: activities.ErrTypeUnknownAgent}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusFailed}),
+	), h.events())
+}
+
+func TestCancelDuringModelCall(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	h.scriptModel(answer("too late", usage(1, 1))).After(10 * time.Second).Maybe()
+	h.env.RegisterDelayedCallback(h.env.CancelWorkflow, time.Second)
+	h.run(input(hi...))
+
+	err := h.env.GetWorkflowError()
+	var canceled *temporal.CanceledError
+	if !errors.As(err, &canceled) {
+		t.Fatalf("workflow error = %v, want a cancellation", err)
+	}
+	diffEvents(t, logOf(
+		ev(longhaul.EventError, longhaul.ErrorData{Message: "the run was cancelled"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCancelled}),
+	), h.events())
+	if st := h.state(); st.Status != workflows.StatusCancelled {
+		t.Errorf("state status %q, want %q", st.Status, workflows.StatusCancelled)
+	}
+}

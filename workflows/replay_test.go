@@ -1,0 +1,209 @@
+package workflows_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/workflows"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// updateHistory regenerates testdata/agent_history.json from a real run on
+// the embedded server:
+//
+//	go test ./workflows -run TestReplay -update-history
+var updateHistory = flag.Bool("update-history", false, "regenerate "+historyFile+" from a real run")
+
+var historyFile = filepath.Join("testdata", "agent_history.json")
+
+// TestReplayAgentHistory replays a committed history of a real AgentWorkflow
+// run (a tool call, then a streamed answer delivered by publish signals)
+// against the current code: a change that makes old runs non-deterministic
+// fails here instead of in production.
+func TestReplayAgentHistory(t *testing.T) {
+	if *updateHistory {
+		generateHistory(t)
+	}
+	checkHistoryShape(t, loadHistory(t))
+
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, historyFile); err != nil {
+		t.Fatalf("replaying %s: %v\nIf the change is intended, version it with workflow.GetVersion; "+
+			"regenerate the history only for runs that cannot exist any more.", historyFile, err)
+	}
+}
+
+// TestReplayDetectsNonDeterminism shows the replay test has teeth: the same
+// history replayed against an edited workflow must fail as non-deterministic.
+func TestReplayDetectsNonDeterminism(t *testing.T) {
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflowWithOptions(changedAgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	quiet := log.NewStructuredLogger(slog.New(slog.DiscardHandler)) // the SDK logs the failure as a workflow panic
+	err := replayer.ReplayWorkflowHistoryFromJSONFile(quiet, historyFile)
+	if err == nil {
+		t.Fatal("replaying against an edited workflow succeeded, want a non-determinism error")
+	}
+	// TMPRL1100 marks the SDK's non-determinism errors, whichever check of
+	// history against the replayed commands fails first.
+	if !strings.Contains(err.Error(), "[TMPRL1100]") {
+		t.Errorf("replay error = %v, want a non-determinism error ([TMPRL1100])", err)
+	}
+}
+
+// changedAgentWorkflow stands for an incompatible edit of AgentWorkflow: it
+// starts like it (search attributes, ResolveAgent), then runs a tool before
+// the first model call.
+func changedAgentWorkflow(ctx workflow.Context, in workflows.AgentInput) (workflows.AgentResult, error) {
+	var acts *activities.Activities
+	err := workflow.UpsertTypedSearchAttributes(ctx,
+		workflows.SearchAttrAgent.ValueSet(in.Agent),
+		workflows.SearchAttrUser.ValueSet(in.User.Key()),
+		workflows.SearchAttrStatus.ValueSet(workflows.StatusRunning))
+	if err != nil {
+		return workflows.AgentResult{}, err
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var spec activities.AgentSpec
+	if err := workflow.ExecuteLocalActivity(lctx, acts.ResolveAgent, in.Agent).Get(ctx, &spec); err != nil {
+		return workflows.AgentResult{}, err
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	var res activities.ToolResponse
+	err = workflow.ExecuteActivity(actx, acts.CallTool, activities.ToolRequest{
+		Call:  longhaul.ToolCall{ID: "call_0", Name: "current_time", Arguments: `{}`},
+		Scope: spec.Tools,
+	}).Get(ctx, &res)
+	return workflows.AgentResult{Content: res.Content}, err
+}
+
+func loadHistory(t *testing.T) *historypb.History {
+	t.Helper()
+	b, err := os.ReadFile(historyFile)
+	if err != nil {
+		t.Fatalf("%v (generate it with: go test ./workflows -run TestReplay -update-history)", err)
+	}
+	h, err := client.HistoryFromJSON(bytes.NewReader(b), client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatalf("parse %s: %v", historyFile, err)
+	}
+	return h
+}
+
+// checkHistoryShape makes sure the committed history still covers what it is
+// meant to: the local activity, a tool call between two model calls, publish
+// signals, and a completed run.
+func checkHistoryShape(t *testing.T, h *historypb.History) {
+	t.Helper()
+	var scheduled []string
+	var markers, signals int
+	for _, e := range h.GetEvents() {
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			scheduled = append(scheduled, e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName())
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			markers++
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+			if name := e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName(); name != workflows.SignalPublish {
+				t.Errorf("history has a %q signal, want only %q", name, workflows.SignalPublish)
+			}
+			signals++
+		}
+	}
+	if diff := cmp.Diff([]string{"ChatCompletion", "CallTool", "ChatCompletion"}, scheduled); diff != "" {
+		t.Errorf("scheduled activities mismatch (-want +got):\n%s", diff)
+	}
+	if markers == 0 {
+		t.Error("history has no marker: the ResolveAgent local activity is missing")
+	}
+	if signals < 2 {
+		t.Errorf("history has %d publish signals, want at least 2", signals)
+	}
+	events := h.GetEvents()
+	if n := len(events); n == 0 || events[n-1].GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED {
+		t.Error("history does not end with the run's completion")
+	}
+}
+
+// generateHistory runs AgentWorkflow on the real embedded server with a
+// scripted model and writes the run's history to historyFile.
+func generateHistory(t *testing.T) {
+	t.Helper()
+	env := testenv.Start(t, testenv.Options{})
+	env.Model.Enqueue(
+		llmtest.ToolCalls(llmtest.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{"timezone":"UTC"}`}),
+		// Small chunks, slowly, so several publish signals land in history
+		// while the activity runs.
+		llmtest.Text("It is Thursday, 2 January 2025, and the time is 03:04 UTC.",
+			llmtest.ChunkSize(3), llmtest.ChunkDelay(25*time.Millisecond)),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := env.Client.ExecuteWorkflow(ctx,
+		client.StartWorkflowOptions{ID: "replay-1", TaskQueue: testenv.TaskQueue},
+		workflows.AgentWorkflowName,
+		workflows.AgentInput{
+			Agent:    "assistant",
+			Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What time is it?"}},
+		})
+	if err != nil {
+		t.Fatalf("start workflow: %v", err)
+	}
+	var res workflows.AgentResult
+	if err := run.Get(ctx, &res); err != nil {
+		t.Fatalf("workflow: %v", err)
+	}
+	if !strings.HasPrefix(res.Content, "It is Thursday") || len(res.Messages) != 3 {
+		t.Fatalf("unexpected result: %+v", res)
+	}
+
+	h := &historypb.History{}
+	it := env.Client.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatalf("read history: %v", err)
+		}
+		h.Events = append(h.Events, e)
+	}
+	checkHistoryShape(t, h)
+
+	// The format `temporal workflow show --output json` writes and
+	// ReplayWorkflowHistoryFromJSONFile reads.
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
+	if err != nil {
+		t.Fatalf("encode history: %v", err)
+	}
+	back, err := client.HistoryFromJSON(bytes.NewReader(b), client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatalf("decode the encoded history: %v", err)
+	}
+	if !temporalproto.DeepEqual(h, back) {
+		t.Fatal("the history does not survive a JSON round trip")
+	}
+	if err := os.MkdirAll(filepath.Dir(historyFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(historyFile, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s: %d events", historyFile, len(h.Events))
+}

@@ -56,6 +56,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		ChatID:       chatID(c, &req),
 		Options:      req.options(),
 		ModelTimeout: s.cfg.ModelTimeout,
+		Quiet:        !req.Stream,
 	}
 	runID := "run-" + uuid.NewString()
 	if in.ChatID != "" {

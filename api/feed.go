@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
@@ -13,11 +14,19 @@ import (
 	"go.temporal.io/sdk/converter"
 )
 
-// Poll intervals of a feed: fast while events flow, slower while a run waits
-// on a model or tool.
+// Poll intervals of a feed. A run is polled fast until its first event
+// arrives (time to first token is what a person notices), then about as
+// often as activities flush their event batches while events flow, and ever
+// more slowly while the run waits on a model or a tool.
 const (
-	minPoll = 5 * time.Millisecond
-	maxPoll = 200 * time.Millisecond
+	firstPoll   = 5 * time.Millisecond
+	fastPhase   = 300 * time.Millisecond
+	flowingPoll = 60 * time.Millisecond
+	maxPoll     = 200 * time.Millisecond
+	// queryBudget is the spacing, per followed run, that keeps all feeds
+	// together at about a thousand queries a second: with many runs at once
+	// each is polled less often instead of the worker drowning in queries.
+	queryBudget = time.Millisecond
 )
 
 // eventQuerier reads a run's event log; client.Client is one.
@@ -30,6 +39,7 @@ type hub struct {
 	q     eventQuerier
 	mu    sync.Mutex
 	feeds map[string]*feed
+	n     atomic.Int64 // len(feeds), read without the lock by pollers
 }
 
 func newHub(q eventQuerier) *hub { return &hub{q: q, feeds: map[string]*feed{}} }
@@ -57,6 +67,7 @@ func (h *hub) subscribe(runID string) *feed {
 		ctx, cancel := context.WithCancel(context.Background())
 		f = &feed{h: h, runID: runID, wake: make(chan struct{}), cancel: cancel}
 		h.feeds[runID] = f
+		h.n.Store(int64(len(h.feeds)))
 		go f.poll(ctx)
 	}
 	f.subs++
@@ -72,6 +83,7 @@ func (f *feed) release() {
 		f.cancel()
 		if f.h.feeds[f.runID] == f {
 			delete(f.h.feeds, f.runID)
+			f.h.n.Store(int64(len(f.h.feeds)))
 		}
 	}
 }
@@ -104,7 +116,9 @@ func (f *feed) next(ctx context.Context, after int64) ([]longhaul.Event, bool, e
 
 func (f *feed) poll(ctx context.Context) {
 	var after int64
-	interval := minPoll
+	start := time.Now()
+	interval := firstPoll
+	seen := false
 	failures := 0
 	for {
 		page, err := f.query(ctx, after)
@@ -123,21 +137,29 @@ func (f *feed) poll(ctx context.Context) {
 			interval = min(time.Duration(failures)*100*time.Millisecond, 2*time.Second)
 		default:
 			failures = 0
+			done := page.Done && (len(page.Events) == 0 || page.Events[len(page.Events)-1].Offset >= page.Last)
 			if len(page.Events) > 0 {
 				after = page.Events[len(page.Events)-1].Offset
-				interval = minPoll
-			} else {
+			}
+			f.update(page.Events, done, nil)
+			switch {
+			case done:
+				return
+			case after < page.Last:
+				interval = 0 // more is waiting: read on at once
+			case len(page.Events) > 0:
+				seen = true
+				interval = flowingPoll
+			case !seen && time.Since(start) < fastPhase:
+				interval = firstPoll
+			default:
 				interval = min(interval*3/2+time.Millisecond, maxPoll)
 			}
-			done := page.Done && after >= page.Last
-			f.update(page.Events, done, nil)
-			if done {
-				return
-			}
-			if after < page.Last {
-				interval = 0 // more is waiting: read on at once
-			}
 		}
+		if interval == 0 {
+			continue
+		}
+		interval = max(interval, time.Duration(f.h.n.Load())*queryBudget)
 		select {
 		case <-ctx.Done():
 			return

@@ -140,7 +140,7 @@ func (e *Env) StartWorker() {
 	e.T.Helper()
 	e.StopWorker()
 	// No drain time: stopping the worker cuts its calls off as a crash would.
-	w := sdkworker.New(e.Client, TaskQueue, sdkworker.Options{WorkerStopTimeout: 0})
+	w := sdkworker.New(e.Client, TaskQueue, lhworker.Options(0))
 	lhworker.Register(w, e.Activities())
 	if err := w.Start(); err != nil {
 		e.T.Fatalf("testenv: start worker: %v", err)

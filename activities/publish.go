@@ -15,7 +15,8 @@ const maxBatch = 256
 
 // publisher batches an activity's events into PublishBatch signals to its
 // workflow: the first event goes at once (time to first token matters most),
-// later ones every flush interval. Sequence numbers let the workflow drop a
+// later ones every flush interval, or every two signal round trips when
+// Temporal is slower than that. Sequence numbers let the workflow drop a
 // batch delivered twice.
 type publisher struct {
 	signals    signaler
@@ -28,7 +29,8 @@ type publisher struct {
 	pending  []longhaul.Event
 	seq      int64
 	sent     bool
-	flushing bool // a flush goroutine is running or about to
+	rtt      time.Duration // how long the last signal took
+	flushing bool          // a flush goroutine is running or about to
 	timer    *time.Timer
 	closed   bool
 	sendMu   sync.Mutex // one signal in flight at a time keeps batches in order
@@ -72,7 +74,7 @@ func (p *publisher) Publish(ctx context.Context, e longhaul.Event) {
 	if p.timer != nil {
 		return
 	}
-	p.timer = time.AfterFunc(p.interval, func() {
+	p.timer = time.AfterFunc(max(p.interval, 2*p.rtt), func() {
 		p.mu.Lock()
 		p.timer = nil
 		p.flushing = true
@@ -115,7 +117,14 @@ func (p *publisher) flush(ctx context.Context) {
 		p.seq++
 		batch := longhaul.EventBatch{Publisher: p.id, Seq: p.seq, Events: events}
 		p.mu.Unlock()
-		if err := p.send(ctx, batch); err != nil {
+		start := time.Now()
+		err := p.send(ctx, batch)
+		p.mu.Lock()
+		// Back off while Temporal is slow to take signals: under load the
+		// batches grow instead of the signals queueing up.
+		p.rtt = min(time.Since(start), time.Second)
+		p.mu.Unlock()
+		if err != nil {
 			// Progress events are best effort: the workflow keeps the
 			// authoritative result. Remember the failure for Close.
 			p.lastErr = fmt.Errorf("publish events: %w", err)

@@ -53,7 +53,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		Agent:        agent.ID,
 		Messages:     msgs,
 		User:         user,
-		ChatID:       chatID(c, &req),
+		ChatID:       chatID(c, &req, user),
 		Options:      req.options(),
 		ModelTimeout: s.cfg.ModelTimeout,
 		Quiet:        !req.Stream,
@@ -266,8 +266,9 @@ func userFromHeaders(c *fiber.Ctx) longhaul.User {
 }
 
 // chatID is Open WebUI's chat id, or a conversation id an OpenAI client
-// passes in metadata (chat_id or conversation_id).
-func chatID(c *fiber.Ctx, req *ChatRequest) string {
+// passes in metadata (chat_id or conversation_id), scoped to its user so two
+// callers' conversation ids never meet.
+func chatID(c *fiber.Ctx, req *ChatRequest, user longhaul.User) string {
 	if id := c.Get(headerOWUIChatID); id != "" {
 		return id
 	}
@@ -280,7 +281,7 @@ func chatID(c *fiber.Ctx, req *ChatRequest) string {
 	}
 	for _, k := range []string{"chat_id", "conversation_id"} {
 		if s, ok := md[k].(string); ok && s != "" {
-			return s
+			return user.Key() + "/" + s
 		}
 	}
 	return ""

@@ -75,7 +75,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		"dev": runDev, "server": runServer, "worker": runWorker, "api": runAPI,
 	}[args[0]]
 	if err := run(ctx, cfg, log, stdout); err != nil {
-		log.Error("longhaul "+args[0]+" failed", "error", err)
+		// Plain text, one problem a line, so an operator reads it as is.
+		fmt.Fprintf(stderr, "longhaul %s: %v\n", args[0], err)
 		return 1
 	}
 	return 0
@@ -100,6 +101,11 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // runDev runs the embedded server (unless a real one is configured), a worker
 // and the API in one process.
 func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	// Agent files first: a broken one stops start-up before anything runs.
+	cat, reg, err := loadCatalog(cfg, log)
+	if err != nil {
+		return err
+	}
 	addr := cfg.TemporalAddress
 	uiURL := ""
 	if cfg.Embedded() {
@@ -109,10 +115,6 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		}
 		defer srv.Stop()
 		addr, uiURL = srv.FrontendAddr(), srv.UIURL()
-	}
-	cat, reg, err := loadCatalog(cfg, log)
-	if err != nil {
-		return err
 	}
 	c, err := dial(ctx, cfg, addr, log)
 	if err != nil {

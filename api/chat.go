@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
@@ -24,6 +25,7 @@ const (
 	HeaderRunID         = "X-Longhaul-Run-Id"
 	headerOWUIPrefix    = "X-Openwebui-"
 	headerOWUIChatID    = "X-OpenWebUI-Chat-Id"
+	headerOWUIMessageID = "X-OpenWebUI-Message-Id"
 	headerOWUIUserID    = "X-OpenWebUI-User-Id"
 	headerOWUIUserEmail = "X-OpenWebUI-User-Email"
 	headerOWUIUserName  = "X-OpenWebUI-User-Name"
@@ -61,7 +63,8 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	runID := "run-" + uuid.NewString()
 	if in.ChatID != "" {
 		in.Turn = req.turn()
-		runID = workflows.ChatRunID(in.ChatID, in.Turn)
+		in.MessageID = c.Get(headerOWUIMessageID)
+		runID = workflows.ChatRunID(in.ChatID, in.Turn, in.MessageID)
 	}
 	ctx := c.UserContext()
 	run, err := s.start(ctx, runID, in, summarize(msgs, 60))
@@ -113,7 +116,8 @@ func (s *Server) respond(c *fiber.Ctx, run client.WorkflowRun, model string, ope
 	defer cancel()
 	var res workflows.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
-		if ctx.Err() != nil {
+		var deadline *serviceerror.DeadlineExceeded
+		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) {
 			return errTimeout(fmt.Sprintf("the run is still going after %s; it goes on: follow run %s", s.cfg.RequestTimeout, run.GetID()))
 		}
 		return runError(err)

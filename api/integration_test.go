@@ -425,6 +425,25 @@ func TestRetriedRequestAttaches(t *testing.T) {
 	if n := len(env.Model.Requests()); n != 1 {
 		t.Fatalf("model called %d times, want 1", n)
 	}
+
+	// Open WebUI names the answer it wants: the same message id attaches,
+	// a new one (Regenerate) is a new run of the same turn.
+	env.Model.Enqueue(llmtest.Text("first take"), llmtest.Text("second take"))
+	msg := func(id string) map[string]string {
+		h := withChat(owui, "chat-regen")
+		h["X-OpenWebUI-Message-Id"] = id
+		return h
+	}
+	ask := func(id string) (string, string) {
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, msg(id))
+		return resp.Header.Get(api.HeaderRunID), decode[api.ChatCompletion](t, resp).Choices[0].Message.Content
+	}
+	id1, c1 := ask("m1")
+	id2, c2 := ask("m1")
+	id3, c3 := ask("m2")
+	if id1 != id2 || c1 != "first take" || c2 != "first take" || id3 == id1 || c3 != "second take" {
+		t.Fatalf("runs %s %s %s, answers %q %q %q", id1, id2, id3, c1, c2, c3)
+	}
 }
 
 // TestWorkerStoppedMidStream stops the worker while the answer streams and

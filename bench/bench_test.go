@@ -38,7 +38,7 @@ func chatBody(model string, stream bool, text string) []byte {
 }
 
 // chatBodyIn is chatBody for a named conversation, whose run id is known:
-// workflows.ChatRunID("anonymous/"+chat, 1).
+// workflows.ChatRunID("anonymous/"+chat, 1, "").
 func chatBodyIn(chat string, stream bool, text string) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"model": "naked", "stream": stream, "metadata": map[string]string{"chat_id": chat},
@@ -259,7 +259,7 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		if streamEvents == 0 {
 			// One streamed turn's history, for the events-per-turn row.
-			streamEvents = historyEvents(b, env, workflows.ChatRunID(fmt.Sprint("anonymous/c", n, "-0"), 1))
+			streamEvents = historyEvents(b, env, workflows.ChatRunID(fmt.Sprint("anonymous/c", n, "-0"), 1, ""))
 		}
 	}
 	fmt.Fprintln(out, "\t\t\t\t\t\t\t")

@@ -66,14 +66,25 @@ var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // ChatRunID is the workflow ID of turn n of a chat: the same chat and turn
 // always give the same ID, so a retried request attaches to the run it
-// started. Chat IDs that are long or carry unusual characters are hashed.
-func ChatRunID(chatID string, turn int) string {
-	id := unsafeID.ReplaceAllString(chatID, "_")
-	if id != chatID || len(id) > 80 {
-		sum := sha256.Sum256([]byte(chatID))
+// started. messageID, when the client names the answer it is asking for
+// (Open WebUI's X-OpenWebUI-Message-Id), tells a new answer to the same turn
+// (Regenerate) from a retry of the same request. Ids that are long or carry
+// unusual characters are hashed.
+func ChatRunID(chatID string, turn int, messageID string) string {
+	id := fmt.Sprintf("chat-%s-turn-%d", safeID(chatID), turn)
+	if messageID != "" {
+		id += "-" + safeID(messageID)
+	}
+	return id
+}
+
+func safeID(s string) string {
+	id := unsafeID.ReplaceAllString(s, "_")
+	if id != s || len(id) > 80 {
+		sum := sha256.Sum256([]byte(s))
 		id = hex.EncodeToString(sum[:12])
 	}
-	return fmt.Sprintf("chat-%s-turn-%d", id, turn)
+	return id
 }
 
 // IsChatRunID reports whether id looks like a ChatRunID.
@@ -88,9 +99,11 @@ type AgentInput struct {
 	Messages []longhaul.Message `json:"messages"`
 	// User is who the run is for; it scopes memory and permissions.
 	User longhaul.User `json:"user,omitempty"`
-	// ChatID and Turn identify an Open WebUI chat turn, when there is one.
-	ChatID string `json:"chat_id,omitempty"`
-	Turn   int    `json:"turn,omitempty"`
+	// ChatID and Turn identify an Open WebUI chat turn, when there is one;
+	// MessageID the answer being asked for.
+	ChatID    string `json:"chat_id,omitempty"`
+	Turn      int    `json:"turn,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
 	// Options carries the client's sampling settings.
 	Options longhaul.ModelOptions `json:"options,omitempty"`
 	// Quiet says nobody follows the run live (a non-streaming request): model

@@ -13,7 +13,7 @@ BENCHFLAGS  ?= -run '^$$' -bench . -benchtime 1x -timeout 60m
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/longhaul
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(BIN) ./cmd/longhaul
 
 run: build
 	./$(BIN) dev

@@ -184,7 +184,7 @@ func redactURL(s string) string {
 func Usage(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tMEANING")
-	err := envconfig.Usagef(Prefix, &Config{}, tw, "  {{range .}}{{usage_key .}}\t{{usage_default .}}\t{{usage_description .}}\n{{end}}")
+	err := envconfig.Usagef(Prefix, &Config{}, tw, "{{range .}}  {{usage_key .}}\t{{usage_default .}}\t{{usage_description .}}\n{{end}}")
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -152,14 +151,7 @@ func runServer(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 }
 
 func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
-	if cfg.TemporalAddress == "" {
-		return errors.New("LONGHAUL_TEMPORAL_ADDRESS is required for longhaul worker (host:port of a Temporal frontend, e.g. one started by longhaul server)")
-	}
-	cat, reg, err := loadCatalog(cfg, log)
-	if err != nil {
-		return err
-	}
-	c, err := dial(ctx, cfg, cfg.TemporalAddress, log)
+	cat, reg, c, err := connect(ctx, cfg, log, "worker")
 	if err != nil {
 		return err
 	}
@@ -170,20 +162,30 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 }
 
 func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
-	if cfg.TemporalAddress == "" {
-		return errors.New("LONGHAUL_TEMPORAL_ADDRESS is required for longhaul api (host:port of a Temporal frontend, e.g. one started by longhaul server)")
-	}
-	cat, _, err := loadCatalog(cfg, log)
-	if err != nil {
-		return err
-	}
-	c, err := dial(ctx, cfg, cfg.TemporalAddress, log)
+	cat, _, c, err := connect(ctx, cfg, log, "api")
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress)
 	return serveAPI(ctx, newAPI(cfg, c, cat, log, false), cfg.HTTPAddr, log)
+}
+
+// connect is the start of the worker and api commands: they need an
+// external Temporal, the agent files and a client.
+func connect(ctx context.Context, cfg config.Config, log *slog.Logger, command string) (*skills.Catalog, *tools.Registry, client.Client, error) {
+	if cfg.TemporalAddress == "" {
+		return nil, nil, nil, fmt.Errorf("LONGHAUL_TEMPORAL_ADDRESS is required for longhaul %s (host:port of a Temporal frontend, e.g. one started by longhaul server)", command)
+	}
+	cat, reg, err := loadCatalog(cfg, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := dial(ctx, cfg, cfg.TemporalAddress, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cat, reg, c, nil
 }
 
 func startServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*devserver.Server, error) {

@@ -59,9 +59,12 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		Options:      req.options(),
 		ModelTimeout: s.cfg.ModelTimeout,
 		Quiet:        !req.Stream,
+		Background:   req.isBackgroundTask(),
 	}
 	runID := "run-" + uuid.NewString()
-	if in.ChatID != "" {
+	// A background task carries the chat's headers too; it must never take
+	// (or attach to) the chat turn's run, so it always gets its own.
+	if in.ChatID != "" && !in.Background {
 		in.Turn = req.turn()
 		in.MessageID = c.Get(headerOWUIMessageID)
 		runID = workflows.ChatRunID(in.ChatID, in.Turn, in.MessageID)

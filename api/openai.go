@@ -279,6 +279,18 @@ func (r *ChatRequest) turn() int {
 	return n
 }
 
+// isBackgroundTask reports whether the request is one of Open WebUI's
+// housekeeping prompts (title, tags, follow-ups, search queries,
+// autocompletion), which all start the last user message with "### Task:".
+func (r *ChatRequest) isBackgroundTask() bool {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "user" {
+			return strings.HasPrefix(strings.TrimSpace(string(r.Messages[i].Content)), "### Task:")
+		}
+	}
+	return false
+}
+
 // options are the sampling settings of the request.
 func (r *ChatRequest) options() longhaul.ModelOptions {
 	max := r.MaxTokens

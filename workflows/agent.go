@@ -142,7 +142,31 @@ func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
 		return AgentResult{}, err
 	}
 	r.model = r.spec.Model
+	if r.in.Background {
+		return r.background(ctx)
+	}
 	return r.chat(ctx)
+}
+
+// background answers a client's housekeeping request (a title, tags,
+// follow-up questions) with one model call: no agent prompt, no tools.
+func (r *run) background(ctx workflow.Context) (AgentResult, error) {
+	r.state.Turns = 1
+	resp, err := r.callModel(ctx, activities.ModelRequest{
+		Call:     "task",
+		Agent:    r.spec.ID,
+		Model:    r.model,
+		Messages: r.in.Messages,
+		Options:  r.in.Options,
+		NoPrompt: true,
+		Publish:  !r.in.Quiet,
+	})
+	if err != nil {
+		return AgentResult{Model: r.model}, err
+	}
+	msg := resp.Message
+	msg.ToolCalls = nil
+	return AgentResult{Content: msg.Content, FinishReason: "stop", Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
 }
 
 // chat is the tool loop: call the model; run the tool calls it asks for (in

@@ -303,6 +303,28 @@ func TestQuietRun(t *testing.T) {
 	), h.events())
 }
 
+// TestBackgroundTask checks a client's housekeeping request is one model
+// call without the agent's prompt or tools, even when the agent has tools
+// and the model asks for one.
+func TestBackgroundTask(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	h.scriptModel(askTools("Durable Chat Title", usage(5, 3), longhaul.ToolCall{ID: "c1", Name: "current_time", Arguments: `{}`})).Once()
+	task := []longhaul.Message{{Role: longhaul.RoleUser, Content: "### Task:\nGenerate a concise title."}}
+	in := input(task...)
+	in.Background = true
+	h.run(in)
+
+	reqs := h.modelCalls()
+	if len(reqs) != 1 || !reqs[0].NoPrompt || len(reqs[0].Tools) != 0 {
+		t.Fatalf("model requests %+v, want one without prompt and tools", reqs)
+	}
+	res := h.result()
+	if res.Content != "Durable Chat Title" || len(res.Messages) != 1 || len(res.Messages[0].ToolCalls) != 0 {
+		t.Errorf("result %+v", res)
+	}
+}
+
 func TestFinishReasonLength(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)

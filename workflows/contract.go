@@ -106,6 +106,10 @@ type AgentInput struct {
 	MessageID string `json:"message_id,omitempty"`
 	// Options carries the client's sampling settings.
 	Options longhaul.ModelOptions `json:"options,omitempty"`
+	// Background marks a client's housekeeping request (Open WebUI's title,
+	// tags and follow-up prompts): one model call without the agent's prompt
+	// and tools.
+	Background bool `json:"background,omitempty"`
 	// Quiet says nobody follows the run live (a non-streaming request): model
 	// calls then publish no text deltas, saving a signal per batch; the log
 	// still gets each answer whole.

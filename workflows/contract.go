@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
@@ -86,9 +85,6 @@ func safeID(s string) string {
 	}
 	return id
 }
-
-// IsChatRunID reports whether id looks like a ChatRunID.
-func IsChatRunID(id string) bool { return strings.HasPrefix(id, "chat-") }
 
 // AgentInput starts an AgentWorkflow.
 type AgentInput struct {

@@ -149,7 +149,7 @@ func runError(err error) error {
 			return errUpstream(appErr.Message())
 		case activities.ErrTypeUnknownAgent:
 			return errModelNotFound(appErr.Message())
-		case "BadInput":
+		case workflows.ErrTypeBadInput:
 			return errBadRequest(appErr.Message())
 		}
 		return errInternal(appErr.Message())

@@ -132,7 +132,7 @@ func (r *run) drain() {
 
 func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
 	if len(r.in.Messages) == 0 {
-		return AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", "BadInput", nil)
+		return AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", ErrTypeBadInput, nil)
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,

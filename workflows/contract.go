@@ -52,6 +52,9 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 	}
 }
 
+// ErrTypeBadInput is the error type of a run whose input cannot run.
+const ErrTypeBadInput = "BadInput"
+
 // Run statuses, as in RunState.Status and the LonghaulStatus search attribute.
 const (
 	StatusRunning   = "running"

@@ -325,6 +325,32 @@ func TestBackgroundTask(t *testing.T) {
 	}
 }
 
+// TestAgentTemperature checks the agent's temperature is used when the
+// request sets none, and the request's wins when it does.
+func TestAgentTemperature(t *testing.T) {
+	agentT, requestT := float32(0.2), float32(0.9)
+	for _, tt := range []struct {
+		name    string
+		request *float32
+		want    float32
+	}{{"agent default", nil, agentT}, {"request wins", &requestT, requestT}} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			s := spec
+			s.Temperature = &agentT
+			h.resolve(s)
+			h.scriptModel(answer("ok", usage(1, 1))).Once()
+			in := input(hi...)
+			in.Options.Temperature = tt.request
+			h.run(in)
+			reqs := h.modelCalls()
+			if len(reqs) != 1 || reqs[0].Options.Temperature == nil || *reqs[0].Options.Temperature != tt.want {
+				t.Fatalf("model requests %+v, want temperature %v", reqs, tt.want)
+			}
+		})
+	}
+}
+
 func TestFinishReasonLength(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)

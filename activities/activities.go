@@ -58,8 +58,6 @@ func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, signa
 	cfg.BaseURL = llm.BaseURL
 	if llm.HTTPClient != nil {
 		cfg.HTTPClient = llm.HTTPClient
-	} else {
-		cfg.HTTPClient = &http.Client{}
 	}
 	if log == nil {
 		log = slog.Default()

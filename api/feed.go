@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
@@ -39,7 +38,6 @@ type hub struct {
 	q     eventQuerier
 	mu    sync.Mutex
 	feeds map[string]*feed
-	n     atomic.Int64 // len(feeds), read without the lock by pollers
 }
 
 func newHub(q eventQuerier) *hub { return &hub{q: q, feeds: map[string]*feed{}} }
@@ -67,11 +65,17 @@ func (h *hub) subscribe(runID string) *feed {
 		ctx, cancel := context.WithCancel(context.Background())
 		f = &feed{h: h, runID: runID, wake: make(chan struct{}), cancel: cancel}
 		h.feeds[runID] = f
-		h.n.Store(int64(len(h.feeds)))
 		go f.poll(ctx)
 	}
 	f.subs++
 	return f
+}
+
+// followed is how many runs the hub polls.
+func (h *hub) followed() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.feeds)
 }
 
 // release drops a subscriber; the last one stops the poller.
@@ -83,7 +87,6 @@ func (f *feed) release() {
 		f.cancel()
 		if f.h.feeds[f.runID] == f {
 			delete(f.h.feeds, f.runID)
-			f.h.n.Store(int64(len(f.h.feeds)))
 		}
 	}
 }
@@ -159,7 +162,7 @@ func (f *feed) poll(ctx context.Context) {
 		if interval == 0 {
 			continue
 		}
-		interval = max(interval, time.Duration(f.h.n.Load())*queryBudget)
+		interval = max(interval, time.Duration(f.h.followed())*queryBudget)
 		select {
 		case <-ctx.Done():
 			return

@@ -19,7 +19,7 @@ type renderer struct {
 	roleSent bool
 	// sent is the text sent per model call; replay is text already shown
 	// that a retried call is expected to produce again, which is skipped.
-	sent   map[string]string
+	sent   map[string]*strings.Builder
 	replay map[string]string
 	args   map[string]string // tool call id → arguments, for cards
 	usage  *longhaul.Usage
@@ -31,7 +31,7 @@ type renderer struct {
 func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
 	return &renderer{
 		id: id, model: model, created: created, openWebUI: openWebUI,
-		sent: map[string]string{}, replay: map[string]string{}, args: map[string]string{},
+		sent: map[string]*strings.Builder{}, replay: map[string]string{}, args: map[string]string{},
 	}
 }
 
@@ -49,8 +49,10 @@ func (r *renderer) render(e longhaul.Event) []any {
 	case longhaul.EventContentReset:
 		var d longhaul.ContentResetData
 		if e.Decode(&d) == nil {
-			r.replay[d.Call] += r.sent[d.Call]
-			r.sent[d.Call] = ""
+			if b := r.sent[d.Call]; b != nil {
+				r.replay[d.Call] += b.String()
+				b.Reset()
+			}
 		}
 	case longhaul.EventThinking:
 		var d longhaul.ThinkingData
@@ -109,7 +111,12 @@ func (r *renderer) render(e longhaul.Event) []any {
 // retry says something else, it starts on a new paragraph.
 func (r *renderer) text(call, t string) string {
 	rp := r.replay[call]
-	r.sent[call] += t
+	sent := r.sent[call]
+	if sent == nil {
+		sent = &strings.Builder{}
+		r.sent[call] = sent
+	}
+	sent.WriteString(t)
 	if rp == "" {
 		return t
 	}
@@ -123,7 +130,7 @@ func (r *renderer) text(call, t string) string {
 		return t[k:]
 	}
 	r.replay[call] = ""
-	return "\n\n" + r.sent[call]
+	return "\n\n" + sent.String()
 }
 
 func commonPrefix(a, b string) int {

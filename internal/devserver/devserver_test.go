@@ -1,15 +1,16 @@
-package devserver
+package devserver_test
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/activity"
@@ -18,21 +19,11 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
-func startServer(t *testing.T, dir, addr, ui string) *Server {
+func startServer(t *testing.T, dir, addr, ui string) *devserver.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := Start(ctx, Options{
+	s, err := devserver.Start(ctx, devserver.Options{
 		DataDir:          dir,
 		FrontendAddr:     addr,
 		UIAddr:           ui,
@@ -59,7 +50,7 @@ func greeting(_ context.Context, name string) (string, error) { return "hello " 
 // server, starts it again on the same file and finds the run still there.
 func TestRestartKeepsHistory(t *testing.T) {
 	dir := t.TempDir()
-	addr, ui := freeAddr(t), freeAddr(t)
+	addr, ui := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	s := startServer(t, dir, addr, ui)
 
 	// The UI serves.
@@ -125,7 +116,7 @@ func TestPortTakenFailsClearly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	_, err = Start(context.Background(), Options{
+	_, err = devserver.Start(context.Background(), devserver.Options{
 		DataDir: t.TempDir(), FrontendAddr: l.Addr().String(), Namespaces: []string{"default"},
 		Logger: slog.New(slog.DiscardHandler),
 	})

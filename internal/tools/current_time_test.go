@@ -49,10 +49,7 @@ func TestCurrentTime(t *testing.T) {
 
 func TestCurrentTimeBadArguments(t *testing.T) {
 	tool := &CurrentTime{}
-	tests := []struct {
-		args string
-		want string
-	}{
+	tests := []badArgs{
 		{`{"timezone":"Mars/Olympus_Mons"}`, `unknown time zone "Mars/Olympus_Mons"`},
 		{`{"timezone":"Local"}`, `unknown time zone "Local"`},
 		{`{"timezone":"../../etc/passwd"}`, "unknown time zone"},
@@ -60,17 +57,7 @@ func TestCurrentTimeBadArguments(t *testing.T) {
 		{`{"tz":"UTC"}`, `argument "tz": unknown argument`},
 		{`{"timezone":`, "not valid JSON"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.args, func(t *testing.T) {
-			_, err := tool.Call(context.Background(), Call{Arguments: json.RawMessage(tt.args)})
-			if !errors.Is(err, ErrInvalidArguments) {
-				t.Fatalf("Call(%s) error = %v, want ErrInvalidArguments", tt.args, err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error = %q, want it to contain %q", err, tt.want)
-			}
-		})
-	}
+	checkBadArguments(t, tool, tests)
 }
 
 func TestCurrentTimeDefinition(t *testing.T) {
@@ -97,5 +84,28 @@ func TestCurrentTimeDefinition(t *testing.T) {
 	got, err := time.Parse(time.RFC3339, line)
 	if err != nil || time.Since(got) > time.Minute || time.Until(got) > time.Minute {
 		t.Errorf("time line %q is not the current time (%v)", line, err)
+	}
+}
+
+// badArgs is a call's arguments and what the refusal must say.
+type badArgs struct {
+	args string
+	want string
+}
+
+// checkBadArguments calls tool with each case's arguments and expects an
+// ErrInvalidArguments saying want.
+func checkBadArguments(t *testing.T, tool Tool, tests []badArgs) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			_, err := tool.Call(context.Background(), Call{Arguments: json.RawMessage(tt.args)})
+			if !errors.Is(err, ErrInvalidArguments) {
+				t.Fatalf("Call(%s) error = %v, want ErrInvalidArguments", tt.args, err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %q, want it to contain %q", err, tt.want)
+			}
+		})
 	}
 }

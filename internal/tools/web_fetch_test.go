@@ -306,10 +306,7 @@ func TestWebFetchRefusesPrivateByDefault(t *testing.T) {
 
 func TestWebFetchBadArguments(t *testing.T) {
 	tool := NewWebFetch(WebFetchOptions{})
-	tests := []struct {
-		args string
-		want string
-	}{
+	tests := []badArgs{
 		{`{}`, `argument "url": required`},
 		{`{"url":""}`, `argument "url": must be at least 1 characters long`},
 		{`{"url":42}`, `argument "url": must be a string`},
@@ -324,17 +321,7 @@ func TestWebFetchBadArguments(t *testing.T) {
 		{`{"url":"http://[::1"}`, `argument "url"`},
 		{`not json`, "not valid JSON"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.args, func(t *testing.T) {
-			_, err := tool.Call(context.Background(), Call{Arguments: json.RawMessage(tt.args)})
-			if !errors.Is(err, ErrInvalidArguments) {
-				t.Fatalf("Call(%s) error = %v, want ErrInvalidArguments", tt.args, err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error = %q, want it to contain %q", err, tt.want)
-			}
-		})
-	}
+	checkBadArguments(t, tool, tests)
 }
 
 func TestWebFetchTarget(t *testing.T) {

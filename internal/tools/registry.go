@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // ErrUnknownTool is returned (wrapped) when a tool name is not registered.
@@ -17,9 +18,12 @@ type Definition struct {
 	Parameters  json.RawMessage
 }
 
-// Registry is an immutable set of tools with their compiled argument
-// schemas. It is safe for concurrent use.
+// Registry is the set of tools with their compiled argument schemas. The
+// tools given to NewRegistry are fixed; groups of tools that come and go at
+// run time (an MCP server's) are replaced whole with SetGroup. It is safe for
+// concurrent use.
 type Registry struct {
+	mu      sync.RWMutex
 	entries map[string]entry
 	names   []string
 }
@@ -27,6 +31,7 @@ type Registry struct {
 type entry struct {
 	tool   Tool
 	schema *compiledSchema
+	group  string
 }
 
 // NewRegistry returns a registry of the given tools. A nil tool, an invalid
@@ -34,26 +39,78 @@ type entry struct {
 // schema of an object is an error.
 func NewRegistry(tools ...Tool) (*Registry, error) {
 	r := &Registry{entries: make(map[string]entry, len(tools))}
+	if err := r.add("", tools); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// SetGroup replaces the tools of group (for example "mcp:github") with
+// tools, atomically: on an error nothing changes. The group must not be
+// empty, and its tools' names must not collide with other groups' or the
+// fixed tools'.
+func (r *Registry) SetGroup(group string, tools []Tool) error {
+	if group == "" {
+		return errors.New("tool group name is empty")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := make(map[string]entry, len(r.entries))
+	for name, e := range r.entries {
+		if e.group != group {
+			kept[name] = e
+		}
+	}
+	old := r.entries
+	r.entries = kept
+	if err := r.add(group, tools); err != nil {
+		r.entries = old
+		r.names = sortedKeys(old)
+		return err
+	}
+	return nil
+}
+
+// add registers tools under group; r.mu is held or r is not yet shared.
+func (r *Registry) add(group string, tools []Tool) error {
+	added := make(map[string]entry, len(tools))
 	for i, t := range tools {
 		if t == nil {
-			return nil, fmt.Errorf("tool %d is nil", i)
+			return fmt.Errorf("tool %d is nil", i)
 		}
 		name := t.Name()
 		if !ValidName(name) {
-			return nil, fmt.Errorf("tool name %q is invalid: it must match ^[a-zA-Z0-9_-]{1,64}$", name)
+			return fmt.Errorf("tool name %q is invalid: it must match ^[a-zA-Z0-9_-]{1,64}$", name)
 		}
-		if _, dup := r.entries[name]; dup {
-			return nil, fmt.Errorf("tool %q is registered twice", name)
+		if _, dup := added[name]; dup {
+			return fmt.Errorf("tool %q is registered twice", name)
+		}
+		if e, dup := r.entries[name]; dup {
+			if e.group == "" {
+				return fmt.Errorf("tool %q is registered twice", name)
+			}
+			return fmt.Errorf("tool %q is registered twice (already by %s)", name, e.group)
 		}
 		schema, err := compileSchema(t.Parameters())
 		if err != nil {
-			return nil, fmt.Errorf("tool %q: %w", name, err)
+			return fmt.Errorf("tool %q: %w", name, err)
 		}
-		r.entries[name] = entry{tool: t, schema: schema}
-		r.names = append(r.names, name)
+		added[name] = entry{tool: t, schema: schema, group: group}
 	}
-	slices.Sort(r.names)
-	return r, nil
+	for name, e := range added {
+		r.entries[name] = e
+	}
+	r.names = sortedKeys(r.entries)
+	return nil
+}
+
+func sortedKeys(m map[string]entry) []string {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // ValidName reports whether name is a valid tool (OpenAI function) name:
@@ -75,18 +132,24 @@ func ValidName(name string) bool {
 
 // Get returns the tool registered under name.
 func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	e, ok := r.entries[name]
 	return e.tool, ok
 }
 
 // Has reports whether a tool is registered under name.
 func (r *Registry) Has(name string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	_, ok := r.entries[name]
 	return ok
 }
 
 // Names returns the registered tool names, sorted.
 func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	return slices.Clone(r.names)
 }
 
@@ -94,6 +157,8 @@ func (r *Registry) Names() []string {
 // given. An unknown name is an error wrapping ErrUnknownTool; a name given
 // twice is an error too, since the model must not see a function twice.
 func (r *Registry) Definitions(names []string) ([]Definition, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	defs := make([]Definition, 0, len(names))
 	seen := make(map[string]bool, len(names))
 	for _, name := range names {
@@ -117,7 +182,9 @@ func (r *Registry) Definitions(names []string) ([]Definition, error) {
 // Validate checks args against the parameters schema of the named tool.
 // It returns an error wrapping ErrUnknownTool or ErrInvalidArguments.
 func (r *Registry) Validate(name string, args json.RawMessage) error {
+	r.mu.RLock()
 	e, ok := r.entries[name]
+	r.mu.RUnlock()
 	if !ok {
 		return fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}

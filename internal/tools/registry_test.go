@@ -165,3 +165,41 @@ func TestRegistryValidate(t *testing.T) {
 		t.Errorf("Validate(unknown tool) = %v, want ErrUnknownTool", err)
 	}
 }
+
+func TestRegistrySetGroup(t *testing.T) {
+	r, err := NewRegistry(fakeTool{name: "fixed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetGroup("mcp:a", []Tool{fakeTool{name: "a__x"}, fakeTool{name: "a__y"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Names(), []string{"a__x", "a__y", "fixed"}; !slices.Equal(got, want) {
+		t.Fatalf("Names = %v, want %v", got, want)
+	}
+	// Replacing the group drops what it no longer lists.
+	if err := r.SetGroup("mcp:a", []Tool{fakeTool{name: "a__z"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Names(), []string{"a__z", "fixed"}; !slices.Equal(got, want) {
+		t.Fatalf("Names = %v, want %v", got, want)
+	}
+	// A collision with another group or a fixed tool changes nothing.
+	for _, bad := range [][]Tool{{fakeTool{name: "fixed"}}, {fakeTool{name: "ok"}, fakeTool{name: "a__z"}}, {fakeTool{name: "bad name"}}} {
+		if err := r.SetGroup("mcp:b", bad); err == nil {
+			t.Fatalf("SetGroup(%v) = nil, want error", bad)
+		}
+		if got, want := r.Names(), []string{"a__z", "fixed"}; !slices.Equal(got, want) {
+			t.Fatalf("after failed SetGroup Names = %v, want %v", got, want)
+		}
+	}
+	if err := r.SetGroup("mcp:a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r.Has("a__z") || !r.Has("fixed") {
+		t.Fatalf("after emptying the group Names = %v", r.Names())
+	}
+	if err := r.SetGroup("", nil); err == nil {
+		t.Fatal("SetGroup with empty group = nil, want error")
+	}
+}

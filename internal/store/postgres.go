@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// postgresSchema creates the blobs table in the first schema of the
+// connection's search_path. id orders a run's blobs by creation.
+var postgresSchema = []string{
+	`CREATE TABLE IF NOT EXISTS blobs (
+		id         BIGINT      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		ref        TEXT        NOT NULL UNIQUE,
+		run        TEXT        NOT NULL,
+		kind       TEXT        NOT NULL,
+		name       TEXT        NOT NULL,
+		size       BIGINT      NOT NULL,
+		created_at TIMESTAMPTZ NOT NULL,
+		data       BYTEA       NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS blobs_run_id ON blobs (run, id)`,
+}
+
+// postgresSchemaLock is the advisory lock key held while the schema is
+// created: CREATE TABLE IF NOT EXISTS alone fails when two processes run it
+// at the same moment.
+const postgresSchemaLock = "longhaul/store/schema"
+
+// postgresStore is the PostgreSQL Store, on a pgx connection pool.
+type postgresStore struct {
+	pool *pgxpool.Pool
+	opts options
+}
+
+var _ Store = (*postgresStore)(nil)
+
+func openPostgres(ctx context.Context, rawURL string, o options) (*postgresStore, error) {
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		// pgx's parse errors may quote the URL, password included.
+		return nil, fmt.Errorf("open store %s: invalid postgres URL", redact(rawURL))
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", redact(rawURL), err)
+	}
+	s := &postgresStore{pool: pool, opts: o}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store %s: %w", redact(rawURL), err)
+	}
+	return s, nil
+}
+
+// migrate creates the schema under a transaction-scoped advisory lock, so
+// two processes starting at once take turns.
+func (s *postgresStore) migrate(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, postgresSchemaLock); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+		for _, q := range postgresSchema {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("create schema: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *postgresStore) Put(ctx context.Context, b Blob) (string, error) {
+	b, err := prepare(b, s.opts)
+	if err != nil {
+		return "", err
+	}
+	_, err = s.pool.Exec(ctx,
+		`INSERT INTO blobs (ref, run, kind, name, size, created_at, data)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7)
+		 ON CONFLICT (ref) DO NOTHING`,
+		b.Ref, b.Run, b.Kind, b.Name, b.Size, b.CreatedAt, b.Data)
+	if err != nil {
+		return "", fmt.Errorf("put blob %s/%s/%s: %w", b.Run, b.Kind, b.Name, err)
+	}
+	return b.Ref, nil
+}
+
+func (s *postgresStore) Get(ctx context.Context, ref string) (Blob, error) {
+	if !validRef(ref) {
+		return Blob{}, fmt.Errorf("get blob %q: %w", ref, ErrNotFound)
+	}
+	b := Blob{Ref: ref}
+	err := s.pool.QueryRow(ctx,
+		`SELECT run, kind, name, size, created_at, data FROM blobs WHERE ref = $1`, ref).
+		Scan(&b.Run, &b.Kind, &b.Name, &b.Size, &b.CreatedAt, &b.Data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Blob{}, fmt.Errorf("get blob %q: %w", ref, ErrNotFound)
+	}
+	if err != nil {
+		return Blob{}, fmt.Errorf("get blob %q: %w", ref, err)
+	}
+	b.CreatedAt = b.CreatedAt.UTC()
+	if b.Data == nil {
+		b.Data = []byte{}
+	}
+	return b, nil
+}
+
+func (s *postgresStore) List(ctx context.Context, run string) ([]Blob, error) {
+	if !validText(run) {
+		return []Blob{}, nil // Put never stored such a run
+	}
+	rows, err := s.pool.Query(ctx,
+		`SELECT ref, kind, name, size, created_at FROM blobs WHERE run = $1 ORDER BY id`, run)
+	if err != nil {
+		return nil, fmt.Errorf("list blobs of %q: %w", run, err)
+	}
+	out := []Blob{}
+	for rows.Next() {
+		b := Blob{Run: run}
+		if err := rows.Scan(&b.Ref, &b.Kind, &b.Name, &b.Size, &b.CreatedAt); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list blobs of %q: %w", run, err)
+		}
+		b.CreatedAt = b.CreatedAt.UTC()
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list blobs of %q: %w", run, err)
+	}
+	return out, nil
+}
+
+func (s *postgresStore) DeleteRun(ctx context.Context, run string) error {
+	if !validText(run) {
+		return nil // Put never stored such a run
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM blobs WHERE run = $1`, run); err != nil {
+		return fmt.Errorf("delete blobs of %q: %w", run, err)
+	}
+	return nil
+}
+
+func (s *postgresStore) Close() error {
+	s.pool.Close()
+	return nil
+}

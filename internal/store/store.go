@@ -1,0 +1,208 @@
+// Package store keeps big payloads — long tool outputs, fetched pages, later
+// conversations — outside Temporal history. Activities put a payload here and
+// hand the workflow only its reference (a claim check), so history grows with
+// the number of steps, not with the size of what they produced.
+//
+// Two backends sit behind one small interface: SQLite (a file under the data
+// dir, the default) and PostgreSQL (for several workers on several hosts).
+// Both behave the same; one conformance suite runs against each.
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultMaxBlobSize is the largest payload Put accepts unless
+// WithMaxBlobSize says otherwise: 32 MiB.
+const DefaultMaxBlobSize int64 = 32 << 20
+
+// ErrNotFound is returned by Get when no blob has the reference.
+var ErrNotFound = errors.New("blob not found")
+
+// ErrTooLarge is returned by Put when the payload is over the size limit.
+// Retrying cannot help, so callers should treat it as non-retryable.
+var ErrTooLarge = errors.New("blob too large")
+
+// Blob is one stored payload and what it belongs to.
+type Blob struct {
+	Ref       string    // "sha256:<hex>", set by Put
+	Run       string    // the workflow id that produced it
+	Kind      string    // what it is, e.g. "tool_output", "page"
+	Name      string    // which one within the run, e.g. the tool call id
+	Size      int64     // len(Data), set by Put
+	CreatedAt time.Time // when it was first stored, UTC, microsecond precision
+	Data      []byte    // the payload; nil in List results
+}
+
+// Store keeps blobs. Implementations are safe for concurrent use.
+type Store interface {
+	// Put stores b.Data with b's Run, Kind and Name and returns the blob's
+	// reference. Ref, Size and CreatedAt of b are ignored. The reference is
+	// derived from run, kind, name and data, so putting the same blob again
+	// (a retried activity) returns the same reference and stores nothing new.
+	Put(ctx context.Context, b Blob) (string, error)
+	// Get returns the blob with the reference, or an error wrapping
+	// ErrNotFound.
+	Get(ctx context.Context, ref string) (Blob, error)
+	// List returns the run's blobs without Data, oldest first.
+	List(ctx context.Context, run string) ([]Blob, error)
+	// DeleteRun removes every blob of the run. A run with none is no error.
+	DeleteRun(ctx context.Context, run string) error
+	// Close releases the database connections.
+	Close() error
+}
+
+// Option changes how Open sets up a store.
+type Option func(*options)
+
+type options struct {
+	maxBlobSize int64
+}
+
+// WithMaxBlobSize sets the largest payload, in bytes, that Put accepts.
+// A value below zero or zero keeps DefaultMaxBlobSize.
+func WithMaxBlobSize(n int64) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxBlobSize = n
+		}
+	}
+}
+
+// Open connects to the database named by rawURL and creates the store's
+// schema if it is missing. It accepts
+//
+//	sqlite:///absolute/path.db   sqlite://relative/path.db
+//	postgres://…                 postgresql://…
+//
+// For SQLite the file and its directory are created. For PostgreSQL the URL
+// is handed to pgxpool, so its settings (sslmode, pool_max_conns,
+// search_path, …) apply.
+func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
+	o := options{maxBlobSize: DefaultMaxBlobSize}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite://"):
+		path := strings.TrimPrefix(rawURL, "sqlite://")
+		switch {
+		case path == "":
+			return nil, fmt.Errorf("open store %q: no file path", rawURL)
+		case strings.ContainsRune(path, '?'):
+			return nil, fmt.Errorf("open store %q: query parameters are not supported for sqlite", rawURL)
+		case path == ":memory:" || strings.HasPrefix(path, "file:"):
+			return nil, fmt.Errorf("open store %q: want a plain file path", rawURL)
+		}
+		return openSQLite(ctx, path, o)
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		return openPostgres(ctx, rawURL, o)
+	}
+	return nil, fmt.Errorf("open store %q: unsupported database URL, want sqlite:// or postgres://", redact(rawURL))
+}
+
+// prepare checks b and fills in what Put sets: Ref, Size, CreatedAt and a
+// non-nil Data.
+func prepare(b Blob, o options) (Blob, error) {
+	if b.Run == "" {
+		return Blob{}, errors.New("put blob: no run")
+	}
+	if b.Kind == "" {
+		return Blob{}, errors.New("put blob: no kind")
+	}
+	for _, f := range []struct{ field, value string }{{"run", b.Run}, {"kind", b.Kind}, {"name", b.Name}} {
+		if !validText(f.value) {
+			return Blob{}, fmt.Errorf("put blob: %s %q is not UTF-8 text without NUL", f.field, f.value)
+		}
+	}
+	b.Size = int64(len(b.Data))
+	if b.Size > o.maxBlobSize {
+		return Blob{}, fmt.Errorf("put blob %s/%s/%s: %d bytes is over the limit of %d: %w",
+			b.Run, b.Kind, b.Name, b.Size, o.maxBlobSize, ErrTooLarge)
+	}
+	if b.Data == nil {
+		b.Data = []byte{}
+	}
+	b.Ref = ref(b.Run, b.Kind, b.Name, b.Data)
+	b.CreatedAt = now()
+	return b, nil
+}
+
+// ref returns the reference Put gives a blob: "sha256:" and the hex SHA-256
+// of run, kind, name and data, each but data prefixed with its length so no
+// two different tuples hash the same input. Because the run is part of it, a
+// reference names one run's copy of the data and cannot be derived from the
+// data alone.
+func ref(run, kind, name string, data []byte) string {
+	h := sha256.New()
+	h.Write([]byte("longhaul blob v1\x00"))
+	for _, s := range []string{run, kind, name} {
+		h.Write(binary.AppendUvarint(nil, uint64(len(s))))
+		h.Write([]byte(s))
+	}
+	h.Write(data)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// validRef reports whether s has the form ref returns. Get answers
+// ErrNotFound for anything else without asking the database.
+func validRef(s string) bool {
+	h, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(h) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validText reports whether s can be stored in a text column by both
+// backends: PostgreSQL refuses invalid UTF-8 and NUL, SQLite takes anything.
+// Checking here keeps the two alike.
+func validText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// now is the creation time Put records, at the precision both backends keep.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// redact hides a password in a URL so it can be printed, even in a URL
+// url.Parse rejects.
+func redact(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		if u.User == nil {
+			return s
+		}
+		return u.Redacted()
+	}
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	authority, path, _ := strings.Cut(rest, "/")
+	at := strings.LastIndexByte(authority, '@')
+	if at < 0 {
+		return s
+	}
+	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	if !hasPassword {
+		return s
+	}
+	redacted := scheme + "://" + user + ":xxxxx" + authority[at:]
+	if len(rest) > len(authority) {
+		redacted += "/" + path
+	}
+	return redacted
+}

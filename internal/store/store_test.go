@@ -1,0 +1,605 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/longhaul-dev/longhaul/internal/store"
+)
+
+// backend is one database the conformance suite runs against.
+type backend struct {
+	name string
+	// ready skips or fails the test when the database cannot be used.
+	ready func(t *testing.T)
+	// fresh returns the URL of an empty database no other test uses.
+	fresh func(t *testing.T) string
+}
+
+var backends = []backend{
+	{
+		name:  "sqlite",
+		ready: func(*testing.T) {},
+		fresh: func(t *testing.T) string {
+			// An absolute path: the URL is sqlite:///tmp/….
+			return "sqlite://" + filepath.Join(t.TempDir(), "data", "longhaul.db")
+		},
+	},
+	{name: "postgres", ready: postgresReady, fresh: postgresFresh},
+}
+
+// postgresURL is the test server; its database must exist and allow
+// CREATE SCHEMA.
+func postgresURL() string {
+	if u := os.Getenv("LONGHAUL_TEST_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return "postgres://127.0.0.1:5432/test?sslmode=disable"
+}
+
+var postgresPing = sync.OnceValue(func() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, postgresURL())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.Ping(ctx)
+})
+
+// postgresReady fails the test when PostgreSQL is unreachable and CI is set,
+// and skips it otherwise, so a laptop without PostgreSQL still runs the
+// SQLite half.
+func postgresReady(t *testing.T) {
+	t.Helper()
+	err := postgresPing()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("PostgreSQL at %s is unreachable and CI is set, so the PostgreSQL store cannot be tested: %v",
+			redacted(postgresURL()), err)
+	}
+	t.Skipf("skipping PostgreSQL store tests: %s is unreachable (%v); set LONGHAUL_TEST_POSTGRES_URL to a reachable database (with CI set this fails instead)",
+		redacted(postgresURL()), err)
+}
+
+// postgresFresh creates a schema lh_test_<random>, drops it when the test
+// ends, and returns the test URL with search_path set to it, so parallel
+// tests and parallel runs never see each other's tables.
+func postgresFresh(t *testing.T) string {
+	t.Helper()
+	schema := "lh_test_" + randomHex(t, 8)
+	admin := func(sql string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, postgresURL())
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := admin("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema %s: %v", schema, err)
+	}
+	t.Cleanup(func() {
+		if err := admin("DROP SCHEMA IF EXISTS " + schema + " CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(postgresURL())
+	if err != nil {
+		t.Fatalf("parse LONGHAUL_TEST_POSTGRES_URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func TestConformance(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, url string)
+	}{
+		{"round trip", testRoundTrip},
+		{"re-put is idempotent", testIdempotentPut},
+		{"concurrent identical puts", testConcurrentIdenticalPuts},
+		{"concurrent puts and gets", testConcurrentPutsAndGets},
+		{"runs do not share refs", testRunsIsolated},
+		{"not found", testNotFound},
+		{"list order", testListOrder},
+		{"delete run", testDeleteRun},
+		{"size limit", testSizeLimit},
+		{"invalid blobs", testInvalidBlobs},
+		{"binary data intact", testBinary},
+		{"concurrent opens", testConcurrentOpens},
+		{"survives reopen", testReopen},
+	}
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			be.ready(t)
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					c.run(t, be.fresh(t))
+				})
+			}
+		})
+	}
+}
+
+func testRoundTrip(t *testing.T, u string) {
+	s := open(t, u)
+	before := time.Now().UTC().Truncate(time.Microsecond)
+	ref := put(t, s, store.Blob{Run: "run-1", Kind: "tool_output", Name: "call_1", Data: []byte("hello, world")})
+	after := time.Now().UTC()
+	if !strings.HasPrefix(ref, "sha256:") || len(ref) != len("sha256:")+64 {
+		t.Errorf("ref = %q, want sha256:<64 hex>", ref)
+	}
+	got := get(t, s, ref)
+	if got.CreatedAt.Before(before) || got.CreatedAt.After(after) || got.CreatedAt.Location() != time.UTC {
+		t.Errorf("CreatedAt = %v, want UTC within [%v, %v]", got.CreatedAt, before, after)
+	}
+	want := store.Blob{Ref: ref, Run: "run-1", Kind: "tool_output", Name: "call_1", Size: 12,
+		CreatedAt: got.CreatedAt, Data: []byte("hello, world")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Get (-want +got):\n%s", diff)
+	}
+}
+
+func testIdempotentPut(t *testing.T, u string) {
+	s := open(t, u)
+	b := store.Blob{Run: "run-1", Kind: "tool_output", Name: "call_1", Data: []byte("output")}
+	ref1 := put(t, s, b)
+	first := get(t, s, ref1)
+	time.Sleep(2 * time.Millisecond) // a later CreatedAt, were a second row written
+	// What Put sets is ignored when given.
+	b.Ref, b.Size, b.CreatedAt = "sha256:bogus", 99, time.Unix(0, 0)
+	ref2 := put(t, s, b)
+	if ref2 != ref1 {
+		t.Errorf("re-put ref = %q, want %q", ref2, ref1)
+	}
+	list := mustList(t, s, "run-1")
+	if len(list) != 1 {
+		t.Fatalf("List after re-put has %d blobs, want 1: %+v", len(list), list)
+	}
+	if !list[0].CreatedAt.Equal(first.CreatedAt) {
+		t.Errorf("CreatedAt after re-put = %v, want the first put's %v", list[0].CreatedAt, first.CreatedAt)
+	}
+}
+
+func testConcurrentIdenticalPuts(t *testing.T, u string) {
+	s := open(t, u)
+	const n = 8
+	b := store.Blob{Run: "run-1", Kind: "page", Name: "https://example.com/", Data: bytes.Repeat([]byte("page "), 10_000)}
+	refs := make([]string, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			refs[i], errs[i] = s.Put(t.Context(), b)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Errorf("Put %d: %v", i, errs[i])
+		} else if refs[i] != refs[0] {
+			t.Errorf("Put %d ref = %q, want %q like Put 0", i, refs[i], refs[0])
+		}
+	}
+	if list := mustList(t, s, "run-1"); len(list) != 1 {
+		t.Errorf("List has %d blobs after %d identical puts, want 1", len(list), n)
+	}
+}
+
+func testConcurrentPutsAndGets(t *testing.T, u string) {
+	s := open(t, u)
+	const workers, each = 8, 10
+	errs := make(chan error, workers*each)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				data := fmt.Appendf(nil, "worker %d blob %d", w, i)
+				ref, err := s.Put(t.Context(), store.Blob{Run: "run-1", Kind: "tool_output", Name: fmt.Sprintf("w%d-%d", w, i), Data: data})
+				if err != nil {
+					errs <- err
+					continue
+				}
+				got, err := s.Get(t.Context(), ref)
+				if err != nil {
+					errs <- err
+				} else if !bytes.Equal(got.Data, data) {
+					errs <- fmt.Errorf("Get %s = %q, want %q", ref, got.Data, data)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if list := mustList(t, s, "run-1"); len(list) != workers*each {
+		t.Errorf("List has %d blobs, want %d", len(list), workers*each)
+	}
+}
+
+func testRunsIsolated(t *testing.T, u string) {
+	s := open(t, u)
+	data := []byte("the same long tool output")
+	refA := put(t, s, store.Blob{Run: "run-a", Kind: "tool_output", Name: "call_1", Data: data})
+	refB := put(t, s, store.Blob{Run: "run-b", Kind: "tool_output", Name: "call_1", Data: data})
+	if refA == refB {
+		t.Fatalf("runs a and b got the same ref %q for the same data", refA)
+	}
+	if got := get(t, s, refA); got.Run != "run-a" {
+		t.Errorf("Get(refA).Run = %q, want run-a", got.Run)
+	}
+	if got := get(t, s, refB); got.Run != "run-b" {
+		t.Errorf("Get(refB).Run = %q, want run-b", got.Run)
+	}
+	// Kind and name are part of the ref too.
+	others := []store.Blob{
+		{Run: "run-a", Kind: "page", Name: "call_1", Data: data},
+		{Run: "run-a", Kind: "tool_output", Name: "call_2", Data: data},
+	}
+	for _, b := range others {
+		if ref := put(t, s, b); ref == refA {
+			t.Errorf("Put(%s/%s) got run-a's call_1 ref %q", b.Kind, b.Name, ref)
+		}
+	}
+	// Knowing the data does not give a ref: its bare content hash opens
+	// nothing.
+	sum := sha256.Sum256(data)
+	if _, err := s.Get(t.Context(), "sha256:"+hex.EncodeToString(sum[:])); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get(content hash) error = %v, want ErrNotFound", err)
+	}
+}
+
+func testNotFound(t *testing.T, u string) {
+	s := open(t, u)
+	ref := put(t, s, store.Blob{Run: "run-1", Kind: "tool_output", Name: "call_1", Data: []byte("x")})
+	for _, ref := range []string{
+		"",
+		"nonsense",
+		"sha256:" + strings.Repeat("0", 64),
+		strings.ToUpper(ref),
+		ref + "0",
+		ref[:len(ref)-1],
+		"sha256:" + strings.Repeat("\x00", 64),
+		"md5:" + strings.Repeat("0", 32),
+	} {
+		_, err := s.Get(t.Context(), ref)
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get(%q) error = %v, want ErrNotFound", ref, err)
+		}
+	}
+}
+
+func testListOrder(t *testing.T, u string) {
+	s := open(t, u)
+	var want []store.Blob
+	for i := range 10 {
+		b := store.Blob{Run: "run-1", Kind: "tool_output", Name: fmt.Sprintf("call_%d", i), Data: bytes.Repeat([]byte{'x'}, i)}
+		b.Ref = put(t, s, b)
+		b.Size = int64(i)
+		b.Data = nil
+		want = append(want, b)
+		put(t, s, store.Blob{Run: "run-2", Kind: "tool_output", Name: b.Name, Data: []byte("other run")})
+	}
+	put(t, s, store.Blob{Run: "run-1", Kind: "tool_output", Name: "call_0", Data: []byte{}}) // a re-put keeps its place
+	got := mustList(t, s, "run-1")
+	for i := 1; i < len(got); i++ {
+		if got[i].CreatedAt.Before(got[i-1].CreatedAt) {
+			t.Errorf("List[%d].CreatedAt %v is before List[%d].CreatedAt %v", i, got[i].CreatedAt, i-1, got[i-1].CreatedAt)
+		}
+	}
+	for i := range got {
+		if got[i].CreatedAt.IsZero() {
+			t.Errorf("List[%d].CreatedAt is zero", i)
+		}
+		got[i].CreatedAt = time.Time{}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("List (-want +got):\n%s", diff)
+	}
+	for _, run := range []string{"no-such-run", "", "bad\x00run"} {
+		list, err := s.List(t.Context(), run)
+		if err != nil || list == nil || len(list) != 0 {
+			t.Errorf("List(%q) = %v, %v; want an empty, non-nil list", run, list, err)
+		}
+	}
+}
+
+func testDeleteRun(t *testing.T, u string) {
+	s := open(t, u)
+	var refsA []string
+	for i := range 3 {
+		refsA = append(refsA, put(t, s, store.Blob{Run: "run-a", Kind: "tool_output", Name: fmt.Sprint(i), Data: []byte("a")}))
+	}
+	refB := put(t, s, store.Blob{Run: "run-b", Kind: "tool_output", Name: "0", Data: []byte("a")})
+	if err := s.DeleteRun(t.Context(), "run-a"); err != nil {
+		t.Fatalf("DeleteRun(run-a): %v", err)
+	}
+	if list := mustList(t, s, "run-a"); len(list) != 0 {
+		t.Errorf("List(run-a) after DeleteRun has %d blobs, want 0", len(list))
+	}
+	for _, ref := range refsA {
+		if _, err := s.Get(t.Context(), ref); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get(%s) after DeleteRun error = %v, want ErrNotFound", ref, err)
+		}
+	}
+	if got := get(t, s, refB); string(got.Data) != "a" {
+		t.Errorf("run-b's blob after deleting run-a = %q, want %q", got.Data, "a")
+	}
+	for _, run := range []string{"run-a", "no-such-run", "bad\x00run"} {
+		if err := s.DeleteRun(t.Context(), run); err != nil {
+			t.Errorf("DeleteRun(%q) = %v, want nil", run, err)
+		}
+	}
+	// A deleted run can store again.
+	if ref := put(t, s, store.Blob{Run: "run-a", Kind: "tool_output", Name: "0", Data: []byte("a")}); ref != refsA[0] {
+		t.Errorf("Put after DeleteRun ref = %q, want %q", ref, refsA[0])
+	}
+}
+
+func testSizeLimit(t *testing.T, u string) {
+	if store.DefaultMaxBlobSize != 32<<20 {
+		t.Errorf("DefaultMaxBlobSize = %d, want 32 MiB", store.DefaultMaxBlobSize)
+	}
+	s := open(t, u, store.WithMaxBlobSize(1024))
+	put(t, s, store.Blob{Run: "run-1", Kind: "tool_output", Name: "at-limit", Data: make([]byte, 1024)})
+	_, err := s.Put(t.Context(), store.Blob{Run: "run-1", Kind: "tool_output", Name: "over", Data: make([]byte, 1025)})
+	if !errors.Is(err, store.ErrTooLarge) {
+		t.Errorf("Put(1025 bytes, limit 1024) error = %v, want ErrTooLarge", err)
+	}
+	if list := mustList(t, s, "run-1"); len(list) != 1 || list[0].Name != "at-limit" {
+		t.Errorf("List = %+v, want only at-limit", list)
+	}
+
+	def := open(t, u) // the same database, default limit
+	_, err = def.Put(t.Context(), store.Blob{Run: "run-1", Kind: "page", Name: "huge", Data: make([]byte, store.DefaultMaxBlobSize+1)})
+	if !errors.Is(err, store.ErrTooLarge) {
+		t.Errorf("Put(32 MiB + 1, default limit) error = %v, want ErrTooLarge", err)
+	}
+}
+
+func testInvalidBlobs(t *testing.T, u string) {
+	s := open(t, u)
+	for _, b := range []store.Blob{
+		{Kind: "tool_output", Name: "call_1", Data: []byte("x")},
+		{Run: "run-1", Name: "call_1", Data: []byte("x")},
+		{Run: "run-1", Kind: "tool_output", Name: "nul\x00name", Data: []byte("x")},
+		{Run: "run-\xff", Kind: "tool_output", Name: "call_1", Data: []byte("x")},
+	} {
+		if ref, err := s.Put(t.Context(), b); err == nil {
+			t.Errorf("Put(%+q) = %q, want an error", []string{b.Run, b.Kind, b.Name}, ref)
+		}
+	}
+	// An empty name is allowed.
+	put(t, s, store.Blob{Run: "run-1", Kind: "tool_output", Data: []byte("x")})
+	if list := mustList(t, s, "run-1"); len(list) != 1 {
+		t.Errorf("List has %d blobs, want only the one with an empty name", len(list))
+	}
+}
+
+func testBinary(t *testing.T, u string) {
+	s := open(t, u)
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	random := make([]byte, 1<<20)
+	rand.Read(random)
+	for name, data := range map[string][]byte{
+		"nil":         nil,
+		"empty":       {},
+		"nul":         {0},
+		"all bytes":   all,
+		"invalid utf": []byte("\xff\xfe\xc3\x28 \x00 end"),
+		"1 MiB":       random,
+	} {
+		ref := put(t, s, store.Blob{Run: "run-1", Kind: "tool_output", Name: name, Data: data})
+		got := get(t, s, ref)
+		if !bytes.Equal(got.Data, data) || got.Data == nil || got.Size != int64(len(data)) {
+			t.Errorf("%s: Get returned %d bytes (nil %t, Size %d), want the %d put", name, len(got.Data), got.Data == nil, got.Size, len(data))
+		}
+	}
+}
+
+// testConcurrentOpens opens a new database from several goroutines at once,
+// as when a worker and an API process start together, a few times over.
+func testConcurrentOpens(t *testing.T, u string) {
+	for round := range 3 {
+		if round > 0 {
+			u = freshLike(t, u)
+		}
+		const n = 4
+		stores := make([]store.Store, n)
+		errs := make([]error, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				stores[i], errs[i] = store.Open(t.Context(), u)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("round %d: Open %d: %v", round, i, errs[i])
+			}
+			t.Cleanup(func() { stores[i].Close() })
+		}
+		ref := put(t, stores[0], store.Blob{Run: "run-1", Kind: "tool_output", Name: "call_1", Data: []byte("shared")})
+		for i := 1; i < n; i++ {
+			if got := get(t, stores[i], ref); string(got.Data) != "shared" {
+				t.Errorf("round %d: store %d reads %q, want %q", round, i, got.Data, "shared")
+			}
+		}
+	}
+}
+
+func testReopen(t *testing.T, u string) {
+	s, err := store.Open(t.Context(), u)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	ref := put(t, s, store.Blob{Run: "run-1", Kind: "tool_output", Name: "call_1", Data: []byte("kept")})
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s = open(t, u)
+	if got := get(t, s, ref); string(got.Data) != "kept" {
+		t.Errorf("after reopen Get = %q, want %q", got.Data, "kept")
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	tests := []struct {
+		url  string
+		want string // in the error
+	}{
+		{"", "want sqlite:// or postgres://"},
+		{"mysql://user:hunter2@db/longhaul", "want sqlite:// or postgres://"},
+		{"/var/lib/longhaul.db", "want sqlite:// or postgres://"},
+		{"sqlite://", "no file path"},
+		{"sqlite://x.db?mode=ro", "query parameters"},
+		{"sqlite://:memory:", "plain file path"},
+		{"postgres://user:hunter2@localhost:notaport/db", "invalid postgres URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			s, err := store.Open(t.Context(), tt.url)
+			if err == nil {
+				s.Close()
+				t.Fatalf("Open(%q) succeeded, want an error", tt.url)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Open(%q) error = %q, want it to contain %q", tt.url, err, tt.want)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("Open(%q) error %q shows the password", tt.url, err)
+			}
+		})
+	}
+}
+
+func TestPostgresUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	// Port 1 on loopback: nothing listens, the connection is refused at once.
+	s, err := store.Open(ctx, "postgres://user:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2")
+	if err == nil {
+		s.Close()
+		t.Fatal("Open of an unreachable PostgreSQL succeeded")
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error %q shows the password", err)
+	}
+}
+
+func TestSQLiteRelativePath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	s := open(t, "sqlite://nested/dir/longhaul.db")
+	put(t, s, store.Blob{Run: "run-1", Kind: "tool_output", Name: "call_1", Data: []byte("x")})
+	if _, err := os.Stat(filepath.Join("nested", "dir", "longhaul.db")); err != nil {
+		t.Errorf("database file: %v", err)
+	}
+	// WAL mode leaves a -wal file beside the database while it is open.
+	if _, err := os.Stat(filepath.Join("nested", "dir", "longhaul.db-wal")); err != nil {
+		t.Errorf("WAL file: %v", err)
+	}
+}
+
+// open opens the store at u and closes it when the test ends.
+func open(t *testing.T, u string, opts ...store.Option) store.Store {
+	t.Helper()
+	s, err := store.Open(t.Context(), u, opts...)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", redacted(u), err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func put(t *testing.T, s store.Store, b store.Blob) string {
+	t.Helper()
+	ref, err := s.Put(t.Context(), b)
+	if err != nil {
+		t.Fatalf("Put(%s/%s/%s): %v", b.Run, b.Kind, b.Name, err)
+	}
+	return ref
+}
+
+func get(t *testing.T, s store.Store, ref string) store.Blob {
+	t.Helper()
+	b, err := s.Get(t.Context(), ref)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", ref, err)
+	}
+	return b
+}
+
+func mustList(t *testing.T, s store.Store, run string) []store.Blob {
+	t.Helper()
+	list, err := s.List(t.Context(), run)
+	if err != nil {
+		t.Fatalf("List(%s): %v", run, err)
+	}
+	return list
+}
+
+// freshLike returns a new empty database of the same backend as u.
+func freshLike(t *testing.T, u string) string {
+	t.Helper()
+	if strings.HasPrefix(u, "sqlite://") {
+		return backends[0].fresh(t)
+	}
+	return backends[1].fresh(t)
+}
+
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func redacted(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	return u.Redacted()
+}

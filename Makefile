@@ -18,8 +18,17 @@ build:
 run: build
 	./$(BIN) dev
 
-test:
+test: test-deps
 	$(GO) test $(TESTFLAGS) ./...
+
+# The reference MCP servers internal/mcp tests against, pinned by
+# test/mcp/package-lock.json; installed again only when the lock file is newer.
+.PHONY: test-deps
+test-deps: test/mcp/node_modules
+
+test/mcp/node_modules: test/mcp/package-lock.json
+	npm ci --prefix test/mcp --no-audit --no-fund
+	@touch $@
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -138,7 +138,11 @@ type Skill struct {
 
 // HTTPTool is an HTTP integration declared in a skill's http_tools. Its
 // string fields are templates kept exactly as written: ${NAME} references are
-// expanded by the executor at call time with ExpandEnv, never at load time.
+// expanded by the executor at call time with ExpandEnv, never at load time,
+// and {name} placeholders take the call argument name (see ParseTemplate;
+// "{{" writes a literal "{"). Validate checks that every placeholder names a
+// property of Parameters and that none sits in the URL's scheme, host or
+// port, which the file alone decides.
 type HTTPTool struct {
 	// Name is the tool's function name as the model sees it.
 	Name string
@@ -152,8 +156,10 @@ type HTTPTool struct {
 	Headers map[string]string
 	// Query maps query parameter names to value templates.
 	Query map[string]string
-	// Body is an optional JSON-compatible body template; nil means the call
-	// arguments are sent as the JSON body for methods other than GET.
+	// Body is an optional JSON-compatible body template, in which a string
+	// that is exactly "{name}" takes the argument's JSON value; nil means a
+	// POST, PUT or PATCH sends the arguments no template names as the JSON
+	// body, and a GET or DELETE without Query sends them as query parameters.
 	Body any
 	// Parameters is the JSON schema of the call arguments, decoded into JSON
 	// types (numbers are float64); {type: object, properties: {}} when omitted.
@@ -207,7 +213,8 @@ var (
 	// ErrToolConflict marks an HTTP tool whose name is already taken by a
 	// registered tool or by another HTTP tool.
 	ErrToolConflict = kind("tool name conflict")
-	// ErrBadTemplate marks a malformed ${NAME} template.
+	// ErrBadTemplate marks a malformed ${NAME} template, or a {name}
+	// placeholder that names no parameter or sits in a URL's host.
 	ErrBadTemplate = kind("bad template")
 	// ErrMissingEnv marks a ${NAME} template whose variable is not set.
 	ErrMissingEnv = errors.New("missing environment variable")

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -206,12 +207,228 @@ func checkHTTPTool(s *Skill, i int, h *HTTPTool) []error {
 	if err := checkSchema(h.Parameters); err != "" {
 		add(ErrBadHTTPTool, "parameters %s", err)
 	}
+	// Argument placeholders are checked against the properties only when
+	// the schema itself is sound, so a broken schema is reported once.
+	props, _ := h.Parameters["properties"].(map[string]any)
+	checkArgs := checkSchema(h.Parameters) == ""
 	for _, t := range templates(h) {
 		if err := checkTemplate(t.text); err != nil {
 			add(ErrBadTemplate, "%s: %v", t.where, err)
+			continue
+		}
+		parts, err := parseTemplate(t.text)
+		if err != nil {
+			add(ErrBadTemplate, "%s: %v", t.where, err)
+			continue
+		}
+		if !checkArgs {
+			continue
+		}
+		reported := map[string]bool{}
+		for _, p := range parts {
+			if p.Kind != TemplateArg || reported[p.Text] {
+				continue
+			}
+			if _, ok := props[p.Text]; !ok {
+				reported[p.Text] = true
+				add(ErrBadTemplate, "%s: placeholder {%s} names no property in parameters (%s); write {{ for a literal {", t.where, p.Text, propertyList(props))
+			}
+		}
+	}
+	if h.URL != "" {
+		origin, _, err := splitURLTemplate(h.URL)
+		switch {
+		case err != nil && !errors.Is(err, errBadTemplateSyntax):
+			add(ErrBadTemplate, "url: %v", err)
+		case err == nil && !httpOrigin(origin):
+			add(ErrBadHTTPTool, "url %q must start with http:// or https://, or with a ${NAME} holding such a URL", h.URL)
 		}
 	}
 	return problems
+}
+
+// httpOrigin reports whether a URL template's origin can be an http or
+// https origin: it starts with a ${NAME} or with a literal "http://" or
+// "https://".
+func httpOrigin(origin []TemplatePart) bool {
+	if len(origin) == 0 {
+		return false
+	}
+	if origin[0].Kind != TemplateLiteral {
+		return true
+	}
+	lower := strings.ToLower(origin[0].Text)
+	return strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")
+}
+
+// propertyList names the properties of a parameters schema for a message.
+func propertyList(props map[string]any) string {
+	if len(props) == 0 {
+		return "it declares none"
+	}
+	names := sortedKeys(props)
+	for i, n := range names {
+		names[i] = "{" + n + "}"
+	}
+	return "it declares " + strings.Join(names, ", ")
+}
+
+// TemplatePartKind says what a TemplatePart stands for.
+type TemplatePartKind int
+
+// The kinds of TemplatePart.
+const (
+	// TemplateLiteral is text used as written.
+	TemplateLiteral TemplatePartKind = iota
+	// TemplateEnv is a ${NAME} reference to an environment variable,
+	// usually a secret such as an API key.
+	TemplateEnv
+	// TemplateArg is a {name} placeholder for the call argument name.
+	TemplateArg
+)
+
+// TemplatePart is one piece of a parsed HTTP tool template.
+type TemplatePart struct {
+	Kind TemplatePartKind
+	// Text is the literal text, the variable's name or the argument's name.
+	Text string
+}
+
+// ParseTemplate splits an HTTP tool template into literal text, ${NAME}
+// environment references and {name} argument placeholders, in one pass, so
+// that an argument's value is never itself read as a template: an argument
+// holding "${SECRET}" stays that text.
+//
+// The grammar is that of ExpandEnv ("$${" writes a literal "${"; NAME is a
+// letter or underscore followed by letters, digits and underscores) plus
+// argument placeholders: "{" followed by one or more letters, digits, "_"
+// or "-" and "}" is a placeholder, "{{" writes a literal "{", and any other
+// "{" or "}" is literal text, so JSON or GraphQL text passes through. A
+// malformed ${...} is an error wrapping ErrBadTemplate.
+func ParseTemplate(s string) ([]TemplatePart, error) {
+	parts, err := parseTemplate(s)
+	if err != nil {
+		return nil, &problem{kind: ErrBadTemplate, msg: err.Error()}
+	}
+	return parts, nil
+}
+
+// SplitURLTemplate parses the URL template s like ParseTemplate and splits
+// its parts into the origin (scheme, host and port) and the rest (path,
+// query and fragment). The origin ends at the first "/", "?" or "#" of
+// literal text that is not part of the scheme's "://", so in
+// "${BASE}/items/{id}" the origin is ${BASE}. An argument placeholder in the
+// origin is an error wrapping ErrBadTemplate: the operator who wrote the
+// file chooses the host, never the model.
+func SplitURLTemplate(s string) (origin, rest []TemplatePart, err error) {
+	origin, rest, err = splitURLTemplate(s)
+	if err != nil {
+		return nil, nil, &problem{kind: ErrBadTemplate, msg: err.Error()}
+	}
+	return origin, rest, nil
+}
+
+// errBadTemplateSyntax marks a template that parseTemplate rejected.
+var errBadTemplateSyntax = errors.New("bad template syntax")
+
+// splitURLTemplate is SplitURLTemplate with unwrapped errors.
+func splitURLTemplate(s string) (origin, rest []TemplatePart, err error) {
+	parts, err := parseTemplate(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errBadTemplateSyntax, err)
+	}
+	afterScheme := false
+	for i, p := range parts {
+		switch p.Kind {
+		case TemplateArg:
+			return nil, nil, fmt.Errorf("placeholder {%s} is in the scheme, host or port of %q: arguments may only fill the path and the query, after a literal \"/\" or \"?\"", p.Text, s)
+		case TemplateEnv:
+			origin = append(origin, p)
+			continue
+		}
+		text := p.Text
+		for j := 0; j < len(text); j++ {
+			if !afterScheme && strings.HasPrefix(text[j:], "://") {
+				afterScheme = true
+				j += 2
+				continue
+			}
+			if c := text[j]; c == '/' || c == '?' || c == '#' {
+				if j > 0 {
+					origin = append(origin, TemplatePart{Kind: TemplateLiteral, Text: text[:j]})
+				}
+				rest = append(rest, TemplatePart{Kind: TemplateLiteral, Text: text[j:]})
+				return origin, append(rest, parts[i+1:]...), nil
+			}
+		}
+		origin = append(origin, p)
+	}
+	return origin, nil, nil
+}
+
+// parseTemplate is ParseTemplate with unwrapped errors, whose messages
+// match those of ExpandEnv.
+func parseTemplate(s string) ([]TemplatePart, error) {
+	var parts []TemplatePart
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			parts = append(parts, TemplatePart{Kind: TemplateLiteral, Text: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "$${"):
+			lit.WriteString("${")
+			i += 3
+		case strings.HasPrefix(s[i:], "${"):
+			end := strings.IndexByte(s[i+2:], '}')
+			if end < 0 {
+				return nil, fmt.Errorf(`unterminated "${" at byte %d of template %q`, i, s)
+			}
+			name := s[i+2 : i+2+end]
+			if !validEnvName(name) {
+				return nil, fmt.Errorf(`"${%s}" in template %q is not a valid variable reference: use letters, digits and underscores, not starting with a digit`, name, s)
+			}
+			flush()
+			parts = append(parts, TemplatePart{Kind: TemplateEnv, Text: name})
+			i += 2 + end + 1
+		case strings.HasPrefix(s[i:], "{{"):
+			lit.WriteByte('{')
+			i += 2
+		case s[i] == '{':
+			name := argName(s[i+1:])
+			if name == "" {
+				lit.WriteByte('{')
+				i++
+				continue
+			}
+			flush()
+			parts = append(parts, TemplatePart{Kind: TemplateArg, Text: name})
+			i += len(name) + 2
+		default:
+			lit.WriteByte(s[i])
+			i++
+		}
+	}
+	flush()
+	return parts, nil
+}
+
+// argName returns the argument name of a placeholder whose "{" was just
+// before s, or "" when s does not start with a name and "}".
+func argName(s string) string {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '}':
+			return s[:i]
+		case c == '_', c == '-', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		default:
+			return ""
+		}
+	}
+	return ""
 }
 
 // checkSchema returns why schema is not an object schema, or "".

@@ -182,6 +182,26 @@ func TestProblems(t *testing.T) {
 			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: "headers.Authorization:"},
 		{name: "bad body template", files: map[string]string{"s.md": httpSkill("s", "    method: POST\n    body: {items: [\"${9}\"]}\n")},
 			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: "body.items[0]:"},
+		{name: "placeholder naming no property", files: map[string]string{"s.md": httpSkill("s", "    parameters: {type: object, properties: {id: {type: integer}, q: {}}}\n    query: {q: \"{qq}\"}\n")},
+			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: `http tool "fetch_x": query.q: placeholder {qq} names no property in parameters (it declares {id}, {q}); write {{ for a literal {`},
+		{name: "placeholder without parameters", files: map[string]string{"s.md": httpSkill("s", "    method: POST\n    body: {id: \"{id}\"}\n")},
+			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: `body.id: placeholder {id} names no property in parameters (it declares none)`},
+		{name: "placeholder named twice is reported once", files: map[string]string{"s.md": httpSkill("s", "    headers: {X-A: \"{a}-{a}\"}\n")},
+			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: `headers.X-A: placeholder {a} names no property`},
+		{name: "placeholder in the host", files: map[string]string{"s.md": "---\nskill: s\ndescription: S\nhttp_tools: [{name: t, description: T, url: 'https://{host}/x', parameters: {type: object, properties: {host: {}}}}]\n---\nS.\n"},
+			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: `http tool "t": url: placeholder {host} is in the scheme, host or port of "https://{host}/x": arguments may only fill the path and the query`},
+		{name: "placeholder in the port", files: map[string]string{"s.md": "---\nskill: s\ndescription: S\nhttp_tools: [{name: t, description: T, url: 'http://h:{port}', parameters: {type: object, properties: {port: {}}}}]\n---\nS.\n"},
+			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: `placeholder {port} is in the scheme, host or port`},
+		{name: "placeholder in the scheme", files: map[string]string{"s.md": "---\nskill: s\ndescription: S\nhttp_tools: [{name: t, description: T, url: '{scheme}://h/', parameters: {type: object, properties: {scheme: {}}}}]\n---\nS.\n"},
+			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: `placeholder {scheme} is in the scheme, host or port`},
+		{name: "placeholder right after a variable", files: map[string]string{"s.md": "---\nskill: s\ndescription: S\nhttp_tools: [{name: t, description: T, url: '${BASE}{path}', parameters: {type: object, properties: {path: {}}}}]\n---\nS.\n"},
+			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: `placeholder {path} is in the scheme, host or port of "${BASE}{path}"`},
+		{name: "placeholder in the host naming no property", files: map[string]string{"s.md": "---\nskill: s\ndescription: S\nhttp_tools: [{name: t, description: T, url: 'https://{host}/'}]\n---\nS.\n"},
+			wantErr: ErrBadTemplate, wantFile: "s.md", wantMsg: `url: placeholder {host} names no property`, count: 2},
+		{name: "url without an http scheme", files: map[string]string{"s.md": "---\nskill: s\ndescription: S\nhttp_tools: [{name: t, description: T, url: 'ftp://h/x'}]\n---\nS.\n"},
+			wantErr: ErrBadHTTPTool, wantFile: "s.md", wantMsg: `url "ftp://h/x" must start with http:// or https://, or with a ${NAME} holding such a URL`},
+		{name: "url without a scheme", files: map[string]string{"s.md": "---\nskill: s\ndescription: S\nhttp_tools: [{name: t, description: T, url: '/api/x'}]\n---\nS.\n"},
+			wantErr: ErrBadHTTPTool, wantFile: "s.md", wantMsg: `must start with http:// or https://`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -298,5 +318,120 @@ func TestValidIDs(t *testing.T) {
 	}
 	if _, ok := c.Skill("Web-Reading_2"); !ok {
 		t.Error("skill with upper case and dash missing")
+	}
+}
+
+func TestHTTPToolPlaceholdersAccepted(t *testing.T) {
+	const skill = `---
+skill: api
+description: API
+http_tools:
+  - name: call_api
+    description: Calls the API
+    method: POST
+    url: ${BASE}/v1/items/{id}/notes?lang={lang}
+    headers: {X-Tenant: "t-{tenant}", X-Api-Key: "${API_KEY}"}
+    query: {q: "{q}", page: "p{page}"}
+    body: {id: "{id}", query: "{ viewer { login } }", literal: "{{id}", price: "$${PRICE}"}
+    parameters: {type: object, properties: {id: {}, lang: {}, tenant: {}, q: {}, page: {}}}
+  - name: status
+    description: Status
+    url: https://api.example.com:8443/status/{id}
+    parameters: {type: object, properties: {id: {}}}
+---
+Use it.
+`
+	mustLoad(t, known(builtinTools...), mapFS(map[string]string{"api.md": skill}))
+}
+
+func TestParseTemplate(t *testing.T) {
+	lit := func(s string) TemplatePart { return TemplatePart{Kind: TemplateLiteral, Text: s} }
+	env := func(s string) TemplatePart { return TemplatePart{Kind: TemplateEnv, Text: s} }
+	arg := func(s string) TemplatePart { return TemplatePart{Kind: TemplateArg, Text: s} }
+	tests := []struct {
+		in      string
+		want    []TemplatePart
+		wantErr bool
+	}{
+		{in: "", want: nil},
+		{in: "plain", want: []TemplatePart{lit("plain")}},
+		{in: "Bearer ${TOKEN}", want: []TemplatePart{lit("Bearer "), env("TOKEN")}},
+		{in: "${BASE}/items/{id}", want: []TemplatePart{env("BASE"), lit("/items/"), arg("id")}},
+		{in: "{a}{b-c}{d_e}", want: []TemplatePart{arg("a"), arg("b-c"), arg("d_e")}},
+		{in: "{{id}", want: []TemplatePart{lit("{id}")}},
+		{in: "$${X} and $5", want: []TemplatePart{lit("${X} and $5")}},
+		{in: "{ viewer { login } }", want: []TemplatePart{lit("{ viewer { login } }")}},
+		{in: `{"a":1}`, want: []TemplatePart{lit(`{"a":1}`)}},
+		{in: "{}", want: []TemplatePart{lit("{}")}},
+		{in: "x{unterminated", want: []TemplatePart{lit("x{unterminated")}},
+		{in: "${A}}", want: []TemplatePart{env("A"), lit("}")}},
+		{in: "${UNCLOSED", wantErr: true},
+		{in: "${1X}", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := ParseTemplate(tt.in)
+		if tt.wantErr {
+			if !errors.Is(err, ErrBadTemplate) {
+				t.Errorf("ParseTemplate(%q) error = %v, want ErrBadTemplate", tt.in, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseTemplate(%q): %v", tt.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ParseTemplate(%q) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
+func TestSplitURLTemplate(t *testing.T) {
+	// join writes parts back in a readable form.
+	join := func(parts []TemplatePart) string {
+		var b strings.Builder
+		for _, p := range parts {
+			switch p.Kind {
+			case TemplateEnv:
+				b.WriteString("${" + p.Text + "}")
+			case TemplateArg:
+				b.WriteString("{" + p.Text + "}")
+			default:
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String()
+	}
+	tests := []struct {
+		in, origin, rest string
+		wantErr          bool
+	}{
+		{in: "https://api.example.com/v1/{id}?q={q}", origin: "https://api.example.com", rest: "/v1/{id}?q={q}"},
+		{in: "${BASE}/v1/{id}", origin: "${BASE}", rest: "/v1/{id}"},
+		{in: "${BASE}?q={q}", origin: "${BASE}", rest: "?q={q}"},
+		{in: "https://${HOST}:8443/{id}", origin: "https://${HOST}:8443", rest: "/{id}"},
+		{in: "${SCHEME}://${HOST}/x", origin: "${SCHEME}://${HOST}", rest: "/x"},
+		{in: "http://h", origin: "http://h", rest: ""},
+		{in: "https://{host}/x", wantErr: true},
+		{in: "https://h:{port}/x", wantErr: true},
+		{in: "${BASE}{path}", wantErr: true},
+		{in: "https://h{suffix}", wantErr: true},
+		{in: "${BAD", wantErr: true},
+	}
+	for _, tt := range tests {
+		origin, rest, err := SplitURLTemplate(tt.in)
+		if tt.wantErr {
+			if !errors.Is(err, ErrBadTemplate) {
+				t.Errorf("SplitURLTemplate(%q) error = %v, want ErrBadTemplate", tt.in, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("SplitURLTemplate(%q): %v", tt.in, err)
+			continue
+		}
+		if o, r := join(origin), join(rest); o != tt.origin || r != tt.rest {
+			t.Errorf("SplitURLTemplate(%q) = %q + %q, want %q + %q", tt.in, o, r, tt.origin, tt.rest)
+		}
 	}
 }

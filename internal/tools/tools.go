@@ -2,13 +2,21 @@
 // model can call: its name, description and argument schema for the model,
 // a Call method that runs inside a durable activity, and a Registry that
 // validates arguments before anything runs. It also holds the built-in
-// tools current_time and web_fetch.
+// tools current_time and web_fetch, and the HTTP tools that skill files
+// declare as data.
 package tools
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 )
+
+// ErrPermanent is wrapped by errors that retrying the same call cannot fix,
+// such as an HTTP tool's 4xx answer other than 429 or a redirect to another
+// host. The activity layer turns them into non-retryable errors; any other
+// error from Call may be retried.
+var ErrPermanent = errors.New("permanent failure")
 
 // Tool is something the model can call. Implementations must be safe for
 // concurrent use: the engine may run several calls at once.

@@ -1,0 +1,967 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/longhaul-dev/longhaul/internal/safehttp"
+	"github.com/longhaul-dev/longhaul/skills"
+)
+
+// Fixed values of HTTP tools.
+const (
+	// HTTPToolUserAgent is sent by HTTP tools unless the skill file
+	// declares a User-Agent header.
+	HTTPToolUserAgent = "longhaul"
+	// HTTPToolMaxRedirects is how many redirects an HTTP tool follows.
+	HTTPToolMaxRedirects = 5
+	// httpErrorExcerpt is how many characters of a non-2xx body an error
+	// quotes, so the model sees the service's own message.
+	httpErrorExcerpt = 500
+	// minSecretLen is the shortest expanded ${NAME} value that is scrubbed
+	// from what a call returns; shorter values would blot out ordinary text.
+	minSecretLen = 4
+	// redacted replaces secrets in errors and results.
+	redacted = "[redacted]"
+	// maxTargetLen bounds Target in bytes.
+	maxTargetLen = 200
+)
+
+const httpToolAccept = "application/json, text/plain;q=0.9, */*;q=0.8"
+
+// HTTPToolOptions configures NewHTTPTool. The zero value is the production
+// configuration.
+type HTTPToolOptions struct {
+	// LookupEnv looks up the ${NAME} variables of the templates at call
+	// time. Nil means os.LookupEnv.
+	LookupEnv func(name string) (string, bool)
+	// Transport sends the requests. Nil means a plain transport shared by
+	// all HTTP tools, which may reach private and loopback addresses: a
+	// declared URL is the operator's choice, not the model's. Pass
+	// safehttp.NewClient(opts).Transport to refuse them instead.
+	Transport http.RoundTripper
+}
+
+// HTTPTool is an HTTP integration declared in a skill file's http_tools,
+// made into a tool the model can call.
+//
+// Its templates hold two kinds of placeholder. ${NAME} is an environment
+// variable, typically a secret such as an API key, looked up at call time
+// (skills.ExpandEnv); {arg} is the call argument arg. A template is parsed
+// into literal text, variables and arguments in one pass (see
+// skills.ParseTemplate), so an argument holding "${SECRET}" is sent as that
+// text and never expanded; "{{" writes a literal "{".
+//
+// The URL's scheme, host and port come from the file and the environment
+// only: {arg} may appear in the path, where its value is path-escaped and
+// must not be "." or "..", and in the query, where it is query-escaped. An
+// argument the path needs must be given; one missing from the query is
+// empty. If the URL's scheme, host or user after substitution differ from
+// those of the URL's origin alone, the call is refused.
+//
+// In query values, a value that is exactly "{arg}" takes the argument,
+// repeated for an array and omitted when the argument is absent or null;
+// other values are string templates. Without query, a GET or DELETE sends
+// the arguments that no template names as query parameters (strings as
+// they are, numbers and booleans formatted, arrays repeated, objects as
+// JSON).
+//
+// A declared body is a JSON template: a string that is exactly "{arg}"
+// becomes the argument's JSON value, its type kept, and is left out of its
+// object or array when the argument is absent; other strings are string
+// templates. Without body, a POST, PUT or PATCH sends the arguments that no
+// template names as a JSON object. A JSON body goes with Content-Type
+// application/json unless the file declares a Content-Type header. Header
+// values are string templates; a header whose value comes out empty is not
+// sent.
+//
+// Every call sends Idempotency-Key: the call's IdempotencyKey (stable
+// across the engine's retries of one tool call) and, unless declared,
+// User-Agent HTTPToolUserAgent and an Accept header preferring JSON.
+//
+// A call is bounded by the file's timeout and reads at most its
+// max_response_bytes; a longer response is cut, noted in the content and
+// marked Truncated. It follows at most HTTPToolMaxRedirects redirects, and
+// only to the scheme, host and port of the URL it called.
+//
+// A 2xx answer becomes the content: JSON indented by one space per level
+// (or as it is when it does not parse), text as text, anything else as
+// "[<type>, N bytes]", an empty body as a line such as "HTTP 204 No
+// Content"; a status other than 200 is shown on a first line. Any other
+// status is an error wrapping ErrHTTPStatus whose message holds the status
+// and the start of the body. Errors that a retry cannot fix wrap
+// ErrPermanent: 3xx that were not followed, 4xx other than 408, 425 and
+// 429, refused redirects and refused URLs. Network errors, timeouts, 408, 425, 429 and
+// 5xx are plain errors that may be retried.
+//
+// The expanded value of every ${NAME} of the tool (4 bytes or longer, also
+// in URL- and JSON-escaped form) is replaced with "[redacted]" in errors and
+// content, and Target never expands variables, so secrets do not reach the
+// model, the logs or the workflow history even when a service echoes them.
+type HTTPTool struct {
+	name        string
+	description string
+	method      string
+	schema      json.RawMessage
+	timeout     time.Duration
+	maxBytes    int64
+
+	origin      []skills.TemplatePart // scheme, host and port
+	rest        []skills.TemplatePart // path, query and fragment
+	literalHost string                // the origin's host when it has no variables
+	headers     []namedTemplate       // sorted by name
+	query       []namedTemplate       // sorted by name; nil when not declared
+	body        any                   // compiled body template; nil when not declared
+	envNames    []string              // every ${NAME}, sorted, without repeats
+	named       map[string]bool       // every argument a template names
+
+	lookup func(string) (string, bool)
+	client *http.Client
+}
+
+var (
+	_ Tool     = (*HTTPTool)(nil)
+	_ Targeter = (*HTTPTool)(nil)
+)
+
+// namedTemplate is a header or query value template.
+type namedTemplate struct {
+	name  string
+	parts []skills.TemplatePart
+}
+
+// bodyTemplate is a string of a body template.
+type bodyTemplate struct {
+	parts []skills.TemplatePart
+}
+
+// sharedTransport is the plain transport of HTTP tools without
+// HTTPToolOptions.Transport, shared so they share idle connections.
+var sharedTransport = sync.OnceValue(func() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxResponseHeaderBytes = 256 << 10
+	return t
+})
+
+// errRedirect is wrapped by the errors of refused redirects.
+var errRedirect = errors.New("redirect refused")
+
+// NewHTTPTool returns the tool def declares. def is normally checked by
+// skills.Catalog.Validate already; NewHTTPTool still refuses a definition
+// it cannot run: a bad name or method, a malformed template, an {arg} in the
+// URL's scheme, host or port, or an {arg} naming no property of the
+// parameters schema.
+func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) {
+	if def == nil {
+		return nil, errors.New("http tool: nil definition")
+	}
+	fail := func(format string, args ...any) (*HTTPTool, error) {
+		return nil, fmt.Errorf("http tool %q: %s", def.Name, fmt.Sprintf(format, args...))
+	}
+	if !ValidName(def.Name) {
+		return fail("invalid name: it must match ^[a-zA-Z0-9_-]{1,64}$")
+	}
+	t := &HTTPTool{
+		name:        def.Name,
+		description: def.Description,
+		method:      strings.ToUpper(def.Method),
+		timeout:     def.Timeout,
+		maxBytes:    def.MaxResponseBytes,
+		named:       map[string]bool{},
+		lookup:      opts.LookupEnv,
+	}
+	switch t.method {
+	case "":
+		t.method = http.MethodGet
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		return fail("method %q is not one of GET, POST, PUT, PATCH, DELETE", def.Method)
+	}
+	if t.timeout <= 0 {
+		t.timeout = skills.DefaultHTTPTimeout
+	}
+	if t.maxBytes <= 0 {
+		t.maxBytes = skills.DefaultMaxResponseBytes
+	}
+	if t.lookup == nil {
+		t.lookup = os.LookupEnv
+	}
+
+	params := def.Parameters
+	if params == nil {
+		params = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	schema, err := json.Marshal(params)
+	if err != nil {
+		return fail("parameters: %v", err)
+	}
+	t.schema = schema
+	props, _ := params["properties"].(map[string]any)
+
+	env := map[string]bool{}
+	note := func(where string, parts []skills.TemplatePart) error {
+		for _, p := range parts {
+			switch p.Kind {
+			case skills.TemplateEnv:
+				env[p.Text] = true
+			case skills.TemplateArg:
+				if _, ok := props[p.Text]; !ok {
+					return fmt.Errorf("%s: placeholder {%s} names no property in parameters", where, p.Text)
+				}
+				t.named[p.Text] = true
+			}
+		}
+		return nil
+	}
+	parse := func(where, s string) ([]skills.TemplatePart, error) {
+		parts, err := skills.ParseTemplate(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		return parts, note(where, parts)
+	}
+
+	if t.origin, t.rest, err = skills.SplitURLTemplate(def.URL); err != nil {
+		return fail("url: %v", err)
+	}
+	if err := note("url", t.origin); err != nil {
+		return fail("%v", err)
+	}
+	if err := note("url", t.rest); err != nil {
+		return fail("%v", err)
+	}
+	if len(t.origin) == 0 {
+		return fail("url %q has no scheme and host", def.URL)
+	}
+	if host, ok := literalHost(t.origin); ok {
+		t.literalHost = host
+	}
+	for _, k := range sortedStrings(def.Headers) {
+		parts, err := parse("headers."+k, def.Headers[k])
+		if err != nil {
+			return fail("%v", err)
+		}
+		if !httpguts.ValidHeaderFieldName(k) {
+			return fail("header name %q is invalid", k)
+		}
+		t.headers = append(t.headers, namedTemplate{name: http.CanonicalHeaderKey(k), parts: parts})
+	}
+	if def.Query != nil {
+		t.query = []namedTemplate{}
+		for _, k := range sortedStrings(def.Query) {
+			parts, err := parse("query."+k, def.Query[k])
+			if err != nil {
+				return fail("%v", err)
+			}
+			t.query = append(t.query, namedTemplate{name: k, parts: parts})
+		}
+	}
+	if def.Body != nil {
+		if t.body, err = compileBody("body", def.Body, parse); err != nil {
+			return fail("%v", err)
+		}
+	}
+	for name := range env {
+		t.envNames = append(t.envNames, name)
+	}
+	slices.Sort(t.envNames)
+
+	transport := opts.Transport
+	if transport == nil {
+		transport = sharedTransport()
+	}
+	t.client = &http.Client{Transport: transport, CheckRedirect: checkRedirect}
+	return t, nil
+}
+
+// checkRedirect follows at most HTTPToolMaxRedirects redirects, and only
+// within the scheme, host and port of the first request.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > HTTPToolMaxRedirects {
+		return fmt.Errorf("%w: more than %d redirects", errRedirect, HTTPToolMaxRedirects)
+	}
+	if from := via[0].URL; !sameOrigin(req.URL, from) {
+		return fmt.Errorf("%w: %s://%s redirects to %s://%s; an HTTP tool only follows redirects to the scheme, host and port of its URL",
+			errRedirect, from.Scheme, from.Host, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		effectivePort(a) == effectivePort(b)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// literalHost returns the host of a URL origin made of literal text only.
+func literalHost(origin []skills.TemplatePart) (string, bool) {
+	var b strings.Builder
+	for _, p := range origin {
+		if p.Kind != skills.TemplateLiteral {
+			return "", false
+		}
+		b.WriteString(p.Text)
+	}
+	u, err := url.Parse(b.String())
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	return u.Host, true
+}
+
+// compileBody turns the strings of a body template into bodyTemplates.
+func compileBody(where string, v any, parse func(where, s string) ([]skills.TemplatePart, error)) (any, error) {
+	switch v := v.(type) {
+	case string:
+		parts, err := parse(where, v)
+		if err != nil {
+			return nil, err
+		}
+		return bodyTemplate{parts: parts}, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			c, err := compileBody(where+"."+k, e, parse)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = c
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			c, err := compileBody(fmt.Sprintf("%s[%d]", where, i), e, parse)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+func sortedStrings(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Name implements Tool.
+func (t *HTTPTool) Name() string { return t.name }
+
+// Description implements Tool.
+func (t *HTTPTool) Description() string { return t.description }
+
+// Parameters implements Tool.
+func (t *HTTPTool) Parameters() json.RawMessage { return t.schema }
+
+// Target implements Targeter: it returns the method, the URL's host when
+// the file writes it literally, and the path with the arguments filled in.
+// Variables are shown as ${NAME}, never expanded, and the query is left
+// out.
+func (t *HTTPTool) Target(args json.RawMessage) string {
+	a, _ := decodeHTTPArgs(args)
+	return t.target(a)
+}
+
+func (t *HTTPTool) target(args map[string]any) string {
+	var b strings.Builder
+	b.WriteString(t.method)
+	b.WriteByte(' ')
+	b.WriteString(t.literalHost)
+loop:
+	for _, p := range t.rest {
+		switch p.Kind {
+		case skills.TemplateLiteral:
+			if i := strings.IndexAny(p.Text, "?#"); i >= 0 {
+				b.WriteString(p.Text[:i])
+				break loop
+			}
+			b.WriteString(p.Text)
+		case skills.TemplateEnv:
+			b.WriteString("${" + p.Text + "}")
+		case skills.TemplateArg:
+			if v, ok := args[p.Text]; ok && v != nil {
+				b.WriteString(url.PathEscape(argString(v)))
+			} else {
+				b.WriteString("{" + p.Text + "}")
+			}
+		}
+	}
+	s := b.String()
+	if len(s) > maxTargetLen {
+		s = strings.ToValidUTF8(s[:maxTargetLen], "") + "…"
+	}
+	return s
+}
+
+// decodeHTTPArgs decodes a JSON arguments object, keeping numbers exact.
+// Empty or null arguments are an empty object.
+func decodeHTTPArgs(raw json.RawMessage) (map[string]any, error) {
+	args := map[string]any{}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return args, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return args, fmt.Errorf("%w: arguments are not valid JSON: %v", ErrInvalidArguments, err)
+	}
+	switch v := v.(type) {
+	case nil:
+		return args, nil
+	case map[string]any:
+		return v, nil
+	}
+	return args, fmt.Errorf("%w: arguments must be a JSON object", ErrInvalidArguments)
+}
+
+// argString formats an argument for a URL, query or string template:
+// strings as they are, numbers and booleans formatted, null as "", arrays
+// and objects as compact JSON.
+func argString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		return strconv.FormatBool(v)
+	case nil:
+		return ""
+	}
+	b, err := marshalJSON(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// queryValues are the values of a query parameter taking argument v: one
+// per element of an array, none for null.
+func queryValues(v any) []string {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			if e != nil {
+				out = append(out, argString(e))
+			}
+		}
+		return out
+	}
+	return []string{argString(v)}
+}
+
+// marshalJSON is json.Marshal without HTML escaping and trailing newline.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// exactArg returns the argument name when parts is exactly one {arg}.
+func exactArg(parts []skills.TemplatePart) (string, bool) {
+	if len(parts) == 1 && parts[0].Kind == skills.TemplateArg {
+		return parts[0].Text, true
+	}
+	return "", false
+}
+
+// callState is what one call has expanded: the arguments and the values of
+// the variables.
+type callState struct {
+	args  map[string]any
+	env   map[string]string
+	scrub *scrubber
+}
+
+// render expands a string template; each argument goes through escape.
+func (s *callState) render(parts []skills.TemplatePart, escape func(string) string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		switch p.Kind {
+		case skills.TemplateLiteral:
+			b.WriteString(p.Text)
+		case skills.TemplateEnv:
+			b.WriteString(s.env[p.Text])
+		case skills.TemplateArg:
+			b.WriteString(escape(argString(s.args[p.Text])))
+		}
+	}
+	return b.String()
+}
+
+func identity(s string) string { return s }
+
+// Call implements Tool.
+func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
+	args, err := decodeHTTPArgs(call.Arguments)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", t.name, err)
+	}
+	target := t.target(args)
+	env, err := t.expandEnv()
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", t.name, err)
+	}
+	st := &callState{args: args, env: env, scrub: newScrubber(env)}
+
+	callCtx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	req, err := t.newRequest(callCtx, st, call)
+	if err != nil {
+		return Result{}, t.fail(st, target, err)
+	}
+
+	call.report("calling "+target, 0)
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return Result{}, t.fail(st, target, t.transportError(ctx, callCtx, err))
+	}
+	defer resp.Body.Close()
+	data, cut, err := safehttp.ReadLimited(resp.Body, t.maxBytes)
+	if err != nil {
+		return Result{}, t.fail(st, target, fmt.Errorf("reading the response: %w", t.transportError(ctx, callCtx, err)))
+	}
+	if cut {
+		data = dropPartialRune(data)
+	}
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mediaType = strings.ToLower(mediaType)
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return Result{}, t.fail(st, target, statusErr(resp, t.excerpt(st, mediaType, data, cut)))
+	}
+
+	status := "HTTP " + resp.Status
+	if len(data) == 0 {
+		return Result{Content: status, Target: target}, nil
+	}
+	text := st.scrub.scrub(formatBody(mediaType, data, cut, false))
+	if cut {
+		text = st.scrub.trimPartial(text)
+		text += fmt.Sprintf("\n\n[truncated: the response was larger than %d bytes; only the first %d bytes were read]", t.maxBytes, t.maxBytes)
+	}
+	if resp.StatusCode != http.StatusOK {
+		text = status + "\n\n" + text
+	}
+	return Result{Content: text, Truncated: cut, Target: target}, nil
+}
+
+// expandEnv looks up every variable the tool's templates name. Errors name
+// missing variables, never values.
+func (t *HTTPTool) expandEnv() (map[string]string, error) {
+	env := make(map[string]string, len(t.envNames))
+	var errs []error
+	for _, name := range t.envNames {
+		v, err := skills.ExpandEnv("${"+name+"}", t.lookup)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		env[name] = v
+	}
+	return env, errors.Join(errs...)
+}
+
+// newRequest builds the request of one call.
+func (t *HTTPTool) newRequest(ctx context.Context, st *callState, call Call) (*http.Request, error) {
+	u, err := t.buildURL(st)
+	if err != nil {
+		return nil, err
+	}
+
+	var extra url.Values
+	switch {
+	case t.query != nil:
+		extra = url.Values{}
+		for _, q := range t.query {
+			if name, ok := exactArg(q.parts); ok {
+				for _, v := range queryValues(st.args[name]) {
+					extra.Add(q.name, v)
+				}
+				continue
+			}
+			extra.Add(q.name, st.render(q.parts, identity))
+		}
+	case t.method == http.MethodGet || t.method == http.MethodDelete:
+		extra = url.Values{}
+		for _, name := range t.unnamedArgs(st.args) {
+			for _, v := range queryValues(st.args[name]) {
+				extra.Add(name, v)
+			}
+		}
+	}
+	if len(extra) > 0 {
+		if u.RawQuery != "" {
+			u.RawQuery += "&"
+		}
+		u.RawQuery += extra.Encode()
+	}
+
+	var body []byte
+	hasBody := false
+	switch {
+	case t.body != nil:
+		if v, ok := st.renderBody(t.body); ok {
+			if body, err = marshalJSON(v); err != nil {
+				return nil, fmt.Errorf("encoding the body: %w", err)
+			}
+			hasBody = true
+		}
+	case t.method == http.MethodPost || t.method == http.MethodPut || t.method == http.MethodPatch:
+		obj := map[string]any{}
+		for _, name := range t.unnamedArgs(st.args) {
+			obj[name] = st.args[name]
+		}
+		if body, err = marshalJSON(obj); err != nil {
+			return nil, fmt.Errorf("encoding the body: %w", err)
+		}
+		hasBody = true
+	}
+
+	var reader io.Reader // a *bytes.Reader lets redirects resend the body
+	if hasBody {
+		reader = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, t.method, u.String(), reader)
+	if err != nil {
+		return nil, fmt.Errorf("cannot build the request: %v (%w)", err, ErrPermanent)
+	}
+	req.Header.Set("User-Agent", HTTPToolUserAgent)
+	req.Header.Set("Accept", httpToolAccept)
+	if hasBody {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range t.headers {
+		v := st.render(h.parts, identity)
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return nil, fmt.Errorf("%w: header %s would hold a line break or another control character", ErrInvalidArguments, h.name)
+		}
+		if v == "" {
+			req.Header.Del(h.name)
+			continue
+		}
+		req.Header.Set(h.name, v)
+	}
+	if call.IdempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", call.IdempotencyKey)
+	}
+	return req, nil
+}
+
+// buildURL expands the URL template and checks that the arguments did not
+// change its scheme, host or user.
+func (t *HTTPTool) buildURL(st *callState) (*url.URL, error) {
+	originText := st.render(t.origin, func(string) string { return "" })
+	origin, err := url.Parse(originText)
+	if err != nil {
+		return nil, fmt.Errorf("the url's scheme and host %q do not parse: %v (%w)", originText, err, ErrPermanent)
+	}
+	if s := strings.ToLower(origin.Scheme); (s != "http" && s != "https") || origin.Host == "" {
+		return nil, fmt.Errorf("the url must start with http:// or https:// and a host, got %q (%w)", originText, ErrPermanent)
+	}
+
+	var b strings.Builder
+	b.WriteString(originText)
+	for _, p := range t.rest {
+		switch p.Kind {
+		case skills.TemplateLiteral:
+			b.WriteString(p.Text)
+		case skills.TemplateEnv:
+			b.WriteString(st.env[p.Text])
+		case skills.TemplateArg:
+			inQuery := strings.ContainsAny(b.String(), "?#")
+			v, ok := st.args[p.Text]
+			s := argString(v)
+			switch {
+			case inQuery:
+				b.WriteString(url.QueryEscape(s))
+			case !ok || v == nil || s == "":
+				return nil, fmt.Errorf("%w: argument %q is needed for the url path", ErrInvalidArguments, p.Text)
+			case s == "." || s == "..":
+				return nil, fmt.Errorf("%w: argument %q must not be %q in the url path", ErrInvalidArguments, p.Text, s)
+			default:
+				b.WriteString(url.PathEscape(s))
+			}
+		}
+	}
+	u, err := url.Parse(b.String())
+	if err != nil {
+		return nil, fmt.Errorf("%w: the url does not parse: %v", ErrInvalidArguments, err)
+	}
+	if u.Scheme != origin.Scheme || !strings.EqualFold(u.Host, origin.Host) || u.User.String() != origin.User.String() {
+		return nil, fmt.Errorf("refusing a url whose scheme, host or user differs from %s://%s after argument substitution (%w)", origin.Scheme, origin.Host, ErrPermanent)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
+}
+
+// unnamedArgs returns the names of the arguments that no template names,
+// sorted.
+func (t *HTTPTool) unnamedArgs(args map[string]any) []string {
+	var names []string
+	for name := range args {
+		if !t.named[name] {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// renderBody expands a compiled body template. It reports false for an
+// exact {arg} whose argument is absent.
+func (s *callState) renderBody(n any) (any, bool) {
+	switch n := n.(type) {
+	case bodyTemplate:
+		if name, ok := exactArg(n.parts); ok {
+			v, ok := s.args[name]
+			return v, ok
+		}
+		return s.render(n.parts, identity), true
+	case map[string]any:
+		out := make(map[string]any, len(n))
+		for k, e := range n {
+			if v, ok := s.renderBody(e); ok {
+				out[k] = v
+			}
+		}
+		return out, true
+	case []any:
+		out := make([]any, 0, len(n))
+		for _, e := range n {
+			if v, ok := s.renderBody(e); ok {
+				out = append(out, v)
+			}
+		}
+		return out, true
+	}
+	return n, true
+}
+
+// transportError describes an error of client.Do or of reading the body
+// without the request URL, which may hold secrets, and tells the caller's
+// cancellation (ctx) from the call's own timeout (callCtx).
+func (t *HTTPTool) transportError(ctx, callCtx context.Context, err error) error {
+	if errors.Is(err, errRedirect) {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%v (%w)", err, ErrPermanent)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if callCtx.Err() != nil {
+		return fmt.Errorf("timed out after %s", t.timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return errors.New(ue.Err.Error())
+	}
+	return errors.New(err.Error())
+}
+
+// fail prefixes err with the tool name and target and scrubs secrets from
+// its message. Of err's chain only the sentinels ErrPermanent,
+// ErrHTTPStatus, ErrInvalidArguments and the context errors remain visible
+// (to errors.Is), since the messages of the causes could hold secrets.
+func (t *HTTPTool) fail(st *callState, target string, err error) error {
+	return &callError{
+		msg: st.scrub.scrub(fmt.Sprintf("%s: %s: %v", t.name, target, err)),
+		err: err,
+	}
+}
+
+// callError is an HTTP tool's error with secrets scrubbed from its message.
+type callError struct {
+	msg string
+	err error
+}
+
+func (e *callError) Error() string { return e.msg }
+
+// Is matches the sentinels err wraps without exposing err itself, whose
+// message may hold secrets.
+func (e *callError) Is(target error) bool {
+	switch target {
+	case ErrPermanent, ErrHTTPStatus, ErrInvalidArguments, context.Canceled, context.DeadlineExceeded:
+		return errors.Is(e.err, target)
+	}
+	return false
+}
+
+// statusErr is the error for a non-2xx response with the given excerpt of
+// its body.
+func statusErr(resp *http.Response, excerpt string) error {
+	msg := "HTTP " + resp.Status
+	if excerpt != "" {
+		msg += ": " + excerpt
+	}
+	switch c := resp.StatusCode; {
+	case c == http.StatusRequestTimeout, c == http.StatusTooEarly, c == http.StatusTooManyRequests, c >= 500:
+		return fmt.Errorf("%s (%w)", msg, ErrHTTPStatus)
+	}
+	// Other 4xx, and 3xx that were not followed, will come back the same.
+	return fmt.Errorf("%s (%w, %w)", msg, ErrHTTPStatus, ErrPermanent)
+}
+
+// excerpt returns the start of a non-2xx body for an error message, on one
+// line, with secrets scrubbed before it is cut.
+func (t *HTTPTool) excerpt(st *callState, mediaType string, data []byte, cut bool) string {
+	if len(data) == 0 {
+		return ""
+	}
+	text := formatBody(mediaType, data, cut, true)
+	text = strings.Join(strings.Fields(st.scrub.scrub(text)), " ")
+	if cut {
+		text = st.scrub.trimPartial(text)
+	}
+	if utf8.RuneCountInString(text) > httpErrorExcerpt {
+		n := 0
+		for i := range text {
+			if n == httpErrorExcerpt {
+				text = st.scrub.trimPartial(text[:i]) + "…"
+				break
+			}
+			n++
+		}
+	}
+	return text
+}
+
+// formatBody turns a response body into text: JSON indented (compact when
+// oneLine), text as text, other types as "[<type>, N bytes]".
+func formatBody(mediaType string, data []byte, cut, oneLine bool) string {
+	isJSON := mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
+	if (isJSON || mediaType == "") && json.Valid(data) {
+		var buf bytes.Buffer
+		var err error
+		if oneLine {
+			err = json.Compact(&buf, data)
+		} else {
+			err = json.Indent(&buf, data, "", " ")
+		}
+		if err == nil {
+			return buf.String()
+		}
+	}
+	if isJSON || textType(mediaType) || mediaType == "" && utf8.Valid(data) {
+		return strings.ToValidUTF8(string(data), "\uFFFD")
+	}
+	if mediaType == "" {
+		mediaType = "unknown type"
+	}
+	if cut {
+		return fmt.Sprintf("[%s, more than %d bytes]", mediaType, len(data))
+	}
+	return fmt.Sprintf("[%s, %d bytes]", mediaType, len(data))
+}
+
+// textType reports whether a media type is text a model can read.
+func textType(mediaType string) bool {
+	switch {
+	case strings.HasPrefix(mediaType, "text/"),
+		mediaType == "application/xml", strings.HasSuffix(mediaType, "+xml"),
+		mediaType == "application/javascript", mediaType == "application/x-www-form-urlencoded",
+		mediaType == "application/yaml", mediaType == "application/x-yaml":
+		return true
+	}
+	return false
+}
+
+// scrubber replaces the values of expanded variables with "[redacted]".
+type scrubber struct {
+	secrets []string // longest first
+}
+
+// newScrubber returns a scrubber for the values of env that are at least
+// minSecretLen bytes long, in their plain, URL-escaped and JSON-escaped
+// forms.
+func newScrubber(env map[string]string) *scrubber {
+	seen := map[string]bool{}
+	var secrets []string
+	for _, v := range env {
+		if len(v) < minSecretLen {
+			continue
+		}
+		forms := []string{v, url.QueryEscape(v), url.PathEscape(v)}
+		if b, err := marshalJSON(v); err == nil {
+			forms = append(forms, string(b[1:len(b)-1]))
+		}
+		if b, err := json.Marshal(v); err == nil {
+			forms = append(forms, string(b[1:len(b)-1]))
+		}
+		for _, f := range forms {
+			if !seen[f] {
+				seen[f] = true
+				secrets = append(secrets, f)
+			}
+		}
+	}
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	return &scrubber{secrets: secrets}
+}
+
+// scrub replaces every secret in s.
+func (s *scrubber) scrub(text string) string {
+	for _, v := range s.secrets {
+		text = strings.ReplaceAll(text, v, redacted)
+	}
+	return text
+}
+
+// trimPartial replaces the start of a secret (3 bytes or more) at the end
+// of text, left there when the text was cut.
+func (s *scrubber) trimPartial(text string) string {
+	for _, v := range s.secrets {
+		for k := len(v) - 1; k >= 3; k-- {
+			if strings.HasSuffix(text, v[:k]) {
+				return text[:len(text)-k] + redacted
+			}
+		}
+	}
+	return text
+}

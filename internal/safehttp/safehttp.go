@@ -3,7 +3,9 @@
 // a cloud metadata endpoint, an admin interface on localhost or a service on
 // the private network (server-side request forgery). The client refuses
 // those destinations at connect time, after DNS resolution, so neither DNS
-// rebinding nor a redirect can sneak past the check.
+// rebinding nor a redirect can sneak past the check. The scheme and port
+// of every URL, the first one and each redirect's, are checked before
+// anything is resolved or dialed.
 package safehttp
 
 import (
@@ -14,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,11 +36,14 @@ var ErrTooManyRedirects = errors.New("safehttp: too many redirects")
 const (
 	DefaultTimeout      = 20 * time.Second
 	DefaultMaxRedirects = 5
+	// MaxRedirectsLimit bounds Options.MaxRedirects: a larger value is
+	// treated as this one.
+	MaxRedirectsLimit = 10
 )
 
-// defaultAllowedPorts are the ports a client may connect to when
-// Options.AllowedPorts is empty.
-var defaultAllowedPorts = []uint16{80, 443}
+// DefaultAllowedPorts returns the ports a client may connect to when
+// Options.AllowedPorts is empty: 80 and 443.
+func DefaultAllowedPorts() []uint16 { return []uint16{80, 443} }
 
 // Options configures NewClient. The zero value is the safe production
 // configuration.
@@ -46,11 +52,20 @@ type Options struct {
 	// Zero means DefaultTimeout.
 	Timeout time.Duration
 	// MaxRedirects is how many redirects a request may follow. Zero means
-	// DefaultMaxRedirects; a negative value follows no redirects.
+	// DefaultMaxRedirects; a negative value follows no redirects; values
+	// above MaxRedirectsLimit mean MaxRedirectsLimit.
 	MaxRedirects int
 	// AllowedPorts are the only destination ports the client connects to.
-	// Empty means 80 and 443.
+	// Empty means DefaultAllowedPorts. The port of every URL, the first
+	// and each redirect's, is checked before anything is dialed, and the
+	// port of every connection again when it is dialed.
 	AllowedPorts []uint16
+	// AllowAddrs are exact destinations (address and port, as dialed after
+	// DNS resolution) that pass the address and port checks, such as an
+	// operator's own service or a test server on loopback. Their ports
+	// also pass the URL check, for any host; the dial check then lets
+	// through only these exact addresses on such ports.
+	AllowAddrs []netip.AddrPort
 	// AllowPrivate turns off the address and port checks. It is meant for
 	// URLs that an operator declared and for tests, never for URLs that a
 	// model chose. Only the scheme check stays.
@@ -65,22 +80,26 @@ func NewClient(opts Options) *http.Client {
 	return newClient(opts, nil)
 }
 
-// newClient is NewClient with a hook that lets tests through to chosen
-// addresses (a loopback test server) while everything else stays checked.
-func newClient(opts Options, allow func(netip.AddrPort) bool) *http.Client {
+// newClient is NewClient with a hook that sees every address that reaches
+// the dial check, so tests can tell whether a request got that far.
+func newClient(opts Options, onDial func(netip.AddrPort)) *http.Client {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.MaxRedirects == 0 {
 		opts.MaxRedirects = DefaultMaxRedirects
 	}
+	maxRedirects := min(max(opts.MaxRedirects, 0), MaxRedirectsLimit)
 	if len(opts.AllowedPorts) == 0 {
-		opts.AllowedPorts = defaultAllowedPorts
+		opts.AllowedPorts = DefaultAllowedPorts()
 	}
 	g := &guard{
 		allowPrivate: opts.AllowPrivate,
 		allowedPorts: slices.Clone(opts.AllowedPorts),
-		allow:        allow,
+		onDial:       onDial,
+	}
+	for _, ap := range opts.AllowAddrs {
+		g.allowAddrs = append(g.allowAddrs, netip.AddrPortFrom(ap.Addr().WithZone(""), ap.Port()))
 	}
 	dialer := &net.Dialer{
 		Timeout:   10 * time.Second,
@@ -100,15 +119,17 @@ func newClient(opts Options, allow func(netip.AddrPort) bool) *http.Client {
 		MaxIdleConns:           16,
 		MaxResponseHeaderBytes: 256 << 10,
 	}
-	maxRedirects := max(opts.MaxRedirects, 0)
 	return &http.Client{
-		Transport: &schemeGuard{base: transport},
+		Transport: &urlGuard{base: transport, guard: g},
 		Timeout:   opts.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
 				return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, maxRedirects)
 			}
-			return checkScheme(req.URL.Scheme)
+			if err := g.checkURL(req.URL); err != nil {
+				return blocked("redirect refused: %s", err.msg)
+			}
+			return nil
 		},
 	}
 }
@@ -122,12 +143,12 @@ type blockedError struct {
 func (e *blockedError) Error() string        { return "safehttp: " + e.msg }
 func (e *blockedError) Is(target error) bool { return target == ErrBlocked }
 
-func blocked(format string, args ...any) error {
+func blocked(format string, args ...any) *blockedError {
 	return &blockedError{msg: fmt.Sprintf(format, args...)}
 }
 
 // checkScheme refuses every scheme but http and https.
-func checkScheme(scheme string) error {
+func checkScheme(scheme string) *blockedError {
 	switch strings.ToLower(scheme) {
 	case "http", "https":
 		return nil
@@ -135,19 +156,21 @@ func checkScheme(scheme string) error {
 	return blocked("scheme %q is not allowed (only http and https)", scheme)
 }
 
-// schemeGuard refuses requests whose scheme is not http or https before
-// they reach the transport, whatever protocols the transport knows.
-type schemeGuard struct {
-	base *http.Transport
+// urlGuard refuses requests whose URL the guard does not accept before
+// they reach the transport, whatever protocols the transport knows. The
+// client sends every hop of a redirect chain through it.
+type urlGuard struct {
+	base  *http.Transport
+	guard *guard
 }
 
 // RoundTrip implements http.RoundTripper.
-func (s *schemeGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+func (s *urlGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeBody(req)
 		return nil, blocked("request has no URL")
 	}
-	if err := checkScheme(req.URL.Scheme); err != nil {
+	if err := s.guard.checkURL(req.URL); err != nil {
 		closeBody(req)
 		return nil, err
 	}
@@ -156,7 +179,7 @@ func (s *schemeGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the
 // underlying transport.
-func (s *schemeGuard) CloseIdleConnections() { s.base.CloseIdleConnections() }
+func (s *urlGuard) CloseIdleConnections() { s.base.CloseIdleConnections() }
 
 // closeBody honours the RoundTripper contract of closing the request body
 // even on errors.
@@ -166,11 +189,48 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// guard holds the connect-time policy.
+// guard holds the policy, applied to URLs before a request is sent and to
+// addresses when they are dialed.
 type guard struct {
 	allowPrivate bool
 	allowedPorts []uint16
-	allow        func(netip.AddrPort) bool
+	allowAddrs   []netip.AddrPort
+	onDial       func(netip.AddrPort)
+}
+
+// checkURL applies the scheme and port policy to a URL, so that a request
+// to a port that is not allowed fails before DNS resolution and dialing.
+func (g *guard) checkURL(u *url.URL) *blockedError {
+	if err := checkScheme(u.Scheme); err != nil {
+		return err
+	}
+	if g.allowPrivate {
+		return nil
+	}
+	port, err := urlPort(u)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(g.allowedPorts, port) || slices.ContainsFunc(g.allowAddrs, func(ap netip.AddrPort) bool { return ap.Port() == port }) {
+		return nil
+	}
+	return blocked("%s: port %d is not allowed (allowed: %s)", u.Host, port, portList(g.allowedPorts))
+}
+
+// urlPort returns the port a URL names, or the default port of its scheme.
+func urlPort(u *url.URL) (uint16, *blockedError) {
+	p := u.Port()
+	if p == "" {
+		if strings.EqualFold(u.Scheme, "https") {
+			return 443, nil
+		}
+		return 80, nil
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil || n == 0 {
+		return 0, blocked("%s: port %q is not valid", u.Host, p)
+	}
+	return uint16(n), nil
 }
 
 // control is the net.Dialer.Control hook. It runs after DNS resolution and
@@ -188,7 +248,10 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return blocked("cannot parse dial address %q", address)
 	}
-	if g.allow != nil && g.allow(ap) {
+	if g.onDial != nil {
+		g.onDial(ap)
+	}
+	if slices.Contains(g.allowAddrs, netip.AddrPortFrom(ap.Addr().WithZone(""), ap.Port())) {
 		return nil
 	}
 	return g.check(ap)

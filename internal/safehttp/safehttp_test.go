@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,29 +17,35 @@ import (
 	"time"
 )
 
-// dialLog records every address that reached the dial check. Its allow hook
-// lets through only the addresses it was told about, so a test can talk to
-// its own loopback server while every other destination meets the real
-// policy before any connect happens.
+// dialLog records every address that reached the dial check. Its options
+// let through only the addresses it was told about (Options.AllowAddrs), so
+// a test can talk to its own loopback server while every other destination
+// meets the real policy before any connect happens.
 type dialLog struct {
 	mu      sync.Mutex
 	dialed  []netip.AddrPort
-	allowed map[netip.AddrPort]bool
+	allowed []netip.AddrPort
 }
 
 func newDialLog(allowed ...string) *dialLog {
-	l := &dialLog{allowed: map[netip.AddrPort]bool{}}
+	l := &dialLog{}
 	for _, a := range allowed {
-		l.allowed[netip.MustParseAddrPort(a)] = true
+		l.allowed = append(l.allowed, netip.MustParseAddrPort(a))
 	}
 	return l
 }
 
-func (l *dialLog) allow(ap netip.AddrPort) bool {
+// client returns a client configured by opts plus the log's allowed
+// addresses, recording every dial.
+func (l *dialLog) client(opts Options) *http.Client {
+	opts.AllowAddrs = append(opts.AllowAddrs, l.allowed...)
+	return newClient(opts, l.record)
+}
+
+func (l *dialLog) record(ap netip.AddrPort) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.dialed = append(l.dialed, ap)
-	return l.allowed[ap]
 }
 
 func (l *dialLog) addrs() []netip.AddrPort {
@@ -86,7 +93,10 @@ func TestClientRefusesNonPublicDestinations(t *testing.T) {
 		{"6to4 loopback", "http://[2002:7f00:1::1]/", "6to4 address embedding 127.0.0.1, a loopback address", true},
 		{"unique local", "http://[fd00::1]/", "is a private address", true},
 		{"link-local v6", "http://[fe80::1]/", "is a link-local address", true},
-		{"non-default port", "http://93.184.216.34:8080/", "93.184.216.34:8080: port 8080 is not allowed (allowed: 80, 443)", true},
+		{"non-default port", "http://93.184.216.34:8080/", "93.184.216.34:8080: port 8080 is not allowed (allowed: 80, 443)", false},
+		{"non-default port by name", "http://example.com:8080/", "example.com:8080: port 8080 is not allowed (allowed: 80, 443)", false},
+		{"https on port 80 is fine, 8443 is not", "https://example.com:8443/", "port 8443 is not allowed", false},
+		{"invalid port", "http://example.com:99999/", `port "99999" is not valid`, false},
 		{"file scheme", "file:///etc/passwd", `scheme "file" is not allowed`, false},
 		{"gopher scheme", "gopher://example.com:70/1", `scheme "gopher" is not allowed`, false},
 		{"ftp scheme", "ftp://example.com/", `scheme "ftp" is not allowed`, false},
@@ -94,8 +104,7 @@ func TestClientRefusesNonPublicDestinations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			log := newDialLog()
-			c := newClient(Options{}, log.allow)
-			_, err := get(t, c, tt.url)
+			_, err := get(t, log.client(Options{}), tt.url)
 			if !errors.Is(err, ErrBlocked) {
 				t.Fatalf("Get(%s) error = %v, want ErrBlocked", tt.url, err)
 			}
@@ -178,7 +187,7 @@ func TestBlockReason(t *testing.T) {
 }
 
 func TestControlFailsClosed(t *testing.T) {
-	g := &guard{allowedPorts: defaultAllowedPorts}
+	g := &guard{allowedPorts: DefaultAllowedPorts()}
 	tests := []struct {
 		network, address string
 	}{
@@ -201,6 +210,15 @@ func TestControlFailsClosed(t *testing.T) {
 	}
 	if err := custom.control("tcp", "8.8.8.8:443", nil); !errors.Is(err, ErrBlocked) {
 		t.Errorf("control(443) with AllowedPorts 8443 = %v, want ErrBlocked", err)
+	}
+	exact := &guard{allowedPorts: DefaultAllowedPorts(), allowAddrs: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:8080")}}
+	if err := exact.control("tcp", "127.0.0.1:8080", nil); err != nil {
+		t.Errorf("control(allowed address) = %v, want nil", err)
+	}
+	for _, addr := range []string{"127.0.0.1:8081", "127.0.0.2:8080", "10.0.0.1:8080"} {
+		if err := exact.control("tcp", addr, nil); !errors.Is(err, ErrBlocked) {
+			t.Errorf("control(%s) with AllowAddrs 127.0.0.1:8080 = %v, want ErrBlocked", addr, err)
+		}
 	}
 	open := &guard{allowPrivate: true}
 	if err := open.control("tcp", "127.0.0.1:9999", nil); err != nil {
@@ -227,6 +245,8 @@ func TestRedirectToBlockedAddress(t *testing.T) {
 		"/to-loopback": forbidden.URL + "/admin",
 		"/to-metadata": "http://169.254.169.254/latest/meta-data",
 		"/to-file":     "file:///etc/passwd",
+		"/to-port":     "http://example.com:8080/",
+		"/to-gopher":   "gopher://example.com:70/1",
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if to, ok := targets[r.URL.Path]; ok {
@@ -242,15 +262,17 @@ func TestRedirectToBlockedAddress(t *testing.T) {
 		want string
 	}{
 		{"/to-private", "10.0.0.1:80 is a private address"},
-		{"/to-loopback", serverAddr(t, forbidden) + " is a loopback address"},
+		// Refused by the URL check for its port, before its address is dialed.
+		{"/to-loopback", "redirect refused: " + serverAddr(t, forbidden) + ": port"},
 		{"/to-metadata", "cloud metadata endpoint"},
-		{"/to-file", `scheme "file" is not allowed`},
+		{"/to-file", `redirect refused: scheme "file" is not allowed`},
+		{"/to-port", "redirect refused: example.com:8080: port 8080 is not allowed (allowed: 80, 443)"},
+		{"/to-gopher", `redirect refused: scheme "gopher" is not allowed`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
 			log := newDialLog(serverAddr(t, srv))
-			c := newClient(Options{}, log.allow)
-			_, err := get(t, c, srv.URL+tt.path)
+			_, err := get(t, log.client(Options{}), srv.URL+tt.path)
 			if !errors.Is(err, ErrBlocked) {
 				t.Fatalf("error = %v, want ErrBlocked", err)
 			}
@@ -265,7 +287,7 @@ func TestRedirectToBlockedAddress(t *testing.T) {
 
 	// The first hop alone is fine: the hook really lets the test server through.
 	log := newDialLog(serverAddr(t, srv))
-	resp, err := get(t, newClient(Options{}, log.allow), srv.URL+"/plain")
+	resp, err := get(t, log.client(Options{}), srv.URL+"/plain")
 	if err != nil {
 		t.Fatalf("Get(test server) error = %v", err)
 	}
@@ -289,6 +311,7 @@ func TestRedirectLimit(t *testing.T) {
 		{0, DefaultMaxRedirects + 1},
 		{2, 3},
 		{-1, 1},
+		{1000, MaxRedirectsLimit + 1},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.maxRedirects), func(t *testing.T) {
@@ -339,9 +362,9 @@ func TestClientConfiguration(t *testing.T) {
 	if c.Timeout != DefaultTimeout {
 		t.Errorf("Timeout = %v, want %v", c.Timeout, DefaultTimeout)
 	}
-	g, ok := c.Transport.(*schemeGuard)
+	g, ok := c.Transport.(*urlGuard)
 	if !ok {
-		t.Fatalf("Transport = %T, want *schemeGuard", c.Transport)
+		t.Fatalf("Transport = %T, want *urlGuard", c.Transport)
 	}
 	if g.base.Proxy != nil {
 		t.Error("Transport.Proxy is set; proxies from the environment must not be used")
@@ -385,5 +408,66 @@ func TestReadLimited(t *testing.T) {
 				t.Errorf("ReadLimited error = %v, want %v", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+func TestAllowAddrs(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hello")
+	}))
+	defer srv.Close()
+	addr := netip.MustParseAddrPort(serverAddr(t, srv))
+	c := NewClient(Options{AllowAddrs: []netip.AddrPort{addr}})
+
+	resp, err := get(t, c, srv.URL)
+	if err != nil {
+		t.Fatalf("Get(allowed address) error = %v", err)
+	}
+	if body, _ := io.ReadAll(resp.Body); string(body) != "hello" {
+		t.Errorf("body = %q, want hello", body)
+	}
+
+	// The port passes the URL check, but another loopback address on it
+	// is still refused when dialed.
+	other := fmt.Sprintf("http://127.0.0.2:%d/", addr.Port())
+	if _, err := get(t, c, other); !errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), "is a loopback address") {
+		t.Errorf("Get(%s) error = %v, want a loopback refusal", other, err)
+	}
+	// Another port is refused by the URL check.
+	port := fmt.Sprintf("http://127.0.0.1:%d/", addr.Port()+1)
+	if _, err := get(t, c, port); !errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), "is not allowed") {
+		t.Errorf("Get(%s) error = %v, want a port refusal", port, err)
+	}
+}
+
+func TestCheckURLPorts(t *testing.T) {
+	g := &guard{allowedPorts: []uint16{443, 8443}}
+	tests := []struct {
+		url string
+		ok  bool
+	}{
+		{"https://example.com/", true},
+		{"https://example.com:8443/", true},
+		{"http://example.com/", false}, // default port 80 is not in the list
+		{"http://example.com:443/", true},
+		{"https://[2001:db8::1]:8443/", true},
+		{"https://example.com:0/", false},
+		{"https://example.com:x/", false},
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			// url.Parse refuses some bad ports itself; the transport never sees them.
+			continue
+		}
+		if err := g.checkURL(u); (err == nil) != tt.ok {
+			t.Errorf("checkURL(%s) = %v, want ok = %v", tt.url, err, tt.ok)
+		}
+	}
+	if err := (&guard{allowPrivate: true}).checkURL(&url.URL{Scheme: "http", Host: "x:1"}); err != nil {
+		t.Errorf("checkURL with AllowPrivate = %v, want nil", err)
+	}
+	if err := (&guard{allowPrivate: true}).checkURL(&url.URL{Scheme: "file", Path: "/etc/passwd"}); err == nil {
+		t.Error("checkURL(file) with AllowPrivate = nil, want a scheme refusal")
 	}
 }

@@ -45,18 +45,8 @@ var headingLevel = map[atom.Atom]int{
 	atom.H1: 1, atom.H2: 2, atom.H3: 3, atom.H4: 4, atom.H5: 5, atom.H6: 6,
 }
 
-// pageToText converts an HTML page to its title and readable text with
-// htmlToText. Pages the parser refuses (it gives up on elements nested
-// more than 512 deep) are converted token by token with tokensToText.
-func pageToText(data []byte, base *url.URL) (title, text string) {
-	doc, err := html.Parse(bytes.NewReader(data))
-	if err != nil {
-		return tokensToText(data)
-	}
-	return htmlToText(doc, base)
-}
-
-// tokensToText is the fallback of pageToText: it keeps the text, breaks
+// tokensToText is the fallback for pages the HTML parser refuses (it gives
+// up on elements nested more than 512 deep): it keeps the text, breaks
 // lines at block elements and drops scripts, styles and the like, without
 // building a tree. Links are not resolved.
 func tokensToText(data []byte) (title, text string) {

@@ -106,16 +106,37 @@ func TestHTMLToTextDeepNesting(t *testing.T) {
 	// still returns the text.
 	page := "<title>Deep</title><script>var s = 1;</script>" + strings.Repeat("<div>", 5000) + "deep" + strings.Repeat("</div>", 5000) + "<p>shallow <b>text</b></p>"
 	base, _ := url.Parse("https://example.com/")
-	title, text := pageToText([]byte(page), base)
-	if title != "Deep" || text != "deep\nshallow text" {
-		t.Errorf("pageToText = %q, %q; want %q, %q", title, text, "Deep", "deep\nshallow text")
+	p := htmlPageText([]byte(page), base)
+	if p.Title != "Deep" || p.Text != "deep\nshallow text" {
+		t.Errorf("htmlPageText = %q, %q; want %q, %q", p.Title, p.Text, "Deep", "deep\nshallow text")
 	}
 
 	// Nesting the parser accepts but the renderer does not descend into
 	// fully still renders what it reaches, without recursing without end.
 	page = strings.Repeat("<span>", 400) + "inner" + strings.Repeat("</span>", 400) + "<p>outer</p>"
-	_, text = pageToText([]byte(page), base)
-	if !strings.Contains(text, "outer") {
-		t.Errorf("text = %q, want the outer paragraph", text)
+	if p := htmlPageText([]byte(page), base); !strings.Contains(p.Text, "outer") {
+		t.Errorf("text = %q, want the outer paragraph", p.Text)
+	}
+}
+
+func TestDocShape(t *testing.T) {
+	doc, err := html.Parse(strings.NewReader("<p>a</p>" + strings.Repeat("<div>", 10) + "x" + strings.Repeat("</div>", 10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// html, head, body, p, 10 divs; the innermost div is html > body > 10 divs.
+	if depth, elements := docShape(doc); depth != 12 || elements != 14 {
+		t.Errorf("docShape = %d, %d; want 12, 14", depth, elements)
+	}
+}
+
+func TestHTMLPageTextSkipsReadabilityWhenTooDeep(t *testing.T) {
+	// Too deep for readability: the whole page is rendered, navigation
+	// still dropped by htmlToText.
+	page := "<title>T</title><nav>menu</nav>" + strings.Repeat("<div>", maxReadabilityDepth) + "<p>deep text</p>" + strings.Repeat("</div>", maxReadabilityDepth)
+	base, _ := url.Parse("https://example.com/")
+	p := htmlPageText([]byte(page), base)
+	if p.Title != "T" || strings.Contains(p.Text, "menu") || !strings.Contains(p.Text, "deep text") {
+		t.Errorf("htmlPageText = %+v, want title T and no navigation", p)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
@@ -34,18 +35,29 @@ const (
 var ErrHTTPStatus = errors.New("unsuccessful HTTP status")
 
 // ErrUnsupportedContentType is returned (wrapped) when the response is not
-// HTML, text or JSON.
+// HTML, XHTML, text, JSON or XML.
 var ErrUnsupportedContentType = errors.New("unsupported content type")
 
-const acceptHeader = "text/html, application/xhtml+xml;q=0.9, text/markdown;q=0.9, text/plain;q=0.8, application/json;q=0.8, text/*;q=0.5"
+// ErrMisconfigured is returned (wrapped) by every call of a tool whose
+// options are invalid.
+var ErrMisconfigured = errors.New("tool is misconfigured")
+
+const acceptHeader = "text/html, application/xhtml+xml;q=0.9, text/markdown;q=0.9, text/plain;q=0.8, application/json;q=0.8, application/xml;q=0.6, text/*;q=0.5"
 
 // WebFetchOptions configures NewWebFetch. The zero value is the production
 // configuration.
 type WebFetchOptions struct {
 	// HTTP configures the safehttp client. Its zero value refuses private,
-	// loopback and other non-public addresses; only tests and URLs that an
-	// operator chose may set AllowPrivate.
+	// loopback and other non-public addresses and ports other than 80 and
+	// 443, and follows at most safehttp.DefaultMaxRedirects redirects;
+	// only tests and URLs that an operator chose may set AllowPrivate.
 	HTTP safehttp.Options
+	// AllowedPorts are the only ports web_fetch connects to, checked for
+	// the first URL and every redirect before anything is dialed, and for
+	// every connection when it is dialed. Empty means 80 and 443. When set
+	// it replaces HTTP.AllowedPorts: safehttp enforces the one list. A
+	// port outside 1-65535 makes every call fail with ErrMisconfigured.
+	AllowedPorts []int
 	// MaxBodyBytes caps how much of a response body is read. Zero means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -63,10 +75,25 @@ type WebFetch struct {
 	client *http.Client
 	opts   WebFetchOptions
 	schema json.RawMessage
+	err    error // a configuration error every call reports
 }
 
-// NewWebFetch returns a web_fetch tool configured by opts.
+// NewWebFetch returns a web_fetch tool configured by opts. Invalid options
+// do not fail here: every call of the tool then fails with an error
+// wrapping ErrMisconfigured that names the problem.
 func NewWebFetch(opts WebFetchOptions) *WebFetch {
+	var confErr error
+	if len(opts.AllowedPorts) > 0 {
+		ports := make([]uint16, 0, len(opts.AllowedPorts))
+		for _, p := range opts.AllowedPorts {
+			if p < 1 || p > 65535 {
+				confErr = fmt.Errorf("web_fetch: %w: allowed port %d is not in 1-65535", ErrMisconfigured, p)
+				break
+			}
+			ports = append(ports, uint16(p))
+		}
+		opts.HTTP.AllowedPorts = ports
+	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -99,6 +126,7 @@ func NewWebFetch(opts WebFetchOptions) *WebFetch {
 		client: safehttp.NewClient(opts.HTTP),
 		opts:   opts,
 		schema: json.RawMessage(schema),
+		err:    confErr,
 	}
 }
 
@@ -107,9 +135,10 @@ func (*WebFetch) Name() string { return WebFetchName }
 
 // Description implements Tool.
 func (*WebFetch) Description() string {
-	return "Fetch a public web page or document by URL and return its readable text " +
-		"(HTML is converted to text with headings, lists and links; plain text, Markdown and JSON are returned as they are). " +
-		"Only http and https URLs on the public internet can be fetched; long pages are truncated."
+	return "Fetch a public web page or document by URL and return its readable text. " +
+		"For HTML the main content is extracted (navigation, ads and sidebars dropped) and converted to text with headings, lists and links; " +
+		"plain text, Markdown, JSON and XML are returned as they are. Images, PDFs and other binary files cannot be read. " +
+		"Only http and https URLs on the public internet (ports 80 and 443 unless configured otherwise) can be fetched; long pages are truncated."
 }
 
 // Parameters implements Tool.
@@ -163,6 +192,9 @@ func parseFetchURL(raw string) (*url.URL, error) {
 
 // Call implements Tool.
 func (w *WebFetch) Call(ctx context.Context, call Call) (Result, error) {
+	if w.err != nil {
+		return Result{}, w.err
+	}
 	if err := ValidateArguments(w.schema, call.Arguments); err != nil {
 		return Result{}, err
 	}
@@ -188,7 +220,7 @@ func (w *WebFetch) Call(ctx context.Context, call Call) (Result, error) {
 	req.Header.Set("Accept", acceptHeader)
 	resp, err := w.client.Do(req)
 	if err != nil {
-		return Result{}, fmt.Errorf("web_fetch: %w", err)
+		return Result{}, fetchError(u, err)
 	}
 	defer resp.Body.Close()
 	finalURL := resp.Request.URL
@@ -199,7 +231,7 @@ func (w *WebFetch) Call(ctx context.Context, call Call) (Result, error) {
 	header := resp.Header.Get("Content-Type")
 	mediaType, params, _ := mime.ParseMediaType(header)
 	mediaType = strings.ToLower(mediaType)
-	if header != "" && !readableType(mediaType) {
+	if header != "" && readableKind(mediaType) == unreadable {
 		return Result{}, unsupported(mediaType, header)
 	}
 
@@ -215,34 +247,40 @@ func (w *WebFetch) Call(ctx context.Context, call Call) (Result, error) {
 		// No declared type: sniff, as a browser would.
 		header = http.DetectContentType(data)
 		mediaType, params, _ = mime.ParseMediaType(header)
-		if !readableType(mediaType) {
+		if readableKind(mediaType) == unreadable {
 			return Result{}, unsupported(mediaType, header)
 		}
 	}
 
-	var title, text string
-	switch {
-	case mediaType == "text/html" || mediaType == "application/xhtml+xml":
+	var page readablePage
+	isHTML := readableKind(mediaType) == htmlKind
+	if isHTML {
 		enc, _, _ := charset.DetermineEncoding(data, header)
 		if decoded, err := enc.NewDecoder().Bytes(data); err == nil {
 			data = decoded
 		}
-		title, text = pageToText(data, finalURL)
-	default:
-		text = strings.TrimSpace(decodeText(data, params["charset"]))
+		page = htmlPageText(data, finalURL)
+	} else {
+		page.Text = strings.TrimSpace(decodeText(data, params["charset"]))
 	}
-	text = strings.ToValidUTF8(text, "\uFFFD")
+	text := strings.ToValidUTF8(page.Text, "\uFFFD")
 	if text == "" {
 		text = "(the page has no readable text)"
 	}
 	text, charsCut := truncate(text, maxChars, bodyCut, w.opts.MaxBodyBytes)
 
 	var out strings.Builder
-	if title != "" {
-		fmt.Fprintf(&out, "Title: %s\n", title)
+	if page.Title != "" {
+		fmt.Fprintf(&out, "Title: %s\n", strings.ToValidUTF8(page.Title, "\uFFFD"))
 	}
 	fmt.Fprintf(&out, "URL: %s\n", finalURL.Redacted())
-	if mediaType != "text/html" && mediaType != "application/xhtml+xml" {
+	if page.Byline != "" {
+		fmt.Fprintf(&out, "Author: %s\n", strings.ToValidUTF8(page.Byline, "\uFFFD"))
+	}
+	if !page.Published.IsZero() {
+		fmt.Fprintf(&out, "Published: %s\n", page.Published.UTC().Format(time.DateOnly))
+	}
+	if !isHTML {
 		fmt.Fprintf(&out, "Content-Type: %s\n", mediaType)
 	}
 	out.WriteString("\n")
@@ -250,23 +288,45 @@ func (w *WebFetch) Call(ctx context.Context, call Call) (Result, error) {
 	return Result{Content: out.String(), Truncated: bodyCut || charsCut, Target: u.Host}, nil
 }
 
-// readableType reports whether web_fetch can turn a media type into text.
-func readableType(mediaType string) bool {
-	switch {
-	case strings.HasPrefix(mediaType, "text/"),
-		mediaType == "application/xhtml+xml",
-		mediaType == "application/json",
-		strings.HasPrefix(mediaType, "application/") && strings.HasSuffix(mediaType, "+json"):
-		return true
+// fetchError describes a failed request. When the failure happened after
+// a redirect, the error already names the URL redirected to; it is marked
+// as such, so that the model sees why a URL it never asked for failed.
+func fetchError(requested *url.URL, err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) && uerr.URL != requested.String() {
+		return fmt.Errorf("web_fetch: %w (reached by a redirect from %s)", err, requested.Redacted())
 	}
-	return false
+	return fmt.Errorf("web_fetch: %w", err)
+}
+
+// contentKind says how web_fetch turns a media type into text.
+type contentKind int
+
+const (
+	unreadable contentKind = iota
+	htmlKind               // HTML and XHTML: readable text extraction
+	textKind               // text/*, JSON, XML: returned as they are
+)
+
+// readableKind classifies a media type.
+func readableKind(mediaType string) contentKind {
+	switch {
+	case mediaType == "text/html", mediaType == "application/xhtml+xml":
+		return htmlKind
+	case strings.HasPrefix(mediaType, "text/"),
+		mediaType == "application/json",
+		mediaType == "application/xml",
+		strings.HasPrefix(mediaType, "application/") && (strings.HasSuffix(mediaType, "+json") || strings.HasSuffix(mediaType, "+xml")):
+		return textKind
+	}
+	return unreadable
 }
 
 func unsupported(mediaType, header string) error {
 	if mediaType == "" {
 		mediaType = header
 	}
-	return fmt.Errorf("web_fetch: %w %q: only HTML, text and JSON can be read", ErrUnsupportedContentType, mediaType)
+	return fmt.Errorf("web_fetch: %w %q: only HTML, XHTML, text, JSON and XML can be read", ErrUnsupportedContentType, mediaType)
 }
 
 // dropPartialRune removes an incomplete UTF-8 sequence that a cut left at

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -108,6 +110,10 @@ func TestWebFetchContent(t *testing.T) {
 		"/empty":    {contentType: "text/html", body: "<html><body><script>only()</script></body></html>"},
 		"/old":      {redirect: "/notes"},
 		"/untitled": {contentType: "text/html", body: "<p>just text</p>"},
+		"/xml":      {contentType: "application/xml", body: `<?xml version="1.0"?><note>hi</note>`},
+		"/feed":     {contentType: "application/rss+xml; charset=utf-8", body: `<rss><channel><title>Feed</title></channel></rss>`},
+		"/textxml":  {contentType: "text/xml", body: `<a>b</a>`},
+		"/sniffxml": {contentType: "-", body: `<?xml version="1.0"?><doc>sniffed xml</doc>`},
 	})
 	host := strings.TrimPrefix(site.URL, "http://")
 	tests := []struct {
@@ -140,6 +146,10 @@ func TestWebFetchContent(t *testing.T) {
 		{path: "/empty", want: []string{"(the page has no readable text)"}, absent: []string{"only()"}},
 		{path: "/old", want: []string{"URL: " + site.URL + "/notes", "line one"}},
 		{path: "/untitled", first: "URL: " + site.URL + "/untitled", want: []string{"just text"}},
+		{path: "/xml", want: []string{"Content-Type: application/xml\n", `<note>hi</note>`}},
+		{path: "/feed", want: []string{"Content-Type: application/rss+xml\n", "<title>Feed</title>"}},
+		{path: "/textxml", want: []string{"Content-Type: text/xml\n", "<a>b</a>"}},
+		{path: "/sniffxml", want: []string{"Content-Type: text/xml\n", "<doc>sniffed xml</doc>"}},
 	}
 	tool := testFetch(WebFetchOptions{})
 	for _, tt := range tests {
@@ -180,14 +190,74 @@ func TestWebFetchContent(t *testing.T) {
 	}
 }
 
+// clutteredArticle is a page whose main content readability must find
+// among navigation, a sidebar, share buttons and comments.
+var clutteredArticle = `<!doctype html>
+<html><head><title>How durable agents work | Longhaul Blog</title>
+<meta name="author" content="Ann Writer">
+<meta property="article:published_time" content="2026-03-01T10:00:00Z">
+</head><body>
+<header><div class="menu"><a href="/">Home</a> <a href="/pricing">Pricing</a> <a href="/login">Log in</a></div></header>
+<div class="sidebar"><h3>Popular posts</h3><ul><li><a href="/p/1">Ten tips for caching</a></li><li><a href="/p/2">Why we love queues</a></li></ul></div>
+<article>
+<h1>How durable agents work</h1>
+<p>A durable agent keeps its state in workflow history, so that a crash of the worker loses nothing.
+Each call to the model is an activity, and each tool call is another one; Temporal retries them
+when they fail and records their results once they succeed, which makes the whole conversation
+replayable from the beginning.</p>
+<p>Tools that touch the network are the dangerous part. A model can be talked into fetching an
+internal address, so every request goes through a guard that checks the address after DNS
+resolution. Read <a href="/docs/safety">the safety notes</a> for the details of that guard.</p>
+<h2>What survives a restart</h2>
+<ul><li>The messages of the conversation</li><li>The results of finished tool calls</li></ul>
+<p>Everything else is recomputed when the workflow replays, which is cheap because nothing is
+called again: the recorded results are used instead of new calls to the model or the tools.</p>
+</article>
+<div class="share social"><a href="https://twitter.example/share">Share on social</a></div>
+<div id="comments" class="comments"><p>First comment! Great post, thanks.</p></div>
+<footer>© 2026 Longhaul · <a href="/imprint">Imprint</a></footer>
+</body></html>`
+
+func TestWebFetchReadability(t *testing.T) {
+	site := newTestSite(t, map[string]page{"/post": {contentType: "text/html; charset=utf-8", body: clutteredArticle}})
+	res, err := testFetch(WebFetchOptions{}).Call(context.Background(), Call{Arguments: fetchArgs(site.URL+"/post", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHeader := "Title: How durable agents work | Longhaul Blog\nURL: " + site.URL + "/post\nAuthor: Ann Writer\nPublished: 2026-03-01\n\n"
+	if !strings.HasPrefix(res.Content, wantHeader) {
+		t.Errorf("Content =\n%s\nwant it to start with\n%s", res.Content, wantHeader)
+	}
+	for _, want := range []string{
+		"A durable agent keeps its state in workflow history",
+		"Read the safety notes (" + site.URL + "/docs/safety) for the details",
+		"## What survives a restart",
+		"- The messages of the conversation\n- The results of finished tool calls",
+		"the recorded results are used instead",
+	} {
+		if !strings.Contains(res.Content, want) {
+			t.Errorf("Content =\n%s\nwant it to contain %q", res.Content, want)
+		}
+	}
+	for _, clutter := range []string{"Pricing", "Log in", "Popular posts", "Ten tips", "Share on social", "First comment", "Imprint", "© 2026"} {
+		if strings.Contains(res.Content, clutter) {
+			t.Errorf("Content =\n%s\nwant no %q", res.Content, clutter)
+		}
+	}
+}
+
 func TestWebFetchErrors(t *testing.T) {
 	site := newTestSite(t, map[string]page{
-		"/image":   {contentType: "image/png", body: "\x89PNG\r\n\x1a\n"},
-		"/pdf":     {contentType: "application/pdf", body: "%PDF-1.4"},
-		"/binary":  {contentType: "-", body: "\x00\x01\x02\x03binary"},
-		"/broken":  {contentType: "text/html", status: http.StatusInternalServerError, body: "oops"},
-		"/loop":    {redirect: "/loop"},
-		"/to-file": {redirect: "file:///etc/passwd"},
+		"/image":    {contentType: "image/png", body: "\x89PNG\r\n\x1a\n"},
+		"/pdf":      {contentType: "application/pdf", body: "%PDF-1.4"},
+		"/sniffpdf": {contentType: "-", body: "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj"},
+		"/svg":      {contentType: "image/svg+xml", body: "<svg/>"},
+		"/zip":      {contentType: "application/zip", body: "PK\x03\x04"},
+		"/video":    {contentType: "video/mp4", body: "...."},
+		"/binary":   {contentType: "-", body: "\x00\x01\x02\x03binary"},
+		"/broken":   {contentType: "text/html", status: http.StatusInternalServerError, body: "oops"},
+		"/loop":     {redirect: "/loop"},
+		"/to-file":  {redirect: "file:///etc/passwd"},
 	})
 	tests := []struct {
 		path    string
@@ -195,11 +265,15 @@ func TestWebFetchErrors(t *testing.T) {
 		want    string
 	}{
 		{"/image", ErrUnsupportedContentType, `"image/png"`},
-		{"/pdf", ErrUnsupportedContentType, `"application/pdf"`},
+		{"/pdf", ErrUnsupportedContentType, `unsupported content type "application/pdf": only HTML, XHTML, text, JSON and XML can be read`},
+		{"/sniffpdf", ErrUnsupportedContentType, `"application/pdf"`},
+		{"/svg", ErrUnsupportedContentType, `"image/svg+xml"`},
+		{"/zip", ErrUnsupportedContentType, `"application/zip"`},
+		{"/video", ErrUnsupportedContentType, `"video/mp4"`},
 		{"/binary", ErrUnsupportedContentType, `"application/octet-stream"`},
 		{"/missing", ErrHTTPStatus, "404 Not Found"},
 		{"/broken", ErrHTTPStatus, "500 Internal Server Error"},
-		{"/loop", safehttp.ErrTooManyRedirects, "too many redirects"},
+		{"/loop", safehttp.ErrTooManyRedirects, "too many redirects: stopped after 5"},
 		{"/to-file", safehttp.ErrBlocked, `scheme "file" is not allowed`},
 	}
 	tool := testFetch(WebFetchOptions{})
@@ -288,19 +362,115 @@ func TestWebFetchTruncation(t *testing.T) {
 	}
 }
 
-func TestWebFetchRefusesPrivateByDefault(t *testing.T) {
-	site := newTestSite(t, map[string]page{"/": {contentType: "text/plain", body: "internal"}})
-	tool := NewWebFetch(WebFetchOptions{}) // the production configuration
-	for _, u := range []string{site.URL + "/", "http://127.0.0.1/", "http://169.254.169.254/latest/meta-data", "http://10.0.0.1/", "http://[::1]/", "http://localhost/"} {
-		t.Run(u, func(t *testing.T) {
-			_, err := tool.Call(context.Background(), Call{Arguments: fetchArgs(u, 0)})
+// TestWebFetchRefusesSSRF makes real web_fetch calls through the real
+// safehttp guard. The only destination let through is the redirecting
+// test server (by its exact address, safehttp.Options.AllowAddrs); every
+// other destination meets the production policy, and is refused before
+// any connection is made.
+func TestWebFetchRefusesSSRF(t *testing.T) {
+	var secretHits atomic.Int32
+	secret := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secretHits.Add(1)
+		fmt.Fprint(w, "internal secret")
+	}))
+	defer secret.Close()
+	secretPort := secret.Listener.Addr().(*net.TCPAddr).Port
+
+	site := newTestSite(t, map[string]page{
+		"/ok":          {contentType: "text/plain", body: "public page"},
+		"/to-private":  {redirect: "http://10.0.0.1/"},
+		"/to-metadata": {redirect: "http://169.254.169.254/latest/meta-data/"},
+		"/to-loopback": {redirect: "http://127.0.0.1/admin"},
+		"/to-v6":       {redirect: "http://[::1]/"},
+		"/to-name":     {redirect: "http://localhost/"},
+		"/to-secret":   {redirect: secret.URL + "/"},
+		"/to-port":     {redirect: "http://example.com:8080/"},
+		"/to-file":     {redirect: "file:///etc/passwd"},
+		"/to-ftp":      {redirect: "ftp://example.com/"},
+	})
+	tool := NewWebFetch(WebFetchOptions{HTTP: safehttp.Options{
+		AllowAddrs: []netip.AddrPort{netip.MustParseAddrPort(site.Listener.Addr().String())},
+	}})
+
+	tests := []struct {
+		name string
+		url  string
+		want string
+	}{
+		{"loopback v4", "http://127.0.0.1/", "127.0.0.1:80 is a loopback address"},
+		{"loopback v6", "http://[::1]/", "[::1]:80 is a loopback address"},
+		{"cloud metadata", "http://169.254.169.254/latest/meta-data/", "169.254.169.254:80 is a link-local address (cloud metadata endpoint)"},
+		{"private", "http://10.0.0.1/", "10.0.0.1:80 is a private address"},
+		{"name resolving to loopback", "http://localhost/", "is a loopback address"},
+		{"scheme-less name resolving to loopback", "localhost/x", "is a loopback address"},
+		{"non-default port", "http://example.com:8080/", "example.com:8080: port 8080 is not allowed (allowed: 80, 443)"},
+		{"non-default port on a listening loopback server", secret.URL + "/", fmt.Sprintf("port %d is not allowed", secretPort)},
+		{"redirect to private", site.URL + "/to-private", "10.0.0.1:80 is a private address"},
+		{"redirect to metadata", site.URL + "/to-metadata", "cloud metadata endpoint"},
+		{"redirect to loopback", site.URL + "/to-loopback", "127.0.0.1:80 is a loopback address"},
+		{"redirect to loopback v6", site.URL + "/to-v6", "[::1]:80 is a loopback address"},
+		{"redirect to a name resolving to loopback", site.URL + "/to-name", "is a loopback address"},
+		{"redirect to a listening loopback server", site.URL + "/to-secret", fmt.Sprintf("redirect refused: 127.0.0.1:%d: port %d is not allowed", secretPort, secretPort)},
+		{"redirect to non-default port", site.URL + "/to-port", "redirect refused: example.com:8080: port 8080 is not allowed"},
+		{"redirect to file", site.URL + "/to-file", `redirect refused: scheme "file" is not allowed`},
+		{"redirect to ftp", site.URL + "/to-ftp", `redirect refused: scheme "ftp" is not allowed`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tool.Call(context.Background(), Call{Arguments: fetchArgs(tt.url, 0)})
 			if !errors.Is(err, safehttp.ErrBlocked) {
-				t.Fatalf("Call(%s) error = %v, want safehttp.ErrBlocked", u, err)
+				t.Fatalf("Call(%s) error = %v, want safehttp.ErrBlocked", tt.url, err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Call(%s) error = %q, want it to contain %q", tt.url, err, tt.want)
+			}
+			if strings.HasPrefix(tt.url, site.URL) && !strings.Contains(err.Error(), "reached by a redirect from "+tt.url) {
+				t.Errorf("Call(%s) error = %q, want it to name the redirect", tt.url, err)
 			}
 		})
 	}
-	if n := site.hits.Load(); n != 0 {
-		t.Errorf("the loopback server was reached %d times", n)
+	if n := secretHits.Load(); n != 0 {
+		t.Errorf("the internal server was reached %d times", n)
+	}
+
+	// The table is not vacuous: the allowed server itself is fetched.
+	res, err := tool.Call(context.Background(), Call{Arguments: fetchArgs(site.URL+"/ok", 0)})
+	if err != nil || !strings.Contains(res.Content, "public page") {
+		t.Errorf("Call(allowed server) = %q, %v; want the page", res.Content, err)
+	}
+
+	// The production configuration refuses the test server too.
+	_, err = NewWebFetch(WebFetchOptions{}).Call(context.Background(), Call{Arguments: fetchArgs(site.URL+"/ok", 0)})
+	if !errors.Is(err, safehttp.ErrBlocked) {
+		t.Errorf("Call(test server) with the production configuration error = %v, want safehttp.ErrBlocked", err)
+	}
+}
+
+func TestWebFetchAllowedPorts(t *testing.T) {
+	tool := NewWebFetch(WebFetchOptions{AllowedPorts: []int{8080}})
+	tests := []struct {
+		url  string
+		want string
+	}{
+		// Port 80 is no longer allowed: refused by the URL check.
+		{"http://127.0.0.2/", "127.0.0.2: port 80 is not allowed (allowed: 8080)"},
+		{"https://127.0.0.2/", "127.0.0.2: port 443 is not allowed (allowed: 8080)"},
+		// Port 8080 passes the URL check; the address is still refused when dialed.
+		{"http://127.0.0.2:8080/", "127.0.0.2:8080 is a loopback address"},
+	}
+	for _, tt := range tests {
+		_, err := tool.Call(context.Background(), Call{Arguments: fetchArgs(tt.url, 0)})
+		if !errors.Is(err, safehttp.ErrBlocked) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Call(%s) error = %v, want ErrBlocked saying %q", tt.url, err, tt.want)
+		}
+	}
+
+	for _, ports := range [][]int{{0}, {80, 65536}, {-443}} {
+		bad := NewWebFetch(WebFetchOptions{AllowedPorts: ports})
+		_, err := bad.Call(context.Background(), Call{Arguments: fetchArgs("https://example.com/", 0)})
+		if !errors.Is(err, ErrMisconfigured) || !strings.Contains(err.Error(), "not in 1-65535") {
+			t.Errorf("AllowedPorts %v: Call error = %v, want ErrMisconfigured", ports, err)
+		}
 	}
 }
 

@@ -1,0 +1,119 @@
+package tools
+
+import (
+	"bytes"
+	"net/url"
+	"strings"
+	"time"
+
+	readability "codeberg.org/readeck/go-readability"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// readablePage is what web_fetch makes of an HTML page.
+type readablePage struct {
+	Title     string
+	Byline    string
+	Published time.Time
+	Text      string
+}
+
+// maxBylineChars bounds the author line, which pages fill with all sorts.
+const maxBylineChars = 200
+
+// Readability's work grows with the nesting depth times the amount of
+// text, so documents beyond these bounds (real pages nest a few dozen
+// levels deep) skip it and are rendered whole by htmlToText.
+const (
+	maxReadabilityDepth    = 128
+	maxReadabilityElements = 100000
+)
+
+// htmlPageText extracts the readable text of an HTML page (data is UTF-8).
+// The main content is found with go-readability, a port of Mozilla's
+// Readability.js that drops navigation, sidebars, comments and the like,
+// and rendered as text by htmlToText so that headings, lists and links
+// survive. When readability finds nothing (or fails), the whole page is
+// rendered by htmlToText, which drops scripts, navigation and footers
+// itself; a page the HTML parser refuses goes token by token.
+func htmlPageText(data []byte, base *url.URL) readablePage {
+	doc, err := html.Parse(bytes.NewReader(data))
+	if err != nil {
+		title, text := tokensToText(data)
+		return readablePage{Title: title, Text: text}
+	}
+	article, ok := readArticle(doc, base)
+	var text string
+	if ok {
+		normalizeAtoms(article.Node)
+		_, text = htmlToText(article.Node, base)
+	}
+	if strings.TrimSpace(text) == "" {
+		title, text := htmlToText(doc, base)
+		return readablePage{Title: title, Text: text}
+	}
+	p := readablePage{Title: collapse(article.Title), Text: text}
+	if p.Title == "" {
+		p.Title = collapse(textOf(find(doc, atom.Title)))
+	}
+	p.Byline = clip(collapse(article.Byline), maxBylineChars)
+	if article.PublishedTime != nil {
+		p.Published = *article.PublishedTime
+	}
+	return p
+}
+
+// readArticle runs readability on a copy of doc, which stays as it was.
+// Documents too deep or too large for it, and a panic inside the library
+// on a hostile page, count as finding nothing.
+func readArticle(doc *html.Node, base *url.URL) (article readability.Article, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	if depth, elements := docShape(doc); depth > maxReadabilityDepth || elements > maxReadabilityElements {
+		return readability.Article{}, false
+	}
+	parser := readability.NewParser()
+	article, err := parser.ParseDocument(doc, base)
+	if err != nil || article.Node == nil {
+		return readability.Article{}, false
+	}
+	return article, true
+}
+
+// normalizeAtoms sets each element's DataAtom from its tag name. The
+// readability library renames elements (h1 to h2, div to p) by changing
+// Data only, and htmlToText goes by DataAtom.
+func normalizeAtoms(n *html.Node) {
+	if n.Type == html.ElementNode {
+		n.DataAtom = atom.Lookup([]byte(n.Data))
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		normalizeAtoms(c)
+	}
+}
+
+// docShape returns how deep elements nest in doc and how many there are,
+// without recursion.
+func docShape(doc *html.Node) (depth, elements int) {
+	type item struct {
+		n     *html.Node
+		depth int
+	}
+	stack := []item{{doc, 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.n.Type == html.ElementNode {
+			elements++
+			depth = max(depth, it.depth)
+		}
+		for c := it.n.FirstChild; c != nil; c = c.NextSibling {
+			stack = append(stack, item{c, it.depth + 1})
+		}
+	}
+	return depth, elements
+}

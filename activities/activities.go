@@ -85,9 +85,32 @@ type AgentSpec struct {
 	MaxTurns   int      `json:"max_turns"`
 	MaxReplans int      `json:"max_replans"`
 	Tools      []string `json:"tools,omitempty"`
+	// Skills are the agent's skills, in file order: what a plan's skill
+	// steps and slash commands may run.
+	Skills []SkillSpec `json:"skills,omitempty"`
+	// ReviewPlan asks for a model review of each plan on top of the
+	// deterministic checks.
+	ReviewPlan bool `json:"review_plan,omitempty"`
 	// Temperature is the agent's own, used when a request sets none.
 	Temperature *float32 `json:"temperature,omitempty"`
 }
+
+// SkillSpec is what a workflow needs to know of a skill.
+type SkillSpec struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	// Command is the slash command that runs the skill directly, or empty.
+	Command string `json:"command,omitempty"`
+	// Tools are the tools the skill's own loop may call: its scope.
+	Tools []string `json:"tools,omitempty"`
+	// Model is the skill's own model, or empty for the agent's.
+	Model string `json:"model,omitempty"`
+	// MaxTurns bounds the skill's loop.
+	MaxTurns int `json:"max_turns"`
+}
+
+// DefaultSkillMaxTurns bounds a skill's own loop when it names no max_turns.
+const DefaultSkillMaxTurns = 6
 
 // DefaultMaxTurns bounds an agent's tool loop when it names no max_turns.
 const DefaultMaxTurns = 8
@@ -104,8 +127,23 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 		Model:       ag.Model,
 		MaxTurns:    ag.MaxTurns,
 		MaxReplans:  ag.MaxReplans,
-		Tools:       a.catalog.AgentTools(ag),
+		Tools:       a.available(a.catalog.AgentTools(ag)),
+		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,
+	}
+	for _, id := range ag.Skills {
+		s, ok := a.catalog.Skill(id)
+		if !ok {
+			continue
+		}
+		ss := SkillSpec{
+			ID: s.ID, Description: s.Description, Command: s.Command,
+			Tools: a.available(s.Tools), Model: s.Model, MaxTurns: s.MaxTurns,
+		}
+		if ss.MaxTurns <= 0 {
+			ss.MaxTurns = DefaultSkillMaxTurns
+		}
+		spec.Skills = append(spec.Skills, ss)
 	}
 	if spec.Model == "" {
 		spec.Model = a.defaultModel
@@ -114,4 +152,17 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 		spec.MaxTurns = DefaultMaxTurns
 	}
 	return spec, nil
+}
+
+// available keeps the tools of names that this worker has: a tool whose
+// service is not configured (web_search without LONGHAUL_SEARCH_URL) or not
+// reachable (an MCP server that is down) is not offered to the model.
+func (a *Activities) available(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if a.tools.Has(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

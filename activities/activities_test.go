@@ -28,17 +28,22 @@ func TestResolveAgent(t *testing.T) {
 	env := quietSuite().NewTestActivityEnvironment()
 	env.RegisterActivity(acts)
 
+	// web_fetch is not in this worker's registry, so it is offered to no
+	// agent and no skill.
+	clock := activities.SkillSpec{ID: "clock", Description: "Tells the current date and time, in any time zone",
+		Tools: []string{"current_time"}, MaxTurns: activities.DefaultSkillMaxTurns}
+	reading := activities.SkillSpec{ID: "web_reading", Description: "Fetches and reads web pages", MaxTurns: activities.DefaultSkillMaxTurns}
 	tests := []struct {
 		id   string
 		want activities.AgentSpec
 	}{
 		{id: "researcher", want: activities.AgentSpec{
 			ID: "researcher", Mode: "agentic", Model: "default-model", MaxTurns: 12, MaxReplans: 2,
-			Tools: []string{"current_time", "web_fetch"},
+			Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading},
 		}},
 		{id: "assistant", want: activities.AgentSpec{
 			ID: "assistant", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
-			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time", "web_fetch"},
+			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading},
 		}},
 		{id: "naked", want: activities.AgentSpec{
 			ID: "naked", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
@@ -47,6 +52,8 @@ func TestResolveAgent(t *testing.T) {
 		{id: "pinned", want: activities.AgentSpec{
 			ID: "pinned", Mode: "chat", Model: "big-model", MaxTurns: 3, MaxReplans: 0,
 			Tools: []string{"current_time", "probe"},
+			Skills: []activities.SkillSpec{{ID: "probing", Description: "Probes things",
+				Tools: []string{"probe", "current_time"}, MaxTurns: activities.DefaultSkillMaxTurns}, clock},
 		}},
 	}
 	for _, tt := range tests {

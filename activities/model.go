@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -41,6 +42,12 @@ type ModelRequest struct {
 	Options longhaul.ModelOptions `json:"options,omitempty"`
 	// NoPrompt leaves the agent's prompt out (background tasks).
 	NoPrompt bool `json:"no_prompt,omitempty"`
+	// Skill, when set, narrows the prompt to the agent's base prompt and
+	// this skill's fragment: a skill's own loop.
+	Skill string `json:"skill,omitempty"`
+	// Instructions are added to the system prompt: a plan step's task and
+	// what earlier steps found.
+	Instructions string `json:"instructions,omitempty"`
 	// Publish streams the answer's text to the run's event log as content
 	// events while it arrives.
 	Publish bool `json:"publish,omitempty"`
@@ -146,10 +153,21 @@ func sampling(v *float32) float32 {
 func (a *Activities) buildMessages(req ModelRequest) []openai.ChatCompletionMessage {
 	out := make([]openai.ChatCompletionMessage, 0, len(req.Messages)+1)
 	if !req.NoPrompt {
+		var parts []string
 		if ag, ok := a.catalog.Agent(req.Agent); ok {
-			if p := strings.TrimSpace(a.catalog.SystemPrompt(ag)); p != "" {
-				out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: p})
+			if req.Skill == "" {
+				parts = append(parts, strings.TrimSpace(a.catalog.SystemPrompt(ag)))
+			} else {
+				parts = append(parts, strings.TrimSpace(ag.Prompt))
+				if s, ok := a.catalog.Skill(req.Skill); ok {
+					parts = append(parts, "## "+s.ID+"\n\n"+strings.TrimSpace(s.Prompt))
+				}
 			}
+		}
+		parts = append(parts, strings.TrimSpace(req.Instructions))
+		parts = slices.DeleteFunc(parts, func(p string) bool { return p == "" })
+		if len(parts) > 0 {
+			out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: strings.Join(parts, "\n\n")})
 		}
 	}
 	for _, m := range req.Messages {

@@ -39,6 +39,8 @@ type run struct {
 	usage  longhaul.Usage
 	model  string
 	events workflow.ReceiveChannel
+	// stepSeq numbers plan steps across revisions.
+	stepSeq int
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
@@ -142,10 +144,7 @@ func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
 		return AgentResult{}, err
 	}
 	r.model = r.spec.Model
-	if r.in.Background {
-		return r.background(ctx)
-	}
-	return r.chat(ctx)
+	return r.dispatch(ctx)
 }
 
 // background answers a client's housekeeping request (a title, tags,
@@ -160,7 +159,7 @@ func (r *run) background(ctx workflow.Context) (AgentResult, error) {
 		Options:  r.in.Options,
 		NoPrompt: true,
 		Publish:  !r.in.Quiet,
-	})
+	}, "task")
 	if err != nil {
 		return AgentResult{Model: r.model}, err
 	}
@@ -169,33 +168,71 @@ func (r *run) background(ctx workflow.Context) (AgentResult, error) {
 	return AgentResult{Content: msg.Content, FinishReason: "stop", Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
 }
 
-// chat is the tool loop: call the model; run the tool calls it asks for (in
-// parallel) and give it their results; repeat until it answers or the agent's
-// turns are used up, then have it answer with what it has.
+// loop is one tool loop: a chat turn, a skill's own loop or a slash command.
+type loop struct {
+	// call prefixes the names of the loop's model calls ("turn-1", or
+	// "step-3-turn-1" in a plan step).
+	call string
+	// label prefixes the loop's activity summaries ("step 3/5 skill x").
+	label    string
+	messages []longhaul.Message
+	// scope is the tools offered to the model and allowed to run.
+	scope        []string
+	maxTurns     int
+	skill        string
+	instructions string
+	model        string
+	publish      bool
+	// stepID, when set, makes the loop report to skill_activity events.
+	stepID string
+}
+
+// chat runs the agent's own tool loop on the conversation.
 func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
-	conv := append([]longhaul.Message(nil), r.in.Messages...)
+	return r.toolLoop(ctx, loop{
+		messages: r.in.Messages,
+		scope:    r.spec.Tools,
+		maxTurns: r.spec.MaxTurns,
+		publish:  !r.in.Quiet,
+	})
+}
+
+// toolLoop calls the model; runs the tool calls it asks for (in parallel)
+// and gives it their results; repeats until it answers or the turns are used
+// up, then has it answer with what it has.
+func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
+	conv := append([]longhaul.Message(nil), l.messages...)
 	var added []longhaul.Message
 	opts := r.in.Options
 	if opts.Temperature == nil {
 		opts.Temperature = r.spec.Temperature
 	}
 	for turn := 1; ; turn++ {
-		last := turn > r.spec.MaxTurns
+		model := l.model
+		if model == "" {
+			// The endpoint's answer names the model it used; keep using it.
+			model = r.model
+		}
+		last := turn > l.maxTurns
 		req := activities.ModelRequest{
-			Call:     fmt.Sprintf("turn-%d", turn),
-			Agent:    r.spec.ID,
-			Model:    r.model,
-			Messages: conv,
-			Options:  opts,
-			Publish:  !r.in.Quiet,
+			Call:         fmt.Sprintf("%sturn-%d", l.call, turn),
+			Agent:        r.spec.ID,
+			Model:        model,
+			Messages:     conv,
+			Options:      opts,
+			Publish:      l.publish,
+			Skill:        l.skill,
+			Instructions: l.instructions,
 		}
 		if last {
 			req.Messages = append(append([]longhaul.Message(nil), conv...), longhaul.Message{Role: longhaul.RoleSystem, Content: maxTurnsNote})
 		} else {
-			req.Tools = r.spec.Tools
+			req.Tools = l.scope
 		}
-		r.state.Turns = turn
-		resp, err := r.callModel(ctx, req)
+		if l.stepID == "" {
+			r.state.Turns++
+		}
+		resp, err := r.callModel(ctx, req, l.label)
 		if err != nil {
 			return AgentResult{Messages: added, Model: r.model}, err
 		}
@@ -213,7 +250,16 @@ func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
 			}
 			return AgentResult{Content: msg.Content, FinishReason: reason, Messages: added, Model: resp.Model}, nil
 		}
-		results := r.callTools(ctx, msg.ToolCalls, resp.Targets, r.spec.Tools)
+		if l.skill != "" && l.stepID != "" {
+			names := make([]string, len(msg.ToolCalls))
+			for i, c := range msg.ToolCalls {
+				names[i] = strings.TrimSpace(c.Name + " " + resp.Targets[c.ID])
+			}
+			r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{
+				Skill: l.skill, StepID: l.stepID, Message: "calling " + strings.Join(names, ", "),
+			})
+		}
+		results, _ := r.callTools(ctx, msg.ToolCalls, resp.Targets, l.scope, l.label)
 		added = append(added, results...)
 		conv = append(conv, results...)
 	}
@@ -221,7 +267,7 @@ func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
 
 // callModel runs one ChatCompletion activity and reconciles the streamed text
 // with the answer it returns.
-func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
+func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label string) (activities.ModelResponse, error) {
 	timeout := r.in.ModelTimeout
 	if timeout <= 0 {
 		timeout = DefaultModelTimeout
@@ -229,7 +275,7 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest) (acti
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    modelHeartbeat,
-		Summary:             "llm " + req.Model,
+		Summary:             strings.TrimSpace(label + " llm " + req.Model),
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
@@ -242,7 +288,7 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest) (acti
 	if err := r.wait(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
 		return resp, err
 	}
-	r.usage = r.usage.Add(resp.Usage)
+	r.addUsage(req.Call, resp.Usage)
 	if resp.Model != "" {
 		r.model = resp.Model
 	}
@@ -251,16 +297,16 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest) (acti
 }
 
 // callTools runs the calls in parallel and returns one tool message per call,
-// in the order of the calls. A failed call becomes an error message the model
-// can read and react to.
-func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, scope []string) []longhaul.Message {
+// in the order of the calls, and which calls failed. A failed call becomes an
+// error message the model can read and react to.
+func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, scope []string, label string) ([]longhaul.Message, []bool) {
 	futures := make([]workflow.Future, len(calls))
 	for i, c := range calls {
 		target := targets[c.ID]
 		r.log.emit(workflow.Now(ctx), longhaul.EventToolStart, longhaul.ToolStartData{
 			ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments, Target: target,
 		})
-		summary := strings.TrimSpace("tool " + c.Name + " " + target)
+		summary := strings.TrimSpace(label + " tool " + c.Name + " " + target)
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: DefaultToolTimeout,
 			HeartbeatTimeout:    30 * time.Second,
@@ -276,6 +322,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, activities.ToolRequest{Call: c, Scope: scope})
 	}
 	out := make([]longhaul.Message, len(calls))
+	fails := make([]bool, len(calls))
 	for i, c := range calls {
 		var res activities.ToolResponse
 		err := r.wait(ctx, futures[i], &res)
@@ -292,8 +339,9 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 			Truncated: res.Truncated || len(excerpt) < len(content),
 		})
 		out[i] = longhaul.Message{Role: longhaul.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content}
+		fails[i] = failed
 	}
-	return out
+	return out, fails
 }
 
 // errorMessage is the innermost useful message of a workflow or activity

@@ -274,12 +274,15 @@ func TestFinalAnswerWithoutTools(t *testing.T) {
 		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
 	), h.events())
 	diff(t, "state", workflows.RunState{
-		Agent:  "assistant",
-		User:   "u1",
-		Status: workflows.StatusCompleted,
-		Turns:  1,
-		Usage:  usage(10, 5),
-		Result: "Hello there!",
+		Agent:    "assistant",
+		User:     "u1",
+		Status:   workflows.StatusCompleted,
+		Mode:     workflows.ModeChat,
+		Dispatch: "the agent chats",
+		Turns:    1,
+		Calls:    []workflows.CallUsage{{Call: "turn-1", Usage: usage(10, 5)}},
+		Usage:    usage(10, 5),
+		Result:   "Hello there!",
 	}, h.state())
 }
 
@@ -412,7 +415,8 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
 	), h.events())
 	diff(t, "state", workflows.RunState{
-		Agent: "assistant", User: "u1", Status: workflows.StatusCompleted, Turns: 2, Usage: usage(30, 6), Result: "It is Thursday.",
+		Agent: "assistant", User: "u1", Status: workflows.StatusCompleted, Mode: workflows.ModeChat, Dispatch: "the agent chats", Turns: 2, Usage: usage(30, 6), Result: "It is Thursday.",
+		Calls: []workflows.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}, {Call: "turn-2", Usage: usage(20, 4)}},
 	}, h.state())
 }
 
@@ -661,7 +665,8 @@ func TestModelRejectedFailsRun(t *testing.T) {
 		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusFailed}),
 	), h.events())
 	diff(t, "state", workflows.RunState{
-		Agent: "assistant", User: "u1", Status: workflows.StatusFailed, Turns: 2, Usage: usage(10, 2),
+		Agent: "assistant", User: "u1", Status: workflows.StatusFailed, Mode: workflows.ModeChat, Dispatch: "the agent chats", Turns: 2, Usage: usage(10, 2),
+		Calls: []workflows.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}},
 		Error: "model endpoint answered 400: context too long",
 	}, h.state())
 }
@@ -731,7 +736,7 @@ func TestStreamedContentAndReset(t *testing.T) {
 		t.Fatal("the query during the model call did not run")
 	}
 	diff(t, "page during the call", workflows.EventsPage{Events: streamed, Last: 3, Done: false}, running, eventOpts)
-	diff(t, "state during the call", workflows.RunState{Agent: "assistant", User: "u1", Status: workflows.StatusRunning, Turns: 1}, runningSt)
+	diff(t, "state during the call", workflows.RunState{Agent: "assistant", User: "u1", Status: workflows.StatusRunning, Mode: workflows.ModeChat, Dispatch: "the agent chats", Turns: 1}, runningSt)
 
 	if got := h.result().Content; got != "Hello world" {
 		t.Errorf("Content = %q, want Hello world", got)

@@ -154,11 +154,53 @@ type EventsPage struct {
 
 // RunState answers QueryState.
 type RunState struct {
-	Agent  string         `json:"agent"`
-	User   string         `json:"user,omitempty"`
-	Status string         `json:"status"`
-	Turns  int            `json:"turns"`
+	Agent  string `json:"agent"`
+	User   string `json:"user,omitempty"`
+	Status string `json:"status"`
+	// Mode is how the run went: "chat", "agentic", "skill" (a slash
+	// command) or "task" (a client's background request).
+	Mode string `json:"mode,omitempty"`
+	// Dispatch says why the dispatcher chose Mode.
+	Dispatch string `json:"dispatch,omitempty"`
+	// Skill is the skill a slash command ran.
+	Skill string `json:"skill,omitempty"`
+	Turns int    `json:"turns"`
+	// Plans are every plan revision, the current one last.
+	Plans []PlanRevision `json:"plans,omitempty"`
+	// Reviews are the supervisors' verdicts, in order.
+	Reviews []longhaul.ReviewData `json:"reviews,omitempty"`
+	// ReplansRemaining is what is left of the re-plan budget.
+	ReplansRemaining int `json:"replans_remaining"`
+	// Calls is the usage of each model call.
+	Calls  []CallUsage    `json:"calls,omitempty"`
 	Usage  longhaul.Usage `json:"usage"`
 	Error  string         `json:"error,omitempty"`
 	Result string         `json:"result,omitempty"`
+}
+
+// Plan revision statuses.
+const (
+	// PlanActive is the plan being carried out.
+	PlanActive = "active"
+	// PlanRejected is a plan the plan supervisor turned down.
+	PlanRejected = "rejected"
+	// PlanReplaced is a plan a later revision replaced.
+	PlanReplaced = "replaced"
+	// PlanDone is a plan carried out to its end.
+	PlanDone = "done"
+)
+
+// PlanRevision is one plan revision as the run keeps it.
+type PlanRevision struct {
+	longhaul.Plan
+	// Status is one of the Plan* statuses.
+	Status string `json:"status"`
+	// Problems are why the plan supervisor rejected it.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// CallUsage is the usage of one model call of a run.
+type CallUsage struct {
+	Call  string         `json:"call"`
+	Usage longhaul.Usage `json:"usage"`
 }

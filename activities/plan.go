@@ -1,0 +1,495 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+)
+
+// DefaultMaxPlanSteps bounds a plan's length when a request sets no bound.
+const DefaultMaxPlanSteps = 8
+
+// resultExcerpt bounds a step result as shown to the planner and reviewers.
+const resultExcerpt = 4000
+
+// PlanRequest asks the planner for a plan, or for a revision of the steps
+// that remain.
+type PlanRequest struct {
+	Agent    string             `json:"agent"`
+	Model    string             `json:"model,omitempty"`
+	Messages []longhaul.Message `json:"messages"`
+	// Tools and Skills are the run's scope: the only targets a step may name.
+	Tools  []string    `json:"tools,omitempty"`
+	Skills []SkillSpec `json:"skills,omitempty"`
+	// MaxSteps bounds the new steps; DefaultMaxPlanSteps when zero.
+	MaxSteps int `json:"max_steps,omitempty"`
+	// Revision is the number the new plan will have.
+	Revision int `json:"revision"`
+	// Done are the steps already finished, with their results; a revision
+	// plans only what comes after them.
+	Done []longhaul.PlanStep `json:"done,omitempty"`
+	// Previous is the plan being revised, and Feedback why.
+	Previous *longhaul.Plan `json:"previous,omitempty"`
+	Feedback string         `json:"feedback,omitempty"`
+}
+
+// PlanResponse is the planner's answer: the goal and the new steps (ids and
+// statuses are the workflow's to assign).
+type PlanResponse struct {
+	Goal  string              `json:"goal"`
+	Steps []longhaul.PlanStep `json:"steps"`
+	Usage longhaul.Usage      `json:"usage"`
+}
+
+// plannerInstructions lead the planner's system prompt.
+const plannerInstructions = `You are planning how to carry out the user's request before doing it. Write a short plan as JSON, matching the given schema:
+
+- "goal": one sentence saying what the final answer must achieve.
+- "steps": the steps, in order. Each step has a "kind":
+  - "tool": call one tool ("target") with "arguments" that follow that tool's parameters.
+  - "skill": hand a sub-task ("input") to one skill ("target"), which works on it with its own tools.
+  - "completion": write the final answer to the user from what the earlier steps found ("input": what the answer must contain). There is exactly one completion step and it is the last.
+  Every step has a short "title" and "success": what a good result of the step looks like.
+
+Plan only steps that are needed; a question you can answer directly needs only the completion step. Use only the tools and skills listed below, with only the arguments they take; never invent a URL, a file name or any other argument value you have not been given or found.`
+
+// Plan asks the model for a plan through structured output. The schema is
+// built from the run's scope, so step kinds, tool and skill names are enums
+// and tool arguments follow the tools' own schemas.
+func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, error) {
+	maxSteps := req.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxPlanSteps
+	}
+	schema, err := a.planSchema(req.Tools, req.Skills, maxSteps)
+	if err != nil {
+		return PlanResponse{}, nonRetryable(ErrTypeToolRefused, err)
+	}
+	var sys strings.Builder
+	if p := a.agentPrompt(req.Agent); p != "" {
+		sys.WriteString(p)
+		sys.WriteString("\n\n# Planning\n\n")
+	}
+	sys.WriteString(plannerInstructions)
+	sys.WriteString("\n\n" + a.scopeText(req.Tools, req.Skills))
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: sys.String()}}
+	msgs = append(msgs, conversation(req.Messages)...)
+	if req.Previous != nil || len(req.Done) > 0 || req.Feedback != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: replanText(req)})
+	}
+	raw, usage, err := a.structured(ctx, structuredCall{
+		model: a.model(req.Model), messages: msgs, name: "plan", schema: schema,
+	})
+	if err != nil {
+		return PlanResponse{Usage: usage}, err
+	}
+	var out struct {
+		Goal  string `json:"goal"`
+		Steps []struct {
+			Kind      string          `json:"kind"`
+			Target    string          `json:"target"`
+			Title     string          `json:"title"`
+			Arguments json.RawMessage `json:"arguments"`
+			Input     string          `json:"input"`
+			Success   string          `json:"success"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return PlanResponse{Usage: usage}, temporal.NewApplicationError("plan: "+err.Error(), ErrTypeModelBadOutput)
+	}
+	resp := PlanResponse{Goal: strings.TrimSpace(out.Goal), Usage: usage}
+	for _, s := range out.Steps {
+		step := longhaul.PlanStep{
+			Kind: s.Kind, Target: s.Target, Title: strings.TrimSpace(s.Title),
+			Input: strings.TrimSpace(s.Input), Success: strings.TrimSpace(s.Success),
+		}
+		if s.Kind == longhaul.StepTool {
+			step.Arguments = dropNulls(s.Arguments)
+			step.About = a.toolTarget(s.Target, string(step.Arguments))
+		}
+		if s.Kind == longhaul.StepCompletion {
+			step.Target = ""
+		}
+		resp.Steps = append(resp.Steps, step)
+	}
+	return resp, nil
+}
+
+// planSchema is the JSON schema of a plan for the given scope: each step is
+// one of a tool variant per tool (its target fixed, its arguments the tool's
+// own schema made strict), a skill variant and the completion variant.
+func (a *Activities) planSchema(toolNames []string, skills []SkillSpec, maxSteps int) (json.RawMessage, error) {
+	str := map[string]any{"type": "string"}
+	enum := func(v ...string) map[string]any {
+		vals := make([]any, len(v))
+		for i, s := range v {
+			vals[i] = s
+		}
+		return map[string]any{"type": "string", "enum": vals}
+	}
+	object := func(props map[string]any) map[string]any {
+		req := make([]any, 0, len(props))
+		for _, k := range sortedKeys(props) {
+			req = append(req, k)
+		}
+		return map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false}
+	}
+	var variants []any
+	defs, err := a.tools.Definitions(toolNames)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range defs {
+		var params map[string]any
+		if err := json.Unmarshal(d.Parameters, &params); err != nil {
+			return nil, fmt.Errorf("tool %q: %w", d.Name, err)
+		}
+		variants = append(variants, object(map[string]any{
+			"kind": enum(longhaul.StepTool), "target": enum(d.Name), "title": str,
+			"arguments": strictify(params), "success": str,
+		}))
+	}
+	if len(skills) > 0 {
+		ids := make([]string, len(skills))
+		for i, s := range skills {
+			ids[i] = s.ID
+		}
+		variants = append(variants, object(map[string]any{
+			"kind": enum(longhaul.StepSkill), "target": enum(ids...), "title": str, "input": str, "success": str,
+		}))
+	}
+	variants = append(variants, object(map[string]any{
+		"kind": enum(longhaul.StepCompletion), "title": str, "input": str, "success": str,
+	}))
+	schema := object(map[string]any{
+		"goal":  str,
+		"steps": map[string]any{"type": "array", "minItems": 1, "maxItems": maxSteps, "items": map[string]any{"anyOf": variants}},
+	})
+	return json.Marshal(schema)
+}
+
+// scopeText describes the tools and skills a plan may use.
+func (a *Activities) scopeText(toolNames []string, skills []SkillSpec) string {
+	var b strings.Builder
+	b.WriteString("Tools:\n")
+	defs, _ := a.tools.Definitions(toolNames)
+	if len(defs) == 0 {
+		b.WriteString("- (none)\n")
+	}
+	for _, d := range defs {
+		fmt.Fprintf(&b, "- %s: %s\n", d.Name, oneLine(d.Description))
+	}
+	b.WriteString("\nSkills:\n")
+	if len(skills) == 0 {
+		b.WriteString("- (none)\n")
+	}
+	for _, s := range skills {
+		fmt.Fprintf(&b, "- %s: %s (tools: %s)\n", s.ID, oneLine(s.Description), strings.Join(s.Tools, ", "))
+	}
+	return b.String()
+}
+
+// replanText tells the planner what has been done and why the plan changes.
+func replanText(req PlanRequest) string {
+	var b strings.Builder
+	if len(req.Done) > 0 {
+		b.WriteString("Steps already carried out (keep their results; do not repeat them unless they failed):\n\n")
+		for _, s := range req.Done {
+			fmt.Fprintf(&b, "### %s\n%s\n\n", stepLabel(s), excerpt(s.Result, resultExcerpt))
+		}
+	}
+	if req.Previous != nil {
+		b.WriteString("The current plan was:\n")
+		for i, s := range req.Previous.Steps {
+			fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, s.Status, stepLabel(s))
+		}
+		b.WriteString("\n")
+	}
+	if req.Feedback != "" {
+		b.WriteString("It has to change because: " + req.Feedback + "\n\n")
+	}
+	b.WriteString("Write the plan for what remains to be done, ending with the completion step.")
+	return b.String()
+}
+
+// stepLabel names a step in one line: "tool web_fetch: Read the page".
+func stepLabel(s longhaul.PlanStep) string {
+	label := s.Kind
+	if s.Target != "" {
+		label += " " + s.Target
+	}
+	if s.Title != "" {
+		label += ": " + s.Title
+	}
+	if s.Kind == longhaul.StepTool && len(s.Arguments) > 0 {
+		label += " " + string(s.Arguments)
+	}
+	return label
+}
+
+// PlanCheckRequest asks the plan supervisor to review a plan.
+type PlanCheckRequest struct {
+	Agent    string             `json:"agent"`
+	Model    string             `json:"model,omitempty"`
+	Messages []longhaul.Message `json:"messages,omitempty"`
+	Plan     longhaul.Plan      `json:"plan"`
+	// Tools and Skills are the run's scope.
+	Tools  []string    `json:"tools,omitempty"`
+	Skills []SkillSpec `json:"skills,omitempty"`
+	// MaxSteps bounds the plan's steps still to run.
+	MaxSteps int `json:"max_steps,omitempty"`
+	// ModelReview asks for a model's review after the deterministic checks.
+	ModelReview bool `json:"model_review,omitempty"`
+}
+
+// PlanCheck is the plan supervisor's verdict.
+type PlanCheck struct {
+	OK bool `json:"ok"`
+	// Problems say what is wrong, for the planner to fix.
+	Problems []string       `json:"problems,omitempty"`
+	Usage    longhaul.Usage `json:"usage"`
+}
+
+// SupervisePlan reviews a plan: deterministic checks first (targets in
+// scope, tool arguments valid against the tools' schemas, one completion
+// step and it is last, a bound on the steps), then, when asked and the
+// checks pass, a model review.
+func (a *Activities) SupervisePlan(ctx context.Context, req PlanCheckRequest) (PlanCheck, error) {
+	if problems := a.checkPlan(req); len(problems) > 0 {
+		return PlanCheck{Problems: problems}, nil
+	}
+	if !req.ModelReview {
+		return PlanCheck{OK: true}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Goal: %s\n\nPlan:\n", req.Plan.Goal)
+	for i, s := range req.Plan.Steps {
+		fmt.Fprintf(&b, "%d. [%s] %s — success: %s\n", i+1, s.Status, stepLabel(s), s.Success)
+	}
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: planReviewInstructions + "\n\n" + a.scopeText(req.Tools, req.Skills)}}
+	msgs = append(msgs, conversation(req.Messages)...)
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: b.String()})
+	var v verdict
+	usage, err := a.verdict(ctx, req.Model, "plan_review", msgs, &v)
+	if err != nil {
+		return PlanCheck{Usage: usage}, err
+	}
+	if v.Decision == longhaul.ReviewOK {
+		return PlanCheck{OK: true, Usage: usage}, nil
+	}
+	return PlanCheck{Problems: []string{v.Reason}, Usage: usage}, nil
+}
+
+const planReviewInstructions = `You review a plan before it runs. Answer "ok" if carrying it out will answer the user's request well, using only the listed tools and skills; answer "adjust" with a short, concrete reason if a step is missing, wrong or useless.`
+
+// checkPlan returns what is wrong with req.Plan, deterministically.
+func (a *Activities) checkPlan(req PlanCheckRequest) []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	maxSteps := req.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxPlanSteps
+	}
+	var pending []longhaul.PlanStep
+	for _, s := range req.Plan.Steps {
+		if s.Status == "" || s.Status == longhaul.StepPending {
+			pending = append(pending, s)
+		}
+	}
+	if len(pending) == 0 {
+		add("the plan has no steps to run")
+	}
+	if len(pending) > maxSteps {
+		add("the plan has %d steps to run; at most %d are allowed", len(pending), maxSteps)
+	}
+	skills := map[string]bool{}
+	for _, s := range req.Skills {
+		skills[s.ID] = true
+	}
+	for i, s := range pending {
+		n := i + 1
+		switch s.Kind {
+		case longhaul.StepTool:
+			if !slices.Contains(req.Tools, s.Target) || !a.tools.Has(s.Target) {
+				add("step %d calls tool %q, which is not available here (available: %s)", n, s.Target, strings.Join(req.Tools, ", "))
+				continue
+			}
+			args := s.Arguments
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			if err := a.tools.Validate(s.Target, args); err != nil {
+				add("step %d (%s): %v", n, s.Target, err)
+			}
+		case longhaul.StepSkill:
+			if !skills[s.Target] {
+				add("step %d runs skill %q, which is not available here", n, s.Target)
+			}
+			if strings.TrimSpace(s.Input) == "" {
+				add("step %d (skill %s) has no input", n, s.Target)
+			}
+		case longhaul.StepCompletion:
+			if i != len(pending)-1 {
+				add("step %d is a completion step but is not the last step; the completion step must come last, once", n)
+			}
+		default:
+			add("step %d has kind %q; use tool, skill or completion", n, s.Kind)
+		}
+	}
+	if len(pending) > 0 && pending[len(pending)-1].Kind != longhaul.StepCompletion {
+		add("the last step must be the completion step that writes the answer")
+	}
+	return problems
+}
+
+// StepReviewRequest asks the step supervisor to review a step's result.
+type StepReviewRequest struct {
+	Agent    string             `json:"agent"`
+	Model    string             `json:"model,omitempty"`
+	Messages []longhaul.Message `json:"messages,omitempty"`
+	Plan     longhaul.Plan      `json:"plan"`
+	// Step is the reviewed step, with its status and result.
+	Step longhaul.PlanStep `json:"step"`
+}
+
+// StepReview is the step supervisor's verdict.
+type StepReview struct {
+	Decision string         `json:"decision"`
+	Reason   string         `json:"reason"`
+	Usage    longhaul.Usage `json:"usage"`
+}
+
+const stepReviewInstructions = `You supervise the execution of a plan. Look at the result of the step just carried out. Answer "ok" if it did what the step needed (or if the rest of the plan can still answer the user well), or "adjust" with a short, concrete reason if the result shows the remaining plan must change: the step failed, found nothing useful, or showed that a different step is needed. Judge only from the result shown; do not ask for perfection.`
+
+// ReviewStep asks the model whether a step's result lets the plan go on
+// ({decision: ok|adjust, reason}).
+func (a *Activities) ReviewStep(ctx context.Context, req StepReviewRequest) (StepReview, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Goal: %s\n\nPlan:\n", req.Plan.Goal)
+	for i, s := range req.Plan.Steps {
+		fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, s.Status, stepLabel(s))
+	}
+	fmt.Fprintf(&b, "\nStep just carried out: %s\nWhat success looks like: %s\nStatus: %s\nResult:\n%s\n",
+		stepLabel(req.Step), req.Step.Success, req.Step.Status, excerpt(req.Step.Result, resultExcerpt))
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: stepReviewInstructions}}
+	msgs = append(msgs, conversation(req.Messages)...)
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: b.String()})
+	var v verdict
+	usage, err := a.verdict(ctx, req.Model, "step_review", msgs, &v)
+	if err != nil {
+		return StepReview{Usage: usage}, err
+	}
+	return StepReview{Decision: v.Decision, Reason: v.Reason, Usage: usage}, nil
+}
+
+// verdict is a reviewer's structured answer.
+type verdict struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+var verdictSchema = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","enum":["ok","adjust"]},"reason":{"type":"string"}},"required":["decision","reason"],"additionalProperties":false}`)
+
+func (a *Activities) verdict(ctx context.Context, model, name string, msgs []openai.ChatCompletionMessage, v *verdict) (longhaul.Usage, error) {
+	zero := float32(0)
+	raw, usage, err := a.structured(ctx, structuredCall{model: a.model(model), messages: msgs, name: name, schema: verdictSchema, temperature: &zero})
+	if err != nil {
+		return usage, err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return usage, temporal.NewApplicationError(name+": "+err.Error(), ErrTypeModelBadOutput)
+	}
+	v.Reason = strings.TrimSpace(v.Reason)
+	return usage, nil
+}
+
+// ClassifyRequest asks how an auto-mode agent should run a request.
+type ClassifyRequest struct {
+	Agent    string             `json:"agent"`
+	Model    string             `json:"model,omitempty"`
+	Messages []longhaul.Message `json:"messages"`
+}
+
+// Dispatch is the dispatcher's choice for a request.
+type Dispatch struct {
+	// Mode is "chat" or "agentic".
+	Mode   string         `json:"mode"`
+	Reason string         `json:"reason"`
+	Usage  longhaul.Usage `json:"usage"`
+}
+
+const classifyInstructions = `Decide how to handle the user's latest message. Answer "chat" when it can be answered directly or with a quick tool call or two (greetings, simple questions, follow-ups, small tasks). Answer "agentic" when it needs a plan: research across several sources, several dependent steps, or work whose result should be checked before answering. Give a short reason.`
+
+var dispatchSchema = json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string","enum":["chat","agentic"]},"reason":{"type":"string"}},"required":["mode","reason"],"additionalProperties":false}`)
+
+// Classify is the dispatcher's model call for auto-mode agents: structured
+// output {mode, reason} deciding chat or agentic.
+func (a *Activities) Classify(ctx context.Context, req ClassifyRequest) (Dispatch, error) {
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: classifyInstructions}}
+	msgs = append(msgs, conversation(lastTurns(req.Messages, 6))...)
+	zero := float32(0)
+	raw, usage, err := a.structured(ctx, structuredCall{model: a.model(req.Model), messages: msgs, name: "dispatch", schema: dispatchSchema, temperature: &zero})
+	if err != nil {
+		return Dispatch{Usage: usage}, err
+	}
+	var d Dispatch
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return Dispatch{Usage: usage}, temporal.NewApplicationError("dispatch: "+err.Error(), ErrTypeModelBadOutput)
+	}
+	d.Usage = usage
+	return d, nil
+}
+
+// conversation turns the run's messages into the model's, leaving out tool
+// traffic and the client's system messages (the reviewers and the planner
+// have their own instructions).
+func conversation(msgs []longhaul.Message) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role != longhaul.RoleUser && m.Role != longhaul.RoleAssistant || len(m.ToolCalls) > 0 || m.Content == "" {
+			continue
+		}
+		out = append(out, openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content})
+	}
+	return out
+}
+
+// lastTurns keeps the last n messages.
+func lastTurns(msgs []longhaul.Message, n int) []longhaul.Message {
+	if len(msgs) > n {
+		return msgs[len(msgs)-n:]
+	}
+	return msgs
+}
+
+// agentPrompt is the system prompt of the agent, or "".
+func (a *Activities) agentPrompt(id string) string {
+	if ag, ok := a.catalog.Agent(id); ok {
+		return strings.TrimSpace(a.catalog.SystemPrompt(ag))
+	}
+	return ""
+}
+
+func (a *Activities) model(m string) string {
+	if m == "" {
+		return a.defaultModel
+	}
+	return m
+}
+
+func excerpt(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + fmt.Sprintf("\n[… %d more characters]", len(r)-n)
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,287 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+)
+
+// ErrTypeModelBadOutput is the error type of a structured call whose answer
+// stayed invalid after the model was asked once to fix it. It is retryable:
+// another attempt may well produce valid output.
+const ErrTypeModelBadOutput = "ModelBadOutput"
+
+// structuredCall is one model call that must answer with a JSON object
+// matching schema.
+type structuredCall struct {
+	model    string
+	messages []openai.ChatCompletionMessage
+	// name names the schema for the endpoint ("plan", "review", …).
+	name   string
+	schema json.RawMessage
+	// check, when set, validates the decoded answer beyond the schema; its
+	// error message is shown to the model when it is asked to fix it.
+	check func(raw json.RawMessage) error
+	// temperature is the sampling temperature; nil leaves the endpoint's.
+	temperature *float32
+}
+
+// structured runs c: it asks for response_format json_schema (strict when
+// the schema allows it), and, because not every OpenAI-compatible endpoint
+// honours that, parses and validates the answer itself; an invalid answer is
+// sent back once with the problems, and a second invalid answer is an error.
+// It returns the raw JSON object and the usage of all calls made.
+func (a *Activities) structured(ctx context.Context, c structuredCall) (json.RawMessage, longhaul.Usage, error) {
+	var usage longhaul.Usage
+	msgs := c.messages
+	defer a.heartbeat(ctx)()
+	for attempt := 1; ; attempt++ {
+		req := openai.ChatCompletionRequest{
+			Model:    c.model,
+			Messages: msgs,
+			ResponseFormat: &openai.ChatCompletionResponseFormat{
+				Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+				JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+					Name:   c.name,
+					Schema: c.schema,
+					Strict: strictCompatible(c.schema),
+				},
+			},
+			Temperature: sampling(c.temperature),
+		}
+		resp, err := a.llm.CreateChatCompletion(ctx, req)
+		if err != nil {
+			return nil, usage, classifyModelError(ctx, err)
+		}
+		usage = usage.Add(longhaul.Usage{
+			PromptTokens:     resp.Usage.PromptTokens,
+			CompletionTokens: resp.Usage.CompletionTokens,
+			TotalTokens:      resp.Usage.TotalTokens,
+		})
+		if len(resp.Choices) == 0 {
+			return nil, usage, temporal.NewApplicationError("model answered without a choice", ErrTypeModelUnavailable)
+		}
+		text := resp.Choices[0].Message.Content
+		raw, err := decodeStructured(text, c.schema, c.check)
+		if err == nil {
+			return raw, usage, nil
+		}
+		if attempt == 2 {
+			return nil, usage, temporal.NewApplicationError(
+				fmt.Sprintf("the model's %s is not valid after one correction: %v", c.name, err), ErrTypeModelBadOutput)
+		}
+		a.log.Debug("structured answer invalid; asking again", "schema", c.name, "error", err)
+		msgs = append(append([]openai.ChatCompletionMessage(nil), msgs...),
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "That answer is not valid: " + err.Error() +
+				"\n\nReply again with only the corrected JSON object, matching the schema exactly, and nothing else."},
+		)
+	}
+}
+
+// decodeStructured finds the JSON object in text (endpoints that ignore
+// response_format may wrap it in prose or a code fence), checks it against
+// schema and check, and returns it.
+func decodeStructured(text string, schema json.RawMessage, check func(json.RawMessage) error) (json.RawMessage, error) {
+	s := strings.TrimSpace(text)
+	if i := strings.IndexByte(s, '{'); i >= 0 {
+		if j := strings.LastIndexByte(s, '}'); j > i {
+			s = s[i : j+1]
+		}
+	}
+	if !json.Valid([]byte(s)) || !strings.HasPrefix(s, "{") {
+		return nil, errors.New("the answer is not a JSON object")
+	}
+	raw := json.RawMessage(s)
+	if err := tools.ValidateArguments(schema, raw); err != nil {
+		msg := err.Error()
+		msg = strings.TrimPrefix(msg, tools.ErrInvalidArguments.Error()+": ")
+		return nil, errors.New(strings.ReplaceAll(msg, "argument ", "field "))
+	}
+	if check != nil {
+		if err := check(raw); err != nil {
+			return nil, err
+		}
+	}
+	return raw, nil
+}
+
+// strictCompatible reports whether schema meets OpenAI's strict structured
+// output rules: every object lists all its properties as required and
+// forbids additional ones. Endpoints reject strict with a schema that does
+// not, so a schema that cannot be strict is sent without it.
+func strictCompatible(schema json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(schema, &v) != nil {
+		return false
+	}
+	return strictNode(v)
+}
+
+func strictNode(v any) bool {
+	switch n := v.(type) {
+	case map[string]any:
+		if props, ok := n["properties"].(map[string]any); ok || n["type"] == "object" {
+			if n["additionalProperties"] != false {
+				return false
+			}
+			req, _ := n["required"].([]any)
+			if len(req) != len(props) {
+				return false
+			}
+		}
+		for _, child := range n {
+			if !strictNode(child) {
+				return false
+			}
+		}
+	case []any:
+		for _, child := range n {
+			if !strictNode(child) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// strictify returns a copy of a tool's parameters schema that meets the
+// strict rules: each object forbids additional properties and requires all
+// of them, with the ones that were optional made nullable, so a model can
+// still leave them out by sending null (dropNulls removes those again).
+// Keywords strict mode does not support are removed.
+func strictify(schema map[string]any) map[string]any {
+	out := make(map[string]any, len(schema))
+	for k, v := range schema {
+		switch k {
+		case "default", "examples", "$schema", "title":
+			continue
+		}
+		out[k] = strictValue(v)
+	}
+	props, ok := out["properties"].(map[string]any)
+	if !ok && out["type"] != "object" {
+		return out
+	}
+	if props == nil {
+		props = map[string]any{}
+		out["properties"] = props
+	}
+	required := map[string]bool{}
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	names := sortedKeys(props)
+	all := make([]any, 0, len(names))
+	for _, name := range names {
+		all = append(all, name)
+		if !required[name] {
+			if p, ok := props[name].(map[string]any); ok {
+				props[name] = nullable(p)
+			}
+		}
+	}
+	out["required"] = all
+	out["additionalProperties"] = false
+	return out
+}
+
+func strictValue(v any) any {
+	switch n := v.(type) {
+	case map[string]any:
+		if _, ok := n["properties"]; ok || n["type"] == "object" {
+			return strictify(n)
+		}
+		out := make(map[string]any, len(n))
+		for k, c := range n {
+			if k == "default" || k == "examples" {
+				continue
+			}
+			out[k] = strictValue(c)
+		}
+		return out
+	case []any:
+		out := make([]any, len(n))
+		for i, c := range n {
+			out[i] = strictValue(c)
+		}
+		return out
+	}
+	return v
+}
+
+// nullable lets schema p also accept null.
+func nullable(p map[string]any) map[string]any {
+	switch t := p["type"].(type) {
+	case string:
+		q := cloneMap(p)
+		q["type"] = []any{t, "null"}
+		if enum, ok := q["enum"].([]any); ok {
+			q["enum"] = append(append([]any(nil), enum...), nil)
+		}
+		return q
+	case []any:
+		for _, x := range t {
+			if x == "null" {
+				return p
+			}
+		}
+		q := cloneMap(p)
+		q["type"] = append(append([]any(nil), t...), "null")
+		return q
+	}
+	return map[string]any{"anyOf": []any{p, map[string]any{"type": "null"}}}
+}
+
+// dropNulls removes the null-valued members of an arguments object, the
+// optional arguments a strict-mode model sent as null.
+func dropNulls(args json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	changed := false
+	for k, v := range m {
+		if strings.TrimSpace(string(v)) == "null" {
+			delete(m, k)
+			changed = true
+		}
+	}
+	if !changed {
+		return args
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return b
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

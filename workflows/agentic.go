@@ -1,0 +1,555 @@
+package workflows
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Bounds of an agentic run.
+const (
+	// maxPlanSteps bounds the steps a plan may still have to run.
+	maxPlanSteps = activities.DefaultMaxPlanSteps
+	// stepResultLimit bounds a step's result kept in the run's state.
+	stepResultLimit = 16000
+	// resultContext bounds each step result given to the final answer.
+	resultContext = 6000
+)
+
+// Run modes, as in RunState.Mode.
+const (
+	ModeChat    = "chat"
+	ModeAgentic = "agentic"
+	ModeSkill   = "skill"
+	ModeTask    = "task"
+)
+
+// dispatch decides how the request runs: a client's background task goes
+// straight to the model; a message starting with a skill's slash command
+// runs that skill; otherwise the agent's mode decides, and for "auto" a
+// small classification call does.
+func (r *run) dispatch(ctx workflow.Context) (AgentResult, error) {
+	if r.in.Background {
+		r.state.Mode, r.state.Dispatch = ModeTask, "a client's background request"
+		return r.background(ctx)
+	}
+	if skill, rest, ok := r.slashCommand(); ok {
+		return r.runCommand(ctx, skill, rest)
+	}
+	mode := r.spec.Mode
+	switch mode {
+	case ModeAgentic:
+		r.state.Dispatch = "the agent always plans"
+	case "auto":
+		var d activities.Dispatch
+		err := r.wait(ctx, workflow.ExecuteActivity(r.structuredOptions(ctx, "dispatch"), a.Classify, activities.ClassifyRequest{
+			Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages,
+		}), &d)
+		r.addUsage("dispatch", d.Usage)
+		switch {
+		case temporal.IsCanceledError(err):
+			return AgentResult{}, err
+		case err != nil:
+			mode, r.state.Dispatch = ModeChat, "the classification failed ("+errorMessage(err)+"), so the request runs as a chat"
+		case d.Mode == ModeAgentic:
+			mode, r.state.Dispatch = ModeAgentic, d.Reason
+		default:
+			mode, r.state.Dispatch = ModeChat, d.Reason
+		}
+	default:
+		mode, r.state.Dispatch = ModeChat, "the agent chats"
+	}
+	r.state.Mode = mode
+	if mode == ModeAgentic {
+		return r.agentic(ctx)
+	}
+	return r.chat(ctx)
+}
+
+// slashCommand finds a skill command at the start of the last user message:
+// "/briefing EU AI act" gives the skill with command "/briefing" and "EU AI
+// act". Only the agent's own skills are reachable this way.
+func (r *run) slashCommand() (activities.SkillSpec, string, bool) {
+	text := strings.TrimSpace(lastUserText(r.in.Messages))
+	if !strings.HasPrefix(text, "/") {
+		return activities.SkillSpec{}, "", false
+	}
+	cmd, rest, _ := strings.Cut(text, " ")
+	if i := strings.IndexAny(cmd, "\n\t"); i >= 0 {
+		cmd, rest = cmd[:i], text[i:]
+	}
+	for _, s := range r.spec.Skills {
+		if s.Command != "" && s.Command == cmd {
+			return s, strings.TrimSpace(rest), true
+		}
+	}
+	return activities.SkillSpec{}, "", false
+}
+
+func lastUserText(msgs []longhaul.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == longhaul.RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// runCommand runs a skill invoked by its slash command: the skill's own loop
+// on the rest of the message, streamed like a chat turn.
+func (r *run) runCommand(ctx workflow.Context, s activities.SkillSpec, input string) (AgentResult, error) {
+	r.state.Mode, r.state.Skill = ModeSkill, s.ID
+	r.state.Dispatch = "the message starts with " + s.Command
+	msgs := append([]longhaul.Message(nil), r.in.Messages...)
+	if input != "" {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == longhaul.RoleUser {
+				msgs[i].Content = input
+				break
+			}
+		}
+	}
+	r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, Message: "running " + s.Command})
+	return r.toolLoop(ctx, loop{
+		label:    "skill " + s.ID,
+		messages: msgs,
+		scope:    s.Tools,
+		maxTurns: s.MaxTurns,
+		skill:    s.ID,
+		model:    s.Model,
+		publish:  !r.in.Quiet,
+	})
+}
+
+// agentic is the planning pipeline: plan and check the plan; run its steps,
+// having each result reviewed; re-plan what remains when a review asks for
+// it, within the agent's re-plan budget; the completion step answers.
+func (r *run) agentic(ctx workflow.Context) (AgentResult, error) {
+	r.state.ReplansRemaining = r.spec.MaxReplans
+	ok, err := r.newPlan(ctx, "initial plan", "")
+	if err != nil {
+		return AgentResult{Model: r.model}, err
+	}
+	if !ok {
+		r.think(ctx, "No valid plan within the re-plan budget; answering directly instead")
+		return r.chat(ctx)
+	}
+	for {
+		p := r.current()
+		i := firstPending(p.Steps)
+		if i < 0 {
+			// Every plan ends with a completion step; the checks see to it.
+			return AgentResult{Model: r.model}, temporal.NewNonRetryableApplicationError("the plan ended without an answer", "PlanIncomplete", nil)
+		}
+		if p.Steps[i].Kind == longhaul.StepCompletion {
+			return r.complete(ctx, i)
+		}
+		if err := r.runStep(ctx, i); err != nil {
+			return AgentResult{Model: r.model}, err
+		}
+		if err := r.reviewStep(ctx, i); err != nil {
+			return AgentResult{Model: r.model}, err
+		}
+	}
+}
+
+// current is the plan being carried out.
+func (r *run) current() *PlanRevision {
+	for i := len(r.state.Plans) - 1; i >= 0; i-- {
+		if p := &r.state.Plans[i]; p.Status == PlanActive || p.Status == PlanDone {
+			return p
+		}
+	}
+	return nil
+}
+
+func firstPending(steps []longhaul.PlanStep) int {
+	for i, s := range steps {
+		if s.Status == longhaul.StepPending {
+			return i
+		}
+	}
+	return -1
+}
+
+// newPlan asks the planner for a plan (or, with a current plan, for the
+// steps that remain) and has it checked; a rejected plan goes back to the
+// planner with the problems while the re-plan budget lasts. It reports
+// whether a new plan is now active; when not, the current plan (if any)
+// stays.
+func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, error) {
+	for {
+		rev := len(r.state.Plans) + 1
+		cur := r.current()
+		req := activities.PlanRequest{
+			Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages,
+			Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps,
+			Revision: rev, Feedback: feedback,
+		}
+		var kept []longhaul.PlanStep
+		if cur != nil {
+			prev := cur.Plan
+			req.Previous = &prev
+			for _, s := range cur.Steps {
+				if s.Status == longhaul.StepDone || s.Status == longhaul.StepFailed {
+					kept = append(kept, s)
+				}
+			}
+			req.Done = kept
+		}
+		r.think(ctx, planningMessage(rev))
+		var resp activities.PlanResponse
+		err := r.wait(ctx, workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("plan v%d", rev)), a.Plan, req), &resp)
+		r.addUsage(fmt.Sprintf("plan-v%d", rev), resp.Usage)
+		plan := longhaul.Plan{Revision: rev, Reason: reason, Goal: resp.Goal, Steps: append([]longhaul.PlanStep(nil), kept...)}
+		var problems []string
+		switch {
+		case err != nil && errorCode(err) != activities.ErrTypeModelBadOutput:
+			return false, err
+		case err != nil:
+			problems = []string{errorMessage(err)}
+		default:
+			for _, s := range resp.Steps {
+				r.stepSeq++
+				s.ID = strconv.Itoa(r.stepSeq)
+				s.Status = longhaul.StepPending
+				plan.Steps = append(plan.Steps, s)
+			}
+			var check activities.PlanCheck
+			err := r.wait(ctx, workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("review plan v%d", rev)), a.SupervisePlan, activities.PlanCheckRequest{
+				Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Plan: plan,
+				Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps, ModelReview: r.spec.ReviewPlan,
+			}), &check)
+			r.addUsage(fmt.Sprintf("review-plan-v%d", rev), check.Usage)
+			if err != nil {
+				return false, err
+			}
+			problems = check.Problems
+			if check.OK {
+				problems = nil
+			} else if len(problems) == 0 {
+				problems = []string{"the plan supervisor rejected the plan"}
+			}
+		}
+		if len(problems) == 0 {
+			if cur != nil {
+				cur.Status = PlanReplaced
+				for i := range cur.Steps {
+					if cur.Steps[i].Status == longhaul.StepPending {
+						cur.Steps[i].Status = longhaul.StepDropped
+					}
+				}
+			}
+			r.state.Plans = append(r.state.Plans, PlanRevision{Plan: plan, Status: PlanActive})
+			r.log.emit(workflow.Now(ctx), longhaul.EventPlan, plan)
+			r.showPlan(ctx)
+			return true, nil
+		}
+		r.state.Plans = append(r.state.Plans, PlanRevision{Plan: plan, Status: PlanRejected, Problems: problems})
+		review := longhaul.ReviewData{
+			Revision: rev, Decision: longhaul.ReviewAdjust, Reason: strings.Join(problems, "; "),
+			ReplansRemaining: r.state.ReplansRemaining,
+		}
+		if r.state.ReplansRemaining == 0 {
+			review.Forced = cur != nil
+			r.addReview(ctx, review)
+			return false, nil
+		}
+		r.state.ReplansRemaining--
+		review.ReplansRemaining = r.state.ReplansRemaining
+		r.addReview(ctx, review)
+		reason = fmt.Sprintf("plan v%d was rejected: %s", rev, review.Reason)
+		feedback = "the previous plan was rejected: " + review.Reason
+	}
+}
+
+func planningMessage(rev int) string {
+	if rev == 1 {
+		return "Planning"
+	}
+	return fmt.Sprintf("Re-planning (plan v%d)", rev)
+}
+
+// runStep carries out step i of the current plan: a tool step is one tool
+// activity; a skill step is the skill's own tool loop, limited to its tools.
+func (r *run) runStep(ctx workflow.Context, i int) error {
+	p := r.current()
+	step := &p.Steps[i]
+	label := fmt.Sprintf("step %d/%d", i+1, len(p.Steps))
+	r.startStep(ctx, p, i)
+	var result string
+	failed := false
+	switch step.Kind {
+	case longhaul.StepTool:
+		call := longhaul.ToolCall{ID: "step-" + step.ID, Name: step.Target, Arguments: string(step.Arguments)}
+		if call.Arguments == "" {
+			call.Arguments = "{}"
+		}
+		msgs, fails := r.callTools(ctx, []longhaul.ToolCall{call}, map[string]string{call.ID: step.About}, r.spec.Tools, label)
+		result, failed = msgs[0].Content, fails[0]
+	case longhaul.StepSkill:
+		s, ok := r.skill(step.Target)
+		if !ok {
+			result, failed = fmt.Sprintf("error: skill %q is not available", step.Target), true
+			break
+		}
+		res, err := r.toolLoop(ctx, loop{
+			call:         "step-" + step.ID + "-",
+			label:        label + " skill " + s.ID,
+			messages:     []longhaul.Message{{Role: longhaul.RoleUser, Content: step.Input}},
+			scope:        s.Tools,
+			maxTurns:     s.MaxTurns,
+			skill:        s.ID,
+			model:        s.Model,
+			instructions: r.stepInstructions(p, i),
+			stepID:       step.ID,
+		})
+		if temporal.IsCanceledError(err) {
+			return err
+		}
+		result = res.Content
+		if err != nil {
+			result, failed = "error: "+errorMessage(err), true
+		}
+		r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, StepID: step.ID, Message: "finished"})
+	}
+	r.finishStep(ctx, step, result, failed)
+	return nil
+}
+
+func (r *run) skill(id string) (activities.SkillSpec, bool) {
+	for _, s := range r.spec.Skills {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return activities.SkillSpec{}, false
+}
+
+func (r *run) startStep(ctx workflow.Context, p *PlanRevision, i int) {
+	step := &p.Steps[i]
+	step.Status = longhaul.StepRunning
+	r.log.emit(workflow.Now(ctx), longhaul.EventStepStart, longhaul.StepStartData{
+		StepID: step.ID, Index: i + 1, Total: len(p.Steps), Kind: step.Kind, Target: step.Target, Title: step.Title, About: step.About,
+	})
+	r.showPlan(ctx)
+}
+
+func (r *run) finishStep(ctx workflow.Context, step *longhaul.PlanStep, result string, failed bool) {
+	step.Status = longhaul.StepDone
+	if failed {
+		step.Status = longhaul.StepFailed
+	}
+	step.Result = clip(result, stepResultLimit)
+	out := clip(result, toolOutputExcerpt)
+	r.log.emit(workflow.Now(ctx), longhaul.EventStepResult, longhaul.StepResultData{
+		StepID: step.ID, Status: step.Status, Output: out, Truncated: len(out) < len(result),
+	})
+	r.showPlan(ctx)
+}
+
+// stepInstructions tell a skill's loop which step of which plan it runs.
+func (r *run) stepInstructions(p *PlanRevision, i int) string {
+	s := p.Steps[i]
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Your task\n\nYou are carrying out step %d of %d of a plan whose goal is: %s\n\nThis step: %s\n", i+1, len(p.Steps), p.Goal, s.Title)
+	if s.Success != "" {
+		fmt.Fprintf(&b, "It succeeds when: %s\n", s.Success)
+	}
+	b.WriteString("\nUse your tools as needed, then report what you found — facts, figures and the URLs of the pages you read — plainly and completely, for the final answer to build on. Say so if you could not find something.")
+	if notes := r.findings(p, i, 2000); notes != "" {
+		b.WriteString("\n\n# What earlier steps found\n\n" + notes)
+	}
+	return b.String()
+}
+
+// findings lists the results of the finished steps before step i, each cut
+// to limit characters.
+func (r *run) findings(p *PlanRevision, i, limit int) string {
+	var b strings.Builder
+	for _, s := range p.Steps[:i] {
+		if s.Status != longhaul.StepDone && s.Status != longhaul.StepFailed {
+			continue
+		}
+		label := s.Title
+		if s.Target != "" {
+			label = s.Kind + " " + s.Target + " — " + s.Title
+		}
+		if s.About != "" {
+			label += " (" + s.About + ")"
+		}
+		fmt.Fprintf(&b, "## Step %s: %s\n\n%s\n\n", s.ID, label, clip(s.Result, limit))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// reviewStep has the step supervisor review step i's result. An adjust
+// re-plans what remains while the budget lasts; once it is used up the run
+// goes on with the current plan and says so. A reviewer that fails does not
+// stop the run: the step counts as reviewed ok.
+func (r *run) reviewStep(ctx workflow.Context, i int) error {
+	p := r.current()
+	step := p.Steps[i]
+	var v activities.StepReview
+	err := r.wait(ctx, workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("review step %d", i+1)), a.ReviewStep, activities.StepReviewRequest{
+		Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Plan: p.Plan, Step: step,
+	}), &v)
+	r.addUsage("review-step-"+step.ID, v.Usage)
+	if temporal.IsCanceledError(err) {
+		return err
+	}
+	if err != nil {
+		v = activities.StepReview{Decision: longhaul.ReviewOK, Reason: "review unavailable: " + errorMessage(err)}
+	}
+	review := longhaul.ReviewData{StepID: step.ID, Revision: p.Revision, Decision: v.Decision, Reason: v.Reason, ReplansRemaining: r.state.ReplansRemaining}
+	if v.Decision != longhaul.ReviewAdjust {
+		review.Decision = longhaul.ReviewOK
+		r.addReview(ctx, review)
+		return nil
+	}
+	if r.state.ReplansRemaining == 0 {
+		review.Forced = true
+		r.addReview(ctx, review)
+		r.think(ctx, "The re-plan budget is used up; continuing with the current plan")
+		return nil
+	}
+	r.state.ReplansRemaining--
+	review.ReplansRemaining = r.state.ReplansRemaining
+	r.addReview(ctx, review)
+	_, err = r.newPlan(ctx, fmt.Sprintf("review of step %s: %s", step.ID, v.Reason), "the review of step "+step.ID+" asked for a change: "+v.Reason)
+	return err
+}
+
+func (r *run) addReview(ctx workflow.Context, d longhaul.ReviewData) {
+	r.state.Reviews = append(r.state.Reviews, d)
+	r.log.emit(workflow.Now(ctx), longhaul.EventReview, d)
+}
+
+// complete runs the completion step: the answer, streamed like a chat
+// turn, written from what the steps found.
+func (r *run) complete(ctx workflow.Context, i int) (AgentResult, error) {
+	p := r.current()
+	label := fmt.Sprintf("step %d/%d answer", i+1, len(p.Steps))
+	r.startStep(ctx, p, i)
+	step := &p.Steps[i]
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Answering\n\nYou planned and carried out the work below to answer the user's request. The goal: %s\n", p.Goal)
+	if step.Input != "" {
+		fmt.Fprintf(&b, "\nThe answer must: %s\n", step.Input)
+	}
+	b.WriteString("\nWrite the final answer for the user now, from these findings. Cite the URLs of pages that were actually read for the claims they support, never other URLs; say what could not be found or checked.")
+	if notes := r.findings(p, i, resultContext); notes != "" {
+		b.WriteString("\n\n# Findings\n\n" + notes)
+	}
+	opts := r.in.Options
+	if opts.Temperature == nil {
+		opts.Temperature = r.spec.Temperature
+	}
+	r.state.Turns++
+	resp, err := r.callModel(ctx, activities.ModelRequest{
+		Call: "answer", Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Options: opts,
+		Publish: !r.in.Quiet, Instructions: b.String(),
+	}, label)
+	if err != nil {
+		return AgentResult{Model: r.model}, err
+	}
+	msg := resp.Message
+	msg.ToolCalls = nil
+	r.finishStep(ctx, step, msg.Content, false)
+	p.Status = PlanDone
+	r.showPlan(ctx)
+	reason := "stop"
+	if resp.FinishReason == "length" {
+		reason = "length"
+	}
+	return AgentResult{Content: msg.Content, FinishReason: reason, Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
+}
+
+// structuredOptions are the activity options of the planner, the
+// supervisors and the dispatcher: model calls with the model's retries.
+func (r *run) structuredOptions(ctx workflow.Context, summary string) workflow.Context {
+	timeout := r.in.ModelTimeout
+	if timeout <= 0 {
+		timeout = DefaultModelTimeout
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    modelHeartbeat,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
+		},
+	})
+}
+
+// think emits a progress line.
+func (r *run) think(ctx workflow.Context, msg string) {
+	r.log.emit(workflow.Now(ctx), longhaul.EventThinking, longhaul.ThinkingData{Message: msg})
+}
+
+// addUsage counts a call's usage in the run's total and per call.
+func (r *run) addUsage(call string, u longhaul.Usage) {
+	if u == (longhaul.Usage{}) {
+		return
+	}
+	r.usage = r.usage.Add(u)
+	r.state.Calls = append(r.state.Calls, CallUsage{Call: call, Usage: u})
+}
+
+// showPlan puts the current plan in the workflow's current details, as a
+// Markdown checklist the Temporal UI shows.
+func (r *run) showPlan(ctx workflow.Context) {
+	p := r.current()
+	if p == nil {
+		return
+	}
+	workflow.SetCurrentDetails(ctx, planMarkdown(p))
+}
+
+func planMarkdown(p *PlanRevision) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Plan v%d** — %s\n\n", p.Revision, p.Goal)
+	if p.Revision > 1 {
+		fmt.Fprintf(&b, "_Revised: %s_\n\n", p.Reason)
+	}
+	for i, s := range p.Steps {
+		box := "[ ]"
+		if s.Status == longhaul.StepDone || s.Status == longhaul.StepFailed {
+			box = "[x]"
+		}
+		what := s.Title
+		if s.Kind != longhaul.StepCompletion {
+			what = fmt.Sprintf("%s `%s` — %s", s.Kind, s.Target, s.Title)
+		}
+		if s.About != "" {
+			what += " (" + s.About + ")"
+		}
+		state := ""
+		switch s.Status {
+		case longhaul.StepRunning:
+			state = " — **running**"
+		case longhaul.StepFailed:
+			state = " — **failed**"
+		}
+		fmt.Fprintf(&b, "- %s %d. %s%s\n", box, i+1, what, state)
+	}
+	return b.String()
+}
+
+// clip cuts s to n characters.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
@@ -40,6 +41,10 @@ type Activities struct {
 	HeartbeatInterval time.Duration
 	// MaxToolOutput caps the characters of a tool result given to the model.
 	MaxToolOutput int
+	// Blobs, when set, keeps the whole of a tool result longer than
+	// MaxToolOutput outside workflow history (a claim check); the model
+	// reads an excerpt and the result carries the reference.
+	Blobs store.Store
 }
 
 // LLMConfig says how to reach the model endpoint.

@@ -11,8 +11,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 // ToolRequest is one tool call to run.
@@ -27,6 +29,8 @@ type ToolRequest struct {
 type ToolResponse struct {
 	Content   string `json:"content"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// Ref names the whole result in the store when Content is an excerpt.
+	Ref string `json:"ref,omitempty"`
 }
 
 // CallTool runs one tool call. It refuses a tool outside the scope and
@@ -77,10 +81,38 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolRespons
 		if errors.Is(err, tools.ErrInvalidArguments) {
 			return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
 		}
+		if errors.Is(err, tools.ErrPermanent) {
+			// The same call would fail the same way: tell the model now.
+			return ToolResponse{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("tool %s failed: %v", name, err), ErrTypeToolFailed, err)
+		}
 		return ToolResponse{}, toolFailed(name, err)
 	}
-	content, cut := truncate(res.Content, a.MaxToolOutput)
-	return ToolResponse{Content: content, Truncated: cut || res.Truncated}, nil
+	return a.toolResponse(ctx, info.WorkflowExecution.ID, req.Call, res)
+}
+
+// toolResponse bounds a result for the model. A longer one is cut; with a
+// store, the whole of it is kept there first and the excerpt says how to
+// find it, so history holds the excerpt only.
+func (a *Activities) toolResponse(ctx context.Context, run string, call longhaul.ToolCall, res tools.Result) (ToolResponse, error) {
+	if a.MaxToolOutput <= 0 || utf8.RuneCountInString(res.Content) <= a.MaxToolOutput {
+		return ToolResponse{Content: res.Content, Truncated: res.Truncated}, nil
+	}
+	if a.Blobs == nil {
+		content, _ := truncate(res.Content, a.MaxToolOutput)
+		return ToolResponse{Content: content, Truncated: true}, nil
+	}
+	ref, err := a.Blobs.Put(ctx, store.Blob{Run: run, Kind: "tool_output", Name: call.ID, Data: []byte(res.Content)})
+	if err != nil {
+		if errors.Is(err, store.ErrTooLarge) {
+			content, _ := truncate(res.Content, a.MaxToolOutput)
+			return ToolResponse{Content: content, Truncated: true}, nil
+		}
+		return ToolResponse{}, fmt.Errorf("store the output of %s: %w", call.Name, err)
+	}
+	r := []rune(res.Content)
+	content := string(r[:a.MaxToolOutput]) + fmt.Sprintf(
+		"\n\n[output cut: %d of %d characters shown; the whole output is stored as %s]", a.MaxToolOutput, len(r), ref)
+	return ToolResponse{Content: content, Truncated: true, Ref: ref}, nil
 }
 
 // toolTarget names what a call acts on: the tool's own answer when it is a

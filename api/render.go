@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"html"
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
@@ -58,6 +59,34 @@ func (r *renderer) render(e longhaul.Event) []any {
 		var d longhaul.ThinkingData
 		if r.openWebUI && e.Decode(&d) == nil {
 			return []any{statusFrame(d.Message, false)}
+		}
+	case longhaul.EventPlan:
+		var p longhaul.Plan
+		if r.openWebUI && e.Decode(&p) == nil {
+			return []any{statusFrame(fmt.Sprintf("Planned %d step%s", len(p.Steps), plural(len(p.Steps))), false), r.chunk(planBlock(p))}
+		}
+	case longhaul.EventStepStart:
+		var d longhaul.StepStartData
+		if r.openWebUI && e.Decode(&d) == nil {
+			desc := fmt.Sprintf("Step %d/%d: %s", d.Index, d.Total, d.Title)
+			if d.About != "" {
+				desc += " · " + d.About
+			}
+			return []any{statusFrame(desc, false)}
+		}
+	case longhaul.EventReview:
+		var d longhaul.ReviewData
+		if r.openWebUI && e.Decode(&d) == nil && d.Decision == longhaul.ReviewAdjust {
+			desc := "Re-planning: " + d.Reason
+			if d.Forced {
+				desc = "Continuing with the current plan (no re-plans left): " + d.Reason
+			}
+			return []any{statusFrame(desc, false)}
+		}
+	case longhaul.EventSkillActivity:
+		var d longhaul.SkillActivityData
+		if r.openWebUI && e.Decode(&d) == nil {
+			return []any{statusFrame(d.Skill+": "+d.Message, false)}
 		}
 	case longhaul.EventToolStart:
 		var d longhaul.ToolStartData
@@ -191,4 +220,34 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// planBlock renders a plan as a collapsible block, which Open WebUI shows
+// folded above the answer.
+func planBlock(p longhaul.Plan) string {
+	var b strings.Builder
+	title := fmt.Sprintf("Plan · %d step%s", len(p.Steps), plural(len(p.Steps)))
+	if p.Revision > 1 {
+		title = fmt.Sprintf("Revised plan (v%d) · %d step%s", p.Revision, len(p.Steps), plural(len(p.Steps)))
+	}
+	fmt.Fprintf(&b, "<details type=\"plan\" done=\"true\">\n<summary>%s</summary>\n\n", html.EscapeString(title))
+	if p.Goal != "" {
+		fmt.Fprintf(&b, "**Goal:** %s\n\n", html.EscapeString(p.Goal))
+	}
+	if p.Revision > 1 && p.Reason != "" {
+		fmt.Fprintf(&b, "_Why:_ %s\n\n", html.EscapeString(p.Reason))
+	}
+	for i, s := range p.Steps {
+		mark := ""
+		if s.Status == longhaul.StepDone || s.Status == longhaul.StepFailed {
+			mark = " ✓"
+		}
+		what := s.Title
+		if s.Kind != longhaul.StepCompletion && s.Target != "" {
+			what = fmt.Sprintf("%s (`%s`)", s.Title, s.Target)
+		}
+		fmt.Fprintf(&b, "%d. %s%s\n", i+1, html.EscapeString(what), mark)
+	}
+	b.WriteString("\n</details>\n\n")
+	return b.String()
 }

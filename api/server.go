@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -43,6 +44,9 @@ type Config struct {
 	// EagerStart asks Temporal to hand a new run straight to a worker in this
 	// process (dev mode), saving a round trip.
 	EagerStart bool
+	// Blobs is the store of big tool outputs the runs reference; nil
+	// serves none.
+	Blobs store.Store
 }
 
 // Server serves the HTTP API.
@@ -96,6 +100,7 @@ func (s *Server) routes() {
 	v1 := s.app.Group("/v1", s.auth)
 	v1.Get("/models", s.listModels)
 	v1.Post("/chat/completions", s.chatCompletions)
+	v1.Get("/runs/:id/outputs/:ref", s.runOutput)
 	s.app.Use(func(c *fiber.Ctx) error {
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
 	})

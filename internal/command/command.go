@@ -19,6 +19,9 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/mcp"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/longhaul-dev/longhaul/worker"
@@ -101,10 +104,15 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // and the API in one process.
 func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
 	// Agent files first: a broken one stops start-up before anything runs.
-	cat, reg, err := loadCatalog(cfg, log)
+	cat, topts, err := loadCatalog(cfg, log)
 	if err != nil {
 		return err
 	}
+	blobs, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
+	}
+	defer blobs.Close()
 	addr := cfg.TemporalAddress
 	uiURL := ""
 	if cfg.Embedded() {
@@ -120,12 +128,17 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer c.Close()
-	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, reg, c, log))
+	set, err := toolset.Build(ctx, cat, topts, log)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, c, log))
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
-	s := newAPI(cfg, c, cat, log, true)
+	s := newAPI(cfg, c, cat, blobs, log, true)
 	fmt.Fprintf(out, "Longhaul %s\n  API          http://%s/v1\n", version(), cfg.HTTPAddr)
 	if uiURL != "" {
 		fmt.Fprintf(out, "  Temporal UI  %s\n", uiURL)
@@ -151,12 +164,22 @@ func runServer(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 }
 
 func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
-	cat, reg, c, err := connect(ctx, cfg, log, "worker")
+	cat, topts, c, err := connect(ctx, cfg, log, "worker")
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, reg, c, log))
+	blobs, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
+	}
+	defer blobs.Close()
+	set, err := toolset.Build(ctx, cat, topts, log)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, c, log))
 	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s, model %s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, cfg.LLMBaseURL)
 	return w.Run(interruptOn(ctx))
 }
@@ -167,25 +190,30 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer c.Close()
+	blobs, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
+	}
+	defer blobs.Close()
 	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress)
-	return serveAPI(ctx, newAPI(cfg, c, cat, log, false), cfg.HTTPAddr, log)
+	return serveAPI(ctx, newAPI(cfg, c, cat, blobs, log, false), cfg.HTTPAddr, log)
 }
 
 // connect is the start of the worker and api commands: they need an
 // external Temporal, the agent files and a client.
-func connect(ctx context.Context, cfg config.Config, log *slog.Logger, command string) (*skills.Catalog, *tools.Registry, client.Client, error) {
+func connect(ctx context.Context, cfg config.Config, log *slog.Logger, command string) (*skills.Catalog, toolset.Options, client.Client, error) {
 	if cfg.TemporalAddress == "" {
-		return nil, nil, nil, fmt.Errorf("LONGHAUL_TEMPORAL_ADDRESS is required for longhaul %s (host:port of a Temporal frontend, e.g. one started by longhaul server)", command)
+		return nil, toolset.Options{}, nil, fmt.Errorf("LONGHAUL_TEMPORAL_ADDRESS is required for longhaul %s (host:port of a Temporal frontend, e.g. one started by longhaul server)", command)
 	}
-	cat, reg, err := loadCatalog(cfg, log)
+	cat, topts, err := loadCatalog(cfg, log)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, toolset.Options{}, nil, err
 	}
 	c, err := dial(ctx, cfg, cfg.TemporalAddress, log)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, toolset.Options{}, nil, err
 	}
-	return cat, reg, c, nil
+	return cat, topts, c, nil
 }
 
 func startServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*devserver.Server, error) {
@@ -226,33 +254,43 @@ func dial(ctx context.Context, cfg config.Config, addr string, log *slog.Logger)
 	return c, nil
 }
 
-// loadCatalog loads the agents and skills and checks them against the tool
-// registry.
-func loadCatalog(cfg config.Config, log *slog.Logger) (*skills.Catalog, *tools.Registry, error) {
-	reg, err := tools.NewRegistry(&tools.CurrentTime{}, tools.NewWebFetch(tools.WebFetchOptions{}))
-	if err != nil {
-		return nil, nil, err
+// loadCatalog loads the agents and skills and the MCP configuration, and
+// checks the skills' tool names against the tools a worker can have.
+func loadCatalog(cfg config.Config, log *slog.Logger) (*skills.Catalog, toolset.Options, error) {
+	opts := toolset.Options{
+		SearchURL: cfg.SearchURL,
+		Fetch:     tools.WebFetchOptions{AllowedPorts: cfg.FetchPorts},
+	}
+	if cfg.MCPConfig != "" {
+		mc, err := mcp.LoadConfig(cfg.MCPConfig)
+		if err != nil {
+			return nil, opts, fmt.Errorf("LONGHAUL_MCP_CONFIG: %w", err)
+		}
+		opts.MCP = &mc
 	}
 	cat, err := skills.LoadDefault(cfg.SkillsDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, opts, err
 	}
-	if err := cat.Validate(reg.Has); err != nil {
-		return nil, nil, err
+	if err := cat.Validate(toolset.Known(opts)); err != nil {
+		return nil, opts, err
 	}
 	ids := []string{}
 	for _, a := range cat.Agents() {
 		ids = append(ids, a.ID)
 	}
 	log.Info("agents loaded", "agents", ids, "skills_dir", cfg.SkillsDir)
-	return cat, reg, nil
+	return cat, opts, nil
 }
 
-func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, c client.Client, log *slog.Logger) *activities.Activities {
-	return activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, c, log)
+func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, c client.Client, log *slog.Logger) *activities.Activities {
+	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, c, log)
+	a.MaxToolOutput = cfg.MaxToolChars
+	a.Blobs = blobs
+	return a
 }
 
-func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, log *slog.Logger, eager bool) *api.Server {
+func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, blobs store.Store, log *slog.Logger, eager bool) *api.Server {
 	if len(cfg.APIKeys) == 0 {
 		log.Warn("LONGHAUL_API_KEYS is empty: the API accepts every caller and trusts Open WebUI user headers from anyone (fine for local development only)")
 	}
@@ -263,6 +301,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, log *slog.L
 		RequestTimeout: cfg.RequestTimeout,
 		ModelTimeout:   cfg.LLMTimeout,
 		EagerStart:     eager,
+		Blobs:          blobs,
 	}, c, cat, log)
 }
 

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,7 +44,12 @@ type Config struct {
 
 	SkillsDir   string   `envconfig:"SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
 	APIKeys     []string `envconfig:"API_KEYS" desc:"comma-separated bearer keys for /v1; empty = no auth (dev only)"`
-	DatabaseURL string   `envconfig:"DATABASE_URL" desc:"conversation store and memory: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+	DatabaseURL string   `envconfig:"DATABASE_URL" desc:"store of big tool outputs (claim checks), conversations and memory: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+
+	SearchURL    string `envconfig:"SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
+	MCPConfig    string `envconfig:"MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
+	FetchPorts   []int  `envconfig:"FETCH_PORTS" default:"80,443" desc:"the only ports web_fetch connects to"`
+	MaxToolChars int    `envconfig:"MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
 
 	MaxBodyBytes   int64         `envconfig:"MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
 	RequestTimeout time.Duration `envconfig:"REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
@@ -123,6 +129,22 @@ func (c Config) Validate() error {
 	if _, err := c.Database(); err != nil {
 		bad("DATABASE_URL", "%v", err)
 	}
+	if c.SearchURL != "" {
+		if u, err := url.Parse(c.SearchURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("SEARCH_URL", "%q is not an http(s) URL", redactURL(c.SearchURL))
+		}
+	}
+	for _, p := range c.FetchPorts {
+		if p < 1 || p > 65535 {
+			bad("FETCH_PORTS", "%d is not a port", p)
+		}
+	}
+	if len(c.FetchPorts) == 0 {
+		bad("FETCH_PORTS", "must list at least one port")
+	}
+	if c.MaxToolChars < 500 {
+		bad("MAX_TOOL_CHARS", "must be at least 500")
+	}
 	if c.MaxBodyBytes < 1024 {
 		bad("MAX_BODY_BYTES", "must be at least 1024")
 	}
@@ -171,10 +193,17 @@ func (c Config) Database() (Database, error) {
 	return Database{}, fmt.Errorf("%q must start with sqlite:// or postgres://", redactURL(u))
 }
 
+// userinfo matches the user:password@ part of a URL, for URLs url.Parse
+// rejects.
+var userinfo = regexp.MustCompile(`(://[^/@:]*):[^/@]*@`)
+
 // redactURL hides a password in a URL so it can be printed.
 func redactURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	if err != nil {
+		return userinfo.ReplaceAllString(s, "$1:xxxxx@")
+	}
+	if u.User == nil {
 		return s
 	}
 	return u.Redacted()

@@ -41,6 +41,8 @@ func TestDefaults(t *testing.T) {
 		DatabaseURL:          "sqlite://.longhaul/longhaul.db",
 		MaxBodyBytes:         10 << 20,
 		RequestTimeout:       10 * time.Minute,
+		FetchPorts:           []int{80, 443},
+		MaxToolChars:         16000,
 		LogLevel:             "info",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -198,3 +198,7 @@ func (t *tool) Call(ctx context.Context, call tools.Call) (tools.Result, error) 
 	}
 	return tools.Result{Content: resultText(res)}, nil
 }
+
+// Unwrap marks a tool's own failure as permanent: the same call would fail
+// the same way, so the engine gives the model the message instead of retrying.
+func (e *ToolError) Unwrap() error { return tools.ErrPermanent }

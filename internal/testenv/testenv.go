@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -18,7 +19,10 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/mcp"
+	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/skills"
 	lhworker "github.com/longhaul-dev/longhaul/worker"
 	"github.com/longhaul-dev/longhaul/workflows"
@@ -33,9 +37,21 @@ const TaskQueue = "longhaul-test"
 type Options struct {
 	// Layers are extra agent/skill layers over the built-ins.
 	Layers []fs.FS
-	// Tools replaces the default tools (current_time and a web_fetch that may
-	// reach loopback, for tests).
+	// Tools are added to the built-in tools (current_time, web_fetch).
 	Tools []tools.Tool
+	// Fetch configures web_fetch; its zero value refuses loopback, as in
+	// production.
+	Fetch tools.WebFetchOptions
+	// SearchURL turns web_search on, against that endpoint.
+	SearchURL string
+	// MCP configures MCP servers for the worker.
+	MCP *mcp.Config
+	// Env resolves ${VAR} in HTTP tools and MCP settings; nil means the
+	// process environment.
+	Env map[string]string
+	// MaxToolOutput caps tool results the model reads (0: the default);
+	// longer ones are stored in the env's blob store.
+	MaxToolOutput int
 	// API adjusts the API configuration (TaskQueue is set by the env).
 	API api.Config
 	// NoWorker starts the stack without a worker.
@@ -52,11 +68,14 @@ type Env struct {
 	Client  client.Client
 	Catalog *skills.Catalog
 	Tools   *tools.Registry
-	API     *api.Server
-	URL     string // the API's base URL, e.g. http://127.0.0.1:1234
-	log     *slog.Logger
-	mu      sync.Mutex
-	worker  sdkworker.Worker
+	// Blobs is the claim-check store (SQLite in the test's directory).
+	Blobs  store.Store
+	API    *api.Server
+	URL    string // the API's base URL, e.g. http://127.0.0.1:1234
+	log    *slog.Logger
+	opts   Options
+	mu     sync.Mutex
+	worker sdkworker.Worker
 }
 
 // Start brings the stack up.
@@ -66,7 +85,7 @@ func Start(t testing.TB, opts Options) *Env {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := &Env{T: t, Model: llmtest.New(t), log: log}
+	e := &Env{T: t, Model: llmtest.New(t), log: log, opts: opts}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, err := devserver.Start(ctx, devserver.Options{
@@ -88,27 +107,35 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Client = c
 	t.Cleanup(c.Close)
 
-	toolset := opts.Tools
-	if toolset == nil {
-		toolset = []tools.Tool{&tools.CurrentTime{}, tools.NewWebFetch(tools.WebFetchOptions{})}
-	}
-	e.Tools, err = tools.NewRegistry(toolset...)
-	if err != nil {
-		t.Fatalf("testenv: tools: %v", err)
+	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools}
+	if opts.Env != nil {
+		topts.LookupEnv = func(k string) (string, bool) { v, ok := opts.Env[k]; return v, ok }
 	}
 	layers := append([]fs.FS{skills.Builtin()}, opts.Layers...)
 	e.Catalog, err = skills.Load(layers...)
 	if err == nil {
-		err = e.Catalog.Validate(e.Tools.Has)
+		err = e.Catalog.Validate(toolset.Known(topts))
 	}
 	if err != nil {
 		t.Fatalf("testenv: skills: %v", err)
 	}
+	set, err := toolset.Build(ctx, e.Catalog, topts, log)
+	if err != nil {
+		t.Fatalf("testenv: tools: %v", err)
+	}
+	t.Cleanup(func() { _ = set.Close() })
+	e.Tools = set.Registry
+	e.Blobs, err = store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "longhaul.db"))
+	if err != nil {
+		t.Fatalf("testenv: store: %v", err)
+	}
+	t.Cleanup(func() { _ = e.Blobs.Close() })
 	if !opts.NoWorker {
 		e.StartWorker()
 	}
 	cfg := opts.API
 	cfg.TaskQueue = TaskQueue
+	cfg.Blobs = e.Blobs
 	if cfg.ModelTimeout == 0 {
 		cfg.ModelTimeout = 30 * time.Second
 	}
@@ -132,6 +159,10 @@ func Start(t testing.TB, opts Options) *Env {
 func (e *Env) Activities() *activities.Activities {
 	a := activities.New(activities.LLMConfig{BaseURL: e.Model.URL(), Model: "llmtest"}, e.Catalog, e.Tools, e.Client, e.log)
 	a.HeartbeatInterval = 200 * time.Millisecond
+	a.Blobs = e.Blobs
+	if e.opts.MaxToolOutput > 0 {
+		a.MaxToolOutput = e.opts.MaxToolOutput
+	}
 	return a
 }
 

@@ -1,0 +1,158 @@
+// Package toolset assembles a worker's tools from the settings and the agent
+// catalog: the built-in tools, web_search when a search endpoint is set, the
+// HTTP tools skill files declare, and the tools of the configured MCP
+// servers. It exists so that the commands and the test environment build the
+// same registry the same way, and so that the agent files are checked against
+// the tools a worker will really have.
+package toolset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul/internal/mcp"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/skills"
+)
+
+// Options says which tools to build.
+type Options struct {
+	// SearchURL is the SearXNG-compatible endpoint of web_search; empty
+	// leaves web_search out.
+	SearchURL string
+	// MCP is the parsed MCP server configuration; nil means none.
+	MCP *mcp.Config
+	// Fetch configures web_fetch.
+	Fetch tools.WebFetchOptions
+	// LookupEnv resolves ${VAR} in HTTP tools and MCP settings; nil means
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Extra are more tools (tests' probes).
+	Extra []tools.Tool
+}
+
+// Known returns the function the catalog's validation uses to tell whether
+// a tool name can exist on a worker with these options: a built-in (even one
+// switched off by a missing setting, such as web_search, which is then
+// offered to no agent), an Extra tool, or a tool of a configured MCP server
+// ("<server>__<tool>"; its tools are only known once it answers).
+func Known(opts Options) func(string) bool {
+	builtin := map[string]bool{tools.CurrentTimeName: true, tools.WebFetchName: true, tools.WebSearchName: true}
+	for _, t := range opts.Extra {
+		builtin[t.Name()] = true
+	}
+	return func(name string) bool {
+		if builtin[name] {
+			return true
+		}
+		if server, _, ok := strings.Cut(name, "__"); ok && opts.MCP != nil {
+			_, ok := opts.MCP.Servers[server]
+			return ok
+		}
+		return false
+	}
+}
+
+// Set is a worker's tools: the registry and what keeps MCP sessions alive.
+type Set struct {
+	Registry *tools.Registry
+	mcp      *mcp.Manager
+}
+
+// Build builds the tools and connects the MCP servers (waiting for each
+// server's first attempt; a server that is down is logged and retried in
+// the background). Close the Set when done.
+func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Logger) (*Set, error) {
+	list := []tools.Tool{&tools.CurrentTime{}, tools.NewWebFetch(opts.Fetch)}
+	if opts.SearchURL != "" {
+		ws, err := tools.NewWebSearch(tools.WebSearchOptions{BaseURL: opts.SearchURL})
+		if err != nil {
+			return nil, fmt.Errorf("LONGHAUL_SEARCH_URL: %w", err)
+		}
+		list = append(list, ws)
+	}
+	for _, h := range cat.HTTPTools() {
+		t, err := tools.NewHTTPTool(h, tools.HTTPToolOptions{LookupEnv: opts.LookupEnv})
+		if err != nil {
+			return nil, fmt.Errorf("http tool %q of skill %s: %w", h.Name, h.Skill, err)
+		}
+		list = append(list, t)
+	}
+	list = append(list, opts.Extra...)
+	reg, err := tools.NewRegistry(list...)
+	if err != nil {
+		return nil, err
+	}
+	s := &Set{Registry: reg}
+	if opts.MCP != nil && len(opts.MCP.Servers) > 0 {
+		s.mcp = mcp.New(*opts.MCP, reg, log)
+		if opts.LookupEnv != nil {
+			s.mcp.LookupEnv = opts.LookupEnv
+		}
+		if err := s.mcp.Start(ctx); err != nil {
+			s.mcp.Close()
+			return nil, err
+		}
+		for _, st := range s.mcp.Servers() {
+			if st.Connected {
+				log.Info("MCP server connected", "server", st.Name, "transport", st.Transport, "tools", st.Tools)
+			} else {
+				log.Warn("MCP server not reachable; retrying in the background", "server", st.Name, "transport", st.Transport, "error", st.Err)
+			}
+		}
+	}
+	if missing := withoutTools(cat, reg); len(missing) > 0 {
+		for _, m := range missing {
+			log.Warn("agent runs without some of its tools", "agent", m.agent, "tools", m.tools, "why", m.why)
+		}
+	}
+	return s, nil
+}
+
+// Close ends the MCP sessions and their server processes.
+func (s *Set) Close() error {
+	if s == nil || s.mcp == nil {
+		return nil
+	}
+	err := s.mcp.Close()
+	if errors.Is(err, mcp.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+type missingTools struct {
+	agent string
+	tools []string
+	why   string
+}
+
+// withoutTools lists, per agent, the tools its skills name that this worker
+// does not have yet.
+func withoutTools(cat *skills.Catalog, reg *tools.Registry) []missingTools {
+	var out []missingTools
+	for _, a := range cat.Agents() {
+		var names []string
+		for _, t := range cat.AgentTools(a) {
+			if !reg.Has(t) {
+				names = append(names, t)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		sort.Strings(names)
+		why := "their MCP server has not answered yet"
+		for _, n := range names {
+			if n == tools.WebSearchName {
+				why = "LONGHAUL_SEARCH_URL is not set (web_search) or their MCP server has not answered yet"
+			}
+		}
+		out = append(out, missingTools{agent: a.ID, tools: names, why: why})
+	}
+	return out
+}

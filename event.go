@@ -95,6 +95,9 @@ type ToolOutputData struct {
 	Output     string `json:"output"`
 	Error      bool   `json:"error,omitempty"`
 	Truncated  bool   `json:"truncated,omitempty"`
+	// Ref names the whole output in the store when the model read an
+	// excerpt; GET /v1/runs/{id}/outputs/{ref} returns it.
+	Ref string `json:"ref,omitempty"`
 }
 
 // ErrorData is the payload of error.

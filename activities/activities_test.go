@@ -33,17 +33,18 @@ func TestResolveAgent(t *testing.T) {
 	clock := activities.SkillSpec{ID: "clock", Description: "Tells the current date and time, in any time zone",
 		Tools: []string{"current_time"}, MaxTurns: activities.DefaultSkillMaxTurns}
 	reading := activities.SkillSpec{ID: "web_reading", Description: "Fetches and reads web pages", MaxTurns: activities.DefaultSkillMaxTurns}
+	research := activities.SkillSpec{ID: "web_research", Description: "Searches the web and reads the most relevant pages", MaxTurns: 8}
 	tests := []struct {
 		id   string
 		want activities.AgentSpec
 	}{
 		{id: "researcher", want: activities.AgentSpec{
 			ID: "researcher", Mode: "agentic", Model: "default-model", MaxTurns: 12, MaxReplans: 2,
-			Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading},
+			Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, research, reading},
 		}},
 		{id: "assistant", want: activities.AgentSpec{
 			ID: "assistant", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
-			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading},
+			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading, research},
 		}},
 		{id: "naked", want: activities.AgentSpec{
 			ID: "naked", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,

@@ -8,7 +8,9 @@ import (
 )
 
 // registered stands in for the tool registry.
-func registered(name string) bool { return name == "current_time" || name == "web_fetch" }
+func registered(name string) bool {
+	return name == "current_time" || name == "web_fetch" || name == "web_search"
+}
 
 func ExampleLoad() {
 	operator := fstest.MapFS{
@@ -27,10 +29,10 @@ func ExampleLoad() {
 		fmt.Printf("%-10s %-8s %v %s\n", a.ID, a.Mode, catalog.AgentTools(a), a.Source)
 	}
 	// Output:
-	// assistant  chat     [current_time web_fetch] builtin/assistant.md
+	// assistant  chat     [current_time web_fetch web_search] builtin/assistant.md
 	// cook       chat     [web_fetch] /etc/longhaul/skills/cook.md
 	// naked      chat     [] builtin/naked.md
-	// researcher agentic  [current_time web_fetch] builtin/researcher.md
+	// researcher agentic  [current_time web_fetch web_search] builtin/researcher.md
 }
 
 func ExampleLoad_problems() {

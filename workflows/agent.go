@@ -159,7 +159,7 @@ func (r *run) background(ctx workflow.Context) (AgentResult, error) {
 		Options:  r.in.Options,
 		NoPrompt: true,
 		Publish:  !r.in.Quiet,
-	}, "task")
+	}, "task", true)
 	if err != nil {
 		return AgentResult{Model: r.model}, err
 	}
@@ -232,7 +232,7 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 		if l.stepID == "" {
 			r.state.Turns++
 		}
-		resp, err := r.callModel(ctx, req, l.label)
+		resp, err := r.callModel(ctx, req, l.label, l.stepID == "")
 		if err != nil {
 			return AgentResult{Messages: added, Model: r.model}, err
 		}
@@ -265,9 +265,11 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 	}
 }
 
-// callModel runs one ChatCompletion activity and reconciles the streamed text
-// with the answer it returns.
-func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label string) (activities.ModelResponse, error) {
+// callModel runs one ChatCompletion activity. When the call's text is part
+// of the run's answer, it reconciles the streamed text with the answer the
+// call returns; a plan step's own loop is not the answer (its result goes to
+// step_result), so its text stays out of the log's content.
+func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label string, answer bool) (activities.ModelResponse, error) {
 	timeout := r.in.ModelTimeout
 	if timeout <= 0 {
 		timeout = DefaultModelTimeout
@@ -292,14 +294,23 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label
 	if resp.Model != "" {
 		r.model = resp.Model
 	}
-	r.log.reconcile(workflow.Now(ctx), req.Call, resp.Message.Content)
+	if answer {
+		r.log.reconcile(workflow.Now(ctx), req.Call, resp.Message.Content)
+	}
 	return resp, nil
+}
+
+// toolOutcome is how a tool call ended: failed or not, and the reference of
+// its whole output in the store when the model read an excerpt.
+type toolOutcome struct {
+	failed bool
+	ref    string
 }
 
 // callTools runs the calls in parallel and returns one tool message per call,
 // in the order of the calls, and which calls failed. A failed call becomes an
 // error message the model can read and react to.
-func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, scope []string, label string) ([]longhaul.Message, []bool) {
+func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, scope []string, label string) ([]longhaul.Message, []toolOutcome) {
 	futures := make([]workflow.Future, len(calls))
 	for i, c := range calls {
 		target := targets[c.ID]
@@ -322,7 +333,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, activities.ToolRequest{Call: c, Scope: scope})
 	}
 	out := make([]longhaul.Message, len(calls))
-	fails := make([]bool, len(calls))
+	outcomes := make([]toolOutcome, len(calls))
 	for i, c := range calls {
 		var res activities.ToolResponse
 		err := r.wait(ctx, futures[i], &res)
@@ -336,12 +347,12 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		}
 		r.log.emit(workflow.Now(ctx), longhaul.EventToolOutput, longhaul.ToolOutputData{
 			ToolCallID: c.ID, Name: c.Name, Output: excerpt, Error: failed,
-			Truncated: res.Truncated || len(excerpt) < len(content),
+			Truncated: res.Truncated || len(excerpt) < len(content), Ref: res.Ref,
 		})
 		out[i] = longhaul.Message{Role: longhaul.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content}
-		fails[i] = failed
+		outcomes[i] = toolOutcome{failed: failed, ref: res.Ref}
 	}
-	return out, fails
+	return out, outcomes
 }
 
 // errorMessage is the innermost useful message of a workflow or activity

@@ -138,6 +138,8 @@ func (r *run) agentic(ctx workflow.Context) (AgentResult, error) {
 	}
 	if !ok {
 		r.think(ctx, "No valid plan within the re-plan budget; answering directly instead")
+		r.state.Mode = ModeChat
+		r.state.Dispatch += "; no valid plan within the re-plan budget, so the request ran as a chat"
 		return r.chat(ctx)
 	}
 	for {
@@ -259,6 +261,9 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 		if r.state.ReplansRemaining == 0 {
 			review.Forced = cur != nil
 			r.addReview(ctx, review)
+			if cur != nil {
+				r.think(ctx, "The re-plan budget is used up; continuing with the current plan")
+			}
 			return false, nil
 		}
 		r.state.ReplansRemaining--
@@ -291,8 +296,9 @@ func (r *run) runStep(ctx workflow.Context, i int) error {
 		if call.Arguments == "" {
 			call.Arguments = "{}"
 		}
-		msgs, fails := r.callTools(ctx, []longhaul.ToolCall{call}, map[string]string{call.ID: step.About}, r.spec.Tools, label)
-		result, failed = msgs[0].Content, fails[0]
+		msgs, outcomes := r.callTools(ctx, []longhaul.ToolCall{call}, map[string]string{call.ID: step.About}, r.spec.Tools, label)
+		result, failed = msgs[0].Content, outcomes[0].failed
+		step.ResultRef = outcomes[0].ref
 	case longhaul.StepSkill:
 		s, ok := r.skill(step.Target)
 		if !ok {
@@ -455,7 +461,7 @@ func (r *run) complete(ctx workflow.Context, i int) (AgentResult, error) {
 	resp, err := r.callModel(ctx, activities.ModelRequest{
 		Call: "answer", Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Options: opts,
 		Publish: !r.in.Quiet, Instructions: b.String(),
-	}, label)
+	}, label, true)
 	if err != nil {
 		return AgentResult{Model: r.model}, err
 	}

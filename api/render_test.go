@@ -131,3 +131,37 @@ func TestRenderFrames(t *testing.T) {
 		})
 	}
 }
+
+func TestRenderAgenticEvents(t *testing.T) {
+	plan := longhaul.Plan{Revision: 2, Reason: "the page was empty", Goal: "Find <the> length", Steps: []longhaul.PlanStep{
+		{ID: "1", Kind: longhaul.StepTool, Target: "web_fetch", Title: "Read the page", Status: longhaul.StepDone},
+		{ID: "3", Kind: longhaul.StepCompletion, Title: "Answer", Status: longhaul.StepPending},
+	}}
+	events := []longhaul.Event{
+		ev(longhaul.EventPlan, plan),
+		ev(longhaul.EventStepStart, longhaul.StepStartData{StepID: "3", Index: 2, Total: 2, Kind: longhaul.StepCompletion, Title: "Answer"}),
+		ev(longhaul.EventReview, longhaul.ReviewData{StepID: "1", Decision: longhaul.ReviewOK, Reason: "fine"}),
+		ev(longhaul.EventReview, longhaul.ReviewData{StepID: "1", Decision: longhaul.ReviewAdjust, Reason: "empty page", Forced: true}),
+		ev(longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: "web_reading", Message: "calling web_fetch a.test"}),
+	}
+	got := frames(t, newRenderer("c1", "assistant", 7, true), events, false)
+	block := "<details type=\"plan\" done=\"true\">\n<summary>Revised plan (v2) · 2 steps</summary>\n\n**Goal:** Find &lt;the&gt; length\n\n" +
+		"_Why:_ the page was empty\n\n1. Read the page (`web_fetch`) ✓\n2. Answer\n\n</details>\n\n"
+	blockJSON, _ := json.Marshal(block)
+	want := []string{
+		`{"event":{"type":"status","data":{"description":"Planned 2 steps","done":false}}}`,
+		chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":` + string(blockJSON) + `},"finish_reason":null}]}`,
+		`{"event":{"type":"status","data":{"description":"Step 2/2: Answer","done":false}}}`,
+		`{"event":{"type":"status","data":{"description":"Continuing with the current plan (no re-plans left): empty page","done":false}}}`,
+		`{"event":{"type":"status","data":{"description":"web_reading: calling web_fetch a.test","done":false}}}`,
+		chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Open WebUI frames (-want +got):\n%s", diff)
+	}
+	// Plain clients see none of it.
+	plain := frames(t, newRenderer("c1", "assistant", 7, false), events, false)
+	if len(plain) != 1 {
+		t.Errorf("plain client got %d frames, want only the finish: %q", len(plain), plain)
+	}
+}

@@ -97,13 +97,18 @@ func changedAgentWorkflow(ctx workflow.Context, in workflows.AgentInput) (workfl
 
 func loadHistory(t *testing.T) *historypb.History {
 	t.Helper()
-	b, err := os.ReadFile(historyFile)
+	return loadHistoryFile(t, historyFile)
+}
+
+func loadHistoryFile(t *testing.T, file string) *historypb.History {
+	t.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("%v (generate it with: go test ./workflows -run TestReplay -update-history)", err)
 	}
 	h, err := client.HistoryFromJSON(bytes.NewReader(b), client.HistoryJSONOptions{})
 	if err != nil {
-		t.Fatalf("parse %s: %v", historyFile, err)
+		t.Fatalf("parse %s: %v", file, err)
 	}
 	return h
 }
@@ -174,7 +179,16 @@ func generateHistory(t *testing.T) {
 	if !strings.HasPrefix(res.Content, "It is Thursday") || len(res.Messages) != 3 {
 		t.Fatalf("unexpected result: %+v", res)
 	}
+	h := fetchHistory(t, env, run)
+	checkHistoryShape(t, h)
+	writeHistory(t, h, historyFile)
+}
 
+// fetchHistory reads a finished run's whole history.
+func fetchHistory(t *testing.T, env *testenv.Env, run client.WorkflowRun) *historypb.History {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	h := &historypb.History{}
 	it := env.Client.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
@@ -184,8 +198,13 @@ func generateHistory(t *testing.T) {
 		}
 		h.Events = append(h.Events, e)
 	}
-	checkHistoryShape(t, h)
+	return h
+}
 
+// writeHistory writes h to file in the format `temporal workflow show
+// --output json` writes and ReplayWorkflowHistoryFromJSONFile reads.
+func writeHistory(t *testing.T, h *historypb.History, file string) {
+	t.Helper()
 	// The format `temporal workflow show --output json` writes and
 	// ReplayWorkflowHistoryFromJSONFile reads.
 	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
@@ -199,11 +218,11 @@ func generateHistory(t *testing.T) {
 	if !temporalproto.DeepEqual(h, back) {
 		t.Fatal("the history does not survive a JSON round trip")
 	}
-	if err := os.MkdirAll(filepath.Dir(historyFile), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(historyFile, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote %s: %d events", historyFile, len(h.Events))
+	t.Logf("wrote %s: %d events", file, len(h.Events))
 }

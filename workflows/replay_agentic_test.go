@@ -1,0 +1,111 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/safehttp"
+	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/workflows"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+var agenticHistoryFile = filepath.Join("testdata", "agentic_history.json")
+
+// TestReplayAgenticHistory replays a committed history of a real agentic
+// run of the built-in researcher — plan, plan check, a tool step, its
+// review, the streamed answer — against the current code.
+func TestReplayAgenticHistory(t *testing.T) {
+	if *updateHistory {
+		generateAgenticHistory(t)
+	}
+	checkAgenticShape(t, loadHistoryFile(t, agenticHistoryFile))
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, agenticHistoryFile); err != nil {
+		t.Fatalf("replaying %s: %v\nIf the change is intended, version it with workflow.GetVersion; "+
+			"regenerate the history only for runs that cannot exist any more.", agenticHistoryFile, err)
+	}
+}
+
+func checkAgenticShape(t *testing.T, h *historypb.History) {
+	t.Helper()
+	var scheduled []string
+	for _, e := range h.GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+			scheduled = append(scheduled, e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName())
+		}
+	}
+	want := []string{"Plan", "SupervisePlan", "CallTool", "ReviewStep", "ChatCompletion"}
+	if diff := cmp.Diff(want, scheduled); diff != "" {
+		t.Errorf("scheduled activities mismatch (-want +got):\n%s", diff)
+	}
+	events := h.GetEvents()
+	if n := len(events); n == 0 || events[n-1].GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED {
+		t.Error("history does not end with the run's completion")
+	}
+}
+
+func generateAgenticHistory(t *testing.T) {
+	t.Helper()
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body><p>The Australian pelican's bill is up to 47 cm long.</p></body></html>")
+	}))
+	defer page.Close()
+	u, _ := url.Parse(page.URL)
+	ap := netip.MustParseAddrPort(u.Host)
+	env := testenv.Start(t, testenv.Options{Fetch: tools.WebFetchOptions{
+		HTTP: safehttp.Options{AllowAddrs: []netip.AddrPort{ap}}, AllowedPorts: []int{int(ap.Port())},
+	}})
+	name := func(r llmtest.Request) string {
+		if f := r.Chat.ResponseFormat; f != nil && f.JSONSchema != nil {
+			return f.JSONSchema.Name
+		}
+		return ""
+	}
+	env.Model.On(func(r llmtest.Request) bool { return name(r) == "plan" }, llmtest.JSON(map[string]any{
+		"goal": "Give the pelican's bill length with a source",
+		"steps": []map[string]any{
+			{"kind": "tool", "target": "web_fetch", "title": "Read the page", "arguments": map[string]any{"url": page.URL, "max_chars": nil}, "success": "a length"},
+			{"kind": "completion", "title": "Answer", "input": "the length and the URL", "success": "cited"},
+		},
+	}))
+	env.Model.On(func(r llmtest.Request) bool { return name(r) == "step_review" }, llmtest.JSON(map[string]string{"decision": "ok", "reason": "found"}))
+	env.Model.SetDefault(llmtest.Text("Up to 47 cm ["+page.URL+"].", llmtest.ChunkSize(3), llmtest.ChunkDelay(20*time.Millisecond)))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := env.Client.ExecuteWorkflow(ctx,
+		client.StartWorkflowOptions{ID: "replay-agentic-1", TaskQueue: testenv.TaskQueue},
+		workflows.AgentWorkflowName,
+		workflows.AgentInput{Agent: "researcher", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "How long is a pelican's bill?"}}})
+	if err != nil {
+		t.Fatalf("start workflow: %v", err)
+	}
+	var res workflows.AgentResult
+	if err := run.Get(ctx, &res); err != nil {
+		t.Fatalf("workflow: %v", err)
+	}
+	if !strings.HasPrefix(res.Content, "Up to 47 cm") {
+		t.Fatalf("unexpected result: %+v", res)
+	}
+	h := fetchHistory(t, env, run)
+	checkAgenticShape(t, h)
+	writeHistory(t, h, agenticHistoryFile)
+}

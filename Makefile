@@ -27,6 +27,7 @@ test: test-deps
 test-deps: test/mcp/node_modules
 
 test/mcp/node_modules: test/mcp/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
 	npm ci --prefix test/mcp --no-audit --no-fund
 	@touch $@
 

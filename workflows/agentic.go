@@ -364,9 +364,9 @@ func (r *run) finishStep(ctx workflow.Context, step *longhaul.PlanStep, result s
 func (r *run) stepInstructions(p *PlanRevision, i int) string {
 	s := p.Steps[i]
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Your task\n\nYou are carrying out step %d of %d of a plan whose goal is: %s\n\nThis step: %s\n", i+1, len(p.Steps), p.Goal, s.Title)
+	b.WriteString(fmt.Sprintf("# Your task\n\nYou are carrying out step %d of %d of a plan whose goal is: %s\n\nThis step: %s\n", i+1, len(p.Steps), p.Goal, s.Title))
 	if s.Success != "" {
-		fmt.Fprintf(&b, "It succeeds when: %s\n", s.Success)
+		b.WriteString(fmt.Sprintf("It succeeds when: %s\n", s.Success))
 	}
 	b.WriteString("\nUse your tools as needed, then report what you found — facts, figures and the URLs of the pages you read — plainly and completely, for the final answer to build on. Say so if you could not find something.")
 	if notes := r.findings(p, i, 2000); notes != "" {
@@ -390,7 +390,7 @@ func (r *run) findings(p *PlanRevision, i, limit int) string {
 		if s.About != "" {
 			label += " (" + s.About + ")"
 		}
-		fmt.Fprintf(&b, "## Step %s: %s\n\n%s\n\n", s.ID, label, clip(s.Result, limit))
+		b.WriteString(fmt.Sprintf("## Step %s: %s\n\n%s\n\n", s.ID, label, clip(s.Result, limit)))
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -445,9 +445,9 @@ func (r *run) complete(ctx workflow.Context, i int) (AgentResult, error) {
 	r.startStep(ctx, p, i)
 	step := &p.Steps[i]
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Answering\n\nYou planned and carried out the work below to answer the user's request. The goal: %s\n", p.Goal)
+	b.WriteString(fmt.Sprintf("# Answering\n\nYou planned and carried out the work below to answer the user's request. The goal: %s\n", p.Goal))
 	if step.Input != "" {
-		fmt.Fprintf(&b, "\nThe answer must: %s\n", step.Input)
+		b.WriteString(fmt.Sprintf("\nThe answer must: %s\n", step.Input))
 	}
 	b.WriteString("\nWrite the final answer for the user now, from these findings. Cite the URLs of pages that were actually read for the claims they support, never other URLs; say what could not be found or checked.")
 	if notes := r.findings(p, i, resultContext); notes != "" {
@@ -524,9 +524,9 @@ func (r *run) showPlan(ctx workflow.Context) {
 
 func planMarkdown(p *PlanRevision) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Plan v%d** — %s\n\n", p.Revision, p.Goal)
+	b.WriteString(fmt.Sprintf("**Plan v%d** — %s\n\n", p.Revision, p.Goal))
 	if p.Revision > 1 {
-		fmt.Fprintf(&b, "_Revised: %s_\n\n", p.Reason)
+		b.WriteString(fmt.Sprintf("_Revised: %s_\n\n", p.Reason))
 	}
 	for i, s := range p.Steps {
 		box := "[ ]"
@@ -547,7 +547,7 @@ func planMarkdown(p *PlanRevision) string {
 		case longhaul.StepFailed:
 			state = " — **failed**"
 		}
-		fmt.Fprintf(&b, "- %s %d. %s%s\n", box, i+1, what, state)
+		b.WriteString(fmt.Sprintf("- %s %d. %s%s\n", box, i+1, what, state))
 	}
 	return b.String()
 }

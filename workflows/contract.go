@@ -32,7 +32,37 @@ const (
 	QueryState = "state"
 	// SignalPublish carries a longhaul.EventBatch of events from an activity.
 	SignalPublish = longhaul.PublishSignal
+	// UpdateInput delivers a person's InputRequest to a run that waits for
+	// one; it is rejected (ErrNotWaiting) when the run waits for nothing.
+	UpdateInput = "input"
 )
+
+// ErrNotWaiting is the message of the rejection of an UpdateInput sent to a
+// run that is not waiting for input.
+const ErrNotWaiting = "the run is not waiting for input"
+
+// InputRequest is a person's answer to a waiting run: an approval decision
+// for a pending tool call, or a text reply.
+type InputRequest struct {
+	Approve *bool  `json:"approve,omitempty"`
+	Text    string `json:"text,omitempty"`
+}
+
+// InputResult is what UpdateInput returns once the run took the input.
+type InputResult struct {
+	// Decision is "approved", "denied" or "replied".
+	Decision string `json:"decision"`
+}
+
+// Waiting says what a waiting run waits for.
+type Waiting struct {
+	// Kind is "approval".
+	Kind       string    `json:"kind"`
+	ToolCallID string    `json:"tool_call_id,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	Arguments  string    `json:"arguments,omitempty"`
+	Since      time.Time `json:"since"`
+}
 
 // Search attributes Longhaul sets on its runs, registered in every namespace
 // of the embedded server (a real cluster needs them added once, see README).
@@ -171,6 +201,8 @@ type RunState struct {
 	Reviews []longhaul.ReviewData `json:"reviews,omitempty"`
 	// ReplansRemaining is what is left of the re-plan budget.
 	ReplansRemaining int `json:"replans_remaining"`
+	// Waiting is set while the run waits for a person (StatusWaiting).
+	Waiting *Waiting `json:"waiting,omitempty"`
 	// Calls is the usage of each model call.
 	Calls  []CallUsage    `json:"calls,omitempty"`
 	Usage  longhaul.Usage `json:"usage"`

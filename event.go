@@ -22,8 +22,13 @@ const (
 	EventContent       EventType = "content"
 	EventContentReset  EventType = "content_reset"
 	EventUsage         EventType = "usage"
-	EventError         EventType = "error"
-	EventDone          EventType = "done"
+	// EventApprovalRequired: the run waits for a person to approve a tool
+	// call (POST /v1/runs/{id}/input, or the chat's next message).
+	EventApprovalRequired EventType = "approval_required"
+	// EventApproval: the person's decision on a pending tool call.
+	EventApproval EventType = "approval"
+	EventError    EventType = "error"
+	EventDone     EventType = "done"
 )
 
 // Event is one entry of a run's event log. Offsets start at 1 and strictly
@@ -98,6 +103,23 @@ type ToolOutputData struct {
 	// Ref names the whole output in the store when the model read an
 	// excerpt; GET /v1/runs/{id}/outputs/{ref} returns it.
 	Ref string `json:"ref,omitempty"`
+}
+
+// ApprovalRequiredData is the payload of approval_required.
+type ApprovalRequiredData struct {
+	ToolCallID string `json:"tool_call_id"`
+	Name       string `json:"name"`
+	Arguments  string `json:"arguments"`
+	Target     string `json:"target,omitempty"`
+}
+
+// ApprovalData is the payload of approval: "approved", "denied" or
+// "replied" (a text answer, which denies the call and reaches the model).
+type ApprovalData struct {
+	ToolCallID string `json:"tool_call_id"`
+	Name       string `json:"name"`
+	Decision   string `json:"decision"`
+	Text       string `json:"text,omitempty"`
 }
 
 // ErrorData is the payload of error.

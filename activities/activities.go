@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -96,6 +97,9 @@ type AgentSpec struct {
 	// ReviewPlan asks for a model review of each plan on top of the
 	// deterministic checks.
 	ReviewPlan bool `json:"review_plan,omitempty"`
+	// Approval lists the agent's tools whose every call a person must
+	// approve first (approval: required in a skill file).
+	Approval []string `json:"approval,omitempty"`
 	// Temperature is the agent's own, used when a request sets none.
 	Temperature *float32 `json:"temperature,omitempty"`
 }
@@ -135,6 +139,11 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 		Tools:       a.available(a.catalog.AgentTools(ag)),
 		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,
+	}
+	for _, h := range a.catalog.HTTPTools() {
+		if h.RequiresApproval && slices.Contains(spec.Tools, h.Name) {
+			spec.Approval = append(spec.Approval, h.Name)
+		}
 	}
 	for _, id := range ag.Skills {
 		s, ok := a.catalog.Skill(id)

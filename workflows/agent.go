@@ -41,6 +41,8 @@ type run struct {
 	events workflow.ReceiveChannel
 	// stepSeq numbers plan steps across revisions.
 	stepSeq int
+	// input is a person's answer while the run waits for one.
+	input *InputRequest
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
@@ -93,6 +95,9 @@ func (r *run) register(ctx workflow.Context) error {
 		s.Usage = r.usage
 		return s, nil
 	}); err != nil {
+		return err
+	}
+	if err := r.registerInput(ctx); err != nil {
 		return err
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx,
@@ -312,8 +317,19 @@ type toolOutcome struct {
 // error message the model can read and react to.
 func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, scope []string, label string) ([]longhaul.Message, []toolOutcome) {
 	futures := make([]workflow.Future, len(calls))
+	refused := make([]string, len(calls))
 	for i, c := range calls {
 		target := targets[c.ID]
+		if r.needsApproval(c.Name) {
+			ok, msg, err := r.approve(ctx, c, target)
+			if err != nil {
+				msg = "error: " + errorMessage(err)
+			}
+			if !ok {
+				refused[i] = msg
+				continue
+			}
+		}
 		r.log.emit(workflow.Now(ctx), longhaul.EventToolStart, longhaul.ToolStartData{
 			ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments, Target: target,
 		})
@@ -335,6 +351,12 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 	out := make([]longhaul.Message, len(calls))
 	outcomes := make([]toolOutcome, len(calls))
 	for i, c := range calls {
+		if futures[i] == nil {
+			// Not approved: the call never ran.
+			out[i] = longhaul.Message{Role: longhaul.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: refused[i]}
+			outcomes[i] = toolOutcome{failed: true}
+			continue
+		}
 		var res activities.ToolResponse
 		err := r.wait(ctx, futures[i], &res)
 		content, failed := res.Content, false

@@ -146,6 +146,9 @@ type AgentInput struct {
 	// ModelTimeout bounds one attempt of a model call; zero means
 	// DefaultModelTimeout.
 	ModelTimeout time.Duration `json:"model_timeout,omitempty"`
+	// ApprovalTimeout bounds the wait for a person to approve a tool call;
+	// zero waits as long as it takes. An unanswered call is denied.
+	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
 	// Metadata is free-form caller data kept with the run.
 	Metadata map[string]string `json:"metadata,omitempty"`
 }

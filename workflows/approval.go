@@ -1,0 +1,120 @@
+package workflows
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Approval decisions, as in InputResult.Decision.
+const (
+	DecisionApproved = "approved"
+	DecisionDenied   = "denied"
+	DecisionReplied  = "replied"
+)
+
+// Words a person may answer an approval with in a chat, where there is no
+// button: anything else is a reply, which denies the call and is passed on
+// to the model.
+var (
+	approveWords = []string{"approve", "approved", "yes", "y", "ok", "okay", "go", "go ahead", "allow", "confirm"}
+	denyWords    = []string{"deny", "denied", "no", "n", "reject", "cancel", "stop", "don't", "do not"}
+)
+
+// Decide reads a person's input as an approval decision.
+func Decide(in InputRequest) string {
+	if in.Approve != nil {
+		if *in.Approve {
+			return DecisionApproved
+		}
+		return DecisionDenied
+	}
+	t := strings.ToLower(strings.Trim(strings.TrimSpace(in.Text), ".!"))
+	switch {
+	case slices.Contains(approveWords, t):
+		return DecisionApproved
+	case slices.Contains(denyWords, t):
+		return DecisionDenied
+	}
+	return DecisionReplied
+}
+
+// registerInput installs the handler of UpdateInput: its validator turns
+// away input the run is not waiting for, so the caller learns at once.
+func (r *run) registerInput(ctx workflow.Context) error {
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateInput,
+		func(ctx workflow.Context, in InputRequest) (InputResult, error) {
+			r.input = &in
+			return InputResult{Decision: Decide(in)}, nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in InputRequest) error {
+			if r.state.Waiting == nil || r.input != nil {
+				return errors.New(ErrNotWaiting)
+			}
+			if in.Approve == nil && strings.TrimSpace(in.Text) == "" {
+				return errors.New(`send {"approve": true|false} or {"text": "…"}`)
+			}
+			return nil
+		}},
+	)
+}
+
+// needsApproval reports whether a person must approve calls of tool.
+func (r *run) needsApproval(tool string) bool {
+	return slices.Contains(r.spec.Approval, tool)
+}
+
+// approve pauses the run before call until a person decides (through
+// UpdateInput), or until the agent input's ApprovalTimeout passes, which
+// denies it. It returns whether the call may run and, when not, what to
+// tell the model.
+func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, target string) (bool, string, error) {
+	now := workflow.Now(ctx)
+	r.input = nil
+	r.state.Waiting = &Waiting{Kind: "approval", ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Since: now}
+	r.setStatus(ctx, StatusWaiting)
+	r.log.emit(now, longhaul.EventApprovalRequired, longhaul.ApprovalRequiredData{
+		ToolCallID: call.ID, Name: call.Name, Arguments: call.Arguments, Target: target,
+	})
+	var err error
+	answered := true
+	if r.in.ApprovalTimeout > 0 {
+		answered, err = workflow.AwaitWithTimeout(ctx, r.in.ApprovalTimeout, func() bool { return r.input != nil })
+	} else {
+		err = workflow.Await(ctx, func() bool { return r.input != nil })
+	}
+	r.state.Waiting = nil
+	r.drain()
+	if err != nil {
+		return false, "", err
+	}
+	r.setStatus(ctx, StatusRunning)
+	d := longhaul.ApprovalData{ToolCallID: call.ID, Name: call.Name}
+	var msg string
+	switch {
+	case !answered:
+		d.Decision = DecisionDenied
+		d.Text = "no answer within " + r.in.ApprovalTimeout.String()
+		msg = "error: the call was not approved: nobody answered within " + r.in.ApprovalTimeout.String()
+	default:
+		d.Decision, d.Text = Decide(*r.input), strings.TrimSpace(r.input.Text)
+		switch d.Decision {
+		case DecisionDenied:
+			msg = "error: the user denied this call"
+		case DecisionReplied:
+			msg = "error: the user did not approve this call and said: " + d.Text
+		}
+	}
+	r.input = nil
+	r.log.emit(workflow.Now(ctx), longhaul.EventApproval, d)
+	return d.Decision == DecisionApproved, msg, nil
+}
+
+// setStatus records the run's status in its state and search attribute.
+func (r *run) setStatus(ctx workflow.Context, status string) {
+	r.state.Status = status
+	_ = workflow.UpsertTypedSearchAttributes(ctx, SearchAttrStatus.ValueSet(status))
+}

@@ -100,11 +100,15 @@ func (r *run) register(ctx workflow.Context) error {
 	if err := r.registerInput(ctx); err != nil {
 		return err
 	}
-	return workflow.UpsertTypedSearchAttributes(ctx,
+	attrs := []temporal.SearchAttributeUpdate{
 		SearchAttrAgent.ValueSet(r.in.Agent),
 		SearchAttrUser.ValueSet(r.in.User.Key()),
 		SearchAttrStatus.ValueSet(StatusRunning),
-	)
+	}
+	if r.in.ChatID != "" {
+		attrs = append(attrs, SearchAttrChat.ValueSet(r.in.ChatID))
+	}
+	return workflow.UpsertTypedSearchAttributes(ctx, attrs...)
 }
 
 // wait blocks until f is ready, applying event batches as they arrive so

@@ -70,6 +70,9 @@ var (
 	SearchAttrAgent  = temporal.NewSearchAttributeKeyKeyword("LonghaulAgent")
 	SearchAttrUser   = temporal.NewSearchAttributeKeyKeyword("LonghaulUser")
 	SearchAttrStatus = temporal.NewSearchAttributeKeyKeyword("LonghaulStatus")
+	// SearchAttrChat is the chat a run answers, so the chat's next message
+	// can find a run waiting for a person.
+	SearchAttrChat = temporal.NewSearchAttributeKeyKeyword("LonghaulChat")
 )
 
 // SearchAttributes lists the custom search attributes and their types, for
@@ -79,6 +82,7 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		SearchAttrAgent.GetName():  enums.INDEXED_VALUE_TYPE_KEYWORD,
 		SearchAttrUser.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD,
 		SearchAttrStatus.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD,
+		SearchAttrChat.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 

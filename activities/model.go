@@ -51,6 +51,12 @@ type ModelRequest struct {
 	// Publish streams the answer's text to the run's event log as content
 	// events while it arrives.
 	Publish bool `json:"publish,omitempty"`
+	// ConvRef, when set, is the stored start of the conversation (a claim
+	// check): the call reads it from the blob store and Messages follow it.
+	ConvRef string `json:"conv_ref,omitempty"`
+	// Store asks the call to store the whole conversation with its answer
+	// and return the reference, so the next call sends only what follows.
+	Store bool `json:"store,omitempty"`
 }
 
 // ModelResponse is the model's complete answer: the authoritative message,
@@ -63,6 +69,9 @@ type ModelResponse struct {
 	// Targets names what each tool call acts on (a host, a zone, a path),
 	// by tool call id, for progress lines and the Temporal UI.
 	Targets map[string]string `json:"targets,omitempty"`
+	// ConvRef is the stored conversation including this answer, when the
+	// request asked for Store and the worker has a store.
+	ConvRef string `json:"conv_ref,omitempty"`
 }
 
 // ChatCompletion calls the model with streaming on, publishes text deltas as
@@ -73,6 +82,13 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (Mode
 	model := req.Model
 	if model == "" {
 		model = a.defaultModel
+	}
+	if req.ConvRef != "" {
+		base, err := a.loadConversation(ctx, req.ConvRef)
+		if err != nil {
+			return ModelResponse{}, err
+		}
+		req.Messages = append(base, req.Messages...)
 	}
 	oreq := openai.ChatCompletionRequest{
 		Model:         model,
@@ -133,6 +149,13 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (Mode
 			}
 			resp.Targets[tc.ID] = t
 		}
+	}
+	if req.Store && a.Blobs != nil {
+		ref, err := a.storeConversation(ctx, info.WorkflowExecution.ID, append(req.Messages, resp.Message))
+		if err != nil {
+			return ModelResponse{}, err
+		}
+		resp.ConvRef = ref
 	}
 	return resp, nil
 }

@@ -94,13 +94,17 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 // start starts the run, or attaches to the one a previous identical request
 // started: running, it is followed; finished, its result is returned.
 func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, question string) (client.WorkflowRun, error) {
+	summary := strings.TrimSpace(in.Agent + ": " + question)
 	opts := client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                s.cfg.TaskQueue,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		StaticSummary:            strings.TrimSpace(in.Agent + ": " + question),
-		EnableEagerStart:         s.cfg.EagerStart,
+		StaticSummary:            summary,
+		// The memo repeats the summary for run listings (GET /v1/runs),
+		// which do not carry the static summary.
+		Memo:             map[string]any{memoSummary: summary},
+		EnableEagerStart: s.cfg.EagerStart,
 	}
 	run, err := s.temporal.ExecuteWorkflow(ctx, opts, workflows.AgentWorkflowName, in)
 	if err != nil {

@@ -23,6 +23,9 @@ func errBadRequest(msg string) error {
 func errNotFound(msg string) error {
 	return &apiError{http.StatusNotFound, "invalid_request_error", "not_found", msg}
 }
+func errConflict(msg string) error {
+	return &apiError{http.StatusConflict, "invalid_request_error", "conflict", msg}
+}
 func errModelNotFound(msg string) error {
 	return &apiError{http.StatusNotFound, "invalid_request_error", "model_not_found", msg}
 }

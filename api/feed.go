@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/converter"
@@ -35,12 +37,17 @@ type eventQuerier interface {
 
 // hub runs one feed per run, however many clients follow it.
 type hub struct {
-	q     eventQuerier
+	q eventQuerier
+	// blobs holds the event archives of runs that continued as new; nil
+	// when the API has no store.
+	blobs store.Store
 	mu    sync.Mutex
 	feeds map[string]*feed
 }
 
-func newHub(q eventQuerier) *hub { return &hub{q: q, feeds: map[string]*feed{}} }
+func newHub(q eventQuerier, blobs store.Store) *hub {
+	return &hub{q: q, blobs: blobs, feeds: map[string]*feed{}}
+}
 
 // feed polls one run's event query with an adaptive interval and keeps the
 // events it read for its subscribers.
@@ -138,6 +145,20 @@ func (f *feed) poll(ctx context.Context) {
 				return
 			}
 			interval = min(time.Duration(failures)*100*time.Millisecond, 2*time.Second)
+		case len(page.Archives) > 0:
+			// The run continued as new: its older events are in archives.
+			failures = 0
+			events, err := f.readArchives(ctx, page.Archives, after)
+			if err != nil {
+				f.update(nil, false, err)
+				return
+			}
+			if len(events) > 0 {
+				after = events[len(events)-1].Offset
+			}
+			after = max(after, page.Archives[len(page.Archives)-1].To)
+			f.update(events, false, nil)
+			interval = 0
 		default:
 			failures = 0
 			done := page.Done && (len(page.Events) == 0 || page.Events[len(page.Events)-1].Offset >= page.Last)
@@ -180,6 +201,27 @@ func (f *feed) query(ctx context.Context, after int64) (workflows.EventsPage, er
 		return page, err
 	}
 	return page, v.Get(&page)
+}
+
+// readArchives reads the archived events after offset after.
+func (f *feed) readArchives(ctx context.Context, archives []activities.EventArchive, after int64) ([]longhaul.Event, error) {
+	if f.h.blobs == nil {
+		return nil, errors.New("the run's older events are archived in the blob store, and this API has none (set LONGHAUL_DATABASE_URL as for the workers)")
+	}
+	var out []longhaul.Event
+	for _, ar := range archives {
+		events, err := activities.ReadArchive(ctx, f.h.blobs, f.runID, ar)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range events {
+			if e.Offset > after {
+				out = append(out, e)
+				after = e.Offset
+			}
+		}
+	}
+	return out, nil
 }
 
 func (f *feed) update(events []longhaul.Event, done bool, err error) {

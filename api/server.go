@@ -1,7 +1,8 @@
 // Package api is Longhaul's HTTP layer: the OpenAI-compatible chat API that
-// Open WebUI and the OpenAI SDKs talk to, on fiber. A chat request starts (or
-// attaches to) a Temporal workflow, and the handler streams the workflow's
-// progress back as Server-Sent Events by polling its event query. Wire types
+// Open WebUI and the OpenAI SDKs talk to, and the native runs API for long
+// tasks that outlive a request, on fiber. A request starts (or attaches to) a
+// Temporal workflow, and the handler streams the workflow's progress back as
+// Server-Sent Events by polling its event query. Wire types
 // and converters live apart from the handlers (openai.go, render.go), errors
 // are translated to OpenAI's envelope in one place (errors.go), and every
 // route is registered in routes.
@@ -28,6 +29,10 @@ type temporalClient interface {
 	eventQuerier
 	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
 	GetWorkflow(ctx context.Context, workflowID, runID string) client.WorkflowRun
+	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
+	ListWorkflow(ctx context.Context, request *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
+	CancelWorkflow(ctx context.Context, workflowID, runID string) error
+	UpdateWorkflow(ctx context.Context, options client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error)
 	DescribeTaskQueue(ctx context.Context, taskQueue string, taskQueueType enums.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error)
 	CheckHealth(ctx context.Context, request *client.CheckHealthRequest) (*client.CheckHealthResponse, error)
 }
@@ -41,11 +46,17 @@ type Config struct {
 	MaxBodyBytes   int64
 	RequestTimeout time.Duration
 	ModelTimeout   time.Duration
+	// HistoryLimit is the history events after which a run continues as
+	// new; zero is the workflow's default.
+	HistoryLimit int
+	// ApprovalTimeout bounds the wait for a person's approval of a tool
+	// call; zero waits as long as it takes.
+	ApprovalTimeout time.Duration
 	// EagerStart asks Temporal to hand a new run straight to a worker in this
 	// process (dev mode), saving a round trip.
 	EagerStart bool
-	// Blobs is the store of big tool outputs the runs reference; nil
-	// serves none.
+	// Blobs is the store of big tool outputs the runs reference and of the
+	// event logs of runs that continued as new; nil serves neither.
 	Blobs store.Store
 }
 
@@ -71,7 +82,7 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Minute
 	}
-	s := &Server{cfg: cfg, temporal: tc, catalog: catalog, hub: newHub(tc), log: log, started: time.Now()}
+	s := &Server{cfg: cfg, temporal: tc, catalog: catalog, hub: newHub(tc, cfg.Blobs), log: log, started: time.Now()}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "longhaul",
 		BodyLimit:             int(cfg.MaxBodyBytes),
@@ -100,6 +111,12 @@ func (s *Server) routes() {
 	v1 := s.app.Group("/v1", s.auth)
 	v1.Get("/models", s.listModels)
 	v1.Post("/chat/completions", s.chatCompletions)
+	v1.Post("/runs", s.createRun)
+	v1.Get("/runs", s.listRuns)
+	v1.Get("/runs/:id", s.getRun)
+	v1.Get("/runs/:id/events", s.runEvents)
+	v1.Post("/runs/:id/cancel", s.cancelRun)
+	v1.Post("/runs/:id/input", s.runInput)
 	v1.Get("/runs/:id/outputs/:ref", s.runOutput)
 	s.app.Use(func(c *fiber.Ctx) error {
 		return errNotFound("no route for " + c.Method() + " " + c.Path())

@@ -57,8 +57,9 @@ const DirEnv = "LONGHAUL_SKILLS_DIR"
 const (
 	// DefaultMaxReplans is an agent's re-plan budget when max_replans is omitted.
 	DefaultMaxReplans = 2
-	// MaxTurnsLimit is the largest allowed max_turns.
-	MaxTurnsLimit = 100
+	// MaxTurnsLimit is the largest allowed max_turns. A long run's history
+	// stays bounded (it continues as new), so the limit is about cost.
+	MaxTurnsLimit = 1000
 	// MaxReplansLimit is the largest allowed max_replans.
 	MaxReplansLimit = 10
 	// MaxTemperature is the largest allowed temperature.

@@ -43,6 +43,9 @@ type run struct {
 	stepSeq int
 	// input is a person's answer while the run waits for one.
 	input *InputRequest
+	// noContinue is set once archiving the log failed: the run then stays
+	// in this execution.
+	noContinue bool
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
@@ -55,10 +58,16 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 		state:  RunState{Agent: in.Agent, User: in.User.Key(), Status: StatusRunning},
 		events: workflow.GetSignalChannel(ctx, SignalPublish),
 	}
+	if in.Resume != nil {
+		r.restore(in.Resume)
+	}
 	if err := r.register(ctx); err != nil {
 		return AgentResult{}, err
 	}
 	res, err := r.execute(ctx)
+	if workflow.IsContinueAsNewError(err) {
+		return AgentResult{}, err
+	}
 	r.drain()
 	now := workflow.Now(ctx)
 	if r.usage.TotalTokens > 0 {
@@ -142,7 +151,7 @@ func (r *run) drain() {
 }
 
 func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
-	if len(r.in.Messages) == 0 {
+	if r.in.Resume == nil && len(r.in.Messages) == 0 {
 		return AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", ErrTypeBadInput, nil)
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
@@ -151,6 +160,9 @@ func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
 	})
 	if err := workflow.ExecuteLocalActivity(lctx, a.ResolveAgent, r.in.Agent).Get(ctx, &r.spec); err != nil {
 		return AgentResult{}, err
+	}
+	if cp := r.in.Resume; cp != nil {
+		return r.resume(ctx, cp)
 	}
 	r.model = r.spec.Model
 	return r.dispatch(ctx)
@@ -194,6 +206,10 @@ type loop struct {
 	publish      bool
 	// stepID, when set, makes the loop report to skill_activity events.
 	stepID string
+	// turn is the turn to start with (after continue-as-new), and convRef
+	// the stored start of the conversation messages follow.
+	turn    int
+	convRef string
 }
 
 // chat runs the agent's own tool loop on the conversation.
@@ -210,13 +226,24 @@ func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
 // and gives it their results; repeats until it answers or the turns are used
 // up, then has it answer with what it has.
 func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
+	// conv is the conversation after ref, its stored start (the whole of it
+	// while ref is empty).
 	conv := append([]longhaul.Message(nil), l.messages...)
+	ref := l.convRef
 	var added []longhaul.Message
 	opts := r.in.Options
 	if opts.Temperature == nil {
 		opts.Temperature = r.spec.Temperature
 	}
-	for turn := 1; ; turn++ {
+	first := max(l.turn, 1)
+	for turn := first; ; turn++ {
+		// Only a run's own loop continues as new; a plan step's loop is
+		// one step, and the plan continues between steps.
+		if turn > first && l.stepID == "" && r.shouldContinue(ctx) {
+			if err := r.continueAsNew(ctx, l.state(turn, ref, conv)); err != nil {
+				return AgentResult{Messages: added, Model: r.model}, err
+			}
+		}
 		model := l.model
 		if model == "" {
 			// The endpoint's answer names the model it used; keep using it.
@@ -232,6 +259,10 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 			Publish:      l.publish,
 			Skill:        l.skill,
 			Instructions: l.instructions,
+			ConvRef:      ref,
+			// Past convInline, the conversation goes to the store and the
+			// next call sends only what follows it.
+			Store: ref != "" || textSize(conv) > convInline,
 		}
 		if last {
 			req.Messages = append(append([]longhaul.Message(nil), conv...), longhaul.Message{Role: longhaul.RoleSystem, Content: maxTurnsNote})
@@ -251,13 +282,17 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 			msg.ToolCalls = nil
 		}
 		added = append(added, msg)
-		conv = append(conv, msg)
+		if resp.ConvRef != "" {
+			ref, conv = resp.ConvRef, nil
+		} else {
+			conv = append(conv, msg)
+		}
 		if len(msg.ToolCalls) == 0 {
 			reason := "stop"
 			if last || resp.FinishReason == "length" {
 				reason = "length"
 			}
-			return AgentResult{Content: msg.Content, FinishReason: reason, Messages: added, Model: resp.Model}, nil
+			return AgentResult{Content: msg.Content, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
 		}
 		if l.skill != "" && l.stepID != "" {
 			names := make([]string, len(msg.ToolCalls))

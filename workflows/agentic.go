@@ -142,7 +142,19 @@ func (r *run) agentic(ctx workflow.Context) (AgentResult, error) {
 		r.state.Dispatch += "; no valid plan within the re-plan budget, so the request ran as a chat"
 		return r.chat(ctx)
 	}
-	for {
+	return r.pipeline(ctx)
+}
+
+// pipeline carries out the current plan from its first pending step. The
+// plan is all in the run's state, so a run that continued as new between
+// two steps goes on here.
+func (r *run) pipeline(ctx workflow.Context) (AgentResult, error) {
+	for ran := 0; ; ran++ {
+		if ran > 0 && r.shouldContinue(ctx) {
+			if err := r.continueAsNew(ctx, nil); err != nil {
+				return AgentResult{Model: r.model}, err
+			}
+		}
 		p := r.current()
 		i := firstPending(p.Steps)
 		if i < 0 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 )
@@ -155,6 +156,12 @@ type AgentInput struct {
 	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
 	// Metadata is free-form caller data kept with the run.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// HistoryLimit is the number of history events after which the run
+	// continues as new; zero means DefaultHistoryLimit.
+	HistoryLimit int `json:"history_limit,omitempty"`
+	// Resume is set when the run continued as new: what the earlier
+	// execution handed over.
+	Resume *Checkpoint `json:"resume,omitempty"`
 }
 
 // AgentResult is what an AgentWorkflow returns.
@@ -187,6 +194,11 @@ type EventsPage struct {
 	Last int64 `json:"last"`
 	// Done reports that the log is closed: its last event is done.
 	Done bool `json:"done"`
+	// Archives, instead of Events, answer a request for offsets that an
+	// earlier execution of the run archived: the stored stretches of the
+	// log (activities.ReadArchive reads them) from After on, up to the
+	// events held. Ask again after the last of them for the rest.
+	Archives []activities.EventArchive `json:"archives,omitempty"`
 }
 
 // RunState answers QueryState.
@@ -215,6 +227,10 @@ type RunState struct {
 	Usage  longhaul.Usage `json:"usage"`
 	Error  string         `json:"error,omitempty"`
 	Result string         `json:"result,omitempty"`
+	// StartedAt is when the run began, set once it continued as new (the
+	// current execution started later); Continued is how many times it did.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	Continued int       `json:"continued,omitempty"`
 }
 
 // Plan revision statuses.

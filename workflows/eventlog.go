@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
 )
 
 // defaultPageLimit bounds an events query answer when the caller sets none.
@@ -26,6 +27,10 @@ type eventLog struct {
 	// the workflow can reconcile it with the authoritative final message.
 	streamed map[string]*strings.Builder
 	done     bool
+	// archives hold the events up to base, which earlier executions of the
+	// run (or this one, before it continues as new) stored outside history.
+	archives []activities.EventArchive
+	base     int64
 }
 
 func newEventLog() *eventLog {
@@ -105,13 +110,46 @@ func (l *eventLog) reconcile(at time.Time, call, final string) {
 	}
 }
 
-// page answers QueryEvents.
+// restore starts the log of a continued run after offset, whose events up
+// to it are in archives.
+func (l *eventLog) restore(offset int64, archives []activities.EventArchive) {
+	l.last, l.base = offset, offset
+	l.archives = append([]activities.EventArchive(nil), archives...)
+}
+
+// unarchived is the held events not archived yet, in chunks for archiving.
+func (l *eventLog) unarchived() [][]longhaul.Event {
+	i := 0
+	for i < len(l.events) && l.events[i].Offset <= l.base {
+		i++
+	}
+	return chunkEvents(l.events[i:])
+}
+
+// archived records a stored stretch of the log.
+func (l *eventLog) archived(ar activities.EventArchive) {
+	l.archives = append(l.archives, ar)
+	l.base = max(l.base, ar.To)
+}
+
+// page answers QueryEvents. Events an earlier execution archived are not
+// held: for an offset before them the page names the archives to read
+// instead, and the reader asks again after the last of them.
 func (l *eventLog) page(req EventsRequest) EventsPage {
 	limit := req.Limit
 	if limit <= 0 || limit > defaultPageLimit {
 		limit = defaultPageLimit
 	}
 	p := EventsPage{Last: l.last, Done: l.done, Events: []longhaul.Event{}}
+	if held := l.firstHeld(); req.After < held-1 && len(l.archives) > 0 {
+		for _, ar := range l.archives {
+			if ar.To > req.After && ar.From < held {
+				p.Archives = append(p.Archives, ar)
+			}
+		}
+		p.Done = false
+		return p
+	}
 	// Offsets are dense from 1 within one workflow execution, so the start
 	// index follows from the offset of the first event held.
 	if len(l.events) == 0 {
@@ -128,4 +166,13 @@ func (l *eventLog) page(req EventsRequest) EventsPage {
 		p.Done = false
 	}
 	return p
+}
+
+// firstHeld is the offset of the first event the log holds in memory, or
+// the next offset when it holds none.
+func (l *eventLog) firstHeld() int64 {
+	if len(l.events) > 0 {
+		return l.events[0].Offset
+	}
+	return l.last + 1
 }

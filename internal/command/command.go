@@ -295,13 +295,15 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, blobs store
 		log.Warn("LONGHAUL_API_KEYS is empty: the API accepts every caller and trusts Open WebUI user headers from anyone (fine for local development only)")
 	}
 	return api.New(api.Config{
-		TaskQueue:      cfg.TaskQueue,
-		APIKeys:        cfg.APIKeys,
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		RequestTimeout: cfg.RequestTimeout,
-		ModelTimeout:   cfg.LLMTimeout,
-		EagerStart:     eager,
-		Blobs:          blobs,
+		TaskQueue:       cfg.TaskQueue,
+		APIKeys:         cfg.APIKeys,
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		RequestTimeout:  cfg.RequestTimeout,
+		ModelTimeout:    cfg.LLMTimeout,
+		HistoryLimit:    cfg.HistoryLimit,
+		ApprovalTimeout: cfg.ApprovalTimeout,
+		EagerStart:      eager,
+		Blobs:           blobs,
 	}, c, cat, log)
 }
 

@@ -46,15 +46,21 @@ type Config struct {
 	APIKeys     []string `envconfig:"API_KEYS" desc:"comma-separated bearer keys for /v1; empty = no auth (dev only)"`
 	DatabaseURL string   `envconfig:"DATABASE_URL" desc:"store of big tool outputs (claim checks), conversations and memory: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
 
-	SearchURL    string `envconfig:"SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
-	MCPConfig    string `envconfig:"MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
-	FetchPorts   []int  `envconfig:"FETCH_PORTS" default:"80,443" desc:"the only ports web_fetch connects to"`
-	MaxToolChars int    `envconfig:"MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
+	SearchURL       string        `envconfig:"SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
+	MCPConfig       string        `envconfig:"MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
+	FetchPorts      []int         `envconfig:"FETCH_PORTS" default:"80,443" desc:"the only ports web_fetch connects to"`
+	MaxToolChars    int           `envconfig:"MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
+	HistoryLimit    int           `envconfig:"HISTORY_LIMIT" default:"5000" desc:"history events after which a run continues as new (Temporal's own suggestion may come first)"`
+	ApprovalTimeout time.Duration `envconfig:"APPROVAL_TIMEOUT" default:"0" desc:"how long a run waits for a person to approve a tool call before denying it; 0 = no limit"`
 
 	MaxBodyBytes   int64         `envconfig:"MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
 	RequestTimeout time.Duration `envconfig:"REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
 	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 }
+
+// MinHistoryLimit is the smallest LONGHAUL_HISTORY_LIMIT: below it a run
+// would spend its history on handing itself over.
+const MinHistoryLimit = 100
 
 // Load reads the settings from the environment and validates them. An error
 // names the variable at fault.
@@ -125,6 +131,12 @@ func (c Config) Validate() error {
 	}
 	if c.LLMTimeout <= 0 {
 		bad("LLM_TIMEOUT", "must be positive")
+	}
+	if c.HistoryLimit < MinHistoryLimit {
+		bad("HISTORY_LIMIT", "must be at least %d events, got %d", MinHistoryLimit, c.HistoryLimit)
+	}
+	if c.ApprovalTimeout < 0 {
+		bad("APPROVAL_TIMEOUT", "must not be negative (0 waits without a limit)")
 	}
 	if _, err := c.Database(); err != nil {
 		bad("DATABASE_URL", "%v", err)

@@ -43,6 +43,7 @@ func TestDefaults(t *testing.T) {
 		RequestTimeout:       10 * time.Minute,
 		FetchPorts:           []int{80, 443},
 		MaxToolChars:         16000,
+		HistoryLimit:         5000,
 		LogLevel:             "info",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -90,6 +91,8 @@ func TestBadValues(t *testing.T) {
 		{"log level", "LONGHAUL_LOG_LEVEL", "loud", "LONGHAUL_LOG_LEVEL"},
 		{"tiny body limit", "LONGHAUL_MAX_BODY_BYTES", "10", "LONGHAUL_MAX_BODY_BYTES: must be at least 1024"},
 		{"ui address", "LONGHAUL_EMBEDDED_UI_ADDR", "8233", "LONGHAUL_EMBEDDED_UI_ADDR"},
+		{"tiny history limit", "LONGHAUL_HISTORY_LIMIT", "10", "LONGHAUL_HISTORY_LIMIT: must be at least 100 events"},
+		{"negative approval timeout", "LONGHAUL_APPROVAL_TIMEOUT", "-1m", "LONGHAUL_APPROVAL_TIMEOUT: must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,636 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/workflows"
+)
+
+// user is the Open WebUI headers of a user with this id.
+func user(id string) map[string]string {
+	return map[string]string{"X-OpenWebUI-User-Id": id, "X-OpenWebUI-User-Name": id}
+}
+
+// startRun starts a run and checks the 202 answer.
+func startRun(t *testing.T, env *testenv.Env, body any, headers map[string]string) api.RunCreated {
+	t.Helper()
+	resp := do(t, env, "POST", "/v1/runs", body, headers)
+	if resp.StatusCode != http.StatusAccepted {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /v1/runs = %d %s", resp.StatusCode, b)
+	}
+	r := decode[api.RunCreated](t, resp)
+	if r.ID == "" || !strings.HasPrefix(r.ID, "run-") || r.Status != "running" || r.EventsURL != "/v1/runs/"+r.ID+"/events" ||
+		resp.Header.Get(api.HeaderRunID) != r.ID {
+		t.Fatalf("created %+v, header %q", r, resp.Header.Get(api.HeaderRunID))
+	}
+	return r
+}
+
+// sseEvent is one frame of a run's event stream.
+type sseEvent struct {
+	ID    int64
+	Type  string
+	Event longhaul.Event
+}
+
+// openEvents opens a run's event stream; ctx bounds the whole read.
+func openEvents(t *testing.T, ctx context.Context, env *testenv.Env, id, query string, headers map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", env.URL+"/v1/runs/"+id+"/events"+query, nil)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("events: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	return resp
+}
+
+// readEvents reads frames until stop returns true for one (it then closes
+// the stream, as a client that leaves) or the stream ends. Every frame must
+// be well formed: an id that is the event's offset, an event line that is
+// its type, one line of JSON data holding the whole event. It reports
+// whether the server ended the stream.
+func readEvents(t *testing.T, resp *http.Response, stop func(sseEvent) bool) ([]sseEvent, bool) {
+	t.Helper()
+	defer resp.Body.Close()
+	var out []sseEvent
+	var cur sseEvent
+	var fields []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, ":"):
+		case line == "":
+			if len(fields) == 0 {
+				continue
+			}
+			if diff := cmp.Diff([]string{"id", "event", "data"}, fields); diff != "" {
+				t.Fatalf("frame fields (-want +got):\n%s", diff)
+			}
+			if cur.ID != cur.Event.Offset || cur.Type != string(cur.Event.Type) || cur.Event.Time.IsZero() {
+				t.Fatalf("frame id %d event %q carries %+v", cur.ID, cur.Type, cur.Event)
+			}
+			out = append(out, cur)
+			if stop != nil && stop(cur) {
+				return out, false
+			}
+			cur, fields = sseEvent{}, nil
+		case strings.HasPrefix(line, "id: "):
+			id, err := strconv.ParseInt(strings.TrimPrefix(line, "id: "), 10, 64)
+			if err != nil {
+				t.Fatalf("bad id line %q", line)
+			}
+			cur.ID, fields = id, append(fields, "id")
+		case strings.HasPrefix(line, "event: "):
+			cur.Type, fields = strings.TrimPrefix(line, "event: "), append(fields, "event")
+		case strings.HasPrefix(line, "data: "):
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &cur.Event); err != nil {
+				t.Fatalf("data is not an event: %q", line)
+			}
+			fields = append(fields, "data")
+		default:
+			t.Fatalf("unexpected SSE line %q", line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("read events: %v (after %d events)", err, len(out))
+	}
+	if len(fields) != 0 {
+		t.Fatalf("stream ended inside a frame")
+	}
+	return out, true
+}
+
+// followToDone reads a run's whole stream and checks it ends with done,
+// closed by the server, with strictly increasing ids.
+func followToDone(t *testing.T, ctx context.Context, env *testenv.Env, id string, headers map[string]string) []sseEvent {
+	t.Helper()
+	events, ended := readEvents(t, openEvents(t, ctx, env, id, "", headers), nil)
+	if !ended || len(events) == 0 || events[len(events)-1].Type != string(longhaul.EventDone) {
+		t.Fatalf("stream of %s did not end with done: %v", id, types(events))
+	}
+	checkIncreasing(t, events)
+	return events
+}
+
+func checkIncreasing(t *testing.T, events []sseEvent) {
+	t.Helper()
+	for i := 1; i < len(events); i++ {
+		if events[i].ID <= events[i-1].ID {
+			t.Fatalf("ids not strictly increasing at %d: %d after %d", i, events[i].ID, events[i-1].ID)
+		}
+	}
+}
+
+func types(events []sseEvent) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.Type
+	}
+	return out
+}
+
+func contentText(t *testing.T, events []sseEvent) string {
+	t.Helper()
+	var b strings.Builder
+	for _, e := range events {
+		if e.Type == string(longhaul.EventContent) {
+			var d longhaul.ContentData
+			if err := e.Event.Decode(&d); err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(d.Text)
+		}
+	}
+	return b.String()
+}
+
+func doneData(t *testing.T, events []sseEvent) longhaul.DoneData {
+	t.Helper()
+	var d longhaul.DoneData
+	if err := events[len(events)-1].Event.Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func getRun(t *testing.T, env *testenv.Env, id string, headers map[string]string) api.Run {
+	t.Helper()
+	resp := do(t, env, "GET", "/v1/runs/"+id, nil, headers)
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET run %s = %d %s", id, resp.StatusCode, b)
+	}
+	return decode[api.Run](t, resp)
+}
+
+func TestRunsErrors(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	env.Model.On(llmtest.LastUserContains("hang"), llmtest.Hang())
+	env.Model.SetDefault(llmtest.Text("done"))
+	ann, bob := user("ann"), user("bob")
+	done := startRun(t, env, map[string]any{"agent": "naked", "input": "finish"}, ann)
+	followToDone(t, ctx, env, done.ID, ann)
+	running := startRun(t, env, map[string]any{"agent": "naked", "input": "hang"}, ann)
+	if err := env.Model.WaitRequests(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	yes := map[string]any{"approve": true}
+	tests := []struct {
+		name    string
+		method  string
+		path    string
+		body    any
+		headers map[string]string
+		status  int
+		code    string
+		message string
+	}{
+		{"start: invalid JSON", "POST", "/v1/runs", `{"agent":`, ann, 400, "invalid_request", "invalid JSON body"},
+		{"start: empty body", "POST", "/v1/runs", "", ann, 400, "invalid_request", "request body is empty"},
+		{"start: trailing data", "POST", "/v1/runs", `{"agent":"naked","input":"hi"} {}`, ann, 400, "invalid_request", "data after the object"},
+		{"start: unknown field", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": "hi", "stream": true}, ann, 400, "invalid_request", `unknown field "stream"`},
+		{"start: no agent", "POST", "/v1/runs", map[string]any{"input": "hi"}, ann, 400, "invalid_request", "agent: required"},
+		{"start: no input", "POST", "/v1/runs", map[string]any{"agent": "naked"}, ann, 400, "invalid_request", "messages or input: required"},
+		{"start: both", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": "hi", "messages": userMsg("hi")}, ann, 400, "invalid_request", "not both"},
+		{"start: empty input", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": " "}, ann, 400, "invalid_request", "input: must not be empty"},
+		{"start: input not a string", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": 3}, ann, 400, "invalid_request", `field "input"`},
+		{"start: bad role", "POST", "/v1/runs", map[string]any{"agent": "naked", "messages": []map[string]string{{"role": "robot", "content": "hi"}}}, ann, 400, "invalid_request", "messages[0].role"},
+		{"start: metadata not strings", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": "hi", "metadata": map[string]int{"a": 1}}, ann, 400, "invalid_request", `field "metadata"`},
+		{"start: unknown agent", "POST", "/v1/runs", map[string]any{"agent": "gpt-9", "input": "hi"}, ann, 404, "model_not_found", `"gpt-9" does not exist`},
+
+		{"get: unknown run", "GET", "/v1/runs/run-nope", nil, ann, 404, "not_found", "no run run-nope"},
+		{"get: another user's run", "GET", "/v1/runs/" + done.ID, nil, bob, 404, "not_found", "no run"},
+		{"get: anonymous", "GET", "/v1/runs/" + done.ID, nil, nil, 404, "not_found", "no run"},
+
+		{"list: bad status", "GET", "/v1/runs?status=sleeping", nil, ann, 400, "invalid_request", "status: must be one of"},
+		{"list: limit 0", "GET", "/v1/runs?limit=0", nil, ann, 400, "invalid_request", "limit"},
+		{"list: limit 101", "GET", "/v1/runs?limit=101", nil, ann, 400, "invalid_request", "limit"},
+		{"list: limit not a number", "GET", "/v1/runs?limit=ten", nil, ann, 400, "invalid_request", "limit"},
+		{"list: bad page token", "GET", "/v1/runs?page_token=%21%21", nil, ann, 400, "invalid_request", "page_token"},
+		{"list: forged page token", "GET", "/v1/runs?page_token=Z2FyYmFnZSBnYXJiYWdl", nil, ann, 400, "invalid_request", "page_token"},
+		{"list: agent with a quote", "GET", "/v1/runs?agent=na%27ked", nil, ann, 400, "invalid_request", "agent: not an agent id"},
+		{"list: user id with a backslash", "GET", "/v1/runs", nil, user(`back\slash`), 400, "invalid_request", "user id holding a backslash"},
+
+		{"events: unknown run", "GET", "/v1/runs/run-nope/events", nil, ann, 404, "not_found", "no run"},
+		{"events: another user's run", "GET", "/v1/runs/" + done.ID + "/events", nil, bob, 404, "not_found", "no run"},
+		{"events: bad Last-Event-ID", "GET", "/v1/runs/" + done.ID + "/events", nil, map[string]string{"X-OpenWebUI-User-Id": "ann", "Last-Event-ID": "x"}, 400, "invalid_request", "Last-Event-ID"},
+		{"events: negative after", "GET", "/v1/runs/" + done.ID + "/events?after=-1", nil, ann, 400, "invalid_request", "after"},
+
+		{"cancel: unknown run", "POST", "/v1/runs/run-nope/cancel", nil, ann, 404, "not_found", "no run"},
+		{"cancel: another user's run", "POST", "/v1/runs/" + running.ID + "/cancel", nil, bob, 404, "not_found", "no run"},
+		{"cancel: finished run", "POST", "/v1/runs/" + done.ID + "/cancel", nil, ann, 409, "conflict", "already finished (completed)"},
+
+		{"input: unknown run", "POST", "/v1/runs/run-nope/input", yes, ann, 404, "not_found", "no run"},
+		{"input: another user's run", "POST", "/v1/runs/" + running.ID + "/input", yes, bob, 404, "not_found", "no run"},
+		{"input: empty body", "POST", "/v1/runs/" + running.ID + "/input", "", ann, 400, "invalid_request", "request body is empty"},
+		{"input: nothing", "POST", "/v1/runs/" + running.ID + "/input", map[string]any{}, ann, 400, "invalid_request", `send {"approve"`},
+		{"input: both", "POST", "/v1/runs/" + running.ID + "/input", map[string]any{"approve": true, "text": "go"}, ann, 400, "invalid_request", "not both"},
+		{"input: empty text", "POST", "/v1/runs/" + running.ID + "/input", map[string]any{"text": ""}, ann, 400, "invalid_request", "text: must not be empty"},
+		{"input: unknown field", "POST", "/v1/runs/" + running.ID + "/input", map[string]any{"answer": "yes"}, ann, 400, "invalid_request", `unknown field "answer"`},
+		{"input: not waiting", "POST", "/v1/runs/" + running.ID + "/input", yes, ann, 409, "conflict", "is not waiting for input"},
+		{"input: text, not waiting", "POST", "/v1/runs/" + running.ID + "/input", map[string]any{"text": "carry on"}, ann, 409, "conflict", "is not waiting for input"},
+		{"input: finished run", "POST", "/v1/runs/" + done.ID + "/input", yes, ann, 409, "conflict", "has finished (completed)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := do(t, env, tt.method, tt.path, tt.body, tt.headers)
+			if resp.StatusCode != tt.status {
+				b, _ := io.ReadAll(resp.Body)
+				t.Fatalf("status = %d, want %d: %s", resp.StatusCode, tt.status, b)
+			}
+			e := decode[api.ErrorBody](t, resp)
+			if e.Error.Code != tt.code || !strings.Contains(e.Error.Message, tt.message) || e.Error.Type == "" {
+				t.Fatalf("error = %+v, want code %q and a message with %q", e.Error, tt.code, tt.message)
+			}
+		})
+	}
+	// The refused input did not disturb the running run.
+	if r := getRun(t, env, running.ID, ann); r.Status != workflows.StatusRunning || r.FinishedAt != nil {
+		t.Fatalf("running run after refused input: %+v", r)
+	}
+	if n := len(env.Model.Requests()); n != 2 {
+		t.Errorf("the model was called %d times; the bad requests started runs", n)
+	}
+}
+
+// TestRunLifecycle starts runs with input and with messages and reads them
+// to completion: the run goes on without a client, and GET shows status,
+// timings, result and usage; an agentic run shows its plan and steps.
+func TestRunLifecycle(t *testing.T) {
+	layer := fstest.MapFS{"planner.md": {Data: []byte("---\nagent: planner\ndescription: Plans its work\nmode: agentic\nskills: [clock]\n---\nYou plan.\n")}}
+	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ann := user("ann")
+
+	t.Run("input", func(t *testing.T) {
+		env.Model.Enqueue(llmtest.Text("Forty-two.", llmtest.Usage(10, 3)))
+		r := startRun(t, env, map[string]any{"agent": "naked", "input": "What is the answer?", "metadata": map[string]string{"ticket": "T-1"}}, ann)
+		// Nobody follows the run; it finishes by itself.
+		var res workflows.AgentResult
+		if err := env.Client.GetWorkflow(ctx, r.ID, "").Get(ctx, &res); err != nil || res.Content != "Forty-two." {
+			t.Fatalf("run result %+v, %v", res, err)
+		}
+		got := getRun(t, env, r.ID, ann)
+		if got.CreatedAt == nil || got.FinishedAt == nil || got.FinishedAt.Before(*got.CreatedAt) {
+			t.Fatalf("timings %v %v", got.CreatedAt, got.FinishedAt)
+		}
+		want := api.Run{
+			ID: r.ID, Agent: "naked", Status: "completed", Mode: workflows.ModeChat, Turns: 1,
+			Plans: []workflows.PlanRevision{}, Steps: []longhaul.PlanStep{}, Reviews: []longhaul.ReviewData{},
+			Result: "Forty-two.", Usage: longhaul.Usage{PromptTokens: 10, CompletionTokens: 3, TotalTokens: 13},
+			EventsURL: r.EventsURL, CreatedAt: got.CreatedAt, FinishedAt: got.FinishedAt, Dispatch: got.Dispatch,
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("run (-want +got):\n%s", diff)
+		}
+		// The input became one user message, the metadata stayed with the run.
+		reqs := env.Model.Requests()
+		msgs := reqs[len(reqs)-1].Chat.Messages
+		if last := msgs[len(msgs)-1]; last.Role != "user" || last.Content != "What is the answer?" {
+			t.Errorf("the model saw %+v", last)
+		}
+		var in workflows.AgentInput
+		iter := env.Client.GetWorkflowHistory(ctx, r.ID, "", false, 0)
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		payloads := ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
+		if err := json.Unmarshal(payloads[0].GetData(), &in); err != nil || in.Metadata["ticket"] != "T-1" || in.User.ID != "ann" || in.Quiet {
+			t.Errorf("run input %+v, %v", in, err)
+		}
+	})
+
+	t.Run("messages", func(t *testing.T) {
+		env.Model.Enqueue(llmtest.Text("Blue.", llmtest.ChunkSize(2)))
+		msgs := []map[string]string{{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Sky colour?"}}
+		r := startRun(t, env, map[string]any{"agent": "naked", "messages": msgs}, ann)
+		events := followToDone(t, ctx, env, r.ID, ann)
+		if got := contentText(t, events); got != "Blue." {
+			t.Errorf("streamed content %q; a run must publish its deltas", got)
+		}
+		if got := getRun(t, env, r.ID, ann); got.Status != "completed" || got.Result != "Blue." {
+			t.Errorf("run %+v", got)
+		}
+	})
+
+	t.Run("agentic", func(t *testing.T) {
+		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{
+			"goal": "Tell the time",
+			"steps": []map[string]any{
+				{"kind": "tool", "target": "current_time", "title": "Read the clock", "arguments": map[string]any{"timezone": "UTC"}, "success": "a time"},
+				{"kind": "completion", "title": "Answer", "input": "the time", "success": "answered"},
+			},
+		}))
+		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
+			llmtest.JSON(map[string]string{"decision": "ok", "reason": "the clock answered"}))
+		env.Model.SetDefault(llmtest.Text("It is noon."))
+		r := startRun(t, env, map[string]any{"agent": "planner", "input": "What time is it?"}, ann)
+		followToDone(t, ctx, env, r.ID, ann)
+		got := getRun(t, env, r.ID, ann)
+		if got.Status != "completed" || got.Mode != workflows.ModeAgentic || got.Result != "It is noon." {
+			t.Fatalf("run %+v", got)
+		}
+		if len(got.Plans) != 1 || got.Plans[0].Revision != 1 || got.Plans[0].Status != workflows.PlanDone {
+			t.Fatalf("plans %+v", got.Plans)
+		}
+		var steps []string
+		for _, s := range got.Steps {
+			steps = append(steps, s.Title+":"+s.Status)
+		}
+		if diff := cmp.Diff([]string{"Read the clock:done", "Answer:done"}, steps); diff != "" {
+			t.Errorf("steps (-want +got):\n%s", diff)
+		}
+		if len(got.Reviews) != 1 || got.Reviews[0].Decision != longhaul.ReviewOK {
+			t.Errorf("reviews %+v", got.Reviews)
+		}
+	})
+}
+
+// listRuns reads every page of GET /v1/runs with query q.
+func listRuns(t *testing.T, env *testenv.Env, q url.Values, headers map[string]string) []api.RunSummary {
+	t.Helper()
+	var all []api.RunSummary
+	for range 20 {
+		resp := do(t, env, "GET", "/v1/runs?"+q.Encode(), nil, headers)
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("list %s = %d %s", q.Encode(), resp.StatusCode, b)
+		}
+		page := decode[api.RunList](t, resp)
+		if page.Object != "list" || page.Data == nil {
+			t.Fatalf("page %+v", page)
+		}
+		all = append(all, page.Data...)
+		if page.NextPageToken == "" {
+			return all
+		}
+		q.Set("page_token", page.NextPageToken)
+	}
+	t.Fatal("too many pages")
+	return nil
+}
+
+func ids(runs []api.RunSummary) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// eventually retries check until it returns "" or ctx ends (visibility is
+// eventually consistent); it fails with check's last complaint.
+func eventually(t *testing.T, ctx context.Context, check func() string) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		problem := check()
+		if problem == "" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(problem)
+		case <-tick.C:
+		}
+	}
+}
+
+// TestListRuns lists a user's runs through visibility: newest first (open
+// runs first), filtered by agent and status, page by page, and never
+// another user's, whatever the user id holds.
+func TestListRuns(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	env.Model.On(llmtest.LastUserContains("hang"), llmtest.Hang())
+	env.Model.SetDefault(llmtest.Text("ok"))
+	ann, bob := user("ann"), user("bob")
+	quoted := user(`o'brien`)
+	first := startRun(t, env, map[string]any{"agent": "naked", "input": "first"}, ann)
+	followToDone(t, ctx, env, first.ID, ann)
+	second := startRun(t, env, map[string]any{"agent": "assistant", "input": "second"}, ann)
+	followToDone(t, ctx, env, second.ID, ann)
+	open := startRun(t, env, map[string]any{"agent": "naked", "input": "hang on"}, ann)
+	bobs := startRun(t, env, map[string]any{"agent": "naked", "input": "bob's"}, bob)
+	followToDone(t, ctx, env, bobs.ID, bob)
+	obrien := startRun(t, env, map[string]any{"agent": "naked", "input": "quoted"}, quoted)
+	followToDone(t, ctx, env, obrien.ID, quoted)
+
+	tests := []struct {
+		name    string
+		query   url.Values
+		headers map[string]string
+		want    []string
+	}{
+		{"all, open first then newest", url.Values{}, ann, []string{open.ID, second.ID, first.ID}},
+		{"one per page", url.Values{"limit": {"1"}}, ann, []string{open.ID, second.ID, first.ID}},
+		{"agent", url.Values{"agent": {"naked"}}, ann, []string{open.ID, first.ID}},
+		{"status completed", url.Values{"status": {"completed"}}, ann, []string{second.ID, first.ID}},
+		{"status running", url.Values{"status": {"running"}}, ann, []string{open.ID}},
+		{"agent and status", url.Values{"agent": {"naked"}, "status": {"completed"}}, ann, []string{first.ID}},
+		{"status failed", url.Values{"status": {"failed"}}, ann, nil},
+		{"another user", url.Values{}, bob, []string{bobs.ID}},
+		{"a user id with a quote", url.Values{}, quoted, []string{obrien.ID}},
+		{"a user id that tries to widen the query", url.Values{}, user(`x' OR LonghaulUser != '`), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eventually(t, ctx, func() string {
+				got := ids(listRuns(t, env, tt.query, tt.headers))
+				if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+					return "runs (-want +got):\n" + diff
+				}
+				return ""
+			})
+		})
+	}
+	// A page token belongs to its user and filters.
+	page := decode[api.RunList](t, do(t, env, "GET", "/v1/runs?limit=1", nil, ann))
+	if page.NextPageToken == "" {
+		t.Fatal("no next page token")
+	}
+	for _, q := range []string{"limit=1&agent=naked&page_token=", "limit=1&page_token="} {
+		h := ann
+		if !strings.Contains(q, "agent") {
+			h = bob
+		}
+		if resp := do(t, env, "GET", "/v1/runs?"+q+page.NextPageToken, nil, h); resp.StatusCode != 400 {
+			t.Errorf("%s with another's token = %d", q, resp.StatusCode)
+		}
+	}
+
+	runs := listRuns(t, env, url.Values{}, ann)
+	for _, r := range runs {
+		if r.CreatedAt == nil || r.Summary == "" || r.Agent == "" {
+			t.Errorf("summary %+v", r)
+		}
+	}
+	want := api.RunSummary{ID: first.ID, Agent: "naked", Status: "completed", Summary: "naked: first", CreatedAt: runs[2].CreatedAt, FinishedAt: runs[2].FinishedAt}
+	if diff := cmp.Diff(want, runs[2]); diff != "" || runs[2].FinishedAt == nil {
+		t.Errorf("listed run (-want +got):\n%s", diff)
+	}
+	if r := runs[0]; r.Status != "running" || r.FinishedAt != nil {
+		t.Errorf("open run listed as %+v", r)
+	}
+}
+
+// TestRunEvents reads a finished run's whole log, and a live run's log in
+// three parts, resuming with Last-Event-ID and with ?after: the parts add up
+// to the whole log, with nothing missed or repeated.
+func TestRunEvents(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ann := user("ann")
+
+	answer := strings.TrimSpace(strings.Repeat("every word arrives once and in order ", 8))
+	env.Model.Enqueue(llmtest.Text(answer, llmtest.ChunkDelay(15*time.Millisecond)))
+	r := startRun(t, env, map[string]any{"agent": "naked", "input": "talk"}, ann)
+	contents := 0
+	stopAfter := func(n int) func(sseEvent) bool {
+		contents = 0
+		return func(e sseEvent) bool {
+			if e.Type == string(longhaul.EventContent) {
+				contents++
+			}
+			return contents == n
+		}
+	}
+	part1, ended := readEvents(t, openEvents(t, ctx, env, r.ID, "", ann), stopAfter(3))
+	if ended {
+		t.Fatalf("the run ended before the first part was read: %v", types(part1))
+	}
+	h := map[string]string{"Last-Event-ID": strconv.FormatInt(part1[len(part1)-1].ID, 10)}
+	for k, v := range ann {
+		h[k] = v
+	}
+	part2, ended := readEvents(t, openEvents(t, ctx, env, r.ID, "", h), stopAfter(3))
+	if ended {
+		t.Fatalf("the run ended before the second part was read: %v", types(part2))
+	}
+	after := "?after=" + strconv.FormatInt(part2[len(part2)-1].ID, 10)
+	part3, ended := readEvents(t, openEvents(t, ctx, env, r.ID, after, ann), nil)
+	if !ended || part3[len(part3)-1].Type != string(longhaul.EventDone) {
+		t.Fatalf("the third part does not end with done: %v", types(part3))
+	}
+	if contentText(t, part3) == "" {
+		t.Fatalf("the answer was over before the third part: %v", types(part3))
+	}
+
+	whole := followToDone(t, ctx, env, r.ID, ann)
+	if whole[0].ID != 1 {
+		t.Errorf("the whole log starts at %d", whole[0].ID)
+	}
+	parts := append(append(append([]sseEvent(nil), part1...), part2...), part3...)
+	checkIncreasing(t, parts)
+	if diff := cmp.Diff(whole, parts); diff != "" {
+		t.Errorf("parts differ from the whole log (-whole +parts):\n%s", diff)
+	}
+	if got := contentText(t, whole); got != answer {
+		t.Errorf("content %q, want %q", got, answer)
+	}
+	if d := doneData(t, whole); d.Status != workflows.StatusCompleted {
+		t.Errorf("done %+v", d)
+	}
+
+	t.Run("Last-Event-ID wins over after", func(t *testing.T) {
+		h := map[string]string{"Last-Event-ID": "3"}
+		for k, v := range ann {
+			h[k] = v
+		}
+		events, ended := readEvents(t, openEvents(t, ctx, env, r.ID, "?after=1", h), nil)
+		if !ended || events[0].ID != 4 || len(events) != len(whole)-3 {
+			t.Fatalf("resumed from %v", events[0].ID)
+		}
+	})
+	t.Run("after the end", func(t *testing.T) {
+		last := whole[len(whole)-1].ID
+		events, ended := readEvents(t, openEvents(t, ctx, env, r.ID, "?after="+strconv.FormatInt(last, 10), ann), nil)
+		if !ended || len(events) != 0 {
+			t.Fatalf("after the last event: %v, ended %v", types(events), ended)
+		}
+	})
+}
+
+// TestCancelRun cancels a run whose model call hangs: the call is cut off,
+// the run ends cancelled, its stream ends with error and done.
+func TestCancelRun(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ann := user("ann")
+	env.Model.Enqueue(llmtest.Hang())
+	r := startRun(t, env, map[string]any{"agent": "naked", "input": "never answered"}, ann)
+	if err := env.Model.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	stream := openEvents(t, ctx, env, r.ID, "", ann)
+
+	resp := do(t, env, "POST", "/v1/runs/"+r.ID+"/cancel", nil, ann)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel = %d", resp.StatusCode)
+	}
+	if got := decode[api.RunCancelling](t, resp); got != (api.RunCancelling{ID: r.ID, Status: "cancelling"}) {
+		t.Fatalf("cancel answered %+v", got)
+	}
+
+	events, ended := readEvents(t, stream, nil)
+	n := len(events)
+	if !ended || n < 2 || events[n-2].Type != string(longhaul.EventError) || events[n-1].Type != string(longhaul.EventDone) {
+		t.Fatalf("stream ends with %v", types(events))
+	}
+	if d := doneData(t, events); d.Status != workflows.StatusCancelled {
+		t.Fatalf("done %+v", d)
+	}
+	got := getRun(t, env, r.ID, ann)
+	if got.Status != workflows.StatusCancelled || got.Error == "" || got.FinishedAt == nil {
+		t.Fatalf("run after cancel %+v", got)
+	}
+	// The model call was cut off, not left hanging.
+	if err := env.Model.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if resp := do(t, env, "POST", "/v1/runs/"+r.ID+"/cancel", nil, ann); resp.StatusCode != http.StatusConflict {
+		t.Errorf("second cancel = %d", resp.StatusCode)
+	}
+	eventually(t, ctx, func() string {
+		if got := ids(listRuns(t, env, url.Values{"status": {"cancelled"}}, ann)); len(got) != 1 || got[0] != r.ID {
+			return "cancelled runs " + strings.Join(got, ",")
+		}
+		return ""
+	})
+}

@@ -1,0 +1,221 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// A run that goes on for hours must not outgrow its history. Two things keep
+// it bounded. A tool loop's conversation, once it is large, lives in the
+// blob store: each model call reads the stored start and stores the whole
+// with its answer, so history holds only what each turn adds (a claim
+// check). And when Temporal suggests it, or past the run's history limit,
+// the run continues as new at a point where its state is whole — between
+// two turns of the tool loop, or between two steps of a plan — after
+// archiving its event log in the store: the next execution starts with the
+// plan, the state, the conversation's reference, the event offset and the
+// archives' references, so offsets go on increasing and a reader of the log
+// finds the older events in the archives.
+
+const (
+	// DefaultHistoryLimit is the number of history events after which a run
+	// continues as new when AgentInput leaves HistoryLimit zero. Temporal's
+	// own suggestion (about 4 MB or 4,000 events on a default server) may
+	// come first.
+	DefaultHistoryLimit = 5000
+	// convInline is the size of a conversation, in bytes of message text,
+	// above which a tool loop keeps it in the blob store.
+	convInline = 32 << 10
+	// archiveChunk bounds the bytes of event data archived by one activity,
+	// well under Temporal's payload limit.
+	archiveChunk = 512 << 10
+	// resultMessagesLimit bounds the messages a run returns in its result
+	// (cards for non-streaming clients); past it only the answer is kept.
+	resultMessagesLimit = 256 << 10
+)
+
+// Checkpoint is what an execution hands the next when the run continues as
+// new.
+type Checkpoint struct {
+	State   RunState       `json:"state"`
+	Usage   longhaul.Usage `json:"usage"`
+	Model   string         `json:"model,omitempty"`
+	StepSeq int            `json:"step_seq,omitempty"`
+	// Offset is the offset of the run's last event so far; Archives hold
+	// every event up to it.
+	Offset   int64                     `json:"offset"`
+	Archives []activities.EventArchive `json:"archives"`
+	// Loop is the tool loop to go on with; nil for a plan, whose state is
+	// all in State.Plans.
+	Loop *LoopState `json:"loop,omitempty"`
+}
+
+// LoopState is a tool loop between two turns.
+type LoopState struct {
+	Call         string   `json:"call,omitempty"`
+	Label        string   `json:"label,omitempty"`
+	Scope        []string `json:"scope,omitempty"`
+	MaxTurns     int      `json:"max_turns"`
+	Skill        string   `json:"skill,omitempty"`
+	Instructions string   `json:"instructions,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	Publish      bool     `json:"publish,omitempty"`
+	// Turn is the turn to run next.
+	Turn int `json:"turn"`
+	// ConvRef is the stored start of the conversation; Messages follow it
+	// (or are the whole conversation when nothing is stored).
+	ConvRef  string             `json:"conv_ref,omitempty"`
+	Messages []longhaul.Message `json:"messages,omitempty"`
+}
+
+func (l loop) state(turn int, ref string, conv []longhaul.Message) *LoopState {
+	return &LoopState{
+		Call: l.call, Label: l.label, Scope: l.scope, MaxTurns: l.maxTurns, Skill: l.skill,
+		Instructions: l.instructions, Model: l.model, Publish: l.publish,
+		Turn: turn, ConvRef: ref, Messages: conv,
+	}
+}
+
+func (s *LoopState) loop() loop {
+	return loop{
+		call: s.Call, label: s.Label, scope: s.Scope, maxTurns: s.MaxTurns, skill: s.Skill,
+		instructions: s.Instructions, model: s.Model, publish: s.Publish,
+		turn: s.Turn, convRef: s.ConvRef, messages: s.Messages,
+	}
+}
+
+// shouldContinue reports whether the run should continue as new now.
+func (r *run) shouldContinue(ctx workflow.Context) bool {
+	if r.noContinue {
+		return false
+	}
+	info := workflow.GetInfo(ctx)
+	limit := r.in.HistoryLimit
+	if limit <= 0 {
+		limit = DefaultHistoryLimit
+	}
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+}
+
+// continueAsNew archives the event log and returns the error that ends this
+// execution and starts the next with cp. When the log cannot be archived
+// (a worker without a store) it returns nil: the run goes on in this
+// execution, and does not try again.
+func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
+	// An update being handled (a person's input) finishes first.
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return err
+	}
+	for {
+		r.drain()
+		chunks := r.log.unarchived()
+		if len(chunks) == 0 {
+			break
+		}
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: time.Minute,
+			Summary:             "archive events",
+			RetryPolicy: &temporal.RetryPolicy{
+				InitialInterval: time.Second,
+				MaximumInterval: 30 * time.Second,
+				MaximumAttempts: 10,
+			},
+		})
+		futures := make([]workflow.Future, len(chunks))
+		for i, c := range chunks {
+			futures[i] = workflow.ExecuteActivity(actx, a.ArchiveEvents, activities.ArchiveRequest{Events: c})
+		}
+		for _, f := range futures {
+			var ar activities.EventArchive
+			if err := r.wait(ctx, f, &ar); err != nil {
+				if temporal.IsCanceledError(err) {
+					return err
+				}
+				r.noContinue = true
+				r.think(ctx, "Cannot archive the event log ("+errorMessage(err)+"); the run goes on without continuing as new")
+				return nil
+			}
+			r.log.archived(ar)
+		}
+	}
+	state := r.state
+	if state.StartedAt.IsZero() {
+		state.StartedAt = workflow.GetInfo(ctx).WorkflowStartTime
+	}
+	state.Continued++
+	next := r.in
+	next.Resume = &Checkpoint{
+		State: state, Usage: r.usage, Model: r.model, StepSeq: r.stepSeq,
+		Offset: r.log.last, Archives: r.log.archives, Loop: lp,
+	}
+	return workflow.NewContinueAsNewError(ctx, AgentWorkflowName, next)
+}
+
+// resume restores the state an earlier execution handed over and goes on
+// where it stopped.
+func (r *run) resume(ctx workflow.Context, cp *Checkpoint) (AgentResult, error) {
+	switch {
+	case cp.Loop != nil:
+		return r.toolLoop(ctx, cp.Loop.loop())
+	case r.state.Mode == ModeAgentic:
+		r.showPlan(ctx)
+		return r.pipeline(ctx)
+	}
+	return AgentResult{}, temporal.NewNonRetryableApplicationError("the run continued as new with nothing to go on with", ErrTypeBadInput, nil)
+}
+
+// restore takes over the state of cp.
+func (r *run) restore(cp *Checkpoint) {
+	r.state = cp.State
+	r.usage = cp.Usage
+	r.model = cp.Model
+	r.stepSeq = cp.StepSeq
+	r.log.restore(cp.Offset, cp.Archives)
+}
+
+// textSize is the bytes of text of messages: what a model call carries.
+func textSize(msgs []longhaul.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)
+		for _, c := range m.ToolCalls {
+			n += len(c.Arguments) + len(c.Name)
+		}
+	}
+	return n
+}
+
+// boundResult keeps a run's result within resultMessagesLimit: past it the
+// messages are left out but for the answer.
+func boundResult(msgs []longhaul.Message) []longhaul.Message {
+	if len(msgs) == 0 || textSize(msgs) <= resultMessagesLimit {
+		return msgs
+	}
+	return msgs[len(msgs)-1:]
+}
+
+// eventSize is the bytes an event takes in an archive, near enough.
+func eventSize(e longhaul.Event) int {
+	return len(e.Data) + 96
+}
+
+// chunkEvents splits events into runs of at most archiveChunk bytes.
+func chunkEvents(events []longhaul.Event) [][]longhaul.Event {
+	var out [][]longhaul.Event
+	start, size := 0, 0
+	for i, e := range events {
+		if n := eventSize(e); size+n > archiveChunk && i > start {
+			out = append(out, events[start:i])
+			start, size = i, 0
+		}
+		size += eventSize(e)
+	}
+	if start < len(events) {
+		out = append(out, events[start:])
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+)
+
+// archiver mocks ArchiveEvents and keeps what it was given, as the blob
+// store would.
+type archiver struct {
+	mu     sync.Mutex
+	stored map[string][]longhaul.Event
+}
+
+func (h *harness) onArchive() *archiver {
+	ar := &archiver{stored: map[string][]longhaul.Event{}}
+	h.env.OnActivity(h.acts.ArchiveEvents, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req activities.ArchiveRequest) (activities.EventArchive, error) {
+			ar.mu.Lock()
+			defer ar.mu.Unlock()
+			from, to := req.Events[0].Offset, req.Events[len(req.Events)-1].Offset
+			ref := fmt.Sprintf("sha256:events-%d-%d", from, to)
+			ar.stored[ref] = req.Events
+			return activities.EventArchive{From: from, To: to, Ref: ref}, nil
+		})
+	return ar
+}
+
+// continued returns the input of the execution the run continued as.
+func (h *harness) continued() workflows.AgentInput {
+	h.t.Helper()
+	var cane *workflow.ContinueAsNewError
+	if err := h.env.GetWorkflowError(); !errors.As(err, &cane) {
+		h.t.Fatalf("workflow ended with %v, want continue-as-new", err)
+	}
+	if cane.WorkflowType.Name != workflows.AgentWorkflowName {
+		h.t.Fatalf("continued as %q", cane.WorkflowType.Name)
+	}
+	var next workflows.AgentInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(cane.Input, &next); err != nil {
+		h.t.Fatal(err)
+	}
+	if next.Resume == nil {
+		h.t.Fatal("continued without a checkpoint")
+	}
+	return next
+}
+
+// readAll reads a run's whole log the way the API does: the archives a page
+// names, then the events held after them.
+func (h *harness) readAll(ar *archiver) []longhaul.Event {
+	h.t.Helper()
+	var out []longhaul.Event
+	var after int64
+	for range 10 {
+		p := h.page(workflows.EventsRequest{After: after})
+		if len(p.Archives) > 0 {
+			for _, a := range p.Archives {
+				for _, e := range ar.stored[a.Ref] {
+					if e.Offset > after {
+						out = append(out, e)
+						after = e.Offset
+					}
+				}
+			}
+			continue
+		}
+		out = append(out, p.Events...)
+		if p.Done {
+			return out
+		}
+		if len(p.Events) > 0 {
+			after = p.Events[len(p.Events)-1].Offset
+		}
+	}
+	h.t.Fatal("the log never ended")
+	return nil
+}
+
+// TestChatContinuesAsNew: a tool loop whose run Temporal asks to continue as
+// new does so between two turns, after archiving its events; the next
+// execution goes on with the next turn, the stored conversation, the state,
+// the usage and the event offsets, and the whole log reads as one.
+func TestChatContinuesAsNew(t *testing.T) {
+	// A long question: the conversation goes to the store from the first
+	// call on, and later calls send only what follows it.
+	long := strings.Repeat("context ", 5000)
+	q := []longhaul.Message{{Role: longhaul.RoleUser, Content: "What time is it? " + long}}
+	call := func(id string) longhaul.ToolCall {
+		return longhaul.ToolCall{ID: id, Name: "current_time", Arguments: `{}`}
+	}
+
+	h := newHarness(t)
+	h.env.SetContinueAsNewSuggested(true)
+	h.resolve(spec)
+	ar := h.onArchive()
+	first := askTools("", usage(10, 2), call("c1"))
+	first.resp.ConvRef = "sha256:conv-2"
+	h.scriptModel(first).Once()
+	h.onTool("c1", activities.ToolResponse{Content: "12:00"}, nil).Once()
+	h.run(input(q...))
+	next := h.continued()
+
+	reqs := h.modelCalls()
+	if len(reqs) != 1 || !reqs[0].Store || reqs[0].ConvRef != "" || len(reqs[0].Messages) != 1 {
+		t.Fatalf("first model call: %d calls, store %v, ref %q, %d messages", len(reqs), reqs[0].Store, reqs[0].ConvRef, len(reqs[0].Messages))
+	}
+	cp := next.Resume
+	tail := []longhaul.Message{{Role: longhaul.RoleTool, ToolCallID: "c1", Name: "current_time", Content: "12:00"}}
+	diff(t, "loop", &workflows.LoopState{
+		Scope: spec.Tools, MaxTurns: spec.MaxTurns, Publish: true, Turn: 2, ConvRef: "sha256:conv-2", Messages: tail,
+	}, cp.Loop)
+	if cp.Offset != 2 || len(cp.Archives) != 1 || cp.Archives[0] != (activities.EventArchive{From: 1, To: 2, Ref: "sha256:events-1-2"}) {
+		t.Fatalf("offset %d, archives %+v", cp.Offset, cp.Archives)
+	}
+	if cp.State.Turns != 1 || cp.State.Continued != 1 || !cp.State.StartedAt.Equal(t0) || cp.Usage != usage(10, 2) || cp.Model != "test-model-v2" {
+		t.Fatalf("checkpoint state %+v usage %+v model %q", cp.State, cp.Usage, cp.Model)
+	}
+	if next.Agent != "assistant" || next.User.ID != "u1" || len(next.Messages) != 1 {
+		t.Fatalf("next input %+v", next)
+	}
+
+	// The next execution: one more turn, then the answer.
+	h2 := newHarness(t)
+	h2.resolve(spec)
+	end := answer("It is noon.", usage(20, 4))
+	end.resp.ConvRef = "sha256:conv-4"
+	h2.scriptModel(end).Once()
+	h2.run(next)
+	res := h2.result()
+	if res.Content != "It is noon." || res.Usage != usage(30, 6) || res.LastOffset != 5 {
+		t.Fatalf("result %+v", res)
+	}
+	reqs = h2.modelCalls()
+	diff(t, "second execution's model call", activities.ModelRequest{
+		Call: "turn-2", Agent: "assistant", Model: "test-model-v2", Messages: tail, Tools: spec.Tools,
+		Publish: true, ConvRef: "sha256:conv-2", Store: true,
+	}, reqs[0])
+
+	all := h2.readAll(ar)
+	for i, e := range all {
+		if e.Offset != int64(i+1) {
+			t.Fatalf("event %d has offset %d: %v", i, e.Offset, eventTypes(all))
+		}
+	}
+	diff(t, "event types", []longhaul.EventType{
+		longhaul.EventToolStart, longhaul.EventToolOutput,
+		longhaul.EventContent, longhaul.EventUsage, longhaul.EventDone,
+	}, eventTypes(all))
+	st := h2.state()
+	if st.Turns != 2 || st.Continued != 1 || st.Usage != usage(30, 6) || st.Status != workflows.StatusCompleted || !st.StartedAt.Equal(t0) {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+// TestPlanContinuesAsNewBetweenSteps: an agentic run continues as new after
+// a step, carrying its plan; the next execution runs the steps that remain
+// without planning again.
+func TestPlanContinuesAsNewBetweenSteps(t *testing.T) {
+	h := newHarness(t)
+	p := newPipeline(h)
+	h.env.SetContinueAsNewSuggested(true)
+	h.resolve(researcher)
+	ar := h.onArchive()
+	p.onPlan(ok(activities.PlanResponse{Goal: goal, Steps: []longhaul.PlanStep{fetchAct, answerStep}, Usage: usage(100, 40)})).Once()
+	p.onSupervisePlan(planOK).Once()
+	p.onReviewStep(ok(activities.StepReview{Decision: longhaul.ReviewOK, Reason: "the act was read", Usage: usage(50, 5)})).Once()
+	p.onTool("step-1", activities.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
+	h.run(input(question...))
+	next := h.continued()
+	cp := next.Resume
+	if cp.Loop != nil || cp.State.Mode != workflows.ModeAgentic || len(cp.State.Plans) != 1 || cp.StepSeq != 2 {
+		t.Fatalf("checkpoint %+v", cp)
+	}
+	if steps := cp.State.Plans[0].Steps; steps[0].Status != longhaul.StepDone || steps[1].Status != longhaul.StepPending {
+		t.Fatalf("carried steps %+v", steps)
+	}
+
+	h2 := newHarness(t)
+	p2 := newPipeline(h2)
+	h2.resolve(researcher)
+	const final = "The act bans social scoring (Article 5)."
+	h2.scriptModel(answer(final, usage(200, 30))).Once()
+	h2.run(next)
+	if res := h2.result(); res.Content != final || res.Usage != usage(350, 75) {
+		t.Fatalf("result %+v", res)
+	}
+	if _, plans, _, _, _ := p2.calls(); len(plans) != 0 {
+		t.Fatalf("planned again: %+v", plans)
+	}
+	if reqs := h2.modelCalls(); !strings.Contains(reqs[0].Instructions, "Article 5 bans social scoring.") {
+		t.Errorf("the answer lacks the first execution's findings:\n%s", reqs[0].Instructions)
+	}
+	all := h2.readAll(ar)
+	diff(t, "event types", []longhaul.EventType{
+		longhaul.EventThinking, longhaul.EventPlan,
+		longhaul.EventStepStart, longhaul.EventToolStart, longhaul.EventToolOutput, longhaul.EventStepResult, longhaul.EventReview,
+		longhaul.EventStepStart, longhaul.EventContent, longhaul.EventStepResult,
+		longhaul.EventUsage, longhaul.EventDone,
+	}, eventTypes(all))
+	for i, e := range all {
+		if e.Offset != int64(i+1) {
+			t.Fatalf("event %d has offset %d", i, e.Offset)
+		}
+	}
+	if d := h2.currentDetails(); !strings.Contains(d, "- [x] 1.") || !strings.Contains(d, "- [x] 2.") {
+		t.Errorf("current details after resuming:\n%s", d)
+	}
+}

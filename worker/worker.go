@@ -13,6 +13,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
+// heartbeatThrottle is the longest a worker holds back a heartbeat.
+const heartbeatThrottle = 2 * time.Second
+
 // Register adds Longhaul's workflows and activities to w.
 func Register(w sdkworker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
@@ -23,9 +26,16 @@ func Register(w sdkworker.Registry, acts *activities.Activities) {
 // spend their time waiting on the network, so a worker runs many at once;
 // stopTimeout is how long Stop lets running calls finish (Temporal retries
 // the rest elsewhere).
+//
+// A cancelled run reaches its running calls only through the answer to a
+// heartbeat, and the SDK sends heartbeats at most every 80% of the heartbeat
+// timeout (24 s for a 30 s one) unless told otherwise; heartbeatThrottle
+// bounds that wait so a cancel stops a model or tool call within seconds.
 func Options(stopTimeout time.Duration) sdkworker.Options {
 	return sdkworker.Options{
 		WorkerStopTimeout:                      stopTimeout,
+		MaxHeartbeatThrottleInterval:           heartbeatThrottle,
+		DefaultHeartbeatThrottleInterval:       heartbeatThrottle,
 		MaxConcurrentActivityExecutionSize:     1000,
 		MaxConcurrentWorkflowTaskExecutionSize: 200,
 		MaxConcurrentActivityTaskPollers:       8,

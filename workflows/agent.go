@@ -21,6 +21,9 @@ const (
 	DefaultToolTimeout  = 5 * time.Minute
 	// modelHeartbeat is how soon a dead worker's model call is retried.
 	modelHeartbeat = 10 * time.Second
+	// toolHeartbeat is the same for a tool call; calls heartbeat every
+	// couple of seconds while they wait (activities.HeartbeatInterval).
+	toolHeartbeat = 10 * time.Second
 	// toolOutputExcerpt bounds the tool output copied into tool_output events.
 	toolOutputExcerpt = 2000
 )
@@ -46,6 +49,9 @@ type run struct {
 	// noContinue is set once archiving the log failed: the run then stays
 	// in this execution.
 	noContinue bool
+	// answerCall is the latest model call whose text is the answer, so a
+	// cancelled run keeps what it had streamed.
+	answerCall string
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
@@ -78,6 +84,10 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 		status = StatusFailed
 		if temporal.IsCanceledError(err) {
 			status = StatusCancelled
+			if res.Content == "" {
+				// What the answer had streamed when the cancellation came.
+				res.Content = r.log.streamedText(r.answerCall)
+			}
 		}
 		r.state.Error = errorMessage(err)
 		r.log.emit(now, longhaul.EventError, longhaul.ErrorData{Message: r.state.Error, Code: errorCode(err)})
@@ -330,6 +340,9 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label
 			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
 		},
 	})
+	if answer {
+		r.answerCall = req.Call
+	}
 	var resp activities.ModelResponse
 	if err := r.wait(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
 		return resp, err
@@ -375,7 +388,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		summary := strings.TrimSpace(label + " tool " + c.Name + " " + target)
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: DefaultToolTimeout,
-			HeartbeatTimeout:    30 * time.Second,
+			HeartbeatTimeout:    toolHeartbeat,
 			Summary:             summary,
 			RetryPolicy: &temporal.RetryPolicy{
 				InitialInterval:        time.Second,

@@ -93,10 +93,7 @@ func (l *eventLog) applyBatch(b longhaul.EventBatch) {
 // missing, or resets the call's text and publishes final whole when what was
 // streamed is not a prefix of it (a lost or partial batch).
 func (l *eventLog) reconcile(at time.Time, call, final string) {
-	var got string
-	if b := l.streamed[call]; b != nil {
-		got = b.String()
-	}
+	got := l.streamedText(call)
 	switch {
 	case got == final:
 		return
@@ -130,6 +127,14 @@ func (l *eventLog) unarchived() [][]longhaul.Event {
 func (l *eventLog) archived(ar activities.EventArchive) {
 	l.archives = append(l.archives, ar)
 	l.base = max(l.base, ar.To)
+}
+
+// streamedText is the text published for call since its last reset.
+func (l *eventLog) streamedText(call string) string {
+	if b := l.streamed[call]; b != nil {
+		return b.String()
+	}
+	return ""
 }
 
 // page answers QueryEvents. Events an earlier execution archived are not

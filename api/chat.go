@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,43 +53,79 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	}
 	msgs := domainMessages(req.Messages)
 	in := workflows.AgentInput{
-		Agent:        agent.ID,
-		Messages:     msgs,
-		User:         user,
-		ChatID:       chatID(c, &req, user),
-		Options:      req.options(),
-		ModelTimeout: s.cfg.ModelTimeout,
-		Quiet:        !req.Stream,
-		Background:   req.isBackgroundTask(),
+		Agent:           agent.ID,
+		Messages:        msgs,
+		User:            user,
+		ChatID:          chatID(c, &req, user),
+		Options:         req.options(),
+		ModelTimeout:    s.cfg.ModelTimeout,
+		HistoryLimit:    s.cfg.HistoryLimit,
+		ApprovalTimeout: s.cfg.ApprovalTimeout,
+		Quiet:           !req.Stream,
+		Background:      req.isBackgroundTask(),
 	}
 	runID := "run-" + uuid.NewString()
+	ctx := c.UserContext()
+	openWebUI := isOpenWebUI(c)
 	// A background task carries the chat's headers too; it must never take
 	// (or attach to) the chat turn's run, so it always gets its own.
 	if in.ChatID != "" && !in.Background {
 		in.Turn = req.turn()
 		in.MessageID = c.Get(headerOWUIMessageID)
 		runID = workflows.ChatRunID(in.ChatID, in.Turn, in.MessageID)
+		// A run of this chat that waits for the person takes this message
+		// as its answer instead of a new turn starting.
+		answer, err := s.answerWaiting(ctx, in)
+		if err != nil {
+			return err
+		}
+		if answer != nil {
+			return s.resume(c, &req, agent.ID, openWebUI, answer)
+		}
 	}
-	ctx := c.UserContext()
 	run, err := s.start(ctx, runID, in, summarize(msgs, 60))
 	if err != nil {
 		return err
 	}
 	c.Set(HeaderRunID, runID)
-	openWebUI := isOpenWebUI(c)
 	if !req.Stream {
+		if !in.Background && s.asksApproval(agent) {
+			return s.respondWatching(c, run, agent.ID, openWebUI, 0)
+		}
 		return s.respond(c, run, agent.ID, openWebUI)
 	}
+	s.streamResponse(c, &req, runID, agent.ID, openWebUI, 0)
+	return nil
+}
+
+// resume answers the chat message that a waiting run took as its input:
+// with the run's events from where the chat's previous response stopped.
+func (s *Server) resume(c *fiber.Ctx, req *ChatRequest, model string, openWebUI bool, a *chatAnswer) error {
+	c.Set(HeaderRunID, a.runID)
+	if !req.Stream {
+		return s.respondWatching(c, s.temporal.GetWorkflow(c.UserContext(), a.runID, ""), model, openWebUI, a.before)
+	}
+	s.streamResponse(c, req, a.runID, model, openWebUI, a.before)
+	return nil
+}
+
+// streamResponse answers with run's events as an OpenAI chat stream, from
+// the start of its log or (before > 0) from where the chat's previous
+// response stopped.
+func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, before int64) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	r := newRenderer("chatcmpl-"+runID, agent.ID, time.Now().Unix(), openWebUI)
+	id := "chatcmpl-" + runID
+	if before > 0 {
+		id += "-" + strconv.FormatInt(before, 10)
+	}
+	r := newRenderer(id, model, time.Now().Unix(), openWebUI)
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
 	c.Set("X-Accel-Buffering", "no")
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		s.stream(w, runID, r, includeUsage)
+		s.stream(w, runID, r, includeUsage, before)
 	})
-	return nil
 }
 
 // start starts the run, or attaches to the one a previous identical request
@@ -123,25 +160,39 @@ func (s *Server) respond(c *fiber.Ctx, run client.WorkflowRun, model string, ope
 	defer cancel()
 	var res workflows.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
-		var deadline *serviceerror.DeadlineExceeded
-		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) {
-			return errTimeout(fmt.Sprintf("the run is still going after %s; it goes on: follow run %s", s.cfg.RequestTimeout, run.GetID()))
-		}
-		return runError(err)
+		return resultError(ctx, err, s.cfg.RequestTimeout, run.GetID())
 	}
 	content := res.Content
 	if openWebUI {
 		content = cardsFor(res.Messages) + content
 	}
-	reason := res.FinishReason
+	return s.completion(c, run.GetID(), model, content, res.FinishReason, res.Usage)
+}
+
+// completion writes a non-streamed answer.
+func (s *Server) completion(c *fiber.Ctx, runID, model, content, reason string, usage longhaul.Usage) error {
 	if reason == "" {
 		reason = "stop"
 	}
 	return c.JSON(ChatCompletion{
-		ID: "chatcmpl-" + run.GetID(), Object: "chat.completion", Created: time.Now().Unix(), Model: model,
+		ID: "chatcmpl-" + runID, Object: "chat.completion", Created: time.Now().Unix(), Model: model,
 		Choices: []CompletionItem{{Index: 0, Message: ResponseEntry{Role: "assistant", Content: content}, FinishReason: reason}},
-		Usage:   wireUsage(res.Usage),
+		Usage:   wireUsage(usage),
 	})
+}
+
+// resultError translates a failed wait for a run's result: the request's
+// time ran out (the run goes on), or the run failed.
+func resultError(ctx context.Context, err error, timeout time.Duration, runID string) error {
+	var deadline *serviceerror.DeadlineExceeded
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) {
+		return errTimeout(stillGoing(timeout, runID))
+	}
+	return runError(err)
+}
+
+func stillGoing(timeout time.Duration, runID string) string {
+	return fmt.Sprintf("the run is still going after %s; it goes on: follow run %s", timeout, runID)
 }
 
 // runError translates a failed run into an API error.
@@ -180,13 +231,36 @@ func cardsFor(msgs []longhaul.Message) string {
 }
 
 // stream writes the run's events as an OpenAI chat stream until the run is
-// done or the client leaves (a failed flush); the run goes on either way.
-func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage bool) {
+// done, it stops at an approval nobody gave yet (the prompt ends the
+// response; the run goes on waiting), the client leaves (a failed flush) or
+// the server shuts down; the run goes on either way. before > 0 picks the log up where the chat's
+// previous response stopped (see pickUp).
+func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage bool, before int64) {
 	f := s.hub.subscribe(runID)
 	defer f.release()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(s.stopping)
 	defer cancel()
+	lost := func(err error) {
+		msg := "lost the run's event stream: " + err.Error()
+		if ctx.Err() != nil {
+			msg = "the server is shutting down; the run goes on: follow run " + runID
+		} else {
+			s.log.Warn("stream run", "run", runID, "error", err)
+		}
+		_ = writeFrame(w, ErrorBody{Error: ErrorDetail{Message: msg, Type: "server_error", Code: "stream_error"}})
+		_ = writeDone(w)
+	}
 	var after int64
+	if before > 0 {
+		pctx, pcancel := context.WithTimeout(ctx, pickUpTimeout)
+		var err error
+		after, err = pickUp(pctx, f, before, r.prime)
+		pcancel()
+		if err != nil {
+			lost(err)
+			return
+		}
+	}
 	for {
 		wctx, wcancel := context.WithTimeout(ctx, keepAlive)
 		events, done, err := f.next(wctx, after)
@@ -198,23 +272,29 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 			}
 			continue
 		case err != nil:
-			s.log.Warn("stream run", "run", runID, "error", err)
-			_ = writeFrame(w, ErrorBody{Error: ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"}})
-			_ = writeDone(w)
+			lost(err)
 			return
 		}
-		for _, e := range events {
+		paused := false
+		for i, e := range events {
 			after = e.Offset
-			for _, fr := range r.render(e) {
+			frames := r.render(e)
+			if d, ok := pendingApproval(events, i); ok {
+				frames, paused = append(frames, r.pause(d)...), true
+			}
+			for _, fr := range frames {
 				if err := writeFrame(w, fr); err != nil {
 					return
 				}
+			}
+			if paused {
+				break
 			}
 		}
 		if err := w.Flush(); err != nil {
 			return
 		}
-		if done {
+		if done || paused {
 			for _, fr := range r.finishFrames(includeUsage) {
 				if writeFrame(w, fr) != nil {
 					return

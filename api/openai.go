@@ -8,8 +8,10 @@ import (
 	"html"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 // This file holds the OpenAI wire types and the pure conversions between them
@@ -358,4 +360,53 @@ func summarize(msgs []longhaul.Message, max int) string {
 		return s
 	}
 	return ""
+}
+
+// chatInput reads a chat message that answers a run waiting for a person:
+// approve, yes, ok, y and the like approve the pending call; deny, no, n,
+// reject and the like deny it (whatever the case, with punctuation or
+// spaces around); anything else is the person's reply, passed on as text.
+func chatInput(text string) workflows.InputRequest {
+	word := strings.ToLower(strings.Join(strings.Fields(strings.TrimFunc(text, func(r rune) bool {
+		return unicode.IsPunct(r) || unicode.IsSpace(r) || unicode.IsSymbol(r)
+	})), " "))
+	if word != "" {
+		switch workflows.Decide(workflows.InputRequest{Text: word}) {
+		case workflows.DecisionApproved:
+			yes := true
+			return workflows.InputRequest{Approve: &yes}
+		case workflows.DecisionDenied:
+			no := false
+			return workflows.InputRequest{Approve: &no}
+		}
+	}
+	return workflows.InputRequest{Text: strings.TrimSpace(text)}
+}
+
+// lastUser is the index of the last user message, or -1.
+func lastUser(msgs []longhaul.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == longhaul.RoleUser {
+			return i
+		}
+	}
+	return -1
+}
+
+// replyTo is the assistant message the last user message answers, or nil
+// when the conversation has none before it (its first turn).
+func replyTo(msgs []longhaul.Message) *longhaul.Message {
+	for i := lastUser(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == longhaul.RoleAssistant {
+			return &msgs[i]
+		}
+	}
+	return nil
+}
+
+// askedForApproval reports whether the assistant message the last user
+// message answers is an approval prompt of this API.
+func askedForApproval(msgs []longhaul.Message) bool {
+	m := replyTo(msgs)
+	return m != nil && strings.Contains(m.Content, approvalReplyHint)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 // renderer turns a run's events into the frames of an OpenAI chat stream.
@@ -27,6 +28,8 @@ type renderer struct {
 	tools  int
 	finish string
 	failed *longhaul.ErrorData
+	// waiting is the pending approval the response stops at, if any.
+	waiting *longhaul.ApprovalRequiredData
 }
 
 func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
@@ -116,6 +119,11 @@ func (r *renderer) render(e longhaul.Event) []any {
 		if r.openWebUI && e.Decode(&d) == nil {
 			return []any{r.chunk(toolCard(d, r.args[d.ToolCallID]))}
 		}
+	case longhaul.EventApproval:
+		var d longhaul.ApprovalData
+		if r.openWebUI && e.Decode(&d) == nil {
+			return []any{statusFrame(approvalStatus(d), false)}
+		}
 	case longhaul.EventUsage:
 		var u longhaul.Usage
 		if e.Decode(&u) == nil {
@@ -133,6 +141,28 @@ func (r *renderer) render(e longhaul.Event) []any {
 		}
 	}
 	return nil
+}
+
+// prime takes note of an event an earlier response of the chat already
+// showed, so that what follows renders as if this response had shown it:
+// a tool started there may finish here, and its card needs the arguments.
+func (r *renderer) prime(e longhaul.Event) {
+	var d longhaul.ToolStartData
+	if e.Type == longhaul.EventToolStart && e.Decode(&d) == nil {
+		r.args[d.ToolCallID] = d.Arguments
+	}
+}
+
+// pause returns the frames that show a pending approval to the person and
+// ends the response there: the run goes on waiting, and the chat's next
+// message answers it.
+func (r *renderer) pause(d longhaul.ApprovalRequiredData) []any {
+	r.waiting = &d
+	prompt := approvalPrompt(d)
+	if r.roleSent {
+		prompt = "\n\n" + prompt
+	}
+	return []any{r.chunk(prompt)}
 }
 
 // text returns what of a content delta is new to the client: after a
@@ -193,7 +223,10 @@ func (r *renderer) finishFrames(includeUsage bool) []any {
 		}
 		return append(out, ErrorBody{Error: ErrorDetail{Message: r.failed.Message, Type: "server_error", Code: strings.ToLower(r.failed.Code)}})
 	}
-	if r.openWebUI && r.tools > 0 {
+	switch {
+	case r.openWebUI && r.waiting != nil:
+		out = append(out, statusFrame(waitingStatus(*r.waiting), true))
+	case r.openWebUI && r.tools > 0:
 		out = append(out, statusFrame(fmt.Sprintf("Used %d tool call%s", r.tools, plural(r.tools)), true))
 	}
 	reason := r.finish
@@ -250,4 +283,106 @@ func planBlock(p longhaul.Plan) string {
 	}
 	b.WriteString("\n</details>\n\n")
 	return b.String()
+}
+
+// approvalReplyHint closes every approval prompt; a chat message after an
+// assistant message holding it answers the run that asked.
+const approvalReplyHint = "Reply `approve` to let it run or `deny` to refuse it"
+
+// maxPromptArgs bounds the arguments an approval prompt shows.
+const maxPromptArgs = 1500
+
+// approvalPrompt asks a person, in the chat, to approve a tool call: which
+// tool, on what, with which arguments, and how to answer.
+func approvalPrompt(d longhaul.ApprovalRequiredData) string {
+	var b strings.Builder
+	b.WriteString("**Approval needed:** the agent wants to call " + codeSpan(d.Name))
+	if d.Target != "" {
+		b.WriteString(" (" + codeSpan(d.Target) + ")")
+	}
+	args := strings.TrimSpace(d.Arguments)
+	if r := []rune(args); len(r) > maxPromptArgs {
+		args = string(r[:maxPromptArgs]) + "…"
+	}
+	if args != "" && args != "{}" {
+		fence := "```"
+		for strings.Contains(args, fence) {
+			fence += "`"
+		}
+		b.WriteString(" with these arguments:\n\n" + fence + "json\n" + args + "\n" + fence + "\n\n")
+	} else {
+		b.WriteString(".\n\n")
+	}
+	b.WriteString(approvalReplyHint + ", or write a reply to tell it what to do instead.")
+	return b.String()
+}
+
+// codeSpan writes s as inline Markdown code.
+func codeSpan(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if !strings.Contains(s, "`") {
+		return "`" + s + "`"
+	}
+	return "`` " + strings.ReplaceAll(s, "``", "` `") + " ``"
+}
+
+// waitingStatus is Open WebUI's status line of a response that stopped at a
+// pending approval.
+func waitingStatus(d longhaul.ApprovalRequiredData) string {
+	s := "Waiting for your approval: " + d.Name
+	if d.Target != "" {
+		s += " · " + d.Target
+	}
+	return s
+}
+
+// approvalStatus is Open WebUI's status line of a person's decision.
+func approvalStatus(d longhaul.ApprovalData) string {
+	switch d.Decision {
+	case workflows.DecisionApproved:
+		return "Approved: " + d.Name
+	case workflows.DecisionDenied:
+		s := "Denied: " + d.Name
+		if d.Text != "" {
+			s += " (" + d.Text + ")"
+		}
+		return s
+	}
+	return "Not approved, with a reply: " + d.Name
+}
+
+// pendingApproval reports whether events[i] asks for an approval that no
+// later event of events answers: the run waits for a person there.
+func pendingApproval(events []longhaul.Event, i int) (longhaul.ApprovalRequiredData, bool) {
+	var d longhaul.ApprovalRequiredData
+	if events[i].Type != longhaul.EventApprovalRequired || events[i].Decode(&d) != nil {
+		return d, false
+	}
+	for _, e := range events[i+1:] {
+		var a longhaul.ApprovalData
+		switch {
+		case e.Type == longhaul.EventDone:
+			return d, false
+		case e.Type == longhaul.EventApproval && e.Decode(&a) == nil && a.ToolCallID == d.ToolCallID:
+			return d, false
+		}
+	}
+	return d, true
+}
+
+// resumeCut is where a response that answers a waiting run picks its events
+// up: the index after the last approval_required at or before offset
+// before (the log's end when the person's input arrived), which is where the
+// previous response of the chat stopped; 0 when there is none.
+func resumeCut(events []longhaul.Event, before int64) int {
+	cut := 0
+	for i, e := range events {
+		if e.Offset > before {
+			break
+		}
+		if e.Type == longhaul.EventApprovalRequired {
+			cut = i + 1
+		}
+	}
+	return cut
 }

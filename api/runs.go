@@ -573,13 +573,14 @@ func resumeOffset(c *fiber.Ctx) (int64, error) {
 }
 
 // streamEvents writes the run's events after offset after until the done
-// event or until the client leaves (a failed flush).
+// event, until the client leaves (a failed flush) or until the server shuts
+// down.
 func (s *Server) streamEvents(w *bufio.Writer, id string, after int64) {
 	f := s.hub.subscribe(id)
 	defer f.release()
 	// The request's context is gone once the handler returned; the stream
-	// lives until the log ends or a write fails.
-	ctx, cancel := context.WithCancel(context.Background())
+	// lives until the log ends, a write fails or the server shuts down.
+	ctx, cancel := context.WithCancel(s.stopping)
 	defer cancel()
 	// Send the headers now, so the client knows it is connected even while
 	// the run is quiet.
@@ -596,6 +597,12 @@ func (s *Server) streamEvents(w *bufio.Writer, id string, after int64) {
 				return
 			}
 			continue
+		case ctx.Err() != nil:
+			// The server is shutting down: end without done, so the client
+			// reconnects and resumes after the last id it read.
+			_ = writeComment(w, "server shutting down; reconnect with Last-Event-ID")
+			_ = w.Flush()
+			return
 		case err != nil:
 			// Not the run's error: the log could not be read. No id, so a
 			// client that reconnects resumes where it was.

@@ -69,6 +69,10 @@ type Server struct {
 	log      *slog.Logger
 	app      *fiber.App
 	started  time.Time
+	// stopping ends when Shutdown begins, and with it every event stream:
+	// a stream would otherwise hold the shutdown until its deadline.
+	stopping context.Context
+	stop     context.CancelFunc
 }
 
 // New builds the server and its routes.
@@ -83,6 +87,7 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 		cfg.RequestTimeout = 10 * time.Minute
 	}
 	s := &Server{cfg: cfg, temporal: tc, catalog: catalog, hub: newHub(tc, cfg.Blobs), log: log, started: time.Now()}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "longhaul",
 		BodyLimit:             int(cfg.MaxBodyBytes),
@@ -101,9 +106,14 @@ func (s *Server) App() *fiber.App { return s.app }
 // Listen serves on addr until Shutdown.
 func (s *Server) Listen(addr string) error { return s.app.Listen(addr) }
 
-// Shutdown stops accepting requests and waits for open ones up to ctx's
-// deadline. Runs go on in Temporal.
-func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+// Shutdown stops accepting requests, ends the event streams (a runs API
+// client resumes from its Last-Event-ID on another server or this one
+// restarted) and waits for the other open requests up to ctx's deadline.
+// Runs go on in Temporal.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	return s.app.ShutdownWithContext(ctx)
+}
 
 func (s *Server) routes() {
 	s.app.Get("/healthz", s.healthz)

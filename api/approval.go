@@ -1,0 +1,380 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/workflows"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// This file is tool approval in a chat. A chat user has no button to
+// approve a tool call with, so a chat response that reaches a pending
+// approval shows it (which tool, on what, with which arguments) and ends
+// there, while the run goes on waiting in Temporal; the chat's next message
+// is then the person's answer: it is delivered to the waiting run as its
+// input, and that response picks the run's events up where the previous one
+// stopped.
+
+const (
+	// waitingLookupBudget is how long a chat message that answers an
+	// approval prompt waits for visibility to show the run that asked: the
+	// run's status reaches visibility a little after its events.
+	waitingLookupBudget = 3 * time.Second
+	// waitingLookupPage bounds the waiting runs of one chat looked at.
+	waitingLookupPage = 10
+	// pickUpTimeout bounds reading the log up to where a previous response
+	// stopped.
+	pickUpTimeout = 30 * time.Second
+)
+
+// chatAnswer is a chat message delivered to a run that waited for it.
+type chatAnswer struct {
+	runID string
+	// before is the last offset of the run's log just before the input
+	// reached it; the response starts after the last approval_required up
+	// to it.
+	before int64
+}
+
+// waitingQuery is the visibility query of a user's runs of a chat that wait
+// for a person.
+func waitingQuery(chat, user string) string {
+	return strings.Join([]string{
+		"WorkflowType = " + quoteLiteral(workflows.AgentWorkflowName),
+		workflows.SearchAttrChat.GetName() + " = " + quoteLiteral(chat),
+		workflows.SearchAttrUser.GetName() + " = " + quoteLiteral(user),
+		workflows.SearchAttrStatus.GetName() + " = " + quoteLiteral(workflows.StatusWaiting),
+		"ExecutionStatus = 'Running'",
+	}, " AND ")
+}
+
+// ofTurn reports whether run id answers turn of chat (whatever message it
+// was asked for).
+func ofTurn(id, chat string, turn int) bool {
+	p := workflows.ChatRunID(chat, turn, "")
+	return id == p || strings.HasPrefix(id, p+"-")
+}
+
+// answers reports whether a chat message of turn (the count of user
+// messages) answers run id of the chat, which waits as st. The run must
+// wait for the message's user. When the message replies to an approval
+// prompt, the run must wait for the tool the prompt names and be of an
+// earlier turn: a run may have stopped at several prompts since its own
+// turn. Otherwise only a run of the turn just before qualifies: its
+// response was cut off before it showed the prompt, and the message is
+// the person's next word to it. Never a run of the message's own turn (a
+// retried or regenerated request), nor a stale run an earlier
+// Regenerate left waiting.
+func answers(id string, st workflows.RunState, chat, user string, turn int, prompt string) bool {
+	if st.Waiting == nil || st.User != user {
+		return false
+	}
+	if prompt == "" {
+		return ofTurn(id, chat, turn-1)
+	}
+	if !strings.Contains(prompt, "call "+codeSpan(st.Waiting.Tool)) {
+		return false
+	}
+	for k := turn - 1; k >= 1; k-- {
+		if ofTurn(id, chat, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// asksApproval reports whether agent may stop a run for a person's
+// approval: one of its tools is an HTTP tool marked approval: required.
+func (s *Server) asksApproval(agent *skills.Agent) bool {
+	tools := s.catalog.AgentTools(agent)
+	for _, h := range s.catalog.HTTPTools() {
+		if h.RequiresApproval && slices.Contains(tools, h.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// answerWaiting delivers the chat message of in to a run of the same chat
+// and user that waits for a person, if there is one (see answers), and
+// returns it; nil means the message is a new turn. A run found waiting
+// through visibility is checked with its state query first, and one that
+// stopped waiting meanwhile (another answer came first) leaves the message
+// to a new turn too.
+func (s *Server) answerWaiting(ctx context.Context, in workflows.AgentInput) (*chatAnswer, error) {
+	last := lastUser(in.Messages)
+	prev := replyTo(in.Messages)
+	if last < 0 || prev == nil {
+		// The chat's first message: nothing of it can be waiting.
+		return nil, nil
+	}
+	chat, user := in.ChatID, in.User.Key()
+	if !literalOK(chat) || !literalOK(user) {
+		// Visibility cannot match such values exactly (see literalOK).
+		return nil, nil
+	}
+	var prompt string
+	if askedForApproval(in.Messages) {
+		prompt = prev.Content
+	}
+	fits := func(id string, st workflows.RunState) bool { return answers(id, st, chat, user, in.Turn, prompt) }
+	// A message that answers a prompt this API showed knows its run waits:
+	// if visibility does not show it yet, it will in a moment. Other
+	// messages look once, not to slow every chat turn down.
+	id, err := s.findWaiting(ctx, chat, user, fits, prompt != "")
+	if err != nil || id == "" {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, runCallTimeout)
+	before, err := s.lastOffset(lctx, id)
+	cancel()
+	if err != nil {
+		return nil, errUnavailable("cannot read run " + id + ": " + err.Error())
+	}
+	input := chatInput(in.Messages[last].Content)
+	res, err := s.deliver(ctx, id, input)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.status == http.StatusConflict {
+		s.log.Info("the waiting run took no input; the message starts a new turn", "run", id, "chat", chat, "reason", ae.msg)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("chat message answered a waiting run", "run", id, "chat", chat, "decision", res.Decision)
+	return &chatAnswer{runID: id, before: before}, nil
+}
+
+// findWaiting looks a run of chat up through visibility that waits for
+// user and fits, double-checked with its state query. Patient, it looks
+// again for a while when visibility shows none (yet).
+func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(string, workflows.RunState) bool, patient bool) (string, error) {
+	deadline := time.Now().Add(waitingLookupBudget)
+	delay := 20 * time.Millisecond
+	for {
+		id, err := s.lookupWaiting(ctx, chat, user, fits)
+		if err != nil {
+			// Without visibility the chat still works: the message is a
+			// new turn.
+			s.log.Warn("look up a waiting run of the chat", "chat", chat, "error", err)
+			return "", nil
+		}
+		if id != "" || !patient || time.Now().Add(delay).After(deadline) {
+			return id, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 400*time.Millisecond)
+	}
+}
+
+// lookupWaiting is one look of findWaiting. Visibility lists open runs
+// newest first, so of two that fit (a Regenerate left one behind), the
+// person's latest is taken.
+func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func(string, workflows.RunState) bool) (string, error) {
+	lctx, cancel := context.WithTimeout(ctx, runCallTimeout)
+	defer cancel()
+	resp, err := s.temporal.ListWorkflow(lctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query:    waitingQuery(chat, user),
+		PageSize: waitingLookupPage,
+	})
+	if err != nil {
+		return "", err
+	}
+	for _, e := range resp.GetExecutions() {
+		id := e.GetExecution().GetWorkflowId()
+		st, err := s.queryState(lctx, id)
+		if err != nil {
+			s.log.Warn("read a waiting run of the chat", "run", id, "error", err)
+			continue
+		}
+		if fits(id, st) {
+			return id, nil
+		}
+	}
+	return "", nil
+}
+
+// queryState reads run id's state.
+func (s *Server) queryState(ctx context.Context, id string) (workflows.RunState, error) {
+	var st workflows.RunState
+	v, err := s.temporal.QueryWorkflow(ctx, id, "", workflows.QueryState)
+	if err != nil {
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+// lastOffset is the offset of the last event of run id's log.
+func (s *Server) lastOffset(ctx context.Context, id string) (int64, error) {
+	// Asking for the events after the end returns none, only where the
+	// end is.
+	v, err := s.temporal.QueryWorkflow(ctx, id, "", workflows.QueryEvents, workflows.EventsRequest{After: math.MaxInt64, Limit: 1})
+	if err != nil {
+		return 0, err
+	}
+	var page workflows.EventsPage
+	if err := v.Get(&page); err != nil {
+		return 0, err
+	}
+	return page.Last, nil
+}
+
+// deliver hands a person's input to run id through the input update and
+// waits until the run took it. A run that waits for nothing turns it away
+// (a 409 error, see inputError).
+func (s *Server) deliver(ctx context.Context, id string, in workflows.InputRequest) (workflows.InputResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, inputTimeout)
+	defer cancel()
+	var res workflows.InputResult
+	h, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   id,
+		UpdateName:   workflows.UpdateInput,
+		Args:         []any{in},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	if err != nil {
+		return res, inputError(id, err)
+	}
+	return res, nil
+}
+
+// pickUp reads run's log through f up to offset before, the log's end when
+// a person's input reached the run, and returns the offset after which the
+// response goes on: that of the last approval_required up to before, where
+// the chat's previous response stopped. The events up to it go to prime.
+func pickUp(ctx context.Context, f *feed, before int64, prime func(longhaul.Event)) (int64, error) {
+	var held []longhaul.Event
+	var after int64
+	for after < before {
+		events, done, err := f.next(ctx, after)
+		if err != nil {
+			return 0, err
+		}
+		held = append(held, events...)
+		if len(events) > 0 {
+			after = events[len(events)-1].Offset
+		}
+		if done {
+			break
+		}
+	}
+	cut := resumeCut(held, before)
+	if cut == 0 {
+		// No approval was asked for: nothing this API showed before
+		// was cut short, so nothing is shown again.
+		return before, nil
+	}
+	for _, e := range held[:cut] {
+		prime(e)
+	}
+	return held[cut-1].Offset, nil
+}
+
+// watched is what a non-streamed response saw of a run: the tools that
+// finished (as Open WebUI cards) and the approval it stopped at, if any.
+type watched struct {
+	pending *longhaul.ApprovalRequiredData
+	cards   strings.Builder
+	// shown are the tool calls whose cards this response holds.
+	shown map[string]bool
+}
+
+// watch follows run id's log, from the start or (before > 0) where the
+// chat's previous response stopped, until the run is done or waits for an
+// approval nobody gave yet.
+func (s *Server) watch(ctx context.Context, id string, before int64) (*watched, error) {
+	f := s.hub.subscribe(id)
+	defer f.release()
+	w := &watched{shown: map[string]bool{}}
+	args := map[string]string{}
+	note := func(e longhaul.Event) {
+		var d longhaul.ToolStartData
+		if e.Type == longhaul.EventToolStart && e.Decode(&d) == nil {
+			args[d.ToolCallID] = d.Arguments
+		}
+	}
+	var after int64
+	if before > 0 {
+		var err error
+		if after, err = pickUp(ctx, f, before, note); err != nil {
+			return nil, err
+		}
+	}
+	for {
+		events, done, err := f.next(ctx, after)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range events {
+			after = e.Offset
+			note(e)
+			var d longhaul.ToolOutputData
+			if e.Type == longhaul.EventToolOutput && e.Decode(&d) == nil {
+				w.cards.WriteString(toolCard(d, args[d.ToolCallID]))
+				w.shown[d.ToolCallID] = true
+			}
+			if p, ok := pendingApproval(events, i); ok {
+				w.pending = &p
+				return w, nil
+			}
+		}
+		if done {
+			return w, nil
+		}
+	}
+}
+
+// respondWatching answers a non-streamed request whose run may stop for a
+// person's approval: with the run's answer once it is done, or, when it
+// stops at a pending approval first, with the approval prompt (the run goes
+// on waiting, and the chat's next message answers it). before, when set,
+// resumes where the chat's previous response stopped.
+func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model string, openWebUI bool, before int64) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+	defer cancel()
+	w, err := s.watch(ctx, run.GetID(), before)
+	switch {
+	case ctx.Err() != nil:
+		return errTimeout(stillGoing(s.cfg.RequestTimeout, run.GetID()))
+	case err != nil:
+		return errUnavailable("lost the event log of run " + run.GetID() + ": " + err.Error())
+	case w.pending != nil:
+		content := approvalPrompt(*w.pending)
+		if openWebUI {
+			content = w.cards.String() + content
+		}
+		return s.completion(c, run.GetID(), model, content, "stop", longhaul.Usage{})
+	}
+	var res workflows.AgentResult
+	if err := run.Get(ctx, &res); err != nil {
+		return resultError(ctx, err, s.cfg.RequestTimeout, run.GetID())
+	}
+	content := res.Content
+	if openWebUI {
+		var msgs []longhaul.Message
+		for _, m := range res.Messages {
+			if m.Role != longhaul.RoleTool || w.shown[m.ToolCallID] {
+				msgs = append(msgs, m)
+			}
+		}
+		content = cardsFor(msgs) + content
+	}
+	return s.completion(c, run.GetID(), model, content, res.FinishReason, res.Usage)
+}

@@ -8,7 +8,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 TESTFLAGS   ?= -race -count=1 -timeout 30m
 BENCHFLAGS  ?= -run '^$$' -bench . -benchtime 1x -timeout 60m
 
-.PHONY: all build run test lint bench clean
+.PHONY: all build run test chaos lint bench clean
 
 all: build
 
@@ -20,6 +20,13 @@ run: build
 
 test: test-deps
 	$(GO) test $(TESTFLAGS) ./...
+
+# The crash test (test/chaos) alone, against the binary make build ships,
+# printing its figures: 50 runs through `longhaul server`, two workers and
+# the API as processes, while workers are killed with SIGKILL and the server
+# and the API restart. make test runs it too (with -race).
+chaos: build
+	LONGHAUL_CHAOS_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 20m -run '^TestChaos$$' ./test/chaos/
 
 # The reference MCP servers internal/mcp tests against, pinned by
 # test/mcp/package-lock.json; installed again only when the lock file is newer.

@@ -1,0 +1,478 @@
+//go:build unix
+
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// scale is how hard the test shakes the stack.
+type scale struct {
+	runs        int
+	workerKills int
+	// serverKill restarts the Temporal server with SIGKILL instead of
+	// SIGTERM.
+	serverKill bool
+}
+
+// full is the test's size, in make test as in make chaos: it takes about
+// 35 s on two cores (about a minute and a half with -race), most of it
+// fixed costs (the build, the server restart and a killed tool call's 10 s
+// heartbeat timeout).
+var full = scale{runs: 50, workerKills: 4}
+
+const (
+	workers  = 2
+	user     = "chaos"
+	queue    = "chaos"
+	runPause = 150 * time.Millisecond // between two runs' starts
+	// killWait is how long a kill waits for a tool call in flight, so that
+	// it lands mid-call.
+	killWait = 5 * time.Second
+)
+
+// scaleFromEnv is the full size, adjusted by LONGHAUL_CHAOS_RUNS (number of
+// runs), LONGHAUL_CHAOS_KILLS (worker kills) and
+// LONGHAUL_CHAOS_SERVER_SIGNAL (TERM, the default, or KILL). Two more
+// variables help when it fails: LONGHAUL_CHAOS_BIN runs a given binary,
+// LONGHAUL_CHAOS_LOGS keeps the processes' logs in a directory.
+func scaleFromEnv(t *testing.T) scale {
+	sc := full
+	if v := os.Getenv("LONGHAUL_CHAOS_RUNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 {
+			t.Fatalf("LONGHAUL_CHAOS_RUNS=%q: want a number of runs, 2 or more", v)
+		}
+		sc.runs = n
+	}
+	if v := os.Getenv("LONGHAUL_CHAOS_KILLS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			t.Fatalf("LONGHAUL_CHAOS_KILLS=%q: want a number of worker kills", v)
+		}
+		sc.workerKills = n
+	}
+	switch v := os.Getenv("LONGHAUL_CHAOS_SERVER_SIGNAL"); v {
+	case "", "TERM":
+	case "KILL":
+		sc.serverKill = true
+	default:
+		t.Fatalf("LONGHAUL_CHAOS_SERVER_SIGNAL=%q: want TERM or KILL", v)
+	}
+	return sc
+}
+
+// chaosRun is one run of the test and the client following it.
+type chaosRun struct {
+	item    string
+	id      string
+	started time.Time
+	f       *follower
+	ended   time.Time
+}
+
+// TestChaos runs `longhaul server`, two `longhaul worker`s and `longhaul
+// api` as processes and starts runs whose agent places an order through a
+// declared HTTP tool. While they go on it kills a worker with SIGKILL
+// several times (each kill waits for a tool call to be in flight at the
+// shop and picks, at random, a worker with one, so it lands mid-call) and
+// starts it again, restarts the Temporal server once, between two halves
+// of the runs, and kills and restarts the API once; the workers and the
+// API reconnect by themselves. Then every run must have
+// completed with the answer built from its order, every order must have
+// been placed exactly once (repeated Idempotency-Keys are retries, not
+// duplicates), and every client, reconnecting after each break with
+// Last-Event-ID, must have seen offsets 1..N once each, in order, ending in
+// done.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary as processes and crashes them")
+	}
+	sc := scaleFromEnv(t)
+	began := time.Now()
+	limit := 12 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		// Fail with the stack's logs, and time for the cleanups, before
+		// go test's timeout panics without them.
+		limit = time.Until(d) - 30*time.Second
+	}
+	if limit < 2*time.Minute {
+		t.Fatalf("go test -timeout leaves the test %v; it needs a few minutes (make chaos gives it 20)", limit.Round(time.Second))
+	}
+	// The runs get all but the last minute; the checks get that.
+	checkCtx, cancelChecks := context.WithTimeout(context.Background(), limit)
+	defer cancelChecks()
+	ctx, cancel := context.WithTimeout(checkCtx, limit-time.Minute)
+	defer cancel()
+
+	bin := binary(t)
+	model := llmtest.New(t)
+	script(model)
+	sh := newShop(workers)
+	shopSrv := httptest.NewServer(sh)
+	t.Cleanup(shopSrv.Close)
+	skillsDir := t.TempDir()
+	for name, body := range map[string]string{"clerk.md": clerkAgent, "orders.md": ordersSkill} {
+		if err := os.WriteFile(filepath.Join(skillsDir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	temporalAddr, apiAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
+	logDir := os.Getenv("LONGHAUL_CHAOS_LOGS")
+	if logDir == "" {
+		logDir = t.TempDir()
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st := &stack{
+		t: t, bin: bin, logDir: logDir, apiURL: "http://" + apiAddr, workers: make([]*proc, workers),
+		common: []string{
+			"LONGHAUL_DATA_DIR=" + t.TempDir(),
+			"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + temporalAddr,
+			"LONGHAUL_EMBEDDED_UI_ADDR=off",
+			"LONGHAUL_TEMPORAL_ADDRESS=" + temporalAddr,
+			"LONGHAUL_HTTP_ADDR=" + apiAddr,
+			"LONGHAUL_TASK_QUEUE=" + queue,
+			"LONGHAUL_LLM_BASE_URL=" + model.URL(),
+			"LONGHAUL_LLM_MODEL=llmtest",
+			"LONGHAUL_SKILLS_DIR=" + skillsDir,
+			"LONGHAUL_API_KEYS=",
+			"LONGHAUL_LOG_LEVEL=info",
+		},
+	}
+	// Registered first, so it runs last: after every process is gone.
+	t.Cleanup(func() {
+		if t.Failed() {
+			st.dumpLogs()
+		}
+	})
+	workerEnv := func(i int) []string { return []string{fmt.Sprintf("CHAOS_SHOP_URL=%s/w%d", shopSrv.URL, i)} }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.startServer(ctx))
+	for i := range workers {
+		must(st.startWorker(ctx, i, workerEnv(i)))
+	}
+	must(st.startAPI(ctx))
+	tc, err := client.DialContext(ctx, client.Options{HostPort: temporalAddr, Logger: quiet{}})
+	must(err)
+	t.Cleanup(tc.Close)
+	setup := time.Since(began)
+
+	// The script: half the runs, the server restart, the other half;
+	// worker kills spread over both halves.
+	half := sc.runs / 2
+	killAt := map[int]bool{}
+	for k := range sc.workerKills {
+		// Kill k comes after run killAt of its half has started.
+		var at int
+		if k < (sc.workerKills+1)/2 {
+			n := (sc.workerKills + 1) / 2
+			at = (k + 1) * half / (n + 1)
+		} else {
+			n := sc.workerKills / 2
+			at = half + (k-(sc.workerKills+1)/2+1)*(sc.runs-half)/(n+1)
+		}
+		killAt[at] = true
+	}
+	if len(killAt) != sc.workerKills {
+		t.Fatalf("too few runs (%d) for %d worker kills", sc.runs, sc.workerKills)
+	}
+
+	// The API restarts once in the second half, so every client must
+	// resume its stream with Last-Event-ID.
+	apiAt := half + (sc.runs-half)/2
+
+	runs := make([]*chaosRun, sc.runs)
+	var wg sync.WaitGroup
+	var kills, midCall, apiRestarts int
+	var restart struct {
+		stop, down, ready time.Duration
+		how               string
+	}
+	for i := range sc.runs {
+		if i == half {
+			// Restart the Temporal server while the first half runs. No
+			// run is started meanwhile: a POST that fails there leaves
+			// the client unsure whether it started a run.
+			t0 := time.Now()
+			if sc.serverKill {
+				restart.how = "SIGKILL"
+				st.server.kill()
+			} else {
+				restart.how = "SIGTERM"
+				if _, err := st.server.stop(time.Minute); err != nil {
+					t.Error(err)
+				}
+			}
+			restart.stop = time.Since(t0)
+			must(st.startServer(ctx))
+			restart.down = time.Since(t0)
+			// The API and the workers were started against the old server;
+			// they must find the new one by themselves.
+			must(st.api.waitFor(ctx, "the API to be ready again", func() bool { return ready(st.apiURL + "/readyz") }))
+			must(waitPollers(ctx, tc, st))
+			restart.ready = time.Since(t0)
+			t.Logf("server restarted (%s): stopped in %v, serving after %v, API ready and both workers polling after %v",
+				restart.how, restart.stop.Round(time.Millisecond), restart.down.Round(time.Millisecond), restart.ready.Round(time.Millisecond))
+		}
+		r := &chaosRun{item: fmt.Sprintf("item-%02d", i+1)}
+		r.id = createRun(t, st.apiURL, r.item)
+		r.started = time.Now()
+		r.f = &follower{api: st.apiURL, runID: r.id, headers: map[string]string{"X-OpenWebUI-User-Id": user}}
+		runs[i] = r
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.f.follow(ctx)
+			r.ended = time.Now()
+		}()
+		if killAt[i] {
+			t0 := time.Now()
+			w, mid := sh.waitInflight(killWait)
+			st.worker(w).kill()
+			kills++
+			if mid {
+				midCall++
+			}
+			must(st.startWorker(ctx, w, workerEnv(w)))
+			t.Logf("killed worker-%d (mid tool call: %v, waited %v for one) and started it again",
+				w, mid, time.Since(t0).Round(time.Millisecond))
+		}
+		if i == apiAt {
+			t0 := time.Now()
+			st.api.kill()
+			must(st.startAPI(ctx))
+			apiRestarts++
+			t.Logf("killed the API and started it again: ready after %v", time.Since(t0).Round(time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(runPause):
+		}
+	}
+	chaosDone := time.Since(began)
+	wg.Wait()
+	if ctx.Err() != nil {
+		n := 0
+		for _, r := range runs {
+			if !r.f.done {
+				n++
+			}
+		}
+		t.Errorf("%d of %d runs did not finish within %v", n, sc.runs, (limit - time.Minute).Round(time.Second))
+	}
+	if err := st.checkAlive(); err != nil {
+		t.Error(err)
+	}
+	ctx = checkCtx
+
+	// Check every run.
+	rep := sh.report()
+	for _, b := range rep.bad {
+		t.Errorf("the shop got a bad request: %s", b)
+	}
+	var completed, duplicates, missing, lost, repeated, connects, breaks, streamErrs int
+	var slowest time.Duration
+	for _, r := range runs {
+		got, err := getRun(ctx, st.apiURL, r.id)
+		if err != nil {
+			t.Errorf("run %s: %v", r.id, err)
+		}
+		if got.Status == "completed" {
+			completed++
+		} else {
+			t.Errorf("run %s (%s): status %q, error %q", r.id, r.item, got.Status, got.Error)
+		}
+		keys := rep.keys[r.item]
+		switch {
+		case len(keys) == 0:
+			missing++
+			t.Errorf("run %s: no order placed for %s", r.id, r.item)
+			continue
+		case len(keys) > 1:
+			duplicates += len(keys) - 1
+			t.Errorf("run %s: %d orders placed for %s, keys %v", r.id, len(keys), r.item, keys)
+		}
+		if want := r.id + "/" + callID(r.item); keys[0] != want {
+			t.Errorf("run %s: Idempotency-Key %q, want %q", r.id, keys[0], want)
+		}
+		want := finalAnswer(rep.answers[keys[0]])
+		if got.Result != want {
+			t.Errorf("run %s: result %q, want %q", r.id, got.Result, want)
+		}
+
+		f := r.f
+		l, rp := f.lostOrRepeated()
+		lost, repeated = lost+l, repeated+rp
+		connects, breaks, streamErrs = connects+f.connects, breaks+f.breaks, streamErrs+f.streamErrs
+		if !f.done || f.status != "completed" {
+			t.Errorf("run %s: the client did not see done/completed (done %v, status %q, %d events)", r.id, f.done, f.status, len(f.offsets))
+		}
+		for _, p := range f.problems {
+			t.Errorf("run %s: client: %s", r.id, p)
+		}
+		if l+rp > 0 {
+			t.Errorf("run %s: %d events lost, %d repeated or out of order: %v", r.id, l, rp, f.offsets)
+		}
+		if c := f.content(); c != want {
+			t.Errorf("run %s: the client read the answer %q, want %q", r.id, c, want)
+		}
+		// What the client pieced together is the run's whole log.
+		whole := &follower{api: st.apiURL, runID: r.id, headers: f.headers}
+		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+		whole.follow(wctx)
+		wcancel()
+		if !whole.done || !slices.Equal(whole.offsets, f.offsets) {
+			t.Errorf("run %s: the client saw offsets %v, the whole log has %v", r.id, f.offsets, whole.offsets)
+		}
+		slowest = max(slowest, r.ended.Sub(r.started))
+	}
+	for item, keys := range rep.keys {
+		if !slices.ContainsFunc(runs, func(r *chaosRun) bool { return r.item == item }) {
+			t.Errorf("an order for %s, which no run asked for (keys %v)", item, keys)
+		}
+	}
+	took := time.Since(began).Round(time.Second)
+	t.Logf("setup %v, chaos over after %v, slowest run %v; %d shop requests, %d model requests; %d connections, %d stream breaks, %d stream_error frames",
+		setup.Round(100*time.Millisecond), chaosDone.Round(100*time.Millisecond), slowest.Round(100*time.Millisecond),
+		rep.requests, len(model.Requests()), connects, breaks, streamErrs)
+	t.Logf("chaos: %d/%d complete, %d duplicate effects (%d retried requests), %d lost or repeated events, %d worker kills (%d mid tool call), 1 server restart (%s), %d API restart, took %v",
+		completed, sc.runs, duplicates, rep.retried, lost+repeated, kills, midCall, restart.how, apiRestarts, took)
+	if missing > 0 {
+		t.Errorf("%d runs placed no order", missing)
+	}
+}
+
+// createRun starts a run ordering item and returns its id.
+func createRun(t *testing.T, api, item string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"agent": "clerk", "input": inputPrefix + item})
+	req, _ := http.NewRequest("POST", api+"/v1/runs", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OpenWebUI-User-Id", user)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /v1/runs: %v", err)
+	}
+	defer resp.Body.Close()
+	var created struct {
+		ID string `json:"id"`
+	}
+	if resp.StatusCode != http.StatusAccepted || json.NewDecoder(resp.Body).Decode(&created) != nil || created.ID == "" {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /v1/runs = %d %s", resp.StatusCode, b)
+	}
+	return created.ID
+}
+
+// runInfo is the part of GET /v1/runs/{id} the test checks.
+type runInfo struct {
+	Status string `json:"status"`
+	Result string `json:"result"`
+	Error  string `json:"error"`
+}
+
+// getRun reads a run, retrying while the API answers 503.
+func getRun(ctx context.Context, api, id string) (runInfo, error) {
+	for {
+		req, _ := http.NewRequestWithContext(ctx, "GET", api+"/v1/runs/"+id, nil)
+		req.Header.Set("X-OpenWebUI-User-Id", user)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return runInfo{}, fmt.Errorf("GET run: %w", err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			var r runInfo
+			if err := json.Unmarshal(b, &r); err != nil {
+				return runInfo{}, fmt.Errorf("GET run: %w", err)
+			}
+			return r, nil
+		case http.StatusServiceUnavailable:
+			select {
+			case <-ctx.Done():
+				return runInfo{}, fmt.Errorf("GET run: %d %s", resp.StatusCode, b)
+			case <-time.After(200 * time.Millisecond):
+			}
+		default:
+			return runInfo{}, fmt.Errorf("GET run: %d %s", resp.StatusCode, b)
+		}
+	}
+}
+
+// waitPollers waits until every worker process polls the task queue of the
+// (new) server: a worker that does not reconnect by itself fails here.
+func waitPollers(ctx context.Context, tc client.Client, st *stack) error {
+	var want []string
+	for i := range workers {
+		want = append(want, strconv.Itoa(st.worker(i).cmd.Process.Pid)+"@")
+	}
+	since := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		seen := map[string]bool{}
+		for p := range 4 {
+			name := queue
+			if p > 0 {
+				name = fmt.Sprintf("/_sys/%s/%d", queue, p)
+			}
+			for _, typ := range []enums.TaskQueueType{enums.TASK_QUEUE_TYPE_WORKFLOW, enums.TASK_QUEUE_TYPE_ACTIVITY} {
+				resp, err := tc.DescribeTaskQueue(ctx, name, typ)
+				if err != nil {
+					continue
+				}
+				for _, pi := range resp.GetPollers() {
+					for _, w := range want {
+						if strings.HasPrefix(pi.GetIdentity(), w) {
+							seen[w+typ.String()] = true
+						}
+					}
+				}
+			}
+		}
+		if len(seen) == 2*len(want) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("workers %v not all polling %v after the server restart (seen %v)", want, time.Since(since).Round(time.Second), seen)
+		case <-tick.C:
+		}
+	}
+}
+
+// quiet is a Temporal SDK logger that says nothing.
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}

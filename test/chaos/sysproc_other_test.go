@@ -1,0 +1,11 @@
+//go:build unix && !linux
+
+package chaos
+
+import "syscall"
+
+// sysProcAttr puts a child in its own process group, so the test kills it
+// with everything it started.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

@@ -43,10 +43,13 @@ func Options(stopTimeout time.Duration) sdkworker.Options {
 	}
 }
 
+// DrainTimeout is how long a stopping worker lets running calls finish.
+const DrainTimeout = 30 * time.Second
+
 // New builds a worker on taskQueue with Longhaul's workflows and activities
-// registered. It drains in-flight activities for up to stopTimeout on Stop.
+// registered. It drains in-flight activities for up to DrainTimeout on Stop.
 func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(c, taskQueue, Options(30*time.Second))
+	w := sdkworker.New(c, taskQueue, Options(DrainTimeout))
 	Register(w, acts)
 	return w
 }

@@ -73,6 +73,29 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	log := newLogger(stderr, cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal stops gracefully (a worker lets running calls finish
+	// for up to worker.DrainTimeout); a second one stops at once.
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	returned := make(chan struct{})
+	defer close(returned)
+	go func() {
+		select {
+		case <-again: // the signal that ends ctx
+		case <-returned:
+			return
+		}
+		if args[0] == "dev" || args[0] == "worker" {
+			log.Info("stopping: running model and tool calls get " + worker.DrainTimeout.String() + " to finish; signal again to stop at once (runs in flight stay in Temporal)")
+		}
+		select {
+		case <-again:
+			log.Warn("stopping at once: runs in flight resume when a worker is back")
+			os.Exit(1)
+		case <-returned:
+		}
+	}()
 	run := map[string]func(context.Context, config.Config, *slog.Logger, io.Writer) error{
 		"dev": runDev, "server": runServer, "worker": runWorker, "api": runAPI,
 	}[args[0]]

@@ -44,7 +44,7 @@ type Config struct {
 
 	SkillsDir   string   `envconfig:"SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
 	APIKeys     []string `envconfig:"API_KEYS" desc:"comma-separated bearer keys for /v1; empty = no auth (dev only)"`
-	DatabaseURL string   `envconfig:"DATABASE_URL" desc:"store of big tool outputs (claim checks), conversations and memory: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+	DatabaseURL string   `envconfig:"DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
 
 	SearchURL       string        `envconfig:"SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
 	MCPConfig       string        `envconfig:"MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +127,35 @@ func TestPortTakenFailsClearly(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%s is not free", l.Addr()); !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not say %q", err, want)
+	}
+}
+
+func TestFreePortIsOutsideTheEphemeralRange(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Skip("no ephemeral port range to compare with:", err)
+	}
+	var lo, hi int
+	if _, err := fmt.Sscan(string(b), &lo, &hi); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for range 20 {
+		port, err := devserver.FreePort("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if port >= lo && port <= hi {
+			t.Fatalf("port %d is in the ephemeral range %d-%d", port, lo, hi)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Fatalf("port %d is not free: %v", port, err)
+		}
+		l.Close()
+		seen[port] = true
+	}
+	if len(seen) < 10 {
+		t.Errorf("20 picks gave only %d ports: %v", len(seen), seen)
 	}
 }

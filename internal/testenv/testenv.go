@@ -257,15 +257,16 @@ func (e *Env) StopWorker() {
 	}
 }
 
-// FreeAddr returns a free loopback host:port.
+// FreeAddr returns a free loopback host:port for a server to bind a moment
+// later: one outside the kernel's ephemeral range (devserver.FreePort), so
+// an outgoing connection or another test's port 0 does not take it first.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := devserver.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 type quiet struct{}

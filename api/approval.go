@@ -233,28 +233,6 @@ func (s *Server) lastOffset(ctx context.Context, id string) (int64, error) {
 	return page.Last, nil
 }
 
-// deliver hands a person's input to run id through the input update and
-// waits until the run took it. A run that waits for nothing turns it away
-// (a 409 error, see inputError).
-func (s *Server) deliver(ctx context.Context, id string, in workflows.InputRequest) (workflows.InputResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, inputTimeout)
-	defer cancel()
-	var res workflows.InputResult
-	h, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   id,
-		UpdateName:   workflows.UpdateInput,
-		Args:         []any{in},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(ctx, &res)
-	}
-	if err != nil {
-		return res, inputError(id, err)
-	}
-	return res, nil
-}
-
 // pickUp reads run's log through f up to offset before, the log's end when
 // a person's input reached the run, and returns the offset after which the
 // response goes on: that of the last approval_required up to before, where

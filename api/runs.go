@@ -698,22 +698,33 @@ func (s *Server) runInput(c *fiber.Ctx) error {
 	if finished(st.Status) {
 		return errConflict(fmt.Sprintf("run %s has finished (%s); it waits for no input", id, st.Status))
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), inputTimeout)
+	res, err := s.deliver(c.UserContext(), id, in.request())
+	if err != nil {
+		return err
+	}
+	return c.JSON(res)
+}
+
+// deliver hands a person's input to run id through the input update and
+// waits until the run took it. A run that waits for nothing turns it away
+// (a 409 error, see inputError).
+func (s *Server) deliver(ctx context.Context, id string, in workflows.InputRequest) (workflows.InputResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, inputTimeout)
 	defer cancel()
+	var res workflows.InputResult
 	h, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   id,
 		UpdateName:   workflows.UpdateInput,
-		Args:         []any{in.request()},
+		Args:         []any{in},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	var res workflows.InputResult
 	if err == nil {
 		err = h.Get(ctx, &res)
 	}
 	if err != nil {
-		return inputError(id, err)
+		return res, inputError(id, err)
 	}
-	return c.JSON(res)
+	return res, nil
 }
 
 // inputError translates a failed input update. The workflow's validator

@@ -71,18 +71,19 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGINT or SIGTERM stops gracefully (a worker lets running
+	// calls finish for up to worker.DrainTimeout); a second stops at once.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	// The first signal stops gracefully (a worker lets running calls finish
-	// for up to worker.DrainTimeout); a second one stops at once.
-	again := make(chan os.Signal, 1)
-	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(again)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	returned := make(chan struct{})
 	defer close(returned)
 	go func() {
 		select {
-		case <-again: // the signal that ends ctx
+		case <-sigs:
+			stop()
 		case <-returned:
 			return
 		}
@@ -90,7 +91,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			log.Info("stopping: running model and tool calls get " + worker.DrainTimeout.String() + " to finish; signal again to stop at once (runs in flight stay in Temporal)")
 		}
 		select {
-		case <-again:
+		case <-sigs:
 			log.Warn("stopping at once: runs in flight resume when a worker is back")
 			os.Exit(1)
 		case <-returned:

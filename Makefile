@@ -25,13 +25,16 @@ test: test-deps
 # printing its figures: 50 runs through `longhaul server`, two workers and
 # the API as processes, while workers are killed with SIGKILL and the server
 # and the API restart. make test runs it too (with -race).
-chaos: build
+chaos: build test-deps
 	LONGHAUL_CHAOS_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 20m -run '^TestChaos$$' ./test/chaos/
 
 # The reference MCP servers internal/mcp tests against, pinned by
-# test/mcp/package-lock.json; installed again only when the lock file is newer.
+# test/mcp/package-lock.json and installed again only when the lock file is
+# newer; and Debian's nats-server, the external NATS of test/streaming and
+# test/chaos.
 .PHONY: test-deps
 test-deps: test/mcp/node_modules
+	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
 
 test/mcp/node_modules: test/mcp/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }

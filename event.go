@@ -21,7 +21,10 @@ const (
 	EventSkillActivity EventType = "skill_activity"
 	EventContent       EventType = "content"
 	EventContentReset  EventType = "content_reset"
-	EventUsage         EventType = "usage"
+	// EventContentDelta is ephemeral: a piece of a running model call's
+	// text, in the runs API's stream only (never in the durable log).
+	EventContentDelta EventType = "content_delta"
+	EventUsage        EventType = "usage"
 	// EventApprovalRequired: the run waits for a person to approve a tool
 	// call (POST /v1/runs/{id}/input, or the chat's next message).
 	EventApprovalRequired EventType = "approval_required"
@@ -55,16 +58,23 @@ func NewEvent(t EventType, at time.Time, payload any) Event {
 	return e
 }
 
-// ContentData is the payload of content: a piece of the answer's text.
-// Source tells which model call produced it (its call id) so a reset can name
-// what it discards.
+// ContentData is the payload of content: the whole text of a finished model
+// call (Call names it), durable in the run's log. While the call runs, its
+// text streams as ephemeral deltas (Delta); Attempt names the attempt whose
+// text this is, so a subscriber that showed another attempt's deltas knows to
+// replace them.
 type ContentData struct {
-	Text string `json:"text"`
-	Call string `json:"call,omitempty"`
+	Text    string `json:"text"`
+	Call    string `json:"call,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+	// Cancelled marks the partial text of a call the run's cancellation
+	// stopped.
+	Cancelled bool `json:"cancelled,omitempty"`
 }
 
-// ContentResetData is the payload of content_reset: the partial text of the
-// named call's failed attempt is void.
+// ContentResetData is the payload of content_reset, an ephemeral event of
+// the runs API's stream: the partial text of the named call's failed attempt
+// is void, and the retried attempt's text follows from its start.
 type ContentResetData struct {
 	Call    string `json:"call,omitempty"`
 	Attempt int    `json:"attempt"`
@@ -134,15 +144,42 @@ type DoneData struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 }
 
-// PublishSignal is the name of the signal that carries an EventBatch from an
-// activity to its workflow's event log.
-const PublishSignal = "publish"
+// DeltaKind names what a Delta carries.
+type DeltaKind string
 
-// EventBatch carries events from an activity to a workflow's log. Seq
-// increases by one per batch of a publisher, so a batch delivered twice is
-// appended once.
-type EventBatch struct {
-	Publisher string  `json:"publisher"`
-	Seq       int64   `json:"seq"`
-	Events    []Event `json:"events"`
+// The kinds of ephemeral deltas.
+const (
+	// DeltaContent is a piece of a running model call's answer text.
+	DeltaContent DeltaKind = "content"
+	// DeltaToolStatus is a running tool call's progress.
+	DeltaToolStatus DeltaKind = "tool_status"
+)
+
+// Delta is an ephemeral piece of a running call's output: the text of a
+// model call as it streams, or a tool call's progress. Deltas travel from
+// the activity to the API over NATS and never enter workflow history; the
+// finished call's whole text is a durable content event, so a lost delta
+// costs liveness, never text.
+type Delta struct {
+	Kind DeltaKind `json:"kind"`
+	// Call names the model call (ModelRequest.Call) and Attempt its
+	// activity attempt: a higher attempt's text replaces a lower one's.
+	Call    string `json:"call,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+	// After is the offset of the last durable event the run had when the
+	// call started: the delta belongs after it.
+	After int64 `json:"after"`
+	// From is the byte position of Text in the call's text.
+	From   int             `json:"from,omitempty"`
+	Text   string          `json:"text,omitempty"`
+	Status *ToolStatusData `json:"status,omitempty"`
+}
+
+// CallText is the text a running model call has produced so far: what a
+// subscriber that joins late (or missed deltas) asks the call for.
+type CallText struct {
+	Call    string `json:"call"`
+	Attempt int    `json:"attempt"`
+	After   int64  `json:"after"`
+	Text    string `json:"text"`
 }

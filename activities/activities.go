@@ -1,5 +1,6 @@
-// Package activities holds every side effect of a Longhaul run: model calls,
-// tool calls and the publishing of progress events. Each is a method on
+// Package activities holds every side effect of a Longhaul run: model calls
+// (whose text streams to the API over NATS while it arrives), tool calls and
+// the store's claim checks. Each is a method on
 // Activities, which holds the dependencies (model client, tool registry,
 // agent catalog, Temporal client) and is registered once per worker. Retrying
 // is Temporal's job: nothing here retries on its own; errors are classified
@@ -14,16 +15,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 )
-
-// signaler delivers a signal to a workflow; client.Client is one.
-type signaler interface {
-	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
-}
 
 // Activities are Longhaul's activities. Workflows reference them through a
 // nil pointer: var a *Activities.
@@ -32,12 +29,11 @@ type Activities struct {
 	defaultModel string
 	catalog      *skills.Catalog
 	tools        *tools.Registry
-	signals      signaler
 	log          *slog.Logger
 
-	// FlushInterval is how often streamed events are sent to the workflow
-	// after the first one, which is sent at once.
-	FlushInterval time.Duration
+	// Bus carries the ephemeral deltas of running calls (streamed text,
+	// tool progress) to the API; nil streams nothing live.
+	Bus *natsbus.Bus
 	// HeartbeatInterval is how often a running call heartbeats.
 	HeartbeatInterval time.Duration
 	// MaxToolOutput caps the characters of a tool result given to the model.
@@ -59,7 +55,7 @@ type LLMConfig struct {
 }
 
 // New builds the activities.
-func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, signals signaler, log *slog.Logger) *Activities {
+func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, log *slog.Logger) *Activities {
 	cfg := openai.DefaultConfig(llm.APIKey)
 	cfg.BaseURL = llm.BaseURL
 	if llm.HTTPClient != nil {
@@ -73,9 +69,7 @@ func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, signa
 		defaultModel:      llm.Model,
 		catalog:           catalog,
 		tools:             registry,
-		signals:           signals,
 		log:               log,
-		FlushInterval:     100 * time.Millisecond,
 		HeartbeatInterval: 2 * time.Second,
 		MaxToolOutput:     16000,
 	}

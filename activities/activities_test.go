@@ -24,7 +24,7 @@ func TestResolveAgent(t *testing.T) {
 		t.Fatalf("NewRegistry: %v", err)
 	}
 	acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1", Model: "default-model"},
-		catalog, reg, newRecorder(), slog.New(slog.DiscardHandler))
+		catalog, reg, slog.New(slog.DiscardHandler))
 	env := quietSuite().NewTestActivityEnvironment()
 	env.RegisterActivity(acts)
 

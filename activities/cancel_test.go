@@ -12,6 +12,7 @@ package activities_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,74 +29,79 @@ const promptly = 10 * time.Second
 
 func TestActivitiesStopWhenCancelledOrTimedOut(t *testing.T) {
 	// model scripts reply; the call is under way once the model got the
-	// request and, when streaming, once the first text was published.
-	model := func(reply llmtest.Reply, streaming bool) func(*fixture) (any, any, func(context.Context) error) {
-		return func(f *fixture) (any, any, func(context.Context) error) {
+	// request and, when streaming, once the text before the stall was
+	// published. A cancelled call returns the text it had.
+	model := func(reply llmtest.Reply, before string) setupFunc {
+		return func(t *testing.T, f *fixture, fl *follower) (any, any, func(), *string) {
 			f.srv.Enqueue(reply)
 			req := activities.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Publish: true}
-			return f.acts.ChatCompletion, req, func(ctx context.Context) error {
-				if err := f.srv.WaitRequests(ctx, 1); err != nil || !streaming {
-					return err
+			return f.acts.ChatCompletion, req, func() {
+				ctx, stop := context.WithTimeout(context.Background(), promptly)
+				defer stop()
+				if err := f.srv.WaitRequests(ctx, 1); err != nil {
+					t.Errorf("the call did not start: %v", err)
 				}
-				select {
-				case <-f.rec.calls:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
+				if before != "" {
+					fl.waitText(t, before)
 				}
-			}
+			}, &before
 		}
 	}
-	blockedTool := func(f *fixture) (any, any, func(context.Context) error) {
-		started := make(chan struct{})
+	blockedTool := func(t *testing.T, f *fixture, fl *follower) (any, any, func(), *string) {
 		f.probe.progress = []string{"started"}
 		f.probe.block = make(chan struct{})
-		go func() {
-			// The tool's first progress event is published at once.
-			<-f.rec.calls
-			close(started)
-		}()
 		req := activities.ToolRequest{Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"}}
-		return f.acts.CallTool, req, func(ctx context.Context) error {
-			select {
-			case <-started:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+		return f.acts.CallTool, req, func() {
+			// The tool's progress is published at once.
+			fl.waitFor(t, "tool_status delta", func(ds []longhaul.Delta) bool {
+				return slices.ContainsFunc(ds, func(d longhaul.Delta) bool { return d.Kind == longhaul.DeltaToolStatus })
+			})
+		}, nil
 	}
 
 	calls := []struct {
 		name  string
-		setup func(*fixture) (fn any, req any, running func(context.Context) error)
+		setup setupFunc
 	}{
-		{name: "model never answers", setup: model(llmtest.Hang(), false)},
-		{name: "model stalls mid-stream", setup: model(llmtest.Text("one two three four").With(llmtest.StallAfter(2)), true)},
+		{name: "model never answers", setup: model(llmtest.Hang(), "")},
+		{name: "model stalls mid-stream", setup: model(llmtest.Text("one two three four").With(llmtest.StallAfter(2)), "one two")},
 		{name: "tool blocks", setup: blockedTool},
 	}
 	for _, c := range calls {
 		t.Run(c.name+"/cancelled", func(t *testing.T) {
 			f := newFixture(t, nil, nil)
-			fn, req, running := c.setup(f)
+			fl := f.followTestEnv(t)
+			fn, req, running, partial := c.setup(t, f, fl)
 			bg, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			err := runUntil(t, f, bg, fn, req, func() {
-				ctx, stop := context.WithTimeout(context.Background(), promptly)
-				defer stop()
-				if err := running(ctx); err != nil {
-					t.Errorf("the call did not start: %v", err)
-				}
+				running()
 				cancel(temporal.NewCanceledError())
 			})
 			var canceled *temporal.CanceledError
 			if !errors.As(err, &canceled) {
-				t.Errorf("err = %v (%T), want a *temporal.CanceledError", err, err)
+				t.Fatalf("err = %v (%T), want a *temporal.CanceledError", err, err)
 			}
+			if partial == nil {
+				return
+			}
+			if !canceled.HasDetails() {
+				t.Fatal("the cancellation carries no details, want the partial response")
+			}
+			var got activities.ModelResponse
+			if err := canceled.Details(&got); err != nil {
+				t.Fatalf("decode the cancellation's details: %v", err)
+			}
+			diff(t, "partial response", activities.ModelResponse{
+				Message: longhaul.Message{Role: longhaul.RoleAssistant, Content: *partial},
+				Model:   "llmtest",
+				Attempt: 1,
+			}, got)
 		})
 		t.Run(c.name+"/timed out", func(t *testing.T) {
 			f := newFixture(t, nil, nil)
-			fn, req, _ := c.setup(f)
+			fl := f.followTestEnv(t)
+			fn, req, _, _ := c.setup(t, f, fl)
 			bg, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			err := runUntil(t, f, bg, fn, req, func() {})
@@ -105,6 +111,19 @@ func TestActivitiesStopWhenCancelledOrTimedOut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// setupFunc scripts a call that will not finish on its own: it returns the
+// activity and its request, a function that returns once the call is under
+// way, and for a model call the text the call has when it is stopped.
+type setupFunc func(t *testing.T, f *fixture, fl *follower) (fn any, req any, running func(), partial *string)
+
+// followTestEnv follows the run every test activity environment runs its
+// activities in.
+func (f *fixture) followTestEnv(t *testing.T) *follower {
+	t.Helper()
+	wfID, _ := envWorkflow(t, f.activityEnv())
+	return f.follow(t, wfID)
 }
 
 // runUntil runs fn(req) in a test activity environment whose activity

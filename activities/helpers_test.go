@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,8 +18,10 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/nats-io/nats.go"
 	"go.temporal.io/sdk/activity"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -29,71 +33,136 @@ var fixedNow = time.Date(2025, time.March, 14, 15, 9, 26, 0, time.UTC)
 
 func fixedClock() time.Time { return fixedNow }
 
-// sentSignal is one SignalWorkflow call as the recorder saw it. The batch has
-// been through JSON, as a real client's data converter would send it.
-type sentSignal struct {
-	WorkflowID string
-	RunID      string
-	Name       string
-	Batch      longhaul.EventBatch
+// testNamespace is the Temporal namespace the test buses' subjects are under.
+const testNamespace = "default"
+
+// barrierKind marks the deltas a test publishes itself to learn that every
+// delta the activities published before it has reached a follower: NATS
+// delivers one connection's messages to a subscriber in the order they were
+// published.
+const barrierKind longhaul.DeltaKind = "test_barrier"
+
+// follower records the deltas of one run as a second NATS connection, an
+// API process say, sees them.
+type follower struct {
+	run   string
+	pub   *natsbus.Bus // the bus the activities publish on
+	subj  natsbus.Subjects
+	poke  chan struct{}
+	nbars atomic.Int64
+
+	mu     sync.Mutex
+	deltas []longhaul.Delta
 }
 
-// recorder is the signaler the activities publish through: it records every
-// signal, can be told to fail, and reports each call on a channel.
-type recorder struct {
-	mu      sync.Mutex
-	signals []sentSignal
-	fail    error
-	calls   chan struct{}
-}
-
-var _ interface {
-	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
-} = (*recorder)(nil)
-
-func newRecorder() *recorder { return &recorder{calls: make(chan struct{}, 1024)} }
-
-func (r *recorder) SignalWorkflow(_ context.Context, workflowID, runID, signalName string, arg any) error {
-	b, err := json.Marshal(arg)
+// follow starts recording the deltas of run. The subscription is in place
+// when it returns, so a call started afterwards is seen from its first delta.
+func (f *fixture) follow(t *testing.T, run string) *follower {
+	t.Helper()
+	fl := &follower{run: run, pub: f.acts.Bus, subj: f.subj, poke: make(chan struct{}, 1)}
+	stop, err := f.watcher.Follow(run, func(d longhaul.Delta) {
+		fl.mu.Lock()
+		fl.deltas = append(fl.deltas, d)
+		fl.mu.Unlock()
+		select {
+		case fl.poke <- struct{}{}:
+		default:
+		}
+	})
 	if err != nil {
-		return fmt.Errorf("recorder: encode signal argument: %w", err)
+		t.Fatalf("Follow(%q): %v", run, err)
 	}
-	var batch longhaul.EventBatch
-	if err := json.Unmarshal(b, &batch); err != nil {
-		return fmt.Errorf("recorder: signal argument is not an event batch: %w", err)
+	t.Cleanup(stop)
+	// The server knows the subscription once it answered a ping sent after it.
+	if err := f.watcher.Conn().Flush(); err != nil {
+		t.Fatalf("flush the following connection: %v", err)
 	}
-	r.mu.Lock()
-	r.signals = append(r.signals, sentSignal{WorkflowID: workflowID, RunID: runID, Name: signalName, Batch: batch})
-	fail := r.fail
-	r.mu.Unlock()
-	select {
-	case r.calls <- struct{}{}:
-	default:
-	}
-	return fail
+	return fl
 }
 
-// setFail makes every later signal fail with err.
-func (r *recorder) setFail(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.fail = err
-}
-
-// sent returns the signals received so far, in order.
-func (r *recorder) sent() []sentSignal {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]sentSignal(nil), r.signals...)
-}
-
-// batches returns the batches received so far, in order.
-func (r *recorder) batches() []longhaul.EventBatch {
-	var out []longhaul.EventBatch
-	for _, s := range r.sent() {
-		out = append(out, s.Batch)
+// waitFor waits until cond holds for the deltas received so far (barriers
+// included) and returns them; it fails the test if that takes too long.
+func (fl *follower) waitFor(t *testing.T, what string, cond func([]longhaul.Delta) bool) []longhaul.Delta {
+	t.Helper()
+	timeout := time.NewTimer(promptly)
+	defer timeout.Stop()
+	for {
+		fl.mu.Lock()
+		got := slices.Clone(fl.deltas)
+		fl.mu.Unlock()
+		if cond(got) {
+			return got
+		}
+		select {
+		case <-fl.poke:
+		case <-timeout.C:
+			t.Fatalf("no %s within %v; deltas so far: %+v", what, promptly, got)
+			return nil
+		}
 	}
-	return out
+}
+
+// waitText waits until the content deltas received so far spell want (or
+// more) and returns them.
+func (fl *follower) waitText(t *testing.T, want string) []longhaul.Delta {
+	t.Helper()
+	return fl.waitFor(t, fmt.Sprintf("content deltas spelling %q", want), func(ds []longhaul.Delta) bool {
+		return strings.HasPrefix(textOf(ds), want)
+	})
+}
+
+// drain returns every delta the activities published for the run before
+// it was called, barriers left out: it publishes a barrier on the
+// activities' own connection and waits for it to come round.
+func (fl *follower) drain(t *testing.T) []longhaul.Delta {
+	t.Helper()
+	id := strconv.FormatInt(fl.nbars.Add(1), 10)
+	data, err := json.Marshal(longhaul.Delta{Kind: barrierKind, Text: id})
+	if err != nil {
+		t.Fatalf("encode barrier: %v", err)
+	}
+	if err := fl.pub.Conn().Publish(fl.subj.Tool(fl.run), data); err != nil {
+		t.Fatalf("publish barrier: %v", err)
+	}
+	got := fl.waitFor(t, "barrier "+id, func(ds []longhaul.Delta) bool {
+		return slices.ContainsFunc(ds, func(d longhaul.Delta) bool { return d.Kind == barrierKind && d.Text == id })
+	})
+	return slices.DeleteFunc(got, func(d longhaul.Delta) bool { return d.Kind == barrierKind })
+}
+
+// textOf concatenates the text of the content deltas of ds.
+func textOf(ds []longhaul.Delta) string {
+	var sb strings.Builder
+	for _, d := range ds {
+		if d.Kind == longhaul.DeltaContent {
+			sb.WriteString(d.Text)
+		}
+	}
+	return sb.String()
+}
+
+// checkContent checks that ds are the content deltas of one attempt of a
+// model call, numbered as call, attempt and after, whose From positions
+// follow on from each other from 0, and that they spell text.
+func checkContent(t *testing.T, ds []longhaul.Delta, call string, attempt int, after int64, text string) {
+	t.Helper()
+	from := 0
+	for i, d := range ds {
+		if d.Kind != longhaul.DeltaContent || d.Call != call || d.Attempt != attempt || d.After != after {
+			t.Errorf("delta %d = {Kind:%s Call:%s Attempt:%d After:%d}, want {Kind:%s Call:%s Attempt:%d After:%d}",
+				i, d.Kind, d.Call, d.Attempt, d.After, longhaul.DeltaContent, call, attempt, after)
+		}
+		if d.Text == "" {
+			t.Errorf("delta %d carries no text", i)
+		}
+		if d.From != from {
+			t.Errorf("delta %d: From = %d, want %d (where the delta before it ended)", i, d.From, from)
+		}
+		from = d.From + len(d.Text)
+	}
+	if got := textOf(ds); got != text {
+		t.Errorf("the deltas spell %q, want %q", got, text)
+	}
 }
 
 // probe is a tool for the tests: it counts its calls, records the calls it
@@ -159,20 +228,24 @@ func (p *probe) received() []tools.Call {
 	return append([]tools.Call(nil), p.calls...)
 }
 
-// fixture is everything an activity test needs: the scripted model, the
-// signal recorder, the test tool and the activities wired to them.
+// fixture is everything an activity test needs: the scripted model, an
+// embedded NATS server, the test tool and the activities wired to them.
 type fixture struct {
-	srv     *llmtest.Server
-	rec     *recorder
+	srv  *llmtest.Server
+	nats *natsbus.Server
+	subj natsbus.Subjects
+	// watcher is a bus on a connection of its own, as an API process has:
+	// what follows and snapshots the activities' calls.
+	watcher *natsbus.Bus
 	probe   *probe
 	reg     *tools.Registry
 	catalog *skills.Catalog
 	acts    *activities.Activities
-	logs    *logRecorder
 }
 
 // newFixture builds activities on the built-in catalog, a registry of
-// current_time (at fixedNow) and probe, a fresh llmtest server and recorder.
+// current_time (at fixedNow) and probe, a fresh llmtest server and a fresh
+// in-process NATS server, whose bus the activities publish on.
 // llm, when not nil, adjusts the model configuration.
 func newFixture(t *testing.T, p *probe, llm func(*activities.LLMConfig)) *fixture {
 	t.Helper()
@@ -192,10 +265,29 @@ func newFixture(t *testing.T, p *probe, llm func(*activities.LLMConfig)) *fixtur
 	if llm != nil {
 		llm(&cfg)
 	}
-	rec := newRecorder()
-	logs := &logRecorder{}
-	acts := activities.New(cfg, catalog, reg, rec, slog.New(logs))
-	return &fixture{srv: srv, rec: rec, probe: p, reg: reg, catalog: catalog, acts: acts, logs: logs}
+	ns, err := natsbus.StartServer("")
+	if err != nil {
+		t.Fatalf("StartServer: %v", err)
+	}
+	t.Cleanup(ns.Shutdown)
+	subj := natsbus.NewSubjects("", testNamespace)
+	quiet := slog.New(slog.DiscardHandler)
+	acts := activities.New(cfg, catalog, reg, quiet)
+	acts.Bus = natsbus.New(connect(t, ns), subj, quiet)
+	watcher := natsbus.New(connect(t, ns), subj, quiet)
+	return &fixture{srv: srv, nats: ns, subj: subj, watcher: watcher, probe: p, reg: reg, catalog: catalog, acts: acts}
+}
+
+// connect opens a connection to the in-process NATS server ns, closed when
+// the test ends.
+func connect(t *testing.T, ns *natsbus.Server) *nats.Conn {
+	t.Helper()
+	nc, err := natsbus.Connect(natsbus.ClientOptions{InProcess: ns}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("natsbus.Connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }
 
 // quietSuite returns a test suite whose Temporal logger discards everything,
@@ -287,89 +379,12 @@ func wantAppError(t *testing.T, err error, typ string, nonRetryable bool, msg st
 	return appErr
 }
 
-// eventsOf returns the events of batches, in order.
-func eventsOf(batches []longhaul.EventBatch) []longhaul.Event {
-	var out []longhaul.Event
-	for _, b := range batches {
-		out = append(out, b.Events...)
-	}
-	return out
-}
-
-// contentText concatenates the text of the content events of call.
-func contentText(t *testing.T, events []longhaul.Event, call string) string {
-	t.Helper()
-	var sb strings.Builder
-	for _, e := range events {
-		if e.Type != longhaul.EventContent {
-			continue
-		}
-		var d longhaul.ContentData
-		if err := e.Decode(&d); err != nil {
-			t.Fatalf("decode content event %s: %v", e.Data, err)
-		}
-		if d.Call != call {
-			t.Errorf("content event names call %q, want %q", d.Call, call)
-		}
-		sb.WriteString(d.Text)
-	}
-	return sb.String()
-}
-
-// checkSeqs checks that every publisher numbers its batches 1, 2, 3… in the
-// order they were delivered.
-func checkSeqs(t *testing.T, batches []longhaul.EventBatch) {
-	t.Helper()
-	last := map[string]int64{}
-	for _, b := range batches {
-		if b.Publisher == "" {
-			t.Errorf("batch %d has no publisher", b.Seq)
-		}
-		if want := last[b.Publisher] + 1; b.Seq != want {
-			t.Errorf("publisher %q: batch seq = %d, want %d", b.Publisher, b.Seq, want)
-		}
-		last[b.Publisher] = b.Seq
-		if len(b.Events) == 0 {
-			t.Errorf("publisher %q: batch %d is empty", b.Publisher, b.Seq)
-		}
-	}
-}
-
 // diff fails the test with a (-want +got) diff when want and got differ.
 func diff(t *testing.T, what string, want, got any, opts ...cmp.Option) {
 	t.Helper()
 	if d := cmp.Diff(want, got, opts...); d != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", what, d)
 	}
-}
-
-// logRecorder is a slog handler that keeps the records it handles.
-type logRecorder struct {
-	mu      sync.Mutex
-	records []slog.Record
-}
-
-func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.records = append(h.records, r.Clone())
-	return nil
-}
-func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *logRecorder) WithGroup(string) slog.Handler      { return h }
-
-// warnings returns the messages of the warnings logged so far.
-func (h *logRecorder) warnings() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, r := range h.records {
-		if r.Level == slog.LevelWarn {
-			out = append(out, r.Message)
-		}
-	}
-	return out
 }
 
 // userMessage is a one-message conversation.

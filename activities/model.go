@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -48,9 +49,12 @@ type ModelRequest struct {
 	// Instructions are added to the system prompt: a plan step's task and
 	// what earlier steps found.
 	Instructions string `json:"instructions,omitempty"`
-	// Publish streams the answer's text to the run's event log as content
-	// events while it arrives.
+	// Publish streams the answer's text to the API as ephemeral deltas
+	// (over NATS) while it arrives.
 	Publish bool `json:"publish,omitempty"`
+	// After is the offset of the run's last durable event when the call
+	// was scheduled: its deltas belong after it.
+	After int64 `json:"after,omitempty"`
 	// ConvRef, when set, is the stored start of the conversation (a claim
 	// check): the call reads it from the blob store and Messages follow it.
 	ConvRef string `json:"conv_ref,omitempty"`
@@ -72,11 +76,15 @@ type ModelResponse struct {
 	// ConvRef is the stored conversation including this answer, when the
 	// request asked for Store and the worker has a store.
 	ConvRef string `json:"conv_ref,omitempty"`
+	// Attempt is the activity attempt that produced the answer.
+	Attempt int `json:"attempt,omitempty"`
 }
 
-// ChatCompletion calls the model with streaming on, publishes text deltas as
-// content events (after a content_reset when this is a retry), heartbeats
-// while the answer arrives, and returns the assembled message.
+// ChatCompletion calls the model with streaming on, publishes its text as
+// ephemeral deltas while it arrives (an attempt's deltas name the attempt,
+// so a retry's text replaces a failed attempt's), heartbeats, and returns
+// the assembled message. Cancelled while it streams, it returns the text it
+// had as the cancellation's details.
 func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (ModelResponse, error) {
 	info := activity.GetInfo(ctx)
 	model := req.Model
@@ -113,28 +121,24 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (Mode
 		}
 	}
 
-	var pub *publisher
-	if req.Publish {
-		pub = a.newPublisher(ctx)
-		if info.Attempt > 1 {
-			pub.Publish(ctx, longhaul.NewEvent(longhaul.EventContentReset, time.Now(), longhaul.ContentResetData{
-				Call: req.Call, Attempt: int(info.Attempt), Reason: "retrying the model call",
-			}))
-		}
+	bus := a.Bus
+	if !req.Publish {
+		bus = nil // the text is kept, not published
 	}
+	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, int(info.Attempt), req.After)
+	defer out.Close()
 	stopBeat := a.heartbeat(ctx)
-	resp, err := a.stream(ctx, oreq, req.Call, pub)
-	if pub != nil {
-		// Deliver the last events even when the call was cancelled, and keep
-		// heartbeating while they go.
-		if perr := pub.Close(context.WithoutCancel(ctx)); perr != nil {
-			a.log.Warn("model call events not delivered", "call", req.Call, "error", perr)
-		}
-	}
+	resp, err := a.stream(ctx, oreq, out)
 	stopBeat()
 	if err != nil {
+		if ctx.Err() != nil {
+			partial := ModelResponse{Model: model, Attempt: int(info.Attempt)}
+			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: out.Text()}
+			return ModelResponse{}, temporal.NewCanceledError(partial)
+		}
 		return ModelResponse{}, err
 	}
+	resp.Attempt = int(info.Attempt)
 	if resp.Model == "" {
 		resp.Model = model
 	}
@@ -234,7 +238,9 @@ func (a *Activities) heartbeat(ctx context.Context) func() {
 	return func() { close(done); <-stopped }
 }
 
-func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionRequest, call string, pub *publisher) (ModelResponse, error) {
+// stream reads the model's streamed answer, writing its text to out as it
+// arrives.
+func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionRequest, out *natsbus.CallStream) (ModelResponse, error) {
 	s, err := a.llm.CreateChatCompletionStream(ctx, req)
 	if err != nil {
 		return ModelResponse{}, classifyModelError(ctx, err)
@@ -270,9 +276,7 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 			}
 			if d := ch.Delta.Content; d != "" {
 				content.WriteString(d)
-				if pub != nil {
-					pub.Publish(ctx, longhaul.NewEvent(longhaul.EventContent, time.Now(), longhaul.ContentData{Text: d, Call: call}))
-				}
+				out.Write(d)
 			}
 			for i, tc := range ch.Delta.ToolCalls {
 				idx := i

@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -13,7 +14,9 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
 )
 
 func TestChatCompletionReturnsStreamedText(t *testing.T) {
@@ -21,6 +24,8 @@ func TestChatCompletionReturnsStreamedText(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	f.srv.Enqueue(llmtest.Text(text, llmtest.ChunkSize(3), llmtest.Usage(11, 7)))
 	env := f.activityEnv()
+	wfID, _ := envWorkflow(t, env)
+	fl := f.follow(t, wfID)
 
 	got, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi")})
 	if err != nil {
@@ -31,6 +36,7 @@ func TestChatCompletionReturnsStreamedText(t *testing.T) {
 		FinishReason: "stop",
 		Usage:        longhaul.Usage{PromptTokens: 11, CompletionTokens: 7, TotalTokens: 18},
 		Model:        "llmtest",
+		Attempt:      1,
 	}
 	diff(t, "response", want, got)
 
@@ -45,8 +51,8 @@ func TestChatCompletionReturnsStreamedText(t *testing.T) {
 	if reqs[0].Chat.Model != "llmtest" {
 		t.Errorf("request model = %q, want the default model %q", reqs[0].Chat.Model, "llmtest")
 	}
-	if n := len(f.rec.sent()); n != 0 {
-		t.Errorf("Publish false sent %d signals, want none", n)
+	if ds := fl.drain(t); len(ds) != 0 {
+		t.Errorf("Publish false published %d deltas, want none: %+v", len(ds), ds)
 	}
 }
 
@@ -255,72 +261,135 @@ func TestChatCompletionRefusesUnknownTools(t *testing.T) {
 
 func TestChatCompletionPublishesContent(t *testing.T) {
 	const text = "Durable agents stream their answers while the model writes them."
+	const runes = "Grüße aus Köln — 東京 too."
 	tests := []struct {
 		name  string
-		flush time.Duration
 		reply llmtest.Reply
+		text  string
+		after int64
 	}{
-		{name: "default interval", reply: llmtest.Text(text, llmtest.ChunkSize(4))},
-		{name: "short interval, slow model", flush: time.Millisecond,
+		{name: "one word a delta", reply: llmtest.Text(text), text: text, after: 17},
+		{name: "four runes a delta, slow model", text: text, after: 3,
 			reply: llmtest.Text(text, llmtest.ChunkSize(4), llmtest.ChunkDelay(2*time.Millisecond))},
-		{name: "text before tool calls", reply: llmtest.ToolCalls(llmtest.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}).WithText(text)},
+		// From counts bytes, not runes.
+		{name: "multi-byte runes", reply: llmtest.Text(runes, llmtest.ChunkSize(3)), text: runes, after: 5},
+		{name: "first call of the run", reply: llmtest.Text(text), text: text, after: 0},
+		{name: "text before tool calls", text: text, after: 9,
+			reply: llmtest.ToolCalls(llmtest.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}).WithText(text)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil, nil)
-			if tt.flush > 0 {
-				f.acts.FlushInterval = tt.flush
-			}
 			f.srv.Enqueue(tt.reply)
 			env := f.activityEnv()
-			wfID, runID := envWorkflow(t, env)
+			wfID, _ := envWorkflow(t, env)
+			fl := f.follow(t, wfID)
+			// A subscriber of the exact subject checks the deltas go where
+			// the subjects say.
+			raw, err := f.watcher.Conn().SubscribeSync(f.subj.Call(wfID, "turn-3", 1))
+			if err != nil {
+				t.Fatalf("SubscribeSync: %v", err)
+			}
+			if err := f.watcher.Conn().Flush(); err != nil {
+				t.Fatalf("Flush: %v", err)
+			}
 
-			resp, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-3", Agent: "assistant", Messages: userMessage("hi"), Publish: true})
+			resp, err := chat(t, env, f.acts, activities.ModelRequest{
+				Call: "turn-3", Agent: "assistant", Messages: userMessage("hi"), Publish: true, After: tt.after,
+			})
+			if err != nil {
+				t.Fatalf("ChatCompletion: %v", err)
+			}
+			if resp.Attempt != 1 {
+				t.Errorf("response attempt = %d, want 1", resp.Attempt)
+			}
+			ds := fl.drain(t)
+			if len(ds) == 0 {
+				t.Fatal("no deltas published")
+			}
+			if resp.Message.Content != tt.text {
+				t.Errorf("response content = %q, want %q", resp.Message.Content, tt.text)
+			}
+			checkContent(t, ds, "turn-3", 1, tt.after, tt.text)
+			// The barrier is in: every delta is queued on the raw
+			// subscription of the same connection already.
+			if n, _, err := raw.Pending(); err != nil || n != len(ds) {
+				t.Errorf("subject %s holds %d messages (err %v), want the %d deltas", f.subj.Call(wfID, "turn-3", 1), n, err, len(ds))
+			}
+		})
+	}
+}
+
+func TestChatCompletionKeepsItsTextWithoutNATS(t *testing.T) {
+	const text = "The answer stands even if nobody heard it streamed."
+	tests := []struct {
+		name    string
+		disrupt func(*fixture)
+	}{
+		{name: "no bus", disrupt: func(f *fixture) { f.acts.Bus = nil }},
+		{name: "connection closed", disrupt: func(f *fixture) { f.acts.Bus.Conn().Close() }},
+		{name: "server gone", disrupt: func(f *fixture) { f.nats.Shutdown() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil, nil)
+			tt.disrupt(f)
+			f.srv.Enqueue(llmtest.Text(text, llmtest.ChunkSize(2)))
+			env := f.activityEnv()
+			resp, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true})
 			if err != nil {
 				t.Fatalf("ChatCompletion: %v", err)
 			}
 			if resp.Message.Content != text {
 				t.Errorf("response content = %q, want %q", resp.Message.Content, text)
 			}
-			sent := f.rec.sent()
-			if len(sent) == 0 {
-				t.Fatal("no signals sent")
-			}
-			for _, s := range sent {
-				if s.Name != longhaul.PublishSignal || s.WorkflowID != wfID || s.RunID != runID {
-					t.Errorf("signal %q to %s/%s, want %q to %s/%s", s.Name, s.WorkflowID, s.RunID, longhaul.PublishSignal, wfID, runID)
-				}
-			}
-			batches := f.rec.batches()
-			checkSeqs(t, batches)
-			events := eventsOf(batches)
-			for _, e := range events {
-				if e.Type != longhaul.EventContent {
-					t.Errorf("first attempt published a %s event, want only content", e.Type)
-				}
-			}
-			if got := contentText(t, events, "turn-3"); got != text {
-				t.Errorf("published content = %q, want %q", got, text)
-			}
 		})
 	}
 }
 
-func TestChatCompletionSurvivesUndeliverableEvents(t *testing.T) {
-	const text = "The answer stands even if nobody heard it streamed."
+// TestChatCompletionAnswersSnapshots checks that a running call tells a
+// subscriber that joins late the text it has so far, and stops answering
+// once it has returned.
+func TestChatCompletionAnswersSnapshots(t *testing.T) {
+	const text = "one two three four five"
 	f := newFixture(t, nil, nil)
-	f.rec.setFail(errors.New("workflow is gone"))
-	f.srv.Enqueue(llmtest.Text(text))
+	// The model sends three words and then nothing until the call gives up.
+	f.srv.Enqueue(llmtest.Text(text).With(llmtest.StallAfter(3)))
 	env := f.activityEnv()
-	resp, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true})
-	if err != nil {
-		t.Fatalf("ChatCompletion: %v", err)
+	wfID, _ := envWorkflow(t, env)
+	fl := f.follow(t, wfID)
+
+	ctx, cancel := context.WithTimeout(context.Background(), promptly)
+	defer cancel()
+	if _, err := f.watcher.Snapshot(ctx, wfID); !errors.Is(err, natsbus.ErrNoCall) {
+		t.Fatalf("Snapshot before the call = %v, want ErrNoCall", err)
 	}
-	if resp.Message.Content != text {
-		t.Errorf("response content = %q, want %q", resp.Message.Content, text)
+
+	bg, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	err := runUntil(t, f, bg, f.acts.ChatCompletion, activities.ModelRequest{
+		Call: "turn-5", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 41,
+	}, func() {
+		fl.waitText(t, "one two three")
+		snap, err := f.watcher.Snapshot(ctx, wfID)
+		if err != nil {
+			t.Errorf("Snapshot while the call streams: %v", err)
+		}
+		diff(t, "snapshot", []longhaul.CallText{{Call: "turn-5", Attempt: 1, After: 41, Text: "one two three"}}, snap)
+		stop(temporal.NewCanceledError())
+	})
+	var canceled *temporal.CanceledError
+	if !errors.As(err, &canceled) {
+		t.Fatalf("err = %v (%T), want a *temporal.CanceledError", err, err)
 	}
-	if len(f.logs.warnings()) == 0 {
-		t.Error("no warning logged about the undelivered events")
+
+	// The call's responder is gone once the activities' connection has
+	// told the server so.
+	if err := f.acts.Bus.Conn().Flush(); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	if snap, err := f.watcher.Snapshot(ctx, wfID); !errors.Is(err, natsbus.ErrNoCall) {
+		t.Errorf("Snapshot after the call = %+v, %v; want ErrNoCall", snap, err)
 	}
 }
 
@@ -358,6 +427,7 @@ func TestChatCompletionReassemblesToolCalls(t *testing.T) {
 				FinishReason: "tool_calls",
 				Usage:        longhaul.Usage{PromptTokens: 20, CompletionTokens: 30, TotalTokens: 50},
 				Model:        "llmtest",
+				Attempt:      1,
 				Targets: map[string]string{
 					"call_berlin": "Europe/Berlin",
 					"call_probe":  "a query long enough to arrive in several pieces",
@@ -472,15 +542,13 @@ func TestChatCompletionPublishesTextBeforeACut(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	f.srv.Enqueue(llmtest.Text(text).With(llmtest.CutAfter(3)))
 	env := f.activityEnv()
-	_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true})
+	wfID, _ := envWorkflow(t, env)
+	fl := f.follow(t, wfID)
+	_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 2})
 	wantAppError(t, err, activities.ErrTypeModelUnavailable, false, "")
-	batches := f.rec.batches()
-	checkSeqs(t, batches)
-	// The words that arrived before the cut were streamed; the workflow
-	// learns they are void from the retry's content_reset.
-	if got := contentText(t, eventsOf(batches), "turn-1"); got != "alpha beta gamma" {
-		t.Errorf("published content = %q, want %q", got, "alpha beta gamma")
-	}
+	// The words that arrived before the cut were streamed; subscribers
+	// learn they are void from the retry's deltas, which name attempt 2.
+	checkContent(t, fl.drain(t), "turn-1", 1, 2, "alpha beta gamma")
 }
 
 func TestChatCompletionNamesToolCallTargets(t *testing.T) {

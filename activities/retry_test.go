@@ -8,12 +8,14 @@ package activities_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/nats-io/nats.go"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -51,20 +53,7 @@ func (f *fixture) workflowEnv(t *testing.T, workflowID string) *testsuite.TestWo
 	return env
 }
 
-// byPublisher groups batches by publisher, publishers in order of their
-// first batch.
-func byPublisher(batches []longhaul.EventBatch) (order []string, groups map[string][]longhaul.EventBatch) {
-	groups = map[string][]longhaul.EventBatch{}
-	for _, b := range batches {
-		if _, ok := groups[b.Publisher]; !ok {
-			order = append(order, b.Publisher)
-		}
-		groups[b.Publisher] = append(groups[b.Publisher], b)
-	}
-	return order, groups
-}
-
-func TestChatCompletionRetryResetsContent(t *testing.T) {
+func TestChatCompletionRetryPublishesUnderTheNewAttempt(t *testing.T) {
 	const text = "alpha beta gamma delta epsilon"
 	f := newFixture(t, nil, nil)
 	f.srv.Enqueue(
@@ -72,7 +61,21 @@ func TestChatCompletionRetryResetsContent(t *testing.T) {
 		llmtest.Text(text),
 	)
 	env := f.workflowEnv(t, "run-7")
-	env.ExecuteWorkflow(chatWorkflow, activities.ModelRequest{Call: "turn-4", Agent: "naked", Messages: userMessage("hi"), Publish: true})
+	fl := f.follow(t, "run-7")
+	// Subscribers of each attempt's subject check the deltas go where the
+	// subjects say.
+	var raw [2]*nats.Subscription
+	for i := range raw {
+		sub, err := f.watcher.Conn().SubscribeSync(f.subj.Call("run-7", "turn-4", i+1))
+		if err != nil {
+			t.Fatalf("SubscribeSync: %v", err)
+		}
+		raw[i] = sub
+	}
+	if err := f.watcher.Conn().Flush(); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	env.ExecuteWorkflow(chatWorkflow, activities.ModelRequest{Call: "turn-4", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 30})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}
@@ -86,51 +89,41 @@ func TestChatCompletionRetryResetsContent(t *testing.T) {
 	if resp.Message.Content != text {
 		t.Errorf("content = %q, want %q", resp.Message.Content, text)
 	}
+	if resp.Attempt != 2 {
+		t.Errorf("response attempt = %d, want 2", resp.Attempt)
+	}
 	if n := len(f.srv.Requests()); n != 2 {
 		t.Fatalf("model got %d requests, want 2 (one per attempt)", n)
 	}
-	for _, s := range f.rec.sent() {
-		if s.WorkflowID != "run-7" || s.Name != longhaul.PublishSignal {
-			t.Errorf("signal %q to workflow %q, want %q to %q", s.Name, s.WorkflowID, longhaul.PublishSignal, "run-7")
+
+	// Each attempt's text starts at 0 under its own attempt number, so a
+	// subscriber replaces attempt 1's words with attempt 2's.
+	ds := fl.drain(t)
+	var first, second []longhaul.Delta
+	for _, d := range ds {
+		if d.Attempt == 1 {
+			first = append(first, d)
+		} else {
+			second = append(second, d)
 		}
 	}
-
-	batches := f.rec.batches()
-	checkSeqs(t, batches)
-	pubs, groups := byPublisher(batches)
-	if len(pubs) != 2 {
-		t.Fatalf("got batches from publishers %q, want one per attempt", pubs)
+	if i := slices.IndexFunc(ds, func(d longhaul.Delta) bool { return d.Attempt != 1 }); i != len(first) {
+		t.Errorf("attempt 1's deltas are not all before attempt 2's: %+v", ds)
 	}
-	first, second := eventsOf(groups[pubs[0]]), eventsOf(groups[pubs[1]])
-
-	for _, e := range first {
-		if e.Type == longhaul.EventContentReset {
-			t.Error("attempt 1 published a content_reset")
+	checkContent(t, first, "turn-4", 1, 30, "alpha beta")
+	checkContent(t, second, "turn-4", 2, 30, text)
+	for i, want := range []int{len(first), len(second)} {
+		if n, _, err := raw[i].Pending(); err != nil || n != want {
+			t.Errorf("subject %s holds %d messages (err %v), want attempt %d's %d deltas", f.subj.Call("run-7", "turn-4", i+1), n, err, i+1, want)
 		}
-	}
-	if got := contentText(t, first, "turn-4"); got != "alpha beta" {
-		t.Errorf("attempt 1 published %q, want the text before the cut %q", got, "alpha beta")
-	}
-
-	if len(second) == 0 || second[0].Type != longhaul.EventContentReset {
-		t.Fatalf("attempt 2 events = %v, want a content_reset first", second)
-	}
-	var reset longhaul.ContentResetData
-	if err := second[0].Decode(&reset); err != nil {
-		t.Fatalf("decode content_reset: %v", err)
-	}
-	if reset.Call != "turn-4" || reset.Attempt != 2 {
-		t.Errorf("content_reset = %+v, want call %q, attempt 2", reset, "turn-4")
-	}
-	if got := contentText(t, second[1:], "turn-4"); got != text {
-		t.Errorf("attempt 2 published %q after the reset, want %q", got, text)
 	}
 }
 
-func TestChatCompletionRetryWithoutPublishSendsNothing(t *testing.T) {
+func TestChatCompletionRetryWithoutPublishPublishesNothing(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	f.srv.Enqueue(llmtest.Status(503, "overloaded"), llmtest.Text("fine now"))
 	env := f.workflowEnv(t, "run-8")
+	fl := f.follow(t, "run-8")
 	env.ExecuteWorkflow(chatWorkflow, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("workflow: %v", err)
@@ -138,8 +131,8 @@ func TestChatCompletionRetryWithoutPublishSendsNothing(t *testing.T) {
 	if n := len(f.srv.Requests()); n != 2 {
 		t.Errorf("model got %d requests, want 2", n)
 	}
-	if n := len(f.rec.sent()); n != 0 {
-		t.Errorf("sent %d signals, want none", n)
+	if ds := fl.drain(t); len(ds) != 0 {
+		t.Errorf("published %d deltas, want none: %+v", len(ds), ds)
 	}
 }
 

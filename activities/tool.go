@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"time"
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
@@ -23,6 +22,9 @@ type ToolRequest struct {
 	// Scope lists the tools the calling agent, skill or step may use. A call
 	// outside it is refused here, whatever the model or the plan says.
 	Scope []string `json:"scope"`
+	// After is the offset of the call's tool_start event: its progress
+	// belongs after it.
+	After int64 `json:"after,omitempty"`
 }
 
 // ToolResponse is a tool's result as the model will read it.
@@ -55,23 +57,17 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolRespons
 	if err := a.tools.Validate(name, args); err != nil {
 		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
 	}
-	pub := a.newPublisher(ctx)
 	stopBeat := a.heartbeat(ctx)
-	defer func() {
-		if err := pub.Close(context.WithoutCancel(ctx)); err != nil {
-			a.log.Warn("tool events not delivered", "tool", name, "error", err)
-		}
-		stopBeat()
-	}()
+	defer stopBeat()
 	res, err := t.Call(ctx, tools.Call{
 		ID:             req.Call.ID,
 		IdempotencyKey: info.WorkflowExecution.ID + "/" + req.Call.ID,
 		Arguments:      args,
 		Progress: func(message string, progress float64) {
 			activity.RecordHeartbeat(ctx, progress)
-			pub.Publish(ctx, longhaul.NewEvent(longhaul.EventToolStatus, time.Now(), longhaul.ToolStatusData{
+			a.Bus.ToolStatus(info.WorkflowExecution.ID, req.After, longhaul.ToolStatusData{
 				ToolCallID: req.Call.ID, Name: name, Message: message, Progress: progress,
-			}))
+			})
 		},
 	})
 	if err != nil {

@@ -41,14 +41,18 @@ func TestCallToolRefusesWithoutRunning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil, nil)
+			// A refused call reports no progress, even if the tool would.
+			f.probe.progress = []string{"must not be seen"}
 			env := f.activityEnv()
-			_, err := callTool(t, env, f.acts, activities.ToolRequest{Call: tt.call, Scope: tt.scope})
+			wfID, _ := envWorkflow(t, env)
+			fl := f.follow(t, wfID)
+			_, err := callTool(t, env, f.acts, activities.ToolRequest{Call: tt.call, Scope: tt.scope, After: 4})
 			wantAppError(t, err, activities.ErrTypeToolRefused, true, tt.msg)
 			if n := f.probe.count(); n != 0 {
 				t.Errorf("the tool ran %d times, want never", n)
 			}
-			if n := len(f.rec.sent()); n != 0 {
-				t.Errorf("a refused call sent %d signals, want none", n)
+			if ds := fl.drain(t); len(ds) != 0 {
+				t.Errorf("a refused call published %d deltas, want none: %+v", len(ds), ds)
 			}
 		})
 	}
@@ -170,50 +174,87 @@ func TestCallToolPublishesProgress(t *testing.T) {
 	p := &probe{content: "done", progress: []string{"connecting", "reading", "parsing", "finishing"}}
 	f := newFixture(t, p, nil)
 	env := f.activityEnv()
-	wfID, runID := envWorkflow(t, env)
+	wfID, _ := envWorkflow(t, env)
+	fl := f.follow(t, wfID)
+	// A subscriber of the exact subject checks the deltas go where the
+	// subjects say.
+	raw, err := f.watcher.Conn().SubscribeSync(f.subj.Tool(wfID))
+	if err != nil {
+		t.Fatalf("SubscribeSync: %v", err)
+	}
+	if err := f.watcher.Conn().Flush(); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
 	if _, err := callTool(t, env, f.acts, activities.ToolRequest{
-		Call: longhaul.ToolCall{ID: "call_p", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"},
+		Call: longhaul.ToolCall{ID: "call_p", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"}, After: 12,
 	}); err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
-	for _, s := range f.rec.sent() {
-		if s.Name != longhaul.PublishSignal || s.WorkflowID != wfID || s.RunID != runID {
-			t.Errorf("signal %q to %s/%s, want %q to %s/%s", s.Name, s.WorkflowID, s.RunID, longhaul.PublishSignal, wfID, runID)
-		}
-	}
-	batches := f.rec.batches()
-	checkSeqs(t, batches)
+	ds := fl.drain(t)
 	var got []longhaul.ToolStatusData
-	for _, e := range eventsOf(batches) {
-		if e.Type != longhaul.EventToolStatus {
-			t.Errorf("published a %s event, want tool_status", e.Type)
+	for i, d := range ds {
+		if d.Kind != longhaul.DeltaToolStatus || d.After != 12 || d.Status == nil {
+			t.Errorf("delta %d = %+v, want a tool_status delta after 12", i, d)
 			continue
 		}
-		var d longhaul.ToolStatusData
-		if err := e.Decode(&d); err != nil {
-			t.Fatalf("decode %s: %v", e.Data, err)
+		if d.Call != "" || d.Attempt != 0 || d.From != 0 || d.Text != "" {
+			t.Errorf("tool_status delta %d carries model call fields: %+v", i, d)
 		}
-		got = append(got, d)
+		got = append(got, *d.Status)
 	}
-	diff(t, "tool status events", []longhaul.ToolStatusData{
+	diff(t, "tool status deltas", []longhaul.ToolStatusData{
 		{ToolCallID: "call_p", Name: "probe", Message: "connecting", Progress: 0.25},
 		{ToolCallID: "call_p", Name: "probe", Message: "reading", Progress: 0.5},
 		{ToolCallID: "call_p", Name: "probe", Message: "parsing", Progress: 0.75},
 		{ToolCallID: "call_p", Name: "probe", Message: "finishing", Progress: 1},
 	}, got)
+	// The deltas went to the tool subject, and then drain's barrier.
+	for i := range len(ds) + 1 {
+		m, err := raw.NextMsg(promptly)
+		if err != nil {
+			t.Fatalf("message %d on %s: %v", i, f.subj.Tool(wfID), err)
+		}
+		var d longhaul.Delta
+		if err := json.Unmarshal(m.Data, &d); err != nil {
+			t.Fatalf("decode message %d on %s: %v", i, m.Subject, err)
+		}
+		want := longhaul.DeltaToolStatus
+		if i == len(ds) {
+			want = barrierKind
+		}
+		if d.Kind != want {
+			t.Errorf("message %d on %s is a %s delta, want %s", i, m.Subject, d.Kind, want)
+		}
+	}
 }
 
-func TestCallToolWithoutProgressSendsNothing(t *testing.T) {
+func TestCallToolWithoutProgressPublishesNothing(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	env := f.activityEnv()
+	wfID, _ := envWorkflow(t, env)
+	fl := f.follow(t, wfID)
 	if _, err := callTool(t, env, f.acts, activities.ToolRequest{
 		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"},
 	}); err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
-	if n := len(f.rec.sent()); n != 0 {
-		t.Errorf("sent %d signals, want none", n)
+	if ds := fl.drain(t); len(ds) != 0 {
+		t.Errorf("published %d deltas, want none: %+v", len(ds), ds)
 	}
+}
+
+func TestCallToolProgressWithoutBus(t *testing.T) {
+	p := &probe{content: "done", progress: []string{"working"}}
+	f := newFixture(t, p, nil)
+	f.acts.Bus = nil
+	env := f.activityEnv()
+	got, err := callTool(t, env, f.acts, activities.ToolRequest{
+		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"},
+	})
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	diff(t, "tool response", activities.ToolResponse{Content: "done"}, got)
 }
 
 func TestCallToolPassesTheCall(t *testing.T) {

@@ -98,8 +98,8 @@ func TestCancelRunKeepsPartialAnswer(t *testing.T) {
 	// Wait until both chunks are in the log, then cancel.
 	var text string
 	seen, _ := readEvents(t, openEvents(t, ctx, env, r.ID, "", ann), func(e sseEvent) bool {
-		var d longhaul.ContentData
-		if e.Type == string(longhaul.EventContent) && e.Event.Decode(&d) == nil {
+		var d longhaul.Delta
+		if e.Type == string(longhaul.EventContentDelta) && e.Event.Decode(&d) == nil {
 			text += d.Text
 		}
 		return text == "The first part of a long answer"[:len(text)] && len([]rune(text)) >= 6
@@ -115,7 +115,7 @@ func TestCancelRunKeepsPartialAnswer(t *testing.T) {
 		t.Fatalf("done %+v", d)
 	}
 	got := getRun(t, env, r.ID, ann)
-	if got.Status != workflows.StatusCancelled || got.Result != contentText(t, events) || got.Result == "" {
-		t.Fatalf("run %s with result %q; streamed %q", got.Status, got.Result, contentText(t, events))
+	if got.Status != workflows.StatusCancelled || got.Result != contentText(t, events) || got.Result != text {
+		t.Fatalf("run %s with result %q; streamed %q, durably %q", got.Status, got.Result, text, contentText(t, events))
 	}
 }

@@ -261,12 +261,13 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 			return
 		}
 	}
+	pos := f.join(cursor{after: after})
 	for {
 		wctx, wcancel := context.WithTimeout(ctx, keepAlive)
-		events, done, err := f.next(wctx, after)
+		items, done, err := f.read(wctx, pos)
 		wcancel()
 		switch {
-		case errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 			if writeComment(w, "keep-alive") != nil {
 				return
 			}
@@ -275,12 +276,15 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 			lost(err)
 			return
 		}
+		durable := durableEvents(items)
 		paused := false
-		for i, e := range events {
-			after = e.Offset
-			frames := r.render(e)
-			if d, ok := pendingApproval(events, i); ok {
-				frames, paused = append(frames, r.pause(d)...), true
+		for _, it := range items {
+			pos = it.pos
+			frames := r.render(it.Event)
+			if it.Offset > 0 {
+				if d, ok := pendingApproval(durable, indexOf(durable, it.Offset)); ok {
+					frames, paused = append(frames, r.pause(d)...), true
+				}
 			}
 			for _, fr := range frames {
 				if err := writeFrame(w, fr); err != nil {
@@ -304,6 +308,27 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 			return
 		}
 	}
+}
+
+// durableEvents are the durable events among items, in order.
+func durableEvents(items []item) []longhaul.Event {
+	var out []longhaul.Event
+	for _, it := range items {
+		if it.Offset > 0 {
+			out = append(out, it.Event)
+		}
+	}
+	return out
+}
+
+// indexOf is the index of the event with offset in events.
+func indexOf(events []longhaul.Event, offset int64) int {
+	for i, e := range events {
+		if e.Offset == offset {
+			return i
+		}
+	}
+	return -1
 }
 
 func writeFrame(w *bufio.Writer, v any) error {

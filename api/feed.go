@@ -9,35 +9,52 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/workflows"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/grpc"
 )
 
-// Poll intervals of a feed. A run is polled fast until its first event
-// arrives (time to first token is what a person notices), then about as
-// often as activities flush their event batches while events flow, and ever
-// more slowly while the run waits on a model or a tool.
-const (
-	firstPoll   = 5 * time.Millisecond
-	fastPhase   = 300 * time.Millisecond
-	flowingPoll = 60 * time.Millisecond
-	maxPoll     = 200 * time.Millisecond
-	// queryBudget is the spacing, per followed run, that keeps all feeds
-	// together at about a thousand queries a second: with many runs at once
-	// each is polled less often instead of the worker drowning in queries.
-	queryBudget = time.Millisecond
-)
+// A run reaches its followers by two paths. Its durable events are the
+// workflow's log: the feed reads them with the events query, once each time
+// the run's history grows (a long poll of the history is the doorbell), so
+// queries follow the run's progress, not the clock. The text of its running
+// model call comes as ephemeral deltas over NATS, straight from the
+// activity; a follower that joins late, or notices a gap, asks the running
+// call for its text so far. A finished call's whole text is a durable
+// content event, so when deltas are lost the text still arrives, whole.
 
-// eventQuerier reads a run's event log; client.Client is one.
+// eventQuerier reads a run's event log and history; client.Client is one.
 type eventQuerier interface {
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
 }
 
+// historyPoller long-polls a run's history; the Temporal client's
+// WorkflowService is one.
+type historyPoller interface {
+	GetWorkflowExecutionHistory(ctx context.Context, in *workflowservice.GetWorkflowExecutionHistoryRequest, opts ...grpc.CallOption) (*workflowservice.GetWorkflowExecutionHistoryResponse, error)
+}
+
+// deltaSource delivers the ephemeral deltas of runs; *natsbus.Bus is one.
+type deltaSource interface {
+	Follow(run string, handle func(longhaul.Delta)) (stop func(), err error)
+	Snapshot(ctx context.Context, run string) ([]longhaul.CallText, error)
+}
+
+// maxStatuses bounds the tool progress a feed keeps for its followers.
+const maxStatuses = 32
+
 // hub runs one feed per run, however many clients follow it.
 type hub struct {
-	q eventQuerier
+	q         eventQuerier
+	history   historyPoller
+	namespace string
+	deltas    deltaSource
 	// blobs holds the event archives of runs that continued as new; nil
 	// when the API has no store.
 	blobs store.Store
@@ -45,47 +62,73 @@ type hub struct {
 	feeds map[string]*feed
 }
 
-func newHub(q eventQuerier, blobs store.Store) *hub {
-	return &hub{q: q, blobs: blobs, feeds: map[string]*feed{}}
+func newHub(q eventQuerier, history historyPoller, namespace string, deltas deltaSource, blobs store.Store) *hub {
+	return &hub{q: q, history: history, namespace: namespace, deltas: deltas, blobs: blobs, feeds: map[string]*feed{}}
 }
 
-// feed polls one run's event query with an adaptive interval and keeps the
-// events it read for its subscribers.
+// feed follows one run for this API process: its durable events, and the
+// live text and tool progress of what runs now.
 type feed struct {
 	h      *hub
 	runID  string
+	cancel context.CancelFunc
+	subs   int
+
 	mu     sync.Mutex
 	events []longhaul.Event
 	done   bool
 	err    error
 	wake   chan struct{} // closed and replaced whenever something changes
-	subs   int
-	cancel context.CancelFunc
+	// live holds the text of the run's running model calls, by call;
+	// finished names the calls whose whole text is in events.
+	live     map[string]*liveCall
+	finished map[string]bool
+	statuses []status
+	// statusSeq numbers tool progress within this feed.
+	statusSeq int64
+	// snapshotting is set while a snapshot request is out.
+	snapshotting bool
 }
 
-// subscribe follows run from the start of its log; release it when done.
+// liveCall is the text a running model call has streamed so far.
+type liveCall struct {
+	call    string
+	attempt int
+	after   int64
+	text    []byte
+}
+
+// status is a piece of tool progress with the feed's sequence number.
+type status struct {
+	seq   int64
+	after int64
+	data  longhaul.ToolStatusData
+}
+
+// subscribe follows run; release the feed when done.
 func (h *hub) subscribe(runID string) *feed {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f, ok := h.feeds[runID]
 	if !ok {
 		ctx, cancel := context.WithCancel(context.Background())
-		f = &feed{h: h, runID: runID, wake: make(chan struct{}), cancel: cancel}
+		f = &feed{h: h, runID: runID, wake: make(chan struct{}), cancel: cancel,
+			live: map[string]*liveCall{}, finished: map[string]bool{}}
 		h.feeds[runID] = f
-		go f.poll(ctx)
+		go f.run(ctx)
 	}
 	f.subs++
 	return f
 }
 
-// followed is how many runs the hub polls.
+// followed is how many runs the hub follows.
 func (h *hub) followed() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.feeds)
 }
 
-// release drops a subscriber; the last one stops the poller.
+// release drops a subscriber; the last one stops the feed.
 func (f *feed) release() {
 	f.h.mu.Lock()
 	defer f.h.mu.Unlock()
@@ -98,13 +141,27 @@ func (f *feed) release() {
 	}
 }
 
-// next waits until events after offset exist, the log is done or ctx ends. It
-// returns the new events and whether the log is complete after them.
+// run follows the run until it is done or the last subscriber leaves.
+func (f *feed) run(ctx context.Context) {
+	if f.h.deltas != nil {
+		stop, err := f.h.deltas.Follow(f.runID, f.onDelta)
+		if err == nil {
+			defer stop()
+			// A call may have been streaming before this feed existed.
+			f.requestSnapshot()
+		}
+	}
+	f.followLog(ctx)
+	<-ctx.Done()
+}
+
+// next waits until durable events after offset exist, the log is done or
+// ctx ends. It returns the new events and whether the log is complete after
+// them.
 func (f *feed) next(ctx context.Context, after int64) ([]longhaul.Event, bool, error) {
 	for {
 		f.mu.Lock()
-		i := sort.Search(len(f.events), func(i int) bool { return f.events[i].Offset > after })
-		out := f.events[i:]
+		out := f.eventsAfter(after)
 		done, err, wake := f.done, f.err, f.wake
 		f.mu.Unlock()
 		if len(out) > 0 {
@@ -124,11 +181,242 @@ func (f *feed) next(ctx context.Context, after int64) ([]longhaul.Event, bool, e
 	}
 }
 
-func (f *feed) poll(ctx context.Context) {
+func (f *feed) eventsAfter(after int64) []longhaul.Event {
+	i := sort.Search(len(f.events), func(i int) bool { return f.events[i].Offset > after })
+	return f.events[i:]
+}
+
+// cursor is how far one follower has read a run: every durable event up to
+// after, and bytes of the text of the call running after it.
+type cursor struct {
+	after   int64
+	call    string
+	attempt int
+	bytes   int
+	// status is the last tool progress delivered (feed sequence).
+	status int64
+}
+
+// item is what a follower reads next: a durable event (Offset > 0), or an
+// ephemeral one — content_delta (data: longhaul.Delta), content_reset or
+// tool_status. Pos is the follower's cursor after it.
+type item struct {
+	longhaul.Event
+	pos cursor
+}
+
+// join returns a cursor for a follower that starts at c now: it sees tool
+// progress from now on only.
+func (f *feed) join(c cursor) cursor {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c.status = f.statusSeq
+	return c
+}
+
+// read waits until something after c exists and returns it in order with
+// whether the log is complete after it: durable events, then the live text
+// of the call running after the last of them (once the follower has every
+// durable event before the call), then tool progress.
+func (f *feed) read(ctx context.Context, c cursor) ([]item, bool, error) {
+	for {
+		f.mu.Lock()
+		out := f.itemsAfter(&c)
+		complete := f.done && (len(f.events) == 0 || c.after >= f.events[len(f.events)-1].Offset)
+		err, wake := f.err, f.wake
+		f.mu.Unlock()
+		if len(out) > 0 || complete {
+			return out, complete, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-wake:
+		}
+	}
+}
+
+// itemsAfter lists what c has not read, advancing c. Called with f.mu held.
+func (f *feed) itemsAfter(c *cursor) []item {
+	var out []item
+	add := func(e longhaul.Event) { out = append(out, item{Event: e, pos: *c}) }
+	for _, e := range f.eventsAfter(c.after) {
+		var d longhaul.ContentData
+		if e.Type == longhaul.EventContent && e.Decode(&d) == nil {
+			if c.call == "" && c.bytes > 0 {
+				c.call = d.Call // a resumed follower learns its call's name
+			}
+			if c.call == d.Call {
+				// The whole text of the call the follower streamed: what it
+				// has not seen yet, from this attempt.
+				if d.Attempt != 0 && d.Attempt != c.attempt {
+					c.attempt, c.bytes = d.Attempt, 0
+					add(longhaul.NewEvent(longhaul.EventContentReset, e.Time, longhaul.ContentResetData{Call: d.Call, Attempt: d.Attempt, Reason: "replacing a failed attempt's text"}))
+				}
+				if c.bytes < len(d.Text) {
+					from := c.bytes
+					c.bytes = len(d.Text)
+					add(longhaul.NewEvent(longhaul.EventContentDelta, e.Time, longhaul.Delta{
+						Kind: longhaul.DeltaContent, Call: d.Call, Attempt: d.Attempt, After: c.after, From: from, Text: d.Text[from:],
+					}))
+				}
+			}
+		}
+		*c = cursor{after: e.Offset, status: c.status}
+		add(e)
+	}
+	if f.done {
+		return out
+	}
+	for _, l := range f.liveAfter(c.after) {
+		if c.call == "" && c.bytes > 0 {
+			c.call = l.call
+		}
+		if l.call != c.call {
+			c.call, c.attempt, c.bytes = l.call, l.attempt, 0
+		}
+		now := time.Now()
+		if l.attempt > c.attempt {
+			if c.bytes > 0 || c.attempt > 0 {
+				add(longhaul.NewEvent(longhaul.EventContentReset, now, longhaul.ContentResetData{Call: l.call, Attempt: l.attempt, Reason: "retrying the model call"}))
+			}
+			c.attempt, c.bytes = l.attempt, 0
+		}
+		if l.attempt == c.attempt && len(l.text) > c.bytes {
+			from := c.bytes
+			c.bytes = len(l.text)
+			add(longhaul.NewEvent(longhaul.EventContentDelta, now, longhaul.Delta{
+				Kind: longhaul.DeltaContent, Call: l.call, Attempt: l.attempt, After: l.after, From: from, Text: string(l.text[from:]),
+			}))
+		}
+	}
+	for _, st := range f.statuses {
+		if st.seq <= c.status {
+			continue
+		}
+		if st.after > c.after {
+			break // its tool_start has not reached the follower yet
+		}
+		c.status = st.seq
+		add(longhaul.NewEvent(longhaul.EventToolStatus, time.Now(), st.data))
+	}
+	return out
+}
+
+// liveAfter lists the running calls that started at or before offset after,
+// in order of their start.
+func (f *feed) liveAfter(after int64) []*liveCall {
+	var out []*liveCall
+	for _, l := range f.live {
+		if l.after <= after && !f.finished[l.call] {
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].after != out[j].after {
+			return out[i].after < out[j].after
+		}
+		return out[i].call < out[j].call
+	})
+	return out
+}
+
+// onDelta takes a delta from NATS.
+func (f *feed) onDelta(d longhaul.Delta) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch d.Kind {
+	case longhaul.DeltaContent:
+		switch f.addText(d.Call, d.Attempt, d.After, d.From, d.Text) {
+		case textGap:
+			f.requestSnapshotLocked()
+		case textAdded:
+			f.notifyLocked()
+		}
+	case longhaul.DeltaToolStatus:
+		if d.Status == nil {
+			return
+		}
+		f.statusSeq++
+		f.statuses = append(f.statuses, status{seq: f.statusSeq, after: d.After, data: *d.Status})
+		if len(f.statuses) > maxStatuses {
+			f.statuses = f.statuses[len(f.statuses)-maxStatuses:]
+		}
+		f.notifyLocked()
+	}
+}
+
+type textResult int
+
+const (
+	textIgnored textResult = iota
+	textAdded
+	textGap
+)
+
+// addText adds text at byte from of an attempt of a call's text. A later
+// attempt replaces an earlier one's text; an earlier one's is dropped, as
+// is anything for a call whose whole text is durable already.
+func (f *feed) addText(call string, attempt int, after int64, from int, text string) textResult {
+	if f.finished[call] || f.done {
+		return textIgnored
+	}
+	l := f.live[call]
+	if l == nil || attempt > l.attempt {
+		l = &liveCall{call: call, attempt: attempt, after: after}
+		f.live[call] = l
+	}
+	switch {
+	case attempt < l.attempt:
+		return textIgnored
+	case from > len(l.text):
+		return textGap
+	case from+len(text) <= len(l.text):
+		return textIgnored
+	}
+	l.text = append(l.text, text[len(l.text)-from:]...)
+	return textAdded
+}
+
+// requestSnapshot asks the run's running call for its text so far.
+func (f *feed) requestSnapshot() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requestSnapshotLocked()
+}
+
+func (f *feed) requestSnapshotLocked() {
+	if f.snapshotting || f.done || f.h.deltas == nil {
+		return
+	}
+	f.snapshotting = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		calls, _ := f.h.deltas.Snapshot(ctx, f.runID)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.snapshotting = false
+		added := false
+		for _, ct := range calls {
+			if f.addText(ct.Call, ct.Attempt, ct.After, 0, ct.Text) == textAdded {
+				added = true
+			}
+		}
+		if added {
+			f.notifyLocked()
+		}
+	}()
+}
+
+// followLog reads the run's durable events: the events query, once at the
+// start and again each time the run's history grows, until the log is done.
+func (f *feed) followLog(ctx context.Context) {
 	var after int64
-	start := time.Now()
-	interval := firstPoll
-	seen := false
+	var doorbell historyCursor
 	failures := 0
 	for {
 		page, err := f.query(ctx, after)
@@ -144,7 +432,10 @@ func (f *feed) poll(ctx context.Context) {
 				f.update(nil, false, err)
 				return
 			}
-			interval = min(time.Duration(failures)*100*time.Millisecond, 2*time.Second)
+			if !sleep(ctx, min(time.Duration(failures)*100*time.Millisecond, 2*time.Second)) {
+				return
+			}
+			continue
 		case len(page.Archives) > 0:
 			// The run continued as new: its older events are in archives.
 			failures = 0
@@ -158,37 +449,121 @@ func (f *feed) poll(ctx context.Context) {
 			}
 			after = max(after, page.Archives[len(page.Archives)-1].To)
 			f.update(events, false, nil)
-			interval = 0
-		default:
-			failures = 0
-			done := page.Done && (len(page.Events) == 0 || page.Events[len(page.Events)-1].Offset >= page.Last)
-			if len(page.Events) > 0 {
-				after = page.Events[len(page.Events)-1].Offset
-			}
-			f.update(page.Events, done, nil)
-			switch {
-			case done:
-				return
-			case after < page.Last:
-				interval = 0 // more is waiting: read on at once
-			case len(page.Events) > 0:
-				seen = true
-				interval = flowingPoll
-			case !seen && time.Since(start) < fastPhase:
-				interval = firstPoll
-			default:
-				interval = min(interval*3/2+time.Millisecond, maxPoll)
-			}
-		}
-		if interval == 0 {
 			continue
 		}
-		interval = max(interval, time.Duration(f.h.followed())*queryBudget)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
+		failures = 0
+		done := page.Done && (len(page.Events) == 0 || page.Events[len(page.Events)-1].Offset >= page.Last)
+		if len(page.Events) > 0 {
+			after = page.Events[len(page.Events)-1].Offset
 		}
+		f.update(page.Events, done, nil)
+		if done {
+			return
+		}
+		if after < page.Last {
+			continue // more is waiting: read on at once
+		}
+		ended, err := f.waitHistory(ctx, &doorbell)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			var notFound *serviceerror.NotFound
+			if errors.As(err, &notFound) {
+				f.update(nil, false, err)
+				return
+			}
+			// The doorbell failed (Temporal restarting): read again after a
+			// pause, and ring again.
+			doorbell = historyCursor{}
+			if !sleep(ctx, time.Second) {
+				return
+			}
+		case ended != "":
+			// The run ended without finishing its log (terminated or timed
+			// out outside Longhaul): one last read, then the end.
+			page, err := f.query(ctx, after)
+			if err == nil && len(page.Archives) == 0 {
+				done := page.Done
+				f.update(page.Events, done, nil)
+				if done {
+					return
+				}
+			}
+			f.update(nil, false, errRunEnded(ended))
+			return
+		}
+	}
+}
+
+// historyCursor is where a feed's long poll of the run's history stands.
+type historyCursor struct {
+	runID string
+	token []byte
+}
+
+// errRunEnded is the error of a run that closed without a done event.
+type errRunEnded string
+
+func (e errRunEnded) Error() string { return "the run was " + string(e) + " outside Longhaul" }
+
+// waitHistory returns once the run's history has grown past hc (at once,
+// the first time, while hc is empty), advancing hc. ended names how the run
+// closed when it closed without Longhaul finishing it (terminated, timed
+// out); a run that continued as new is followed into its next execution.
+func (f *feed) waitHistory(ctx context.Context, hc *historyCursor) (ended string, err error) {
+	if f.h.history == nil {
+		return "", errors.New("no history to follow")
+	}
+	for {
+		resp, err := f.h.history.GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+			Namespace:              f.h.namespace,
+			Execution:              &commonpb.WorkflowExecution{WorkflowId: f.runID, RunId: hc.runID},
+			MaximumPageSize:        1000,
+			NextPageToken:          hc.token,
+			WaitNewEvent:           true,
+			HistoryEventFilterType: enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT,
+			SkipArchival:           true,
+		})
+		if err != nil {
+			return "", err
+		}
+		events := resp.GetHistory().GetEvents()
+		for _, e := range events {
+			if hc.runID == "" {
+				if a := e.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+					hc.runID = a.GetOriginalExecutionRunId()
+				}
+			}
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+				*hc = historyCursor{} // the next execution, from its start
+				return "", nil
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+				return "terminated", nil
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+				return "timed out", nil
+			}
+		}
+		hc.token = resp.GetNextPageToken()
+		if len(events) > 0 {
+			return "", nil
+		}
+		if len(hc.token) == 0 {
+			// A closed run's history read to its end: nothing more comes.
+			return "closed", nil
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -231,8 +606,24 @@ func (f *feed) update(events []longhaul.Event, done bool, err error) {
 		return
 	}
 	f.events = append(f.events, events...)
+	for _, e := range events {
+		var d longhaul.ContentData
+		if e.Type == longhaul.EventContent && e.Decode(&d) == nil {
+			f.finished[d.Call] = true
+			delete(f.live, d.Call)
+		}
+	}
 	f.done = done
 	f.err = err
+	if done {
+		f.live = map[string]*liveCall{}
+	}
+	f.notifyLocked()
+}
+
+func (f *feed) notifyLocked() {
 	close(f.wake)
 	f.wake = make(chan struct{})
 }
+
+var _ deltaSource = (*natsbus.Bus)(nil)

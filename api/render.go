@@ -42,21 +42,36 @@ func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
 // render returns the frames (each JSON-encodable) for one event.
 func (r *renderer) render(e longhaul.Event) []any {
 	switch e.Type {
-	case longhaul.EventContent:
-		var d longhaul.ContentData
+	case longhaul.EventContentDelta:
+		var d longhaul.Delta
 		if e.Decode(&d) != nil {
 			return nil
 		}
 		if t := r.text(d.Call, d.Text); t != "" {
 			return []any{r.chunk(t)}
 		}
+	case longhaul.EventContent:
+		// The call's whole text: what the deltas did not bring yet.
+		var d longhaul.ContentData
+		if e.Decode(&d) != nil {
+			return nil
+		}
+		rest := d.Text
+		if b := r.sent[d.Call]; b != nil {
+			shown := b.String()
+			if !strings.HasPrefix(d.Text, shown) {
+				r.reset(d.Call)
+			} else {
+				rest = d.Text[len(shown):]
+			}
+		}
+		if t := r.text(d.Call, rest); t != "" {
+			return []any{r.chunk(t)}
+		}
 	case longhaul.EventContentReset:
 		var d longhaul.ContentResetData
 		if e.Decode(&d) == nil {
-			if b := r.sent[d.Call]; b != nil {
-				r.replay[d.Call] += b.String()
-				b.Reset()
-			}
+			r.reset(d.Call)
 		}
 	case longhaul.EventThinking:
 		var d longhaul.ThinkingData
@@ -141,6 +156,15 @@ func (r *renderer) render(e longhaul.Event) []any {
 		}
 	}
 	return nil
+}
+
+// reset voids the text of call sent so far: a retried call is expected to
+// produce it again, and what it repeats is not sent twice.
+func (r *renderer) reset(call string) {
+	if b := r.sent[call]; b != nil {
+		r.replay[call] += b.String()
+		b.Reset()
+	}
 }
 
 // prime takes note of an event an earlier response of the chat already

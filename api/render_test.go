@@ -13,6 +13,16 @@ func ev(t longhaul.EventType, payload any) longhaul.Event {
 	return longhaul.NewEvent(t, time.Time{}, payload)
 }
 
+// delta is an ephemeral piece of a call's text.
+func delta(call, text string) longhaul.Event {
+	return ev(longhaul.EventContentDelta, longhaul.Delta{Kind: longhaul.DeltaContent, Call: call, Text: text})
+}
+
+// content is the durable whole text of a finished call.
+func content(call, text string) longhaul.Event {
+	return ev(longhaul.EventContent, longhaul.ContentData{Call: call, Text: text})
+}
+
 // frames renders events and the finish, each frame as compact JSON.
 func frames(t *testing.T, r *renderer, events []longhaul.Event, includeUsage bool) []string {
 	t.Helper()
@@ -40,8 +50,9 @@ func TestRenderFrames(t *testing.T) {
 		ev(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://a.test"}`, Target: "a.test"}),
 		ev(longhaul.EventToolStatus, longhaul.ToolStatusData{ToolCallID: "call_1", Name: "web_fetch", Message: "reading", Progress: 0.5}),
 		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "web_fetch", Output: "page"}),
-		ev(longhaul.EventContent, longhaul.ContentData{Text: "Hi", Call: "turn-2"}),
-		ev(longhaul.EventContent, longhaul.ContentData{Text: " there", Call: "turn-2"}),
+		delta("turn-2", "Hi"),
+		delta("turn-2", " there"),
+		content("turn-2", "Hi there"),
 		ev(longhaul.EventUsage, longhaul.Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}),
 		ev(longhaul.EventDone, longhaul.DoneData{Status: "completed", FinishReason: "stop"}),
 	}
@@ -86,10 +97,11 @@ func TestRenderFrames(t *testing.T) {
 		{
 			name: "a retried call does not repeat what was shown",
 			events: []longhaul.Event{
-				ev(longhaul.EventContent, longhaul.ContentData{Text: "Hel", Call: "turn-1"}),
+				delta("turn-1", "Hel"),
 				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 2}),
-				ev(longhaul.EventContent, longhaul.ContentData{Text: "He", Call: "turn-1"}),
-				ev(longhaul.EventContent, longhaul.ContentData{Text: "llo", Call: "turn-1"}),
+				delta("turn-1", "He"),
+				delta("turn-1", "llo"),
+				content("turn-1", "Hello"),
 				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
 			},
 			want: []string{
@@ -101,9 +113,47 @@ func TestRenderFrames(t *testing.T) {
 		{
 			name: "a retried call that says something else starts a new paragraph",
 			events: []longhaul.Event{
-				ev(longhaul.EventContent, longhaul.ContentData{Text: "Yes", Call: "turn-1"}),
+				delta("turn-1", "Yes"),
 				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 2}),
-				ev(longhaul.EventContent, longhaul.ContentData{Text: "No", Call: "turn-1"}),
+				delta("turn-1", "No"),
+				content("turn-1", "No"),
+				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+			},
+			want: []string{
+				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Yes"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"content":"\n\nNo"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+		},
+		{
+			name: "the whole text brings what the deltas did not",
+			events: []longhaul.Event{
+				delta("turn-1", "Hel"),
+				content("turn-1", "Hello world"),
+				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+			},
+			want: []string{
+				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"content":"lo world"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+		},
+		{
+			name: "without deltas the whole text arrives at once",
+			events: []longhaul.Event{
+				content("turn-1", "Hello world"),
+				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+			},
+			want: []string{
+				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello world"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+		},
+		{
+			name: "whole text that differs from the deltas shown starts a new paragraph",
+			events: []longhaul.Event{
+				delta("turn-1", "Yes"),
+				content("turn-1", "No"),
 				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
 			},
 			want: []string{

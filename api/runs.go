@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -527,17 +528,20 @@ func pageCheck(query string, token []byte) [sha256.Size]byte {
 	return sha256.Sum256(append([]byte(query+"\x00"), token...))
 }
 
-// runEvents streams a run's event log as Server-Sent Events: GET
-// /v1/runs/{id}/events. Each event is one frame whose id is its offset, so a
-// client resumes with Last-Event-ID (or ?after=N) and misses or repeats
-// nothing. The stream ends after the done event; a client that leaves never
-// stops the run.
+// runEvents streams a run's events as Server-Sent Events: GET
+// /v1/runs/{id}/events. Each durable event is one frame whose id is its
+// offset; the text of a running model call comes as content_delta frames
+// whose id is "<offset>:<bytes>" (":<attempt>" after it on a retry): the
+// durable offset the call follows and how much of its text the client has.
+// So a client resumes with Last-Event-ID (or ?after=) mid-answer, on any API
+// process, and misses or repeats nothing. The stream ends after the done
+// event; a client that leaves never stops the run.
 func (s *Server) runEvents(c *fiber.Ctx) error {
 	id, err := runID(c)
 	if err != nil {
 		return err
 	}
-	after, err := resumeOffset(c)
+	pos, err := resumePosition(c)
 	if err != nil {
 		return err
 	}
@@ -550,32 +554,69 @@ func (s *Server) runEvents(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderConnection, "keep-alive")
 	c.Set("X-Accel-Buffering", "no")
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		s.streamEvents(w, id, after)
+		s.streamEvents(w, id, pos)
 	})
 	return nil
 }
 
-// resumeOffset is the offset after which a client wants events: the
-// Last-Event-ID header, else the after query parameter, else 0.
-func resumeOffset(c *fiber.Ctx) (int64, error) {
+// resumePosition is where a client wants the stream to go on: the
+// Last-Event-ID header, else the after query parameter, else the start.
+func resumePosition(c *fiber.Ctx) (cursor, error) {
 	name, v := "Last-Event-ID", c.Get("Last-Event-ID")
 	if v == "" {
 		name, v = "after", c.Query("after")
 	}
 	if v == "" {
-		return 0, nil
+		return cursor{}, nil
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < 0 {
-		return 0, errBadRequest(name + ": must be an event offset (a whole number, 0 or more)")
+	pos, ok := parsePosition(strings.TrimSpace(v))
+	if !ok {
+		return cursor{}, errBadRequest(name + ": must be an event id: an offset (a whole number, 0 or more), or offset:bytes[:attempt] from a content_delta")
 	}
-	return n, nil
+	return pos, nil
 }
 
-// streamEvents writes the run's events after offset after until the done
-// event, until the client leaves (a failed flush) or until the server shuts
-// down.
-func (s *Server) streamEvents(w *bufio.Writer, id string, after int64) {
+// parsePosition reads an event id: "57", "57:1234" or "57:1234:2".
+func parsePosition(v string) (cursor, bool) {
+	parts := strings.Split(v, ":")
+	if len(parts) > 3 {
+		return cursor{}, false
+	}
+	var n [3]int64
+	for i, p := range parts {
+		x, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || x < 0 || (i == 1 && x > math.MaxInt32) || (i == 2 && (x < 1 || x > 1000)) {
+			return cursor{}, false
+		}
+		n[i] = x
+	}
+	pos := cursor{after: n[0], bytes: int(n[1])}
+	if pos.bytes > 0 {
+		pos.attempt = max(int(n[2]), 1)
+	}
+	return pos, true
+}
+
+// positionID is the SSE id of an item: the offset of a durable event, or
+// the position in the running call's text of an ephemeral one; empty for
+// tool progress, which is not resumed.
+func positionID(it item) string {
+	switch {
+	case it.Offset > 0:
+		return strconv.FormatInt(it.Offset, 10)
+	case it.Type == longhaul.EventToolStatus:
+		return ""
+	}
+	id := strconv.FormatInt(it.pos.after, 10) + ":" + strconv.Itoa(it.pos.bytes)
+	if it.pos.attempt > 1 {
+		id += ":" + strconv.Itoa(it.pos.attempt)
+	}
+	return id
+}
+
+// streamEvents writes the run's events from pos until the done event, until
+// the client leaves (a failed flush) or until the server shuts down.
+func (s *Server) streamEvents(w *bufio.Writer, id string, pos cursor) {
 	f := s.hub.subscribe(id)
 	defer f.release()
 	// The request's context is gone once the handler returned; the stream
@@ -587,12 +628,13 @@ func (s *Server) streamEvents(w *bufio.Writer, id string, after int64) {
 	if writeComment(w, "run "+id) != nil {
 		return
 	}
+	pos = f.join(pos)
 	for {
 		wctx, wcancel := context.WithTimeout(ctx, keepAlive)
-		events, done, err := f.next(wctx, after)
+		items, done, err := f.read(wctx, pos)
 		wcancel()
 		switch {
-		case errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 			if writeComment(w, "keep-alive") != nil {
 				return
 			}
@@ -611,11 +653,11 @@ func (s *Server) streamEvents(w *bufio.Writer, id string, after int64) {
 			_ = w.Flush()
 			return
 		}
-		for _, e := range events {
-			if err := writeSSE(w, strconv.FormatInt(e.Offset, 10), string(e.Type), e); err != nil {
+		for _, it := range items {
+			if err := writeSSE(w, positionID(it), string(it.Type), it.Event); err != nil {
 				return
 			}
-			after = e.Offset
+			pos = it.pos
 		}
 		if err := w.Flush(); err != nil {
 			return

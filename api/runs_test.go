@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -45,18 +46,49 @@ func startRun(t *testing.T, env *testenv.Env, body any, headers map[string]strin
 }
 
 // sseEvent is one frame of a run's event stream.
+// sseEvent is one frame of a run's event stream. A durable event's id is
+// its offset; an ephemeral one's (content_delta, content_reset) names a
+// position in the running call's text, "<offset>:<bytes>[:<attempt>]", and
+// tool progress has none.
 type sseEvent struct {
+	// ID is the durable offset: the event's own, or the one an ephemeral
+	// event follows.
 	ID    int64
+	Pos   string // the raw id
 	Type  string
 	Event longhaul.Event
 }
 
+func (e sseEvent) durable() bool { return e.Event.Offset > 0 }
+
 // openEvents opens a run's event stream; ctx bounds the whole read.
-func openEvents(t *testing.T, ctx context.Context, env *testenv.Env, id, query string, headers map[string]string) *http.Response {
+func openEvents(t *testing.T, ctx context.Context, env *testenv.Env, id, query string, headers map[string]string) *sseStream {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, "GET", env.URL+"/v1/runs/"+id+"/events"+query, nil)
+	return openStreamAt(t, ctx, env.URL+"/v1/runs/"+id+"/events"+query, "", headers)
+}
+
+// sseStream reads a run's event stream frame by frame and tolerates a cut:
+// a client of an API that goes away sees its stream break mid-way.
+type sseStream struct {
+	body io.ReadCloser
+	sc   *bufio.Scanner
+}
+
+// openStream opens the event stream of run id on the API at base, resuming
+// after the event id lastID (Last-Event-ID) when it is set.
+func openStream(t *testing.T, ctx context.Context, base, id, lastID string, headers map[string]string) *sseStream {
+	t.Helper()
+	return openStreamAt(t, ctx, base+"/v1/runs/"+id+"/events", lastID, headers)
+}
+
+func openStreamAt(t *testing.T, ctx context.Context, url, lastID string, headers map[string]string) *sseStream {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	for k, v := range headers {
 		req.Header.Set(k, v)
+	}
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -65,67 +97,96 @@ func openEvents(t *testing.T, ctx context.Context, env *testenv.Env, id, query s
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("events: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		t.Fatalf("events %s: %d %q %s", url, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
-	return resp
-}
-
-// readEvents reads frames until stop returns true for one (it then closes
-// the stream, as a client that leaves) or the stream ends. Every frame must
-// be well formed: an id that is the event's offset, an event line that is
-// its type, one line of JSON data holding the whole event. It reports
-// whether the server ended the stream.
-func readEvents(t *testing.T, resp *http.Response, stop func(sseEvent) bool) ([]sseEvent, bool) {
-	t.Helper()
-	defer resp.Body.Close()
-	var out []sseEvent
-	var cur sseEvent
-	var fields []string
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	return &sseStream{body: resp.Body, sc: sc}
+}
+
+// next returns the next whole frame, checked: an id that names the event's
+// offset (or, for an ephemeral event, a position), an event line that is its
+// type, one line of JSON data holding the whole event. At the end of the
+// stream it returns io.EOF when the server ended it cleanly and another
+// error when it broke; a frame cut in half is not returned.
+func (s *sseStream) next() (sseEvent, error) {
+	var cur sseEvent
+	var fields []string
+	for s.sc.Scan() {
+		line := s.sc.Text()
 		switch {
 		case strings.HasPrefix(line, ":"):
 		case line == "":
 			if len(fields) == 0 {
 				continue
 			}
-			if diff := cmp.Diff([]string{"id", "event", "data"}, fields); diff != "" {
-				t.Fatalf("frame fields (-want +got):\n%s", diff)
-			}
-			if cur.ID != cur.Event.Offset || cur.Type != string(cur.Event.Type) || cur.Event.Time.IsZero() {
-				t.Fatalf("frame id %d event %q carries %+v", cur.ID, cur.Type, cur.Event)
-			}
-			out = append(out, cur)
-			if stop != nil && stop(cur) {
-				return out, false
-			}
-			cur, fields = sseEvent{}, nil
+			return cur, checkFrame(fields, cur)
 		case strings.HasPrefix(line, "id: "):
-			id, err := strconv.ParseInt(strings.TrimPrefix(line, "id: "), 10, 64)
+			cur.Pos, fields = strings.TrimPrefix(line, "id: "), append(fields, "id")
+			d, _, _ := strings.Cut(cur.Pos, ":")
+			id, err := strconv.ParseInt(d, 10, 64)
 			if err != nil {
-				t.Fatalf("bad id line %q", line)
+				return cur, fmt.Errorf("bad id line %q", line)
 			}
-			cur.ID, fields = id, append(fields, "id")
+			cur.ID = id
 		case strings.HasPrefix(line, "event: "):
 			cur.Type, fields = strings.TrimPrefix(line, "event: "), append(fields, "event")
 		case strings.HasPrefix(line, "data: "):
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &cur.Event); err != nil {
-				t.Fatalf("data is not an event: %q", line)
+				return cur, fmt.Errorf("data is not an event: %q", line)
 			}
 			fields = append(fields, "data")
 		default:
-			t.Fatalf("unexpected SSE line %q", line)
+			return cur, fmt.Errorf("unexpected SSE line %q", line)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read events: %v (after %d events)", err, len(out))
+	if err := s.sc.Err(); err != nil {
+		return cur, err
 	}
 	if len(fields) != 0 {
-		t.Fatalf("stream ended inside a frame")
+		return cur, io.ErrUnexpectedEOF
 	}
-	return out, true
+	return cur, io.EOF
+}
+
+func checkFrame(fields []string, e sseEvent) error {
+	want := "id,event,data"
+	if e.Type == string(longhaul.EventToolStatus) {
+		want = "event,data"
+	}
+	switch {
+	case strings.Join(fields, ",") != want:
+		return fmt.Errorf("frame fields %v, want %s", fields, want)
+	case e.Type != string(e.Event.Type) || e.Event.Time.IsZero():
+		return fmt.Errorf("frame event %q carries %+v", e.Type, e.Event)
+	case e.durable() && e.Pos != strconv.FormatInt(e.Event.Offset, 10):
+		return fmt.Errorf("frame id %q carries durable event %d", e.Pos, e.Event.Offset)
+	case !e.durable() && e.Type != string(longhaul.EventToolStatus) && !strings.Contains(e.Pos, ":"):
+		return fmt.Errorf("ephemeral %s frame has id %q, want offset:bytes", e.Type, e.Pos)
+	}
+	return nil
+}
+
+// readEvents reads frames until stop returns true for one (it then closes
+// the stream, as a client that leaves) or the stream ends, and reports
+// whether the server ended the stream.
+func readEvents(t *testing.T, s *sseStream, stop func(sseEvent) bool) ([]sseEvent, bool) {
+	t.Helper()
+	defer s.body.Close()
+	var out []sseEvent
+	for {
+		e, err := s.next()
+		switch {
+		case err == io.EOF:
+			return out, true
+		case err != nil:
+			t.Fatalf("read events: %v (after %v)", err, types(out))
+		}
+		out = append(out, e)
+		if stop != nil && stop(e) {
+			return out, false
+		}
+	}
 }
 
 // followToDone reads a run's whole stream and checks it ends with done,
@@ -140,13 +201,67 @@ func followToDone(t *testing.T, ctx context.Context, env *testenv.Env, id string
 	return events
 }
 
+// checkIncreasing checks the durable events' offsets strictly increase.
 func checkIncreasing(t *testing.T, events []sseEvent) {
 	t.Helper()
-	for i := 1; i < len(events); i++ {
-		if events[i].ID <= events[i-1].ID {
-			t.Fatalf("ids not strictly increasing at %d: %d after %d", i, events[i].ID, events[i-1].ID)
+	var last int64
+	for i, e := range durableOnly(events) {
+		if e.ID <= last {
+			t.Fatalf("durable ids not strictly increasing at %d: %d after %d", i, e.ID, last)
+		}
+		last = e.ID
+	}
+}
+
+// durableOnly are the durable events of events.
+func durableOnly(events []sseEvent) []sseEvent {
+	var out []sseEvent
+	for _, e := range events {
+		if e.durable() {
+			out = append(out, e)
 		}
 	}
+	return out
+}
+
+// deltaText is the text of the content_delta events, with content_reset
+// voiding what came before of the call: what a client that renders deltas
+// shows.
+func deltaText(t *testing.T, events []sseEvent) string {
+	t.Helper()
+	var calls []string
+	text := map[string]string{}
+	for _, e := range events {
+		switch e.Type {
+		case string(longhaul.EventContentDelta):
+			var d longhaul.Delta
+			if err := e.Event.Decode(&d); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := text[d.Call]; !ok {
+				calls = append(calls, d.Call)
+				if d.From > 0 {
+					// A part that resumed mid-answer: the text from here.
+					text[d.Call] = strings.Repeat("\x00", d.From)
+				}
+			}
+			if d.From != len(text[d.Call]) {
+				t.Fatalf("delta of %s from %d, but the client has %d bytes", d.Call, d.From, len(text[d.Call]))
+			}
+			text[d.Call] += d.Text
+		case string(longhaul.EventContentReset):
+			var d longhaul.ContentResetData
+			if err := e.Event.Decode(&d); err != nil {
+				t.Fatal(err)
+			}
+			text[d.Call] = ""
+		}
+	}
+	var b strings.Builder
+	for _, c := range calls {
+		b.WriteString(strings.TrimLeft(text[c], "\x00"))
+	}
+	return b.String()
 }
 
 func types(events []sseEvent) []string {
@@ -509,8 +624,9 @@ func TestListRuns(t *testing.T) {
 }
 
 // TestRunEvents reads a finished run's whole log, and a live run's log in
-// three parts, resuming with Last-Event-ID and with ?after: the parts add up
-// to the whole log, with nothing missed or repeated.
+// three parts cut in the middle of the answer, resuming with Last-Event-ID
+// and with ?after: the parts' durable events add up to the whole log and
+// their deltas to the answer, with nothing missed or repeated.
 func TestRunEvents(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -524,7 +640,7 @@ func TestRunEvents(t *testing.T) {
 	stopAfter := func(n int) func(sseEvent) bool {
 		contents = 0
 		return func(e sseEvent) bool {
-			if e.Type == string(longhaul.EventContent) {
+			if e.Type == string(longhaul.EventContentDelta) {
 				contents++
 			}
 			return contents == n
@@ -534,7 +650,7 @@ func TestRunEvents(t *testing.T) {
 	if ended {
 		t.Fatalf("the run ended before the first part was read: %v", types(part1))
 	}
-	h := map[string]string{"Last-Event-ID": strconv.FormatInt(part1[len(part1)-1].ID, 10)}
+	h := map[string]string{"Last-Event-ID": part1[len(part1)-1].Pos}
 	for k, v := range ann {
 		h[k] = v
 	}
@@ -542,12 +658,12 @@ func TestRunEvents(t *testing.T) {
 	if ended {
 		t.Fatalf("the run ended before the second part was read: %v", types(part2))
 	}
-	after := "?after=" + strconv.FormatInt(part2[len(part2)-1].ID, 10)
+	after := "?after=" + url.QueryEscape(part2[len(part2)-1].Pos)
 	part3, ended := readEvents(t, openEvents(t, ctx, env, r.ID, after, ann), nil)
 	if !ended || part3[len(part3)-1].Type != string(longhaul.EventDone) {
 		t.Fatalf("the third part does not end with done: %v", types(part3))
 	}
-	if contentText(t, part3) == "" {
+	if deltaText(t, part3) == "" {
 		t.Fatalf("the answer was over before the third part: %v", types(part3))
 	}
 
@@ -557,8 +673,11 @@ func TestRunEvents(t *testing.T) {
 	}
 	parts := append(append(append([]sseEvent(nil), part1...), part2...), part3...)
 	checkIncreasing(t, parts)
-	if diff := cmp.Diff(whole, parts); diff != "" {
+	if diff := cmp.Diff(whole, durableOnly(parts)); diff != "" {
 		t.Errorf("parts differ from the whole log (-whole +parts):\n%s", diff)
+	}
+	if got := deltaText(t, parts); got != answer {
+		t.Errorf("streamed text across three parts\n got %q\nwant %q", got, answer)
 	}
 	if got := contentText(t, whole); got != answer {
 		t.Errorf("content %q, want %q", got, answer)
@@ -568,13 +687,13 @@ func TestRunEvents(t *testing.T) {
 	}
 
 	t.Run("Last-Event-ID wins over after", func(t *testing.T) {
-		h := map[string]string{"Last-Event-ID": "3"}
+		h := map[string]string{"Last-Event-ID": "1"}
 		for k, v := range ann {
 			h[k] = v
 		}
-		events, ended := readEvents(t, openEvents(t, ctx, env, r.ID, "?after=1", h), nil)
-		if !ended || events[0].ID != 4 || len(events) != len(whole)-3 {
-			t.Fatalf("resumed from %v", events[0].ID)
+		events, ended := readEvents(t, openEvents(t, ctx, env, r.ID, "?after=2", h), nil)
+		if !ended || len(events) != len(whole)-1 || events[0].ID != 2 {
+			t.Fatalf("resumed with %v", types(events))
 		}
 	})
 	t.Run("after the end", func(t *testing.T) {

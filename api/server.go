@@ -1,8 +1,10 @@
 // Package api is Longhaul's HTTP layer: the OpenAI-compatible chat API that
 // Open WebUI and the OpenAI SDKs talk to, and the native runs API for long
 // tasks that outlive a request, on fiber. A request starts (or attaches to) a
-// Temporal workflow, and the handler streams the workflow's progress back as
-// Server-Sent Events by polling its event query. Wire types
+// Temporal workflow, and the handler streams the run back as Server-Sent
+// Events: its durable events from the workflow's event query, read whenever
+// the run's history grows, and the live text of its running model call from
+// NATS (feed.go). Wire types
 // and converters live apart from the handlers (openai.go, render.go), errors
 // are translated to OpenAI's envelope in one place (errors.go), and every
 // route is registered in routes.
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/enums/v1"
@@ -35,13 +38,16 @@ type temporalClient interface {
 	UpdateWorkflow(ctx context.Context, options client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error)
 	DescribeTaskQueue(ctx context.Context, taskQueue string, taskQueueType enums.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error)
 	CheckHealth(ctx context.Context, request *client.CheckHealthRequest) (*client.CheckHealthResponse, error)
+	WorkflowService() workflowservice.WorkflowServiceClient
 }
 
 var _ temporalClient = client.Client(nil)
 
 // Config configures the API.
 type Config struct {
-	TaskQueue      string
+	TaskQueue string
+	// Namespace is the Temporal namespace the client is bound to.
+	Namespace      string
 	APIKeys        []string
 	MaxBodyBytes   int64
 	RequestTimeout time.Duration
@@ -58,6 +64,9 @@ type Config struct {
 	// Blobs is the store of big tool outputs the runs reference and of the
 	// event logs of runs that continued as new; nil serves neither.
 	Blobs store.Store
+	// Deltas carries the live text of running model calls (NATS); nil
+	// streams each call's text whole when it finishes.
+	Deltas *natsbus.Bus
 }
 
 // Server serves the HTTP API.
@@ -86,7 +95,7 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Minute
 	}
-	s := &Server{cfg: cfg, temporal: tc, catalog: catalog, hub: newHub(tc, cfg.Blobs), log: log, started: time.Now()}
+	s := &Server{cfg: cfg, temporal: tc, catalog: catalog, hub: newHub(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs), log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "longhaul",

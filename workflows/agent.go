@@ -35,13 +35,12 @@ const maxTurnsNote = "You have used all the tool calls allowed for this request.
 
 // run is the state of one AgentWorkflow execution.
 type run struct {
-	in     AgentInput
-	spec   activities.AgentSpec
-	log    *eventLog
-	state  RunState
-	usage  longhaul.Usage
-	model  string
-	events workflow.ReceiveChannel
+	in    AgentInput
+	spec  activities.AgentSpec
+	log   *eventLog
+	state RunState
+	usage longhaul.Usage
+	model string
 	// stepSeq numbers plan steps across revisions.
 	stepSeq int
 	// input is a person's answer while the run waits for one.
@@ -49,20 +48,20 @@ type run struct {
 	// noContinue is set once archiving the log failed: the run then stays
 	// in this execution.
 	noContinue bool
-	// answerCall is the latest model call whose text is the answer, so a
-	// cancelled run keeps what it had streamed.
-	answerCall string
+	// partial is the text the answer's model call had when the run's
+	// cancellation stopped it, so a cancelled run keeps what it had streamed.
+	partial string
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
-// model and tool call an activity, publishing its progress to an event log
-// that QueryEvents serves.
+// model and tool call an activity, keeping the run's durable events in a log
+// that QueryEvents serves (the text of a running model call streams to the
+// API over NATS, outside history).
 func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	r := &run{
-		in:     in,
-		log:    newEventLog(),
-		state:  RunState{Agent: in.Agent, User: in.User.Key(), Status: StatusRunning},
-		events: workflow.GetSignalChannel(ctx, SignalPublish),
+		in:    in,
+		log:   newEventLog(),
+		state: RunState{Agent: in.Agent, User: in.User.Key(), Status: StatusRunning},
 	}
 	if in.Resume != nil {
 		r.restore(in.Resume)
@@ -74,7 +73,6 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	if workflow.IsContinueAsNewError(err) {
 		return AgentResult{}, err
 	}
-	r.drain()
 	now := workflow.Now(ctx)
 	if r.usage.TotalTokens > 0 {
 		r.log.emit(now, longhaul.EventUsage, r.usage)
@@ -86,7 +84,7 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 			status = StatusCancelled
 			if res.Content == "" {
 				// What the answer had streamed when the cancellation came.
-				res.Content = r.log.streamedText(r.answerCall)
+				res.Content = r.partial
 			}
 		}
 		r.state.Error = errorMessage(err)
@@ -128,36 +126,6 @@ func (r *run) register(ctx workflow.Context) error {
 		attrs = append(attrs, SearchAttrChat.ValueSet(r.in.ChatID))
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx, attrs...)
-}
-
-// wait blocks until f is ready, applying event batches as they arrive so
-// subscribers see a running activity's progress. Batches are only taken from
-// the channel here and in drain, never by a coroutine blocked in Receive: a
-// value handed to such a coroutine would be applied after whatever the main
-// coroutine does next in the same workflow task, out of order.
-func (r *run) wait(ctx workflow.Context, f workflow.Future, valuePtr any) error {
-	for !f.IsReady() {
-		sel := workflow.NewSelector(ctx)
-		sel.AddFuture(f, func(workflow.Future) {})
-		sel.AddReceive(r.events, func(c workflow.ReceiveChannel, _ bool) {
-			var b longhaul.EventBatch
-			c.Receive(ctx, &b)
-			r.log.applyBatch(b)
-		})
-		sel.Select(ctx)
-	}
-	r.drain()
-	return f.Get(ctx, valuePtr)
-}
-
-// drain applies the event batches already delivered, so events an activity
-// published before it returned precede what the workflow appends next.
-func (r *run) drain() {
-	var b longhaul.EventBatch
-	for r.events.ReceiveAsync(&b) {
-		r.log.applyBatch(b)
-		b = longhaul.EventBatch{}
-	}
 }
 
 func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
@@ -339,22 +307,58 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label
 			MaximumAttempts:        5,
 			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
 		},
+		// A cancelled run waits for the call to stop, and keeps its text.
+		WaitForCancellation: true,
 	})
-	if answer {
-		r.answerCall = req.Call
-	}
+	req.After = r.log.last
 	var resp activities.ModelResponse
-	if err := r.wait(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
-		return resp, err
+	if err := r.awaitModel(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
+		if answer && resp.Message.Content != "" {
+			r.partial = resp.Message.Content
+			r.log.emit(workflow.Now(ctx), longhaul.EventContent, longhaul.ContentData{
+				Text: r.partial, Call: req.Call, Attempt: resp.Attempt, Cancelled: true,
+			})
+		}
+		return activities.ModelResponse{}, err
 	}
 	r.addUsage(req.Call, resp.Usage)
 	if resp.Model != "" {
 		r.model = resp.Model
 	}
-	if answer {
-		r.log.reconcile(workflow.Now(ctx), req.Call, resp.Message.Content)
+	if answer && resp.Message.Content != "" {
+		r.log.emit(workflow.Now(ctx), longhaul.EventContent, longhaul.ContentData{
+			Text: resp.Message.Content, Call: req.Call, Attempt: resp.Attempt,
+		})
 	}
 	return resp, nil
+}
+
+// versionPartialOnCancel marks runs whose cancellation waits for the
+// running model call to stop and keeps the text it had; runs started before
+// it stopped waiting at once.
+const versionPartialOnCancel = "partial-on-cancel"
+
+// awaitModel waits for a model call. When the run is cancelled meanwhile,
+// it waits for the call to stop as well (its activity options wait for the
+// cancellation) and puts the text the call had into resp.
+func (r *run) awaitModel(ctx workflow.Context, f workflow.Future, resp *activities.ModelResponse) error {
+	cancelled := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(f, func(workflow.Future) {})
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
+	sel.Select(ctx)
+	if cancelled && !f.IsReady() {
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		if workflow.GetVersion(dctx, versionPartialOnCancel, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			return temporal.NewCanceledError()
+		}
+	}
+	err := f.Get(ctx, resp)
+	var cancelledErr *temporal.CanceledError
+	if errors.As(err, &cancelledErr) && cancelledErr.HasDetails() {
+		_ = cancelledErr.Details(resp)
+	}
+	return err
 }
 
 // toolOutcome is how a tool call ended: failed or not, and the reference of
@@ -385,6 +389,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		r.log.emit(workflow.Now(ctx), longhaul.EventToolStart, longhaul.ToolStartData{
 			ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments, Target: target,
 		})
+		after := r.log.last
 		summary := strings.TrimSpace(label + " tool " + c.Name + " " + target)
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: DefaultToolTimeout,
@@ -398,7 +403,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 				NonRetryableErrorTypes: []string{activities.ErrTypeToolRefused},
 			},
 		})
-		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, activities.ToolRequest{Call: c, Scope: scope})
+		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, activities.ToolRequest{Call: c, Scope: scope, After: after})
 	}
 	out := make([]longhaul.Message, len(calls))
 	outcomes := make([]toolOutcome, len(calls))
@@ -410,7 +415,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 			continue
 		}
 		var res activities.ToolResponse
-		err := r.wait(ctx, futures[i], &res)
+		err := futures[i].Get(ctx, &res)
 		content, failed := res.Content, false
 		if err != nil {
 			content, failed = "error: "+errorMessage(err), true

@@ -378,7 +378,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		askTools("", usage(10, 2), call),
 		answer("It is Thursday.", usage(20, 4)),
 	).Twice()
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Scope: spec.Tools}).
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Scope: spec.Tools, After: 1}).
 		Return(activities.ToolResponse{Content: "2025-01-02T04:04:05+01:00 Thursday"}, nil).Once()
 	h.run(input(hi...))
 
@@ -405,6 +405,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		Messages: append(append([]longhaul.Message(nil), hi...), added[:2]...),
 		Tools:    spec.Tools,
 		Publish:  true,
+		After:    2,
 	}, reqs[1])
 
 	diffEvents(t, logOf(
@@ -694,95 +695,44 @@ func TestModelUnavailableIsRetried(t *testing.T) {
 	), h.events())
 }
 
-// TestStreamedContentAndReset delivers publish signals while the model
-// activity runs: a first attempt's partial text, then a retry's reset and
-// text (twice, as a redelivered signal would be), and checks the log while the
-// call runs and after the workflow reconciled it with the final answer.
-func TestStreamedContentAndReset(t *testing.T) {
+// TestContentIsDurableWhole: while a model call runs its text is not in
+// the log (it streams over NATS, outside history); when it returns, the log
+// gets the whole text as one content event naming the attempt, and the call
+// was told the offset its deltas follow.
+func TestContentIsDurableWhole(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)
-	h.scriptModel(answer("Hello world", usage(3, 2))).After(5 * time.Second).Once()
-
-	at := t0.Add(time.Second)
-	hel := longhaul.NewEvent(longhaul.EventContent, at, longhaul.ContentData{Text: "Hel", Call: "turn-1"})
-	reset := longhaul.NewEvent(longhaul.EventContentReset, at, longhaul.ContentResetData{Call: "turn-1", Attempt: 2, Reason: "retrying the model call"})
-	hello := longhaul.NewEvent(longhaul.EventContent, at, longhaul.ContentData{Text: "Hello", Call: "turn-1"})
-	first := longhaul.EventBatch{Publisher: "a#1", Seq: 1, Events: []longhaul.Event{hel}}
-	second := longhaul.EventBatch{Publisher: "a#2", Seq: 1, Events: []longhaul.Event{reset, hello}}
-	signal := func(b longhaul.EventBatch) func() {
-		return func() { h.env.SignalWorkflow(workflows.SignalPublish, b) }
-	}
-	h.env.RegisterDelayedCallback(signal(first), time.Second)
-	h.env.RegisterDelayedCallback(signal(second), 2*time.Second)
-	h.env.RegisterDelayedCallback(signal(second), 3*time.Second) // duplicate
-	h.env.RegisterDelayedCallback(signal(first), 3*time.Second)  // stale duplicate
-
-	streamed := logOf(ev(hel.Type, longhaul.ContentData{Text: "Hel", Call: "turn-1"}),
-		ev(reset.Type, longhaul.ContentResetData{Call: "turn-1", Attempt: 2, Reason: "retrying the model call"}),
-		ev(hello.Type, longhaul.ContentData{Text: "Hello", Call: "turn-1"}))
-	var (
-		running    workflows.EventsPage
-		runningSt  workflows.RunState
-		queriedMid bool
-	)
-	h.env.RegisterDelayedCallback(func() {
-		queriedMid = true
-		running = h.page(workflows.EventsRequest{})
-		runningSt = h.state()
-	}, 4*time.Second)
+	call := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
+	final := answer("Hello world", usage(3, 2))
+	final.resp.Attempt = 2
+	h.scriptModel(askTools("", usage(1, 1), call), final).After(5 * time.Second).Twice()
+	h.onTool("call_1", activities.ToolResponse{Content: "now"}, nil).Once()
+	var running workflows.EventsPage
+	h.env.RegisterDelayedCallback(func() { running = h.page(workflows.EventsRequest{}) }, 8*time.Second)
 	h.run(input(hi...))
 
-	if !queriedMid {
-		t.Fatal("the query during the model call did not run")
+	if running.Last != 2 || running.Done {
+		t.Errorf("page during the second call = %+v, want the tool's two events only", running)
 	}
-	diff(t, "page during the call", workflows.EventsPage{Events: streamed, Last: 3, Done: false}, running, eventOpts)
-	diff(t, "state during the call", workflows.RunState{Agent: "assistant", User: "u1", Status: workflows.StatusRunning, Mode: workflows.ModeChat, Dispatch: "the agent chats", Turns: 1}, runningSt)
-
-	if got := h.result().Content; got != "Hello world" {
-		t.Errorf("Content = %q, want Hello world", got)
+	reqs := h.modelCalls()
+	if len(reqs) != 2 || reqs[0].After != 0 || reqs[1].After != 2 {
+		t.Fatalf("model calls follow offsets %v, want 0 then 2", afters(reqs))
 	}
 	evs := h.events()
-	diffEvents(t, logOf(append(streamed,
-		ev(longhaul.EventContent, longhaul.ContentData{Text: " world", Call: "turn-1"}),
-		ev(longhaul.EventUsage, usage(3, 2)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
-	)...), evs)
-	// Published events keep the activity's time; the workflow's carry its own.
-	if len(evs) == 6 {
-		if !evs[0].Time.Equal(at) {
-			t.Errorf("published event time %v, want %v", evs[0].Time, at)
-		}
-		if want := t0.Add(5 * time.Second); !evs[3].Time.Equal(want) {
-			t.Errorf("reconciled event time %v, want %v", evs[3].Time, want)
-		}
+	if len(evs) < 3 {
+		t.Fatalf("log %v", evs)
 	}
+	want := ev(longhaul.EventContent, longhaul.ContentData{Text: "Hello world", Call: "turn-2", Attempt: 2})
+	want.Offset = 3
+	diff(t, "content", want, evs[2], eventOpts)
 }
 
-// TestReconcileReplacesDivergentText: streamed text that is not a prefix of
-// the final answer (a lost batch) is reset and replaced by the whole answer.
-func TestReconcileReplacesDivergentText(t *testing.T) {
-	h := newHarness(t)
-	h.resolve(spec)
-	h.scriptModel(answer("Hello world", usage(3, 2))).After(2 * time.Second).Once()
-	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalPublish, longhaul.EventBatch{Publisher: "a#1", Seq: 1, Events: []longhaul.Event{
-			longhaul.NewEvent(longhaul.EventContent, t0, longhaul.ContentData{Text: "Hel", Call: "turn-1"}),
-		}})
-		// Seq 2 was lost; seq 3 carries later text.
-		h.env.SignalWorkflow(workflows.SignalPublish, longhaul.EventBatch{Publisher: "a#1", Seq: 3, Events: []longhaul.Event{
-			longhaul.NewEvent(longhaul.EventContent, t0, longhaul.ContentData{Text: "rld", Call: "turn-1"}),
-		}})
-	}, time.Second)
-	h.run(input(hi...))
-
-	diffEvents(t, logOf(
-		ev(longhaul.EventContent, longhaul.ContentData{Text: "Hel", Call: "turn-1"}),
-		ev(longhaul.EventContent, longhaul.ContentData{Text: "rld", Call: "turn-1"}),
-		ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Reason: "replacing partial text with the final answer"}),
-		ev(longhaul.EventContent, longhaul.ContentData{Text: "Hello world", Call: "turn-1"}),
-		ev(longhaul.EventUsage, usage(3, 2)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
-	), h.events())
+func afters(reqs []activities.ModelRequest) []int64 {
+	var out []int64
+	for _, r := range reqs {
+		out = append(out, r.After)
+	}
+	return out
 }
 
 func TestEventsPaging(t *testing.T) {

@@ -48,9 +48,9 @@ func (r *run) dispatch(ctx workflow.Context) (AgentResult, error) {
 		r.state.Dispatch = "the agent always plans"
 	case "auto":
 		var d activities.Dispatch
-		err := r.wait(ctx, workflow.ExecuteActivity(r.structuredOptions(ctx, "dispatch"), a.Classify, activities.ClassifyRequest{
+		err := workflow.ExecuteActivity(r.structuredOptions(ctx, "dispatch"), a.Classify, activities.ClassifyRequest{
 			Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages,
-		}), &d)
+		}).Get(ctx, &d)
 		r.addUsage("dispatch", d.Usage)
 		switch {
 		case temporal.IsCanceledError(err):
@@ -219,7 +219,7 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 		}
 		r.think(ctx, planningMessage(rev))
 		var resp activities.PlanResponse
-		err := r.wait(ctx, workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("plan v%d", rev)), a.Plan, req), &resp)
+		err := workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("plan v%d", rev)), a.Plan, req).Get(ctx, &resp)
 		r.addUsage(fmt.Sprintf("plan-v%d", rev), resp.Usage)
 		plan := longhaul.Plan{Revision: rev, Reason: reason, Goal: resp.Goal, Steps: append([]longhaul.PlanStep(nil), kept...)}
 		var problems []string
@@ -236,10 +236,10 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 				plan.Steps = append(plan.Steps, s)
 			}
 			var check activities.PlanCheck
-			err := r.wait(ctx, workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("review plan v%d", rev)), a.SupervisePlan, activities.PlanCheckRequest{
+			err := workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("review plan v%d", rev)), a.SupervisePlan, activities.PlanCheckRequest{
 				Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Plan: plan,
 				Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps, ModelReview: r.spec.ReviewPlan,
-			}), &check)
+			}).Get(ctx, &check)
 			r.addUsage(fmt.Sprintf("review-plan-v%d", rev), check.Usage)
 			if err != nil {
 				return false, err
@@ -415,9 +415,9 @@ func (r *run) reviewStep(ctx workflow.Context, i int) error {
 	p := r.current()
 	step := p.Steps[i]
 	var v activities.StepReview
-	err := r.wait(ctx, workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("review step %d", i+1)), a.ReviewStep, activities.StepReviewRequest{
+	err := workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("review step %d", i+1)), a.ReviewStep, activities.StepReviewRequest{
 		Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Plan: p.Plan, Step: step,
-	}), &v)
+	}).Get(ctx, &v)
 	r.addUsage("review-step-"+step.ID, v.Usage)
 	if temporal.IsCanceledError(err) {
 		return err

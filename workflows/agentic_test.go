@@ -248,11 +248,12 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 		Tools:    briefing.Tools,
 		Publish:  true,
 		Skill:    "briefing",
+		After:    1, // the skill_activity event
 	}, reqs[0])
 	if r := reqs[1]; r.Call != "turn-2" || r.Skill != "briefing" {
 		t.Errorf("second model request: Call %q, Skill %q; want turn-2, briefing", r.Call, r.Skill)
 	}
-	diff(t, "tool requests", []activities.ToolRequest{{Call: call, Scope: briefing.Tools}}, p.toolRequests())
+	diff(t, "tool requests", []activities.ToolRequest{{Call: call, Scope: briefing.Tools, After: 2}}, p.toolRequests())
 	if classify, plans, _, _, _ := p.calls(); len(classify)+len(plans) != 0 {
 		t.Errorf("Classify called %d times, Plan %d times; want neither", len(classify), len(plans))
 	}
@@ -459,6 +460,7 @@ func TestAgenticRun(t *testing.T) {
 	diff(t, "tool requests", []activities.ToolRequest{{
 		Call:  longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)},
 		Scope: researcher.Tools,
+		After: 4,
 	}}, tools)
 
 	reqs := h.modelCalls()
@@ -467,7 +469,7 @@ func TestAgenticRun(t *testing.T) {
 	}
 	ans := reqs[0]
 	diff(t, "answer request", activities.ModelRequest{
-		Call: "answer", Agent: "assistant", Model: "test-model", Messages: question, Publish: true,
+		Call: "answer", Agent: "assistant", Model: "test-model", Messages: question, Publish: true, After: 8,
 	}, ans, cmpopts.IgnoreFields(activities.ModelRequest{}, "Instructions"))
 	for _, want := range []string{goal, "The answer must: list the changes", "## Step 1: tool web_fetch — Read the act (eur-lex.europa.eu)", "Article 5 bans social scoring."} {
 		if !strings.Contains(ans.Instructions, want) {
@@ -803,7 +805,7 @@ func TestSkillStepLoop(t *testing.T) {
 	first := reqs[0]
 	diff(t, "skill's first model request", activities.ModelRequest{
 		Call: "step-2-turn-1", Agent: "assistant", Model: "briefing-model", Messages: task,
-		Tools: sk.Tools, Skill: "briefing",
+		Tools: sk.Tools, Skill: "briefing", After: 8,
 	}, first, cmpopts.IgnoreFields(activities.ModelRequest{}, "Instructions"))
 	for _, want := range []string{"step 2 of 3", goal, "This step: Brief on the act", "It succeeds when: a briefing with sources", "## Step 1: tool web_fetch", "Article 5 bans social scoring."} {
 		if !strings.Contains(first.Instructions, want) {
@@ -820,8 +822,8 @@ func TestSkillStepLoop(t *testing.T) {
 		t.Errorf("skill's second model request messages %+v, want the task, the call, its result and the note to answer now", second.Messages)
 	}
 	diff(t, "tool requests", []activities.ToolRequest{
-		{Call: longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)}, Scope: s.Tools},
-		{Call: fetch, Scope: sk.Tools},
+		{Call: longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)}, Scope: s.Tools, After: 4},
+		{Call: fetch, Scope: sk.Tools, After: 10},
 	}, p.toolRequests())
 	if !strings.Contains(reqs[2].Instructions, brief) || reqs[2].Call != "answer" {
 		t.Errorf("answer request %q lacks the skill's briefing:\n%s", reqs[2].Call, reqs[2].Instructions)
@@ -880,7 +882,7 @@ func TestSkillStepToolOutOfScope(t *testing.T) {
 	if got := h.result().Content; got != "Final answer." {
 		t.Errorf("Content = %q", got)
 	}
-	diff(t, "tool requests", []activities.ToolRequest{{Call: clock, Scope: briefing.Tools}}, p.toolRequests())
+	diff(t, "tool requests", []activities.ToolRequest{{Call: clock, Scope: briefing.Tools, After: 5}}, p.toolRequests())
 	reqs := h.modelCalls()
 	if len(reqs) != 3 {
 		t.Fatalf("model called %d times, want 3", len(reqs))

@@ -87,7 +87,6 @@ func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, target strin
 		err = workflow.Await(ctx, func() bool { return r.input != nil })
 	}
 	r.state.Waiting = nil
-	r.drain()
 	if err != nil {
 		return false, "", err
 	}

@@ -111,7 +111,6 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 		return err
 	}
 	for {
-		r.drain()
 		chunks := r.log.unarchived()
 		if len(chunks) == 0 {
 			break
@@ -131,7 +130,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 		}
 		for _, f := range futures {
 			var ar activities.EventArchive
-			if err := r.wait(ctx, f, &ar); err != nil {
+			if err := f.Get(ctx, &ar); err != nil {
 				if temporal.IsCanceledError(err) {
 					return err
 				}

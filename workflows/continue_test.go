@@ -145,7 +145,7 @@ func TestChatContinuesAsNew(t *testing.T) {
 	reqs = h2.modelCalls()
 	diff(t, "second execution's model call", activities.ModelRequest{
 		Call: "turn-2", Agent: "assistant", Model: "test-model-v2", Messages: tail, Tools: spec.Tools,
-		Publish: true, ConvRef: "sha256:conv-2", Store: true,
+		Publish: true, ConvRef: "sha256:conv-2", Store: true, After: 2,
 	}, reqs[0])
 
 	all := h2.readAll(ar)

@@ -31,8 +31,6 @@ const (
 	QueryEvents = "events"
 	// QueryState returns the run's RunState.
 	QueryState = "state"
-	// SignalPublish carries a longhaul.EventBatch of events from an activity.
-	SignalPublish = longhaul.PublishSignal
 	// UpdateInput delivers a person's InputRequest to a run that waits for
 	// one; it is rejected (ErrNotWaiting) when the run waits for nothing.
 	UpdateInput = "input"

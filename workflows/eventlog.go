@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
@@ -12,21 +10,14 @@ import (
 // defaultPageLimit bounds an events query answer when the caller sets none.
 const defaultPageLimit = 1000
 
-// eventLog is a run's ordered event log with global offsets: the durable
-// stream subscribers read through QueryEvents. Activities append to it through
-// batched signals, deduplicated per publisher by sequence number; the workflow
-// appends its own events directly.
+// eventLog is a run's ordered log of durable events with global offsets:
+// what subscribers read through QueryEvents. Only the workflow appends to it;
+// the text of a running model call streams outside history and enters the
+// log whole, as one content event, when the call returns.
 type eventLog struct {
 	events []longhaul.Event
 	last   int64
-	seen   map[string]int64
-	// attempts is the latest attempt that published, per activity, so a
-	// late batch from an attempt that was already retried is dropped.
-	attempts map[string]int
-	// streamed is the text published per model call since its last reset, so
-	// the workflow can reconcile it with the authoritative final message.
-	streamed map[string]*strings.Builder
-	done     bool
+	done   bool
 	// archives hold the events up to base, which earlier executions of the
 	// run (or this one, before it continues as new) stored outside history.
 	archives []activities.EventArchive
@@ -34,31 +25,15 @@ type eventLog struct {
 }
 
 func newEventLog() *eventLog {
-	return &eventLog{seen: map[string]int64{}, attempts: map[string]int{}, streamed: map[string]*strings.Builder{}}
+	return &eventLog{}
 }
 
 func (l *eventLog) append(e longhaul.Event) longhaul.Event {
 	l.last++
 	e.Offset = l.last
 	l.events = append(l.events, e)
-	switch e.Type {
-	case longhaul.EventDone:
+	if e.Type == longhaul.EventDone {
 		l.done = true
-	case longhaul.EventContent:
-		var d longhaul.ContentData
-		if e.Decode(&d) == nil {
-			b := l.streamed[d.Call]
-			if b == nil {
-				b = &strings.Builder{}
-				l.streamed[d.Call] = b
-			}
-			b.WriteString(d.Text)
-		}
-	case longhaul.EventContentReset:
-		var d longhaul.ContentResetData
-		if e.Decode(&d) == nil {
-			delete(l.streamed, d.Call)
-		}
 	}
 	return e
 }
@@ -66,45 +41,6 @@ func (l *eventLog) append(e longhaul.Event) longhaul.Event {
 // emit appends an event the workflow itself produces.
 func (l *eventLog) emit(at time.Time, t longhaul.EventType, payload any) {
 	l.append(longhaul.NewEvent(t, at, payload))
-}
-
-// applyBatch appends a published batch unless it was applied before or comes
-// from an attempt of its activity that a later attempt superseded.
-// Publishers are named "<activity id>#<attempt>".
-func (l *eventLog) applyBatch(b longhaul.EventBatch) {
-	if b.Seq <= l.seen[b.Publisher] {
-		return
-	}
-	if act, n, ok := strings.Cut(b.Publisher, "#"); ok {
-		if attempt, err := strconv.Atoi(n); err == nil {
-			if attempt < l.attempts[act] {
-				return
-			}
-			l.attempts[act] = attempt
-		}
-	}
-	l.seen[b.Publisher] = b.Seq
-	for _, e := range b.Events {
-		l.append(e)
-	}
-}
-
-// reconcile makes the text streamed for call equal final: it appends what is
-// missing, or resets the call's text and publishes final whole when what was
-// streamed is not a prefix of it (a lost or partial batch).
-func (l *eventLog) reconcile(at time.Time, call, final string) {
-	got := l.streamedText(call)
-	switch {
-	case got == final:
-		return
-	case strings.HasPrefix(final, got):
-		l.emit(at, longhaul.EventContent, longhaul.ContentData{Text: final[len(got):], Call: call})
-	default:
-		l.emit(at, longhaul.EventContentReset, longhaul.ContentResetData{Call: call, Reason: "replacing partial text with the final answer"})
-		if final != "" {
-			l.emit(at, longhaul.EventContent, longhaul.ContentData{Text: final, Call: call})
-		}
-	}
 }
 
 // restore starts the log of a continued run after offset, whose events up
@@ -127,14 +63,6 @@ func (l *eventLog) unarchived() [][]longhaul.Event {
 func (l *eventLog) archived(ar activities.EventArchive) {
 	l.archives = append(l.archives, ar)
 	l.base = max(l.base, ar.To)
-}
-
-// streamedText is the text published for call since its last reset.
-func (l *eventLog) streamedText(call string) string {
-	if b := l.streamed[call]; b != nil {
-		return b.String()
-	}
-	return ""
 }
 
 // page answers QueryEvents. Events an earlier execution archived are not

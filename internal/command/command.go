@@ -20,6 +20,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
@@ -37,7 +38,7 @@ const usage = `longhaul — a durable agent engine behind an OpenAI-compatible A
 
 Usage:
   longhaul dev       embedded Temporal server + Web UI, a worker and the API in one process
-  longhaul server    the embedded Temporal server (+ Web UI) alone
+  longhaul server    the embedded Temporal server (+ Web UI) and NATS, for workers and APIs elsewhere
   longhaul worker    a worker, against LONGHAUL_TEMPORAL_ADDRESS (run as many as you like)
   longhaul api       the HTTP API, against LONGHAUL_TEMPORAL_ADDRESS
   longhaul version   print the version
@@ -152,36 +153,60 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer c.Close()
+	var ns *natsbus.Server
+	if cfg.NATSURL == "" {
+		// API and worker share this process: NATS runs in it, on no port
+		// unless LONGHAUL_EMBEDDED_NATS_ADDR asks for one.
+		if ns, err = natsbus.StartServer(cfg.EmbeddedNATSAddr); err != nil {
+			return err
+		}
+		defer ns.Shutdown()
+	}
+	bus, closeBus, err := openBus(cfg, ns, "longhaul dev", log)
+	if err != nil {
+		return err
+	}
+	defer closeBus()
 	set, err := toolset.Build(ctx, cat, topts, log)
 	if err != nil {
 		return err
 	}
 	defer set.Close()
-	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, c, log))
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, bus, log))
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
-	s := newAPI(cfg, c, cat, blobs, log, true)
+	s := newAPI(cfg, c, cat, blobs, bus, log, true)
 	fmt.Fprintf(out, "Longhaul %s\n  API          http://%s/v1\n", version(), cfg.HTTPAddr)
 	if uiURL != "" {
 		fmt.Fprintf(out, "  Temporal UI  %s\n", uiURL)
 	}
-	fmt.Fprintf(out, "  Temporal     %s (namespace %s, task queue %s)\n  Model        %s (default %s)\n",
-		addr, cfg.TemporalNamespace, cfg.TaskQueue, cfg.LLMBaseURL, cfg.LLMModel)
+	fmt.Fprintf(out, "  Temporal     %s (namespace %s, task queue %s)\n  NATS         %s\n  Model        %s (default %s)\n",
+		addr, cfg.TemporalNamespace, cfg.TaskQueue, natsLine(cfg, ns), cfg.LLMBaseURL, cfg.LLMModel)
 	return serveAPI(ctx, s, cfg.HTTPAddr, log)
 }
 
 func runServer(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	natsAddr := cfg.EmbeddedNATSAddr
+	if natsAddr == "" {
+		natsAddr = config.DefaultServerNATSAddr
+	}
+	ns, err := natsbus.StartServer(natsAddr)
+	if err != nil {
+		return fmt.Errorf("LONGHAUL_EMBEDDED_NATS_ADDR: %w", err)
+	}
+	defer ns.Shutdown()
 	srv, err := startServer(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
-	fmt.Fprintf(out, "Longhaul %s — Temporal server\n  Temporal     %s (namespace %s)\n", version(), srv.FrontendAddr(), cfg.TemporalNamespace)
+	fmt.Fprintf(out, "Longhaul %s — Temporal server and NATS\n  Temporal     %s (namespace %s)\n", version(), srv.FrontendAddr(), cfg.TemporalNamespace)
 	if u := srv.UIURL(); u != "" {
 		fmt.Fprintf(out, "  Temporal UI  %s\n", u)
 	}
+	fmt.Fprintf(out, "  NATS         %s\n", ns.URL())
 	<-ctx.Done()
 	log.Info("stopping Temporal server")
 	return nil
@@ -203,7 +228,12 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 		return err
 	}
 	defer set.Close()
-	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, c, log))
+	bus, closeBus, err := openBus(cfg, nil, "longhaul worker", log)
+	if err != nil {
+		return err
+	}
+	defer closeBus()
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, bus, log))
 	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s, model %s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, cfg.LLMBaseURL)
 	return w.Run(interruptOn(ctx))
 }
@@ -219,8 +249,13 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
 	}
 	defer blobs.Close()
-	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress)
-	return serveAPI(ctx, newAPI(cfg, c, cat, blobs, log, false), cfg.HTTPAddr, log)
+	bus, closeBus, err := openBus(cfg, nil, "longhaul api", log)
+	if err != nil {
+		return err
+	}
+	defer closeBus()
+	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s, NATS %s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress, natsbus.Redact(cfg.NATSURL))
+	return serveAPI(ctx, newAPI(cfg, c, cat, blobs, bus, log, false), cfg.HTTPAddr, log)
 }
 
 // connect is the start of the worker and api commands: they need an
@@ -228,6 +263,9 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 func connect(ctx context.Context, cfg config.Config, log *slog.Logger, command string) (*skills.Catalog, toolset.Options, client.Client, error) {
 	if cfg.TemporalAddress == "" {
 		return nil, toolset.Options{}, nil, fmt.Errorf("LONGHAUL_TEMPORAL_ADDRESS is required for longhaul %s (host:port of a Temporal frontend, e.g. one started by longhaul server)", command)
+	}
+	if cfg.NATSURL == "" {
+		return nil, toolset.Options{}, nil, fmt.Errorf("LONGHAUL_NATS_URL is required for longhaul %s (a NATS server, e.g. nats://%s started by longhaul server)", command, config.DefaultServerNATSAddr)
 	}
 	cat, topts, err := loadCatalog(cfg, log)
 	if err != nil {
@@ -307,14 +345,43 @@ func loadCatalog(cfg config.Config, log *slog.Logger) (*skills.Catalog, toolset.
 	return cat, opts, nil
 }
 
-func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, c client.Client, log *slog.Logger) *activities.Activities {
-	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, c, log)
+func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, bus *natsbus.Bus, log *slog.Logger) *activities.Activities {
+	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, log)
 	a.MaxToolOutput = cfg.MaxToolChars
 	a.Blobs = blobs
+	a.Bus = bus
 	return a
 }
 
-func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, blobs store.Store, log *slog.Logger, eager bool) *api.Server {
+// openBus connects to NATS — the embedded server in-process, or
+// LONGHAUL_NATS_URL — for the live deltas of running calls. A NATS that is
+// down is retried in the background: streams then carry durable events only.
+func openBus(cfg config.Config, embedded *natsbus.Server, name string, log *slog.Logger) (*natsbus.Bus, func(), error) {
+	nc, err := natsbus.Connect(natsbus.ClientOptions{
+		URL: cfg.NATSURL, Name: name, InProcess: embedded,
+		CredsFile: cfg.NATSCreds, TLSCA: cfg.NATSTLSCA, TLSCert: cfg.NATSTLSCert, TLSKey: cfg.NATSTLSKey,
+	}, log.With("component", "nats"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("LONGHAUL_NATS_URL: %w", err)
+	}
+	if !nc.IsConnected() {
+		log.Warn("NATS is not reachable yet; retrying in the background (streams carry whole answers until it is)", "url", natsbus.Redact(cfg.NATSURL))
+	}
+	return natsbus.New(nc, natsbus.NewSubjects(cfg.NATSSubjectPrefix, cfg.TemporalNamespace), log), func() { nc.Close() }, nil
+}
+
+// natsLine says which NATS dev uses, for its start-up lines.
+func natsLine(cfg config.Config, ns *natsbus.Server) string {
+	switch {
+	case ns == nil:
+		return natsbus.Redact(cfg.NATSURL)
+	case ns.URL() != "":
+		return "embedded, " + ns.URL()
+	}
+	return "embedded (in-process)"
+}
+
+func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, blobs store.Store, bus *natsbus.Bus, log *slog.Logger, eager bool) *api.Server {
 	if len(cfg.APIKeys) == 0 {
 		log.Warn("LONGHAUL_API_KEYS is empty: the API accepts every caller and trusts Open WebUI user headers from anyone (fine for local development only)")
 	}
@@ -328,6 +395,8 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, blobs store
 		ApprovalTimeout: cfg.ApprovalTimeout,
 		EagerStart:      eager,
 		Blobs:           blobs,
+		Deltas:          bus,
+		Namespace:       cfg.TemporalNamespace,
 	}, c, cat, log)
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,6 +37,14 @@ type Config struct {
 	EmbeddedUIAddr       string `envconfig:"EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
 	TemporalNamespace    string `envconfig:"TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
 	TaskQueue            string `envconfig:"TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`
+
+	NATSURL           string `envconfig:"NATS_URL" desc:"a NATS server or cluster (comma-separated nats:// URLs) for live token streams; empty = embedded (dev); required for worker and api"`
+	EmbeddedNATSAddr  string `envconfig:"EMBEDDED_NATS_ADDR" desc:"where the embedded NATS listens: empty = dev none (in-process), server 127.0.0.1:4223"`
+	NATSSubjectPrefix string `envconfig:"NATS_SUBJECT_PREFIX" default:"longhaul" desc:"first token of Longhaul's NATS subjects (the namespace follows)"`
+	NATSCreds         string `envconfig:"NATS_CREDS" desc:"NATS credentials file (JWT and seed) for a secured cluster"`
+	NATSTLSCA         string `envconfig:"NATS_TLS_CA" desc:"PEM file of the CA that signed the NATS servers' certificates"`
+	NATSTLSCert       string `envconfig:"NATS_TLS_CERT" desc:"PEM client certificate for NATS (with NATS_TLS_KEY)"`
+	NATSTLSKey        string `envconfig:"NATS_TLS_KEY" desc:"PEM key of NATS_TLS_CERT"`
 
 	LLMBaseURL string        `envconfig:"LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
 	LLMAPIKey  string        `envconfig:"LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
@@ -132,6 +141,21 @@ func (c Config) Validate() error {
 	if c.LLMTimeout <= 0 {
 		bad("LLM_TIMEOUT", "must be positive")
 	}
+	checkAddr("EMBEDDED_NATS_ADDR", c.EmbeddedNATSAddr, false)
+	for _, u := range strings.Split(c.NATSURL, ",") {
+		if u == "" && c.NATSURL == "" {
+			break
+		}
+		if p, err := url.Parse(strings.TrimSpace(u)); err != nil || p.Host == "" || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, p.Scheme) {
+			bad("NATS_URL", "%q is not a nats:// (or tls://) URL", redactURL(u))
+		}
+	}
+	if c.NATSSubjectPrefix == "" || strings.ContainsAny(c.NATSSubjectPrefix, " \t*>") || strings.HasPrefix(c.NATSSubjectPrefix, ".") || strings.HasSuffix(c.NATSSubjectPrefix, ".") {
+		bad("NATS_SUBJECT_PREFIX", "%q is not a NATS subject prefix (tokens separated by dots, no spaces, * or >)", c.NATSSubjectPrefix)
+	}
+	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
+		bad("NATS_TLS_CERT", "NATS_TLS_CERT and NATS_TLS_KEY go together")
+	}
 	if c.HistoryLimit < MinHistoryLimit {
 		bad("HISTORY_LIMIT", "must be at least %d events, got %d", MinHistoryLimit, c.HistoryLimit)
 	}
@@ -175,6 +199,11 @@ func (c Config) Validate() error {
 func (c Config) UIDisabled() bool {
 	return strings.EqualFold(c.EmbeddedUIAddr, UIOff) || c.EmbeddedUIAddr == ""
 }
+
+// DefaultServerNATSAddr is where `longhaul server` serves its embedded NATS
+// when LONGHAUL_EMBEDDED_NATS_ADDR is empty (4222 is often taken by a NATS
+// of the machine's own).
+const DefaultServerNATSAddr = "127.0.0.1:4223"
 
 // Embedded reports whether Longhaul runs its own Temporal server, that is
 // whether no external Temporal address is configured.

@@ -20,6 +20,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
@@ -58,6 +59,9 @@ type Options struct {
 	NoWorker bool
 	// Log receives the stack's logs; nil discards them.
 	Log *slog.Logger
+	// NATSURL makes the stack use that NATS server (an external one)
+	// instead of starting an embedded one.
+	NATSURL string
 }
 
 // Env is a running stack.
@@ -79,6 +83,12 @@ type Env struct {
 
 	// apiConfig is the configuration of the env's APIs.
 	apiConfig api.Config
+
+	// NATSURL is the NATS the stack's worker and APIs use; NATS is the
+	// embedded server behind it, unless Options.NATSURL named another.
+	NATSURL  string
+	NATS     *natsbus.Server
+	natsAddr string
 }
 
 // Start brings the stack up.
@@ -133,17 +143,26 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("testenv: store: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Blobs.Close() })
+	e.NATSURL = opts.NATSURL
+	if e.NATSURL == "" {
+		e.natsAddr = FreeAddr(t)
+		e.StartNATS()
+		e.NATSURL = "nats://" + e.natsAddr
+	}
 	if !opts.NoWorker {
 		e.StartWorker()
 	}
 	cfg := opts.API
 	cfg.TaskQueue = TaskQueue
 	cfg.Blobs = e.Blobs
+	cfg.Namespace = "default"
 	if cfg.ModelTimeout == 0 {
 		cfg.ModelTimeout = 30 * time.Second
 	}
 	e.apiConfig = cfg
-	e.API = api.New(cfg, c, e.Catalog, log)
+	apiCfg := cfg
+	apiCfg.Deltas = e.Bus("testenv api")
+	e.API = api.New(apiCfg, c, e.Catalog, log)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +194,9 @@ func (e *Env) StartAPI() *APIServer {
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	a := &APIServer{Server: api.New(e.apiConfig, e.Client, e.Catalog, e.log), URL: "http://" + ln.Addr().String(),
+	cfg := e.apiConfig
+	cfg.Deltas = e.Bus("testenv api")
+	a := &APIServer{Server: api.New(cfg, e.Client, e.Catalog, e.log), URL: "http://" + ln.Addr().String(),
 		ln: &connListener{Listener: ln, conns: map[net.Conn]struct{}{}}}
 	go func() { _ = a.App().Listener(a.ln) }()
 	e.T.Cleanup(a.Stop)
@@ -218,10 +239,59 @@ func (l *connListener) closeAll() {
 	clear(l.conns)
 }
 
-// Activities builds the activities the env's workers run, with fast flushes
-// and heartbeats so tests move quickly.
+// Bus opens a NATS connection of its own to the env's NATS, as another
+// process would; t.Cleanup closes it.
+func (e *Env) Bus(name string) *natsbus.Bus {
+	e.T.Helper()
+	nc, err := natsbus.Connect(natsbus.ClientOptions{URL: e.NATSURL, Name: name}, e.log)
+	if err != nil {
+		e.T.Fatalf("testenv: NATS: %v", err)
+	}
+	e.T.Cleanup(nc.Close)
+	return natsbus.New(nc, natsbus.NewSubjects("", "default"), e.log)
+}
+
+// StartNATS starts the embedded NATS server (again, after StopNATS) on the
+// env's NATS address.
+func (e *Env) StartNATS() {
+	e.T.Helper()
+	if e.natsAddr == "" {
+		e.T.Fatal("testenv: the env uses an external NATS")
+	}
+	var ns *natsbus.Server
+	var err error
+	// The port was just free, or was ours a moment ago: a few tries.
+	for range 50 {
+		if ns, err = natsbus.StartServer(e.natsAddr); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		e.T.Fatalf("testenv: start NATS: %v", err)
+	}
+	e.mu.Lock()
+	e.NATS = ns
+	e.mu.Unlock()
+	e.T.Cleanup(e.StopNATS)
+}
+
+// StopNATS stops the embedded NATS server, as a crash of it would.
+func (e *Env) StopNATS() {
+	e.mu.Lock()
+	ns := e.NATS
+	e.NATS = nil
+	e.mu.Unlock()
+	if ns != nil {
+		ns.Shutdown()
+	}
+}
+
+// Activities builds the activities the env's workers run, with fast
+// heartbeats so tests move quickly, on a NATS connection of their own.
 func (e *Env) Activities() *activities.Activities {
-	a := activities.New(activities.LLMConfig{BaseURL: e.Model.URL(), Model: "llmtest"}, e.Catalog, e.Tools, e.Client, e.log)
+	a := activities.New(activities.LLMConfig{BaseURL: e.Model.URL(), Model: "llmtest"}, e.Catalog, e.Tools, e.log)
+	a.Bus = e.Bus("testenv worker")
 	a.HeartbeatInterval = 200 * time.Millisecond
 	a.Blobs = e.Blobs
 	if e.opts.MaxToolOutput > 0 {

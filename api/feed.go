@@ -121,13 +121,6 @@ func (h *hub) subscribe(runID string) *feed {
 	return f
 }
 
-// followed is how many runs the hub follows.
-func (h *hub) followed() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.feeds)
-}
-
 // release drops a subscriber; the last one stops the feed.
 func (f *feed) release() {
 	f.h.mu.Lock()

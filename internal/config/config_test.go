@@ -34,6 +34,7 @@ func TestDefaults(t *testing.T) {
 		EmbeddedUIAddr:       "127.0.0.1:8233",
 		TemporalNamespace:    "default",
 		TaskQueue:            "longhaul",
+		NATSSubjectPrefix:    "longhaul",
 		LLMBaseURL:           "http://localhost:11434/v1",
 		LLMModel:             "llama3.1:8b",
 		LLMTimeout:           5 * time.Minute,
@@ -92,6 +93,11 @@ func TestBadValues(t *testing.T) {
 		{"tiny body limit", "LONGHAUL_MAX_BODY_BYTES", "10", "LONGHAUL_MAX_BODY_BYTES: must be at least 1024"},
 		{"ui address", "LONGHAUL_EMBEDDED_UI_ADDR", "8233", "LONGHAUL_EMBEDDED_UI_ADDR"},
 		{"tiny history limit", "LONGHAUL_HISTORY_LIMIT", "10", "LONGHAUL_HISTORY_LIMIT: must be at least 100 events"},
+		{"NATS URL not nats", "LONGHAUL_NATS_URL", "http://127.0.0.1:4222", "LONGHAUL_NATS_URL: \"http://127.0.0.1:4222\" is not a nats://"},
+		{"NATS URL password hidden", "LONGHAUL_NATS_URL", "nats://ann:s3cret@", "is not a nats://"},
+		{"NATS subject prefix", "LONGHAUL_NATS_SUBJECT_PREFIX", "long haul", "LONGHAUL_NATS_SUBJECT_PREFIX: \"long haul\" is not a NATS subject prefix"},
+		{"NATS cert without key", "LONGHAUL_NATS_TLS_CERT", "/etc/cert.pem", "LONGHAUL_NATS_TLS_CERT: NATS_TLS_CERT and NATS_TLS_KEY go together"},
+		{"embedded NATS address", "LONGHAUL_EMBEDDED_NATS_ADDR", "4223", "LONGHAUL_EMBEDDED_NATS_ADDR: \"4223\" is not host:port"},
 		{"negative approval timeout", "LONGHAUL_APPROVAL_TIMEOUT", "-1m", "LONGHAUL_APPROVAL_TIMEOUT: must not be negative"},
 	}
 	for _, tt := range tests {

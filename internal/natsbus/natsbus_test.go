@@ -1,0 +1,63 @@
+package natsbus_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
+)
+
+func TestSubjects(t *testing.T) {
+	s := natsbus.NewSubjects("", "default")
+	for _, tc := range []struct{ got, want string }{
+		{s.Run("run-1"), "longhaul.default.run.run-1.>"},
+		{s.Call("run-1", "turn-2", 3), "longhaul.default.run.run-1.call.turn-2.3"},
+		{s.Tool("run-1"), "longhaul.default.run.run-1.tool"},
+		{s.Snapshot("run-1"), "longhaul.default.snap.run-1"},
+		{natsbus.NewSubjects("acme.lh", "prod").Tool("r"), "acme.lh.prod.run.r.tool"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("subject %q, want %q", tc.got, tc.want)
+		}
+	}
+	// Ids with dots or wildcards become one token, the same every time, and
+	// two different ids never share one.
+	a, b := s.Call("chat-a.b-turn-1", "turn-1", 1), s.Call("chat-a_b-turn-1", "turn-1", 1)
+	if a == b || a != s.Call("chat-a.b-turn-1", "turn-1", 1) || strings.Count(a, ".") != strings.Count(b, ".") {
+		t.Errorf("subjects %q and %q", a, b)
+	}
+	if got := s.Run("a*b>c d"); strings.ContainsAny(strings.TrimSuffix(got, ">"), "* ") {
+		t.Errorf("unsafe id made %q", got)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	got := natsbus.Redact("nats://ann:secret@n1:4222,nats://tok3n@n2:4222,nats://n3:4222")
+	if strings.Contains(got, "secret") || strings.Contains(got, "tok3n") || !strings.Contains(got, "n3:4222") {
+		t.Errorf("Redact = %q", got)
+	}
+}
+
+// TestNilBus: without NATS a call keeps its text and nothing fails.
+func TestNilBus(t *testing.T) {
+	var b *natsbus.Bus
+	cs := b.OpenCall("r", "turn-1", 1, 0)
+	cs.Write("Hel")
+	cs.Write("lo")
+	cs.Close()
+	if got := cs.Snapshot(); got.Text != "Hello" || got.Call != "turn-1" || got.Attempt != 1 {
+		t.Errorf("snapshot %+v", got)
+	}
+	b.ToolStatus("r", 1, longhaul.ToolStatusData{ToolCallID: "c1", Message: "half way"})
+	if _, err := b.Snapshot(context.Background(), "r"); !errors.Is(err, natsbus.ErrNoCall) {
+		t.Errorf("Snapshot = %v, want ErrNoCall", err)
+	}
+	stop, err := b.Follow("r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+}

@@ -394,6 +394,9 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.EnableActivityEagerExecution.Key():                 true,
 		dynamicconfig.EnableEagerWorkflowStart.Key():                     true,
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():        true,
+		// Each run an API follows holds one long poll of its history (the
+		// doorbell of its durable events): room for thousands at once.
+		dynamicconfig.FrontendMaxConcurrentLongRunningRequestsPerInstance.Key(): 20000,
 		// One node needs no task queue partitions: one makes matching
 		// cheaper and lets DescribeTaskQueue see every poller.
 		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,

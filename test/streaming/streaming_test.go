@@ -85,7 +85,8 @@ func words(n int) string {
 // answer (20 tokens a second) at once and counts their runs' history
 // events: the same, and few, since the text travels outside history.
 func TestHistoryIndependentOfAnswerLength(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{})
+	// One attempt of a model call may take the 60 s the answer takes.
+	env := testenv.Start(t, testenv.Options{API: api.Config{ModelTimeout: 5 * time.Minute}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	short, long := words(200), words(1200)

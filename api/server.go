@@ -95,6 +95,9 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Minute
 	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
 	s := &Server{cfg: cfg, temporal: tc, catalog: catalog, hub: newHub(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs), log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{

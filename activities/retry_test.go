@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -47,6 +48,8 @@ func (f *fixture) workflowEnv(t *testing.T, workflowID string) *testsuite.TestWo
 	t.Helper()
 	env := quietSuite().NewTestWorkflowEnvironment()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflowID})
+	// Loaded CI machines under -race: no false deadlock after 1 s.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 	env.RegisterWorkflow(chatWorkflow)
 	env.RegisterWorkflow(toolWorkflow)
 	env.RegisterActivity(f.acts)

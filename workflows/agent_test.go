@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -56,6 +57,9 @@ func newHarness(t *testing.T) *harness {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(t0)
 	env.SetTestTimeout(time.Minute) // wall clock; -race is slow
+	// The SDK calls a workflow that runs a second without yielding a
+	// deadlock; on a loaded CI machine under -race a plain step can.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 	h := &harness{t: t, env: env, acts: &activities.Activities{}}
 	env.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
 	env.RegisterActivity(h.acts)

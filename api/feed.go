@@ -149,27 +149,24 @@ func (f *feed) run(ctx context.Context) {
 }
 
 // next waits until durable events after offset exist, the log is done or
-// ctx ends. It returns the new events and whether the log is complete after
-// them.
+// ctx ends. It returns the new durable events and whether the log is
+// complete after them.
 func (f *feed) next(ctx context.Context, after int64) ([]longhaul.Event, bool, error) {
+	c := f.join(cursor{after: after})
 	for {
-		f.mu.Lock()
-		out := f.eventsAfter(after)
-		done, err, wake := f.done, f.err, f.wake
-		f.mu.Unlock()
-		if len(out) > 0 {
-			return out, done, nil
-		}
-		if done {
-			return nil, true, nil
-		}
+		items, done, err := f.read(ctx, c)
 		if err != nil {
 			return nil, false, err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, false, ctx.Err()
-		case <-wake:
+		var out []longhaul.Event
+		for _, it := range items {
+			if it.Offset > 0 {
+				out = append(out, it.Event)
+			}
+			c = it.pos
+		}
+		if len(out) > 0 || done {
+			return out, done, nil
 		}
 	}
 }

@@ -22,9 +22,10 @@ test: test-deps
 	$(GO) test $(TESTFLAGS) ./...
 
 # The crash test (test/chaos) alone, against the binary make build ships,
-# printing its figures: 50 runs through `longhaul server`, two workers and
-# the API as processes, while workers are killed with SIGKILL and the server
-# and the API restart. make test runs it too (with -race).
+# printing its figures: 50 runs through `longhaul server`, two workers, the
+# API and an external NATS (Debian's nats-server) as processes, while
+# workers and NATS are killed with SIGKILL and the server and the API
+# restart. make test runs it too (with -race).
 chaos: build test-deps
 	LONGHAUL_CHAOS_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 20m -run '^TestChaos$$' ./test/chaos/
 
@@ -46,8 +47,10 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...
 
-bench:
-	$(GO) test $(BENCHFLAGS) ./bench/
+# The benchmarks (see bench/doc.go for LONGHAUL_BENCH_* settings), against
+# the binary make build ships, run as a child process.
+bench: build
+	LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) $(GO) test $(BENCHFLAGS) ./bench/
 
 clean:
 	rm -rf bin

@@ -1,20 +1,21 @@
-// Package bench measures Longhaul against the scripted model called
-// directly, on the same machine, so the numbers are ratios that travel:
-// engine overhead per non-streaming turn, time to first token, how many
-// concurrent streaming chats the machine holds, and history events per turn.
-// Run it with `make bench`.
+//go:build linux
+
 package bench
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,11 +24,422 @@ import (
 
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/workflows"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 )
 
-var httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0}}
+const (
+	// tokenDelay paces the scripted model's streamed answers: 20 tokens/s.
+	tokenDelay = 50 * time.Millisecond
+	// streamLength is the length of a streamed answer in the concurrency
+	// table.
+	streamLength = 10 * time.Second
+	// longLength is the length of the long streamed answer whose history
+	// is counted.
+	longLength = 60 * time.Second
+	// requestTimeout bounds every request: a slow stream counts as slow,
+	// not as an error, unless it takes longer than this.
+	requestTimeout = 3 * time.Minute
+	// shortAnswer is the scripted model's answer to any other prompt.
+	shortAnswer = "The answer is forty-two, as computed."
+)
+
+// streamPrompt is the prompt the scripted model answers with d of tokens.
+func streamPrompt(d time.Duration) string { return fmt.Sprintf("stream for %v", d) }
+
+// streamAnswer is the answer the scripted model streams for d at 20
+// tokens/s: one word a token.
+func streamAnswer(d time.Duration) string {
+	return strings.TrimSpace(strings.Repeat("token ", int(d/tokenDelay)))
+}
+
+// settings are the benchmark's settings from the environment (see the
+// package comment).
+type settings struct {
+	samples int
+	levels  []int
+	long    bool
+	out     string
+}
+
+func loadSettings(b *testing.B) settings {
+	b.Helper()
+	s := settings{samples: 200, levels: []int{100, 250, 500, 1000}, long: true, out: os.Getenv("LONGHAUL_BENCH_OUT")}
+	if v := os.Getenv("LONGHAUL_BENCH_SAMPLES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("LONGHAUL_BENCH_SAMPLES=%q: want a positive number", v)
+		}
+		s.samples = n
+	}
+	if v := os.Getenv("LONGHAUL_BENCH_LEVELS"); v != "" {
+		s.levels = nil
+		for f := range strings.SplitSeq(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("LONGHAUL_BENCH_LEVELS=%q: want comma-separated positive numbers", v)
+			}
+			s.levels = append(s.levels, n)
+		}
+	}
+	if v := os.Getenv("LONGHAUL_BENCH_LONG"); v != "" {
+		long, err := strconv.ParseBool(v)
+		if err != nil {
+			b.Fatalf("LONGHAUL_BENCH_LONG=%q: want 0 or 1", v)
+		}
+		s.long = long
+	}
+	return s
+}
+
+// BenchmarkEngine runs `longhaul dev` as a child process against the
+// scripted model and prints Longhaul's tables (see the package comment).
+func BenchmarkEngine(b *testing.B) {
+	set := loadSettings(b)
+	model := llmtest.New(b)
+	model.On(llmtest.LastUserContains(streamPrompt(longLength)), llmtest.Text(streamAnswer(longLength), llmtest.ChunkDelay(tokenDelay)))
+	model.On(llmtest.LastUserContains(streamPrompt(streamLength)), llmtest.Text(streamAnswer(streamLength), llmtest.ChunkDelay(tokenDelay)))
+	model.SetDefault(llmtest.Text(shortAnswer))
+	bin := binary(b)
+	lh := startChild(b, bin, model.URL())
+	tc := lh.temporalClient(b)
+	engineURL := lh.url + "/v1/chat/completions"
+	directURL := strings.TrimSuffix(model.URL(), "/") + "/chat/completions"
+	startCPU, err := lh.cpu()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+
+	seq := sequential(b, set.samples, directURL, engineURL)
+	lh.check(b)
+	hist := histories(b, lh, tc, engineURL, set.long)
+	lh.check(b)
+	conc := concurrent(b, lh, engineURL, set.levels)
+	b.StopTimer()
+	totalCPU, err := lh.cpu()
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s on %s/%s, %d CPUs, bench built with %s; longhaul dev as a child process (%s), %.1f CPU s in all\n\n",
+		time.Now().Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), bin, (totalCPU - startCPU).Seconds())
+	var md strings.Builder
+	md.WriteString(out.String())
+	for _, t := range []table{seq, conc, hist} {
+		t.text(&out)
+		t.markdown(&md)
+	}
+	fmt.Print("\n" + out.String())
+	if set.out != "" {
+		if err := os.WriteFile(set.out, []byte(md.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// sequential measures one request at a time: a non-streaming turn and the
+// time to the first token, through Longhaul and against the scripted model
+// directly.
+func sequential(b *testing.B, samples int, directURL, engineURL string) table {
+	b.Helper()
+	ctx := context.Background()
+	for range 20 { // warm up both paths
+		if _, err := nonStream(ctx, engineURL, chatBody("naked", false, "warm")); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := nonStream(ctx, directURL, chatBody("llmtest", false, "warm")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var direct, engine, directTTFT, engineTTFT stats
+	for i := range samples {
+		q := fmt.Sprint("q", i)
+		d, err := nonStream(ctx, directURL, chatBody("llmtest", false, q))
+		if err != nil {
+			b.Fatal(err)
+		}
+		direct = append(direct, d)
+		e, err := nonStream(ctx, engineURL, chatBody("naked", false, q))
+		if err != nil {
+			b.Fatal(err)
+		}
+		engine = append(engine, e)
+		t1, _, _, err := stream(ctx, directURL, chatBody("llmtest", true, q))
+		if err != nil {
+			b.Fatal(err)
+		}
+		directTTFT = append(directTTFT, t1)
+		t2, _, _, err := stream(ctx, engineURL, chatBody("naked", true, q))
+		if err != nil {
+			b.Fatal(err)
+		}
+		engineTTFT = append(engineTTFT, t2)
+	}
+	b.ReportMetric(msf(engine.pct(.5)-direct.pct(.5)), "overhead-p50-ms")
+	b.ReportMetric(msf(engineTTFT.pct(.5)-directTTFT.pct(.5)), "ttft-overhead-p50-ms")
+	t := table{
+		title: fmt.Sprintf("sequential, %d samples", samples),
+		head:  []string{"", "direct p50 ms", "direct p99 ms", "longhaul p50 ms", "longhaul p99 ms", "overhead p50 ms", "overhead p99 ms"},
+	}
+	for _, r := range []struct {
+		name string
+		d, e stats
+	}{{"non-streaming turn", direct, engine}, {"time to first token", directTTFT, engineTTFT}} {
+		t.rows = append(t.rows, []string{r.name, ms(r.d.pct(.5)), ms(r.d.pct(.99)), ms(r.e.pct(.5)), ms(r.e.pct(.99)),
+			ms(r.e.pct(.5) - r.d.pct(.5)), ms(r.e.pct(.99) - r.d.pct(.99))})
+	}
+	return t
+}
+
+// histories counts the history events of a short non-streamed turn and of
+// a 10 s and (when long) a 60 s streamed turn, the streamed ones run side
+// by side on an otherwise idle engine.
+func histories(b *testing.B, lh *child, tc client.Client, engineURL string, long bool) table {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*requestTimeout)
+	defer cancel()
+	t := table{title: "history events per turn", head: []string{"turn", "events", "executions"}}
+
+	resp, err := httpClient.Post(engineURL, "application/json", bytes.NewReader(chatBody("naked", false, "count")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("short turn: status %d", resp.StatusCode)
+	}
+	events, execs, err := historyEvents(ctx, tc, resp.Header.Get(api.HeaderRunID))
+	if err != nil {
+		b.Fatal(err)
+	}
+	t.rows = append(t.rows, []string{"short answer, not streamed", strconv.Itoa(events), strconv.Itoa(execs)})
+
+	lengths := []time.Duration{streamLength}
+	if long {
+		lengths = append(lengths, longLength)
+	}
+	counts, execCounts := make([]int, len(lengths)), make([]int, len(lengths))
+	errs := make([]error, len(lengths))
+	var wg sync.WaitGroup
+	for i, d := range lengths {
+		wg.Go(func() {
+			chat := fmt.Sprintf("history-%v", d)
+			_, _, text, err := stream(ctx, engineURL, chatBodyIn(chat, true, streamPrompt(d)))
+			if err == nil {
+				err = sameText(text, streamAnswer(d))
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%v streamed turn: %w", d, err)
+				return
+			}
+			events, execs, err := historyEvents(ctx, tc, chatRunID(chat))
+			if err != nil {
+				errs[i] = fmt.Errorf("%v streamed turn: %w", d, err)
+				return
+			}
+			counts[i] = events
+			execCounts[i] = execs
+		})
+	}
+	wg.Wait()
+	for i, d := range lengths {
+		if errs[i] != nil {
+			lh.fatal(b, errs[i])
+		}
+		t.rows = append(t.rows, []string{fmt.Sprintf("%v streamed answer (20 tok/s)", d), strconv.Itoa(counts[i]), strconv.Itoa(execCounts[i])})
+		b.ReportMetric(float64(counts[i]), fmt.Sprintf("history-events-%ds-turn", int(d.Seconds())))
+	}
+	return t
+}
+
+// historyEvents waits for a workflow to close and counts the events of its
+// history, across the executions it continued as new into.
+func historyEvents(ctx context.Context, tc client.Client, workflowID string) (events, executions int, err error) {
+	if err := tc.GetWorkflow(ctx, workflowID, "").Get(ctx, nil); err != nil {
+		return 0, 0, fmt.Errorf("run %s: %w", workflowID, err)
+	}
+	runID := "" // the latest execution; each names the one before it
+	for executions < 1000 {
+		it := tc.GetWorkflowHistory(ctx, workflowID, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		prev := ""
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				return 0, 0, fmt.Errorf("history of %s: %w", workflowID, err)
+			}
+			if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+				prev = a.GetContinuedExecutionRunId()
+			}
+			events++
+		}
+		executions++
+		if prev == "" {
+			return events, executions, nil
+		}
+		runID = prev
+	}
+	return 0, 0, fmt.Errorf("history of %s: more than %d executions", workflowID, executions)
+}
+
+// concurrent runs each level of concurrent streams twice, arriving
+// steadily and as a burst, and measures the child's CPU time and peak
+// resident memory over each.
+func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
+	b.Helper()
+	peakHead := "peak RSS MB"
+	if err := lh.resetPeak(); err != nil {
+		b.Logf("cannot reset the peak RSS (%v): reporting the process-lifetime peak", err)
+		peakHead = "lifetime peak RSS MB"
+	}
+	// The child's CPU use at rest, for scale.
+	lh.settle()
+	idle0, err := lh.cpu()
+	if err != nil {
+		lh.fatal(b, err)
+	}
+	time.Sleep(5 * time.Second)
+	idle1, err := lh.cpu()
+	if err != nil {
+		lh.fatal(b, err)
+	}
+	t := table{
+		title: fmt.Sprintf("concurrent streaming chats, 20 tok/s for %v each; steady: one every %v/N; longhaul at rest: %.2f CPU s/s",
+			streamLength, streamLength, (idle1-idle0).Seconds()/5),
+		head: []string{"streams", "arrival", "ok", "errors", "TTFT p50 ms", "TTFT p99 ms", "duration p50 s", "duration p99 s", "wall s", "CPU s", peakHead},
+	}
+	run := 0
+	for _, n := range levels {
+		for _, steady := range []bool{true, false} {
+			mode := "burst"
+			if steady {
+				mode = "steady"
+			}
+			run++
+			lh.settle()
+			_ = lh.resetPeak()
+			cpu0, err := lh.cpu()
+			if err != nil {
+				lh.fatal(b, err)
+			}
+			start := time.Now()
+			r := streams(engineURL, fmt.Sprintf("r%d-%s-%d", run, mode, n), n, steady)
+			wall := time.Since(start)
+			cpu1, err := lh.cpu()
+			if err != nil {
+				lh.fatal(b, err)
+			}
+			peak, err := lh.peakRSS()
+			if err != nil {
+				lh.fatal(b, err)
+			}
+			cpu := cpu1 - cpu0
+			fmt.Fprintf(os.Stderr, "bench: %d %s streams: %d ok, %d errors in %.1f s\n", n, mode, len(r.ttft), r.errors, wall.Seconds())
+			t.rows = append(t.rows, []string{strconv.Itoa(n), mode, strconv.Itoa(len(r.ttft)), strconv.Itoa(r.errors),
+				ms(r.ttft.pct(.5)), ms(r.ttft.pct(.99)), secs(r.total.pct(.5)), secs(r.total.pct(.99)),
+				secs(wall), secs(cpu), strconv.FormatInt(peak>>20, 10)})
+			if r.errors > 0 {
+				b.Logf("%d %s streams: %d errors: %s", n, mode, r.errors, r.summary())
+			}
+			if r.slowestTime > 2*streamLength {
+				b.Logf("%d %s streams: the slowest took %v: run %s (LONGHAUL_BENCH_KEEP=1 keeps its history)",
+					n, mode, r.slowestTime.Round(100*time.Millisecond), chatRunID(r.slowest))
+			}
+			key := fmt.Sprintf("%s%d-", mode, n)
+			b.ReportMetric(float64(r.errors), key+"errors")
+			b.ReportMetric(msf(r.ttft.pct(.99)), key+"ttft-p99-ms")
+			b.ReportMetric(cpu.Seconds(), key+"cpu-s")
+			b.ReportMetric(float64(peak>>20), key+"peak-rss-MB")
+			lh.check(b)
+		}
+	}
+	return t
+}
+
+// streamResults are the figures of one level of concurrent streams.
+type streamResults struct {
+	ttft, total stats
+	errors      int
+	byMessage   map[string]int
+	// example is the chat id of one stream that failed with each message.
+	example map[string]string
+	// slowest is the chat id of the stream that took longest, and took
+	// what it took.
+	slowest     string
+	slowestTime time.Duration
+}
+
+// summary lists the errors by message, the most frequent first.
+func (r streamResults) summary() string {
+	msgs := slices.SortedFunc(maps.Keys(r.byMessage), func(x, y string) int {
+		return cmp.Or(cmp.Compare(r.byMessage[y], r.byMessage[x]), cmp.Compare(x, y))
+	})
+	var parts []string
+	for i, m := range msgs {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more kinds", len(msgs)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d× %s (e.g. run %s)", r.byMessage[m], m, chatRunID(r.example[m])))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// streams runs n streaming chats of streamLength each, all at once or, when
+// steady, one every streamLength/n, and checks that each streams the whole
+// answer.
+func streams(engineURL, prefix string, n int, steady bool) streamResults {
+	want := streamAnswer(streamLength)
+	prompt := streamPrompt(streamLength)
+	interval := streamLength / time.Duration(n)
+	var mu sync.Mutex
+	r := streamResults{byMessage: map[string]int{}, example: map[string]string{}}
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		if steady {
+			time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		}
+		wg.Go(func() {
+			chat := fmt.Sprint(prefix, "-", i)
+			ttft, total, text, err := stream(context.Background(), engineURL, chatBodyIn(chat, true, prompt))
+			if err == nil {
+				err = sameText(text, want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				r.errors++
+				r.byMessage[err.Error()]++
+				r.example[err.Error()] = chat
+				return
+			}
+			r.ttft = append(r.ttft, ttft)
+			r.total = append(r.total, total)
+			if total > r.slowestTime {
+				r.slowest, r.slowestTime = chat, total
+			}
+		})
+	}
+	wg.Wait()
+	return r
+}
+
+// sameText reports how the streamed text got differs from the answer want:
+// their lengths and got around the first byte that differs.
+func sameText(got, want string) error {
+	if got == want {
+		return nil
+	}
+	i := 0
+	for i < min(len(got), len(want)) && got[i] == want[i] {
+		i++
+	}
+	return fmt.Errorf("text mismatch: %d bytes, want %d; from byte %d: %q", len(got), len(want), i, got[max(i-12, 0):min(i+36, len(got))])
+}
 
 func chatBody(model string, stream bool, text string) []byte {
 	b, _ := json.Marshal(map[string]any{
@@ -37,8 +449,8 @@ func chatBody(model string, stream bool, text string) []byte {
 	return b
 }
 
-// chatBodyIn is chatBody for a named conversation, whose run id is known:
-// workflows.ChatRunID("anonymous/"+chat, 1, "").
+// chatBodyIn is chatBody for the naked agent in a named conversation, whose
+// run id is chatRunID(chat).
 func chatBodyIn(chat string, stream bool, text string) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"model": "naked", "stream": stream, "metadata": map[string]string{"chat_id": chat},
@@ -47,33 +459,56 @@ func chatBodyIn(chat string, stream bool, text string) []byte {
 	return b
 }
 
+// chatRunID is the id of the run of the first turn of chat, for an
+// anonymous caller (no API keys).
+func chatRunID(chat string) string { return workflows.ChatRunID("anonymous/"+chat, 1, "") }
+
+// post sends body to url, within requestTimeout of ctx.
+func post(ctx context.Context, url string, body []byte) (*http.Response, context.CancelFunc, error) {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return resp, cancel, nil
+}
+
 // nonStream posts a non-streaming request and returns its latency.
-func nonStream(url string, body []byte) (time.Duration, error) {
+func nonStream(ctx context.Context, url string, body []byte) (time.Duration, error) {
 	start := time.Now()
-	resp, err := httpClient.Post(url, "application/json", bytes.NewReader(body))
+	resp, cancel, err := post(ctx, url, body)
 	if err != nil {
 		return 0, err
 	}
+	defer cancel()
 	defer resp.Body.Close()
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return 0, err
 	}
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	return time.Since(start), nil
 }
 
-// stream posts a streaming request and returns the time to the first content
-// delta, the total time and the text.
-func stream(url string, body []byte) (ttft, total time.Duration, text string, err error) {
+// stream posts a streaming request and returns the time to the first
+// content delta, the total time and the text.
+func stream(ctx context.Context, url string, body []byte) (ttft, total time.Duration, text string, err error) {
 	start := time.Now()
-	resp, err := httpClient.Post(url, "application/json", bytes.NewReader(body))
+	resp, cancel, err := post(ctx, url, body)
 	if err != nil {
 		return 0, 0, "", err
 	}
+	defer cancel()
 	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != http.StatusOK {
 		return 0, 0, "", fmt.Errorf("status %d", resp.StatusCode)
 	}
 	var b strings.Builder
@@ -124,145 +559,36 @@ func (s stats) pct(p float64) time.Duration {
 	}
 	c := slices.Clone(s)
 	slices.Sort(c)
-	i := int(p * float64(len(c)-1))
-	return c[i]
+	return c[int(p*float64(len(c)-1))]
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func ms(d time.Duration) string   { return fmt.Sprintf("%.1f", msf(d)) }
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
 
-func historyEvents(b *testing.B, env *testenv.Env, runID string) int {
-	b.Helper()
-	it := env.Client.GetWorkflowHistory(context.Background(), runID, "", false, 0)
-	n := 0
-	for it.HasNext() {
-		if _, err := it.Next(); err != nil {
-			b.Fatal(err)
-		}
-		n++
-	}
-	return n
+// table is one table of the report, printed aligned for a terminal and as
+// Markdown for LONGHAUL_BENCH_OUT.
+type table struct {
+	title string
+	head  []string
+	rows  [][]string
 }
 
-// BenchmarkEngine prints Longhaul's table. Scale the sample counts with
-// LONGHAUL_BENCH_SAMPLES (default 200) and the concurrency levels with
-// LONGHAUL_BENCH_LEVELS (default 10,50,100,200).
-func BenchmarkEngine(b *testing.B) {
-	samples := 200
-	if v := os.Getenv("LONGHAUL_BENCH_SAMPLES"); v != "" {
-		fmt.Sscan(v, &samples)
+func (t table) text(w io.Writer) {
+	fmt.Fprintln(w, t.title)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(t.head, "\t")+"\t")
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 	}
-	levels := []int{10, 50, 100, 200}
-	if v := os.Getenv("LONGHAUL_BENCH_LEVELS"); v != "" {
-		levels = nil
-		for _, f := range strings.Split(v, ",") {
-			var n int
-			fmt.Sscan(f, &n)
-			levels = append(levels, n)
-		}
-	}
-	env := testenv.Start(b, testenv.Options{API: api.Config{EagerStart: true, RequestTimeout: time.Minute}})
-	short := llmtest.Text("The answer is forty-two, as computed.")
-	env.Model.SetDefault(short)
-	engineURL := env.URL + "/v1/chat/completions"
-	directURL := strings.TrimSuffix(env.Model.URL(), "/") + "/chat/completions"
-	out := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	defer out.Flush()
+	tw.Flush()
+	fmt.Fprintln(w)
+}
 
-	// Warm up both paths.
-	for range 20 {
-		if _, err := nonStream(engineURL, chatBody("naked", false, "warm")); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := nonStream(directURL, chatBody("llmtest", false, "warm")); err != nil {
-			b.Fatal(err)
-		}
+func (t table) markdown(w io.Writer) {
+	fmt.Fprintf(w, "%s\n\n| %s |\n|%s\n", t.title, strings.Join(t.head, " | "), strings.Repeat("---|", len(t.head)))
+	for _, r := range t.rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
 	}
-	b.ResetTimer()
-
-	// Sequential latency: non-streaming turn and time to first token.
-	var direct, engine, directTTFT, engineTTFT stats
-	for i := range samples {
-		d, err := nonStream(directURL, chatBody("llmtest", false, fmt.Sprint("q", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		direct = append(direct, d)
-		e, err := nonStream(engineURL, chatBody("naked", false, fmt.Sprint("q", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		engine = append(engine, e)
-		t1, _, _, err := stream(directURL, chatBody("llmtest", true, "s"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		directTTFT = append(directTTFT, t1)
-		t2, _, _, err := stream(engineURL, chatBody("naked", true, "s"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		engineTTFT = append(engineTTFT, t2)
-	}
-	fmt.Fprintf(out, "sequential (%d samples)\tdirect p50 ms\tdirect p99 ms\tlonghaul p50 ms\tlonghaul p99 ms\toverhead p50 ms\toverhead p99 ms\t\n", samples)
-	row := func(name string, d, e stats) {
-		fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, ms(d.pct(.5)), ms(d.pct(.99)), ms(e.pct(.5)), ms(e.pct(.99)),
-			ms(e.pct(.5)-d.pct(.5)), ms(e.pct(.99)-d.pct(.99)))
-	}
-	row("non-streaming turn", direct, engine)
-	row("time to first token", directTTFT, engineTTFT)
-	b.ReportMetric(float64((engine.pct(.5)-direct.pct(.5)).Microseconds())/1000, "overhead-p50-ms")
-	b.ReportMetric(float64((engineTTFT.pct(.5)-directTTFT.pct(.5)).Microseconds())/1000, "ttft-overhead-p50-ms")
-
-	// History events per turn.
-	resp, err := httpClient.Post(engineURL, "application/json", bytes.NewReader(chatBody("naked", false, "count")))
-	if err != nil {
-		b.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	plainEvents := historyEvents(b, env, resp.Header.Get(api.HeaderRunID))
-
-	// Concurrent streaming chats: the model streams ~20 tokens/s for ~10 s.
-	words := strings.TrimSpace(strings.Repeat("token ", 200))
-	env.Model.SetDefault(llmtest.Text(words, llmtest.ChunkDelay(50*time.Millisecond)))
-	fmt.Fprintln(out, "\t\t\t\t\t\t\t")
-	fmt.Fprintln(out, "concurrent streams (20 tok/s, 10 s)\tok\terrors\tTTFT p50 ms\tTTFT p99 ms\tduration p50 s\tduration p99 s\t")
-	var streamEvents int
-	for _, n := range levels {
-		var mu sync.Mutex
-		var ttfts, totals stats
-		var errs []string
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ttft, total, text, err := stream(engineURL, chatBodyIn(fmt.Sprint("c", n, "-", i), true, "go"))
-				if err == nil && text != words {
-					err = fmt.Errorf("text mismatch: %d of %d bytes", len(text), len(words))
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					errs = append(errs, err.Error())
-					return
-				}
-				ttfts = append(ttfts, ttft)
-				totals = append(totals, total)
-			}()
-		}
-		wg.Wait()
-		fmt.Fprintf(out, "%d\t%d\t%d\t%s\t%s\t%.1f\t%.1f\t\n", n, len(ttfts), len(errs), ms(ttfts.pct(.5)), ms(ttfts.pct(.99)),
-			totals.pct(.5).Seconds(), totals.pct(.99).Seconds())
-		if len(errs) > 0 {
-			b.Logf("%d streams: first error: %s", n, errs[0])
-		}
-		if streamEvents == 0 {
-			// One streamed turn's history, for the events-per-turn row.
-			streamEvents = historyEvents(b, env, workflows.ChatRunID(fmt.Sprint("anonymous/c", n, "-0"), 1, ""))
-		}
-	}
-	fmt.Fprintln(out, "\t\t\t\t\t\t\t")
-	fmt.Fprintf(out, "history events per turn\tshort answer: %d\t10 s streamed answer: %d\t\t\t\t\t\n", plainEvents, streamEvents)
-	b.ReportMetric(float64(streamEvents), "history-events-streamed-turn")
+	fmt.Fprintln(w)
 }

@@ -1,0 +1,312 @@
+//go:build linux
+
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+// clockTicks is the unit of utime and stime in /proc/<pid>/stat: USER_HZ,
+// which Linux fixes at 100 for user space (getconf CLK_TCK).
+const clockTicks = 100
+
+// binary is the longhaul binary to measure: LONGHAUL_BENCH_BIN when set
+// (make bench passes bin/longhaul, the binary make build ships), else one
+// built into a temporary directory.
+func binary(b *testing.B) string {
+	b.Helper()
+	if p := os.Getenv("LONGHAUL_BENCH_BIN"); p != "" {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			b.Fatalf("LONGHAUL_BENCH_BIN: %v", err)
+		}
+		return abs
+	}
+	bin := filepath.Join(b.TempDir(), "longhaul")
+	start := time.Now()
+	out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/longhaul-dev/longhaul/cmd/longhaul").CombinedOutput()
+	if err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	b.Logf("built %s in %v", bin, time.Since(start).Round(100*time.Millisecond))
+	return bin
+}
+
+// child is `longhaul dev` running as a process of its own: embedded
+// Temporal, a worker and the API, as an operator runs it.
+type child struct {
+	pid       int
+	url       string // the API's base URL, http://127.0.0.1:port
+	temporal  string // the Temporal frontend, host:port
+	namespace string
+	logPath   string
+	cmd       *exec.Cmd
+	exited    chan struct{}
+}
+
+// startChild starts `longhaul dev` against the scripted model at modelURL
+// and waits until /readyz answers 200. The process runs in a process group
+// of its own; the benchmark's cleanup kills the group whatever happens, and
+// the kernel kills it should the benchmark die first. Its data directory
+// and its log are kept when the benchmark fails or LONGHAUL_BENCH_KEEP is
+// set, and removed otherwise.
+func startChild(b *testing.B, bin, modelURL string) *child {
+	b.Helper()
+	dir, err := os.MkdirTemp("", "longhaul-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	keep, _ := strconv.ParseBool(os.Getenv("LONGHAUL_BENCH_KEEP"))
+	b.Cleanup(func() {
+		if b.Failed() || keep {
+			b.Logf("kept the data directory and the log (longhaul.log) of longhaul dev: %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	dataDir := filepath.Join(dir, "data")
+	httpAddr, temporalAddr := freeAddr(b), freeAddr(b)
+	c := &child{
+		url:       "http://" + httpAddr,
+		temporal:  temporalAddr,
+		namespace: "default",
+		logPath:   filepath.Join(dir, "longhaul.log"),
+		exited:    make(chan struct{}),
+	}
+	// An external Temporal, when the environment names one, is where the
+	// child's runs and their histories are.
+	if v := os.Getenv("LONGHAUL_TEMPORAL_ADDRESS"); v != "" {
+		c.temporal = v
+	}
+	if v := os.Getenv("LONGHAUL_TEMPORAL_NAMESPACE"); v != "" {
+		c.namespace = v
+	}
+	f, err := os.Create(c.logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.cmd = exec.Command(bin, "dev")
+	// exec keeps the last of duplicate variables: the benchmark's own
+	// settings win over the inherited ones.
+	c.cmd.Env = append(os.Environ(),
+		"LONGHAUL_DATA_DIR="+dataDir,
+		"LONGHAUL_HTTP_ADDR="+httpAddr,
+		"LONGHAUL_EMBEDDED_TEMPORAL_ADDR="+temporalAddr,
+		"LONGHAUL_EMBEDDED_UI_ADDR=off",
+		"LONGHAUL_LLM_BASE_URL="+modelURL,
+		"LONGHAUL_LLM_MODEL=llmtest",
+		"LONGHAUL_API_KEYS=",
+		"LONGHAUL_LOG_LEVEL=warn",
+	)
+	c.cmd.Stdout, c.cmd.Stderr = f, f
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := c.cmd.Start(); err != nil {
+		f.Close()
+		b.Fatalf("start %s: %v", bin, err)
+	}
+	c.pid = c.cmd.Process.Pid
+	go func() {
+		_ = c.cmd.Wait()
+		f.Close()
+		close(c.exited)
+	}()
+	b.Cleanup(c.kill)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.waitReady(ctx); err != nil {
+		c.fatal(b, err)
+	}
+	return c
+}
+
+// freeAddr is a free 127.0.0.1 port for a server the child starts.
+func freeAddr(b *testing.B) string {
+	b.Helper()
+	port, err := devserver.FreePort("127.0.0.1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return "127.0.0.1:" + strconv.Itoa(port)
+}
+
+// waitReady polls GET /readyz every 100 ms until it answers 200, ctx ends
+// or the child exits.
+func (c *child) waitReady(ctx context.Context) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		req, _ := http.NewRequestWithContext(rctx, "GET", c.url+"/readyz", nil)
+		resp, err := http.DefaultClient.Do(req)
+		cancel()
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s/readyz: %w", c.url, ctx.Err())
+		case <-c.exited:
+			return fmt.Errorf("longhaul exited (%v) before it was ready", c.cmd.ProcessState)
+		case <-tick.C:
+		}
+	}
+}
+
+// kill ends the child's process group with SIGKILL and waits for the
+// child.
+func (c *child) kill() {
+	select {
+	case <-c.exited:
+		return
+	default:
+	}
+	_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+	<-c.exited
+}
+
+// check fails the benchmark when the child has exited by itself.
+func (c *child) check(b *testing.B) {
+	b.Helper()
+	select {
+	case <-c.exited:
+		c.fatal(b, fmt.Errorf("longhaul exited by itself: %v", c.cmd.ProcessState))
+	default:
+	}
+}
+
+// fatal fails the benchmark with err and the end of the child's log.
+func (c *child) fatal(b *testing.B, err error) {
+	b.Helper()
+	b.Fatalf("%v\n----- %s (last 40 lines) -----\n%s", err, c.logPath, tail(c.logPath, 40))
+}
+
+// cpu is the CPU time (user and system, all threads) the child has used.
+func (c *child) cpu() (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: the fields that
+	// follow it start with the state (field 3); utime and stime are fields
+	// 14 and 15.
+	i := strings.LastIndexByte(string(raw), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", c.pid)
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", c.pid, len(f)+2)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", c.pid, err)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// settle waits, for at most 15 s, until the child uses less than a tenth
+// of a CPU over half a second, so a level's figures do not carry the end
+// of the level before.
+func (c *child) settle() {
+	prev, err := c.cpu()
+	for range 30 {
+		time.Sleep(500 * time.Millisecond)
+		now, err2 := c.cpu()
+		if err != nil || err2 != nil || now-prev < 50*time.Millisecond {
+			return
+		}
+		prev = now
+	}
+}
+
+// resetPeak resets the child's peak resident set size (VmHWM) to its
+// current size, so the next peak read is the peak since now.
+func (c *child) resetPeak() error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", c.pid), []byte("5"), 0)
+}
+
+// peakRSS is the child's peak resident set size (VmHWM), in bytes.
+func (c *child) peakRSS() (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		v, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("VmHWM %q: %w", v, err)
+		}
+		return kb << 10, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", c.pid)
+}
+
+// temporalClient dials the child's Temporal frontend, to read histories.
+func (c *child) temporalClient(b *testing.B) client.Client {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tc, err := client.DialContext(ctx, client.Options{
+		HostPort:  c.temporal,
+		Namespace: c.namespace,
+		Logger:    sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
+	})
+	if err != nil {
+		b.Fatalf("dial Temporal at %s: %v", c.temporal, err)
+	}
+	b.Cleanup(tc.Close)
+	return tc
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,38 @@
+// Package bench measures Longhaul on the machine it runs on. `make bench`
+// runs it against bin/longhaul.
+//
+// BenchmarkEngine (Linux only: it reads /proc) runs `longhaul dev` as a
+// child process, so the CPU time and memory it reports are the engine's
+// alone; the benchmark process runs the scripted model and the clients. It
+// prints:
+//
+//   - the overhead of a sequential non-streaming turn and of the time to
+//     first token, against the same scripted model called directly;
+//   - concurrent streaming chats (20 tokens/s for 10 s each) at several
+//     levels, arriving steadily (one every 10 s / N) and as a burst: errors,
+//     TTFT and duration p50/p99, the child's CPU seconds and peak RSS;
+//   - the history events of a short turn and of a 10 s and a 60 s streamed
+//     turn.
+//
+// BenchmarkLongRun runs one long research run in process and prints the
+// history bytes each turn adds.
+//
+// Settings, all optional:
+//
+//	LONGHAUL_BENCH_BIN      the longhaul binary to run (make bench passes
+//	                        bin/longhaul); unset, one is built into a
+//	                        temporary directory
+//	LONGHAUL_BENCH_LEVELS   comma-separated numbers of concurrent streams
+//	                        (default 100,250,500,1000)
+//	LONGHAUL_BENCH_SAMPLES  sequential samples per latency row (default 200)
+//	LONGHAUL_BENCH_LONG     0 skips the 60 s streamed turn (its history row)
+//	LONGHAUL_BENCH_OUT      also write the tables, as Markdown, to this file
+//	LONGHAUL_BENCH_KEEP     1 keeps the child's data directory and log (they
+//	                        are kept anyway when the benchmark fails)
+//	LONGHAUL_BENCH_TURNS    BenchmarkLongRun's tool turns (default 200)
+//
+// Every other LONGHAUL_ variable in the environment reaches the child, so a
+// setting under test needs no change here; the benchmark's own settings
+// (data directory, addresses, model URL, log level, no API keys) win over
+// them.
+package bench

@@ -19,9 +19,11 @@ type renderer struct {
 	openWebUI bool
 
 	roleSent bool
-	// sent is the text sent per model call; replay is text already shown
-	// that a retried call is expected to produce again, which is skipped.
+	// sent is the text of the current attempt of each model call; shown is
+	// all the client was shown of it; replay is shown text that a retried
+	// call is expected to produce again, which is skipped.
 	sent   map[string]*strings.Builder
+	shown  map[string]*strings.Builder
 	replay map[string]string
 	args   map[string]string // tool call id → arguments, for cards
 	usage  *longhaul.Usage
@@ -35,7 +37,7 @@ type renderer struct {
 func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
 	return &renderer{
 		id: id, model: model, created: created, openWebUI: openWebUI,
-		sent: map[string]*strings.Builder{}, replay: map[string]string{}, args: map[string]string{},
+		sent: map[string]*strings.Builder{}, shown: map[string]*strings.Builder{}, replay: map[string]string{}, args: map[string]string{},
 	}
 }
 
@@ -162,8 +164,10 @@ func (r *renderer) render(e longhaul.Event) []any {
 // produce it again, and what it repeats is not sent twice.
 func (r *renderer) reset(call string) {
 	if b := r.sent[call]; b != nil {
-		r.replay[call] += b.String()
 		b.Reset()
+	}
+	if b := r.shown[call]; b != nil {
+		r.replay[call] = b.String()
 	}
 }
 
@@ -193,27 +197,29 @@ func (r *renderer) pause(d longhaul.ApprovalRequiredData) []any {
 // content_reset, text the retried call produces again is not repeated; if the
 // retry says something else, it starts on a new paragraph.
 func (r *renderer) text(call, t string) string {
-	rp := r.replay[call]
-	sent := r.sent[call]
+	sent, shown := r.sent[call], r.shown[call]
 	if sent == nil {
-		sent = &strings.Builder{}
-		r.sent[call] = sent
+		sent, shown = &strings.Builder{}, &strings.Builder{}
+		r.sent[call], r.shown[call] = sent, shown
 	}
 	sent.WriteString(t)
-	if rp == "" {
-		return t
+	out := t
+	if rp := r.replay[call]; rp != "" {
+		k := commonPrefix(rp, t)
+		switch {
+		case k == len(t):
+			r.replay[call] = rp[k:]
+			return ""
+		case k == len(rp):
+			r.replay[call] = ""
+			out = t[k:]
+		default:
+			r.replay[call] = ""
+			out = "\n\n" + sent.String()
+		}
 	}
-	k := commonPrefix(rp, t)
-	switch {
-	case k == len(t):
-		r.replay[call] = rp[k:]
-		return ""
-	case k == len(rp):
-		r.replay[call] = ""
-		return t[k:]
-	}
-	r.replay[call] = ""
-	return "\n\n" + sent.String()
+	shown.WriteString(out)
+	return out
 }
 
 func commonPrefix(a, b string) int {

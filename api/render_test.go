@@ -126,6 +126,24 @@ func TestRenderFrames(t *testing.T) {
 			},
 		},
 		{
+			name: "a call retried twice still shows each piece once",
+			events: []longhaul.Event{
+				delta("turn-1", "Hello wo"),
+				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 2}),
+				delta("turn-1", "Hel"),
+				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 3}),
+				delta("turn-1", "Hello"),
+				delta("turn-1", " world"),
+				content("turn-1", "Hello world"),
+				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+			},
+			want: []string{
+				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello wo"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{"content":"rld"},"finish_reason":null}]}`,
+				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+		},
+		{
 			name: "the whole text brings what the deltas did not",
 			events: []longhaul.Event{
 				delta("turn-1", "Hel"),

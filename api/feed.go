@@ -171,6 +171,15 @@ func (f *feed) next(ctx context.Context, after int64) ([]longhaul.Event, bool, e
 	}
 }
 
+// lastLocked is the offset of the last durable event the feed has; f.mu
+// is held.
+func (f *feed) lastLocked() int64 {
+	if len(f.events) == 0 {
+		return 0
+	}
+	return f.events[len(f.events)-1].Offset
+}
+
 func (f *feed) eventsAfter(after int64) []longhaul.Event {
 	i := sort.Search(len(f.events), func(i int) bool { return f.events[i].Offset > after })
 	return f.events[i:]
@@ -270,10 +279,11 @@ func (f *feed) itemsAfter(c *cursor) []item {
 		}
 		now := time.Now()
 		if l.attempt > c.attempt {
-			if c.bytes > 0 || c.attempt > 0 {
+			reset := c.bytes > 0 || c.attempt > 0
+			c.attempt, c.bytes = l.attempt, 0
+			if reset {
 				add(longhaul.NewEvent(longhaul.EventContentReset, now, longhaul.ContentResetData{Call: l.call, Attempt: l.attempt, Reason: "retrying the model call"}))
 			}
-			c.attempt, c.bytes = l.attempt, 0
 		}
 		if l.attempt == c.attempt && len(l.text) > c.bytes {
 			from := c.bytes
@@ -349,9 +359,10 @@ const (
 
 // addText adds text at byte from of an attempt of a call's text. A later
 // attempt replaces an earlier one's text; an earlier one's is dropped, as
-// is anything for a call whose whole text is durable already.
+// is anything for a call that is over: its whole text is durable, or the
+// run's log went on after it (a call that only asked for tools).
 func (f *feed) addText(call string, attempt int, after int64, from int, text string) textResult {
-	if f.finished[call] || f.done {
+	if text == "" || f.finished[call] || f.done || after < f.lastLocked() {
 		return textIgnored
 	}
 	l := f.live[call]
@@ -600,7 +611,13 @@ func (f *feed) update(events []longhaul.Event, done bool, err error) {
 		var d longhaul.ContentData
 		if e.Type == longhaul.EventContent && e.Decode(&d) == nil {
 			f.finished[d.Call] = true
-			delete(f.live, d.Call)
+		}
+	}
+	// A call is over once the log goes on after the point it started from.
+	last := f.lastLocked()
+	for call, l := range f.live {
+		if l.after < last {
+			delete(f.live, call)
 		}
 	}
 	f.done = done

@@ -1,0 +1,73 @@
+package api
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul-dev/longhaul"
+)
+
+func newTestFeed() *feed {
+	return &feed{wake: make(chan struct{}), live: map[string]*liveCall{}, finished: map[string]bool{}}
+}
+
+// readAll reads everything a follower at c has not read, as "type id text".
+func readAll(f *feed, c *cursor) []string {
+	var out []string
+	for _, it := range f.itemsAfter(c) {
+		s := string(it.Type) + " " + positionID(it)
+		var d longhaul.Delta
+		if it.Type == longhaul.EventContentDelta && it.Decode(&d) == nil {
+			s += " " + d.Text
+		}
+		out = append(out, s)
+		*c = it.pos
+	}
+	return out
+}
+
+// TestFeedCallThatOnlyAskedForTools: a run's first model call asked for a
+// tool and had no text (it answered a snapshot with nothing); the second
+// streams. Each piece is read once, and reading again with nothing new
+// gives nothing.
+func TestFeedCallThatOnlyAskedForTools(t *testing.T) {
+	f := newTestFeed()
+	f.addText("turn-1", 1, 0, 0, "") // the snapshot of the tool-calling call
+	f.update([]longhaul.Event{{Offset: 1, Type: longhaul.EventToolStart}, {Offset: 2, Type: longhaul.EventToolOutput}}, false, nil)
+	f.addText("turn-1", 1, 0, 0, "late") // a late delta of a call that is over
+	f.addText("turn-2", 1, 2, 0, "Done: ")
+	var c cursor
+	want := []string{"tool_start 1", "tool_output 2", "content_delta 2:6 Done: "}
+	if diff := cmp.Diff(want, readAll(f, &c)); diff != "" {
+		t.Fatalf("first read (-want +got):\n%s", diff)
+	}
+	if got := readAll(f, &c); len(got) != 0 {
+		t.Fatalf("a read with nothing new gave %v", got)
+	}
+	f.addText("turn-2", 1, 2, 6, "ok")
+	if diff := cmp.Diff([]string{"content_delta 2:8 ok"}, readAll(f, &c)); diff != "" {
+		t.Fatalf("second read (-want +got):\n%s", diff)
+	}
+}
+
+// TestFeedRetriedCall: a retried attempt's text replaces the failed one's,
+// with a reset whose id is the start of the new attempt; the durable text
+// then brings only what the follower lacks.
+func TestFeedRetriedCall(t *testing.T) {
+	f := newTestFeed()
+	f.addText("turn-1", 1, 0, 0, "Hel")
+	var c cursor
+	readAll(f, &c)
+	f.addText("turn-1", 2, 0, 0, "Hello")
+	if diff := cmp.Diff([]string{"content_reset 0:0:2", "content_delta 0:5:2 Hello"}, readAll(f, &c)); diff != "" {
+		t.Fatalf("retry (-want +got):\n%s", diff)
+	}
+	f.addText("turn-1", 1, 0, 3, "p!") // the failed attempt, still talking
+	done := longhaul.NewEvent(longhaul.EventContent, time.Time{}, longhaul.ContentData{Call: "turn-1", Attempt: 2, Text: "Hello world"})
+	done.Offset = 1
+	f.update([]longhaul.Event{done}, false, nil)
+	if diff := cmp.Diff([]string{"content_delta 0:11:2  world", "content 1"}, readAll(f, &c)); diff != "" {
+		t.Fatalf("durable (-want +got):\n%s", diff)
+	}
+}

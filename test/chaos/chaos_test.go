@@ -48,6 +48,10 @@ const (
 	// killWait is how long a kill waits for a tool call in flight, so that
 	// it lands mid-call.
 	killWait = 5 * time.Second
+	// natsWait is how long the NATS kill waits for an answer to begin
+	// streaming (a delta ending by byte earlyAnswer of its answer).
+	natsWait    = 30 * time.Second
+	earlyAnswer = 80
 )
 
 // scaleFromEnv is the full size, adjusted by LONGHAUL_CHAOS_RUNS (number of
@@ -90,19 +94,25 @@ type chaosRun struct {
 	ended   time.Time
 }
 
-// TestChaos runs `longhaul server`, two `longhaul worker`s and `longhaul
-// api` as processes and starts runs whose agent places an order through a
-// declared HTTP tool. While they go on it kills a worker with SIGKILL
-// several times (each kill waits for a tool call to be in flight at the
-// shop and picks, at random, a worker with one, so it lands mid-call) and
-// starts it again, restarts the Temporal server once, between two halves
-// of the runs, and kills and restarts the API once; the workers and the
-// API reconnect by themselves. Then every run must have
+// TestChaos runs `longhaul server`, two `longhaul worker`s, `longhaul api`
+// and an external NATS (Debian's nats-server, which carries the answers'
+// live deltas from the workers to the API) as processes and starts runs
+// whose agent places an order through a declared HTTP tool. While they go
+// on it kills a worker with SIGKILL several times (each kill waits for a
+// tool call to be in flight at the shop and picks, at random, a worker with
+// one, so it lands mid-call) and starts it again, kills NATS with SIGKILL
+// once while answers stream (it waits for a client to receive a delta early
+// in an answer) and starts it again, restarts the Temporal server once,
+// between two halves of the runs, and kills and restarts the API once; the
+// workers and the API reconnect by themselves. Then every run must have
 // completed with the answer built from its order, every order must have
 // been placed exactly once (repeated Idempotency-Keys are retries, not
 // duplicates), and every client, reconnecting after each break with
-// Last-Event-ID, must have seen offsets 1..N once each, in order, ending in
-// done.
+// Last-Event-ID set to the last id it saw (inside an answer, an
+// offset:bytes one), must have seen offsets 1..N once each, in order,
+// ending in done, and the answer's text exactly once: the content_delta
+// frames across its stream's parts (after content_reset) make up the
+// answer's durable content, no byte skipped or sent twice.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary as processes and crashes them")
@@ -125,6 +135,7 @@ func TestChaos(t *testing.T) {
 	defer cancel()
 
 	bin := binary(t)
+	natsBin := natsBinary(t)
 	model := llmtest.New(t)
 	script(model)
 	sh := newShop(workers)
@@ -136,7 +147,10 @@ func TestChaos(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	temporalAddr, apiAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
+	temporalAddr, apiAddr, natsAddr := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
+	// longhaul server always runs an embedded NATS; here nobody uses it,
+	// and it must not take the default port (4223) from anything else.
+	unusedNATSAddr := testenv.FreeAddr(t)
 	logDir := os.Getenv("LONGHAUL_CHAOS_LOGS")
 	if logDir == "" {
 		logDir = t.TempDir()
@@ -144,12 +158,15 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &stack{
-		t: t, bin: bin, logDir: logDir, apiURL: "http://" + apiAddr, workers: make([]*proc, workers),
+		t: t, bin: bin, natsBin: natsBin, natsAddr: natsAddr, natsMon: testenv.FreeAddr(t),
+		logDir: logDir, apiURL: "http://" + apiAddr, workers: make([]*proc, workers),
 		common: []string{
 			"LONGHAUL_DATA_DIR=" + t.TempDir(),
 			"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + temporalAddr,
 			"LONGHAUL_EMBEDDED_UI_ADDR=off",
 			"LONGHAUL_TEMPORAL_ADDRESS=" + temporalAddr,
+			"LONGHAUL_EMBEDDED_NATS_ADDR=" + unusedNATSAddr,
+			"LONGHAUL_NATS_URL=nats://" + natsAddr,
 			"LONGHAUL_HTTP_ADDR=" + apiAddr,
 			"LONGHAUL_TASK_QUEUE=" + queue,
 			"LONGHAUL_LLM_BASE_URL=" + model.URL(),
@@ -172,6 +189,7 @@ func TestChaos(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	must(st.startNATS(ctx))
 	must(st.startServer(ctx))
 	for i := range workers {
 		must(st.startWorker(ctx, i, workerEnv(i)))
@@ -205,6 +223,19 @@ func TestChaos(t *testing.T) {
 	// The API restarts once in the second half, so every client must
 	// resume its stream with Last-Event-ID.
 	apiAt := half + (sc.runs-half)/2
+	// NATS restarts once in the first half, between its worker kills.
+	natsAt := half / 2
+	// answering gets a note when a client receives a delta early in an
+	// answer (so that most of it is still to come): NATS is killed then.
+	answering := make(chan struct{}, 1)
+	onDelta := func(end int) {
+		if end <= earlyAnswer {
+			select {
+			case answering <- struct{}{}:
+			default:
+			}
+		}
+	}
 
 	runs := make([]*chaosRun, sc.runs)
 	var wg sync.WaitGroup
@@ -212,6 +243,11 @@ func TestChaos(t *testing.T) {
 	var restart struct {
 		stop, down, ready time.Duration
 		how               string
+	}
+	var natsRestart struct {
+		waited, down, reconnected time.Duration
+		streaming                 int // clients receiving an answer when NATS died
+		done                      bool
 	}
 	for i := range sc.runs {
 		if i == half {
@@ -242,7 +278,7 @@ func TestChaos(t *testing.T) {
 		r := &chaosRun{item: fmt.Sprintf("item-%02d", i+1)}
 		r.id = createRun(t, st.apiURL, r.item)
 		r.started = time.Now()
-		r.f = &follower{api: st.apiURL, runID: r.id, headers: map[string]string{"X-OpenWebUI-User-Id": user}}
+		r.f = &follower{api: st.apiURL, runID: r.id, headers: map[string]string{"X-OpenWebUI-User-Id": user}, onDelta: onDelta}
 		runs[i] = r
 		wg.Add(1)
 		go func() {
@@ -261,6 +297,38 @@ func TestChaos(t *testing.T) {
 			must(st.startWorker(ctx, w, workerEnv(w)))
 			t.Logf("killed worker-%d (mid tool call: %v, waited %v for one) and started it again",
 				w, mid, time.Since(t0).Round(time.Millisecond))
+		}
+		if i == natsAt {
+			// Wait for an answer to be streaming, then kill NATS under it
+			// and start it again on the same address.
+			t0 := time.Now()
+			for len(answering) > 0 {
+				<-answering
+			}
+			select {
+			case <-answering:
+			case <-time.After(natsWait):
+				t.Logf("no answer began streaming within %v; killing NATS anyway", natsWait)
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
+			}
+			natsRestart.waited = time.Since(t0)
+			for _, r := range runs[:i+1] {
+				if r.f.isStreaming() {
+					natsRestart.streaming++
+				}
+			}
+			t0 = time.Now()
+			st.nats.kill()
+			must(st.startNATS(ctx))
+			natsRestart.down = time.Since(t0)
+			// The API and the workers must come back by themselves, the
+			// API with its subscriptions.
+			must(st.nats.waitFor(ctx, "the API and the workers to reconnect", st.natsClients))
+			natsRestart.reconnected = time.Since(t0)
+			natsRestart.done = true
+			t.Logf("killed NATS with %d answers streaming (waited %v for one to begin) and started it again: serving after %v, API and both workers reconnected after %v",
+				natsRestart.streaming, natsRestart.waited.Round(time.Millisecond), natsRestart.down.Round(time.Millisecond), natsRestart.reconnected.Round(time.Millisecond))
 		}
 		if i == apiAt {
 			t0 := time.Now()
@@ -297,8 +365,9 @@ func TestChaos(t *testing.T) {
 		t.Errorf("the shop got a bad request: %s", b)
 	}
 	var completed, duplicates, missing, lost, repeated, connects, breaks, streamErrs int
+	var resumes, midResumes, deltas, resets, statuses, textLost, textRepeated, liveCalls, wholeCalls, liveAfterNATS int
 	var slowest time.Duration
-	for _, r := range runs {
+	for i, r := range runs {
 		got, err := getRun(ctx, st.apiURL, r.id)
 		if err != nil {
 			t.Errorf("run %s: %v", r.id, err)
@@ -330,17 +399,34 @@ func TestChaos(t *testing.T) {
 		l, rp := f.lostOrRepeated()
 		lost, repeated = lost+l, repeated+rp
 		connects, breaks, streamErrs = connects+f.connects, breaks+f.breaks, streamErrs+f.streamErrs
+		resumes, midResumes = resumes+f.resumes, midResumes+f.midResumes
+		deltas, resets, statuses = deltas+f.deltas, resets+f.resets, statuses+f.statuses
+		textLost, textRepeated = textLost+f.textLost, textRepeated+f.textRepeated
+		live, unstreamed := f.streamedCalls()
+		if unstreamed > 0 && wholeCalls < 3 {
+			t.Logf("run %s: its answer came whole in its durable content, no delta of it streamed; what its client did:\n%s", r.id, f.traceText())
+		}
+		liveCalls, wholeCalls = liveCalls+live, wholeCalls+unstreamed
+		if i > natsAt {
+			liveAfterNATS += live
+		}
 		if !f.done || f.status != "completed" {
 			t.Errorf("run %s: the client did not see done/completed (done %v, status %q, %d events)", r.id, f.done, f.status, len(f.offsets))
 		}
 		for _, p := range f.problems {
 			t.Errorf("run %s: client: %s", r.id, p)
 		}
+		if f.moreProblems > 0 {
+			t.Errorf("run %s: client: %d more problems", r.id, f.moreProblems)
+		}
 		if l+rp > 0 {
 			t.Errorf("run %s: %d events lost, %d repeated or out of order: %v", r.id, l, rp, f.offsets)
 		}
 		if c := f.content(); c != want {
-			t.Errorf("run %s: the client read the answer %q, want %q", r.id, c, want)
+			t.Errorf("run %s: the client read the answer %q in its durable content, want %q", r.id, c, want)
+		}
+		if c := f.streamed(); c != want {
+			t.Errorf("run %s: the client streamed the answer %q, want %q", r.id, c, want)
 		}
 		// What the client pieced together is the run's whole log.
 		whole := &follower{api: st.apiURL, runID: r.id, headers: f.headers}
@@ -350,6 +436,15 @@ func TestChaos(t *testing.T) {
 		if !whole.done || !slices.Equal(whole.offsets, f.offsets) {
 			t.Errorf("run %s: the client saw offsets %v, the whole log has %v", r.id, f.offsets, whole.offsets)
 		}
+		if c := whole.content(); c != f.content() {
+			t.Errorf("run %s: the client read the answer %q, the whole log has %q", r.id, f.content(), c)
+		}
+		for _, p := range whole.problems {
+			t.Errorf("run %s: reading the whole log: %s", r.id, p)
+		}
+		if f.textLost+f.textRepeated > 0 || len(f.problems) > 0 || !f.done || f.streamed() != want {
+			t.Logf("run %s: what its client did:\n%s", r.id, f.traceText())
+		}
 		slowest = max(slowest, r.ended.Sub(r.started))
 	}
 	for item, keys := range rep.keys {
@@ -357,12 +452,18 @@ func TestChaos(t *testing.T) {
 			t.Errorf("an order for %s, which no run asked for (keys %v)", item, keys)
 		}
 	}
+	if natsRestart.done && natsAt < sc.runs-1 && liveAfterNATS == 0 {
+		t.Errorf("no answer of the %d runs started after the NATS restart streamed live: the API or the workers did not come back to NATS", sc.runs-1-natsAt)
+	}
 	took := time.Since(began).Round(time.Second)
-	t.Logf("setup %v, chaos over after %v, slowest run %v; %d shop requests, %d model requests; %d connections, %d stream breaks, %d stream_error frames",
+	t.Logf("setup %v, chaos over after %v, slowest run %v; %d shop requests, %d model requests; %d connections (%d resumed with Last-Event-ID, %d of them mid-answer), %d stream breaks, %d stream_error frames",
 		setup.Round(100*time.Millisecond), chaosDone.Round(100*time.Millisecond), slowest.Round(100*time.Millisecond),
-		rep.requests, len(model.Requests()), connects, breaks, streamErrs)
-	t.Logf("chaos: %d/%d complete, %d duplicate effects (%d retried requests), %d lost or repeated events, %d worker kills (%d mid tool call), 1 server restart (%s), %d API restart, took %v",
-		completed, sc.runs, duplicates, rep.retried, lost+repeated, kills, midCall, restart.how, apiRestarts, took)
+		rep.requests, len(model.Requests()), connects, resumes, midResumes, breaks, streamErrs)
+	t.Logf("streams: %d content_delta, %d content_reset, %d tool_status frames; %d answers streamed live (%d of the %d runs after the NATS restart), %d came whole in their durable content only",
+		deltas, resets, statuses, liveCalls, liveAfterNATS, sc.runs-1-natsAt, wholeCalls)
+	t.Logf("chaos: %d/%d complete, %d duplicate effects (%d retried requests), %d lost or repeated events, text: %d bytes lost, %d repeated; %d worker kills (%d mid tool call), 1 NATS restart (SIGKILL, %d answers streaming, down %v), 1 server restart (%s), %d API restart, took %v",
+		completed, sc.runs, duplicates, rep.retried, lost+repeated, textLost, textRepeated, kills, midCall,
+		natsRestart.streaming, natsRestart.down.Round(time.Millisecond), restart.how, apiRestarts, took)
 	if missing > 0 {
 		t.Errorf("%d runs placed no order", missing)
 	}

@@ -5,8 +5,10 @@ package chaos
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -47,6 +49,19 @@ func binary(t *testing.T) string {
 	}
 	t.Logf("built %s (race detector: %v) in %v", bin, raceEnabled, time.Since(start).Round(100*time.Millisecond))
 	return bin
+}
+
+// natsBinary is Debian's nats-server, the external NATS of the test.
+func natsBinary(t *testing.T) string {
+	t.Helper()
+	if bin, err := exec.LookPath("nats-server"); err == nil {
+		return bin
+	}
+	const debian = "/usr/sbin/nats-server"
+	if _, err := os.Stat(debian); err != nil {
+		t.Fatalf("nats-server is not installed (neither on PATH nor %s); make test-deps installs Debian's nats-server", debian)
+	}
+	return debian
 }
 
 // proc is one run of a longhaul command. Its output goes to a log file
@@ -193,13 +208,18 @@ func tail(path string, n int) string {
 // stack is the multi-process deployment under test: one `longhaul
 // server`, workers and one `longhaul api`, sharing a data directory.
 type stack struct {
-	t       *testing.T
-	bin     string
+	t        *testing.T
+	bin      string
+	natsBin  string
+	natsAddr string
+	// natsMon is the address of the NATS monitoring endpoint.
+	natsMon string
 	logDir  string
 	common  []string
 	apiURL  string
 	mu      sync.Mutex
 	server  *proc
+	nats    *proc
 	workers []*proc
 	api     *proc
 }
@@ -216,6 +236,64 @@ func (s *stack) startServer(ctx context.Context) error {
 	s.server = p
 	s.mu.Unlock()
 	return p.waitFor(ctx, "the Temporal server", func() bool { return logContains(path, from, "embedded Temporal server started") })
+}
+
+// startNATS starts the external NATS, Debian's nats-server, and waits until
+// it accepts connections.
+func (s *stack) startNATS(ctx context.Context) error {
+	host, port, err := net.SplitHostPort(s.natsAddr)
+	if err != nil {
+		return err
+	}
+	_, monPort, err := net.SplitHostPort(s.natsMon)
+	if err != nil {
+		return err
+	}
+	p := start(s.t, "nats", s.natsBin, s.logPath("nats"), nil, "-a", host, "-p", port, "-m", monPort)
+	s.mu.Lock()
+	s.nats = p
+	s.mu.Unlock()
+	return p.waitFor(ctx, "NATS to accept connections", func() bool {
+		c, err := net.DialTimeout("tcp", s.natsAddr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
+
+// natsClients reports whether NATS has the connections of the API and of
+// every worker, the API's with its subscriptions (it follows runs).
+func (s *stack) natsClients() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.natsMon+"/connz", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var connz struct {
+		Connections []struct {
+			Name string `json:"name"`
+			Subs int    `json:"subscriptions"`
+		} `json:"connections"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&connz) != nil {
+		return false
+	}
+	var api, workers int
+	for _, c := range connz.Connections {
+		switch c.Name {
+		case "longhaul api":
+			if c.Subs > 0 {
+				api++
+			}
+		case "longhaul worker":
+			workers++
+		}
+	}
+	return api >= 1 && workers >= len(s.workers)
 }
 
 // startWorker starts worker slot i and waits until it runs.
@@ -251,7 +329,7 @@ func (s *stack) checkAlive() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	for _, p := range append([]*proc{s.server, s.api}, s.workers...) {
+	for _, p := range append([]*proc{s.server, s.nats, s.api}, s.workers...) {
 		if p != nil && !p.alive() {
 			errs = append(errs, fmt.Errorf("%s exited by itself: %v", p.name, p.cmd.ProcessState))
 		}

@@ -394,6 +394,16 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.EnableActivityEagerExecution.Key():                 true,
 		dynamicconfig.EnableEagerWorkflowStart.Key():                     true,
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():        true,
+		// A long poll on a run's history (how a client waits for its
+		// result, and the API's doorbell for a run's durable events) can
+		// miss a change: the history service keeps one pending change per
+		// waiter and drops the next (events.NotifierImpl.
+		// dispatchHistoryEventNotification), so when a workflow task
+		// starts and completes before the waiter wakes, it waits out the
+		// poll, 20 s by default; on a busy machine about one turn in a
+		// hundred. Polls of a second bound that wait, for one cheap call a
+		// second per waiter.
+		dynamicconfig.HistoryLongPollExpirationInterval.Key(): time.Second,
 		// Each run an API follows holds one long poll of its history (the
 		// doorbell of its durable events): room for thousands at once.
 		dynamicconfig.FrontendMaxConcurrentLongRunningRequestsPerInstance.Key(): 20000,

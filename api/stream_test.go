@@ -148,3 +148,47 @@ func TestAttachMidAnswer(t *testing.T) {
 		t.Errorf("model called %d times, want once", n)
 	}
 }
+
+// TestTerminatedRunEndsStreams: a run terminated outside Longhaul (the
+// Temporal UI, the CLI) never writes done; its chat stream ends with an
+// error frame and [DONE], and its runs API stream ends too.
+func TestTerminatedRunEndsStreams(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	env.Model.Enqueue(llmtest.Hang())
+	ann := user("ann")
+	chat := postChat(t, ctx, env.URL, chatBody{"model": "naked", "stream": true, "messages": userMsg("wait"),
+		"metadata": map[string]string{"chat_id": "terminated"}}, ann)
+	if err := env.Model.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	runID := workflows.ChatRunID("ann/terminated", 1, "")
+	events := openEvents(t, ctx, env, runID, "", ann)
+	terminated := time.Now()
+	if err := env.Client.TerminateWorkflow(ctx, runID, "", "an operator stopped it"); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for {
+		d := chat.next()
+		if d == "[DONE]" {
+			break
+		}
+		last = d
+	}
+	if !strings.Contains(last, `"error"`) || !strings.Contains(last, "terminated") {
+		t.Errorf("the chat stream's last frame %q, want an error naming the termination", last)
+	}
+	t.Logf("the chat stream ended %v after the termination", time.Since(terminated).Round(time.Millisecond))
+	for {
+		e, err := events.next()
+		if e.Type == "stream_error" {
+			return // a frame without an id, whose data is the error
+		}
+		if err != nil {
+			break
+		}
+	}
+	t.Error("the runs API stream ended without a stream_error")
+}

@@ -474,7 +474,9 @@ func (s *server) dial(ctx context.Context) (*session, error) {
 func (s *server) watch(sess *session) {
 	defer s.m.wg.Done()
 	err := sess.cs.Wait()
-	close(sess.ended)
+	// The reason is recorded before the session is marked ended, so that
+	// whoever sees it ended also sees why.
+	defer close(sess.ended)
 	if sess.closing.Load() {
 		return
 	}

@@ -42,6 +42,9 @@ type Activities struct {
 	// MaxToolOutput outside workflow history (a claim check); the model
 	// reads an excerpt and the result carries the reference.
 	Blobs store.Store
+	// Runs tells the retention job which runs are still open and when the
+	// others closed: the worker's Temporal client.
+	Runs RunDescriber
 }
 
 // LLMConfig says how to reach the model endpoint.

@@ -19,6 +19,7 @@ const heartbeatThrottle = 2 * time.Second
 // Register adds Longhaul's workflows and activities to w.
 func Register(w sdkworker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: workflows.RetentionWorkflowName})
 	w.RegisterActivity(acts)
 }
 

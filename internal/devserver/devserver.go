@@ -59,6 +59,12 @@ type Options struct {
 	FrontendAddr string
 	// UIAddr is the host:port of the Web UI; empty disables it.
 	UIAddr string
+	// UIWrite lets the Web UI change runs: terminate, cancel, signal,
+	// update, reset, start and batch actions. Without it the UI is
+	// read-only: it shows runs and queries them, and its server refuses
+	// every other request that would change something (HTTP 405), whoever
+	// can reach it.
+	UIWrite bool
 	// Namespaces are registered on every start (idempotent). Must not be empty.
 	Namespaces []string
 	// SearchAttributes are custom search attributes registered in every namespace.
@@ -490,6 +496,9 @@ func (s *Server) startUI(opts Options) error {
 		CORS:                uiconfig.CORS{CookieInsecure: true},
 		HideLogs:            true,
 		DisableNewsFetch:    true,
+		// The UI has no login here: anyone who reaches it could otherwise
+		// terminate or reset any run.
+		DisableWriteActions: !opts.UIWrite,
 	}))
 	s.uiDone = make(chan error, 1)
 	go func() { s.uiDone <- s.ui.Start() }()

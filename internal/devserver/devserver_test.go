@@ -2,9 +2,12 @@ package devserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -157,5 +160,62 @@ func TestFreePortIsOutsideTheEphemeralRange(t *testing.T) {
 	}
 	if len(seen) < 10 {
 		t.Errorf("20 picks gave only %d ports: %v", len(seen), seen)
+	}
+}
+
+// TestUIReadOnlyByDefault: the embedded Web UI has no login, so by default
+// it shows runs but cannot change them: its settings say so (the UI hides
+// the buttons) and its server refuses a terminate. With UIWrite it can.
+func TestUIReadOnlyByDefault(t *testing.T) {
+	dir, addr, ui := t.TempDir(), testenv.FreeAddr(t), testenv.FreeAddr(t)
+	for _, write := range []bool{false, true} {
+		t.Run(fmt.Sprintf("write=%v", write), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			s, err := devserver.Start(ctx, devserver.Options{
+				DataDir: dir, FrontendAddr: addr, UIAddr: ui, UIWrite: write,
+				Namespaces: []string{"default"}, Logger: slog.New(slog.DiscardHandler),
+			})
+			if err != nil {
+				t.Fatalf("start: %v", err)
+			}
+			defer s.Stop()
+
+			resp, err := http.Get(s.UIURL() + "/api/v1/settings")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var settings struct{ DisableWriteActions *bool }
+			err = json.NewDecoder(resp.Body).Decode(&settings)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || settings.DisableWriteActions == nil {
+				t.Fatalf("settings: status %d, %+v, %v", resp.StatusCode, settings, err)
+			}
+			if got, want := *settings.DisableWriteActions, !write; got != want {
+				t.Errorf("DisableWriteActions = %v, want %v", got, want)
+			}
+
+			// A terminate of a run that does not exist: refused by the UI
+			// server when read-only, passed on to Temporal (which knows no
+			// such run) otherwise. An Authorization header is how API
+			// clients skip the UI's CSRF check.
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost,
+				s.UIURL()+"/api/v1/namespaces/default/workflows/no-such-run/terminate", strings.NewReader(`{"reason":"test"}`))
+			req.Header.Set("Authorization", "Bearer test")
+			req.Header.Set("Content-Type", "application/json")
+			resp, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := http.StatusMethodNotAllowed
+			if write {
+				want = http.StatusNotFound
+			}
+			if resp.StatusCode != want {
+				t.Errorf("terminate: status %d (%s), want %d", resp.StatusCode, body, want)
+			}
+		})
 	}
 }

@@ -454,6 +454,75 @@ func TestHeadersAndBackgroundRetry(t *testing.T) {
 	}
 }
 
+// TestHeadersNotSentAcrossOrigins: the configured headers go to the
+// configured server only. The server here answers every request with a
+// redirect to another origin (another port), which proxies to a real MCP
+// server: the session works, and the other origin never sees the
+// Authorization or the custom header.
+func TestHeadersNotSentAcrossOrigins(t *testing.T) {
+	port := freePort(t)
+	startEverythingHTTP(t, "streamableHttp", port)
+	target, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", port))
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1
+	type seen struct{ auth, key string }
+	var mu sync.Mutex
+	var atFront, atOther []seen
+	record := func(list *[]seen, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		*list = append(*list, seen{r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")})
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(&atOther, r)
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(other.Close)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(&atFront, r)
+		// 307 keeps the method and the body, so the POSTs of the
+		// streamable transport are redirected as they are.
+		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(front.Close)
+
+	m, reg := newManager(t, Config{Servers: map[string]ServerConfig{
+		"remote": {
+			URL:     front.URL + "/mcp",
+			Headers: map[string]string{"Authorization": "Bearer ${API_KEY}", "X-Api-Key": "${API_KEY}"},
+		},
+	}})
+	m.LookupEnv = func(name string) (string, bool) { return "sekrit-123", name == "API_KEY" }
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := serverStatus(t, m, "remote"); !st.Connected {
+		t.Fatalf("status = %+v, want connected through the redirect", st)
+	}
+	res, err := call(t.Context(), t, reg, "remote__get-sum", `{"a": 2, "b": 3}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != "The sum of 2 and 3 is 5." {
+		t.Errorf("content = %q", res.Content)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(atFront) == 0 || len(atOther) == 0 {
+		t.Fatalf("requests: %d to the server, %d to the other origin; want both", len(atFront), len(atOther))
+	}
+	for _, s := range atFront {
+		if s != (seen{"Bearer sekrit-123", "sekrit-123"}) {
+			t.Errorf("the configured server got headers %+v, want both configured headers", s)
+		}
+	}
+	for _, s := range atOther {
+		if s != (seen{}) {
+			t.Errorf("the other origin got headers %+v, want none of the configured ones", s)
+		}
+	}
+}
+
 func TestMissingVariable(t *testing.T) {
 	m, _ := newManager(t, Config{Servers: map[string]ServerConfig{
 		"remote": {URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "Bearer ${LONGHAUL_TEST_UNSET}"}},

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/skills"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
@@ -67,7 +69,8 @@ func (e *expander) expand(fieldName, s string) (string, error) {
 }
 
 // redactor returns a function that replaces the expanded values in a
-// string with the references they came from.
+// string with the references they came from, and hides the credentials of
+// URLs written into the configuration as they are (redact.URLs).
 func (e *expander) redactor() func(string) string {
 	type pair struct{ value, ref string }
 	var pairs []pair
@@ -82,7 +85,7 @@ func (e *expander) redactor() func(string) string {
 		}
 	}
 	if len(pairs) == 0 {
-		return func(s string) string { return s }
+		return redact.URLs
 	}
 	// Longest first, so that a value containing another is replaced whole.
 	slices.SortFunc(pairs, func(a, b pair) int { return cmp.Compare(len(b.value), len(a.value)) })
@@ -90,7 +93,7 @@ func (e *expander) redactor() func(string) string {
 		for _, p := range pairs {
 			s = strings.ReplaceAll(s, p.value, p.ref)
 		}
-		return s
+		return redact.URLs(s)
 	}
 }
 
@@ -189,7 +192,8 @@ func newConn(sc ServerConfig, lookup func(string) (string, bool), log *slog.Logg
 		// A transport of its own, so that closing the session can close its
 		// idle connections.
 		c.http = http.DefaultTransport.(*http.Transport).Clone()
-		client := &http.Client{Transport: &headerTransport{base: c.http, headers: headers}}
+		u, _ := url.Parse(endpoint) // checkURL parsed it
+		client := &http.Client{Transport: &headerTransport{base: c.http, headers: headers, origin: originOf(u)}}
 		if sc.transport() == TransportHTTP {
 			c.transport = &mcpsdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}
 		} else {
@@ -221,20 +225,37 @@ func (c *conn) release() {
 	}
 }
 
-// headerTransport adds the configured headers to every request.
+// headerTransport adds the configured headers to every request to the
+// configured server's origin (scheme, host and port), and to no other: a
+// server that redirects elsewhere, or an SSE server that names a message
+// endpoint elsewhere, does not hand the operator's credentials to a third
+// party. (net/http drops Authorization on such a redirect only when the
+// caller set it; a RoundTripper adding it would add it again.)
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
+	origin  string
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	if len(t.headers) > 0 && originOf(req.URL) == t.origin {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
 			req.Header[k] = slices.Clone(vs)
 		}
 	}
 	return t.base.RoundTrip(req)
+}
+
+// originOf returns u's origin: its scheme and host, with the scheme's
+// default port made explicit so that http://h and http://h:80 are one.
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // detachedTransport connects inner with a context that outlives Connect's,

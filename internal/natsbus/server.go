@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -119,7 +118,7 @@ func Connect(o ClientOptions, log *slog.Logger) (*nats.Conn, error) {
 			}
 		}),
 		nats.ReconnectHandler(func(c *nats.Conn) {
-			log.Info("NATS reconnected", "server", redact(c.ConnectedUrl()))
+			log.Info("NATS reconnected", "server", redact.URLs(c.ConnectedUrl()))
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			subject := ""
@@ -145,7 +144,7 @@ func Connect(o ClientOptions, log *slog.Logger) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("NATS at %s: %w", redact(o.URL), err)
+		return nil, fmt.Errorf("NATS at %s: %w", redact.URLs(o.URL), err)
 	}
 	return nc, nil
 }
@@ -171,19 +170,4 @@ func tlsConfig(o ClientOptions) (*tls.Config, error) {
 		tc.Certificates = []tls.Certificate{cert}
 	}
 	return tc, nil
-}
-
-// Redact hides the credentials in a NATS URL (or a comma-separated list of
-// them) for start-up lines and logs.
-func Redact(u string) string { return redact(u) }
-
-func redact(s string) string {
-	parts := strings.Split(s, ",")
-	for i, part := range parts {
-		if u, err := url.Parse(part); err == nil && u.User != nil {
-			u.User = url.User("REDACTED")
-			parts[i] = u.String()
-		}
-	}
-	return strings.Join(parts, ",")
 }

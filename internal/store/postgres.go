@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/longhaul-dev/longhaul/internal/redact"
 )
 
 // postgresSchema creates the blobs table in the first schema of the
@@ -23,6 +26,9 @@ var postgresSchema = []string{
 		data       BYTEA       NOT NULL
 	)`,
 	`CREATE INDEX IF NOT EXISTS blobs_run_id ON blobs (run, id)`,
+	// For the retention job; created on the next open of a database made
+	// before it existed.
+	`CREATE INDEX IF NOT EXISTS blobs_created_at ON blobs (created_at)`,
 }
 
 // postgresSchemaLock is the advisory lock key held while the schema is
@@ -42,16 +48,16 @@ func openPostgres(ctx context.Context, rawURL string, o options) (*postgresStore
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
 		// pgx's parse errors may quote the URL, password included.
-		return nil, fmt.Errorf("open store %s: invalid postgres URL", redact(rawURL))
+		return nil, fmt.Errorf("open store %s: invalid postgres URL", redact.URLs(rawURL))
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("open store %s: %w", redact.URLs(rawURL), err)
 	}
 	s := &postgresStore{pool: pool, opts: o}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("open store %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("open store %s: %w", redact.URLs(rawURL), err)
 	}
 	return s, nil
 }
@@ -142,6 +148,29 @@ func (s *postgresStore) DeleteRun(ctx context.Context, run string) error {
 		return fmt.Errorf("delete blobs of %q: %w", run, err)
 	}
 	return nil
+}
+
+func (s *postgresStore) RunsBefore(ctx context.Context, t time.Time) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT run FROM blobs WHERE created_at < $1`, timestamp(t))
+	if err != nil {
+		return nil, fmt.Errorf("list runs with blobs before %v: %w", t, err)
+	}
+	runs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list runs with blobs before %v: %w", t, err)
+	}
+	return runs, nil
+}
+
+func (s *postgresStore) DeleteBefore(ctx context.Context, run string, t time.Time) (int64, error) {
+	if !validText(run) {
+		return 0, nil // Put never stored such a run
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM blobs WHERE run = $1 AND created_at < $2`, run, timestamp(t))
+	if err != nil {
+		return 0, fmt.Errorf("delete blobs of %q before %v: %w", run, t, err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 func (s *postgresStore) Close() error {

@@ -27,6 +27,9 @@ var sqliteSchema = []string{
 		data       BLOB    NOT NULL
 	)`,
 	`CREATE INDEX IF NOT EXISTS blobs_run_id ON blobs (run, id)`,
+	// For the retention job; created on the next open of a file made
+	// before it existed.
+	`CREATE INDEX IF NOT EXISTS blobs_created_at ON blobs (created_at)`,
 }
 
 const (
@@ -215,6 +218,41 @@ func (s *sqliteStore) DeleteRun(ctx context.Context, run string) error {
 		return fmt.Errorf("delete blobs of %q: %w", run, err)
 	}
 	return nil
+}
+
+func (s *sqliteStore) RunsBefore(ctx context.Context, t time.Time) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT run FROM blobs WHERE created_at < ?`, timestamp(t).UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("list runs with blobs before %v: %w", t, err)
+	}
+	defer rows.Close()
+	runs := []string{}
+	for rows.Next() {
+		var run string
+		if err := rows.Scan(&run); err != nil {
+			return nil, fmt.Errorf("list runs with blobs before %v: %w", t, err)
+		}
+		runs = append(runs, run)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs with blobs before %v: %w", t, err)
+	}
+	return runs, nil
+}
+
+func (s *sqliteStore) DeleteBefore(ctx context.Context, run string, t time.Time) (int64, error) {
+	if !validText(run) {
+		return 0, nil // Put never stored such a run
+	}
+	res, err := s.w.ExecContext(ctx, `DELETE FROM blobs WHERE run = ? AND created_at < ?`, run, timestamp(t).UnixMicro())
+	if err != nil {
+		return 0, fmt.Errorf("delete blobs of %q before %v: %w", run, t, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete blobs of %q before %v: %w", run, t, err)
+	}
+	return n, nil
 }
 
 func (s *sqliteStore) Close() error {

@@ -15,10 +15,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/longhaul-dev/longhaul/internal/redact"
 )
 
 // DefaultMaxBlobSize is the largest payload Put accepts unless
@@ -57,6 +58,12 @@ type Store interface {
 	List(ctx context.Context, run string) ([]Blob, error)
 	// DeleteRun removes every blob of the run. A run with none is no error.
 	DeleteRun(ctx context.Context, run string) error
+	// RunsBefore returns the runs that have a blob created before t, in no
+	// particular order: the candidates of the retention job.
+	RunsBefore(ctx context.Context, t time.Time) ([]string, error)
+	// DeleteBefore removes the run's blobs created before t and returns how
+	// many it removed.
+	DeleteBefore(ctx context.Context, run string, t time.Time) (int64, error)
 	// Close releases the database connections.
 	Close() error
 }
@@ -66,6 +73,18 @@ type Option func(*options)
 
 type options struct {
 	maxBlobSize int64
+	now         func() time.Time
+}
+
+// WithClock sets the clock Put reads the creation time of a blob from, so
+// a test can store blobs as if they were stored earlier. nil keeps the
+// system clock.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) {
+		if now != nil {
+			o.now = now
+		}
+	}
 }
 
 // WithMaxBlobSize sets the largest payload, in bytes, that Put accepts.
@@ -88,7 +107,7 @@ func WithMaxBlobSize(n int64) Option {
 // is handed to pgxpool, so its settings (sslmode, pool_max_conns,
 // search_path, …) apply.
 func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
-	o := options{maxBlobSize: DefaultMaxBlobSize}
+	o := options{maxBlobSize: DefaultMaxBlobSize, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -107,7 +126,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		return openPostgres(ctx, rawURL, o)
 	}
-	return nil, fmt.Errorf("open store %q: unsupported database URL, want sqlite:// or postgres://", redact(rawURL))
+	return nil, fmt.Errorf("open store %q: unsupported database URL, want sqlite:// or postgres://", redact.URLs(rawURL))
 }
 
 // prepare checks b and fills in what Put sets: Ref, Size, CreatedAt and a
@@ -133,7 +152,7 @@ func prepare(b Blob, o options) (Blob, error) {
 		b.Data = []byte{}
 	}
 	b.Ref = ref(b.Run, b.Kind, b.Name, b.Data)
-	b.CreatedAt = now()
+	b.CreatedAt = timestamp(o.now())
 	return b, nil
 }
 
@@ -175,34 +194,5 @@ func validText(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
-// now is the creation time Put records, at the precision both backends keep.
-func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
-
-// redact hides a password in a URL so it can be printed, even in a URL
-// url.Parse rejects.
-func redact(s string) string {
-	if u, err := url.Parse(s); err == nil {
-		if u.User == nil {
-			return s
-		}
-		return u.Redacted()
-	}
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok {
-		return s
-	}
-	authority, path, _ := strings.Cut(rest, "/")
-	at := strings.LastIndexByte(authority, '@')
-	if at < 0 {
-		return s
-	}
-	user, _, hasPassword := strings.Cut(authority[:at], ":")
-	if !hasPassword {
-		return s
-	}
-	redacted := scheme + "://" + user + ":xxxxx" + authority[at:]
-	if len(rest) > len(authority) {
-		redacted += "/" + path
-	}
-	return redacted
-}
+// timestamp is t as the backends keep it: UTC, to the microsecond.
+func timestamp(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

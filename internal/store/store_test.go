@@ -5,12 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,102 +19,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite" // the database/sql driver testOldSchema makes a file with
 
+	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/store/storetest"
 )
-
-// backend is one database the conformance suite runs against.
-type backend struct {
-	name string
-	// ready skips or fails the test when the database cannot be used.
-	ready func(t *testing.T)
-	// fresh returns the URL of an empty database no other test uses.
-	fresh func(t *testing.T) string
-}
-
-var backends = []backend{
-	{
-		name:  "sqlite",
-		ready: func(*testing.T) {},
-		fresh: func(t *testing.T) string {
-			// An absolute path: the URL is sqlite:///tmp/….
-			return "sqlite://" + filepath.Join(t.TempDir(), "data", "longhaul.db")
-		},
-	},
-	{name: "postgres", ready: postgresReady, fresh: postgresFresh},
-}
-
-// postgresURL is the test server; its database must exist and allow
-// CREATE SCHEMA.
-func postgresURL() string {
-	if u := os.Getenv("LONGHAUL_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://127.0.0.1:5432/test?sslmode=disable"
-}
-
-var postgresPing = sync.OnceValue(func() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, postgresURL())
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	return conn.Ping(ctx)
-})
-
-// postgresReady fails the test when PostgreSQL is unreachable and CI is set,
-// and skips it otherwise, so a laptop without PostgreSQL still runs the
-// SQLite half.
-func postgresReady(t *testing.T) {
-	t.Helper()
-	err := postgresPing()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("PostgreSQL at %s is unreachable and CI is set, so the PostgreSQL store cannot be tested: %v",
-			redacted(postgresURL()), err)
-	}
-	t.Skipf("skipping PostgreSQL store tests: %s is unreachable (%v); set LONGHAUL_TEST_POSTGRES_URL to a reachable database (with CI set this fails instead)",
-		redacted(postgresURL()), err)
-}
-
-// postgresFresh creates a schema lh_test_<random>, drops it when the test
-// ends, and returns the test URL with search_path set to it, so parallel
-// tests and parallel runs never see each other's tables.
-func postgresFresh(t *testing.T) string {
-	t.Helper()
-	schema := "lh_test_" + randomHex(t, 8)
-	admin := func(sql string) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, postgresURL())
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := admin("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema %s: %v", schema, err)
-	}
-	t.Cleanup(func() {
-		if err := admin("DROP SCHEMA IF EXISTS " + schema + " CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(postgresURL())
-	if err != nil {
-		t.Fatalf("parse LONGHAUL_TEST_POSTGRES_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
 
 func TestConformance(t *testing.T) {
 	cases := []struct {
@@ -133,14 +44,16 @@ func TestConformance(t *testing.T) {
 		{"binary data intact", testBinary},
 		{"concurrent opens", testConcurrentOpens},
 		{"survives reopen", testReopen},
+		{"delete before a time", testDeleteBefore},
+		{"database made before the created_at index", testOldSchema},
 	}
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) {
-			be.ready(t)
+	for _, be := range storetest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			be.Ready(t)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
-					c.run(t, be.fresh(t))
+					c.run(t, be.Fresh(t))
 				})
 			}
 		})
@@ -481,6 +394,128 @@ func testReopen(t *testing.T, u string) {
 	}
 }
 
+// testDeleteBefore stores blobs as if two days and one hour ago (and one
+// exactly at the cut-off), then removes those of a day ago and more, run by
+// run: the older go, the newer and the other runs' stay.
+func testDeleteBefore(t *testing.T, u string) {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	cutoff := now.Add(-24 * time.Hour)
+	at := func(t time.Time) store.Option { return store.WithClock(func() time.Time { return t }) }
+	twoDays, anHour, exactly := open(t, u, at(now.Add(-48*time.Hour))), open(t, u, at(now.Add(-time.Hour))), open(t, u, at(cutoff))
+	oldA := put(t, twoDays, store.Blob{Run: "run-old", Kind: "tool_output", Name: "a", Data: []byte("a")})
+	oldB := put(t, twoDays, store.Blob{Run: "run-old", Kind: "events", Name: "1-9", Data: []byte("b")})
+	mixedOld := put(t, twoDays, store.Blob{Run: "run-mixed", Kind: "tool_output", Name: "a", Data: []byte("c")})
+	mixedNew := put(t, anHour, store.Blob{Run: "run-mixed", Kind: "tool_output", Name: "b", Data: []byte("d")})
+	newer := put(t, anHour, store.Blob{Run: "run-new", Kind: "tool_output", Name: "a", Data: []byte("e")})
+	edge := put(t, exactly, store.Blob{Run: "run-edge", Kind: "tool_output", Name: "a", Data: []byte("f")})
+	if got := get(t, twoDays, oldA).CreatedAt; !got.Equal(now.Add(-48 * time.Hour)) {
+		t.Fatalf("CreatedAt = %v, want the clock's %v", got, now.Add(-48*time.Hour))
+	}
+
+	s := open(t, u)
+	runs, err := s.RunsBefore(t.Context(), cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(runs)
+	if diff := cmp.Diff([]string{"run-mixed", "run-old"}, runs); diff != "" {
+		t.Errorf("RunsBefore (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		run  string
+		want int64
+	}{{"run-old", 2}, {"run-mixed", 1}, {"run-new", 0}, {"run-edge", 0}, {"run-old", 0}, {"no-such-run", 0}, {"bad\x00run", 0}} {
+		n, err := s.DeleteBefore(t.Context(), c.run, cutoff)
+		if err != nil || n != c.want {
+			t.Errorf("DeleteBefore(%q) = %d, %v; want %d", c.run, n, err, c.want)
+		}
+	}
+	for _, ref := range []string{oldA, oldB, mixedOld} {
+		if _, err := s.Get(t.Context(), ref); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get(%s) of an expired blob: %v, want ErrNotFound", ref, err)
+		}
+	}
+	for _, ref := range []string{mixedNew, newer, edge} {
+		get(t, s, ref)
+	}
+	if runs, err := s.RunsBefore(t.Context(), cutoff); err != nil || len(runs) != 0 {
+		t.Errorf("RunsBefore after the deletes = %v, %v; want none", runs, err)
+	}
+}
+
+// testOldSchema opens a database whose blobs table was made before the
+// created_at index existed, with a blob in it: it opens, gains the index,
+// and the retention queries work on the old blob.
+func testOldSchema(t *testing.T, u string) {
+	const table = `CREATE TABLE blobs (id %s PRIMARY KEY, ref TEXT NOT NULL UNIQUE, run TEXT NOT NULL,
+		kind TEXT NOT NULL, name TEXT NOT NULL, size %s NOT NULL, created_at %s NOT NULL, data %s NOT NULL)`
+	const index = `CREATE INDEX blobs_run_id ON blobs (run, id)`
+	created := time.Now().Add(-72 * time.Hour).UTC().Truncate(time.Microsecond)
+	ref := "sha256:" + strings.Repeat("ab", 32)
+	var hasIndex func() bool
+	if path, ok := strings.CutPrefix(u, "sqlite://"); ok {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, q := range []string{fmt.Sprintf(table, "INTEGER", "INTEGER", "INTEGER", "BLOB"), index} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.Exec(`INSERT INTO blobs (ref, run, kind, name, size, created_at, data) VALUES (?, 'run-1', 'tool_output', 'a', 1, ?, x'61')`,
+			ref, created.UnixMicro()); err != nil {
+			t.Fatal(err)
+		}
+		hasIndex = func() bool {
+			var n int
+			err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'blobs_created_at'`).Scan(&n)
+			return err == nil && n == 1
+		}
+	} else {
+		conn, err := pgx.Connect(t.Context(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		for _, q := range []string{fmt.Sprintf(table, "BIGINT GENERATED ALWAYS AS IDENTITY", "BIGINT", "TIMESTAMPTZ", "BYTEA"), index} {
+			if _, err := conn.Exec(t.Context(), q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := conn.Exec(t.Context(), `INSERT INTO blobs (ref, run, kind, name, size, created_at, data) VALUES ($1, 'run-1', 'tool_output', 'a', 1, $2, 'a')`,
+			ref, created); err != nil {
+			t.Fatal(err)
+		}
+		hasIndex = func() bool {
+			var n int
+			err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'blobs_created_at'`).Scan(&n)
+			return err == nil && n == 1
+		}
+	}
+	if hasIndex() {
+		t.Fatal("the old schema already has the created_at index")
+	}
+	s := open(t, u)
+	if !hasIndex() {
+		t.Error("Open did not add the created_at index to an existing database")
+	}
+	if got := get(t, s, ref); string(got.Data) != "a" || !got.CreatedAt.Equal(created) {
+		t.Errorf("the old blob reads as %+v", got)
+	}
+	runs, err := s.RunsBefore(t.Context(), created.Add(time.Microsecond))
+	if err != nil || !slices.Equal(runs, []string{"run-1"}) {
+		t.Errorf("RunsBefore = %v, %v; want [run-1]", runs, err)
+	}
+	if n, err := s.DeleteBefore(t.Context(), "run-1", created.Add(time.Microsecond)); err != nil || n != 1 {
+		t.Errorf("DeleteBefore = %d, %v; want 1", n, err)
+	}
+}
+
 func TestOpenErrors(t *testing.T) {
 	tests := []struct {
 		url  string
@@ -543,7 +578,7 @@ func open(t *testing.T, u string, opts ...store.Option) store.Store {
 	t.Helper()
 	s, err := store.Open(t.Context(), u, opts...)
 	if err != nil {
-		t.Fatalf("Open(%s): %v", redacted(u), err)
+		t.Fatalf("Open(%s): %v", redact.URLs(u), err)
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -584,22 +619,7 @@ func mustList(t *testing.T, s store.Store, run string) []store.Blob {
 func freshLike(t *testing.T, u string) string {
 	t.Helper()
 	if strings.HasPrefix(u, "sqlite://") {
-		return backends[0].fresh(t)
+		return storetest.Backends[0].Fresh(t)
 	}
-	return backends[1].fresh(t)
-}
-
-func randomHex(t *testing.T, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func redacted(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	return u.Redacted()
+	return storetest.Backends[1].Fresh(t)
 }

@@ -1,0 +1,164 @@
+package activities_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/store/storetest"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/temporal"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// fakeRuns answers DescribeWorkflowExecution from a table: a run not in it
+// is unknown to Temporal (its history is gone).
+type fakeRuns struct {
+	closed map[string]time.Time // closed runs and when they closed
+	open   map[string]bool
+	err    error // returned for every run when set
+}
+
+var _ activities.RunDescriber = (*fakeRuns)(nil)
+
+func (f *fakeRuns) DescribeWorkflowExecution(_ context.Context, id, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	if runID != "" {
+		return nil, errors.New("the retention job must ask for the latest execution")
+	}
+	info := &workflowpb.WorkflowExecutionInfo{}
+	switch closed, ok := f.closed[id]; {
+	case f.open[id]:
+		info.Status = enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	case ok:
+		info.Status = enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+		info.CloseTime = timestamppb.New(closed)
+	default:
+		return nil, serviceerror.NewNotFound("workflow not found for ID: " + id)
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: info}, nil
+}
+
+// TestDeleteExpiredBlobs runs the retention activity on each store backend
+// with a retention of a day: blobs two days old go when their run is gone
+// from Temporal or closed over a day ago; they stay when the run is open or
+// closed within the day; blobs an hour old always stay.
+func TestDeleteExpiredBlobs(t *testing.T) {
+	for _, be := range storetest.Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			be.Ready(t)
+			u := be.Fresh(t)
+			now := time.Now()
+			putAt := func(at time.Time, run, name string) string {
+				s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return at }))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				ref, err := s.Put(t.Context(), store.Blob{Run: run, Kind: "tool_output", Name: name, Data: []byte(run + name)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ref
+			}
+			old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
+			gone := []string{putAt(old, "run-gone", "a"), putAt(old, "run-gone", "b"), putAt(old, "run-closed-long-ago", "a")}
+			kept := []string{
+				putAt(recent, "run-gone", "c"),
+				putAt(old, "run-open", "a"),
+				putAt(old, "run-closed-lately", "a"),
+				putAt(recent, "run-new", "a"),
+			}
+			blobs, err := store.Open(t.Context(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer blobs.Close()
+			acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
+			acts.Blobs = blobs
+			acts.Runs = &fakeRuns{
+				open:   map[string]bool{"run-open": true},
+				closed: map[string]time.Time{"run-closed-long-ago": now.Add(-30 * time.Hour), "run-closed-lately": now.Add(-2 * time.Hour)},
+			}
+			env := quietSuite().NewTestActivityEnvironment()
+			env.RegisterActivity(acts)
+
+			v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, activities.RetentionRequest{Retention: 24 * time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res activities.RetentionResult
+			if err := v.Get(&res); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(activities.RetentionResult{Deleted: 3, Runs: 2, Kept: 2}, res); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			for _, ref := range gone {
+				if _, err := blobs.Get(t.Context(), ref); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("Get(%s) after the retention job: %v, want ErrNotFound", ref, err)
+				}
+			}
+			for _, ref := range kept {
+				if _, err := blobs.Get(t.Context(), ref); err != nil {
+					t.Errorf("Get(%s) after the retention job: %v, want the blob kept", ref, err)
+				}
+			}
+		})
+	}
+}
+
+// TestDeleteExpiredBlobsFailures: a Temporal that does not answer fails
+// the job (to be retried) and deletes nothing; a worker without a Temporal
+// client or a retention that is not positive fail for good.
+func TestDeleteExpiredBlobsFailures(t *testing.T) {
+	u := storetest.Backends[0].Fresh(t)
+	s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return time.Now().Add(-48 * time.Hour) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ref, err := s.Put(t.Context(), store.Blob{Run: "run-1", Kind: "tool_output", Name: "a", Data: []byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name         string
+		runs         activities.RunDescriber
+		retention    time.Duration
+		nonRetryable bool
+	}{
+		{"temporal unavailable", &fakeRuns{err: serviceerror.NewUnavailable("connection refused")}, time.Hour, false},
+		{"no temporal client", nil, time.Hour, true},
+		{"zero retention", &fakeRuns{}, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
+			acts.Blobs = s
+			acts.Runs = tc.runs
+			env := quietSuite().NewTestActivityEnvironment()
+			env.RegisterActivity(acts)
+			_, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, activities.RetentionRequest{Retention: tc.retention})
+			var appErr *temporal.ApplicationError
+			if err == nil {
+				t.Fatal("the job succeeded")
+			}
+			if got := errors.As(err, &appErr) && appErr.NonRetryable(); got != tc.nonRetryable {
+				t.Errorf("error %v: non-retryable %v, want %v", err, got, tc.nonRetryable)
+			}
+			if _, err := s.Get(t.Context(), ref); err != nil {
+				t.Errorf("the blob is gone after a failed job: %v", err)
+			}
+		})
+	}
+}

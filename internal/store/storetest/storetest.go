@@ -1,0 +1,119 @@
+// Package storetest gives tests empty databases of each store backend:
+// a SQLite file in the test's directory, and a schema of its own on the
+// test PostgreSQL (LONGHAUL_TEST_POSTGRES_URL, by default the database
+// test on 127.0.0.1:5432). Tests of the store and of what uses it run
+// against both the same way.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/longhaul-dev/longhaul/internal/redact"
+)
+
+// Backend is one database a test runs against.
+type Backend struct {
+	Name string
+	// Ready skips or fails the test when the database cannot be used.
+	Ready func(t testing.TB)
+	// Fresh returns the URL of an empty database no other test uses,
+	// removed when the test ends.
+	Fresh func(t testing.TB) string
+}
+
+// Backends are SQLite and PostgreSQL, in that order.
+var Backends = []Backend{
+	{
+		Name:  "sqlite",
+		Ready: func(testing.TB) {},
+		Fresh: func(t testing.TB) string {
+			// An absolute path: the URL is sqlite:///tmp/….
+			return "sqlite://" + filepath.Join(t.TempDir(), "data", "longhaul.db")
+		},
+	},
+	{Name: "postgres", Ready: postgresReady, Fresh: postgresFresh},
+}
+
+// PostgresURL is the test server; its database must exist and allow
+// CREATE SCHEMA.
+func PostgresURL() string {
+	if u := os.Getenv("LONGHAUL_TEST_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return "postgres://127.0.0.1:5432/test?sslmode=disable"
+}
+
+var postgresPing = sync.OnceValue(func() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, PostgresURL())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.Ping(ctx)
+})
+
+// postgresReady fails the test when PostgreSQL is unreachable and CI is set,
+// and skips it otherwise, so a laptop without PostgreSQL still runs the
+// SQLite half.
+func postgresReady(t testing.TB) {
+	t.Helper()
+	err := postgresPing()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("PostgreSQL at %s is unreachable and CI is set, so the PostgreSQL store cannot be tested: %v",
+			redact.URLs(PostgresURL()), err)
+	}
+	t.Skipf("skipping PostgreSQL store tests: %s is unreachable (%v); set LONGHAUL_TEST_POSTGRES_URL to a reachable database (with CI set this fails instead)",
+		redact.URLs(PostgresURL()), err)
+}
+
+// postgresFresh creates a schema lh_test_<random>, drops it when the test
+// ends, and returns the test URL with search_path set to it, so parallel
+// tests and parallel runs never see each other's tables.
+func postgresFresh(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 8)
+	rand.Read(b)
+	schema := "lh_test_" + hex.EncodeToString(b)
+	admin := func(sql string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, PostgresURL())
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := admin("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema %s: %v", schema, err)
+	}
+	t.Cleanup(func() {
+		if err := admin("DROP SCHEMA IF EXISTS " + schema + " CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(PostgresURL())
+	if err != nil {
+		t.Fatalf("parse LONGHAUL_TEST_POSTGRES_URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}

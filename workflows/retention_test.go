@@ -1,0 +1,58 @@
+package workflows_test
+
+import (
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+)
+
+func retentionEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := s.NewTestWorkflowEnvironment()
+	acts := &activities.Activities{}
+	env.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: workflows.RetentionWorkflowName})
+	env.RegisterActivity(acts)
+	t.Cleanup(func() { env.AssertExpectations(t) })
+	return env, acts
+}
+
+// TestRetentionWorkflow: the workflow hands its retention to one
+// DeleteExpiredBlobs activity and returns what it did.
+func TestRetentionWorkflow(t *testing.T) {
+	env, acts := retentionEnv(t)
+	env.OnActivity(acts.DeleteExpiredBlobs, mock.Anything, activities.RetentionRequest{Retention: 36 * time.Hour}).
+		Return(activities.RetentionResult{Deleted: 7, Runs: 2, Kept: 1}, nil).Once()
+	env.ExecuteWorkflow(workflows.RetentionWorkflowName, workflows.RetentionInput{Retention: 36 * time.Hour})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("completed %v, error %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
+	}
+	var res workflows.RetentionResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if want := (activities.RetentionResult{Deleted: 7, Runs: 2, Kept: 1}); res.RetentionResult != want {
+		t.Errorf("result %+v, want %+v", res.RetentionResult, want)
+	}
+}
+
+// TestRetentionWorkflowBadInput: a retention that is not positive fails
+// the run at once, deleting nothing.
+func TestRetentionWorkflowBadInput(t *testing.T) {
+	env, _ := retentionEnv(t)
+	env.ExecuteWorkflow(workflows.RetentionWorkflowName, workflows.RetentionInput{})
+	var appErr *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != workflows.ErrTypeBadInput {
+		t.Fatalf("error %v, want a %s application error", err, workflows.ErrTypeBadInput)
+	}
+}

@@ -31,11 +31,13 @@ chaos: build test-deps
 
 # The reference MCP servers internal/mcp tests against, pinned by
 # test/mcp/package-lock.json and installed again only when the lock file is
-# newer; and Debian's nats-server, the external NATS of test/streaming and
-# test/chaos.
+# newer; Debian's nats-server, the external NATS of test/streaming and
+# test/chaos; and Debian's docker-compose, whose `config` (no daemon
+# needed) deploy/ checks docker-compose.yml with.
 .PHONY: test-deps
 test-deps: test/mcp/node_modules
 	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
+	@command -v docker-compose >/dev/null || { apt-get update -qq && apt-get install -y -qq docker-compose; }
 
 test/mcp/node_modules: test/mcp/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }

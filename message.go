@@ -50,12 +50,18 @@ type User struct {
 	Email string `json:"email,omitempty"`
 	Name  string `json:"name,omitempty"`
 	Role  string `json:"role,omitempty"`
+	// Principal is who holds the run, as the API resolved it from the
+	// request's credential (see internal/identity).
+	Principal string `json:"principal,omitempty"`
 }
 
-// Key is the value that scopes a user's runs and memory: the id, else the
-// e-mail, else "anonymous".
+// Key is the value that scopes a user's runs and memory: the principal; for
+// runs started before principals existed, the id, else the e-mail, else
+// "anonymous".
 func (u User) Key() string {
 	switch {
+	case u.Principal != "":
+		return u.Principal
 	case u.ID != "":
 		return u.ID
 	case u.Email != "":

@@ -54,7 +54,9 @@ func (s *shop) count() int {
 
 // approvalStack starts the stack with the agent clerk, whose one tool,
 // place_order, needs a person's approval for every call.
-func approvalStack(t *testing.T) (*testenv.Env, *shop) {
+// approvalStack starts a stack whose clerk agent orders from a shop
+// through an HTTP tool that needs approval; cfg (if any) configures its API.
+func approvalStack(t *testing.T, cfg ...api.Config) (*testenv.Env, *shop) {
 	t.Helper()
 	sh := &shop{}
 	srv := httptest.NewServer(sh)
@@ -75,7 +77,11 @@ http_tools:
 Place the orders the user asks for.`)},
 		"clerk.md": {Data: []byte("---\nagent: clerk\ndescription: Orders things\nmode: chat\nskills: [orders]\n---\nYou order things.\n")},
 	}
-	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}, Env: map[string]string{"SHOP_URL": srv.URL}})
+	opts := testenv.Options{Layers: []fs.FS{layer}, Env: map[string]string{"SHOP_URL": srv.URL}}
+	if len(cfg) > 0 {
+		opts.API = cfg[0]
+	}
+	env := testenv.Start(t, opts)
 	return env, sh
 }
 
@@ -83,19 +89,28 @@ Place the orders the user asks for.`)},
 // book with call id, then answers with what the tool message said, which
 // it reports through told.
 func scriptOrder(env *testenv.Env, id string, told chan<- string) {
-	env.Model.Enqueue(
-		llmtest.ToolCalls(llmtest.ToolCall{ID: id, Name: "place_order", Arguments: `{"item":"book"}`}),
-		llmtest.Func(func(r llmtest.Request) llmtest.Reply {
-			var tool string
-			for _, m := range r.Chat.Messages {
-				if m.Role == openai.ChatMessageRoleTool && m.ToolCallID == id {
-					tool = m.Content
-				}
+	scriptOrderCall(env, id)
+	scriptOrderAnswer(env, id, told)
+}
+
+// scriptOrderCall scripts the model's call of place_order alone, for a test
+// whose other runs speak to the model before this one goes on.
+func scriptOrderCall(env *testenv.Env, id string) {
+	env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: id, Name: "place_order", Arguments: `{"item":"book"}`}))
+}
+
+// scriptOrderAnswer scripts the model's answer after the order.
+func scriptOrderAnswer(env *testenv.Env, id string, told chan<- string) {
+	env.Model.Enqueue(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+		var tool string
+		for _, m := range r.Chat.Messages {
+			if m.Role == openai.ChatMessageRoleTool && m.ToolCallID == id {
+				tool = m.Content
 			}
-			told <- tool
-			return llmtest.Text("Done. The shop said: " + tool)
-		}),
-	)
+		}
+		told <- tool
+		return llmtest.Text("Done. The shop said: " + tool)
+	}))
 }
 
 // streamFrames are a chat stream's frames, read whole.
@@ -242,7 +257,7 @@ func TestApprovalThroughChat(t *testing.T) {
 		scriptOrder(env, "a1", told)
 		first := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true, "messages": conversation("Order a book")}, chatHeaders(chat, "m1"))
 		runID := first.Header.Get(api.HeaderRunID)
-		if runID != workflows.ChatRunID(chat, 1, "m1") {
+		if runID != workflows.ChatRunID("u1/"+chat, 1, "m1") {
 			t.Fatalf("run id %q", runID)
 		}
 		asked := readStream(t, first)
@@ -277,7 +292,7 @@ func TestApprovalThroughChat(t *testing.T) {
 		if got := getRun(t, env, runID, owui); got.Status != workflows.StatusCompleted {
 			t.Errorf("run status %q", got.Status)
 		}
-		if r := do(t, env, "GET", "/v1/runs/"+workflows.ChatRunID(chat, 2, "m2"), nil, owui); r.StatusCode != 404 {
+		if r := do(t, env, "GET", "/v1/runs/"+workflows.ChatRunID("u1/"+chat, 2, "m2"), nil, owui); r.StatusCode != 404 {
 			t.Errorf("the answer started a run of its own: GET = %d", r.StatusCode)
 		}
 
@@ -285,7 +300,7 @@ func TestApprovalThroughChat(t *testing.T) {
 		env.Model.Enqueue(llmtest.Text("You're welcome."))
 		thanks := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
 			"messages": conversation("Order a book", asked.text, "Approve!", rest.text, "thanks")}, chatHeaders(chat, "m3"))
-		if got := thanks.Header.Get(api.HeaderRunID); got != workflows.ChatRunID(chat, 3, "m3") {
+		if got := thanks.Header.Get(api.HeaderRunID); got != workflows.ChatRunID("u1/"+chat, 3, "m3") {
 			t.Errorf("thanks ran as %q", got)
 		}
 		if got := readStream(t, thanks); got.text != "You're welcome." {
@@ -499,7 +514,7 @@ func TestApprovalVisibilityLag(t *testing.T) {
 	env.Model.Enqueue(llmtest.Text("You're welcome."))
 	thanks := do(t, lagged, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
 		"messages": conversation("Order a book", asked.text, "yes", rest.text, "thanks")}, chatHeaders(chat, "m3"))
-	if got := thanks.Header.Get(api.HeaderRunID); got != workflows.ChatRunID(chat, 3, "m3") {
+	if got := thanks.Header.Get(api.HeaderRunID); got != workflows.ChatRunID("u1/"+chat, 3, "m3") {
 		t.Errorf("thanks ran as %q", got)
 	}
 	readStream(t, thanks)

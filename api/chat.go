@@ -23,14 +23,8 @@ import (
 
 // Headers Longhaul reads and writes.
 const (
-	HeaderRunID         = "X-Longhaul-Run-Id"
-	headerOWUIPrefix    = "X-Openwebui-"
-	headerOWUIChatID    = "X-OpenWebUI-Chat-Id"
-	headerOWUIMessageID = "X-OpenWebUI-Message-Id"
-	headerOWUIUserID    = "X-OpenWebUI-User-Id"
-	headerOWUIUserEmail = "X-OpenWebUI-User-Email"
-	headerOWUIUserName  = "X-OpenWebUI-User-Name"
-	headerOWUIUserRole  = "X-OpenWebUI-User-Role"
+	HeaderRunID      = "X-Longhaul-Run-Id"
+	headerOWUIPrefix = "X-Openwebui-"
 	// keepAlive is how often an idle stream gets an SSE comment.
 	keepAlive = 15 * time.Second
 )
@@ -47,16 +41,15 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	if !ok {
 		return errModelNotFound(fmt.Sprintf("the model %q does not exist; GET /v1/models lists the agents", req.Model))
 	}
-	user := userFromHeaders(c)
-	if user.ID == "" && req.User != "" {
-		user.ID = req.User
-	}
+	// The body's user field is the client's label for its end user, never
+	// an identity: who asks comes from the credential.
+	user := principal(c).User
 	msgs := domainMessages(req.Messages)
 	in := workflows.AgentInput{
 		Agent:           agent.ID,
 		Messages:        msgs,
 		User:            user,
-		ChatID:          chatID(c, &req, user),
+		ChatID:          s.chatID(c, &req),
 		Options:         req.options(),
 		ModelTimeout:    s.cfg.ModelTimeout,
 		HistoryLimit:    s.cfg.HistoryLimit,
@@ -66,12 +59,26 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	}
 	runID := "run-" + uuid.NewString()
 	ctx := c.UserContext()
-	openWebUI := isOpenWebUI(c)
+	openWebUI := s.isOpenWebUI(c)
+	// A stream is refused before its run starts; the writer releases it.
+	var release func()
+	if req.Stream {
+		r, err := s.acquireStream(principal(c).Name)
+		if err != nil {
+			return err
+		}
+		release = r
+		defer func() {
+			if release != nil {
+				release()
+			}
+		}()
+	}
 	// A background task carries the chat's headers too; it must never take
 	// (or attach to) the chat turn's run, so it always gets its own.
 	if in.ChatID != "" && !in.Background {
 		in.Turn = req.turn()
-		in.MessageID = c.Get(headerOWUIMessageID)
+		in.MessageID = c.Get(s.cfg.Headers.MessageID)
 		runID = workflows.ChatRunID(in.ChatID, in.Turn, in.MessageID)
 		// A run of this chat that waits for the person takes this message
 		// as its answer instead of a new turn starting.
@@ -80,7 +87,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 			return err
 		}
 		if answer != nil {
-			return s.resume(c, &req, agent.ID, openWebUI, answer)
+			return s.resume(c, &req, agent.ID, openWebUI, answer, &release)
 		}
 	}
 	run, err := s.start(ctx, runID, in, summarize(msgs, 60))
@@ -94,25 +101,26 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		}
 		return s.respond(c, run, agent.ID, openWebUI)
 	}
-	s.streamResponse(c, &req, runID, agent.ID, openWebUI, 0)
+	s.streamResponse(c, &req, runID, agent.ID, openWebUI, 0, &release)
 	return nil
 }
 
 // resume answers the chat message that a waiting run took as its input:
 // with the run's events from where the chat's previous response stopped.
-func (s *Server) resume(c *fiber.Ctx, req *ChatRequest, model string, openWebUI bool, a *chatAnswer) error {
+func (s *Server) resume(c *fiber.Ctx, req *ChatRequest, model string, openWebUI bool, a *chatAnswer, release *func()) error {
 	c.Set(HeaderRunID, a.runID)
 	if !req.Stream {
 		return s.respondWatching(c, s.temporal.GetWorkflow(c.UserContext(), a.runID, ""), model, openWebUI, a.before)
 	}
-	s.streamResponse(c, req, a.runID, model, openWebUI, a.before)
+	s.streamResponse(c, req, a.runID, model, openWebUI, a.before, release)
 	return nil
 }
 
 // streamResponse answers with run's events as an OpenAI chat stream, from
 // the start of its log or (before > 0) from where the chat's previous
-// response stopped.
-func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, before int64) {
+// response stopped. It takes over *release, the principal's stream, and
+// releases it when the stream ends.
+func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, before int64, release *func()) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	id := "chatcmpl-" + runID
 	if before > 0 {
@@ -123,14 +131,38 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model str
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
 	c.Set("X-Accel-Buffering", "no")
+	done := *release
+	*release = nil
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer done()
 		s.stream(w, runID, r, includeUsage, before)
 	})
 }
 
 // start starts the run, or attaches to the one a previous identical request
-// started: running, it is followed; finished, its result is returned.
+// started: running, it is followed; finished, its result is returned. A run
+// found under the id must be the caller's (chat ids are scoped to their
+// principal, so only a forged id finds another's run): else it is unknown.
+// A new run counts against the principal's limit of runs.
 func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, question string) (client.WorkflowRun, error) {
+	owner := in.User.Key()
+	if in.ChatID != "" && !in.Background {
+		d, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
+		var nf *serviceerror.NotFound
+		switch {
+		case err == nil:
+			if got := payloadString(d.GetWorkflowExecutionInfo().GetMemo().GetFields()[memoOwner]); got != owner {
+				s.log.Warn("a request named another principal's run", "run", id, "principal", owner)
+				return nil, errNotFound("no run " + id)
+			}
+			return s.temporal.GetWorkflow(ctx, id, ""), nil
+		case !errors.As(err, &nf):
+			return nil, errUnavailable("could not read run " + id + ": " + err.Error())
+		}
+	}
+	if err := s.checkRuns(ctx, owner); err != nil {
+		return nil, err
+	}
 	summary := strings.TrimSpace(in.Agent + ": " + question)
 	opts := client.StartWorkflowOptions{
 		ID:                       id,
@@ -139,13 +171,21 @@ func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, 
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:            summary,
 		// The memo repeats the summary for run listings (GET /v1/runs),
-		// which do not carry the static summary.
-		Memo:             map[string]any{memoSummary: summary},
+		// which do not carry the static summary, and names the owner.
+		Memo: map[string]any{memoSummary: summary, memoOwner: owner},
+		// The run sets these itself too; set at the start, they count it
+		// against its principal's limit at once.
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SearchAttrUser.ValueSet(owner),
+			workflows.SearchAttrAgent.ValueSet(in.Agent),
+		),
 		EnableEagerStart: s.cfg.EagerStart,
 	}
 	run, err := s.temporal.ExecuteWorkflow(ctx, opts, workflows.AgentWorkflowName, in)
 	if err != nil {
 		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			// Closed since a moment ago; a concurrent identical request of
+			// the same principal started it.
 			return s.temporal.GetWorkflow(ctx, id, ""), nil
 		}
 		s.log.Error("start run", "run", id, "error", err)
@@ -360,9 +400,15 @@ func writeDone(w *bufio.Writer) error {
 	return w.Flush()
 }
 
-// isOpenWebUI reports whether the caller is Open WebUI (it sends its
-// X-OpenWebUI-* headers).
-func isOpenWebUI(c *fiber.Ctx) bool {
+// isOpenWebUI reports whether the caller is Open WebUI: it sends its
+// X-OpenWebUI-* headers, or the ones the operator renamed them to.
+func (s *Server) isOpenWebUI(c *fiber.Ctx) bool {
+	h := s.cfg.Headers
+	for _, name := range []string{h.ChatID, h.MessageID, h.UserID, h.UserEmail, h.UserJWT} {
+		if name != "" && c.Get(name) != "" {
+			return true
+		}
+	}
 	found := false
 	c.Request().Header.VisitAll(func(k, _ []byte) {
 		if len(k) >= len(headerOWUIPrefix) && strings.EqualFold(string(k[:len(headerOWUIPrefix)]), headerOWUIPrefix) {
@@ -372,35 +418,26 @@ func isOpenWebUI(c *fiber.Ctx) bool {
 	return found
 }
 
-func userFromHeaders(c *fiber.Ctx) longhaul.User {
-	return longhaul.User{
-		ID:    c.Get(headerOWUIUserID),
-		Email: c.Get(headerOWUIUserEmail),
-		Name:  c.Get(headerOWUIUserName),
-		Role:  c.Get(headerOWUIUserRole),
-	}
-}
-
 // chatID is Open WebUI's chat id, or a conversation id an OpenAI client
-// passes in metadata (chat_id or conversation_id), scoped to its user so two
-// callers' conversation ids never meet.
-func chatID(c *fiber.Ctx, req *ChatRequest, user longhaul.User) string {
-	if id := c.Get(headerOWUIChatID); id != "" {
-		return id
-	}
-	if len(req.Metadata) == 0 {
-		return ""
-	}
-	var md map[string]any
-	if json.Unmarshal(req.Metadata, &md) != nil {
-		return ""
-	}
-	for _, k := range []string{"chat_id", "conversation_id"} {
-		if s, ok := md[k].(string); ok && s != "" {
-			return user.Key() + "/" + s
+// passes in metadata (chat_id or conversation_id), scoped to the caller's
+// principal so two callers' conversation ids never meet.
+func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
+	id := c.Get(s.cfg.Headers.ChatID)
+	if id == "" && len(req.Metadata) > 0 {
+		var md map[string]any
+		if json.Unmarshal(req.Metadata, &md) == nil {
+			for _, k := range []string{"chat_id", "conversation_id"} {
+				if v, ok := md[k].(string); ok && v != "" {
+					id = v
+					break
+				}
+			}
 		}
 	}
-	return ""
+	if id == "" {
+		return ""
+	}
+	return principal(c).Name + "/" + id
 }
 
 // jsonProblem describes a decoding error without Go type names.

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -13,36 +14,41 @@ type apiError struct {
 	typ    string
 	code   string
 	msg    string
+	// retryAfter, in seconds, is sent as Retry-After when set.
+	retryAfter int
 }
 
 func (e *apiError) Error() string { return e.msg }
 
 func errBadRequest(msg string) error {
-	return &apiError{http.StatusBadRequest, "invalid_request_error", "invalid_request", msg}
+	return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_request", msg: msg}
 }
 func errNotFound(msg string) error {
-	return &apiError{http.StatusNotFound, "invalid_request_error", "not_found", msg}
+	return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "not_found", msg: msg}
 }
 func errConflict(msg string) error {
-	return &apiError{http.StatusConflict, "invalid_request_error", "conflict", msg}
+	return &apiError{status: http.StatusConflict, typ: "invalid_request_error", code: "conflict", msg: msg}
 }
 func errModelNotFound(msg string) error {
-	return &apiError{http.StatusNotFound, "invalid_request_error", "model_not_found", msg}
+	return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", msg: msg}
 }
 func errUnauthorized(msg string) error {
-	return &apiError{http.StatusUnauthorized, "authentication_error", "invalid_api_key", msg}
+	return &apiError{status: http.StatusUnauthorized, typ: "authentication_error", code: "invalid_api_key", msg: msg}
 }
 func errUpstream(msg string) error {
-	return &apiError{http.StatusBadGateway, "api_error", "upstream_error", msg}
+	return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_error", msg: msg}
 }
 func errTimeout(msg string) error {
-	return &apiError{http.StatusGatewayTimeout, "timeout_error", "run_timeout", msg}
+	return &apiError{status: http.StatusGatewayTimeout, typ: "timeout_error", code: "run_timeout", msg: msg}
+}
+func errTooMany(msg string, retryAfter int) error {
+	return &apiError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded", msg: msg, retryAfter: retryAfter}
 }
 func errInternal(msg string) error {
-	return &apiError{http.StatusInternalServerError, "server_error", "internal_error", msg}
+	return &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: msg}
 }
 func errUnavailable(msg string) error {
-	return &apiError{http.StatusServiceUnavailable, "server_error", "unavailable", msg}
+	return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "unavailable", msg: msg}
 }
 
 // handleError is the one place errors become HTTP statuses and OpenAI
@@ -55,21 +61,24 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	case errors.As(err, &fe):
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
-			ae = &apiError{fe.Code, "invalid_request_error", "request_too_large", "request body is larger than the limit (LONGHAUL_MAX_BODY_BYTES)"}
+			ae = &apiError{status: fe.Code, typ: "invalid_request_error", code: "request_too_large", msg: "request body is larger than the limit (LONGHAUL_MAX_BODY_BYTES)"}
 		case fiber.StatusNotFound:
-			ae = &apiError{fe.Code, "invalid_request_error", "not_found", fe.Message}
+			ae = &apiError{status: fe.Code, typ: "invalid_request_error", code: "not_found", msg: fe.Message}
 		case fiber.StatusMethodNotAllowed:
-			ae = &apiError{fe.Code, "invalid_request_error", "method_not_allowed", fe.Message}
+			ae = &apiError{status: fe.Code, typ: "invalid_request_error", code: "method_not_allowed", msg: fe.Message}
 		default:
 			typ := "invalid_request_error"
 			if fe.Code >= 500 {
 				typ = "server_error"
 			}
-			ae = &apiError{fe.Code, typ, "", fe.Message}
+			ae = &apiError{status: fe.Code, typ: typ, code: "", msg: fe.Message}
 		}
 	default:
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "error", err)
-		ae = &apiError{http.StatusInternalServerError, "server_error", "internal_error", "internal error"}
+		ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: "internal error"}
+	}
+	if ae.retryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.retryAfter))
 	}
 	return c.Status(ae.status).JSON(ErrorBody{Error: ErrorDetail{Message: ae.msg, Type: ae.typ, Code: ae.code}})
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/sashabaranov/go-openai"
@@ -77,6 +78,12 @@ func userMsg(s string) []map[string]string {
 
 func do(t *testing.T, env *testenv.Env, method, path string, body any, headers map[string]string) *http.Response {
 	t.Helper()
+	return doAt(t, env.URL, method, path, body, headers)
+}
+
+// doAt sends a request to the API at base.
+func doAt(t *testing.T, base, method, path string, body any, headers map[string]string) *http.Response {
+	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -86,7 +93,7 @@ func do(t *testing.T, env *testenv.Env, method, path string, body any, headers m
 		raw, _ := json.Marshal(b)
 		rd = bytes.NewReader(raw)
 	}
-	req, _ := http.NewRequest(method, env.URL+path, rd)
+	req, _ := http.NewRequest(method, base+path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range headers {
 		req.Header.Set(k, v)
@@ -122,7 +129,7 @@ func withChat(h map[string]string, chat string) map[string]string {
 }
 
 func TestErrorStatuses(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{API: api.Config{APIKeys: []string{"sk-good"}, MaxBodyBytes: 4096}})
+	env := testenv.Start(t, testenv.Options{API: api.Config{Keys: []identity.Key{{Name: "good", Secret: "sk-good"}}, MaxBodyBytes: 4096}})
 	auth := map[string]string{"Authorization": "Bearer sk-good"}
 	big := `{"model":"assistant","messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`
 	tests := []struct {

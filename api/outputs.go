@@ -6,8 +6,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/workflows"
-	"go.temporal.io/api/serviceerror"
 )
 
 // runOutput serves the whole of a stored tool output (a claim check) that the
@@ -26,7 +24,7 @@ func (s *Server) runOutput(c *fiber.Ctx) error {
 	if err != nil {
 		return errBadRequest("bad output reference")
 	}
-	if err := s.ownRun(c, id); err != nil {
+	if _, err := s.runState(c, id); err != nil {
 		return err
 	}
 	b, err := s.cfg.Blobs.Get(c.UserContext(), ref)
@@ -40,25 +38,4 @@ func (s *Server) runOutput(c *fiber.Ctx) error {
 	c.Set("X-Longhaul-Output-Kind", b.Kind)
 	c.Set("X-Longhaul-Output-Name", b.Name)
 	return c.Send(b.Data)
-}
-
-// ownRun checks that run id exists and belongs to the caller; a run of
-// another user is reported as unknown.
-func (s *Server) ownRun(c *fiber.Ctx, id string) error {
-	v, err := s.temporal.QueryWorkflow(c.UserContext(), id, "", workflows.QueryState)
-	var nf *serviceerror.NotFound
-	switch {
-	case errors.As(err, &nf):
-		return errNotFound("no run " + id)
-	case err != nil:
-		return errUnavailable("cannot read run " + id + ": " + err.Error())
-	}
-	var st workflows.RunState
-	if err := v.Get(&st); err != nil {
-		return errInternal("cannot decode the state of run " + id)
-	}
-	if st.User != userFromHeaders(c).Key() {
-		return errNotFound("no run " + id)
-	}
-	return nil
 }

@@ -53,6 +53,9 @@ const (
 	// memoSummary is the memo field holding a run's summary, so a listing
 	// shows it without describing each run.
 	memoSummary = "summary"
+	// memoOwner is the memo field holding the principal a run was started
+	// for.
+	memoOwner = "owner"
 )
 
 // RunRequest is the body of POST /v1/runs: an agent and either a
@@ -355,7 +358,7 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 	in := workflows.AgentInput{
 		Agent:           agent.ID,
 		Messages:        msgs,
-		User:            userFromHeaders(c),
+		User:            principal(c).User,
 		ModelTimeout:    s.cfg.ModelTimeout,
 		HistoryLimit:    s.cfg.HistoryLimit,
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
@@ -400,7 +403,7 @@ func (s *Server) runState(c *fiber.Ctx, id string) (workflows.RunState, error) {
 	if err := v.Get(&st); err != nil {
 		return st, errInternal("cannot decode the state of run " + id)
 	}
-	if st.User != userFromHeaders(c).Key() {
+	if st.User != principal(c).Name {
 		return workflows.RunState{}, errNotFound("no run " + id)
 	}
 	return st, nil
@@ -458,7 +461,7 @@ func (s *Server) listRuns(c *fiber.Ctx) error {
 		}
 		limit = n
 	}
-	status, agent, user := c.Query("status"), c.Query("agent"), userFromHeaders(c).Key()
+	status, agent, user := c.Query("status"), c.Query("agent"), principal(c).Name
 	if status != "" && !slices.Contains(runStatuses, status) {
 		return errBadRequest("status: must be one of " + strings.Join(runStatuses, ", "))
 	}
@@ -548,12 +551,17 @@ func (s *Server) runEvents(c *fiber.Ctx) error {
 	if _, err := s.runState(c, id); err != nil {
 		return err
 	}
+	release, err := s.acquireStream(principal(c).Name)
+	if err != nil {
+		return err
+	}
 	c.Set(HeaderRunID, id)
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
 	c.Set("X-Accel-Buffering", "no")
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer release()
 		s.streamEvents(w, id, pos)
 	})
 	return nil

@@ -32,7 +32,12 @@ func user(id string) map[string]string {
 // startRun starts a run and checks the 202 answer.
 func startRun(t *testing.T, env *testenv.Env, body any, headers map[string]string) api.RunCreated {
 	t.Helper()
-	resp := do(t, env, "POST", "/v1/runs", body, headers)
+	return startRunAt(t, env.URL, body, headers)
+}
+
+func startRunAt(t *testing.T, base string, body any, headers map[string]string) api.RunCreated {
+	t.Helper()
+	resp := doAt(t, base, "POST", "/v1/runs", body, headers)
 	if resp.StatusCode != http.StatusAccepted {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("POST /v1/runs = %d %s", resp.StatusCode, b)
@@ -298,7 +303,12 @@ func doneData(t *testing.T, events []sseEvent) longhaul.DoneData {
 
 func getRun(t *testing.T, env *testenv.Env, id string, headers map[string]string) api.Run {
 	t.Helper()
-	resp := do(t, env, "GET", "/v1/runs/"+id, nil, headers)
+	return getRunAt(t, env.URL, id, headers)
+}
+
+func getRunAt(t *testing.T, base, id string, headers map[string]string) api.Run {
+	t.Helper()
+	resp := doAt(t, base, "GET", "/v1/runs/"+id, nil, headers)
 	if resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("GET run %s = %d %s", id, resp.StatusCode, b)
@@ -496,9 +506,17 @@ func TestRunLifecycle(t *testing.T) {
 // listRuns reads every page of GET /v1/runs with query q.
 func listRuns(t *testing.T, env *testenv.Env, q url.Values, headers map[string]string) []api.RunSummary {
 	t.Helper()
+	return listRunsAt(t, env.URL, q, headers)
+}
+
+func listRunsAt(t *testing.T, base string, q url.Values, headers map[string]string) []api.RunSummary {
+	t.Helper()
+	if q == nil {
+		q = url.Values{}
+	}
 	var all []api.RunSummary
 	for range 20 {
-		resp := do(t, env, "GET", "/v1/runs?"+q.Encode(), nil, headers)
+		resp := doAt(t, base, "GET", "/v1/runs?"+q.Encode(), nil, headers)
 		if resp.StatusCode != 200 {
 			b, _ := io.ReadAll(resp.Body)
 			t.Fatalf("list %s = %d %s", q.Encode(), resp.StatusCode, b)

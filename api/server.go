@@ -12,13 +12,12 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/skills"
@@ -34,6 +33,7 @@ type temporalClient interface {
 	GetWorkflow(ctx context.Context, workflowID, runID string) client.WorkflowRun
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
 	ListWorkflow(ctx context.Context, request *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
+	CountWorkflow(ctx context.Context, request *workflowservice.CountWorkflowExecutionsRequest) (*workflowservice.CountWorkflowExecutionsResponse, error)
 	CancelWorkflow(ctx context.Context, workflowID, runID string) error
 	UpdateWorkflow(ctx context.Context, options client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error)
 	DescribeTaskQueue(ctx context.Context, taskQueue string, taskQueueType enums.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error)
@@ -47,8 +47,16 @@ var _ temporalClient = client.Client(nil)
 type Config struct {
 	TaskQueue string
 	// Namespace is the Temporal namespace the client is bound to.
-	Namespace      string
-	APIKeys        []string
+	Namespace string
+	// Keys are the API and proxy keys; none serves anyone (development),
+	// trusting whatever user the headers name.
+	Keys []identity.Key
+	// JWTSecret is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET: with
+	// it, end users come only from the signed user header.
+	JWTSecret []byte
+	// Headers names the headers end users and chats are read from; the zero
+	// value is Open WebUI's names.
+	Headers        identity.Headers
 	MaxBodyBytes   int64
 	RequestTimeout time.Duration
 	ModelTimeout   time.Duration
@@ -64,6 +72,8 @@ type Config struct {
 	// Blobs is the store of big tool outputs the runs reference and of the
 	// event logs of runs that continued as new; nil serves neither.
 	Blobs store.Store
+	// Limits bound what one principal holds at once.
+	Limits Limits
 	// Deltas carries the live text of running model calls (NATS); nil
 	// streams each call's text whole when it finishes.
 	Deltas *natsbus.Bus
@@ -72,6 +82,8 @@ type Config struct {
 // Server serves the HTTP API.
 type Server struct {
 	cfg      Config
+	identity identity.Resolver
+	streams  streamCounter
 	temporal temporalClient
 	catalog  *skills.Catalog
 	hub      *hub
@@ -98,7 +110,10 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.Namespace == "" {
 		cfg.Namespace = "default"
 	}
-	s := &Server{cfg: cfg, temporal: tc, catalog: catalog, hub: newHub(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs), log: log, started: time.Now()}
+	if cfg.Headers == (identity.Headers{}) {
+		cfg.Headers = identity.OpenWebUIHeaders
+	}
+	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, Headers: cfg.Headers}, temporal: tc, catalog: catalog, hub: newHub(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs), log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "longhaul",
@@ -145,22 +160,23 @@ func (s *Server) routes() {
 	})
 }
 
-// auth checks the bearer key when keys are configured.
+// auth resolves the request's principal from its credential (see
+// internal/identity) and keeps it for the handlers.
 func (s *Server) auth(c *fiber.Ctx) error {
-	if len(s.cfg.APIKeys) == 0 {
-		return c.Next()
+	p, err := s.identity.Resolve(c.Get(fiber.HeaderAuthorization), func(name string) string { return c.Get(name) })
+	if err != nil {
+		return errUnauthorized(err.Error())
 	}
-	h := c.Get(fiber.HeaderAuthorization)
-	key, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || key == "" {
-		return errUnauthorized("missing API key: send Authorization: Bearer <key>")
-	}
-	for _, k := range s.cfg.APIKeys {
-		if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
-			return c.Next()
-		}
-	}
-	return errUnauthorized("invalid API key")
+	c.Locals(principalKey{}, p)
+	return c.Next()
+}
+
+type principalKey struct{}
+
+// principal is who the request acts for; auth put it there.
+func principal(c *fiber.Ctx) identity.Principal {
+	p, _ := c.Locals(principalKey{}).(identity.Principal)
+	return p
 }
 
 func (s *Server) healthz(c *fiber.Ctx) error {

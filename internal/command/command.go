@@ -21,6 +21,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
@@ -67,8 +68,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg, err := config.Load()
+	if err == nil && cfg.Retention < 0 {
+		err = fmt.Errorf("%s_RETENTION: must not be negative (0 keeps blobs as long as the namespace keeps runs)", config.Prefix)
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "longhaul: %v\n", err)
+		fmt.Fprintf(stderr, "longhaul: %s\n", redact.URLs(err.Error()))
 		return 2
 	}
 	log := newLogger(stderr, cfg.LogLevel)
@@ -103,7 +107,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}[args[0]]
 	if err := run(ctx, cfg, log, stdout); err != nil {
 		// Plain text, one problem a line, so an operator reads it as is.
-		fmt.Fprintf(stderr, "longhaul %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "longhaul %s: %s\n", args[0], redact.URLs(err.Error()))
 		return 1
 	}
 	return 0
@@ -122,7 +126,9 @@ func version() string {
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	// Every line goes through redact: a URL with credentials in an error
+	// from a library or a server is hidden too.
+	return slog.New(redact.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})))
 }
 
 // runDev runs the embedded server (unless a real one is configured), a worker
@@ -172,18 +178,19 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer set.Close()
-	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, bus, log))
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, bus, c, log))
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
+	scheduleRetention(ctx, cfg, c, log)
 	s := newAPI(cfg, c, cat, blobs, bus, log, true)
 	fmt.Fprintf(out, "Longhaul %s\n  API          http://%s/v1\n", version(), cfg.HTTPAddr)
 	if uiURL != "" {
-		fmt.Fprintf(out, "  Temporal UI  %s\n", uiURL)
+		fmt.Fprintf(out, "  Temporal UI  %s\n", uiLine(cfg, uiURL))
 	}
 	fmt.Fprintf(out, "  Temporal     %s (namespace %s, task queue %s)\n  NATS         %s\n  Model        %s (default %s)\n",
-		addr, cfg.TemporalNamespace, cfg.TaskQueue, natsLine(cfg, ns), cfg.LLMBaseURL, cfg.LLMModel)
+		addr, cfg.TemporalNamespace, cfg.TaskQueue, natsLine(cfg, ns), redact.URLs(cfg.LLMBaseURL), cfg.LLMModel)
 	return serveAPI(ctx, s, cfg.HTTPAddr, log)
 }
 
@@ -204,7 +211,7 @@ func runServer(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	defer srv.Stop()
 	fmt.Fprintf(out, "Longhaul %s — Temporal server and NATS\n  Temporal     %s (namespace %s)\n", version(), srv.FrontendAddr(), cfg.TemporalNamespace)
 	if u := srv.UIURL(); u != "" {
-		fmt.Fprintf(out, "  Temporal UI  %s\n", u)
+		fmt.Fprintf(out, "  Temporal UI  %s\n", uiLine(cfg, u))
 	}
 	fmt.Fprintf(out, "  NATS         %s\n", ns.URL())
 	<-ctx.Done()
@@ -233,8 +240,9 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 		return err
 	}
 	defer closeBus()
-	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, bus, log))
-	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s, model %s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, cfg.LLMBaseURL)
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, bus, c, log))
+	scheduleRetention(ctx, cfg, c, log)
+	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s, model %s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, redact.URLs(cfg.LLMBaseURL))
 	return w.Run(interruptOn(ctx))
 }
 
@@ -254,7 +262,7 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer closeBus()
-	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s, NATS %s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress, natsbus.Redact(cfg.NATSURL))
+	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s, NATS %s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress, redact.URLs(cfg.NATSURL))
 	return serveAPI(ctx, newAPI(cfg, c, cat, blobs, bus, log, false), cfg.HTTPAddr, log)
 }
 
@@ -288,6 +296,7 @@ func startServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*dev
 		DataDir:          cfg.DataDir,
 		FrontendAddr:     cfg.EmbeddedTemporalAddr,
 		UIAddr:           ui,
+		UIWrite:          cfg.EmbeddedUIWrite,
 		Namespaces:       []string{cfg.TemporalNamespace},
 		SearchAttributes: workflows.SearchAttributes(),
 		Logger:           log,
@@ -345,12 +354,41 @@ func loadCatalog(cfg config.Config, log *slog.Logger) (*skills.Catalog, toolset.
 	return cat, opts, nil
 }
 
-func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, bus *natsbus.Bus, log *slog.Logger) *activities.Activities {
+func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, bus *natsbus.Bus, c client.Client, log *slog.Logger) *activities.Activities {
 	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, log)
 	a.MaxToolOutput = cfg.MaxToolChars
 	a.Blobs = blobs
 	a.Bus = bus
+	a.Runs = c
 	return a
+}
+
+// scheduleRetention makes sure the retention job is scheduled (see
+// worker.ScheduleRetention), with LONGHAUL_RETENTION or, when that is 0,
+// the namespace's workflow retention. A failure is logged, not fatal: the
+// worker serves runs without it, and the next worker to start tries again.
+func scheduleRetention(ctx context.Context, cfg config.Config, c client.Client, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	retention, from := cfg.Retention, "LONGHAUL_RETENTION"
+	if retention == 0 {
+		var err error
+		if retention, err = worker.NamespaceRetention(ctx, c, cfg.TemporalNamespace); err != nil {
+			log.Warn("stored blobs are not cleaned up: cannot read the namespace's retention", "error", err)
+			return
+		}
+		from = "the namespace's workflow retention"
+	}
+	if retention <= 0 {
+		log.Info("stored blobs are kept: the namespace keeps closed runs without a limit and LONGHAUL_RETENTION is 0")
+		return
+	}
+	if err := worker.ScheduleRetention(ctx, c, cfg.TaskQueue, retention); err != nil {
+		log.Warn("stored blobs are not cleaned up: cannot schedule the retention job", "error", err)
+		return
+	}
+	log.Info("stored blobs of closed runs are deleted after the retention", "retention", retention, "from", from,
+		"schedule", workflows.RetentionScheduleID(cfg.TaskQueue))
 }
 
 // openBus connects to NATS — the embedded server in-process, or
@@ -365,16 +403,24 @@ func openBus(cfg config.Config, embedded *natsbus.Server, name string, log *slog
 		return nil, nil, fmt.Errorf("LONGHAUL_NATS_URL: %w", err)
 	}
 	if !nc.IsConnected() {
-		log.Warn("NATS is not reachable yet; retrying in the background (streams carry whole answers until it is)", "url", natsbus.Redact(cfg.NATSURL))
+		log.Warn("NATS is not reachable yet; retrying in the background (streams carry whole answers until it is)", "url", redact.URLs(cfg.NATSURL))
 	}
 	return natsbus.New(nc, natsbus.NewSubjects(cfg.NATSSubjectPrefix, cfg.TemporalNamespace), log), func() { nc.Close() }, nil
+}
+
+// uiLine is the start-up line of the embedded Web UI at u.
+func uiLine(cfg config.Config, u string) string {
+	if cfg.EmbeddedUIWrite {
+		return u
+	}
+	return u + " (read-only; LONGHAUL_EMBEDDED_UI_WRITE=true lets it change runs)"
 }
 
 // natsLine says which NATS dev uses, for its start-up lines.
 func natsLine(cfg config.Config, ns *natsbus.Server) string {
 	switch {
 	case ns == nil:
-		return natsbus.Redact(cfg.NATSURL)
+		return redact.URLs(cfg.NATSURL)
 	case ns.URL() != "":
 		return "embedded, " + ns.URL()
 	}
@@ -382,12 +428,27 @@ func natsLine(cfg config.Config, ns *natsbus.Server) string {
 }
 
 func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, blobs store.Store, bus *natsbus.Bus, log *slog.Logger, eager bool) *api.Server {
-	if len(cfg.APIKeys) == 0 {
-		log.Warn("LONGHAUL_API_KEYS is empty: the API accepts every caller and trusts Open WebUI user headers from anyone (fine for local development only)")
+	keys, _ := cfg.Keys() // checked by Validate
+	if len(keys) == 0 {
+		log.Warn("NO API KEYS: LONGHAUL_API_KEYS and LONGHAUL_PROXY_KEYS are empty, so the API serves every caller and trusts the user headers of anyone who sends them; every caller can read every user's runs. Fine for local development only.")
+	}
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if k.Proxy {
+			names = append(names, k.Name+" (proxy)")
+		} else {
+			names = append(names, k.Name)
+		}
+	}
+	if len(keys) > 0 {
+		log.Info("API keys", "keys", names, "signed_user_header", cfg.OpenWebUIJWTSecret != "")
 	}
 	return api.New(api.Config{
 		TaskQueue:       cfg.TaskQueue,
-		APIKeys:         cfg.APIKeys,
+		Keys:            keys,
+		JWTSecret:       []byte(cfg.OpenWebUIJWTSecret),
+		Headers:         cfg.Headers(),
+		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams},
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		RequestTimeout:  cfg.RequestTimeout,
 		ModelTimeout:    cfg.LLMTimeout,

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,7 +18,9 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/store/storetest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 var (
@@ -223,7 +227,8 @@ func TestKillMidStreamAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if got := resp.Header.Get("X-Longhaul-Run-Id"); got != "chat-crash-chat-turn-1" {
+	// No keys: the anonymous principal's chat.
+	if got := resp.Header.Get("X-Longhaul-Run-Id"); got != workflows.ChatRunID("anonymous/crash-chat", 1, "") {
 		t.Fatalf("run id %q", got)
 	}
 	full, done := contentOf(t, resp, 0)
@@ -284,5 +289,78 @@ func TestBrokenSkillFileStopsStartup(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "LONGHAUL_TEMPORAL_ADDRESS is required") {
 		t.Fatalf("worker without address: err %v, output:\n%s", err, out)
+	}
+}
+
+// TestStartupRedactsCredentials starts `longhaul dev` with credentials in
+// every URL setting — the model endpoint, the search endpoint, the
+// database, NATS and an MCP server (the last two unreachable, so their
+// URLs and errors are logged) — and debug logs: no password shows in its
+// output, while the start-up lines still name the URLs.
+func TestStartupRedactsCredentials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	pg := storetest.Backends[1]
+	pg.Ready(t)
+	bin := buildBinary(t)
+	model := llmtest.New(t)
+	withUser := func(raw, user, password string) string {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.User != nil && u.User.Username() != "" {
+			user = u.User.Username()
+		}
+		u.User = url.UserPassword(user, password)
+		return u.String()
+	}
+	osUser, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpConfig := filepath.Join(t.TempDir(), "mcp.json")
+	mcpURL := fmt.Sprintf("http://mcpuser:mcp-secret@%s/mcp", testenv.FreeAddr(t))
+	if err := os.WriteFile(mcpConfig, []byte(`{"mcpServers": {"remote": {"url": "`+mcpURL+`"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api := testenv.FreeAddr(t)
+	env := []string{
+		"LONGHAUL_DATA_DIR=" + t.TempDir(),
+		"LONGHAUL_HTTP_ADDR=" + api,
+		"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + testenv.FreeAddr(t),
+		"LONGHAUL_EMBEDDED_UI_ADDR=" + testenv.FreeAddr(t),
+		"LONGHAUL_LOG_LEVEL=debug",
+		"LONGHAUL_LLM_BASE_URL=" + withUser(model.URL(), "llmuser", "llm-secret"),
+		"LONGHAUL_LLM_MODEL=llmtest",
+		"LONGHAUL_SEARCH_URL=https://searchuser:search-secret@127.0.0.1:1/",
+		"LONGHAUL_DATABASE_URL=" + withUser(pg.Fresh(t), osUser.Username, "pg-secret"),
+		"LONGHAUL_NATS_URL=nats://natsuser:nats-secret@" + testenv.FreeAddr(t) + ",nats://nats-token@" + testenv.FreeAddr(t),
+		"LONGHAUL_MCP_CONFIG=" + mcpConfig,
+	}
+	p := start(t, bin, env, "dev")
+	waitReady(t, p, "http://"+api)
+	// The MCP server's first attempt has failed and been logged before
+	// the API serves; stop and read everything the process wrote.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	out := p.stderr.String()
+	for _, secret := range []string{"llm-secret", "search-secret", "pg-secret", "nats-secret", "nats-token", "mcp-secret"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the output shows %s:\n%s", secret, out)
+		}
+	}
+	for _, want := range []string{
+		"Model        http://llmuser:xxxxx@127.0.0.1:", // the start-up line names the endpoint
+		"NATS         nats://natsuser:xxxxx@",
+		"MCP server not reachable; retrying in the background\" server=remote",
+		"(read-only;", // the UI's start-up line
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
 	}
 }

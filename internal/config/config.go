@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 )
 
 // Prefix is the prefix of every Longhaul environment variable.
@@ -35,6 +36,7 @@ type Config struct {
 	TemporalAddress      string `envconfig:"TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api"`
 	EmbeddedTemporalAddr string `envconfig:"EMBEDDED_TEMPORAL_ADDR" default:"127.0.0.1:7233" desc:"where dev and server serve the embedded Temporal frontend (gRPC)"`
 	EmbeddedUIAddr       string `envconfig:"EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
+	EmbeddedUIWrite      bool   `envconfig:"EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login)"`
 	TemporalNamespace    string `envconfig:"TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
 	TaskQueue            string `envconfig:"TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`
 
@@ -51,9 +53,19 @@ type Config struct {
 	LLMModel   string        `envconfig:"LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
 	LLMTimeout time.Duration `envconfig:"LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
 
-	SkillsDir   string   `envconfig:"SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
-	APIKeys     []string `envconfig:"API_KEYS" desc:"comma-separated bearer keys for /v1; empty = no auth (dev only)"`
-	DatabaseURL string   `envconfig:"DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+	SkillsDir string   `envconfig:"SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
+	APIKeys   []string `envconfig:"API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key (or a bare key, named by a short hash); each is its own principal; empty with no PROXY_KEYS = no auth (dev only)"`
+	ProxyKeys []string `envconfig:"PROXY_KEYS" desc:"comma-separated name:key bearer keys that may speak for end users (Open WebUI's connection): only their requests' user headers are read, and the user is <name>/<user id>"`
+	// OpenWebUIJWTSecret is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET.
+	OpenWebUIJWTSecret string `envconfig:"OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET: end users come only from its signed header (never logged)"`
+	UserIDHeader       string `envconfig:"USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID)"`
+	UserEmailHeader    string `envconfig:"USER_EMAIL_HEADER" default:"X-OpenWebUI-User-Email" desc:"header naming the end user's e-mail"`
+	UserNameHeader     string `envconfig:"USER_NAME_HEADER" default:"X-OpenWebUI-User-Name" desc:"header naming the end user's name"`
+	UserRoleHeader     string `envconfig:"USER_ROLE_HEADER" default:"X-OpenWebUI-User-Role" desc:"header naming the end user's role"`
+	UserJWTHeader      string `envconfig:"USER_JWT_HEADER" default:"X-OpenWebUI-User-Jwt" desc:"header carrying Open WebUI's signed user (FORWARD_USER_INFO_HEADER_JWT)"`
+	ChatIDHeader       string `envconfig:"CHAT_ID_HEADER" default:"X-OpenWebUI-Chat-Id" desc:"header naming the chat (Open WebUI's FORWARD_SESSION_INFO_HEADER_CHAT_ID)"`
+	MessageIDHeader    string `envconfig:"MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
+	DatabaseURL        string `envconfig:"DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
 
 	SearchURL       string        `envconfig:"SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
 	MCPConfig       string        `envconfig:"MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
@@ -61,6 +73,10 @@ type Config struct {
 	MaxToolChars    int           `envconfig:"MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
 	HistoryLimit    int           `envconfig:"HISTORY_LIMIT" default:"5000" desc:"history events after which a run continues as new (Temporal's own suggestion may come first)"`
 	ApprovalTimeout time.Duration `envconfig:"APPROVAL_TIMEOUT" default:"0" desc:"how long a run waits for a person to approve a tool call before denying it; 0 = no limit"`
+	Retention       time.Duration `envconfig:"RETENTION" default:"0" desc:"how long the stored blobs (big tool outputs, conversations, archived events) of a finished run are kept; 0 = the namespace's workflow retention"`
+
+	MaxRuns    int `envconfig:"MAX_RUNS" default:"0" desc:"most runs one principal may have running at once (429 beyond); 0 = no limit"`
+	MaxStreams int `envconfig:"MAX_STREAMS" default:"0" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
 
 	MaxBodyBytes   int64         `envconfig:"MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
 	RequestTimeout time.Duration `envconfig:"REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
@@ -86,18 +102,36 @@ func Load() (Config, error) {
 }
 
 func (c *Config) normalise() {
-	keys := c.APIKeys[:0]
-	for _, k := range c.APIKeys {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
-		}
-	}
-	c.APIKeys = keys
+	c.APIKeys = nonEmpty(c.APIKeys)
+	c.ProxyKeys = nonEmpty(c.ProxyKeys)
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = "sqlite://" + filepath.Join(c.DataDir, "longhaul.db")
 	}
 	c.LogLevel = strings.ToLower(c.LogLevel)
 }
+
+func nonEmpty(list []string) []string {
+	var out []string
+	for _, v := range list {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Keys are the API and proxy keys.
+func (c Config) Keys() ([]identity.Key, error) { return identity.ParseKeys(c.APIKeys, c.ProxyKeys) }
+
+// Headers are the request headers end users and chats are read from.
+func (c Config) Headers() identity.Headers {
+	return identity.Headers{
+		UserID: c.UserIDHeader, UserEmail: c.UserEmailHeader, UserName: c.UserNameHeader, UserRole: c.UserRoleHeader,
+		UserJWT: c.UserJWTHeader, ChatID: c.ChatIDHeader, MessageID: c.MessageIDHeader,
+	}
+}
+
+var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
 // Validate checks every setting and returns all problems at once, each naming
 // its variable.
@@ -180,6 +214,24 @@ func (c Config) Validate() error {
 	}
 	if c.MaxToolChars < 500 {
 		bad("MAX_TOOL_CHARS", "must be at least 500")
+	}
+	if _, err := c.Keys(); err != nil {
+		bad("API_KEYS", "%v", err)
+	}
+	h := c.Headers()
+	for name, v := range map[string]string{
+		"USER_ID_HEADER": h.UserID, "USER_EMAIL_HEADER": h.UserEmail, "USER_NAME_HEADER": h.UserName, "USER_ROLE_HEADER": h.UserRole,
+		"USER_JWT_HEADER": h.UserJWT, "CHAT_ID_HEADER": h.ChatID, "MESSAGE_ID_HEADER": h.MessageID,
+	} {
+		if !headerName.MatchString(v) {
+			bad(name, "%q is not an HTTP header name", v)
+		}
+	}
+	if c.MaxRuns < 0 {
+		bad("MAX_RUNS", "must not be negative (0 = no limit)")
+	}
+	if c.MaxStreams < 0 {
+		bad("MAX_STREAMS", "must not be negative (0 = no limit)")
 	}
 	if c.MaxBodyBytes < 1024 {
 		bad("MAX_BODY_BYTES", "must be at least 1024")

@@ -39,6 +39,13 @@ func TestDefaults(t *testing.T) {
 		LLMModel:             "llama3.1:8b",
 		LLMTimeout:           5 * time.Minute,
 		APIKeys:              nil,
+		UserIDHeader:         "X-OpenWebUI-User-Id",
+		UserEmailHeader:      "X-OpenWebUI-User-Email",
+		UserNameHeader:       "X-OpenWebUI-User-Name",
+		UserRoleHeader:       "X-OpenWebUI-User-Role",
+		UserJWTHeader:        "X-OpenWebUI-User-Jwt",
+		ChatIDHeader:         "X-OpenWebUI-Chat-Id",
+		MessageIDHeader:      "X-OpenWebUI-Message-Id",
 		DatabaseURL:          "sqlite://.longhaul/longhaul.db",
 		MaxBodyBytes:         10 << 20,
 		RequestTimeout:       10 * time.Minute,
@@ -60,7 +67,8 @@ func TestOverrides(t *testing.T) {
 	t.Setenv("LONGHAUL_HTTP_ADDR", "0.0.0.0:9000")
 	t.Setenv("LONGHAUL_TEMPORAL_ADDRESS", "temporal:7233")
 	t.Setenv("LONGHAUL_EMBEDDED_UI_ADDR", "off")
-	t.Setenv("LONGHAUL_API_KEYS", "sk-a, sk-b,,")
+	t.Setenv("LONGHAUL_API_KEYS", "sk-a, ci:sk-b,,")
+	t.Setenv("LONGHAUL_PROXY_KEYS", "owui:sk-c")
 	t.Setenv("LONGHAUL_DATABASE_URL", "postgres://u:secret@db/longhaul")
 	t.Setenv("LONGHAUL_LLM_TIMEOUT", "90s")
 	t.Setenv("LONGHAUL_LOG_LEVEL", "DEBUG")
@@ -71,8 +79,12 @@ func TestOverrides(t *testing.T) {
 	if got.HTTPAddr != "0.0.0.0:9000" || got.Embedded() || !got.UIDisabled() || got.LLMTimeout != 90*time.Second || got.LogLevel != "debug" {
 		t.Errorf("overrides not applied: %+v", got)
 	}
-	if diff := cmp.Diff([]string{"sk-a", "sk-b"}, got.APIKeys); diff != "" {
+	if diff := cmp.Diff([]string{"sk-a", "ci:sk-b"}, got.APIKeys); diff != "" {
 		t.Errorf("API keys (-want +got):\n%s", diff)
+	}
+	keys, err := got.Keys()
+	if err != nil || len(keys) != 3 || keys[1].Name != "ci" || keys[2].Name != "owui" || !keys[2].Proxy {
+		t.Errorf("Keys() = %+v, %v", keys, err)
 	}
 	db, err := got.Database()
 	if err != nil || db.Driver != "postgres" {
@@ -98,6 +110,9 @@ func TestBadValues(t *testing.T) {
 		{"NATS subject prefix", "LONGHAUL_NATS_SUBJECT_PREFIX", "long haul", "LONGHAUL_NATS_SUBJECT_PREFIX: \"long haul\" is not a NATS subject prefix"},
 		{"NATS cert without key", "LONGHAUL_NATS_TLS_CERT", "/etc/cert.pem", "LONGHAUL_NATS_TLS_CERT: NATS_TLS_CERT and NATS_TLS_KEY go together"},
 		{"embedded NATS address", "LONGHAUL_EMBEDDED_NATS_ADDR", "4223", "LONGHAUL_EMBEDDED_NATS_ADDR: \"4223\" is not host:port"},
+		{"two keys of one name", "LONGHAUL_API_KEYS", "ci:sk-a,ci:sk-b", "LONGHAUL_API_KEYS: key name \"ci\" is used twice"},
+		{"header name", "LONGHAUL_USER_ID_HEADER", "X User", "LONGHAUL_USER_ID_HEADER: \"X User\" is not an HTTP header name"},
+		{"negative run limit", "LONGHAUL_MAX_RUNS", "-1", "LONGHAUL_MAX_RUNS: must not be negative"},
 		{"negative approval timeout", "LONGHAUL_APPROVAL_TIMEOUT", "-1m", "LONGHAUL_APPROVAL_TIMEOUT: must not be negative"},
 	}
 	for _, tt := range tests {

@@ -186,15 +186,18 @@ type APIServer struct {
 }
 
 // StartAPI starts another API server against the env's Temporal client,
-// with the env's catalog, store and API configuration. Stop stops it;
-// t.Cleanup does too.
-func (e *Env) StartAPI() *APIServer {
+// with the env's catalog, store and API configuration, which edit (if
+// any) adjusts. Stop stops it; t.Cleanup does too.
+func (e *Env) StartAPI(edit ...func(*api.Config)) *APIServer {
 	e.T.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		e.T.Fatal(err)
 	}
 	cfg := e.apiConfig
+	for _, f := range edit {
+		f(&cfg)
+	}
 	cfg.Deltas = e.Bus("testenv api")
 	a := &APIServer{Server: api.New(cfg, e.Client, e.Catalog, e.log), URL: "http://" + ln.Addr().String(),
 		ln: &connListener{Listener: ln, conns: map[net.Conn]struct{}{}}}
@@ -294,6 +297,7 @@ func (e *Env) Activities() *activities.Activities {
 	a.Bus = e.Bus("testenv worker")
 	a.HeartbeatInterval = 200 * time.Millisecond
 	a.Blobs = e.Blobs
+	a.Runs = e.Client
 	if e.opts.MaxToolOutput > 0 {
 		a.MaxToolOutput = e.opts.MaxToolOutput
 	}

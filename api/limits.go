@@ -1,0 +1,87 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/longhaul-dev/longhaul/workflows"
+	"go.temporal.io/api/workflowservice/v1"
+)
+
+// Limits bound what one principal holds at once. Zero is no limit.
+type Limits struct {
+	// Runs is the most runs a principal may have running (or waiting) at
+	// once, across every API process: a new run beyond it is refused with
+	// 429. Counted by Temporal's visibility, so a burst may overshoot by the
+	// few runs visibility has not shown yet.
+	Runs int
+	// Streams is the most event streams (chat and runs API) a principal may
+	// hold open on one API process.
+	Streams int
+}
+
+// Retry-After values of the 429s, in seconds: a stream frees up when a
+// client leaves, a run when it ends.
+const (
+	retryStreams = 5
+	retryRuns    = 30
+)
+
+// streamCounter counts the open streams of each principal on this process.
+type streamCounter struct {
+	mu   sync.Mutex
+	open map[string]int
+}
+
+// acquire takes one of the principal's streams, or says no: the caller must
+// call the release it returns when the stream ends.
+func (s *Server) acquireStream(principal string) (release func(), err error) {
+	limit := s.cfg.Limits.Streams
+	if limit <= 0 {
+		return func() {}, nil
+	}
+	sc := &s.streams
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.open == nil {
+		sc.open = map[string]int{}
+	}
+	if sc.open[principal] >= limit {
+		return nil, errTooMany(fmt.Sprintf("too many open streams: at most %d at once (LONGHAUL_MAX_STREAMS)", limit), retryStreams)
+	}
+	sc.open[principal]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			sc.mu.Lock()
+			defer sc.mu.Unlock()
+			if sc.open[principal]--; sc.open[principal] <= 0 {
+				delete(sc.open, principal)
+			}
+		})
+	}, nil
+}
+
+// checkRuns refuses a new run of a principal who has as many running as the
+// limit allows.
+func (s *Server) checkRuns(ctx context.Context, principal string) error {
+	limit := s.cfg.Limits.Runs
+	if limit <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, runCallTimeout)
+	defer cancel()
+	resp, err := s.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+		Namespace: s.cfg.Namespace,
+		Query: "WorkflowType = " + quoteLiteral(workflows.AgentWorkflowName) + " AND " +
+			workflows.SearchAttrUser.GetName() + " = " + quoteLiteral(principal) + " AND ExecutionStatus = 'Running'",
+	})
+	if err != nil {
+		return errUnavailable("cannot count your runs: " + err.Error())
+	}
+	if resp.GetCount() >= int64(limit) {
+		return errTooMany(fmt.Sprintf("too many runs: you have %d running, at most %d at once (LONGHAUL_MAX_RUNS); cancel one or wait for one to end", resp.GetCount(), limit), retryRuns)
+	}
+	return nil
+}

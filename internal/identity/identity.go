@@ -1,0 +1,269 @@
+// Package identity tells who is asking: it binds a request's bearer key to a
+// principal and, for keys trusted to speak for end users (proxy keys, such as
+// Open WebUI's connection), the end user the request names, by plain headers
+// or by Open WebUI's signed user header. Everything Longhaul stores or runs
+// for a request is scoped by the principal's Name.
+//
+// The package knows HTTP only as header values, so the API's middleware, the
+// fuzz tests and the settings check all use the same code.
+package identity
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/longhaul-dev/longhaul"
+)
+
+// Key is a bearer key and the principal it names.
+type Key struct {
+	// Name names the key's principal (and, behind a proxy key, prefixes its
+	// users' names). It appears in logs; the secret never does.
+	Name   string
+	Secret string
+	// Proxy keys may speak for end users: only their requests' user headers
+	// (or signed user token) are read.
+	Proxy bool
+}
+
+var keyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ParseKeys reads the entries of LONGHAUL_API_KEYS and LONGHAUL_PROXY_KEYS:
+// each is name:key, or a bare key, named "key-" and a short hash of it. An
+// entry whose part before the first colon is not a valid name (letters,
+// digits, '.', '_', '-'; at most 64) is a bare key. Names and secrets must be
+// unique across both lists.
+func ParseKeys(apiKeys, proxyKeys []string) ([]Key, error) {
+	var keys []Key
+	var errs []error
+	names := map[string]bool{}
+	secrets := map[string]bool{}
+	add := func(entry string, proxy bool) {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			return
+		}
+		k := Key{Secret: entry, Proxy: proxy}
+		if name, secret, ok := strings.Cut(entry, ":"); ok && keyName.MatchString(name) && secret != "" {
+			k.Name, k.Secret = name, secret
+		} else {
+			sum := sha256.Sum256([]byte(entry))
+			k.Name = "key-" + hex.EncodeToString(sum[:4])
+		}
+		switch {
+		case names[k.Name]:
+			errs = append(errs, fmt.Errorf("key name %q is used twice", k.Name))
+		case secrets[k.Secret]:
+			errs = append(errs, fmt.Errorf("key %q repeats another key's secret", k.Name))
+		default:
+			names[k.Name], secrets[k.Secret] = true, true
+			keys = append(keys, k)
+		}
+	}
+	for _, e := range apiKeys {
+		add(e, false)
+	}
+	for _, e := range proxyKeys {
+		add(e, true)
+	}
+	return keys, errors.Join(errs...)
+}
+
+// Headers names the request headers end users are read from. The defaults
+// are Open WebUI's; operators who rename them there (FORWARD_USER_INFO_HEADER_*,
+// FORWARD_SESSION_INFO_HEADER_*) rename them here too.
+type Headers struct {
+	UserID, UserEmail, UserName, UserRole string
+	// UserJWT carries Open WebUI's signed user (FORWARD_USER_INFO_HEADER_JWT).
+	UserJWT string
+	ChatID  string
+	// MessageID is Open WebUI's id of the assistant message being written.
+	MessageID string
+}
+
+// OpenWebUIHeaders are Open WebUI's default header names.
+var OpenWebUIHeaders = Headers{
+	UserID:    "X-OpenWebUI-User-Id",
+	UserEmail: "X-OpenWebUI-User-Email",
+	UserName:  "X-OpenWebUI-User-Name",
+	UserRole:  "X-OpenWebUI-User-Role",
+	UserJWT:   "X-OpenWebUI-User-Jwt",
+	ChatID:    "X-OpenWebUI-Chat-Id",
+	MessageID: "X-OpenWebUI-Message-Id",
+}
+
+// Principal is who a request acts for.
+type Principal struct {
+	// Name scopes everything: the key's name; behind a proxy key
+	// "<key name>/<user id>"; with no keys configured the user id the
+	// headers name, else "anonymous".
+	Name string
+	// Key is the name of the key the request carried; empty without keys.
+	Key string
+	// User is the end user, as far as the request told it.
+	User longhaul.User
+}
+
+// Errors Resolve returns; each is a 401.
+var (
+	ErrMissingKey = errors.New("missing API key: send Authorization: Bearer <key>")
+	ErrInvalidKey = errors.New("invalid API key")
+	ErrBadToken   = errors.New("invalid signed user header")
+)
+
+// Resolver turns a request's credentials into its principal.
+type Resolver struct {
+	Keys []Key
+	// JWTSecret, when set, is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET:
+	// end users come only from a valid token, never from plain headers.
+	JWTSecret []byte
+	Headers   Headers
+	// Now is the clock tokens are checked against; nil is time.Now.
+	Now func() time.Time
+}
+
+// Open reports whether no keys are configured: development, where anyone
+// may name any user.
+func (r *Resolver) Open() bool { return len(r.Keys) == 0 }
+
+// maxUserField bounds each user field read from a header or token.
+const maxUserField = 256
+
+// Resolve returns the principal of a request with the given Authorization
+// header value; header reads the request's other headers.
+func (r *Resolver) Resolve(authorization string, header func(string) string) (Principal, error) {
+	var key *Key
+	if !r.Open() {
+		secret, ok := strings.CutPrefix(authorization, "Bearer ")
+		if !ok || strings.TrimSpace(secret) == "" {
+			return Principal{}, ErrMissingKey
+		}
+		key = r.match(strings.TrimSpace(secret))
+		if key == nil {
+			return Principal{}, ErrInvalidKey
+		}
+		if !key.Proxy {
+			return Principal{Name: key.Name, Key: key.Name, User: longhaul.User{Principal: key.Name}}, nil
+		}
+	}
+	user, err := r.user(header)
+	if err != nil {
+		return Principal{}, err
+	}
+	p := Principal{User: user}
+	id := user.ID
+	if id == "" {
+		id = user.Email
+	}
+	switch {
+	case key == nil && id == "":
+		p.Name = "anonymous"
+	case key == nil:
+		p.Name = id
+	case id == "":
+		p.Name, p.Key = key.Name, key.Name
+	default:
+		p.Name, p.Key = key.Name+"/"+id, key.Name
+	}
+	p.User.Principal = p.Name
+	return p, nil
+}
+
+// match finds the key with this secret, comparing every key in constant time.
+func (r *Resolver) match(secret string) *Key {
+	var found *Key
+	for i := range r.Keys {
+		if subtle.ConstantTimeCompare([]byte(r.Keys[i].Secret), []byte(secret)) == 1 {
+			found = &r.Keys[i]
+		}
+	}
+	return found
+}
+
+// user reads the end user: from the signed token when a secret is set (no
+// token, no user), else from the plain headers.
+func (r *Resolver) user(header func(string) string) (longhaul.User, error) {
+	h := r.Headers
+	if len(r.JWTSecret) > 0 {
+		tok := strings.TrimSpace(header(h.UserJWT))
+		if tok == "" {
+			return longhaul.User{}, nil
+		}
+		return r.parseToken(tok)
+	}
+	name := header(h.UserName)
+	// Open WebUI percent-encodes the name (all but spaces).
+	if n, err := url.PathUnescape(name); err == nil {
+		name = n
+	}
+	u := longhaul.User{
+		ID:    bound(header(h.UserID)),
+		Email: bound(header(h.UserEmail)),
+		Name:  bound(name),
+		Role:  bound(header(h.UserRole)),
+	}
+	return u, nil
+}
+
+// userClaims are the claims Open WebUI signs (utils/headers.py).
+type userClaims struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+	Role  string `json:"role"`
+	jwt.RegisteredClaims
+}
+
+func (r *Resolver) parseToken(tok string) (longhaul.User, error) {
+	var c userClaims
+	opts := []jwt.ParserOption{
+		jwt.WithValidMethods([]string{"HS256"}),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(5 * time.Second),
+	}
+	if r.Now != nil {
+		opts = append(opts, jwt.WithTimeFunc(r.Now))
+	}
+	_, err := jwt.ParseWithClaims(tok, &c, func(*jwt.Token) (any, error) { return r.JWTSecret, nil }, opts...)
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return longhaul.User{}, fmt.Errorf("%w: the token has expired", ErrBadToken)
+	case err != nil:
+		return longhaul.User{}, fmt.Errorf("%w: %s", ErrBadToken, tokenProblem(err))
+	case strings.TrimSpace(c.Subject) == "":
+		return longhaul.User{}, fmt.Errorf("%w: the token names no subject", ErrBadToken)
+	}
+	return longhaul.User{ID: bound(c.Subject), Email: bound(c.Email), Name: bound(c.Name), Role: bound(c.Role)}, nil
+}
+
+// tokenProblem says what is wrong with a token without echoing it.
+func tokenProblem(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return "bad signature"
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "malformed token"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return "the token has no expiry"
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "the token is not valid yet"
+	case errors.Is(err, jwt.ErrTokenUnverifiable):
+		return "unexpected signing method"
+	}
+	return "rejected"
+}
+
+func bound(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= maxUserField {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxUserField], "")
+}

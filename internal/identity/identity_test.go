@@ -1,0 +1,168 @@
+package identity
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+func TestParseKeys(t *testing.T) {
+	keys, err := ParseKeys([]string{"ci:sk-ci", " sk-bare ", "", "not a name:sk:x"}, []string{"owui:sk-owui"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "not a name" is no key name, so that entry is a bare key, colons and
+	// all.
+	want := []Key{
+		{Secret: "sk-ci"},
+		{Secret: "sk-bare"},
+		{Secret: "not a name:sk:x"},
+		{Secret: "sk-owui", Proxy: true},
+	}
+	if len(keys) != len(want) {
+		t.Fatalf("keys = %+v", keys)
+	}
+	for i, k := range keys {
+		if k.Secret != want[i].Secret || k.Proxy != want[i].Proxy {
+			t.Errorf("key %d = %+v, want secret %q proxy %v", i, k, want[i].Secret, want[i].Proxy)
+		}
+	}
+	if keys[0].Name != "ci" || keys[3].Name != "owui" {
+		t.Errorf("named keys = %q, %q", keys[0].Name, keys[3].Name)
+	}
+	// A bare key is named by a short hash of itself: stable, and not the key.
+	if !strings.HasPrefix(keys[1].Name, "key-") || len(keys[1].Name) != len("key-")+8 || strings.Contains(keys[1].Name, "sk-bare") {
+		t.Errorf("bare key name = %q", keys[1].Name)
+	}
+	again, _ := ParseKeys([]string{"sk-bare"}, nil)
+	if again[0].Name != keys[1].Name {
+		t.Errorf("bare key names differ: %q, %q", again[0].Name, keys[1].Name)
+	}
+
+	for _, bad := range [][2][]string{
+		{{"a:sk-1", "a:sk-2"}, nil},
+		{{"a:sk-1"}, {"b:sk-1"}},
+		{{"a:sk-1"}, {"a:sk-2"}},
+	} {
+		if _, err := ParseKeys(bad[0], bad[1]); err == nil {
+			t.Errorf("ParseKeys(%q, %q) accepted", bad[0], bad[1])
+		}
+	}
+}
+
+func headers(kv ...string) func(string) string {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	return h.Get
+}
+
+func TestResolve(t *testing.T) {
+	keys, _ := ParseKeys([]string{"app:sk-app"}, []string{"owui:sk-owui"})
+	r := &Resolver{Keys: keys, Headers: OpenWebUIHeaders}
+	ann := []string{"X-OpenWebUI-User-Id", "ann", "X-OpenWebUI-User-Name", "Ann%20M%C3%BCller", "X-OpenWebUI-User-Email", "ann@example.com"}
+
+	cases := []struct {
+		name, auth string
+		hdr        []string
+		want       string
+		err        error
+	}{
+		{"no key", "", ann, "", ErrMissingKey},
+		{"not bearer", "Basic sk-app", nil, "", ErrMissingKey},
+		{"wrong key", "Bearer sk-nope", nil, "", ErrInvalidKey},
+		{"plain key is itself", "Bearer sk-app", nil, "app", nil},
+		{"plain key's user headers are not trusted", "Bearer sk-app", ann, "app", nil},
+		{"proxy key speaks for its user", "Bearer sk-owui", ann, "owui/ann", nil},
+		{"proxy key without a user is itself", "Bearer sk-owui", nil, "owui", nil},
+		{"proxy key, e-mail only", "Bearer sk-owui", []string{"X-OpenWebUI-User-Email", "bo@example.com"}, "owui/bo@example.com", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := r.Resolve(tc.auth, headers(tc.hdr...))
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if p.Name != tc.want || tc.err == nil && p.User.Key() != tc.want {
+				t.Errorf("principal = %q (user key %q), want %q", p.Name, p.User.Key(), tc.want)
+			}
+		})
+	}
+	p, _ := r.Resolve("Bearer sk-owui", headers(ann...))
+	if p.User.Name != "Ann Müller" || p.User.Email != "ann@example.com" || p.Key != "owui" {
+		t.Errorf("user = %+v, key %q", p.User, p.Key)
+	}
+
+	// No keys: development, where the headers are trusted from anyone.
+	open := &Resolver{Headers: OpenWebUIHeaders}
+	if p, _ := open.Resolve("", headers(ann...)); p.Name != "ann" {
+		t.Errorf("open, ann = %q", p.Name)
+	}
+	if p, _ := open.Resolve("Bearer whatever", headers()); p.Name != "anonymous" {
+		t.Errorf("open, nobody = %q", p.Name)
+	}
+
+	// Renamed headers are read, Open WebUI's default names no longer.
+	renamed := &Resolver{Keys: keys, Headers: Headers{UserID: "X-User", UserJWT: "X-User-Token"}}
+	if p, _ := renamed.Resolve("Bearer sk-owui", headers("X-User", "cy", "X-OpenWebUI-User-Id", "ann")); p.Name != "owui/cy" {
+		t.Errorf("renamed header = %q", p.Name)
+	}
+}
+
+func sign(t *testing.T, secret string, claims jwt.MapClaims) string {
+	t.Helper()
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSignedUserHeader(t *testing.T) {
+	const secret = "owui-forward-secret-at-least-32-bytes"
+	now := time.Unix(1_790_000_000, 0)
+	keys, _ := ParseKeys(nil, []string{"owui:sk-owui"})
+	r := &Resolver{Keys: keys, JWTSecret: []byte(secret), Headers: OpenWebUIHeaders, Now: func() time.Time { return now }}
+	claims := func(exp time.Time) jwt.MapClaims {
+		// What Open WebUI signs (backend/open_webui/utils/headers.py).
+		return jwt.MapClaims{"sub": "u-1", "email": "ann@example.com", "name": "Ann", "role": "user",
+			"iss": "open-webui", "iat": now.Add(-time.Second).Unix(), "exp": exp.Unix()}
+	}
+	good := sign(t, secret, claims(now.Add(5*time.Minute)))
+
+	p, err := r.Resolve("Bearer sk-owui", headers("X-OpenWebUI-User-Jwt", good))
+	if err != nil || p.Name != "owui/u-1" || p.User.Email != "ann@example.com" || p.User.Role != "user" {
+		t.Fatalf("good token: %+v, %v", p, err)
+	}
+	// With a secret, plain headers name nobody.
+	if p, err := r.Resolve("Bearer sk-owui", headers("X-OpenWebUI-User-Id", "ann")); err != nil || p.Name != "owui" {
+		t.Errorf("plain headers with a secret: %q, %v", p.Name, err)
+	}
+	noExp := claims(now)
+	delete(noExp, "exp")
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, claims(now.Add(time.Minute)))
+	unsigned, _ := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	for name, tok := range map[string]string{
+		"wrong secret": sign(t, "another-secret-another-secret-0000", claims(now.Add(time.Minute))),
+		"expired":      sign(t, secret, claims(now.Add(-time.Minute))),
+		"no expiry":    sign(t, secret, noExp),
+		"alg none":     unsigned,
+		"garbage":      "not.a.token",
+		"no subject":   sign(t, secret, jwt.MapClaims{"exp": now.Add(time.Minute).Unix()}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := r.Resolve("Bearer sk-owui", headers("X-OpenWebUI-User-Jwt", tok))
+			if !errors.Is(err, ErrBadToken) {
+				t.Fatalf("err = %v, want ErrBadToken", err)
+			}
+			if strings.Contains(err.Error(), tok) {
+				t.Errorf("the error echoes the token: %v", err)
+			}
+		})
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -42,6 +41,9 @@ type Activities struct {
 	// MaxToolOutput outside workflow history (a claim check); the model
 	// reads an excerpt and the result carries the reference.
 	Blobs store.Store
+	// Updates reads the recorded approvals of tool calls that require one
+	// (the worker's Temporal client); nil refuses every such call.
+	Updates UpdateReader
 	// Runs tells the retention job which runs are still open and when the
 	// others closed: the worker's Temporal client.
 	Runs RunDescriber
@@ -137,9 +139,9 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,
 	}
-	for _, h := range a.catalog.HTTPTools() {
-		if h.RequiresApproval && slices.Contains(spec.Tools, h.Name) {
-			spec.Approval = append(spec.Approval, h.Name)
+	for _, name := range spec.Tools {
+		if t, ok := a.tools.Get(name); ok && tools.NeedsApproval(t) {
+			spec.Approval = append(spec.Approval, name)
 		}
 	}
 	for _, id := range ag.Skills {

@@ -50,7 +50,7 @@ func TestActivitiesStopWhenCancelledOrTimedOut(t *testing.T) {
 	blockedTool := func(t *testing.T, f *fixture, fl *follower) (any, any, func(), *string) {
 		f.probe.progress = []string{"started"}
 		f.probe.block = make(chan struct{})
-		req := activities.ToolRequest{Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"}}
+		req := activities.ToolRequest{Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9}
 		return f.acts.CallTool, req, func() {
 			// The tool's progress is published at once.
 			fl.waitFor(t, "tool_status delta", func(ds []longhaul.Delta) bool {

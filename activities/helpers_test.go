@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,6 +28,15 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 )
+
+// testAgents adds the agents the tool tests call for: prober, whose skill
+// probing may use probe and current_time, and timekeeper, whose only skill
+// (clock) may use current_time.
+var testAgents = fstest.MapFS{
+	"probing.md":    {Data: []byte("---\nskill: probing\ndescription: Probes\ntools: [probe, current_time]\n---\nProbe.\n")},
+	"prober.md":     {Data: []byte("---\nagent: prober\ndescription: Probes things\nskills: [probing]\n---\nYou probe.\n")},
+	"timekeeper.md": {Data: []byte("---\nagent: timekeeper\ndescription: Keeps time\nskills: [clock]\n---\nYou keep time.\n")},
+}
 
 // fixedNow is the clock of the current_time tool in every test.
 var fixedNow = time.Date(2025, time.March, 14, 15, 9, 26, 0, time.UTC)
@@ -257,7 +267,7 @@ func newFixture(t *testing.T, p *probe, llm func(*activities.LLMConfig)) *fixtur
 	if err != nil {
 		t.Fatalf("NewRegistry: %v", err)
 	}
-	catalog, err := skills.Load(skills.Builtin())
+	catalog, err := skills.Load(skills.Builtin(), testAgents)
 	if err != nil {
 		t.Fatalf("skills.Load: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +59,10 @@ type ModelRequest struct {
 	// ConvRef, when set, is the stored start of the conversation (a claim
 	// check): the call reads it from the blob store and Messages follow it.
 	ConvRef string `json:"conv_ref,omitempty"`
+	// NextCall is the sequence number the first tool call of the answer
+	// will have (see ToolRequest.Seq): a call the model gave no id, or an
+	// id the conversation already has, is named after it.
+	NextCall int64 `json:"next_call,omitempty"`
 	// Store asks the call to store the whole conversation with its answer
 	// and return the reference, so the next call sends only what follows.
 	Store bool `json:"store,omitempty"`
@@ -78,6 +83,32 @@ type ModelResponse struct {
 	ConvRef string `json:"conv_ref,omitempty"`
 	// Attempt is the activity attempt that produced the answer.
 	Attempt int `json:"attempt,omitempty"`
+}
+
+// nameCalls gives every call an id no other call of the conversation has:
+// a model may send none, or the same ones each turn ("call_0"), and a tool
+// result answers its call by id. Such a call is named after its sequence
+// number, "call_lh<n>", which continue-as-new never resets.
+func nameCalls(calls []longhaul.ToolCall, conv []longhaul.Message, next int64) {
+	taken := map[string]bool{}
+	for _, m := range conv {
+		for _, c := range m.ToolCalls {
+			taken[c.ID] = true
+		}
+		if m.ToolCallID != "" {
+			taken[m.ToolCallID] = true
+		}
+	}
+	for i := range calls {
+		c := &calls[i]
+		if c.ID == "" || taken[c.ID] {
+			c.ID = "call_lh" + strconv.FormatInt(next+int64(i), 10)
+			for taken[c.ID] {
+				c.ID += "_"
+			}
+		}
+		taken[c.ID] = true
+	}
 }
 
 // ChatCompletion calls the model with streaming on, publishes its text as
@@ -142,11 +173,8 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (Mode
 	if resp.Model == "" {
 		resp.Model = model
 	}
-	for i, tc := range resp.Message.ToolCalls {
-		if tc.ID == "" {
-			tc.ID = fmt.Sprintf("call_%s_%d", info.ActivityID, i)
-			resp.Message.ToolCalls[i].ID = tc.ID
-		}
+	nameCalls(resp.Message.ToolCalls, req.Messages, req.NextCall)
+	for _, tc := range resp.Message.ToolCalls {
 		if t := a.toolTarget(tc.Name, tc.Arguments); t != "" {
 			if resp.Targets == nil {
 				resp.Targets = map[string]string{}

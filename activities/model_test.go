@@ -470,7 +470,7 @@ func TestChatCompletionGeneratesMissingToolCallIDs(t *testing.T) {
 		llmtest.ToolCall{ID: "drop-me", Name: "probe", Arguments: `{"q":"two"}`},
 	))
 	env := f.activityEnv()
-	got, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: []string{"current_time", "probe"}})
+	got, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: []string{"current_time", "probe"}, NextCall: 12})
 	if err != nil {
 		t.Fatalf("ChatCompletion: %v", err)
 	}
@@ -478,9 +478,8 @@ func TestChatCompletionGeneratesMissingToolCallIDs(t *testing.T) {
 	if len(calls) != 3 {
 		t.Fatalf("got %d tool calls, want 3: %+v", len(calls), calls)
 	}
-	if calls[0].ID != "call_kept" {
-		t.Errorf("call 0 id = %q, want the model's id %q", calls[0].ID, "call_kept")
-	}
+	// Named after their sequence numbers: the run's 12th, 13th and 14th.
+	diff(t, "ids", []string{"call_kept", "call_lh13", "call_lh14"}, []string{calls[0].ID, calls[1].ID, calls[2].ID})
 	seen := map[string]bool{}
 	for i, c := range calls {
 		if c.ID == "" || c.ID == "drop-me" {
@@ -499,6 +498,35 @@ func TestChatCompletionGeneratesMissingToolCallIDs(t *testing.T) {
 	diff(t, "names and arguments",
 		[][2]string{{"current_time", `{}`}, {"probe", `{"q":"one"}`}, {"probe", `{"q":"two"}`}},
 		[][2]string{{calls[0].Name, calls[0].Arguments}, {calls[1].Name, calls[1].Arguments}, {calls[2].Name, calls[2].Arguments}})
+}
+
+// TestChatCompletionRenamesToolCallIDsTheConversationHas: a model that
+// numbers its calls afresh each turn ("call_0") would give two calls of
+// one conversation the same id, and a tool result would answer both; a
+// repeated id is renamed after the call's sequence number.
+func TestChatCompletionRenamesToolCallIDsTheConversationHas(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	f.srv.Enqueue(llmtest.ToolCalls(
+		llmtest.ToolCall{ID: "call_0", Name: "probe", Arguments: `{"q":"again"}`},
+		llmtest.ToolCall{ID: "call_lh5", Name: "probe", Arguments: `{"q":"clash"}`},
+	))
+	conv := []longhaul.Message{
+		{Role: longhaul.RoleUser, Content: "probe twice"},
+		{Role: longhaul.RoleAssistant, ToolCalls: []longhaul.ToolCall{{ID: "call_0", Name: "probe", Arguments: `{"q":"first"}`}}},
+		{Role: longhaul.RoleTool, ToolCallID: "call_0", Name: "probe", Content: "probed"},
+	}
+	env := f.activityEnv()
+	got, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-2", Agent: "assistant", Messages: conv, Tools: []string{"probe"}, NextCall: 4})
+	if err != nil {
+		t.Fatalf("ChatCompletion: %v", err)
+	}
+	calls := got.Message.ToolCalls
+	if len(calls) != 2 {
+		t.Fatalf("got %d tool calls, want 2", len(calls))
+	}
+	// call_0 is taken: the run's 4th call is call_lh4; the model's own
+	// call_lh5 is new to the conversation and kept.
+	diff(t, "ids", []string{"call_lh4", "call_lh5"}, []string{calls[0].ID, calls[1].ID})
 }
 
 func TestChatCompletionClassifiesModelErrors(t *testing.T) {

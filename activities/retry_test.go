@@ -165,7 +165,7 @@ func TestCallToolRetriesWithTheSameIdempotencyKey(t *testing.T) {
 			f := newFixture(t, tt.probe, nil)
 			env := f.workflowEnv(t, "run-42")
 			env.ExecuteWorkflow(toolWorkflow, activities.ToolRequest{
-				Call: longhaul.ToolCall{ID: "call_9", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"},
+				Call: longhaul.ToolCall{ID: "call_9", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 			})
 			if err := env.GetWorkflowError(); (err != nil) != tt.wantErr {
 				t.Fatalf("workflow error = %v, want error %v", err, tt.wantErr)
@@ -175,8 +175,8 @@ func TestCallToolRetriesWithTheSameIdempotencyKey(t *testing.T) {
 				t.Fatalf("the tool ran %d times, want %d", len(calls), tt.wantCalls)
 			}
 			for i, c := range calls {
-				if c.IdempotencyKey != "run-42/call_9" {
-					t.Errorf("attempt %d: idempotency key = %q, want %q", i+1, c.IdempotencyKey, "run-42/call_9")
+				if c.IdempotencyKey != "run-42/call-9" {
+					t.Errorf("attempt %d: idempotency key = %q, want %q", i+1, c.IdempotencyKey, "run-42/call-9")
 				}
 			}
 		})
@@ -187,7 +187,7 @@ func TestCallToolRefusalIsNotRetried(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	env := f.workflowEnv(t, "run-43")
 	env.ExecuteWorkflow(toolWorkflow, activities.ToolRequest{
-		Call: longhaul.ToolCall{ID: "call_9", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"current_time"},
+		Call: longhaul.ToolCall{ID: "call_9", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "timekeeper", Seq: 9,
 	})
 	wantAppError(t, env.GetWorkflowError(), activities.ErrTypeToolRefused, true, "not allowed")
 	if n := f.probe.count(); n != 0 {

@@ -2,29 +2,76 @@ package activities
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
 
 // ToolRequest is one tool call to run.
 type ToolRequest struct {
 	Call longhaul.ToolCall `json:"call"`
-	// Scope lists the tools the calling agent, skill or step may use. A call
-	// outside it is refused here, whatever the model or the plan says.
-	Scope []string `json:"scope"`
+	// Agent, and Skill when the call comes from a skill's own loop, say
+	// whose call it is. CallTool reads what they may use from the catalog
+	// the worker loaded, never from the request: a forged or stale request
+	// (a checkpoint carried across continue-as-new, a workflow started by
+	// hand) cannot widen it.
+	Agent string `json:"agent"`
+	Skill string `json:"skill,omitempty"`
+	// Seq numbers the call among all the run's tool calls, from 1. The
+	// workflow carries it across continue-as-new, so it is never reused;
+	// the idempotency key is made of it (see IdempotencyKey).
+	Seq int64 `json:"seq"`
+	// Approval is the id of the input update with which a person approved
+	// the call. A tool that requires approval runs only when that update is
+	// recorded in the run's history as approving this call (see
+	// ApprovalGrant).
+	Approval string `json:"approval,omitempty"`
 	// After is the offset of the call's tool_start event: its progress
 	// belongs after it.
 	After int64 `json:"after,omitempty"`
+}
+
+// IdempotencyKey is the key a tool call is made with: the run's workflow id
+// (which continue-as-new keeps) and the call's sequence number (which it
+// never resets), the same on every attempt and never shared by two calls,
+// whatever ids the model gave its calls.
+func IdempotencyKey(workflowID string, seq int64) string {
+	return workflowID + "/call-" + strconv.FormatInt(seq, 10)
+}
+
+// ApprovalGrant is what the input update records when a person approves a
+// waiting tool call: which call (its sequence number), of which tool, with
+// which arguments (their SHA-256). CallTool reads it back from Temporal.
+type ApprovalGrant struct {
+	Seq       int64  `json:"seq"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments_sha256"`
+}
+
+// GrantFor is the grant that approves call, numbered seq.
+func GrantFor(seq int64, call longhaul.ToolCall) ApprovalGrant {
+	sum := sha256.Sum256([]byte(call.Arguments))
+	return ApprovalGrant{Seq: seq, Tool: call.Name, Arguments: hex.EncodeToString(sum[:])}
+}
+
+// UpdateReader reads the recorded outcome of a workflow update;
+// client.Client is one.
+type UpdateReader interface {
+	GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions) client.WorkflowUpdateHandle
 }
 
 // ToolResponse is a tool's result as the model will read it.
@@ -35,20 +82,35 @@ type ToolResponse struct {
 	Ref string `json:"ref,omitempty"`
 }
 
-// CallTool runs one tool call. It refuses a tool outside the scope and
-// arguments that do not match the tool's schema without running anything
-// (non-retryable errors); failures of the tool itself are retryable, and the
-// workflow feeds the final error back to the model. The idempotency key is the
-// workflow id and tool call id, the same on every attempt.
+// CallTool runs one tool call. It refuses, without running anything
+// (non-retryable errors), a tool the catalog does not give the request's
+// agent or skill, a tool that requires approval without a recorded approval
+// of this very call, and arguments that do not match the tool's schema;
+// failures of the tool itself are retryable, and the workflow feeds the
+// final error back to the model. The idempotency key is the same on every
+// attempt (see IdempotencyKey).
 func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolResponse, error) {
 	info := activity.GetInfo(ctx)
 	name := req.Call.Name
-	if !slices.Contains(req.Scope, name) {
-		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allowed: %v)", name, req.Scope))
+	allowed, err := a.toolScope(req.Agent, req.Skill)
+	if err != nil {
+		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
+	}
+	if !slices.Contains(allowed, name) {
+		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allowed: %v)", name, allowed))
+	}
+	if req.Seq <= 0 {
+		// Without its number the call has no idempotency key of its own.
+		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool call %q has no sequence number", req.Call.ID))
 	}
 	t, ok := a.tools.Get(name)
 	if !ok {
 		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, fmt.Errorf("unknown tool %q", name))
+	}
+	if tools.NeedsApproval(t) {
+		if err := a.checkApproval(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, req); err != nil {
+			return ToolResponse{}, err
+		}
 	}
 	args := json.RawMessage(req.Call.Arguments)
 	if len(args) == 0 {
@@ -61,7 +123,7 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolRespons
 	defer stopBeat()
 	res, err := t.Call(ctx, tools.Call{
 		ID:             req.Call.ID,
-		IdempotencyKey: info.WorkflowExecution.ID + "/" + req.Call.ID,
+		IdempotencyKey: IdempotencyKey(info.WorkflowExecution.ID, req.Seq),
 		Arguments:      args,
 		Progress: func(message string, progress float64) {
 			activity.RecordHeartbeat(ctx, progress)
@@ -84,6 +146,54 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolRespons
 		return ToolResponse{}, toolFailed(name, err)
 	}
 	return a.toolResponse(ctx, info.WorkflowExecution.ID, req.Call, res)
+}
+
+// toolScope is the tools the catalog gives agent, or its skill when skill
+// is set: what a call made for them may run.
+func (a *Activities) toolScope(agent, skill string) ([]string, error) {
+	ag, ok := a.catalog.Agent(agent)
+	if !ok {
+		return nil, fmt.Errorf("unknown agent %q", agent)
+	}
+	if skill == "" {
+		return a.catalog.AgentTools(ag), nil
+	}
+	s, ok := a.catalog.Skill(skill)
+	if !ok || !slices.Contains(ag.Skills, skill) {
+		return nil, fmt.Errorf("agent %q has no skill %q", agent, skill)
+	}
+	return s.Tools, nil
+}
+
+// checkApproval checks that the run's history records a person's approval
+// of the call: the input update req.Approval names completed with the
+// grant of this call. Without one the call is refused.
+func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string, req ToolRequest) error {
+	name := req.Call.Name
+	if req.Approval == "" {
+		return nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval and the call has none", name))
+	}
+	if a.Updates == nil {
+		return nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval and this worker cannot read approvals (no Temporal client)", name))
+	}
+	var res struct {
+		Approved *ApprovalGrant `json:"approved"`
+	}
+	h := a.Updates.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
+		WorkflowID: workflowID, RunID: runID, UpdateID: req.Approval,
+	})
+	if err := h.Get(ctx, &res); err != nil {
+		var nf *serviceerror.NotFound
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &nf) || errors.As(err, &appErr) {
+			return nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval: input %q approved nothing", name, req.Approval))
+		}
+		return fmt.Errorf("read the approval of %s: %w", name, err)
+	}
+	if res.Approved == nil || *res.Approved != GrantFor(req.Seq, req.Call) {
+		return nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval: input %q did not approve this call", name, req.Approval))
+	}
+	return nil
 }
 
 // toolResponse bounds a result for the model. A longer one is cut; with a

@@ -14,29 +14,40 @@ import (
 
 func TestCallToolRefusesWithoutRunning(t *testing.T) {
 	tests := []struct {
-		name  string
-		call  longhaul.ToolCall
-		scope []string
-		msg   string
+		name         string
+		call         longhaul.ToolCall
+		agent, skill string
+		seq          int64 // 0 means 1; -1 means none
+		msg          string
 	}{
-		{name: "outside the scope", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`},
-			scope: []string{"current_time"}, msg: "not allowed"},
-		{name: "empty scope", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`},
-			scope: nil, msg: "not allowed"},
-		{name: "unknown tool in scope", call: longhaul.ToolCall{ID: "c1", Name: "launch_rockets", Arguments: `{}`},
-			scope: []string{"launch_rockets", "probe"}, msg: "unknown tool"},
+		{name: "outside the agent's tools", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`},
+			agent: "timekeeper", msg: "not allowed"},
+		{name: "outside the skill's tools", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`},
+			agent: "assistant", skill: "clock", msg: "not allowed"},
+		{name: "a skill the agent does not have", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`},
+			agent: "timekeeper", skill: "probing", msg: `agent "timekeeper" has no skill "probing"`},
+		{name: "an agent without tools", call: longhaul.ToolCall{ID: "c1", Name: "current_time", Arguments: `{}`},
+			agent: "naked", msg: "not allowed"},
+		{name: "an unknown agent", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`},
+			agent: "root", msg: `unknown agent "root"`},
+		{name: "no agent", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`},
+			msg: `unknown agent ""`},
+		{name: "a tool the worker does not have", call: longhaul.ToolCall{ID: "c1", Name: "web_fetch", Arguments: `{"url":"https://example.com"}`},
+			agent: "assistant", msg: "unknown tool"},
+		{name: "no sequence number", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`},
+			agent: "prober", seq: -1, msg: "no sequence number"},
 		{name: "missing required argument", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{}`},
-			scope: []string{"probe"}, msg: `"q"`},
+			agent: "prober", msg: `"q"`},
 		{name: "no arguments at all", call: longhaul.ToolCall{ID: "c1", Name: "probe"},
-			scope: []string{"probe"}, msg: `"q"`},
+			agent: "prober", msg: `"q"`},
 		{name: "wrong type", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":42}`},
-			scope: []string{"probe"}, msg: `"q"`},
+			agent: "prober", skill: "probing", msg: `"q"`},
 		{name: "too short", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":""}`},
-			scope: []string{"probe"}, msg: `"q"`},
+			agent: "prober", msg: `"q"`},
 		{name: "unexpected argument", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x","force":true}`},
-			scope: []string{"probe"}, msg: "force"},
+			agent: "prober", msg: "force"},
 		{name: "not JSON", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":`},
-			scope: []string{"probe"}, msg: "not valid JSON"},
+			agent: "prober", msg: "not valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,7 +57,14 @@ func TestCallToolRefusesWithoutRunning(t *testing.T) {
 			env := f.activityEnv()
 			wfID, _ := envWorkflow(t, env)
 			fl := f.follow(t, wfID)
-			_, err := callTool(t, env, f.acts, activities.ToolRequest{Call: tt.call, Scope: tt.scope, After: 4})
+			seq := tt.seq
+			switch seq {
+			case 0:
+				seq = 1
+			case -1:
+				seq = 0
+			}
+			_, err := callTool(t, env, f.acts, activities.ToolRequest{Call: tt.call, Agent: tt.agent, Skill: tt.skill, Seq: seq, After: 4})
 			wantAppError(t, err, activities.ErrTypeToolRefused, true, tt.msg)
 			if n := f.probe.count(); n != 0 {
 				t.Errorf("the tool ran %d times, want never", n)
@@ -65,7 +83,7 @@ func TestCallToolRefusesArgumentsTheToolRejects(t *testing.T) {
 	env := f.activityEnv()
 	_, err := callTool(t, env, f.acts, activities.ToolRequest{
 		Call:  longhaul.ToolCall{ID: "c1", Name: "current_time", Arguments: `{"timezone":"Mars/Olympus_Mons"}`},
-		Scope: []string{"current_time"},
+		Agent: "timekeeper", Seq: 9,
 	})
 	wantAppError(t, err, activities.ErrTypeToolRefused, true, "Mars/Olympus_Mons")
 }
@@ -75,7 +93,7 @@ func TestCallToolFailureIsRetryable(t *testing.T) {
 	f := newFixture(t, p, nil)
 	env := f.activityEnv()
 	_, err := callTool(t, env, f.acts, activities.ToolRequest{
-		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"},
+		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 	})
 	wantAppError(t, err, activities.ErrTypeToolFailed, false, "upstream answered 502")
 	if n := p.count(); n != 1 {
@@ -114,7 +132,7 @@ func TestCallToolReturnsTheToolsContent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil, nil)
 			env := f.activityEnv()
-			got, err := callTool(t, env, f.acts, activities.ToolRequest{Call: tt.call, Scope: []string{"current_time", "probe"}})
+			got, err := callTool(t, env, f.acts, activities.ToolRequest{Call: tt.call, Agent: "prober", Seq: 9})
 			if err != nil {
 				t.Fatalf("CallTool: %v", err)
 			}
@@ -148,7 +166,7 @@ func TestCallToolTruncatesLongOutput(t *testing.T) {
 			f.acts.MaxToolOutput = tt.max
 			env := f.activityEnv()
 			got, err := callTool(t, env, f.acts, activities.ToolRequest{
-				Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"},
+				Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 			})
 			if err != nil {
 				t.Fatalf("CallTool: %v", err)
@@ -186,7 +204,7 @@ func TestCallToolPublishesProgress(t *testing.T) {
 		t.Fatalf("Flush: %v", err)
 	}
 	if _, err := callTool(t, env, f.acts, activities.ToolRequest{
-		Call: longhaul.ToolCall{ID: "call_p", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"}, After: 12,
+		Call: longhaul.ToolCall{ID: "call_p", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9, After: 12,
 	}); err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
@@ -234,7 +252,7 @@ func TestCallToolWithoutProgressPublishesNothing(t *testing.T) {
 	wfID, _ := envWorkflow(t, env)
 	fl := f.follow(t, wfID)
 	if _, err := callTool(t, env, f.acts, activities.ToolRequest{
-		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"},
+		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 	}); err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
@@ -249,7 +267,7 @@ func TestCallToolProgressWithoutBus(t *testing.T) {
 	f.acts.Bus = nil
 	env := f.activityEnv()
 	got, err := callTool(t, env, f.acts, activities.ToolRequest{
-		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Scope: []string{"probe"},
+		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 	})
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
@@ -262,7 +280,7 @@ func TestCallToolPassesTheCall(t *testing.T) {
 	env := f.activityEnv()
 	wfID, _ := envWorkflow(t, env)
 	if _, err := callTool(t, env, f.acts, activities.ToolRequest{
-		Call: longhaul.ToolCall{ID: "call_k", Name: "probe", Arguments: `{"q":"needle"}`}, Scope: []string{"current_time", "probe"},
+		Call: longhaul.ToolCall{ID: "call_k", Name: "probe", Arguments: `{"q":"needle"}`}, Agent: "prober", Seq: 9,
 	}); err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
@@ -271,6 +289,6 @@ func TestCallToolPassesTheCall(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want 1", len(calls))
 	}
 	type seen struct{ ID, IdempotencyKey, Arguments string }
-	diff(t, "call the tool got", seen{"call_k", wfID + "/call_k", `{"q":"needle"}`},
+	diff(t, "call the tool got", seen{"call_k", wfID + "/call-9", `{"q":"needle"}`},
 		seen{calls[0].ID, calls[0].IdempotencyKey, string(calls[0].Arguments)})
 }

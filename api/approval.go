@@ -94,7 +94,8 @@ func answers(id string, st workflows.RunState, chat, user string, turn int, prom
 }
 
 // asksApproval reports whether agent may stop a run for a person's
-// approval: one of its tools is an HTTP tool marked approval: required.
+// approval: one of its tools is an HTTP tool marked approval: required or
+// an MCP tool whose server configuration requires approval.
 func (s *Server) asksApproval(agent *skills.Agent) bool {
 	tools := s.catalog.AgentTools(agent)
 	for _, h := range s.catalog.HTTPTools() {
@@ -102,7 +103,7 @@ func (s *Server) asksApproval(agent *skills.Agent) bool {
 			return true
 		}
 	}
-	return false
+	return s.cfg.MCPApproval != nil && slices.ContainsFunc(tools, s.cfg.MCPApproval)
 }
 
 // answerWaiting delivers the chat message of in to a run of the same chat

@@ -77,6 +77,9 @@ type Config struct {
 	// Deltas carries the live text of running model calls (NATS); nil
 	// streams each call's text whole when it finishes.
 	Deltas *natsbus.Bus
+	// MCPApproval reports whether an MCP tool (by its engine name) needs a
+	// person's approval, as the MCP configuration says; nil means none.
+	MCPApproval func(tool string) bool
 }
 
 // Server serves the HTTP API.

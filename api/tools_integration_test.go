@@ -168,10 +168,11 @@ Use the tools.`)},
 	if len(shop.effects) != 1 || shop.requests != 2 || shop.missing != 0 {
 		t.Errorf("shop saw %d requests, %d keys without Idempotency-Key and %d distinct orders; want 2 requests (one retry), 0, 1", shop.requests, shop.missing, len(shop.effects))
 	}
-	want := resp.Header.Get("X-Longhaul-Run-Id") + "/c3"
+	// The run's third tool call: c1 and c2 came first.
+	want := resp.Header.Get("X-Longhaul-Run-Id") + "/call-3"
 	for key := range shop.effects {
 		if key != want {
-			t.Errorf("Idempotency-Key = %q, want %q (run id / tool call id)", key, want)
+			t.Errorf("Idempotency-Key = %q, want %q (run id / the call's number in the run)", key, want)
 		}
 	}
 }

@@ -43,8 +43,15 @@ type run struct {
 	model string
 	// stepSeq numbers plan steps across revisions.
 	stepSeq int
-	// input is a person's answer while the run waits for one.
-	input *InputRequest
+	// toolSeq numbers the run's tool calls, across continue-as-new: the
+	// last number given.
+	toolSeq int64
+	// input is a person's answer while the run waits for one, and
+	// inputUpdate the id of the update that delivered it.
+	input       *InputRequest
+	inputUpdate string
+	// grant is what approving the call that waits for approval grants.
+	grant *activities.ApprovalGrant
 	// noContinue is set once archiving the log failed: the run then stays
 	// in this execution.
 	noContinue bool
@@ -240,7 +247,8 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 			ConvRef:      ref,
 			// Past convInline, the conversation goes to the store and the
 			// next call sends only what follows it.
-			Store: ref != "" || textSize(conv) > convInline,
+			Store:    ref != "" || textSize(conv) > convInline,
+			NextCall: r.toolSeq + 1,
 		}
 		if last {
 			req.Messages = append(append([]longhaul.Message(nil), conv...), longhaul.Message{Role: longhaul.RoleSystem, Content: maxTurnsNote})
@@ -281,7 +289,7 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 				Skill: l.skill, StepID: l.stepID, Message: "calling " + strings.Join(names, ", "),
 			})
 		}
-		results, _ := r.callTools(ctx, msg.ToolCalls, resp.Targets, l.scope, l.label)
+		results, _ := r.callTools(ctx, msg.ToolCalls, resp.Targets, l.skill, l.label)
 		added = append(added, results...)
 		conv = append(conv, results...)
 	}
@@ -370,14 +378,18 @@ type toolOutcome struct {
 
 // callTools runs the calls in parallel and returns one tool message per call,
 // in the order of the calls, and which calls failed. A failed call becomes an
-// error message the model can read and react to.
-func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, scope []string, label string) ([]longhaul.Message, []toolOutcome) {
+// error message the model can read and react to. skill names the skill
+// whose loop makes the calls, empty for the agent's own: the activity reads
+// from the catalog what they may use.
+func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, skill string, label string) ([]longhaul.Message, []toolOutcome) {
 	futures := make([]workflow.Future, len(calls))
 	refused := make([]string, len(calls))
 	for i, c := range calls {
 		target := targets[c.ID]
+		r.toolSeq++
+		req := activities.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq}
 		if r.needsApproval(c.Name) {
-			ok, msg, err := r.approve(ctx, c, target)
+			ok, msg, err := r.approve(ctx, c, req.Seq, target)
 			if err != nil {
 				msg = "error: " + errorMessage(err)
 			}
@@ -385,11 +397,12 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 				refused[i] = msg
 				continue
 			}
+			req.Approval = r.inputUpdate
 		}
 		r.log.emit(workflow.Now(ctx), longhaul.EventToolStart, longhaul.ToolStartData{
 			ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments, Target: target,
 		})
-		after := r.log.last
+		req.After = r.log.last
 		summary := strings.TrimSpace(label + " tool " + c.Name + " " + target)
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: DefaultToolTimeout,
@@ -403,7 +416,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 				NonRetryableErrorTypes: []string{activities.ErrTypeToolRefused},
 			},
 		})
-		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, activities.ToolRequest{Call: c, Scope: scope, After: after})
+		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, req)
 	}
 	out := make([]longhaul.Message, len(calls))
 	outcomes := make([]toolOutcome, len(calls))

@@ -270,6 +270,7 @@ func TestFinalAnswerWithoutTools(t *testing.T) {
 		Tools:    spec.Tools,
 		Options:  in.Options,
 		Publish:  true,
+		NextCall: 1,
 	}}, h.modelCalls())
 	// No batch was published, so reconciling writes the whole answer.
 	diffEvents(t, logOf(
@@ -382,7 +383,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		askTools("", usage(10, 2), call),
 		answer("It is Thursday.", usage(20, 4)),
 	).Twice()
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Scope: spec.Tools, After: 1}).
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1}).
 		Return(activities.ToolResponse{Content: "2025-01-02T04:04:05+01:00 Thursday"}, nil).Once()
 	h.run(input(hi...))
 
@@ -410,6 +411,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		Tools:    spec.Tools,
 		Publish:  true,
 		After:    2,
+		NextCall: 2, // the first turn's call was the run's first
 	}, reqs[1])
 
 	diffEvents(t, logOf(

@@ -308,7 +308,7 @@ func (r *run) runStep(ctx workflow.Context, i int) error {
 		if call.Arguments == "" {
 			call.Arguments = "{}"
 		}
-		msgs, outcomes := r.callTools(ctx, []longhaul.ToolCall{call}, map[string]string{call.ID: step.About}, r.spec.Tools, label)
+		msgs, outcomes := r.callTools(ctx, []longhaul.ToolCall{call}, map[string]string{call.ID: step.About}, "", label)
 		result, failed = msgs[0].Content, outcomes[0].failed
 		step.ResultRef = outcomes[0].ref
 	case longhaul.StepSkill:

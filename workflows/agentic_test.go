@@ -248,12 +248,13 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 		Tools:    briefing.Tools,
 		Publish:  true,
 		Skill:    "briefing",
+		NextCall: 1,
 		After:    1, // the skill_activity event
 	}, reqs[0])
 	if r := reqs[1]; r.Call != "turn-2" || r.Skill != "briefing" {
 		t.Errorf("second model request: Call %q, Skill %q; want turn-2, briefing", r.Call, r.Skill)
 	}
-	diff(t, "tool requests", []activities.ToolRequest{{Call: call, Scope: briefing.Tools, After: 2}}, p.toolRequests())
+	diff(t, "tool requests", []activities.ToolRequest{{Call: call, Agent: "assistant", Skill: "briefing", Seq: 1, After: 2}}, p.toolRequests())
 	if classify, plans, _, _, _ := p.calls(); len(classify)+len(plans) != 0 {
 		t.Errorf("Classify called %d times, Plan %d times; want neither", len(classify), len(plans))
 	}
@@ -459,7 +460,8 @@ func TestAgenticRun(t *testing.T) {
 	}}, reviews)
 	diff(t, "tool requests", []activities.ToolRequest{{
 		Call:  longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)},
-		Scope: researcher.Tools,
+		Agent: "assistant",
+		Seq:   1,
 		After: 4,
 	}}, tools)
 
@@ -805,7 +807,7 @@ func TestSkillStepLoop(t *testing.T) {
 	first := reqs[0]
 	diff(t, "skill's first model request", activities.ModelRequest{
 		Call: "step-2-turn-1", Agent: "assistant", Model: "briefing-model", Messages: task,
-		Tools: sk.Tools, Skill: "briefing", After: 8,
+		Tools: sk.Tools, Skill: "briefing", After: 8, NextCall: 2, // step 1's tool call was the first
 	}, first, cmpopts.IgnoreFields(activities.ModelRequest{}, "Instructions"))
 	for _, want := range []string{"step 2 of 3", goal, "This step: Brief on the act", "It succeeds when: a briefing with sources", "## Step 1: tool web_fetch", "Article 5 bans social scoring."} {
 		if !strings.Contains(first.Instructions, want) {
@@ -822,8 +824,8 @@ func TestSkillStepLoop(t *testing.T) {
 		t.Errorf("skill's second model request messages %+v, want the task, the call, its result and the note to answer now", second.Messages)
 	}
 	diff(t, "tool requests", []activities.ToolRequest{
-		{Call: longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)}, Scope: s.Tools, After: 4},
-		{Call: fetch, Scope: sk.Tools, After: 10},
+		{Call: longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)}, Agent: "assistant", Seq: 1, After: 4},
+		{Call: fetch, Agent: "assistant", Skill: sk.ID, Seq: 2, After: 10},
 	}, p.toolRequests())
 	if !strings.Contains(reqs[2].Instructions, brief) || reqs[2].Call != "answer" {
 		t.Errorf("answer request %q lacks the skill's briefing:\n%s", reqs[2].Call, reqs[2].Instructions)
@@ -882,7 +884,7 @@ func TestSkillStepToolOutOfScope(t *testing.T) {
 	if got := h.result().Content; got != "Final answer." {
 		t.Errorf("Content = %q", got)
 	}
-	diff(t, "tool requests", []activities.ToolRequest{{Call: clock, Scope: briefing.Tools, After: 5}}, p.toolRequests())
+	diff(t, "tool requests", []activities.ToolRequest{{Call: clock, Agent: "assistant", Skill: "briefing", Seq: 1, After: 5}}, p.toolRequests())
 	reqs := h.modelCalls()
 	if len(reqs) != 3 {
 		t.Fatalf("model called %d times, want 3", len(reqs))

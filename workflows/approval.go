@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -48,7 +49,15 @@ func (r *run) registerInput(ctx workflow.Context) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateInput,
 		func(ctx workflow.Context, in InputRequest) (InputResult, error) {
 			r.input = &in
-			return InputResult{Decision: Decide(in)}, nil
+			res := InputResult{Decision: Decide(in)}
+			if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
+				r.inputUpdate = info.ID
+			}
+			if res.Decision == DecisionApproved && r.grant != nil {
+				g := *r.grant
+				res.Approved = &g
+			}
+			return res, nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in InputRequest) error {
 			if r.state.Waiting == nil || r.input != nil {
@@ -71,9 +80,12 @@ func (r *run) needsApproval(tool string) bool {
 // UpdateInput), or until the agent input's ApprovalTimeout passes, which
 // denies it. It returns whether the call may run and, when not, what to
 // tell the model.
-func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, target string) (bool, string, error) {
+func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, seq int64, target string) (bool, string, error) {
 	now := workflow.Now(ctx)
-	r.input = nil
+	r.input, r.inputUpdate = nil, ""
+	grant := activities.GrantFor(seq, call)
+	r.grant = &grant
+	defer func() { r.grant = nil }()
 	r.state.Waiting = &Waiting{Kind: "approval", ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Since: now}
 	r.setStatus(ctx, StatusWaiting)
 	r.log.emit(now, longhaul.EventApprovalRequired, longhaul.ApprovalRequiredData{

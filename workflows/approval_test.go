@@ -8,6 +8,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
 )
 
@@ -29,7 +30,7 @@ type sent struct {
 
 func (h *harness) sendInput(after time.Duration, in workflows.InputRequest, out *sent) {
 	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(workflows.UpdateInput, "", &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(workflows.UpdateInput, "input-after-"+after.String(), &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) { out.rejected = err; out.done = true },
 			OnComplete: func(v any, err error) {
@@ -46,7 +47,9 @@ func TestApprovalApproved(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(approvalSpec)
 	h.scriptModel(askTools("", usage(1, 1), order), answer("Ordered.", usage(1, 1))).Twice()
-	h.onTool("call_o", activities.ToolResponse{Content: "order ord-1 placed"}, nil).Once()
+	var ran activities.ToolRequest
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.MatchedBy(func(r activities.ToolRequest) bool { ran = r; return true })).
+		Return(activities.ToolResponse{Content: "order ord-1 placed"}, nil).Once()
 	var waiting workflows.RunState
 	h.env.RegisterDelayedCallback(func() { waiting = h.state() }, time.Minute)
 	var got sent
@@ -59,9 +62,11 @@ func TestApprovalApproved(t *testing.T) {
 	if res := h.result(); res.Content != "Ordered." {
 		t.Errorf("answer %q", res.Content)
 	}
-	if got.rejected != nil || got.result.Decision != workflows.DecisionApproved {
-		t.Errorf("update: rejected %v, result %+v; want approved", got.rejected, got.result)
-	}
+	// The update's recorded outcome grants this call, and the tool
+	// activity is told which update to read it from.
+	grant := activities.GrantFor(1, order)
+	diff(t, "update result", workflows.InputResult{Decision: workflows.DecisionApproved, Approved: &grant}, got.result)
+	diff(t, "tool request", activities.ToolRequest{Call: order, Agent: "shop", Seq: 1, Approval: "input-after-1h0m0s", After: 3}, ran)
 	if waiting.Status != workflows.StatusWaiting || waiting.Waiting == nil || waiting.Waiting.ToolCallID != "call_o" {
 		t.Errorf("state while waiting: status %q, waiting %+v", waiting.Status, waiting.Waiting)
 	}

@@ -45,6 +45,8 @@ type Checkpoint struct {
 	Usage   longhaul.Usage `json:"usage"`
 	Model   string         `json:"model,omitempty"`
 	StepSeq int            `json:"step_seq,omitempty"`
+	// ToolSeq is the last tool call's sequence number.
+	ToolSeq int64 `json:"tool_seq,omitempty"`
 	// Offset is the offset of the run's last event so far; Archives hold
 	// every event up to it.
 	Offset   int64                     `json:"offset"`
@@ -148,7 +150,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 	state.Continued++
 	next := r.in
 	next.Resume = &Checkpoint{
-		State: state, Usage: r.usage, Model: r.model, StepSeq: r.stepSeq,
+		State: state, Usage: r.usage, Model: r.model, StepSeq: r.stepSeq, ToolSeq: r.toolSeq,
 		Offset: r.log.last, Archives: r.log.archives, Loop: lp,
 	}
 	return workflow.NewContinueAsNewError(ctx, AgentWorkflowName, next)
@@ -172,7 +174,7 @@ func (r *run) restore(cp *Checkpoint) {
 	r.state = cp.State
 	r.usage = cp.Usage
 	r.model = cp.Model
-	r.stepSeq = cp.StepSeq
+	r.stepSeq, r.toolSeq = cp.StepSeq, cp.ToolSeq
 	r.log.restore(cp.Offset, cp.Archives)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 )
@@ -146,6 +147,7 @@ func TestChatContinuesAsNew(t *testing.T) {
 	diff(t, "second execution's model call", activities.ModelRequest{
 		Call: "turn-2", Agent: "assistant", Model: "test-model-v2", Messages: tail, Tools: spec.Tools,
 		Publish: true, ConvRef: "sha256:conv-2", Store: true, After: 2,
+		NextCall: 2, // the numbering goes on across continue-as-new
 	}, reqs[0])
 
 	all := h2.readAll(ar)
@@ -216,5 +218,77 @@ func TestPlanContinuesAsNewBetweenSteps(t *testing.T) {
 	}
 	if d := h2.currentDetails(); !strings.Contains(d, "- [x] 1.") || !strings.Contains(d, "- [x] 2.") {
 		t.Errorf("current details after resuming:\n%s", d)
+	}
+}
+
+// keyRecorder mocks CallTool and records the idempotency key each call is
+// made with, as the activity makes it from the call's workflow id and
+// sequence number.
+type keyRecorder struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (h *harness) onAnyTool(k *keyRecorder) {
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, req activities.ToolRequest) (activities.ToolResponse, error) {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			k.keys = append(k.keys, activities.IdempotencyKey(activity.GetInfo(ctx).WorkflowExecution.ID, req.Seq))
+			return activities.ToolResponse{Content: "12:00"}, nil
+		})
+}
+
+// TestIdempotencyKeysSurviveContinueAsNew: a model that gives its calls no
+// ids, or the same ids every turn, across an execution that continues as
+// new: every call still gets an idempotency key of its own, because the
+// calls are numbered by the run and the numbering goes on in the next
+// execution.
+func TestIdempotencyKeysSurviveContinueAsNew(t *testing.T) {
+	noID := longhaul.ToolCall{Name: "current_time", Arguments: `{}`}
+	same := longhaul.ToolCall{ID: "call_0", Name: "current_time", Arguments: `{}`}
+	q := []longhaul.Message{{Role: longhaul.RoleUser, Content: "What time is it, twice?"}}
+
+	keys := &keyRecorder{}
+	h := newHarness(t)
+	h.env.SetContinueAsNewSuggested(true)
+	h.resolve(spec)
+	h.onArchive()
+	h.scriptModel(askTools("", usage(1, 1), noID, noID)).Once()
+	h.onAnyTool(keys)
+	h.run(input(q...))
+	next := h.continued()
+	if next.Resume.ToolSeq != 2 {
+		t.Fatalf("checkpoint ToolSeq = %d, want 2", next.Resume.ToolSeq)
+	}
+
+	h2 := newHarness(t)
+	h2.resolve(spec)
+	h2.scriptModel(
+		askTools("", usage(1, 1), same, noID),
+		askTools("", usage(1, 1), same),
+		answer("Noon, both times.", usage(1, 1)),
+	).Times(3)
+	h2.onAnyTool(keys)
+	h2.run(next)
+	if got := h2.result().Content; got != "Noon, both times." {
+		t.Fatalf("Content = %q", got)
+	}
+
+	if len(keys.keys) != 5 {
+		t.Fatalf("%d tool calls ran, want 5: %v", len(keys.keys), keys.keys)
+	}
+	seen := map[string]bool{}
+	for _, k := range keys.keys {
+		if seen[k] {
+			t.Errorf("idempotency key %q made two calls: %v", k, keys.keys)
+		}
+		seen[k] = true
+	}
+	reqs := h2.modelCalls()
+	for i, want := range []int64{3, 5, 6} {
+		if reqs[i].NextCall != want {
+			t.Errorf("model call %d: NextCall = %d, want %d", i+1, reqs[i].NextCall, want)
+		}
 	}
 }

@@ -51,6 +51,10 @@ type InputRequest struct {
 type InputResult struct {
 	// Decision is "approved", "denied" or "replied".
 	Decision string `json:"decision"`
+	// Approved is what an approval granted: the call it lets run. The tool
+	// activity reads it back from the update's recorded outcome, so that
+	// only a call a person approved through this update runs.
+	Approved *activities.ApprovalGrant `json:"approved,omitempty"`
 }
 
 // Waiting says what a waiting run waits for.

@@ -101,7 +101,8 @@ func changedAgentWorkflow(ctx workflow.Context, in workflows.AgentInput) (workfl
 	var res activities.ToolResponse
 	err = workflow.ExecuteActivity(actx, acts.CallTool, activities.ToolRequest{
 		Call:  longhaul.ToolCall{ID: "call_0", Name: "current_time", Arguments: `{}`},
-		Scope: spec.Tools,
+		Agent: spec.ID,
+		Seq:   1,
 	}).Get(ctx, &res)
 	return workflows.AgentResult{Content: res.Content}, err
 }

@@ -184,7 +184,7 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	}
 	defer w.Stop()
 	scheduleRetention(ctx, cfg, c, log)
-	s := newAPI(cfg, c, cat, blobs, bus, log, true)
+	s := newAPI(cfg, c, cat, topts, blobs, bus, log, true)
 	fmt.Fprintf(out, "Longhaul %s\n  API          http://%s/v1\n", version(), cfg.HTTPAddr)
 	if uiURL != "" {
 		fmt.Fprintf(out, "  Temporal UI  %s\n", uiLine(cfg, uiURL))
@@ -247,7 +247,7 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 }
 
 func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
-	cat, _, c, err := connect(ctx, cfg, log, "api")
+	cat, topts, c, err := connect(ctx, cfg, log, "api")
 	if err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	}
 	defer closeBus()
 	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s, NATS %s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress, redact.URLs(cfg.NATSURL))
-	return serveAPI(ctx, newAPI(cfg, c, cat, blobs, bus, log, false), cfg.HTTPAddr, log)
+	return serveAPI(ctx, newAPI(cfg, c, cat, topts, blobs, bus, log, false), cfg.HTTPAddr, log)
 }
 
 // connect is the start of the worker and api commands: they need an
@@ -360,6 +360,7 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.Blobs = blobs
 	a.Bus = bus
 	a.Runs = c
+	a.Updates = c
 	return a
 }
 
@@ -427,7 +428,7 @@ func natsLine(cfg config.Config, ns *natsbus.Server) string {
 	return "embedded (in-process)"
 }
 
-func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, blobs store.Store, bus *natsbus.Bus, log *slog.Logger, eager bool) *api.Server {
+func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts toolset.Options, blobs store.Store, bus *natsbus.Bus, log *slog.Logger, eager bool) *api.Server {
 	keys, _ := cfg.Keys() // checked by Validate
 	if len(keys) == 0 {
 		log.Warn("NO API KEYS: LONGHAUL_API_KEYS and LONGHAUL_PROXY_KEYS are empty, so the API serves every caller and trusts the user headers of anyone who sends them; every caller can read every user's runs. Fine for local development only.")
@@ -458,7 +459,16 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, blobs store
 		Blobs:           blobs,
 		Deltas:          bus,
 		Namespace:       cfg.TemporalNamespace,
+		MCPApproval:     mcpApproval(topts.MCP),
 	}, c, cat, log)
+}
+
+// mcpApproval is api.Config.MCPApproval for an MCP configuration.
+func mcpApproval(mc *mcp.Config) func(string) bool {
+	if mc == nil {
+		return nil
+	}
+	return mc.RequiresApproval
 }
 
 // serveAPI serves until ctx ends, then shuts down gracefully: open requests

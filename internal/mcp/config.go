@@ -60,6 +60,35 @@ type ServerConfig struct {
 	// Transport is TransportStdio, TransportHTTP or TransportSSE. Empty
 	// means stdio for a command and streamable HTTP for a URL.
 	Transport string
+	// ApproveAll requires a person's approval of every call of the
+	// server's tools ("approval": "required").
+	ApproveAll bool
+	// Approve lists the server's tools, by the server's own names, whose
+	// every call a person must approve ("approval": ["delete_file"]).
+	Approve []string
+}
+
+// RequiresApproval reports whether calls of the MCP tool named name (the
+// engine's name, "<server>__<tool>") need a person's approval.
+func (c Config) RequiresApproval(name string) bool {
+	server, _, ok := strings.Cut(name, "__")
+	sc, known := c.Servers[server]
+	if !ok || !known {
+		return false
+	}
+	if sc.ApproveAll {
+		return true
+	}
+	return slices.ContainsFunc(sc.Approve, func(remote string) bool {
+		n, _ := toolName(server, remote)
+		return n == name
+	})
+}
+
+// RequiresApproval reports whether calls of the server's tool remote (the
+// server's own name for it) need a person's approval.
+func (c ServerConfig) RequiresApproval(remote string) bool {
+	return c.ApproveAll || slices.Contains(c.Approve, remote)
 }
 
 // transport returns the transport to use, filling in the default.
@@ -98,8 +127,10 @@ func LoadConfig(path string) (Config, error) {
 //	}}
 //
 // A server entry has either "command" (with optional "args", "env" and
-// "cwd") or "url" (with optional "headers"), and an optional "type":
-// "stdio", "http" or "streamable-http" (the default for a URL), or "sse".
+// "cwd") or "url" (with optional "headers"), an optional "type":
+// "stdio", "http" or "streamable-http" (the default for a URL), or "sse",
+// and an optional "approval": "required" (every call of the server's tools
+// waits for a person's approval) or a list of the tools that do.
 // Unknown keys are errors, so that a typo is not silently ignored, and all
 // problems are reported at once.
 func ParseConfig(data []byte) (Config, error) {
@@ -181,14 +212,37 @@ func parseServer(raw json.RawMessage) (ServerConfig, []error) {
 					err = fmt.Errorf(`%q is not a transport: use "stdio", "http", "streamable-http" or "sse"`, typ)
 				}
 			}
+		case "approval":
+			sc.ApproveAll, sc.Approve, err = decodeApproval(f.value)
 		default:
-			err = errors.New("unknown key (known keys: command, args, env, cwd, url, headers, type)")
+			err = errors.New("unknown key (known keys: command, args, env, cwd, url, headers, type, approval)")
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%q: %w", f.key, err))
 		}
 	}
 	return sc, errs
+}
+
+// decodeApproval reads a server's "approval": "required" for all of its
+// tools, or a list of the tools (by the server's names) that require it.
+func decodeApproval(raw json.RawMessage) (all bool, names []string, err error) {
+	var word string
+	if json.Unmarshal(raw, &word) == nil {
+		if word != "required" {
+			return false, nil, fmt.Errorf(`must be "required" or a list of the server's tool names, got %q`, word)
+		}
+		return true, nil, nil
+	}
+	if isNull(raw) || json.Unmarshal(raw, &names) != nil {
+		return false, nil, errors.New(`must be "required" or a list of the server's tool names`)
+	}
+	for _, n := range names {
+		if strings.TrimSpace(n) == "" {
+			return false, nil, errors.New("names an empty tool")
+		}
+	}
+	return false, names, nil
 }
 
 // Validate reports every problem of c at once, each naming its server. A

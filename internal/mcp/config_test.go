@@ -34,6 +34,10 @@ func TestParseConfig(t *testing.T) {
 			Config{Servers: map[string]ServerConfig{"old_one": {URL: "http://h/sse", Transport: TransportSSE}}}},
 		{"templated url", `{"mcpServers": {"a": {"url": "${MCP_URL}"}}}`,
 			Config{Servers: map[string]ServerConfig{"a": {URL: "${MCP_URL}"}}}},
+		{"approval of every tool", `{"mcpServers": {"a": {"command": "x", "approval": "required"}}}`,
+			Config{Servers: map[string]ServerConfig{"a": {Command: "x", ApproveAll: true}}}},
+		{"approval of some tools", `{"mcpServers": {"a": {"command": "x", "approval": ["delete_file", "move file"]}}}`,
+			Config{Servers: map[string]ServerConfig{"a": {Command: "x", Approve: []string{"delete_file", "move file"}}}}},
 	}
 	for _, tc := range good {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +78,10 @@ func TestParseConfig(t *testing.T) {
 		{"bad template", `{"mcpServers": {"a": {"command": "x", "env": {"K": "${unterminated"}}}}`, []string{`env["K"]`, "unterminated"}},
 		{"bad header name", `{"mcpServers": {"a": {"url": "http://h", "headers": {"Bad Header": "v"}}}}`, []string{`"Bad Header" is not a valid header name`}},
 		{"bad env name", `{"mcpServers": {"a": {"command": "x", "env": {"A=B": "v"}}}}`, []string{`"A=B" is not a valid variable name`}},
+		{"bad approval word", `{"mcpServers": {"a": {"command": "x", "approval": "maybe"}}}`, []string{`"approval": must be "required" or a list`, `"maybe"`}},
+		{"approval not a list of names", `{"mcpServers": {"a": {"command": "x", "approval": [1]}}}`, []string{`"approval": must be "required" or a list`}},
+		{"approval of an empty name", `{"mcpServers": {"a": {"command": "x", "approval": [""]}}}`, []string{`"approval": names an empty tool`}},
+		{"approval null", `{"mcpServers": {"a": {"command": "x", "approval": null}}}`, []string{`"approval": must be "required" or a list`}},
 		{"duplicate server", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, []string{`key "a" is given twice`}},
 		{"all problems at once", `{"mcpServers": {"a": {}, "b__c": {"command": "x"}, "d": {"command": "x", "extra": true}}}`,
 			[]string{`mcp server "a"`, `mcp server "b__c"`, `mcp server "d": "extra": unknown key`}},
@@ -127,5 +135,23 @@ func TestValidate(t *testing.T) {
 	err := cfg.Validate()
 	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), `mcp server "b_d": transport "carrier-pigeon" is unknown`) {
 		t.Errorf("Validate = %v", err)
+	}
+}
+
+func TestRequiresApproval(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{"mcpServers": {
+		"files": {"command": "x", "approval": ["delete_file", "move file"]},
+		"shell": {"command": "y", "approval": "required"},
+		"clock": {"command": "z"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{
+		"files__delete_file": true, "files__move_file": true, "files__read_file": false,
+		"shell__run": true, "clock__now": false, "other__delete_file": false, "delete_file": false,
+	} {
+		if got := cfg.RequiresApproval(name); got != want {
+			t.Errorf("RequiresApproval(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

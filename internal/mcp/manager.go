@@ -550,7 +550,8 @@ func (s *server) convert(list []*mcpsdk.Tool) []tools.Tool {
 			s.log.Warn("mcp tool skipped", "tool", mt.Name, "error", err)
 			continue
 		}
-		t := &tool{srv: s, name: name, remote: mt.Name, description: description(mt), params: params}
+		t := &tool{srv: s, name: name, remote: mt.Name, description: description(mt), params: params,
+			approval: s.cfg.RequiresApproval(mt.Name)}
 		// The registry compiles the schema; check it here, so that one bad
 		// tool does not keep the others out.
 		if _, err := tools.NewRegistry(t); err != nil {
@@ -559,6 +560,11 @@ func (s *server) convert(list []*mcpsdk.Tool) []tools.Tool {
 		}
 		byName[name] = mt.Name
 		out = append(out, t)
+	}
+	for _, want := range s.cfg.Approve {
+		if !slices.ContainsFunc(list, func(mt *mcpsdk.Tool) bool { return mt.Name == want }) {
+			s.log.Warn("mcp approval names a tool the server does not offer", "tool", want)
+		}
 	}
 	return out
 }

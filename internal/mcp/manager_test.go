@@ -641,3 +641,26 @@ func TestConcurrentCallsShareOneReconnect(t *testing.T) {
 		t.Errorf("%d connections, want 2: the first and one shared reconnect", connects)
 	}
 }
+
+// TestToolsRequireApprovalAsConfigured: a server's approval setting marks
+// its tools, so the tool activity asks for a recorded approval of each call.
+func TestToolsRequireApprovalAsConfigured(t *testing.T) {
+	some := everythingStdio(t)
+	some.Approve = []string{"get-sum"}
+	all := everythingStdio(t)
+	all.ApproveAll = true
+	m, reg := newManager(t, Config{Servers: map[string]ServerConfig{"some": some, "all": all}})
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"some__get-sum": true, "some__echo": false, "all__echo": true, "all__get-sum": true} {
+		tl, ok := reg.Get(name)
+		if !ok {
+			t.Errorf("no tool %s", name)
+			continue
+		}
+		if got := tools.NeedsApproval(tl); got != want {
+			t.Errorf("NeedsApproval(%s) = %v, want %v", name, got, want)
+		}
+	}
+}

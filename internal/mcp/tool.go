@@ -148,9 +148,17 @@ type tool struct {
 	remote      string // the server's name for it
 	description string
 	params      json.RawMessage
+	approval    bool // the server's configuration requires approval
 }
 
-var _ tools.Tool = (*tool)(nil)
+var (
+	_ tools.Tool     = (*tool)(nil)
+	_ tools.Approver = (*tool)(nil)
+)
+
+// RequiresApproval reports whether the server's configuration requires a
+// person's approval of each call.
+func (t *tool) RequiresApproval() bool { return t.approval }
 
 func (t *tool) Name() string                { return t.name }
 func (t *tool) Description() string         { return t.description }

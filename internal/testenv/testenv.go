@@ -298,6 +298,7 @@ func (e *Env) Activities() *activities.Activities {
 	a.HeartbeatInterval = 200 * time.Millisecond
 	a.Blobs = e.Blobs
 	a.Runs = e.Client
+	a.Updates = e.Client
 	if e.opts.MaxToolOutput > 0 {
 		a.MaxToolOutput = e.opts.MaxToolOutput
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -131,6 +132,8 @@ type HTTPTool struct {
 	envNames    []string              // every ${NAME}, sorted, without repeats
 	named       map[string]bool       // every argument a template names
 
+	approval bool // approval: required
+
 	lookup func(string) (string, bool)
 	client *http.Client
 }
@@ -138,6 +141,7 @@ type HTTPTool struct {
 var (
 	_ Tool     = (*HTTPTool)(nil)
 	_ Targeter = (*HTTPTool)(nil)
+	_ Approver = (*HTTPTool)(nil)
 )
 
 // namedTemplate is a header or query value template.
@@ -203,10 +207,16 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 		t.lookup = os.LookupEnv
 	}
 
-	params := def.Parameters
-	if params == nil {
-		params = map[string]any{"type": "object", "properties": map[string]any{}}
+	params := map[string]any{"type": "object", "properties": map[string]any{}}
+	if def.Parameters != nil {
+		params = maps.Clone(def.Parameters)
 	}
+	// Closed by default: an argument the operator did not declare is
+	// refused when the call is validated, never forwarded to the service.
+	if _, set := params["additionalProperties"]; !set {
+		params["additionalProperties"] = false
+	}
+	t.approval = def.RequiresApproval
 	schema, err := json.Marshal(params)
 	if err != nil {
 		return fail("parameters: %v", err)
@@ -386,6 +396,10 @@ func (t *HTTPTool) Description() string { return t.description }
 
 // Parameters implements Tool.
 func (t *HTTPTool) Parameters() json.RawMessage { return t.schema }
+
+// RequiresApproval reports whether the skill file marks the tool
+// approval: required.
+func (t *HTTPTool) RequiresApproval() bool { return t.approval }
 
 // Target implements Targeter: it returns the method, the URL's host when
 // the file writes it literally, and the path with the arguments filled in.

@@ -705,3 +705,38 @@ func TestHTTPToolInRegistry(t *testing.T) {
 		t.Errorf("Validate = %v, want ErrInvalidArguments", err)
 	}
 }
+
+// TestHTTPToolParametersClosedByDefault: an argument the skill file does
+// not declare is refused by the registry's validation, so it is never
+// forwarded; a file that opens its schema with additionalProperties keeps
+// it open. The model is shown the closed schema.
+func TestHTTPToolParametersClosedByDefault(t *testing.T) {
+	params := func(extra ...any) map[string]any {
+		m := map[string]any{"type": "object", "properties": map[string]any{"mediaId": map[string]any{"type": "integer"}}}
+		if len(extra) == 1 {
+			m["additionalProperties"] = extra[0]
+		}
+		return m
+	}
+	closed := newTestHTTPTool(t, skills.HTTPTool{Name: "closed", URL: "https://media.example/a", Parameters: params()}, nil)
+	open := newTestHTTPTool(t, skills.HTTPTool{Name: "open", URL: "https://media.example/b", Parameters: params(true)}, nil)
+	none := newTestHTTPTool(t, skills.HTTPTool{Name: "none", URL: "https://media.example/c"}, nil)
+	r, err := NewRegistry(closed, open, none)
+	if err != nil {
+		t.Fatalf("NewRegistry: %v", err)
+	}
+	extra := json.RawMessage(`{"mediaId": 1, "deleteAll": true}`)
+	if err := r.Validate("closed", extra); !errors.Is(err, ErrInvalidArguments) || !strings.Contains(err.Error(), "deleteAll") {
+		t.Errorf("closed: Validate = %v, want ErrInvalidArguments naming deleteAll", err)
+	}
+	if err := r.Validate("none", json.RawMessage(`{"x": 1}`)); !errors.Is(err, ErrInvalidArguments) {
+		t.Errorf("no parameters: Validate = %v, want ErrInvalidArguments", err)
+	}
+	if err := r.Validate("open", extra); err != nil {
+		t.Errorf("open: Validate = %v, want nil", err)
+	}
+	var shown map[string]any
+	if err := json.Unmarshal(closed.Parameters(), &shown); err != nil || shown["additionalProperties"] != false {
+		t.Errorf("the model is shown %s, want additionalProperties false", closed.Parameters())
+	}
+}

@@ -43,12 +43,27 @@ type Targeter interface {
 	Target(args json.RawMessage) string
 }
 
+// Approver is implemented by tools a person may have to approve: an HTTP
+// tool marked approval: required, an MCP tool whose server configuration
+// requires approval.
+type Approver interface {
+	// RequiresApproval reports whether each call needs a person's approval.
+	RequiresApproval() bool
+}
+
+// NeedsApproval reports whether every call of t needs a person's approval.
+func NeedsApproval(t Tool) bool {
+	a, ok := t.(Approver)
+	return ok && a.RequiresApproval()
+}
+
 // Call is one invocation of a tool by the model.
 type Call struct {
 	// ID is the tool call id the model assigned.
 	ID string
-	// IdempotencyKey is stable across retries of the same call, so a tool
-	// with side effects can avoid doing them twice.
+	// IdempotencyKey is stable across retries of the same call, also after
+	// the run continued as new, and no two calls share it, so a tool with
+	// side effects can avoid doing them twice.
 	IdempotencyKey string
 	// Arguments is the JSON arguments object the model sent.
 	Arguments json.RawMessage

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/redact"
 )
 
 // Prefix is the prefix of every Longhaul environment variable.
@@ -167,7 +168,7 @@ func (c Config) Validate() error {
 		bad("TASK_QUEUE", "must not be empty")
 	}
 	if u, err := url.Parse(c.LLMBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("LLM_BASE_URL", "%q is not an http(s) URL", c.LLMBaseURL)
+		bad("LLM_BASE_URL", "%q is not an http(s) URL", redact.URLs(c.LLMBaseURL))
 	}
 	if c.LLMModel == "" {
 		bad("LLM_MODEL", "must not be empty")
@@ -181,7 +182,7 @@ func (c Config) Validate() error {
 			break
 		}
 		if p, err := url.Parse(strings.TrimSpace(u)); err != nil || p.Host == "" || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, p.Scheme) {
-			bad("NATS_URL", "%q is not a nats:// (or tls://) URL", redactURL(u))
+			bad("NATS_URL", "%q is not a nats:// (or tls://) URL", redact.URLs(u))
 		}
 	}
 	if c.NATSSubjectPrefix == "" || strings.ContainsAny(c.NATSSubjectPrefix, " \t*>") || strings.HasPrefix(c.NATSSubjectPrefix, ".") || strings.HasSuffix(c.NATSSubjectPrefix, ".") {
@@ -201,7 +202,7 @@ func (c Config) Validate() error {
 	}
 	if c.SearchURL != "" {
 		if u, err := url.Parse(c.SearchURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("SEARCH_URL", "%q is not an http(s) URL", redactURL(c.SearchURL))
+			bad("SEARCH_URL", "%q is not an http(s) URL", redact.URLs(c.SearchURL))
 		}
 	}
 	for _, p := range c.FetchPorts {
@@ -283,23 +284,7 @@ func (c Config) Database() (Database, error) {
 		}
 		return Database{Driver: "postgres", DSN: u}, nil
 	}
-	return Database{}, fmt.Errorf("%q must start with sqlite:// or postgres://", redactURL(u))
-}
-
-// userinfo matches the user:password@ part of a URL, for URLs url.Parse
-// rejects.
-var userinfo = regexp.MustCompile(`(://[^/@:]*):[^/@]*@`)
-
-// redactURL hides a password in a URL so it can be printed.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return userinfo.ReplaceAllString(s, "$1:xxxxx@")
-	}
-	if u.User == nil {
-		return s
-	}
-	return u.Redacted()
+	return Database{}, fmt.Errorf("%q must start with sqlite:// or postgres://", redact.URLs(u))
 }
 
 // Usage writes the settings table (variable, default, meaning) to w.

@@ -100,6 +100,7 @@ func TestBadValues(t *testing.T) {
 		{"not a duration", "LONGHAUL_REQUEST_TIMEOUT", "soon", "LONGHAUL_REQUEST_TIMEOUT"},
 		{"address without port", "LONGHAUL_HTTP_ADDR", "localhost", "LONGHAUL_HTTP_ADDR: \"localhost\" is not host:port"},
 		{"model url", "LONGHAUL_LLM_BASE_URL", "ftp://x", "LONGHAUL_LLM_BASE_URL"},
+		{"model url password hidden", "LONGHAUL_LLM_BASE_URL", "ftp://u:pw@h/v1", "LONGHAUL_LLM_BASE_URL: \"ftp://u:xxxxx@h/v1\""},
 		{"database scheme", "LONGHAUL_DATABASE_URL", "mysql://u:pw@h/db", "LONGHAUL_DATABASE_URL"},
 		{"log level", "LONGHAUL_LOG_LEVEL", "loud", "LONGHAUL_LOG_LEVEL"},
 		{"tiny body limit", "LONGHAUL_MAX_BODY_BYTES", "10", "LONGHAUL_MAX_BODY_BYTES: must be at least 1024"},
@@ -126,7 +127,7 @@ func TestBadValues(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %q does not name %q", err, tt.want)
 			}
-			if strings.Contains(err.Error(), "pw@") {
+			if strings.Contains(err.Error(), "pw@") || strings.Contains(err.Error(), "s3cret") {
 				t.Fatalf("error leaks a password: %q", err)
 			}
 		})

@@ -12,18 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/workflows"
-	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 )
 
 var agenticHistoryFile = filepath.Join("testdata", "agentic_history.json")
@@ -36,30 +32,12 @@ func TestReplayAgenticHistory(t *testing.T) {
 		generateAgenticHistory(t)
 	}
 	checkAgenticShape(t, loadHistoryFile(t, agenticHistoryFile))
-	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
-	if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, agenticHistoryFile); err != nil {
-		t.Fatalf("replaying %s: %v\nIf the change is intended, version it with workflow.GetVersion; "+
-			"regenerate the history only for runs that cannot exist any more.", agenticHistoryFile, err)
-	}
+	replay(t, workflows.AgentWorkflow, workflows.AgentWorkflowName, agenticHistoryFile)
 }
 
 func checkAgenticShape(t *testing.T, h *historypb.History) {
 	t.Helper()
-	var scheduled []string
-	for _, e := range h.GetEvents() {
-		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
-			scheduled = append(scheduled, e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName())
-		}
-	}
-	want := []string{"Plan", "SupervisePlan", "CallTool", "ReviewStep", "ChatCompletion"}
-	if diff := cmp.Diff(want, scheduled); diff != "" {
-		t.Errorf("scheduled activities mismatch (-want +got):\n%s", diff)
-	}
-	events := h.GetEvents()
-	if n := len(events); n == 0 || events[n-1].GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED {
-		t.Error("history does not end with the run's completion")
-	}
+	checkScheduledThenCompleted(t, h, []string{"Plan", "SupervisePlan", "CallTool", "ReviewStep", "ChatCompletion"})
 }
 
 func generateAgenticHistory(t *testing.T) {

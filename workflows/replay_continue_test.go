@@ -15,8 +15,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 )
 
 // The two ends of a real run that continued as new: its first execution
@@ -34,14 +32,7 @@ func TestReplayContinuedHistory(t *testing.T) {
 		generateContinuedHistory(t)
 	}
 	checkContinuedShape(t, loadHistoryFile(t, continuedFirstFile), loadHistoryFile(t, continuedLastFile))
-	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
-	for _, f := range []string{continuedFirstFile, continuedLastFile} {
-		if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
-			t.Fatalf("replaying %s: %v\nIf the change is intended, version it with workflow.GetVersion; "+
-				"regenerate the history only for runs that cannot exist any more.", f, err)
-		}
-	}
+	replay(t, workflows.AgentWorkflow, workflows.AgentWorkflowName, continuedFirstFile, continuedLastFile)
 }
 
 func checkContinuedShape(t *testing.T, first, last *historypb.History) {

@@ -53,12 +53,7 @@ func TestReplayAgentHistory(t *testing.T) {
 	}{{historyFile, false}, {signalsHistoryFile, true}} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			checkHistoryShape(t, loadHistoryFile(t, tc.file), tc.signals)
-			replayer := worker.NewWorkflowReplayer()
-			replayer.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
-			if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, tc.file); err != nil {
-				t.Fatalf("replaying %s: %v\nIf the change is intended, version it with workflow.GetVersion; "+
-					"regenerate the history only for runs that cannot exist any more.", tc.file, err)
-			}
+			replay(t, workflows.AgentWorkflow, workflows.AgentWorkflowName, tc.file)
 		})
 	}
 }
@@ -235,4 +230,37 @@ func writeHistory(t *testing.T, h *historypb.History, file string) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s: %d events", file, len(h.Events))
+}
+
+// replay replays the committed histories files of the workflow fn,
+// registered as name, against the current code.
+func replay(t *testing.T, fn any, name string, files ...string) {
+	t.Helper()
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name})
+	for _, f := range files {
+		if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+			t.Fatalf("replaying %s: %v\nIf the change is intended, version it with workflow.GetVersion; "+
+				"regenerate the history only for runs that cannot exist any more.", f, err)
+		}
+	}
+}
+
+// checkScheduledThenCompleted checks that h schedules exactly the
+// activities want, in order, and ends with the run's completion.
+func checkScheduledThenCompleted(t *testing.T, h *historypb.History, want []string) {
+	t.Helper()
+	var scheduled []string
+	for _, e := range h.GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+			scheduled = append(scheduled, e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName())
+		}
+	}
+	if diff := cmp.Diff(want, scheduled); diff != "" {
+		t.Errorf("scheduled activities mismatch (-want +got):\n%s", diff)
+	}
+	events := h.GetEvents()
+	if n := len(events); n == 0 || events[n-1].GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED {
+		t.Error("history does not end with the run's completion")
+	}
 }

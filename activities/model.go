@@ -27,6 +27,9 @@ const (
 	ErrTypeUnknownAgent     = "UnknownAgent"
 	ErrTypeToolRefused      = "ToolRefused"
 	ErrTypeToolFailed       = "ToolFailed"
+	// ErrTypeModelOutputTooLarge is a model call whose answer went past the
+	// output cap (LONGHAUL_MAX_MODEL_OUTPUT_BYTES); it is not retried.
+	ErrTypeModelOutputTooLarge = "ModelOutputTooLarge"
 )
 
 // ModelRequest is one call to the model.
@@ -239,8 +242,13 @@ func (a *Activities) heartbeat(ctx context.Context) func() {
 }
 
 // stream reads the model's streamed answer, writing its text to out as it
-// arrives.
+// arrives. It gives up on an answer larger than the output cap (not
+// retryable).
 func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionRequest, out *natsbus.CallStream) (ModelResponse, error) {
+	limit := a.MaxOutputBytes
+	if limit <= 0 {
+		limit = DefaultMaxOutputBytes
+	}
 	s, err := a.llm.CreateChatCompletionStream(ctx, req)
 	if err != nil {
 		return ModelResponse{}, classifyModelError(ctx, err)
@@ -250,6 +258,7 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 		resp    ModelResponse
 		content strings.Builder
 		calls   = map[int]*longhaul.ToolCall{}
+		size    int
 	)
 	resp.Message.Role = longhaul.RoleAssistant
 	for {
@@ -259,6 +268,17 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 		}
 		if err != nil {
 			return ModelResponse{}, classifyModelError(ctx, err)
+		}
+		for _, ch := range chunk.Choices {
+			size += len(ch.Delta.Content)
+			for _, tc := range ch.Delta.ToolCalls {
+				size += len(tc.Function.Name) + len(tc.Function.Arguments)
+			}
+		}
+		if size > limit {
+			return ModelResponse{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("the model's answer went past %d bytes (LONGHAUL_MAX_MODEL_OUTPUT_BYTES) and was cut off; ask for a shorter answer", limit),
+				ErrTypeModelOutputTooLarge, nil)
 		}
 		if chunk.Model != "" {
 			resp.Model = chunk.Model

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -242,6 +243,8 @@ func runError(err error) error {
 		switch appErr.Type() {
 		case activities.ErrTypeModelRejected, activities.ErrTypeModelUnavailable:
 			return errUpstream(appErr.Message())
+		case activities.ErrTypeModelOutputTooLarge:
+			return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "model_output_too_large", msg: appErr.Message()}
 		case activities.ErrTypeUnknownAgent:
 			return errModelNotFound(appErr.Message())
 		case workflows.ErrTypeBadInput:

@@ -357,6 +357,7 @@ func loadCatalog(cfg config.Config, log *slog.Logger) (*skills.Catalog, toolset.
 func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, bus *natsbus.Bus, c client.Client, log *slog.Logger) *activities.Activities {
 	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, log)
 	a.MaxToolOutput = cfg.MaxToolChars
+	a.MaxOutputBytes = cfg.MaxModelOutput
 	a.Blobs = blobs
 	a.Bus = bus
 	a.Runs = c

@@ -53,6 +53,9 @@ type Options struct {
 	// MaxToolOutput caps tool results the model reads (0: the default);
 	// longer ones are stored in the env's blob store.
 	MaxToolOutput int
+	// MaxModelOutput caps one model call's answer in bytes (0: the
+	// default).
+	MaxModelOutput int
 	// API adjusts the API configuration (TaskQueue is set by the env).
 	API api.Config
 	// NoWorker starts the stack without a worker.
@@ -301,6 +304,7 @@ func (e *Env) Activities() *activities.Activities {
 	if e.opts.MaxToolOutput > 0 {
 		a.MaxToolOutput = e.opts.MaxToolOutput
 	}
+	a.MaxOutputBytes = e.opts.MaxModelOutput
 	return a
 }
 

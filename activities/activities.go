@@ -50,6 +50,11 @@ type Activities struct {
 	// not retried (a model that rambles on rambles again). Zero is
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// IdleTimeout is how long a model call waits for the next chunk of its
+	// stream (the first one included) before it gives up on the attempt, so
+	// that a stalled stream is retried at once instead of at the end of the
+	// call's time limit. Zero waits as long as the call may take.
+	IdleTimeout time.Duration
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is

@@ -358,6 +358,7 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, log)
 	a.MaxToolOutput = cfg.MaxToolChars
 	a.MaxOutputBytes = cfg.MaxModelOutput
+	a.IdleTimeout = cfg.ModelIdleTimeout
 	a.Blobs = blobs
 	a.Bus = bus
 	a.Runs = c

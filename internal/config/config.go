@@ -48,11 +48,13 @@ type Config struct {
 	NATSTLSCert       string `envconfig:"NATS_TLS_CERT" desc:"PEM client certificate for NATS (with NATS_TLS_KEY)"`
 	NATSTLSKey        string `envconfig:"NATS_TLS_KEY" desc:"PEM key of NATS_TLS_CERT"`
 
-	LLMBaseURL     string        `envconfig:"LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
-	LLMAPIKey      string        `envconfig:"LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
-	LLMModel       string        `envconfig:"LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
-	LLMTimeout     time.Duration `envconfig:"LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
-	MaxModelOutput int           `envconfig:"MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together); past it the run fails with an error, not retried"`
+	LLMBaseURL string        `envconfig:"LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
+	LLMAPIKey  string        `envconfig:"LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
+	LLMModel   string        `envconfig:"LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
+	LLMTimeout time.Duration `envconfig:"LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
+	// ModelIdleTimeout gives up on a model stream that went silent.
+	ModelIdleTimeout time.Duration `envconfig:"MODEL_IDLE_TIMEOUT" default:"2m" desc:"how long a model call waits for the next chunk of its stream, the first included, before the attempt fails and is retried; 0 = as long as LLM_TIMEOUT"`
+	MaxModelOutput   int           `envconfig:"MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together); past it the run fails with an error, not retried"`
 
 	SkillsDir string   `envconfig:"SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
 	APIKeys   []string `envconfig:"API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key (or a bare key, named by a short hash); each is its own principal; empty with no PROXY_KEYS = no auth (dev only)"`
@@ -179,6 +181,9 @@ func (c Config) Validate() error {
 	}
 	if c.LLMTimeout <= 0 {
 		bad("LLM_TIMEOUT", "must be positive")
+	}
+	if c.ModelIdleTimeout < 0 {
+		bad("MODEL_IDLE_TIMEOUT", "must not be negative (0 waits as long as LLM_TIMEOUT)")
 	}
 	if c.MaxModelOutput < 1024 || c.MaxModelOutput > MaxModelOutput {
 		bad("MAX_MODEL_OUTPUT_BYTES", "must be from 1024 to %d (an answer travels in one Temporal payload, 2 MB at most), got %d", MaxModelOutput, c.MaxModelOutput)

@@ -56,6 +56,8 @@ type Options struct {
 	// MaxModelOutput caps one model call's answer in bytes (0: the
 	// default).
 	MaxModelOutput int
+	// ModelIdleTimeout gives up on a silent model stream (0: never).
+	ModelIdleTimeout time.Duration
 	// API adjusts the API configuration (TaskQueue is set by the env).
 	API api.Config
 	// NoWorker starts the stack without a worker.
@@ -305,6 +307,7 @@ func (e *Env) Activities() *activities.Activities {
 		a.MaxToolOutput = e.opts.MaxToolOutput
 	}
 	a.MaxOutputBytes = e.opts.MaxModelOutput
+	a.IdleTimeout = e.opts.ModelIdleTimeout
 	return a
 }
 

@@ -146,6 +146,9 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model str
 // principal, so only a forged id finds another's run): else it is unknown.
 // A new run counts against the principal's limit of runs.
 func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, question string) (client.WorkflowRun, error) {
+	if err := checkPayload("the conversation", in); err != nil {
+		return nil, err
+	}
 	owner := in.User.Key()
 	if in.ChatID != "" && !in.Background {
 		d, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
@@ -188,6 +191,15 @@ func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, 
 			// Closed since a moment ago; a concurrent identical request of
 			// the same principal started it.
 			return s.temporal.GetWorkflow(ctx, id, ""), nil
+		}
+		var invalid *serviceerror.InvalidArgument
+		if errors.As(err, &invalid) {
+			// Refused, not unreachable: trying again gets the same answer.
+			s.log.Error("Temporal refused to start a run", "run", id, "error", err)
+			if strings.Contains(strings.ToLower(invalid.Message), "size") {
+				return nil, errPayloadTooLarge("Temporal refused the run as too large: " + invalid.Message)
+			}
+			return nil, errBadRequest("Temporal refused the run: " + invalid.Message)
 		}
 		s.log.Error("start run", "run", id, "error", err)
 		return nil, errUnavailable("could not start the run: " + err.Error())

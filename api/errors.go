@@ -44,6 +44,9 @@ func errTimeout(msg string) error {
 func errTooMany(msg string, retryAfter int) error {
 	return &apiError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded", msg: msg, retryAfter: retryAfter}
 }
+func errPayloadTooLarge(msg string) error {
+	return &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large", msg: msg}
+}
 func errInternal(msg string) error {
 	return &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: msg}
 }

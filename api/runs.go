@@ -741,6 +741,9 @@ func (s *Server) runInput(c *fiber.Ctx) error {
 	if err := in.validate(); err != nil {
 		return errBadRequest(err.Error())
 	}
+	if err := checkPayload("the input", in.request()); err != nil {
+		return err
+	}
 	st, err := s.runState(c, id)
 	if err != nil {
 		return err
@@ -759,6 +762,9 @@ func (s *Server) runInput(c *fiber.Ctx) error {
 // waits until the run took it. A run that waits for nothing turns it away
 // (a 409 error, see inputError).
 func (s *Server) deliver(ctx context.Context, id string, in workflows.InputRequest) (workflows.InputResult, error) {
+	if err := checkPayload("the input", in); err != nil {
+		return workflows.InputResult{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, inputTimeout)
 	defer cancel()
 	var res workflows.InputResult

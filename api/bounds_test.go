@@ -3,12 +3,17 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"go.temporal.io/api/enums/v1"
@@ -112,4 +117,99 @@ func TestRequestOverTheRunPayloadLimitIs413(t *testing.T) {
 	if c := decode[api.ChatCompletion](t, resp); len(c.Choices) != 1 || c.Choices[0].Message.Content != "ok" {
 		t.Errorf("answer = %+v", c)
 	}
+}
+
+// TestLongIDsAreBounded serves users and chats whose ids are too long (or
+// too odd) for Temporal's search attributes and visibility queries as
+// their bounded forms: everything works, the same principal is the same
+// everywhere (start, attach, get, list, the run limit), and two ids alike
+// in their first 999 characters stay two principals.
+func TestLongIDsAreBounded(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{Keys: []identity.Key{{Name: "owui", Secret: "sk-owui", Proxy: true}}}})
+	limited := env.StartAPI(func(c *api.Config) { c.Limits.Runs = 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env.Model.On(llmtest.LastUserContains("hang"), llmtest.Hang())
+	env.Model.SetDefault(llmtest.Text("ok"))
+	as := func(id string, more ...string) map[string]string {
+		h := map[string]string{"Authorization": "Bearer sk-owui", "X-OpenWebUI-User-Id": id}
+		for i := 0; i+1 < len(more); i += 2 {
+			h[more[i]] = more[i+1]
+		}
+		return h
+	}
+	long := strings.Repeat("u", 1000)
+	ann, bob, odd := as(long), as(long[:999]+"v"), as(`back\slash "quoted"`)
+	chat := strings.Repeat("c", 5000)
+
+	// The run limit counts her runs under her bounded name.
+	hanging := startRunAt(t, limited.URL, map[string]any{"agent": "naked", "input": "hang on"}, ann)
+	eventually(t, ctx, func() string {
+		if resp := doAt(t, limited.URL, "POST", "/v1/runs", map[string]any{"agent": "naked", "input": "another"}, ann); resp.StatusCode != http.StatusTooManyRequests {
+			return "her second run was not refused: " + resp.Status
+		}
+		return ""
+	})
+	startRunAt(t, limited.URL, map[string]any{"agent": "naked", "input": "his"}, bob)
+
+	// A chat with a 5000-character id, from the header and from metadata;
+	// the same request again attaches to its run.
+	var runIDs []string
+	for _, h := range []map[string]string{as(long, "X-OpenWebUI-Chat-Id", chat), ann} {
+		body := chatBody{"model": "naked", "messages": userMsg("hello")}
+		if h["X-OpenWebUI-Chat-Id"] == "" {
+			body["metadata"] = map[string]string{"chat_id": chat}
+		}
+		for range 2 {
+			resp := do(t, env, "POST", "/v1/chat/completions", body, h)
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				t.Fatalf("chat = %d %s", resp.StatusCode, b)
+			}
+			if c := decode[api.ChatCompletion](t, resp); c.Choices[0].Message.Content != "ok" {
+				t.Errorf("answer %+v", c)
+			}
+			runIDs = append(runIDs, resp.Header.Get(api.HeaderRunID))
+		}
+	}
+	if runIDs[0] == "" || runIDs[1] != runIDs[0] || runIDs[2] != runIDs[0] || runIDs[3] != runIDs[0] {
+		t.Errorf("run ids %q: want one run for the chat, however named and however often asked", runIDs)
+	}
+	chatRun := runIDs[0]
+	if len(chatRun) > 200 {
+		t.Errorf("run id of %d bytes", len(chatRun))
+	}
+	// His chat of the same id is his own run.
+	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hello"), "metadata": map[string]string{"chat_id": chat}}, bob)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(api.HeaderRunID) == chatRun {
+		t.Errorf("his chat = %d, run %q (hers is %q)", resp.StatusCode, resp.Header.Get(api.HeaderRunID), chatRun)
+	}
+
+	if resp := do(t, env, "GET", "/v1/runs/"+chatRun, nil, ann); resp.StatusCode != http.StatusOK {
+		t.Errorf("her run, to her = %d", resp.StatusCode)
+	}
+	if resp := do(t, env, "GET", "/v1/runs/"+chatRun, nil, bob); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("her run, to him = %d, want 404", resp.StatusCode)
+	}
+	eventually(t, ctx, func() string {
+		got := ids(listRuns(t, env, url.Values{}, ann))
+		if !slices.Contains(got, chatRun) || !slices.Contains(got, hanging.ID) {
+			return fmt.Sprintf("her runs %q lack %s or %s", got, chatRun, hanging.ID)
+		}
+		return ""
+	})
+	for _, id := range ids(listRuns(t, env, url.Values{}, bob)) {
+		if id == chatRun || id == hanging.ID {
+			t.Errorf("his listing shows her run %s", id)
+		}
+	}
+
+	// A user id with a backslash and double quotes lists its runs too.
+	mine := startRun(t, env, map[string]any{"agent": "naked", "input": "odd"}, odd)
+	eventually(t, ctx, func() string {
+		if got := ids(listRuns(t, env, url.Values{}, odd)); !slices.Equal(got, []string{mine.ID}) {
+			return fmt.Sprintf("the odd user's runs = %q, want %q", got, mine.ID)
+		}
+		return ""
+	})
 }

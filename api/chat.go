@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -435,7 +436,8 @@ func (s *Server) isOpenWebUI(c *fiber.Ctx) bool {
 
 // chatID is Open WebUI's chat id, or a conversation id an OpenAI client
 // passes in metadata (chat_id or conversation_id), scoped to the caller's
-// principal so two callers' conversation ids never meet.
+// principal so two callers' conversation ids never meet. A long or unusual
+// id is hashed (see identity.Bounded).
 func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
 	id := c.Get(s.cfg.Headers.ChatID)
 	if id == "" && len(req.Metadata) > 0 {
@@ -452,7 +454,8 @@ func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
 	if id == "" {
 		return ""
 	}
-	return principal(c).Name + "/" + id
+	// Bounded, as the principal's name is: it becomes a search attribute.
+	return principal(c).Name + "/" + identity.Bounded(id)
 }
 
 // jsonProblem describes a decoding error without Go type names.

@@ -121,7 +121,10 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 		DisableStartupMessage: true,
 		ErrorHandler:          s.handleError,
 		ReadTimeout:           time.Minute,
-		IdleTimeout:           2 * time.Minute,
+		// Headers up to 16 KiB (fasthttp's default is 4 KiB): a proxy's
+		// signed user, its user and chat headers and cookies fit.
+		ReadBufferSize: 16 << 10,
+		IdleTimeout:    2 * time.Minute,
 	})
 	s.routes()
 	return s

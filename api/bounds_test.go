@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,7 +18,10 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 )
 
 // runStatus waits until run id has closed and returns how.
@@ -212,4 +217,109 @@ func TestLongIDsAreBounded(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestTemporalDownIsAPrompt503 points an API at a Temporal that is not
+// there (a closed port) and at one that never answers (a port that takes
+// connections and says nothing): every route that needs Temporal answers
+// 503 with Retry-After within its time limit, and /readyz says unavailable.
+func TestTemporalDownIsAPrompt503(t *testing.T) {
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = time.Second
+	for name, addr := range map[string]string{"closed port": testenv.FreeAddr(t), "silent": silentAddr(t)} {
+		t.Run(name, func(t *testing.T) {
+			c, err := client.NewLazyClient(client.Options{HostPort: addr, Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.Close)
+			srv := api.New(api.Config{TaskQueue: "nowhere", TemporalTimeout: limit, Limits: api.Limits{Runs: 3}}, c, catalog, slog.New(slog.DiscardHandler))
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { _ = srv.App().Listener(ln) }()
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = srv.Shutdown(ctx)
+			})
+			checkUnavailable(t, "http://"+ln.Addr().String(), limit)
+		})
+	}
+}
+
+// silentAddr is the address of a listener that takes connections and never
+// answers, as a Temporal behind a broken network is.
+func silentAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range conns {
+					c.Close()
+				}
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String()
+}
+
+func checkUnavailable(t *testing.T, base string, limit time.Duration) {
+	t.Helper()
+	ann := user("ann")
+	chatting := withChat(ann, "c1")
+	tests := []struct {
+		name, method, path string
+		body               any
+		headers            map[string]string
+	}{
+		{"chat", "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, ann},
+		{"chat stream", "POST", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg("hi")}, ann},
+		{"chat, a later turn", "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": conversation("hi", "hello", "and?")}, chatting},
+		{"start a run", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": "hi"}, ann},
+		{"list runs", "GET", "/v1/runs", nil, ann},
+		{"get a run", "GET", "/v1/runs/run-1", nil, ann},
+		{"run events", "GET", "/v1/runs/run-1/events", nil, ann},
+		{"cancel a run", "POST", "/v1/runs/run-1/cancel", nil, ann},
+		{"input to a run", "POST", "/v1/runs/run-1/input", map[string]any{"approve": true}, ann},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			resp := doAt(t, base, tt.method, tt.path, tt.body, tt.headers)
+			b, _ := io.ReadAll(resp.Body)
+			took := time.Since(start)
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("status = %d (Retry-After %q) %s, want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+			}
+			var e api.ErrorBody
+			if json.Unmarshal(b, &e) != nil || e.Error.Code != "unavailable" || e.Error.Type != "server_error" {
+				t.Errorf("body %s", b)
+			}
+			// One call to Temporal runs out of time, and the request ends.
+			if took > limit+3*time.Second {
+				t.Errorf("took %v, want about %v", took, limit)
+			}
+		})
+	}
+	start := time.Now()
+	resp := doAt(t, base, "GET", "/readyz", nil, nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || time.Since(start) > 5*time.Second {
+		t.Errorf("readyz = %d after %v", resp.StatusCode, time.Since(start))
+	}
 }

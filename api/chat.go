@@ -152,7 +152,9 @@ func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, 
 	}
 	owner := in.User.Key()
 	if in.ChatID != "" && !in.Background {
-		d, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
+		dctx, cancel := s.temporalCall(ctx)
+		d, err := s.temporal.DescribeWorkflowExecution(dctx, id, "")
+		cancel()
 		var nf *serviceerror.NotFound
 		switch {
 		case err == nil:
@@ -186,7 +188,9 @@ func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, 
 		),
 		EnableEagerStart: s.cfg.EagerStart,
 	}
-	run, err := s.temporal.ExecuteWorkflow(ctx, opts, workflows.AgentWorkflowName, in)
+	sctx, cancel := s.temporalCall(ctx)
+	defer cancel()
+	run, err := s.temporal.ExecuteWorkflow(sctx, opts, workflows.AgentWorkflowName, in)
 	if err != nil {
 		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 			// Closed since a moment ago; a concurrent identical request of

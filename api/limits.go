@@ -72,7 +72,7 @@ func (s *Server) checkRuns(ctx context.Context, principal string) error {
 	if limit <= 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, runCallTimeout)
+	ctx, cancel := s.temporalCall(ctx)
 	defer cancel()
 	resp, err := s.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
 		Namespace: s.cfg.Namespace,

@@ -59,7 +59,10 @@ type Config struct {
 	Headers        identity.Headers
 	MaxBodyBytes   int64
 	RequestTimeout time.Duration
-	ModelTimeout   time.Duration
+	// TemporalTimeout bounds each call to Temporal made for a request, so
+	// that an unreachable Temporal is a prompt 503, not a hanging request.
+	TemporalTimeout time.Duration
+	ModelTimeout    time.Duration
 	// HistoryLimit is the history events after which a run continues as
 	// new; zero is the workflow's default.
 	HistoryLimit int
@@ -107,6 +110,9 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Minute
 	}
+	if cfg.TemporalTimeout <= 0 {
+		cfg.TemporalTimeout = DefaultTemporalTimeout
+	}
 	if cfg.Namespace == "" {
 		cfg.Namespace = "default"
 	}
@@ -128,6 +134,14 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	})
 	s.routes()
 	return s
+}
+
+// DefaultTemporalTimeout is Config.TemporalTimeout when none is set.
+const DefaultTemporalTimeout = 10 * time.Second
+
+// temporalCall bounds one call to Temporal made for a request.
+func (s *Server) temporalCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.TemporalTimeout)
 }
 
 // App is the fiber application, for tests (app.Test) and for serving.

@@ -453,6 +453,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, blobs store
 		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams},
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		RequestTimeout:  cfg.RequestTimeout,
+		TemporalTimeout: cfg.TemporalTimeout,
 		ModelTimeout:    cfg.LLMTimeout,
 		HistoryLimit:    cfg.HistoryLimit,
 		ApprovalTimeout: cfg.ApprovalTimeout,

@@ -81,9 +81,10 @@ type Config struct {
 	MaxRuns    int `envconfig:"MAX_RUNS" default:"0" desc:"most runs one principal may have running at once (429 beyond); 0 = no limit"`
 	MaxStreams int `envconfig:"MAX_STREAMS" default:"0" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
 
-	MaxBodyBytes   int64         `envconfig:"MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
-	RequestTimeout time.Duration `envconfig:"REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
-	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
+	MaxBodyBytes    int64         `envconfig:"MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
+	RequestTimeout  time.Duration `envconfig:"REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
+	TemporalTimeout time.Duration `envconfig:"TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request (503 with Retry-After after it)"`
+	LogLevel        string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 }
 
 // MaxModelOutput is the largest LONGHAUL_MAX_MODEL_OUTPUT_BYTES: a model
@@ -251,6 +252,9 @@ func (c Config) Validate() error {
 	}
 	if c.RequestTimeout <= 0 {
 		bad("REQUEST_TIMEOUT", "must be positive")
+	}
+	if c.TemporalTimeout <= 0 {
+		bad("TEMPORAL_TIMEOUT", "must be positive")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -51,6 +51,7 @@ func TestDefaults(t *testing.T) {
 		DatabaseURL:          "sqlite://.longhaul/longhaul.db",
 		MaxBodyBytes:         10 << 20,
 		RequestTimeout:       10 * time.Minute,
+		TemporalTimeout:      10 * time.Second,
 		FetchPorts:           []int{80, 443},
 		MaxToolChars:         16000,
 		HistoryLimit:         5000,

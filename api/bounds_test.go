@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 )
@@ -321,5 +323,70 @@ func checkUnavailable(t *testing.T, base string, limit time.Duration) {
 	resp := doAt(t, base, "GET", "/readyz", nil, nil)
 	if resp.StatusCode != http.StatusServiceUnavailable || time.Since(start) > 5*time.Second {
 		t.Errorf("readyz = %d after %v", resp.StatusCode, time.Since(start))
+	}
+}
+
+// panicking is a Temporal client every call of which panics (a nil
+// client.Client underneath), as a bug in a handler's path would.
+type panicking struct{ client.Client }
+
+func (panicking) WorkflowService() workflowservice.WorkflowServiceClient { return nil }
+
+// logBuffer collects a logger's lines for a test.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestHandlerPanicIsA500(t *testing.T) {
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs logBuffer
+	srv := api.New(api.Config{TaskQueue: "q"}, panicking{}, catalog, slog.New(slog.NewTextHandler(&logs, nil)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.App().Listener(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	base := "http://" + ln.Addr().String()
+	for _, path := range []string{"/v1/runs", "/readyz"} {
+		resp := doAt(t, base, "GET", path, nil, nil)
+		if resp.StatusCode != http.StatusInternalServerError {
+			t.Fatalf("GET %s = %d, want 500", path, resp.StatusCode)
+		}
+		e := decode[api.ErrorBody](t, resp)
+		if e.Error.Type != "server_error" || e.Error.Code != "internal_error" || e.Error.Message != "internal error" {
+			t.Errorf("GET %s: error %+v", path, e.Error)
+		}
+	}
+	// The process goes on serving.
+	if resp := doAt(t, base, "GET", "/healthz", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz after the panics = %d", resp.StatusCode)
+	}
+	got := logs.String()
+	if n := strings.Count(got, "handler panicked"); n != 2 || !strings.Contains(got, "nil pointer dereference") || !strings.Contains(got, "runtime/debug.Stack") {
+		t.Errorf("want one error line with the panic and its stack per panic; the log:\n%s", got)
+	}
+	if strings.Contains(got, "request failed") {
+		t.Errorf("a panic was logged twice:\n%s", got)
 	}
 }

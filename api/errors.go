@@ -76,6 +76,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	var ae *apiError
 	var fe *fiber.Error
 	switch {
+	case c.Locals(panickedKey{}) != nil:
+		// Logged with its stack already (see panicked).
+		ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: "internal error"}
 	case errors.As(err, &ae):
 	case errors.As(err, &fe):
 		switch fe.Code {

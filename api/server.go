@@ -14,9 +14,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -160,6 +162,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) routes() {
+	// A handler that panics fails its request (500), not the process.
+	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.panicked}))
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	v1 := s.app.Group("/v1", s.auth)
@@ -176,6 +180,15 @@ func (s *Server) routes() {
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
 	})
 }
+
+// panicked logs a handler's panic with its stack and marks the request, so
+// that handleError answers it as an internal error without logging it again.
+func (s *Server) panicked(c *fiber.Ctx, v any) {
+	s.log.Error("handler panicked", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	c.Locals(panickedKey{}, true)
+}
+
+type panickedKey struct{}
 
 // auth resolves the request's principal from its credential (see
 // internal/identity) and keeps it for the handlers.

@@ -390,3 +390,83 @@ func TestHandlerPanicIsA500(t *testing.T) {
 		t.Errorf("a panic was logged twice:\n%s", got)
 	}
 }
+
+// TestReadyzDetailNeedsAKey: /readyz tells anyone whether the API is ready
+// and which part is not, and only a caller with a valid key what went
+// wrong.
+func TestReadyzDetailNeedsAKey(t *testing.T) {
+	keys := []identity.Key{{Name: "ops", Secret: "sk-ops"}}
+	ops := map[string]string{"Authorization": "Bearer sk-ops"}
+	readyz := func(t *testing.T, base string, headers map[string]string) (int, map[string]any) {
+		t.Helper()
+		resp := doAt(t, base, "GET", "/readyz", nil, headers)
+		return resp.StatusCode, decode[map[string]any](t, resp)
+	}
+	checkPlain := func(t *testing.T, body map[string]any) {
+		t.Helper()
+		raw, _ := json.Marshal(body)
+		if _, ok := body["error"]; ok || strings.Contains(string(raw), "127.0.0.1") || strings.Contains(string(raw), testenv.TaskQueue) {
+			t.Errorf("readyz without a key tells what went wrong: %s", raw)
+		}
+	}
+
+	t.Run("temporal down", func(t *testing.T) {
+		addr := testenv.FreeAddr(t)
+		c, err := client.NewLazyClient(client.Options{HostPort: addr, Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		catalog, err := skills.Load(skills.Builtin())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Keys: keys}, c, catalog, slog.New(slog.DiscardHandler))
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _ = srv.App().Listener(ln) }()
+		t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+		base := "http://" + ln.Addr().String()
+		for _, h := range []map[string]string{nil, {"Authorization": "Bearer sk-wrong"}} {
+			status, body := readyz(t, base, h)
+			if status != http.StatusServiceUnavailable || body["status"] != "unavailable" || body["temporal"] != "unavailable" {
+				t.Errorf("readyz = %d %v", status, body)
+			}
+			checkPlain(t, body)
+		}
+		status, body := readyz(t, base, ops)
+		if e, _ := body["error"].(string); status != http.StatusServiceUnavailable || !strings.Contains(e, "temporal") || !strings.Contains(e, addr) {
+			t.Errorf("readyz with a key = %d %v, want the error naming %s", status, body, addr)
+		}
+	})
+
+	t.Run("no worker, then one", func(t *testing.T) {
+		env := testenv.Start(t, testenv.Options{NoWorker: true, API: api.Config{Keys: keys}})
+		status, body := readyz(t, env.URL, nil)
+		if status != http.StatusServiceUnavailable || body["temporal"] != "ok" || body["workers"] != float64(0) {
+			t.Errorf("readyz = %d %v", status, body)
+		}
+		checkPlain(t, body)
+		status, body = readyz(t, env.URL, ops)
+		if e, _ := body["error"].(string); status != http.StatusServiceUnavailable || !strings.Contains(e, "no worker polls task queue "+testenv.TaskQueue) {
+			t.Errorf("readyz with a key = %d %v", status, body)
+		}
+
+		env.StartWorker()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		eventually(t, ctx, func() string {
+			if status, body := readyz(t, env.URL, nil); status != http.StatusOK || body["status"] != "ready" {
+				return fmt.Sprintf("readyz = %d %v", status, body)
+			}
+			return ""
+		})
+		_, body = readyz(t, env.URL, nil)
+		checkPlain(t, body)
+		if _, body = readyz(t, env.URL, ops); body["task_queue"] != testenv.TaskQueue {
+			t.Errorf("readyz with a key = %v, want the task queue", body)
+		}
+	})
+}

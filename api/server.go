@@ -214,21 +214,51 @@ func (s *Server) healthz(c *fiber.Ctx) error {
 }
 
 // readyz asks Temporal whether it answers and whether a worker polls the
-// task queue.
+// task queue. Anyone learns whether the API is ready and which part is not;
+// what went wrong (Temporal's errors, addresses, the task queue) only a
+// caller with a valid key does.
 func (s *Server) readyz(c *fiber.Ctx) error {
+	detail := s.keyed(c)
 	ctx, cancel := context.WithTimeout(c.UserContext(), 3*time.Second)
 	defer cancel()
-	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": err.Error()})
+	body := fiber.Map{"status": "unavailable"}
+	unready := func(why string) error {
+		s.log.Debug("not ready", "reason", why)
+		if detail {
+			body["error"] = why
+			body["task_queue"] = s.cfg.TaskQueue
+		}
+		return c.Status(fiber.StatusServiceUnavailable).JSON(body)
 	}
+	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		body["temporal"] = "unavailable"
+		return unready("temporal: " + err.Error())
+	}
+	body["temporal"] = "ok"
 	recent, err := s.pollers(ctx)
 	if err != nil {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": "ok", "workers": err.Error()})
+		body["workers"] = "unknown"
+		return unready("workers: " + err.Error())
 	}
 	if recent == 0 {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": "ok", "workers": "no worker polls task queue " + s.cfg.TaskQueue})
+		body["workers"] = 0
+		return unready("no worker polls task queue " + s.cfg.TaskQueue)
 	}
-	return c.JSON(fiber.Map{"status": "ready", "temporal": "ok", "workers": recent, "task_queue": s.cfg.TaskQueue})
+	body = fiber.Map{"status": "ready", "temporal": "ok", "workers": recent}
+	if detail {
+		body["task_queue"] = s.cfg.TaskQueue
+	}
+	return c.JSON(body)
+}
+
+// keyed reports whether the request carries a valid key (with no keys
+// configured, none does).
+func (s *Server) keyed(c *fiber.Ctx) bool {
+	if s.identity.Open() {
+		return false
+	}
+	p, err := s.identity.Resolve(c.Get(fiber.HeaderAuthorization), func(name string) string { return c.Get(name) })
+	return err == nil && p.Key != ""
 }
 
 // defaultPartitions is Temporal's default number of task queue partitions.

@@ -91,3 +91,15 @@ func TestChatCompletionRetriesASilentStream(t *testing.T) {
 		t.Errorf("response = %q from attempt %d, want %q from attempt 2", resp.Message.Content, resp.Attempt, text)
 	}
 }
+
+func TestStructuredCallCapsTheOutput(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	f.acts.MaxOutputBytes = 1000
+	f.srv.Enqueue(llmtest.JSON(map[string]string{"mode": "chat", "reason": strings.Repeat("r", 2000)}))
+	env := f.activityEnv()
+	_, err := env.ExecuteActivity(f.acts.Classify, activities.ClassifyRequest{Messages: userMessage("hi")})
+	wantAppError(t, err, activities.ErrTypeModelOutputTooLarge, true, "LONGHAUL_MAX_MODEL_OUTPUT_BYTES")
+	if n := len(f.srv.Requests()); n != 1 {
+		t.Errorf("model got %d requests, want 1 (no correction asked for)", n)
+	}
+}

@@ -246,10 +246,7 @@ func (a *Activities) heartbeat(ctx context.Context) func() {
 // arrives. It gives up on a stream that stays silent for the idle timeout
 // (retryable) and on an answer larger than the output cap (not retryable).
 func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionRequest, out *natsbus.CallStream) (ModelResponse, error) {
-	limit := a.MaxOutputBytes
-	if limit <= 0 {
-		limit = DefaultMaxOutputBytes
-	}
+	limit := a.outputLimit()
 	// The stream runs under a context of its own, which the watchdog
 	// cancels when no chunk came for the idle timeout.
 	sctx, cancel := context.WithCancel(ctx)
@@ -284,9 +281,7 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 			}
 		}
 		if size > limit {
-			return ModelResponse{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("the model's answer went past %d bytes (LONGHAUL_MAX_MODEL_OUTPUT_BYTES) and was cut off; ask for a shorter answer", limit),
-				ErrTypeModelOutputTooLarge, nil)
+			return ModelResponse{}, outputTooLarge(limit)
 		}
 		if chunk.Model != "" {
 			resp.Model = chunk.Model
@@ -338,6 +333,22 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 		resp.Message.ToolCalls = append(resp.Message.ToolCalls, *calls[i])
 	}
 	return resp, nil
+}
+
+// outputLimit is the cap on one model call's output.
+func (a *Activities) outputLimit() int {
+	if a.MaxOutputBytes <= 0 {
+		return DefaultMaxOutputBytes
+	}
+	return a.MaxOutputBytes
+}
+
+// outputTooLarge is the error of a model answer past the cap: not retried,
+// as a model that rambled on would ramble again.
+func outputTooLarge(limit int) error {
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("the model's answer went past %d bytes (LONGHAUL_MAX_MODEL_OUTPUT_BYTES) and was cut off; ask for a shorter answer", limit),
+		ErrTypeModelOutputTooLarge, nil)
 }
 
 // streamError classifies a failed stream: silent for the idle timeout, or

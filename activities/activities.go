@@ -47,7 +47,22 @@ type Activities struct {
 	// Runs tells the retention job which runs are still open and when the
 	// others closed: the worker's Temporal client.
 	Runs RunDescriber
+	// MaxOutputBytes caps what one model call may return: its text and its
+	// tool calls' arguments together. A call that goes past it fails and is
+	// not retried (a model that rambles on rambles again). Zero is
+	// DefaultMaxOutputBytes.
+	MaxOutputBytes int
+	// IdleTimeout is how long a model call waits for the next chunk of its
+	// stream (the first one included) before it gives up on the attempt, so
+	// that a stalled stream is retried at once instead of at the end of the
+	// call's time limit. Zero waits as long as the call may take.
+	IdleTimeout time.Duration
 }
+
+// DefaultMaxOutputBytes is the cap on one model call's output when none is
+// set: far above any real answer, well under the 2 MB that Temporal takes
+// in one payload.
+const DefaultMaxOutputBytes = 1 << 20
 
 // LLMConfig says how to reach the model endpoint.
 type LLMConfig struct {

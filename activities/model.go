@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
@@ -28,6 +29,9 @@ const (
 	ErrTypeUnknownAgent     = "UnknownAgent"
 	ErrTypeToolRefused      = "ToolRefused"
 	ErrTypeToolFailed       = "ToolFailed"
+	// ErrTypeModelOutputTooLarge is a model call whose answer went past the
+	// output cap (LONGHAUL_MAX_MODEL_OUTPUT_BYTES); it is not retried.
+	ErrTypeModelOutputTooLarge = "ModelOutputTooLarge"
 )
 
 // ModelRequest is one call to the model.
@@ -267,17 +271,26 @@ func (a *Activities) heartbeat(ctx context.Context) func() {
 }
 
 // stream reads the model's streamed answer, writing its text to out as it
-// arrives.
+// arrives. It gives up on a stream that stays silent for the idle timeout
+// (retryable) and on an answer larger than the output cap (not retryable).
 func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionRequest, out *natsbus.CallStream) (ModelResponse, error) {
-	s, err := a.llm.CreateChatCompletionStream(ctx, req)
+	limit := a.outputLimit()
+	// The stream runs under a context of its own, which the watchdog
+	// cancels when no chunk came for the idle timeout.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watch := newWatchdog(a.IdleTimeout, cancel)
+	defer watch.stop()
+	s, err := a.llm.CreateChatCompletionStream(sctx, req)
 	if err != nil {
-		return ModelResponse{}, classifyModelError(ctx, err)
+		return ModelResponse{}, a.streamError(ctx, watch, err)
 	}
 	defer s.Close()
 	var (
 		resp    ModelResponse
 		content strings.Builder
 		calls   = map[int]*longhaul.ToolCall{}
+		size    int
 	)
 	resp.Message.Role = longhaul.RoleAssistant
 	for {
@@ -286,7 +299,17 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 			break
 		}
 		if err != nil {
-			return ModelResponse{}, classifyModelError(ctx, err)
+			return ModelResponse{}, a.streamError(ctx, watch, err)
+		}
+		watch.reset()
+		for _, ch := range chunk.Choices {
+			size += len(ch.Delta.Content)
+			for _, tc := range ch.Delta.ToolCalls {
+				size += len(tc.Function.Name) + len(tc.Function.Arguments)
+			}
+		}
+		if size > limit {
+			return ModelResponse{}, outputTooLarge(limit)
 		}
 		if chunk.Model != "" {
 			resp.Model = chunk.Model
@@ -338,6 +361,67 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 		resp.Message.ToolCalls = append(resp.Message.ToolCalls, *calls[i])
 	}
 	return resp, nil
+}
+
+// outputLimit is the cap on one model call's output.
+func (a *Activities) outputLimit() int {
+	if a.MaxOutputBytes <= 0 {
+		return DefaultMaxOutputBytes
+	}
+	return a.MaxOutputBytes
+}
+
+// outputTooLarge is the error of a model answer past the cap: not retried,
+// as a model that rambled on would ramble again.
+func outputTooLarge(limit int) error {
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("the model's answer went past %d bytes (LONGHAUL_MAX_MODEL_OUTPUT_BYTES) and was cut off; ask for a shorter answer", limit),
+		ErrTypeModelOutputTooLarge, nil)
+}
+
+// streamError classifies a failed stream: silent for the idle timeout, or
+// failed (see classifyModelError).
+func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error) error {
+	if ctx.Err() == nil && watch.fired() {
+		return temporal.NewApplicationError(
+			fmt.Sprintf("the model stream sent nothing for %s (LONGHAUL_MODEL_IDLE_TIMEOUT)", a.IdleTimeout), ErrTypeModelUnavailable)
+	}
+	return classifyModelError(ctx, err)
+}
+
+// watchdog calls its function once no reset came for its timeout; a zero
+// timeout never fires.
+type watchdog struct {
+	timeout time.Duration
+	timer   *time.Timer
+	done    atomic.Bool
+}
+
+func newWatchdog(timeout time.Duration, fire func()) *watchdog {
+	w := &watchdog{timeout: timeout}
+	if timeout > 0 {
+		w.timer = time.AfterFunc(timeout, func() {
+			w.done.Store(true)
+			fire()
+		})
+	}
+	return w
+}
+
+// reset starts the timeout over: a chunk came.
+func (w *watchdog) reset() {
+	if w.timer != nil && !w.done.Load() {
+		w.timer.Reset(w.timeout)
+	}
+}
+
+// fired reports whether the timeout ran out.
+func (w *watchdog) fired() bool { return w.done.Load() }
+
+func (w *watchdog) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 }
 
 // classifyModelError turns a model endpoint failure into a Temporal error:

@@ -70,6 +70,9 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (json.Raw
 			return nil, usage, temporal.NewApplicationError("model answered without a choice", ErrTypeModelUnavailable)
 		}
 		text := resp.Choices[0].Message.Content
+		if len(text) > a.outputLimit() {
+			return nil, usage, outputTooLarge(a.outputLimit())
+		}
 		raw, err := decodeStructured(text, c.schema, c.check)
 		if err == nil {
 			return raw, usage, nil

@@ -136,7 +136,7 @@ func (s *Server) answerWaiting(ctx context.Context, in workflows.AgentInput) (*c
 	if err != nil || id == "" {
 		return nil, err
 	}
-	lctx, cancel := context.WithTimeout(ctx, runCallTimeout)
+	lctx, cancel := s.temporalCall(ctx)
 	before, err := s.lastOffset(lctx, id)
 	cancel()
 	if err != nil {
@@ -164,6 +164,10 @@ func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(s
 	delay := 20 * time.Millisecond
 	for {
 		id, err := s.lookupWaiting(ctx, chat, user, fits)
+		if err != nil && unreachable(err) {
+			// Nor would the new turn start.
+			return "", errUnavailable("Temporal did not answer: " + err.Error())
+		}
 		if err != nil {
 			// Without visibility the chat still works: the message is a
 			// new turn.
@@ -186,7 +190,7 @@ func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(s
 // newest first, so of two that fit (a Regenerate left one behind), the
 // person's latest is taken.
 func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func(string, workflows.RunState) bool) (string, error) {
-	lctx, cancel := context.WithTimeout(ctx, runCallTimeout)
+	lctx, cancel := s.temporalCall(ctx)
 	defer cancel()
 	resp, err := s.temporal.ListWorkflow(lctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Query:    waitingQuery(chat, user),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -145,9 +147,14 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model str
 // principal, so only a forged id finds another's run): else it is unknown.
 // A new run counts against the principal's limit of runs.
 func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, question string) (client.WorkflowRun, error) {
+	if err := checkPayload("the conversation", in); err != nil {
+		return nil, err
+	}
 	owner := in.User.Key()
 	if in.ChatID != "" && !in.Background {
-		d, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
+		dctx, cancel := s.temporalCall(ctx)
+		d, err := s.temporal.DescribeWorkflowExecution(dctx, id, "")
+		cancel()
 		var nf *serviceerror.NotFound
 		switch {
 		case err == nil:
@@ -181,12 +188,23 @@ func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, 
 		),
 		EnableEagerStart: s.cfg.EagerStart,
 	}
-	run, err := s.temporal.ExecuteWorkflow(ctx, opts, workflows.AgentWorkflowName, in)
+	sctx, cancel := s.temporalCall(ctx)
+	defer cancel()
+	run, err := s.temporal.ExecuteWorkflow(sctx, opts, workflows.AgentWorkflowName, in)
 	if err != nil {
 		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 			// Closed since a moment ago; a concurrent identical request of
 			// the same principal started it.
 			return s.temporal.GetWorkflow(ctx, id, ""), nil
+		}
+		var invalid *serviceerror.InvalidArgument
+		if errors.As(err, &invalid) {
+			// Refused, not unreachable: trying again gets the same answer.
+			s.log.Error("Temporal refused to start a run", "run", id, "error", err)
+			if strings.Contains(strings.ToLower(invalid.Message), "size") {
+				return nil, errPayloadTooLarge("Temporal refused the run as too large: " + invalid.Message)
+			}
+			return nil, errBadRequest("Temporal refused the run: " + invalid.Message)
 		}
 		s.log.Error("start run", "run", id, "error", err)
 		return nil, errUnavailable("could not start the run: " + err.Error())
@@ -242,6 +260,8 @@ func runError(err error) error {
 		switch appErr.Type() {
 		case activities.ErrTypeModelRejected, activities.ErrTypeModelUnavailable:
 			return errUpstream(appErr.Message())
+		case activities.ErrTypeModelOutputTooLarge:
+			return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "model_output_too_large", msg: appErr.Message()}
 		case activities.ErrTypeUnknownAgent:
 			return errModelNotFound(appErr.Message())
 		case workflows.ErrTypeBadInput:
@@ -420,7 +440,8 @@ func (s *Server) isOpenWebUI(c *fiber.Ctx) bool {
 
 // chatID is Open WebUI's chat id, or a conversation id an OpenAI client
 // passes in metadata (chat_id or conversation_id), scoped to the caller's
-// principal so two callers' conversation ids never meet.
+// principal so two callers' conversation ids never meet. A long or unusual
+// id is hashed (see identity.Bounded).
 func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
 	id := c.Get(s.cfg.Headers.ChatID)
 	if id == "" && len(req.Metadata) > 0 {
@@ -437,7 +458,8 @@ func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
 	if id == "" {
 		return ""
 	}
-	return principal(c).Name + "/" + id
+	// Bounded, as the principal's name is: it becomes a search attribute.
+	return principal(c).Name + "/" + identity.Bounded(id)
 }
 
 // jsonProblem describes a decoding error without Go type names.

@@ -1,11 +1,13 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
+	"go.temporal.io/api/serviceerror"
 )
 
 // apiError is an error with its HTTP status and OpenAI error type and code.
@@ -44,11 +46,28 @@ func errTimeout(msg string) error {
 func errTooMany(msg string, retryAfter int) error {
 	return &apiError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded", msg: msg, retryAfter: retryAfter}
 }
+func errPayloadTooLarge(msg string) error {
+	return &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large", msg: msg}
+}
 func errInternal(msg string) error {
 	return &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: msg}
 }
+
+// errUnavailable is a 503: Temporal did not answer in time, or not at all.
+// Clients retry it, after Retry-After.
 func errUnavailable(msg string) error {
-	return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "unavailable", msg: msg}
+	return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "unavailable", msg: msg, retryAfter: retryUnavailable}
+}
+
+// retryUnavailable is the Retry-After of a 503, in seconds.
+const retryUnavailable = 5
+
+// unreachable reports whether err says Temporal could not be reached in
+// time, as opposed to an answer it gave.
+func unreachable(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	var deadline *serviceerror.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &unavailable) || errors.As(err, &deadline)
 }
 
 // handleError is the one place errors become HTTP statuses and OpenAI
@@ -57,6 +76,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	var ae *apiError
 	var fe *fiber.Error
 	switch {
+	case c.Locals(panickedKey{}) != nil:
+		// Logged with its stack already (see panicked).
+		ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: "internal error"}
 	case errors.As(err, &ae):
 	case errors.As(err, &fe):
 		switch fe.Code {

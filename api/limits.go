@@ -7,6 +7,8 @@ import (
 
 	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/proto"
 )
 
 // Limits bound what one principal holds at once. Zero is no limit.
@@ -70,7 +72,7 @@ func (s *Server) checkRuns(ctx context.Context, principal string) error {
 	if limit <= 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, runCallTimeout)
+	ctx, cancel := s.temporalCall(ctx)
 	defer cancel()
 	resp, err := s.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
 		Namespace: s.cfg.Namespace,
@@ -85,3 +87,28 @@ func (s *Server) checkRuns(ctx context.Context, principal string) error {
 	}
 	return nil
 }
+
+// maxRunPayload bounds the encoded input of a new run and of a person's
+// input to a running one. Temporal refuses a payload over 2 MB (its default
+// blob size limit) and the run hands its conversation on to its first model
+// call in another payload, with the call's own fields around it: the margin
+// keeps that one under the limit too.
+const maxRunPayload = 3 << 19 // 1.5 MiB
+
+// checkPayload refuses, with a 413, a value that Temporal would refuse as a
+// payload (see maxRunPayload): said so at once, rather than as the 503 of a
+// failed start that clients retry.
+func checkPayload(what string, v any) error {
+	p, err := converter.GetDefaultDataConverter().ToPayload(v)
+	if err != nil {
+		return errInternal("cannot encode " + what)
+	}
+	if n := proto.Size(p); n > maxRunPayload {
+		return errPayloadTooLarge(fmt.Sprintf("%s is %s encoded; a run takes at most %s at once (Temporal's payload limit): "+
+			"shorten the conversation or leave the large parts out (give the agent a URL it can fetch instead of a pasted document)",
+			what, megabytes(n), megabytes(maxRunPayload)))
+	}
+	return nil
+}
+
+func megabytes(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -46,8 +46,6 @@ const (
 	maxMetadataKeys  = 16
 	maxMetadataKey   = 64
 	maxMetadataValue = 512
-	// runCallTimeout bounds one call to Temporal on behalf of a request.
-	runCallTimeout = 10 * time.Second
 	// inputTimeout bounds the delivery of a person's input to a run.
 	inputTimeout = 30 * time.Second
 	// memoSummary is the memo field holding a run's summary, so a listing
@@ -365,9 +363,7 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 		Metadata:        req.Metadata,
 	}
 	id := "run-" + uuid.NewString()
-	ctx, cancel := context.WithTimeout(c.UserContext(), runCallTimeout)
-	defer cancel()
-	if _, err := s.start(ctx, id, in, summarize(msgs, 60)); err != nil {
+	if _, err := s.start(c.UserContext(), id, in, summarize(msgs, 60)); err != nil {
 		return err
 	}
 	c.Set(HeaderRunID, id)
@@ -389,7 +385,7 @@ func runID(c *fiber.Ctx) (string, error) {
 // is reported as unknown. It works for finished runs too, while a worker
 // runs to answer the query.
 func (s *Server) runState(c *fiber.Ctx, id string) (workflows.RunState, error) {
-	ctx, cancel := context.WithTimeout(c.UserContext(), runCallTimeout)
+	ctx, cancel := s.temporalCall(c.UserContext())
 	defer cancel()
 	var st workflows.RunState
 	v, err := s.temporal.QueryWorkflow(ctx, id, "", workflows.QueryState)
@@ -419,7 +415,7 @@ func (s *Server) getRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), runCallTimeout)
+	ctx, cancel := s.temporalCall(c.UserContext())
 	defer cancel()
 	desc, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
@@ -468,9 +464,6 @@ func (s *Server) listRuns(c *fiber.Ctx) error {
 	if strings.Contains(agent, "'") || !literalOK(agent) {
 		return errBadRequest("agent: not an agent id (no quotes, backslashes or control characters)")
 	}
-	if !literalOK(user) {
-		return errBadRequest("runs cannot be listed for a user id holding a backslash, a double quote or a control character")
-	}
 	query := listQuery(user, agent, status)
 	var token []byte
 	if v := c.Query("page_token"); v != "" {
@@ -479,7 +472,7 @@ func (s *Server) listRuns(c *fiber.Ctx) error {
 			return errBadRequest("page_token: not a token this API returned for this user and these filters")
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), runCallTimeout)
+	ctx, cancel := s.temporalCall(c.UserContext())
 	defer cancel()
 	resp, err := s.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Query:         query,
@@ -713,7 +706,7 @@ func (s *Server) cancelRun(c *fiber.Ctx) error {
 	if finished(st.Status) {
 		return errConflict(fmt.Sprintf("run %s has already finished (%s)", id, st.Status))
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), runCallTimeout)
+	ctx, cancel := s.temporalCall(c.UserContext())
 	defer cancel()
 	if err := s.temporal.CancelWorkflow(ctx, id, ""); err != nil {
 		var nf *serviceerror.NotFound
@@ -741,6 +734,9 @@ func (s *Server) runInput(c *fiber.Ctx) error {
 	if err := in.validate(); err != nil {
 		return errBadRequest(err.Error())
 	}
+	if err := checkPayload("the input", in.request()); err != nil {
+		return err
+	}
 	st, err := s.runState(c, id)
 	if err != nil {
 		return err
@@ -759,6 +755,9 @@ func (s *Server) runInput(c *fiber.Ctx) error {
 // waits until the run took it. A run that waits for nothing turns it away
 // (a 409 error, see inputError).
 func (s *Server) deliver(ctx context.Context, id string, in workflows.InputRequest) (workflows.InputResult, error) {
+	if err := checkPayload("the input", in); err != nil {
+		return workflows.InputResult{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, inputTimeout)
 	defer cancel()
 	var res workflows.InputResult

@@ -364,7 +364,6 @@ func TestRunsErrors(t *testing.T) {
 		{"list: bad page token", "GET", "/v1/runs?page_token=%21%21", nil, ann, 400, "invalid_request", "page_token"},
 		{"list: forged page token", "GET", "/v1/runs?page_token=Z2FyYmFnZSBnYXJiYWdl", nil, ann, 400, "invalid_request", "page_token"},
 		{"list: agent with a quote", "GET", "/v1/runs?agent=na%27ked", nil, ann, 400, "invalid_request", "agent: not an agent id"},
-		{"list: user id with a backslash", "GET", "/v1/runs", nil, user(`back\slash`), 400, "invalid_request", "user id holding a backslash"},
 
 		{"events: unknown run", "GET", "/v1/runs/run-nope/events", nil, ann, 404, "not_found", "no run"},
 		{"events: another user's run", "GET", "/v1/runs/" + done.ID + "/events", nil, bob, 404, "not_found", "no run"},

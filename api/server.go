@@ -14,9 +14,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -59,7 +61,10 @@ type Config struct {
 	Headers        identity.Headers
 	MaxBodyBytes   int64
 	RequestTimeout time.Duration
-	ModelTimeout   time.Duration
+	// TemporalTimeout bounds each call to Temporal made for a request, so
+	// that an unreachable Temporal is a prompt 503, not a hanging request.
+	TemporalTimeout time.Duration
+	ModelTimeout    time.Duration
 	// HistoryLimit is the history events after which a run continues as
 	// new; zero is the workflow's default.
 	HistoryLimit int
@@ -110,6 +115,9 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Minute
 	}
+	if cfg.TemporalTimeout <= 0 {
+		cfg.TemporalTimeout = DefaultTemporalTimeout
+	}
 	if cfg.Namespace == "" {
 		cfg.Namespace = "default"
 	}
@@ -124,10 +132,21 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 		DisableStartupMessage: true,
 		ErrorHandler:          s.handleError,
 		ReadTimeout:           time.Minute,
-		IdleTimeout:           2 * time.Minute,
+		// Headers up to 16 KiB (fasthttp's default is 4 KiB): a proxy's
+		// signed user, its user and chat headers and cookies fit.
+		ReadBufferSize: 16 << 10,
+		IdleTimeout:    2 * time.Minute,
 	})
 	s.routes()
 	return s
+}
+
+// DefaultTemporalTimeout is Config.TemporalTimeout when none is set.
+const DefaultTemporalTimeout = 10 * time.Second
+
+// temporalCall bounds one call to Temporal made for a request.
+func (s *Server) temporalCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.TemporalTimeout)
 }
 
 // App is the fiber application, for tests (app.Test) and for serving.
@@ -146,6 +165,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) routes() {
+	// A handler that panics fails its request (500), not the process.
+	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.panicked}))
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	v1 := s.app.Group("/v1", s.auth)
@@ -162,6 +183,15 @@ func (s *Server) routes() {
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
 	})
 }
+
+// panicked logs a handler's panic with its stack and marks the request, so
+// that handleError answers it as an internal error without logging it again.
+func (s *Server) panicked(c *fiber.Ctx, v any) {
+	s.log.Error("handler panicked", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	c.Locals(panickedKey{}, true)
+}
+
+type panickedKey struct{}
 
 // auth resolves the request's principal from its credential (see
 // internal/identity) and keeps it for the handlers.
@@ -187,21 +217,51 @@ func (s *Server) healthz(c *fiber.Ctx) error {
 }
 
 // readyz asks Temporal whether it answers and whether a worker polls the
-// task queue.
+// task queue. Anyone learns whether the API is ready and which part is not;
+// what went wrong (Temporal's errors, addresses, the task queue) only a
+// caller with a valid key does.
 func (s *Server) readyz(c *fiber.Ctx) error {
+	detail := s.keyed(c)
 	ctx, cancel := context.WithTimeout(c.UserContext(), 3*time.Second)
 	defer cancel()
-	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": err.Error()})
+	body := fiber.Map{"status": "unavailable"}
+	unready := func(why string) error {
+		s.log.Debug("not ready", "reason", why)
+		if detail {
+			body["error"] = why
+			body["task_queue"] = s.cfg.TaskQueue
+		}
+		return c.Status(fiber.StatusServiceUnavailable).JSON(body)
 	}
+	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		body["temporal"] = "unavailable"
+		return unready("temporal: " + err.Error())
+	}
+	body["temporal"] = "ok"
 	recent, err := s.pollers(ctx)
 	if err != nil {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": "ok", "workers": err.Error()})
+		body["workers"] = "unknown"
+		return unready("workers: " + err.Error())
 	}
 	if recent == 0 {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "temporal": "ok", "workers": "no worker polls task queue " + s.cfg.TaskQueue})
+		body["workers"] = 0
+		return unready("no worker polls task queue " + s.cfg.TaskQueue)
 	}
-	return c.JSON(fiber.Map{"status": "ready", "temporal": "ok", "workers": recent, "task_queue": s.cfg.TaskQueue})
+	body = fiber.Map{"status": "ready", "temporal": "ok", "workers": recent}
+	if detail {
+		body["task_queue"] = s.cfg.TaskQueue
+	}
+	return c.JSON(body)
+}
+
+// keyed reports whether the request carries a valid key (with no keys
+// configured, none does).
+func (s *Server) keyed(c *fiber.Ctx) bool {
+	if s.identity.Open() {
+		return false
+	}
+	p, err := s.identity.Resolve(c.Get(fiber.HeaderAuthorization), func(name string) string { return c.Get(name) })
+	return err == nil && p.Key != ""
 }
 
 // defaultPartitions is Temporal's default number of task queue partitions.

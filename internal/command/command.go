@@ -357,6 +357,8 @@ func loadCatalog(cfg config.Config, log *slog.Logger) (*skills.Catalog, toolset.
 func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, bus *natsbus.Bus, c client.Client, log *slog.Logger) *activities.Activities {
 	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, log)
 	a.MaxToolOutput = cfg.MaxToolChars
+	a.MaxOutputBytes = cfg.MaxModelOutput
+	a.IdleTimeout = cfg.ModelIdleTimeout
 	a.Blobs = blobs
 	a.Bus = bus
 	a.Runs = c
@@ -452,6 +454,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams},
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		RequestTimeout:  cfg.RequestTimeout,
+		TemporalTimeout: cfg.TemporalTimeout,
 		ModelTimeout:    cfg.LLMTimeout,
 		HistoryLimit:    cfg.HistoryLimit,
 		ApprovalTimeout: cfg.ApprovalTimeout,

@@ -53,6 +53,9 @@ type Config struct {
 	LLMAPIKey  string        `envconfig:"LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
 	LLMModel   string        `envconfig:"LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
 	LLMTimeout time.Duration `envconfig:"LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
+	// ModelIdleTimeout gives up on a model stream that went silent.
+	ModelIdleTimeout time.Duration `envconfig:"MODEL_IDLE_TIMEOUT" default:"2m" desc:"how long a model call waits for the next chunk of its stream, the first included, before the attempt fails and is retried; 0 = as long as LLM_TIMEOUT"`
+	MaxModelOutput   int           `envconfig:"MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together); past it the run fails with an error, not retried"`
 
 	SkillsDir string   `envconfig:"SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
 	APIKeys   []string `envconfig:"API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key (or a bare key, named by a short hash); each is its own principal; empty with no PROXY_KEYS = no auth (dev only)"`
@@ -79,10 +82,15 @@ type Config struct {
 	MaxRuns    int `envconfig:"MAX_RUNS" default:"0" desc:"most runs one principal may have running at once (429 beyond); 0 = no limit"`
 	MaxStreams int `envconfig:"MAX_STREAMS" default:"0" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
 
-	MaxBodyBytes   int64         `envconfig:"MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
-	RequestTimeout time.Duration `envconfig:"REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
-	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
+	MaxBodyBytes    int64         `envconfig:"MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
+	RequestTimeout  time.Duration `envconfig:"REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
+	TemporalTimeout time.Duration `envconfig:"TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request (503 with Retry-After after it)"`
+	LogLevel        string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 }
+
+// MaxModelOutput is the largest LONGHAUL_MAX_MODEL_OUTPUT_BYTES: a model
+// call's answer is one Temporal payload, which Temporal refuses above 2 MB.
+const MaxModelOutput = 3 << 19
 
 // MinHistoryLimit is the smallest LONGHAUL_HISTORY_LIMIT: below it a run
 // would spend its history on handing itself over.
@@ -176,6 +184,12 @@ func (c Config) Validate() error {
 	if c.LLMTimeout <= 0 {
 		bad("LLM_TIMEOUT", "must be positive")
 	}
+	if c.ModelIdleTimeout < 0 {
+		bad("MODEL_IDLE_TIMEOUT", "must not be negative (0 waits as long as LLM_TIMEOUT)")
+	}
+	if c.MaxModelOutput < 1024 || c.MaxModelOutput > MaxModelOutput {
+		bad("MAX_MODEL_OUTPUT_BYTES", "must be from 1024 to %d (an answer travels in one Temporal payload, 2 MB at most), got %d", MaxModelOutput, c.MaxModelOutput)
+	}
 	checkAddr("EMBEDDED_NATS_ADDR", c.EmbeddedNATSAddr, false)
 	for _, u := range strings.Split(c.NATSURL, ",") {
 		if u == "" && c.NATSURL == "" {
@@ -239,6 +253,9 @@ func (c Config) Validate() error {
 	}
 	if c.RequestTimeout <= 0 {
 		bad("REQUEST_TIMEOUT", "must be positive")
+	}
+	if c.TemporalTimeout <= 0 {
+		bad("TEMPORAL_TIMEOUT", "must be positive")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

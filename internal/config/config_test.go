@@ -38,6 +38,8 @@ func TestDefaults(t *testing.T) {
 		LLMBaseURL:           "http://localhost:11434/v1",
 		LLMModel:             "llama3.1:8b",
 		LLMTimeout:           5 * time.Minute,
+		ModelIdleTimeout:     2 * time.Minute,
+		MaxModelOutput:       1 << 20,
 		APIKeys:              nil,
 		UserIDHeader:         "X-OpenWebUI-User-Id",
 		UserEmailHeader:      "X-OpenWebUI-User-Email",
@@ -49,6 +51,7 @@ func TestDefaults(t *testing.T) {
 		DatabaseURL:          "sqlite://.longhaul/longhaul.db",
 		MaxBodyBytes:         10 << 20,
 		RequestTimeout:       10 * time.Minute,
+		TemporalTimeout:      10 * time.Second,
 		FetchPorts:           []int{80, 443},
 		MaxToolChars:         16000,
 		HistoryLimit:         5000,
@@ -114,6 +117,8 @@ func TestBadValues(t *testing.T) {
 		{"two keys of one name", "LONGHAUL_API_KEYS", "ci:sk-a,ci:sk-b", "LONGHAUL_API_KEYS: key name \"ci\" is used twice"},
 		{"header name", "LONGHAUL_USER_ID_HEADER", "X User", "LONGHAUL_USER_ID_HEADER: \"X User\" is not an HTTP header name"},
 		{"negative run limit", "LONGHAUL_MAX_RUNS", "-1", "LONGHAUL_MAX_RUNS: must not be negative"},
+		{"negative idle timeout", "LONGHAUL_MODEL_IDLE_TIMEOUT", "-1s", "LONGHAUL_MODEL_IDLE_TIMEOUT: must not be negative"},
+		{"model output over a payload", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES", "5000000", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES: must be from 1024 to 1572864"},
 		{"negative approval timeout", "LONGHAUL_APPROVAL_TIMEOUT", "-1m", "LONGHAUL_APPROVAL_TIMEOUT: must not be negative"},
 	}
 	for _, tt := range tests {

@@ -158,20 +158,22 @@ func (r *Resolver) Resolve(authorization string, header func(string) string) (Pr
 	if err != nil {
 		return Principal{}, err
 	}
-	p := Principal{User: user}
+	// The name comes from the whole id, bounded; the user's fields are
+	// only cut short for display.
 	id := user.ID
 	if id == "" {
 		id = user.Email
 	}
+	p := Principal{User: longhaul.User{ID: bound(user.ID), Email: bound(user.Email), Name: bound(user.Name), Role: bound(user.Role)}}
 	switch {
 	case key == nil && id == "":
 		p.Name = "anonymous"
 	case key == nil:
-		p.Name = id
+		p.Name = Bounded(id)
 	case id == "":
 		p.Name, p.Key = key.Name, key.Name
 	default:
-		p.Name, p.Key = key.Name+"/"+id, key.Name
+		p.Name, p.Key = key.Name+"/"+Bounded(id), key.Name
 	}
 	p.User.Principal = p.Name
 	return p, nil
@@ -188,8 +190,8 @@ func (r *Resolver) match(secret string) *Key {
 	return found
 }
 
-// user reads the end user: from the signed token when a secret is set (no
-// token, no user), else from the plain headers.
+// user reads the end user, whole: from the signed token when a secret is set
+// (no token, no user), else from the plain headers.
 func (r *Resolver) user(header func(string) string) (longhaul.User, error) {
 	h := r.Headers
 	if len(r.JWTSecret) > 0 {
@@ -205,10 +207,10 @@ func (r *Resolver) user(header func(string) string) (longhaul.User, error) {
 		name = n
 	}
 	u := longhaul.User{
-		ID:    bound(header(h.UserID)),
-		Email: bound(header(h.UserEmail)),
-		Name:  bound(name),
-		Role:  bound(header(h.UserRole)),
+		ID:    strings.TrimSpace(header(h.UserID)),
+		Email: strings.TrimSpace(header(h.UserEmail)),
+		Name:  name,
+		Role:  header(h.UserRole),
 	}
 	return u, nil
 }
@@ -240,7 +242,7 @@ func (r *Resolver) parseToken(tok string) (longhaul.User, error) {
 	case strings.TrimSpace(c.Subject) == "":
 		return longhaul.User{}, fmt.Errorf("%w: the token names no subject", ErrBadToken)
 	}
-	return longhaul.User{ID: bound(c.Subject), Email: bound(c.Email), Name: bound(c.Name), Role: bound(c.Role)}, nil
+	return longhaul.User{ID: strings.TrimSpace(c.Subject), Email: strings.TrimSpace(c.Email), Name: c.Name, Role: c.Role}, nil
 }
 
 // tokenProblem says what is wrong with a token without echoing it.

@@ -53,6 +53,11 @@ type Options struct {
 	// MaxToolOutput caps tool results the model reads (0: the default);
 	// longer ones are stored in the env's blob store.
 	MaxToolOutput int
+	// MaxModelOutput caps one model call's answer in bytes (0: the
+	// default).
+	MaxModelOutput int
+	// ModelIdleTimeout gives up on a silent model stream (0: never).
+	ModelIdleTimeout time.Duration
 	// API adjusts the API configuration (TaskQueue is set by the env).
 	API api.Config
 	// NoWorker starts the stack without a worker.
@@ -302,6 +307,8 @@ func (e *Env) Activities() *activities.Activities {
 	if e.opts.MaxToolOutput > 0 {
 		a.MaxToolOutput = e.opts.MaxToolOutput
 	}
+	a.MaxOutputBytes = e.opts.MaxModelOutput
+	a.IdleTimeout = e.opts.ModelIdleTimeout
 	return a
 }
 

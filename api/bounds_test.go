@@ -1,0 +1,472 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/skills"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+)
+
+// runStatus waits until run id has closed and returns how.
+func runStatus(t *testing.T, env *testenv.Env, id string) enums.WorkflowExecutionStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// Get returns once the run has closed, whichever way.
+	_ = env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil)
+	d, err := env.Client.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		t.Fatalf("describe %s: %v", id, err)
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus()
+}
+
+func TestModelOutputCapEndsTheRun(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	// Ten megabytes of answer, far past the default cap of one.
+	huge := llmtest.Text(strings.Repeat("x", 10<<20), llmtest.ChunkSize(64<<10))
+	env.Model.SetDefault(huge)
+
+	t.Run("stream", func(t *testing.T) {
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg("say x forever")}, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status = %d", resp.StatusCode)
+		}
+		frames := sseData(t, resp.Body)
+		var failure *api.ErrorDetail
+		for _, f := range frames {
+			var e api.ErrorBody
+			if f != "[DONE]" && json.Unmarshal([]byte(f), &e) == nil && e.Error.Message != "" {
+				failure = &e.Error
+			}
+		}
+		if failure == nil || !strings.Contains(failure.Message, "LONGHAUL_MAX_MODEL_OUTPUT_BYTES") {
+			t.Fatalf("the stream ended without an error naming the cap: %+v", failure)
+		}
+		if got := len(chunkText(t, frames)); got > 1<<20 {
+			t.Errorf("the stream carried %d bytes of text, more than the cap", got)
+		}
+		if st := runStatus(t, env, resp.Header.Get(api.HeaderRunID)); st != enums.WORKFLOW_EXECUTION_STATUS_FAILED {
+			t.Errorf("run status = %v, want failed (ended by the workflow, not terminated)", st)
+		}
+	})
+	t.Run("no stream", func(t *testing.T) {
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("say x forever")}, nil)
+		if resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("status = %d, want 502", resp.StatusCode)
+		}
+		e := decode[api.ErrorBody](t, resp)
+		if e.Error.Code != "model_output_too_large" || !strings.Contains(e.Error.Message, "LONGHAUL_MAX_MODEL_OUTPUT_BYTES") {
+			t.Errorf("error = %+v", e.Error)
+		}
+	})
+	// Not retried: one model request per run.
+	if n := huge.Calls(); n != 2 {
+		t.Errorf("the model was asked %d times for two runs, want 2 (an answer too large is not retried)", n)
+	}
+}
+
+func TestRequestOverTheRunPayloadLimitIs413(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	env.Model.SetDefault(llmtest.Text("ok"))
+	big := strings.Repeat("lorem ipsum ", 3<<20/12) // 3 MB: under the body limit, over a payload
+	tests := []struct {
+		name, path string
+		body       any
+	}{
+		{"chat", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg(big)}},
+		{"chat stream", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg(big)}},
+		{"chat with a chat id", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg(big), "metadata": map[string]string{"chat_id": "c-big"}}},
+		{"run input", "/v1/runs", map[string]any{"agent": "naked", "input": big}},
+		{"run messages", "/v1/runs", map[string]any{"agent": "naked", "messages": userMsg(big)}},
+		{"input to a run", "/v1/runs/run-1/input", map[string]any{"text": big}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := do(t, env, "POST", tt.path, tt.body, nil)
+			if resp.StatusCode != http.StatusRequestEntityTooLarge {
+				t.Fatalf("status = %d, want 413", resp.StatusCode)
+			}
+			e := decode[api.ErrorBody](t, resp)
+			if e.Error.Code != "request_too_large" || e.Error.Type != "invalid_request_error" || !strings.Contains(e.Error.Message, "payload limit") || !strings.Contains(e.Error.Message, "shorten") {
+				t.Errorf("error = %+v", e.Error)
+			}
+		})
+	}
+	if n := len(env.Model.Requests()); n != 0 {
+		t.Errorf("the model was called %d times", n)
+	}
+	// Just under the limit, a run starts, and its first model call takes
+	// the conversation too.
+	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg(big[:1400<<10])}, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a 1.4 MiB conversation: status = %d", resp.StatusCode)
+	}
+	if c := decode[api.ChatCompletion](t, resp); len(c.Choices) != 1 || c.Choices[0].Message.Content != "ok" {
+		t.Errorf("answer = %+v", c)
+	}
+}
+
+// TestLongIDsAreBounded serves users and chats whose ids are too long (or
+// too odd) for Temporal's search attributes and visibility queries as
+// their bounded forms: everything works, the same principal is the same
+// everywhere (start, attach, get, list, the run limit), and two ids alike
+// in their first 999 characters stay two principals.
+func TestLongIDsAreBounded(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{Keys: []identity.Key{{Name: "owui", Secret: "sk-owui", Proxy: true}}}})
+	limited := env.StartAPI(func(c *api.Config) { c.Limits.Runs = 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env.Model.On(llmtest.LastUserContains("hang"), llmtest.Hang())
+	env.Model.SetDefault(llmtest.Text("ok"))
+	as := func(id string, more ...string) map[string]string {
+		h := map[string]string{"Authorization": "Bearer sk-owui", "X-OpenWebUI-User-Id": id}
+		for i := 0; i+1 < len(more); i += 2 {
+			h[more[i]] = more[i+1]
+		}
+		return h
+	}
+	long := strings.Repeat("u", 1000)
+	ann, bob, odd := as(long), as(long[:999]+"v"), as(`back\slash "quoted"`)
+	chat := strings.Repeat("c", 5000)
+
+	// The run limit counts her runs under her bounded name.
+	hanging := startRunAt(t, limited.URL, map[string]any{"agent": "naked", "input": "hang on"}, ann)
+	eventually(t, ctx, func() string {
+		if resp := doAt(t, limited.URL, "POST", "/v1/runs", map[string]any{"agent": "naked", "input": "another"}, ann); resp.StatusCode != http.StatusTooManyRequests {
+			return "her second run was not refused: " + resp.Status
+		}
+		return ""
+	})
+	startRunAt(t, limited.URL, map[string]any{"agent": "naked", "input": "his"}, bob)
+
+	// A chat with a 5000-character id, from the header and from metadata;
+	// the same request again attaches to its run.
+	var runIDs []string
+	for _, h := range []map[string]string{as(long, "X-OpenWebUI-Chat-Id", chat), ann} {
+		body := chatBody{"model": "naked", "messages": userMsg("hello")}
+		if h["X-OpenWebUI-Chat-Id"] == "" {
+			body["metadata"] = map[string]string{"chat_id": chat}
+		}
+		for range 2 {
+			resp := do(t, env, "POST", "/v1/chat/completions", body, h)
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				t.Fatalf("chat = %d %s", resp.StatusCode, b)
+			}
+			if c := decode[api.ChatCompletion](t, resp); c.Choices[0].Message.Content != "ok" {
+				t.Errorf("answer %+v", c)
+			}
+			runIDs = append(runIDs, resp.Header.Get(api.HeaderRunID))
+		}
+	}
+	if runIDs[0] == "" || runIDs[1] != runIDs[0] || runIDs[2] != runIDs[0] || runIDs[3] != runIDs[0] {
+		t.Errorf("run ids %q: want one run for the chat, however named and however often asked", runIDs)
+	}
+	chatRun := runIDs[0]
+	if len(chatRun) > 200 {
+		t.Errorf("run id of %d bytes", len(chatRun))
+	}
+	// His chat of the same id is his own run.
+	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hello"), "metadata": map[string]string{"chat_id": chat}}, bob)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(api.HeaderRunID) == chatRun {
+		t.Errorf("his chat = %d, run %q (hers is %q)", resp.StatusCode, resp.Header.Get(api.HeaderRunID), chatRun)
+	}
+
+	if resp := do(t, env, "GET", "/v1/runs/"+chatRun, nil, ann); resp.StatusCode != http.StatusOK {
+		t.Errorf("her run, to her = %d", resp.StatusCode)
+	}
+	if resp := do(t, env, "GET", "/v1/runs/"+chatRun, nil, bob); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("her run, to him = %d, want 404", resp.StatusCode)
+	}
+	eventually(t, ctx, func() string {
+		got := ids(listRuns(t, env, url.Values{}, ann))
+		if !slices.Contains(got, chatRun) || !slices.Contains(got, hanging.ID) {
+			return fmt.Sprintf("her runs %q lack %s or %s", got, chatRun, hanging.ID)
+		}
+		return ""
+	})
+	for _, id := range ids(listRuns(t, env, url.Values{}, bob)) {
+		if id == chatRun || id == hanging.ID {
+			t.Errorf("his listing shows her run %s", id)
+		}
+	}
+
+	// A user id with a backslash and double quotes lists its runs too.
+	mine := startRun(t, env, map[string]any{"agent": "naked", "input": "odd"}, odd)
+	eventually(t, ctx, func() string {
+		if got := ids(listRuns(t, env, url.Values{}, odd)); !slices.Equal(got, []string{mine.ID}) {
+			return fmt.Sprintf("the odd user's runs = %q, want %q", got, mine.ID)
+		}
+		return ""
+	})
+}
+
+// TestTemporalDownIsAPrompt503 points an API at a Temporal that is not
+// there (a closed port) and at one that never answers (a port that takes
+// connections and says nothing): every route that needs Temporal answers
+// 503 with Retry-After within its time limit, and /readyz says unavailable.
+func TestTemporalDownIsAPrompt503(t *testing.T) {
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = time.Second
+	for name, addr := range map[string]string{"closed port": testenv.FreeAddr(t), "silent": silentAddr(t)} {
+		t.Run(name, func(t *testing.T) {
+			c, err := client.NewLazyClient(client.Options{HostPort: addr, Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.Close)
+			srv := api.New(api.Config{TaskQueue: "nowhere", TemporalTimeout: limit, Limits: api.Limits{Runs: 3}}, c, catalog, slog.New(slog.DiscardHandler))
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { _ = srv.App().Listener(ln) }()
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = srv.Shutdown(ctx)
+			})
+			checkUnavailable(t, "http://"+ln.Addr().String(), limit)
+		})
+	}
+}
+
+// silentAddr is the address of a listener that takes connections and never
+// answers, as a Temporal behind a broken network is.
+func silentAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range conns {
+					c.Close()
+				}
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String()
+}
+
+func checkUnavailable(t *testing.T, base string, limit time.Duration) {
+	t.Helper()
+	ann := user("ann")
+	chatting := withChat(ann, "c1")
+	tests := []struct {
+		name, method, path string
+		body               any
+		headers            map[string]string
+	}{
+		{"chat", "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, ann},
+		{"chat stream", "POST", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg("hi")}, ann},
+		{"chat, a later turn", "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": conversation("hi", "hello", "and?")}, chatting},
+		{"start a run", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": "hi"}, ann},
+		{"list runs", "GET", "/v1/runs", nil, ann},
+		{"get a run", "GET", "/v1/runs/run-1", nil, ann},
+		{"run events", "GET", "/v1/runs/run-1/events", nil, ann},
+		{"cancel a run", "POST", "/v1/runs/run-1/cancel", nil, ann},
+		{"input to a run", "POST", "/v1/runs/run-1/input", map[string]any{"approve": true}, ann},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			resp := doAt(t, base, tt.method, tt.path, tt.body, tt.headers)
+			b, _ := io.ReadAll(resp.Body)
+			took := time.Since(start)
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("status = %d (Retry-After %q) %s, want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+			}
+			var e api.ErrorBody
+			if json.Unmarshal(b, &e) != nil || e.Error.Code != "unavailable" || e.Error.Type != "server_error" {
+				t.Errorf("body %s", b)
+			}
+			// One call to Temporal runs out of time, and the request ends.
+			if took > limit+3*time.Second {
+				t.Errorf("took %v, want about %v", took, limit)
+			}
+		})
+	}
+	start := time.Now()
+	resp := doAt(t, base, "GET", "/readyz", nil, nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || time.Since(start) > 5*time.Second {
+		t.Errorf("readyz = %d after %v", resp.StatusCode, time.Since(start))
+	}
+}
+
+// panicking is a Temporal client every call of which panics (a nil
+// client.Client underneath), as a bug in a handler's path would.
+type panicking struct{ client.Client }
+
+func (panicking) WorkflowService() workflowservice.WorkflowServiceClient { return nil }
+
+// logBuffer collects a logger's lines for a test.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestHandlerPanicIsA500(t *testing.T) {
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs logBuffer
+	srv := api.New(api.Config{TaskQueue: "q"}, panicking{}, catalog, slog.New(slog.NewTextHandler(&logs, nil)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.App().Listener(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	base := "http://" + ln.Addr().String()
+	for _, path := range []string{"/v1/runs", "/readyz"} {
+		resp := doAt(t, base, "GET", path, nil, nil)
+		if resp.StatusCode != http.StatusInternalServerError {
+			t.Fatalf("GET %s = %d, want 500", path, resp.StatusCode)
+		}
+		e := decode[api.ErrorBody](t, resp)
+		if e.Error.Type != "server_error" || e.Error.Code != "internal_error" || e.Error.Message != "internal error" {
+			t.Errorf("GET %s: error %+v", path, e.Error)
+		}
+	}
+	// The process goes on serving.
+	if resp := doAt(t, base, "GET", "/healthz", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz after the panics = %d", resp.StatusCode)
+	}
+	got := logs.String()
+	if n := strings.Count(got, "handler panicked"); n != 2 || !strings.Contains(got, "nil pointer dereference") || !strings.Contains(got, "runtime/debug.Stack") {
+		t.Errorf("want one error line with the panic and its stack per panic; the log:\n%s", got)
+	}
+	if strings.Contains(got, "request failed") {
+		t.Errorf("a panic was logged twice:\n%s", got)
+	}
+}
+
+// TestReadyzDetailNeedsAKey: /readyz tells anyone whether the API is ready
+// and which part is not, and only a caller with a valid key what went
+// wrong.
+func TestReadyzDetailNeedsAKey(t *testing.T) {
+	keys := []identity.Key{{Name: "ops", Secret: "sk-ops"}}
+	ops := map[string]string{"Authorization": "Bearer sk-ops"}
+	readyz := func(t *testing.T, base string, headers map[string]string) (int, map[string]any) {
+		t.Helper()
+		resp := doAt(t, base, "GET", "/readyz", nil, headers)
+		return resp.StatusCode, decode[map[string]any](t, resp)
+	}
+	checkPlain := func(t *testing.T, body map[string]any) {
+		t.Helper()
+		raw, _ := json.Marshal(body)
+		if _, ok := body["error"]; ok || strings.Contains(string(raw), "127.0.0.1") || strings.Contains(string(raw), testenv.TaskQueue) {
+			t.Errorf("readyz without a key tells what went wrong: %s", raw)
+		}
+	}
+
+	t.Run("temporal down", func(t *testing.T) {
+		addr := testenv.FreeAddr(t)
+		c, err := client.NewLazyClient(client.Options{HostPort: addr, Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		catalog, err := skills.Load(skills.Builtin())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Keys: keys}, c, catalog, slog.New(slog.DiscardHandler))
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _ = srv.App().Listener(ln) }()
+		t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+		base := "http://" + ln.Addr().String()
+		for _, h := range []map[string]string{nil, {"Authorization": "Bearer sk-wrong"}} {
+			status, body := readyz(t, base, h)
+			if status != http.StatusServiceUnavailable || body["status"] != "unavailable" || body["temporal"] != "unavailable" {
+				t.Errorf("readyz = %d %v", status, body)
+			}
+			checkPlain(t, body)
+		}
+		status, body := readyz(t, base, ops)
+		if e, _ := body["error"].(string); status != http.StatusServiceUnavailable || !strings.Contains(e, "temporal") || !strings.Contains(e, addr) {
+			t.Errorf("readyz with a key = %d %v, want the error naming %s", status, body, addr)
+		}
+	})
+
+	t.Run("no worker, then one", func(t *testing.T) {
+		env := testenv.Start(t, testenv.Options{NoWorker: true, API: api.Config{Keys: keys}})
+		status, body := readyz(t, env.URL, nil)
+		if status != http.StatusServiceUnavailable || body["temporal"] != "ok" || body["workers"] != float64(0) {
+			t.Errorf("readyz = %d %v", status, body)
+		}
+		checkPlain(t, body)
+		status, body = readyz(t, env.URL, ops)
+		if e, _ := body["error"].(string); status != http.StatusServiceUnavailable || !strings.Contains(e, "no worker polls task queue "+testenv.TaskQueue) {
+			t.Errorf("readyz with a key = %d %v", status, body)
+		}
+
+		env.StartWorker()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		eventually(t, ctx, func() string {
+			if status, body := readyz(t, env.URL, nil); status != http.StatusOK || body["status"] != "ready" {
+				return fmt.Sprintf("readyz = %d %v", status, body)
+			}
+			return ""
+		})
+		_, body = readyz(t, env.URL, nil)
+		checkPlain(t, body)
+		if _, body = readyz(t, env.URL, ops); body["task_queue"] != testenv.TaskQueue {
+			t.Errorf("readyz with a key = %v, want the task queue", body)
+		}
+	})
+}

@@ -84,7 +84,8 @@
 // GET /v1/models lists the ids set with SetModels (default "llmtest") and
 // GET /v1/models/{id} describes one. POST /v1/embeddings returns
 // deterministic unit vectors (see Embed; dimension 64 unless changed with
-// SetEmbeddingDimensions or the request's dimensions field) for string,
+// SetEmbeddingDimensions or the request's dimensions field; SetEmbedding
+// fixes a text's vector) for string,
 // []string and token-array inputs, in float or base64 encoding; these
 // requests are recorded separately and returned by EmbeddingRequests.
 //

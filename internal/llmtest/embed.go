@@ -116,17 +116,21 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	s.embReqs = append(s.embReqs, rec)
 	s.notifyLocked()
 	dim := s.dim
-	s.mu.Unlock()
 	if raw.Dimensions > 0 {
 		dim = raw.Dimensions
 	}
-
 	var vecs [][]float32
 	n := 0
 	for _, t := range texts {
-		vecs = append(vecs, Embed(t, dim))
+		if v, ok := s.vectors[t]; ok && len(v) == dim {
+			vecs = append(vecs, append([]float32(nil), v...))
+		} else {
+			vecs = append(vecs, Embed(t, dim))
+		}
 		n += CountTokens(t)
 	}
+	s.mu.Unlock()
+
 	for _, t := range tokens {
 		vecs = append(vecs, embedTokens(t, dim))
 		n += len(t)

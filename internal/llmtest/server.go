@@ -44,6 +44,7 @@ type Server struct {
 	inflight int
 	models   []string
 	dim      int
+	vectors  map[string][]float32
 	key      string
 }
 
@@ -185,6 +186,19 @@ func (s *Server) SetEmbeddingDimensions(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dim = n
+}
+
+// SetEmbedding makes POST /v1/embeddings answer v for the text input
+// text (when the request's dimension is len(v)), instead of Embed's
+// vector: tests of search by meaning give two different texts vectors of
+// a chosen similarity.
+func (s *Server) SetEmbedding(text string, v []float32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.vectors == nil {
+		s.vectors = map[string][]float32{}
+	}
+	s.vectors[text] = append([]float32(nil), v...)
 }
 
 // RequireKey makes every endpoint demand the header

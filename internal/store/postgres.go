@@ -29,6 +29,41 @@ var postgresSchema = []string{
 	// For the retention job; created on the next open of a database made
 	// before it existed.
 	`CREATE INDEX IF NOT EXISTS blobs_created_at ON blobs (created_at)`,
+	// The conversation store (conversations.go).
+	`CREATE TABLE IF NOT EXISTS conversations (
+		user_key   TEXT        NOT NULL,
+		chat_id    TEXT        NOT NULL,
+		title      TEXT        NOT NULL,
+		created_at TIMESTAMPTZ NOT NULL,
+		updated_at TIMESTAMPTZ NOT NULL,
+		PRIMARY KEY (user_key, chat_id)
+	)`,
+	`CREATE INDEX IF NOT EXISTS conversations_user_updated ON conversations (user_key, updated_at, chat_id)`,
+	`CREATE TABLE IF NOT EXISTS conversation_turns (
+		user_key          TEXT        NOT NULL,
+		chat_id           TEXT        NOT NULL,
+		run_id            TEXT        NOT NULL,
+		turn              INTEGER     NOT NULL,
+		agent             TEXT        NOT NULL,
+		status            TEXT        NOT NULL,
+		answer_key        TEXT        NOT NULL,
+		visible_key       TEXT        NOT NULL,
+		title             TEXT        NOT NULL,
+		prompt_tokens     BIGINT      NOT NULL,
+		completion_tokens BIGINT      NOT NULL,
+		total_tokens      BIGINT      NOT NULL,
+		started_at        TIMESTAMPTZ NOT NULL,
+		finished_at       TIMESTAMPTZ NOT NULL,
+		PRIMARY KEY (user_key, chat_id, run_id)
+	)`,
+	`CREATE TABLE IF NOT EXISTS conversation_messages (
+		user_key TEXT    NOT NULL,
+		chat_id  TEXT    NOT NULL,
+		run_id   TEXT    NOT NULL,
+		seq      INTEGER NOT NULL,
+		data     TEXT    NOT NULL,
+		PRIMARY KEY (user_key, chat_id, run_id, seq)
+	)`,
 }
 
 // postgresSchemaLock is the advisory lock key held while the schema is

@@ -5,12 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
-	"modernc.org/sqlite" // the "sqlite" database/sql driver and its Error type
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/longhaul-dev/longhaul/internal/sqlitedb"
 )
 
 // sqliteSchema creates the blobs table. id orders a run's blobs by creation;
@@ -30,15 +27,46 @@ var sqliteSchema = []string{
 	// For the retention job; created on the next open of a file made
 	// before it existed.
 	`CREATE INDEX IF NOT EXISTS blobs_created_at ON blobs (created_at)`,
+	// The conversation store (conversations.go); times in Unix
+	// microseconds, UTC.
+	`CREATE TABLE IF NOT EXISTS conversations (
+		user_key   TEXT    NOT NULL,
+		chat_id    TEXT    NOT NULL,
+		title      TEXT    NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		PRIMARY KEY (user_key, chat_id)
+	)`,
+	`CREATE INDEX IF NOT EXISTS conversations_user_updated ON conversations (user_key, updated_at, chat_id)`,
+	`CREATE TABLE IF NOT EXISTS conversation_turns (
+		user_key          TEXT    NOT NULL,
+		chat_id           TEXT    NOT NULL,
+		run_id            TEXT    NOT NULL,
+		turn              INTEGER NOT NULL,
+		agent             TEXT    NOT NULL,
+		status            TEXT    NOT NULL,
+		answer_key        TEXT    NOT NULL,
+		visible_key       TEXT    NOT NULL,
+		title             TEXT    NOT NULL,
+		prompt_tokens     INTEGER NOT NULL,
+		completion_tokens INTEGER NOT NULL,
+		total_tokens      INTEGER NOT NULL,
+		started_at        INTEGER NOT NULL,
+		finished_at       INTEGER NOT NULL,
+		PRIMARY KEY (user_key, chat_id, run_id)
+	)`,
+	`CREATE TABLE IF NOT EXISTS conversation_messages (
+		user_key TEXT    NOT NULL,
+		chat_id  TEXT    NOT NULL,
+		run_id   TEXT    NOT NULL,
+		seq      INTEGER NOT NULL,
+		data     TEXT    NOT NULL,
+		PRIMARY KEY (user_key, chat_id, run_id, seq)
+	)`,
 }
 
-const (
-	// sqliteBusyTimeout is how long a connection waits for another
-	// connection's or process's lock before giving up with SQLITE_BUSY.
-	sqliteBusyTimeout = 10 * time.Second
-	// sqliteReaders is the size of the read-only connection pool.
-	sqliteReaders = 4
-)
+// sqliteReaders is the size of the read-only connection pool.
+const sqliteReaders = 4
 
 // sqliteStore is the SQLite Store: a pool of one connection for writes, so
 // writers in this process queue in Go instead of spinning on SQLite's lock,
@@ -51,99 +79,11 @@ type sqliteStore struct {
 var _ Store = (*sqliteStore)(nil)
 
 func openSQLite(ctx context.Context, path string, o options) (*sqliteStore, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return nil, fmt.Errorf("open store sqlite %s: %w", path, err)
-	}
-	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", sqliteBusyTimeout.Milliseconds())
-	// _txlock=immediate: a transaction takes the write lock when it begins,
-	// so two processes never both read and then both try to upgrade.
-	// journal_mode is not set here but in migrate: switching a new file to
-	// WAL answers SQLITE_BUSY at once, without waiting, when another
-	// connection is doing the same.
-	w, err := sql.Open("sqlite", path+"?"+busy+"&_txlock=immediate")
+	w, r, err := sqlitedb.Open(ctx, path, sqliteSchema, sqliteReaders)
 	if err != nil {
 		return nil, fmt.Errorf("open store sqlite %s: %w", path, err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	s := &sqliteStore{w: w, opts: o}
-	// The writer creates the file, switches it to WAL and creates the
-	// schema before any reader connects; readers then find WAL set in the
-	// file.
-	if err := s.migrate(ctx); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open store sqlite %s: %w", path, err)
-	}
-	r, err := sql.Open("sqlite", path+"?"+busy+"&_pragma=query_only(1)")
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open store sqlite %s: %w", path, err)
-	}
-	r.SetMaxOpenConns(sqliteReaders)
-	r.SetMaxIdleConns(sqliteReaders)
-	s.r = r
-	return s, nil
-}
-
-// migrate switches the file to WAL and creates the schema. Two processes
-// opening a new file at once take turns: the schema is created in one
-// immediate transaction, and the switch to WAL, which does not wait for
-// locks, is retried while it reports SQLITE_BUSY.
-func (s *sqliteStore) migrate(ctx context.Context) error {
-	deadline := time.Now().Add(sqliteBusyTimeout)
-	for {
-		err := s.tryMigrate(ctx)
-		if err == nil || !sqliteBusy(err) || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-}
-
-func (s *sqliteStore) tryMigrate(ctx context.Context) error {
-	var mode string
-	if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode); err != nil {
-		return fmt.Errorf("set WAL mode: %w", err)
-	}
-	if mode != "wal" {
-		// SQLite reports the old mode when it could not change it.
-		return fmt.Errorf("set WAL mode: journal mode is still %q: %w", mode, errSQLiteBusy)
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("create schema: %w", err)
-	}
-	defer tx.Rollback()
-	for _, q := range sqliteSchema {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("create schema: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("create schema: %w", err)
-	}
-	return nil
-}
-
-// errSQLiteBusy marks a migrate step that may succeed when tried again.
-var errSQLiteBusy = errors.New("database is busy")
-
-// sqliteBusy reports whether err is SQLite saying another connection holds
-// the lock it needs.
-func sqliteBusy(err error) bool {
-	if errors.Is(err, errSQLiteBusy) {
-		return true
-	}
-	var e *sqlite.Error
-	if !errors.As(err, &e) {
-		return false
-	}
-	code := e.Code() & 0xff // the primary result code
-	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+	return &sqliteStore{w: w, r: r, opts: o}, nil
 }
 
 func (s *sqliteStore) Put(ctx context.Context, b Blob) (string, error) {

@@ -1,5 +1,5 @@
-// Package store keeps big payloads — long tool outputs, fetched pages, later
-// conversations — outside Temporal history. Activities put a payload here and
+// Package store keeps big payloads — long tool outputs, fetched pages — and
+// chats' turns outside Temporal history. Activities put a payload here and
 // hand the workflow only its reference (a claim check), so history grows with
 // the number of steps, not with the size of what they produced.
 //
@@ -44,8 +44,10 @@ type Blob struct {
 	Data      []byte    // the payload; nil in List results
 }
 
-// Store keeps blobs. Implementations are safe for concurrent use.
+// Store keeps blobs and chats' turns (Conversations). Implementations are
+// safe for concurrent use.
 type Store interface {
+	Conversations
 	// Put stores b.Data with b's Run, Kind and Name and returns the blob's
 	// reference. Ref, Size and CreatedAt of b are ignored. The reference is
 	// derived from run, kind, name and data, so putting the same blob again

@@ -47,6 +47,7 @@ func TestConformance(t *testing.T) {
 		{"delete before a time", testDeleteBefore},
 		{"database made before the created_at index", testOldSchema},
 	}
+	cases = append(cases, conversationCases...)
 	for _, be := range storetest.Backends {
 		t.Run(be.Name, func(t *testing.T) {
 			be.Ready(t)

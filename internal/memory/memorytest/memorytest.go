@@ -1,0 +1,160 @@
+// Package memorytest gives tests empty databases of each memory backend:
+// SQLite and PostgreSQL as internal/store/storetest gives them (the local
+// PostgreSQL has no pgvector, so it is the exact-search path), and PGlite
+// with pgvector, started once per test binary as a child process (see
+// internal/pglite). It also builds vectors of a chosen similarity.
+package memorytest
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/pglite"
+	"github.com/longhaul-dev/longhaul/internal/store/storetest"
+)
+
+// Backend is one database a test runs against.
+type Backend struct {
+	Name string
+	// Ready skips or fails the test when the database cannot be used.
+	Ready func(t testing.TB)
+	// Fresh returns the URL of an empty database no other test uses.
+	Fresh func(t testing.TB) string
+	// Serial says the database serves one connection at a time (PGlite):
+	// its tests must not run in parallel, and a store on it needs a pool
+	// of one (memory.WithMaxConns(1)).
+	Serial bool
+}
+
+// Backends are SQLite, PostgreSQL (exact search) and PGlite with pgvector.
+var Backends = []Backend{
+	{Name: "sqlite", Ready: storetest.Backends[0].Ready, Fresh: storetest.Backends[0].Fresh},
+	{Name: "postgres", Ready: storetest.Backends[1].Ready, Fresh: storetest.Backends[1].Fresh},
+	{Name: "pgvector", Ready: PGliteReady, Fresh: PGliteFresh, Serial: true},
+}
+
+var (
+	pgliteOnce   sync.Once
+	pgliteServer *pglite.Server
+	pgliteErr    error
+)
+
+// PGlite starts the shared PGlite server the first time it is asked for,
+// with pgvector created in its public schema. StopPGlite (in TestMain)
+// stops it.
+func PGlite() (*pglite.Server, error) {
+	pgliteOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		pgliteServer, pgliteErr = pglite.Start(ctx)
+		if pgliteErr != nil {
+			return
+		}
+		pgliteErr = admin(pgliteServer.URL, `CREATE EXTENSION IF NOT EXISTS vector`)
+	})
+	return pgliteServer, pgliteErr
+}
+
+// StopPGlite stops the shared PGlite server, if one was started.
+func StopPGlite() {
+	if pgliteServer != nil {
+		pgliteServer.Close()
+	}
+}
+
+// PGliteReady skips the test when PGlite is not installed, or fails it
+// when CI is set; a server that does not start fails it.
+func PGliteReady(t testing.TB) {
+	t.Helper()
+	_, err := PGlite()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") == "" && errors.Is(err, pglite.ErrUnavailable) {
+		t.Skipf("skipping pgvector tests: %v", err)
+	}
+	t.Fatalf("PGlite with pgvector: %v", err)
+}
+
+// PGliteFresh empties the shared PGlite (drops the memories table) and
+// returns its URL. PGlite is one session, so a connection's startup
+// parameters (a search_path of its own) do not apply: tests on it run one
+// at a time on the public schema, and start from an empty one.
+func PGliteFresh(t testing.TB) string {
+	t.Helper()
+	srv, err := PGlite()
+	if err != nil {
+		t.Fatalf("PGlite: %v", err)
+	}
+	if err := admin(srv.URL, "DROP TABLE IF EXISTS memories CASCADE"); err != nil {
+		t.Fatalf("empty PGlite: %v", err)
+	}
+	return srv.URL
+}
+
+func admin(u, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// Vector returns the unit vector llmtest's embeddings endpoint answers for
+// text, with dim dimensions.
+func Vector(text string, dim int) []float32 { return llmtest.Embed(text, dim) }
+
+// Similar returns a unit vector whose cosine similarity with base is cos,
+// leaning towards noise's vector for the rest.
+func Similar(base []float32, cos float64, noise string) []float32 {
+	u := unit(base)
+	w := llmtest.Embed("noise:"+noise, len(base))
+	// Gram-Schmidt: the part of w orthogonal to u, made unit.
+	var d float64
+	for i := range u {
+		d += u[i] * float64(w[i])
+	}
+	o := make([]float64, len(u))
+	for i := range u {
+		o[i] = float64(w[i]) - d*u[i]
+	}
+	o = unit64(o)
+	s := math.Sqrt(1 - cos*cos)
+	out := make([]float32, len(u))
+	for i := range u {
+		out[i] = float32(cos*u[i] + s*o[i])
+	}
+	return out
+}
+
+func unit(v []float32) []float64 {
+	f := make([]float64, len(v))
+	for i, x := range v {
+		f[i] = float64(x)
+	}
+	return unit64(f)
+}
+
+func unit64(v []float64) []float64 {
+	var n float64
+	for _, x := range v {
+		n += x * x
+	}
+	n = math.Sqrt(n)
+	for i := range v {
+		v[i] /= n
+	}
+	return v
+}

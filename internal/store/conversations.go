@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The conversation store keeps each finished chat turn's real timeline —
+// the assistant messages with their tool calls, the tool results, the final
+// answer — so a later turn of the same chat can give the model back what it
+// actually did, and the owner can read and delete the chat. A turn is one
+// run; it stores only its own messages, never a copy of the conversation.
+// Everything is keyed by the user and the chat, so one user's chats never
+// meet another's.
+
+// ErrNoConversation is returned when the user has no stored chat with the
+// id.
+var ErrNoConversation = errors.New("conversation not found")
+
+// Conversation is one stored chat of a user.
+type Conversation struct {
+	User string
+	Chat string
+	// Title is the start of the chat's first stored user message.
+	Title string
+	// Turns is how many turns are stored.
+	Turns     int
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ConversationCursor is where a page of ListConversations starts: after
+// the conversation updated at UpdatedAt with id Chat, newest first.
+type ConversationCursor struct {
+	UpdatedAt time.Time
+	Chat      string
+}
+
+// Turn is one stored turn of a chat: the run that answered it.
+type Turn struct {
+	User string
+	Chat string
+	// Run is the run's workflow id; a turn is stored once per run.
+	Run string
+	// Turn is the turn's number in the chat as the client counted it.
+	Turn   int
+	Agent  string
+	Status string
+	// AnswerKey and VisibleKey identify, whitespace normalised and hashed,
+	// the run's final answer and the whole text the client was shown (every
+	// assistant message's text, in order): what a later request's history
+	// is matched against.
+	AnswerKey  string
+	VisibleKey string
+	// Title is the start of the turn's user message.
+	Title            string
+	PromptTokens     int64
+	CompletionTokens int64
+	TotalTokens      int64
+	StartedAt        time.Time
+	FinishedAt       time.Time
+	// Messages are the turn's timeline; Turns fills them in only when
+	// asked to.
+	Messages []TurnMessage
+}
+
+// TurnMessage is one message of a turn's timeline, as the caller encoded
+// it (JSON); Seq orders the turn's messages from 0.
+type TurnMessage struct {
+	Seq  int
+	Data []byte
+}
+
+// TurnQuery says which of a chat's turns Turns returns and whether with
+// their messages.
+type TurnQuery struct {
+	// Runs, when not empty, keeps only these runs' turns.
+	Runs []string
+	// Messages asks for each turn's messages.
+	Messages bool
+}
+
+// Conversations keeps chats' turns.
+type Conversations interface {
+	// PutTurn stores a turn and its messages. Putting the same turn again
+	// (a retried activity) updates the turn's row and adds only the
+	// messages whose Seq it did not have, so a turn may also be stored in
+	// parts.
+	PutTurn(ctx context.Context, t Turn) error
+	// Turns returns the chat's turns, oldest first.
+	Turns(ctx context.Context, user, chat string, q TurnQuery) ([]Turn, error)
+	// Conversation returns one chat of the user, or ErrNoConversation.
+	Conversation(ctx context.Context, user, chat string) (Conversation, error)
+	// ListConversations returns up to limit chats of the user, most
+	// recently updated first, after the cursor when it is not nil.
+	ListConversations(ctx context.Context, user string, limit int, after *ConversationCursor) ([]Conversation, error)
+	// DeleteConversation removes the chat's turns, their messages and the
+	// blobs of their runs, and returns the runs it removed; a chat the user
+	// does not have is ErrNoConversation.
+	DeleteConversation(ctx context.Context, user, chat string) ([]string, error)
+}
+
+// checkTurn refuses a turn that the backends could not store alike.
+func checkTurn(t Turn) error {
+	if t.User == "" || t.Chat == "" || t.Run == "" {
+		return errors.New("put turn: user, chat and run are required")
+	}
+	for _, f := range []struct{ field, value string }{
+		{"user", t.User}, {"chat", t.Chat}, {"run", t.Run}, {"agent", t.Agent}, {"status", t.Status}, {"title", t.Title},
+	} {
+		if !validText(f.value) {
+			return fmt.Errorf("put turn: %s %q is not UTF-8 text without NUL", f.field, f.value)
+		}
+	}
+	for _, m := range t.Messages {
+		if !validText(string(m.Data)) {
+			return fmt.Errorf("put turn %s: message %d is not UTF-8 text without NUL", t.Run, m.Seq)
+		}
+	}
+	return nil
+}

@@ -30,8 +30,14 @@ const (
 	EventApprovalRequired EventType = "approval_required"
 	// EventApproval: the person's decision on a pending tool call.
 	EventApproval EventType = "approval"
-	EventError    EventType = "error"
-	EventDone     EventType = "done"
+	// EventMemoryRecall: memories recalled into the turn (memory: recall)
+	// or found by a plan's memory step.
+	EventMemoryRecall EventType = "memory_recall"
+	// EventMemorySaved: facts of the turn saved to long-term memory
+	// (remember: true).
+	EventMemorySaved EventType = "memory_saved"
+	EventError       EventType = "error"
+	EventDone        EventType = "done"
 )
 
 // Event is one entry of a run's event log. Offsets start at 1 and strictly
@@ -130,6 +136,32 @@ type ApprovalData struct {
 	Name       string `json:"name"`
 	Decision   string `json:"decision"`
 	Text       string `json:"text,omitempty"`
+}
+
+// MemoryItem is one memory in a memory_recall or memory_saved event.
+type MemoryItem struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+	// Score is the cosine similarity to the query (memory_recall).
+	Score float64 `json:"score,omitempty"`
+	// Updated marks a save that updated a near-duplicate (memory_saved).
+	Updated bool `json:"updated,omitempty"`
+}
+
+// MemoryRecallData is the payload of memory_recall: the memories given to
+// the model, most similar first. StepID names the plan step that searched,
+// if one did.
+type MemoryRecallData struct {
+	Count    int          `json:"count"`
+	Memories []MemoryItem `json:"memories"`
+	StepID   string       `json:"step_id,omitempty"`
+}
+
+// MemorySavedData is the payload of memory_saved: what the turn taught
+// long-term memory.
+type MemorySavedData struct {
+	Count    int          `json:"count"`
+	Memories []MemoryItem `json:"memories"`
 }
 
 // ErrorData is the payload of error.

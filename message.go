@@ -1,5 +1,10 @@
 package longhaul
 
+import (
+	"regexp"
+	"strings"
+)
+
 // Role is the author of a message, as in the OpenAI chat API.
 type Role string
 
@@ -77,4 +82,17 @@ type ModelOptions struct {
 	MaxTokens   int      `json:"max_tokens,omitempty"`
 	Stop        []string `json:"stop,omitempty"`
 	Seed        *int     `json:"seed,omitempty"`
+}
+
+// toolCards matches the Open WebUI tool cards Longhaul writes into answers
+// (and Open WebUI's own), which come back in later requests' history.
+var toolCards = regexp.MustCompile(`(?s)<details type="tool_calls"[^>]*>.*?</details>\n?`)
+
+// StripToolCards removes tool cards (<details type="tool_calls"> blocks)
+// from an assistant message's text.
+func StripToolCards(s string) string {
+	if !strings.Contains(s, `<details type="tool_calls"`) {
+		return s
+	}
+	return strings.TrimSpace(toolCards.ReplaceAllString(s, ""))
 }

@@ -8,6 +8,9 @@ const (
 	StepTool = "tool"
 	// StepSkill runs a skill's own tool loop on the step's input.
 	StepSkill = "skill"
+	// StepMemory searches the user's long-term memory for the step's
+	// input; only agents with memory (memory: tools or recall) plan it.
+	StepMemory = "memory"
 	// StepCompletion writes the answer; it is always the last step.
 	StepCompletion = "completion"
 )
@@ -41,7 +44,7 @@ type PlanStep struct {
 	// ID is unique within a run: "1", "2", … in the order steps were
 	// created; a re-plan gives its new steps new ids.
 	ID string `json:"id"`
-	// Kind is StepTool, StepSkill or StepCompletion.
+	// Kind is StepTool, StepSkill, StepMemory or StepCompletion.
 	Kind string `json:"kind"`
 	// Target is the tool or skill the step runs; empty for completion.
 	Target string `json:"target,omitempty"`
@@ -51,7 +54,8 @@ type PlanStep struct {
 	About string `json:"about,omitempty"`
 	// Arguments are a tool step's arguments.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// Input is a skill step's task, or the completion step's instructions.
+	// Input is a skill step's task, a memory step's query, or the
+	// completion step's instructions.
 	Input string `json:"input,omitempty"`
 	// Success says what a good result of the step looks like.
 	Success string `json:"success,omitempty"`

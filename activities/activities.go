@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
@@ -41,6 +42,10 @@ type Activities struct {
 	// MaxToolOutput outside workflow history (a claim check); the model
 	// reads an excerpt and the result carries the reference.
 	Blobs store.Store
+	// RestoreChars bounds the characters of the tool results of earlier
+	// chat turns given back to the model (RestoreConversation); zero is
+	// DefaultRestoreChars.
+	RestoreChars int
 	// Updates reads the recorded approvals of tool calls that require one
 	// (the worker's Temporal client); nil refuses every such call.
 	Updates UpdateReader
@@ -52,6 +57,9 @@ type Activities struct {
 	// not retried (a model that rambles on rambles again). Zero is
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// Memory is long-term memory (LONGHAUL_EMBED_MODEL); nil is off: no
+	// agent recalls or remembers, and the memory tools are not offered.
+	Memory *memory.Service
 	// IdleTimeout is how long a model call waits for the next chunk of its
 	// stream (the first one included) before it gives up on the attempt, so
 	// that a stalled stream is retried at once instead of at the end of the
@@ -116,6 +124,11 @@ type AgentSpec struct {
 	Approval []string `json:"approval,omitempty"`
 	// Temperature is the agent's own, used when a request sets none.
 	Temperature *float32 `json:"temperature,omitempty"`
+	// Memory is the agent's memory mode ("tools", "recall"), empty when
+	// it has none or this worker has no memory (LONGHAUL_EMBED_MODEL
+	// unset); Remember asks for the facts of each turn to be saved.
+	Memory   string `json:"memory,omitempty"`
+	Remember bool   `json:"remember,omitempty"`
 }
 
 // SkillSpec is what a workflow needs to know of a skill.
@@ -153,6 +166,12 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 		Tools:       a.available(a.catalog.AgentTools(ag)),
 		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,
+	}
+	if a.Memory != nil {
+		if ag.Memory != skills.MemoryOff {
+			spec.Memory = string(ag.Memory)
+		}
+		spec.Remember = ag.Remember
 	}
 	for _, name := range spec.Tools {
 		if t, ok := a.tools.Get(name); ok && tools.NeedsApproval(t) {

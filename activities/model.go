@@ -120,12 +120,14 @@ func nameCalls(calls []longhaul.ToolCall, conv []longhaul.Message, next int64) {
 // so a retry's text replaces a failed attempt's), heartbeats, and returns
 // the assembled message. Cancelled while it streams, it returns the text it
 // had as the cancellation's details.
-func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (ModelResponse, error) {
+func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp ModelResponse, err error) {
 	info := activity.GetInfo(ctx)
 	model := req.Model
 	if model == "" {
 		model = a.defaultModel
 	}
+	ctx, end := modelSpan(ctx, "chat", model)
+	defer func() { end(resp.Model, resp.Usage, err) }()
 	if req.ConvRef != "" {
 		base, err := a.loadConversation(ctx, req.ConvRef)
 		if err != nil {
@@ -163,7 +165,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (Mode
 	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, int(info.Attempt), req.After)
 	defer out.Close()
 	stopBeat := a.heartbeat(ctx)
-	resp, err := a.stream(ctx, oreq, out)
+	resp, err = a.stream(ctx, oreq, out)
 	stopBeat()
 	if err != nil {
 		if ctx.Err() != nil {

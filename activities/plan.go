@@ -29,6 +29,8 @@ type PlanRequest struct {
 	Skills []SkillSpec `json:"skills,omitempty"`
 	// MaxSteps bounds the new steps; DefaultMaxPlanSteps when zero.
 	MaxSteps int `json:"max_steps,omitempty"`
+	// Memory offers memory steps: the agent has the user's long-term memory.
+	Memory bool `json:"memory,omitempty"`
 	// Revision is the number the new plan will have.
 	Revision int `json:"revision"`
 	// Done are the steps already finished, with their results; a revision
@@ -67,7 +69,7 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxPlanSteps
 	}
-	schema, err := a.planSchema(req.Tools, req.Skills, maxSteps)
+	schema, err := a.planSchema(req.Tools, req.Skills, maxSteps, req.Memory)
 	if err != nil {
 		return PlanResponse{}, nonRetryable(ErrTypeToolRefused, err)
 	}
@@ -78,6 +80,9 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 	}
 	sys.WriteString(plannerInstructions)
 	sys.WriteString("\n\n" + a.scopeText(req.Tools, req.Skills))
+	if req.Memory {
+		sys.WriteString("\n" + memoryStepText)
+	}
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: sys.String()}}
 	msgs = append(msgs, conversation(req.Messages)...)
 	if req.Previous != nil || len(req.Done) > 0 || req.Feedback != "" {
@@ -124,7 +129,7 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 // planSchema is the JSON schema of a plan for the given scope: each step is
 // one of a tool variant per tool (its target fixed, its arguments the tool's
 // own schema made strict), a skill variant and the completion variant.
-func (a *Activities) planSchema(toolNames []string, skills []SkillSpec, maxSteps int) (json.RawMessage, error) {
+func (a *Activities) planSchema(toolNames []string, skills []SkillSpec, maxSteps int, mem bool) (json.RawMessage, error) {
 	str := map[string]any{"type": "string"}
 	enum := func(v ...string) map[string]any {
 		vals := make([]any, len(v))
@@ -164,6 +169,11 @@ func (a *Activities) planSchema(toolNames []string, skills []SkillSpec, maxSteps
 			"kind": enum(longhaul.StepSkill), "target": enum(ids...), "title": str, "input": str, "success": str,
 		}))
 	}
+	if mem {
+		variants = append(variants, object(map[string]any{
+			"kind": enum(longhaul.StepMemory), "title": str, "input": str, "success": str,
+		}))
+	}
 	variants = append(variants, object(map[string]any{
 		"kind": enum(longhaul.StepCompletion), "title": str, "input": str, "success": str,
 	}))
@@ -173,6 +183,10 @@ func (a *Activities) planSchema(toolNames []string, skills []SkillSpec, maxSteps
 	})
 	return json.Marshal(schema)
 }
+
+// memoryStepText offers the planner memory steps.
+const memoryStepText = `Memory: a "memory" step searches what you remember about this user from earlier conversations ("input": what to look for). Use it when the request depends on the user's preferences, circumstances or something they told you before.
+`
 
 // scopeText describes the tools and skills a plan may use.
 func (a *Activities) scopeText(toolNames []string, skills []SkillSpec) string {
@@ -246,6 +260,8 @@ type PlanCheckRequest struct {
 	MaxSteps int `json:"max_steps,omitempty"`
 	// ModelReview asks for a model's review after the deterministic checks.
 	ModelReview bool `json:"model_review,omitempty"`
+	// Memory allows memory steps.
+	Memory bool `json:"memory,omitempty"`
 }
 
 // PlanCheck is the plan supervisor's verdict.
@@ -334,12 +350,23 @@ func (a *Activities) checkPlan(req PlanCheckRequest) []string {
 			if strings.TrimSpace(s.Input) == "" {
 				add("step %d (skill %s) has no input", n, s.Target)
 			}
+		case longhaul.StepMemory:
+			if !req.Memory {
+				add("step %d searches memory, which this agent does not have", n)
+			}
+			if strings.TrimSpace(s.Input) == "" {
+				add("step %d (memory) has no input: say what to look for", n)
+			}
 		case longhaul.StepCompletion:
 			if i != len(pending)-1 {
 				add("step %d is a completion step but is not the last step; the completion step must come last, once", n)
 			}
 		default:
-			add("step %d has kind %q; use tool, skill or completion", n, s.Kind)
+			kinds := "tool, skill or completion"
+			if req.Memory {
+				kinds = "tool, skill, memory or completion"
+			}
+			add("step %d has kind %q; use %s", n, s.Kind, kinds)
 		}
 	}
 	if len(pending) > 0 && pending[len(pending)-1].Kind != longhaul.StepCompletion {

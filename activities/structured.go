@@ -39,8 +39,9 @@ type structuredCall struct {
 // honours that, parses and validates the answer itself; an invalid answer is
 // sent back once with the problems, and a second invalid answer is an error.
 // It returns the raw JSON object and the usage of all calls made.
-func (a *Activities) structured(ctx context.Context, c structuredCall) (json.RawMessage, longhaul.Usage, error) {
-	var usage longhaul.Usage
+func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.RawMessage, usage longhaul.Usage, err error) {
+	ctx, end := modelSpan(ctx, "structured", c.model)
+	defer func() { end("", usage, err) }()
 	msgs := c.messages
 	defer a.heartbeat(ctx)()
 	for attempt := 1; ; attempt++ {

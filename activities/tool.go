@@ -43,6 +43,12 @@ type ToolRequest struct {
 	// After is the offset of the call's tool_start event: its progress
 	// belongs after it.
 	After int64 `json:"after,omitempty"`
+	// User is the run's user key and Chat its chat id: what the memory
+	// tools are scoped by. The workflow sets them from its input, which the
+	// API built from the authenticated principal; the model's arguments
+	// never carry them.
+	User string `json:"user,omitempty"`
+	Chat string `json:"chat,omitempty"`
 }
 
 // IdempotencyKey is the key a tool call is made with: the run's workflow id
@@ -89,9 +95,16 @@ type ToolResponse struct {
 // failures of the tool itself are retryable, and the workflow feeds the
 // final error back to the model. The idempotency key is the same on every
 // attempt (see IdempotencyKey).
-func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolResponse, error) {
+func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolResponse, err error) {
 	info := activity.GetInfo(ctx)
 	name := req.Call.Name
+	// A name the model made up is no label of its own.
+	label := name
+	if !a.tools.Has(name) {
+		label = "unknown"
+	}
+	ctx, end := toolSpan(ctx, req.Call, label, a.toolTarget(name, req.Call.Arguments))
+	defer func() { end(err) }()
 	allowed, err := a.toolScope(req.Agent, req.Skill)
 	if err != nil {
 		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
@@ -125,6 +138,9 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (ToolRespons
 		ID:             req.Call.ID,
 		IdempotencyKey: IdempotencyKey(info.WorkflowExecution.ID, req.Seq),
 		Arguments:      args,
+		User:           req.User,
+		Chat:           req.Chat,
+		Run:            info.WorkflowExecution.ID,
 		Progress: func(message string, progress float64) {
 			activity.RecordHeartbeat(ctx, progress)
 			a.Bus.ToolStatus(info.WorkflowExecution.ID, req.After, longhaul.ToolStatusData{

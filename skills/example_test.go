@@ -2,6 +2,7 @@ package skills_test
 
 import (
 	"fmt"
+	"strings"
 	"testing/fstest"
 
 	"github.com/longhaul-dev/longhaul/skills"
@@ -9,7 +10,7 @@ import (
 
 // registered stands in for the tool registry.
 func registered(name string) bool {
-	return name == "current_time" || name == "web_fetch" || name == "web_search"
+	return name == "current_time" || name == "web_fetch" || name == "web_search" || strings.HasPrefix(name, "memory_")
 }
 
 func ExampleLoad() {

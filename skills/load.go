@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -212,6 +213,8 @@ type agentFile struct {
 	MaxReplans  *int     `yaml:"max_replans"`
 	ReviewPlan  bool     `yaml:"review_plan"`
 	Temperature *float32 `yaml:"temperature"`
+	Memory      string   `yaml:"memory"`
+	Remember    bool     `yaml:"remember"`
 }
 
 // skillFile is the frontmatter of a skill file.
@@ -542,11 +545,23 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 		MaxReplans:  DefaultMaxReplans,
 		ReviewPlan:  f.ReviewPlan,
 		Temperature: f.Temperature,
+		Memory:      MemoryMode(f.Memory),
+		Remember:    f.Remember,
 		Prompt:      strings.TrimSpace(body),
 		Source:      src,
 	}
 	if a.Mode == "" {
 		a.Mode = ModeChat
+	}
+	if a.Memory == "" {
+		a.Memory = MemoryOff
+	}
+	if a.Memory == MemoryTools || a.Memory == MemoryRecall {
+		// memory: tools and recall give the agent the memory skill (its
+		// tools and its prompt) without listing it.
+		if !slices.Contains(a.Skills, MemorySkill) {
+			a.Skills = append(slices.Clone(a.Skills), MemorySkill)
+		}
 	}
 	if f.MaxReplans != nil {
 		a.MaxReplans = *f.MaxReplans

@@ -89,6 +89,30 @@ func (m Mode) Valid() bool {
 	return m == ModeChat || m == ModeAgentic || m == ModeAuto
 }
 
+// MemoryMode says what an agent does with the user's long-term memory.
+type MemoryMode string
+
+// The memory modes an agent file may declare.
+const (
+	// MemoryOff is the default: no memory tools, no recall.
+	MemoryOff MemoryMode = "off"
+	// MemoryTools gives the agent the memory skill's tools
+	// (memory_search, memory_save, memory_forget).
+	MemoryTools MemoryMode = "tools"
+	// MemoryRecall is MemoryTools, and before the turn's first model call
+	// the memories closest to the user's message are recalled into it.
+	MemoryRecall MemoryMode = "recall"
+)
+
+// Valid reports whether m is one of the memory modes.
+func (m MemoryMode) Valid() bool {
+	return m == MemoryOff || m == MemoryTools || m == MemoryRecall
+}
+
+// MemorySkill is the id of the built-in memory skill, which memory: tools
+// and memory: recall add to an agent.
+const MemorySkill = "memory"
+
 // Agent is one agent file: a model id served by the OpenAI-compatible API.
 type Agent struct {
 	// ID is the model id clients select, e.g. "researcher".
@@ -109,6 +133,11 @@ type Agent struct {
 	ReviewPlan bool
 	// Temperature is the sampling temperature, or nil for the model's default.
 	Temperature *float32
+	// Memory is the agent's memory mode; MemoryOff when the file omits it.
+	Memory MemoryMode
+	// Remember asks for an extraction call after each turn whose facts
+	// about the user are saved to long-term memory.
+	Remember bool
 	// Prompt is the base system prompt: the file's body, trimmed.
 	Prompt string
 	// Source names the file the agent came from, e.g. "builtin/researcher.md".
@@ -198,6 +227,8 @@ var (
 	ErrMissingPrompt = kind("missing prompt")
 	// ErrBadMode marks a mode other than chat, agentic or auto.
 	ErrBadMode = kind("bad mode")
+	// ErrBadMemory marks a memory mode other than off, tools or recall.
+	ErrBadMemory = kind("bad memory mode")
 	// ErrOutOfRange marks max_turns, max_replans or temperature out of range.
 	ErrOutOfRange = kind("value out of range")
 	// ErrBadCommand marks a slash command that is malformed.

@@ -14,7 +14,7 @@ import (
 )
 
 // builtinTools are the tool names the tool registry provides for the built-ins.
-var builtinTools = []string{"current_time", "web_fetch", "web_search"}
+var builtinTools = []string{"current_time", "web_fetch", "web_search", "memory_search", "memory_save", "memory_forget"}
 
 // known returns a knownTool func reporting the given names.
 func known(names ...string) func(string) bool {
@@ -150,6 +150,7 @@ func TestLoadParsesAgentAndSkill(t *testing.T) {
 		ReviewPlan:  true,
 		Temperature: &temp,
 		Prompt:      "You are a careful research assistant.",
+		Memory:      MemoryOff,
 		Source:      "agents/researcher.md",
 	}
 	gotAgent, ok := c.Agent("researcher")
@@ -214,7 +215,7 @@ func TestLoadAppliesAgentDefaults(t *testing.T) {
 	c := mustLoad(t, nil, mapFS(map[string]string{
 		"plain.md": "---\nagent: plain\ndescription: Plain\n---\nBe plain.\n",
 	}))
-	want := &Agent{ID: "plain", Description: "Plain", Mode: ModeChat, MaxReplans: DefaultMaxReplans, Prompt: "Be plain.", Source: "plain.md"}
+	want := &Agent{ID: "plain", Description: "Plain", Mode: ModeChat, MaxReplans: DefaultMaxReplans, Memory: MemoryOff, Prompt: "Be plain.", Source: "plain.md"}
 	got, _ := c.Agent("plain")
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("agent mismatch (-want +got):\n%s", diff)
@@ -342,7 +343,7 @@ func TestBuiltinLoadsAndValidates(t *testing.T) {
 		}
 		gotSkills = append(gotSkills, skillSummary{s.ID, s.Tools})
 	}
-	wantSkills := []skillSummary{{"clock", []string{"current_time"}}, {"web_reading", []string{"web_fetch"}}, {"web_research", []string{"web_search", "web_fetch"}}}
+	wantSkills := []skillSummary{{"clock", []string{"current_time"}}, {"memory", []string{"memory_search", "memory_save", "memory_forget"}}, {"web_reading", []string{"web_fetch"}}, {"web_research", []string{"web_search", "web_fetch"}}}
 	if diff := cmp.Diff(wantSkills, gotSkills); diff != "" {
 		t.Errorf("built-in skills (-want +got):\n%s", diff)
 	}

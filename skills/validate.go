@@ -63,6 +63,9 @@ func (c *Catalog) validate(knownTool func(string) bool, checkRegistry bool) []er
 		if !a.Mode.Valid() {
 			add(a.Source, ErrBadMode, "agent %q has mode %q: use chat, agentic or auto", a.ID, a.Mode)
 		}
+		if !a.Memory.Valid() {
+			add(a.Source, ErrBadMemory, "agent %q has memory %q: use off, tools or recall", a.ID, a.Memory)
+		}
 		if a.MaxTurns < 0 || a.MaxTurns > MaxTurnsLimit {
 			add(a.Source, ErrOutOfRange, "max_turns must be between 1 and %d, got %d", MaxTurnsLimit, a.MaxTurns)
 		}

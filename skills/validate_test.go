@@ -387,21 +387,6 @@ func TestParseTemplate(t *testing.T) {
 }
 
 func TestSplitURLTemplate(t *testing.T) {
-	// join writes parts back in a readable form.
-	join := func(parts []TemplatePart) string {
-		var b strings.Builder
-		for _, p := range parts {
-			switch p.Kind {
-			case TemplateEnv:
-				b.WriteString("${" + p.Text + "}")
-			case TemplateArg:
-				b.WriteString("{" + p.Text + "}")
-			default:
-				b.WriteString(p.Text)
-			}
-		}
-		return b.String()
-	}
 	tests := []struct {
 		in, origin, rest string
 		wantErr          bool
@@ -430,7 +415,7 @@ func TestSplitURLTemplate(t *testing.T) {
 			t.Errorf("SplitURLTemplate(%q): %v", tt.in, err)
 			continue
 		}
-		if o, r := join(origin), join(rest); o != tt.origin || r != tt.rest {
+		if o, r := render(origin), render(rest); o != tt.origin || r != tt.rest {
 			t.Errorf("SplitURLTemplate(%q) = %q + %q, want %q + %q", tt.in, o, r, tt.origin, tt.rest)
 		}
 	}

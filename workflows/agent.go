@@ -58,6 +58,11 @@ type run struct {
 	// partial is the text the answer's model call had when the run's
 	// cancellation stopped it, so a cancelled run keeps what it had streamed.
 	partial string
+	// answered is what the run's own tool loop added to the conversation,
+	// unbounded: what the conversation store records of a chat turn.
+	answered []longhaul.Message
+	// recorded is how many of the turn's messages earlier executions stored.
+	recorded int
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
@@ -80,6 +85,17 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	if workflow.IsContinueAsNewError(err) {
 		return AgentResult{}, err
 	}
+	if err == nil && r.keepsConversation(ctx) {
+		// Before done: the chat's next request may come as soon as it.
+		msgs := r.answered
+		if msgs == nil {
+			msgs = res.Messages
+		}
+		r.recordTurn(ctx, msgs, StatusCompleted, true)
+	}
+	if err == nil {
+		r.remember(ctx, res.Content)
+	}
 	now := workflow.Now(ctx)
 	if r.usage.TotalTokens > 0 {
 		r.log.emit(now, longhaul.EventUsage, r.usage)
@@ -99,6 +115,8 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	}
 	r.state.Status = status
 	r.state.Result = res.Content
+	// Through Temporal's handler, which records nothing while replaying.
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"agent": r.in.Agent, "outcome": status}).Counter(MetricRuns).Inc(1)
 	r.log.emit(now, longhaul.EventDone, longhaul.DoneData{Status: status, FinishReason: res.FinishReason})
 	// Cancellation must not stop the last bookkeeping.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -150,6 +168,9 @@ func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
 		return r.resume(ctx, cp)
 	}
 	r.model = r.spec.Model
+	if err := r.restoreConversation(ctx); err != nil {
+		return AgentResult{}, err
+	}
 	return r.dispatch(ctx)
 }
 
@@ -225,8 +246,20 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 		// Only a run's own loop continues as new; a plan step's loop is
 		// one step, and the plan continues between steps.
 		if turn > first && l.stepID == "" && r.shouldContinue(ctx) {
+			// The next execution starts without what this one added: a
+			// chat turn stores it now.
+			stored := len(added) > 0 && r.keepsConversation(ctx)
+			if stored {
+				r.recordTurn(ctx, added, StatusRunning, false)
+				r.recorded += len(added)
+			}
 			if err := r.continueAsNew(ctx, l.state(turn, ref, conv)); err != nil {
 				return AgentResult{Messages: added, Model: r.model}, err
+			}
+			if stored {
+				// The run stays in this execution and records them again
+				// at its end, under the same numbers.
+				r.recorded -= len(added)
 			}
 		}
 		model := l.model
@@ -277,6 +310,9 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 			reason := "stop"
 			if last || resp.FinishReason == "length" {
 				reason = "length"
+			}
+			if l.stepID == "" {
+				r.answered = added
 			}
 			return AgentResult{Content: msg.Content, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
 		}
@@ -387,7 +423,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 	for i, c := range calls {
 		target := targets[c.ID]
 		r.toolSeq++
-		req := activities.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq}
+		req := activities.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq, User: r.in.User.Key(), Chat: r.in.ChatID}
 		if r.needsApproval(c.Name) {
 			ok, msg, err := r.approve(ctx, c, req.Seq, target)
 			if err != nil {

@@ -383,7 +383,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		askTools("", usage(10, 2), call),
 		answer("It is Thursday.", usage(20, 4)),
 	).Twice()
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1}).
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1, User: "u1"}).
 		Return(activities.ToolResponse{Content: "2025-01-02T04:04:05+01:00 Thursday"}, nil).Once()
 	h.run(input(hi...))
 

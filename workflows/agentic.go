@@ -39,6 +39,9 @@ func (r *run) dispatch(ctx workflow.Context) (AgentResult, error) {
 		r.state.Mode, r.state.Dispatch = ModeTask, "a client's background request"
 		return r.background(ctx)
 	}
+	if err := r.recall(ctx); err != nil {
+		return AgentResult{Model: r.model}, err
+	}
 	if skill, rest, ok := r.slashCommand(); ok {
 		return r.runCommand(ctx, skill, rest)
 	}
@@ -204,7 +207,7 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 		req := activities.PlanRequest{
 			Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages,
 			Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps,
-			Revision: rev, Feedback: feedback,
+			Revision: rev, Feedback: feedback, Memory: r.spec.Memory != "",
 		}
 		var kept []longhaul.PlanStep
 		if cur != nil {
@@ -239,6 +242,7 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 			err := workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("review plan v%d", rev)), a.SupervisePlan, activities.PlanCheckRequest{
 				Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Plan: plan,
 				Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps, ModelReview: r.spec.ReviewPlan,
+				Memory: r.spec.Memory != "",
 			}).Get(ctx, &check)
 			r.addUsage(fmt.Sprintf("review-plan-v%d", rev), check.Usage)
 			if err != nil {
@@ -294,7 +298,8 @@ func planningMessage(rev int) string {
 }
 
 // runStep carries out step i of the current plan: a tool step is one tool
-// activity; a skill step is the skill's own tool loop, limited to its tools.
+// activity; a skill step is the skill's own tool loop, limited to its tools;
+// a memory step is a search of the user's memory.
 func (r *run) runStep(ctx workflow.Context, i int) error {
 	p := r.current()
 	step := &p.Steps[i]
@@ -336,6 +341,12 @@ func (r *run) runStep(ctx workflow.Context, i int) error {
 			result, failed = "error: "+errorMessage(err), true
 		}
 		r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, StepID: step.ID, Message: "finished"})
+	case longhaul.StepMemory:
+		var err error
+		result, failed, err = r.memoryStep(ctx, step, label)
+		if err != nil {
+			return err
+		}
 	}
 	r.finishStep(ctx, step, result, failed)
 	return nil

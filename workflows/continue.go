@@ -47,6 +47,9 @@ type Checkpoint struct {
 	StepSeq int            `json:"step_seq,omitempty"`
 	// ToolSeq is the last tool call's sequence number.
 	ToolSeq int64 `json:"tool_seq,omitempty"`
+	// Recorded is how many of a chat turn's messages are already in the
+	// conversation store.
+	Recorded int `json:"recorded,omitempty"`
 	// Offset is the offset of the run's last event so far; Archives hold
 	// every event up to it.
 	Offset   int64                     `json:"offset"`
@@ -150,7 +153,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 	state.Continued++
 	next := r.in
 	next.Resume = &Checkpoint{
-		State: state, Usage: r.usage, Model: r.model, StepSeq: r.stepSeq, ToolSeq: r.toolSeq,
+		State: state, Usage: r.usage, Model: r.model, StepSeq: r.stepSeq, ToolSeq: r.toolSeq, Recorded: r.recorded,
 		Offset: r.log.last, Archives: r.log.archives, Loop: lp,
 	}
 	return workflow.NewContinueAsNewError(ctx, AgentWorkflowName, next)
@@ -175,6 +178,7 @@ func (r *run) restore(cp *Checkpoint) {
 	r.usage = cp.Usage
 	r.model = cp.Model
 	r.stepSeq, r.toolSeq = cp.StepSeq, cp.ToolSeq
+	r.recorded = cp.Recorded
 	r.log.restore(cp.Offset, cp.Archives)
 }
 

@@ -89,6 +89,16 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 	}
 }
 
+// MetricRuns counts finished runs by agent and outcome (completed, failed,
+// cancelled); Prometheus calls it longhaul_runs_total. A run that
+// continues as new is counted once, when it finishes.
+const MetricRuns = "longhaul_runs"
+
+// MetricHelp describes the workflows' series for Prometheus.
+var MetricHelp = map[string]string{
+	MetricRuns: "Finished runs, by agent and outcome (completed, failed, cancelled).",
+}
+
 // ErrTypeBadInput is the error type of a run whose input cannot run.
 const ErrTypeBadInput = "BadInput"
 

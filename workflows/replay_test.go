@@ -264,3 +264,20 @@ func checkScheduledThenCompleted(t *testing.T, h *historypb.History, want []stri
 		t.Error("history does not end with the run's completion")
 	}
 }
+
+// checkMarkers asserts that each of want (a version change id, a local
+// activity's type) appears in a marker of h.
+func checkMarkers(t *testing.T, h *historypb.History, want ...string) {
+	t.Helper()
+	var markers strings.Builder
+	for _, e := range h.GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_MARKER_RECORDED {
+			markers.WriteString(e.String())
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(markers.String(), w) {
+			t.Errorf("no marker of %s in the history", w)
+		}
+	}
+}

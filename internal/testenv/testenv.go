@@ -20,14 +20,17 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
+	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
+	"github.com/longhaul-dev/longhaul/internal/tracing"
 	"github.com/longhaul-dev/longhaul/skills"
 	lhworker "github.com/longhaul-dev/longhaul/worker"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 )
 
@@ -67,6 +70,15 @@ type Options struct {
 	// NATSURL makes the stack use that NATS server (an external one)
 	// instead of starting an embedded one.
 	NATSURL string
+	// Tracing gives the client (and so the worker) Temporal's
+	// OpenTelemetry interceptor on the global tracer provider.
+	Tracing bool
+	// Memory turns long-term memory on: a store on the env's SQLite file,
+	// embeddings from the scripted model's /v1/embeddings, and
+	// MemoryThreshold (0: memory.DefaultThreshold) and MemoryK.
+	Memory          bool
+	MemoryThreshold float64
+	MemoryK         int
 }
 
 // Env is a running stack.
@@ -78,7 +90,9 @@ type Env struct {
 	Catalog *skills.Catalog
 	Tools   *tools.Registry
 	// Blobs is the claim-check store (SQLite in the test's directory).
-	Blobs  store.Store
+	Blobs store.Store
+	// Memory is long-term memory when Options.Memory asked for it.
+	Memory *memory.Service
 	API    *api.Server
 	URL    string // the API's base URL, e.g. http://127.0.0.1:1234
 	log    *slog.Logger
@@ -118,14 +132,36 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	e.Server = srv
 	t.Cleanup(srv.Stop)
-	c, err := client.DialContext(ctx, client.Options{HostPort: srv.FrontendAddr(), Logger: quiet{}})
+	copts := client.Options{HostPort: srv.FrontendAddr(), Logger: quiet{}}
+	if opts.Tracing {
+		tracer, err := tracing.Interceptor()
+		if err != nil {
+			t.Fatal(err)
+		}
+		copts.Interceptors = []interceptor.ClientInterceptor{tracer}
+	}
+	c, err := client.DialContext(ctx, copts)
 	if err != nil {
 		t.Fatalf("testenv: dial: %v", err)
 	}
 	e.Client = c
 	t.Cleanup(c.Close)
 
-	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools}
+	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "longhaul.db")
+	if opts.Memory {
+		ms, err := memory.Open(ctx, dbURL)
+		if err != nil {
+			t.Fatalf("testenv: memory: %v", err)
+		}
+		t.Cleanup(func() { _ = ms.Close() })
+		threshold := opts.MemoryThreshold
+		if threshold == 0 {
+			threshold = memory.DefaultThreshold
+		}
+		e.Memory = &memory.Service{Store: ms, Embedder: memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil),
+			K: opts.MemoryK, Threshold: threshold}
+	}
+	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory}
 	if opts.Env != nil {
 		topts.LookupEnv = func(k string) (string, bool) { v, ok := opts.Env[k]; return v, ok }
 	}
@@ -143,7 +179,7 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	t.Cleanup(func() { _ = set.Close() })
 	e.Tools = set.Registry
-	e.Blobs, err = store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "longhaul.db"))
+	e.Blobs, err = store.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatalf("testenv: store: %v", err)
 	}
@@ -160,6 +196,10 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg := opts.API
 	cfg.TaskQueue = TaskQueue
 	cfg.Blobs = e.Blobs
+	cfg.Memory = e.Memory
+	if e.Memory != nil {
+		cfg.Forget = e.Memory.Store
+	}
 	cfg.Namespace = "default"
 	if cfg.ModelTimeout == 0 {
 		cfg.ModelTimeout = 30 * time.Second
@@ -302,6 +342,7 @@ func (e *Env) Activities() *activities.Activities {
 	a.Bus = e.Bus("testenv worker")
 	a.HeartbeatInterval = 200 * time.Millisecond
 	a.Blobs = e.Blobs
+	a.Memory = e.Memory
 	a.Runs = e.Client
 	a.Updates = e.Client
 	if e.opts.MaxToolOutput > 0 {
@@ -326,6 +367,23 @@ func (e *Env) StartWorker() {
 	e.worker = w
 	e.mu.Unlock()
 	e.T.Cleanup(e.StopWorker)
+}
+
+// StartVersionedWorker starts one more worker, beside the env's own (if
+// any), polling as the deployment version v, as a `longhaul worker` of that
+// build would; it does not make v current (see lhworker.Promote). Stop
+// stops it as a crash or a deploy would; t.Cleanup does too.
+func (e *Env) StartVersionedWorker(v lhworker.Versioning) sdkworker.Worker {
+	e.T.Helper()
+	o := lhworker.Options(0)
+	v.Apply(&o)
+	w := sdkworker.New(e.Client, TaskQueue, o)
+	lhworker.Register(w, e.Activities())
+	if err := w.Start(); err != nil {
+		e.T.Fatalf("testenv: start worker %s: %v", v, err)
+	}
+	e.T.Cleanup(w.Stop)
+	return w
 }
 
 // StopWorker stops the running worker, as a crash or a deploy would.

@@ -67,6 +67,14 @@ type Call struct {
 	IdempotencyKey string
 	// Arguments is the JSON arguments object the model sent.
 	Arguments json.RawMessage
+	// User is the key of the user the run acts for, and Chat the run's
+	// chat id (empty outside a chat): set by the engine from the run,
+	// never from the model's arguments. Tools that keep data per user (the
+	// memory tools) scope it by them.
+	User string
+	Chat string
+	// Run is the run's workflow id.
+	Run string
 	// Progress, when not nil, receives human-readable progress and a
 	// fraction between 0 and 1. It must be cheap to call.
 	Progress func(message string, progress float64)

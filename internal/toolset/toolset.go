@@ -1,5 +1,6 @@
 // Package toolset assembles a worker's tools from the settings and the agent
 // catalog: the built-in tools, web_search when a search endpoint is set, the
+// memory tools when memory is on, the
 // HTTP tools skill files declare, and the tools of the configured MCP
 // servers. It exists so that the commands and the test environment build the
 // same registry the same way, and so that the agent files are checked against
@@ -11,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/longhaul-dev/longhaul/internal/mcp"
+	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/skills"
 )
@@ -33,6 +36,9 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// Extra are more tools (tests' probes).
 	Extra []tools.Tool
+	// Memory, when set (LONGHAUL_EMBED_MODEL), adds the memory tools;
+	// nil leaves them out, and the agents that name them run without.
+	Memory *memory.Service
 }
 
 // Known returns the function the catalog's validation uses to tell whether
@@ -42,6 +48,9 @@ type Options struct {
 // ("<server>__<tool>"; its tools are only known once it answers).
 func Known(opts Options) func(string) bool {
 	builtin := map[string]bool{tools.CurrentTimeName: true, tools.WebFetchName: true, tools.WebSearchName: true}
+	for _, n := range memory.ToolNames {
+		builtin[n] = true
+	}
 	for _, t := range opts.Extra {
 		builtin[t.Name()] = true
 	}
@@ -81,6 +90,9 @@ func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Log
 			return nil, fmt.Errorf("http tool %q of skill %s: %w", h.Name, h.Skill, err)
 		}
 		list = append(list, t)
+	}
+	if opts.Memory != nil {
+		list = append(list, memory.Tools(opts.Memory)...)
 	}
 	list = append(list, opts.Extra...)
 	reg, err := tools.NewRegistry(list...)
@@ -150,6 +162,9 @@ func withoutTools(cat *skills.Catalog, reg *tools.Registry) []missingTools {
 		for _, n := range names {
 			if n == tools.WebSearchName {
 				why = "LONGHAUL_SEARCH_URL is not set (web_search) or their MCP server has not answered yet"
+			}
+			if slices.Contains(memory.ToolNames, n) {
+				why = "LONGHAUL_EMBED_MODEL is not set, so memory is off (memory_*)"
 			}
 		}
 		out = append(out, missingTools{agent: a.ID, tools: names, why: why})

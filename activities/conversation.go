@@ -1,0 +1,401 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"go.temporal.io/sdk/activity"
+)
+
+// Open WebUI sends a chat's earlier answers back as plain text: the model
+// of the next turn would no longer know which tools it called, with which
+// arguments, or what came back. So every finished chat turn stores its real
+// timeline (RecordTurn), and the next turn of the chat, before its first
+// model call, puts it back where the client's history has the answer's text
+// (RestoreConversation).
+
+// DefaultRestoreChars bounds the characters of restored tool results when
+// Activities.RestoreChars is zero.
+const DefaultRestoreChars = 32000
+
+// TimelineMessage is one stored message of a chat turn: the message as the
+// model saw it, and for a tool result what became of the call.
+type TimelineMessage struct {
+	Role       longhaul.Role       `json:"role"`
+	Content    string              `json:"content,omitempty"`
+	Name       string              `json:"name,omitempty"`
+	ToolCalls  []longhaul.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string              `json:"tool_call_id,omitempty"`
+	// Ref names the whole tool result in the blob store when Content is
+	// an excerpt of it.
+	Ref       string `json:"ref,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Error     bool   `json:"error,omitempty"`
+	// Status is the call's durable events, in order: started, waiting for
+	// approval, approved or denied, finished or failed.
+	Status []CallStatus `json:"status,omitempty"`
+}
+
+// CallStatus is one event of a tool call's life.
+type CallStatus struct {
+	// Type is the event type: tool_start, approval_required, approval,
+	// tool_output.
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	// Detail is the approval's decision, or "error" for a failed call.
+	Detail string `json:"detail,omitempty"`
+}
+
+// RecordTurnRequest is a finished chat turn to store.
+type RecordTurnRequest struct {
+	User   string `json:"user"`
+	ChatID string `json:"chat_id"`
+	Turn   int    `json:"turn"`
+	Agent  string `json:"agent"`
+	Status string `json:"status"`
+	// Title is the start of the turn's user message (Title), which titles
+	// the chat.
+	Title string `json:"title,omitempty"`
+	// Messages are what the run added to the conversation: assistant
+	// messages with their tool calls, tool results, the final answer.
+	Messages []longhaul.Message `json:"messages"`
+	// FirstSeq numbers Messages[0] among the turn's messages: a turn that
+	// continued as new stores its messages in parts.
+	FirstSeq int `json:"first_seq,omitempty"`
+	// Calls is what became of these messages' tool calls, by call id
+	// (CallRecords of the run's tool events).
+	Calls      map[string]CallRecord `json:"calls,omitempty"`
+	Usage      longhaul.Usage        `json:"usage"`
+	StartedAt  time.Time             `json:"started_at"`
+	FinishedAt time.Time             `json:"finished_at"`
+	// VisibleKey and AnswerKey are the MatchKey of every assistant text
+	// the client was shown, in order, joined by newlines, and of the final
+	// answer: what later requests are matched against. A part of a turn
+	// that continued as new has neither.
+	VisibleKey string `json:"visible_key,omitempty"`
+	AnswerKey  string `json:"answer_key,omitempty"`
+}
+
+// RecordTurn stores a chat turn's timeline, keyed by the run (the workflow
+// id) and each message's number, so a retry stores nothing twice. A worker
+// without a store records nothing.
+func (a *Activities) RecordTurn(ctx context.Context, req RecordTurnRequest) error {
+	if a.Blobs == nil || req.ChatID == "" {
+		return nil
+	}
+	return a.recordTurn(ctx, activity.GetInfo(ctx).WorkflowExecution.ID, req)
+}
+
+func (a *Activities) recordTurn(ctx context.Context, run string, req RecordTurnRequest) error {
+	t := store.Turn{
+		User: req.User, Chat: req.ChatID, Run: run, Turn: req.Turn, Agent: req.Agent, Status: req.Status,
+		AnswerKey: req.AnswerKey, VisibleKey: req.VisibleKey,
+		Title:        req.Title,
+		PromptTokens: int64(req.Usage.PromptTokens), CompletionTokens: int64(req.Usage.CompletionTokens),
+		TotalTokens: int64(req.Usage.TotalTokens),
+		StartedAt:   req.StartedAt, FinishedAt: req.FinishedAt,
+	}
+	for i, m := range req.Messages {
+		tm := TimelineMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+		if c, ok := req.Calls[m.ToolCallID]; ok && m.Role == longhaul.RoleTool {
+			tm.Ref, tm.Truncated, tm.Error, tm.Status = c.Ref, c.Truncated, c.Error, c.Status
+		}
+		b, err := json.Marshal(tm)
+		if err != nil {
+			return nonRetryable(ErrTypeModelRejected, fmt.Errorf("encode message %d: %w", i, err))
+		}
+		t.Messages = append(t.Messages, store.TurnMessage{Seq: req.FirstSeq + i, Data: b})
+	}
+	if err := a.Blobs.PutTurn(ctx, t); err != nil {
+		return fmt.Errorf("record turn %d of the chat: %w", req.Turn, err)
+	}
+	return nil
+}
+
+// CallRecord is what became of one tool call: its result's reference and
+// flags, and its events.
+type CallRecord struct {
+	Ref       string       `json:"ref,omitempty"`
+	Truncated bool         `json:"truncated,omitempty"`
+	Error     bool         `json:"error,omitempty"`
+	Status    []CallStatus `json:"status,omitempty"`
+}
+
+// CallRecords groups tool events (tool_start, approval_required, approval,
+// tool_output) by call: what a RecordTurnRequest carries of them instead
+// of the events, whose arguments and outputs the messages already hold.
+func CallRecords(events []longhaul.Event) map[string]CallRecord {
+	out := map[string]CallRecord{}
+	for _, e := range events {
+		var d struct {
+			ToolCallID string `json:"tool_call_id"`
+			Decision   string `json:"decision"`
+			Error      bool   `json:"error"`
+			Truncated  bool   `json:"truncated"`
+			Ref        string `json:"ref"`
+		}
+		if e.Decode(&d) != nil || d.ToolCallID == "" {
+			continue
+		}
+		c := out[d.ToolCallID]
+		s := CallStatus{Type: string(e.Type), Time: e.Time, Detail: d.Decision}
+		if e.Type == longhaul.EventToolOutput {
+			c.Ref, c.Truncated, c.Error = d.Ref, d.Truncated, d.Error
+			if d.Error {
+				s.Detail = "error"
+			}
+		}
+		c.Status = append(c.Status, s)
+		out[d.ToolCallID] = c
+	}
+	return out
+}
+
+// titleRunes bounds a chat's title.
+const titleRunes = 80
+
+// Title is the start of a user message, whitespace normalised, that titles
+// its turn and chat.
+func Title(q string) string {
+	s := strings.Join(strings.Fields(q), " ")
+	if r := []rune(s); len(r) > titleRunes {
+		s = string(r[:titleRunes]) + "…"
+	}
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "")
+}
+
+// MatchKey is what an answer is recognised by in a later request's history:
+// its text without tool cards, whitespace normalised, hashed. Empty text has
+// no key.
+func MatchKey(text string) string {
+	s := strings.Join(strings.Fields(longhaul.StripToolCards(text)), " ")
+	if s == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// RestoreRequest is a chat turn's history as the client sent it.
+type RestoreRequest struct {
+	User     string             `json:"user"`
+	ChatID   string             `json:"chat_id"`
+	Messages []longhaul.Message `json:"messages"`
+}
+
+// RestoreResult is the history the model should see instead.
+type RestoreResult struct {
+	// Turns is how many earlier answers were replaced by their stored
+	// timelines.
+	Turns int `json:"turns"`
+	// Replaced holds those timelines, by the index of the message each
+	// replaces: only what restoring adds, so the history the workflow
+	// already holds is not written into its history a second time.
+	Replaced []Replacement `json:"replaced,omitempty"`
+	// Messages is the whole new history as the first runs that restored
+	// turns received it; Apply still reads it from their histories.
+	Messages []longhaul.Message `json:"messages,omitempty"`
+	// Cut is how many older tool results were shortened to fit the budget.
+	Cut int `json:"cut,omitempty"`
+}
+
+// Replacement is a stored turn's timeline, standing in for the answer at
+// Index of the history.
+type Replacement struct {
+	Index    int                `json:"index"`
+	Messages []longhaul.Message `json:"messages"`
+}
+
+// Apply returns msgs with the restored timelines in place of the answers
+// they replace (msgs itself when nothing was restored).
+func (r RestoreResult) Apply(msgs []longhaul.Message) []longhaul.Message {
+	if r.Messages != nil {
+		return r.Messages
+	}
+	if len(r.Replaced) == 0 {
+		return msgs
+	}
+	out := make([]longhaul.Message, 0, len(msgs))
+	next := 0
+	for i, m := range msgs {
+		if next < len(r.Replaced) && r.Replaced[next].Index == i {
+			out = append(out, r.Replaced[next].Messages...)
+			next++
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// RestoreConversation replaces each assistant message of the history that
+// matches a stored turn of the chat (its final answer, or all it showed,
+// cards stripped and whitespace normalised) by that turn's timeline: the
+// assistant messages with their tool calls, the tool results, the final
+// answer. A message that matches nothing (the user edited it) stays as
+// sent. Restored tool results share the budget of RestoreChars: the newest
+// turn's are kept whole, older ones are cut, oldest first, and the cut says
+// so. A worker without a store restores nothing.
+func (a *Activities) RestoreConversation(ctx context.Context, req RestoreRequest) (RestoreResult, error) {
+	if a.Blobs == nil || req.ChatID == "" {
+		return RestoreResult{}, nil
+	}
+	turns, err := a.Blobs.Turns(ctx, req.User, req.ChatID, store.TurnQuery{})
+	if err != nil {
+		return RestoreResult{}, fmt.Errorf("read the chat's turns: %w", err)
+	}
+	matched := matchTurns(req.Messages, turns)
+	if len(matched) == 0 {
+		return RestoreResult{}, nil
+	}
+	runs := make([]string, 0, len(matched))
+	for _, run := range matched {
+		runs = append(runs, run)
+	}
+	stored, err := a.Blobs.Turns(ctx, req.User, req.ChatID, store.TurnQuery{Runs: runs, Messages: true})
+	if err != nil {
+		return RestoreResult{}, fmt.Errorf("read the chat's turns: %w", err)
+	}
+	timelines := map[string][]TimelineMessage{}
+	for _, t := range stored {
+		tl, err := decodeTimeline(t.Messages)
+		if err != nil {
+			a.log.Warn("a stored chat turn is damaged; its answer stays as the client sent it", "run", t.Run, "error", err)
+			continue
+		}
+		if hasToolCalls(tl) {
+			timelines[t.Run] = tl
+		}
+	}
+	budget := a.RestoreChars
+	if budget <= 0 {
+		budget = DefaultRestoreChars
+	}
+	return restore(req.Messages, matched, timelines, budget), nil
+}
+
+// matchTurns finds, for each assistant message of the history, the stored
+// turn whose answer it is: by index in msgs, the run. Each turn answers one
+// message at most; among turns with the same text the oldest unused one is
+// taken.
+func matchTurns(msgs []longhaul.Message, turns []store.Turn) map[int]string {
+	byKey := map[string][]string{}
+	for _, t := range turns {
+		for _, k := range []string{t.VisibleKey, t.AnswerKey} {
+			if k != "" {
+				byKey[k] = append(byKey[k], t.Run)
+			}
+		}
+	}
+	used := map[string]bool{}
+	out := map[int]string{}
+	for i, m := range msgs {
+		// A message that already carries tool calls is a client's own tool
+		// exchange.
+		if m.Role != longhaul.RoleAssistant || len(m.ToolCalls) > 0 {
+			continue
+		}
+		for _, run := range byKey[MatchKey(m.Content)] {
+			if !used[run] {
+				used[run] = true
+				out[i] = run
+				break
+			}
+		}
+	}
+	return out
+}
+
+func decodeTimeline(msgs []store.TurnMessage) ([]TimelineMessage, error) {
+	out := make([]TimelineMessage, 0, len(msgs))
+	for i, m := range msgs {
+		if m.Seq != i {
+			return nil, fmt.Errorf("message %d is missing", i)
+		}
+		var tm TimelineMessage
+		if err := json.Unmarshal(m.Data, &tm); err != nil {
+			return nil, fmt.Errorf("message %d: %w", m.Seq, err)
+		}
+		out = append(out, tm)
+	}
+	if len(out) == 0 || out[len(out)-1].Role != longhaul.RoleAssistant {
+		return nil, errors.New("the turn has no final answer")
+	}
+	return out, nil
+}
+
+func hasToolCalls(tl []TimelineMessage) bool {
+	for _, m := range tl {
+		if len(m.ToolCalls) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// restore builds the history with the matched answers replaced by their
+// timelines, and bounds the restored tool results.
+func restore(msgs []longhaul.Message, matched map[int]string, timelines map[string][]TimelineMessage, budget int) RestoreResult {
+	type result struct {
+		rep, msg int // the replacement, the message in it
+		ref      string
+	}
+	var res RestoreResult
+	var results []result
+	for i := range msgs {
+		tl, ok := timelines[matched[i]]
+		if !ok {
+			continue
+		}
+		rep := Replacement{Index: i}
+		for _, tm := range tl {
+			if tm.Role == longhaul.RoleTool {
+				results = append(results, result{rep: len(res.Replaced), msg: len(rep.Messages), ref: tm.Ref})
+			}
+			rep.Messages = append(rep.Messages, longhaul.Message{Role: tm.Role, Content: tm.Content, Name: tm.Name, ToolCalls: tm.ToolCalls, ToolCallID: tm.ToolCallID})
+		}
+		res.Replaced = append(res.Replaced, rep)
+	}
+	res.Turns = len(res.Replaced)
+	if res.Turns == 0 {
+		return RestoreResult{}
+	}
+	left := budget
+	for j := len(results) - 1; j >= 0; j-- {
+		r := results[j]
+		m := &res.Replaced[r.rep].Messages[r.msg]
+		size := utf8.RuneCountInString(m.Content)
+		if r.rep == res.Turns-1 || size <= left {
+			// The newest turn's results are kept whole.
+			left = max(left-size, 0)
+			continue
+		}
+		m.Content = cutResult(m.Content, left, size, r.ref)
+		left = 0
+		res.Cut++
+	}
+	return res
+}
+
+// cutResult keeps the first keep runes of an older tool result and says
+// what happened to the rest.
+func cutResult(content string, keep, size int, ref string) string {
+	note := fmt.Sprintf("[Longhaul left out %d of the %d characters of this earlier tool result to keep the restored conversation within its budget (LONGHAUL_RESTORE_CHARS)", size-keep, size)
+	if ref != "" {
+		note += "; the whole result is stored as " + ref
+	}
+	note += ".]"
+	if keep <= 0 {
+		return note
+	}
+	return string([]rune(content)[:keep]) + "\n" + note
+}

@@ -1,0 +1,171 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/memory"
+	"github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// ErrTypeMemoryOff is the error type of a memory activity on a worker
+// without memory (LONGHAUL_EMBED_MODEL unset).
+const ErrTypeMemoryOff = "MemoryOff"
+
+// ErrTypeMemoryInvalid is the error type of a memory activity asked what
+// the store refuses (no user, a fact too long), which no retry fixes.
+const ErrTypeMemoryInvalid = "MemoryInvalid"
+
+// memoryOff is the failure of a memory activity on a worker without memory.
+func (a *Activities) memoryOff() error {
+	if a.Memory != nil {
+		return nil
+	}
+	return nonRetryable(ErrTypeMemoryOff, errors.New("memory is off on this worker (LONGHAUL_EMBED_MODEL)"))
+}
+
+// MaxExtractedFacts bounds the facts one turn's extraction saves.
+const MaxExtractedFacts = 8
+
+// RecallRequest asks for the user's memories closest to Query.
+type RecallRequest struct {
+	User  string `json:"user"`
+	Query string `json:"query"`
+	// All returns the closest memories whatever their score (a plan's
+	// memory step, which the step review judges); otherwise only those at
+	// or above the recall threshold.
+	All bool `json:"all,omitempty"`
+}
+
+// RecallResponse lists the memories found, most similar first.
+type RecallResponse struct {
+	Memories []longhaul.MemoryItem `json:"memories"`
+}
+
+// RecallMemories embeds the query and searches the user's memories: the
+// top K (LONGHAUL_MEMORY_K) at or above LONGHAUL_MEMORY_THRESHOLD.
+func (a *Activities) RecallMemories(ctx context.Context, req RecallRequest) (RecallResponse, error) {
+	if err := a.memoryOff(); err != nil {
+		return RecallResponse{}, err
+	}
+	if strings.TrimSpace(req.Query) == "" || req.User == "" {
+		return RecallResponse{Memories: []longhaul.MemoryItem{}}, nil
+	}
+	var found []memory.Memory
+	var err error
+	if req.All {
+		found, err = a.Memory.Search(ctx, req.User, req.Query, 0)
+	} else {
+		found, err = a.Memory.Recall(ctx, req.User, req.Query)
+	}
+	if err != nil {
+		return RecallResponse{}, a.memoryError(ctx, err)
+	}
+	out := RecallResponse{Memories: []longhaul.MemoryItem{}}
+	for _, m := range found {
+		out.Memories = append(out.Memories, longhaul.MemoryItem{ID: m.ID, Text: m.Text, Score: m.Score})
+	}
+	return out, nil
+}
+
+// memoryError classifies a memory failure: the embedder's like a model
+// call's (its 4xx fail at once), invalid input at once, the rest retries.
+func (a *Activities) memoryError(ctx context.Context, err error) error {
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr), errors.As(err, &reqErr):
+		return classifyModelError(ctx, err)
+	case memory.IsInvalid(err):
+		return nonRetryable(ErrTypeMemoryInvalid, err)
+	}
+	return err
+}
+
+// ExtractRequest asks for the lasting facts about the user in a turn.
+type ExtractRequest struct {
+	Agent string `json:"agent"`
+	Model string `json:"model,omitempty"`
+	// Messages are the turn: the user's message and the answer (earlier
+	// turns may come first, for context).
+	Messages []longhaul.Message `json:"messages"`
+}
+
+// ExtractResponse lists the facts found, each one sentence.
+type ExtractResponse struct {
+	Facts []string       `json:"facts"`
+	Usage longhaul.Usage `json:"usage"`
+}
+
+const extractInstructions = `You maintain a long-term memory of the user. From the conversation below, extract the lasting facts the user stated about themselves in their latest message: preferences, personal details, their work, plans, people and things they care about, and anything they asked to be remembered. Write each fact as one short, self-contained sentence in the third person ("The user is vegetarian."). Leave out what the assistant said, questions, passing requests, what is only true of this conversation, and secrets such as passwords or keys. Answer {"facts": []} when there is nothing lasting to remember.`
+
+var extractSchema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"facts":{"type":"array","maxItems":%d,"items":{"type":"string"}}},"required":["facts"],"additionalProperties":false}`, MaxExtractedFacts))
+
+// ExtractMemories is the extraction call of remember: true: structured
+// output {facts: [...]} over the turn, through the planner's mechanism
+// (json_schema, parsed and checked, asked once to fix invalid JSON).
+func (a *Activities) ExtractMemories(ctx context.Context, req ExtractRequest) (ExtractResponse, error) {
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: extractInstructions}}
+	msgs = append(msgs, conversation(lastTurns(req.Messages, 4))...)
+	zero := float32(0)
+	raw, usage, err := a.structured(ctx, structuredCall{
+		model: a.model(req.Model), messages: msgs, name: "memory_facts", schema: extractSchema, temperature: &zero,
+	})
+	if err != nil {
+		return ExtractResponse{Usage: usage}, err
+	}
+	var out struct {
+		Facts []string `json:"facts"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return ExtractResponse{Usage: usage}, temporal.NewApplicationError("memory facts: "+err.Error(), ErrTypeModelBadOutput)
+	}
+	resp := ExtractResponse{Facts: []string{}, Usage: usage}
+	for _, f := range out.Facts {
+		f = strings.Join(strings.Fields(f), " ")
+		if f == "" || len(f) > memory.MaxTextBytes || len(resp.Facts) == MaxExtractedFacts {
+			continue
+		}
+		resp.Facts = append(resp.Facts, f)
+	}
+	return resp, nil
+}
+
+// SaveRequest saves facts as the user's memories, learned in Chat.
+type SaveRequest struct {
+	User  string   `json:"user"`
+	Chat  string   `json:"chat,omitempty"`
+	Facts []string `json:"facts"`
+}
+
+// SaveResponse lists what was saved or updated.
+type SaveResponse struct {
+	Memories []longhaul.MemoryItem `json:"memories"`
+}
+
+// SaveMemories embeds the facts and saves them; a near-duplicate of a
+// memory the user has (cosine ≥ 0.95) updates it. Saving again on a retry
+// finds its own earlier saves as duplicates, so a retry adds nothing twice.
+func (a *Activities) SaveMemories(ctx context.Context, req SaveRequest) (SaveResponse, error) {
+	if err := a.memoryOff(); err != nil {
+		return SaveResponse{}, err
+	}
+	if req.User == "" {
+		return SaveResponse{}, nonRetryable(ErrTypeMemoryInvalid, errors.New("save memories: no user"))
+	}
+	saved, err := a.Memory.Remember(ctx, req.User, req.Chat, activity.GetInfo(ctx).WorkflowExecution.ID, req.Facts)
+	if err != nil {
+		return SaveResponse{}, a.memoryError(ctx, err)
+	}
+	out := SaveResponse{Memories: []longhaul.MemoryItem{}}
+	for _, s := range saved {
+		out.Memories = append(out.Memories, longhaul.MemoryItem{ID: s.ID, Text: s.Text, Updated: s.Updated})
+	}
+	return out, nil
+}

@@ -1,0 +1,113 @@
+package activities
+
+import (
+	"context"
+	"errors"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/tracing"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// The engine's series, recorded through the worker's Temporal metrics
+// handler (see internal/metrics), which adds the activity type, task queue
+// and namespace. Prometheus names them with a _total suffix.
+const (
+	// MetricModelCalls counts finished model call attempts by model, kind
+	// (chat: a streamed turn; structured: a plan, review or dispatch) and
+	// outcome.
+	MetricModelCalls = "longhaul_model_calls"
+	// MetricModelTokens counts the tokens of model calls by model and
+	// direction (in: the prompt; out: the completion).
+	MetricModelTokens = "longhaul_model_tokens"
+	// MetricModelRetries counts the model call attempts after the first.
+	MetricModelRetries = "longhaul_model_retries"
+	// MetricToolCalls counts tool call attempts by tool and outcome.
+	MetricToolCalls = "longhaul_tool_calls"
+)
+
+// MetricHelp describes the activities' series for Prometheus.
+var MetricHelp = map[string]string{
+	MetricModelCalls:   "Model call attempts, by model, kind (chat, structured) and outcome (ok, error, refused, cancelled).",
+	MetricModelTokens:  "Tokens of model calls, by model and direction (in: prompt, out: completion).",
+	MetricModelRetries: "Model call attempts after the first, by model.",
+	MetricToolCalls:    "Tool call attempts, by tool and outcome (ok, error, refused, cancelled).",
+}
+
+// modelSpan starts the span of one model call attempt (GenAI semantic
+// conventions) and returns what ends it, recording the call's metrics too.
+func modelSpan(ctx context.Context, kind, model string) (context.Context, func(responseModel string, usage longhaul.Usage, err error)) {
+	ctx, span := tracing.Tracer().Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		semconv.GenAIOperationNameChat, semconv.GenAIRequestModel(model), attribute.String("longhaul.model_call.kind", kind)))
+	return ctx, func(responseModel string, usage longhaul.Usage, err error) {
+		if responseModel != "" {
+			span.SetAttributes(semconv.GenAIResponseModel(responseModel))
+		}
+		span.SetAttributes(semconv.GenAIUsageInputTokens(usage.PromptTokens), semconv.GenAIUsageOutputTokens(usage.CompletionTokens))
+		endSpan(span, err)
+		countModel(ctx, kind, model, usage, err)
+	}
+}
+
+// toolSpan starts the span of one tool call attempt and returns what ends
+// it, recording the call's metrics too; label names the tool in metrics.
+func toolSpan(ctx context.Context, call longhaul.ToolCall, label, target string) (context.Context, func(err error)) {
+	attrs := []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(call.Name), semconv.GenAIToolCallID(call.ID)}
+	if target != "" {
+		attrs = append(attrs, attribute.String("longhaul.tool.target", target))
+	}
+	ctx, span := tracing.Tracer().Start(ctx, "execute_tool "+call.Name, trace.WithAttributes(attrs...))
+	return ctx, func(err error) {
+		endSpan(span, err)
+		countTool(ctx, label, err)
+	}
+}
+
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// countModel records one model call attempt of kind: its outcome, its
+// tokens and, for a retry, the retry.
+func countModel(ctx context.Context, kind, model string, usage longhaul.Usage, err error) {
+	h := activity.GetMetricsHandler(ctx).WithTags(map[string]string{"model": model})
+	h.WithTags(map[string]string{"kind": kind, "outcome": outcome(ctx, err)}).Counter(MetricModelCalls).Inc(1)
+	if usage.PromptTokens > 0 {
+		h.WithTags(map[string]string{"direction": "in"}).Counter(MetricModelTokens).Inc(int64(usage.PromptTokens))
+	}
+	if usage.CompletionTokens > 0 {
+		h.WithTags(map[string]string{"direction": "out"}).Counter(MetricModelTokens).Inc(int64(usage.CompletionTokens))
+	}
+	if activity.GetInfo(ctx).Attempt > 1 {
+		h.Counter(MetricModelRetries).Inc(1)
+	}
+}
+
+// countTool records one tool call attempt and its outcome.
+func countTool(ctx context.Context, tool string, err error) {
+	activity.GetMetricsHandler(ctx).WithTags(map[string]string{"tool": tool, "outcome": outcome(ctx, err)}).Counter(MetricToolCalls).Inc(1)
+}
+
+// outcome names how a call ended: ok, cancelled, refused (the engine or
+// the endpoint would not run it; retrying cannot help) or error.
+func outcome(ctx context.Context, err error) string {
+	var app *temporal.ApplicationError
+	switch {
+	case err == nil:
+		return "ok"
+	case ctx.Err() != nil || temporal.IsCanceledError(err):
+		return "cancelled"
+	case errors.As(err, &app) && (app.Type() == ErrTypeToolRefused || app.Type() == ErrTypeModelRejected):
+		return "refused"
+	}
+	return "error"
+}

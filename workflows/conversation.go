@@ -1,0 +1,163 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// A chat turn's real timeline is kept in the conversation store: the turn
+// restores the earlier turns' tool calls and results before its first model
+// call (RestoreConversation) and records its own when it ends (RecordTurn),
+// before its done event, so the chat's next request finds it.
+
+// versionConversationStore marks runs that restore and record chat turns;
+// runs started before it do neither.
+const versionConversationStore = "conversation-store"
+
+// conversationTimeout bounds one attempt of a conversation store activity.
+const conversationTimeout = 30 * time.Second
+
+// recordLimit bounds the message text a RecordTurn request carries, well
+// under Temporal's payload limit; past it tool results are shortened (a
+// claim-checked one keeps its reference).
+const recordLimit = 512 << 10
+
+// keepsConversation reports whether the run restores and records its chat's
+// turns: a chat turn (not a client's background request) of a run started
+// with this code.
+func (r *run) keepsConversation(ctx workflow.Context) bool {
+	if r.in.ChatID == "" || r.in.Background {
+		return false
+	}
+	return workflow.GetVersion(ctx, versionConversationStore, workflow.DefaultVersion, 1) >= 1
+}
+
+// conversationOptions run the store's activities as local activities: a
+// read or a write of a few rows in the worker's own store, in the workflow
+// task that needs it, without a round trip through the Temporal server.
+func conversationOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: conversationTimeout,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second,
+			MaximumInterval: 10 * time.Second,
+			MaximumAttempts: 5,
+		},
+	})
+}
+
+// restoreConversation gives the model back what earlier turns of the chat
+// did. The activity's summary counts the earlier answers it looks at; the
+// thinking event says how many it restored. A failure leaves the history as
+// the client sent it.
+func (r *run) restoreConversation(ctx workflow.Context) error {
+	if !r.keepsConversation(ctx) {
+		return nil
+	}
+	answers := 0
+	for _, m := range r.in.Messages {
+		if m.Role == longhaul.RoleAssistant && len(m.ToolCalls) == 0 {
+			answers++
+		}
+	}
+	if answers == 0 {
+		return nil
+	}
+	var res activities.RestoreResult
+	err := workflow.ExecuteLocalActivity(conversationOptions(ctx, fmt.Sprintf("conversation restore %d turns", answers)),
+		a.RestoreConversation, activities.RestoreRequest{
+			User: r.in.User.Key(), ChatID: r.in.ChatID, Messages: r.in.Messages,
+		}).Get(ctx, &res)
+	switch {
+	case temporal.IsCanceledError(err):
+		return err
+	case err != nil:
+		workflow.GetLogger(ctx).Warn("restoring the chat's earlier turns failed; the history stays as sent", "error", err)
+		return nil
+	case res.Turns == 0:
+		return nil
+	}
+	r.in.Messages = res.Apply(r.in.Messages)
+	msg := fmt.Sprintf("Restored the tool calls of %d earlier turn(s)", res.Turns)
+	if res.Cut > 0 {
+		msg += fmt.Sprintf(" (%d older result(s) shortened)", res.Cut)
+	}
+	r.think(ctx, msg)
+	return nil
+}
+
+// recordTurn stores the turn's messages from the first not yet stored:
+// all of them when the turn ends, those so far when it continues as new.
+// A failure is logged: the answer stands, only its restoration is lost.
+func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status string, final bool) {
+	req := activities.RecordTurnRequest{
+		User: r.in.User.Key(), ChatID: r.in.ChatID, Turn: r.in.Turn, Agent: r.in.Agent, Status: status,
+		Title: activities.Title(lastUserText(r.in.Messages)), Messages: boundRecord(msgs), FirstSeq: r.recorded,
+		Usage: r.usage, StartedAt: r.state.StartedAt, FinishedAt: workflow.Now(ctx),
+	}
+	if req.StartedAt.IsZero() {
+		req.StartedAt = workflow.GetInfo(ctx).WorkflowStartTime
+	}
+	calls := map[string]bool{}
+	var visible []string
+	var events []longhaul.Event
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			calls[c.ID] = true
+		}
+		if m.Role == longhaul.RoleAssistant && m.Content != "" {
+			visible = append(visible, m.Content)
+		}
+	}
+	for _, e := range r.log.events {
+		switch e.Type {
+		case longhaul.EventToolStart, longhaul.EventToolOutput, longhaul.EventApprovalRequired, longhaul.EventApproval:
+			var d struct {
+				ToolCallID string `json:"tool_call_id"`
+			}
+			if e.Decode(&d) == nil && calls[d.ToolCallID] {
+				events = append(events, e)
+			}
+		}
+	}
+	// What the store keeps of the events and texts, not the events and
+	// texts themselves: the messages already carry the calls' arguments
+	// and results and the answers.
+	req.Calls = activities.CallRecords(events)
+	if final && len(msgs) > 0 {
+		req.VisibleKey = activities.MatchKey(strings.Join(visible, "\n"))
+		req.AnswerKey = activities.MatchKey(msgs[len(msgs)-1].Content)
+	}
+	summary := fmt.Sprintf("conversation store turn %d", r.in.Turn)
+	if !final {
+		summary += " (part)"
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	if err := workflow.ExecuteLocalActivity(conversationOptions(dctx, summary), a.RecordTurn, req).Get(dctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("storing the chat turn failed; later turns will not restore its tool calls", "error", err)
+	}
+}
+
+// boundRecord keeps the messages' text within recordLimit by shortening
+// tool results, longest first.
+func boundRecord(msgs []longhaul.Message) []longhaul.Message {
+	if textSize(msgs) <= recordLimit {
+		return msgs
+	}
+	out := append([]longhaul.Message(nil), msgs...)
+	for keep := 16000; keep >= 500 && textSize(out) > recordLimit; keep /= 2 {
+		for i, m := range out {
+			if m.Role == longhaul.RoleTool && len(m.Content) > keep {
+				out[i].Content = strings.ToValidUTF8(m.Content[:keep], "") + "\n[shortened for the conversation store]"
+			}
+		}
+	}
+	return out
+}

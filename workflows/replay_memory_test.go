@@ -1,0 +1,85 @@
+package workflows_test
+
+import (
+	"context"
+	"flag"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/memory/memorytest"
+	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/workflows"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// updateMemoryHistory regenerates memoryHistoryFile:
+//
+//	go test ./workflows -run TestReplayMemory -update-memory-history
+var updateMemoryHistory = flag.Bool("update-memory-history", false, "regenerate "+memoryHistoryFile)
+
+// memoryHistoryFile is a turn of an agent with memory: recall and
+// remember: true: it recalls a fact an earlier run saved, answers, and
+// extracts and saves a new one.
+var memoryHistoryFile = filepath.Join("testdata", "memory_history.json")
+
+func TestReplayMemoryHistory(t *testing.T) {
+	if *updateMemoryHistory {
+		generateMemoryHistory(t)
+	}
+	checkMemoryShape(t, loadHistoryFile(t, memoryHistoryFile))
+	replay(t, workflows.AgentWorkflow, workflows.AgentWorkflowName, memoryHistoryFile)
+}
+
+// checkMemoryShape: the version markers of recall and remember, and the
+// recall, the answer, the extraction and the save, in that order.
+func checkMemoryShape(t *testing.T, h *historypb.History) {
+	t.Helper()
+	checkScheduledThenCompleted(t, h, []string{"RecallMemories", "ChatCompletion", "ExtractMemories", "SaveMemories"})
+	checkMarkers(t, h, "memory-recall", "memory-remember")
+}
+
+func generateMemoryHistory(t *testing.T) {
+	t.Helper()
+	agents := fstest.MapFS{"friend.md": {Data: []byte("---\nagent: friend\ndescription: Remembers you\nmemory: recall\nremember: true\n---\nYou are a friend.\n")}}
+	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{agents}, Memory: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const fact, cat, question = "The user is allergic to peanuts.", "The user's cat is called Miso.", "My cat Miso wants a snack; what can I give her?"
+	env.Model.SetEmbedding(question, memorytest.Similar(llmtest.Embed(fact, 64), 0.8, "snack"))
+	env.Model.On(llmtest.HasResponseFormat(), llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+		last := r.Chat.Messages[len(r.Chat.Messages)-2].Content + r.Chat.Messages[len(r.Chat.Messages)-1].Content
+		switch {
+		case strings.Contains(last, "Miso"):
+			return llmtest.JSON(map[string]any{"facts": []string{cat}})
+		case strings.Contains(last, "allergic"):
+			return llmtest.JSON(map[string]any{"facts": []string{fact}})
+		}
+		return llmtest.JSON(map[string]any{"facts": []string{}})
+	}))
+	env.Model.SetDefault(llmtest.Text("Noted."))
+	turn := func(id, text string) client.WorkflowRun {
+		run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: testenv.TaskQueue},
+			workflows.AgentWorkflowName, workflows.AgentInput{
+				Agent: "friend", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: text}}, User: longhaul.User{ID: "u1"},
+			})
+		if err != nil {
+			t.Fatalf("start workflow: %v", err)
+		}
+		if err := run.Get(ctx, nil); err != nil {
+			t.Fatalf("workflow: %v", err)
+		}
+		return run
+	}
+	turn("memory-1", "I am allergic to peanuts, by the way.")
+	run := turn("memory-2", question)
+	h := fetchHistory(t, env, run)
+	checkMemoryShape(t, h)
+	writeHistory(t, h, memoryHistoryFile)
+}

@@ -7,13 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
@@ -52,8 +50,6 @@ func (s *shop) count() int {
 	return len(s.orders)
 }
 
-// approvalStack starts the stack with the agent clerk, whose one tool,
-// place_order, needs a person's approval for every call.
 // approvalStack starts a stack whose clerk agent orders from a shop
 // through an HTTP tool that needs approval; cfg (if any) configures its API.
 func approvalStack(t *testing.T, cfg ...api.Config) (*testenv.Env, *shop) {
@@ -61,23 +57,7 @@ func approvalStack(t *testing.T, cfg ...api.Config) (*testenv.Env, *shop) {
 	sh := &shop{}
 	srv := httptest.NewServer(sh)
 	t.Cleanup(srv.Close)
-	layer := fstest.MapFS{
-		"orders.md": {Data: []byte(`---
-skill: orders
-description: Places orders
-tools: [place_order]
-http_tools:
-  - name: place_order
-    description: Place an order for an item
-    method: POST
-    url: ${SHOP_URL}/orders
-    parameters: {type: object, properties: {item: {type: string}}, required: [item]}
-    approval: required
----
-Place the orders the user asks for.`)},
-		"clerk.md": {Data: []byte("---\nagent: clerk\ndescription: Orders things\nmode: chat\nskills: [orders]\n---\nYou order things.\n")},
-	}
-	opts := testenv.Options{Layers: []fs.FS{layer}, Env: map[string]string{"SHOP_URL": srv.URL}}
+	opts := testenv.Options{Layers: []fs.FS{testenv.Clerk}, Env: map[string]string{"SHOP_URL": srv.URL}, Memory: true}
 	if len(cfg) > 0 {
 		opts.API = cfg[0]
 	}
@@ -472,13 +452,8 @@ func TestApprovalVisibilityLag(t *testing.T) {
 	env, sh := approvalStack(t)
 	laggy := &laggyVisibility{Client: env.Client, hide: 3}
 	srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Blobs: env.Blobs, ModelTimeout: 30 * time.Second}, laggy, env.Catalog, slog.New(slog.DiscardHandler))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.App().Listener(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	lagged := &testenv.Env{T: t, URL: "http://" + ln.Addr().String()}
+	base := serve(t, srv)
+	lagged := &testenv.Env{T: t, URL: base}
 
 	const chat = "chat-lag"
 	told := make(chan string, 1)

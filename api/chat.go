@@ -129,16 +129,10 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model str
 		id += "-" + strconv.FormatInt(before, 10)
 	}
 	r := newRenderer(id, model, time.Now().Unix(), openWebUI)
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set(fiber.HeaderConnection, "keep-alive")
-	c.Set("X-Accel-Buffering", "no")
 	done := *release
 	*release = nil
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer done()
-		s.stream(w, runID, r, includeUsage, before)
-	})
+	r.start = c.Context().Time()
+	s.sendSSE(c, "chat", func(w *bufio.Writer) { s.stream(w, runID, r, includeUsage, before) }, done)
 }
 
 // start starts the run, or attaches to the one a previous identical request
@@ -200,13 +194,13 @@ func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, 
 		var invalid *serviceerror.InvalidArgument
 		if errors.As(err, &invalid) {
 			// Refused, not unreachable: trying again gets the same answer.
-			s.log.Error("Temporal refused to start a run", "run", id, "error", err)
+			s.log.ErrorContext(ctx, "Temporal refused to start a run", "run", id, "error", err)
 			if strings.Contains(strings.ToLower(invalid.Message), "size") {
 				return nil, errPayloadTooLarge("Temporal refused the run as too large: " + invalid.Message)
 			}
 			return nil, errBadRequest("Temporal refused the run: " + invalid.Message)
 		}
-		s.log.Error("start run", "run", id, "error", err)
+		s.log.ErrorContext(ctx, "start run", "run", id, "error", err)
 		return nil, errUnavailable("could not start the run: " + err.Error())
 	}
 	return run, nil
@@ -357,6 +351,10 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 		}
 		if err := w.Flush(); err != nil {
 			return
+		}
+		if !r.start.IsZero() && r.roleSent {
+			s.metrics.firstText(r.model, r.start)
+			r.start = time.Time{}
 		}
 		if done || paused {
 			for _, fr := range r.finishFrames(includeUsage) {

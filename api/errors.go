@@ -96,7 +96,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 			ae = &apiError{status: fe.Code, typ: typ, code: "", msg: fe.Message}
 		}
 	default:
-		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "error", err)
+		s.log.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "path", c.Path(), "run", c.GetRespHeader(HeaderRunID), "error", err)
 		ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: "internal error"}
 	}
 	if ae.retryAfter > 0 {

@@ -3,6 +3,9 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
@@ -58,12 +61,14 @@ type hub struct {
 	// blobs holds the event archives of runs that continued as new; nil
 	// when the API has no store.
 	blobs store.Store
+	// log takes a feed's panic, with its stack.
+	log   *slog.Logger
 	mu    sync.Mutex
 	feeds map[string]*feed
 }
 
-func newHub(q eventQuerier, history historyPoller, namespace string, deltas deltaSource, blobs store.Store) *hub {
-	return &hub{q: q, history: history, namespace: namespace, deltas: deltas, blobs: blobs, feeds: map[string]*feed{}}
+func newHub(q eventQuerier, history historyPoller, namespace string, deltas deltaSource, blobs store.Store, log *slog.Logger) *hub {
+	return &hub{q: q, history: history, namespace: namespace, deltas: deltas, blobs: blobs, log: log, feeds: map[string]*feed{}}
 }
 
 // feed follows one run for this API process: its durable events, and the
@@ -134,8 +139,16 @@ func (f *feed) release() {
 	}
 }
 
-// run follows the run until it is done or the last subscriber leaves.
+// run follows the run until it is done or the last subscriber leaves. A
+// panic while following ends the feed with an error for its followers
+// (and a log line with the stack), not the process.
 func (f *feed) run(ctx context.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			f.h.log.Error("run feed panicked", "run", f.runID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			f.update(nil, false, errInternal("internal error following run "+f.runID))
+		}
+	}()
 	if f.h.deltas != nil {
 		stop, err := f.h.deltas.Follow(f.runID, f.onDelta)
 		if err == nil {

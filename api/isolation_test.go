@@ -123,10 +123,18 @@ func TestIsolation(t *testing.T) {
 		t.Fatalf("ann's chat = %d, run %q", first.StatusCode, annChat)
 	}
 
+	// She has a memory.
+	saved, err := env.Memory.Remember(ctx, "owui/ann", "", "", []string{"Ann keeps her spare key under the blue pot."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memID := saved[0].ID
+
 	paths := []struct {
 		method, path string
 		body         any
 	}{
+		{"DELETE", "/v1/memories/" + memID, nil},
 		{"GET", "/v1/runs/" + run.ID, nil},
 		{"GET", "/v1/runs/" + run.ID + "/events", nil},
 		{"GET", "/v1/runs/" + run.ID + "/outputs/" + url.PathEscape(ref), nil},
@@ -145,7 +153,7 @@ func TestIsolation(t *testing.T) {
 				if resp.StatusCode != a.status || !strings.Contains(string(b), `"error"`) {
 					t.Errorf("%s %s = %d %s, want %d", p.method, p.path, resp.StatusCode, b, a.status)
 				}
-				if strings.Contains(string(b), "receipt") || strings.Contains(string(b), "Order a book") {
+				if strings.Contains(string(b), "receipt") || strings.Contains(string(b), "Order a book") || strings.Contains(string(b), "blue pot") {
 					t.Errorf("%s %s leaks the run: %s", p.method, p.path, b)
 				}
 			}
@@ -157,6 +165,37 @@ func TestIsolation(t *testing.T) {
 			case a.status != 401 && (list.StatusCode != 200 || strings.Contains(string(b), run.ID) || strings.Contains(string(b), annChat)):
 				t.Errorf("GET /v1/runs = %d %s: lists the victim's runs", list.StatusCode, b)
 			}
+			for _, q := range []string{"/v1/memories", "/v1/memories?q=" + url.QueryEscape("Ann keeps her spare key under the blue pot.")} {
+				mem := a.do(t, "GET", q, nil)
+				b, _ := io.ReadAll(mem.Body)
+				switch {
+				case a.status == 401 && mem.StatusCode != 401:
+					t.Errorf("GET %s = %d, want 401", q, mem.StatusCode)
+				case a.status != 401 && (mem.StatusCode != 200 || strings.Contains(string(b), memID) || strings.Contains(string(b), "blue pot")):
+					t.Errorf("GET %s = %d %s: shows the victim's memory", q, mem.StatusCode, b)
+				}
+			}
+
+			// Ann's chat through the conversations API: a principal that
+			// has no chat of that id of its own gets a 404 (its own copy,
+			// once it made one, is its own), and never her turns.
+			earlier, seen := chats[a.principal]
+			convPaths := []string{"GET /v1/conversations/" + chat, "GET /v1/conversations"}
+			if !seen {
+				convPaths = append(convPaths, "DELETE /v1/conversations/"+chat)
+			}
+			for _, mp := range convPaths {
+				method, path, _ := strings.Cut(mp, " ")
+				resp := a.do(t, method, path, nil)
+				b, _ := io.ReadAll(resp.Body)
+				want := a.status
+				if path == "/v1/conversations" && want == 404 || seen {
+					want = 200 // a list, or the principal's own chat
+				}
+				if resp.StatusCode != want || strings.Contains(string(b), "Hello Ann.") || strings.Contains(string(b), annChat) {
+					t.Errorf("%s = %d %s, want %d without ann's chat", mp, resp.StatusCode, b, want)
+				}
+			}
 
 			// The same chat id and message, sent as this actor: never
 			// ann's run, never her answer.
@@ -167,7 +206,6 @@ func TestIsolation(t *testing.T) {
 				}
 				return
 			}
-			earlier, seen := chats[a.principal]
 			if !seen {
 				env.Model.Enqueue(llmtest.Text("Hello " + a.principal + "."))
 			}
@@ -193,7 +231,11 @@ func TestIsolation(t *testing.T) {
 	// The owner, by either kind of header, reads everything, attaches to
 	// her chat's run, and answers the run.
 	for _, a := range []actor{owner, actors[0]} {
-		for _, p := range paths[:3] {
+		mem := a.do(t, "GET", "/v1/memories", nil)
+		if b, _ := io.ReadAll(mem.Body); mem.StatusCode != 200 || !strings.Contains(string(b), memID) {
+			t.Errorf("%s: GET /v1/memories = %d %s, want her memory", a.name, mem.StatusCode, b)
+		}
+		for _, p := range paths[1:4] {
 			resp := a.do(t, p.method, p.path, p.body)
 			if p.method == "GET" && strings.HasSuffix(p.path, "/events") {
 				if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
@@ -218,6 +260,23 @@ func TestIsolation(t *testing.T) {
 		if got := again.Header.Get(api.HeaderRunID); got != annChat || !strings.Contains(string(b), "Hello Ann.") {
 			t.Errorf("%s: the retried chat request ran as %q (want %q): %s", a.name, got, annChat, b)
 		}
+	}
+	// Ann reads her chat's timeline and deletes it; then it is gone for
+	// her too.
+	for _, a := range []actor{owner, actors[0]} {
+		resp := a.do(t, "GET", "/v1/conversations/"+chat, nil)
+		if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || !strings.Contains(string(b), annChat) || !strings.Contains(string(b), "Hello Ann.") {
+			t.Errorf("%s: GET her conversation = %d %s", a.name, resp.StatusCode, b)
+		}
+	}
+	if resp := actors[0].do(t, "DELETE", "/v1/conversations/"+chat, nil); resp.StatusCode != 200 {
+		t.Errorf("the owner's DELETE = %d", resp.StatusCode)
+	}
+	if resp := owner.do(t, "GET", "/v1/conversations/"+chat, nil); resp.StatusCode != 404 {
+		t.Errorf("GET after the owner's DELETE = %d, want 404", resp.StatusCode)
+	}
+	if resp := owner.do(t, "DELETE", "/v1/memories/"+memID, nil); resp.StatusCode != 200 {
+		t.Errorf("the owner's DELETE of her memory = %d", resp.StatusCode)
 	}
 	told := make(chan string, 1)
 	scriptOrderAnswer(env, "o1", told)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"regexp"
 	"strings"
 	"unicode"
 
@@ -266,6 +265,12 @@ func (r *ChatRequest) validate() error {
 	if r.MaxTokens < 0 || r.MaxCompletionTokens < 0 {
 		return errors.New("max_tokens: must not be negative")
 	}
+	if r.Temperature != nil && (*r.Temperature < 0 || *r.Temperature > 2) {
+		return errors.New("temperature: must be between 0 and 2")
+	}
+	if r.TopP != nil && (*r.TopP < 0 || *r.TopP > 1) {
+		return errors.New("top_p: must be between 0 and 1")
+	}
 	return nil
 }
 
@@ -302,17 +307,8 @@ func (r *ChatRequest) options() longhaul.ModelOptions {
 	return longhaul.ModelOptions{Temperature: r.Temperature, TopP: r.TopP, MaxTokens: max, Stop: r.Stop, Seed: r.Seed}
 }
 
-// toolCards matches the Open WebUI tool cards Longhaul writes into answers
-// (and Open WebUI's own), which come back in later requests' history.
-var toolCards = regexp.MustCompile(`(?s)<details type="tool_calls"[^>]*>.*?</details>\n?`)
-
 // stripToolCards removes tool cards from an assistant message's text.
-func stripToolCards(s string) string {
-	if !strings.Contains(s, `<details type="tool_calls"`) {
-		return s
-	}
-	return strings.TrimSpace(toolCards.ReplaceAllString(s, ""))
-}
+func stripToolCards(s string) string { return longhaul.StripToolCards(s) }
 
 // domainMessages converts the request's messages, stripping tool cards from
 // assistant messages.

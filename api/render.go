@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"time"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/workflows"
@@ -32,6 +33,9 @@ type renderer struct {
 	failed *longhaul.ErrorData
 	// waiting is the pending approval the response stops at, if any.
 	waiting *longhaul.ApprovalRequiredData
+	// start is when the request came, until its first text is sent (for
+	// the time-to-first-token metric); zero after.
+	start time.Time
 }
 
 func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
@@ -140,6 +144,16 @@ func (r *renderer) render(e longhaul.Event) []any {
 		var d longhaul.ApprovalData
 		if r.openWebUI && e.Decode(&d) == nil {
 			return []any{statusFrame(approvalStatus(d), false)}
+		}
+	case longhaul.EventMemoryRecall:
+		var d longhaul.MemoryRecallData
+		if r.openWebUI && e.Decode(&d) == nil {
+			return []any{statusFrame(memoryStatus("Recalled", d.Count), false)}
+		}
+	case longhaul.EventMemorySaved:
+		var d longhaul.MemorySavedData
+		if r.openWebUI && e.Decode(&d) == nil {
+			return []any{statusFrame(memoryStatus("Saved", d.Count), true)}
 		}
 	case longhaul.EventUsage:
 		var u longhaul.Usage
@@ -415,4 +429,13 @@ func resumeCut(events []longhaul.Event, before int64) int {
 		}
 	}
 	return cut
+}
+
+// memoryStatus is the status line of a memory event: "Recalled 3
+// memories", "Saved 1 memory".
+func memoryStatus(verb string, n int) string {
+	if n == 1 {
+		return verb + " 1 memory"
+	}
+	return fmt.Sprintf("%s %d memories", verb, n)
 }

@@ -233,3 +233,21 @@ func TestRenderAgenticEvents(t *testing.T) {
 		t.Errorf("plain client got %d frames, want only the finish: %q", len(plain), plain)
 	}
 }
+
+func TestRenderMemoryEvents(t *testing.T) {
+	events := []longhaul.Event{
+		ev(longhaul.EventMemoryRecall, longhaul.MemoryRecallData{Count: 3, Memories: []longhaul.MemoryItem{{ID: "mem_1", Text: "a"}, {ID: "mem_2", Text: "b"}, {ID: "mem_3", Text: "c"}}}),
+		ev(longhaul.EventMemorySaved, longhaul.MemorySavedData{Count: 1, Memories: []longhaul.MemoryItem{{ID: "mem_4", Text: "d"}}}),
+	}
+	want := []string{
+		`{"event":{"type":"status","data":{"description":"Recalled 3 memories","done":false}}}`,
+		`{"event":{"type":"status","data":{"description":"Saved 1 memory","done":true}}}`,
+		chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":"stop"}]}`,
+	}
+	if diff := cmp.Diff(want, frames(t, newRenderer("c1", "assistant", 7, true), events, false)); diff != "" {
+		t.Errorf("Open WebUI frames (-want +got):\n%s", diff)
+	}
+	if plain := frames(t, newRenderer("c1", "assistant", 7, false), events, false); len(plain) != 1 {
+		t.Errorf("plain client got %q, want only the finish", plain)
+	}
+}

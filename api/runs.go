@@ -449,13 +449,9 @@ func (s *Server) getRun(c *fiber.Ctx) error {
 // visibility refuses): open runs first, newest first, then finished runs,
 // the last finished first.
 func (s *Server) listRuns(c *fiber.Ctx) error {
-	limit := defaultListLimit
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxListLimit {
-			return errBadRequest(fmt.Sprintf("limit: must be a number from 1 to %d", maxListLimit))
-		}
-		limit = n
+	limit, err := listLimit(c)
+	if err != nil {
+		return err
 	}
 	status, agent, user := c.Query("status"), c.Query("agent"), principal(c).Name
 	if status != "" && !slices.Contains(runStatuses, status) {
@@ -494,6 +490,20 @@ func (s *Server) listRuns(c *fiber.Ctx) error {
 		list.NextPageToken = sealPageToken(query, t)
 	}
 	return c.JSON(list)
+}
+
+// listLimit is a list's limit query parameter: defaultListLimit when
+// absent, a 400 when not from 1 to maxListLimit.
+func listLimit(c *fiber.Ctx) (int, error) {
+	v := c.Query("limit")
+	if v == "" {
+		return defaultListLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxListLimit {
+		return 0, errBadRequest(fmt.Sprintf("limit: must be a number from 1 to %d", maxListLimit))
+	}
+	return n, nil
 }
 
 // pageCheckLen is the length of the check that starts a page token.
@@ -549,14 +559,7 @@ func (s *Server) runEvents(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(HeaderRunID, id)
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set(fiber.HeaderConnection, "keep-alive")
-	c.Set("X-Accel-Buffering", "no")
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer release()
-		s.streamEvents(w, id, pos)
-	})
+	s.sendSSE(c, "runs", func(w *bufio.Writer) { s.streamEvents(w, id, pos) }, release)
 	return nil
 }
 

@@ -20,9 +20,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -82,9 +84,18 @@ type Config struct {
 	// Deltas carries the live text of running model calls (NATS); nil
 	// streams each call's text whole when it finishes.
 	Deltas *natsbus.Bus
+	// Forget, when set, is told of every deleted conversation, so what was
+	// derived from it (memories) goes too; nil forgets nothing else.
+	Forget ConversationForgetter
+	// Memory is users' long-term memory (GET and DELETE /v1/memories); nil
+	// when LONGHAUL_EMBED_MODEL is unset: the routes then answer 404.
+	Memory *memory.Service
 	// MCPApproval reports whether an MCP tool (by its engine name) needs a
 	// person's approval, as the MCP configuration says; nil means none.
 	MCPApproval func(tool string) bool
+	// Metrics takes the API's series (requests, durations, time to first
+	// token, open streams, runs waiting for a person); nil records none.
+	Metrics prometheus.Registerer
 }
 
 // Server serves the HTTP API.
@@ -95,6 +106,7 @@ type Server struct {
 	temporal temporalClient
 	catalog  *skills.Catalog
 	hub      *hub
+	metrics  *apiMetrics
 	log      *slog.Logger
 	app      *fiber.App
 	started  time.Time
@@ -124,8 +136,11 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.Headers == (identity.Headers{}) {
 		cfg.Headers = identity.OpenWebUIHeaders
 	}
-	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, Headers: cfg.Headers}, temporal: tc, catalog: catalog, hub: newHub(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs), log: log, started: time.Now()}
+	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, Headers: cfg.Headers}, temporal: tc, catalog: catalog, hub: newHub(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs, log), log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
+	if cfg.Metrics != nil {
+		s.metrics = s.newAPIMetrics(cfg.Metrics)
+	}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "longhaul",
 		BodyLimit:             int(cfg.MaxBodyBytes),
@@ -165,6 +180,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) routes() {
+	s.app.Use(s.observe)
 	// A handler that panics fails its request (500), not the process.
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.panicked}))
 	s.app.Get("/healthz", s.healthz)
@@ -179,7 +195,13 @@ func (s *Server) routes() {
 	v1.Post("/runs/:id/cancel", s.cancelRun)
 	v1.Post("/runs/:id/input", s.runInput)
 	v1.Get("/runs/:id/outputs/:ref", s.runOutput)
+	v1.Get("/conversations", s.listConversations)
+	v1.Get("/conversations/:id", s.getConversation)
+	v1.Delete("/conversations/:id", s.deleteConversation)
+	v1.Get("/memories", s.listMemories)
+	v1.Delete("/memories/:id", s.deleteMemory)
 	s.app.Use(func(c *fiber.Ctx) error {
+		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
 	})
 }
@@ -187,7 +209,7 @@ func (s *Server) routes() {
 // panicked logs a handler's panic with its stack and marks the request, so
 // that handleError answers it as an internal error without logging it again.
 func (s *Server) panicked(c *fiber.Ctx, v any) {
-	s.log.Error("handler panicked", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	s.log.ErrorContext(c.UserContext(), "handler panicked", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	c.Locals(panickedKey{}, true)
 }
 

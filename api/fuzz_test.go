@@ -1,0 +1,226 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/longhaul-dev/longhaul"
+)
+
+// The fuzz targets of the API's decoding: what a client sends is parsed the
+// way the handlers parse it, and whatever it is, the answer is a value or a
+// one-line error, never a panic. `make fuzz` runs each of them; `make test`
+// runs their seeds (and testdata/fuzz) as ordinary tests.
+
+// FuzzChatRequest decodes a chat completions body as chatCompletions does
+// and reads everything the handler reads from an accepted one.
+func FuzzChatRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"assistant","messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"assistant","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:"}}]}]}`,
+		`{"model":"assistant","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"<details type=\"tool_calls\" done=\"true\">…</details>\nok","tool_calls":[{"id":"c1","type":"function","function":{"name":"t","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"1"},{"role":"user","content":"### Task: title"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":null}],"stop":"x","seed":1,"n":1,"temperature":0.5,"top_p":1,"max_completion_tokens":5}`,
+		`{"model":"m","messages":[{"role":"user"}],"stop":["a","b"],"metadata":{"chat_id":"c"}}`,
+		`{"model":"m","messages":[{"role":"tool","content":"x"}]}`,
+		`{"model":"m","messages":[],"temperature":9}`,
+		`[]`, `{`, `null`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req ChatRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			checkMessage(t, "invalid JSON body: "+jsonProblem(err))
+			return
+		}
+		if err := req.validate(); err != nil {
+			checkMessage(t, err.Error())
+			return
+		}
+		msgs := domainMessages(req.Messages)
+		if len(msgs) != len(req.Messages) {
+			t.Fatalf("%d messages became %d", len(req.Messages), len(msgs))
+		}
+		if req.turn() < 1 {
+			t.Fatalf("an accepted request has turn %d", req.turn())
+		}
+		if i := lastUser(msgs); i < 0 {
+			t.Fatal("an accepted request has no user message")
+		}
+		for _, m := range msgs {
+			if m.Role == longhaul.RoleAssistant && strings.Contains(m.Content, `<details type="tool_calls"`) && longhaul.StripToolCards(m.Content) != m.Content {
+				t.Fatalf("a tool card survived: %q", m.Content)
+			}
+		}
+		if s := summarize(msgs, 60); utf8.RuneCountInString(s) > 61 {
+			t.Fatalf("summary of %d runes", utf8.RuneCountInString(s))
+		}
+		opts := req.options()
+		if opts.MaxTokens < 0 {
+			t.Fatalf("max tokens %d", opts.MaxTokens)
+		}
+		if o := req.options(); o.Temperature != nil && (*o.Temperature < 0 || *o.Temperature > 2) {
+			t.Fatalf("temperature %v accepted", *o.Temperature)
+		}
+		if o := req.options(); o.TopP != nil && (*o.TopP < 0 || *o.TopP > 1) {
+			t.Fatalf("top_p %v accepted", *o.TopP)
+		}
+		req.isBackgroundTask()
+		askedForApproval(msgs)
+	})
+}
+
+// FuzzRunRequest decodes a POST /v1/runs body as createRun does.
+func FuzzRunRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"agent":"assistant","input":"research this"}`,
+		`{"agent":"assistant","messages":[{"role":"user","content":"hi"}],"metadata":{"team":"a"}}`,
+		`{"agent":"assistant","input":"x","messages":[]}`,
+		`{"agent":"assistant","input":" "}`,
+		`{"agent":"assistant","input":"x","extra":1}`,
+		`{"agent":"assistant","input":"x"} {}`,
+		`{"agent":"","metadata":{"":"x"}}`,
+		` `, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req RunRequest
+		if err := decodeStrict(body, &req); err != nil {
+			checkMessage(t, err.Error())
+			return
+		}
+		if err := req.validate(); err != nil {
+			checkMessage(t, err.Error())
+			return
+		}
+		msgs := req.messages()
+		if lastUser(msgs) < 0 {
+			t.Fatalf("an accepted run starts with no user message: %+v", msgs)
+		}
+		if len(req.Metadata) > maxMetadataKeys {
+			t.Fatalf("%d metadata keys accepted", len(req.Metadata))
+		}
+	})
+}
+
+// FuzzRunInput decodes a POST /v1/runs/{id}/input body as runInput does: an
+// accepted input is exactly one of an approval and a text.
+func FuzzRunInput(f *testing.F) {
+	for _, s := range []string{
+		`{"approve":true}`, `{"approve":false}`, `{"text":"use the other one"}`,
+		`{"approve":true,"text":"x"}`, `{"text":""}`, `{"approve":"yes"}`, `{}`, `1`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var in RunInput
+		if err := decodeStrict(body, &in); err != nil {
+			checkMessage(t, err.Error())
+			return
+		}
+		if err := in.validate(); err != nil {
+			checkMessage(t, err.Error())
+			return
+		}
+		r := in.request()
+		if (r.Approve == nil) == (strings.TrimSpace(r.Text) == "") {
+			t.Fatalf("accepted input is not exactly one of approve and text: %+v", r)
+		}
+	})
+}
+
+// FuzzChatInput reads a chat message as the answer to a waiting run: it is
+// an approval, a denial or the text itself, never two of them.
+func FuzzChatInput(f *testing.F) {
+	for _, s := range []string{"yes", "No.", "approve!", " deny ", "y", "use the other one", "", "👍", "OK"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		r := chatInput(text)
+		if r.Approve != nil && r.Text != "" {
+			t.Fatalf("both an approval and a text: %+v", r)
+		}
+		if r.Approve == nil && r.Text != strings.TrimSpace(text) {
+			t.Fatalf("text %q passed on as %q", text, r.Text)
+		}
+	})
+}
+
+// FuzzEventID parses a Last-Event-ID (or ?after=) and checks that the id a
+// stream writes for the position it names parses back to that position.
+func FuzzEventID(f *testing.F) {
+	for _, s := range []string{"0", "57", "57:1234", "57:1234:2", "57:0", "-1", "1:2:3:4", "1::2", "9223372036854775807", "1:2147483648", "1:5:0", "1:5:1001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		pos, ok := parsePosition(v)
+		if !ok {
+			return
+		}
+		if pos.after < 0 || pos.bytes < 0 || (pos.bytes > 0 && (pos.attempt < 1 || pos.attempt > 1000)) {
+			t.Fatalf("%q parsed to %+v", v, pos)
+		}
+		if pos.after == 0 && pos.bytes == 0 {
+			return // the start of the stream has no id of its own
+		}
+		it := item{Event: longhaul.Event{Type: longhaul.EventContentDelta}, pos: pos}
+		if pos.bytes == 0 {
+			it = item{Event: longhaul.Event{Type: longhaul.EventContent, Offset: pos.after}}
+		}
+		id := positionID(it)
+		back, ok := parsePosition(id)
+		if !ok || back.after != pos.after || back.bytes != pos.bytes || back.attempt != pos.attempt {
+			t.Fatalf("%q → %+v → id %q → %+v (ok %v)", v, pos, id, back, ok)
+		}
+	})
+}
+
+// FuzzSSEFrame writes a runs-API event frame with any payload and reads it
+// back as an SSE client does: one event, of the type written, whose data
+// is the JSON of the payload — a payload cannot end the frame or add one.
+func FuzzSSEFrame(f *testing.F) {
+	for _, s := range []string{"hello", "a\n\nevent: done\ndata: {}", "\r\n", "data: x", "\x00", "\u2028"} {
+		f.Add("57", s)
+	}
+	f.Fuzz(func(t *testing.T, id, text string) {
+		if strings.ContainsAny(id, "\r\n") {
+			return // ids are the stream's own numbers, see positionID
+		}
+		var buf bytes.Buffer
+		w := bufio.NewWriter(&buf)
+		v := map[string]string{"text": text}
+		if err := writeSSE(w, id, "content_delta", v); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		frames := strings.Split(strings.TrimSuffix(buf.String(), "\n\n"), "\n\n")
+		if len(frames) != 1 {
+			t.Fatalf("%d frames in %q", len(frames), buf.String())
+		}
+		var data string
+		for _, line := range strings.FieldsFunc(frames[0], func(r rune) bool { return r == '\n' || r == '\r' }) {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				data += d
+			} else if !strings.HasPrefix(line, "id: ") && line != "event: content_delta" {
+				t.Fatalf("stray line %q in %q", line, frames[0])
+			}
+		}
+		var back map[string]string
+		if err := json.Unmarshal([]byte(data), &back); err != nil || back["text"] != string([]rune(text)) {
+			t.Fatalf("data %q read back as %q (%v)", text, back["text"], err)
+		}
+	})
+}
+
+// checkMessage fails when an error for the client is empty or spans lines.
+func checkMessage(t *testing.T, msg string) {
+	t.Helper()
+	if strings.TrimSpace(msg) == "" || strings.ContainsAny(msg, "\r\n") {
+		t.Fatalf("error message %q: want one non-empty line", msg)
+	}
+}

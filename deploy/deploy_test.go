@@ -46,14 +46,15 @@ func TestImageKeepsTemporalOnLoopback(t *testing.T) {
 	}
 }
 
-// TestComposePublishesOnLoopback reads docker-compose.yml as docker-compose
-// resolves it: by default every published port is bound to the host's
-// loopback, the Temporal frontend is not published and the UI is
-// read-only; an operator's LONGHAUL_UI_PUBLISH publishes the UI elsewhere.
-func TestComposePublishesOnLoopback(t *testing.T) {
+// TestComposeDevPublishesOnLoopback reads the single-container `dev`
+// profile of docker-compose.yml as docker-compose resolves it: by default
+// every published port is bound to the host's loopback, the Temporal
+// frontend is not published and the UI is read-only; an operator's
+// LONGHAUL_UI_PUBLISH publishes the UI elsewhere.
+func TestComposeDevPublishesOnLoopback(t *testing.T) {
 	imageEnv, _ := readDockerfile(t, "Dockerfile")
 
-	svc := composeConfig(t, nil)
+	svc := composeConfig(t, exampleEnv(t))["longhaul-dev"]
 	ports := publishedPorts(t, svc)
 	if len(ports) == 0 {
 		t.Fatal("the compose file publishes no port; want the API's at least")
@@ -85,7 +86,7 @@ func TestComposePublishesOnLoopback(t *testing.T) {
 	}
 
 	// The operator says otherwise.
-	svc = composeConfig(t, []string{"LONGHAUL_UI_PUBLISH=0.0.0.0:8233", "LONGHAUL_EMBEDDED_UI_WRITE=true"})
+	svc = composeConfig(t, append(exampleEnv(t), "LONGHAUL_UI_PUBLISH=0.0.0.0:8233", "LONGHAUL_EMBEDDED_UI_WRITE=true"))["longhaul-dev"]
 	var ui *port
 	for _, p := range publishedPorts(t, svc) {
 		if p.target == "8233" {
@@ -182,14 +183,38 @@ func loopback(t *testing.T, addr string) bool {
 
 // service is the part of a resolved compose service the tests read.
 type service struct {
-	Environment map[string]string `yaml:"environment"`
-	Ports       []yaml.Node       `yaml:"ports"`
+	Image         string                                `yaml:"image"`
+	Build         *yaml.Node                            `yaml:"build"`
+	Command       []string                              `yaml:"command"`
+	Entrypoint    []string                              `yaml:"entrypoint"`
+	Environment   map[string]string                     `yaml:"environment"`
+	Ports         []yaml.Node                           `yaml:"ports"`
+	DependsOn     map[string]struct{ Condition string } `yaml:"depends_on"`
+	Healthcheck   *struct{ Test []string }              `yaml:"healthcheck"`
+	Profiles      []string                              `yaml:"profiles"`
+	ContainerName string                                `yaml:"container_name"`
+	Restart       string                                `yaml:"restart"`
 }
 
 // composeConfig runs `docker-compose config` on the repository's compose
 // file with only env (and PATH and HOME) in its environment, and returns
-// the longhaul service.
-func composeConfig(t *testing.T, env []string) service {
+// its services.
+func composeConfig(t *testing.T, env []string) map[string]service {
+	t.Helper()
+	cmd := composeCommand(t, env)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("docker-compose config: %v\n%s", err, stderr.String())
+	}
+	return parseCompose(t, out)
+}
+
+// composeCommand is `docker-compose config` on the repository's compose
+// file with only env (and PATH and HOME) in its environment: an .env file
+// in the checkout is not read.
+func composeCommand(t *testing.T, env []string) *exec.Cmd {
 	t.Helper()
 	bin, err := exec.LookPath("docker-compose")
 	if err != nil {
@@ -202,25 +227,56 @@ func composeConfig(t *testing.T, env []string) service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--project-directory", root, "-f", filepath.Join(root, "docker-compose.yml"), "config")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("docker-compose config: %v\n%s", err, stderr.String())
+	home := t.TempDir()
+	empty := filepath.Join(home, "empty.env")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
+	cmd := exec.Command(bin, "--project-directory", root, "--env-file", empty, "-f", filepath.Join(root, "docker-compose.yml"), "config")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, env...)
+	return cmd
+}
+
+// exampleEnv is .env.example as KEY=VALUE settings.
+func exampleEnv(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../.env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			env = append(env, line)
+		}
+	}
+	return env
+}
+
+// composeFails runs `docker-compose config` like composeConfig and returns
+// its error output, failing the test when it succeeds.
+func composeFails(t *testing.T, env []string) string {
+	t.Helper()
+	cmd := composeCommand(t, env)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("docker-compose config succeeded with %v", env)
+	}
+	return string(out)
+}
+
+func parseCompose(t *testing.T, out []byte) map[string]service {
+	t.Helper()
 	var doc struct {
 		Services map[string]service `yaml:"services"`
 	}
 	if err := yaml.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("docker-compose config output: %v\n%s", err, out)
 	}
-	svc, ok := doc.Services["longhaul"]
-	if !ok {
-		t.Fatalf("no longhaul service in\n%s", out)
+	if len(doc.Services) == 0 {
+		t.Fatalf("no services in\n%s", out)
 	}
-	return svc
+	return doc.Services
 }
 
 // port is one published port of a service.

@@ -47,10 +47,42 @@ func Options(stopTimeout time.Duration) sdkworker.Options {
 // DrainTimeout is how long a stopping worker lets running calls finish.
 const DrainTimeout = 30 * time.Second
 
+// Tuning sizes a worker for its host; a zero field keeps Options' value.
+type Tuning struct {
+	// ActivitySlots and WorkflowSlots bound the activities and the
+	// workflow tasks the worker runs at once.
+	ActivitySlots, WorkflowSlots int
+	// Pollers is the number of pollers on each of the two task queues.
+	Pollers int
+	// StickyCache is the number of runs the process keeps cached between
+	// their tasks (shared by its workers; set before the first starts).
+	StickyCache int
+}
+
+func (t Tuning) apply(o *sdkworker.Options) {
+	if t.ActivitySlots > 0 {
+		o.MaxConcurrentActivityExecutionSize = t.ActivitySlots
+	}
+	if t.WorkflowSlots > 0 {
+		o.MaxConcurrentWorkflowTaskExecutionSize = t.WorkflowSlots
+	}
+	if t.Pollers > 0 {
+		o.MaxConcurrentActivityTaskPollers = t.Pollers
+		o.MaxConcurrentWorkflowTaskPollers = t.Pollers
+	}
+}
+
 // New builds a worker on taskQueue with Longhaul's workflows and activities
-// registered. It drains in-flight activities for up to DrainTimeout on Stop.
-func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(c, taskQueue, Options(DrainTimeout))
+// registered, sized by t, polling as the deployment version v (if any). It
+// drains in-flight activities for up to DrainTimeout on Stop.
+func New(c client.Client, taskQueue string, acts *activities.Activities, t Tuning, v Versioning) sdkworker.Worker {
+	if t.StickyCache > 0 {
+		sdkworker.SetStickyWorkflowCacheSize(t.StickyCache)
+	}
+	o := Options(DrainTimeout)
+	t.apply(&o)
+	v.Apply(&o)
+	w := sdkworker.New(c, taskQueue, o)
 	Register(w, acts)
 	return w
 }

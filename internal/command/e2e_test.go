@@ -92,7 +92,8 @@ func (s *syncBuffer) String() string {
 func start(t *testing.T, bin string, env []string, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	// No metrics endpoint unless env asks: tests run side by side.
+	cmd.Env = append(append(os.Environ(), "LONGHAUL_METRICS_ADDR=off"), env...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	cmd.Stdout = stderr
@@ -135,6 +136,20 @@ func waitReady(t *testing.T, p *process, url string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("not ready: %s", p.stderr.String())
+}
+
+// devEnv is the environment of a `longhaul dev` serving the API on api,
+// with a fresh data directory, free ports, no UI and the scripted model at
+// modelURL; extra settings follow (and win).
+func devEnv(t *testing.T, api, modelURL string, extra ...string) []string {
+	return append([]string{
+		"LONGHAUL_DATA_DIR=" + t.TempDir(),
+		"LONGHAUL_HTTP_ADDR=" + api,
+		"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + testenv.FreeAddr(t),
+		"LONGHAUL_EMBEDDED_UI_ADDR=off",
+		"LONGHAUL_LLM_BASE_URL=" + modelURL,
+		"LONGHAUL_LLM_MODEL=llmtest",
+	}, extra...)
 }
 
 func streamChat(url, chat string) (*http.Response, error) {
@@ -197,14 +212,7 @@ func TestKillMidStreamAndRestart(t *testing.T) {
 	answer := strings.TrimSpace(strings.Repeat("a durable sentence survives the crash ", 15))
 	model.On(func(llmtest.Request) bool { return true }, llmtest.Text(answer, llmtest.ChunkDelay(30*time.Millisecond)))
 	api := testenv.FreeAddr(t)
-	env := []string{
-		"LONGHAUL_DATA_DIR=" + t.TempDir(),
-		"LONGHAUL_HTTP_ADDR=" + api,
-		"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + testenv.FreeAddr(t),
-		"LONGHAUL_EMBEDDED_UI_ADDR=off",
-		"LONGHAUL_LLM_BASE_URL=" + model.URL(),
-		"LONGHAUL_LLM_MODEL=llmtest",
-	}
+	env := devEnv(t, api, model.URL())
 	url := "http://" + api
 	p := start(t, bin, env, "dev")
 	waitReady(t, p, url)
@@ -264,7 +272,7 @@ func TestBrokenSkillFileStopsStartup(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "dev")
-	cmd.Env = append(os.Environ(), "LONGHAUL_SKILLS_DIR="+dir, "LONGHAUL_DATA_DIR="+t.TempDir(),
+	cmd.Env = append(os.Environ(), "LONGHAUL_METRICS_ADDR=off", "LONGHAUL_SKILLS_DIR="+dir, "LONGHAUL_DATA_DIR="+t.TempDir(),
 		"LONGHAUL_EMBEDDED_TEMPORAL_ADDR="+testenv.FreeAddr(t), "LONGHAUL_EMBEDDED_UI_ADDR=off", "LONGHAUL_HTTP_ADDR="+testenv.FreeAddr(t))
 	out, err := cmd.CombinedOutput()
 	if err == nil {

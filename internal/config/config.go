@@ -4,6 +4,7 @@
 package config
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/tlsfiles"
 )
 
 // Prefix is the prefix of every Longhaul environment variable.
@@ -34,12 +36,30 @@ type Config struct {
 	HTTPAddr string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080" desc:"API listen address"`
 	DataDir  string `envconfig:"DATA_DIR" default:"./.longhaul" desc:"embedded Temporal database, local stores and logs"`
 
-	TemporalAddress      string `envconfig:"TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api"`
-	EmbeddedTemporalAddr string `envconfig:"EMBEDDED_TEMPORAL_ADDR" default:"127.0.0.1:7233" desc:"where dev and server serve the embedded Temporal frontend (gRPC)"`
-	EmbeddedUIAddr       string `envconfig:"EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
-	EmbeddedUIWrite      bool   `envconfig:"EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login)"`
-	TemporalNamespace    string `envconfig:"TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
-	TaskQueue            string `envconfig:"TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`
+	TemporalAddress       string `envconfig:"TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api"`
+	EmbeddedTemporalAddr  string `envconfig:"EMBEDDED_TEMPORAL_ADDR" default:"127.0.0.1:7233" desc:"where dev and server serve the embedded Temporal frontend (gRPC)"`
+	EmbeddedUIAddr        string `envconfig:"EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
+	EmbeddedUIWrite       bool   `envconfig:"EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login)"`
+	TemporalNamespace     string `envconfig:"TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
+	TaskQueue             string `envconfig:"TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`
+	TemporalTLS           bool   `envconfig:"TEMPORAL_TLS" default:"false" desc:"connect to LONGHAUL_TEMPORAL_ADDRESS over TLS (implied by the TEMPORAL_TLS_* files and TEMPORAL_API_KEY)"`
+	TemporalTLSCA         string `envconfig:"TEMPORAL_TLS_CA" desc:"PEM file of the CA that signed the Temporal frontend's certificate; empty = the system's roots"`
+	TemporalTLSCert       string `envconfig:"TEMPORAL_TLS_CERT" desc:"PEM client certificate for Temporal's mutual TLS (with TEMPORAL_TLS_KEY), as Temporal Cloud's mTLS namespaces want"`
+	TemporalTLSKey        string `envconfig:"TEMPORAL_TLS_KEY" desc:"PEM key of TEMPORAL_TLS_CERT"`
+	TemporalTLSServerName string `envconfig:"TEMPORAL_TLS_SERVER_NAME" desc:"the name the frontend's certificate must carry, when not the host of TEMPORAL_ADDRESS"`
+	TemporalAPIKey        string `envconfig:"TEMPORAL_API_KEY" desc:"API key for the Temporal frontend (Temporal Cloud's API-key auth), sent over TLS (never logged)"`
+
+	MetricsAddr string `envconfig:"METRICS_ADDR" default:"127.0.0.1:9464" desc:"where dev, worker and api serve Prometheus metrics (/metrics); off serves none; each process needs its own"`
+
+	WorkerActivitySlots int `envconfig:"WORKER_ACTIVITY_SLOTS" default:"1000" desc:"model, tool and store calls one worker runs at once (most of them wait on the network)"`
+	WorkerWorkflowSlots int `envconfig:"WORKER_WORKFLOW_SLOTS" default:"200" desc:"workflow tasks one worker runs at once"`
+	WorkerPollers       int `envconfig:"WORKER_POLLERS" default:"8" desc:"pollers one worker keeps on each of its activity and workflow task queues"`
+	WorkerStickyCache   int `envconfig:"WORKER_STICKY_CACHE" default:"0" desc:"runs a worker process keeps cached between their tasks; 0 = the SDK's 10000"`
+
+	WorkerDeployment string `envconfig:"WORKER_DEPLOYMENT" default:"longhaul" desc:"Temporal worker deployment the workers join, each build a version of it (Worker Versioning, Temporal server 1.29.1 or later); off = unversioned workers"`
+	WorkerBuildID    string `envconfig:"WORKER_BUILD_ID" desc:"this build's id in the worker deployment; empty = what longhaul version prints"`
+	WorkerVersioning string `envconfig:"WORKER_VERSIONING" default:"auto-upgrade" desc:"auto-upgrade: a run's next task goes to the deployment's current version, so runs outlive the workers that started them; pinned: a run stays on the version it started on, whose workers must outlive it"`
+	WorkerPromote    bool   `envconfig:"WORKER_PROMOTE" default:"true" desc:"a worker makes its version the deployment's current version once it polls; false = an operator does (temporal worker deployment set-current-version) or the Temporal Worker Controller"`
 
 	NATSURL           string `envconfig:"NATS_URL" desc:"a NATS server or cluster (comma-separated nats:// URLs) for live token streams; empty = embedded (dev); required for worker and api"`
 	EmbeddedNATSAddr  string `envconfig:"EMBEDDED_NATS_ADDR" desc:"where the embedded NATS listens: empty = dev none (in-process), server 127.0.0.1:4223"`
@@ -71,10 +91,16 @@ type Config struct {
 	MessageIDHeader    string `envconfig:"MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
 	DatabaseURL        string `envconfig:"DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
 
+	EmbedModel      string        `envconfig:"EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
+	EmbedBaseURL    string        `envconfig:"EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`
+	EmbedAPIKey     string        `envconfig:"EMBED_API_KEY" desc:"bearer key of EMBED_BASE_URL (never logged); empty and EMBED_BASE_URL empty = LLM_API_KEY"`
+	MemoryK         int           `envconfig:"MEMORY_K" default:"5" desc:"most memories recalled into a turn (memory: recall) or returned by a search"`
+	MemoryThreshold float64       `envconfig:"MEMORY_THRESHOLD" default:"0.6" desc:"cosine similarity (-1 to 1) a memory needs to be recalled into a turn"`
 	SearchURL       string        `envconfig:"SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
 	MCPConfig       string        `envconfig:"MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
 	FetchPorts      []int         `envconfig:"FETCH_PORTS" default:"80,443" desc:"the only ports web_fetch connects to"`
 	MaxToolChars    int           `envconfig:"MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
+	RestoreChars    int           `envconfig:"RESTORE_CHARS" default:"32000" desc:"characters of earlier chat turns' tool results given back to the model (conversation restore); the newest turn's are kept whole, older ones are cut, oldest first"`
 	HistoryLimit    int           `envconfig:"HISTORY_LIMIT" default:"5000" desc:"history events after which a run continues as new (Temporal's own suggestion may come first)"`
 	ApprovalTimeout time.Duration `envconfig:"APPROVAL_TIMEOUT" default:"0" desc:"how long a run waits for a person to approve a tool call before denying it; 0 = no limit"`
 	Retention       time.Duration `envconfig:"RETENTION" default:"0" desc:"how long the stored blobs (big tool outputs, conversations, archived events) of a finished run are kept; 0 = the namespace's workflow retention"`
@@ -117,7 +143,21 @@ func (c *Config) normalise() {
 		c.DatabaseURL = "sqlite://" + filepath.Join(c.DataDir, "longhaul.db")
 	}
 	c.LogLevel = strings.ToLower(c.LogLevel)
+	c.WorkerVersioning = strings.ToLower(c.WorkerVersioning)
+	if c.WorkerDeployment == WorkerDeploymentOff {
+		c.WorkerDeployment = ""
+	}
 }
+
+// WorkerDeploymentOff is the value of LONGHAUL_WORKER_DEPLOYMENT that runs
+// unversioned workers (as does an empty one).
+const WorkerDeploymentOff = "off"
+
+// Worker versioning behaviors (LONGHAUL_WORKER_VERSIONING).
+const (
+	VersioningAutoUpgrade = "auto-upgrade"
+	VersioningPinned      = "pinned"
+)
 
 func nonEmpty(list []string) []string {
 	var out []string
@@ -163,6 +203,9 @@ func (c Config) Validate() error {
 	checkAddr("HTTP_ADDR", c.HTTPAddr, true)
 	checkAddr("TEMPORAL_ADDRESS", c.TemporalAddress, false)
 	checkAddr("EMBEDDED_TEMPORAL_ADDR", c.EmbeddedTemporalAddr, true)
+	if c.MetricsAddr != "off" {
+		checkAddr("METRICS_ADDR", c.MetricsAddr, true)
+	}
 	if !c.UIDisabled() {
 		checkAddr("EMBEDDED_UI_ADDR", c.EmbeddedUIAddr, true)
 	}
@@ -205,6 +248,27 @@ func (c Config) Validate() error {
 	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
 		bad("NATS_TLS_CERT", "NATS_TLS_CERT and NATS_TLS_KEY go together")
 	}
+	if (c.TemporalTLSCert == "") != (c.TemporalTLSKey == "") {
+		bad("TEMPORAL_TLS_CERT", "TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together")
+	}
+	if c.WorkerActivitySlots < 1 || c.WorkerWorkflowSlots < 1 || c.WorkerPollers < 1 {
+		bad("WORKER_ACTIVITY_SLOTS", "the WORKER_ACTIVITY_SLOTS, WORKER_WORKFLOW_SLOTS and WORKER_POLLERS must be at least 1, got %d, %d and %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
+	}
+	if c.WorkerPollers > c.WorkerActivitySlots || c.WorkerPollers > c.WorkerWorkflowSlots {
+		bad("WORKER_POLLERS", "must not be more than the slots it fills (%d activity, %d workflow), got %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
+	}
+	if c.WorkerStickyCache < 0 {
+		bad("WORKER_STICKY_CACHE", "must not be negative (0 keeps the SDK's default)")
+	}
+	if d := c.WorkerDeployment; d != "" && (strings.ContainsAny(d, ".: \t") || strings.HasPrefix(d, "__") || len(d) > 255) {
+		bad("WORKER_DEPLOYMENT", "%q is not a deployment name (no '.', ':' or spaces, not starting with '__', at most 255 bytes; off = unversioned)", d)
+	}
+	if b := c.WorkerBuildID; strings.HasPrefix(b, "__") || len(b) > 255 || strings.TrimSpace(b) != b {
+		bad("WORKER_BUILD_ID", "%q is not a build id (not starting with '__', no spaces around it, at most 255 bytes)", b)
+	}
+	if c.WorkerVersioning != VersioningAutoUpgrade && c.WorkerVersioning != VersioningPinned {
+		bad("WORKER_VERSIONING", "%q is not %s or %s", c.WorkerVersioning, VersioningAutoUpgrade, VersioningPinned)
+	}
 	if c.HistoryLimit < MinHistoryLimit {
 		bad("HISTORY_LIMIT", "must be at least %d events, got %d", MinHistoryLimit, c.HistoryLimit)
 	}
@@ -213,6 +277,17 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.Database(); err != nil {
 		bad("DATABASE_URL", "%v", err)
+	}
+	if c.EmbedBaseURL != "" {
+		if u, err := url.Parse(c.EmbedBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("EMBED_BASE_URL", "%q is not an http(s) URL", redact.URLs(c.EmbedBaseURL))
+		}
+	}
+	if c.MemoryK < 1 || c.MemoryK > 50 {
+		bad("MEMORY_K", "must be between 1 and 50, got %d", c.MemoryK)
+	}
+	if c.MemoryThreshold < -1 || c.MemoryThreshold > 1 || c.MemoryThreshold != c.MemoryThreshold {
+		bad("MEMORY_THRESHOLD", "must be a cosine similarity between -1 and 1, got %v", c.MemoryThreshold)
 	}
 	if c.SearchURL != "" {
 		if u, err := url.Parse(c.SearchURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -229,6 +304,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxToolChars < 500 {
 		bad("MAX_TOOL_CHARS", "must be at least 500")
+	}
+	if c.RestoreChars < 0 {
+		bad("RESTORE_CHARS", "must not be negative")
 	}
 	if _, err := c.Keys(); err != nil {
 		bad("API_KEYS", "%v", err)
@@ -285,6 +363,18 @@ type Database struct {
 	DSN    string // a file path for sqlite, the URL for postgres
 }
 
+// Embedder returns where embeddings are asked for: EMBED_BASE_URL and
+// EMBED_API_KEY, or the model endpoint's URL and key.
+func (c Config) Embedder() (baseURL, apiKey string) {
+	if c.EmbedBaseURL != "" {
+		return c.EmbedBaseURL, c.EmbedAPIKey
+	}
+	if c.EmbedAPIKey != "" {
+		return c.LLMBaseURL, c.EmbedAPIKey
+	}
+	return c.LLMBaseURL, c.LLMAPIKey
+}
+
 // Database parses DatabaseURL.
 func (c Config) Database() (Database, error) {
 	u := c.DatabaseURL
@@ -313,4 +403,13 @@ func Usage(w io.Writer) error {
 		return err
 	}
 	return tw.Flush()
+}
+
+// TemporalTLSConfig is the TLS configuration of the connection to
+// TEMPORAL_ADDRESS, or nil for plain gRPC.
+func (c Config) TemporalTLSConfig() (*tls.Config, error) {
+	if !c.TemporalTLS && c.TemporalTLSCA == "" && c.TemporalTLSCert == "" && c.TemporalAPIKey == "" && c.TemporalTLSServerName == "" {
+		return nil, nil
+	}
+	return tlsfiles.Files{CA: c.TemporalTLSCA, Cert: c.TemporalTLSCert, Key: c.TemporalTLSKey, ServerName: c.TemporalTLSServerName}.Config("Temporal")
 }

@@ -34,6 +34,13 @@ func TestDefaults(t *testing.T) {
 		EmbeddedUIAddr:       "127.0.0.1:8233",
 		TemporalNamespace:    "default",
 		TaskQueue:            "longhaul",
+		MetricsAddr:          "127.0.0.1:9464",
+		WorkerActivitySlots:  1000,
+		WorkerWorkflowSlots:  200,
+		WorkerPollers:        8,
+		WorkerDeployment:     "longhaul",
+		WorkerVersioning:     "auto-upgrade",
+		WorkerPromote:        true,
 		NATSSubjectPrefix:    "longhaul",
 		LLMBaseURL:           "http://localhost:11434/v1",
 		LLMModel:             "llama3.1:8b",
@@ -54,6 +61,9 @@ func TestDefaults(t *testing.T) {
 		TemporalTimeout:      10 * time.Second,
 		FetchPorts:           []int{80, 443},
 		MaxToolChars:         16000,
+		RestoreChars:         32000,
+		MemoryK:              5,
+		MemoryThreshold:      0.6,
 		HistoryLimit:         5000,
 		LogLevel:             "info",
 	}
@@ -75,12 +85,17 @@ func TestOverrides(t *testing.T) {
 	t.Setenv("LONGHAUL_DATABASE_URL", "postgres://u:secret@db/longhaul")
 	t.Setenv("LONGHAUL_LLM_TIMEOUT", "90s")
 	t.Setenv("LONGHAUL_LOG_LEVEL", "DEBUG")
+	t.Setenv("LONGHAUL_WORKER_DEPLOYMENT", "off")
+	t.Setenv("LONGHAUL_WORKER_VERSIONING", "Pinned")
 	got, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.HTTPAddr != "0.0.0.0:9000" || got.Embedded() || !got.UIDisabled() || got.LLMTimeout != 90*time.Second || got.LogLevel != "debug" {
 		t.Errorf("overrides not applied: %+v", got)
+	}
+	if got.WorkerDeployment != "" || got.WorkerVersioning != VersioningPinned {
+		t.Errorf("worker deployment %q, versioning %q; want unversioned, pinned", got.WorkerDeployment, got.WorkerVersioning)
 	}
 	if diff := cmp.Diff([]string{"sk-a", "ci:sk-b"}, got.APIKeys); diff != "" {
 		t.Errorf("API keys (-want +got):\n%s", diff)
@@ -113,6 +128,13 @@ func TestBadValues(t *testing.T) {
 		{"NATS URL password hidden", "LONGHAUL_NATS_URL", "nats://ann:s3cret@", "is not a nats://"},
 		{"NATS subject prefix", "LONGHAUL_NATS_SUBJECT_PREFIX", "long haul", "LONGHAUL_NATS_SUBJECT_PREFIX: \"long haul\" is not a NATS subject prefix"},
 		{"NATS cert without key", "LONGHAUL_NATS_TLS_CERT", "/etc/cert.pem", "LONGHAUL_NATS_TLS_CERT: NATS_TLS_CERT and NATS_TLS_KEY go together"},
+		{"Temporal cert without key", "LONGHAUL_TEMPORAL_TLS_CERT", "/etc/cert.pem", "LONGHAUL_TEMPORAL_TLS_CERT: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together"},
+		{"no activity slots", "LONGHAUL_WORKER_ACTIVITY_SLOTS", "0", "LONGHAUL_WORKER_ACTIVITY_SLOTS: the WORKER_ACTIVITY_SLOTS"},
+		{"more pollers than slots", "LONGHAUL_WORKER_POLLERS", "300", "LONGHAUL_WORKER_POLLERS: must not be more than the slots it fills (1000 activity, 200 workflow), got 300"},
+		{"negative sticky cache", "LONGHAUL_WORKER_STICKY_CACHE", "-1", "LONGHAUL_WORKER_STICKY_CACHE: must not be negative"},
+		{"deployment name with a dot", "LONGHAUL_WORKER_DEPLOYMENT", "long.haul", "LONGHAUL_WORKER_DEPLOYMENT: \"long.haul\" is not a deployment name"},
+		{"reserved build id", "LONGHAUL_WORKER_BUILD_ID", "__v1", "LONGHAUL_WORKER_BUILD_ID: \"__v1\" is not a build id"},
+		{"versioning behavior", "LONGHAUL_WORKER_VERSIONING", "sticky", "LONGHAUL_WORKER_VERSIONING: \"sticky\" is not auto-upgrade or pinned"},
 		{"embedded NATS address", "LONGHAUL_EMBEDDED_NATS_ADDR", "4223", "LONGHAUL_EMBEDDED_NATS_ADDR: \"4223\" is not host:port"},
 		{"two keys of one name", "LONGHAUL_API_KEYS", "ci:sk-a,ci:sk-b", "LONGHAUL_API_KEYS: key name \"ci\" is used twice"},
 		{"header name", "LONGHAUL_USER_ID_HEADER", "X User", "LONGHAUL_USER_ID_HEADER: \"X User\" is not an HTTP header name"},

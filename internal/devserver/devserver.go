@@ -19,12 +19,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/longhaul-dev/longhaul/internal/searchattr"
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/common/authorization"
@@ -446,37 +445,9 @@ func (s *Server) waitReady(ctx context.Context, opts Options) error {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		if err := ensureSearchAttributes(ctx, c, ns, opts.SearchAttributes); err != nil {
-			return err
+		if _, err := searchattr.Ensure(ctx, c.OperatorService(), ns, opts.SearchAttributes); err != nil {
+			return fmt.Errorf("devserver: %w", err)
 		}
-	}
-	return nil
-}
-
-func ensureSearchAttributes(ctx context.Context, c client.Client, ns string, want map[string]enumspb.IndexedValueType) error {
-	if len(want) == 0 {
-		return nil
-	}
-	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: ns})
-	if err != nil {
-		return fmt.Errorf("devserver: list search attributes: %w", err)
-	}
-	missing := map[string]enumspb.IndexedValueType{}
-	for name, typ := range want {
-		if _, ok := have.GetCustomAttributes()[name]; !ok {
-			missing[name] = typ
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        ns,
-		SearchAttributes: missing,
-	})
-	var exists *serviceerror.AlreadyExists
-	if err != nil && !errors.As(err, &exists) {
-		return fmt.Errorf("devserver: add search attributes: %w", err)
 	}
 	return nil
 }

@@ -1,17 +1,15 @@
 package natsbus
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/tlsfiles"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -136,7 +134,7 @@ func Connect(o ClientOptions, log *slog.Logger) (*nats.Conn, error) {
 		opts = append(opts, nats.UserCredentials(o.CredsFile))
 	}
 	if o.TLSCA != "" || o.TLSCert != "" {
-		tc, err := tlsConfig(o)
+		tc, err := tlsfiles.Files{CA: o.TLSCA, Cert: o.TLSCert, Key: o.TLSKey}.Config("NATS")
 		if err != nil {
 			return nil, err
 		}
@@ -147,27 +145,4 @@ func Connect(o ClientOptions, log *slog.Logger) (*nats.Conn, error) {
 		return nil, fmt.Errorf("NATS at %s: %w", redact.URLs(o.URL), err)
 	}
 	return nc, nil
-}
-
-func tlsConfig(o ClientOptions) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if o.TLSCA != "" {
-		pem, err := os.ReadFile(o.TLSCA)
-		if err != nil {
-			return nil, fmt.Errorf("NATS TLS CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("NATS TLS CA %s: no certificate in it", o.TLSCA)
-		}
-		tc.RootCAs = pool
-	}
-	if o.TLSCert != "" || o.TLSKey != "" {
-		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
-		if err != nil {
-			return nil, fmt.Errorf("NATS TLS client certificate: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
 }

@@ -42,6 +42,7 @@ var full = scale{runs: 50, workerKills: 4}
 
 const (
 	workers  = 2
+	apis     = 2
 	user     = "chaos"
 	queue    = "chaos"
 	runPause = 150 * time.Millisecond // between two runs' starts
@@ -52,6 +53,9 @@ const (
 	// streaming (a delta ending by byte earlyAnswer of its answer).
 	natsWait    = 30 * time.Second
 	earlyAnswer = 80
+	// moveWait bounds how long the clients of a killed API may take to
+	// resume on the other one.
+	moveWait = 2 * time.Minute
 )
 
 // scaleFromEnv is the full size, adjusted by LONGHAUL_CHAOS_RUNS (number of
@@ -89,22 +93,27 @@ func scaleFromEnv(t *testing.T) scale {
 type chaosRun struct {
 	item    string
 	id      string
+	api     int // the API the run was started through and its client began on
 	started time.Time
 	f       *follower
 	ended   time.Time
 }
 
-// TestChaos runs `longhaul server`, two `longhaul worker`s, `longhaul api`
-// and an external NATS (Debian's nats-server, which carries the answers'
-// live deltas from the workers to the API) as processes and starts runs
-// whose agent places an order through a declared HTTP tool. While they go
-// on it kills a worker with SIGKILL several times (each kill waits for a
-// tool call to be in flight at the shop and picks, at random, a worker with
-// one, so it lands mid-call) and starts it again, kills NATS with SIGKILL
-// once while answers stream (it waits for a client to receive a delta early
-// in an answer) and starts it again, restarts the Temporal server once,
-// between two halves of the runs, and kills and restarts the API once; the
-// workers and the API reconnect by themselves. Then every run must have
+// TestChaos runs the scaled-out topology as processes: `longhaul server`,
+// two `longhaul worker`s, two `longhaul api`s and an external NATS
+// (Debian's nats-server, which carries the answers' live deltas from the
+// workers to the APIs). It starts runs whose agent places an order through
+// a declared HTTP tool, through API 1 and API 2 in turn, each run's client
+// following its events on the API that started it. While they go on it
+// kills a worker with SIGKILL several times (each kill waits for a tool
+// call to be in flight at the shop and picks, at random, a worker with one,
+// so it lands mid-call) and starts it again, kills NATS with SIGKILL once
+// while answers stream (it waits for a client to receive a delta early in
+// an answer) and starts it again, restarts the Temporal server once,
+// between two halves of the runs, and kills API 1 with SIGKILL once while
+// an answer streams through it: its clients, unable to reach it, resume on
+// API 2 with Last-Event-ID, and once each has, API 1 starts again. The
+// workers and the APIs reconnect by themselves. Then every run must have
 // completed with the answer built from its order, every order must have
 // been placed exactly once (repeated Idempotency-Keys are retries, not
 // duplicates), and every client, reconnecting after each break with
@@ -147,7 +156,11 @@ func TestChaos(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	temporalAddr, apiAddr, natsAddr := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
+	temporalAddr, natsAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
+	apiAddrs := make([]string, apis)
+	for i := range apiAddrs {
+		apiAddrs[i] = testenv.FreeAddr(t)
+	}
 	// longhaul server always runs an embedded NATS; here nobody uses it,
 	// and it must not take the default port (4223) from anything else.
 	unusedNATSAddr := testenv.FreeAddr(t)
@@ -159,7 +172,7 @@ func TestChaos(t *testing.T) {
 	}
 	st := &stack{
 		t: t, bin: bin, natsBin: natsBin, natsAddr: natsAddr, natsMon: testenv.FreeAddr(t),
-		logDir: logDir, apiURL: "http://" + apiAddr, workers: make([]*proc, workers),
+		logDir: logDir, apiAddrs: apiAddrs, workers: make([]*proc, workers), apis: make([]*proc, apis),
 		common: []string{
 			"LONGHAUL_DATA_DIR=" + t.TempDir(),
 			"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + temporalAddr,
@@ -167,7 +180,6 @@ func TestChaos(t *testing.T) {
 			"LONGHAUL_TEMPORAL_ADDRESS=" + temporalAddr,
 			"LONGHAUL_EMBEDDED_NATS_ADDR=" + unusedNATSAddr,
 			"LONGHAUL_NATS_URL=nats://" + natsAddr,
-			"LONGHAUL_HTTP_ADDR=" + apiAddr,
 			"LONGHAUL_TASK_QUEUE=" + queue,
 			"LONGHAUL_LLM_BASE_URL=" + model.URL(),
 			"LONGHAUL_LLM_MODEL=llmtest",
@@ -194,7 +206,9 @@ func TestChaos(t *testing.T) {
 	for i := range workers {
 		must(st.startWorker(ctx, i, workerEnv(i)))
 	}
-	must(st.startAPI(ctx))
+	for i := range apis {
+		must(st.startAPI(ctx, i))
+	}
 	tc, err := client.DialContext(ctx, client.Options{HostPort: temporalAddr, Logger: quiet{}})
 	must(err)
 	t.Cleanup(tc.Close)
@@ -220,26 +234,48 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("too few runs (%d) for %d worker kills", sc.runs, sc.workerKills)
 	}
 
-	// The API restarts once in the second half, so every client must
-	// resume its stream with Last-Event-ID.
+	// API 1 is killed once in the second half, so its clients must resume
+	// their streams on API 2 with Last-Event-ID.
 	apiAt := half + (sc.runs-half)/2
 	// NATS restarts once in the first half, between its worker kills.
 	natsAt := half / 2
-	// answering gets a note when a client receives a delta early in an
-	// answer (so that most of it is still to come): NATS is killed then.
-	answering := make(chan struct{}, 1)
-	onDelta := func(end int) {
+	// answering gets a note, the API's, when a client receives a delta
+	// early in an answer (so that most of it is still to come): NATS and
+	// API 1 are killed then.
+	answering := make(chan int, 8)
+	onDelta := func(api, end int) {
 		if end <= earlyAnswer {
 			select {
-			case answering <- struct{}{}:
+			case answering <- api:
 			default:
+			}
+		}
+	}
+	// waitAnswer waits up to natsWait for a client to receive a delta early
+	// in an answer through API api (any API when api < 0) and reports
+	// whether one did.
+	waitAnswer := func(api int) bool {
+		for len(answering) > 0 {
+			<-answering
+		}
+		timeout := time.After(natsWait)
+		for {
+			select {
+			case a := <-answering:
+				if api < 0 || a == api {
+					return true
+				}
+			case <-timeout:
+				return false
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
 			}
 		}
 	}
 
 	runs := make([]*chaosRun, sc.runs)
 	var wg sync.WaitGroup
-	var kills, midCall, apiRestarts int
+	var kills, midCall int
 	var restart struct {
 		stop, down, ready time.Duration
 		how               string
@@ -248,6 +284,12 @@ func TestChaos(t *testing.T) {
 		waited, down, reconnected time.Duration
 		streaming                 int // clients receiving an answer when NATS died
 		done                      bool
+	}
+	var apiKill struct {
+		waited, resumed, ready time.Duration
+		clients, streaming     int // API 1's clients when it died, and of them those receiving an answer
+		moved                  int // of them, those that resumed on API 2 (the others had their done)
+		done                   bool
 	}
 	for i := range sc.runs {
 		if i == half {
@@ -267,18 +309,21 @@ func TestChaos(t *testing.T) {
 			restart.stop = time.Since(t0)
 			must(st.startServer(ctx))
 			restart.down = time.Since(t0)
-			// The API and the workers were started against the old server;
-			// they must find the new one by themselves.
-			must(st.api.waitFor(ctx, "the API to be ready again", func() bool { return ready(st.apiURL + "/readyz") }))
+			// The APIs and the workers were started against the old
+			// server; they must find the new one by themselves.
+			for a := range apis {
+				must(st.api(a).waitFor(ctx, "the API to be ready again", func() bool { return ready(st.apiURL(a) + "/readyz") }))
+			}
 			must(waitPollers(ctx, tc, st))
 			restart.ready = time.Since(t0)
-			t.Logf("server restarted (%s): stopped in %v, serving after %v, API ready and both workers polling after %v",
+			t.Logf("server restarted (%s): stopped in %v, serving after %v, both APIs ready and both workers polling after %v",
 				restart.how, restart.stop.Round(time.Millisecond), restart.down.Round(time.Millisecond), restart.ready.Round(time.Millisecond))
 		}
-		r := &chaosRun{item: fmt.Sprintf("item-%02d", i+1)}
-		r.id = createRun(t, st.apiURL, r.item)
+		// The runs and their clients go to API 1 and API 2 in turn.
+		r := &chaosRun{item: fmt.Sprintf("item-%02d", i+1), api: i % apis}
+		r.id = createRun(t, st.apiURL(r.api), r.item)
 		r.started = time.Now()
-		r.f = &follower{api: st.apiURL, runID: r.id, headers: map[string]string{"X-OpenWebUI-User-Id": user}, onDelta: onDelta}
+		r.f = newFollower(st.apiURLs(), r.api, r.id, map[string]string{"X-OpenWebUI-User-Id": user}, onDelta)
 		runs[i] = r
 		wg.Add(1)
 		go func() {
@@ -302,15 +347,8 @@ func TestChaos(t *testing.T) {
 			// Wait for an answer to be streaming, then kill NATS under it
 			// and start it again on the same address.
 			t0 := time.Now()
-			for len(answering) > 0 {
-				<-answering
-			}
-			select {
-			case <-answering:
-			case <-time.After(natsWait):
+			if !waitAnswer(-1) {
 				t.Logf("no answer began streaming within %v; killing NATS anyway", natsWait)
-			case <-ctx.Done():
-				t.Fatal(ctx.Err())
 			}
 			natsRestart.waited = time.Since(t0)
 			for _, r := range runs[:i+1] {
@@ -322,20 +360,64 @@ func TestChaos(t *testing.T) {
 			st.nats.kill()
 			must(st.startNATS(ctx))
 			natsRestart.down = time.Since(t0)
-			// The API and the workers must come back by themselves, the
-			// API with its subscriptions.
-			must(st.nats.waitFor(ctx, "the API and the workers to reconnect", st.natsClients))
+			// The APIs and the workers must come back by themselves, the
+			// APIs with their subscriptions.
+			must(st.nats.waitFor(ctx, "the APIs and the workers to reconnect", st.natsClients))
 			natsRestart.reconnected = time.Since(t0)
 			natsRestart.done = true
-			t.Logf("killed NATS with %d answers streaming (waited %v for one to begin) and started it again: serving after %v, API and both workers reconnected after %v",
+			t.Logf("killed NATS with %d answers streaming (waited %v for one to begin) and started it again: serving after %v, both APIs and both workers reconnected after %v",
 				natsRestart.streaming, natsRestart.waited.Round(time.Millisecond), natsRestart.down.Round(time.Millisecond), natsRestart.reconnected.Round(time.Millisecond))
 		}
 		if i == apiAt {
+			// Wait for an answer to be streaming through API 1, kill API 1
+			// under it, wait until each of its clients has resumed on API
+			// 2 (or had its done already), then start API 1 again. Its
+			// clients stay on API 2; the runs after go to both again.
 			t0 := time.Now()
-			st.api.kill()
-			must(st.startAPI(ctx))
-			apiRestarts++
-			t.Logf("killed the API and started it again: ready after %v", time.Since(t0).Round(time.Millisecond))
+			if !waitAnswer(0) {
+				t.Logf("no answer began streaming through %s within %v; killing it anyway", apiName(0), natsWait)
+			}
+			apiKill.waited = time.Since(t0)
+			type client struct {
+				f      *follower
+				before int // its connections to API 2 before the kill
+			}
+			var clients []client
+			for _, r := range runs[:i+1] {
+				if at, done, accepted := r.f.where(); at == 0 && !done {
+					clients = append(clients, client{r.f, accepted[1]})
+					if r.f.isStreaming() {
+						apiKill.streaming++
+					}
+				}
+			}
+			apiKill.clients = len(clients)
+			t0 = time.Now()
+			st.api(0).kill()
+			moveCtx, cancelMove := context.WithTimeout(ctx, moveWait)
+			err := st.api(1).waitFor(moveCtx, "the clients of API 1 to resume on API 2", func() bool {
+				moved := 0
+				for _, c := range clients {
+					_, done, accepted := c.f.where()
+					switch {
+					case accepted[1] > c.before:
+						moved++
+					case !done:
+						return false
+					}
+				}
+				apiKill.moved = moved
+				return true
+			})
+			cancelMove()
+			must(err)
+			apiKill.resumed = time.Since(t0)
+			must(st.startAPI(ctx, 0))
+			apiKill.ready = time.Since(t0)
+			apiKill.done = true
+			t.Logf("killed %s with %d clients following runs through it, %d of them receiving an answer (waited %v for one to begin): %d resumed on %s after %v (%d had their done already); %s started again, ready after %v",
+				apiName(0), apiKill.clients, apiKill.streaming, apiKill.waited.Round(time.Millisecond), apiKill.moved, apiName(1),
+				apiKill.resumed.Round(time.Millisecond), apiKill.clients-apiKill.moved, apiName(0), apiKill.ready.Round(time.Millisecond))
 		}
 		select {
 		case <-ctx.Done():
@@ -365,10 +447,16 @@ func TestChaos(t *testing.T) {
 		t.Errorf("the shop got a bad request: %s", b)
 	}
 	var completed, duplicates, missing, lost, repeated, connects, breaks, streamErrs int
-	var resumes, midResumes, deltas, resets, statuses, textLost, textRepeated, liveCalls, wholeCalls, liveAfterNATS int
+	var resumes, midResumes, crossResumes, crossMid, deltas, resets, statuses, textLost, textRepeated, liveCalls, wholeCalls, liveAfterNATS int
+	// Per API: the runs started through it, the runs after the NATS
+	// restart whose client got deltas through it, and the runs started
+	// through API 1 after its restart whose client got deltas through it.
+	started, afterNATS, liveAfterNATSOn := make([]int, apis), make([]int, apis), make([]int, apis)
+	var afterKill, liveAfterKill int
 	var slowest time.Duration
 	for i, r := range runs {
-		got, err := getRun(ctx, st.apiURL, r.id)
+		started[r.api]++
+		got, err := getRun(ctx, st.apiURL(r.api), r.id)
 		if err != nil {
 			t.Errorf("run %s: %v", r.id, err)
 		}
@@ -401,6 +489,7 @@ func TestChaos(t *testing.T) {
 		lost, repeated = lost+l, repeated+rp
 		connects, breaks, streamErrs = connects+f.connects, breaks+f.breaks, streamErrs+f.streamErrs
 		resumes, midResumes = resumes+f.resumes, midResumes+f.midResumes
+		crossResumes, crossMid = crossResumes+f.crossResumes, crossMid+f.crossMid
 		deltas, resets, statuses = deltas+f.deltas, resets+f.resets, statuses+f.statuses
 		textLost, textRepeated = textLost+f.textLost, textRepeated+f.textRepeated
 		live, unstreamed := f.streamedCalls()
@@ -410,6 +499,18 @@ func TestChaos(t *testing.T) {
 		liveCalls, wholeCalls = liveCalls+live, wholeCalls+unstreamed
 		if i > natsAt {
 			liveAfterNATS += live
+			afterNATS[r.api]++
+			for a, n := range f.deltasOn {
+				if n > 0 {
+					liveAfterNATSOn[a]++
+				}
+			}
+		}
+		if apiKill.done && i > apiAt && r.api == 0 {
+			afterKill++
+			if f.deltasOn[0] > 0 {
+				liveAfterKill++
+			}
 		}
 		if !f.done || f.status != "completed" {
 			t.Errorf("run %s: the client did not see done/completed (done %v, status %q, %d events)", r.id, f.done, f.status, len(f.offsets))
@@ -429,8 +530,9 @@ func TestChaos(t *testing.T) {
 		if c := f.streamed(); c != want {
 			t.Errorf("run %s: the client streamed the answer %q, want %q", r.id, c, want)
 		}
-		// What the client pieced together is the run's whole log.
-		whole := &follower{api: st.apiURL, runID: r.id, headers: f.headers}
+		// What the client pieced together is the run's whole log, as the
+		// other API reads it.
+		whole := newFollower(st.apiURLs(), (r.api+1)%apis, r.id, f.headers, nil)
 		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 		whole.follow(wctx)
 		wcancel()
@@ -454,7 +556,18 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	if natsRestart.done && natsAt < sc.runs-1 && liveAfterNATS == 0 {
-		t.Errorf("no answer of the %d runs started after the NATS restart streamed live: the API or the workers did not come back to NATS", sc.runs-1-natsAt)
+		t.Errorf("no answer of the %d runs started after the NATS restart streamed live: the APIs or the workers did not come back to NATS", sc.runs-1-natsAt)
+	}
+	for a := range apis {
+		if natsRestart.done && afterNATS[a] > 0 && liveAfterNATSOn[a] == 0 {
+			t.Errorf("no client got an answer's deltas through %s after the NATS restart (%d runs started through it since): it did not come back to NATS", apiName(a), afterNATS[a])
+		}
+	}
+	if apiKill.done && apiKill.moved == 0 {
+		t.Errorf("none of the %d clients of %s resumed on %s when it was killed: nothing proved about resuming across APIs", apiKill.clients, apiName(0), apiName(1))
+	}
+	if afterKill > 0 && liveAfterKill == 0 {
+		t.Errorf("no client of the %d runs started through %s after its restart got an answer's deltas through it", afterKill, apiName(0))
 	}
 	took := time.Since(began).Round(time.Second)
 	t.Logf("setup %v, chaos over after %v, slowest run %v; %d shop requests, %d model requests; %d connections (%d resumed with Last-Event-ID, %d of them mid-answer), %d stream breaks, %d stream_error frames",
@@ -462,12 +575,24 @@ func TestChaos(t *testing.T) {
 		rep.requests, len(model.Requests()), connects, resumes, midResumes, breaks, streamErrs)
 	t.Logf("streams: %d content_delta, %d content_reset, %d tool_status frames; %d answers streamed live (%d of the %d runs after the NATS restart), %d came whole in their durable content only",
 		deltas, resets, statuses, liveCalls, liveAfterNATS, sc.runs-1-natsAt, wholeCalls)
-	t.Logf("chaos: %d/%d complete, %d duplicate effects (%d retried requests), %d lost or repeated events, text: %d bytes lost, %d repeated; %d worker kills (%d mid tool call), 1 NATS restart (SIGKILL, %d answers streaming, down %v), 1 server restart (%s), %d API restart, took %v",
-		completed, sc.runs, duplicates, rep.retried, lost+repeated, textLost, textRepeated, kills, midCall,
-		natsRestart.streaming, natsRestart.down.Round(time.Millisecond), restart.how, apiRestarts, took)
+	t.Logf("topology: %d APIs (runs: %s), %d workers; %s killed with %d clients on it (%d receiving an answer): %d resumed on %s, %d streams resumed across APIs with Last-Event-ID (%d mid-answer; the others had no event yet and began again); after its restart %d of the %d runs started through %s streamed live through it; events lost %d, repeated %d",
+		apis, perAPI(started), workers, apiName(0), apiKill.clients, apiKill.streaming, apiKill.moved, apiName(1),
+		crossResumes, crossMid, liveAfterKill, afterKill, apiName(0), lost, repeated)
+	t.Logf("chaos: %d/%d complete, %d duplicate effects (%d retried requests), %d lost or repeated events (%d lost, %d repeated), text: %d bytes lost, %d repeated; %d worker kills (%d mid tool call), 1 NATS restart (SIGKILL, %d answers streaming, down %v), 1 server restart (%s), 1 API kill (SIGKILL, %d streams resumed on the other API), took %v",
+		completed, sc.runs, duplicates, rep.retried, lost+repeated, lost, repeated, textLost, textRepeated, kills, midCall,
+		natsRestart.streaming, natsRestart.down.Round(time.Millisecond), restart.how, apiKill.moved, took)
 	if missing > 0 {
 		t.Errorf("%d runs placed no order", missing)
 	}
+}
+
+// perAPI renders a count per API: "25 through API 1, 25 through API 2".
+func perAPI(n []int) string {
+	parts := make([]string, len(n))
+	for i, v := range n {
+		parts[i] = fmt.Sprintf("%d through %s", v, apiName(i))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // createRun starts a run ordering item and returns its id.

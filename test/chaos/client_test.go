@@ -25,14 +25,19 @@ import (
 // done. It records every durable event's offset and pieces each model
 // call's text together from the content_delta frames (a content_reset
 // voiding a failed attempt's text), checking every delta starts where the
-// text it has ends.
+// text it has ends. Like a client behind a load balancer, it stays on one
+// API while that API answers (a 503 included) and goes on to the next one
+// of its list when it cannot connect (the API is down), resuming there.
 type follower struct {
-	api     string
+	// apis are the base URLs of the APIs the client reaches, the one it
+	// starts on first.
+	apis    []string
 	runID   string
 	headers map[string]string
-	// onDelta, when set, is told after every content_delta how many bytes
-	// of its call's text the follower has.
-	onDelta func(end int)
+	// onDelta, when set, is told after every content_delta which API (an
+	// index in apis) sent it and how many bytes of its call's text the
+	// follower has.
+	onDelta func(api, end int)
 
 	lastID     string  // the id of the last frame with one: where to resume
 	offsets    []int64 // every durable event received, in order
@@ -64,8 +69,28 @@ type follower struct {
 	lastNote         string
 	sameNote         int
 
+	// crossResumes counts the resumes on another API than the one the
+	// previous connection went to; crossMid those inside an answer.
+	crossResumes, crossMid int
+	lastAPI                int   // the API of the last connection, 1-based; 0 before any
+	deltasOn               []int // content_delta frames per API
+
 	mu        sync.Mutex
 	streaming bool // a call's deltas came and its durable content has not yet
+	// at is the API the follower reaches now (an index in apis). Only the
+	// follower's goroutine writes it, under mu; it reads it without.
+	at       int
+	finished bool  // done, for the test's goroutine
+	accepted []int // connections accepted per API
+}
+
+// newFollower returns a follower of run that reaches apis, starting on
+// apis[at], as the principal in headers; onDelta may be nil.
+func newFollower(apis []string, at int, run string, headers map[string]string, onDelta func(api, end int)) *follower {
+	return &follower{
+		apis: apis, at: at, runID: run, headers: headers, onDelta: onDelta,
+		calls: map[string]*callText{}, deltasOn: make([]int, len(apis)), accepted: make([]int, len(apis)),
+	}
 }
 
 // Bounds of what a follower keeps for the failure messages.
@@ -171,7 +196,6 @@ type frame struct {
 // follow reads the run's events until done or ctx ends.
 func (f *follower) follow(ctx context.Context) {
 	defer f.flushProblem()
-	f.calls = map[string]*callText{}
 	backoff := 100 * time.Millisecond
 	for !f.done && ctx.Err() == nil {
 		if f.stream(ctx) {
@@ -191,7 +215,8 @@ func (f *follower) follow(ctx context.Context) {
 // stream makes one connection and reads it to its end. It reports whether
 // the connection was accepted.
 func (f *follower) stream(ctx context.Context) bool {
-	req, _ := http.NewRequestWithContext(ctx, "GET", f.api+"/v1/runs/"+f.runID+"/events", nil)
+	api := f.at
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.apis[api]+"/v1/runs/"+f.runID+"/events", nil)
 	for k, v := range f.headers {
 		req.Header.Set(k, v)
 	}
@@ -200,8 +225,14 @@ func (f *follower) stream(ctx context.Context) bool {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		f.note("connect (Last-Event-ID %q): %v", f.lastID, err)
+		f.note("connect to %s (Last-Event-ID %q): %v", apiName(api), f.lastID, err)
 		f.refused++
+		if len(f.apis) > 1 && ctx.Err() == nil {
+			f.mu.Lock()
+			f.at = (api + 1) % len(f.apis)
+			f.mu.Unlock()
+			f.note("next: %s", apiName(f.at))
+		}
 		return false
 	}
 	defer resp.Body.Close()
@@ -212,18 +243,29 @@ func (f *follower) stream(ctx context.Context) bool {
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			f.problem("events (Last-Event-ID %q) answered %d: %s", f.lastID, resp.StatusCode, b)
 		}
-		f.note("connect (Last-Event-ID %q): %d", f.lastID, resp.StatusCode)
+		f.note("connect to %s (Last-Event-ID %q): %d", apiName(api), f.lastID, resp.StatusCode)
 		f.refused++
 		return false
 	}
-	f.note("connected (Last-Event-ID %q)", f.lastID)
+	f.note("connected to %s (Last-Event-ID %q)", apiName(api), f.lastID)
 	f.connects++
 	if f.lastID != "" {
+		mid := strings.Contains(f.lastID, ":")
 		f.resumes++
-		if strings.Contains(f.lastID, ":") {
+		if mid {
 			f.midResumes++
 		}
+		if f.lastAPI != api+1 {
+			f.crossResumes++
+			if mid {
+				f.crossMid++
+			}
+		}
 	}
+	f.lastAPI = api + 1
+	f.mu.Lock()
+	f.accepted[api]++
+	f.mu.Unlock()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var cur frame
@@ -238,7 +280,7 @@ func (f *follower) stream(ctx context.Context) bool {
 			if f.done {
 				f.problem("a frame after done: %s", cur.event)
 			}
-			f.take(cur)
+			f.take(api, cur)
 			cur = frame{}
 		case strings.HasPrefix(line, "id: "):
 			cur.id, cur.hasID = strings.TrimPrefix(line, "id: "), true
@@ -265,8 +307,8 @@ func (f *follower) stream(ctx context.Context) bool {
 	return true
 }
 
-// take records one whole frame.
-func (f *follower) take(fr frame) {
+// take records one whole frame, which API api sent.
+func (f *follower) take(api int, fr frame) {
 	f.note("%s %s %.160s", fr.id, fr.event, untimed(fr.data))
 	if fr.event == "stream_error" {
 		// The API lost the run's log for a while (a restarting server): no
@@ -295,7 +337,8 @@ func (f *follower) take(fr frame) {
 		}
 		return
 	case longhaul.EventContentDelta:
-		f.delta(fr, e)
+		f.deltasOn[api]++
+		f.delta(api, fr, e)
 		return
 	case longhaul.EventContentReset:
 		f.reset(fr, e)
@@ -320,6 +363,9 @@ func (f *follower) take(fr frame) {
 		var d longhaul.DoneData
 		_ = e.Decode(&d)
 		f.done, f.status = true, d.Status
+		f.mu.Lock()
+		f.finished = true
+		f.mu.Unlock()
 	}
 }
 
@@ -351,8 +397,8 @@ func (f *follower) checkPosition(fr frame, bytes, attempt int) {
 	}
 }
 
-// delta adds a piece of a call's text.
-func (f *follower) delta(fr frame, e longhaul.Event) {
+// delta adds a piece of a call's text, which API api sent.
+func (f *follower) delta(api int, fr frame, e longhaul.Event) {
 	f.deltas++
 	var d longhaul.Delta
 	if e.Offset != 0 || e.Decode(&d) != nil || d.Kind != longhaul.DeltaContent || d.Call == "" || d.Text == "" || d.From < 0 {
@@ -390,7 +436,7 @@ func (f *follower) delta(fr frame, e longhaul.Event) {
 	f.streaming = true
 	f.mu.Unlock()
 	if f.onDelta != nil {
-		f.onDelta(len(c.text))
+		f.onDelta(api, len(c.text))
 	}
 }
 
@@ -439,6 +485,14 @@ func (f *follower) durable(d longhaul.ContentData) {
 		f.textLost += len(text)
 		f.problem("streamed %q for %s, whose durable content is %q", c.text, d.Call, text)
 	}
+}
+
+// where reports the API the follower reaches now, whether it has seen
+// done, and how many of its connections each API accepted so far.
+func (f *follower) where() (api int, done bool, accepted []int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.at, f.finished, append([]int(nil), f.accepted...)
 }
 
 // isStreaming reports whether a call's text is coming live now.

@@ -83,7 +83,8 @@ func start(t *testing.T, name, bin, logPath string, env []string, args ...string
 	}
 	fmt.Fprintf(f, "\n===== %s: start %s at %s =====\n", name, strings.Join(args, " "), time.Now().Format(time.TimeOnly))
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	// No metrics endpoint unless env asks: the processes share one host.
+	cmd.Env = append(append(os.Environ(), "LONGHAUL_METRICS_ADDR=off"), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
@@ -206,7 +207,7 @@ func tail(path string, n int) string {
 }
 
 // stack is the multi-process deployment under test: one `longhaul
-// server`, workers and one `longhaul api`, sharing a data directory.
+// server`, workers and APIs, sharing a data directory.
 type stack struct {
 	t        *testing.T
 	bin      string
@@ -216,12 +217,13 @@ type stack struct {
 	natsMon string
 	logDir  string
 	common  []string
-	apiURL  string
-	mu      sync.Mutex
-	server  *proc
-	nats    *proc
-	workers []*proc
-	api     *proc
+	// apiAddrs are the APIs' listen addresses, one per API slot.
+	apiAddrs []string
+	mu       sync.Mutex
+	server   *proc
+	nats     *proc
+	workers  []*proc
+	apis     []*proc
 }
 
 func (s *stack) logPath(name string) string { return filepath.Join(s.logDir, name+".log") }
@@ -262,8 +264,9 @@ func (s *stack) startNATS(ctx context.Context) error {
 	})
 }
 
-// natsClients reports whether NATS has the connections of the API and of
-// every worker, the API's with its subscriptions (it follows runs).
+// natsClients reports whether NATS has the connections of every API and
+// of every worker, and the subscriptions of the APIs' followers (an API
+// subscribes while it follows a run; one that follows none has none).
 func (s *stack) natsClients() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -282,18 +285,19 @@ func (s *stack) natsClients() bool {
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&connz) != nil {
 		return false
 	}
-	var api, workers int
+	var apis, following, workers int
 	for _, c := range connz.Connections {
 		switch c.Name {
 		case "longhaul api":
+			apis++
 			if c.Subs > 0 {
-				api++
+				following++
 			}
 		case "longhaul worker":
 			workers++
 		}
 	}
-	return api >= 1 && workers >= len(s.workers)
+	return apis >= len(s.apis) && following >= 1 && workers >= len(s.workers)
 }
 
 // startWorker starts worker slot i and waits until it runs.
@@ -308,14 +312,37 @@ func (s *stack) startWorker(ctx context.Context, i int, env []string) error {
 	return p.waitFor(ctx, "the worker", func() bool { return logContains(path, from, "worker on task queue") })
 }
 
-// startAPI starts `longhaul api` and waits until /readyz says Temporal
-// answers and a worker polls.
-func (s *stack) startAPI(ctx context.Context) error {
-	p := start(s.t, "api", s.bin, s.logPath("api"), s.common, "api")
+// apiName names API slot i as the test's figures do: API 1, API 2.
+func apiName(i int) string { return fmt.Sprintf("API %d", i+1) }
+
+// apiURL is the base URL of API slot i.
+func (s *stack) apiURL(i int) string { return "http://" + s.apiAddrs[i] }
+
+// apiURLs are the base URLs of every API slot.
+func (s *stack) apiURLs() []string {
+	urls := make([]string, len(s.apiAddrs))
+	for i := range urls {
+		urls[i] = s.apiURL(i)
+	}
+	return urls
+}
+
+// startAPI starts `longhaul api` in slot i, on the slot's address, and
+// waits until /readyz says Temporal answers and a worker polls.
+func (s *stack) startAPI(ctx context.Context, i int) error {
+	name := fmt.Sprintf("api-%d", i+1)
+	env := append(append([]string(nil), s.common...), "LONGHAUL_HTTP_ADDR="+s.apiAddrs[i])
+	p := start(s.t, name, s.bin, s.logPath(name), env, "api")
 	s.mu.Lock()
-	s.api = p
+	s.apis[i] = p
 	s.mu.Unlock()
-	return p.waitFor(ctx, "the API to be ready", func() bool { return ready(s.apiURL + "/readyz") })
+	return p.waitFor(ctx, "the API to be ready", func() bool { return ready(s.apiURL(i) + "/readyz") })
+}
+
+func (s *stack) api(i int) *proc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.apis[i]
 }
 
 func (s *stack) worker(i int) *proc {
@@ -329,7 +356,7 @@ func (s *stack) checkAlive() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	for _, p := range append([]*proc{s.server, s.nats, s.api}, s.workers...) {
+	for _, p := range append(append([]*proc{s.server, s.nats}, s.apis...), s.workers...) {
 		if p != nil && !p.alive() {
 			errs = append(errs, fmt.Errorf("%s exited by itself: %v", p.name, p.cmd.ProcessState))
 		}

@@ -8,7 +8,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 TESTFLAGS   ?= -race -count=1 -timeout 30m
 BENCHFLAGS  ?= -run '^$$' -bench . -benchtime 1x -timeout 60m
 
-.PHONY: all build run test chaos lint bench clean
+.PHONY: all build run test chaos topology lint bench fuzz clean
 
 all: build
 
@@ -22,26 +22,41 @@ test: test-deps
 	$(GO) test $(TESTFLAGS) ./...
 
 # The crash test (test/chaos) alone, against the binary make build ships,
-# printing its figures: 50 runs through `longhaul server`, two workers, the
-# API and an external NATS (Debian's nats-server) as processes, while
-# workers and NATS are killed with SIGKILL and the server and the API
-# restart. make test runs it too (with -race).
+# printing its figures: 50 runs through `longhaul server`, two workers, two
+# APIs and an external NATS (Debian's nats-server) as processes, the runs
+# spread over both APIs, while workers, NATS and API 1 are killed with
+# SIGKILL (API 1's clients resume on API 2 with Last-Event-ID) and the
+# server restarts. make test runs it too (with -race).
 chaos: build test-deps
 	LONGHAUL_CHAOS_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 20m -run '^TestChaos$$' ./test/chaos/
 
+# The scaled-out topology, proven: the same test, by the name an operator
+# looks for.
+topology: chaos
+
 # The reference MCP servers internal/mcp tests against, pinned by
 # test/mcp/package-lock.json and installed again only when the lock file is
-# newer; Debian's nats-server, the external NATS of test/streaming and
-# test/chaos; and Debian's docker-compose, whose `config` (no daemon
-# needed) deploy/ checks docker-compose.yml with.
+# newer; PGlite with pgvector behind its socket server, the pgvector
+# database of internal/memory's tests and the memory bench, pinned by
+# test/pglite/package-lock.json the same way; Debian's nats-server, the
+# external NATS of test/streaming and test/chaos; Debian's docker-compose,
+# whose `config` (no daemon needed) deploy/ checks docker-compose.yml with;
+# and Debian's prometheus for promtool, which checks the metrics endpoint's
+# text.
 .PHONY: test-deps
-test-deps: test/mcp/node_modules
+test-deps: test/mcp/node_modules test/pglite/node_modules
 	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
 	@command -v docker-compose >/dev/null || { apt-get update -qq && apt-get install -y -qq docker-compose; }
+	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
 
 test/mcp/node_modules: test/mcp/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
 	npm ci --prefix test/mcp --no-audit --no-fund
+	@touch $@
+
+test/pglite/node_modules: test/pglite/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	npm ci --prefix test/pglite --no-audit --no-fund
 	@touch $@
 
 lint:
@@ -53,6 +68,16 @@ lint:
 # the binary make build ships, run as a child process.
 bench: build
 	LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) $(GO) test $(BENCHFLAGS) ./bench/
+
+# Every fuzz target (func FuzzX in a _test.go file) in turn, FUZZTIME each;
+# a failure stops here and leaves its input in the package's testdata/fuzz,
+# where make test replays it from then on.
+FUZZTIME    ?= 1m
+fuzz:
+	@git grep --untracked -o '^func Fuzz[A-Za-z0-9_]*' -- '*_test.go' | while IFS=: read -r file fn; do \
+		fn=$${fn#func }; pkg=./$$(dirname $$file); echo "== $$fn ($$pkg)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
 
 clean:
 	rm -rf bin

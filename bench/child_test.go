@@ -113,6 +113,7 @@ func startChild(b *testing.B, bin, modelURL string) *child {
 		"LONGHAUL_HTTP_ADDR="+httpAddr,
 		"LONGHAUL_EMBEDDED_TEMPORAL_ADDR="+temporalAddr,
 		"LONGHAUL_EMBEDDED_UI_ADDR=off",
+		"LONGHAUL_METRICS_ADDR=127.0.0.1:0", // on, as by default, on a free port
 		"LONGHAUL_LLM_BASE_URL="+modelURL,
 		"LONGHAUL_LLM_MODEL=llmtest",
 		"LONGHAUL_API_KEYS=",

@@ -14,8 +14,18 @@
 //   - the history events of a short turn and of a 10 s and a 60 s streamed
 //     turn.
 //
+// BenchmarkRestore measures what restoring a 50-turn chat (every turn with
+// a tool call) adds to a turn: the RestoreConversation activity alone on
+// SQLite and PostgreSQL, and the 51st turn through the API with the chat id
+// (restored and recorded) against the same request without one.
+//
 // BenchmarkLongRun runs one long research run in process and prints the
 // history bytes each turn adds.
+//
+// BenchmarkMemoryRecall times the store's search of a memory recall for
+// one user with 1k, 10k and 100k memories (and as many of another user),
+// on SQLite (exact cosine in Go) and on pgvector's HNSW index (PGlite
+// started from test/pglite), and prints load time and search p50 / p99.
 //
 // Settings, all optional:
 //
@@ -30,6 +40,12 @@
 //	LONGHAUL_BENCH_KEEP     1 keeps the child's data directory and log (they
 //	                        are kept anyway when the benchmark fails)
 //	LONGHAUL_BENCH_TURNS    BenchmarkLongRun's tool turns (default 200)
+//	LONGHAUL_BENCH_MEMORIES BenchmarkMemoryRecall's sizes (default
+//	                        1000,10000,100000)
+//	LONGHAUL_BENCH_MEMORY_DIM  its vector length (default 768)
+//	LONGHAUL_BENCH_MEMORY_BACKENDS  its backends (default sqlite,pgvector;
+//	                        pgvector on PGlite builds its HNSW index in
+//	                        WebAssembly: 10k memories take minutes to load)
 //
 // Every other LONGHAUL_ variable in the environment reaches the child, so a
 // setting under test needs no change here; the benchmark's own settings

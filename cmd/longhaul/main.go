@@ -1,11 +1,158 @@
 // Command longhaul is a durable agent engine: an OpenAI-compatible chat API
 // whose every request is a Temporal workflow. See `longhaul --help`.
+//
+// This package is the process wiring: main.go reads the command line and the
+// settings; dev.go runs everything in one process (and the embedded server);
+// worker.go builds a worker (workflows, activities, tools); api.go builds the
+// HTTP API; connect.go dials Temporal and opens the stores, NATS and the
+// catalog both share; ops.go holds setup, health and the metrics endpoint.
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
 
-	"github.com/longhaul-dev/longhaul/internal/command"
+	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/tracing"
+	"github.com/longhaul-dev/longhaul/worker"
 )
 
-func main() { os.Exit(command.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+// Version is set at build time with -ldflags "-X main.Version=v1.2.3".
+var Version = ""
+
+const usage = `longhaul — a durable agent engine behind an OpenAI-compatible API.
+
+Usage:
+  longhaul dev       embedded Temporal server + Web UI, a worker and the API in one process
+  longhaul server    the embedded Temporal server (+ Web UI) and NATS, for workers and APIs elsewhere
+  longhaul worker    a worker, against LONGHAUL_TEMPORAL_ADDRESS (run as many as you like)
+  longhaul api       the HTTP API, against LONGHAUL_TEMPORAL_ADDRESS
+  longhaul setup     register Longhaul's search attributes in LONGHAUL_TEMPORAL_NAMESPACE
+                     of the cluster at LONGHAUL_TEMPORAL_ADDRESS, once (safe to repeat)
+  longhaul health    exit 0 when the API at LONGHAUL_HTTP_ADDR answers /readyz (a container healthcheck)
+  longhaul version   print the version
+
+Settings (environment variables, read once at start):
+`
+
+func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		_ = config.Usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		_ = config.Usage(stdout)
+		return 0
+	case "version", "--version":
+		fmt.Fprintln(stdout, "longhaul", version())
+		return 0
+	case "health":
+		return health(stderr)
+	case "dev", "server", "worker", "api", "setup":
+	default:
+		fmt.Fprintf(stderr, "longhaul: unknown command %q (see longhaul --help)\n", args[0])
+		return 2
+	}
+	cfg, err := config.Load()
+	if err == nil && cfg.Retention < 0 {
+		err = fmt.Errorf("%s_RETENTION: must not be negative (0 keeps blobs as long as the namespace keeps runs)", config.Prefix)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "longhaul: %s\n", redact.URLs(err.Error()))
+		return 2
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	// The first SIGINT or SIGTERM stops gracefully (a worker lets running
+	// calls finish for up to worker.DrainTimeout); a second stops at once.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	returned := make(chan struct{})
+	defer close(returned)
+	go func() {
+		select {
+		case <-sigs:
+			stop()
+		case <-returned:
+			return
+		}
+		if args[0] == "dev" || args[0] == "worker" {
+			log.Info("stopping: running model and tool calls get " + worker.DrainTimeout.String() + " to finish; signal again to stop at once (runs in flight stay in Temporal)")
+		}
+		select {
+		case <-sigs:
+			log.Warn("stopping at once: runs in flight resume when a worker is back")
+			os.Exit(1)
+		case <-returned:
+		}
+	}()
+	// Spans go out over OTLP when the standard OTEL_* variables say where.
+	shutdownTracing, err := tracing.Setup(ctx, "longhaul-"+args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "longhaul: %s\n", redact.URLs(err.Error()))
+		return 2
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdownTracing(sctx)
+	}()
+	run := map[string]func(context.Context, config.Config, *slog.Logger, io.Writer) error{
+		"dev": runDev, "server": runServer, "worker": runWorker, "api": runAPI, "setup": runSetup,
+	}[args[0]]
+	if err := run(ctx, cfg, log, stdout); err != nil {
+		// Plain text, one problem a line, so an operator reads it as is.
+		fmt.Fprintf(stderr, "longhaul %s: %s\n", args[0], redact.URLs(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+// version is this build's version: Version when the build set it, else
+// the one Go stamped from version control (a tag, or a pseudo-version of
+// the commit with +dirty for uncommitted changes), else develVersion. A
+// versioned worker takes it as its build id.
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return develVersion
+}
+
+// develVersion is the version of a build that has none.
+const develVersion = "(devel)"
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	// Every line goes through redact: a URL with credentials in an error
+	// from a library or a server is hidden too.
+	// A line logged with a traced context names its trace and span.
+	return slog.New(tracing.LogHandler(redact.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))))
+}
+
+// interruptOn turns ctx's end into the channel sdkworker.Worker.Run wants.
+func interruptOn(ctx context.Context) <-chan any {
+	ch := make(chan any, 1)
+	go func() { <-ctx.Done(); ch <- struct{}{} }()
+	return ch
+}

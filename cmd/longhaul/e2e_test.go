@@ -1,4 +1,4 @@
-package command_test
+package main
 
 import (
 	"bufio"
@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 func build(bin string) (string, error) {
 	// -race shares the packages the race-enabled test build compiled, and
 	// checks the binary for races too.
-	cmd := exec.Command("go", "build", "-race", "-o", bin, "../../cmd/longhaul")
+	cmd := exec.Command("go", "build", "-race", "-o", bin, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build: %v\n%s", err, out)
 	}

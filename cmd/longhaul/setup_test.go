@@ -1,4 +1,4 @@
-package command_test
+package main
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhaul-dev/longhaul/internal/command"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/workflows"
@@ -57,7 +56,7 @@ func TestSetupRegistersSearchAttributes(t *testing.T) {
 		t.Setenv("LONGHAUL_TEMPORAL_ADDRESS", addr)
 		t.Setenv("LONGHAUL_TEMPORAL_NAMESPACE", ns)
 		var out, errs bytes.Buffer
-		code := command.Main([]string{"setup"}, &out, &errs)
+		code := Main([]string{"setup"}, &out, &errs)
 		return code, out.String(), errs.String()
 	}
 	code, out, errs := setup("default")
@@ -103,16 +102,16 @@ func TestHealth(t *testing.T) {
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	t.Setenv("LONGHAUL_HTTP_ADDR", "0.0.0.0:"+port)
 	var errs bytes.Buffer
-	if code := command.Main([]string{"health"}, io.Discard, &errs); code != 0 {
+	if code := Main([]string{"health"}, io.Discard, &errs); code != 0 {
 		t.Fatalf("health of a ready API = %d: %s", code, errs.String())
 	}
 	ready.Store(false)
-	if code := command.Main([]string{"health"}, io.Discard, &errs); code != 1 || !strings.Contains(errs.String(), "503") || !strings.Contains(errs.String(), "temporal") {
+	if code := Main([]string{"health"}, io.Discard, &errs); code != 1 || !strings.Contains(errs.String(), "503") || !strings.Contains(errs.String(), "temporal") {
 		t.Errorf("health of an unready API = %d: %q", code, errs.String())
 	}
 	srv.Close()
 	errs.Reset()
-	if code := command.Main([]string{"health"}, io.Discard, &errs); code != 1 || !strings.Contains(errs.String(), "refused") {
+	if code := Main([]string{"health"}, io.Discard, &errs); code != 1 || !strings.Contains(errs.String(), "refused") {
 		t.Errorf("health of no API = %d: %q", code, errs.String())
 	}
 }

@@ -1,4 +1,4 @@
-package command_test
+package main
 
 import (
 	"bytes"
@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhaul-dev/longhaul/internal/command"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"google.golang.org/grpc"
@@ -53,7 +52,7 @@ func TestTemporalOverMutualTLS(t *testing.T) {
 	t.Setenv("LONGHAUL_TEMPORAL_TLS_CERT", pki.clientCert)
 	t.Setenv("LONGHAUL_TEMPORAL_TLS_KEY", pki.clientKey)
 	var out, errs bytes.Buffer
-	if code := command.Main([]string{"setup"}, &out, &errs); code != 0 || !strings.Contains(out.String(), "registered the search attributes") {
+	if code := Main([]string{"setup"}, &out, &errs); code != 0 || !strings.Contains(out.String(), "registered the search attributes") {
 		t.Fatalf("setup over mTLS = %d, out %q, err %q", code, out.String(), errs.String())
 	}
 
@@ -61,7 +60,7 @@ func TestTemporalOverMutualTLS(t *testing.T) {
 	t.Setenv("LONGHAUL_TEMPORAL_TLS_KEY", "")
 	out.Reset()
 	errs.Reset()
-	if code := command.Main([]string{"setup"}, &out, &errs); code != 1 || !strings.Contains(errs.String(), "cannot reach Temporal at "+front) {
+	if code := Main([]string{"setup"}, &out, &errs); code != 1 || !strings.Contains(errs.String(), "cannot reach Temporal at "+front) {
 		t.Fatalf("setup without the client certificate = %d, out %q, err %q", code, out.String(), errs.String())
 	}
 }
@@ -91,7 +90,7 @@ func TestTemporalAPIKey(t *testing.T) {
 	t.Setenv("LONGHAUL_TEMPORAL_TLS_CA", pki.caFile)
 	t.Setenv("LONGHAUL_TEMPORAL_API_KEY", key)
 	var out, errs bytes.Buffer
-	if code := command.Main([]string{"setup"}, &out, &errs); code != 1 {
+	if code := Main([]string{"setup"}, &out, &errs); code != 1 {
 		t.Fatalf("setup against a frontend that refuses everyone = %d, out %q", code, out.String())
 	}
 	mu.Lock()

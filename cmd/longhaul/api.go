@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/mcp"
+	"github.com/longhaul-dev/longhaul/internal/memory"
+	"github.com/longhaul-dev/longhaul/internal/metrics"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/toolset"
+	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/client"
+)
+
+func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	if err := needRemote(cfg, "api"); err != nil {
+		return err
+	}
+	m, maddr, err := startMetrics(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	cat, topts, c, err := connect(ctx, cfg, log, "api", m)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	blobs, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
+	}
+	defer blobs.Close()
+	mem, closeMem, err := openMemory(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeMem()
+	topts.Memory = mem
+	forget, closeForget, err := forgetter(ctx, cfg, mem)
+	if err != nil {
+		return err
+	}
+	defer closeForget()
+	bus, closeBus, err := openBus(cfg, nil, "longhaul api", log)
+	if err != nil {
+		return err
+	}
+	defer closeBus()
+	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s, NATS %s%s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress, redact.URLs(cfg.NATSURL), metricsNote(maddr))
+	return serveAPI(ctx, newAPI(cfg, c, cat, topts, blobs, bus, log, false, m, forget), cfg.HTTPAddr, log)
+}
+
+// forgetter is what deleting a conversation also deletes: the memories
+// extracted from it. With memory off it is still the memory store, so a
+// chat deleted now takes the memories it left while memory was on.
+func forgetter(ctx context.Context, cfg config.Config, mem *memory.Service) (api.ConversationForgetter, func(), error) {
+	if mem != nil {
+		return mem.Store, func() {}, nil
+	}
+	st, err := memory.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("LONGHAUL_DATABASE_URL (memory): %w", err)
+	}
+	return st, func() { st.Close() }, nil
+}
+
+func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts toolset.Options, blobs store.Store, bus *natsbus.Bus, log *slog.Logger, eager bool, m *metrics.Metrics, forget api.ConversationForgetter) *api.Server {
+	keys, _ := cfg.Keys() // checked by Validate
+	if len(keys) == 0 {
+		log.Warn("NO API KEYS: LONGHAUL_API_KEYS and LONGHAUL_PROXY_KEYS are empty, so the API serves every caller and trusts the user headers of anyone who sends them; every caller can read every user's runs. Fine for local development only.")
+	}
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if k.Proxy {
+			names = append(names, k.Name+" (proxy)")
+		} else {
+			names = append(names, k.Name)
+		}
+	}
+	if len(keys) > 0 {
+		log.Info("API keys", "keys", names, "signed_user_header", cfg.OpenWebUIJWTSecret != "")
+	}
+	var reg prometheus.Registerer
+	if m != nil {
+		reg = m.Registry
+	}
+	return api.New(api.Config{
+		Metrics:         reg,
+		TaskQueue:       cfg.TaskQueue,
+		Keys:            keys,
+		JWTSecret:       []byte(cfg.OpenWebUIJWTSecret),
+		Headers:         cfg.Headers(),
+		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams},
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		RequestTimeout:  cfg.RequestTimeout,
+		TemporalTimeout: cfg.TemporalTimeout,
+		ModelTimeout:    cfg.LLMTimeout,
+		HistoryLimit:    cfg.HistoryLimit,
+		ApprovalTimeout: cfg.ApprovalTimeout,
+		EagerStart:      eager,
+		Blobs:           blobs,
+		Deltas:          bus,
+		Namespace:       cfg.TemporalNamespace,
+		MCPApproval:     mcpApproval(topts.MCP),
+		Memory:          topts.Memory,
+		Forget:          forget,
+	}, c, cat, log)
+}
+
+// mcpApproval is api.Config.MCPApproval for an MCP configuration.
+func mcpApproval(mc *mcp.Config) func(string) bool {
+	if mc == nil {
+		return nil
+	}
+	return mc.RequiresApproval
+}
+
+// serveAPI serves until ctx ends, then shuts down gracefully: open requests
+// get a few seconds, runs go on in Temporal.
+func serveAPI(ctx context.Context, s *api.Server, addr string, log *slog.Logger) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.Listen(addr) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("API on %s: %w", addr, err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: runs in flight stay in Temporal")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(sctx); err != nil {
+		log.Warn("API shutdown", "error", err)
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/mcp"
+	"github.com/longhaul-dev/longhaul/internal/memory"
+	"github.com/longhaul-dev/longhaul/internal/metrics"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/toolset"
+	"github.com/longhaul-dev/longhaul/internal/tracing"
+	"github.com/longhaul-dev/longhaul/skills"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+// needRemote checks the settings the worker and api commands cannot start
+// without: an external Temporal and NATS.
+func needRemote(cfg config.Config, command string) error {
+	if cfg.TemporalAddress == "" {
+		return fmt.Errorf("LONGHAUL_TEMPORAL_ADDRESS is required for longhaul %s (host:port of a Temporal frontend, e.g. one started by longhaul server)", command)
+	}
+	if cfg.NATSURL == "" {
+		return fmt.Errorf("LONGHAUL_NATS_URL is required for longhaul %s (a NATS server, e.g. nats://%s started by longhaul server)", command, config.DefaultServerNATSAddr)
+	}
+	return nil
+}
+
+// connect is the start of the worker and api commands: they need an
+// external Temporal, the agent files and a client.
+func connect(ctx context.Context, cfg config.Config, log *slog.Logger, command string, m *metrics.Metrics) (*skills.Catalog, toolset.Options, client.Client, error) {
+	if err := needRemote(cfg, command); err != nil {
+		return nil, toolset.Options{}, nil, err
+	}
+	cat, topts, err := loadCatalog(cfg, log)
+	if err != nil {
+		return nil, toolset.Options{}, nil, err
+	}
+	c, err := dial(ctx, cfg, cfg.TemporalAddress, log, m)
+	if err != nil {
+		return nil, toolset.Options{}, nil, err
+	}
+	return cat, topts, c, nil
+}
+
+// dial connects to Temporal, failing fast with a clear message when it does
+// not answer.
+func dial(ctx context.Context, cfg config.Config, addr string, log *slog.Logger, m *metrics.Metrics) (client.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	opts := client.Options{
+		HostPort:  addr,
+		Namespace: cfg.TemporalNamespace,
+		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal-sdk")),
+	}
+	if m != nil {
+		opts.MetricsHandler = m.Temporal
+	}
+	tracer, err := tracing.Interceptor()
+	if err != nil {
+		return nil, err
+	}
+	opts.Interceptors = []interceptor.ClientInterceptor{tracer}
+	// TLS and the API key are for a real cluster; the embedded server
+	// speaks plain gRPC on its loopback.
+	if addr == cfg.TemporalAddress {
+		tc, err := cfg.TemporalTLSConfig()
+		if err != nil {
+			return nil, err
+		}
+		opts.ConnectionOptions.TLS = tc
+		if cfg.TemporalAPIKey != "" {
+			opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.TemporalAPIKey)
+		}
+	}
+	c, err := client.DialContext(dctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach Temporal at %s (LONGHAUL_TEMPORAL_ADDRESS): %w", addr, err)
+	}
+	return c, nil
+}
+
+// loadCatalog loads the agents and skills and the MCP configuration, and
+// checks the skills' tool names against the tools a worker can have.
+func loadCatalog(cfg config.Config, log *slog.Logger) (*skills.Catalog, toolset.Options, error) {
+	opts := toolset.Options{
+		SearchURL: cfg.SearchURL,
+		Fetch:     tools.WebFetchOptions{AllowedPorts: cfg.FetchPorts},
+	}
+	if cfg.MCPConfig != "" {
+		mc, err := mcp.LoadConfig(cfg.MCPConfig)
+		if err != nil {
+			return nil, opts, fmt.Errorf("LONGHAUL_MCP_CONFIG: %w", err)
+		}
+		opts.MCP = &mc
+	}
+	cat, err := skills.LoadDefault(cfg.SkillsDir)
+	if err != nil {
+		return nil, opts, err
+	}
+	if err := cat.Validate(toolset.Known(opts)); err != nil {
+		return nil, opts, err
+	}
+	ids := []string{}
+	for _, a := range cat.Agents() {
+		ids = append(ids, a.ID)
+	}
+	log.Info("agents loaded", "agents", ids, "skills_dir", cfg.SkillsDir)
+	return cat, opts, nil
+}
+
+// openBus connects to NATS — the embedded server in-process, or
+// LONGHAUL_NATS_URL — for the live deltas of running calls. A NATS that is
+// down is retried in the background: streams then carry durable events only.
+func openBus(cfg config.Config, embedded *natsbus.Server, name string, log *slog.Logger) (*natsbus.Bus, func(), error) {
+	nc, err := natsbus.Connect(natsbus.ClientOptions{
+		URL: cfg.NATSURL, Name: name, InProcess: embedded,
+		CredsFile: cfg.NATSCreds, TLSCA: cfg.NATSTLSCA, TLSCert: cfg.NATSTLSCert, TLSKey: cfg.NATSTLSKey,
+	}, log.With("component", "nats"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("LONGHAUL_NATS_URL: %w", err)
+	}
+	if !nc.IsConnected() {
+		log.Warn("NATS is not reachable yet; retrying in the background (streams carry whole answers until it is)", "url", redact.URLs(cfg.NATSURL))
+	}
+	return natsbus.New(nc, natsbus.NewSubjects(cfg.NATSSubjectPrefix, cfg.TemporalNamespace), log), func() { nc.Close() }, nil
+}
+
+// openMemory opens long-term memory on LONGHAUL_DATABASE_URL with the
+// embedder LONGHAUL_EMBED_MODEL names; with none, memory is off (nil) and
+// start-up says so once.
+func openMemory(ctx context.Context, cfg config.Config, log *slog.Logger) (*memory.Service, func(), error) {
+	if cfg.EmbedModel == "" {
+		log.Info("long-term memory is off: LONGHAUL_EMBED_MODEL is not set (agents' memory: and remember: do nothing, the memory tools are not offered, /v1/memories answers 404)")
+		return nil, func() {}, nil
+	}
+	st, err := memory.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("LONGHAUL_DATABASE_URL (memory): %w", err)
+	}
+	base, key := cfg.Embedder()
+	svc := &memory.Service{
+		Store: st, Embedder: memory.NewOpenAIEmbedder(base, key, cfg.EmbedModel, nil),
+		K: cfg.MemoryK, Threshold: cfg.MemoryThreshold,
+	}
+	backend := ""
+	if b, ok := st.(memory.Backend); ok {
+		backend = b.Backend()
+	}
+	log.Info("long-term memory is on", "embed_model", cfg.EmbedModel, "embed_url", redact.URLs(base), "store", backend,
+		"k", cfg.MemoryK, "threshold", cfg.MemoryThreshold)
+	return svc, func() { st.Close() }, nil
+}
+
+// memoryLine is the start-up line of long-term memory.
+func memoryLine(cfg config.Config, mem *memory.Service) string {
+	if mem == nil {
+		return "off (LONGHAUL_EMBED_MODEL is not set)"
+	}
+	base, _ := cfg.Embedder()
+	line := cfg.EmbedModel + " at " + redact.URLs(base)
+	if b, ok := mem.Store.(memory.Backend); ok {
+		line += ", " + b.Backend()
+	}
+	return line
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/metrics"
+	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/searchattr"
+	"github.com/longhaul-dev/longhaul/workflows"
+	"go.temporal.io/api/serviceerror"
+)
+
+// health asks the API this container runs whether it is ready, for a
+// healthcheck in an image without a shell or curl: exit 0 when /readyz
+// answers 200, 1 (and why on stderr) when not.
+func health(stderr io.Writer) int {
+	cfg, err := config.Load()
+	if err != nil {
+		fmt.Fprintf(stderr, "longhaul: %s\n", redact.URLs(err.Error()))
+		return 2
+	}
+	host, port, err := net.SplitHostPort(cfg.HTTPAddr)
+	if err != nil {
+		fmt.Fprintf(stderr, "longhaul health: LONGHAUL_HTTP_ADDR %q: %v\n", cfg.HTTPAddr, err)
+		return 2
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	hc := &http.Client{Timeout: 5 * time.Second}
+	resp, err := hc.Get("http://" + net.JoinHostPort(host, port) + "/readyz")
+	if err != nil {
+		fmt.Fprintf(stderr, "longhaul health: %v\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		fmt.Fprintf(stderr, "longhaul health: /readyz answered %s: %s\n", resp.Status, strings.TrimSpace(string(body)))
+		return 1
+	}
+	return 0
+}
+
+// runSetup registers the search attributes Longhaul's runs are listed by
+// in the namespace, adding only those missing: run it once per namespace
+// of a real cluster before the first worker (the embedded server does it
+// itself at each start).
+func runSetup(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	c, err := dial(ctx, cfg, cfg.TemporalAddress, log, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	added, err := searchattr.Ensure(ctx, c.OperatorService(), cfg.TemporalNamespace, workflows.SearchAttributes())
+	var nf *serviceerror.NotFound
+	var nsnf *serviceerror.NamespaceNotFound
+	if errors.As(err, &nf) || errors.As(err, &nsnf) {
+		return fmt.Errorf("namespace %q does not exist at %s (create it, e.g. temporal operator namespace create -n %s, or set LONGHAUL_TEMPORAL_NAMESPACE)", cfg.TemporalNamespace, cfg.TemporalAddress, cfg.TemporalNamespace)
+	}
+	if err != nil {
+		return err
+	}
+	if len(added) == 0 {
+		fmt.Fprintf(out, "namespace %s: Longhaul's search attributes are all registered already\n", cfg.TemporalNamespace)
+		return nil
+	}
+	fmt.Fprintf(out, "namespace %s: registered the search attributes %s\n", cfg.TemporalNamespace, strings.Join(added, ", "))
+	return nil
+}
+
+// startMetrics serves the process's metrics on LONGHAUL_METRICS_ADDR and
+// returns them with the address bound; nil and "" when the setting is off.
+func startMetrics(ctx context.Context, cfg config.Config, log *slog.Logger) (*metrics.Metrics, string, error) {
+	if cfg.MetricsAddr == metrics.Off {
+		return nil, "", nil
+	}
+	help := maps.Clone(activities.MetricHelp)
+	maps.Copy(help, workflows.MetricHelp)
+	m, err := metrics.New(help)
+	if err != nil {
+		return nil, "", err
+	}
+	addr, err := m.Serve(ctx, cfg.MetricsAddr, log)
+	if err != nil {
+		return nil, "", err
+	}
+	return m, addr, nil
+}
+
+// metricsNote is the start-up line's mention of the metrics endpoint.
+func metricsNote(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return ", metrics on http://" + addr + "/metrics"
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/memory"
+	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/toolset"
+	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/worker"
+	"github.com/longhaul-dev/longhaul/workflows"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+)
+
+func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	if err := needRemote(cfg, "worker"); err != nil {
+		return err
+	}
+	m, maddr, err := startMetrics(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	cat, topts, c, err := connect(ctx, cfg, log, "worker", m)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	blobs, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
+	}
+	defer blobs.Close()
+	mem, closeMem, err := openMemory(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeMem()
+	topts.Memory = mem
+	set, err := toolset.Build(ctx, cat, topts, log)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	bus, closeBus, err := openBus(cfg, nil, "longhaul worker", log)
+	if err != nil {
+		return err
+	}
+	defer closeBus()
+	v := versioning(cfg, log)
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, mem, bus, c, log), tuning(cfg), v)
+	scheduleRetention(ctx, cfg, c, log)
+	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, redact.URLs(cfg.LLMBaseURL), memoryLine(cfg, mem), metricsNote(maddr))
+	return runWorkerVersion(ctx, w, c, v, cfg.WorkerPromote, log)
+}
+
+// runWorkerVersion runs w until ctx ends and, when promote is set, makes
+// its version current once it polls. A worker whose version cannot become
+// current stops with the reason, so a rollout that cannot finish shows as
+// failing new workers while the old ones keep serving.
+func runWorkerVersion(ctx context.Context, w sdkworker.Worker, c client.Client, v worker.Versioning, promote bool, log *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(interruptOn(ctx)) }()
+	promoted := make(chan error, 1)
+	if promote {
+		go func() { promoted <- promoteWorker(ctx, c, v, log) }()
+	}
+	select {
+	case err := <-ran:
+		return err
+	case err := <-promoted:
+		if err != nil && ctx.Err() == nil {
+			cancel()
+			<-ran
+			return err
+		}
+		return <-ran
+	}
+}
+
+// versioning is the worker deployment version this process's worker polls
+// as: LONGHAUL_WORKER_DEPLOYMENT, with LONGHAUL_WORKER_BUILD_ID or else
+// the version this binary reports.
+func versioning(cfg config.Config, log *slog.Logger) worker.Versioning {
+	v := worker.Versioning{Deployment: cfg.WorkerDeployment, BuildID: cfg.WorkerBuildID, Pinned: cfg.WorkerVersioning == config.VersioningPinned}
+	if v.BuildID == "" {
+		v.BuildID = version()
+	}
+	if v.Enabled() && v.BuildID == develVersion {
+		log.Warn("this build has no version: every such build is one worker version, so a deploy of one moves no run; set LONGHAUL_WORKER_BUILD_ID (e.g. the image tag or commit)", "deployment", v.Deployment, "versioning", cfg.WorkerVersioning)
+	}
+	return v
+}
+
+// promoteWorker makes v current (see worker.Promote) and says so.
+func promoteWorker(ctx context.Context, c client.Client, v worker.Versioning, log *slog.Logger) error {
+	if !v.Enabled() {
+		return nil
+	}
+	start := time.Now()
+	if err := worker.Promote(ctx, c, v); err != nil {
+		return fmt.Errorf("LONGHAUL_WORKER_DEPLOYMENT: %w (set LONGHAUL_WORKER_PROMOTE=false when an operator or the Temporal Worker Controller promotes versions, or LONGHAUL_WORKER_DEPLOYMENT=off for unversioned workers)", err)
+	}
+	log.Info("worker version is current", "deployment", v.Deployment, "build_id", v.BuildID, "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// tuning sizes the worker from the settings.
+func tuning(cfg config.Config) worker.Tuning {
+	return worker.Tuning{ActivitySlots: cfg.WorkerActivitySlots, WorkflowSlots: cfg.WorkerWorkflowSlots, Pollers: cfg.WorkerPollers, StickyCache: cfg.WorkerStickyCache}
+}
+
+func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, mem *memory.Service, bus *natsbus.Bus, c client.Client, log *slog.Logger) *activities.Activities {
+	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, log)
+	a.MaxToolOutput = cfg.MaxToolChars
+	a.RestoreChars = cfg.RestoreChars
+	a.MaxOutputBytes = cfg.MaxModelOutput
+	a.IdleTimeout = cfg.ModelIdleTimeout
+	a.Blobs = blobs
+	a.Memory = mem
+	a.Bus = bus
+	a.Runs = c
+	a.Updates = c
+	return a
+}
+
+// scheduleRetention makes sure the retention job is scheduled (see
+// worker.ScheduleRetention), with LONGHAUL_RETENTION or, when that is 0,
+// the namespace's workflow retention. A failure is logged, not fatal: the
+// worker serves runs without it, and the next worker to start tries again.
+func scheduleRetention(ctx context.Context, cfg config.Config, c client.Client, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	retention, from := cfg.Retention, "LONGHAUL_RETENTION"
+	if retention == 0 {
+		var err error
+		if retention, err = worker.NamespaceRetention(ctx, c, cfg.TemporalNamespace); err != nil {
+			log.Warn("stored blobs are not cleaned up: cannot read the namespace's retention", "error", err)
+			return
+		}
+		from = "the namespace's workflow retention"
+	}
+	if retention <= 0 {
+		log.Info("stored blobs are kept: the namespace keeps closed runs without a limit and LONGHAUL_RETENTION is 0")
+		return
+	}
+	if err := worker.ScheduleRetention(ctx, c, cfg.TaskQueue, retention); err != nil {
+		log.Warn("stored blobs are not cleaned up: cannot schedule the retention job", "error", err)
+		return
+	}
+	log.Info("stored blobs of closed runs are deleted after the retention", "retention", retention, "from", from,
+		"schedule", workflows.RetentionScheduleID(cfg.TaskQueue))
+}

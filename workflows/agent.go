@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
@@ -15,18 +14,8 @@ import (
 // a references the activities; its methods are never called directly.
 var a *activities.Activities
 
-// Defaults for the limits of a run, used when AgentInput leaves them zero.
-const (
-	DefaultModelTimeout = 5 * time.Minute
-	DefaultToolTimeout  = 5 * time.Minute
-	// modelHeartbeat is how soon a dead worker's model call is retried.
-	modelHeartbeat = 10 * time.Second
-	// toolHeartbeat is the same for a tool call; calls heartbeat every
-	// couple of seconds while they wait (activities.HeartbeatInterval).
-	toolHeartbeat = 10 * time.Second
-	// toolOutputExcerpt bounds the tool output copied into tool_output events.
-	toolOutputExcerpt = 2000
-)
+// toolOutputExcerpt bounds the tool output copied into tool_output events.
+const toolOutputExcerpt = 2000
 
 // maxTurnsNote is added to the conversation when an agent used all its turns,
 // so the model answers with what it has instead of calling more tools.
@@ -157,11 +146,7 @@ func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
 	if r.in.Resume == nil && len(r.in.Messages) == 0 {
 		return AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", ErrTypeBadInput, nil)
 	}
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-	})
-	if err := workflow.ExecuteLocalActivity(lctx, a.ResolveAgent, r.in.Agent).Get(ctx, &r.spec); err != nil {
+	if err := workflow.ExecuteLocalActivity(resolveOptions(ctx), a.ResolveAgent, r.in.Agent).Get(ctx, &r.spec); err != nil {
 		return AgentResult{}, err
 	}
 	if cp := r.in.Resume; cp != nil {
@@ -195,57 +180,34 @@ func (r *run) background(ctx workflow.Context) (AgentResult, error) {
 	return AgentResult{Content: msg.Content, FinishReason: "stop", Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
 }
 
-// loop is one tool loop: a chat turn, a skill's own loop or a slash command.
-type loop struct {
-	// call prefixes the names of the loop's model calls ("turn-1", or
-	// "step-3-turn-1" in a plan step).
-	call string
-	// label prefixes the loop's activity summaries ("step 3/5 skill x").
-	label    string
-	messages []longhaul.Message
-	// scope is the tools offered to the model and allowed to run.
-	scope        []string
-	maxTurns     int
-	skill        string
-	instructions string
-	model        string
-	publish      bool
-	// stepID, when set, makes the loop report to skill_activity events.
-	stepID string
-	// turn is the turn to start with (after continue-as-new), and convRef
-	// the stored start of the conversation messages follow.
-	turn    int
-	convRef string
-}
-
 // chat runs the agent's own tool loop on the conversation.
 func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
-	return r.toolLoop(ctx, loop{
-		messages: r.in.Messages,
-		scope:    r.spec.Tools,
-		maxTurns: r.spec.MaxTurns,
-		publish:  !r.in.Quiet,
+	return r.toolLoop(ctx, LoopState{
+		Messages: r.in.Messages,
+		Scope:    r.spec.Tools,
+		MaxTurns: r.spec.MaxTurns,
+		Publish:  !r.in.Quiet,
 	})
 }
 
 // toolLoop calls the model; runs the tool calls it asks for (in parallel)
 // and gives it their results; repeats until it answers or the turns are used
 // up, then has it answer with what it has.
-func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
+func (r *run) toolLoop(ctx workflow.Context, l LoopState) (AgentResult, error) {
 	// conv is the conversation after ref, its stored start (the whole of it
 	// while ref is empty).
-	conv := append([]longhaul.Message(nil), l.messages...)
-	ref := l.convRef
+	conv := append([]longhaul.Message(nil), l.Messages...)
+	ref := l.ConvRef
 	var added []longhaul.Message
 	opts := r.in.Options
 	if opts.Temperature == nil {
 		opts.Temperature = r.spec.Temperature
 	}
-	first := max(l.turn, 1)
+	first := max(l.Turn, 1)
 	for turn := first; ; turn++ {
 		// Only a run's own loop continues as new; a plan step's loop is
 		// one step, and the plan continues between steps.
-		if turn > first && l.stepID == "" && r.shouldContinue(ctx) {
+		if turn > first && l.StepID == "" && r.shouldContinue(ctx) {
 			// The next execution starts without what this one added: a
 			// chat turn stores it now.
 			stored := len(added) > 0 && r.keepsConversation(ctx)
@@ -253,7 +215,7 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 				r.recordTurn(ctx, added, StatusRunning, false)
 				r.recorded += len(added)
 			}
-			if err := r.continueAsNew(ctx, l.state(turn, ref, conv)); err != nil {
+			if err := r.continueAsNew(ctx, l.at(turn, ref, conv)); err != nil {
 				return AgentResult{Messages: added, Model: r.model}, err
 			}
 			if stored {
@@ -262,21 +224,21 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 				r.recorded -= len(added)
 			}
 		}
-		model := l.model
+		model := l.Model
 		if model == "" {
 			// The endpoint's answer names the model it used; keep using it.
 			model = r.model
 		}
-		last := turn > l.maxTurns
+		last := turn > l.MaxTurns
 		req := activities.ModelRequest{
-			Call:         fmt.Sprintf("%sturn-%d", l.call, turn),
+			Call:         fmt.Sprintf("%sturn-%d", l.Call, turn),
 			Agent:        r.spec.ID,
 			Model:        model,
 			Messages:     conv,
 			Options:      opts,
-			Publish:      l.publish,
-			Skill:        l.skill,
-			Instructions: l.instructions,
+			Publish:      l.Publish,
+			Skill:        l.Skill,
+			Instructions: l.Instructions,
 			ConvRef:      ref,
 			// Past convInline, the conversation goes to the store and the
 			// next call sends only what follows it.
@@ -286,12 +248,12 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 		if last {
 			req.Messages = append(append([]longhaul.Message(nil), conv...), longhaul.Message{Role: longhaul.RoleSystem, Content: maxTurnsNote})
 		} else {
-			req.Tools = l.scope
+			req.Tools = l.Scope
 		}
-		if l.stepID == "" {
+		if l.StepID == "" {
 			r.state.Turns++
 		}
-		resp, err := r.callModel(ctx, req, l.label, l.stepID == "")
+		resp, err := r.callModel(ctx, req, l.Label, l.StepID == "")
 		if err != nil {
 			return AgentResult{Messages: added, Model: r.model}, err
 		}
@@ -311,21 +273,21 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 			if last || resp.FinishReason == "length" {
 				reason = "length"
 			}
-			if l.stepID == "" {
+			if l.StepID == "" {
 				r.answered = added
 			}
 			return AgentResult{Content: msg.Content, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
 		}
-		if l.skill != "" && l.stepID != "" {
+		if l.Skill != "" && l.StepID != "" {
 			names := make([]string, len(msg.ToolCalls))
 			for i, c := range msg.ToolCalls {
 				names[i] = strings.TrimSpace(c.Name + " " + resp.Targets[c.ID])
 			}
 			r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{
-				Skill: l.skill, StepID: l.stepID, Message: "calling " + strings.Join(names, ", "),
+				Skill: l.Skill, StepID: l.StepID, Message: "calling " + strings.Join(names, ", "),
 			})
 		}
-		results, _ := r.callTools(ctx, msg.ToolCalls, resp.Targets, l.skill, l.label)
+		results, _ := r.callTools(ctx, msg.ToolCalls, resp.Targets, l.Skill, l.Label)
 		added = append(added, results...)
 		conv = append(conv, results...)
 	}
@@ -336,24 +298,7 @@ func (r *run) toolLoop(ctx workflow.Context, l loop) (AgentResult, error) {
 // call returns; a plan step's own loop is not the answer (its result goes to
 // step_result), so its text stays out of the log's content.
 func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label string, answer bool) (activities.ModelResponse, error) {
-	timeout := r.in.ModelTimeout
-	if timeout <= 0 {
-		timeout = DefaultModelTimeout
-	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: timeout,
-		HeartbeatTimeout:    modelHeartbeat,
-		Summary:             strings.TrimSpace(label + " llm " + req.Model),
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        5,
-			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
-		},
-		// A cancelled run waits for the call to stop, and keeps its text.
-		WaitForCancellation: true,
-	})
+	actx := r.modelOptions(ctx, strings.TrimSpace(label+" llm "+req.Model))
 	req.After = r.log.last
 	var resp activities.ModelResponse
 	if err := r.awaitModel(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
@@ -440,18 +385,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		})
 		req.After = r.log.last
 		summary := strings.TrimSpace(label + " tool " + c.Name + " " + target)
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: DefaultToolTimeout,
-			HeartbeatTimeout:    toolHeartbeat,
-			Summary:             summary,
-			RetryPolicy: &temporal.RetryPolicy{
-				InitialInterval:        time.Second,
-				BackoffCoefficient:     2,
-				MaximumInterval:        20 * time.Second,
-				MaximumAttempts:        3,
-				NonRetryableErrorTypes: []string{activities.ErrTypeToolRefused},
-			},
-		})
+		actx := toolOptions(ctx, summary)
 		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, req)
 	}
 	out := make([]longhaul.Message, len(calls))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
@@ -21,114 +20,6 @@ const (
 	// resultContext bounds each step result given to the final answer.
 	resultContext = 6000
 )
-
-// Run modes, as in RunState.Mode.
-const (
-	ModeChat    = "chat"
-	ModeAgentic = "agentic"
-	ModeSkill   = "skill"
-	ModeTask    = "task"
-)
-
-// dispatch decides how the request runs: a client's background task goes
-// straight to the model; a message starting with a skill's slash command
-// runs that skill; otherwise the agent's mode decides, and for "auto" a
-// small classification call does.
-func (r *run) dispatch(ctx workflow.Context) (AgentResult, error) {
-	if r.in.Background {
-		r.state.Mode, r.state.Dispatch = ModeTask, "a client's background request"
-		return r.background(ctx)
-	}
-	if err := r.recall(ctx); err != nil {
-		return AgentResult{Model: r.model}, err
-	}
-	if skill, rest, ok := r.slashCommand(); ok {
-		return r.runCommand(ctx, skill, rest)
-	}
-	mode := r.spec.Mode
-	switch mode {
-	case ModeAgentic:
-		r.state.Dispatch = "the agent always plans"
-	case "auto":
-		var d activities.Dispatch
-		err := workflow.ExecuteActivity(r.structuredOptions(ctx, "dispatch"), a.Classify, activities.ClassifyRequest{
-			Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages,
-		}).Get(ctx, &d)
-		r.addUsage("dispatch", d.Usage)
-		switch {
-		case temporal.IsCanceledError(err):
-			return AgentResult{}, err
-		case err != nil:
-			mode, r.state.Dispatch = ModeChat, "the classification failed ("+errorMessage(err)+"), so the request runs as a chat"
-		case d.Mode == ModeAgentic:
-			mode, r.state.Dispatch = ModeAgentic, d.Reason
-		default:
-			mode, r.state.Dispatch = ModeChat, d.Reason
-		}
-	default:
-		mode, r.state.Dispatch = ModeChat, "the agent chats"
-	}
-	r.state.Mode = mode
-	if mode == ModeAgentic {
-		return r.agentic(ctx)
-	}
-	return r.chat(ctx)
-}
-
-// slashCommand finds a skill command at the start of the last user message:
-// "/briefing EU AI act" gives the skill with command "/briefing" and "EU AI
-// act". Only the agent's own skills are reachable this way.
-func (r *run) slashCommand() (activities.SkillSpec, string, bool) {
-	text := strings.TrimSpace(lastUserText(r.in.Messages))
-	if !strings.HasPrefix(text, "/") {
-		return activities.SkillSpec{}, "", false
-	}
-	cmd, rest, _ := strings.Cut(text, " ")
-	if i := strings.IndexAny(cmd, "\n\t"); i >= 0 {
-		cmd, rest = cmd[:i], text[i:]
-	}
-	for _, s := range r.spec.Skills {
-		if s.Command != "" && s.Command == cmd {
-			return s, strings.TrimSpace(rest), true
-		}
-	}
-	return activities.SkillSpec{}, "", false
-}
-
-func lastUserText(msgs []longhaul.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == longhaul.RoleUser {
-			return msgs[i].Content
-		}
-	}
-	return ""
-}
-
-// runCommand runs a skill invoked by its slash command: the skill's own loop
-// on the rest of the message, streamed like a chat turn.
-func (r *run) runCommand(ctx workflow.Context, s activities.SkillSpec, input string) (AgentResult, error) {
-	r.state.Mode, r.state.Skill = ModeSkill, s.ID
-	r.state.Dispatch = "the message starts with " + s.Command
-	msgs := append([]longhaul.Message(nil), r.in.Messages...)
-	if input != "" {
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if msgs[i].Role == longhaul.RoleUser {
-				msgs[i].Content = input
-				break
-			}
-		}
-	}
-	r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, Message: "running " + s.Command})
-	return r.toolLoop(ctx, loop{
-		label:    "skill " + s.ID,
-		messages: msgs,
-		scope:    s.Tools,
-		maxTurns: s.MaxTurns,
-		skill:    s.ID,
-		model:    s.Model,
-		publish:  !r.in.Quiet,
-	})
-}
 
 // agentic is the planning pipeline: plan and check the plan; run its steps,
 // having each result reviewed; re-plan what remains when a review asks for
@@ -322,16 +213,16 @@ func (r *run) runStep(ctx workflow.Context, i int) error {
 			result, failed = fmt.Sprintf("error: skill %q is not available", step.Target), true
 			break
 		}
-		res, err := r.toolLoop(ctx, loop{
-			call:         "step-" + step.ID + "-",
-			label:        label + " skill " + s.ID,
-			messages:     []longhaul.Message{{Role: longhaul.RoleUser, Content: step.Input}},
-			scope:        s.Tools,
-			maxTurns:     s.MaxTurns,
-			skill:        s.ID,
-			model:        s.Model,
-			instructions: r.stepInstructions(p, i),
-			stepID:       step.ID,
+		res, err := r.toolLoop(ctx, LoopState{
+			Call:         "step-" + step.ID + "-",
+			Label:        label + " skill " + s.ID,
+			Messages:     []longhaul.Message{{Role: longhaul.RoleUser, Content: step.Input}},
+			Scope:        s.Tools,
+			MaxTurns:     s.MaxTurns,
+			Skill:        s.ID,
+			Model:        s.Model,
+			Instructions: r.stepInstructions(p, i),
+			StepID:       step.ID,
 		})
 		if temporal.IsCanceledError(err) {
 			return err
@@ -498,27 +389,6 @@ func (r *run) complete(ctx workflow.Context, i int) (AgentResult, error) {
 		reason = "length"
 	}
 	return AgentResult{Content: msg.Content, FinishReason: reason, Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
-}
-
-// structuredOptions are the activity options of the planner, the
-// supervisors and the dispatcher: model calls with the model's retries.
-func (r *run) structuredOptions(ctx workflow.Context, summary string) workflow.Context {
-	timeout := r.in.ModelTimeout
-	if timeout <= 0 {
-		timeout = DefaultModelTimeout
-	}
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: timeout,
-		HeartbeatTimeout:    modelHeartbeat,
-		Summary:             summary,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
-		},
-	})
 }
 
 // think emits a progress line.

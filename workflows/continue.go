@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"time"
-
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"go.temporal.io/sdk/temporal"
@@ -59,17 +57,26 @@ type Checkpoint struct {
 	Loop *LoopState `json:"loop,omitempty"`
 }
 
-// LoopState is a tool loop between two turns.
+// LoopState is one tool loop — a chat turn, a skill's own loop or a slash
+// command — as it runs and as it goes on after continue-as-new.
 type LoopState struct {
-	Call         string   `json:"call,omitempty"`
-	Label        string   `json:"label,omitempty"`
+	// Call prefixes the names of the loop's model calls ("turn-1", or
+	// "step-3-turn-1" in a plan step).
+	Call string `json:"call,omitempty"`
+	// Label prefixes the loop's activity summaries ("step 3/5 skill x").
+	Label string `json:"label,omitempty"`
+	// Scope is the tools offered to the model and allowed to run.
 	Scope        []string `json:"scope,omitempty"`
 	MaxTurns     int      `json:"max_turns"`
 	Skill        string   `json:"skill,omitempty"`
 	Instructions string   `json:"instructions,omitempty"`
 	Model        string   `json:"model,omitempty"`
 	Publish      bool     `json:"publish,omitempty"`
-	// Turn is the turn to run next.
+	// StepID, when set, makes the loop report to skill_activity events. A
+	// plan step's loop never continues as new (the plan does, between
+	// steps), so it is never carried.
+	StepID string `json:"-"`
+	// Turn is the turn to run next (after continue-as-new; 0 is the first).
 	Turn int `json:"turn"`
 	// ConvRef is the stored start of the conversation; Messages follow it
 	// (or are the whole conversation when nothing is stored).
@@ -77,20 +84,10 @@ type LoopState struct {
 	Messages []longhaul.Message `json:"messages,omitempty"`
 }
 
-func (l loop) state(turn int, ref string, conv []longhaul.Message) *LoopState {
-	return &LoopState{
-		Call: l.call, Label: l.label, Scope: l.scope, MaxTurns: l.maxTurns, Skill: l.skill,
-		Instructions: l.instructions, Model: l.model, Publish: l.publish,
-		Turn: turn, ConvRef: ref, Messages: conv,
-	}
-}
-
-func (s *LoopState) loop() loop {
-	return loop{
-		call: s.Call, label: s.Label, scope: s.Scope, maxTurns: s.MaxTurns, skill: s.Skill,
-		instructions: s.Instructions, model: s.Model, publish: s.Publish,
-		turn: s.Turn, convRef: s.ConvRef, messages: s.Messages,
-	}
+// at is the loop going on at turn with conv after the stored ref.
+func (l LoopState) at(turn int, ref string, conv []longhaul.Message) *LoopState {
+	l.Turn, l.ConvRef, l.Messages = turn, ref, conv
+	return &l
 }
 
 // shouldContinue reports whether the run should continue as new now.
@@ -120,15 +117,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 		if len(chunks) == 0 {
 			break
 		}
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: time.Minute,
-			Summary:             "archive events",
-			RetryPolicy: &temporal.RetryPolicy{
-				InitialInterval: time.Second,
-				MaximumInterval: 30 * time.Second,
-				MaximumAttempts: 10,
-			},
-		})
+		actx := archiveOptions(ctx)
 		futures := make([]workflow.Future, len(chunks))
 		for i, c := range chunks {
 			futures[i] = workflow.ExecuteActivity(actx, a.ArchiveEvents, activities.ArchiveRequest{Events: c})
@@ -164,7 +153,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 func (r *run) resume(ctx workflow.Context, cp *Checkpoint) (AgentResult, error) {
 	switch {
 	case cp.Loop != nil:
-		return r.toolLoop(ctx, cp.Loop.loop())
+		return r.toolLoop(ctx, *cp.Loop)
 	case r.state.Mode == ModeAgentic:
 		r.showPlan(ctx)
 		return r.pipeline(ctx)

@@ -3,7 +3,6 @@ package workflows
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
@@ -20,9 +19,6 @@ import (
 // runs started before it do neither.
 const versionConversationStore = "conversation-store"
 
-// conversationTimeout bounds one attempt of a conversation store activity.
-const conversationTimeout = 30 * time.Second
-
 // recordLimit bounds the message text a RecordTurn request carries, well
 // under Temporal's payload limit; past it tool results are shortened (a
 // claim-checked one keeps its reference).
@@ -36,21 +32,6 @@ func (r *run) keepsConversation(ctx workflow.Context) bool {
 		return false
 	}
 	return workflow.GetVersion(ctx, versionConversationStore, workflow.DefaultVersion, 1) >= 1
-}
-
-// conversationOptions run the store's activities as local activities: a
-// read or a write of a few rows in the worker's own store, in the workflow
-// task that needs it, without a round trip through the Temporal server.
-func conversationOptions(ctx workflow.Context, summary string) workflow.Context {
-	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: conversationTimeout,
-		Summary:             summary,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second,
-			MaximumInterval: 10 * time.Second,
-			MaximumAttempts: 5,
-		},
-	})
 }
 
 // restoreConversation gives the model back what earlier turns of the chat

@@ -22,10 +22,6 @@ func RetentionScheduleID(taskQueue string) string { return "longhaul-retention-"
 // run's blobs outlive its history by at most this much.
 const RetentionInterval = time.Hour
 
-// retentionTimeout bounds one retention job; the next starts an interval
-// later anyway.
-const retentionTimeout = 50 * time.Minute
-
 // RetentionInput is RetentionWorkflow's input.
 type RetentionInput struct {
 	// Retention is how long after a run closed its stored blobs are kept
@@ -48,17 +44,7 @@ func RetentionWorkflow(ctx workflow.Context, in RetentionInput) (RetentionResult
 			fmt.Sprintf("retention %v must be positive", in.Retention), ErrTypeBadInput, nil)
 	}
 	var a *activities.Activities
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: retentionTimeout,
-		// It heartbeats once a run; one run is a Temporal call and a delete.
-		HeartbeatTimeout: 2 * time.Minute,
-		Summary:          "delete stored blobs of runs closed over " + in.Retention.String() + " ago",
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        10 * time.Second,
-			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{activities.ErrTypeBadRetention, activities.ErrTypeNoTemporal},
-		},
-	})
+	ctx = retentionOptions(ctx, in.Retention)
 	var res activities.RetentionResult
 	err := workflow.ExecuteActivity(ctx, a.DeleteExpiredBlobs, activities.RetentionRequest{Retention: in.Retention}).Get(ctx, &res)
 	return RetentionResult{res}, err

@@ -1,0 +1,121 @@
+package workflows
+
+import (
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Run modes, as in RunState.Mode.
+const (
+	ModeChat    = "chat"
+	ModeAgentic = "agentic"
+	ModeSkill   = "skill"
+	ModeTask    = "task"
+	// ModeAuto is an agent's mode (not a run's) that has a small
+	// classification call choose between ModeChat and ModeAgentic.
+	ModeAuto = "auto"
+)
+
+// dispatch decides how the request runs: a client's background task goes
+// straight to the model; a message starting with a skill's slash command
+// runs that skill; otherwise the agent's mode decides, and for "auto" a
+// small classification call does.
+func (r *run) dispatch(ctx workflow.Context) (AgentResult, error) {
+	if r.in.Background {
+		r.state.Mode, r.state.Dispatch = ModeTask, "a client's background request"
+		return r.background(ctx)
+	}
+	if err := r.recall(ctx); err != nil {
+		return AgentResult{Model: r.model}, err
+	}
+	if skill, rest, ok := r.slashCommand(); ok {
+		return r.runCommand(ctx, skill, rest)
+	}
+	mode := r.spec.Mode
+	switch mode {
+	case ModeAgentic:
+		r.state.Dispatch = "the agent always plans"
+	case ModeAuto:
+		var d activities.Dispatch
+		err := workflow.ExecuteActivity(r.structuredOptions(ctx, "dispatch"), a.Classify, activities.ClassifyRequest{
+			Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages,
+		}).Get(ctx, &d)
+		r.addUsage("dispatch", d.Usage)
+		switch {
+		case temporal.IsCanceledError(err):
+			return AgentResult{}, err
+		case err != nil:
+			mode, r.state.Dispatch = ModeChat, "the classification failed ("+errorMessage(err)+"), so the request runs as a chat"
+		case d.Mode == ModeAgentic:
+			mode, r.state.Dispatch = ModeAgentic, d.Reason
+		default:
+			mode, r.state.Dispatch = ModeChat, d.Reason
+		}
+	default:
+		mode, r.state.Dispatch = ModeChat, "the agent chats"
+	}
+	r.state.Mode = mode
+	if mode == ModeAgentic {
+		return r.agentic(ctx)
+	}
+	return r.chat(ctx)
+}
+
+// slashCommand finds a skill command at the start of the last user message:
+// "/briefing EU AI act" gives the skill with command "/briefing" and "EU AI
+// act". Only the agent's own skills are reachable this way.
+func (r *run) slashCommand() (activities.SkillSpec, string, bool) {
+	text := strings.TrimSpace(lastUserText(r.in.Messages))
+	if !strings.HasPrefix(text, "/") {
+		return activities.SkillSpec{}, "", false
+	}
+	cmd, rest, _ := strings.Cut(text, " ")
+	if i := strings.IndexAny(cmd, "\n\t"); i >= 0 {
+		cmd, rest = cmd[:i], text[i:]
+	}
+	for _, s := range r.spec.Skills {
+		if s.Command != "" && s.Command == cmd {
+			return s, strings.TrimSpace(rest), true
+		}
+	}
+	return activities.SkillSpec{}, "", false
+}
+
+func lastUserText(msgs []longhaul.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == longhaul.RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// runCommand runs a skill invoked by its slash command: the skill's own loop
+// on the rest of the message, streamed like a chat turn.
+func (r *run) runCommand(ctx workflow.Context, s activities.SkillSpec, input string) (AgentResult, error) {
+	r.state.Mode, r.state.Skill = ModeSkill, s.ID
+	r.state.Dispatch = "the message starts with " + s.Command
+	msgs := append([]longhaul.Message(nil), r.in.Messages...)
+	if input != "" {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == longhaul.RoleUser {
+				msgs[i].Content = input
+				break
+			}
+		}
+	}
+	r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, Message: "running " + s.Command})
+	return r.toolLoop(ctx, LoopState{
+		Label:    "skill " + s.ID,
+		Messages: msgs,
+		Scope:    s.Tools,
+		MaxTurns: s.MaxTurns,
+		Skill:    s.ID,
+		Model:    s.Model,
+		Publish:  !r.in.Quiet,
+	})
+}

@@ -1,0 +1,160 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/longhaul-dev/longhaul/activities"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Every activity's timeouts and retry policy, in one place. Changing one
+// changes what new commands ask of the server, not what a replay compares,
+// so these may be tuned without a version marker.
+
+// Defaults for the limits of a run, used when AgentInput leaves them zero.
+const (
+	DefaultModelTimeout = 5 * time.Minute
+	DefaultToolTimeout  = 5 * time.Minute
+	// modelHeartbeat is how soon a dead worker's model call is retried.
+	modelHeartbeat = 10 * time.Second
+	// toolHeartbeat is the same for a tool call; calls heartbeat every
+	// couple of seconds while they wait (activities.HeartbeatInterval).
+	toolHeartbeat = 10 * time.Second
+	// conversationTimeout bounds one attempt of a conversation store
+	// activity.
+	conversationTimeout = 30 * time.Second
+	// retentionTimeout bounds one retention job; the next starts an
+	// interval later anyway.
+	retentionTimeout = 50 * time.Minute
+)
+
+// resolveOptions run ResolveAgent, a lookup in the worker's catalog, as a
+// local activity.
+func resolveOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+}
+
+// modelTimeout is the run's model call timeout.
+func (r *run) modelTimeout() time.Duration {
+	if r.in.ModelTimeout > 0 {
+		return r.in.ModelTimeout
+	}
+	return DefaultModelTimeout
+}
+
+// modelOptions are the options of a tool loop's model call. A cancelled run
+// waits for the call to stop, and keeps its text.
+func (r *run) modelOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: r.modelTimeout(),
+		HeartbeatTimeout:    modelHeartbeat,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        5,
+			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
+		},
+		WaitForCancellation: true,
+	})
+}
+
+// structuredOptions are the activity options of the planner, the
+// supervisors and the dispatcher: model calls with fewer retries, since a
+// plan can go on without one.
+func (r *run) structuredOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: r.modelTimeout(),
+		HeartbeatTimeout:    modelHeartbeat,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
+		},
+	})
+}
+
+// toolOptions are the options of one tool call.
+func toolOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: DefaultToolTimeout,
+		HeartbeatTimeout:    toolHeartbeat,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        20 * time.Second,
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeToolRefused},
+		},
+	})
+}
+
+// archiveOptions are the options of ArchiveEvents before continue-as-new: a
+// write to the blob store, retried for a while, since the run cannot go on
+// without it.
+func archiveOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		Summary:             "archive events",
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second,
+			MaximumInterval: 30 * time.Second,
+			MaximumAttempts: 10,
+		},
+	})
+}
+
+// conversationOptions run the store's activities as local activities: a
+// read or a write of a few rows in the worker's own store, in the workflow
+// task that needs it, without a round trip through the Temporal server.
+func conversationOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: conversationTimeout,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second,
+			MaximumInterval: 10 * time.Second,
+			MaximumAttempts: 5,
+		},
+	})
+}
+
+// memoryOptions are the activity options of memory calls: the embedder is
+// a model endpoint, retried like one; a recall must not hold a turn long.
+func (r *run) memoryOptions(ctx workflow.Context, summary string, timeout time.Duration) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        10 * time.Second,
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeMemoryOff, activities.ErrTypeMemoryInvalid},
+		},
+	})
+}
+
+// retentionOptions are RetentionWorkflow's: one long activity that
+// heartbeats once a run (a Temporal call and a delete).
+func retentionOptions(ctx workflow.Context, retention time.Duration) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: retentionTimeout,
+		HeartbeatTimeout:    2 * time.Minute,
+		Summary:             "delete stored blobs of runs closed over " + retention.String() + " ago",
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        10 * time.Second,
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadRetention, activities.ErrTypeNoTemporal},
+		},
+	})
+}

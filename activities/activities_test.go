@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/skills"
@@ -73,6 +74,6 @@ func TestResolveAgent(t *testing.T) {
 
 	t.Run("unknown agent", func(t *testing.T) {
 		_, err := env.ExecuteActivity(acts.ResolveAgent, "nobody")
-		wantAppError(t, err, activities.ErrTypeUnknownAgent, true, "nobody")
+		wantAppError(t, err, longhaul.ErrTypeUnknownAgent, true, "nobody")
 	})
 }

@@ -155,7 +155,7 @@ func TestCallToolRunsApprovalRequiredToolOnlyWithItsRecordedApproval(t *testing.
 			env := quietSuite().NewTestActivityEnvironment()
 			env.RegisterActivity(f.acts)
 			_, err := callTool(t, env, f.acts, activities.ToolRequest{Call: call, Agent: "mover", Seq: 7, Approval: tt.approval})
-			wantAppError(t, err, activities.ErrTypeToolRefused, true, tt.msg)
+			wantAppError(t, err, longhaul.ErrTypeToolRefused, true, tt.msg)
 			if n := f.served(); n != 0 {
 				t.Errorf("the service got %d requests, want none", n)
 			}
@@ -229,7 +229,7 @@ func TestHTTPToolRefusesUndeclaredArguments(t *testing.T) {
 	_, err := callTool(t, env, f.acts, activities.ToolRequest{
 		Call: longhaul.ToolCall{ID: "c", Name: "delete_title", Arguments: `{"id":5,"all":true}`}, Agent: "mover", Seq: 3, Approval: "u-3",
 	})
-	wantAppError(t, err, activities.ErrTypeToolRefused, true, "all")
+	wantAppError(t, err, longhaul.ErrTypeToolRefused, true, "all")
 	if n := f.served(); n != 0 {
 		t.Errorf("the service got %d requests, want none", n)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 )
@@ -35,7 +36,7 @@ func TestChatCompletionCapsTheOutput(t *testing.T) {
 				}
 				return
 			}
-			wantAppError(t, err, activities.ErrTypeModelOutputTooLarge, true, "LONGHAUL_MAX_MODEL_OUTPUT_BYTES")
+			wantAppError(t, err, longhaul.ErrTypeModelOutputTooLarge, true, "LONGHAUL_MAX_MODEL_OUTPUT_BYTES")
 		})
 	}
 }
@@ -56,7 +57,7 @@ func TestChatCompletionGivesUpOnASilentStream(t *testing.T) {
 			env := f.activityEnv()
 			start := time.Now()
 			_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
-			wantAppError(t, err, activities.ErrTypeModelUnavailable, false, "LONGHAUL_MODEL_IDLE_TIMEOUT")
+			wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "LONGHAUL_MODEL_IDLE_TIMEOUT")
 			if d := time.Since(start); d > 20*time.Second {
 				t.Errorf("the call gave up after %v, want about the idle timeout", d)
 			}
@@ -98,7 +99,7 @@ func TestStructuredCallCapsTheOutput(t *testing.T) {
 	f.srv.Enqueue(llmtest.JSON(map[string]string{"mode": "chat", "reason": strings.Repeat("r", 2000)}))
 	env := f.activityEnv()
 	_, err := env.ExecuteActivity(f.acts.Classify, activities.ClassifyRequest{Messages: userMessage("hi")})
-	wantAppError(t, err, activities.ErrTypeModelOutputTooLarge, true, "LONGHAUL_MAX_MODEL_OUTPUT_BYTES")
+	wantAppError(t, err, longhaul.ErrTypeModelOutputTooLarge, true, "LONGHAUL_MAX_MODEL_OUTPUT_BYTES")
 	if n := len(f.srv.Requests()); n != 1 {
 		t.Errorf("model got %d requests, want 1 (no correction asked for)", n)
 	}

@@ -23,22 +23,15 @@ const (
 	kindEvents       = "events"
 )
 
-// ErrTypeNoStore is the error type of a claim check on a worker without a
-// blob store: retrying on the same worker cannot help.
-const ErrTypeNoStore = "NoStore"
-
-// ErrTypeLostBlob is the error type of a claim check whose blob is gone.
-const ErrTypeLostBlob = "LostBlob"
-
 func (a *Activities) storeConversation(ctx context.Context, run string, msgs []longhaul.Message) (string, error) {
 	b, err := json.Marshal(msgs)
 	if err != nil {
-		return "", nonRetryable(ErrTypeModelRejected, fmt.Errorf("encode the conversation: %w", err))
+		return "", nonRetryable(longhaul.ErrTypeModelRejected, fmt.Errorf("encode the conversation: %w", err))
 	}
 	ref, err := a.Blobs.Put(ctx, store.Blob{Run: run, Kind: kindConversation, Name: strconv.Itoa(len(msgs)), Data: b})
 	if err != nil {
 		if errors.Is(err, store.ErrTooLarge) {
-			return "", nonRetryable(ErrTypeModelRejected, fmt.Errorf("the conversation is too large to store: %w", err))
+			return "", nonRetryable(longhaul.ErrTypeModelRejected, fmt.Errorf("the conversation is too large to store: %w", err))
 		}
 		return "", fmt.Errorf("store the conversation: %w", err)
 	}
@@ -47,18 +40,18 @@ func (a *Activities) storeConversation(ctx context.Context, run string, msgs []l
 
 func (a *Activities) loadConversation(ctx context.Context, ref string) ([]longhaul.Message, error) {
 	if a.Blobs == nil {
-		return nil, nonRetryable(ErrTypeNoStore, errors.New("the run's conversation is in the blob store, and this worker has none"))
+		return nil, nonRetryable(longhaul.ErrTypeNoStore, errors.New("the run's conversation is in the blob store, and this worker has none"))
 	}
 	b, err := a.Blobs.Get(ctx, ref)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, nonRetryable(ErrTypeLostBlob, fmt.Errorf("the run's stored conversation %s is gone", ref))
+			return nil, nonRetryable(longhaul.ErrTypeLostBlob, fmt.Errorf("the run's stored conversation %s is gone", ref))
 		}
 		return nil, fmt.Errorf("read the conversation: %w", err)
 	}
 	var msgs []longhaul.Message
 	if err := json.Unmarshal(b.Data, &msgs); err != nil {
-		return nil, nonRetryable(ErrTypeLostBlob, fmt.Errorf("the stored conversation %s is damaged: %w", ref, err))
+		return nil, nonRetryable(longhaul.ErrTypeLostBlob, fmt.Errorf("the stored conversation %s is damaged: %w", ref, err))
 	}
 	return msgs, nil
 }
@@ -81,14 +74,14 @@ type EventArchive struct {
 // Putting the same stretch again (a retry) stores nothing new.
 func (a *Activities) ArchiveEvents(ctx context.Context, req ArchiveRequest) (EventArchive, error) {
 	if len(req.Events) == 0 {
-		return EventArchive{}, nonRetryable(ErrTypeModelRejected, errors.New("no events to archive"))
+		return EventArchive{}, nonRetryable(longhaul.ErrTypeModelRejected, errors.New("no events to archive"))
 	}
 	if a.Blobs == nil {
-		return EventArchive{}, nonRetryable(ErrTypeNoStore, errors.New("this worker has no blob store to archive events in"))
+		return EventArchive{}, nonRetryable(longhaul.ErrTypeNoStore, errors.New("this worker has no blob store to archive events in"))
 	}
 	b, err := json.Marshal(req.Events)
 	if err != nil {
-		return EventArchive{}, nonRetryable(ErrTypeModelRejected, fmt.Errorf("encode events: %w", err))
+		return EventArchive{}, nonRetryable(longhaul.ErrTypeModelRejected, fmt.Errorf("encode events: %w", err))
 	}
 	from, to := req.Events[0].Offset, req.Events[len(req.Events)-1].Offset
 	run := activity.GetInfo(ctx).WorkflowExecution.ID

@@ -111,7 +111,7 @@ func (a *Activities) recordTurn(ctx context.Context, run string, req RecordTurnR
 		}
 		b, err := json.Marshal(tm)
 		if err != nil {
-			return nonRetryable(ErrTypeModelRejected, fmt.Errorf("encode message %d: %w", i, err))
+			return nonRetryable(longhaul.ErrTypeModelRejected, fmt.Errorf("encode message %d: %w", i, err))
 		}
 		t.Messages = append(t.Messages, store.TurnMessage{Seq: req.FirstSeq + i, Data: b})
 	}

@@ -14,20 +14,12 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// ErrTypeMemoryOff is the error type of a memory activity on a worker
-// without memory (LONGHAUL_EMBED_MODEL unset).
-const ErrTypeMemoryOff = "MemoryOff"
-
-// ErrTypeMemoryInvalid is the error type of a memory activity asked what
-// the store refuses (no user, a fact too long), which no retry fixes.
-const ErrTypeMemoryInvalid = "MemoryInvalid"
-
 // memoryOff is the failure of a memory activity on a worker without memory.
 func (a *Activities) memoryOff() error {
 	if a.Memory != nil {
 		return nil
 	}
-	return nonRetryable(ErrTypeMemoryOff, errors.New("memory is off on this worker (LONGHAUL_EMBED_MODEL)"))
+	return nonRetryable(longhaul.ErrTypeMemoryOff, errors.New("memory is off on this worker (LONGHAUL_EMBED_MODEL)"))
 }
 
 // MaxExtractedFacts bounds the facts one turn's extraction saves.
@@ -83,7 +75,7 @@ func (a *Activities) memoryError(ctx context.Context, err error) error {
 	case errors.As(err, &apiErr), errors.As(err, &reqErr):
 		return classifyModelError(ctx, err)
 	case memory.IsInvalid(err):
-		return nonRetryable(ErrTypeMemoryInvalid, err)
+		return nonRetryable(longhaul.ErrTypeMemoryInvalid, err)
 	}
 	return err
 }
@@ -124,7 +116,7 @@ func (a *Activities) ExtractMemories(ctx context.Context, req ExtractRequest) (E
 		Facts []string `json:"facts"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return ExtractResponse{Usage: usage}, temporal.NewApplicationError("memory facts: "+err.Error(), ErrTypeModelBadOutput)
+		return ExtractResponse{Usage: usage}, temporal.NewApplicationError("memory facts: "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
 	resp := ExtractResponse{Facts: []string{}, Usage: usage}
 	for _, f := range out.Facts {
@@ -157,7 +149,7 @@ func (a *Activities) SaveMemories(ctx context.Context, req SaveRequest) (SaveRes
 		return SaveResponse{}, err
 	}
 	if req.User == "" {
-		return SaveResponse{}, nonRetryable(ErrTypeMemoryInvalid, errors.New("save memories: no user"))
+		return SaveResponse{}, nonRetryable(longhaul.ErrTypeMemoryInvalid, errors.New("save memories: no user"))
 	}
 	saved, err := a.Memory.Remember(ctx, req.User, req.Chat, activity.GetInfo(ctx).WorkflowExecution.ID, req.Facts)
 	if err != nil {

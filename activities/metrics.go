@@ -106,7 +106,7 @@ func outcome(ctx context.Context, err error) string {
 		return "ok"
 	case ctx.Err() != nil || temporal.IsCanceledError(err):
 		return "cancelled"
-	case errors.As(err, &app) && (app.Type() == ErrTypeToolRefused || app.Type() == ErrTypeModelRejected):
+	case errors.As(err, &app) && (app.Type() == longhaul.ErrTypeToolRefused || app.Type() == longhaul.ErrTypeModelRejected):
 		return "refused"
 	}
 	return "error"

@@ -21,19 +21,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// Error types of failed activities, as seen in the Temporal UI and by
-// workflows through temporal.ApplicationError.Type.
-const (
-	ErrTypeModelRejected    = "ModelRejected"
-	ErrTypeModelUnavailable = "ModelUnavailable"
-	ErrTypeUnknownAgent     = "UnknownAgent"
-	ErrTypeToolRefused      = "ToolRefused"
-	ErrTypeToolFailed       = "ToolFailed"
-	// ErrTypeModelOutputTooLarge is a model call whose answer went past the
-	// output cap (LONGHAUL_MAX_MODEL_OUTPUT_BYTES); it is not retried.
-	ErrTypeModelOutputTooLarge = "ModelOutputTooLarge"
-)
-
 // ModelRequest is one call to the model.
 type ModelRequest struct {
 	// Call names this call within the run (e.g. "turn-2"); events carry it.
@@ -149,7 +136,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 	if len(req.Tools) > 0 {
 		defs, err := a.tools.Definitions(req.Tools)
 		if err != nil {
-			return ModelResponse{}, nonRetryable(ErrTypeToolRefused, err)
+			return ModelResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 		}
 		for _, d := range defs {
 			oreq.Tools = append(oreq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
@@ -351,7 +338,7 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 	}
 	if resp.FinishReason == "" {
 		// A stream that ends without a finish reason was cut off.
-		return ModelResponse{}, temporal.NewApplicationError("model stream ended without a finish reason", ErrTypeModelUnavailable)
+		return ModelResponse{}, temporal.NewApplicationError("model stream ended without a finish reason", longhaul.ErrTypeModelUnavailable)
 	}
 	resp.Message.Content = content.String()
 	idxs := make([]int, 0, len(calls))
@@ -378,7 +365,7 @@ func (a *Activities) outputLimit() int {
 func outputTooLarge(limit int) error {
 	return temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("the model's answer went past %d bytes (LONGHAUL_MAX_MODEL_OUTPUT_BYTES) and was cut off; ask for a shorter answer", limit),
-		ErrTypeModelOutputTooLarge, nil)
+		longhaul.ErrTypeModelOutputTooLarge, nil)
 }
 
 // streamError classifies a failed stream: silent for the idle timeout, or
@@ -386,7 +373,7 @@ func outputTooLarge(limit int) error {
 func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error) error {
 	if ctx.Err() == nil && watch.fired() {
 		return temporal.NewApplicationError(
-			fmt.Sprintf("the model stream sent nothing for %s (LONGHAUL_MODEL_IDLE_TIMEOUT)", a.IdleTimeout), ErrTypeModelUnavailable)
+			fmt.Sprintf("the model stream sent nothing for %s (LONGHAUL_MODEL_IDLE_TIMEOUT)", a.IdleTimeout), longhaul.ErrTypeModelUnavailable)
 	}
 	return classifyModelError(ctx, err)
 }
@@ -448,12 +435,12 @@ func classifyModelError(ctx context.Context, err error) error {
 	switch status {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity:
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("model endpoint answered %d: %s", status, msg), ErrTypeModelRejected, err, status)
+			fmt.Sprintf("model endpoint answered %d: %s", status, msg), longhaul.ErrTypeModelRejected, err, status)
 	case 0:
-		return temporal.NewApplicationErrorWithCause(fmt.Sprintf("model call failed: %s", msg), ErrTypeModelUnavailable, err)
+		return temporal.NewApplicationErrorWithCause(fmt.Sprintf("model call failed: %s", msg), longhaul.ErrTypeModelUnavailable, err)
 	}
 	return temporal.NewApplicationErrorWithCause(
-		fmt.Sprintf("model endpoint answered %d: %s", status, msg), ErrTypeModelUnavailable, err, status)
+		fmt.Sprintf("model endpoint answered %d: %s", status, msg), longhaul.ErrTypeModelUnavailable, err, status)
 }
 
 func nonRetryable(typ string, err error) error {
@@ -461,5 +448,5 @@ func nonRetryable(typ string, err error) error {
 }
 
 func toolFailed(name string, err error) error {
-	return temporal.NewApplicationErrorWithCause(fmt.Sprintf("tool %s failed: %v", name, err), ErrTypeToolFailed, err)
+	return temporal.NewApplicationErrorWithCause(fmt.Sprintf("tool %s failed: %v", name, err), longhaul.ErrTypeToolFailed, err)
 }

@@ -253,7 +253,7 @@ func TestChatCompletionRefusesUnknownTools(t *testing.T) {
 	_, err := chat(t, env, f.acts, activities.ModelRequest{
 		Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: []string{"current_time", "launch_rockets"},
 	})
-	wantAppError(t, err, activities.ErrTypeToolRefused, true, "launch_rockets")
+	wantAppError(t, err, longhaul.ErrTypeToolRefused, true, "launch_rockets")
 	if n := len(f.srv.Requests()); n != 0 {
 		t.Errorf("model got %d requests, want none", n)
 	}
@@ -537,18 +537,18 @@ func TestChatCompletionClassifiesModelErrors(t *testing.T) {
 		nonRetryable bool
 		msg          string
 	}{
-		{"400 bad request", llmtest.Status(400, "messages must not be empty"), activities.ErrTypeModelRejected, true, "messages must not be empty"},
-		{"401 unauthorized", llmtest.Status(401, "invalid api key"), activities.ErrTypeModelRejected, true, "invalid api key"},
-		{"403 forbidden", llmtest.Status(403, "model not allowed for this key"), activities.ErrTypeModelRejected, true, "model not allowed for this key"},
-		{"404 unknown model", llmtest.Status(404, "model llmtest does not exist"), activities.ErrTypeModelRejected, true, "model llmtest does not exist"},
-		{"422 unprocessable", llmtest.Status(422, "context too long"), activities.ErrTypeModelRejected, true, "context too long"},
-		{"429 rate limited", llmtest.Status(429, "slow down", llmtest.Header("Retry-After", "1")), activities.ErrTypeModelUnavailable, false, "slow down"},
-		{"500 server error", llmtest.Status(500, "boom"), activities.ErrTypeModelUnavailable, false, "boom"},
-		{"503 overloaded", llmtest.Status(503, "overloaded"), activities.ErrTypeModelUnavailable, false, "overloaded"},
-		{"stream cut mid-way", llmtest.Text("one two three four five six").With(llmtest.CutAfter(2)), activities.ErrTypeModelUnavailable, false, ""},
-		{"stream cut before finishing", llmtest.Text("one two").With(llmtest.CutAfter(5)), activities.ErrTypeModelUnavailable, false, ""},
-		{"malformed chunk", llmtest.Text("one two three", llmtest.MalformedChunk()), activities.ErrTypeModelUnavailable, false, ""},
-		{"connection dropped", llmtest.Drop(), activities.ErrTypeModelUnavailable, false, ""},
+		{"400 bad request", llmtest.Status(400, "messages must not be empty"), longhaul.ErrTypeModelRejected, true, "messages must not be empty"},
+		{"401 unauthorized", llmtest.Status(401, "invalid api key"), longhaul.ErrTypeModelRejected, true, "invalid api key"},
+		{"403 forbidden", llmtest.Status(403, "model not allowed for this key"), longhaul.ErrTypeModelRejected, true, "model not allowed for this key"},
+		{"404 unknown model", llmtest.Status(404, "model llmtest does not exist"), longhaul.ErrTypeModelRejected, true, "model llmtest does not exist"},
+		{"422 unprocessable", llmtest.Status(422, "context too long"), longhaul.ErrTypeModelRejected, true, "context too long"},
+		{"429 rate limited", llmtest.Status(429, "slow down", llmtest.Header("Retry-After", "1")), longhaul.ErrTypeModelUnavailable, false, "slow down"},
+		{"500 server error", llmtest.Status(500, "boom"), longhaul.ErrTypeModelUnavailable, false, "boom"},
+		{"503 overloaded", llmtest.Status(503, "overloaded"), longhaul.ErrTypeModelUnavailable, false, "overloaded"},
+		{"stream cut mid-way", llmtest.Text("one two three four five six").With(llmtest.CutAfter(2)), longhaul.ErrTypeModelUnavailable, false, ""},
+		{"stream cut before finishing", llmtest.Text("one two").With(llmtest.CutAfter(5)), longhaul.ErrTypeModelUnavailable, false, ""},
+		{"malformed chunk", llmtest.Text("one two three", llmtest.MalformedChunk()), longhaul.ErrTypeModelUnavailable, false, ""},
+		{"connection dropped", llmtest.Drop(), longhaul.ErrTypeModelUnavailable, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -573,7 +573,7 @@ func TestChatCompletionPublishesTextBeforeACut(t *testing.T) {
 	wfID, _ := envWorkflow(t, env)
 	fl := f.follow(t, wfID)
 	_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 2})
-	wantAppError(t, err, activities.ErrTypeModelUnavailable, false, "")
+	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "")
 	// The words that arrived before the cut were streamed; subscribers
 	// learn they are void from the retry's deltas, which name attempt 2.
 	checkContent(t, fl.drain(t), "turn-1", 1, 2, "alpha beta gamma")
@@ -610,5 +610,5 @@ func TestChatCompletionStreamWithoutFinishReasonIsRetryable(t *testing.T) {
 	f.srv.Enqueue(llmtest.Text("complete text, but no finish reason"))
 	env := f.activityEnv()
 	_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
-	wantAppError(t, err, activities.ErrTypeModelUnavailable, false, "finish reason")
+	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "finish reason")
 }

@@ -71,7 +71,7 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 	}
 	schema, err := a.planSchema(req.Tools, req.Skills, maxSteps, req.Memory)
 	if err != nil {
-		return PlanResponse{}, nonRetryable(ErrTypeToolRefused, err)
+		return PlanResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
 	var sys strings.Builder
 	if p := a.agentPrompt(req.Agent); p != "" {
@@ -106,7 +106,7 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 		} `json:"steps"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return PlanResponse{Usage: usage}, temporal.NewApplicationError("plan: "+err.Error(), ErrTypeModelBadOutput)
+		return PlanResponse{Usage: usage}, temporal.NewApplicationError("plan: "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
 	resp := PlanResponse{Goal: strings.TrimSpace(out.Goal), Usage: usage}
 	for _, s := range out.Steps {
@@ -430,7 +430,7 @@ func (a *Activities) verdict(ctx context.Context, model, name string, msgs []ope
 		return usage, err
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return usage, temporal.NewApplicationError(name+": "+err.Error(), ErrTypeModelBadOutput)
+		return usage, temporal.NewApplicationError(name+": "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
 	v.Reason = strings.TrimSpace(v.Reason)
 	return usage, nil
@@ -467,7 +467,7 @@ func (a *Activities) Classify(ctx context.Context, req ClassifyRequest) (Dispatc
 	}
 	var d Dispatch
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return Dispatch{Usage: usage}, temporal.NewApplicationError("dispatch: "+err.Error(), ErrTypeModelBadOutput)
+		return Dispatch{Usage: usage}, temporal.NewApplicationError("dispatch: "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
 	d.Usage = usage
 	return d, nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -23,15 +24,6 @@ import (
 type RunDescriber interface {
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
 }
-
-// Error types of the retention job.
-const (
-	// ErrTypeBadRetention: the retention is not a positive duration.
-	ErrTypeBadRetention = "BadRetention"
-	// ErrTypeNoTemporal: the worker has no Temporal client to ask about
-	// runs.
-	ErrTypeNoTemporal = "NoTemporal"
-)
 
 // RetentionRequest asks for the blobs of runs that closed more than
 // Retention ago to be deleted.
@@ -58,13 +50,13 @@ type RetentionResult struct {
 // running it again after a failure deletes what is left.
 func (a *Activities) DeleteExpiredBlobs(ctx context.Context, req RetentionRequest) (RetentionResult, error) {
 	if req.Retention <= 0 {
-		return RetentionResult{}, nonRetryable(ErrTypeBadRetention, fmt.Errorf("retention %v must be positive", req.Retention))
+		return RetentionResult{}, nonRetryable(longhaul.ErrTypeBadRetention, fmt.Errorf("retention %v must be positive", req.Retention))
 	}
 	if a.Blobs == nil {
 		return RetentionResult{}, nil // nothing stored here
 	}
 	if a.Runs == nil {
-		return RetentionResult{}, nonRetryable(ErrTypeNoTemporal, errors.New("this worker cannot ask Temporal whether runs are open"))
+		return RetentionResult{}, nonRetryable(longhaul.ErrTypeNoTemporal, errors.New("this worker cannot ask Temporal whether runs are open"))
 	}
 	cutoff := time.Now().Add(-req.Retention)
 	runs, err := a.Blobs.RunsBefore(ctx, cutoff)

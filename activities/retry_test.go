@@ -144,7 +144,7 @@ func TestChatCompletionRejectionIsNotRetried(t *testing.T) {
 	f.srv.SetDefault(llmtest.Status(401, "invalid api key"))
 	env := f.workflowEnv(t, "run-9")
 	env.ExecuteWorkflow(chatWorkflow, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
-	wantAppError(t, env.GetWorkflowError(), activities.ErrTypeModelRejected, true, "invalid api key")
+	wantAppError(t, env.GetWorkflowError(), longhaul.ErrTypeModelRejected, true, "invalid api key")
 	if n := len(f.srv.Requests()); n != 1 {
 		t.Errorf("model got %d requests, want 1", n)
 	}
@@ -189,7 +189,7 @@ func TestCallToolRefusalIsNotRetried(t *testing.T) {
 	env.ExecuteWorkflow(toolWorkflow, activities.ToolRequest{
 		Call: longhaul.ToolCall{ID: "call_9", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "timekeeper", Seq: 9,
 	})
-	wantAppError(t, env.GetWorkflowError(), activities.ErrTypeToolRefused, true, "not allowed")
+	wantAppError(t, env.GetWorkflowError(), longhaul.ErrTypeToolRefused, true, "not allowed")
 	if n := f.probe.count(); n != 0 {
 		t.Errorf("the tool ran %d times, want never", n)
 	}

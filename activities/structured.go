@@ -14,11 +14,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// ErrTypeModelBadOutput is the error type of a structured call whose answer
-// stayed invalid after the model was asked once to fix it. It is retryable:
-// another attempt may well produce valid output.
-const ErrTypeModelBadOutput = "ModelBadOutput"
-
 // structuredCall is one model call that must answer with a JSON object
 // matching schema.
 type structuredCall struct {
@@ -68,7 +63,7 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 			TotalTokens:      resp.Usage.TotalTokens,
 		})
 		if len(resp.Choices) == 0 {
-			return nil, usage, temporal.NewApplicationError("model answered without a choice", ErrTypeModelUnavailable)
+			return nil, usage, temporal.NewApplicationError("model answered without a choice", longhaul.ErrTypeModelUnavailable)
 		}
 		text := resp.Choices[0].Message.Content
 		if len(text) > a.outputLimit() {
@@ -80,7 +75,7 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 		}
 		if attempt == 2 {
 			return nil, usage, temporal.NewApplicationError(
-				fmt.Sprintf("the model's %s is not valid after one correction: %v", c.name, err), ErrTypeModelBadOutput)
+				fmt.Sprintf("the model's %s is not valid after one correction: %v", c.name, err), longhaul.ErrTypeModelBadOutput)
 		}
 		a.log.Debug("structured answer invalid; asking again", "schema", c.name, "error", err)
 		msgs = append(append([]openai.ChatCompletionMessage(nil), msgs...),

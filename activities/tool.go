@@ -107,18 +107,18 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 	defer func() { end(err) }()
 	allowed, err := a.toolScope(req.Agent, req.Skill)
 	if err != nil {
-		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
+		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
 	if !slices.Contains(allowed, name) {
-		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allowed: %v)", name, allowed))
+		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allowed: %v)", name, allowed))
 	}
 	if req.Seq <= 0 {
 		// Without its number the call has no idempotency key of its own.
-		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool call %q has no sequence number", req.Call.ID))
+		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool call %q has no sequence number", req.Call.ID))
 	}
 	t, ok := a.tools.Get(name)
 	if !ok {
-		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, fmt.Errorf("unknown tool %q", name))
+		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("unknown tool %q", name))
 	}
 	if tools.NeedsApproval(t) {
 		if err := a.checkApproval(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, req); err != nil {
@@ -130,7 +130,7 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 		args = json.RawMessage("{}")
 	}
 	if err := a.tools.Validate(name, args); err != nil {
-		return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
+		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
 	stopBeat := a.heartbeat(ctx)
 	defer stopBeat()
@@ -153,11 +153,11 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 			return ToolResponse{}, ctx.Err()
 		}
 		if errors.Is(err, tools.ErrInvalidArguments) {
-			return ToolResponse{}, nonRetryable(ErrTypeToolRefused, err)
+			return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 		}
 		if errors.Is(err, tools.ErrPermanent) {
 			// The same call would fail the same way: tell the model now.
-			return ToolResponse{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("tool %s failed: %v", name, err), ErrTypeToolFailed, err)
+			return ToolResponse{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("tool %s failed: %v", name, err), longhaul.ErrTypeToolFailed, err)
 		}
 		return ToolResponse{}, toolFailed(name, err)
 	}
@@ -187,10 +187,10 @@ func (a *Activities) toolScope(agent, skill string) ([]string, error) {
 func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string, req ToolRequest) error {
 	name := req.Call.Name
 	if req.Approval == "" {
-		return nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval and the call has none", name))
+		return nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval and the call has none", name))
 	}
 	if a.Updates == nil {
-		return nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval and this worker cannot read approvals (no Temporal client)", name))
+		return nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval and this worker cannot read approvals (no Temporal client)", name))
 	}
 	var res struct {
 		Approved *ApprovalGrant `json:"approved"`
@@ -202,12 +202,12 @@ func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string
 		var nf *serviceerror.NotFound
 		var appErr *temporal.ApplicationError
 		if errors.As(err, &nf) || errors.As(err, &appErr) {
-			return nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval: input %q approved nothing", name, req.Approval))
+			return nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval: input %q approved nothing", name, req.Approval))
 		}
 		return fmt.Errorf("read the approval of %s: %w", name, err)
 	}
 	if res.Approved == nil || *res.Approved != GrantFor(req.Seq, req.Call) {
-		return nonRetryable(ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval: input %q did not approve this call", name, req.Approval))
+		return nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval: input %q did not approve this call", name, req.Approval))
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ func TestCallToolRefusesWithoutRunning(t *testing.T) {
 				seq = 0
 			}
 			_, err := callTool(t, env, f.acts, activities.ToolRequest{Call: tt.call, Agent: tt.agent, Skill: tt.skill, Seq: seq, After: 4})
-			wantAppError(t, err, activities.ErrTypeToolRefused, true, tt.msg)
+			wantAppError(t, err, longhaul.ErrTypeToolRefused, true, tt.msg)
 			if n := f.probe.count(); n != 0 {
 				t.Errorf("the tool ran %d times, want never", n)
 			}
@@ -85,7 +85,7 @@ func TestCallToolRefusesArgumentsTheToolRejects(t *testing.T) {
 		Call:  longhaul.ToolCall{ID: "c1", Name: "current_time", Arguments: `{"timezone":"Mars/Olympus_Mons"}`},
 		Agent: "timekeeper", Seq: 9,
 	})
-	wantAppError(t, err, activities.ErrTypeToolRefused, true, "Mars/Olympus_Mons")
+	wantAppError(t, err, longhaul.ErrTypeToolRefused, true, "Mars/Olympus_Mons")
 }
 
 func TestCallToolFailureIsRetryable(t *testing.T) {
@@ -95,7 +95,7 @@ func TestCallToolFailureIsRetryable(t *testing.T) {
 	_, err := callTool(t, env, f.acts, activities.ToolRequest{
 		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 	})
-	wantAppError(t, err, activities.ErrTypeToolFailed, false, "upstream answered 502")
+	wantAppError(t, err, longhaul.ErrTypeToolFailed, false, "upstream answered 502")
 	if n := p.count(); n != 1 {
 		t.Errorf("the tool ran %d times, want 1", n)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/enums/v1"
@@ -252,13 +251,13 @@ func runError(err error) error {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
-		case activities.ErrTypeModelRejected, activities.ErrTypeModelUnavailable:
+		case longhaul.ErrTypeModelRejected, longhaul.ErrTypeModelUnavailable:
 			return errUpstream(appErr.Message())
-		case activities.ErrTypeModelOutputTooLarge:
+		case longhaul.ErrTypeModelOutputTooLarge:
 			return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "model_output_too_large", msg: appErr.Message()}
-		case activities.ErrTypeUnknownAgent:
+		case longhaul.ErrTypeUnknownAgent:
 			return errModelNotFound(appErr.Message())
-		case workflows.ErrTypeBadInput:
+		case longhaul.ErrTypeBadInput:
 			return errBadRequest(appErr.Message())
 		}
 		return errInternal(appErr.Message())

@@ -144,7 +144,7 @@ func (r *run) register(ctx workflow.Context) error {
 
 func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
 	if r.in.Resume == nil && len(r.in.Messages) == 0 {
-		return AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", ErrTypeBadInput, nil)
+		return AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", longhaul.ErrTypeBadInput, nil)
 	}
 	if err := workflow.ExecuteLocalActivity(resolveOptions(ctx), a.ResolveAgent, r.in.Agent).Get(ctx, &r.spec); err != nil {
 		return AgentResult{}, err

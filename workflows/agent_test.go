@@ -491,7 +491,7 @@ func TestToolRefusedIsFedBackToModel(t *testing.T) {
 	).Twice()
 	refusal := `tool "shell" is not allowed here (allowed: [current_time web_fetch])`
 	// Non-retryable: exactly one attempt.
-	h.onTool("call_1", activities.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, activities.ErrTypeToolRefused, nil)).Once()
+	h.onTool("call_1", activities.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, longhaul.ErrTypeToolRefused, nil)).Once()
 	h.run(input(hi...))
 
 	toolMsg := longhaul.Message{Role: longhaul.RoleTool, Name: "shell", ToolCallID: "call_1", Content: "error: " + refusal}
@@ -529,7 +529,7 @@ func TestToolFailureIsRetriedThenFedBack(t *testing.T) {
 		answer("The site is down.", usage(9, 4)),
 	).Twice()
 	// Retryable: the tool retry policy allows three attempts.
-	h.onTool("call_1", activities.ToolResponse{}, temporal.NewApplicationError("tool web_fetch failed: 503", activities.ErrTypeToolFailed)).Times(3)
+	h.onTool("call_1", activities.ToolResponse{}, temporal.NewApplicationError("tool web_fetch failed: 503", longhaul.ErrTypeToolFailed)).Times(3)
 	h.run(input(hi...))
 
 	res := h.result()
@@ -652,14 +652,14 @@ func TestModelRejectedFailsRun(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)
 	call := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
-	rejected := temporal.NewNonRetryableApplicationError("model endpoint answered 400: context too long", activities.ErrTypeModelRejected, nil)
+	rejected := temporal.NewNonRetryableApplicationError("model endpoint answered 400: context too long", longhaul.ErrTypeModelRejected, nil)
 	h.scriptModel(askTools("", usage(10, 2), call), reply{err: rejected}).Twice()
 	h.onTool("call_1", activities.ToolResponse{Content: "now"}, nil).Once()
 	h.run(input(hi...))
 
 	err := h.env.GetWorkflowError()
-	if appErr := appError(t, err); appErr.Type() != activities.ErrTypeModelRejected {
-		t.Errorf("error type = %q, want %q (error: %v)", appErr.Type(), activities.ErrTypeModelRejected, err)
+	if appErr := appError(t, err); appErr.Type() != longhaul.ErrTypeModelRejected {
+		t.Errorf("error type = %q, want %q (error: %v)", appErr.Type(), longhaul.ErrTypeModelRejected, err)
 	}
 	if n := len(h.modelCalls()); n != 2 {
 		t.Errorf("model called %d times, want 2 (a rejected call is not retried)", n)
@@ -668,7 +668,7 @@ func TestModelRejectedFailsRun(t *testing.T) {
 		ev(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "call_1", Name: "current_time", Arguments: `{}`}),
 		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "current_time", Output: "now"}),
 		ev(longhaul.EventUsage, usage(10, 2)),
-		ev(longhaul.EventError, longhaul.ErrorData{Message: "model endpoint answered 400: context too long", Code: activities.ErrTypeModelRejected}),
+		ev(longhaul.EventError, longhaul.ErrorData{Message: "model endpoint answered 400: context too long", Code: longhaul.ErrTypeModelRejected}),
 		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusFailed}),
 	), h.events())
 	diff(t, "state", workflows.RunState{
@@ -682,7 +682,7 @@ func TestModelUnavailableIsRetried(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)
 	h.scriptModel(
-		reply{err: temporal.NewApplicationError("model endpoint answered 503: busy", activities.ErrTypeModelUnavailable)},
+		reply{err: temporal.NewApplicationError("model endpoint answered 503: busy", longhaul.ErrTypeModelUnavailable)},
 		answer("Back.", usage(3, 1)),
 	).Twice()
 	h.run(input(hi...))
@@ -793,16 +793,16 @@ func TestNoMessagesIsBadInput(t *testing.T) {
 func TestUnknownAgentFailsRun(t *testing.T) {
 	h := newHarness(t)
 	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, "nobody").
-		Return(activities.AgentSpec{}, temporal.NewNonRetryableApplicationError(`unknown agent "nobody"`, activities.ErrTypeUnknownAgent, nil)).Once()
+		Return(activities.AgentSpec{}, temporal.NewNonRetryableApplicationError(`unknown agent "nobody"`, longhaul.ErrTypeUnknownAgent, nil)).Once()
 	in := input(hi...)
 	in.Agent = "nobody"
 	h.run(in)
 
-	if appErr := appError(t, h.env.GetWorkflowError()); appErr.Type() != activities.ErrTypeUnknownAgent {
-		t.Errorf("error type %q, want %q", appErr.Type(), activities.ErrTypeUnknownAgent)
+	if appErr := appError(t, h.env.GetWorkflowError()); appErr.Type() != longhaul.ErrTypeUnknownAgent {
+		t.Errorf("error type %q, want %q", appErr.Type(), longhaul.ErrTypeUnknownAgent)
 	}
 	diffEvents(t, logOf(
-		ev(longhaul.EventError, longhaul.ErrorData{Message: `unknown agent "nobody"`, Code: activities.ErrTypeUnknownAgent}),
+		ev(longhaul.EventError, longhaul.ErrorData{Message: `unknown agent "nobody"`, Code: longhaul.ErrTypeUnknownAgent}),
 		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusFailed}),
 	), h.events())
 }

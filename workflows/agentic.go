@@ -53,7 +53,7 @@ func (r *run) pipeline(ctx workflow.Context) (AgentResult, error) {
 		i := firstPending(p.Steps)
 		if i < 0 {
 			// Every plan ends with a completion step; the checks see to it.
-			return AgentResult{Model: r.model}, temporal.NewNonRetryableApplicationError("the plan ended without an answer", "PlanIncomplete", nil)
+			return AgentResult{Model: r.model}, temporal.NewNonRetryableApplicationError("the plan ended without an answer", longhaul.ErrTypePlanIncomplete, nil)
 		}
 		if p.Steps[i].Kind == longhaul.StepCompletion {
 			return r.complete(ctx, i)
@@ -118,7 +118,7 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 		plan := longhaul.Plan{Revision: rev, Reason: reason, Goal: resp.Goal, Steps: append([]longhaul.PlanStep(nil), kept...)}
 		var problems []string
 		switch {
-		case err != nil && errorCode(err) != activities.ErrTypeModelBadOutput:
+		case err != nil && errorCode(err) != longhaul.ErrTypeModelBadOutput:
 			return false, err
 		case err != nil:
 			problems = []string{errorMessage(err)}

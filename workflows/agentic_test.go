@@ -375,7 +375,7 @@ func TestAutoDispatchFailureChats(t *testing.T) {
 	s := researcher
 	s.Mode = "auto"
 	h.resolve(s)
-	p.onClassify(fail[activities.Dispatch](temporal.NewNonRetryableApplicationError("dispatch: unexpected end of JSON input", activities.ErrTypeModelBadOutput, nil))).Once()
+	p.onClassify(fail[activities.Dispatch](temporal.NewNonRetryableApplicationError("dispatch: unexpected end of JSON input", longhaul.ErrTypeModelBadOutput, nil))).Once()
 	p.onPlan().Maybe()
 	h.scriptModel(answer("Hello!", usage(10, 1))).Once()
 	h.run(input(hi...))
@@ -874,7 +874,7 @@ func TestSkillStepToolOutOfScope(t *testing.T) {
 	p.onReviewStep(stepOK("fine")).Once()
 	clock := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
 	refusal := `tool "current_time" is not allowed here (allowed: [web_fetch])`
-	p.onTool("call_1", activities.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, activities.ErrTypeToolRefused, nil)).Once()
+	p.onTool("call_1", activities.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, longhaul.ErrTypeToolRefused, nil)).Once()
 	h.scriptModel(
 		askTools("", usage(1, 1), clock),
 		answer("Briefing without the date.", usage(1, 1)),
@@ -916,7 +916,7 @@ func TestNoValidPlanFallsBackToChat(t *testing.T) {
 	badOutput := "plan: unexpected end of JSON input"
 	p.onPlan(
 		planned(goal, fetchAct),
-		fail[activities.PlanResponse](temporal.NewNonRetryableApplicationError(badOutput, activities.ErrTypeModelBadOutput, nil)),
+		fail[activities.PlanResponse](temporal.NewNonRetryableApplicationError(badOutput, longhaul.ErrTypeModelBadOutput, nil)),
 	).Twice()
 	p.onSupervisePlan(ok(activities.PlanCheck{Problems: []string{"the last step must be the completion step that writes the answer"}})).Once()
 	p.onReviewStep().Maybe()

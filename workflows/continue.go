@@ -158,7 +158,7 @@ func (r *run) resume(ctx workflow.Context, cp *Checkpoint) (AgentResult, error) 
 		r.showPlan(ctx)
 		return r.pipeline(ctx)
 	}
-	return AgentResult{}, temporal.NewNonRetryableApplicationError("the run continued as new with nothing to go on with", ErrTypeBadInput, nil)
+	return AgentResult{}, temporal.NewNonRetryableApplicationError("the run continued as new with nothing to go on with", longhaul.ErrTypeBadInput, nil)
 }
 
 // restore takes over the state of cp.

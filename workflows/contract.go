@@ -99,9 +99,6 @@ var MetricHelp = map[string]string{
 	MetricRuns: "Finished runs, by agent and outcome (completed, failed, cancelled).",
 }
 
-// ErrTypeBadInput is the error type of a run whose input cannot run.
-const ErrTypeBadInput = "BadInput"
-
 // Run statuses, as in RunState.Status and the LonghaulStatus search attribute.
 const (
 	StatusRunning   = "running"

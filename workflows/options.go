@@ -3,7 +3,7 @@ package workflows
 import (
 	"time"
 
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -58,7 +58,7 @@ func (r *run) modelOptions(ctx workflow.Context, summary string) workflow.Contex
 			BackoffCoefficient:     2,
 			MaximumInterval:        30 * time.Second,
 			MaximumAttempts:        5,
-			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeModelRejected, longhaul.ErrTypeToolRefused},
 		},
 		WaitForCancellation: true,
 	})
@@ -77,7 +77,7 @@ func (r *run) structuredOptions(ctx workflow.Context, summary string) workflow.C
 			BackoffCoefficient:     2,
 			MaximumInterval:        30 * time.Second,
 			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeToolRefused},
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeModelRejected, longhaul.ErrTypeToolRefused},
 		},
 	})
 }
@@ -93,7 +93,7 @@ func toolOptions(ctx workflow.Context, summary string) workflow.Context {
 			BackoffCoefficient:     2,
 			MaximumInterval:        20 * time.Second,
 			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{activities.ErrTypeToolRefused},
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeToolRefused},
 		},
 	})
 }
@@ -139,7 +139,7 @@ func (r *run) memoryOptions(ctx workflow.Context, summary string, timeout time.D
 			BackoffCoefficient:     2,
 			MaximumInterval:        10 * time.Second,
 			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeMemoryOff, activities.ErrTypeMemoryInvalid},
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeModelRejected, longhaul.ErrTypeMemoryOff, longhaul.ErrTypeMemoryInvalid},
 		},
 	})
 }
@@ -154,7 +154,7 @@ func retentionOptions(ctx workflow.Context, retention time.Duration) workflow.Co
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        10 * time.Second,
 			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{activities.ErrTypeBadRetention, activities.ErrTypeNoTemporal},
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeBadRetention, longhaul.ErrTypeNoTemporal},
 		},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -41,7 +42,7 @@ type RetentionResult struct {
 func RetentionWorkflow(ctx workflow.Context, in RetentionInput) (RetentionResult, error) {
 	if in.Retention <= 0 {
 		return RetentionResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("retention %v must be positive", in.Retention), ErrTypeBadInput, nil)
+			fmt.Sprintf("retention %v must be positive", in.Retention), longhaul.ErrTypeBadInput, nil)
 	}
 	var a *activities.Activities
 	ctx = retentionOptions(ctx, in.Retention)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/stretchr/testify/mock"
@@ -52,7 +53,7 @@ func TestRetentionWorkflowBadInput(t *testing.T) {
 	env, _ := retentionEnv(t)
 	env.ExecuteWorkflow(workflows.RetentionWorkflowName, workflows.RetentionInput{})
 	var appErr *temporal.ApplicationError
-	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != workflows.ErrTypeBadInput {
-		t.Fatalf("error %v, want a %s application error", err, workflows.ErrTypeBadInput)
+	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != longhaul.ErrTypeBadInput {
+		t.Fatalf("error %v, want a %s application error", err, longhaul.ErrTypeBadInput)
 	}
 }

@@ -1,0 +1,50 @@
+package longhaul
+
+// Error types: the type of the temporal.ApplicationError an activity or a
+// workflow fails with, as the Temporal UI shows it and as the HTTP layer
+// translates it into an OpenAI-style error. Workflows and activities raise
+// them; workflows decide on them (retry or not); the API reads them.
+const (
+	// ErrTypeBadInput is a run whose input cannot run.
+	ErrTypeBadInput = "BadInput"
+	// ErrTypePlanIncomplete is an agentic run whose plan ended without an
+	// answer.
+	ErrTypePlanIncomplete = "PlanIncomplete"
+	// ErrTypeUnknownAgent is a run for an agent the catalog lacks.
+	ErrTypeUnknownAgent = "UnknownAgent"
+	// ErrTypeModelRejected is a model call the endpoint refused (400, 401,
+	// 403, 404, 422) or a request that cannot be made: retrying the same
+	// request cannot help.
+	ErrTypeModelRejected = "ModelRejected"
+	// ErrTypeModelUnavailable is a model endpoint that did not answer.
+	ErrTypeModelUnavailable = "ModelUnavailable"
+	// ErrTypeModelOutputTooLarge is a model call whose answer went past the
+	// output cap (LONGHAUL_MAX_MODEL_OUTPUT_BYTES); it is not retried.
+	ErrTypeModelOutputTooLarge = "ModelOutputTooLarge"
+	// ErrTypeModelBadOutput is a structured call whose answer stayed
+	// invalid after the model was asked once to fix it. It is retryable:
+	// another attempt may well produce valid output.
+	ErrTypeModelBadOutput = "ModelBadOutput"
+	// ErrTypeToolRefused is a tool call that must not run (not allowed, not
+	// approved, bad arguments): it is not retried.
+	ErrTypeToolRefused = "ToolRefused"
+	// ErrTypeToolFailed is a tool call that failed.
+	ErrTypeToolFailed = "ToolFailed"
+	// ErrTypeNoStore is a claim check on a worker without a blob store:
+	// retrying on the same worker cannot help.
+	ErrTypeNoStore = "NoStore"
+	// ErrTypeLostBlob is a claim check whose blob is gone.
+	ErrTypeLostBlob = "LostBlob"
+	// ErrTypeMemoryOff is a memory activity on a worker without memory
+	// (LONGHAUL_EMBED_MODEL unset).
+	ErrTypeMemoryOff = "MemoryOff"
+	// ErrTypeMemoryInvalid is a memory activity asked what the store
+	// refuses (no user, a fact too long), which no retry fixes.
+	ErrTypeMemoryInvalid = "MemoryInvalid"
+	// ErrTypeBadRetention is a retention job whose retention is not a
+	// positive duration.
+	ErrTypeBadRetention = "BadRetention"
+	// ErrTypeNoTemporal is a retention job on a worker without a Temporal
+	// client to ask about runs.
+	ErrTypeNoTemporal = "NoTemporal"
+)

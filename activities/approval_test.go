@@ -14,6 +14,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/serviceerror"
@@ -130,7 +131,7 @@ func (f *approvalFixture) served() int {
 func TestCallToolRunsApprovalRequiredToolOnlyWithItsRecordedApproval(t *testing.T) {
 	call := longhaul.ToolCall{ID: "call_1", Name: "delete_title", Arguments: `{"id":931285}`}
 	other := longhaul.ToolCall{ID: "call_1", Name: "delete_title", Arguments: `{"id":1}`}
-	approved := func(g activities.ApprovalGrant) any {
+	approved := func(g contract.ApprovalGrant) any {
 		return map[string]any{"decision": "approved", "approved": g}
 	}
 	tests := []struct {
@@ -142,9 +143,9 @@ func TestCallToolRunsApprovalRequiredToolOnlyWithItsRecordedApproval(t *testing.
 		{name: "no approval", msg: "needs a person's approval and the call has none"},
 		{name: "an update Temporal never recorded", approval: "forged-update", msg: "approved nothing"},
 		{name: "a denial", approval: "u-denied", outcome: map[string]any{"decision": "denied"}, msg: "did not approve this call"},
-		{name: "the approval of an earlier call", approval: "u-earlier", outcome: approved(activities.GrantFor(6, call)), msg: "did not approve this call"},
-		{name: "the approval of other arguments", approval: "u-other", outcome: approved(activities.GrantFor(7, other)), msg: "did not approve this call"},
-		{name: "the approval of another tool", approval: "u-tool", outcome: approved(activities.GrantFor(7, longhaul.ToolCall{Name: "current_time", Arguments: call.Arguments})), msg: "did not approve this call"},
+		{name: "the approval of an earlier call", approval: "u-earlier", outcome: approved(contract.GrantFor(6, call)), msg: "did not approve this call"},
+		{name: "the approval of other arguments", approval: "u-other", outcome: approved(contract.GrantFor(7, other)), msg: "did not approve this call"},
+		{name: "the approval of another tool", approval: "u-tool", outcome: approved(contract.GrantFor(7, longhaul.ToolCall{Name: "current_time", Arguments: call.Arguments})), msg: "did not approve this call"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,7 +165,7 @@ func TestCallToolRunsApprovalRequiredToolOnlyWithItsRecordedApproval(t *testing.
 
 	t.Run("approved", func(t *testing.T) {
 		f := newApprovalFixture(t)
-		f.updates.outcomes["u-7"] = approved(activities.GrantFor(7, call))
+		f.updates.outcomes["u-7"] = approved(contract.GrantFor(7, call))
 		env := quietSuite().NewTestActivityEnvironment()
 		env.RegisterActivity(f.acts)
 		env.RegisterActivity(workflowIDActivity)
@@ -223,7 +224,7 @@ func TestCallToolRunsApprovalRequiredToolOnlyWithItsRecordedApproval(t *testing.
 // declare is refused and never reaches the service.
 func TestHTTPToolRefusesUndeclaredArguments(t *testing.T) {
 	f := newApprovalFixture(t)
-	f.updates.outcomes["u-3"] = map[string]any{"decision": "approved", "approved": activities.GrantFor(3, longhaul.ToolCall{Name: "delete_title", Arguments: `{"id":5,"all":true}`})}
+	f.updates.outcomes["u-3"] = map[string]any{"decision": "approved", "approved": contract.GrantFor(3, longhaul.ToolCall{Name: "delete_title", Arguments: `{"id":5,"all":true}`})}
 	env := quietSuite().NewTestActivityEnvironment()
 	env.RegisterActivity(f.acts)
 	_, err := callTool(t, env, f.acts, activities.ToolRequest{

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"go.temporal.io/sdk/activity"
 )
@@ -26,34 +27,6 @@ import (
 // DefaultRestoreChars bounds the characters of restored tool results when
 // Activities.RestoreChars is zero.
 const DefaultRestoreChars = 32000
-
-// TimelineMessage is one stored message of a chat turn: the message as the
-// model saw it, and for a tool result what became of the call.
-type TimelineMessage struct {
-	Role       longhaul.Role       `json:"role"`
-	Content    string              `json:"content,omitempty"`
-	Name       string              `json:"name,omitempty"`
-	ToolCalls  []longhaul.ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string              `json:"tool_call_id,omitempty"`
-	// Ref names the whole tool result in the blob store when Content is
-	// an excerpt of it.
-	Ref       string `json:"ref,omitempty"`
-	Truncated bool   `json:"truncated,omitempty"`
-	Error     bool   `json:"error,omitempty"`
-	// Status is the call's durable events, in order: started, waiting for
-	// approval, approved or denied, finished or failed.
-	Status []CallStatus `json:"status,omitempty"`
-}
-
-// CallStatus is one event of a tool call's life.
-type CallStatus struct {
-	// Type is the event type: tool_start, approval_required, approval,
-	// tool_output.
-	Type string    `json:"type"`
-	Time time.Time `json:"time"`
-	// Detail is the approval's decision, or "error" for a failed call.
-	Detail string `json:"detail,omitempty"`
-}
 
 // RecordTurnRequest is a finished chat turn to store.
 type RecordTurnRequest struct {
@@ -105,7 +78,7 @@ func (a *Activities) recordTurn(ctx context.Context, run string, req RecordTurnR
 		StartedAt:   req.StartedAt, FinishedAt: req.FinishedAt,
 	}
 	for i, m := range req.Messages {
-		tm := TimelineMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+		tm := contract.TimelineMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 		if c, ok := req.Calls[m.ToolCallID]; ok && m.Role == longhaul.RoleTool {
 			tm.Ref, tm.Truncated, tm.Error, tm.Status = c.Ref, c.Truncated, c.Error, c.Status
 		}
@@ -124,10 +97,10 @@ func (a *Activities) recordTurn(ctx context.Context, run string, req RecordTurnR
 // CallRecord is what became of one tool call: its result's reference and
 // flags, and its events.
 type CallRecord struct {
-	Ref       string       `json:"ref,omitempty"`
-	Truncated bool         `json:"truncated,omitempty"`
-	Error     bool         `json:"error,omitempty"`
-	Status    []CallStatus `json:"status,omitempty"`
+	Ref       string                `json:"ref,omitempty"`
+	Truncated bool                  `json:"truncated,omitempty"`
+	Error     bool                  `json:"error,omitempty"`
+	Status    []contract.CallStatus `json:"status,omitempty"`
 }
 
 // CallRecords groups tool events (tool_start, approval_required, approval,
@@ -147,7 +120,7 @@ func CallRecords(events []longhaul.Event) map[string]CallRecord {
 			continue
 		}
 		c := out[d.ToolCallID]
-		s := CallStatus{Type: string(e.Type), Time: e.Time, Detail: d.Decision}
+		s := contract.CallStatus{Type: string(e.Type), Time: e.Time, Detail: d.Decision}
 		if e.Type == longhaul.EventToolOutput {
 			c.Ref, c.Truncated, c.Error = d.Ref, d.Truncated, d.Error
 			if d.Error {
@@ -265,7 +238,7 @@ func (a *Activities) RestoreConversation(ctx context.Context, req RestoreRequest
 	if err != nil {
 		return RestoreResult{}, fmt.Errorf("read the chat's turns: %w", err)
 	}
-	timelines := map[string][]TimelineMessage{}
+	timelines := map[string][]contract.TimelineMessage{}
 	for _, t := range stored {
 		tl, err := decodeTimeline(t.Messages)
 		if err != nil {
@@ -315,13 +288,13 @@ func matchTurns(msgs []longhaul.Message, turns []store.Turn) map[int]string {
 	return out
 }
 
-func decodeTimeline(msgs []store.TurnMessage) ([]TimelineMessage, error) {
-	out := make([]TimelineMessage, 0, len(msgs))
+func decodeTimeline(msgs []store.TurnMessage) ([]contract.TimelineMessage, error) {
+	out := make([]contract.TimelineMessage, 0, len(msgs))
 	for i, m := range msgs {
 		if m.Seq != i {
 			return nil, fmt.Errorf("message %d is missing", i)
 		}
-		var tm TimelineMessage
+		var tm contract.TimelineMessage
 		if err := json.Unmarshal(m.Data, &tm); err != nil {
 			return nil, fmt.Errorf("message %d: %w", m.Seq, err)
 		}
@@ -333,7 +306,7 @@ func decodeTimeline(msgs []store.TurnMessage) ([]TimelineMessage, error) {
 	return out, nil
 }
 
-func hasToolCalls(tl []TimelineMessage) bool {
+func hasToolCalls(tl []contract.TimelineMessage) bool {
 	for _, m := range tl {
 		if len(m.ToolCalls) > 0 {
 			return true
@@ -344,7 +317,7 @@ func hasToolCalls(tl []TimelineMessage) bool {
 
 // restore builds the history with the matched answers replaced by their
 // timelines, and bounds the restored tool results.
-func restore(msgs []longhaul.Message, matched map[int]string, timelines map[string][]TimelineMessage, budget int) RestoreResult {
+func restore(msgs []longhaul.Message, matched map[int]string, timelines map[string][]contract.TimelineMessage, budget int) RestoreResult {
 	type result struct {
 		rep, msg int // the replacement, the message in it
 		ref      string

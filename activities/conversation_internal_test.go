@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/store/storetest"
 )
@@ -189,12 +190,12 @@ func TestRestoreMatching(t *testing.T) {
 func TestRestoreBudget(t *testing.T) {
 	big := func(c string) string { return strings.Repeat(c, 100) }
 	ref := "sha256:" + strings.Repeat("c", 64)
-	timelines := map[string][]TimelineMessage{}
+	timelines := map[string][]contract.TimelineMessage{}
 	var in []longhaul.Message
 	matched := map[int]string{}
 	for _, c := range []string{"a", "b", "c"} {
 		run := "run-" + c
-		timelines[run] = []TimelineMessage{
+		timelines[run] = []contract.TimelineMessage{
 			{Role: longhaul.RoleAssistant, ToolCalls: []longhaul.ToolCall{{ID: c, Name: "t"}}},
 			{Role: longhaul.RoleTool, ToolCallID: c, Name: "t", Content: big(c), Ref: ref},
 			{Role: longhaul.RoleAssistant, Content: "answer " + c},

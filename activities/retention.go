@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -31,39 +32,28 @@ type RetentionRequest struct {
 	Retention time.Duration `json:"retention"`
 }
 
-// RetentionResult says what a retention job did.
-type RetentionResult struct {
-	// Deleted is the number of blobs deleted.
-	Deleted int64 `json:"deleted"`
-	// Runs is the number of runs whose blobs were deleted.
-	Runs int `json:"runs"`
-	// Kept is the number of runs with blobs older than the retention that
-	// were kept: runs still open, or closed less than Retention ago.
-	Kept int `json:"kept"`
-}
-
 // DeleteExpiredBlobs deletes the blobs created more than req.Retention ago
 // of every run that is not open and did not close within req.Retention:
 // closed long enough ago, or gone from Temporal altogether. A run still
 // open keeps its blobs however old they are, since it may read them again
 // (its stored conversation, above all). It heartbeats once a run, and
 // running it again after a failure deletes what is left.
-func (a *Activities) DeleteExpiredBlobs(ctx context.Context, req RetentionRequest) (RetentionResult, error) {
+func (a *Activities) DeleteExpiredBlobs(ctx context.Context, req RetentionRequest) (contract.RetentionResult, error) {
 	if req.Retention <= 0 {
-		return RetentionResult{}, nonRetryable(longhaul.ErrTypeBadRetention, fmt.Errorf("retention %v must be positive", req.Retention))
+		return contract.RetentionResult{}, nonRetryable(longhaul.ErrTypeBadRetention, fmt.Errorf("retention %v must be positive", req.Retention))
 	}
 	if a.Blobs == nil {
-		return RetentionResult{}, nil // nothing stored here
+		return contract.RetentionResult{}, nil // nothing stored here
 	}
 	if a.Runs == nil {
-		return RetentionResult{}, nonRetryable(longhaul.ErrTypeNoTemporal, errors.New("this worker cannot ask Temporal whether runs are open"))
+		return contract.RetentionResult{}, nonRetryable(longhaul.ErrTypeNoTemporal, errors.New("this worker cannot ask Temporal whether runs are open"))
 	}
 	cutoff := time.Now().Add(-req.Retention)
 	runs, err := a.Blobs.RunsBefore(ctx, cutoff)
 	if err != nil {
-		return RetentionResult{}, err
+		return contract.RetentionResult{}, err
 	}
-	var res RetentionResult
+	var res contract.RetentionResult
 	for i, run := range runs {
 		activity.RecordHeartbeat(ctx, i)
 		expired, err := a.runExpired(ctx, run, cutoff)

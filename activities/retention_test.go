@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/store/storetest"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -97,11 +98,11 @@ func TestDeleteExpiredBlobs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var res activities.RetentionResult
+			var res contract.RetentionResult
 			if err := v.Get(&res); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(activities.RetentionResult{Deleted: 3, Runs: 2, Kept: 2}, res); diff != "" {
+			if diff := cmp.Diff(contract.RetentionResult{Deleted: 3, Runs: 2, Kept: 2}, res); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
 			for _, ref := range gone {

@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"go.temporal.io/api/serviceerror"
@@ -57,21 +56,6 @@ type ToolRequest struct {
 // whatever ids the model gave its calls.
 func IdempotencyKey(workflowID string, seq int64) string {
 	return workflowID + "/call-" + strconv.FormatInt(seq, 10)
-}
-
-// ApprovalGrant is what the input update records when a person approves a
-// waiting tool call: which call (its sequence number), of which tool, with
-// which arguments (their SHA-256). CallTool reads it back from Temporal.
-type ApprovalGrant struct {
-	Seq       int64  `json:"seq"`
-	Tool      string `json:"tool"`
-	Arguments string `json:"arguments_sha256"`
-}
-
-// GrantFor is the grant that approves call, numbered seq.
-func GrantFor(seq int64, call longhaul.ToolCall) ApprovalGrant {
-	sum := sha256.Sum256([]byte(call.Arguments))
-	return ApprovalGrant{Seq: seq, Tool: call.Name, Arguments: hex.EncodeToString(sum[:])}
 }
 
 // UpdateReader reads the recorded outcome of a workflow update;
@@ -193,7 +177,7 @@ func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string
 		return nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval and this worker cannot read approvals (no Temporal client)", name))
 	}
 	var res struct {
-		Approved *ApprovalGrant `json:"approved"`
+		Approved *contract.ApprovalGrant `json:"approved"`
 	}
 	h := a.Updates.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
 		WorkflowID: workflowID, RunID: runID, UpdateID: req.Approval,
@@ -206,7 +190,7 @@ func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string
 		}
 		return fmt.Errorf("read the approval of %s: %w", name, err)
 	}
-	if res.Approved == nil || *res.Approved != GrantFor(req.Seq, req.Call) {
+	if res.Approved == nil || *res.Approved != contract.GrantFor(req.Seq, req.Call) {
 		return nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval: input %q did not approve this call", name, req.Approval))
 	}
 	return nil

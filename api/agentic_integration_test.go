@@ -15,11 +15,11 @@ import (
 	"testing/fstest"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
-	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 // schemaName is the response_format schema a structured request asks for,
@@ -100,11 +100,11 @@ func TestResearcherStreamsPlanStepsAndAnswer(t *testing.T) {
 	}
 
 	runID := resp.Header.Get("X-Longhaul-Run-Id")
-	v, err := env.Client.QueryWorkflow(context.Background(), runID, "", workflows.QueryEvents, workflows.EventsRequest{})
+	v, err := env.Client.QueryWorkflow(context.Background(), runID, "", contract.QueryEvents, contract.EventsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pageOfEvents workflows.EventsPage
+	var pageOfEvents contract.EventsPage
 	if err := v.Get(&pageOfEvents); err != nil {
 		t.Fatal(err)
 	}
@@ -117,15 +117,15 @@ func TestResearcherStreamsPlanStepsAndAnswer(t *testing.T) {
 			t.Errorf("event log lacks %s (has %v)", typ, seen)
 		}
 	}
-	v, err = env.Client.QueryWorkflow(context.Background(), runID, "", workflows.QueryState)
+	v, err = env.Client.QueryWorkflow(context.Background(), runID, "", contract.QueryState)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st workflows.RunState
+	var st contract.RunState
 	if err := v.Get(&st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode != workflows.ModeAgentic || len(st.Plans) != 1 || st.Plans[0].Status != workflows.PlanDone ||
+	if st.Mode != contract.ModeAgentic || len(st.Plans) != 1 || st.Plans[0].Status != contract.PlanDone ||
 		len(st.Plans[0].Steps) != 2 || st.Plans[0].Steps[0].Status != longhaul.StepDone || !strings.Contains(st.Plans[0].Steps[0].Result, "47 cm") {
 		raw, _ := json.MarshalIndent(st, "", " ")
 		t.Errorf("state does not hold the finished plan:\n%s", raw)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/skills"
-	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -50,10 +50,10 @@ type chatAnswer struct {
 // for a person.
 func waitingQuery(chat, user string) string {
 	return strings.Join([]string{
-		"WorkflowType = " + quoteLiteral(workflows.AgentWorkflowName),
-		workflows.SearchAttrChat.GetName() + " = " + quoteLiteral(chat),
-		workflows.SearchAttrUser.GetName() + " = " + quoteLiteral(user),
-		workflows.SearchAttrStatus.GetName() + " = " + quoteLiteral(workflows.StatusWaiting),
+		"WorkflowType = " + quoteLiteral(contract.AgentWorkflowName),
+		contract.SearchAttrChat.GetName() + " = " + quoteLiteral(chat),
+		contract.SearchAttrUser.GetName() + " = " + quoteLiteral(user),
+		contract.SearchAttrStatus.GetName() + " = " + quoteLiteral(contract.StatusWaiting),
 		"ExecutionStatus = 'Running'",
 	}, " AND ")
 }
@@ -61,7 +61,7 @@ func waitingQuery(chat, user string) string {
 // ofTurn reports whether run id answers turn of chat (whatever message it
 // was asked for).
 func ofTurn(id, chat string, turn int) bool {
-	p := workflows.ChatRunID(chat, turn, "")
+	p := contract.ChatRunID(chat, turn, "")
 	return id == p || strings.HasPrefix(id, p+"-")
 }
 
@@ -75,7 +75,7 @@ func ofTurn(id, chat string, turn int) bool {
 // the person's next word to it. Never a run of the message's own turn (a
 // retried or regenerated request), nor a stale run an earlier
 // Regenerate left waiting.
-func answers(id string, st workflows.RunState, chat, user string, turn int, prompt string) bool {
+func answers(id string, st contract.RunState, chat, user string, turn int, prompt string) bool {
 	if st.Waiting == nil || st.User != user {
 		return false
 	}
@@ -112,7 +112,7 @@ func (s *Server) asksApproval(agent *skills.Agent) bool {
 // through visibility is checked with its state query first, and one that
 // stopped waiting meanwhile (another answer came first) leaves the message
 // to a new turn too.
-func (s *Server) answerWaiting(ctx context.Context, in workflows.AgentInput) (*chatAnswer, error) {
+func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*chatAnswer, error) {
 	last := lastUser(in.Messages)
 	prev := replyTo(in.Messages)
 	if last < 0 || prev == nil {
@@ -128,7 +128,7 @@ func (s *Server) answerWaiting(ctx context.Context, in workflows.AgentInput) (*c
 	if askedForApproval(in.Messages) {
 		prompt = prev.Content
 	}
-	fits := func(id string, st workflows.RunState) bool { return answers(id, st, chat, user, in.Turn, prompt) }
+	fits := func(id string, st contract.RunState) bool { return answers(id, st, chat, user, in.Turn, prompt) }
 	// A message that answers a prompt this API showed knows its run waits:
 	// if visibility does not show it yet, it will in a moment. Other
 	// messages look once, not to slow every chat turn down.
@@ -159,7 +159,7 @@ func (s *Server) answerWaiting(ctx context.Context, in workflows.AgentInput) (*c
 // findWaiting looks a run of chat up through visibility that waits for
 // user and fits, double-checked with its state query. Patient, it looks
 // again for a while when visibility shows none (yet).
-func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(string, workflows.RunState) bool, patient bool) (string, error) {
+func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(string, contract.RunState) bool, patient bool) (string, error) {
 	deadline := time.Now().Add(waitingLookupBudget)
 	delay := 20 * time.Millisecond
 	for {
@@ -189,7 +189,7 @@ func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(s
 // lookupWaiting is one look of findWaiting. Visibility lists open runs
 // newest first, so of two that fit (a Regenerate left one behind), the
 // person's latest is taken.
-func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func(string, workflows.RunState) bool) (string, error) {
+func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func(string, contract.RunState) bool) (string, error) {
 	lctx, cancel := s.temporalCall(ctx)
 	defer cancel()
 	resp, err := s.temporal.ListWorkflow(lctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -214,9 +214,9 @@ func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func
 }
 
 // queryState reads run id's state.
-func (s *Server) queryState(ctx context.Context, id string) (workflows.RunState, error) {
-	var st workflows.RunState
-	v, err := s.temporal.QueryWorkflow(ctx, id, "", workflows.QueryState)
+func (s *Server) queryState(ctx context.Context, id string) (contract.RunState, error) {
+	var st contract.RunState
+	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryState)
 	if err != nil {
 		return st, err
 	}
@@ -227,11 +227,11 @@ func (s *Server) queryState(ctx context.Context, id string) (workflows.RunState,
 func (s *Server) lastOffset(ctx context.Context, id string) (int64, error) {
 	// Asking for the events after the end returns none, only where the
 	// end is.
-	v, err := s.temporal.QueryWorkflow(ctx, id, "", workflows.QueryEvents, workflows.EventsRequest{After: math.MaxInt64, Limit: 1})
+	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryEvents, contract.EventsRequest{After: math.MaxInt64, Limit: 1})
 	if err != nil {
 		return 0, err
 	}
-	var page workflows.EventsPage
+	var page contract.EventsPage
 	if err := v.Get(&page); err != nil {
 		return 0, err
 	}
@@ -345,7 +345,7 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		}
 		return s.completion(c, run.GetID(), model, content, "stop", longhaul.Usage{})
 	}
-	var res workflows.AgentResult
+	var res contract.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
 		return resultError(ctx, err, s.cfg.RequestTimeout, run.GetID())
 	}

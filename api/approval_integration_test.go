@@ -16,9 +16,9 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -172,7 +172,7 @@ func TestApprovalThroughRunsAPI(t *testing.T) {
 		t.Fatalf("approval_required = %+v (%v)", asked, err)
 	}
 	got := getRun(t, env, run.ID, ann)
-	if got.Status != workflows.StatusWaiting || got.Waiting == nil || got.Waiting.Kind != "approval" ||
+	if got.Status != contract.StatusWaiting || got.Waiting == nil || got.Waiting.Kind != "approval" ||
 		got.Waiting.Tool != "place_order" || got.Waiting.ToolCallID != "o1" || got.Waiting.Arguments != `{"item":"book"}` {
 		t.Fatalf("waiting run: status %q, waiting %+v", got.Status, got.Waiting)
 	}
@@ -185,11 +185,11 @@ func TestApprovalThroughRunsAPI(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("input = %d %s", resp.StatusCode, b)
 	}
-	if res := decode[workflows.InputResult](t, resp); res.Decision != workflows.DecisionApproved {
+	if res := decode[contract.InputResult](t, resp); res.Decision != contract.DecisionApproved {
 		t.Fatalf("input result %+v", res)
 	}
 	all := followToDone(t, ctx, env, run.ID, ann)
-	if d := doneData(t, all); d.Status != workflows.StatusCompleted {
+	if d := doneData(t, all); d.Status != contract.StatusCompleted {
 		t.Fatalf("done = %+v", d)
 	}
 	var decision longhaul.ApprovalData
@@ -198,7 +198,7 @@ func TestApprovalThroughRunsAPI(t *testing.T) {
 			_ = e.Event.Decode(&decision)
 		}
 	}
-	if decision.Decision != workflows.DecisionApproved || decision.ToolCallID != "o1" {
+	if decision.Decision != contract.DecisionApproved || decision.ToolCallID != "o1" {
 		t.Errorf("approval event = %+v", decision)
 	}
 	if tool := <-told; !strings.Contains(tool, "placed: book") {
@@ -207,7 +207,7 @@ func TestApprovalThroughRunsAPI(t *testing.T) {
 	if n := sh.count(); n != 1 {
 		t.Errorf("the tool ran %d times, want 1", n)
 	}
-	if got := getRun(t, env, run.ID, ann); got.Status != workflows.StatusCompleted || got.Waiting != nil {
+	if got := getRun(t, env, run.ID, ann); got.Status != contract.StatusCompleted || got.Waiting != nil {
 		t.Errorf("finished run: status %q, waiting %+v", got.Status, got.Waiting)
 	}
 
@@ -237,7 +237,7 @@ func TestApprovalThroughChat(t *testing.T) {
 		scriptOrder(env, "a1", told)
 		first := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true, "messages": conversation("Order a book")}, chatHeaders(chat, "m1"))
 		runID := first.Header.Get(api.HeaderRunID)
-		if runID != workflows.ChatRunID("u1/"+chat, 1, "m1") {
+		if runID != contract.ChatRunID("u1/"+chat, 1, "m1") {
 			t.Fatalf("run id %q", runID)
 		}
 		asked := readStream(t, first)
@@ -269,10 +269,10 @@ func TestApprovalThroughChat(t *testing.T) {
 			t.Errorf("finish %q, statuses %q", rest.finish, rest.statuses)
 		}
 		checkOrders(t, 1)
-		if got := getRun(t, env, runID, owui); got.Status != workflows.StatusCompleted {
+		if got := getRun(t, env, runID, owui); got.Status != contract.StatusCompleted {
 			t.Errorf("run status %q", got.Status)
 		}
-		if r := do(t, env, "GET", "/v1/runs/"+workflows.ChatRunID("u1/"+chat, 2, "m2"), nil, owui); r.StatusCode != 404 {
+		if r := do(t, env, "GET", "/v1/runs/"+contract.ChatRunID("u1/"+chat, 2, "m2"), nil, owui); r.StatusCode != 404 {
 			t.Errorf("the answer started a run of its own: GET = %d", r.StatusCode)
 		}
 
@@ -280,7 +280,7 @@ func TestApprovalThroughChat(t *testing.T) {
 		env.Model.Enqueue(llmtest.Text("You're welcome."))
 		thanks := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
 			"messages": conversation("Order a book", asked.text, "Approve!", rest.text, "thanks")}, chatHeaders(chat, "m3"))
-		if got := thanks.Header.Get(api.HeaderRunID); got != workflows.ChatRunID("u1/"+chat, 3, "m3") {
+		if got := thanks.Header.Get(api.HeaderRunID); got != contract.ChatRunID("u1/"+chat, 3, "m3") {
 			t.Errorf("thanks ran as %q", got)
 		}
 		if got := readStream(t, thanks); got.text != "You're welcome." {
@@ -408,7 +408,7 @@ func TestApprovalThroughChat(t *testing.T) {
 		all := followToDone(t, ctx, env, runID, owui)
 		for _, e := range all {
 			var d longhaul.ApprovalData
-			if e.Type == string(longhaul.EventApproval) && (e.Event.Decode(&d) != nil || d.Decision != workflows.DecisionReplied || d.Text != "Make it a paperback, please.") {
+			if e.Type == string(longhaul.EventApproval) && (e.Event.Decode(&d) != nil || d.Decision != contract.DecisionReplied || d.Text != "Make it a paperback, please.") {
 				t.Errorf("approval event %+v", d)
 			}
 		}
@@ -489,7 +489,7 @@ func TestApprovalVisibilityLag(t *testing.T) {
 	env.Model.Enqueue(llmtest.Text("You're welcome."))
 	thanks := do(t, lagged, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
 		"messages": conversation("Order a book", asked.text, "yes", rest.text, "thanks")}, chatHeaders(chat, "m3"))
-	if got := thanks.Header.Get(api.HeaderRunID); got != workflows.ChatRunID("u1/"+chat, 3, "m3") {
+	if got := thanks.Header.Get(api.HeaderRunID); got != contract.ChatRunID("u1/"+chat, 3, "m3") {
 		t.Errorf("thanks ran as %q", got)
 	}
 	readStream(t, thanks)

@@ -7,29 +7,29 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/longhaul-dev/longhaul/contract"
 )
 
 func TestApprovalChatInput(t *testing.T) {
 	yes, no := true, false
 	tests := []struct {
 		text string
-		want workflows.InputRequest
+		want contract.InputRequest
 	}{
-		{"approve", workflows.InputRequest{Approve: &yes}},
-		{"  Approve! ", workflows.InputRequest{Approve: &yes}},
-		{"YES.", workflows.InputRequest{Approve: &yes}},
-		{"ok", workflows.InputRequest{Approve: &yes}},
-		{"y", workflows.InputRequest{Approve: &yes}},
-		{"Go ahead!", workflows.InputRequest{Approve: &yes}},
-		{"deny", workflows.InputRequest{Approve: &no}},
-		{"No!!", workflows.InputRequest{Approve: &no}},
-		{"n", workflows.InputRequest{Approve: &no}},
-		{"Reject.", workflows.InputRequest{Approve: &no}},
-		{"*deny*", workflows.InputRequest{Approve: &no}},
-		{"yes, but a paperback", workflows.InputRequest{Text: "yes, but a paperback"}},
-		{" Make it a paperback. ", workflows.InputRequest{Text: "Make it a paperback."}},
-		{"?!", workflows.InputRequest{Text: "?!"}},
+		{"approve", contract.InputRequest{Approve: &yes}},
+		{"  Approve! ", contract.InputRequest{Approve: &yes}},
+		{"YES.", contract.InputRequest{Approve: &yes}},
+		{"ok", contract.InputRequest{Approve: &yes}},
+		{"y", contract.InputRequest{Approve: &yes}},
+		{"Go ahead!", contract.InputRequest{Approve: &yes}},
+		{"deny", contract.InputRequest{Approve: &no}},
+		{"No!!", contract.InputRequest{Approve: &no}},
+		{"n", contract.InputRequest{Approve: &no}},
+		{"Reject.", contract.InputRequest{Approve: &no}},
+		{"*deny*", contract.InputRequest{Approve: &no}},
+		{"yes, but a paperback", contract.InputRequest{Text: "yes, but a paperback"}},
+		{" Make it a paperback. ", contract.InputRequest{Text: "Make it a paperback."}},
+		{"?!", contract.InputRequest{Text: "?!"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, chatInput(tt.text)); diff != "" {
@@ -156,35 +156,35 @@ func TestApprovalAskedAndTurns(t *testing.T) {
 			t.Errorf("%s: askedForApproval = %v, want %v", tt.name, got, tt.asked)
 		}
 	}
-	id := workflows.ChatRunID("c", 2, "m")
-	if !ofTurn(id, "c", 2) || ofTurn(id, "c", 1) || ofTurn(workflows.ChatRunID("c", 20, ""), "c", 2) || !ofTurn(workflows.ChatRunID("c", 2, ""), "c", 2) {
+	id := contract.ChatRunID("c", 2, "m")
+	if !ofTurn(id, "c", 2) || ofTurn(id, "c", 1) || ofTurn(contract.ChatRunID("c", 20, ""), "c", 2) || !ofTurn(contract.ChatRunID("c", 2, ""), "c", 2) {
 		t.Errorf("ofTurn misreads %q", id)
 	}
 }
 
 func TestApprovalWhichRunAnswers(t *testing.T) {
-	waiting := func(user, tool string) workflows.RunState {
-		return workflows.RunState{User: user, Status: workflows.StatusWaiting, Waiting: &workflows.Waiting{Kind: "approval", Tool: tool}}
+	waiting := func(user, tool string) contract.RunState {
+		return contract.RunState{User: user, Status: contract.StatusWaiting, Waiting: &contract.Waiting{Kind: "approval", Tool: tool}}
 	}
 	orderPrompt := approvalPrompt(longhaul.ApprovalRequiredData{Name: "place_order", Arguments: `{"item":"book"}`})
 	tests := []struct {
 		name   string
 		id     string
-		st     workflows.RunState
+		st     contract.RunState
 		turn   int
 		prompt string
 		want   bool
 	}{
-		{"answers the prompt of the turn before", workflows.ChatRunID("c", 1, "m1"), waiting("u1", "place_order"), 2, orderPrompt, true},
-		{"answers a later prompt of an older run", workflows.ChatRunID("c", 1, "m1"), waiting("u1", "place_order"), 3, orderPrompt, true},
-		{"the prompt names another tool", workflows.ChatRunID("c", 1, "m1"), waiting("u1", "place"), 2, orderPrompt, false},
-		{"another user's run", workflows.ChatRunID("c", 1, "m1"), waiting("u2", "place_order"), 2, orderPrompt, false},
-		{"a run that waits for nothing", workflows.ChatRunID("c", 1, "m1"), workflows.RunState{User: "u1"}, 2, orderPrompt, false},
-		{"its own turn (retry, regenerate)", workflows.ChatRunID("c", 2, "m2"), waiting("u1", "place_order"), 2, orderPrompt, false},
-		{"a later turn (an edited branch)", workflows.ChatRunID("c", 4, "m4"), waiting("u1", "place_order"), 2, orderPrompt, false},
-		{"another chat", workflows.ChatRunID("d", 1, "m1"), waiting("u1", "place_order"), 2, orderPrompt, false},
-		{"no prompt: the turn before, cut off before its prompt", workflows.ChatRunID("c", 2, "m2"), waiting("u1", "place_order"), 3, "", true},
-		{"no prompt: a stale run of an older turn", workflows.ChatRunID("c", 1, "m1"), waiting("u1", "place_order"), 3, "", false},
+		{"answers the prompt of the turn before", contract.ChatRunID("c", 1, "m1"), waiting("u1", "place_order"), 2, orderPrompt, true},
+		{"answers a later prompt of an older run", contract.ChatRunID("c", 1, "m1"), waiting("u1", "place_order"), 3, orderPrompt, true},
+		{"the prompt names another tool", contract.ChatRunID("c", 1, "m1"), waiting("u1", "place"), 2, orderPrompt, false},
+		{"another user's run", contract.ChatRunID("c", 1, "m1"), waiting("u2", "place_order"), 2, orderPrompt, false},
+		{"a run that waits for nothing", contract.ChatRunID("c", 1, "m1"), contract.RunState{User: "u1"}, 2, orderPrompt, false},
+		{"its own turn (retry, regenerate)", contract.ChatRunID("c", 2, "m2"), waiting("u1", "place_order"), 2, orderPrompt, false},
+		{"a later turn (an edited branch)", contract.ChatRunID("c", 4, "m4"), waiting("u1", "place_order"), 2, orderPrompt, false},
+		{"another chat", contract.ChatRunID("d", 1, "m1"), waiting("u1", "place_order"), 2, orderPrompt, false},
+		{"no prompt: the turn before, cut off before its prompt", contract.ChatRunID("c", 2, "m2"), waiting("u1", "place_order"), 3, "", true},
+		{"no prompt: a stale run of an older turn", contract.ChatRunID("c", 1, "m1"), waiting("u1", "place_order"), 3, "", false},
 	}
 	for _, tt := range tests {
 		if got := answers(tt.id, tt.st, "c", "u1", tt.turn, tt.prompt); got != tt.want {

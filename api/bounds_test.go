@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/skills"
-	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -409,17 +409,17 @@ func TestHandlerPanicIsA500(t *testing.T) {
 type streamPanicking struct{ panicking }
 
 func (streamPanicking) QueryWorkflow(_ context.Context, _, _, queryType string, _ ...any) (converter.EncodedValue, error) {
-	if queryType != workflows.QueryState {
+	if queryType != contract.QueryState {
 		panic("reading events")
 	}
-	return stateValue{workflows.RunState{User: "anonymous", Status: workflows.StatusRunning}}, nil
+	return stateValue{contract.RunState{User: "anonymous", Status: contract.StatusRunning}}, nil
 }
 
-type stateValue struct{ st workflows.RunState }
+type stateValue struct{ st contract.RunState }
 
 func (stateValue) HasValue() bool { return true }
 func (v stateValue) Get(p any) error {
-	*p.(*workflows.RunState) = v.st
+	*p.(*contract.RunState) = v.st
 	return nil
 }
 

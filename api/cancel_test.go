@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 // TestCancelRunMidTool: cancelling a run while a declared HTTP tool works
@@ -75,10 +75,10 @@ Run the job.`)},
 		t.Fatal("the tool's request was never cancelled")
 	}
 	events, ended := readEvents(t, stream, nil)
-	if !ended || doneData(t, events).Status != workflows.StatusCancelled {
+	if !ended || doneData(t, events).Status != contract.StatusCancelled {
 		t.Fatalf("stream ended %v with %v", ended, types(events))
 	}
-	if got := getRun(t, env, r.ID, ann); got.Status != workflows.StatusCancelled {
+	if got := getRun(t, env, r.ID, ann); got.Status != contract.StatusCancelled {
 		t.Fatalf("status %s", got.Status)
 	}
 	if n := calls.Load(); n != 1 {
@@ -111,11 +111,11 @@ func TestCancelRunKeepsPartialAnswer(t *testing.T) {
 		t.Fatalf("cancel = %d", resp.StatusCode)
 	}
 	events := followToDone(t, ctx, env, r.ID, ann)
-	if d := doneData(t, events); d.Status != workflows.StatusCancelled {
+	if d := doneData(t, events); d.Status != contract.StatusCancelled {
 		t.Fatalf("done %+v", d)
 	}
 	got := getRun(t, env, r.ID, ann)
-	if got.Status != workflows.StatusCancelled || got.Result != contentText(t, events) || got.Result != text {
+	if got.Status != contract.StatusCancelled || got.Result != contentText(t, events) || got.Result != text {
 		t.Fatalf("run %s with result %q; streamed %q, durably %q", got.Status, got.Result, text, contentText(t, events))
 	}
 }

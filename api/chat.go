@@ -14,8 +14,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
-	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -46,7 +46,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	// an identity: who asks comes from the credential.
 	user := principal(c).User
 	msgs := domainMessages(req.Messages)
-	in := workflows.AgentInput{
+	in := contract.AgentInput{
 		Agent:           agent.ID,
 		Messages:        msgs,
 		User:            user,
@@ -80,7 +80,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	if in.ChatID != "" && !in.Background {
 		in.Turn = req.turn()
 		in.MessageID = c.Get(s.cfg.Headers.MessageID)
-		runID = workflows.ChatRunID(in.ChatID, in.Turn, in.MessageID)
+		runID = contract.ChatRunID(in.ChatID, in.Turn, in.MessageID)
 		// A run of this chat that waits for the person takes this message
 		// as its answer instead of a new turn starting.
 		answer, err := s.answerWaiting(ctx, in)
@@ -139,7 +139,7 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model str
 // found under the id must be the caller's (chat ids are scoped to their
 // principal, so only a forged id finds another's run): else it is unknown.
 // A new run counts against the principal's limit of runs.
-func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, question string) (client.WorkflowRun, error) {
+func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, question string) (client.WorkflowRun, error) {
 	if err := checkPayload("the conversation", in); err != nil {
 		return nil, err
 	}
@@ -176,14 +176,14 @@ func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, 
 		// The run sets these itself too; set at the start, they count it
 		// against its principal's limit at once.
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SearchAttrUser.ValueSet(owner),
-			workflows.SearchAttrAgent.ValueSet(in.Agent),
+			contract.SearchAttrUser.ValueSet(owner),
+			contract.SearchAttrAgent.ValueSet(in.Agent),
 		),
 		EnableEagerStart: s.cfg.EagerStart,
 	}
 	sctx, cancel := s.temporalCall(ctx)
 	defer cancel()
-	run, err := s.temporal.ExecuteWorkflow(sctx, opts, workflows.AgentWorkflowName, in)
+	run, err := s.temporal.ExecuteWorkflow(sctx, opts, contract.AgentWorkflowName, in)
 	if err != nil {
 		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 			// Closed since a moment ago; a concurrent identical request of
@@ -209,7 +209,7 @@ func (s *Server) start(ctx context.Context, id string, in workflows.AgentInput, 
 func (s *Server) respond(c *fiber.Ctx, run client.WorkflowRun, model string, openWebUI bool) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
-	var res workflows.AgentResult
+	var res contract.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
 		return resultError(ctx, err, s.cfg.RequestTimeout, run.GetID())
 	}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -37,7 +37,7 @@ func TestRunEventsAcrossContinueAsNew(t *testing.T) {
 	}))
 	ann := user("ann")
 	r := startRun(t, env, map[string]any{"agent": "assistant", "input": "Check the time eight times."}, ann)
-	var res workflows.AgentResult
+	var res contract.AgentResult
 	if err := env.Client.GetWorkflow(ctx, r.ID, "").Get(ctx, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestRunEventsAcrossContinueAsNew(t *testing.T) {
 	}
 
 	got := getRun(t, env, r.ID, ann)
-	if got.Continued < 2 || got.Status != workflows.StatusCompleted || got.Turns != checks+1 {
+	if got.Continued < 2 || got.Status != contract.StatusCompleted || got.Turns != checks+1 {
 		t.Fatalf("run: continued %d, status %s, turns %d", got.Continued, got.Status, got.Turns)
 	}
 	desc, err := env.Client.DescribeWorkflowExecution(ctx, r.ID, "")

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/store"
 )
@@ -68,16 +68,16 @@ type ConversationTurn struct {
 // is what the model read (an excerpt when Truncated); Ref names the whole
 // output and OutputURL serves it.
 type ConversationMessage struct {
-	Role       string                  `json:"role"`
-	Content    string                  `json:"content"`
-	Name       string                  `json:"name,omitempty"`
-	ToolCalls  []WireToolCall          `json:"tool_calls,omitempty"`
-	ToolCallID string                  `json:"tool_call_id,omitempty"`
-	Truncated  bool                    `json:"truncated,omitempty"`
-	Error      bool                    `json:"error,omitempty"`
-	Ref        string                  `json:"ref,omitempty"`
-	OutputURL  string                  `json:"output_url,omitempty"`
-	Status     []activities.CallStatus `json:"status,omitempty"`
+	Role       string                `json:"role"`
+	Content    string                `json:"content"`
+	Name       string                `json:"name,omitempty"`
+	ToolCalls  []WireToolCall        `json:"tool_calls,omitempty"`
+	ToolCallID string                `json:"tool_call_id,omitempty"`
+	Truncated  bool                  `json:"truncated,omitempty"`
+	Error      bool                  `json:"error,omitempty"`
+	Ref        string                `json:"ref,omitempty"`
+	OutputURL  string                `json:"output_url,omitempty"`
+	Status     []contract.CallStatus `json:"status,omitempty"`
 }
 
 // ConversationDeleted answers DELETE /v1/conversations/{id}.
@@ -211,7 +211,7 @@ func (s *Server) getConversation(c *fiber.Ctx) error {
 			Messages: []ConversationMessage{},
 		}
 		for _, m := range t.Messages {
-			var tm activities.TimelineMessage
+			var tm contract.TimelineMessage
 			if err := json.Unmarshal(m.Data, &tm); err != nil {
 				s.log.Error("a stored conversation message is damaged", "run", t.Run, "seq", m.Seq, "error", err)
 				continue

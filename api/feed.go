@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,10 +12,9 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/workflows"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -581,11 +581,11 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (f *feed) query(ctx context.Context, after int64) (workflows.EventsPage, error) {
+func (f *feed) query(ctx context.Context, after int64) (contract.EventsPage, error) {
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var page workflows.EventsPage
-	v, err := f.h.q.QueryWorkflow(qctx, f.runID, "", workflows.QueryEvents, workflows.EventsRequest{After: after})
+	var page contract.EventsPage
+	v, err := f.h.q.QueryWorkflow(qctx, f.runID, "", contract.QueryEvents, contract.EventsRequest{After: after})
 	if err != nil {
 		return page, err
 	}
@@ -593,13 +593,13 @@ func (f *feed) query(ctx context.Context, after int64) (workflows.EventsPage, er
 }
 
 // readArchives reads the archived events after offset after.
-func (f *feed) readArchives(ctx context.Context, archives []activities.EventArchive, after int64) ([]longhaul.Event, error) {
+func (f *feed) readArchives(ctx context.Context, archives []contract.EventArchive, after int64) ([]longhaul.Event, error) {
 	if f.h.blobs == nil {
 		return nil, errors.New("the run's older events are archived in the blob store, and this API has none (set LONGHAUL_DATABASE_URL as for the workers)")
 	}
 	var out []longhaul.Event
 	for _, ar := range archives {
-		events, err := activities.ReadArchive(ctx, f.h.blobs, f.runID, ar)
+		events, err := readArchive(ctx, f.h.blobs, f.runID, ar)
 		if err != nil {
 			return nil, err
 		}
@@ -647,3 +647,20 @@ func (f *feed) notifyLocked() {
 }
 
 var _ deltaSource = (*natsbus.Bus)(nil)
+
+// readArchive reads a stored stretch of a run's event log, for offsets the
+// workflow no longer holds.
+func readArchive(ctx context.Context, blobs store.Store, run string, ar contract.EventArchive) ([]longhaul.Event, error) {
+	b, err := blobs.Get(ctx, ar.Ref)
+	if err != nil {
+		return nil, fmt.Errorf("read events %d-%d: %w", ar.From, ar.To, err)
+	}
+	if b.Run != run || b.Kind != contract.ArchiveKind {
+		return nil, fmt.Errorf("events %d-%d: %s is not an event archive of run %s", ar.From, ar.To, ar.Ref, run)
+	}
+	var events []longhaul.Event
+	if err := json.Unmarshal(b.Data, &events); err != nil {
+		return nil, fmt.Errorf("events %d-%d are damaged: %w", ar.From, ar.To, err)
+	}
+	return events, nil
+}

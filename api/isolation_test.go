@@ -13,10 +13,10 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 const owuiSecret = "open-webui-forward-secret-0123456789"
@@ -224,7 +224,7 @@ func TestIsolation(t *testing.T) {
 	if n := sh.count(); n != 0 {
 		t.Fatalf("the order was placed %d times without its owner's approval", n)
 	}
-	if got := getRunAt(t, env.URL, run.ID, owner.headers); got.Status != workflows.StatusWaiting {
+	if got := getRunAt(t, env.URL, run.ID, owner.headers); got.Status != contract.StatusWaiting {
 		t.Fatalf("after the others tried, the run is %q, want still waiting", got.Status)
 	}
 

@@ -10,7 +10,7 @@ import (
 	"unicode"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/longhaul-dev/longhaul/contract"
 )
 
 // This file holds the OpenAI wire types and the pure conversions between them
@@ -362,21 +362,21 @@ func summarize(msgs []longhaul.Message, max int) string {
 // approve, yes, ok, y and the like approve the pending call; deny, no, n,
 // reject and the like deny it (whatever the case, with punctuation or
 // spaces around); anything else is the person's reply, passed on as text.
-func chatInput(text string) workflows.InputRequest {
+func chatInput(text string) contract.InputRequest {
 	word := strings.ToLower(strings.Join(strings.Fields(strings.TrimFunc(text, func(r rune) bool {
 		return unicode.IsPunct(r) || unicode.IsSpace(r) || unicode.IsSymbol(r)
 	})), " "))
 	if word != "" {
-		switch workflows.Decide(workflows.InputRequest{Text: word}) {
-		case workflows.DecisionApproved:
+		switch contract.Decide(contract.InputRequest{Text: word}) {
+		case contract.DecisionApproved:
 			yes := true
-			return workflows.InputRequest{Approve: &yes}
-		case workflows.DecisionDenied:
+			return contract.InputRequest{Approve: &yes}
+		case contract.DecisionDenied:
 			no := false
-			return workflows.InputRequest{Approve: &no}
+			return contract.InputRequest{Approve: &no}
 		}
 	}
-	return workflows.InputRequest{Text: strings.TrimSpace(text)}
+	return contract.InputRequest{Text: strings.TrimSpace(text)}
 }
 
 // lastUser is the index of the last user message, or -1.

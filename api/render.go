@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/longhaul-dev/longhaul/contract"
 )
 
 // renderer turns a run's events into the frames of an OpenAI chat stream.
@@ -383,9 +383,9 @@ func waitingStatus(d longhaul.ApprovalRequiredData) string {
 // approvalStatus is Open WebUI's status line of a person's decision.
 func approvalStatus(d longhaul.ApprovalData) string {
 	switch d.Decision {
-	case workflows.DecisionApproved:
+	case contract.DecisionApproved:
 		return "Approved: " + d.Name
-	case workflows.DecisionDenied:
+	case contract.DecisionDenied:
 		s := "Denied: " + d.Name
 		if d.Text != "" {
 			s += " (" + d.Text + ")"

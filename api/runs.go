@@ -20,7 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/longhaul-dev/longhaul/contract"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -87,13 +87,13 @@ type Run struct {
 	Turns      int        `json:"turns"`
 	// Plans are every plan revision, the current one last; Steps are the
 	// steps of the plan being (or last) carried out.
-	Plans   []workflows.PlanRevision `json:"plans"`
-	Steps   []longhaul.PlanStep      `json:"steps"`
-	Reviews []longhaul.ReviewData    `json:"reviews"`
-	Waiting *workflows.Waiting       `json:"waiting"`
-	Result  string                   `json:"result"`
-	Error   string                   `json:"error,omitempty"`
-	Usage   longhaul.Usage           `json:"usage"`
+	Plans   []contract.PlanRevision `json:"plans"`
+	Steps   []longhaul.PlanStep     `json:"steps"`
+	Reviews []longhaul.ReviewData   `json:"reviews"`
+	Waiting *contract.Waiting       `json:"waiting"`
+	Result  string                  `json:"result"`
+	Error   string                  `json:"error,omitempty"`
+	Usage   longhaul.Usage          `json:"usage"`
 	// Continued is how many times the run continued as new to keep its
 	// history bounded.
 	Continued int    `json:"continued"`
@@ -186,8 +186,8 @@ func (in *RunInput) validate() error {
 	return nil
 }
 
-func (in *RunInput) request() workflows.InputRequest {
-	r := workflows.InputRequest{Approve: in.Approve}
+func (in *RunInput) request() contract.InputRequest {
+	r := contract.InputRequest{Approve: in.Approve}
 	if in.Text != nil {
 		r.Text = *in.Text
 	}
@@ -197,7 +197,7 @@ func (in *RunInput) request() workflows.InputRequest {
 // finished reports whether a run status is final.
 func finished(status string) bool {
 	switch status {
-	case workflows.StatusCompleted, workflows.StatusFailed, workflows.StatusCancelled:
+	case contract.StatusCompleted, contract.StatusFailed, contract.StatusCancelled:
 		return true
 	}
 	return false
@@ -208,18 +208,18 @@ func finished(status string) bool {
 func closedStatus(st enums.WorkflowExecutionStatus) string {
 	switch st {
 	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return workflows.StatusCompleted
+		return contract.StatusCompleted
 	case enums.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return workflows.StatusCancelled
+		return contract.StatusCancelled
 	}
-	return workflows.StatusFailed
+	return contract.StatusFailed
 }
 
 // currentSteps are the steps of the plan being carried out (or carried out
 // last): the last revision that is active or done.
-func currentSteps(plans []workflows.PlanRevision) []longhaul.PlanStep {
+func currentSteps(plans []contract.PlanRevision) []longhaul.PlanStep {
 	for i := len(plans) - 1; i >= 0; i-- {
-		if p := plans[i]; p.Status == workflows.PlanActive || p.Status == workflows.PlanDone {
+		if p := plans[i]; p.Status == contract.PlanActive || p.Status == contract.PlanDone {
 			return p.Steps
 		}
 	}
@@ -257,20 +257,20 @@ func literalOK(s string) bool {
 // once, by their open or last execution.
 func listQuery(user, agent, status string) string {
 	q := []string{
-		"WorkflowType = " + quoteLiteral(workflows.AgentWorkflowName),
-		workflows.SearchAttrUser.GetName() + " = " + quoteLiteral(user),
+		"WorkflowType = " + quoteLiteral(contract.AgentWorkflowName),
+		contract.SearchAttrUser.GetName() + " = " + quoteLiteral(user),
 		"ExecutionStatus != 'ContinuedAsNew'",
 	}
 	if agent != "" {
-		q = append(q, workflows.SearchAttrAgent.GetName()+" = "+quoteLiteral(agent))
+		q = append(q, contract.SearchAttrAgent.GetName()+" = "+quoteLiteral(agent))
 	}
-	st := workflows.SearchAttrStatus.GetName()
+	st := contract.SearchAttrStatus.GetName()
 	switch status {
 	case "":
-	case workflows.StatusRunning, workflows.StatusWaiting:
+	case contract.StatusRunning, contract.StatusWaiting:
 		// A terminated run never recorded its end: it is not running.
 		q = append(q, st+" = "+quoteLiteral(status), "ExecutionStatus = 'Running'")
-	case workflows.StatusFailed:
+	case contract.StatusFailed:
 		q = append(q, "("+st+" = 'failed' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut'))")
 	default:
 		q = append(q, st+" = "+quoteLiteral(status))
@@ -279,15 +279,15 @@ func listQuery(user, agent, status string) string {
 }
 
 // runStatuses are the statuses a listing may be filtered by.
-var runStatuses = []string{workflows.StatusRunning, workflows.StatusWaiting, workflows.StatusCompleted, workflows.StatusFailed, workflows.StatusCancelled}
+var runStatuses = []string{contract.StatusRunning, contract.StatusWaiting, contract.StatusCompleted, contract.StatusFailed, contract.StatusCancelled}
 
 // summaryOf converts one visibility record.
 func summaryOf(e *workflowpb.WorkflowExecutionInfo) RunSummary {
 	attrs := e.GetSearchAttributes().GetIndexedFields()
 	s := RunSummary{
 		ID:         e.GetExecution().GetWorkflowId(),
-		Agent:      payloadString(attrs[workflows.SearchAttrAgent.GetName()]),
-		Status:     payloadString(attrs[workflows.SearchAttrStatus.GetName()]),
+		Agent:      payloadString(attrs[contract.SearchAttrAgent.GetName()]),
+		Status:     payloadString(attrs[contract.SearchAttrStatus.GetName()]),
 		CreatedAt:  timeOf(e.GetStartTime()),
 		FinishedAt: timeOf(e.GetCloseTime()),
 		Summary:    payloadString(e.GetMemo().GetFields()[memoSummary]),
@@ -297,7 +297,7 @@ func summaryOf(e *workflowpb.WorkflowExecutionInfo) RunSummary {
 	}
 	if s.Status == "" {
 		// The run has not recorded its status yet: its first step is queued.
-		s.Status = workflows.StatusRunning
+		s.Status = contract.StatusRunning
 	}
 	return s
 }
@@ -353,7 +353,7 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 		return errModelNotFound(fmt.Sprintf("the agent %q does not exist; GET /v1/models lists the agents", req.Agent))
 	}
 	msgs := req.messages()
-	in := workflows.AgentInput{
+	in := contract.AgentInput{
 		Agent:           agent.ID,
 		Messages:        msgs,
 		User:            principal(c).User,
@@ -367,7 +367,7 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(HeaderRunID, id)
-	return c.Status(fiber.StatusAccepted).JSON(RunCreated{ID: id, Status: workflows.StatusRunning, EventsURL: eventsURL(id)})
+	return c.Status(fiber.StatusAccepted).JSON(RunCreated{ID: id, Status: contract.StatusRunning, EventsURL: eventsURL(id)})
 }
 
 // runID is the run named in the path.
@@ -384,11 +384,11 @@ func runID(c *fiber.Ctx) (string, error) {
 // runState reads the state of run id for the caller; a run of another user
 // is reported as unknown. It works for finished runs too, while a worker
 // runs to answer the query.
-func (s *Server) runState(c *fiber.Ctx, id string) (workflows.RunState, error) {
+func (s *Server) runState(c *fiber.Ctx, id string) (contract.RunState, error) {
 	ctx, cancel := s.temporalCall(c.UserContext())
 	defer cancel()
-	var st workflows.RunState
-	v, err := s.temporal.QueryWorkflow(ctx, id, "", workflows.QueryState)
+	var st contract.RunState
+	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryState)
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
@@ -400,7 +400,7 @@ func (s *Server) runState(c *fiber.Ctx, id string) (workflows.RunState, error) {
 		return st, errInternal("cannot decode the state of run " + id)
 	}
 	if st.User != principal(c).Name {
-		return workflows.RunState{}, errNotFound("no run " + id)
+		return contract.RunState{}, errNotFound("no run " + id)
 	}
 	return st, nil
 }
@@ -757,16 +757,16 @@ func (s *Server) runInput(c *fiber.Ctx) error {
 // deliver hands a person's input to run id through the input update and
 // waits until the run took it. A run that waits for nothing turns it away
 // (a 409 error, see inputError).
-func (s *Server) deliver(ctx context.Context, id string, in workflows.InputRequest) (workflows.InputResult, error) {
+func (s *Server) deliver(ctx context.Context, id string, in contract.InputRequest) (contract.InputResult, error) {
 	if err := checkPayload("the input", in); err != nil {
-		return workflows.InputResult{}, err
+		return contract.InputResult{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, inputTimeout)
 	defer cancel()
-	var res workflows.InputResult
+	var res contract.InputResult
 	h, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   id,
-		UpdateName:   workflows.UpdateInput,
+		UpdateName:   contract.UpdateInput,
 		Args:         []any{in},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
@@ -788,7 +788,7 @@ func inputError(id string, err error) error {
 	switch {
 	case errors.As(err, &appErr):
 		msg := appErr.Message()
-		if strings.Contains(msg, workflows.ErrNotWaiting) || strings.Contains(msg, "unknown update") {
+		if strings.Contains(msg, contract.ErrNotWaiting) || strings.Contains(msg, "unknown update") {
 			return errConflict("run " + id + " is not waiting for input")
 		}
 		return errConflict("run " + id + " turned the input away: " + msg)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 // TestRunEventsAcrossAPIRestart follows a run on one API, shuts that API
@@ -107,7 +107,7 @@ func TestRunEventsAcrossAPIRestart(t *testing.T) {
 	if got := contentText(t, parts); got != answer {
 		t.Errorf("durable content\n got %q\nwant %q", got, answer)
 	}
-	if d := doneData(t, parts); d.Status != workflows.StatusCompleted {
+	if d := doneData(t, parts); d.Status != contract.StatusCompleted {
 		t.Errorf("done %+v", d)
 	}
 	// The durable parts are the run's whole log, as a fresh client of API #2

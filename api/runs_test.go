@@ -19,9 +19,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 // user is the Open WebUI headers of a user with this id.
@@ -399,7 +399,7 @@ func TestRunsErrors(t *testing.T) {
 		})
 	}
 	// The refused input did not disturb the running run.
-	if r := getRun(t, env, running.ID, ann); r.Status != workflows.StatusRunning || r.FinishedAt != nil {
+	if r := getRun(t, env, running.ID, ann); r.Status != contract.StatusRunning || r.FinishedAt != nil {
 		t.Fatalf("running run after refused input: %+v", r)
 	}
 	if n := len(env.Model.Requests()); n != 2 {
@@ -421,7 +421,7 @@ func TestRunLifecycle(t *testing.T) {
 		env.Model.Enqueue(llmtest.Text("Forty-two.", llmtest.Usage(10, 3)))
 		r := startRun(t, env, map[string]any{"agent": "naked", "input": "What is the answer?", "metadata": map[string]string{"ticket": "T-1"}}, ann)
 		// Nobody follows the run; it finishes by itself.
-		var res workflows.AgentResult
+		var res contract.AgentResult
 		if err := env.Client.GetWorkflow(ctx, r.ID, "").Get(ctx, &res); err != nil || res.Content != "Forty-two." {
 			t.Fatalf("run result %+v, %v", res, err)
 		}
@@ -430,8 +430,8 @@ func TestRunLifecycle(t *testing.T) {
 			t.Fatalf("timings %v %v", got.CreatedAt, got.FinishedAt)
 		}
 		want := api.Run{
-			ID: r.ID, Agent: "naked", Status: "completed", Mode: workflows.ModeChat, Turns: 1,
-			Plans: []workflows.PlanRevision{}, Steps: []longhaul.PlanStep{}, Reviews: []longhaul.ReviewData{},
+			ID: r.ID, Agent: "naked", Status: "completed", Mode: contract.ModeChat, Turns: 1,
+			Plans: []contract.PlanRevision{}, Steps: []longhaul.PlanStep{}, Reviews: []longhaul.ReviewData{},
 			Result: "Forty-two.", Usage: longhaul.Usage{PromptTokens: 10, CompletionTokens: 3, TotalTokens: 13},
 			EventsURL: r.EventsURL, CreatedAt: got.CreatedAt, FinishedAt: got.FinishedAt, Dispatch: got.Dispatch,
 		}
@@ -444,7 +444,7 @@ func TestRunLifecycle(t *testing.T) {
 		if last := msgs[len(msgs)-1]; last.Role != "user" || last.Content != "What is the answer?" {
 			t.Errorf("the model saw %+v", last)
 		}
-		var in workflows.AgentInput
+		var in contract.AgentInput
 		iter := env.Client.GetWorkflowHistory(ctx, r.ID, "", false, 0)
 		ev, err := iter.Next()
 		if err != nil {
@@ -483,10 +483,10 @@ func TestRunLifecycle(t *testing.T) {
 		r := startRun(t, env, map[string]any{"agent": "planner", "input": "What time is it?"}, ann)
 		followToDone(t, ctx, env, r.ID, ann)
 		got := getRun(t, env, r.ID, ann)
-		if got.Status != "completed" || got.Mode != workflows.ModeAgentic || got.Result != "It is noon." {
+		if got.Status != "completed" || got.Mode != contract.ModeAgentic || got.Result != "It is noon." {
 			t.Fatalf("run %+v", got)
 		}
-		if len(got.Plans) != 1 || got.Plans[0].Revision != 1 || got.Plans[0].Status != workflows.PlanDone {
+		if len(got.Plans) != 1 || got.Plans[0].Revision != 1 || got.Plans[0].Status != contract.PlanDone {
 			t.Fatalf("plans %+v", got.Plans)
 		}
 		var steps []string
@@ -699,7 +699,7 @@ func TestRunEvents(t *testing.T) {
 	if got := contentText(t, whole); got != answer {
 		t.Errorf("content %q, want %q", got, answer)
 	}
-	if d := doneData(t, whole); d.Status != workflows.StatusCompleted {
+	if d := doneData(t, whole); d.Status != contract.StatusCompleted {
 		t.Errorf("done %+v", d)
 	}
 
@@ -749,11 +749,11 @@ func TestCancelRun(t *testing.T) {
 	if !ended || n < 2 || events[n-2].Type != string(longhaul.EventError) || events[n-1].Type != string(longhaul.EventDone) {
 		t.Fatalf("stream ends with %v", types(events))
 	}
-	if d := doneData(t, events); d.Status != workflows.StatusCancelled {
+	if d := doneData(t, events); d.Status != contract.StatusCancelled {
 		t.Fatalf("done %+v", d)
 	}
 	got := getRun(t, env, r.ID, ann)
-	if got.Status != workflows.StatusCancelled || got.Error == "" || got.FinishedAt == nil {
+	if got.Status != contract.StatusCancelled || got.Error == "" || got.FinishedAt == nil {
 		t.Fatalf("run after cancel %+v", got)
 	}
 	// The model call was cut off, not left hanging.

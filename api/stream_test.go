@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 // chatStream reads an OpenAI chat stream frame by frame.
@@ -91,7 +91,7 @@ func TestStreamWithoutNATS(t *testing.T) {
 	chat := postChat(t, ctx, env.URL, chatBody{"model": "naked", "stream": true, "messages": userMsg("talk"),
 		"metadata": map[string]string{"chat_id": "no-nats"}}, ann)
 	chat.untilText(20)
-	runID := workflows.ChatRunID("ann/no-nats", 1, "")
+	runID := contract.ChatRunID("ann/no-nats", 1, "")
 	events := openEvents(t, ctx, env, runID, "", ann)
 	var seen []sseEvent
 	for len(deltaText(t, seen)) < 30 {
@@ -163,7 +163,7 @@ func TestTerminatedRunEndsStreams(t *testing.T) {
 	if err := env.Model.WaitRequests(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	runID := workflows.ChatRunID("ann/terminated", 1, "")
+	runID := contract.ChatRunID("ann/terminated", 1, "")
 	events := openEvents(t, ctx, env, runID, "", ann)
 	terminated := time.Now()
 	if err := env.Client.TerminateWorkflow(ctx, runID, "", "an operator stopped it"); err != nil {

@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -461,7 +461,7 @@ func chatBodyIn(chat string, stream bool, text string) []byte {
 
 // chatRunID is the id of the run of the first turn of chat, for an
 // anonymous caller (no API keys).
-func chatRunID(chat string) string { return workflows.ChatRunID("anonymous/"+chat, 1, "") }
+func chatRunID(chat string) string { return contract.ChatRunID("anonymous/"+chat, 1, "") }
 
 // post sends body to url, within requestTimeout of ctx.
 func post(ctx context.Context, url string, body []byte) (*http.Response, context.CancelFunc, error) {

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
-	"github.com/longhaul-dev/longhaul/workflows"
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -87,7 +87,7 @@ func BenchmarkLongRun(b *testing.B) {
 		b.Fatalf("POST /v1/runs: %d", resp.StatusCode)
 	}
 	ctx := context.Background()
-	var res workflows.AgentResult
+	var res contract.AgentResult
 	if err := env.Client.GetWorkflow(ctx, created.ID, "").Get(ctx, &res); err != nil {
 		b.Fatal(err)
 	}

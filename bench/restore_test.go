@@ -18,6 +18,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/store/storetest"
@@ -72,7 +73,7 @@ func restoreActivity(b *testing.B, url string, n int) []time.Duration {
 	start := time.Now()
 	for i := range restoreTurns {
 		answer := fmt.Sprintf("Turn %d: the answer, with a few sentences about what the tool found. %s", i, strings.Repeat("More words. ", 20))
-		timeline := []activities.TimelineMessage{
+		timeline := []contract.TimelineMessage{
 			{Role: longhaul.RoleAssistant, ToolCalls: []longhaul.ToolCall{{ID: fmt.Sprintf("c%d", i), Name: "notes", Arguments: `{"page":1}`}}},
 			{Role: longhaul.RoleTool, ToolCallID: fmt.Sprintf("c%d", i), Name: "notes", Content: strings.Repeat("x", 2000)},
 			{Role: longhaul.RoleAssistant, Content: answer},

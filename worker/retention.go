@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/longhaul-dev/longhaul/contract"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -28,7 +28,7 @@ func NamespaceRetention(ctx context.Context, c client.Client, namespace string) 
 
 // ScheduleRetention makes sure the namespace of c has the Temporal
 // Schedule that starts workflows.RetentionWorkflow on taskQueue every
-// workflows.RetentionInterval with retention. Every worker calls it at
+// contract.RetentionInterval with retention. Every worker calls it at
 // start: the first creates the schedule (and starts a first job at once),
 // the others find it and change it only when their retention differs —
 // the last worker started with a different LONGHAUL_RETENTION wins. Being a schedule, the job runs once per interval however many
@@ -37,23 +37,23 @@ func ScheduleRetention(ctx context.Context, c client.Client, taskQueue string, r
 	if retention <= 0 {
 		return fmt.Errorf("retention %v must be positive", retention)
 	}
-	id := workflows.RetentionScheduleID(taskQueue)
+	id := contract.RetentionScheduleID(taskQueue)
 	action := &client.ScheduleWorkflowAction{
 		ID:                       id,
-		Workflow:                 workflows.RetentionWorkflowName,
-		Args:                     []any{workflows.RetentionInput{Retention: retention}},
+		Workflow:                 contract.RetentionWorkflowName,
+		Args:                     []any{contract.RetentionInput{Retention: retention}},
 		TaskQueue:                taskQueue,
-		WorkflowExecutionTimeout: workflows.RetentionInterval,
+		WorkflowExecutionTimeout: contract.RetentionInterval,
 		StaticSummary:            "Longhaul: delete the stored blobs of runs closed over " + retention.String() + " ago",
 	}
-	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: workflows.RetentionInterval}}}
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: contract.RetentionInterval}}}
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:     id,
 		Spec:   spec,
 		Action: action,
 		// A job still running when the next is due: the next is skipped.
 		Overlap:            enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		CatchupWindow:      workflows.RetentionInterval,
+		CatchupWindow:      contract.RetentionInterval,
 		TriggerImmediately: true,
 		Note:               "created by a Longhaul worker; LONGHAUL_RETENTION sets the retention",
 	})
@@ -85,17 +85,17 @@ func ScheduleRetention(ctx context.Context, c client.Client, taskQueue string, r
 // job on taskQueue with retention every interval.
 func sameRetention(s client.Schedule, taskQueue string, retention time.Duration) bool {
 	a, ok := s.Action.(*client.ScheduleWorkflowAction)
-	if !ok || a.Workflow != workflows.RetentionWorkflowName || a.TaskQueue != taskQueue || len(a.Args) != 1 {
+	if !ok || a.Workflow != contract.RetentionWorkflowName || a.TaskQueue != taskQueue || len(a.Args) != 1 {
 		return false
 	}
-	if s.Spec == nil || len(s.Spec.Intervals) != 1 || s.Spec.Intervals[0].Every != workflows.RetentionInterval {
+	if s.Spec == nil || len(s.Spec.Intervals) != 1 || s.Spec.Intervals[0].Every != contract.RetentionInterval {
 		return false
 	}
 	p, ok := a.Args[0].(*commonpb.Payload)
 	if !ok {
 		return false
 	}
-	var in workflows.RetentionInput
+	var in contract.RetentionInput
 	if err := converter.GetDefaultDataConverter().FromPayload(p, &in); err != nil {
 		return false
 	}

@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/store/storetest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	lhworker "github.com/longhaul-dev/longhaul/worker"
-	"github.com/longhaul-dev/longhaul/workflows"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -86,7 +85,7 @@ func TestRetentionSchedule(t *testing.T) {
 	if err := lhworker.ScheduleRetention(ctx, env.Client, testenv.TaskQueue, retention); err != nil {
 		t.Fatalf("ScheduleRetention: %v", err)
 	}
-	h := env.Client.ScheduleClient().GetHandle(ctx, workflows.RetentionScheduleID(testenv.TaskQueue))
+	h := env.Client.ScheduleClient().GetHandle(ctx, contract.RetentionScheduleID(testenv.TaskQueue))
 	var action client.ScheduleActionResult
 	for {
 		d, err := h.Describe(ctx)
@@ -103,11 +102,11 @@ func TestRetentionSchedule(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	var res workflows.RetentionResult
+	var res contract.RetentionResult
 	if err := env.Client.GetWorkflow(ctx, action.StartWorkflowResult.WorkflowID, action.StartWorkflowResult.FirstExecutionRunID).Get(ctx, &res); err != nil {
 		t.Fatalf("the retention job: %v", err)
 	}
-	if diff := cmp.Diff(activities.RetentionResult{Deleted: 2, Runs: 1, Kept: 2}, res.RetentionResult); diff != "" {
+	if diff := cmp.Diff(contract.RetentionResult{Deleted: 2, Runs: 1, Kept: 2}, res); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
 	for _, ref := range gone {
@@ -148,7 +147,7 @@ func scheduledRetention(ctx context.Context, t *testing.T, h client.ScheduleHand
 	if !ok || len(a.Args) != 1 {
 		t.Fatalf("schedule action %+v", d.Schedule.Action)
 	}
-	var in workflows.RetentionInput
+	var in contract.RetentionInput
 	if err := converter.GetDefaultDataConverter().FromPayload(a.Args[0].(*commonpb.Payload), &in); err != nil {
 		t.Fatal(err)
 	}

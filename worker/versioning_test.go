@@ -16,10 +16,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	lhworker "github.com/longhaul-dev/longhaul/worker"
-	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/sashabaranov/go-openai"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -94,10 +94,10 @@ func waitWaiting(t *testing.T, ctx context.Context, env *testenv.Env, id string)
 	for {
 		var got api.Run
 		call(t, env, "GET", "/v1/runs/"+id, nil, &got)
-		if got.Status == workflows.StatusWaiting {
+		if got.Status == contract.StatusWaiting {
 			return
 		}
-		if got.Status != workflows.StatusRunning {
+		if got.Status != contract.StatusRunning {
 			t.Fatalf("run %s is %s before it asked for approval", id, got.Status)
 		}
 		select {
@@ -144,9 +144,9 @@ func runVersion(t *testing.T, ctx context.Context, c client.Client, id string) (
 // approveAndFinish approves the run's order and waits for the run to end.
 func approveAndFinish(t *testing.T, ctx context.Context, env *testenv.Env, id string) {
 	t.Helper()
-	var res workflows.InputResult
+	var res contract.InputResult
 	call(t, env, "POST", "/v1/runs/"+id+"/input", map[string]any{"approve": true}, &res)
-	if res.Decision != workflows.DecisionApproved {
+	if res.Decision != contract.DecisionApproved {
 		t.Fatalf("input result %+v", res)
 	}
 	if err := env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
@@ -154,7 +154,7 @@ func approveAndFinish(t *testing.T, ctx context.Context, env *testenv.Env, id st
 	}
 	var got api.Run
 	call(t, env, "GET", "/v1/runs/"+id, nil, &got)
-	if got.Status != workflows.StatusCompleted {
+	if got.Status != contract.StatusCompleted {
 		t.Fatalf("run %s ended %s, want completed", id, got.Status)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -18,8 +19,8 @@ const heartbeatThrottle = 2 * time.Second
 
 // Register adds Longhaul's workflows and activities to w.
 func Register(w sdkworker.Registry, acts *activities.Activities) {
-	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: workflows.RetentionWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: contract.AgentWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: contract.RetentionWorkflowName})
 	w.RegisterActivity(acts)
 }
 

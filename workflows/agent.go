@@ -7,6 +7,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -24,10 +25,10 @@ const maxTurnsNote = "You have used all the tool calls allowed for this request.
 
 // run is the state of one AgentWorkflow execution.
 type run struct {
-	in    AgentInput
+	in    contract.AgentInput
 	spec  activities.AgentSpec
 	log   *eventLog
-	state RunState
+	state contract.RunState
 	usage longhaul.Usage
 	model string
 	// stepSeq numbers plan steps across revisions.
@@ -37,10 +38,10 @@ type run struct {
 	toolSeq int64
 	// input is a person's answer while the run waits for one, and
 	// inputUpdate the id of the update that delivered it.
-	input       *InputRequest
+	input       *contract.InputRequest
 	inputUpdate string
 	// grant is what approving the call that waits for approval grants.
-	grant *activities.ApprovalGrant
+	grant *contract.ApprovalGrant
 	// noContinue is set once archiving the log failed: the run then stays
 	// in this execution.
 	noContinue bool
@@ -58,21 +59,21 @@ type run struct {
 // model and tool call an activity, keeping the run's durable events in a log
 // that QueryEvents serves (the text of a running model call streams to the
 // API over NATS, outside history).
-func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
+func AgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.AgentResult, error) {
 	r := &run{
 		in:    in,
 		log:   newEventLog(),
-		state: RunState{Agent: in.Agent, User: in.User.Key(), Status: StatusRunning},
+		state: contract.RunState{Agent: in.Agent, User: in.User.Key(), Status: contract.StatusRunning},
 	}
 	if in.Resume != nil {
 		r.restore(in.Resume)
 	}
 	if err := r.register(ctx); err != nil {
-		return AgentResult{}, err
+		return contract.AgentResult{}, err
 	}
 	res, err := r.execute(ctx)
 	if workflow.IsContinueAsNewError(err) {
-		return AgentResult{}, err
+		return contract.AgentResult{}, err
 	}
 	if err == nil && r.keepsConversation(ctx) {
 		// Before done: the chat's next request may come as soon as it.
@@ -80,7 +81,7 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 		if msgs == nil {
 			msgs = res.Messages
 		}
-		r.recordTurn(ctx, msgs, StatusCompleted, true)
+		r.recordTurn(ctx, msgs, contract.StatusCompleted, true)
 	}
 	if err == nil {
 		r.remember(ctx, res.Content)
@@ -89,11 +90,11 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	if r.usage.TotalTokens > 0 {
 		r.log.emit(now, longhaul.EventUsage, r.usage)
 	}
-	status := StatusCompleted
+	status := contract.StatusCompleted
 	if err != nil {
-		status = StatusFailed
+		status = contract.StatusFailed
 		if temporal.IsCanceledError(err) {
-			status = StatusCancelled
+			status = contract.StatusCancelled
 			if res.Content == "" {
 				// What the answer had streamed when the cancellation came.
 				res.Content = r.partial
@@ -109,19 +110,19 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	r.log.emit(now, longhaul.EventDone, longhaul.DoneData{Status: status, FinishReason: res.FinishReason})
 	// Cancellation must not stop the last bookkeeping.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	_ = workflow.UpsertTypedSearchAttributes(dctx, SearchAttrStatus.ValueSet(status))
+	_ = workflow.UpsertTypedSearchAttributes(dctx, contract.SearchAttrStatus.ValueSet(status))
 	res.LastOffset = r.log.last
 	res.Usage = r.usage
 	return res, err
 }
 
 func (r *run) register(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(req EventsRequest) (EventsPage, error) {
+	if err := workflow.SetQueryHandler(ctx, contract.QueryEvents, func(req contract.EventsRequest) (contract.EventsPage, error) {
 		return r.log.page(req), nil
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryState, func() (RunState, error) {
+	if err := workflow.SetQueryHandler(ctx, contract.QueryState, func() (contract.RunState, error) {
 		s := r.state
 		s.Usage = r.usage
 		return s, nil
@@ -132,36 +133,36 @@ func (r *run) register(ctx workflow.Context) error {
 		return err
 	}
 	attrs := []temporal.SearchAttributeUpdate{
-		SearchAttrAgent.ValueSet(r.in.Agent),
-		SearchAttrUser.ValueSet(r.in.User.Key()),
-		SearchAttrStatus.ValueSet(StatusRunning),
+		contract.SearchAttrAgent.ValueSet(r.in.Agent),
+		contract.SearchAttrUser.ValueSet(r.in.User.Key()),
+		contract.SearchAttrStatus.ValueSet(contract.StatusRunning),
 	}
 	if r.in.ChatID != "" {
-		attrs = append(attrs, SearchAttrChat.ValueSet(r.in.ChatID))
+		attrs = append(attrs, contract.SearchAttrChat.ValueSet(r.in.ChatID))
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx, attrs...)
 }
 
-func (r *run) execute(ctx workflow.Context) (AgentResult, error) {
+func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	if r.in.Resume == nil && len(r.in.Messages) == 0 {
-		return AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", longhaul.ErrTypeBadInput, nil)
+		return contract.AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", longhaul.ErrTypeBadInput, nil)
 	}
 	if err := workflow.ExecuteLocalActivity(resolveOptions(ctx), a.ResolveAgent, r.in.Agent).Get(ctx, &r.spec); err != nil {
-		return AgentResult{}, err
+		return contract.AgentResult{}, err
 	}
 	if cp := r.in.Resume; cp != nil {
 		return r.resume(ctx, cp)
 	}
 	r.model = r.spec.Model
 	if err := r.restoreConversation(ctx); err != nil {
-		return AgentResult{}, err
+		return contract.AgentResult{}, err
 	}
 	return r.dispatch(ctx)
 }
 
 // background answers a client's housekeeping request (a title, tags,
 // follow-up questions) with one model call: no agent prompt, no tools.
-func (r *run) background(ctx workflow.Context) (AgentResult, error) {
+func (r *run) background(ctx workflow.Context) (contract.AgentResult, error) {
 	r.state.Turns = 1
 	resp, err := r.callModel(ctx, activities.ModelRequest{
 		Call:     "task",
@@ -173,16 +174,16 @@ func (r *run) background(ctx workflow.Context) (AgentResult, error) {
 		Publish:  !r.in.Quiet,
 	}, "task", true)
 	if err != nil {
-		return AgentResult{Model: r.model}, err
+		return contract.AgentResult{Model: r.model}, err
 	}
 	msg := resp.Message
 	msg.ToolCalls = nil
-	return AgentResult{Content: msg.Content, FinishReason: "stop", Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
+	return contract.AgentResult{Content: msg.Content, FinishReason: "stop", Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
 }
 
 // chat runs the agent's own tool loop on the conversation.
-func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
-	return r.toolLoop(ctx, LoopState{
+func (r *run) chat(ctx workflow.Context) (contract.AgentResult, error) {
+	return r.toolLoop(ctx, contract.LoopState{
 		Messages: r.in.Messages,
 		Scope:    r.spec.Tools,
 		MaxTurns: r.spec.MaxTurns,
@@ -193,7 +194,7 @@ func (r *run) chat(ctx workflow.Context) (AgentResult, error) {
 // toolLoop calls the model; runs the tool calls it asks for (in parallel)
 // and gives it their results; repeats until it answers or the turns are used
 // up, then has it answer with what it has.
-func (r *run) toolLoop(ctx workflow.Context, l LoopState) (AgentResult, error) {
+func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.AgentResult, error) {
 	// conv is the conversation after ref, its stored start (the whole of it
 	// while ref is empty).
 	conv := append([]longhaul.Message(nil), l.Messages...)
@@ -212,11 +213,11 @@ func (r *run) toolLoop(ctx workflow.Context, l LoopState) (AgentResult, error) {
 			// chat turn stores it now.
 			stored := len(added) > 0 && r.keepsConversation(ctx)
 			if stored {
-				r.recordTurn(ctx, added, StatusRunning, false)
+				r.recordTurn(ctx, added, contract.StatusRunning, false)
 				r.recorded += len(added)
 			}
-			if err := r.continueAsNew(ctx, l.at(turn, ref, conv)); err != nil {
-				return AgentResult{Messages: added, Model: r.model}, err
+			if err := r.continueAsNew(ctx, loopAt(l, turn, ref, conv)); err != nil {
+				return contract.AgentResult{Messages: added, Model: r.model}, err
 			}
 			if stored {
 				// The run stays in this execution and records them again
@@ -255,7 +256,7 @@ func (r *run) toolLoop(ctx workflow.Context, l LoopState) (AgentResult, error) {
 		}
 		resp, err := r.callModel(ctx, req, l.Label, l.StepID == "")
 		if err != nil {
-			return AgentResult{Messages: added, Model: r.model}, err
+			return contract.AgentResult{Messages: added, Model: r.model}, err
 		}
 		msg := resp.Message
 		if last {
@@ -276,7 +277,7 @@ func (r *run) toolLoop(ctx workflow.Context, l LoopState) (AgentResult, error) {
 			if l.StepID == "" {
 				r.answered = added
 			}
-			return AgentResult{Content: msg.Content, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
+			return contract.AgentResult{Content: msg.Content, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
 		}
 		if l.Skill != "" && l.StepID != "" {
 			names := make([]string, len(msg.ToolCalls))

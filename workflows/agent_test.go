@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
@@ -61,7 +62,7 @@ func newHarness(t *testing.T) *harness {
 	// deadlock; on a loaded CI machine under -race a plain step can.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 	h := &harness{t: t, env: env, acts: &activities.Activities{}}
-	env.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	env.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: contract.AgentWorkflowName})
 	env.RegisterActivity(h.acts)
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return h
@@ -126,36 +127,36 @@ func (h *harness) onTool(id string, res activities.ToolResponse, err error) *tes
 	return h.env.OnActivity(h.acts.CallTool, mock.Anything, match).Return(res, err)
 }
 
-func (h *harness) run(in workflows.AgentInput) {
+func (h *harness) run(in contract.AgentInput) {
 	h.t.Helper()
-	h.env.ExecuteWorkflow(workflows.AgentWorkflowName, in)
+	h.env.ExecuteWorkflow(contract.AgentWorkflowName, in)
 	if !h.env.IsWorkflowCompleted() {
 		h.t.Fatal("workflow did not complete")
 	}
 }
 
 // result returns the run's result; the run must have succeeded.
-func (h *harness) result() workflows.AgentResult {
+func (h *harness) result() contract.AgentResult {
 	h.t.Helper()
 	if err := h.env.GetWorkflowError(); err != nil {
 		h.t.Fatalf("workflow failed: %v", err)
 	}
-	var res workflows.AgentResult
+	var res contract.AgentResult
 	if err := h.env.GetWorkflowResult(&res); err != nil {
 		h.t.Fatalf("decode result: %v", err)
 	}
 	return res
 }
 
-func (h *harness) page(req workflows.EventsRequest) workflows.EventsPage {
+func (h *harness) page(req contract.EventsRequest) contract.EventsPage {
 	h.t.Helper()
-	v, err := h.env.QueryWorkflow(workflows.QueryEvents, req)
+	v, err := h.env.QueryWorkflow(contract.QueryEvents, req)
 	if err != nil {
-		h.t.Fatalf("query %s: %v", workflows.QueryEvents, err)
+		h.t.Fatalf("query %s: %v", contract.QueryEvents, err)
 	}
-	var p workflows.EventsPage
+	var p contract.EventsPage
 	if err := v.Get(&p); err != nil {
-		h.t.Fatalf("decode %s: %v", workflows.QueryEvents, err)
+		h.t.Fatalf("decode %s: %v", contract.QueryEvents, err)
 	}
 	return p
 }
@@ -163,7 +164,7 @@ func (h *harness) page(req workflows.EventsRequest) workflows.EventsPage {
 // events returns the whole log and checks it is closed.
 func (h *harness) events() []longhaul.Event {
 	h.t.Helper()
-	p := h.page(workflows.EventsRequest{})
+	p := h.page(contract.EventsRequest{})
 	if !p.Done {
 		h.t.Errorf("events page: Done = false after the run ended")
 	}
@@ -173,15 +174,15 @@ func (h *harness) events() []longhaul.Event {
 	return p.Events
 }
 
-func (h *harness) state() workflows.RunState {
+func (h *harness) state() contract.RunState {
 	h.t.Helper()
-	v, err := h.env.QueryWorkflow(workflows.QueryState)
+	v, err := h.env.QueryWorkflow(contract.QueryState)
 	if err != nil {
-		h.t.Fatalf("query %s: %v", workflows.QueryState, err)
+		h.t.Fatalf("query %s: %v", contract.QueryState, err)
 	}
-	var s workflows.RunState
+	var s contract.RunState
 	if err := v.Get(&s); err != nil {
-		h.t.Fatalf("decode %s: %v", workflows.QueryState, err)
+		h.t.Fatalf("decode %s: %v", contract.QueryState, err)
 	}
 	return s
 }
@@ -241,8 +242,8 @@ func appError(t *testing.T, err error) *temporal.ApplicationError {
 
 var hi = []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi"}}
 
-func input(msgs ...longhaul.Message) workflows.AgentInput {
-	return workflows.AgentInput{Agent: spec.ID, Messages: msgs, User: longhaul.User{ID: "u1"}}
+func input(msgs ...longhaul.Message) contract.AgentInput {
+	return contract.AgentInput{Agent: spec.ID, Messages: msgs, User: longhaul.User{ID: "u1"}}
 }
 
 func TestFinalAnswerWithoutTools(t *testing.T) {
@@ -254,7 +255,7 @@ func TestFinalAnswerWithoutTools(t *testing.T) {
 	h.run(in)
 
 	res := h.result()
-	diff(t, "result", workflows.AgentResult{
+	diff(t, "result", contract.AgentResult{
 		Content:      "Hello there!",
 		FinishReason: "stop",
 		Messages:     []longhaul.Message{assistant("Hello there!")},
@@ -276,16 +277,16 @@ func TestFinalAnswerWithoutTools(t *testing.T) {
 	diffEvents(t, logOf(
 		ev(longhaul.EventContent, longhaul.ContentData{Text: "Hello there!", Call: "turn-1"}),
 		ev(longhaul.EventUsage, usage(10, 5)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
 	), h.events())
-	diff(t, "state", workflows.RunState{
+	diff(t, "state", contract.RunState{
 		Agent:    "assistant",
 		User:     "u1",
-		Status:   workflows.StatusCompleted,
-		Mode:     workflows.ModeChat,
+		Status:   contract.StatusCompleted,
+		Mode:     contract.ModeChat,
 		Dispatch: "the agent chats",
 		Turns:    1,
-		Calls:    []workflows.CallUsage{{Call: "turn-1", Usage: usage(10, 5)}},
+		Calls:    []contract.CallUsage{{Call: "turn-1", Usage: usage(10, 5)}},
 		Usage:    usage(10, 5),
 		Result:   "Hello there!",
 	}, h.state())
@@ -307,7 +308,7 @@ func TestQuietRun(t *testing.T) {
 	diffEvents(t, logOf(
 		ev(longhaul.EventContent, longhaul.ContentData{Text: "Quietly.", Call: "turn-1"}),
 		ev(longhaul.EventUsage, usage(2, 1)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
 	), h.events())
 }
 
@@ -371,7 +372,7 @@ func TestFinishReasonLength(t *testing.T) {
 		t.Errorf("FinishReason = %q, want length", got)
 	}
 	evs := h.events()
-	diff(t, "last event", ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "length"}),
+	diff(t, "last event", ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "length"}),
 		evs[len(evs)-1], eventOpts, cmpopts.IgnoreFields(longhaul.Event{}, "Offset"))
 }
 
@@ -389,7 +390,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 
 	toolMsg := longhaul.Message{Role: longhaul.RoleTool, Name: "current_time", ToolCallID: "call_1", Content: "2025-01-02T04:04:05+01:00 Thursday"}
 	added := []longhaul.Message{assistant("", call), toolMsg, assistant("It is Thursday.")}
-	diff(t, "result", workflows.AgentResult{
+	diff(t, "result", contract.AgentResult{
 		Content:      "It is Thursday.",
 		FinishReason: "stop",
 		Messages:     added,
@@ -419,11 +420,11 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "current_time", Output: toolMsg.Content}),
 		ev(longhaul.EventContent, longhaul.ContentData{Text: "It is Thursday.", Call: "turn-2"}),
 		ev(longhaul.EventUsage, usage(30, 6)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
 	), h.events())
-	diff(t, "state", workflows.RunState{
-		Agent: "assistant", User: "u1", Status: workflows.StatusCompleted, Mode: workflows.ModeChat, Dispatch: "the agent chats", Turns: 2, Usage: usage(30, 6), Result: "It is Thursday.",
-		Calls: []workflows.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}, {Call: "turn-2", Usage: usage(20, 4)}},
+	diff(t, "state", contract.RunState{
+		Agent: "assistant", User: "u1", Status: contract.StatusCompleted, Mode: contract.ModeChat, Dispatch: "the agent chats", Turns: 2, Usage: usage(30, 6), Result: "It is Thursday.",
+		Calls: []contract.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}, {Call: "turn-2", Usage: usage(20, 4)}},
 	}, h.state())
 }
 
@@ -447,7 +448,7 @@ func TestParallelToolCalls(t *testing.T) {
 		{Role: longhaul.RoleTool, Name: "current_time", ToolCallID: "call_b", Content: "now"},
 		assistant("Done."),
 	}
-	diff(t, "result", workflows.AgentResult{
+	diff(t, "result", contract.AgentResult{
 		Content: "Done.", FinishReason: "stop", Messages: added, Usage: usage(40, 10), Model: "test-model-v2", LastOffset: 8,
 	}, h.result())
 	if reqs := h.modelCalls(); len(reqs) != 2 {
@@ -465,7 +466,7 @@ func TestParallelToolCalls(t *testing.T) {
 		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_b", Name: "current_time", Output: "now"}),
 		ev(longhaul.EventContent, longhaul.ContentData{Text: "Done.", Call: "turn-2"}),
 		ev(longhaul.EventUsage, usage(40, 10)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
 	), evs)
 	if len(evs) == 8 {
 		for _, i := range []int{1, 2} {
@@ -496,7 +497,7 @@ func TestToolRefusedIsFedBackToModel(t *testing.T) {
 
 	toolMsg := longhaul.Message{Role: longhaul.RoleTool, Name: "shell", ToolCallID: "call_1", Content: "error: " + refusal}
 	res := h.result()
-	diff(t, "result", workflows.AgentResult{
+	diff(t, "result", contract.AgentResult{
 		Content:      "I cannot do that.",
 		FinishReason: "stop",
 		Messages:     []longhaul.Message{assistant("", call), toolMsg, assistant("I cannot do that.")},
@@ -516,7 +517,7 @@ func TestToolRefusedIsFedBackToModel(t *testing.T) {
 		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "shell", Output: "error: " + refusal, Error: true}),
 		ev(longhaul.EventContent, longhaul.ContentData{Text: "I cannot do that.", Call: "turn-2"}),
 		ev(longhaul.EventUsage, usage(14, 9)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
 	), h.events())
 }
 
@@ -612,19 +613,19 @@ func TestMaxTurns(t *testing.T) {
 
 	res := h.result()
 	// FinishReason is not compared: see TestMaxTurnsContract.
-	diff(t, "result", workflows.AgentResult{
+	diff(t, "result", contract.AgentResult{
 		Content:    "Partial answer: the step limit was reached.",
 		Messages:   append(conv[1:], assistant("Partial answer: the step limit was reached.")),
 		Usage:      usage(60, 11),
 		Model:      "test-model-v2",
 		LastOffset: 7,
-	}, res, cmpopts.IgnoreFields(workflows.AgentResult{}, "FinishReason"))
-	if st := h.state(); st.Turns != 3 || st.Status != workflows.StatusCompleted {
+	}, res, cmpopts.IgnoreFields(contract.AgentResult{}, "FinishReason"))
+	if st := h.state(); st.Turns != 3 || st.Status != contract.StatusCompleted {
 		t.Errorf("state: turns %d, status %q; want 3, completed", st.Turns, st.Status)
 	}
 }
 
-// TestMaxTurnsContract checks what contract.go promises when max_turns cuts a
+// TestMaxTurnsContract checks what the contract promises when max_turns cuts a
 // run short: FinishReason "length", and no dangling tool calls in the added
 // messages even when the model asks for tools on its last, tool-less turn.
 func TestMaxTurnsContract(t *testing.T) {
@@ -669,11 +670,11 @@ func TestModelRejectedFailsRun(t *testing.T) {
 		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "current_time", Output: "now"}),
 		ev(longhaul.EventUsage, usage(10, 2)),
 		ev(longhaul.EventError, longhaul.ErrorData{Message: "model endpoint answered 400: context too long", Code: longhaul.ErrTypeModelRejected}),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusFailed}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusFailed}),
 	), h.events())
-	diff(t, "state", workflows.RunState{
-		Agent: "assistant", User: "u1", Status: workflows.StatusFailed, Mode: workflows.ModeChat, Dispatch: "the agent chats", Turns: 2, Usage: usage(10, 2),
-		Calls: []workflows.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}},
+	diff(t, "state", contract.RunState{
+		Agent: "assistant", User: "u1", Status: contract.StatusFailed, Mode: contract.ModeChat, Dispatch: "the agent chats", Turns: 2, Usage: usage(10, 2),
+		Calls: []contract.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}},
 		Error: "model endpoint answered 400: context too long",
 	}, h.state())
 }
@@ -697,7 +698,7 @@ func TestModelUnavailableIsRetried(t *testing.T) {
 	diffEvents(t, logOf(
 		ev(longhaul.EventContent, longhaul.ContentData{Text: "Back.", Call: "turn-1"}),
 		ev(longhaul.EventUsage, usage(3, 1)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
 	), h.events())
 }
 
@@ -713,8 +714,8 @@ func TestContentIsDurableWhole(t *testing.T) {
 	final.resp.Attempt = 2
 	h.scriptModel(askTools("", usage(1, 1), call), final).After(5 * time.Second).Twice()
 	h.onTool("call_1", activities.ToolResponse{Content: "now"}, nil).Once()
-	var running workflows.EventsPage
-	h.env.RegisterDelayedCallback(func() { running = h.page(workflows.EventsRequest{}) }, 8*time.Second)
+	var running contract.EventsPage
+	h.env.RegisterDelayedCallback(func() { running = h.page(contract.EventsRequest{}) }, 8*time.Second)
 	h.run(input(hi...))
 
 	if running.Last != 2 || running.Done {
@@ -754,17 +755,17 @@ func TestEventsPaging(t *testing.T) {
 		t.Fatalf("log has %d events, want 5", len(all))
 	}
 	for _, tc := range []struct {
-		req  workflows.EventsRequest
-		want workflows.EventsPage
+		req  contract.EventsRequest
+		want contract.EventsPage
 	}{
-		{workflows.EventsRequest{}, workflows.EventsPage{Events: all, Last: 5, Done: true}},
-		{workflows.EventsRequest{Limit: 2}, workflows.EventsPage{Events: all[:2], Last: 5, Done: false}},
-		{workflows.EventsRequest{After: 2, Limit: 2}, workflows.EventsPage{Events: all[2:4], Last: 5, Done: false}},
-		{workflows.EventsRequest{After: 3, Limit: 2}, workflows.EventsPage{Events: all[3:], Last: 5, Done: true}},
-		{workflows.EventsRequest{After: 4}, workflows.EventsPage{Events: all[4:], Last: 5, Done: true}},
-		{workflows.EventsRequest{After: 5}, workflows.EventsPage{Events: []longhaul.Event{}, Last: 5, Done: true}},
-		{workflows.EventsRequest{After: 99}, workflows.EventsPage{Events: []longhaul.Event{}, Last: 5, Done: true}},
-		{workflows.EventsRequest{After: -3, Limit: 1}, workflows.EventsPage{Events: all[:1], Last: 5, Done: false}},
+		{contract.EventsRequest{}, contract.EventsPage{Events: all, Last: 5, Done: true}},
+		{contract.EventsRequest{Limit: 2}, contract.EventsPage{Events: all[:2], Last: 5, Done: false}},
+		{contract.EventsRequest{After: 2, Limit: 2}, contract.EventsPage{Events: all[2:4], Last: 5, Done: false}},
+		{contract.EventsRequest{After: 3, Limit: 2}, contract.EventsPage{Events: all[3:], Last: 5, Done: true}},
+		{contract.EventsRequest{After: 4}, contract.EventsPage{Events: all[4:], Last: 5, Done: true}},
+		{contract.EventsRequest{After: 5}, contract.EventsPage{Events: []longhaul.Event{}, Last: 5, Done: true}},
+		{contract.EventsRequest{After: 99}, contract.EventsPage{Events: []longhaul.Event{}, Last: 5, Done: true}},
+		{contract.EventsRequest{After: -3, Limit: 1}, contract.EventsPage{Events: all[:1], Last: 5, Done: false}},
 	} {
 		got := h.page(tc.req)
 		if got.Events == nil {
@@ -776,17 +777,17 @@ func TestEventsPaging(t *testing.T) {
 
 func TestNoMessagesIsBadInput(t *testing.T) {
 	h := newHarness(t) // no ResolveAgent mock: it must not be called
-	h.run(workflows.AgentInput{Agent: "assistant"})
+	h.run(contract.AgentInput{Agent: "assistant"})
 
 	if appErr := appError(t, h.env.GetWorkflowError()); appErr.Type() != "BadInput" || !appErr.NonRetryable() {
 		t.Errorf("error type %q (non-retryable %v), want non-retryable BadInput", appErr.Type(), appErr.NonRetryable())
 	}
 	diffEvents(t, logOf(
 		ev(longhaul.EventError, longhaul.ErrorData{Message: "no messages", Code: "BadInput"}),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusFailed}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusFailed}),
 	), h.events())
-	diff(t, "state", workflows.RunState{
-		Agent: "assistant", User: "anonymous", Status: workflows.StatusFailed, Error: "no messages",
+	diff(t, "state", contract.RunState{
+		Agent: "assistant", User: "anonymous", Status: contract.StatusFailed, Error: "no messages",
 	}, h.state())
 }
 
@@ -803,7 +804,7 @@ func TestUnknownAgentFailsRun(t *testing.T) {
 	}
 	diffEvents(t, logOf(
 		ev(longhaul.EventError, longhaul.ErrorData{Message: `unknown agent "nobody"`, Code: longhaul.ErrTypeUnknownAgent}),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusFailed}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusFailed}),
 	), h.events())
 }
 
@@ -821,9 +822,9 @@ func TestCancelDuringModelCall(t *testing.T) {
 	}
 	diffEvents(t, logOf(
 		ev(longhaul.EventError, longhaul.ErrorData{Message: "the run was cancelled"}),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCancelled}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCancelled}),
 	), h.events())
-	if st := h.state(); st.Status != workflows.StatusCancelled {
-		t.Errorf("state status %q, want %q", st.Status, workflows.StatusCancelled)
+	if st := h.state(); st.Status != contract.StatusCancelled {
+		t.Errorf("state status %q, want %q", st.Status, contract.StatusCancelled)
 	}
 }

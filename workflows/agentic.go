@@ -7,6 +7,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -24,15 +25,15 @@ const (
 // agentic is the planning pipeline: plan and check the plan; run its steps,
 // having each result reviewed; re-plan what remains when a review asks for
 // it, within the agent's re-plan budget; the completion step answers.
-func (r *run) agentic(ctx workflow.Context) (AgentResult, error) {
+func (r *run) agentic(ctx workflow.Context) (contract.AgentResult, error) {
 	r.state.ReplansRemaining = r.spec.MaxReplans
 	ok, err := r.newPlan(ctx, "initial plan", "")
 	if err != nil {
-		return AgentResult{Model: r.model}, err
+		return contract.AgentResult{Model: r.model}, err
 	}
 	if !ok {
 		r.think(ctx, "No valid plan within the re-plan budget; answering directly instead")
-		r.state.Mode = ModeChat
+		r.state.Mode = contract.ModeChat
 		r.state.Dispatch += "; no valid plan within the re-plan budget, so the request ran as a chat"
 		return r.chat(ctx)
 	}
@@ -42,35 +43,35 @@ func (r *run) agentic(ctx workflow.Context) (AgentResult, error) {
 // pipeline carries out the current plan from its first pending step. The
 // plan is all in the run's state, so a run that continued as new between
 // two steps goes on here.
-func (r *run) pipeline(ctx workflow.Context) (AgentResult, error) {
+func (r *run) pipeline(ctx workflow.Context) (contract.AgentResult, error) {
 	for ran := 0; ; ran++ {
 		if ran > 0 && r.shouldContinue(ctx) {
 			if err := r.continueAsNew(ctx, nil); err != nil {
-				return AgentResult{Model: r.model}, err
+				return contract.AgentResult{Model: r.model}, err
 			}
 		}
 		p := r.current()
 		i := firstPending(p.Steps)
 		if i < 0 {
 			// Every plan ends with a completion step; the checks see to it.
-			return AgentResult{Model: r.model}, temporal.NewNonRetryableApplicationError("the plan ended without an answer", longhaul.ErrTypePlanIncomplete, nil)
+			return contract.AgentResult{Model: r.model}, temporal.NewNonRetryableApplicationError("the plan ended without an answer", longhaul.ErrTypePlanIncomplete, nil)
 		}
 		if p.Steps[i].Kind == longhaul.StepCompletion {
 			return r.complete(ctx, i)
 		}
 		if err := r.runStep(ctx, i); err != nil {
-			return AgentResult{Model: r.model}, err
+			return contract.AgentResult{Model: r.model}, err
 		}
 		if err := r.reviewStep(ctx, i); err != nil {
-			return AgentResult{Model: r.model}, err
+			return contract.AgentResult{Model: r.model}, err
 		}
 	}
 }
 
 // current is the plan being carried out.
-func (r *run) current() *PlanRevision {
+func (r *run) current() *contract.PlanRevision {
 	for i := len(r.state.Plans) - 1; i >= 0; i-- {
-		if p := &r.state.Plans[i]; p.Status == PlanActive || p.Status == PlanDone {
+		if p := &r.state.Plans[i]; p.Status == contract.PlanActive || p.Status == contract.PlanDone {
 			return p
 		}
 	}
@@ -148,19 +149,19 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 		}
 		if len(problems) == 0 {
 			if cur != nil {
-				cur.Status = PlanReplaced
+				cur.Status = contract.PlanReplaced
 				for i := range cur.Steps {
 					if cur.Steps[i].Status == longhaul.StepPending {
 						cur.Steps[i].Status = longhaul.StepDropped
 					}
 				}
 			}
-			r.state.Plans = append(r.state.Plans, PlanRevision{Plan: plan, Status: PlanActive})
+			r.state.Plans = append(r.state.Plans, contract.PlanRevision{Plan: plan, Status: contract.PlanActive})
 			r.log.emit(workflow.Now(ctx), longhaul.EventPlan, plan)
 			r.showPlan(ctx)
 			return true, nil
 		}
-		r.state.Plans = append(r.state.Plans, PlanRevision{Plan: plan, Status: PlanRejected, Problems: problems})
+		r.state.Plans = append(r.state.Plans, contract.PlanRevision{Plan: plan, Status: contract.PlanRejected, Problems: problems})
 		review := longhaul.ReviewData{
 			Revision: rev, Decision: longhaul.ReviewAdjust, Reason: strings.Join(problems, "; "),
 			ReplansRemaining: r.state.ReplansRemaining,
@@ -213,7 +214,7 @@ func (r *run) runStep(ctx workflow.Context, i int) error {
 			result, failed = fmt.Sprintf("error: skill %q is not available", step.Target), true
 			break
 		}
-		res, err := r.toolLoop(ctx, LoopState{
+		res, err := r.toolLoop(ctx, contract.LoopState{
 			Call:         "step-" + step.ID + "-",
 			Label:        label + " skill " + s.ID,
 			Messages:     []longhaul.Message{{Role: longhaul.RoleUser, Content: step.Input}},
@@ -252,7 +253,7 @@ func (r *run) skill(id string) (activities.SkillSpec, bool) {
 	return activities.SkillSpec{}, false
 }
 
-func (r *run) startStep(ctx workflow.Context, p *PlanRevision, i int) {
+func (r *run) startStep(ctx workflow.Context, p *contract.PlanRevision, i int) {
 	step := &p.Steps[i]
 	step.Status = longhaul.StepRunning
 	r.log.emit(workflow.Now(ctx), longhaul.EventStepStart, longhaul.StepStartData{
@@ -275,7 +276,7 @@ func (r *run) finishStep(ctx workflow.Context, step *longhaul.PlanStep, result s
 }
 
 // stepInstructions tell a skill's loop which step of which plan it runs.
-func (r *run) stepInstructions(p *PlanRevision, i int) string {
+func (r *run) stepInstructions(p *contract.PlanRevision, i int) string {
 	s := p.Steps[i]
 	var b strings.Builder
 	b.WriteString(fmt.Sprintf("# Your task\n\nYou are carrying out step %d of %d of a plan whose goal is: %s\n\nThis step: %s\n", i+1, len(p.Steps), p.Goal, s.Title))
@@ -291,7 +292,7 @@ func (r *run) stepInstructions(p *PlanRevision, i int) string {
 
 // findings lists the results of the finished steps before step i, each cut
 // to limit characters.
-func (r *run) findings(p *PlanRevision, i, limit int) string {
+func (r *run) findings(p *contract.PlanRevision, i, limit int) string {
 	var b strings.Builder
 	for _, s := range p.Steps[:i] {
 		if s.Status != longhaul.StepDone && s.Status != longhaul.StepFailed {
@@ -353,7 +354,7 @@ func (r *run) addReview(ctx workflow.Context, d longhaul.ReviewData) {
 
 // complete runs the completion step: the answer, streamed like a chat
 // turn, written from what the steps found.
-func (r *run) complete(ctx workflow.Context, i int) (AgentResult, error) {
+func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error) {
 	p := r.current()
 	label := fmt.Sprintf("step %d/%d answer", i+1, len(p.Steps))
 	r.startStep(ctx, p, i)
@@ -377,18 +378,18 @@ func (r *run) complete(ctx workflow.Context, i int) (AgentResult, error) {
 		Publish: !r.in.Quiet, Instructions: b.String(),
 	}, label, true)
 	if err != nil {
-		return AgentResult{Model: r.model}, err
+		return contract.AgentResult{Model: r.model}, err
 	}
 	msg := resp.Message
 	msg.ToolCalls = nil
 	r.finishStep(ctx, step, msg.Content, false)
-	p.Status = PlanDone
+	p.Status = contract.PlanDone
 	r.showPlan(ctx)
 	reason := "stop"
 	if resp.FinishReason == "length" {
 		reason = "length"
 	}
-	return AgentResult{Content: msg.Content, FinishReason: reason, Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
+	return contract.AgentResult{Content: msg.Content, FinishReason: reason, Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
 }
 
 // think emits a progress line.
@@ -402,7 +403,7 @@ func (r *run) addUsage(call string, u longhaul.Usage) {
 		return
 	}
 	r.usage = r.usage.Add(u)
-	r.state.Calls = append(r.state.Calls, CallUsage{Call: call, Usage: u})
+	r.state.Calls = append(r.state.Calls, contract.CallUsage{Call: call, Usage: u})
 }
 
 // showPlan puts the current plan in the workflow's current details, as a
@@ -415,7 +416,7 @@ func (r *run) showPlan(ctx workflow.Context) {
 	workflow.SetCurrentDetails(ctx, planMarkdown(p))
 }
 
-func planMarkdown(p *PlanRevision) string {
+func planMarkdown(p *contract.PlanRevision) string {
 	var b strings.Builder
 	b.WriteString(fmt.Sprintf("**Plan v%d** — %s\n\n", p.Revision, p.Goal))
 	if p.Revision > 1 {

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
-	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/temporal"
@@ -33,7 +33,7 @@ var briefing = activities.SkillSpec{
 // change what they need.
 var researcher = activities.AgentSpec{
 	ID:         spec.ID,
-	Mode:       workflows.ModeAgentic,
+	Mode:       contract.ModeAgentic,
 	Model:      "test-model",
 	MaxTurns:   8,
 	MaxReplans: 2,
@@ -265,14 +265,14 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 		ev(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "call_1", Name: "web_fetch", Output: "act text"}),
 		ev(longhaul.EventContent, longhaul.ContentData{Text: "Briefing: the act bans social scoring.", Call: "turn-2"}),
 		ev(longhaul.EventUsage, usage(30, 10)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
 	), h.events())
 	st := h.state()
-	diff(t, "state", workflows.RunState{
-		Agent: "assistant", User: "u1", Status: workflows.StatusCompleted,
-		Mode: workflows.ModeSkill, Skill: "briefing", Dispatch: "the message starts with /briefing",
+	diff(t, "state", contract.RunState{
+		Agent: "assistant", User: "u1", Status: contract.StatusCompleted,
+		Mode: contract.ModeSkill, Skill: "briefing", Dispatch: "the message starts with /briefing",
 		Turns: 2, Usage: usage(30, 10), Result: "Briefing: the act bans social scoring.",
-		Calls: []workflows.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}, {Call: "turn-2", Usage: usage(20, 8)}},
+		Calls: []contract.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}, {Call: "turn-2", Usage: usage(20, 8)}},
 	}, st)
 }
 
@@ -298,7 +298,7 @@ func TestSlashCommandNotASkill(t *testing.T) {
 			}
 			diff(t, "messages", msgs, reqs[0].Messages)
 			diff(t, "tools", s.Tools, reqs[0].Tools)
-			if st := h.state(); st.Mode != workflows.ModeChat || st.Skill != "" {
+			if st := h.state(); st.Mode != contract.ModeChat || st.Skill != "" {
 				t.Errorf("state: Mode %q, Skill %q; want chat and no skill", st.Mode, st.Skill)
 			}
 		})
@@ -329,7 +329,7 @@ func TestBackgroundTaskSkipsDispatch(t *testing.T) {
 		t.Errorf("Classify called %d times, Plan %d times; want neither", len(classify), len(plans))
 	}
 	st := h.state()
-	if st.Mode != workflows.ModeTask || st.Turns != 1 || len(st.Plans) != 0 {
+	if st.Mode != contract.ModeTask || st.Turns != 1 || len(st.Plans) != 0 {
 		t.Errorf("state: Mode %q, Turns %d, %d plans; want task, 1, none", st.Mode, st.Turns, len(st.Plans))
 	}
 }
@@ -342,7 +342,7 @@ func TestAutoDispatchChat(t *testing.T) {
 	s := researcher
 	s.Mode = "auto"
 	h.resolve(s)
-	p.onClassify(ok(activities.Dispatch{Mode: workflows.ModeChat, Reason: "a greeting needs no plan", Usage: usage(7, 2)})).Once()
+	p.onClassify(ok(activities.Dispatch{Mode: contract.ModeChat, Reason: "a greeting needs no plan", Usage: usage(7, 2)})).Once()
 	p.onPlan().Maybe()
 	h.scriptModel(answer("Hello!", usage(10, 1))).Once()
 	h.run(input(hi...))
@@ -358,10 +358,10 @@ func TestAutoDispatchChat(t *testing.T) {
 	if reqs := h.modelCalls(); len(reqs) != 1 || reqs[0].Call != "turn-1" {
 		t.Errorf("model requests %+v, want the chat loop's turn-1", reqs)
 	}
-	diff(t, "state", workflows.RunState{
-		Agent: "assistant", User: "u1", Status: workflows.StatusCompleted,
-		Mode: workflows.ModeChat, Dispatch: "a greeting needs no plan", Turns: 1,
-		Calls:  []workflows.CallUsage{{Call: "dispatch", Usage: usage(7, 2)}, {Call: "turn-1", Usage: usage(10, 1)}},
+	diff(t, "state", contract.RunState{
+		Agent: "assistant", User: "u1", Status: contract.StatusCompleted,
+		Mode: contract.ModeChat, Dispatch: "a greeting needs no plan", Turns: 1,
+		Calls:  []contract.CallUsage{{Call: "dispatch", Usage: usage(7, 2)}, {Call: "turn-1", Usage: usage(10, 1)}},
 		Usage:  usage(17, 3),
 		Result: "Hello!",
 	}, h.state())
@@ -381,7 +381,7 @@ func TestAutoDispatchFailureChats(t *testing.T) {
 	h.run(input(hi...))
 
 	st := h.state()
-	if st.Status != workflows.StatusCompleted || st.Mode != workflows.ModeChat {
+	if st.Status != contract.StatusCompleted || st.Mode != contract.ModeChat {
 		t.Errorf("state: Status %q, Mode %q; want completed, chat", st.Status, st.Mode)
 	}
 	if want := "the classification failed (dispatch: unexpected end of JSON input), so the request runs as a chat"; st.Dispatch != want {
@@ -397,7 +397,7 @@ func TestAutoDispatchAgentic(t *testing.T) {
 	s := researcher
 	s.Mode = "auto"
 	h.resolve(s)
-	p.onClassify(ok(activities.Dispatch{Mode: workflows.ModeAgentic, Reason: "research across sources"})).Once()
+	p.onClassify(ok(activities.Dispatch{Mode: contract.ModeAgentic, Reason: "research across sources"})).Once()
 	p.onPlan(planned(goal, answerStep)).Once()
 	p.onSupervisePlan(planOK).Once()
 	h.scriptModel(answer("Nothing changed.", usage(10, 3))).Once()
@@ -414,7 +414,7 @@ func TestAutoDispatchAgentic(t *testing.T) {
 		t.Errorf("model requests %+v, want the completion step's answer", reqs)
 	}
 	st := h.state()
-	if st.Mode != workflows.ModeAgentic || st.Dispatch != "research across sources" || len(st.Plans) != 1 {
+	if st.Mode != contract.ModeAgentic || st.Dispatch != "research across sources" || len(st.Plans) != 1 {
 		t.Errorf("state: Mode %q, Dispatch %q, %d plans; want agentic, the classifier's reason, 1", st.Mode, st.Dispatch, len(st.Plans))
 	}
 }
@@ -435,7 +435,7 @@ func TestAgenticRun(t *testing.T) {
 	h.run(input(question...))
 
 	total := usage(350, 75)
-	diff(t, "result", workflows.AgentResult{
+	diff(t, "result", contract.AgentResult{
 		Content: final, FinishReason: "stop", Messages: []longhaul.Message{assistant(final)},
 		Usage: total, Model: "test-model-v2", LastOffset: 12,
 	}, h.result())
@@ -500,18 +500,18 @@ func TestAgenticRun(t *testing.T) {
 		ev(longhaul.EventContent, longhaul.ContentData{Text: final, Call: "answer"}),
 		ev(longhaul.EventStepResult, longhaul.StepResultData{StepID: "2", Status: longhaul.StepDone, Output: final}),
 		ev(longhaul.EventUsage, total),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: workflows.StatusCompleted, FinishReason: "stop"}),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
 	), evs)
 
 	done := v1
 	done.Steps = []longhaul.PlanStep{fetched, as(answerStep, "2", longhaul.StepDone, final)}
-	diff(t, "state", workflows.RunState{
-		Agent: "assistant", User: "u1", Status: workflows.StatusCompleted,
-		Mode: workflows.ModeAgentic, Dispatch: "the agent always plans", Turns: 1,
-		Plans:            []workflows.PlanRevision{{Plan: done, Status: workflows.PlanDone}},
+	diff(t, "state", contract.RunState{
+		Agent: "assistant", User: "u1", Status: contract.StatusCompleted,
+		Mode: contract.ModeAgentic, Dispatch: "the agent always plans", Turns: 1,
+		Plans:            []contract.PlanRevision{{Plan: done, Status: contract.PlanDone}},
 		Reviews:          []longhaul.ReviewData{okReview},
 		ReplansRemaining: 2,
-		Calls: []workflows.CallUsage{
+		Calls: []contract.CallUsage{
 			{Call: "plan-v1", Usage: usage(100, 40)},
 			{Call: "review-step-1", Usage: usage(50, 5)},
 			{Call: "answer", Usage: usage(200, 30)},
@@ -577,11 +577,11 @@ func TestInvalidPlanIsReplanned(t *testing.T) {
 	v2 := longhaul.Plan{Revision: 2, Reason: "plan v1 was rejected: " + problem, Goal: goal, Steps: []longhaul.PlanStep{
 		as(answerStep, "3", longhaul.StepDone, "Nothing changed."),
 	}}
-	diff(t, "plans", []workflows.PlanRevision{
+	diff(t, "plans", []contract.PlanRevision{
 		{Plan: longhaul.Plan{Revision: 1, Reason: "initial plan", Goal: goal, Steps: []longhaul.PlanStep{
 			as(shell, "1", longhaul.StepPending), as(answerStep, "2", longhaul.StepPending),
-		}}, Status: workflows.PlanRejected, Problems: []string{problem}},
-		{Plan: v2, Status: workflows.PlanDone},
+		}}, Status: contract.PlanRejected, Problems: []string{problem}},
+		{Plan: v2, Status: contract.PlanDone},
 	}, st.Plans)
 	diff(t, "reviews", []longhaul.ReviewData{rejection}, st.Reviews)
 	if st.ReplansRemaining != 1 {
@@ -652,11 +652,11 @@ func TestAdjustReplansKeepingFinishedSteps(t *testing.T) {
 	st := h.state()
 	replaced := v1
 	replaced.Steps = []longhaul.PlanStep{kept, as(answerStep, "2", longhaul.StepDropped)}
-	diff(t, "plans", []workflows.PlanRevision{
-		{Plan: replaced, Status: workflows.PlanReplaced},
+	diff(t, "plans", []contract.PlanRevision{
+		{Plan: replaced, Status: contract.PlanReplaced},
 		{Plan: longhaul.Plan{Revision: 2, Reason: "review of step 1: " + adjust, Goal: goal, Steps: []longhaul.PlanStep{
 			kept, as(fetchNews, "3", longhaul.StepDone, news), as(answerStep, "4", longhaul.StepDone, final),
-		}}, Status: workflows.PlanDone},
+		}}, Status: contract.PlanDone},
 	}, st.Plans)
 	diff(t, "reviews", []longhaul.ReviewData{
 		{StepID: "1", Revision: 1, Decision: longhaul.ReviewAdjust, Reason: adjust, ReplansRemaining: 1},
@@ -736,7 +736,7 @@ func TestAdjustWithoutBudgetIsForced(t *testing.T) {
 	diff(t, "thinking", []longhaul.ThinkingData{{Message: "Planning"}, {Message: "The re-plan budget is used up; continuing with the current plan"}},
 		payloads[longhaul.ThinkingData](t, evs, longhaul.EventThinking))
 	st := h.state()
-	if len(st.Plans) != 1 || st.Plans[0].Status != workflows.PlanDone || st.ReplansRemaining != 0 {
+	if len(st.Plans) != 1 || st.Plans[0].Status != contract.PlanDone || st.ReplansRemaining != 0 {
 		t.Errorf("state: plans %+v, ReplansRemaining %d; want one done plan, 0", st.Plans, st.ReplansRemaining)
 	}
 }
@@ -896,7 +896,7 @@ func TestSkillStepToolOutOfScope(t *testing.T) {
 	diff(t, "tool output", []longhaul.ToolOutputData{{ToolCallID: "call_1", Name: "current_time", Output: "error: " + refusal, Error: true}},
 		payloads[longhaul.ToolOutputData](t, evs, longhaul.EventToolOutput))
 	st := h.state()
-	if st.Status != workflows.StatusCompleted || len(st.Plans) != 1 {
+	if st.Status != contract.StatusCompleted || len(st.Plans) != 1 {
 		t.Fatalf("state: Status %q, plans %+v; want completed, one plan", st.Status, st.Plans)
 	}
 	if got := st.Plans[0].Steps[0]; got.Status != longhaul.StepDone || got.Result != "Briefing without the date." {
@@ -947,10 +947,10 @@ func TestNoValidPlanFallsBackToChat(t *testing.T) {
 		{Revision: 2, Decision: longhaul.ReviewAdjust, Reason: badOutput, ReplansRemaining: 0},
 	}, payloads[longhaul.ReviewData](t, evs, longhaul.EventReview))
 	st := h.state()
-	if len(st.Plans) != 2 || st.Plans[0].Status != workflows.PlanRejected || st.Plans[1].Status != workflows.PlanRejected {
+	if len(st.Plans) != 2 || st.Plans[0].Status != contract.PlanRejected || st.Plans[1].Status != contract.PlanRejected {
 		t.Errorf("plans %+v, want two rejected", st.Plans)
 	}
-	if st.Mode != workflows.ModeChat || !strings.Contains(st.Dispatch, "no valid plan") {
+	if st.Mode != contract.ModeChat || !strings.Contains(st.Dispatch, "no valid plan") {
 		t.Errorf("mode %q, dispatch %q; want chat, saying no plan was valid", st.Mode, st.Dispatch)
 	}
 	if d := h.currentDetails(); d != "" {

@@ -6,62 +6,29 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/workflow"
 )
-
-// Approval decisions, as in InputResult.Decision.
-const (
-	DecisionApproved = "approved"
-	DecisionDenied   = "denied"
-	DecisionReplied  = "replied"
-)
-
-// Words a person may answer an approval with in a chat, where there is no
-// button: anything else is a reply, which denies the call and is passed on
-// to the model.
-var (
-	approveWords = []string{"approve", "approved", "yes", "y", "ok", "okay", "go", "go ahead", "allow", "confirm"}
-	denyWords    = []string{"deny", "denied", "no", "n", "reject", "cancel", "stop", "don't", "do not"}
-)
-
-// Decide reads a person's input as an approval decision.
-func Decide(in InputRequest) string {
-	if in.Approve != nil {
-		if *in.Approve {
-			return DecisionApproved
-		}
-		return DecisionDenied
-	}
-	t := strings.ToLower(strings.Trim(strings.TrimSpace(in.Text), ".!"))
-	switch {
-	case slices.Contains(approveWords, t):
-		return DecisionApproved
-	case slices.Contains(denyWords, t):
-		return DecisionDenied
-	}
-	return DecisionReplied
-}
 
 // registerInput installs the handler of UpdateInput: its validator turns
 // away input the run is not waiting for, so the caller learns at once.
 func (r *run) registerInput(ctx workflow.Context) error {
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateInput,
-		func(ctx workflow.Context, in InputRequest) (InputResult, error) {
+	return workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateInput,
+		func(ctx workflow.Context, in contract.InputRequest) (contract.InputResult, error) {
 			r.input = &in
-			res := InputResult{Decision: Decide(in)}
+			res := contract.InputResult{Decision: contract.Decide(in)}
 			if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
 				r.inputUpdate = info.ID
 			}
-			if res.Decision == DecisionApproved && r.grant != nil {
+			if res.Decision == contract.DecisionApproved && r.grant != nil {
 				g := *r.grant
 				res.Approved = &g
 			}
 			return res, nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in InputRequest) error {
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in contract.InputRequest) error {
 			if r.state.Waiting == nil || r.input != nil {
-				return errors.New(ErrNotWaiting)
+				return errors.New(contract.ErrNotWaiting)
 			}
 			if in.Approve == nil && strings.TrimSpace(in.Text) == "" {
 				return errors.New(`send {"approve": true|false} or {"text": "…"}`)
@@ -83,11 +50,11 @@ func (r *run) needsApproval(tool string) bool {
 func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, seq int64, target string) (bool, string, error) {
 	now := workflow.Now(ctx)
 	r.input, r.inputUpdate = nil, ""
-	grant := activities.GrantFor(seq, call)
+	grant := contract.GrantFor(seq, call)
 	r.grant = &grant
 	defer func() { r.grant = nil }()
-	r.state.Waiting = &Waiting{Kind: "approval", ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Since: now}
-	r.setStatus(ctx, StatusWaiting)
+	r.state.Waiting = &contract.Waiting{Kind: "approval", ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Since: now}
+	r.setStatus(ctx, contract.StatusWaiting)
 	r.log.emit(now, longhaul.EventApprovalRequired, longhaul.ApprovalRequiredData{
 		ToolCallID: call.ID, Name: call.Name, Arguments: call.Arguments, Target: target,
 	})
@@ -102,30 +69,30 @@ func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, seq int64, t
 	if err != nil {
 		return false, "", err
 	}
-	r.setStatus(ctx, StatusRunning)
+	r.setStatus(ctx, contract.StatusRunning)
 	d := longhaul.ApprovalData{ToolCallID: call.ID, Name: call.Name}
 	var msg string
 	switch {
 	case !answered:
-		d.Decision = DecisionDenied
+		d.Decision = contract.DecisionDenied
 		d.Text = "no answer within " + r.in.ApprovalTimeout.String()
 		msg = "error: the call was not approved: nobody answered within " + r.in.ApprovalTimeout.String()
 	default:
-		d.Decision, d.Text = Decide(*r.input), strings.TrimSpace(r.input.Text)
+		d.Decision, d.Text = contract.Decide(*r.input), strings.TrimSpace(r.input.Text)
 		switch d.Decision {
-		case DecisionDenied:
+		case contract.DecisionDenied:
 			msg = "error: the user denied this call"
-		case DecisionReplied:
+		case contract.DecisionReplied:
 			msg = "error: the user did not approve this call and said: " + d.Text
 		}
 	}
 	r.input = nil
 	r.log.emit(workflow.Now(ctx), longhaul.EventApproval, d)
-	return d.Decision == DecisionApproved, msg, nil
+	return d.Decision == contract.DecisionApproved, msg, nil
 }
 
 // setStatus records the run's status in its state and search attribute.
 func (r *run) setStatus(ctx workflow.Context, status string) {
 	r.state.Status = status
-	_ = workflow.UpsertTypedSearchAttributes(ctx, SearchAttrStatus.ValueSet(status))
+	_ = workflow.UpsertTypedSearchAttributes(ctx, contract.SearchAttrStatus.ValueSet(status))
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
-	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -24,17 +24,17 @@ var order = longhaul.ToolCall{ID: "call_o", Name: "place_order", Arguments: `{"i
 // whether it was accepted and what it returned.
 type sent struct {
 	rejected error
-	result   workflows.InputResult
+	result   contract.InputResult
 	done     bool
 }
 
-func (h *harness) sendInput(after time.Duration, in workflows.InputRequest, out *sent) {
+func (h *harness) sendInput(after time.Duration, in contract.InputRequest, out *sent) {
 	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(workflows.UpdateInput, "input-after-"+after.String(), &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(contract.UpdateInput, "input-after-"+after.String(), &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) { out.rejected = err; out.done = true },
 			OnComplete: func(v any, err error) {
-				if r, ok := v.(workflows.InputResult); ok {
+				if r, ok := v.(contract.InputResult); ok {
 					out.result = r
 				}
 				out.done = true
@@ -50,11 +50,11 @@ func TestApprovalApproved(t *testing.T) {
 	var ran activities.ToolRequest
 	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.MatchedBy(func(r activities.ToolRequest) bool { ran = r; return true })).
 		Return(activities.ToolResponse{Content: "order ord-1 placed"}, nil).Once()
-	var waiting workflows.RunState
+	var waiting contract.RunState
 	h.env.RegisterDelayedCallback(func() { waiting = h.state() }, time.Minute)
 	var got sent
 	yes := true
-	h.sendInput(time.Hour, workflows.InputRequest{Approve: &yes}, &got)
+	h.sendInput(time.Hour, contract.InputRequest{Approve: &yes}, &got)
 	in := input(hi...)
 	in.Agent = "shop"
 	h.run(in)
@@ -64,10 +64,10 @@ func TestApprovalApproved(t *testing.T) {
 	}
 	// The update's recorded outcome grants this call, and the tool
 	// activity is told which update to read it from.
-	grant := activities.GrantFor(1, order)
-	diff(t, "update result", workflows.InputResult{Decision: workflows.DecisionApproved, Approved: &grant}, got.result)
+	grant := contract.GrantFor(1, order)
+	diff(t, "update result", contract.InputResult{Decision: contract.DecisionApproved, Approved: &grant}, got.result)
 	diff(t, "tool request", activities.ToolRequest{Call: order, Agent: "shop", Seq: 1, Approval: "input-after-1h0m0s", After: 3, User: "u1"}, ran)
-	if waiting.Status != workflows.StatusWaiting || waiting.Waiting == nil || waiting.Waiting.ToolCallID != "call_o" {
+	if waiting.Status != contract.StatusWaiting || waiting.Waiting == nil || waiting.Waiting.ToolCallID != "call_o" {
 		t.Errorf("state while waiting: status %q, waiting %+v", waiting.Status, waiting.Waiting)
 	}
 	evs := h.events()
@@ -83,7 +83,7 @@ func TestApprovalApproved(t *testing.T) {
 	if err := evs[0].Decode(&req); err != nil || req.Name != "place_order" || req.Arguments != order.Arguments {
 		t.Errorf("approval_required = %+v (%v)", req, err)
 	}
-	if st := h.state(); st.Status != workflows.StatusCompleted || st.Waiting != nil {
+	if st := h.state(); st.Status != contract.StatusCompleted || st.Waiting != nil {
 		t.Errorf("final state: status %q, waiting %+v", st.Status, st.Waiting)
 	}
 }
@@ -91,13 +91,13 @@ func TestApprovalApproved(t *testing.T) {
 func TestApprovalDeniedNeverRuns(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		in   workflows.InputRequest
+		in   contract.InputRequest
 		want string
 		msg  string
 	}{
-		{"approve false", workflows.InputRequest{Approve: new(bool)}, workflows.DecisionDenied, "error: the user denied this call"},
-		{"deny in words", workflows.InputRequest{Text: "Deny"}, workflows.DecisionDenied, "error: the user denied this call"},
-		{"a reply", workflows.InputRequest{Text: "only if it costs under 10 euros"}, workflows.DecisionReplied, "only if it costs under 10 euros"},
+		{"approve false", contract.InputRequest{Approve: new(bool)}, contract.DecisionDenied, "error: the user denied this call"},
+		{"deny in words", contract.InputRequest{Text: "Deny"}, contract.DecisionDenied, "error: the user denied this call"},
+		{"a reply", contract.InputRequest{Text: "only if it costs under 10 euros"}, contract.DecisionReplied, "only if it costs under 10 euros"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
@@ -143,22 +143,22 @@ func TestInputWhenNotWaitingIsRejected(t *testing.T) {
 	h.scriptModel(reply{resp: activities.ModelResponse{Message: assistant("hi"), FinishReason: "stop"}}).Once().After(time.Hour)
 	var got sent
 	yes := true
-	h.sendInput(time.Minute, workflows.InputRequest{Approve: &yes}, &got)
+	h.sendInput(time.Minute, contract.InputRequest{Approve: &yes}, &got)
 	h.run(input(hi...))
 	h.result()
-	if got.rejected == nil || !strings.Contains(got.rejected.Error(), workflows.ErrNotWaiting) {
-		t.Errorf("update on a run that waits for nothing: rejected = %v, want %q", got.rejected, workflows.ErrNotWaiting)
+	if got.rejected == nil || !strings.Contains(got.rejected.Error(), contract.ErrNotWaiting) {
+		t.Errorf("update on a run that waits for nothing: rejected = %v, want %q", got.rejected, contract.ErrNotWaiting)
 	}
 }
 
 func TestDecide(t *testing.T) {
 	yes, no := true, false
-	for in, want := range map[workflows.InputRequest]string{
-		{Approve: &yes}: workflows.DecisionApproved, {Approve: &no}: workflows.DecisionDenied,
-		{Text: "approve"}: workflows.DecisionApproved, {Text: " Yes! "}: workflows.DecisionApproved,
-		{Text: "no."}: workflows.DecisionDenied, {Text: "use the blue one"}: workflows.DecisionReplied,
+	for in, want := range map[contract.InputRequest]string{
+		{Approve: &yes}: contract.DecisionApproved, {Approve: &no}: contract.DecisionDenied,
+		{Text: "approve"}: contract.DecisionApproved, {Text: " Yes! "}: contract.DecisionApproved,
+		{Text: "no."}: contract.DecisionDenied, {Text: "use the blue one"}: contract.DecisionReplied,
 	} {
-		if got := workflows.Decide(in); got != want {
+		if got := contract.Decide(in); got != want {
 			t.Errorf("Decide(%+v) = %q, want %q", in, got, want)
 		}
 	}

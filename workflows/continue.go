@@ -3,6 +3,7 @@ package workflows
 import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -20,11 +21,6 @@ import (
 // finds the older events in the archives.
 
 const (
-	// DefaultHistoryLimit is the number of history events after which a run
-	// continues as new when AgentInput leaves HistoryLimit zero. Temporal's
-	// own suggestion (about 4 MB or 4,000 events on a default server) may
-	// come first.
-	DefaultHistoryLimit = 5000
 	// convInline is the size of a conversation, in bytes of message text,
 	// above which a tool loop keeps it in the blob store.
 	convInline = 32 << 10
@@ -36,56 +32,8 @@ const (
 	resultMessagesLimit = 256 << 10
 )
 
-// Checkpoint is what an execution hands the next when the run continues as
-// new.
-type Checkpoint struct {
-	State   RunState       `json:"state"`
-	Usage   longhaul.Usage `json:"usage"`
-	Model   string         `json:"model,omitempty"`
-	StepSeq int            `json:"step_seq,omitempty"`
-	// ToolSeq is the last tool call's sequence number.
-	ToolSeq int64 `json:"tool_seq,omitempty"`
-	// Recorded is how many of a chat turn's messages are already in the
-	// conversation store.
-	Recorded int `json:"recorded,omitempty"`
-	// Offset is the offset of the run's last event so far; Archives hold
-	// every event up to it.
-	Offset   int64                     `json:"offset"`
-	Archives []activities.EventArchive `json:"archives"`
-	// Loop is the tool loop to go on with; nil for a plan, whose state is
-	// all in State.Plans.
-	Loop *LoopState `json:"loop,omitempty"`
-}
-
-// LoopState is one tool loop — a chat turn, a skill's own loop or a slash
-// command — as it runs and as it goes on after continue-as-new.
-type LoopState struct {
-	// Call prefixes the names of the loop's model calls ("turn-1", or
-	// "step-3-turn-1" in a plan step).
-	Call string `json:"call,omitempty"`
-	// Label prefixes the loop's activity summaries ("step 3/5 skill x").
-	Label string `json:"label,omitempty"`
-	// Scope is the tools offered to the model and allowed to run.
-	Scope        []string `json:"scope,omitempty"`
-	MaxTurns     int      `json:"max_turns"`
-	Skill        string   `json:"skill,omitempty"`
-	Instructions string   `json:"instructions,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	Publish      bool     `json:"publish,omitempty"`
-	// StepID, when set, makes the loop report to skill_activity events. A
-	// plan step's loop never continues as new (the plan does, between
-	// steps), so it is never carried.
-	StepID string `json:"-"`
-	// Turn is the turn to run next (after continue-as-new; 0 is the first).
-	Turn int `json:"turn"`
-	// ConvRef is the stored start of the conversation; Messages follow it
-	// (or are the whole conversation when nothing is stored).
-	ConvRef  string             `json:"conv_ref,omitempty"`
-	Messages []longhaul.Message `json:"messages,omitempty"`
-}
-
-// at is the loop going on at turn with conv after the stored ref.
-func (l LoopState) at(turn int, ref string, conv []longhaul.Message) *LoopState {
+// loopAt is l going on at turn with conv after the stored ref.
+func loopAt(l contract.LoopState, turn int, ref string, conv []longhaul.Message) *contract.LoopState {
 	l.Turn, l.ConvRef, l.Messages = turn, ref, conv
 	return &l
 }
@@ -98,7 +46,7 @@ func (r *run) shouldContinue(ctx workflow.Context) bool {
 	info := workflow.GetInfo(ctx)
 	limit := r.in.HistoryLimit
 	if limit <= 0 {
-		limit = DefaultHistoryLimit
+		limit = contract.DefaultHistoryLimit
 	}
 	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
 }
@@ -107,7 +55,7 @@ func (r *run) shouldContinue(ctx workflow.Context) bool {
 // execution and starts the next with cp. When the log cannot be archived
 // (a worker without a store) it returns nil: the run goes on in this
 // execution, and does not try again.
-func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
+func (r *run) continueAsNew(ctx workflow.Context, lp *contract.LoopState) error {
 	// An update being handled (a person's input) finishes first.
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
@@ -123,7 +71,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 			futures[i] = workflow.ExecuteActivity(actx, a.ArchiveEvents, activities.ArchiveRequest{Events: c})
 		}
 		for _, f := range futures {
-			var ar activities.EventArchive
+			var ar contract.EventArchive
 			if err := f.Get(ctx, &ar); err != nil {
 				if temporal.IsCanceledError(err) {
 					return err
@@ -141,28 +89,28 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 	}
 	state.Continued++
 	next := r.in
-	next.Resume = &Checkpoint{
+	next.Resume = &contract.Checkpoint{
 		State: state, Usage: r.usage, Model: r.model, StepSeq: r.stepSeq, ToolSeq: r.toolSeq, Recorded: r.recorded,
 		Offset: r.log.last, Archives: r.log.archives, Loop: lp,
 	}
-	return workflow.NewContinueAsNewError(ctx, AgentWorkflowName, next)
+	return workflow.NewContinueAsNewError(ctx, contract.AgentWorkflowName, next)
 }
 
 // resume restores the state an earlier execution handed over and goes on
 // where it stopped.
-func (r *run) resume(ctx workflow.Context, cp *Checkpoint) (AgentResult, error) {
+func (r *run) resume(ctx workflow.Context, cp *contract.Checkpoint) (contract.AgentResult, error) {
 	switch {
 	case cp.Loop != nil:
 		return r.toolLoop(ctx, *cp.Loop)
-	case r.state.Mode == ModeAgentic:
+	case r.state.Mode == contract.ModeAgentic:
 		r.showPlan(ctx)
 		return r.pipeline(ctx)
 	}
-	return AgentResult{}, temporal.NewNonRetryableApplicationError("the run continued as new with nothing to go on with", longhaul.ErrTypeBadInput, nil)
+	return contract.AgentResult{}, temporal.NewNonRetryableApplicationError("the run continued as new with nothing to go on with", longhaul.ErrTypeBadInput, nil)
 }
 
 // restore takes over the state of cp.
-func (r *run) restore(cp *Checkpoint) {
+func (r *run) restore(cp *contract.Checkpoint) {
 	r.state = cp.State
 	r.usage = cp.Usage
 	r.model = cp.Model

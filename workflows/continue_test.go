@@ -10,7 +10,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
-	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -27,28 +27,28 @@ type archiver struct {
 func (h *harness) onArchive() *archiver {
 	ar := &archiver{stored: map[string][]longhaul.Event{}}
 	h.env.OnActivity(h.acts.ArchiveEvents, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req activities.ArchiveRequest) (activities.EventArchive, error) {
+		func(_ context.Context, req activities.ArchiveRequest) (contract.EventArchive, error) {
 			ar.mu.Lock()
 			defer ar.mu.Unlock()
 			from, to := req.Events[0].Offset, req.Events[len(req.Events)-1].Offset
 			ref := fmt.Sprintf("sha256:events-%d-%d", from, to)
 			ar.stored[ref] = req.Events
-			return activities.EventArchive{From: from, To: to, Ref: ref}, nil
+			return contract.EventArchive{From: from, To: to, Ref: ref}, nil
 		})
 	return ar
 }
 
 // continued returns the input of the execution the run continued as.
-func (h *harness) continued() workflows.AgentInput {
+func (h *harness) continued() contract.AgentInput {
 	h.t.Helper()
 	var cane *workflow.ContinueAsNewError
 	if err := h.env.GetWorkflowError(); !errors.As(err, &cane) {
 		h.t.Fatalf("workflow ended with %v, want continue-as-new", err)
 	}
-	if cane.WorkflowType.Name != workflows.AgentWorkflowName {
+	if cane.WorkflowType.Name != contract.AgentWorkflowName {
 		h.t.Fatalf("continued as %q", cane.WorkflowType.Name)
 	}
-	var next workflows.AgentInput
+	var next contract.AgentInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(cane.Input, &next); err != nil {
 		h.t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func (h *harness) readAll(ar *archiver) []longhaul.Event {
 	var out []longhaul.Event
 	var after int64
 	for range 10 {
-		p := h.page(workflows.EventsRequest{After: after})
+		p := h.page(contract.EventsRequest{After: after})
 		if len(p.Archives) > 0 {
 			for _, a := range p.Archives {
 				for _, e := range ar.stored[a.Ref] {
@@ -119,10 +119,10 @@ func TestChatContinuesAsNew(t *testing.T) {
 	}
 	cp := next.Resume
 	tail := []longhaul.Message{{Role: longhaul.RoleTool, ToolCallID: "c1", Name: "current_time", Content: "12:00"}}
-	diff(t, "loop", &workflows.LoopState{
+	diff(t, "loop", &contract.LoopState{
 		Scope: spec.Tools, MaxTurns: spec.MaxTurns, Publish: true, Turn: 2, ConvRef: "sha256:conv-2", Messages: tail,
 	}, cp.Loop)
-	if cp.Offset != 2 || len(cp.Archives) != 1 || cp.Archives[0] != (activities.EventArchive{From: 1, To: 2, Ref: "sha256:events-1-2"}) {
+	if cp.Offset != 2 || len(cp.Archives) != 1 || cp.Archives[0] != (contract.EventArchive{From: 1, To: 2, Ref: "sha256:events-1-2"}) {
 		t.Fatalf("offset %d, archives %+v", cp.Offset, cp.Archives)
 	}
 	if cp.State.Turns != 1 || cp.State.Continued != 1 || !cp.State.StartedAt.Equal(t0) || cp.Usage != usage(10, 2) || cp.Model != "test-model-v2" {
@@ -161,7 +161,7 @@ func TestChatContinuesAsNew(t *testing.T) {
 		longhaul.EventContent, longhaul.EventUsage, longhaul.EventDone,
 	}, eventTypes(all))
 	st := h2.state()
-	if st.Turns != 2 || st.Continued != 1 || st.Usage != usage(30, 6) || st.Status != workflows.StatusCompleted || !st.StartedAt.Equal(t0) {
+	if st.Turns != 2 || st.Continued != 1 || st.Usage != usage(30, 6) || st.Status != contract.StatusCompleted || !st.StartedAt.Equal(t0) {
 		t.Fatalf("state %+v", st)
 	}
 }
@@ -182,7 +182,7 @@ func TestPlanContinuesAsNewBetweenSteps(t *testing.T) {
 	h.run(input(question...))
 	next := h.continued()
 	cp := next.Resume
-	if cp.Loop != nil || cp.State.Mode != workflows.ModeAgentic || len(cp.State.Plans) != 1 || cp.StepSeq != 2 {
+	if cp.Loop != nil || cp.State.Mode != contract.ModeAgentic || len(cp.State.Plans) != 1 || cp.StepSeq != 2 {
 		t.Fatalf("checkpoint %+v", cp)
 	}
 	if steps := cp.State.Plans[0].Steps; steps[0].Status != longhaul.StepDone || steps[1].Status != longhaul.StepPending {

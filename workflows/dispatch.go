@@ -5,41 +5,31 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-)
-
-// Run modes, as in RunState.Mode.
-const (
-	ModeChat    = "chat"
-	ModeAgentic = "agentic"
-	ModeSkill   = "skill"
-	ModeTask    = "task"
-	// ModeAuto is an agent's mode (not a run's) that has a small
-	// classification call choose between ModeChat and ModeAgentic.
-	ModeAuto = "auto"
 )
 
 // dispatch decides how the request runs: a client's background task goes
 // straight to the model; a message starting with a skill's slash command
 // runs that skill; otherwise the agent's mode decides, and for "auto" a
 // small classification call does.
-func (r *run) dispatch(ctx workflow.Context) (AgentResult, error) {
+func (r *run) dispatch(ctx workflow.Context) (contract.AgentResult, error) {
 	if r.in.Background {
-		r.state.Mode, r.state.Dispatch = ModeTask, "a client's background request"
+		r.state.Mode, r.state.Dispatch = contract.ModeTask, "a client's background request"
 		return r.background(ctx)
 	}
 	if err := r.recall(ctx); err != nil {
-		return AgentResult{Model: r.model}, err
+		return contract.AgentResult{Model: r.model}, err
 	}
 	if skill, rest, ok := r.slashCommand(); ok {
 		return r.runCommand(ctx, skill, rest)
 	}
 	mode := r.spec.Mode
 	switch mode {
-	case ModeAgentic:
+	case contract.ModeAgentic:
 		r.state.Dispatch = "the agent always plans"
-	case ModeAuto:
+	case contract.ModeAuto:
 		var d activities.Dispatch
 		err := workflow.ExecuteActivity(r.structuredOptions(ctx, "dispatch"), a.Classify, activities.ClassifyRequest{
 			Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages,
@@ -47,19 +37,19 @@ func (r *run) dispatch(ctx workflow.Context) (AgentResult, error) {
 		r.addUsage("dispatch", d.Usage)
 		switch {
 		case temporal.IsCanceledError(err):
-			return AgentResult{}, err
+			return contract.AgentResult{}, err
 		case err != nil:
-			mode, r.state.Dispatch = ModeChat, "the classification failed ("+errorMessage(err)+"), so the request runs as a chat"
-		case d.Mode == ModeAgentic:
-			mode, r.state.Dispatch = ModeAgentic, d.Reason
+			mode, r.state.Dispatch = contract.ModeChat, "the classification failed ("+errorMessage(err)+"), so the request runs as a chat"
+		case d.Mode == contract.ModeAgentic:
+			mode, r.state.Dispatch = contract.ModeAgentic, d.Reason
 		default:
-			mode, r.state.Dispatch = ModeChat, d.Reason
+			mode, r.state.Dispatch = contract.ModeChat, d.Reason
 		}
 	default:
-		mode, r.state.Dispatch = ModeChat, "the agent chats"
+		mode, r.state.Dispatch = contract.ModeChat, "the agent chats"
 	}
 	r.state.Mode = mode
-	if mode == ModeAgentic {
+	if mode == contract.ModeAgentic {
 		return r.agentic(ctx)
 	}
 	return r.chat(ctx)
@@ -96,8 +86,8 @@ func lastUserText(msgs []longhaul.Message) string {
 
 // runCommand runs a skill invoked by its slash command: the skill's own loop
 // on the rest of the message, streamed like a chat turn.
-func (r *run) runCommand(ctx workflow.Context, s activities.SkillSpec, input string) (AgentResult, error) {
-	r.state.Mode, r.state.Skill = ModeSkill, s.ID
+func (r *run) runCommand(ctx workflow.Context, s activities.SkillSpec, input string) (contract.AgentResult, error) {
+	r.state.Mode, r.state.Skill = contract.ModeSkill, s.ID
 	r.state.Dispatch = "the message starts with " + s.Command
 	msgs := append([]longhaul.Message(nil), r.in.Messages...)
 	if input != "" {
@@ -109,7 +99,7 @@ func (r *run) runCommand(ctx workflow.Context, s activities.SkillSpec, input str
 		}
 	}
 	r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, Message: "running " + s.Command})
-	return r.toolLoop(ctx, LoopState{
+	return r.toolLoop(ctx, contract.LoopState{
 		Label:    "skill " + s.ID,
 		Messages: msgs,
 		Scope:    s.Tools,

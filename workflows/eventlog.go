@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 )
 
 // defaultPageLimit bounds an events query answer when the caller sets none.
@@ -20,7 +20,7 @@ type eventLog struct {
 	done   bool
 	// archives hold the events up to base, which earlier executions of the
 	// run (or this one, before it continues as new) stored outside history.
-	archives []activities.EventArchive
+	archives []contract.EventArchive
 	base     int64
 }
 
@@ -45,9 +45,9 @@ func (l *eventLog) emit(at time.Time, t longhaul.EventType, payload any) {
 
 // restore starts the log of a continued run after offset, whose events up
 // to it are in archives.
-func (l *eventLog) restore(offset int64, archives []activities.EventArchive) {
+func (l *eventLog) restore(offset int64, archives []contract.EventArchive) {
 	l.last, l.base = offset, offset
-	l.archives = append([]activities.EventArchive(nil), archives...)
+	l.archives = append([]contract.EventArchive(nil), archives...)
 }
 
 // unarchived is the held events not archived yet, in chunks for archiving.
@@ -60,7 +60,7 @@ func (l *eventLog) unarchived() [][]longhaul.Event {
 }
 
 // archived records a stored stretch of the log.
-func (l *eventLog) archived(ar activities.EventArchive) {
+func (l *eventLog) archived(ar contract.EventArchive) {
 	l.archives = append(l.archives, ar)
 	l.base = max(l.base, ar.To)
 }
@@ -68,12 +68,12 @@ func (l *eventLog) archived(ar activities.EventArchive) {
 // page answers QueryEvents. Events an earlier execution archived are not
 // held: for an offset before them the page names the archives to read
 // instead, and the reader asks again after the last of them.
-func (l *eventLog) page(req EventsRequest) EventsPage {
+func (l *eventLog) page(req contract.EventsRequest) contract.EventsPage {
 	limit := req.Limit
 	if limit <= 0 || limit > defaultPageLimit {
 		limit = defaultPageLimit
 	}
-	p := EventsPage{Last: l.last, Done: l.done, Events: []longhaul.Event{}}
+	p := contract.EventsPage{Last: l.last, Done: l.done, Events: []longhaul.Event{}}
 	if held := l.firstHeld(); req.After < held-1 && len(l.archives) > 0 {
 		for _, ar := range l.archives {
 			if ar.To > req.After && ar.From < held {

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
-	"github.com/longhaul-dev/longhaul/workflows"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 )
 
@@ -37,7 +37,7 @@ func TestRecallBeforeFirstModelCall(t *testing.T) {
 			return activities.RecallResponse{Memories: []longhaul.MemoryItem{{ID: "mem_1", Text: "The user is vegetarian.", Score: 0.8}}}, nil
 		}).Once()
 	h.scriptModel(answer("Try the lentil soup.", usage(10, 5)))
-	h.run(workflows.AgentInput{Agent: "assistant", User: longhaul.User{Principal: "owui/ann"}, Messages: []longhaul.Message{
+	h.run(contract.AgentInput{Agent: "assistant", User: longhaul.User{Principal: "owui/ann"}, Messages: []longhaul.Message{
 		{Role: longhaul.RoleUser, Content: "Hi"}, {Role: longhaul.RoleAssistant, Content: "Hello"}, {Role: longhaul.RoleUser, Content: "What should I cook?"},
 	}})
 	h.result()
@@ -63,7 +63,7 @@ func TestRecallOfNothing(t *testing.T) {
 	h.resolve(s)
 	h.env.OnActivity(h.acts.RecallMemories, mock.Anything, mock.Anything).Return(activities.RecallResponse{Memories: []longhaul.MemoryItem{}}, nil).Once()
 	h.scriptModel(answer("Hello.", usage(1, 1)))
-	h.run(workflows.AgentInput{Agent: "assistant", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "Hi"}}})
+	h.run(contract.AgentInput{Agent: "assistant", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "Hi"}}})
 	h.result()
 	if msgs := h.modelCalls()[0].Messages; len(msgs) != 1 {
 		t.Errorf("model got %+v, want the user's message alone", msgs)
@@ -88,7 +88,7 @@ func TestRememberAfterTheTurn(t *testing.T) {
 	})).Return(activities.ExtractResponse{Facts: []string{"The user is allergic to peanuts."}, Usage: usage(3, 2)}, nil).Once()
 	h.env.OnActivity(h.acts.SaveMemories, mock.Anything, activities.SaveRequest{User: "owui/ann", Chat: "owui/c1", Facts: []string{"The user is allergic to peanuts."}}).
 		Return(activities.SaveResponse{Memories: []longhaul.MemoryItem{{ID: "mem_9", Text: "The user is allergic to peanuts."}}}, nil).Once()
-	h.run(workflows.AgentInput{Agent: "assistant", User: longhaul.User{Principal: "owui/ann"}, ChatID: "owui/c1",
+	h.run(contract.AgentInput{Agent: "assistant", User: longhaul.User{Principal: "owui/ann"}, ChatID: "owui/c1",
 		Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "I'm allergic to peanuts"}}})
 	res := h.result()
 	if res.Content != "Noted, no peanuts." || res.Usage.TotalTokens != 20 {
@@ -120,7 +120,7 @@ func TestPlanMemoryStep(t *testing.T) {
 	h.env.OnActivity(h.acts.RecallMemories, mock.Anything, activities.RecallRequest{User: "anonymous", Query: "diet", All: true}).
 		Return(activities.RecallResponse{Memories: []longhaul.MemoryItem{{ID: "mem_1", Text: "The user is vegetarian.", Score: 0.42}}}, nil).Once()
 	h.scriptModel(answer("Lentils.", usage(1, 1)))
-	h.run(workflows.AgentInput{Agent: s.ID, Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What should I cook?"}}})
+	h.run(contract.AgentInput{Agent: s.ID, Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What should I cook?"}}})
 	h.result()
 	if !p.plans[0].Memory || !p.checks[0].Memory {
 		t.Errorf("planner and plan check not told of memory: %v %v", p.plans[0].Memory, p.checks[0].Memory)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
@@ -32,7 +33,7 @@ func TestReplayAgenticHistory(t *testing.T) {
 		generateAgenticHistory(t)
 	}
 	checkAgenticShape(t, loadHistoryFile(t, agenticHistoryFile))
-	replay(t, workflows.AgentWorkflow, workflows.AgentWorkflowName, agenticHistoryFile)
+	replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, agenticHistoryFile)
 }
 
 func checkAgenticShape(t *testing.T, h *historypb.History) {
@@ -71,12 +72,12 @@ func generateAgenticHistory(t *testing.T) {
 	defer cancel()
 	run, err := env.Client.ExecuteWorkflow(ctx,
 		client.StartWorkflowOptions{ID: "replay-agentic-1", TaskQueue: testenv.TaskQueue},
-		workflows.AgentWorkflowName,
-		workflows.AgentInput{Agent: "researcher", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "How long is a pelican's bill?"}}})
+		contract.AgentWorkflowName,
+		contract.AgentInput{Agent: "researcher", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "How long is a pelican's bill?"}}})
 	if err != nil {
 		t.Fatalf("start workflow: %v", err)
 	}
-	var res workflows.AgentResult
+	var res contract.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("workflow: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/workflows"
@@ -32,7 +33,7 @@ func TestReplayContinuedHistory(t *testing.T) {
 		generateContinuedHistory(t)
 	}
 	checkContinuedShape(t, loadHistoryFile(t, continuedFirstFile), loadHistoryFile(t, continuedLastFile))
-	replay(t, workflows.AgentWorkflow, workflows.AgentWorkflowName, continuedFirstFile, continuedLastFile)
+	replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, continuedFirstFile, continuedLastFile)
 }
 
 func checkContinuedShape(t *testing.T, first, last *historypb.History) {
@@ -81,8 +82,8 @@ func generateContinuedHistory(t *testing.T) {
 	defer cancel()
 	run, err := env.Client.ExecuteWorkflow(ctx,
 		client.StartWorkflowOptions{ID: "replay-continued-1", TaskQueue: testenv.TaskQueue},
-		workflows.AgentWorkflowName,
-		workflows.AgentInput{
+		contract.AgentWorkflowName,
+		contract.AgentInput{
 			Agent: "assistant", HistoryLimit: 20,
 			Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "Check the time six times."}},
 		})
@@ -90,7 +91,7 @@ func generateContinuedHistory(t *testing.T) {
 		t.Fatalf("start workflow: %v", err)
 	}
 	firstRun := env.Client.GetWorkflow(ctx, run.GetID(), run.GetRunID())
-	var res workflows.AgentResult
+	var res contract.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("workflow: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/workflows"
@@ -30,7 +31,7 @@ func TestReplayConversationHistory(t *testing.T) {
 		generateConversationHistory(t)
 	}
 	checkConversationShape(t, loadHistoryFile(t, conversationHistoryFile))
-	replay(t, workflows.AgentWorkflow, workflows.AgentWorkflowName, conversationHistoryFile)
+	replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, conversationHistoryFile)
 }
 
 // checkConversationShape: the version marker, the restore and record local
@@ -46,15 +47,15 @@ func generateConversationHistory(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	turn := func(id string, n int, msgs []longhaul.Message) (client.WorkflowRun, workflows.AgentResult) {
+	turn := func(id string, n int, msgs []longhaul.Message) (client.WorkflowRun, contract.AgentResult) {
 		run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: testenv.TaskQueue},
-			workflows.AgentWorkflowName, workflows.AgentInput{
+			contract.AgentWorkflowName, contract.AgentInput{
 				Agent: "assistant", Messages: msgs, User: longhaul.User{ID: "u1"}, ChatID: "u1/chat-1", Turn: n,
 			})
 		if err != nil {
 			t.Fatalf("start workflow: %v", err)
 		}
-		var res workflows.AgentResult
+		var res contract.AgentResult
 		if err := run.Get(ctx, &res); err != nil {
 			t.Fatalf("workflow: %v", err)
 		}

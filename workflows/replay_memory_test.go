@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/memory/memorytest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
@@ -34,7 +35,7 @@ func TestReplayMemoryHistory(t *testing.T) {
 		generateMemoryHistory(t)
 	}
 	checkMemoryShape(t, loadHistoryFile(t, memoryHistoryFile))
-	replay(t, workflows.AgentWorkflow, workflows.AgentWorkflowName, memoryHistoryFile)
+	replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, memoryHistoryFile)
 }
 
 // checkMemoryShape: the version markers of recall and remember, and the
@@ -66,7 +67,7 @@ func generateMemoryHistory(t *testing.T) {
 	env.Model.SetDefault(llmtest.Text("Noted."))
 	turn := func(id, text string) client.WorkflowRun {
 		run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: testenv.TaskQueue},
-			workflows.AgentWorkflowName, workflows.AgentInput{
+			contract.AgentWorkflowName, contract.AgentInput{
 				Agent: "friend", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: text}}, User: longhaul.User{ID: "u1"},
 			})
 		if err != nil {

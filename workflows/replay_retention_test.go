@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/workflows"
 	historypb "go.temporal.io/api/history/v1"
@@ -23,7 +24,7 @@ func TestReplayRetentionHistory(t *testing.T) {
 		generateRetentionHistory(t)
 	}
 	checkRetentionShape(t, loadHistoryFile(t, retentionHistoryFile))
-	replay(t, workflows.RetentionWorkflow, workflows.RetentionWorkflowName, retentionHistoryFile)
+	replay(t, workflows.RetentionWorkflow, contract.RetentionWorkflowName, retentionHistoryFile)
 }
 
 // checkRetentionShape makes sure the committed history is what it stands
@@ -42,11 +43,11 @@ func generateRetentionHistory(t *testing.T) {
 	defer cancel()
 	run, err := env.Client.ExecuteWorkflow(ctx,
 		client.StartWorkflowOptions{ID: "replay-retention-1", TaskQueue: testenv.TaskQueue},
-		workflows.RetentionWorkflowName, workflows.RetentionInput{Retention: 24 * time.Hour})
+		contract.RetentionWorkflowName, contract.RetentionInput{Retention: 24 * time.Hour})
 	if err != nil {
 		t.Fatalf("start workflow: %v", err)
 	}
-	var res workflows.RetentionResult
+	var res contract.RetentionResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("workflow: %v", err)
 	}

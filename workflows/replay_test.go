@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
 	"github.com/longhaul-dev/longhaul/workflows"
@@ -53,7 +54,7 @@ func TestReplayAgentHistory(t *testing.T) {
 	}{{historyFile, false}, {signalsHistoryFile, true}} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			checkHistoryShape(t, loadHistoryFile(t, tc.file), tc.signals)
-			replay(t, workflows.AgentWorkflow, workflows.AgentWorkflowName, tc.file)
+			replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, tc.file)
 		})
 	}
 }
@@ -62,7 +63,7 @@ func TestReplayAgentHistory(t *testing.T) {
 // history replayed against an edited workflow must fail as non-deterministic.
 func TestReplayDetectsNonDeterminism(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(changedAgentWorkflow, workflow.RegisterOptions{Name: workflows.AgentWorkflowName})
+	replayer.RegisterWorkflowWithOptions(changedAgentWorkflow, workflow.RegisterOptions{Name: contract.AgentWorkflowName})
 	quiet := log.NewStructuredLogger(slog.New(slog.DiscardHandler)) // the SDK logs the failure as a workflow panic
 	err := replayer.ReplayWorkflowHistoryFromJSONFile(quiet, historyFile)
 	if err == nil {
@@ -78,19 +79,19 @@ func TestReplayDetectsNonDeterminism(t *testing.T) {
 // changedAgentWorkflow stands for an incompatible edit of AgentWorkflow: it
 // starts like it (search attributes, ResolveAgent), then runs a tool before
 // the first model call.
-func changedAgentWorkflow(ctx workflow.Context, in workflows.AgentInput) (workflows.AgentResult, error) {
+func changedAgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.AgentResult, error) {
 	var acts *activities.Activities
 	err := workflow.UpsertTypedSearchAttributes(ctx,
-		workflows.SearchAttrAgent.ValueSet(in.Agent),
-		workflows.SearchAttrUser.ValueSet(in.User.Key()),
-		workflows.SearchAttrStatus.ValueSet(workflows.StatusRunning))
+		contract.SearchAttrAgent.ValueSet(in.Agent),
+		contract.SearchAttrUser.ValueSet(in.User.Key()),
+		contract.SearchAttrStatus.ValueSet(contract.StatusRunning))
 	if err != nil {
-		return workflows.AgentResult{}, err
+		return contract.AgentResult{}, err
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
 	var spec activities.AgentSpec
 	if err := workflow.ExecuteLocalActivity(lctx, acts.ResolveAgent, in.Agent).Get(ctx, &spec); err != nil {
-		return workflows.AgentResult{}, err
+		return contract.AgentResult{}, err
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 	var res activities.ToolResponse
@@ -99,7 +100,7 @@ func changedAgentWorkflow(ctx workflow.Context, in workflows.AgentInput) (workfl
 		Agent: spec.ID,
 		Seq:   1,
 	}).Get(ctx, &res)
-	return workflows.AgentResult{Content: res.Content}, err
+	return contract.AgentResult{Content: res.Content}, err
 }
 
 func loadHistoryFile(t *testing.T, file string) *historypb.History {
@@ -169,15 +170,15 @@ func generateHistory(t *testing.T) {
 	defer cancel()
 	run, err := env.Client.ExecuteWorkflow(ctx,
 		client.StartWorkflowOptions{ID: "replay-1", TaskQueue: testenv.TaskQueue},
-		workflows.AgentWorkflowName,
-		workflows.AgentInput{
+		contract.AgentWorkflowName,
+		contract.AgentInput{
 			Agent:    "assistant",
 			Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What time is it?"}},
 		})
 	if err != nil {
 		t.Fatalf("start workflow: %v", err)
 	}
-	var res workflows.AgentResult
+	var res contract.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("workflow: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/log"
@@ -22,7 +23,7 @@ func retentionEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := s.NewTestWorkflowEnvironment()
 	acts := &activities.Activities{}
-	env.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: workflows.RetentionWorkflowName})
+	env.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: contract.RetentionWorkflowName})
 	env.RegisterActivity(acts)
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env, acts
@@ -33,17 +34,17 @@ func retentionEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities
 func TestRetentionWorkflow(t *testing.T) {
 	env, acts := retentionEnv(t)
 	env.OnActivity(acts.DeleteExpiredBlobs, mock.Anything, activities.RetentionRequest{Retention: 36 * time.Hour}).
-		Return(activities.RetentionResult{Deleted: 7, Runs: 2, Kept: 1}, nil).Once()
-	env.ExecuteWorkflow(workflows.RetentionWorkflowName, workflows.RetentionInput{Retention: 36 * time.Hour})
+		Return(contract.RetentionResult{Deleted: 7, Runs: 2, Kept: 1}, nil).Once()
+	env.ExecuteWorkflow(contract.RetentionWorkflowName, contract.RetentionInput{Retention: 36 * time.Hour})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("completed %v, error %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
-	var res workflows.RetentionResult
+	var res contract.RetentionResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if want := (activities.RetentionResult{Deleted: 7, Runs: 2, Kept: 1}); res.RetentionResult != want {
-		t.Errorf("result %+v, want %+v", res.RetentionResult, want)
+	if want := (contract.RetentionResult{Deleted: 7, Runs: 2, Kept: 1}); res != want {
+		t.Errorf("result %+v, want %+v", res, want)
 	}
 }
 
@@ -51,7 +52,7 @@ func TestRetentionWorkflow(t *testing.T) {
 // the run at once, deleting nothing.
 func TestRetentionWorkflowBadInput(t *testing.T) {
 	env, _ := retentionEnv(t)
-	env.ExecuteWorkflow(workflows.RetentionWorkflowName, workflows.RetentionInput{})
+	env.ExecuteWorkflow(contract.RetentionWorkflowName, contract.RetentionInput{})
 	var appErr *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != longhaul.ErrTypeBadInput {
 		t.Fatalf("error %v, want a %s application error", err, longhaul.ErrTypeBadInput)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -14,7 +15,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/worker"
-	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 // runDev runs the embedded server (unless a real one is configured), a worker
@@ -140,7 +140,7 @@ func startServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*dev
 		UIAddr:           ui,
 		UIWrite:          cfg.EmbeddedUIWrite,
 		Namespaces:       []string{cfg.TemporalNamespace},
-		SearchAttributes: workflows.SearchAttributes(),
+		SearchAttributes: contract.SearchAttributes(),
 		Logger:           log,
 	})
 	if err != nil {

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/store/storetest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 var (
@@ -236,7 +236,7 @@ func TestKillMidStreamAndRestart(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	// No keys: the anonymous principal's chat.
-	if got := resp.Header.Get("X-Longhaul-Run-Id"); got != workflows.ChatRunID("anonymous/crash-chat", 1, "") {
+	if got := resp.Header.Get("X-Longhaul-Run-Id"); got != contract.ChatRunID("anonymous/crash-chat", 1, "") {
 		t.Fatalf("run id %q", got)
 	}
 	full, done := contentOf(t, resp, 0)

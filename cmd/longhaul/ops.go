@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/metrics"
 	"github.com/longhaul-dev/longhaul/internal/redact"
@@ -63,7 +64,7 @@ func runSetup(ctx context.Context, cfg config.Config, log *slog.Logger, out io.W
 		return err
 	}
 	defer c.Close()
-	added, err := searchattr.Ensure(ctx, c.OperatorService(), cfg.TemporalNamespace, workflows.SearchAttributes())
+	added, err := searchattr.Ensure(ctx, c.OperatorService(), cfg.TemporalNamespace, contract.SearchAttributes())
 	var nf *serviceerror.NotFound
 	var nsnf *serviceerror.NamespaceNotFound
 	if errors.As(err, &nf) || errors.As(err, &nsnf) {

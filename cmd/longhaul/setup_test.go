@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
@@ -67,7 +67,7 @@ func TestSetupRegistersSearchAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, typ := range workflows.SearchAttributes() {
+	for name, typ := range contract.SearchAttributes() {
 		if got, ok := have.GetCustomAttributes()[name]; !ok || got != typ {
 			t.Errorf("%s after setup: %v (registered %v), want %v", name, got, ok, typ)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -17,7 +18,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/longhaul-dev/longhaul/worker"
-	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 )
@@ -160,5 +160,5 @@ func scheduleRetention(ctx context.Context, cfg config.Config, c client.Client, 
 		return
 	}
 	log.Info("stored blobs of closed runs are deleted after the retention", "retention", retention, "from", from,
-		"schedule", workflows.RetentionScheduleID(cfg.TaskQueue))
+		"schedule", contract.RetentionScheduleID(cfg.TaskQueue))
 }

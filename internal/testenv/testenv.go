@@ -17,6 +17,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
@@ -28,7 +29,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/tracing"
 	"github.com/longhaul-dev/longhaul/skills"
 	lhworker "github.com/longhaul-dev/longhaul/worker"
-	"github.com/longhaul-dev/longhaul/workflows"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -124,7 +124,7 @@ func Start(t testing.TB, opts Options) *Env {
 		DataDir:          t.TempDir(),
 		FrontendAddr:     FreeAddr(t),
 		Namespaces:       []string{"default"},
-		SearchAttributes: workflows.SearchAttributes(),
+		SearchAttributes: contract.SearchAttributes(),
 		Logger:           log,
 	})
 	if err != nil {

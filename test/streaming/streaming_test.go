@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
 )
 
 // streamChat posts a streaming chat request for chat id and returns the
@@ -117,7 +117,7 @@ func TestHistoryIndependentOfAnswerLength(t *testing.T) {
 	}
 	counts := make([]int, 2)
 	for i, chat := range []string{"ten", "sixty"} {
-		counts[i] = historyLength(t, ctx, env, workflows.ChatRunID("anonymous/"+chat, 1, ""))
+		counts[i] = historyLength(t, ctx, env, contract.ChatRunID("anonymous/"+chat, 1, ""))
 	}
 	t.Logf("history events: %d for a 10 s answer, %d for a 60 s one", counts[0], counts[1])
 	if counts[0] != counts[1] || counts[0] > 20 {

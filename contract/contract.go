@@ -1,10 +1,11 @@
-// Package workflows holds Longhaul's Temporal workflows. They only
-// orchestrate: every model call, tool call and review is an activity, and the
-// conversation, the plan and the event log are workflow state, so a run
-// survives worker crashes and restarts and reads step by step in the Temporal
-// UI. This file is the contract the API and the worker share: names, IDs and
-// the input and result structs.
-package workflows
+// Package contract is what the HTTP layer, the workflows and the
+// activities agree on about a run: workflow, query, update and search
+// attribute names, run ids, the workflow's input, result and state, run
+// modes and statuses, approval grants, the continue-as-new checkpoint and
+// the event archives it refers to. It imports nothing of Longhaul's but the
+// domain types (package longhaul), so a reader of runs (the API) needs
+// neither the workflows nor the activities.
+package contract
 
 import (
 	"crypto/sha256"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 )
@@ -54,7 +54,7 @@ type InputResult struct {
 	// Approved is what an approval granted: the call it lets run. The tool
 	// activity reads it back from the update's recorded outcome, so that
 	// only a call a person approved through this update runs.
-	Approved *activities.ApprovalGrant `json:"approved,omitempty"`
+	Approved *ApprovalGrant `json:"approved,omitempty"`
 }
 
 // Waiting says what a waiting run waits for.
@@ -87,16 +87,6 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		SearchAttrStatus.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD,
 		SearchAttrChat.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
-}
-
-// MetricRuns counts finished runs by agent and outcome (completed, failed,
-// cancelled); Prometheus calls it longhaul_runs_total. A run that
-// continues as new is counted once, when it finishes.
-const MetricRuns = "longhaul_runs"
-
-// MetricHelp describes the workflows' series for Prometheus.
-var MetricHelp = map[string]string{
-	MetricRuns: "Finished runs, by agent and outcome (completed, failed, cancelled).",
 }
 
 // Run statuses, as in RunState.Status and the LonghaulStatus search attribute.
@@ -205,9 +195,9 @@ type EventsPage struct {
 	Done bool `json:"done"`
 	// Archives, instead of Events, answer a request for offsets that an
 	// earlier execution of the run archived: the stored stretches of the
-	// log (activities.ReadArchive reads them) from After on, up to the
+	// log (the API reads them from the blob store) from After on, up to the
 	// events held. Ask again after the last of them for the rest.
-	Archives []activities.EventArchive `json:"archives,omitempty"`
+	Archives []EventArchive `json:"archives,omitempty"`
 }
 
 // RunState answers QueryState.

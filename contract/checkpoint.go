@@ -1,0 +1,57 @@
+package contract
+
+import "github.com/longhaul-dev/longhaul"
+
+// DefaultHistoryLimit is the number of history events after which a run
+// continues as new when AgentInput leaves HistoryLimit zero. Temporal's
+// own suggestion (about 4 MB or 4,000 events on a default server) may
+// come first.
+const DefaultHistoryLimit = 5000
+
+// Checkpoint is what an execution hands the next when the run continues as
+// new.
+type Checkpoint struct {
+	State   RunState       `json:"state"`
+	Usage   longhaul.Usage `json:"usage"`
+	Model   string         `json:"model,omitempty"`
+	StepSeq int            `json:"step_seq,omitempty"`
+	// ToolSeq is the last tool call's sequence number.
+	ToolSeq int64 `json:"tool_seq,omitempty"`
+	// Recorded is how many of a chat turn's messages are already in the
+	// conversation store.
+	Recorded int `json:"recorded,omitempty"`
+	// Offset is the offset of the run's last event so far; Archives hold
+	// every event up to it.
+	Offset   int64          `json:"offset"`
+	Archives []EventArchive `json:"archives"`
+	// Loop is the tool loop to go on with; nil for a plan, whose state is
+	// all in State.Plans.
+	Loop *LoopState `json:"loop,omitempty"`
+}
+
+// LoopState is one tool loop — a chat turn, a skill's own loop or a slash
+// command — as it runs and as it goes on after continue-as-new.
+type LoopState struct {
+	// Call prefixes the names of the loop's model calls ("turn-1", or
+	// "step-3-turn-1" in a plan step).
+	Call string `json:"call,omitempty"`
+	// Label prefixes the loop's activity summaries ("step 3/5 skill x").
+	Label string `json:"label,omitempty"`
+	// Scope is the tools offered to the model and allowed to run.
+	Scope        []string `json:"scope,omitempty"`
+	MaxTurns     int      `json:"max_turns"`
+	Skill        string   `json:"skill,omitempty"`
+	Instructions string   `json:"instructions,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	Publish      bool     `json:"publish,omitempty"`
+	// StepID, when set, makes the loop report to skill_activity events. A
+	// plan step's loop never continues as new (the plan does, between
+	// steps), so it is never carried.
+	StepID string `json:"-"`
+	// Turn is the turn to run next (after continue-as-new; 0 is the first).
+	Turn int `json:"turn"`
+	// ConvRef is the stored start of the conversation; Messages follow it
+	// (or are the whole conversation when nothing is stored).
+	ConvRef  string             `json:"conv_ref,omitempty"`
+	Messages []longhaul.Message `json:"messages,omitempty"`
+}

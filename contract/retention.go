@@ -1,0 +1,34 @@
+package contract
+
+import "time"
+
+// RetentionWorkflowName is the registered name of RetentionWorkflow.
+const RetentionWorkflowName = "RetentionWorkflow"
+
+// RetentionScheduleID is the ID of the Temporal Schedule that starts
+// RetentionWorkflow on taskQueue; its runs' workflow IDs start with it too.
+// One per task queue: deployments sharing a namespace on task queues of
+// their own have stores of their own, and each cleans its own.
+func RetentionScheduleID(taskQueue string) string { return "longhaul-retention-" + taskQueue }
+
+// RetentionInterval is how often the schedule starts RetentionWorkflow: a
+// run's blobs outlive its history by at most this much.
+const RetentionInterval = time.Hour
+
+// RetentionInput is RetentionWorkflow's input.
+type RetentionInput struct {
+	// Retention is how long after a run closed its stored blobs are kept
+	// (LONGHAUL_RETENTION, or the namespace's workflow retention).
+	Retention time.Duration `json:"retention"`
+}
+
+// RetentionResult says what a retention job did.
+type RetentionResult struct {
+	// Deleted is the number of blobs deleted.
+	Deleted int64 `json:"deleted"`
+	// Runs is the number of runs whose blobs were deleted.
+	Runs int `json:"runs"`
+	// Kept is the number of runs with blobs older than the retention that
+	// were kept: runs still open, or closed less than Retention ago.
+	Kept int `json:"kept"`
+}

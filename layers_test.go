@@ -1,0 +1,150 @@
+package longhaul_test
+
+import (
+	"os/exec"
+	"path"
+	"strings"
+	"testing"
+)
+
+// The layers of the module, lowest first. A package may import the packages
+// of the layers its rule names, never one above: the domain types know
+// nothing; the contract knows only them; libraries and adapters know nothing
+// of the agent-file format or the engine; the HTTP layer reads runs through
+// the contract, never through the activities or the workflows; the wiring
+// (cmd/longhaul) may import everything but the test doubles, which nothing
+// outside tests imports. README's "Layout" draws the same map.
+const module = "github.com/longhaul-dev/longhaul"
+
+var (
+	domain   = []string{"."}
+	contract = []string{"contract"}
+	// libs are leaf libraries: no Longhaul concept beyond the domain types.
+	libs = []string{"internal/redact", "internal/safehttp", "internal/sqlitedb", "internal/tlsfiles",
+		"internal/metrics", "internal/tracing", "internal/searchattr", "internal/identity",
+		"internal/config", "internal/textcut"}
+	// adapters talk to one outside thing each: tools and HTTP tools, MCP
+	// servers, the stores, NATS, the embedded Temporal server.
+	adapters = []string{"internal/tools", "internal/mcp", "internal/store", "internal/memory",
+		"internal/natsbus", "internal/devserver"}
+	catalog = []string{"skills", "internal/toolset"}
+	testing_ = []string{"internal/testing/...", "test/...", "bench", "deploy"}
+)
+
+// layers maps each package (a pattern: "x/..." is x and everything under
+// it) to what it may import of the module.
+var layers = []struct {
+	pkgs, may [][]string
+}{
+	{pkgs: [][]string{domain}},
+	{pkgs: [][]string{contract}, may: [][]string{domain}},
+	{pkgs: [][]string{libs}, may: [][]string{domain, libs}},
+	{pkgs: [][]string{adapters}, may: [][]string{domain, libs, adapters}},
+	{pkgs: [][]string{{"skills"}}, may: [][]string{domain, libs, {"internal/tools"}}},
+	{pkgs: [][]string{{"internal/toolset"}}, may: [][]string{domain, libs, adapters, {"skills"}}},
+	{pkgs: [][]string{{"activities"}}, may: [][]string{domain, contract, libs, adapters, {"skills"}}},
+	// Workflow code orchestrates: it names activities and reads no store,
+	// no network and no clock of its own.
+	{pkgs: [][]string{{"workflows"}}, may: [][]string{domain, contract, {"activities", "internal/textcut"}}},
+	{pkgs: [][]string{{"worker"}}, may: [][]string{domain, contract, libs, {"activities", "workflows"}}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog}},
+	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
+		{"activities", "workflows", "worker", "api"}}},
+	{pkgs: [][]string{testing_}, may: [][]string{{"..."}}},
+}
+
+// match reports whether rel (a package path relative to the module, "."
+// for the root) matches pattern.
+func match(pattern, rel string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return rel == base || strings.HasPrefix(rel, base+"/")
+	}
+	return rel == pattern
+}
+
+func matchAny(groups [][]string, rel string) bool {
+	for _, g := range groups {
+		for _, p := range g {
+			if match(p, rel) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// allowed reports whether package from may import package to (both
+// relative to the module), and whether from has a layer at all.
+func allowed(from, to string) (ok, known bool) {
+	for _, l := range layers {
+		if matchAny(l.pkgs, from) {
+			return matchAny(l.may, to), true
+		}
+	}
+	return false, false
+}
+
+func rel(importPath string) (string, bool) {
+	if importPath == module {
+		return ".", true
+	}
+	r, ok := strings.CutPrefix(importPath, module+"/")
+	return path.Clean(r), ok
+}
+
+// TestLayers fails on an import that goes up a layer, and on a package
+// that has no layer (place it in the table above and in README's map).
+func TestLayers(t *testing.T) {
+	out, err := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		from, _ := rel(fields[0])
+		if _, known := allowed(from, "."); !known {
+			t.Errorf("%s has no layer: add it to layers_test.go and the README's layout", from)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			to, ours := rel(imp)
+			if !ours {
+				continue
+			}
+			if ok, _ := allowed(from, to); !ok {
+				t.Errorf("%s imports %s, which its layer may not", from, to)
+			}
+		}
+	}
+}
+
+// TestLayersRefuse proves the table catches the upward imports the
+// layering removed, and a production package reaching for a test double.
+func TestLayersRefuse(t *testing.T) {
+	for _, c := range []struct{ from, to string }{
+		{"api", "activities"},
+		{"api", "workflows"},
+		{"contract", "activities"},
+		{"internal/tools", "skills"},
+		{"internal/mcp", "skills"},
+		{"internal/store", "contract"},
+		{"workflows", "internal/store"},
+		{"api", "internal/testing/llmtest"},
+		{"cmd/longhaul", "internal/testing/testenv"},
+	} {
+		if ok, known := allowed(c.from, c.to); ok || !known {
+			t.Errorf("allowed(%s, %s) = %v, %v; want refused", c.from, c.to, ok, known)
+		}
+	}
+	// Process wiring lives in cmd/: a wiring package under internal/ has no
+	// layer.
+	if _, known := allowed("internal/command", "api"); known {
+		t.Error("internal/command has a layer; wiring belongs in cmd/longhaul")
+	}
+	if ok, _ := allowed("api", "contract"); !ok {
+		t.Error("api may not import contract")
+	}
+}

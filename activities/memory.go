@@ -9,6 +9,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/memory"
+	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -38,6 +39,9 @@ type RecallRequest struct {
 // RecallResponse lists the memories found, most similar first.
 type RecallResponse struct {
 	Memories []longhaul.MemoryItem `json:"memories"`
+	// Note is the system message that gives the turn its memories: the
+	// recall prompt and one line per memory; empty without memories.
+	Note string `json:"note,omitempty"`
 }
 
 // RecallMemories embeds the query and searches the user's memories: the
@@ -63,7 +67,20 @@ func (a *Activities) RecallMemories(ctx context.Context, req RecallRequest) (Rec
 	for _, m := range found {
 		out.Memories = append(out.Memories, longhaul.MemoryItem{ID: m.ID, Text: m.Text, Score: m.Score})
 	}
+	if len(out.Memories) > 0 {
+		out.Note = a.catalog.Prompt(skills.PromptRecall) + "\n" + MemoryLines(out.Memories)
+	}
 	return out, nil
+}
+
+// MemoryLines lists memories one a line, as a recall note does after its
+// prompt.
+func MemoryLines(ms []longhaul.MemoryItem) string {
+	var b strings.Builder
+	for _, m := range ms {
+		b.WriteString("\n- " + m.Text)
+	}
+	return strings.TrimPrefix(b.String(), "\n")
 }
 
 // memoryError classifies a memory failure: the embedder's like a model
@@ -95,15 +112,13 @@ type ExtractResponse struct {
 	Usage longhaul.Usage `json:"usage"`
 }
 
-const extractInstructions = `You maintain a long-term memory of the user. From the conversation below, extract the lasting facts the user stated about themselves in their latest message: preferences, personal details, their work, plans, people and things they care about, and anything they asked to be remembered. Write each fact as one short, self-contained sentence in the third person ("The user is vegetarian."). Leave out what the assistant said, questions, passing requests, what is only true of this conversation, and secrets such as passwords or keys. Answer {"facts": []} when there is nothing lasting to remember.`
-
 var extractSchema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"facts":{"type":"array","maxItems":%d,"items":{"type":"string"}}},"required":["facts"],"additionalProperties":false}`, MaxExtractedFacts))
 
 // ExtractMemories is the extraction call of remember: true: structured
 // output {facts: [...]} over the turn, through the planner's mechanism
 // (json_schema, parsed and checked, asked once to fix invalid JSON).
 func (a *Activities) ExtractMemories(ctx context.Context, req ExtractRequest) (ExtractResponse, error) {
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: extractInstructions}}
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptMemoryExtract)}}
 	msgs = append(msgs, conversation(lastTurns(req.Messages, 4))...)
 	zero := float32(0)
 	raw, usage, err := a.structured(ctx, structuredCall{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -35,6 +36,10 @@ type ModelRequest struct {
 	Options longhaul.ModelOptions `json:"options,omitempty"`
 	// NoPrompt leaves the agent's prompt out (background tasks).
 	NoPrompt bool `json:"no_prompt,omitempty"`
+	// Final marks the call after an agent used all its turns: the
+	// max-turns prompt follows the conversation, so the model answers with
+	// what it has.
+	Final bool `json:"final,omitempty"`
 	// Skill, when set, narrows the prompt to the agent's base prompt and
 	// this skill's fragment: a skill's own loop.
 	Skill string `json:"skill,omitempty"`
@@ -232,6 +237,9 @@ func (a *Activities) buildMessages(req ModelRequest) []openai.ChatCompletionMess
 			})
 		}
 		out = append(out, om)
+	}
+	if req.Final {
+		out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptMaxTurns)})
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
 )
@@ -127,6 +128,31 @@ func TestChatCompletionSendsTheConversation(t *testing.T) {
 		{Role: "tool", Content: "time: 2025-03-14T16:09:26+01:00", Name: "current_time", ToolCallID: "call_1"},
 	}
 	diff(t, "messages the model received", want, f.srv.Requests()[0].Chat.Messages)
+}
+
+// TestChatCompletionFinalAddsTheMaxTurnsPrompt: the call after an agent
+// used all its turns ends with the catalog's max-turns prompt, after the
+// conversation, and offers no tools.
+func TestChatCompletionFinalAddsTheMaxTurnsPrompt(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	f.srv.Enqueue(llmtest.Text("Here is what I found."))
+	env := f.activityEnv()
+	conv := []longhaul.Message{{Role: longhaul.RoleUser, Content: "Research this."}}
+	if _, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-3", Agent: "naked", Messages: conv, Final: true}); err != nil {
+		t.Fatalf("ChatCompletion: %v", err)
+	}
+	got := f.srv.Requests()[0].Chat
+	want := []openai.ChatCompletionMessage{
+		{Role: "user", Content: "Research this."},
+		{Role: "system", Content: f.catalog.Prompt(skills.PromptMaxTurns)},
+	}
+	if !strings.Contains(want[1].Content, "Answer now") {
+		t.Fatalf("max-turns prompt %q does not ask for the answer", want[1].Content)
+	}
+	diff(t, "messages the model received", want, got.Messages)
+	if len(got.Tools) != 0 {
+		t.Errorf("final call offered tools %v", got.Tools)
+	}
 }
 
 func TestChatCompletionSendsModelAndOptions(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
 )
@@ -49,18 +50,6 @@ type PlanResponse struct {
 	Usage longhaul.Usage      `json:"usage"`
 }
 
-// plannerInstructions lead the planner's system prompt.
-const plannerInstructions = `You are planning how to carry out the user's request before doing it. Write a short plan as JSON, matching the given schema:
-
-- "goal": one sentence saying what the final answer must achieve.
-- "steps": the steps, in order. Each step has a "kind":
-  - "tool": call one tool ("target") with "arguments" that follow that tool's parameters.
-  - "skill": hand a sub-task ("input") to one skill ("target"), which works on it with its own tools.
-  - "completion": write the final answer to the user from what the earlier steps found ("input": what the answer must contain). There is exactly one completion step and it is the last.
-  Every step has a short "title" and "success": what a good result of the step looks like.
-
-Plan only steps that are needed; a question you can answer directly needs only the completion step. Use only the tools and skills listed below, with only the arguments they take; never invent a URL, a file name or any other argument value you have not been given or found.`
-
 // Plan asks the model for a plan through structured output. The schema is
 // built from the run's scope, so step kinds, tool and skill names are enums
 // and tool arguments follow the tools' own schemas.
@@ -78,10 +67,10 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 		sys.WriteString(p)
 		sys.WriteString("\n\n# Planning\n\n")
 	}
-	sys.WriteString(plannerInstructions)
+	sys.WriteString(a.catalog.Prompt(skills.PromptPlanner))
 	sys.WriteString("\n\n" + a.scopeText(req.Tools, req.Skills))
 	if req.Memory {
-		sys.WriteString("\n" + memoryStepText)
+		sys.WriteString("\n" + a.catalog.Prompt(skills.PromptPlannerMemory))
 	}
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: sys.String()}}
 	msgs = append(msgs, conversation(req.Messages)...)
@@ -184,10 +173,6 @@ func (a *Activities) planSchema(toolNames []string, skills []SkillSpec, maxSteps
 	return json.Marshal(schema)
 }
 
-// memoryStepText offers the planner memory steps.
-const memoryStepText = `Memory: a "memory" step searches what you remember about this user from earlier conversations ("input": what to look for). Use it when the request depends on the user's preferences, circumstances or something they told you before.
-`
-
 // scopeText describes the tools and skills a plan may use.
 func (a *Activities) scopeText(toolNames []string, skills []SkillSpec) string {
 	var b strings.Builder
@@ -288,7 +273,7 @@ func (a *Activities) SupervisePlan(ctx context.Context, req PlanCheckRequest) (P
 	for i, s := range req.Plan.Steps {
 		fmt.Fprintf(&b, "%d. [%s] %s — success: %s\n", i+1, s.Status, stepLabel(s), s.Success)
 	}
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: planReviewInstructions + "\n\n" + a.scopeText(req.Tools, req.Skills)}}
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptPlanReview) + "\n\n" + a.scopeText(req.Tools, req.Skills)}}
 	msgs = append(msgs, conversation(req.Messages)...)
 	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: b.String()})
 	var v verdict
@@ -301,8 +286,6 @@ func (a *Activities) SupervisePlan(ctx context.Context, req PlanCheckRequest) (P
 	}
 	return PlanCheck{Problems: []string{v.Reason}, Usage: usage}, nil
 }
-
-const planReviewInstructions = `You review a plan before it runs. Answer "ok" if carrying it out will answer the user's request well, using only the listed tools and skills; answer "adjust" with a short, concrete reason if a step is missing, wrong or useless.`
 
 // checkPlan returns what is wrong with req.Plan, deterministically.
 func (a *Activities) checkPlan(req PlanCheckRequest) []string {
@@ -392,8 +375,6 @@ type StepReview struct {
 	Usage    longhaul.Usage `json:"usage"`
 }
 
-const stepReviewInstructions = `You supervise the execution of a plan. Look at the result of the step just carried out. Answer "ok" if it did what the step needed (or if the rest of the plan can still answer the user well), or "adjust" with a short, concrete reason if the result shows the remaining plan must change: the step failed, found nothing useful, or showed that a different step is needed. Judge only from the result shown; do not ask for perfection.`
-
 // ReviewStep asks the model whether a step's result lets the plan go on
 // ({decision: ok|adjust, reason}).
 func (a *Activities) ReviewStep(ctx context.Context, req StepReviewRequest) (StepReview, error) {
@@ -404,7 +385,7 @@ func (a *Activities) ReviewStep(ctx context.Context, req StepReviewRequest) (Ste
 	}
 	fmt.Fprintf(&b, "\nStep just carried out: %s\nWhat success looks like: %s\nStatus: %s\nResult:\n%s\n",
 		stepLabel(req.Step), req.Step.Success, req.Step.Status, excerpt(req.Step.Result, resultExcerpt))
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: stepReviewInstructions}}
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptStepReview)}}
 	msgs = append(msgs, conversation(req.Messages)...)
 	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: b.String()})
 	var v verdict
@@ -451,14 +432,12 @@ type Dispatch struct {
 	Usage  longhaul.Usage `json:"usage"`
 }
 
-const classifyInstructions = `Decide how to handle the user's latest message. Answer "chat" when it can be answered directly or with a quick tool call or two (greetings, simple questions, follow-ups, small tasks). Answer "agentic" when it needs a plan: research across several sources, several dependent steps, or work whose result should be checked before answering. Give a short reason.`
-
 var dispatchSchema = json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string","enum":["chat","agentic"]},"reason":{"type":"string"}},"required":["mode","reason"],"additionalProperties":false}`)
 
 // Classify is the dispatcher's model call for auto-mode agents: structured
 // output {mode, reason} deciding chat or agentic.
 func (a *Activities) Classify(ctx context.Context, req ClassifyRequest) (Dispatch, error) {
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: classifyInstructions}}
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptClassify)}}
 	msgs = append(msgs, conversation(lastTurns(req.Messages, 6))...)
 	zero := float32(0)
 	raw, usage, err := a.structured(ctx, structuredCall{model: a.model(req.Model), messages: msgs, name: "dispatch", schema: dispatchSchema, temperature: &zero})

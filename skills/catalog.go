@@ -15,6 +15,8 @@ type Catalog struct {
 	// damaged holds, while Load runs, the sources of entries whose values
 	// failed to decode; their own values are not checked further.
 	damaged map[string]bool
+	// prompts are the operator's prompts by name (see Prompt).
+	prompts map[string]string
 }
 
 // Agents returns every agent, sorted by id.

@@ -19,7 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-//go:embed builtin/*.md
+//go:embed builtin/*.md builtin/prompts/*.md
 var builtinFiles embed.FS
 
 // Builtin returns the agent and skill files embedded in the binary, rooted at
@@ -120,6 +120,7 @@ func Load(layers ...fs.FS) (*Catalog, error) {
 			continue
 		}
 		problems = append(problems, c.loadLayer(layer)...)
+		problems = append(problems, c.loadPrompts(layer)...)
 	}
 	problems = append(problems, c.validate(nil, false)...)
 	if len(problems) > 0 {
@@ -141,6 +142,9 @@ func (c *Catalog) loadLayer(layer fs.FS) []error {
 				return fs.SkipDir
 			}
 			return nil
+		}
+		if p == promptDir && d.IsDir() {
+			return fs.SkipDir // prompts, read by loadPrompts
 		}
 		if p != "." && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {

@@ -225,6 +225,8 @@ var (
 	ErrMissingDescription = kind("missing description")
 	// ErrMissingPrompt marks a file whose body is empty where a prompt is required.
 	ErrMissingPrompt = kind("missing prompt")
+	// ErrUnknownPrompt marks a file in prompts/ named after no prompt.
+	ErrUnknownPrompt = kind("unknown prompt")
 	// ErrBadMode marks a mode other than chat, agentic or auto.
 	ErrBadMode = kind("bad mode")
 	// ErrBadMemory marks a memory mode other than off, tools or recall.

@@ -18,11 +18,6 @@ var a *activities.Activities
 // toolOutputExcerpt bounds the tool output copied into tool_output events.
 const toolOutputExcerpt = 2000
 
-// maxTurnsNote is added to the conversation when an agent used all its turns,
-// so the model answers with what it has instead of calling more tools.
-const maxTurnsNote = "You have used all the tool calls allowed for this request. " +
-	"Answer now with what you have found so far, and say plainly that the answer may be incomplete because the step limit was reached."
-
 // run is the state of one AgentWorkflow execution.
 type run struct {
 	in    contract.AgentInput
@@ -247,7 +242,7 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 			NextCall: r.toolSeq + 1,
 		}
 		if last {
-			req.Messages = append(append([]longhaul.Message(nil), conv...), longhaul.Message{Role: longhaul.RoleSystem, Content: maxTurnsNote})
+			req.Final = true
 		} else {
 			req.Tools = l.Scope
 		}

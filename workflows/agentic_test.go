@@ -821,8 +821,8 @@ func TestSkillStepLoop(t *testing.T) {
 		t.Errorf("skill's second model request: Call %q, Skill %q, Tools %v, same instructions %v; want step-2-turn-2, briefing, none, true",
 			second.Call, second.Skill, second.Tools, second.Instructions == first.Instructions)
 	}
-	if n := len(second.Messages); n != 4 || second.Messages[n-1].Role != longhaul.RoleSystem || !strings.Contains(second.Messages[n-1].Content, "Answer now") {
-		t.Errorf("skill's second model request messages %+v, want the task, the call, its result and the note to answer now", second.Messages)
+	if n := len(second.Messages); n != 3 || !second.Final {
+		t.Errorf("skill's second model request messages %+v, Final %v; want the task, the call, its result, and Final (the max-turns prompt)", second.Messages, second.Final)
 	}
 	diff(t, "tool requests", []activities.ToolRequest{
 		{Call: longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)}, Agent: "assistant", Seq: 1, After: 4, User: "u1"},

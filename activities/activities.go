@@ -5,6 +5,17 @@
 // agent catalog, Temporal client) and is registered once per worker. Retrying
 // is Temporal's job: nothing here retries on its own; errors are classified
 // into retryable and non-retryable instead.
+//
+// The activities, by file (options and retry policies: workflows/options.go):
+//
+//	activities.go    ResolveAgent: the agent's spec from the catalog (local)
+//	model.go         ChatCompletion: one model call of a tool loop, streamed
+//	tool.go          CallTool: one tool call, checked against the catalog and approvals
+//	plan.go          Classify, Plan, SupervisePlan, ReviewStep: the agentic pipeline
+//	memory.go        RecallMemories, ExtractMemories, SaveMemories: long-term memory
+//	conversation.go  RestoreConversation, RecordTurn: a chat's stored turns (local)
+//	claim.go         ArchiveEvents: a stretch of the event log, before continue-as-new
+//	retention.go     DeleteExpiredBlobs: the retention job's one activity
 package activities
 
 import (

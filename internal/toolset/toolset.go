@@ -41,21 +41,59 @@ type Options struct {
 	Memory *memory.Service
 }
 
+// builtin is one entry of the built-in tools: a new built-in tool is one
+// more entry here.
+type builtin struct {
+	names []string
+	// build builds the tools, or none when a setting they need is missing.
+	build func(Options) ([]tools.Tool, error)
+	// off says which setting switches them on, for the start-up warning
+	// about agents that name them while they are off.
+	off string
+}
+
+var builtins = []builtin{
+	{names: []string{tools.CurrentTimeName}, build: func(Options) ([]tools.Tool, error) {
+		return []tools.Tool{&tools.CurrentTime{}}, nil
+	}},
+	{names: []string{tools.WebFetchName}, build: func(o Options) ([]tools.Tool, error) {
+		return []tools.Tool{tools.NewWebFetch(o.Fetch)}, nil
+	}},
+	{names: []string{tools.WebSearchName}, off: "LONGHAUL_SEARCH_URL is not set (web_search)", build: func(o Options) ([]tools.Tool, error) {
+		if o.SearchURL == "" {
+			return nil, nil
+		}
+		ws, err := tools.NewWebSearch(tools.WebSearchOptions{BaseURL: o.SearchURL})
+		if err != nil {
+			return nil, fmt.Errorf("LONGHAUL_SEARCH_URL: %w", err)
+		}
+		return []tools.Tool{ws}, nil
+	}},
+	{names: memory.ToolNames, off: "LONGHAUL_EMBED_MODEL is not set, so memory is off (memory_*)", build: func(o Options) ([]tools.Tool, error) {
+		if o.Memory == nil {
+			return nil, nil
+		}
+		return memory.Tools(o.Memory), nil
+	}},
+}
+
 // Known returns the function the catalog's validation uses to tell whether
 // a tool name can exist on a worker with these options: a built-in (even one
 // switched off by a missing setting, such as web_search, which is then
 // offered to no agent), an Extra tool, or a tool of a configured MCP server
 // ("<server>__<tool>"; its tools are only known once it answers).
 func Known(opts Options) func(string) bool {
-	builtin := map[string]bool{tools.CurrentTimeName: true, tools.WebFetchName: true, tools.WebSearchName: true}
-	for _, n := range memory.ToolNames {
-		builtin[n] = true
+	known := map[string]bool{}
+	for _, b := range builtins {
+		for _, n := range b.names {
+			known[n] = true
+		}
 	}
 	for _, t := range opts.Extra {
-		builtin[t.Name()] = true
+		known[t.Name()] = true
 	}
 	return func(name string) bool {
-		if builtin[name] {
+		if known[name] {
 			return true
 		}
 		if server, _, ok := strings.Cut(name, "__"); ok && opts.MCP != nil {
@@ -76,13 +114,13 @@ type Set struct {
 // server's first attempt; a server that is down is logged and retried in
 // the background). Close the Set when done.
 func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Logger) (*Set, error) {
-	list := []tools.Tool{&tools.CurrentTime{}, tools.NewWebFetch(opts.Fetch)}
-	if opts.SearchURL != "" {
-		ws, err := tools.NewWebSearch(tools.WebSearchOptions{BaseURL: opts.SearchURL})
+	var list []tools.Tool
+	for _, b := range builtins {
+		ts, err := b.build(opts)
 		if err != nil {
-			return nil, fmt.Errorf("LONGHAUL_SEARCH_URL: %w", err)
+			return nil, err
 		}
-		list = append(list, ws)
+		list = append(list, ts...)
 	}
 	for _, h := range cat.HTTPTools() {
 		t, err := tools.NewHTTPTool(h, tools.HTTPToolOptions{LookupEnv: opts.LookupEnv})
@@ -90,9 +128,6 @@ func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Log
 			return nil, fmt.Errorf("http tool %q of skill %s: %w", h.Name, h.Skill, err)
 		}
 		list = append(list, t)
-	}
-	if opts.Memory != nil {
-		list = append(list, memory.Tools(opts.Memory)...)
 	}
 	list = append(list, opts.Extra...)
 	reg, err := tools.NewRegistry(list...)
@@ -159,12 +194,9 @@ func withoutTools(cat *skills.Catalog, reg *tools.Registry) []missingTools {
 		}
 		sort.Strings(names)
 		why := "their MCP server has not answered yet"
-		for _, n := range names {
-			if n == tools.WebSearchName {
-				why = "LONGHAUL_SEARCH_URL is not set (web_search) or their MCP server has not answered yet"
-			}
-			if slices.Contains(memory.ToolNames, n) {
-				why = "LONGHAUL_EMBED_MODEL is not set, so memory is off (memory_*)"
+		for _, b := range builtins {
+			if b.off != "" && slices.ContainsFunc(names, func(n string) bool { return slices.Contains(b.names, n) }) {
+				why = b.off
 			}
 		}
 		out = append(out, missingTools{agent: a.ID, tools: names, why: why})

@@ -55,7 +55,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		ModelTimeout:    s.cfg.ModelTimeout,
 		HistoryLimit:    s.cfg.HistoryLimit,
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
-		Quiet:           !req.Stream,
+		NotStreamed:           !req.Stream,
 		Background:      req.isBackgroundTask(),
 	}
 	runID := "run-" + uuid.NewString()

@@ -143,10 +143,10 @@ type AgentInput struct {
 	// tags and follow-up prompts): one model call without the agent's prompt
 	// and tools.
 	Background bool `json:"background,omitempty"`
-	// Quiet says nobody follows the run live (a non-streaming request): model
+	// NotStreamed says nobody follows the run live (a non-streaming request): model
 	// calls then publish no text deltas, saving a signal per batch; the log
 	// still gets each answer whole.
-	Quiet bool `json:"quiet,omitempty"`
+	NotStreamed bool `json:"quiet,omitempty"`
 	// ModelTimeout bounds one attempt of a model call; zero means
 	// DefaultModelTimeout.
 	ModelTimeout time.Duration `json:"model_timeout,omitempty"`

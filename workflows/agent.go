@@ -166,7 +166,7 @@ func (r *run) background(ctx workflow.Context) (contract.AgentResult, error) {
 		Messages: r.in.Messages,
 		Options:  r.in.Options,
 		NoPrompt: true,
-		Publish:  !r.in.Quiet,
+		Publish:  !r.in.NotStreamed,
 	}, "task", true)
 	if err != nil {
 		return contract.AgentResult{Model: r.model}, err
@@ -182,7 +182,7 @@ func (r *run) chat(ctx workflow.Context) (contract.AgentResult, error) {
 		Messages: r.in.Messages,
 		Scope:    r.spec.Tools,
 		MaxTurns: r.spec.MaxTurns,
-		Publish:  !r.in.Quiet,
+		Publish:  !r.in.NotStreamed,
 	})
 }
 

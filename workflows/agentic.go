@@ -375,7 +375,7 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 	r.state.Turns++
 	resp, err := r.callModel(ctx, activities.ModelRequest{
 		Call: "answer", Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Options: opts,
-		Publish: !r.in.Quiet, Instructions: b.String(),
+		Publish: !r.in.NotStreamed, Instructions: b.String(),
 	}, label, true)
 	if err != nil {
 		return contract.AgentResult{Model: r.model}, err

@@ -106,6 +106,6 @@ func (r *run) runCommand(ctx workflow.Context, s activities.SkillSpec, input str
 		MaxTurns: s.MaxTurns,
 		Skill:    s.ID,
 		Model:    s.Model,
-		Publish:  !r.in.Quiet,
+		Publish:  !r.in.NotStreamed,
 	})
 }

@@ -276,20 +276,19 @@ func portList(ports []uint16) string {
 	return strings.Join(s, ", ")
 }
 
-// ReadLimited reads r until EOF or until max bytes were read, whichever
-// comes first. It reports whether r held more than max bytes, in which case
-// data holds exactly the first max bytes. A negative max is treated as 0.
-func ReadLimited(r io.Reader, max int64) (data []byte, truncated bool, err error) {
-	if max < 0 {
-		max = 0
+// ReadLimited reads r until EOF or until limit bytes were read, whichever
+// comes first. It reports whether r held more than limit bytes, in which
+// case data holds exactly the first limit bytes. A negative limit is
+// treated as 0.
+func ReadLimited(r io.Reader, limit int64) (data []byte, truncated bool, err error) {
+	limit = max(limit, 0)
+	read := limit
+	if read < math.MaxInt64 {
+		read++ // one byte more tells whether anything was left
 	}
-	limit := max
-	if limit < math.MaxInt64 {
-		limit++ // one byte more tells whether anything was left
-	}
-	data, err = io.ReadAll(io.LimitReader(r, limit))
-	if int64(len(data)) > max {
-		return data[:max], true, err
+	data, err = io.ReadAll(io.LimitReader(r, read))
+	if int64(len(data)) > limit {
+		return data[:limit], true, err
 	}
 	return data, false, err
 }

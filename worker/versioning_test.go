@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,21 +55,33 @@ func approvalStack(t *testing.T) (*testenv.Env, *atomic.Int32) {
 // into out (if not nil).
 func call(t *testing.T, env *testenv.Env, method, path string, body, out any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, env.URL+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s = %d %s", method, path, resp.StatusCode, raw)
+	var raw []byte
+	// A 503 is the API saying Temporal cannot answer yet (a query while no
+	// worker of the run's version polls, as right after a switch of
+	// versions); like a client, try again when it says to, for a while.
+	for attempt := 0; ; attempt++ {
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, env.URL+path, rd)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable && method == "GET" && attempt < 60 {
+			wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+			time.Sleep(time.Duration(min(max(wait, 1), 2)) * time.Second)
+			continue
+		}
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("%s %s = %d %s", method, path, resp.StatusCode, raw)
+		}
+		break
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {

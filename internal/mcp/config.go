@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/internal/tools"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -298,7 +298,7 @@ func validateServer(name string, sc ServerConfig) []error {
 		bad("transport %q is unknown", sc.Transport)
 	}
 	template := func(field, s string) {
-		if _, err := skills.ExpandEnv(s, func(string) (string, bool) { return "", true }); err != nil {
+		if _, err := tools.ExpandEnv(s, func(string) (string, bool) { return "", true }); err != nil {
 			bad("%s: %w", field, err)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/redact"
-	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/internal/tools"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
 )
@@ -55,7 +55,7 @@ func newExpander(lookup func(string) (string, bool)) *expander {
 
 // expand expands the template s of the named field.
 func (e *expander) expand(fieldName, s string) (string, error) {
-	out, err := skills.ExpandEnv(s, func(name string) (string, bool) {
+	out, err := tools.ExpandEnv(s, func(name string) (string, bool) {
 		v, ok := e.lookup(name)
 		if ok && len(v) >= minSecretLen {
 			e.secrets[v] = name

@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/longhaul-dev/longhaul/skills"
 )
 
 // FuzzHTTPToolURL gives a declared HTTP tool the arguments a model might
@@ -28,7 +26,7 @@ func FuzzHTTPToolURL(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	def := skills.HTTPTool{
+	def := HTTPToolDef{
 		Name:        "lookup",
 		Description: "Looks an item up",
 		Method:      "GET",

@@ -22,7 +22,6 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
-	"github.com/longhaul-dev/longhaul/skills"
 )
 
 // Fixed values of HTTP tools.
@@ -63,11 +62,11 @@ type HTTPToolOptions struct {
 // made into a tool the model can call.
 //
 // Its templates hold two kinds of placeholder. ${NAME} is an environment
-// variable, typically a secret such as an API key, looked up at call time
-// (skills.ExpandEnv); {arg} is the call argument arg. A template is parsed
-// into literal text, variables and arguments in one pass (see
-// skills.ParseTemplate), so an argument holding "${SECRET}" is sent as that
-// text and never expanded; "{{" writes a literal "{".
+// variable, typically a secret such as an API key, looked up at call time;
+// {arg} is the call argument arg. A template is parsed into literal text,
+// variables and arguments in one pass (see ParseTemplate), so an argument
+// holding "${SECRET}" is sent as that text and never expanded; "{{" writes a
+// literal "{".
 //
 // The URL's scheme, host and port come from the file and the environment
 // only: {arg} may appear in the path, where its value is path-escaped and
@@ -123,14 +122,14 @@ type HTTPTool struct {
 	timeout     time.Duration
 	maxBytes    int64
 
-	origin      []skills.TemplatePart // scheme, host and port
-	rest        []skills.TemplatePart // path, query and fragment
-	literalHost string                // the origin's host when it has no variables
-	headers     []namedTemplate       // sorted by name
-	query       []namedTemplate       // sorted by name; nil when not declared
-	body        any                   // compiled body template; nil when not declared
-	envNames    []string              // every ${NAME}, sorted, without repeats
-	named       map[string]bool       // every argument a template names
+	origin      []TemplatePart  // scheme, host and port
+	rest        []TemplatePart  // path, query and fragment
+	literalHost string          // the origin's host when it has no variables
+	headers     []namedTemplate // sorted by name
+	query       []namedTemplate // sorted by name; nil when not declared
+	body        any             // compiled body template; nil when not declared
+	envNames    []string        // every ${NAME}, sorted, without repeats
+	named       map[string]bool // every argument a template names
 
 	approval bool // approval: required
 
@@ -147,12 +146,12 @@ var (
 // namedTemplate is a header or query value template.
 type namedTemplate struct {
 	name  string
-	parts []skills.TemplatePart
+	parts []TemplatePart
 }
 
 // bodyTemplate is a string of a body template.
 type bodyTemplate struct {
-	parts []skills.TemplatePart
+	parts []TemplatePart
 }
 
 // sharedTransport is the plain transport of HTTP tools without
@@ -167,11 +166,11 @@ var sharedTransport = sync.OnceValue(func() http.RoundTripper {
 var errRedirect = errors.New("redirect refused")
 
 // NewHTTPTool returns the tool def declares. def is normally checked by
-// skills.Catalog.Validate already; NewHTTPTool still refuses a definition
+// def.Check already (the catalog does); NewHTTPTool still refuses a definition
 // it cannot run: a bad name or method, a malformed template, an {arg} in the
 // URL's scheme, host or port, or an {arg} naming no property of the
 // parameters schema.
-func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) {
+func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 	if def == nil {
 		return nil, errors.New("http tool: nil definition")
 	}
@@ -198,10 +197,10 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 		return fail("method %q is not one of GET, POST, PUT, PATCH, DELETE", def.Method)
 	}
 	if t.timeout <= 0 {
-		t.timeout = skills.DefaultHTTPTimeout
+		t.timeout = DefaultHTTPTimeout
 	}
 	if t.maxBytes <= 0 {
-		t.maxBytes = skills.DefaultMaxResponseBytes
+		t.maxBytes = DefaultMaxResponseBytes
 	}
 	if t.lookup == nil {
 		t.lookup = os.LookupEnv
@@ -225,12 +224,12 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 	props, _ := params["properties"].(map[string]any)
 
 	env := map[string]bool{}
-	note := func(where string, parts []skills.TemplatePart) error {
+	note := func(where string, parts []TemplatePart) error {
 		for _, p := range parts {
 			switch p.Kind {
-			case skills.TemplateEnv:
+			case TemplateEnv:
 				env[p.Text] = true
-			case skills.TemplateArg:
+			case TemplateArg:
 				if _, ok := props[p.Text]; !ok {
 					return fmt.Errorf("%s: placeholder {%s} names no property in parameters", where, p.Text)
 				}
@@ -239,15 +238,15 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 		}
 		return nil
 	}
-	parse := func(where, s string) ([]skills.TemplatePart, error) {
-		parts, err := skills.ParseTemplate(s)
+	parse := func(where, s string) ([]TemplatePart, error) {
+		parts, err := ParseTemplate(s)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		return parts, note(where, parts)
 	}
 
-	if t.origin, t.rest, err = skills.SplitURLTemplate(def.URL); err != nil {
+	if t.origin, t.rest, err = SplitURLTemplate(def.URL); err != nil {
 		return fail("url: %v", err)
 	}
 	if err := note("url", t.origin); err != nil {
@@ -331,10 +330,10 @@ func effectivePort(u *url.URL) string {
 }
 
 // literalHost returns the host of a URL origin made of literal text only.
-func literalHost(origin []skills.TemplatePart) (string, bool) {
+func literalHost(origin []TemplatePart) (string, bool) {
 	var b strings.Builder
 	for _, p := range origin {
-		if p.Kind != skills.TemplateLiteral {
+		if p.Kind != TemplateLiteral {
 			return "", false
 		}
 		b.WriteString(p.Text)
@@ -347,7 +346,7 @@ func literalHost(origin []skills.TemplatePart) (string, bool) {
 }
 
 // compileBody turns the strings of a body template into bodyTemplates.
-func compileBody(where string, v any, parse func(where, s string) ([]skills.TemplatePart, error)) (any, error) {
+func compileBody(where string, v any, parse func(where, s string) ([]TemplatePart, error)) (any, error) {
 	switch v := v.(type) {
 	case string:
 		parts, err := parse(where, v)
@@ -418,15 +417,15 @@ func (t *HTTPTool) target(args map[string]any) string {
 loop:
 	for _, p := range t.rest {
 		switch p.Kind {
-		case skills.TemplateLiteral:
+		case TemplateLiteral:
 			if i := strings.IndexAny(p.Text, "?#"); i >= 0 {
 				b.WriteString(p.Text[:i])
 				break loop
 			}
 			b.WriteString(p.Text)
-		case skills.TemplateEnv:
+		case TemplateEnv:
 			b.WriteString("${" + p.Text + "}")
-		case skills.TemplateArg:
+		case TemplateArg:
 			if v, ok := args[p.Text]; ok && v != nil {
 				b.WriteString(url.PathEscape(argString(v)))
 			} else {
@@ -514,8 +513,8 @@ func marshalJSON(v any) ([]byte, error) {
 }
 
 // exactArg returns the argument name when parts is exactly one {arg}.
-func exactArg(parts []skills.TemplatePart) (string, bool) {
-	if len(parts) == 1 && parts[0].Kind == skills.TemplateArg {
+func exactArg(parts []TemplatePart) (string, bool) {
+	if len(parts) == 1 && parts[0].Kind == TemplateArg {
 		return parts[0].Text, true
 	}
 	return "", false
@@ -530,15 +529,15 @@ type callState struct {
 }
 
 // render expands a string template; each argument goes through escape.
-func (s *callState) render(parts []skills.TemplatePart, escape func(string) string) string {
+func (s *callState) render(parts []TemplatePart, escape func(string) string) string {
 	var b strings.Builder
 	for _, p := range parts {
 		switch p.Kind {
-		case skills.TemplateLiteral:
+		case TemplateLiteral:
 			b.WriteString(p.Text)
-		case skills.TemplateEnv:
+		case TemplateEnv:
 			b.WriteString(s.env[p.Text])
-		case skills.TemplateArg:
+		case TemplateArg:
 			b.WriteString(escape(argString(s.args[p.Text])))
 		}
 	}
@@ -608,7 +607,7 @@ func (t *HTTPTool) expandEnv() (map[string]string, error) {
 	env := make(map[string]string, len(t.envNames))
 	var errs []error
 	for _, name := range t.envNames {
-		v, err := skills.ExpandEnv("${"+name+"}", t.lookup)
+		v, err := ExpandEnv("${"+name+"}", t.lookup)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -720,11 +719,11 @@ func (t *HTTPTool) buildURL(st *callState) (*url.URL, error) {
 	b.WriteString(originText)
 	for _, p := range t.rest {
 		switch p.Kind {
-		case skills.TemplateLiteral:
+		case TemplateLiteral:
 			b.WriteString(p.Text)
-		case skills.TemplateEnv:
+		case TemplateEnv:
 			b.WriteString(st.env[p.Text])
-		case skills.TemplateArg:
+		case TemplateArg:
 			inQuery := strings.ContainsAny(b.String(), "?#")
 			v, ok := st.args[p.Text]
 			s := argString(v)

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/longhaul-dev/longhaul/internal/redact"
 )
 
 // FuzzHTTPToolURL gives a declared HTTP tool the arguments a model might
@@ -47,7 +49,7 @@ func FuzzHTTPToolURL(f *testing.F) {
 			return
 		}
 		tool.target(args)
-		u, err := tool.buildURL(&callState{args: args, env: env, scrub: newScrubber(env)})
+		u, err := tool.buildURL(&callState{args: args, env: env, scrub: redact.NewSecrets(env)})
 		if err != nil {
 			if !strings.Contains(err.Error(), "argument") && !strings.Contains(err.Error(), "refusing") && !strings.Contains(err.Error(), "does not parse") {
 				t.Fatalf("unexpected error: %v", err)

@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
 )
 
@@ -34,11 +35,6 @@ const (
 	// httpErrorExcerpt is how many characters of a non-2xx body an error
 	// quotes, so the model sees the service's own message.
 	httpErrorExcerpt = 500
-	// minSecretLen is the shortest expanded ${NAME} value that is scrubbed
-	// from what a call returns; shorter values would blot out ordinary text.
-	minSecretLen = 4
-	// redacted replaces secrets in errors and results.
-	redacted = "[redacted]"
 	// maxTargetLen bounds Target in bytes.
 	maxTargetLen = 200
 )
@@ -110,9 +106,8 @@ type HTTPToolOptions struct {
 // 429, refused redirects and refused URLs. Network errors, timeouts, 408, 425, 429 and
 // 5xx are plain errors that may be retried.
 //
-// The expanded value of every ${NAME} of the tool (4 bytes or longer, also
-// in URL- and JSON-escaped form) is replaced with "[redacted]" in errors and
-// content, and Target never expands variables, so secrets do not reach the
+// The expanded value of every ${NAME} of the tool is replaced with ${NAME}
+// in errors and content (redact.Secrets), and Target never expands variables, so secrets do not reach the
 // model, the logs or the workflow history even when a service echoes them.
 type HTTPTool struct {
 	name        string
@@ -525,7 +520,7 @@ func exactArg(parts []TemplatePart) (string, bool) {
 type callState struct {
 	args  map[string]any
 	env   map[string]string
-	scrub *scrubber
+	scrub *redact.Secrets
 }
 
 // render expands a string template; each argument goes through escape.
@@ -557,7 +552,7 @@ func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", t.name, err)
 	}
-	st := &callState{args: args, env: env, scrub: newScrubber(env)}
+	st := &callState{args: args, env: env, scrub: redact.NewSecrets(env)}
 
 	callCtx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
@@ -590,10 +585,12 @@ func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
 	if len(data) == 0 {
 		return Result{Content: status, Target: target}, nil
 	}
-	text := st.scrub.scrub(formatBody(mediaType, data, cut, false))
+	text := formatBody(mediaType, data, cut, false)
 	if cut {
-		text = st.scrub.trimPartial(text)
+		text = st.scrub.HideCut(text)
 		text += fmt.Sprintf("\n\n[truncated: the response was larger than %d bytes; only the first %d bytes were read]", t.maxBytes, t.maxBytes)
+	} else {
+		text = st.scrub.Hide(text)
 	}
 	if resp.StatusCode != http.StatusOK {
 		text = status + "\n\n" + text
@@ -823,7 +820,7 @@ func (t *HTTPTool) transportError(ctx, callCtx context.Context, err error) error
 // (to errors.Is), since the messages of the causes could hold secrets.
 func (t *HTTPTool) fail(st *callState, target string, err error) error {
 	return &callError{
-		msg: st.scrub.scrub(fmt.Sprintf("%s: %s: %v", t.name, target, err)),
+		msg: st.scrub.Hide(fmt.Sprintf("%s: %s: %v", t.name, target, err)),
 		err: err,
 	}
 }
@@ -868,15 +865,15 @@ func (t *HTTPTool) excerpt(st *callState, mediaType string, data []byte, cut boo
 		return ""
 	}
 	text := formatBody(mediaType, data, cut, true)
-	text = strings.Join(strings.Fields(st.scrub.scrub(text)), " ")
+	text = strings.Join(strings.Fields(st.scrub.Hide(text)), " ")
 	if cut {
-		text = st.scrub.trimPartial(text)
+		text = st.scrub.HideCut(text)
 	}
 	if utf8.RuneCountInString(text) > httpErrorExcerpt {
 		n := 0
 		for i := range text {
 			if n == httpErrorExcerpt {
-				text = st.scrub.trimPartial(text[:i]) + "…"
+				text = st.scrub.HideCut(text[:i]) + "…"
 				break
 			}
 			n++
@@ -923,58 +920,4 @@ func textType(mediaType string) bool {
 		return true
 	}
 	return false
-}
-
-// scrubber replaces the values of expanded variables with "[redacted]".
-type scrubber struct {
-	secrets []string // longest first
-}
-
-// newScrubber returns a scrubber for the values of env that are at least
-// minSecretLen bytes long, in their plain, URL-escaped and JSON-escaped
-// forms.
-func newScrubber(env map[string]string) *scrubber {
-	seen := map[string]bool{}
-	var secrets []string
-	for _, v := range env {
-		if len(v) < minSecretLen {
-			continue
-		}
-		forms := []string{v, url.QueryEscape(v), url.PathEscape(v)}
-		if b, err := marshalJSON(v); err == nil {
-			forms = append(forms, string(b[1:len(b)-1]))
-		}
-		if b, err := json.Marshal(v); err == nil {
-			forms = append(forms, string(b[1:len(b)-1]))
-		}
-		for _, f := range forms {
-			if !seen[f] {
-				seen[f] = true
-				secrets = append(secrets, f)
-			}
-		}
-	}
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	return &scrubber{secrets: secrets}
-}
-
-// scrub replaces every secret in s.
-func (s *scrubber) scrub(text string) string {
-	for _, v := range s.secrets {
-		text = strings.ReplaceAll(text, v, redacted)
-	}
-	return text
-}
-
-// trimPartial replaces the start of a secret (3 bytes or more) at the end
-// of text, left there when the text was cut.
-func (s *scrubber) trimPartial(text string) string {
-	for _, v := range s.secrets {
-		for k := len(v) - 1; k >= 3; k-- {
-			if strings.HasSuffix(text, v[:k]) {
-				return text[:len(text)-k] + redacted
-			}
-		}
-	}
-	return text
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"go.temporal.io/sdk/activity"
 )
 
@@ -167,9 +168,7 @@ const titleRunes = 80
 // its turn and chat.
 func Title(q string) string {
 	s := strings.Join(strings.Fields(q), " ")
-	if r := []rune(s); len(r) > titleRunes {
-		s = string(r[:titleRunes]) + "…"
-	}
+	s = textcut.Ellipsis(s, titleRunes+1)
 	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "")
 }
 
@@ -397,5 +396,5 @@ func cutResult(content string, keep, size int, ref string) string {
 	if keep <= 0 {
 		return note
 	}
-	return string([]rune(content)[:keep]) + "\n" + note
+	return textcut.Runes(content, keep) + "\n" + note
 }

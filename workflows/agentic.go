@@ -8,6 +8,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -375,8 +376,8 @@ func (r *run) finishStep(ctx workflow.Context, step *longhaul.PlanStep, result s
 	if failed {
 		step.Status = longhaul.StepFailed
 	}
-	step.Result = clip(result, stepResultLimit)
-	out := clip(result, toolOutputExcerpt)
+	step.Result = textcut.Runes(result, stepResultLimit)
+	out := textcut.Runes(result, toolOutputExcerpt)
 	r.log.emit(workflow.Now(ctx), longhaul.EventStepResult, longhaul.StepResultData{
 		StepID: step.ID, Status: step.Status, Output: out, Truncated: len(out) < len(result),
 	})
@@ -413,7 +414,7 @@ func (r *run) findings(p *PlanRevision, i, limit int) string {
 		if s.About != "" {
 			label += " (" + s.About + ")"
 		}
-		b.WriteString(fmt.Sprintf("## Step %s: %s\n\n%s\n\n", s.ID, label, clip(s.Result, limit)))
+		b.WriteString(fmt.Sprintf("## Step %s: %s\n\n%s\n\n", s.ID, label, textcut.Runes(s.Result, limit)))
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -573,12 +574,4 @@ func planMarkdown(p *PlanRevision) string {
 		b.WriteString(fmt.Sprintf("- %s %d. %s%s\n", box, i+1, what, state))
 	}
 	return b.String()
-}
-
-// clip cuts s to n characters.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
 }

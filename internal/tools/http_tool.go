@@ -23,6 +23,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 )
 
 // Fixed values of HTTP tools.
@@ -35,7 +36,7 @@ const (
 	// httpErrorExcerpt is how many characters of a non-2xx body an error
 	// quotes, so the model sees the service's own message.
 	httpErrorExcerpt = 500
-	// maxTargetLen bounds Target in bytes.
+	// maxTargetLen bounds Target in characters.
 	maxTargetLen = 200
 )
 
@@ -429,10 +430,7 @@ loop:
 		}
 	}
 	s := b.String()
-	if len(s) > maxTargetLen {
-		s = strings.ToValidUTF8(s[:maxTargetLen], "") + "…"
-	}
-	return s
+	return textcut.Ellipsis(s, maxTargetLen)
 }
 
 // decodeHTTPArgs decodes a JSON arguments object, keeping numbers exact.
@@ -869,15 +867,8 @@ func (t *HTTPTool) excerpt(st *callState, mediaType string, data []byte, cut boo
 	if cut {
 		text = st.scrub.HideCut(text)
 	}
-	if utf8.RuneCountInString(text) > httpErrorExcerpt {
-		n := 0
-		for i := range text {
-			if n == httpErrorExcerpt {
-				text = st.scrub.HideCut(text[:i]) + "…"
-				break
-			}
-			n++
-		}
+	if cut := textcut.Runes(text, httpErrorExcerpt); len(cut) < len(text) {
+		text = st.scrub.HideCut(cut) + "…"
 	}
 	return text
 }

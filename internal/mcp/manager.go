@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -87,12 +88,7 @@ func New(cfg Config, reg *tools.Registry, log *slog.Logger) *Manager {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{reg: reg, log: log, ctx: ctx, cancel: cancel}
-	names := make([]string, 0, len(cfg.Servers))
-	for name := range cfg.Servers {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		sc := cfg.Servers[name]
 		s := &server{
 			m:        m,

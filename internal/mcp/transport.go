@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -130,7 +131,7 @@ func newConn(sc ServerConfig, lookup func(string) (string, bool), log *slog.Logg
 				env = append(env, k+"="+v)
 			}
 		}
-		for _, k := range sortedKeys(sc.Env) {
+		for _, k := range slices.Sorted(maps.Keys(sc.Env)) {
 			env = append(env, k+"="+expand(fmt.Sprintf("env[%q]", k), sc.Env[k]))
 		}
 		dir := expand("cwd", sc.Cwd)
@@ -150,7 +151,7 @@ func newConn(sc ServerConfig, lookup func(string) (string, bool), log *slog.Logg
 	case TransportHTTP, TransportSSE:
 		endpoint := expand("url", sc.URL)
 		headers := make(http.Header, len(sc.Headers))
-		for _, k := range sortedKeys(sc.Headers) {
+		for _, k := range slices.Sorted(maps.Keys(sc.Headers)) {
 			v := expand(fmt.Sprintf("headers[%q]", k), sc.Headers[k])
 			if !httpguts.ValidHeaderFieldValue(v) {
 				problems = append(problems, fmt.Sprintf("headers[%q]: the expanded value holds characters a header cannot", k))

@@ -257,7 +257,7 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 	if host, ok := literalHost(t.origin); ok {
 		t.literalHost = host
 	}
-	for _, k := range sortedStrings(def.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(def.Headers)) {
 		parts, err := parse("headers."+k, def.Headers[k])
 		if err != nil {
 			return fail("%v", err)
@@ -269,7 +269,7 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 	}
 	if def.Query != nil {
 		t.query = []namedTemplate{}
-		for _, k := range sortedStrings(def.Query) {
+		for _, k := range slices.Sorted(maps.Keys(def.Query)) {
 			parts, err := parse("query."+k, def.Query[k])
 			if err != nil {
 				return fail("%v", err)
@@ -282,10 +282,7 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 			return fail("%v", err)
 		}
 	}
-	for name := range env {
-		t.envNames = append(t.envNames, name)
-	}
-	slices.Sort(t.envNames)
+	t.envNames = slices.Sorted(maps.Keys(env))
 
 	transport := opts.Transport
 	if transport == nil {
@@ -372,15 +369,6 @@ func compileBody(where string, v any, parse func(where, s string) ([]TemplatePar
 		return out, nil
 	}
 	return v, nil
-}
-
-func sortedStrings(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Name implements Tool.

@@ -262,10 +262,10 @@ func (a *Activities) toolTarget(name, args string) string {
 	return ""
 }
 
-// truncate cuts s to at most max characters and notes the cut.
-func truncate(s string, max int) (string, bool) {
-	if max <= 0 || utf8.RuneCountInString(s) <= max {
+// truncate cuts s to at most n characters and notes the cut.
+func truncate(s string, n int) (string, bool) {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
 		return s, false
 	}
-	return textcut.Runes(s, max) + fmt.Sprintf("\n\n[output truncated: %d of %d characters shown]", max, utf8.RuneCountInString(s)), true
+	return textcut.Runes(s, n) + fmt.Sprintf("\n\n[output truncated: %d of %d characters shown]", n, utf8.RuneCountInString(s)), true
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -101,11 +102,12 @@ Delete only what the user asks for.
 	if err != nil {
 		t.Fatalf("skills.Load: %v", err)
 	}
-	def, ok := cat.HTTPTool("delete_title")
-	if !ok {
+	defs := cat.HTTPTools()
+	i := slices.IndexFunc(defs, func(h *tools.HTTPToolDef) bool { return h.Name == "delete_title" })
+	if i < 0 {
 		t.Fatal("the catalog has no delete_title")
 	}
-	del, err := tools.NewHTTPTool(def, tools.HTTPToolOptions{})
+	del, err := tools.NewHTTPTool(defs[i], tools.HTTPToolOptions{})
 	if err != nil {
 		t.Fatalf("NewHTTPTool: %v", err)
 	}

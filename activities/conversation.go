@@ -14,6 +14,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"go.temporal.io/sdk/activity"
 )
 
@@ -140,9 +141,7 @@ const titleRunes = 80
 // its turn and chat.
 func Title(q string) string {
 	s := strings.Join(strings.Fields(q), " ")
-	if r := []rune(s); len(r) > titleRunes {
-		s = string(r[:titleRunes]) + "…"
-	}
+	s = textcut.Ellipsis(s, titleRunes+1)
 	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "")
 }
 
@@ -370,5 +369,5 @@ func cutResult(content string, keep, size int, ref string) string {
 	if keep <= 0 {
 		return note
 	}
-	return string([]rune(content)[:keep]) + "\n" + note
+	return textcut.Runes(content, keep) + "\n" + note
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
@@ -215,9 +216,8 @@ func (a *Activities) toolResponse(ctx context.Context, run string, call longhaul
 		}
 		return ToolResponse{}, fmt.Errorf("store the output of %s: %w", call.Name, err)
 	}
-	r := []rune(res.Content)
-	content := string(r[:a.MaxToolOutput]) + fmt.Sprintf(
-		"\n\n[output cut: %d of %d characters shown; the whole output is stored as %s]", a.MaxToolOutput, len(r), ref)
+	content := textcut.Runes(res.Content, a.MaxToolOutput) + fmt.Sprintf(
+		"\n\n[output cut: %d of %d characters shown; the whole output is stored as %s]", a.MaxToolOutput, utf8.RuneCountInString(res.Content), ref)
 	return ToolResponse{Content: content, Truncated: true, Ref: ref}, nil
 }
 
@@ -226,7 +226,7 @@ func (a *Activities) toolResponse(ctx context.Context, run string, call longhaul
 func (a *Activities) toolTarget(name, args string) string {
 	if t, ok := a.tools.Get(name); ok {
 		if tg, ok := t.(tools.Targeter); ok {
-			return shorten(tg.Target(json.RawMessage(args)), 60)
+			return textcut.Ellipsis(tg.Target(json.RawMessage(args)), 61)
 		}
 	}
 	var m map[string]any
@@ -241,23 +241,15 @@ func (a *Activities) toolTarget(name, args string) string {
 		if u, err := url.Parse(s); k == "url" && err == nil && u.Host != "" {
 			return u.Host
 		}
-		return shorten(s, 60)
+		return textcut.Ellipsis(s, 61)
 	}
 	return ""
 }
 
-func shorten(s string, max int) string {
-	if r := []rune(s); len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return s
-}
-
-// truncate cuts s to at most max characters and notes the cut.
-func truncate(s string, max int) (string, bool) {
-	if max <= 0 || utf8.RuneCountInString(s) <= max {
+// truncate cuts s to at most n characters and notes the cut.
+func truncate(s string, n int) (string, bool) {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
 		return s, false
 	}
-	r := []rune(s)
-	return string(r[:max]) + fmt.Sprintf("\n\n[output truncated: %d of %d characters shown]", max, len(r)), true
+	return textcut.Runes(s, n) + fmt.Sprintf("\n\n[output truncated: %d of %d characters shown]", n, utf8.RuneCountInString(s)), true
 }

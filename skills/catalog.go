@@ -1,9 +1,10 @@
 package skills
 
 import (
-	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
 // Catalog is the merged set of agents and skills. It is built by Load and
@@ -63,23 +64,9 @@ func (c *Catalog) Skill(id string) (*Skill, bool) {
 	return s, ok
 }
 
-// SkillByCommand returns the skill whose slash command is exactly cmd,
-// including the leading slash, e.g. "/request".
-func (c *Catalog) SkillByCommand(cmd string) (*Skill, bool) {
-	if cmd == "" {
-		return nil, false
-	}
-	for _, s := range c.Skills() {
-		if s.Command == cmd {
-			return s, true
-		}
-	}
-	return nil, false
-}
-
 // HTTPTools returns every HTTP tool declared by any skill, sorted by name.
-func (c *Catalog) HTTPTools() []*HTTPTool {
-	var out []*HTTPTool
+func (c *Catalog) HTTPTools() []*tools.HTTPToolDef {
+	var out []*tools.HTTPToolDef
 	for _, s := range c.Skills() {
 		for i := range s.HTTPTools {
 			out = append(out, &s.HTTPTools[i])
@@ -87,16 +74,6 @@ func (c *Catalog) HTTPTools() []*HTTPTool {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// HTTPTool returns the HTTP tool with the given name, declared by any skill.
-func (c *Catalog) HTTPTool(name string) (*HTTPTool, bool) {
-	for _, h := range c.HTTPTools() {
-		if h.Name == name {
-			return h, true
-		}
-	}
-	return nil, false
 }
 
 // SystemPrompt returns the system prompt of agent: its base prompt followed,
@@ -145,21 +122,4 @@ func (c *Catalog) AgentTools(agent *Agent) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// defaultParameters is the schema of a tool without parameters.
-var defaultParameters = json.RawMessage(`{"properties":{},"type":"object"}`)
-
-// ParametersJSON returns the JSON schema of the tool's arguments, as sent to
-// the model. A tool without parameters, or one whose parameters cannot be
-// encoded (which Load rules out), gets {"properties":{},"type":"object"}.
-func (h *HTTPTool) ParametersJSON() json.RawMessage {
-	if h == nil || h.Parameters == nil {
-		return append(json.RawMessage(nil), defaultParameters...)
-	}
-	b, err := json.Marshal(h.Parameters)
-	if err != nil {
-		return append(json.RawMessage(nil), defaultParameters...)
-	}
-	return b
 }

@@ -49,17 +49,3 @@ func ExampleLoad_problems() {
 	// skills: agents/bad.md: agent "bad" uses skill "nope", which does not exist
 	// skills: media.md: command "request" must start with "/"
 }
-
-func ExampleExpandEnv() {
-	lookup := func(name string) (string, bool) {
-		v, ok := map[string]string{"MEDIA_SERVER_URL": "http://media.lan"}[name]
-		return v, ok
-	}
-	url, err := skills.ExpandEnv("${MEDIA_SERVER_URL}/api/v1/request", lookup)
-	fmt.Println(url, err)
-	_, err = skills.ExpandEnv("${MEDIA_SERVER_KEY}", lookup)
-	fmt.Println(err)
-	// Output:
-	// http://media.lan/api/v1/request <nil>
-	// skills: environment variable "MEDIA_SERVER_KEY" is not set
-}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
 //go:embed builtin/*.md builtin/prompts/*.md
@@ -606,15 +608,15 @@ func skillFromFile(src, body string, f *skillFile) (*Skill, []error) {
 		}
 	}
 	for i, hf := range f.HTTPTools {
-		h := HTTPTool{
+		h := tools.HTTPToolDef{
 			Name:             hf.Name,
 			Description:      strings.TrimSpace(hf.Description),
 			Method:           strings.ToUpper(strings.TrimSpace(hf.Method)),
 			URL:              strings.TrimSpace(hf.URL),
 			Headers:          hf.Headers,
 			Query:            hf.Query,
-			Timeout:          DefaultHTTPTimeout,
-			MaxResponseBytes: DefaultMaxResponseBytes,
+			Timeout:          tools.DefaultHTTPTimeout,
+			MaxResponseBytes: tools.DefaultMaxResponseBytes,
 			Skill:            s.ID,
 		}
 		label := fmt.Sprintf("http_tools[%d]", i)

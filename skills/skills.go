@@ -40,13 +40,15 @@
 //
 // Templates such as ${MEDIA_SERVER_KEY} are kept exactly as written: secrets
 // are never expanded into the catalog, which may be logged. The HTTP tool
-// executor expands them at call time with ExpandEnv.
+// (internal/tools, which owns the template language) expands them at call
+// time.
 package skills
 
 import (
 	"errors"
 	"fmt"
-	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
 // DirEnv is the environment variable naming the operator's directory of agent
@@ -64,11 +66,6 @@ const (
 	MaxReplansLimit = 10
 	// MaxTemperature is the largest allowed temperature.
 	MaxTemperature = 2
-	// DefaultHTTPTimeout is an HTTP tool's timeout when timeout is omitted.
-	DefaultHTTPTimeout = 30 * time.Second
-	// DefaultMaxResponseBytes is an HTTP tool's response size limit when
-	// max_response_bytes is omitted.
-	DefaultMaxResponseBytes int64 = 1 << 20
 )
 
 // Mode says how an agent runs a request.
@@ -155,7 +152,7 @@ type Skill struct {
 	// Tools are the names of the tools the skill may call, in file order.
 	Tools []string
 	// HTTPTools are the integrations the skill declares as data.
-	HTTPTools []HTTPTool
+	HTTPTools []tools.HTTPToolDef
 	// Model is the backing model when the skill is invoked by its command, or empty.
 	Model string
 	// MaxTurns bounds the model turns when invoked by its command; 0 means the default.
@@ -166,47 +163,9 @@ type Skill struct {
 	Source string
 }
 
-// HTTPTool is an HTTP integration declared in a skill's http_tools. Its
-// string fields are templates kept exactly as written: ${NAME} references are
-// expanded by the executor at call time with ExpandEnv, never at load time,
-// and {name} placeholders take the call argument name (see ParseTemplate;
-// "{{" writes a literal "{"). Validate checks that every placeholder names a
-// property of Parameters and that none sits in the URL's scheme, host or
-// port, which the file alone decides.
-type HTTPTool struct {
-	// Name is the tool's function name as the model sees it.
-	Name string
-	// Description tells the model what the tool does.
-	Description string
-	// Method is the upper-case HTTP method; GET when the file omits it.
-	Method string
-	// URL is the URL template.
-	URL string
-	// Headers maps header names to value templates.
-	Headers map[string]string
-	// Query maps query parameter names to value templates.
-	Query map[string]string
-	// Body is an optional JSON-compatible body template, in which a string
-	// that is exactly "{name}" takes the argument's JSON value; nil means a
-	// POST, PUT or PATCH sends the arguments no template names as the JSON
-	// body, and a GET or DELETE without Query sends them as query parameters.
-	Body any
-	// Parameters is the JSON schema of the call arguments, decoded into JSON
-	// types (numbers are float64); {type: object, properties: {}} when omitted.
-	Parameters map[string]any
-	// Timeout bounds one call; DefaultHTTPTimeout when omitted.
-	Timeout time.Duration
-	// MaxResponseBytes bounds the response read; DefaultMaxResponseBytes when omitted.
-	MaxResponseBytes int64
-	// RequiresApproval is set by approval: required; a person must approve each call.
-	RequiresApproval bool
-	// Skill is the id of the skill that declares the tool.
-	Skill string
-}
-
-// Errors reported by Load, Validate and ExpandEnv. Every problem in a catalog
-// is a *FileError wrapping one of these; all of them except ErrMissingEnv wrap
-// ErrInvalid, so errors.Is(err, ErrInvalid) asks "is the catalog broken?".
+// Errors reported by Load and Validate. Every problem in a catalog is a
+// *FileError wrapping one of these, and all of them wrap ErrInvalid, so
+// errors.Is(err, ErrInvalid) asks "is the catalog broken?".
 var (
 	// ErrInvalid is wrapped by every catalog problem; on its own it marks a
 	// value of the wrong type.
@@ -250,8 +209,6 @@ var (
 	// ErrBadTemplate marks a malformed ${NAME} template, or a {name}
 	// placeholder that names no parameter or sits in a URL's host.
 	ErrBadTemplate = kind("bad template")
-	// ErrMissingEnv marks a ${NAME} template whose variable is not set.
-	ErrMissingEnv = errors.New("missing environment variable")
 )
 
 // sentinel is an error kind that wraps a broader kind, so that errors.Is

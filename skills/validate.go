@@ -4,19 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
 var (
-	reAgentID  = regexp.MustCompile(`^[a-z0-9._:-]{1,64}$`)
-	reSkillID  = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-	reToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	reAgentID = regexp.MustCompile(`^[a-z0-9._:-]{1,64}$`)
+	reSkillID = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 )
-
-// httpMethods are the methods an HTTP tool may use.
-var httpMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 
 // Validate checks the whole catalog and returns every problem, joined with
 // errors.Join, each a *FileError naming its file; nil means the catalog is
@@ -31,7 +28,7 @@ var httpMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH
 // agent, like the built-in "naked", is the bare model.
 func (c *Catalog) Validate(knownTool func(name string) bool) error {
 	if c == nil {
-		return &problem{kind: ErrInvalid, msg: "nil catalog"}
+		return fmt.Errorf("skills: nil catalog: %w", ErrInvalid)
 	}
 	if knownTool == nil {
 		knownTool = func(string) bool { return false }
@@ -180,330 +177,18 @@ func commandProblem(cmd string) string {
 }
 
 // checkHTTPTool returns the problems of the i-th HTTP tool of skill s.
-func checkHTTPTool(s *Skill, i int, h *HTTPTool) []error {
-	var problems []error
+func checkHTTPTool(s *Skill, i int, h *tools.HTTPToolDef) []error {
 	label := fmt.Sprintf("http_tools[%d]", i)
 	if h.Name != "" {
 		label = fmt.Sprintf("http tool %q", h.Name)
 	}
-	add := func(k error, format string, args ...any) {
-		problems = append(problems, &FileError{Path: s.Source, Err: k, Detail: label + ": " + fmt.Sprintf(format, args...)})
-	}
-	if !reToolName.MatchString(h.Name) {
-		add(ErrBadHTTPTool, "name %q is not a valid function name: use 1 to 64 characters from a-z A-Z 0-9 _ -", h.Name)
-	}
-	if strings.TrimSpace(h.Description) == "" {
-		add(ErrBadHTTPTool, "description is required: it tells the model what the tool does")
-	}
-	if !httpMethods[h.Method] {
-		add(ErrBadHTTPTool, "method %q is not one of GET, POST, PUT, PATCH, DELETE", h.Method)
-	}
-	if strings.TrimSpace(h.URL) == "" {
-		add(ErrBadHTTPTool, "url is empty")
-	}
-	if h.Timeout <= 0 {
-		add(ErrBadHTTPTool, "timeout must be positive, got %s", h.Timeout)
-	}
-	if h.MaxResponseBytes <= 0 {
-		add(ErrBadHTTPTool, "max_response_bytes must be positive, got %d", h.MaxResponseBytes)
-	}
-	if err := checkSchema(h.Parameters); err != "" {
-		add(ErrBadHTTPTool, "parameters %s", err)
-	}
-	// Argument placeholders are checked against the properties only when
-	// the schema itself is sound, so a broken schema is reported once.
-	props, _ := h.Parameters["properties"].(map[string]any)
-	checkArgs := checkSchema(h.Parameters) == ""
-	for _, t := range templates(h) {
-		if err := checkTemplate(t.text); err != nil {
-			add(ErrBadTemplate, "%s: %v", t.where, err)
-			continue
+	var problems []error
+	for _, p := range h.Check() {
+		k := ErrBadHTTPTool
+		if errors.Is(p, tools.ErrBadTemplate) {
+			k = ErrBadTemplate
 		}
-		parts, err := parseTemplate(t.text)
-		if err != nil {
-			add(ErrBadTemplate, "%s: %v", t.where, err)
-			continue
-		}
-		if !checkArgs {
-			continue
-		}
-		reported := map[string]bool{}
-		for _, p := range parts {
-			if p.Kind != TemplateArg || reported[p.Text] {
-				continue
-			}
-			if _, ok := props[p.Text]; !ok {
-				reported[p.Text] = true
-				add(ErrBadTemplate, "%s: placeholder {%s} names no property in parameters (%s); write {{ for a literal {", t.where, p.Text, propertyList(props))
-			}
-		}
-	}
-	if h.URL != "" {
-		origin, _, err := splitURLTemplate(h.URL)
-		switch {
-		case err != nil && !errors.Is(err, errBadTemplateSyntax):
-			add(ErrBadTemplate, "url: %v", err)
-		case err == nil && !httpOrigin(origin):
-			add(ErrBadHTTPTool, "url %q must start with http:// or https://, or with a ${NAME} holding such a URL", h.URL)
-		}
+		problems = append(problems, &FileError{Path: s.Source, Err: k, Detail: label + ": " + p.Error()})
 	}
 	return problems
-}
-
-// httpOrigin reports whether a URL template's origin can be an http or
-// https origin: it starts with a ${NAME} or with a literal "http://" or
-// "https://".
-func httpOrigin(origin []TemplatePart) bool {
-	if len(origin) == 0 {
-		return false
-	}
-	if origin[0].Kind != TemplateLiteral {
-		return true
-	}
-	lower := strings.ToLower(origin[0].Text)
-	return strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")
-}
-
-// propertyList names the properties of a parameters schema for a message.
-func propertyList(props map[string]any) string {
-	if len(props) == 0 {
-		return "it declares none"
-	}
-	names := sortedKeys(props)
-	for i, n := range names {
-		names[i] = "{" + n + "}"
-	}
-	return "it declares " + strings.Join(names, ", ")
-}
-
-// TemplatePartKind says what a TemplatePart stands for.
-type TemplatePartKind int
-
-// The kinds of TemplatePart.
-const (
-	// TemplateLiteral is text used as written.
-	TemplateLiteral TemplatePartKind = iota
-	// TemplateEnv is a ${NAME} reference to an environment variable,
-	// usually a secret such as an API key.
-	TemplateEnv
-	// TemplateArg is a {name} placeholder for the call argument name.
-	TemplateArg
-)
-
-// TemplatePart is one piece of a parsed HTTP tool template.
-type TemplatePart struct {
-	Kind TemplatePartKind
-	// Text is the literal text, the variable's name or the argument's name.
-	Text string
-}
-
-// ParseTemplate splits an HTTP tool template into literal text, ${NAME}
-// environment references and {name} argument placeholders, in one pass, so
-// that an argument's value is never itself read as a template: an argument
-// holding "${SECRET}" stays that text.
-//
-// The grammar is that of ExpandEnv ("$${" writes a literal "${"; NAME is a
-// letter or underscore followed by letters, digits and underscores) plus
-// argument placeholders: "{" followed by one or more letters, digits, "_"
-// or "-" and "}" is a placeholder, "{{" writes a literal "{", and any other
-// "{" or "}" is literal text, so JSON or GraphQL text passes through. A
-// malformed ${...} is an error wrapping ErrBadTemplate.
-func ParseTemplate(s string) ([]TemplatePart, error) {
-	parts, err := parseTemplate(s)
-	if err != nil {
-		return nil, &problem{kind: ErrBadTemplate, msg: err.Error()}
-	}
-	return parts, nil
-}
-
-// SplitURLTemplate parses the URL template s like ParseTemplate and splits
-// its parts into the origin (scheme, host and port) and the rest (path,
-// query and fragment). The origin ends at the first "/", "?" or "#" of
-// literal text that is not part of the scheme's "://", so in
-// "${BASE}/items/{id}" the origin is ${BASE}. An argument placeholder in the
-// origin is an error wrapping ErrBadTemplate: the operator who wrote the
-// file chooses the host, never the model.
-func SplitURLTemplate(s string) (origin, rest []TemplatePart, err error) {
-	origin, rest, err = splitURLTemplate(s)
-	if err != nil {
-		return nil, nil, &problem{kind: ErrBadTemplate, msg: err.Error()}
-	}
-	return origin, rest, nil
-}
-
-// errBadTemplateSyntax marks a template that parseTemplate rejected.
-var errBadTemplateSyntax = errors.New("bad template syntax")
-
-// splitURLTemplate is SplitURLTemplate with unwrapped errors.
-func splitURLTemplate(s string) (origin, rest []TemplatePart, err error) {
-	parts, err := parseTemplate(s)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", errBadTemplateSyntax, err)
-	}
-	afterScheme := false
-	for i, p := range parts {
-		switch p.Kind {
-		case TemplateArg:
-			return nil, nil, fmt.Errorf("placeholder {%s} is in the scheme, host or port of %q: arguments may only fill the path and the query, after a literal \"/\" or \"?\"", p.Text, s)
-		case TemplateEnv:
-			origin = append(origin, p)
-			continue
-		}
-		text := p.Text
-		for j := 0; j < len(text); j++ {
-			if !afterScheme && strings.HasPrefix(text[j:], "://") {
-				afterScheme = true
-				j += 2
-				continue
-			}
-			if c := text[j]; c == '/' || c == '?' || c == '#' {
-				if j > 0 {
-					origin = append(origin, TemplatePart{Kind: TemplateLiteral, Text: text[:j]})
-				}
-				rest = append(rest, TemplatePart{Kind: TemplateLiteral, Text: text[j:]})
-				return origin, append(rest, parts[i+1:]...), nil
-			}
-		}
-		origin = append(origin, p)
-	}
-	return origin, nil, nil
-}
-
-// parseTemplate is ParseTemplate with unwrapped errors, whose messages
-// match those of ExpandEnv.
-func parseTemplate(s string) ([]TemplatePart, error) {
-	var parts []TemplatePart
-	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			parts = append(parts, TemplatePart{Kind: TemplateLiteral, Text: lit.String()})
-			lit.Reset()
-		}
-	}
-	for i := 0; i < len(s); {
-		switch {
-		case strings.HasPrefix(s[i:], "$${"):
-			lit.WriteString("${")
-			i += 3
-		case strings.HasPrefix(s[i:], "${"):
-			end := strings.IndexByte(s[i+2:], '}')
-			if end < 0 {
-				return nil, fmt.Errorf(`unterminated "${" at byte %d of template %q`, i, s)
-			}
-			name := s[i+2 : i+2+end]
-			if !validEnvName(name) {
-				return nil, fmt.Errorf(`"${%s}" in template %q is not a valid variable reference: use letters, digits and underscores, not starting with a digit`, name, s)
-			}
-			flush()
-			parts = append(parts, TemplatePart{Kind: TemplateEnv, Text: name})
-			i += 2 + end + 1
-		case strings.HasPrefix(s[i:], "{{"):
-			lit.WriteByte('{')
-			i += 2
-		case s[i] == '{':
-			name := argName(s[i+1:])
-			if name == "" {
-				lit.WriteByte('{')
-				i++
-				continue
-			}
-			flush()
-			parts = append(parts, TemplatePart{Kind: TemplateArg, Text: name})
-			i += len(name) + 2
-		default:
-			lit.WriteByte(s[i])
-			i++
-		}
-	}
-	flush()
-	return parts, nil
-}
-
-// argName returns the argument name of a placeholder whose "{" was just
-// before s, or "" when s does not start with a name and "}".
-func argName(s string) string {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '}':
-			return s[:i]
-		case c == '_', c == '-', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		default:
-			return ""
-		}
-	}
-	return ""
-}
-
-// checkSchema returns why schema is not an object schema, or "".
-func checkSchema(schema map[string]any) string {
-	if schema == nil {
-		return "are missing"
-	}
-	if schema["type"] != "object" {
-		return fmt.Sprintf(`must be an object schema with type: object, got type: %v`, schema["type"])
-	}
-	props, hasProps := schema["properties"]
-	if hasProps {
-		if _, ok := props.(map[string]any); !ok {
-			return "properties must be a mapping from argument names to schemas"
-		}
-	}
-	if req, ok := schema["required"]; ok {
-		list, ok := req.([]any)
-		if !ok {
-			return "required must be a list of argument names"
-		}
-		propMap, _ := props.(map[string]any)
-		for _, r := range list {
-			name, ok := r.(string)
-			if !ok {
-				return "required must be a list of argument names"
-			}
-			if _, ok := propMap[name]; !ok {
-				return fmt.Sprintf("required names %q, which is not in properties", name)
-			}
-		}
-	}
-	return ""
-}
-
-// template is one template string of an HTTP tool and where it sits.
-type template struct{ where, text string }
-
-// templates returns the template strings of h in a stable order.
-func templates(h *HTTPTool) []template {
-	out := []template{{"url", h.URL}}
-	for _, k := range sortedKeys(h.Headers) {
-		out = append(out, template{"headers." + k, h.Headers[k]})
-	}
-	for _, k := range sortedKeys(h.Query) {
-		out = append(out, template{"query." + k, h.Query[k]})
-	}
-	var walk func(where string, v any)
-	walk = func(where string, v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, template{where, v})
-		case map[string]any:
-			for _, k := range sortedKeys(v) {
-				walk(where+"."+k, v[k])
-			}
-		case []any:
-			for i, e := range v {
-				walk(fmt.Sprintf("%s[%d]", where, i), e)
-			}
-		}
-	}
-	walk("body", h.Body)
-	return out
-}
-
-// sortedKeys returns the keys of m, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

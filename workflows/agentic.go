@@ -8,6 +8,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -267,8 +268,8 @@ func (r *run) finishStep(ctx workflow.Context, step *longhaul.PlanStep, result s
 	if failed {
 		step.Status = longhaul.StepFailed
 	}
-	step.Result = clip(result, stepResultLimit)
-	out := clip(result, toolOutputExcerpt)
+	step.Result = textcut.Runes(result, stepResultLimit)
+	out := textcut.Runes(result, toolOutputExcerpt)
 	r.log.emit(workflow.Now(ctx), longhaul.EventStepResult, longhaul.StepResultData{
 		StepID: step.ID, Status: step.Status, Output: out, Truncated: len(out) < len(result),
 	})
@@ -305,7 +306,7 @@ func (r *run) findings(p *contract.PlanRevision, i, limit int) string {
 		if s.About != "" {
 			label += " (" + s.About + ")"
 		}
-		b.WriteString(fmt.Sprintf("## Step %s: %s\n\n%s\n\n", s.ID, label, clip(s.Result, limit)))
+		b.WriteString(fmt.Sprintf("## Step %s: %s\n\n%s\n\n", s.ID, label, textcut.Runes(s.Result, limit)))
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -444,12 +445,4 @@ func planMarkdown(p *contract.PlanRevision) string {
 		b.WriteString(fmt.Sprintf("- %s %d. %s%s\n", box, i+1, what, state))
 	}
 	return b.String()
-}
-
-// clip cuts s to n characters.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
 }

@@ -81,8 +81,7 @@
 //
 // # Other endpoints
 //
-// GET /v1/models lists the ids set with SetModels (default "llmtest") and
-// GET /v1/models/{id} describes one. POST /v1/embeddings returns
+// POST /v1/embeddings returns
 // deterministic unit vectors (see Embed; dimension 64 unless changed with
 // SetEmbeddingDimensions or the request's dimensions field; SetEmbedding
 // fixes a text's vector) for string,

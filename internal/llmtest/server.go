@@ -42,7 +42,6 @@ type Server struct {
 	reqs     []Request
 	embReqs  []EmbeddingRequest
 	inflight int
-	models   []string
 	dim      int
 	vectors  map[string][]float32
 	key      string
@@ -82,7 +81,6 @@ func start(tb testing.TB) (*Server, error) {
 		done:    make(chan struct{}),
 		started: time.Now(),
 		changed: make(chan struct{}),
-		models:  []string{"llmtest"},
 		dim:     64,
 	}
 	s.hs = &httptest.Server{
@@ -167,13 +165,6 @@ func (s *Server) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.queue)
-}
-
-// SetModels sets the model ids listed by GET /v1/models.
-func (s *Server) SetModels(ids ...string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.models = append([]string(nil), ids...)
 }
 
 // SetEmbeddingDimensions sets the length of the vectors returned by
@@ -297,14 +288,6 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/v1/embeddings":
 		if allow(w, r, http.MethodPost) {
 			s.handleEmbeddings(w, r)
-		}
-	case path == "/v1/models":
-		if allow(w, r, http.MethodGet) {
-			s.handleModels(w)
-		}
-	case strings.HasPrefix(path, "/v1/models/"):
-		if allow(w, r, http.MethodGet) {
-			s.handleModel(w, strings.TrimPrefix(path, "/v1/models/"))
 		}
 	default:
 		writeError(w, http.StatusNotFound,
@@ -457,44 +440,4 @@ func (s *Server) logf(format string, args ...any) {
 	if s.tb != nil {
 		s.tb.Logf(format, args...)
 	}
-}
-
-type modelObject struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Created int64  `json:"created"`
-	OwnedBy string `json:"owned_by"`
-}
-
-type modelList struct {
-	Object string        `json:"object"`
-	Data   []modelObject `json:"data"`
-}
-
-// modelCreated is the fixed creation time reported for every model.
-const modelCreated = 1700000000
-
-func (s *Server) handleModels(w http.ResponseWriter) {
-	s.mu.Lock()
-	ids := append([]string(nil), s.models...)
-	s.mu.Unlock()
-	list := modelList{Object: "list", Data: []modelObject{}}
-	for _, id := range ids {
-		list.Data = append(list.Data, modelObject{ID: id, Object: "model", Created: modelCreated, OwnedBy: "llmtest"})
-	}
-	writeJSON(w, http.StatusOK, list)
-}
-
-func (s *Server) handleModel(w http.ResponseWriter, id string) {
-	s.mu.Lock()
-	ids := append([]string(nil), s.models...)
-	s.mu.Unlock()
-	for _, m := range ids {
-		if m == id {
-			writeJSON(w, http.StatusOK, modelObject{ID: id, Object: "model", Created: modelCreated, OwnedBy: "llmtest"})
-			return
-		}
-	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("llmtest: the model %q does not exist", id),
-		"invalid_request_error", "model_not_found")
 }

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/internal/tools"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -248,13 +249,8 @@ func decodeApproval(raw json.RawMessage) (all bool, names []string, err error) {
 // Validate reports every problem of c at once, each naming its server. A
 // Config from ParseConfig is already valid.
 func (c Config) Validate() error {
-	names := make([]string, 0, len(c.Servers))
-	for name := range c.Servers {
-		names = append(names, name)
-	}
-	slices.Sort(names)
 	var problems []error
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
 		for _, err := range validateServer(name, c.Servers[name]) {
 			problems = append(problems, fmt.Errorf("mcp server %q: %w", name, err))
 		}
@@ -298,7 +294,7 @@ func validateServer(name string, sc ServerConfig) []error {
 		bad("transport %q is unknown", sc.Transport)
 	}
 	template := func(field, s string) {
-		if _, err := skills.ExpandEnv(s, func(string) (string, bool) { return "", true }); err != nil {
+		if _, err := tools.ExpandEnv(s, func(string) (string, bool) { return "", true }); err != nil {
 			bad("%s: %w", field, err)
 		}
 	}
@@ -307,7 +303,7 @@ func validateServer(name string, sc ServerConfig) []error {
 		template(fmt.Sprintf("args[%d]", i), a)
 	}
 	template("cwd", sc.Cwd)
-	for _, k := range sortedKeys(sc.Env) {
+	for _, k := range slices.Sorted(maps.Keys(sc.Env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			bad("env: %q is not a valid variable name", k)
 		}
@@ -321,7 +317,7 @@ func validateServer(name string, sc ServerConfig) []error {
 			}
 		}
 	}
-	for _, k := range sortedKeys(sc.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(sc.Headers)) {
 		if !httpguts.ValidHeaderFieldName(k) {
 			bad("headers: %q is not a valid header name", k)
 		}
@@ -449,13 +445,4 @@ func decodeStringMap(raw json.RawMessage) (map[string]string, error) {
 		m[f.key] = s
 	}
 	return m, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

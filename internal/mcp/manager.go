@@ -11,7 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -19,9 +19,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/singleflight"
 )
 
 // ErrClosed is returned when the Manager has been closed.
@@ -86,12 +88,7 @@ func New(cfg Config, reg *tools.Registry, log *slog.Logger) *Manager {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{reg: reg, log: log, ctx: ctx, cancel: cancel}
-	names := make([]string, 0, len(cfg.Servers))
-	for name := range cfg.Servers {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		sc := cfg.Servers[name]
 		s := &server{
 			m:        m,
@@ -274,22 +271,18 @@ type server struct {
 	// last list taken is the one registered.
 	listMu sync.Mutex
 
+	// connecting shares one connection attempt among the callers that
+	// need a session at the same time.
+	connecting singleflight.Group
+
 	mu      sync.Mutex
 	sess    *session // the current session; nil when there is none
-	pending *attempt // the connection attempt in flight, shared by callers
 	lastErr error
 	nTools  int
 	closed  bool
 
 	progressMu sync.Mutex
 	progress   map[string]func(string, float64) // by progress token
-}
-
-// attempt is one connection attempt, awaited by everyone who needs it.
-type attempt struct {
-	done chan struct{}
-	sess *session
-	err  error
 }
 
 // session is one MCP session with a server.
@@ -338,11 +331,17 @@ func (s *server) run(first chan struct{}) {
 	if err == nil || s.m.ctx.Err() != nil {
 		return
 	}
-	delay := orDefault(s.m.RetryMin, DefaultRetryMin)
-	maxDelay := orDefault(s.m.RetryMax, DefaultRetryMax)
+	retry := &backoff.ExponentialBackOff{
+		InitialInterval: orDefault(s.m.RetryMin, DefaultRetryMin),
+		MaxInterval:     orDefault(s.m.RetryMax, DefaultRetryMax),
+		Multiplier:      2,
+		// Servers that failed together do not retry in lockstep.
+		RandomizationFactor: 0.2,
+	}
 	for {
+		delay := retry.NextBackOff()
 		s.log.Warn("mcp server unavailable; retrying in the background", "error", err, "retry_in", delay)
-		t := time.NewTimer(jitter(delay))
+		t := time.NewTimer(delay)
 		select {
 		case <-s.m.ctx.Done():
 			t.Stop()
@@ -352,80 +351,69 @@ func (s *server) run(first chan struct{}) {
 		if _, err = s.connect(s.m.ctx); err == nil || s.m.ctx.Err() != nil {
 			return
 		}
-		delay = min(2*delay, maxDelay)
 	}
-}
-
-// jitter spreads d by up to a fifth either way, so that servers that
-// failed together do not retry in lockstep.
-func jitter(d time.Duration) time.Duration {
-	return d - d/5 + rand.N(2*d/5+1)
 }
 
 // connect returns the server's live session, connecting first when there
 // is none. Concurrent callers share one attempt; ctx bounds only the wait.
 func (s *server) connect(ctx context.Context) (*session, error) {
 	s.mu.Lock()
-	if sess := s.sess; sess != nil && sess.alive() {
+	switch sess := s.sess; {
+	case sess != nil && sess.alive():
 		s.mu.Unlock()
 		return sess, nil
+	case s.closed:
+		s.mu.Unlock()
+		return nil, ErrClosed
+	case s.cfgErr != nil:
+		s.mu.Unlock()
+		return nil, s.cfgErr
 	}
-	a, err := s.attemptLocked()
+	// The Manager is not closed (s.closed is set first), so Close has not
+	// started waiting for the group yet.
+	s.m.wg.Add(1)
 	s.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
+	done := make(chan singleflight.Result, 1)
+	go func() {
+		defer s.m.wg.Done()
+		v, err, _ := s.connecting.Do("", func() (any, error) { return s.attempt() })
+		done <- singleflight.Result{Val: v, Err: err}
+	}()
 	select {
-	case <-a.done:
-		return a.sess, a.err
+	case r := <-done:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*session), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// attemptLocked returns the attempt in flight or starts one. s.mu is held.
-func (s *server) attemptLocked() (*attempt, error) {
-	switch {
-	case s.closed:
-		return nil, ErrClosed
-	case s.cfgErr != nil:
-		return nil, s.cfgErr
-	case s.pending != nil:
-		return s.pending, nil
-	}
-	a := &attempt{done: make(chan struct{})}
-	s.pending = a
-	// The Manager is not closed (s.closed is set first), so Close has not
-	// started waiting for the group yet.
-	s.m.wg.Add(1)
-	go func() {
-		defer s.m.wg.Done()
-		s.attempt(a)
-	}()
-	return a, nil
-}
-
 // attempt connects, lists and registers the tools, and installs the new
-// session, settling a.
-func (s *server) attempt(a *attempt) {
-	defer close(a.done)
+// session. A session installed by an attempt that ended just before this
+// one started is returned as it is.
+func (s *server) attempt() (*session, error) {
+	s.mu.Lock()
+	if sess := s.sess; sess != nil && sess.alive() {
+		s.mu.Unlock()
+		return sess, nil
+	}
+	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.connectTimeout())
 	defer cancel()
 	sess, err := s.dial(ctx)
 	if err != nil {
-		a.err = err
 		s.mu.Lock()
-		s.pending = nil
 		s.lastErr = err
 		s.mu.Unlock()
-		return
+		return nil, err
 	}
 	// Hold listMu from listing to installing, so that a tools/list_changed
 	// arriving meanwhile is handled after, on the installed session.
 	s.listMu.Lock()
 	n, err := s.registerTools(ctx, sess)
 	s.mu.Lock()
-	s.pending = nil
 	switch {
 	case err != nil:
 		s.lastErr = err
@@ -440,14 +428,13 @@ func (s *server) attempt(a *attempt) {
 	s.listMu.Unlock()
 	if err != nil {
 		sess.close()
-		a.err = err
-		return
+		return nil, err
 	}
-	a.sess = sess
 	s.log.Info("mcp server connected", "transport", s.cfg.transport(), "tools", n)
 	if s.m.listed != nil {
 		s.m.listed(s.name, "connect")
 	}
+	return sess, nil
 }
 
 // dial opens a session and starts watching for its end.

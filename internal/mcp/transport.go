@@ -2,10 +2,10 @@ package mcp
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/redact"
-	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/internal/tools"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
 )
@@ -34,31 +34,27 @@ func inheritedEnv() []string {
 	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 }
 
-// minSecretLen is the shortest expanded value that is scrubbed from error
-// messages and logs; shorter ones would mangle unrelated text.
-const minSecretLen = 4
-
 // expander expands the ${VAR} references of one server's configuration and
 // remembers the values it put in, so that they can be scrubbed from error
 // messages and logs.
 type expander struct {
-	lookup  func(string) (string, bool)
-	secrets map[string]string // expanded value -> variable name
+	lookup func(string) (string, bool)
+	values map[string]string // variable name -> expanded value
 }
 
 func newExpander(lookup func(string) (string, bool)) *expander {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	return &expander{lookup: lookup, secrets: map[string]string{}}
+	return &expander{lookup: lookup, values: map[string]string{}}
 }
 
 // expand expands the template s of the named field.
 func (e *expander) expand(fieldName, s string) (string, error) {
-	out, err := skills.ExpandEnv(s, func(name string) (string, bool) {
+	out, err := tools.ExpandEnv(s, func(name string) (string, bool) {
 		v, ok := e.lookup(name)
-		if ok && len(v) >= minSecretLen {
-			e.secrets[v] = name
+		if ok {
+			e.values[name] = v
 		}
 		return v, ok
 	})
@@ -69,32 +65,12 @@ func (e *expander) expand(fieldName, s string) (string, error) {
 }
 
 // redactor returns a function that replaces the expanded values in a
-// string with the references they came from, and hides the credentials of
-// URLs written into the configuration as they are (redact.URLs).
+// string with the references they came from (redact.Secrets), and hides
+// the credentials of URLs written into the configuration as they are
+// (redact.URLs).
 func (e *expander) redactor() func(string) string {
-	type pair struct{ value, ref string }
-	var pairs []pair
-	for v, name := range e.secrets {
-		ref := "${" + name + "}"
-		pairs = append(pairs, pair{v, ref})
-		// Error messages of net/http and net/url show URLs escaped.
-		for _, esc := range []string{url.QueryEscape(v), url.PathEscape(v)} {
-			if esc != v {
-				pairs = append(pairs, pair{esc, ref})
-			}
-		}
-	}
-	if len(pairs) == 0 {
-		return redact.URLs
-	}
-	// Longest first, so that a value containing another is replaced whole.
-	slices.SortFunc(pairs, func(a, b pair) int { return cmp.Compare(len(b.value), len(a.value)) })
-	return func(s string) string {
-		for _, p := range pairs {
-			s = strings.ReplaceAll(s, p.value, p.ref)
-		}
-		return redact.URLs(s)
-	}
+	secrets := redact.NewSecrets(e.values)
+	return func(s string) string { return redact.URLs(secrets.Hide(s)) }
 }
 
 // redactedError is an error whose message has had secrets scrubbed; it
@@ -155,7 +131,7 @@ func newConn(sc ServerConfig, lookup func(string) (string, bool), log *slog.Logg
 				env = append(env, k+"="+v)
 			}
 		}
-		for _, k := range sortedKeys(sc.Env) {
+		for _, k := range slices.Sorted(maps.Keys(sc.Env)) {
 			env = append(env, k+"="+expand(fmt.Sprintf("env[%q]", k), sc.Env[k]))
 		}
 		dir := expand("cwd", sc.Cwd)
@@ -175,7 +151,7 @@ func newConn(sc ServerConfig, lookup func(string) (string, bool), log *slog.Logg
 	case TransportHTTP, TransportSSE:
 		endpoint := expand("url", sc.URL)
 		headers := make(http.Header, len(sc.Headers))
-		for _, k := range sortedKeys(sc.Headers) {
+		for _, k := range slices.Sorted(maps.Keys(sc.Headers)) {
 			v := expand(fmt.Sprintf("headers[%q]", k), sc.Headers[k])
 			if !httpguts.ValidHeaderFieldValue(v) {
 				problems = append(problems, fmt.Sprintf("headers[%q]: the expanded value holds characters a header cannot", k))

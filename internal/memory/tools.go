@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -166,9 +167,5 @@ func toolError(err error) error {
 }
 
 func clipTarget(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 40 {
-		return string(r[:40]) + "…"
-	}
-	return s
+	return textcut.Ellipsis(strings.Join(strings.Fields(s), " "), 41)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/internal/redact"
 )
 
 // FuzzHTTPToolURL gives a declared HTTP tool the arguments a model might
@@ -28,7 +28,7 @@ func FuzzHTTPToolURL(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	def := skills.HTTPTool{
+	def := HTTPToolDef{
 		Name:        "lookup",
 		Description: "Looks an item up",
 		Method:      "GET",
@@ -49,7 +49,7 @@ func FuzzHTTPToolURL(f *testing.F) {
 			return
 		}
 		tool.target(args)
-		u, err := tool.buildURL(&callState{args: args, env: env, scrub: newScrubber(env)})
+		u, err := tool.buildURL(&callState{args: args, env: env, scrub: redact.NewSecrets(env)})
 		if err != nil {
 			if !strings.Contains(err.Error(), "argument") && !strings.Contains(err.Error(), "refusing") && !strings.Contains(err.Error(), "does not parse") {
 				t.Fatalf("unexpected error: %v", err)

@@ -21,8 +21,9 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
-	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 )
 
 // Fixed values of HTTP tools.
@@ -35,12 +36,7 @@ const (
 	// httpErrorExcerpt is how many characters of a non-2xx body an error
 	// quotes, so the model sees the service's own message.
 	httpErrorExcerpt = 500
-	// minSecretLen is the shortest expanded ${NAME} value that is scrubbed
-	// from what a call returns; shorter values would blot out ordinary text.
-	minSecretLen = 4
-	// redacted replaces secrets in errors and results.
-	redacted = "[redacted]"
-	// maxTargetLen bounds Target in bytes.
+	// maxTargetLen bounds Target in characters.
 	maxTargetLen = 200
 )
 
@@ -63,11 +59,11 @@ type HTTPToolOptions struct {
 // made into a tool the model can call.
 //
 // Its templates hold two kinds of placeholder. ${NAME} is an environment
-// variable, typically a secret such as an API key, looked up at call time
-// (skills.ExpandEnv); {arg} is the call argument arg. A template is parsed
-// into literal text, variables and arguments in one pass (see
-// skills.ParseTemplate), so an argument holding "${SECRET}" is sent as that
-// text and never expanded; "{{" writes a literal "{".
+// variable, typically a secret such as an API key, looked up at call time;
+// {arg} is the call argument arg. A template is parsed into literal text,
+// variables and arguments in one pass (see ParseTemplate), so an argument
+// holding "${SECRET}" is sent as that text and never expanded; "{{" writes a
+// literal "{".
 //
 // The URL's scheme, host and port come from the file and the environment
 // only: {arg} may appear in the path, where its value is path-escaped and
@@ -111,9 +107,8 @@ type HTTPToolOptions struct {
 // 429, refused redirects and refused URLs. Network errors, timeouts, 408, 425, 429 and
 // 5xx are plain errors that may be retried.
 //
-// The expanded value of every ${NAME} of the tool (4 bytes or longer, also
-// in URL- and JSON-escaped form) is replaced with "[redacted]" in errors and
-// content, and Target never expands variables, so secrets do not reach the
+// The expanded value of every ${NAME} of the tool is replaced with ${NAME}
+// in errors and content (redact.Secrets), and Target never expands variables, so secrets do not reach the
 // model, the logs or the workflow history even when a service echoes them.
 type HTTPTool struct {
 	name        string
@@ -123,14 +118,14 @@ type HTTPTool struct {
 	timeout     time.Duration
 	maxBytes    int64
 
-	origin      []skills.TemplatePart // scheme, host and port
-	rest        []skills.TemplatePart // path, query and fragment
-	literalHost string                // the origin's host when it has no variables
-	headers     []namedTemplate       // sorted by name
-	query       []namedTemplate       // sorted by name; nil when not declared
-	body        any                   // compiled body template; nil when not declared
-	envNames    []string              // every ${NAME}, sorted, without repeats
-	named       map[string]bool       // every argument a template names
+	origin      []TemplatePart  // scheme, host and port
+	rest        []TemplatePart  // path, query and fragment
+	literalHost string          // the origin's host when it has no variables
+	headers     []namedTemplate // sorted by name
+	query       []namedTemplate // sorted by name; nil when not declared
+	body        any             // compiled body template; nil when not declared
+	envNames    []string        // every ${NAME}, sorted, without repeats
+	named       map[string]bool // every argument a template names
 
 	approval bool // approval: required
 
@@ -147,12 +142,12 @@ var (
 // namedTemplate is a header or query value template.
 type namedTemplate struct {
 	name  string
-	parts []skills.TemplatePart
+	parts []TemplatePart
 }
 
 // bodyTemplate is a string of a body template.
 type bodyTemplate struct {
-	parts []skills.TemplatePart
+	parts []TemplatePart
 }
 
 // sharedTransport is the plain transport of HTTP tools without
@@ -167,11 +162,11 @@ var sharedTransport = sync.OnceValue(func() http.RoundTripper {
 var errRedirect = errors.New("redirect refused")
 
 // NewHTTPTool returns the tool def declares. def is normally checked by
-// skills.Catalog.Validate already; NewHTTPTool still refuses a definition
+// def.Check already (the catalog does); NewHTTPTool still refuses a definition
 // it cannot run: a bad name or method, a malformed template, an {arg} in the
 // URL's scheme, host or port, or an {arg} naming no property of the
 // parameters schema.
-func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) {
+func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 	if def == nil {
 		return nil, errors.New("http tool: nil definition")
 	}
@@ -198,10 +193,10 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 		return fail("method %q is not one of GET, POST, PUT, PATCH, DELETE", def.Method)
 	}
 	if t.timeout <= 0 {
-		t.timeout = skills.DefaultHTTPTimeout
+		t.timeout = DefaultHTTPTimeout
 	}
 	if t.maxBytes <= 0 {
-		t.maxBytes = skills.DefaultMaxResponseBytes
+		t.maxBytes = DefaultMaxResponseBytes
 	}
 	if t.lookup == nil {
 		t.lookup = os.LookupEnv
@@ -225,12 +220,12 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 	props, _ := params["properties"].(map[string]any)
 
 	env := map[string]bool{}
-	note := func(where string, parts []skills.TemplatePart) error {
+	note := func(where string, parts []TemplatePart) error {
 		for _, p := range parts {
 			switch p.Kind {
-			case skills.TemplateEnv:
+			case TemplateEnv:
 				env[p.Text] = true
-			case skills.TemplateArg:
+			case TemplateArg:
 				if _, ok := props[p.Text]; !ok {
 					return fmt.Errorf("%s: placeholder {%s} names no property in parameters", where, p.Text)
 				}
@@ -239,15 +234,15 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 		}
 		return nil
 	}
-	parse := func(where, s string) ([]skills.TemplatePart, error) {
-		parts, err := skills.ParseTemplate(s)
+	parse := func(where, s string) ([]TemplatePart, error) {
+		parts, err := ParseTemplate(s)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		return parts, note(where, parts)
 	}
 
-	if t.origin, t.rest, err = skills.SplitURLTemplate(def.URL); err != nil {
+	if t.origin, t.rest, err = SplitURLTemplate(def.URL); err != nil {
 		return fail("url: %v", err)
 	}
 	if err := note("url", t.origin); err != nil {
@@ -262,7 +257,7 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 	if host, ok := literalHost(t.origin); ok {
 		t.literalHost = host
 	}
-	for _, k := range sortedStrings(def.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(def.Headers)) {
 		parts, err := parse("headers."+k, def.Headers[k])
 		if err != nil {
 			return fail("%v", err)
@@ -274,7 +269,7 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 	}
 	if def.Query != nil {
 		t.query = []namedTemplate{}
-		for _, k := range sortedStrings(def.Query) {
+		for _, k := range slices.Sorted(maps.Keys(def.Query)) {
 			parts, err := parse("query."+k, def.Query[k])
 			if err != nil {
 				return fail("%v", err)
@@ -287,10 +282,7 @@ func NewHTTPTool(def *skills.HTTPTool, opts HTTPToolOptions) (*HTTPTool, error) 
 			return fail("%v", err)
 		}
 	}
-	for name := range env {
-		t.envNames = append(t.envNames, name)
-	}
-	slices.Sort(t.envNames)
+	t.envNames = slices.Sorted(maps.Keys(env))
 
 	transport := opts.Transport
 	if transport == nil {
@@ -331,10 +323,10 @@ func effectivePort(u *url.URL) string {
 }
 
 // literalHost returns the host of a URL origin made of literal text only.
-func literalHost(origin []skills.TemplatePart) (string, bool) {
+func literalHost(origin []TemplatePart) (string, bool) {
 	var b strings.Builder
 	for _, p := range origin {
-		if p.Kind != skills.TemplateLiteral {
+		if p.Kind != TemplateLiteral {
 			return "", false
 		}
 		b.WriteString(p.Text)
@@ -347,7 +339,7 @@ func literalHost(origin []skills.TemplatePart) (string, bool) {
 }
 
 // compileBody turns the strings of a body template into bodyTemplates.
-func compileBody(where string, v any, parse func(where, s string) ([]skills.TemplatePart, error)) (any, error) {
+func compileBody(where string, v any, parse func(where, s string) ([]TemplatePart, error)) (any, error) {
 	switch v := v.(type) {
 	case string:
 		parts, err := parse(where, v)
@@ -377,15 +369,6 @@ func compileBody(where string, v any, parse func(where, s string) ([]skills.Temp
 		return out, nil
 	}
 	return v, nil
-}
-
-func sortedStrings(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Name implements Tool.
@@ -418,15 +401,15 @@ func (t *HTTPTool) target(args map[string]any) string {
 loop:
 	for _, p := range t.rest {
 		switch p.Kind {
-		case skills.TemplateLiteral:
+		case TemplateLiteral:
 			if i := strings.IndexAny(p.Text, "?#"); i >= 0 {
 				b.WriteString(p.Text[:i])
 				break loop
 			}
 			b.WriteString(p.Text)
-		case skills.TemplateEnv:
+		case TemplateEnv:
 			b.WriteString("${" + p.Text + "}")
-		case skills.TemplateArg:
+		case TemplateArg:
 			if v, ok := args[p.Text]; ok && v != nil {
 				b.WriteString(url.PathEscape(argString(v)))
 			} else {
@@ -435,10 +418,7 @@ loop:
 		}
 	}
 	s := b.String()
-	if len(s) > maxTargetLen {
-		s = strings.ToValidUTF8(s[:maxTargetLen], "") + "…"
-	}
-	return s
+	return textcut.Ellipsis(s, maxTargetLen)
 }
 
 // decodeHTTPArgs decodes a JSON arguments object, keeping numbers exact.
@@ -514,8 +494,8 @@ func marshalJSON(v any) ([]byte, error) {
 }
 
 // exactArg returns the argument name when parts is exactly one {arg}.
-func exactArg(parts []skills.TemplatePart) (string, bool) {
-	if len(parts) == 1 && parts[0].Kind == skills.TemplateArg {
+func exactArg(parts []TemplatePart) (string, bool) {
+	if len(parts) == 1 && parts[0].Kind == TemplateArg {
 		return parts[0].Text, true
 	}
 	return "", false
@@ -526,19 +506,19 @@ func exactArg(parts []skills.TemplatePart) (string, bool) {
 type callState struct {
 	args  map[string]any
 	env   map[string]string
-	scrub *scrubber
+	scrub *redact.Secrets
 }
 
 // render expands a string template; each argument goes through escape.
-func (s *callState) render(parts []skills.TemplatePart, escape func(string) string) string {
+func (s *callState) render(parts []TemplatePart, escape func(string) string) string {
 	var b strings.Builder
 	for _, p := range parts {
 		switch p.Kind {
-		case skills.TemplateLiteral:
+		case TemplateLiteral:
 			b.WriteString(p.Text)
-		case skills.TemplateEnv:
+		case TemplateEnv:
 			b.WriteString(s.env[p.Text])
-		case skills.TemplateArg:
+		case TemplateArg:
 			b.WriteString(escape(argString(s.args[p.Text])))
 		}
 	}
@@ -558,7 +538,7 @@ func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", t.name, err)
 	}
-	st := &callState{args: args, env: env, scrub: newScrubber(env)}
+	st := &callState{args: args, env: env, scrub: redact.NewSecrets(env)}
 
 	callCtx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
@@ -591,10 +571,12 @@ func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
 	if len(data) == 0 {
 		return Result{Content: status, Target: target}, nil
 	}
-	text := st.scrub.scrub(formatBody(mediaType, data, cut, false))
+	text := formatBody(mediaType, data, cut, false)
 	if cut {
-		text = st.scrub.trimPartial(text)
+		text = st.scrub.HideCut(text)
 		text += fmt.Sprintf("\n\n[truncated: the response was larger than %d bytes; only the first %d bytes were read]", t.maxBytes, t.maxBytes)
+	} else {
+		text = st.scrub.Hide(text)
 	}
 	if resp.StatusCode != http.StatusOK {
 		text = status + "\n\n" + text
@@ -608,7 +590,7 @@ func (t *HTTPTool) expandEnv() (map[string]string, error) {
 	env := make(map[string]string, len(t.envNames))
 	var errs []error
 	for _, name := range t.envNames {
-		v, err := skills.ExpandEnv("${"+name+"}", t.lookup)
+		v, err := ExpandEnv("${"+name+"}", t.lookup)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -720,11 +702,11 @@ func (t *HTTPTool) buildURL(st *callState) (*url.URL, error) {
 	b.WriteString(originText)
 	for _, p := range t.rest {
 		switch p.Kind {
-		case skills.TemplateLiteral:
+		case TemplateLiteral:
 			b.WriteString(p.Text)
-		case skills.TemplateEnv:
+		case TemplateEnv:
 			b.WriteString(st.env[p.Text])
-		case skills.TemplateArg:
+		case TemplateArg:
 			inQuery := strings.ContainsAny(b.String(), "?#")
 			v, ok := st.args[p.Text]
 			s := argString(v)
@@ -824,7 +806,7 @@ func (t *HTTPTool) transportError(ctx, callCtx context.Context, err error) error
 // (to errors.Is), since the messages of the causes could hold secrets.
 func (t *HTTPTool) fail(st *callState, target string, err error) error {
 	return &callError{
-		msg: st.scrub.scrub(fmt.Sprintf("%s: %s: %v", t.name, target, err)),
+		msg: st.scrub.Hide(fmt.Sprintf("%s: %s: %v", t.name, target, err)),
 		err: err,
 	}
 }
@@ -869,19 +851,12 @@ func (t *HTTPTool) excerpt(st *callState, mediaType string, data []byte, cut boo
 		return ""
 	}
 	text := formatBody(mediaType, data, cut, true)
-	text = strings.Join(strings.Fields(st.scrub.scrub(text)), " ")
+	text = strings.Join(strings.Fields(st.scrub.Hide(text)), " ")
 	if cut {
-		text = st.scrub.trimPartial(text)
+		text = st.scrub.HideCut(text)
 	}
-	if utf8.RuneCountInString(text) > httpErrorExcerpt {
-		n := 0
-		for i := range text {
-			if n == httpErrorExcerpt {
-				text = st.scrub.trimPartial(text[:i]) + "…"
-				break
-			}
-			n++
-		}
+	if cut := textcut.Runes(text, httpErrorExcerpt); len(cut) < len(text) {
+		text = st.scrub.HideCut(cut) + "…"
 	}
 	return text
 }
@@ -924,58 +899,4 @@ func textType(mediaType string) bool {
 		return true
 	}
 	return false
-}
-
-// scrubber replaces the values of expanded variables with "[redacted]".
-type scrubber struct {
-	secrets []string // longest first
-}
-
-// newScrubber returns a scrubber for the values of env that are at least
-// minSecretLen bytes long, in their plain, URL-escaped and JSON-escaped
-// forms.
-func newScrubber(env map[string]string) *scrubber {
-	seen := map[string]bool{}
-	var secrets []string
-	for _, v := range env {
-		if len(v) < minSecretLen {
-			continue
-		}
-		forms := []string{v, url.QueryEscape(v), url.PathEscape(v)}
-		if b, err := marshalJSON(v); err == nil {
-			forms = append(forms, string(b[1:len(b)-1]))
-		}
-		if b, err := json.Marshal(v); err == nil {
-			forms = append(forms, string(b[1:len(b)-1]))
-		}
-		for _, f := range forms {
-			if !seen[f] {
-				seen[f] = true
-				secrets = append(secrets, f)
-			}
-		}
-	}
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	return &scrubber{secrets: secrets}
-}
-
-// scrub replaces every secret in s.
-func (s *scrubber) scrub(text string) string {
-	for _, v := range s.secrets {
-		text = strings.ReplaceAll(text, v, redacted)
-	}
-	return text
-}
-
-// trimPartial replaces the start of a secret (3 bytes or more) at the end
-// of text, left there when the text was cut.
-func (s *scrubber) trimPartial(text string) string {
-	for _, v := range s.secrets {
-		for k := len(v) - 1; k >= 3; k-- {
-			if strings.HasSuffix(text, v[:k]) {
-				return text[:len(text)-k] + redacted
-			}
-		}
-	}
-	return text
 }

@@ -9,6 +9,8 @@ import (
 	readability "codeberg.org/readeck/go-readability"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 )
 
 // readablePage is what web_fetch makes of an HTML page.
@@ -57,7 +59,7 @@ func htmlPageText(data []byte, base *url.URL) readablePage {
 	if p.Title == "" {
 		p.Title = collapse(textOf(find(doc, atom.Title)))
 	}
-	p.Byline = clip(collapse(article.Byline), maxBylineChars)
+	p.Byline = textcut.Ellipsis(collapse(article.Byline), maxBylineChars)
 	if article.PublishedTime != nil {
 		p.Published = *article.PublishedTime
 	}

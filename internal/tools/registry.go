@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -65,7 +66,7 @@ func (r *Registry) SetGroup(group string, tools []Tool) error {
 	r.entries = kept
 	if err := r.add(group, tools); err != nil {
 		r.entries = old
-		r.names = sortedKeys(old)
+		r.names = slices.Sorted(maps.Keys(old))
 		return err
 	}
 	return nil
@@ -100,17 +101,8 @@ func (r *Registry) add(group string, tools []Tool) error {
 	for name, e := range added {
 		r.entries[name] = e
 	}
-	r.names = sortedKeys(r.entries)
+	r.names = slices.Sorted(maps.Keys(r.entries))
 	return nil
-}
-
-func sortedKeys(m map[string]entry) []string {
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // ValidName reports whether name is a valid tool (OpenAI function) name:

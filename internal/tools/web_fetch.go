@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 )
 
 // WebFetchName is the name of the web_fetch tool.
@@ -361,14 +362,7 @@ func truncate(text string, maxChars int, bodyCut bool, maxBytes int64) (string, 
 	n := utf8.RuneCountInString(text)
 	charsCut := n > maxChars
 	if charsCut {
-		i := 0
-		for pos := range text {
-			if i == maxChars {
-				text = strings.TrimRight(text[:pos], " \t\n")
-				break
-			}
-			i++
-		}
+		text = strings.TrimRight(textcut.Runes(text, maxChars), " \t\n")
 	}
 	switch {
 	case charsCut && bodyCut:

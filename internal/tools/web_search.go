@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 )
 
 // WebSearchName is the name of the web_search tool.
@@ -198,7 +198,7 @@ func (*WebSearch) Target(args json.RawMessage) string {
 	if err := json.Unmarshal(args, &a); err != nil {
 		return ""
 	}
-	return clip(collapse(a.Query), 100)
+	return textcut.Ellipsis(collapse(a.Query), 100)
 }
 
 // Call implements Tool.
@@ -278,7 +278,7 @@ func (w *WebSearch) Call(ctx context.Context, call Call) (Result, error) {
 		return Result{}, fmt.Errorf("web_search: the response (%s) is not SearXNG JSON: %v: %s", mediaType, err, excerpt(data))
 	}
 	call.report("searching", 1)
-	return Result{Content: formatSearch(query, page, maxResults, sr), Target: clip(collapse(query), 100)}, nil
+	return Result{Content: formatSearch(query, page, maxResults, sr), Target: textcut.Ellipsis(collapse(query), 100)}, nil
 }
 
 // validLanguage reports whether s looks like a language tag SearXNG
@@ -415,7 +415,7 @@ func formatSearch(query string, page, maxResults int, sr *searxResponse) string 
 
 	n := 0
 	for _, a := range sr.Answers {
-		text := clip(collapse(a.Text), maxAnswerChars)
+		text := textcut.Ellipsis(collapse(a.Text), maxAnswerChars)
 		if text == "" || n == maxAnswers {
 			continue
 		}
@@ -428,8 +428,8 @@ func formatSearch(query string, page, maxResults int, sr *searxResponse) string 
 	}
 	n = 0
 	for _, ib := range sr.Infoboxes {
-		title := clip(collapse(string(ib.Infobox)), 200)
-		content := clip(collapse(string(ib.Content)), maxInfoboxChars)
+		title := textcut.Ellipsis(collapse(string(ib.Infobox)), 200)
+		content := textcut.Ellipsis(collapse(string(ib.Content)), maxInfoboxChars)
 		if title == "" && content == "" || n == maxInfoboxes {
 			continue
 		}
@@ -463,7 +463,7 @@ func formatSearch(query string, page, maxResults int, sr *searxResponse) string 
 			break
 		}
 		shown++
-		title := clip(collapse(string(r.Title)), 200)
+		title := textcut.Ellipsis(collapse(string(r.Title)), 200)
 		if title == "" {
 			title = "(no title)"
 		}
@@ -471,7 +471,7 @@ func formatSearch(query string, page, maxResults int, sr *searxResponse) string 
 		if date := publishedDate(string(r.PublishedDate), string(r.Pubdate)); date != "" {
 			fmt.Fprintf(&b, "   Published: %s\n", date)
 		}
-		if snippet := clip(collapse(string(r.Content)), maxSnippetChars); snippet != "" {
+		if snippet := textcut.Ellipsis(collapse(string(r.Content)), maxSnippetChars); snippet != "" {
 			fmt.Fprintf(&b, "   %s\n", snippet)
 		}
 	}
@@ -508,7 +508,7 @@ func publishedDate(published, pubdate string) string {
 				return t.Format(time.DateOnly)
 			}
 		}
-		return clip(collapse(s), 40)
+		return textcut.Ellipsis(collapse(s), 40)
 	}
 	return ""
 }
@@ -541,20 +541,5 @@ func excerpt(data []byte) string {
 	if len(data) > 4*maxErrorExcerpt {
 		data = data[:4*maxErrorExcerpt]
 	}
-	return strconv.Quote(clip(collapse(strings.ToValidUTF8(string(data), "\uFFFD")), maxErrorExcerpt))
-}
-
-// clip cuts s to at most n characters, marking a cut with an ellipsis.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for pos := range s {
-		if i == n-1 {
-			return strings.TrimRight(s[:pos], " ") + "…"
-		}
-		i++
-	}
-	return s
+	return strconv.Quote(textcut.Ellipsis(collapse(strings.ToValidUTF8(string(data), "\uFFFD")), maxErrorExcerpt))
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
@@ -129,7 +132,7 @@ func (a *Activities) planSchema(toolNames []string, skills []SkillSpec, maxSteps
 	}
 	object := func(props map[string]any) map[string]any {
 		req := make([]any, 0, len(props))
-		for _, k := range sortedKeys(props) {
+		for _, k := range slices.Sorted(maps.Keys(props)) {
 			req = append(req, k)
 		}
 		return map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false}
@@ -490,8 +493,8 @@ func (a *Activities) model(m string) string {
 }
 
 func excerpt(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + fmt.Sprintf("\n[… %d more characters]", len(r)-n)
+	if cut := textcut.Runes(s, n); cut != s {
+		return cut + fmt.Sprintf("\n[… %d more characters]", utf8.RuneCountInString(s)-n)
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -182,7 +183,7 @@ func strictify(schema map[string]any) map[string]any {
 			}
 		}
 	}
-	names := sortedKeys(props)
+	names := slices.Sorted(maps.Keys(props))
 	all := make([]any, 0, len(names))
 	for _, name := range names {
 		all = append(all, name)
@@ -225,7 +226,7 @@ func strictValue(v any) any {
 func nullable(p map[string]any) map[string]any {
 	switch t := p["type"].(type) {
 	case string:
-		q := cloneMap(p)
+		q := maps.Clone(p)
 		q["type"] = []any{t, "null"}
 		if enum, ok := q["enum"].([]any); ok {
 			q["enum"] = append(append([]any(nil), enum...), nil)
@@ -237,7 +238,7 @@ func nullable(p map[string]any) map[string]any {
 				return p
 			}
 		}
-		q := cloneMap(p)
+		q := maps.Clone(p)
 		q["type"] = append(append([]any(nil), t...), "null")
 		return q
 	}
@@ -266,21 +267,4 @@ func dropNulls(args json.RawMessage) json.RawMessage {
 		return args
 	}
 	return b
-}
-
-func cloneMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -559,7 +558,7 @@ func (s *Server) runEvents(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(HeaderRunID, id)
-	s.sendSSE(c, "runs", func(w *bufio.Writer) { s.streamEvents(w, id, pos) }, release)
+	s.sendSSE(c, "runs", func(sw *sseWriter) { s.streamEvents(sw, id, pos) }, release)
 	return nil
 }
 
@@ -620,7 +619,7 @@ func positionID(it item) string {
 
 // streamEvents writes the run's events from pos until the done event, until
 // the client leaves (a failed flush) or until the server shuts down.
-func (s *Server) streamEvents(w *bufio.Writer, id string, pos cursor) {
+func (s *Server) streamEvents(sw *sseWriter, id string, pos cursor) {
 	f := s.hub.subscribe(id)
 	defer f.release()
 	// The request's context is gone once the handler returned; the stream
@@ -629,69 +628,38 @@ func (s *Server) streamEvents(w *bufio.Writer, id string, pos cursor) {
 	defer cancel()
 	// Send the headers now, so the client knows it is connected even while
 	// the run is quiet.
-	if writeComment(w, "run "+id) != nil {
+	if sw.comment("run "+id) != nil {
 		return
 	}
 	pos = f.join(pos)
 	for {
-		wctx, wcancel := context.WithTimeout(ctx, keepAlive)
-		items, done, err := f.read(wctx, pos)
-		wcancel()
+		items, done, err := sw.wait(ctx, f, pos)
 		switch {
-		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-			if writeComment(w, "keep-alive") != nil {
-				return
-			}
-			continue
+		case errors.Is(err, errClientGone):
+			return
 		case ctx.Err() != nil:
 			// The server is shutting down: end without done, so the client
 			// reconnects and resumes after the last id it read.
-			_ = writeComment(w, "server shutting down; reconnect with Last-Event-ID")
-			_ = w.Flush()
+			_ = sw.comment("server shutting down; reconnect with Last-Event-ID")
 			return
 		case err != nil:
 			// Not the run's error: the log could not be read. No id, so a
 			// client that reconnects resumes where it was.
 			s.log.Warn("stream run events", "run", id, "error", err)
-			_ = writeSSE(w, "", "stream_error", ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
-			_ = w.Flush()
+			_ = sw.frameJSON("", "stream_error", ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
+			_ = sw.flush()
 			return
 		}
 		for _, it := range items {
-			if err := writeSSE(w, positionID(it), string(it.Type), it.Event); err != nil {
+			if err := sw.frameJSON(positionID(it), string(it.Type), it.Event); err != nil {
 				return
 			}
 			pos = it.pos
 		}
-		if err := w.Flush(); err != nil {
-			return
-		}
-		if done {
+		if sw.flush() != nil || done {
 			return
 		}
 	}
-}
-
-// writeSSE writes one event frame: its id (when set), its type and its JSON
-// data on one line.
-func writeSSE(w *bufio.Writer, id, event string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if id != "" {
-		if _, err := w.WriteString("id: " + id + "\n"); err != nil {
-			return err
-		}
-	}
-	if _, err := w.WriteString("event: " + event + "\ndata: "); err != nil {
-		return err
-	}
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
-	_, err = w.WriteString("\n\n")
-	return err
 }
 
 // cancelRun asks Temporal to cancel a run: POST /v1/runs/{id}/cancel. The

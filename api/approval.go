@@ -46,18 +46,6 @@ type chatAnswer struct {
 	before int64
 }
 
-// waitingQuery is the visibility query of a user's runs of a chat that wait
-// for a person.
-func waitingQuery(chat, user string) string {
-	return strings.Join([]string{
-		"WorkflowType = " + quoteLiteral(contract.AgentWorkflowName),
-		contract.SearchAttrChat.GetName() + " = " + quoteLiteral(chat),
-		contract.SearchAttrUser.GetName() + " = " + quoteLiteral(user),
-		contract.SearchAttrStatus.GetName() + " = " + quoteLiteral(contract.StatusWaiting),
-		"ExecutionStatus = 'Running'",
-	}, " AND ")
-}
-
 // ofTurn reports whether run id answers turn of chat (whatever message it
 // was asked for).
 func ofTurn(id, chat string, turn int) bool {
@@ -201,7 +189,7 @@ func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func
 	}
 	for _, e := range resp.GetExecutions() {
 		id := e.GetExecution().GetWorkflowId()
-		st, err := s.queryState(lctx, id)
+		st, err := s.readState(lctx, id, user)
 		if err != nil {
 			s.log.Warn("read a waiting run of the chat", "run", id, "error", err)
 			continue
@@ -211,16 +199,6 @@ func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func
 		}
 	}
 	return "", nil
-}
-
-// queryState reads run id's state.
-func (s *Server) queryState(ctx context.Context, id string) (contract.RunState, error) {
-	var st contract.RunState
-	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryState)
-	if err != nil {
-		return st, err
-	}
-	return st, v.Get(&st)
 }
 
 // lastOffset is the offset of the last event of run id's log.

@@ -20,6 +20,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -436,12 +437,12 @@ func TestStreamPanicEndsTheStream(t *testing.T) {
 	srv := api.New(api.Config{TaskQueue: "q"}, streamPanicking{}, catalog, slog.New(slog.NewTextHandler(&logs, nil)))
 	base := serve(t, srv)
 	resp := doAt(t, base, "GET", "/v1/runs/run-1/events", nil, nil)
-	body, err := io.ReadAll(resp.Body)
+	frames, err := ssetest.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "event: stream_error") {
-		t.Fatalf("events = %d %q, want a stream that ends with an error event", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusOK || len(frames) == 0 || frames[len(frames)-1].Event != "stream_error" {
+		t.Fatalf("events = %d %+v, want a stream that ends with an error event", resp.StatusCode, frames)
 	}
 	if got := logs.String(); strings.Count(got, "run feed panicked") != 1 || !strings.Contains(got, "reading events") || !strings.Contains(got, "runtime/debug.Stack") {
 		t.Errorf("want one error line with the panic and its stack; the log:\n%s", got)

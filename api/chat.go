@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,8 +25,6 @@ import (
 const (
 	HeaderRunID      = "X-Longhaul-Run-Id"
 	headerOWUIPrefix = "X-Openwebui-"
-	// keepAlive is how often an idle stream gets an SSE comment.
-	keepAlive = 15 * time.Second
 )
 
 func (s *Server) chatCompletions(c *fiber.Ctx) error {
@@ -55,7 +52,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		ModelTimeout:    s.cfg.ModelTimeout,
 		HistoryLimit:    s.cfg.HistoryLimit,
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
-		NotStreamed:           !req.Stream,
+		NotStreamed:     !req.Stream,
 		Background:      req.isBackgroundTask(),
 	}
 	runID := "run-" + uuid.NewString()
@@ -131,7 +128,7 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model str
 	done := *release
 	*release = nil
 	r.start = c.Context().Time()
-	s.sendSSE(c, "chat", func(w *bufio.Writer) { s.stream(w, runID, r, includeUsage, before) }, done)
+	s.sendSSE(c, "chat", func(sw *sseWriter) { s.stream(sw, runID, r, includeUsage, before) }, done)
 }
 
 // start starts the run, or attaches to the one a previous identical request
@@ -286,9 +283,9 @@ func cardsFor(msgs []longhaul.Message) string {
 // stream writes the run's events as an OpenAI chat stream until the run is
 // done, it stops at an approval nobody gave yet (the prompt ends the
 // response; the run goes on waiting), the client leaves (a failed flush) or
-// the server shuts down; the run goes on either way. before > 0 picks the log up where the chat's
-// previous response stopped (see pickUp).
-func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage bool, before int64) {
+// the server shuts down; the run goes on either way. before > 0 picks the
+// log up where the chat's previous response stopped (see pickUp).
+func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage bool, before int64) {
 	f := s.hub.subscribe(runID)
 	defer f.release()
 	ctx, cancel := context.WithCancel(s.stopping)
@@ -300,8 +297,8 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 		} else {
 			s.log.Warn("stream run", "run", runID, "error", err)
 		}
-		_ = writeFrame(w, ErrorBody{Error: ErrorDetail{Message: msg, Type: "server_error", Code: "stream_error"}})
-		_ = writeDone(w)
+		_ = sw.frameJSON("", "", ErrorBody{Error: ErrorDetail{Message: msg, Type: "server_error", Code: "stream_error"}})
+		_ = writeDone(sw)
 	}
 	var after int64
 	if before > 0 {
@@ -316,15 +313,10 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 	}
 	pos := f.join(cursor{after: after})
 	for {
-		wctx, wcancel := context.WithTimeout(ctx, keepAlive)
-		items, done, err := f.read(wctx, pos)
-		wcancel()
+		items, done, err := sw.wait(ctx, f, pos)
 		switch {
-		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-			if writeComment(w, "keep-alive") != nil {
-				return
-			}
-			continue
+		case errors.Is(err, errClientGone):
+			return
 		case err != nil:
 			lost(err)
 			return
@@ -340,7 +332,7 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 				}
 			}
 			for _, fr := range frames {
-				if err := writeFrame(w, fr); err != nil {
+				if err := sw.frameJSON("", "", fr); err != nil {
 					return
 				}
 			}
@@ -348,7 +340,7 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 				break
 			}
 		}
-		if err := w.Flush(); err != nil {
+		if err := sw.flush(); err != nil {
 			return
 		}
 		if !r.start.IsZero() && r.roleSent {
@@ -357,11 +349,11 @@ func (s *Server) stream(w *bufio.Writer, runID string, r *renderer, includeUsage
 		}
 		if done || paused {
 			for _, fr := range r.finishFrames(includeUsage) {
-				if writeFrame(w, fr) != nil {
+				if sw.frameJSON("", "", fr) != nil {
 					return
 				}
 			}
-			_ = writeDone(w)
+			_ = writeDone(sw)
 			return
 		}
 	}
@@ -388,33 +380,12 @@ func indexOf(events []longhaul.Event, offset int64) int {
 	return -1
 }
 
-func writeFrame(w *bufio.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+// writeDone ends a chat stream as OpenAI's do: a [DONE] frame.
+func writeDone(sw *sseWriter) error {
+	if err := sw.frame("", "", []byte("[DONE]")); err != nil {
 		return err
 	}
-	if _, err := w.WriteString("data: "); err != nil {
-		return err
-	}
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
-	_, err = w.WriteString("\n\n")
-	return err
-}
-
-func writeComment(w *bufio.Writer, text string) error {
-	if _, err := w.WriteString(": " + text + "\n\n"); err != nil {
-		return err
-	}
-	return w.Flush()
-}
-
-func writeDone(w *bufio.Writer) error {
-	if _, err := w.WriteString("data: [DONE]\n\n"); err != nil {
-		return err
-	}
-	return w.Flush()
+	return sw.flush()
 }
 
 // isOpenWebUI reports whether the caller is Open WebUI: it sends its

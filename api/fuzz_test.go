@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 )
 
 // The fuzz targets of the API's decoding: what a client sends is parsed the
@@ -183,8 +184,10 @@ func FuzzEventID(f *testing.F) {
 // FuzzSSEFrame writes a runs-API event frame with any payload and reads it
 // back as an SSE client does: one event, of the type written, whose data
 // is the JSON of the payload — a payload cannot end the frame or add one.
+// Written raw, as data lines, the payload comes back whole, its line ends
+// read as "\n".
 func FuzzSSEFrame(f *testing.F) {
-	for _, s := range []string{"hello", "a\n\nevent: done\ndata: {}", "\r\n", "data: x", "\x00", "\u2028"} {
+	for _, s := range []string{"hello", "a\n\nevent: done\ndata: {}", "\r\n", "data: x", "\x00", "\u2028", "a\r", "\r\r\n\n"} {
 		f.Add("57", s)
 	}
 	f.Fuzz(func(t *testing.T, id, text string) {
@@ -192,27 +195,32 @@ func FuzzSSEFrame(f *testing.F) {
 			return // ids are the stream's own numbers, see positionID
 		}
 		var buf bytes.Buffer
-		w := bufio.NewWriter(&buf)
-		v := map[string]string{"text": text}
-		if err := writeSSE(w, id, "content_delta", v); err != nil {
+		sw := &sseWriter{w: bufio.NewWriter(&buf)}
+		if err := sw.frameJSON(id, "content_delta", map[string]string{"text": text}); err != nil {
 			t.Fatal(err)
 		}
-		w.Flush()
-		frames := strings.Split(strings.TrimSuffix(buf.String(), "\n\n"), "\n\n")
-		if len(frames) != 1 {
-			t.Fatalf("%d frames in %q", len(frames), buf.String())
+		if err := sw.frame(id, "content_delta", []byte(text)); err != nil {
+			t.Fatal(err)
 		}
-		var data string
-		for _, line := range strings.FieldsFunc(frames[0], func(r rune) bool { return r == '\n' || r == '\r' }) {
-			if d, ok := strings.CutPrefix(line, "data: "); ok {
-				data += d
-			} else if !strings.HasPrefix(line, "id: ") && line != "event: content_delta" {
-				t.Fatalf("stray line %q in %q", line, frames[0])
+		if err := sw.flush(); err != nil {
+			t.Fatal(err)
+		}
+		frames, err := ssetest.ReadAll(&buf)
+		if err != nil || len(frames) != 2 {
+			t.Fatalf("%d frames (%v) in %q", len(frames), err, buf.String())
+		}
+		for _, fr := range frames {
+			if fr.ID != id || fr.Event != "content_delta" {
+				t.Fatalf("frame %+v, want id %q and event content_delta", fr, id)
 			}
 		}
 		var back map[string]string
-		if err := json.Unmarshal([]byte(data), &back); err != nil || back["text"] != string([]rune(text)) {
+		if err := json.Unmarshal([]byte(frames[0].Data), &back); err != nil || back["text"] != string([]rune(text)) {
 			t.Fatalf("data %q read back as %q (%v)", text, back["text"], err)
+		}
+		lines := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(text)
+		if frames[1].Data != lines {
+			t.Fatalf("raw data %q read back as %q, want %q", text, frames[1].Data, lines)
 		}
 	})
 }

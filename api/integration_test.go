@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -20,6 +20,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/sashabaranov/go-openai"
 )
 
@@ -28,27 +29,21 @@ import (
 // [DONE], and [DONE] last.
 func sseData(t *testing.T, r io.Reader) []string {
 	t.Helper()
-	var frames []string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "" || strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "data: "):
-			d := strings.TrimPrefix(line, "data: ")
-			if d != "[DONE]" && !json.Valid([]byte(d)) {
-				t.Fatalf("frame is not JSON: %q", d)
-			}
-			frames = append(frames, d)
-		default:
-			t.Fatalf("unexpected SSE line %q", line)
-		}
-	}
-	if err := sc.Err(); err != nil {
+	events, err := ssetest.ReadAll(r)
+	if err != nil {
 		t.Fatalf("read SSE: %v", err)
 	}
-	if len(frames) == 0 || frames[len(frames)-1] != "[DONE]" {
+	var frames []string
+	for _, e := range events {
+		if !slices.Equal(e.Fields, []string{"data"}) {
+			t.Fatalf("frame %+v: want one data line", e)
+		}
+		if e.Data != ssetest.Done && !json.Valid([]byte(e.Data)) {
+			t.Fatalf("frame is not JSON: %q", e.Data)
+		}
+		frames = append(frames, e.Data)
+	}
+	if len(frames) == 0 || frames[len(frames)-1] != ssetest.Done {
 		t.Fatalf("stream does not end with [DONE]: %q", frames)
 	}
 	return frames
@@ -496,20 +491,16 @@ func TestWorkerStoppedMidStream(t *testing.T) {
 	answer := strings.TrimSpace(words)
 	env.Model.On(func(llmtest.Request) bool { return true }, llmtest.Text(answer, llmtest.ChunkDelay(20*time.Millisecond)))
 	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg("talk")}, nil)
-	rd := bufio.NewReader(resp.Body)
+	rd := ssetest.NewReader(resp.Body)
 	var seen strings.Builder
 	var frames []string
 	for {
-		line, err := rd.ReadString('\n')
+		e, err := rd.Next()
 		if err != nil {
 			t.Fatalf("stream broke: %v (seen %q)", err, seen.String())
 		}
-		d, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
-		if !ok {
-			continue
-		}
-		frames = append(frames, d)
-		if d == "[DONE]" {
+		frames = append(frames, e.Data)
+		if e.Data == ssetest.Done {
 			break
 		}
 		seen.Reset()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/proto"
@@ -76,8 +75,7 @@ func (s *Server) checkRuns(ctx context.Context, principal string) error {
 	defer cancel()
 	resp, err := s.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
 		Namespace: s.cfg.Namespace,
-		Query: "WorkflowType = " + quoteLiteral(contract.AgentWorkflowName) + " AND " +
-			contract.SearchAttrUser.GetName() + " = " + quoteLiteral(principal) + " AND ExecutionStatus = 'Running'",
+		Query:     runningQuery(principal),
 	})
 	if err != nil {
 		return errUnavailable("cannot count your runs: " + err.Error())

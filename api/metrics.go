@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/api/workflowservice/v1"
 )
@@ -61,7 +60,7 @@ func (s *Server) countWaiting() float64 {
 	defer cancel()
 	resp, err := s.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
 		Namespace: s.cfg.Namespace,
-		Query:     "ExecutionStatus = 'Running' AND " + contract.SearchAttrStatus.GetName() + " = '" + contract.StatusWaiting + "'",
+		Query:     allWaitingQuery(),
 	})
 	if err != nil {
 		return -1

@@ -300,11 +300,11 @@ func (r *ChatRequest) isBackgroundTask() bool {
 
 // options are the sampling settings of the request.
 func (r *ChatRequest) options() longhaul.ModelOptions {
-	max := r.MaxTokens
+	maxTokens := r.MaxTokens
 	if r.MaxCompletionTokens > 0 {
-		max = r.MaxCompletionTokens
+		maxTokens = r.MaxCompletionTokens
 	}
-	return longhaul.ModelOptions{Temperature: r.Temperature, TopP: r.TopP, MaxTokens: max, Stop: r.Stop, Seed: r.Seed}
+	return longhaul.ModelOptions{Temperature: r.Temperature, TopP: r.TopP, MaxTokens: maxTokens, Stop: r.Stop, Seed: r.Seed}
 }
 
 // stripToolCards removes tool cards from an assistant message's text.
@@ -342,16 +342,16 @@ func toolCard(d longhaul.ToolOutputData, arguments string) string {
 		html.EscapeString(d.ToolCallID), html.EscapeString(d.Name), html.EscapeString(string(args)), html.EscapeString(string(result)))
 }
 
-// summarize gives the first words of the last user message, for the run's
-// summary in the Temporal UI.
-func summarize(msgs []longhaul.Message, max int) string {
+// summarize gives the first runes (at most limit) of the last user message,
+// for the run's summary in the Temporal UI.
+func summarize(msgs []longhaul.Message, limit int) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role != longhaul.RoleUser {
 			continue
 		}
 		s := strings.Join(strings.Fields(msgs[i].Content), " ")
-		if r := []rune(s); len(r) > max {
-			s = string(r[:max]) + "…"
+		if r := []rune(s); len(r) > limit {
+			s = string(r[:limit]) + "…"
 		}
 		return s
 	}

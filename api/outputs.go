@@ -24,7 +24,7 @@ func (s *Server) runOutput(c *fiber.Ctx) error {
 	if err != nil {
 		return errBadRequest("bad output reference")
 	}
-	if _, err := s.runState(c, id); err != nil {
+	if _, err := s.readState(c.UserContext(), id, principal(c).Name); err != nil {
 		return err
 	}
 	b, err := s.cfg.Blobs.Get(c.UserContext(), ref)

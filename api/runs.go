@@ -1,15 +1,9 @@
 package api
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"slices"
@@ -21,322 +15,24 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // This file is the native runs API, for long tasks that outlive a request:
 // start a run, read it, list a user's runs, follow its events, cancel it and
 // answer it when it waits for a person. A run is an AgentWorkflow; its state
-// comes from the workflow's state query, its events from its event log (the
-// same feed the chat stream reads), its listing from Temporal visibility and
-// Longhaul's search attributes.
+// comes from the workflow's state query (readState), its events from its
+// event log (the same feed the chat stream reads), its listing from Temporal
+// visibility and Longhaul's search attributes (visibility.go). Its wire
+// types are in runs_types.go.
 
-// Limits of the runs API.
-const (
-	defaultListLimit = 20
-	maxListLimit     = 100
-	maxMetadataKeys  = 16
-	maxMetadataKey   = 64
-	maxMetadataValue = 512
-	// inputTimeout bounds the delivery of a person's input to a run.
-	inputTimeout = 30 * time.Second
-	// memoSummary is the memo field holding a run's summary, so a listing
-	// shows it without describing each run.
-	memoSummary = "summary"
-	// memoOwner is the memo field holding the principal a run was started
-	// for.
-	memoOwner = "owner"
-)
-
-// RunRequest is the body of POST /v1/runs: an agent and either a
-// conversation (messages) or one user message (input).
-type RunRequest struct {
-	Agent    string            `json:"agent"`
-	Messages []ChatMessage     `json:"messages,omitempty"`
-	Input    *string           `json:"input,omitempty"`
-	Metadata map[string]string `json:"metadata,omitempty"`
-}
-
-// RunCreated answers POST /v1/runs.
-type RunCreated struct {
-	ID        string `json:"id"`
-	Status    string `json:"status"`
-	EventsURL string `json:"events_url"`
-}
-
-// Run answers GET /v1/runs/{id}. Times are RFC 3339, as in events;
-// FinishedAt is null while the run goes on.
-type Run struct {
-	ID     string `json:"id"`
-	Agent  string `json:"agent"`
-	Status string `json:"status"`
-	// Mode is how the run went: chat, agentic, skill or task.
-	Mode       string     `json:"mode,omitempty"`
-	Dispatch   string     `json:"dispatch,omitempty"`
-	Skill      string     `json:"skill,omitempty"`
-	CreatedAt  *time.Time `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at"`
-	Turns      int        `json:"turns"`
-	// Plans are every plan revision, the current one last; Steps are the
-	// steps of the plan being (or last) carried out.
-	Plans   []contract.PlanRevision `json:"plans"`
-	Steps   []longhaul.PlanStep     `json:"steps"`
-	Reviews []longhaul.ReviewData   `json:"reviews"`
-	Waiting *contract.Waiting       `json:"waiting"`
-	Result  string                  `json:"result"`
-	Error   string                  `json:"error,omitempty"`
-	Usage   longhaul.Usage          `json:"usage"`
-	// Continued is how many times the run continued as new to keep its
-	// history bounded.
-	Continued int    `json:"continued"`
-	EventsURL string `json:"events_url"`
-}
-
-// RunList answers GET /v1/runs. NextPageToken, when set, is the page_token
-// of the next page.
-type RunList struct {
-	Object        string       `json:"object"`
-	Data          []RunSummary `json:"data"`
-	NextPageToken string       `json:"next_page_token,omitempty"`
-}
-
-// RunSummary is one run of a RunList.
-type RunSummary struct {
-	ID         string     `json:"id"`
-	Agent      string     `json:"agent"`
-	Status     string     `json:"status"`
-	CreatedAt  *time.Time `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at"`
-	Summary    string     `json:"summary,omitempty"`
-}
-
-// RunCancelling answers POST /v1/runs/{id}/cancel.
-type RunCancelling struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
-}
-
-// RunInput is the body of POST /v1/runs/{id}/input: an approval decision or
-// a text reply, not both.
-type RunInput struct {
-	Approve *bool   `json:"approve,omitempty"`
-	Text    *string `json:"text,omitempty"`
-}
-
-// validate reports the first problem with a run request.
-func (r *RunRequest) validate() error {
-	if strings.TrimSpace(r.Agent) == "" {
-		return errors.New("agent: required")
-	}
-	switch {
-	case r.Messages != nil && r.Input != nil:
-		return errors.New("send either messages or input, not both")
-	case r.Input != nil:
-		if strings.TrimSpace(*r.Input) == "" {
-			return errors.New("input: must not be empty")
-		}
-	case r.Messages == nil:
-		return errors.New("messages or input: required")
-	default:
-		chat := ChatRequest{Model: r.Agent, Messages: r.Messages}
-		if err := chat.validate(); err != nil {
-			return err
-		}
-	}
-	if len(r.Metadata) > maxMetadataKeys {
-		return fmt.Errorf("metadata: at most %d keys", maxMetadataKeys)
-	}
-	for k, v := range r.Metadata {
-		if k == "" || len(k) > maxMetadataKey {
-			return fmt.Errorf("metadata: keys must have 1 to %d characters", maxMetadataKey)
-		}
-		if len(v) > maxMetadataValue {
-			return fmt.Errorf("metadata[%q]: at most %d characters", k, maxMetadataValue)
-		}
-	}
-	return nil
-}
-
-// messages is the conversation the run starts with.
-func (r *RunRequest) messages() []longhaul.Message {
-	if r.Input != nil {
-		return []longhaul.Message{{Role: longhaul.RoleUser, Content: *r.Input}}
-	}
-	return domainMessages(r.Messages)
-}
-
-// validate reports the first problem with a person's input.
-func (in *RunInput) validate() error {
-	switch {
-	case in.Approve != nil && in.Text != nil:
-		return errors.New(`send either {"approve": true|false} or {"text": "…"}, not both`)
-	case in.Text != nil && strings.TrimSpace(*in.Text) == "":
-		return errors.New("text: must not be empty")
-	case in.Approve == nil && in.Text == nil:
-		return errors.New(`send {"approve": true|false} or {"text": "…"}`)
-	}
-	return nil
-}
-
-func (in *RunInput) request() contract.InputRequest {
-	r := contract.InputRequest{Approve: in.Approve}
-	if in.Text != nil {
-		r.Text = *in.Text
-	}
-	return r
-}
-
-// finished reports whether a run status is final.
-func finished(status string) bool {
-	switch status {
-	case contract.StatusCompleted, contract.StatusFailed, contract.StatusCancelled:
-		return true
-	}
-	return false
-}
-
-// closedStatus is the status of a closed execution whose own status was left
-// open: Temporal terminated it or timed it out, so it never recorded one.
-func closedStatus(st enums.WorkflowExecutionStatus) string {
-	switch st {
-	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return contract.StatusCompleted
-	case enums.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return contract.StatusCancelled
-	}
-	return contract.StatusFailed
-}
-
-// currentSteps are the steps of the plan being carried out (or carried out
-// last): the last revision that is active or done.
-func currentSteps(plans []contract.PlanRevision) []longhaul.PlanStep {
-	for i := len(plans) - 1; i >= 0; i-- {
-		if p := plans[i]; p.Status == contract.PlanActive || p.Status == contract.PlanDone {
-			return p.Steps
-		}
-	}
-	return nil
-}
-
-// nonNil makes an absent list encode as [] rather than null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-func eventsURL(id string) string { return "/v1/runs/" + url.PathEscape(id) + "/events" }
-
-// quoteLiteral quotes s as a string literal of Temporal's visibility query
-// language. Its parser reads backslash escapes, but SQL visibility writes
-// the literal back out for its database, and on SQLite (the embedded
-// server) only an escaped single quote survives that round trip: a value
-// with a backslash or a double quote never matches. literalOK tells which
-// values can be matched.
-func quoteLiteral(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
-}
-
-// literalOK reports whether a value can be matched exactly in a visibility
-// query: no backslash, double quote or control character.
-func literalOK(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return r == '\\' || r == '"' || r < ' ' || r == 0x7f })
-}
-
-// listQuery is the visibility query of a user's runs, optionally of one
-// agent and in one status. The runs of a chain continued as new are listed
-// once, by their open or last execution.
-func listQuery(user, agent, status string) string {
-	q := []string{
-		"WorkflowType = " + quoteLiteral(contract.AgentWorkflowName),
-		contract.SearchAttrUser.GetName() + " = " + quoteLiteral(user),
-		"ExecutionStatus != 'ContinuedAsNew'",
-	}
-	if agent != "" {
-		q = append(q, contract.SearchAttrAgent.GetName()+" = "+quoteLiteral(agent))
-	}
-	st := contract.SearchAttrStatus.GetName()
-	switch status {
-	case "":
-	case contract.StatusRunning, contract.StatusWaiting:
-		// A terminated run never recorded its end: it is not running.
-		q = append(q, st+" = "+quoteLiteral(status), "ExecutionStatus = 'Running'")
-	case contract.StatusFailed:
-		q = append(q, "("+st+" = 'failed' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut'))")
-	default:
-		q = append(q, st+" = "+quoteLiteral(status))
-	}
-	return strings.Join(q, " AND ")
-}
-
-// runStatuses are the statuses a listing may be filtered by.
-var runStatuses = []string{contract.StatusRunning, contract.StatusWaiting, contract.StatusCompleted, contract.StatusFailed, contract.StatusCancelled}
-
-// summaryOf converts one visibility record.
-func summaryOf(e *workflowpb.WorkflowExecutionInfo) RunSummary {
-	attrs := e.GetSearchAttributes().GetIndexedFields()
-	s := RunSummary{
-		ID:         e.GetExecution().GetWorkflowId(),
-		Agent:      payloadString(attrs[contract.SearchAttrAgent.GetName()]),
-		Status:     payloadString(attrs[contract.SearchAttrStatus.GetName()]),
-		CreatedAt:  timeOf(e.GetStartTime()),
-		FinishedAt: timeOf(e.GetCloseTime()),
-		Summary:    payloadString(e.GetMemo().GetFields()[memoSummary]),
-	}
-	if s.FinishedAt != nil && !finished(s.Status) {
-		s.Status = closedStatus(e.GetStatus())
-	}
-	if s.Status == "" {
-		// The run has not recorded its status yet: its first step is queued.
-		s.Status = contract.StatusRunning
-	}
-	return s
-}
-
-// timeOf converts a Temporal timestamp; unset is nil.
-func timeOf(ts *timestamppb.Timestamp) *time.Time {
-	if ts == nil {
-		return nil
-	}
-	t := ts.AsTime()
-	return &t
-}
-
-// payloadString decodes a string payload (a keyword search attribute or a
-// memo field), or returns "".
-func payloadString(p *commonpb.Payload) string {
-	var s string
-	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &s) != nil {
-		return ""
-	}
-	return s
-}
-
-// decodeStrict decodes a JSON body into v, refusing unknown fields and
-// trailing data: the native API names its mistakes instead of ignoring them.
-func decodeStrict(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return errors.New("request body is empty")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("invalid JSON body: %s", strings.TrimPrefix(jsonProblem(err), "json: "))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("invalid JSON body: data after the object")
-	}
-	return nil
-}
+// inputTimeout bounds the delivery of a person's input to a run.
+const inputTimeout = 30 * time.Second
 
 // createRun starts a run: POST /v1/runs. It answers at once; the run goes
 // on without any client.
@@ -381,11 +77,12 @@ func runID(c *fiber.Ctx) (string, error) {
 	return strings.Clone(id), nil
 }
 
-// runState reads the state of run id for the caller; a run of another user
-// is reported as unknown. It works for finished runs too, while a worker
-// runs to answer the query.
-func (s *Server) runState(c *fiber.Ctx, id string) (contract.RunState, error) {
-	ctx, cancel := s.temporalCall(c.UserContext())
+// readState reads run id's state with the workflow's state query — the one
+// place a run's state is read — for owner: a run of another principal is
+// reported as unknown, as is one that does not exist. It works for
+// finished runs too, while a worker runs to answer the query.
+func (s *Server) readState(ctx context.Context, id, owner string) (contract.RunState, error) {
+	ctx, cancel := s.temporalCall(ctx)
 	defer cancel()
 	var st contract.RunState
 	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryState)
@@ -399,10 +96,45 @@ func (s *Server) runState(c *fiber.Ctx, id string) (contract.RunState, error) {
 	if err := v.Get(&st); err != nil {
 		return st, errInternal("cannot decode the state of run " + id)
 	}
-	if st.User != principal(c).Name {
+	if st.User != owner {
 		return contract.RunState{}, errNotFound("no run " + id)
 	}
 	return st, nil
+}
+
+// statusOf is the status of a run that recorded status and whose execution
+// Temporal describes as info: the recorded one, unless Temporal closed the
+// run without one (terminated or timed out, see closedStatus), or the run
+// has recorded none yet (its first step is queued).
+func statusOf(recorded string, info *workflowpb.WorkflowExecutionInfo) string {
+	switch {
+	case info.GetCloseTime() != nil && !finished(recorded):
+		return closedStatus(info.GetStatus())
+	case recorded == "":
+		return contract.StatusRunning
+	}
+	return recorded
+}
+
+// finished reports whether a run status is final.
+func finished(status string) bool {
+	switch status {
+	case contract.StatusCompleted, contract.StatusFailed, contract.StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// closedStatus is the status of a closed execution whose own status was left
+// open: Temporal terminated it or timed it out, so it never recorded one.
+func closedStatus(st enums.WorkflowExecutionStatus) string {
+	switch st {
+	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return contract.StatusCompleted
+	case enums.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return contract.StatusCancelled
+	}
+	return contract.StatusFailed
 }
 
 // getRun answers GET /v1/runs/{id}: the run's state with its timings.
@@ -411,7 +143,7 @@ func (s *Server) getRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.runState(c, id)
+	st, err := s.readState(c.UserContext(), id, principal(c).Name)
 	if err != nil {
 		return err
 	}
@@ -427,9 +159,9 @@ func (s *Server) getRun(c *fiber.Ctx) error {
 		// The run continued as new: the current execution started later.
 		created = &st.StartedAt
 	}
-	if closed != nil && !finished(st.Status) {
-		st.Status = closedStatus(info.GetStatus())
-		if st.Error == "" {
+	if status := statusOf(st.Status, info); status != st.Status {
+		st.Status = status
+		if closed != nil && st.Error == "" {
 			st.Error = "the run ended without finishing: " + strings.ToLower(strings.TrimPrefix(info.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
 		}
 	}
@@ -506,34 +238,6 @@ func listLimit(c *fiber.Ctx) (int, error) {
 	return n, nil
 }
 
-// pageCheckLen is the length of the check that starts a page token.
-const pageCheckLen = 8
-
-// sealPageToken wraps Temporal's page token with a check of the query it
-// belongs to. Temporal answers a damaged token with an internal error that
-// clients retry until they give up, and a token of other filters with a
-// wrong page; the check turns both into a 400. It is not a secret: the
-// query always holds the caller's user, so no token reaches other runs.
-func sealPageToken(query string, token []byte) string {
-	sum := pageCheck(query, token)
-	return base64.RawURLEncoding.EncodeToString(append(sum[:pageCheckLen:pageCheckLen], token...))
-}
-
-// openPageToken unwraps a page token sealed for query.
-func openPageToken(query, v string) ([]byte, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(v)
-	if err != nil || len(b) <= pageCheckLen {
-		return nil, false
-	}
-	token := b[pageCheckLen:]
-	sum := pageCheck(query, token)
-	return token, bytes.Equal(sum[:pageCheckLen], b[:pageCheckLen])
-}
-
-func pageCheck(query string, token []byte) [sha256.Size]byte {
-	return sha256.Sum256(append([]byte(query+"\x00"), token...))
-}
-
 // runEvents streams a run's events as Server-Sent Events: GET
 // /v1/runs/{id}/events. Each durable event is one frame whose id is its
 // offset; the text of a running model call comes as content_delta frames
@@ -551,7 +255,7 @@ func (s *Server) runEvents(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.runState(c, id); err != nil {
+	if _, err := s.readState(c.UserContext(), id, principal(c).Name); err != nil {
 		return err
 	}
 	release, err := s.acquireStream(principal(c).Name)
@@ -559,7 +263,7 @@ func (s *Server) runEvents(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(HeaderRunID, id)
-	s.sendSSE(c, "runs", func(w *bufio.Writer) { s.streamEvents(w, id, pos) }, release)
+	s.sendSSE(c, "runs", func(sw *sseWriter) { s.streamEvents(sw, id, pos) }, release)
 	return nil
 }
 
@@ -620,7 +324,7 @@ func positionID(it item) string {
 
 // streamEvents writes the run's events from pos until the done event, until
 // the client leaves (a failed flush) or until the server shuts down.
-func (s *Server) streamEvents(w *bufio.Writer, id string, pos cursor) {
+func (s *Server) streamEvents(sw *sseWriter, id string, pos cursor) {
 	f := s.hub.subscribe(id)
 	defer f.release()
 	// The request's context is gone once the handler returned; the stream
@@ -629,69 +333,38 @@ func (s *Server) streamEvents(w *bufio.Writer, id string, pos cursor) {
 	defer cancel()
 	// Send the headers now, so the client knows it is connected even while
 	// the run is quiet.
-	if writeComment(w, "run "+id) != nil {
+	if sw.comment("run "+id) != nil {
 		return
 	}
 	pos = f.join(pos)
 	for {
-		wctx, wcancel := context.WithTimeout(ctx, keepAlive)
-		items, done, err := f.read(wctx, pos)
-		wcancel()
+		items, done, err := sw.wait(ctx, f, pos)
 		switch {
-		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-			if writeComment(w, "keep-alive") != nil {
-				return
-			}
-			continue
+		case errors.Is(err, errClientGone):
+			return
 		case ctx.Err() != nil:
 			// The server is shutting down: end without done, so the client
 			// reconnects and resumes after the last id it read.
-			_ = writeComment(w, "server shutting down; reconnect with Last-Event-ID")
-			_ = w.Flush()
+			_ = sw.comment("server shutting down; reconnect with Last-Event-ID")
 			return
 		case err != nil:
 			// Not the run's error: the log could not be read. No id, so a
 			// client that reconnects resumes where it was.
 			s.log.Warn("stream run events", "run", id, "error", err)
-			_ = writeSSE(w, "", "stream_error", ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
-			_ = w.Flush()
+			_ = sw.frameJSON("", "stream_error", ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
+			_ = sw.flush()
 			return
 		}
 		for _, it := range items {
-			if err := writeSSE(w, positionID(it), string(it.Type), it.Event); err != nil {
+			if err := sw.frameJSON(positionID(it), string(it.Type), it.Event); err != nil {
 				return
 			}
 			pos = it.pos
 		}
-		if err := w.Flush(); err != nil {
-			return
-		}
-		if done {
+		if sw.flush() != nil || done {
 			return
 		}
 	}
-}
-
-// writeSSE writes one event frame: its id (when set), its type and its JSON
-// data on one line.
-func writeSSE(w *bufio.Writer, id, event string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if id != "" {
-		if _, err := w.WriteString("id: " + id + "\n"); err != nil {
-			return err
-		}
-	}
-	if _, err := w.WriteString("event: " + event + "\ndata: "); err != nil {
-		return err
-	}
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
-	_, err = w.WriteString("\n\n")
-	return err
 }
 
 // cancelRun asks Temporal to cancel a run: POST /v1/runs/{id}/cancel. The
@@ -702,7 +375,7 @@ func (s *Server) cancelRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.runState(c, id)
+	st, err := s.readState(c.UserContext(), id, principal(c).Name)
 	if err != nil {
 		return err
 	}
@@ -740,7 +413,7 @@ func (s *Server) runInput(c *fiber.Ctx) error {
 	if err := checkPayload("the input", in.request()); err != nil {
 		return err
 	}
-	st, err := s.runState(c, id)
+	st, err := s.readState(c.UserContext(), id, principal(c).Name)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 )
 
 // user is the Open WebUI headers of a user with this id.
@@ -50,7 +50,6 @@ func startRunAt(t *testing.T, base string, body any, headers map[string]string) 
 	return r
 }
 
-// sseEvent is one frame of a run's event stream.
 // sseEvent is one frame of a run's event stream. A durable event's id is
 // its offset; an ephemeral one's (content_delta, content_reset) names a
 // position in the running call's text, "<offset>:<bytes>[:<attempt>]", and
@@ -76,7 +75,7 @@ func openEvents(t *testing.T, ctx context.Context, env *testenv.Env, id, query s
 // a client of an API that goes away sees its stream break mid-way.
 type sseStream struct {
 	body io.ReadCloser
-	sc   *bufio.Scanner
+	rd   *ssetest.Reader
 }
 
 // openStream opens the event stream of run id on the API at base, resuming
@@ -104,9 +103,7 @@ func openStreamAt(t *testing.T, ctx context.Context, url, lastID string, headers
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("events %s: %d %q %s", url, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	return &sseStream{body: resp.Body, sc: sc}
+	return &sseStream{body: resp.Body, rd: ssetest.NewReader(resp.Body)}
 }
 
 // next returns the next whole frame, checked: an id that names the event's
@@ -115,43 +112,23 @@ func openStreamAt(t *testing.T, ctx context.Context, url, lastID string, headers
 // stream it returns io.EOF when the server ended it cleanly and another
 // error when it broke; a frame cut in half is not returned.
 func (s *sseStream) next() (sseEvent, error) {
-	var cur sseEvent
-	var fields []string
-	for s.sc.Scan() {
-		line := s.sc.Text()
-		switch {
-		case strings.HasPrefix(line, ":"):
-		case line == "":
-			if len(fields) == 0 {
-				continue
-			}
-			return cur, checkFrame(fields, cur)
-		case strings.HasPrefix(line, "id: "):
-			cur.Pos, fields = strings.TrimPrefix(line, "id: "), append(fields, "id")
-			d, _, _ := strings.Cut(cur.Pos, ":")
-			id, err := strconv.ParseInt(d, 10, 64)
-			if err != nil {
-				return cur, fmt.Errorf("bad id line %q", line)
-			}
-			cur.ID = id
-		case strings.HasPrefix(line, "event: "):
-			cur.Type, fields = strings.TrimPrefix(line, "event: "), append(fields, "event")
-		case strings.HasPrefix(line, "data: "):
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &cur.Event); err != nil {
-				return cur, fmt.Errorf("data is not an event: %q", line)
-			}
-			fields = append(fields, "data")
-		default:
-			return cur, fmt.Errorf("unexpected SSE line %q", line)
+	fr, err := s.rd.Next()
+	if err != nil {
+		return sseEvent{}, err
+	}
+	cur := sseEvent{Pos: fr.ID, Type: fr.Event}
+	if fr.HasID() {
+		d, _, _ := strings.Cut(cur.Pos, ":")
+		id, err := strconv.ParseInt(d, 10, 64)
+		if err != nil {
+			return cur, fmt.Errorf("bad id %q", fr.ID)
 		}
+		cur.ID = id
 	}
-	if err := s.sc.Err(); err != nil {
-		return cur, err
+	if err := json.Unmarshal([]byte(fr.Data), &cur.Event); err != nil {
+		return cur, fmt.Errorf("data is not an event: %q", fr.Data)
 	}
-	if len(fields) != 0 {
-		return cur, io.ErrUnexpectedEOF
-	}
-	return cur, io.EOF
+	return cur, checkFrame(fr.Fields, cur)
 }
 
 func checkFrame(fields []string, e sseEvent) error {

@@ -1,13 +1,18 @@
-// Package api is Longhaul's HTTP layer: the OpenAI-compatible chat API that
-// Open WebUI and the OpenAI SDKs talk to, and the native runs API for long
-// tasks that outlive a request, on fiber. A request starts (or attaches to) a
-// Temporal workflow, and the handler streams the run back as Server-Sent
-// Events: its durable events from the workflow's event query, read whenever
-// the run's history grows, and the live text of its running model call from
-// NATS (feed.go). Wire types
-// and converters live apart from the handlers (openai.go, render.go), errors
-// are translated to OpenAI's envelope in one place (errors.go), and every
-// route is registered in routes.
+// Package api is Longhaul's HTTP layer, on fiber: the OpenAI-compatible
+// chat API that Open WebUI and the OpenAI SDKs talk to (chat.go,
+// approval.go), the native runs API for long tasks that outlive a request
+// (runs.go), and the owner-only conversations and memories APIs. A chat
+// request starts (or attaches to) a Temporal workflow and answers with its
+// result, or streams it; a runs request starts a run and answers at once,
+// and the run's events are followed on a stream of their own, resumable
+// from any event id. Both streams read a run through one feed per run
+// (feed.go) — its durable events from the workflow's event query, read
+// whenever the run's history grows, and the live text of its running model
+// call from NATS — and are written as Server-Sent Events by one writer
+// (sse.go). Wire types and pure converters live apart from the handlers
+// (openai.go, render.go, runs_types.go), the visibility queries in
+// visibility.go; errors are translated to OpenAI's envelope in one place
+// (errors.go), and every route is registered in routes.
 package api
 
 import (

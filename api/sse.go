@@ -2,13 +2,31 @@ package api
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"go.opentelemetry.io/otel/trace"
 )
+
+// Both event streams — the chat stream (OpenAI chunks as data-only frames)
+// and the runs API stream (typed frames with resumable ids) — go through
+// the one writer here: the same headers, frames, keep-alives and the same
+// notion of a client that left.
+
+// keepAlive is how often an idle stream gets an SSE comment, so that
+// proxies and clients do not take a quiet run for a dead connection.
+const keepAlive = 15 * time.Second
+
+// errClientGone is what a write or flush to a stream returns once it
+// failed: the client has left, and the stream ends (the run goes on).
+var errClientGone = errors.New("the client left the stream")
 
 // sendSSE answers c with a Server-Sent Events stream that write produces.
 // write runs after the handler has returned, on a goroutine of its own, so
@@ -16,10 +34,11 @@ import (
 // with its stack and ends this stream only, not the process. done, if not
 // nil, runs when the stream ends, however it ends. kind names the stream
 // in the metrics (chat, runs).
-func (s *Server) sendSSE(c *fiber.Ctx, kind string, write func(w *bufio.Writer), done func()) {
+func (s *Server) sendSSE(c *fiber.Ctx, kind string, write func(sw *sseWriter), done func()) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
+	// nginx would otherwise hold the frames back in its buffer.
 	c.Set("X-Accel-Buffering", "no")
 	// Copies: fiber's strings point into buffers the next request reuses.
 	method, path := strings.Clone(c.Method()), strings.Clone(c.Path())
@@ -38,6 +57,99 @@ func (s *Server) sendSSE(c *fiber.Ctx, kind string, write func(w *bufio.Writer),
 				done()
 			}
 		}()
-		write(w)
+		write(&sseWriter{w: w, keepAlive: keepAlive})
 	})
+}
+
+// sseWriter writes the frames of one event stream. Frames are buffered
+// until flush; any failed write or flush is errClientGone.
+type sseWriter struct {
+	w         *bufio.Writer
+	keepAlive time.Duration
+}
+
+// frame writes one event: its id and type when set, and its data, a data
+// line for each of its lines.
+func (sw *sseWriter) frame(id, event string, data []byte) error {
+	return sw.write(appendFrame(nil, id, event, data))
+}
+
+// frameJSON writes one event whose data is v as JSON.
+func (sw *sseWriter) frameJSON(id, event string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s frame: %w", event, err)
+	}
+	return sw.frame(id, event, b)
+}
+
+// comment writes a comment line, which clients ignore, and flushes it:
+// it proves the connection alive.
+func (sw *sseWriter) comment(text string) error {
+	if err := sw.write([]byte(": " + text + "\n\n")); err != nil {
+		return err
+	}
+	return sw.flush()
+}
+
+// flush sends the frames written so far.
+func (sw *sseWriter) flush() error {
+	if err := sw.w.Flush(); err != nil {
+		return fmt.Errorf("%w: %w", errClientGone, err)
+	}
+	return nil
+}
+
+func (sw *sseWriter) write(b []byte) error {
+	if _, err := sw.w.Write(b); err != nil {
+		return fmt.Errorf("%w: %w", errClientGone, err)
+	}
+	return nil
+}
+
+// wait reads what f has after pos (see feed.read), writing a keep-alive
+// comment each keepAlive the run stays quiet. It returns errClientGone when
+// a keep-alive cannot reach the client.
+func (sw *sseWriter) wait(ctx context.Context, f *feed, pos cursor) ([]item, bool, error) {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, sw.keepAlive)
+		items, done, err := f.read(wctx, pos)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			return items, done, err
+		}
+		if err := sw.comment("keep-alive"); err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+// appendFrame appends the bytes of one event to dst. Data is split at
+// every line end an SSE client knows (\n, \r and \r\n), so a payload can
+// neither end the frame nor start another; id and event are single lines
+// (the stream's own names).
+func appendFrame(dst []byte, id, event string, data []byte) []byte {
+	if id != "" {
+		dst = appendField(dst, "id", []byte(id))
+	}
+	if event != "" {
+		dst = appendField(dst, "event", []byte(event))
+	}
+	for {
+		i := bytes.IndexAny(data, "\r\n")
+		if i < 0 {
+			break
+		}
+		dst = appendField(dst, "data", data[:i])
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
+	}
+	return append(appendField(dst, "data", data), '\n')
+}
+
+func appendField(dst []byte, name string, value []byte) []byte {
+	dst = append(append(dst, name...), ": "...)
+	return append(append(dst, value...), '\n')
 }

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,12 +12,13 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 )
 
 // chatStream reads an OpenAI chat stream frame by frame.
 type chatStream struct {
 	t      *testing.T
-	rd     *bufio.Reader
+	rd     *ssetest.Reader
 	frames []string
 }
 
@@ -39,22 +39,18 @@ func postChat(t *testing.T, ctx context.Context, base string, body chatBody, hea
 	if resp.StatusCode != 200 {
 		t.Fatalf("chat = %d", resp.StatusCode)
 	}
-	return &chatStream{t: t, rd: bufio.NewReader(resp.Body)}
+	return &chatStream{t: t, rd: ssetest.NewReader(resp.Body)}
 }
 
 // next returns the next data frame ("[DONE]" last).
 func (s *chatStream) next() string {
 	s.t.Helper()
-	for {
-		line, err := s.rd.ReadString('\n')
-		if err != nil {
-			s.t.Fatalf("stream broke: %v after %q", err, s.text())
-		}
-		if d, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
-			s.frames = append(s.frames, d)
-			return d
-		}
+	e, err := s.rd.Next()
+	if err != nil {
+		s.t.Fatalf("stream broke: %v after %q", err, s.text())
 	}
+	s.frames = append(s.frames, e.Data)
+	return e.Data
 }
 
 // untilText reads until the text shown has at least n bytes.

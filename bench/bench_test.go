@@ -3,11 +3,11 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -25,6 +25,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -512,15 +513,17 @@ func stream(ctx context.Context, url string, body []byte) (ttft, total time.Dura
 		return 0, 0, "", fmt.Errorf("status %d", resp.StatusCode)
 	}
 	var b strings.Builder
-	sc := bufio.NewScanner(resp.Body)
-	done := false
-	for sc.Scan() {
-		d, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
+	rd := ssetest.NewReader(resp.Body)
+	for {
+		e, err := rd.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return 0, 0, "", fmt.Errorf("stream ended without [DONE]")
+		case err != nil:
+			return 0, 0, "", err
 		}
-		if d == "[DONE]" {
-			done = true
+		d := e.Data
+		if d == ssetest.Done {
 			break
 		}
 		var c struct {
@@ -541,12 +544,6 @@ func stream(ctx context.Context, url string, body []byte) (ttft, total time.Dura
 			}
 			b.WriteString(ch.Delta.Content)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, 0, "", err
-	}
-	if !done {
-		return 0, 0, "", fmt.Errorf("stream ended without [DONE]")
 	}
 	return ttft, time.Since(start), b.String(), nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 )
 
 // readFrames reads a whole SSE body and returns the payloads of its data
@@ -27,15 +28,18 @@ func readFrames(t *testing.T, resp *http.Response) []string {
 	if err != nil {
 		t.Fatalf("reading body: %v", err)
 	}
-	if !bytes.HasSuffix(body, []byte("\n\n")) {
-		t.Fatalf("body does not end with a blank line: %q", body)
+	events, err := ssetest.ReadAll(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("malformed SSE body %q: %v", body, err)
 	}
 	var out []string
-	for _, f := range strings.Split(strings.TrimSuffix(string(body), "\n\n"), "\n\n") {
-		if strings.Contains(f, "\n") || !strings.HasPrefix(f, "data: ") {
-			t.Fatalf("malformed SSE frame %q", f)
-		}
-		out = append(out, strings.TrimPrefix(f, "data: "))
+	var want strings.Builder
+	for _, e := range events {
+		out = append(out, e.Data)
+		want.WriteString("data: " + e.Data + "\n\n")
+	}
+	if string(body) != want.String() {
+		t.Fatalf("SSE body %q: want single data lines, each followed by a blank line", body)
 	}
 	return out
 }

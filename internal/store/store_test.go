@@ -81,11 +81,19 @@ func testRoundTrip(t *testing.T, u string) {
 }
 
 func testIdempotentPut(t *testing.T, u string) {
-	s := open(t, u)
+	// Every Put reads a later time, so a second row would show a later
+	// CreatedAt.
+	var mu sync.Mutex
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	s := open(t, u, store.WithClock(func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second)
+		return now
+	}))
 	b := store.Blob{Run: "run-1", Kind: "tool_output", Name: "call_1", Data: []byte("output")}
 	ref1 := put(t, s, b)
 	first := get(t, s, ref1)
-	time.Sleep(2 * time.Millisecond) // a later CreatedAt, were a second row written
 	// What Put sets is ignored when given.
 	b.Ref, b.Size, b.CreatedAt = "sha256:bogus", 99, time.Unix(0, 0)
 	ref2 := put(t, s, b)

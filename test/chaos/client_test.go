@@ -3,7 +3,6 @@
 package chaos
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 )
 
 // follower follows one run's event stream as a careful client does: it
@@ -184,15 +184,6 @@ type callText struct {
 	durable *string // the text of the call's durable content event
 }
 
-// frame is one SSE frame.
-type frame struct {
-	id     string
-	hasID  bool
-	event  string
-	data   string
-	fields []string
-}
-
 // follow reads the run's events until done or ctx ends.
 func (f *follower) follow(ctx context.Context) {
 	defer f.flushProblem()
@@ -266,66 +257,54 @@ func (f *follower) stream(ctx context.Context) bool {
 	f.mu.Lock()
 	f.accepted[api]++
 	f.mu.Unlock()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var cur frame
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, ":"):
-		case line == "":
-			if len(cur.fields) == 0 {
-				continue
-			}
-			if f.done {
-				f.problem("a frame after done: %s", cur.event)
-			}
-			f.take(api, cur)
-			cur = frame{}
-		case strings.HasPrefix(line, "id: "):
-			cur.id, cur.hasID = strings.TrimPrefix(line, "id: "), true
-			cur.fields = append(cur.fields, "id")
-		case strings.HasPrefix(line, "event: "):
-			cur.event = strings.TrimPrefix(line, "event: ")
-			cur.fields = append(cur.fields, "event")
-		case strings.HasPrefix(line, "data: "):
-			cur.data = strings.TrimPrefix(line, "data: ")
-			cur.fields = append(cur.fields, "data")
-		default:
-			f.problem("unexpected SSE line %q", line)
+	rd := ssetest.NewReader(resp.Body)
+	for {
+		var fr ssetest.Event
+		if fr, err = rd.Next(); err != nil {
+			break
 		}
+		if f.done {
+			f.problem("a frame after done: %s", fr.Event)
+		}
+		f.take(api, fr)
 	}
-	// A frame cut in half (cur not empty) is dropped: its id was never
-	// complete, so the next connection resumes before it.
-	f.note("stream ended (done %v, error %v)", f.done, sc.Err())
+	// A frame cut in half (io.ErrUnexpectedEOF) is dropped: its id was
+	// never complete, so the next connection resumes before it.
+	if errors.Is(err, ssetest.ErrMalformed) {
+		f.problem("%v", err)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = nil
+	}
+	f.note("stream ended (done %v, error %v)", f.done, err)
 	if !f.done {
 		f.breaks++
 	}
-	if f.done && sc.Err() != nil && !errors.Is(sc.Err(), context.Canceled) {
-		f.problem("the stream broke after done: %v", sc.Err())
+	if f.done && err != nil && !errors.Is(err, context.Canceled) {
+		f.problem("the stream broke after done: %v", err)
 	}
 	return true
 }
 
 // take records one whole frame, which API api sent.
-func (f *follower) take(api int, fr frame) {
-	f.note("%s %s %.160s", fr.id, fr.event, untimed(fr.data))
-	if fr.event == "stream_error" {
+func (f *follower) take(api int, fr ssetest.Event) {
+	f.note("%s %s %.160s", fr.ID, fr.Event, untimed(fr.Data))
+	if fr.Event == "stream_error" {
 		// The API lost the run's log for a while (a restarting server): no
 		// id, the client resumes where it was.
 		f.streamErrs++
-		if fr.hasID {
+		if fr.HasID() {
 			f.problem("a stream_error frame with an id")
 		}
 		return
 	}
 	want := "id,event,data"
-	if fr.event == string(longhaul.EventToolStatus) {
+	if fr.Event == string(longhaul.EventToolStatus) {
 		want = "event,data" // tool progress is not resumed: no id
 	}
 	var e longhaul.Event
-	if strings.Join(fr.fields, ",") != want || json.Unmarshal([]byte(fr.data), &e) != nil || string(e.Type) != fr.event {
-		f.problem("malformed frame (fields %v) id %q event %q data %.200s", fr.fields, fr.id, fr.event, fr.data)
+	if strings.Join(fr.Fields, ",") != want || json.Unmarshal([]byte(fr.Data), &e) != nil || string(e.Type) != fr.Event {
+		f.problem("malformed frame (fields %v) id %q event %q data %.200s", fr.Fields, fr.ID, fr.Event, fr.Data)
 		return
 	}
 	switch e.Type {
@@ -333,7 +312,7 @@ func (f *follower) take(api int, fr frame) {
 		f.statuses++
 		var d longhaul.ToolStatusData
 		if e.Offset != 0 || e.Decode(&d) != nil || d.ToolCallID == "" {
-			f.problem("malformed tool_status %.200s", fr.data)
+			f.problem("malformed tool_status %.200s", fr.Data)
 		}
 		return
 	case longhaul.EventContentDelta:
@@ -344,18 +323,18 @@ func (f *follower) take(api int, fr frame) {
 		f.reset(fr, e)
 		return
 	}
-	id, err := strconv.ParseInt(fr.id, 10, 64)
+	id, err := strconv.ParseInt(fr.ID, 10, 64)
 	if err != nil || e.Offset != id || id <= 0 {
-		f.problem("durable frame with id %q, offset %d: %.200s", fr.id, e.Offset, fr.data)
+		f.problem("durable frame with id %q, offset %d: %.200s", fr.ID, e.Offset, fr.Data)
 		return
 	}
 	f.offsets = append(f.offsets, id)
-	f.lastID = fr.id
+	f.lastID = fr.ID
 	switch e.Type {
 	case longhaul.EventContent:
 		var d longhaul.ContentData
 		if e.Decode(&d) != nil {
-			f.problem("malformed content %.200s", fr.data)
+			f.problem("malformed content %.200s", fr.Data)
 			return
 		}
 		f.durable(d)
@@ -383,7 +362,7 @@ func (f *follower) call(name string) *callText {
 // checkPosition checks the id of an ephemeral frame: the offset of the last
 // durable event the follower has, the bytes of the call's text it has after
 // the frame, and the attempt when it is not the first.
-func (f *follower) checkPosition(fr frame, bytes, attempt int) {
+func (f *follower) checkPosition(fr ssetest.Event, bytes, attempt int) {
 	want := "0"
 	if n := len(f.offsets); n > 0 {
 		want = strconv.FormatInt(f.offsets[n-1], 10)
@@ -392,17 +371,17 @@ func (f *follower) checkPosition(fr frame, bytes, attempt int) {
 	if attempt > 1 {
 		want += ":" + strconv.Itoa(attempt)
 	}
-	if fr.id != want {
-		f.problem("%s frame with id %q, want %q", fr.event, fr.id, want)
+	if fr.ID != want {
+		f.problem("%s frame with id %q, want %q", fr.Event, fr.ID, want)
 	}
 }
 
 // delta adds a piece of a call's text, which API api sent.
-func (f *follower) delta(api int, fr frame, e longhaul.Event) {
+func (f *follower) delta(api int, fr ssetest.Event, e longhaul.Event) {
 	f.deltas++
 	var d longhaul.Delta
 	if e.Offset != 0 || e.Decode(&d) != nil || d.Kind != longhaul.DeltaContent || d.Call == "" || d.Text == "" || d.From < 0 {
-		f.problem("malformed content_delta id %q: %.200s", fr.id, fr.data)
+		f.problem("malformed content_delta id %q: %.200s", fr.ID, fr.Data)
 		return
 	}
 	c := f.call(d.Call)
@@ -430,7 +409,7 @@ func (f *follower) delta(api int, fr frame, e longhaul.Event) {
 		c.text += d.Text
 	}
 	f.checkPosition(fr, len(c.text), d.Attempt)
-	f.lastID = fr.id
+	f.lastID = fr.ID
 	c.live++
 	f.mu.Lock()
 	f.streaming = true
@@ -441,11 +420,11 @@ func (f *follower) delta(api int, fr frame, e longhaul.Event) {
 }
 
 // reset voids a call's text: a retried attempt's follows from its start.
-func (f *follower) reset(fr frame, e longhaul.Event) {
+func (f *follower) reset(fr ssetest.Event, e longhaul.Event) {
 	f.resets++
 	var d longhaul.ContentResetData
 	if e.Offset != 0 || e.Decode(&d) != nil || d.Call == "" || d.Attempt < 2 {
-		f.problem("malformed content_reset id %q: %.200s", fr.id, fr.data)
+		f.problem("malformed content_reset id %q: %.200s", fr.ID, fr.Data)
 		return
 	}
 	c := f.call(d.Call)
@@ -454,7 +433,7 @@ func (f *follower) reset(fr frame, e longhaul.Event) {
 	}
 	c.attempt, c.text = d.Attempt, ""
 	f.checkPosition(fr, 0, d.Attempt)
-	f.lastID = fr.id
+	f.lastID = fr.ID
 }
 
 // durable takes a call's durable content, its whole text: the text the

@@ -5,7 +5,6 @@
 package streaming
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -24,6 +23,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 )
 
 // streamChat posts a streaming chat request for chat id and returns the
@@ -45,14 +45,14 @@ func streamChat(ctx context.Context, base, chat string, onText func(string)) (st
 		return "", fmt.Errorf("status %d", resp.StatusCode)
 	}
 	var text strings.Builder
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		d, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
+	rd := ssetest.NewReader(resp.Body)
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			return "", fmt.Errorf("stream ended without [DONE] after %q: %w", text.String(), err)
 		}
-		if d == "[DONE]" {
+		d := e.Data
+		if d == ssetest.Done {
 			return text.String(), nil
 		}
 		var c api.ChatChunk
@@ -66,7 +66,6 @@ func streamChat(ctx context.Context, base, chat string, onText func(string)) (st
 			onText(text.String())
 		}
 	}
-	return "", fmt.Errorf("stream ended without [DONE] after %q: %v", text.String(), sc.Err())
 }
 
 // words is an answer of n words, streamed one word a chunk.

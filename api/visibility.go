@@ -1,0 +1,159 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"strings"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/contract"
+	commonpb "go.temporal.io/api/common/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// The visibility queries of the API — a user's runs, the runs of a chat
+// that wait for a person, the runs a principal has running — and what
+// reads their records. Every query names Longhaul's search attributes
+// through the workflow contract.
+
+const (
+	// memoSummary is the memo field holding a run's summary, so a listing
+	// shows it without describing each run.
+	memoSummary = "summary"
+	// memoOwner is the memo field holding the principal a run was started
+	// for.
+	memoOwner = "owner"
+)
+
+// quoteLiteral quotes s as a string literal of Temporal's visibility query
+// language. Its parser reads backslash escapes, but SQL visibility writes
+// the literal back out for its database, and on SQLite (the embedded
+// server) only an escaped single quote survives that round trip: a value
+// with a backslash or a double quote never matches. literalOK tells which
+// values can be matched.
+func quoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}
+
+// literalOK reports whether a value can be matched exactly in a visibility
+// query: no backslash, double quote or control character.
+func literalOK(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r == '\\' || r == '"' || r < ' ' || r == 0x7f })
+}
+
+// waitingQuery is the visibility query of a user's runs of a chat that wait
+// for a person.
+func waitingQuery(chat, user string) string {
+	return strings.Join([]string{
+		"WorkflowType = " + quoteLiteral(contract.AgentWorkflowName),
+		contract.SearchAttrChat.GetName() + " = " + quoteLiteral(chat),
+		contract.SearchAttrUser.GetName() + " = " + quoteLiteral(user),
+		contract.SearchAttrStatus.GetName() + " = " + quoteLiteral(contract.StatusWaiting),
+		"ExecutionStatus = 'Running'",
+	}, " AND ")
+}
+
+// runningQuery is the visibility query of the runs principal has running,
+// which its limit of runs counts.
+func runningQuery(principal string) string {
+	return "WorkflowType = " + quoteLiteral(contract.AgentWorkflowName) + " AND " +
+		contract.SearchAttrUser.GetName() + " = " + quoteLiteral(principal) + " AND ExecutionStatus = 'Running'"
+}
+
+// allWaitingQuery is the visibility query of every run of the namespace
+// that waits for a person.
+func allWaitingQuery() string {
+	return "ExecutionStatus = 'Running' AND " + contract.SearchAttrStatus.GetName() + " = " + quoteLiteral(contract.StatusWaiting)
+}
+
+// listQuery is the visibility query of a user's runs, optionally of one
+// agent and in one status. The runs of a chain continued as new are listed
+// once, by their open or last execution.
+func listQuery(user, agent, status string) string {
+	q := []string{
+		"WorkflowType = " + quoteLiteral(contract.AgentWorkflowName),
+		contract.SearchAttrUser.GetName() + " = " + quoteLiteral(user),
+		"ExecutionStatus != 'ContinuedAsNew'",
+	}
+	if agent != "" {
+		q = append(q, contract.SearchAttrAgent.GetName()+" = "+quoteLiteral(agent))
+	}
+	st := contract.SearchAttrStatus.GetName()
+	switch status {
+	case "":
+	case contract.StatusRunning, contract.StatusWaiting:
+		// A terminated run never recorded its end: it is not running.
+		q = append(q, st+" = "+quoteLiteral(status), "ExecutionStatus = 'Running'")
+	case contract.StatusFailed:
+		q = append(q, "("+st+" = 'failed' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut'))")
+	default:
+		q = append(q, st+" = "+quoteLiteral(status))
+	}
+	return strings.Join(q, " AND ")
+}
+
+// runStatuses are the statuses a listing may be filtered by.
+var runStatuses = []string{contract.StatusRunning, contract.StatusWaiting, contract.StatusCompleted, contract.StatusFailed, contract.StatusCancelled}
+
+// summaryOf converts one visibility record.
+func summaryOf(e *workflowpb.WorkflowExecutionInfo) RunSummary {
+	attrs := e.GetSearchAttributes().GetIndexedFields()
+	return RunSummary{
+		ID:         e.GetExecution().GetWorkflowId(),
+		Agent:      payloadString(attrs[contract.SearchAttrAgent.GetName()]),
+		Status:     statusOf(payloadString(attrs[contract.SearchAttrStatus.GetName()]), e),
+		CreatedAt:  timeOf(e.GetStartTime()),
+		FinishedAt: timeOf(e.GetCloseTime()),
+		Summary:    payloadString(e.GetMemo().GetFields()[memoSummary]),
+	}
+}
+
+// timeOf converts a Temporal timestamp; unset is nil.
+func timeOf(ts *timestamppb.Timestamp) *time.Time {
+	if ts == nil {
+		return nil
+	}
+	t := ts.AsTime()
+	return &t
+}
+
+// payloadString decodes a string payload (a keyword search attribute or a
+// memo field), or returns "".
+func payloadString(p *commonpb.Payload) string {
+	var s string
+	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// pageCheckLen is the length of the check that starts a page token.
+const pageCheckLen = 8
+
+// sealPageToken wraps Temporal's page token with a check of the query it
+// belongs to. Temporal answers a damaged token with an internal error that
+// clients retry until they give up, and a token of other filters with a
+// wrong page; the check turns both into a 400. It is not a secret: the
+// query always holds the caller's user, so no token reaches other runs.
+func sealPageToken(query string, token []byte) string {
+	sum := pageCheck(query, token)
+	return base64.RawURLEncoding.EncodeToString(append(sum[:pageCheckLen:pageCheckLen], token...))
+}
+
+// openPageToken unwraps a page token sealed for query.
+func openPageToken(query, v string) ([]byte, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(b) <= pageCheckLen {
+		return nil, false
+	}
+	token := b[pageCheckLen:]
+	sum := pageCheck(query, token)
+	return token, bytes.Equal(sum[:pageCheckLen], b[:pageCheckLen])
+}
+
+func pageCheck(query string, token []byte) [sha256.Size]byte {
+	return sha256.Sum256(append([]byte(query+"\x00"), token...))
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/store/storetest"
 	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 )
 
 var (
@@ -169,13 +169,15 @@ func contentOf(t *testing.T, resp *http.Response, stopAfter int) (string, bool) 
 	t.Helper()
 	var b strings.Builder
 	n := 0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		d, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
+	rd := ssetest.NewReader(resp.Body)
+	for {
+		// A stream cut short (the process killed) ends the reading.
+		e, err := rd.Next()
+		if err != nil {
+			return b.String(), false
 		}
-		if d == "[DONE]" {
+		d := e.Data
+		if d == ssetest.Done {
 			return b.String(), true
 		}
 		var c struct {
@@ -196,7 +198,6 @@ func contentOf(t *testing.T, resp *http.Response, stopAfter int) (string, bool) 
 			return b.String(), false
 		}
 	}
-	return b.String(), false
 }
 
 // TestKillMidStreamAndRestart runs the real binary, kills it with SIGKILL

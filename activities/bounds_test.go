@@ -8,7 +8,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 )
 
 func TestChatCompletionCapsTheOutput(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 )

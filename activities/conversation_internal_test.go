@@ -12,7 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/internal/store/storetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 )
 
 func user(s string) longhaul.Message { return longhaul.Message{Role: longhaul.RoleUser, Content: s} }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"

@@ -11,7 +11,7 @@ import (
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/internal/store/storetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"

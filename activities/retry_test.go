@@ -14,7 +14,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/nats-io/nats.go"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"

@@ -8,8 +8,8 @@ import (
 
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	openai "github.com/sashabaranov/go-openai"
 )
 

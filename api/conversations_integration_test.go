@@ -12,9 +12,9 @@ import (
 	"testing/fstest"
 
 	"github.com/longhaul-dev/longhaul/api"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	openai "github.com/sashabaranov/go-openai"
 )
 

@@ -18,9 +18,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/identity"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/sashabaranov/go-openai"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/memory/memorytest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
 // memoryAgents are an agent that recalls and remembers, and one that only

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
 // chatStream reads an OpenAI chat stream frame by frame.

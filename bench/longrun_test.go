@@ -17,8 +17,8 @@ import (
 
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/api/enums/v1"

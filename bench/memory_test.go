@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/memory"
-	"github.com/longhaul-dev/longhaul/internal/memory/memorytest"
-	"github.com/longhaul-dev/longhaul/internal/pglite"
+	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
+	"github.com/longhaul-dev/longhaul/internal/testing/pglite"
 )
 
 // BenchmarkMemoryRecall measures the search of a recall (the store's part;

@@ -19,10 +19,10 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/internal/store/storetest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	openai "github.com/sashabaranov/go-openai"
 )

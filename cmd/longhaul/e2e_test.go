@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/store/storetest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
 var (

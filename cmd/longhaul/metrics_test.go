@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
 // TestMetricsEndpoint runs `longhaul dev` with its metrics endpoint on,

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/devserver"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"

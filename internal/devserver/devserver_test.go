@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/devserver"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/activity"

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/longhaul-dev/longhaul/internal/memory"
-	"github.com/longhaul-dev/longhaul/internal/memory/memorytest"
+	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
 )
 
 func TestMain(m *testing.M) {

@@ -23,7 +23,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/internal/store/storetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 )
 
 func TestConformance(t *testing.T) {

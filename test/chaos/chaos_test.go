@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )

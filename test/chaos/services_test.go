@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	openai "github.com/sashabaranov/go-openai"
 )
 

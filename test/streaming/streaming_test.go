@@ -21,9 +21,9 @@ import (
 
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
 // streamChat posts a streaming chat request for chat id and returns the

@@ -16,9 +16,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/pglite"
-	"github.com/longhaul-dev/longhaul/internal/store/storetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/pglite"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 )
 
 // Backend is one database a test runs against.

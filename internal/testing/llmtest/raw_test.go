@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	openai "github.com/sashabaranov/go-openai"
 )
 

@@ -8,7 +8,7 @@ import (
 	"log"
 	"strings"
 
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	openai "github.com/sashabaranov/go-openai"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhaul-dev/longhaul/internal/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	openai "github.com/sashabaranov/go-openai"
 )
 

@@ -27,8 +27,8 @@ var (
 	// servers, the stores, NATS, the embedded Temporal server.
 	adapters = []string{"internal/tools", "internal/mcp", "internal/store", "internal/memory",
 		"internal/natsbus", "internal/devserver"}
-	catalog = []string{"skills", "internal/toolset"}
-	testing_ = []string{"internal/testing/...", "test/...", "bench", "deploy"}
+	catalog   = []string{"skills", "internal/toolset"}
+	harnesses = []string{"internal/testing/...", "test/...", "bench", "deploy"}
 )
 
 // layers maps each package (a pattern: "x/..." is x and everything under
@@ -50,7 +50,7 @@ var layers = []struct {
 	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
 		{"activities", "workflows", "worker", "api"}}},
-	{pkgs: [][]string{testing_}, may: [][]string{{"..."}}},
+	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},
 }
 
 // match reports whether rel (a package path relative to the module, "."

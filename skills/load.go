@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -249,18 +248,6 @@ type httpToolFile struct {
 	Approval         string            `yaml:"approval"`
 }
 
-// wrongTypes reports whether problems include values of the wrong type,
-// which are reported with the bare ErrInvalid.
-func wrongTypes(problems []error) bool {
-	for _, p := range problems {
-		var fe *FileError
-		if errors.As(p, &fe) && fe.Err == ErrInvalid {
-			return true
-		}
-	}
-	return false
-}
-
 // parseFile parses one agent or skill file. It returns the agent or the
 // skill, or neither when the file is too broken to identify, together with
 // the problems found. An entry is still returned when its frontmatter decoded
@@ -275,16 +262,18 @@ func parseFile(src string, data []byte) (*Agent, *Skill, bool, []error) {
 	if err != nil {
 		return fail(0, ErrFrontmatter, "%v", err)
 	}
+	// The frontmatter is parsed with its opening "---" (a YAML document
+	// start), so the line of every node is its line in the file.
 	var doc yaml.Node
-	if err := yaml.Unmarshal(fm, &doc); err != nil {
-		return nil, nil, false, yamlProblems(src, err, nil, ErrFrontmatter)
+	if err := yaml.Unmarshal(append([]byte("---\n"), fm...), &doc); err != nil {
+		return fail(0, ErrFrontmatter, "invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
 		return fail(0, ErrFileKind, `the frontmatter is empty: it needs an "agent:" or a "skill:" key`)
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return fail(root.Line+1, ErrFrontmatter, "the frontmatter must be a mapping of keys to values")
+		return fail(root.Line, ErrFrontmatter, "the frontmatter must be a mapping of keys to values")
 	}
 	var hasAgent, hasSkill bool
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -301,40 +290,25 @@ func parseFile(src string, data []byte) (*Agent, *Skill, bool, []error) {
 	case !hasAgent && !hasSkill:
 		return fail(0, ErrFileKind, `the frontmatter has neither "agent:" nor "skill:"`)
 	}
-
-	// Decode strictly. yaml.v3 goes on decoding after an unknown key or a
-	// value of the wrong type and reports them all in a *yaml.TypeError.
-	dec := yaml.NewDecoder(bytes.NewReader(fm))
-	dec.KnownFields(true)
-	var af agentFile
-	var sf skillFile
-	target := any(&sf)
-	if hasAgent {
-		target = &af
-	}
-	var problems []error
-	if err := dec.Decode(target); err != nil {
-		problems = yamlProblems(src, err, &doc, ErrInvalid)
-		var te *yaml.TypeError
-		if !errors.As(err, &te) {
-			return nil, nil, false, problems
-		}
-	}
-	// When values had the wrong type, the fields hold zero values; checking
-	// them would only echo the type errors.
-	damaged := wrongTypes(problems)
+	d := &decoder{src: src}
 	var a *Agent
 	var s *Skill
 	var more []error
 	if hasAgent {
-		a, more = agentFromFile(src, body, &af)
+		var f agentFile
+		d.decode(root, reflect.ValueOf(&f).Elem(), "")
+		a, more = agentFromFile(src, body, &f)
 	} else {
-		s, more = skillFromFile(src, body, &sf)
+		var f skillFile
+		d.decode(root, reflect.ValueOf(&f).Elem(), "")
+		s, more = skillFromFile(src, body, &f)
 	}
-	if !damaged {
-		problems = append(problems, more...)
+	// When values had the wrong type, the fields hold zero values; checking
+	// them would only echo the type errors.
+	if !d.damaged {
+		d.problems = append(d.problems, more...)
 	}
-	return a, s, damaged, problems
+	return a, s, d.damaged, d.problems
 }
 
 // splitFrontmatter splits a file into its YAML frontmatter and its body. The
@@ -361,180 +335,124 @@ func splitFrontmatter(data []byte) (fm []byte, body string, err error) {
 	}
 }
 
-var (
-	reUnknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
-	reLeadingLine  = regexp.MustCompile(`^line (\d+): (.*)$`)
-	reAnyLine      = regexp.MustCompile(`line (\d+)`)
-	reDuplicateKey = regexp.MustCompile(`^mapping key (".*") already defined at (line \d+)$`)
-	reCannot       = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
-)
-
-// goTypeNames gives readable names for the Go types of the frontmatter
-// structs, for "cannot unmarshal" errors.
-var goTypeNames = map[string]string{
-	"int":                           "an integer",
-	"int64":                         "an integer",
-	"*int":                          "an integer",
-	"*int64":                        "an integer",
-	"float32":                       "a number",
-	"*float32":                      "a number",
-	"bool":                          "true or false",
-	"string":                        "a string",
-	"[]string":                      "a list of strings",
-	"map[string]string":             "a mapping of strings",
-	"[]skills.httpToolFile":         "a list of HTTP tools",
-	"skills.httpToolFile":           "an HTTP tool (a mapping)",
-	"skills.agentFile":              "a mapping",
-	"skills.skillFile":              "a mapping",
-	"map[string]interface {}":       "a mapping",
-	"[]interface {}":                "a list",
-	"interface {}":                  "a value",
-	"map[interface {}]interface {}": "a mapping",
+// decoder decodes frontmatter nodes into the file structs strictly, as
+// yaml.v3's KnownFields does, but walks the nodes itself so that each
+// unknown key, duplicate key and value of the wrong type is reported from
+// its node: with its line and its path (e.g. "http_tools[0].timeout").
+type decoder struct {
+	src      string
+	problems []error
+	// damaged is set by a problem that leaves a field at its zero value.
+	damaged bool
 }
 
-// yamlTagNames gives readable names for YAML's short tags.
-var yamlTagNames = map[string]string{
-	"!!seq": "a list", "!!map": "a mapping", "!!str": "a string", "!!int": "an integer",
-	"!!float": "a number", "!!bool": "a boolean", "!!null": "null", "!!timestamp": "a timestamp",
+func (d *decoder) report(n *yaml.Node, k error, format string, args ...any) {
+	d.problems = append(d.problems, &FileError{Path: d.src, Line: n.Line, Err: k, Detail: fmt.Sprintf(format, args...)})
 }
 
-// yamlProblems turns a yaml.v3 error into FileErrors with file line numbers
-// and readable details: "field X not found in type T" becomes
-// `unknown key "X"`. doc, when not nil, is used to name the key at fault.
-// Other problems are wrapped in k.
-func yamlProblems(src string, err error, doc *yaml.Node, k error) []error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
+// decode stores n in v, a settable value, and reports what does not fit.
+// Structs take the fields named by their yaml tags; lists, mappings and
+// values held in an any are walked node by node; scalars (and aliases in an
+// any, which yaml.v3 expands with its limits on aliasing) are decoded by
+// yaml.v3.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind == yaml.AliasNode && v.Kind() != reflect.Interface {
+		n = n.Alias
 	}
-	var pairs []keyPair
-	if doc != nil {
-		collectPairs(doc, "", &pairs)
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
 	}
-	var out []error
-	for _, msg := range msgs {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-		if m := reUnknownField.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			detail := fmt.Sprintf("unknown key %q", m[2])
-			for _, p := range pairs {
-				if p.key.Line == n && p.key.Value == m[2] {
-					if parent := strings.TrimSuffix(p.path, "."+m[2]); parent != p.path {
-						detail += " in " + parent
-					}
-					break
+	t := v.Type()
+	if t.Kind() == reflect.Interface && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
+		t = reflect.TypeOf(map[string]any(nil))
+		if n.Kind == yaml.SequenceNode {
+			t = reflect.TypeOf([]any(nil))
+		}
+		inner := reflect.New(t).Elem()
+		d.decode(n, inner, path)
+		v.Set(inner)
+		return
+	}
+	switch {
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		d.each(n, path, func(k, val *yaml.Node) {
+			for i := range t.NumField() {
+				if t.Field(i).Tag.Get("yaml") == k.Value {
+					d.decode(val, v.Field(i), join(path, k.Value))
+					return
 				}
 			}
-			out = append(out, &FileError{Path: src, Line: n + 1, Err: ErrUnknownKey, Detail: detail})
-			continue
-		}
-		// The frontmatter starts on the file's second line.
-		msg = reAnyLine.ReplaceAllStringFunc(msg, func(s string) string {
-			n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
-			return "line " + strconv.Itoa(n+1)
+			d.report(k, ErrUnknownKey, "unknown key %q%s", k.Value, within(path))
 		})
-		line := 0
-		if m := reLeadingLine.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-		}
-		detail := msg
-		if m := reCannot.FindStringSubmatch(msg); m != nil {
-			got := yamlTagNames[m[1]]
-			if got == "" {
-				got = m[1]
-			}
-			if m[2] != "" {
-				got = strconv.Quote(m[2])
-			}
-			want := goTypeNames[m[3]]
-			if want == "" {
-				want = m[3]
-			}
-			detail = fmt.Sprintf("bad value: got %s, want %s", got, want)
-			if key := keyOnLine(pairs, line-1, m[1], m[2]); key != "" {
-				detail = key + ": " + detail
-			}
-		} else if m := reDuplicateKey.FindStringSubmatch(msg); m != nil {
-			detail = fmt.Sprintf("key %s appears twice (first on %s)", m[1], m[2])
-		} else if k == ErrFrontmatter {
-			// yaml.v3 counts syntax error lines inconsistently (0- or
-			// 1-based depending on the error), so the line is approximate.
-			detail = "invalid YAML: " + msg
-			if line > 0 {
-				detail = fmt.Sprintf("invalid YAML near line %d: %s", line, msg)
-				line = 0
-			}
-		}
-		out = append(out, &FileError{Path: src, Line: line, Err: k, Detail: detail})
-	}
-	return out
-}
-
-// keyPair is one key and value of a mapping in the frontmatter, with the
-// dotted path of the key, e.g. "http_tools[0].timeout".
-type keyPair struct {
-	path       string
-	key, value *yaml.Node
-}
-
-// collectPairs appends every mapping pair below n to out.
-func collectPairs(n *yaml.Node, prefix string, out *[]keyPair) {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			collectPairs(c, prefix, out)
-		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := k.Value
-			if prefix != "" {
-				p = prefix + "." + k.Value
-			}
-			*out = append(*out, keyPair{path: p, key: k, value: v})
-			collectPairs(v, p, out)
-		}
-	case yaml.SequenceNode:
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		m := reflect.MakeMap(t)
+		d.each(n, path, func(k, val *yaml.Node) {
+			e := reflect.New(t.Elem()).Elem()
+			d.decode(val, e, join(path, k.Value))
+			m.SetMapIndex(reflect.ValueOf(k.Value), e)
+		})
+		v.Set(m)
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
 		for i, c := range n.Content {
-			collectPairs(c, fmt.Sprintf("%s[%d]", prefix, i), out)
+			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
 		}
+		v.Set(s)
+	case n.Kind == yaml.ScalarNode || n.Kind == yaml.AliasNode:
+		if err := n.Decode(v.Addr().Interface()); err == nil {
+			return
+		}
+		fallthrough
+	default:
+		got := map[yaml.Kind]string{yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list"}[n.Kind]
+		if got == "" {
+			got = strconv.Quote(n.Value)
+		}
+		d.damaged = true
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		d.report(n, ErrInvalid, "%s: bad value: got %s, want %s", path, got, wantNames[t.Kind()])
 	}
 }
 
-// keyOnLine returns the path of the only key whose value starts on the given
-// frontmatter line and matches the tag and the (possibly truncated) value of
-// a "cannot unmarshal" error, or "" when there is none or more than one.
-func keyOnLine(pairs []keyPair, line int, tag, value string) string {
-	value = strings.TrimSuffix(value, "...")
-	found := ""
-	for _, p := range pairs {
-		if p.value.Line != line {
-			continue
+// each calls f with every key and value of mapping n, reporting keys that
+// appear twice; f sees each occurrence, so the last one wins.
+func (d *decoder) each(n *yaml.Node, path string, f func(k, v *yaml.Node)) {
+	first := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if prev, ok := first[k.Value]; ok {
+			d.damaged = true
+			d.report(k, ErrInvalid, "key %q%s appears twice (first on line %d)", k.Value, within(path), prev.Line)
+		} else {
+			first[k.Value] = k
 		}
-		switch p.value.Kind {
-		case yaml.MappingNode:
-			if tag != "!!map" {
-				continue
-			}
-		case yaml.SequenceNode:
-			if tag != "!!seq" {
-				continue
-			}
-		default:
-			if tag == "!!map" || tag == "!!seq" || !strings.HasPrefix(p.value.Value, value) {
-				continue
-			}
-		}
-		if found != "" {
-			return ""
-		}
-		found = p.path
+		f(k, n.Content[i+1])
 	}
-	return found
+}
+
+// join names key of the mapping at path.
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// within says where a key of the mapping at path is: "" at the top.
+func within(path string) string {
+	if path == "" {
+		return ""
+	}
+	return " in " + path
+}
+
+// wantNames names, for a person, the kinds of value the file structs hold.
+var wantNames = map[reflect.Kind]string{
+	reflect.Int: "an integer", reflect.Int64: "an integer", reflect.Float32: "a number",
+	reflect.Bool: "true or false", reflect.String: "a string", reflect.Slice: "a list",
+	reflect.Map: "a mapping", reflect.Struct: "a mapping", reflect.Interface: "a value",
 }
 
 // agentFromFile converts decoded agent frontmatter, applying defaults.

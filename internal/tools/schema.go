@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"reflect"
+	"maps"
+	"math/big"
+	"net/url"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // ErrInvalidArguments is returned (wrapped) when a tool call's arguments
@@ -27,12 +31,21 @@ var ErrInvalidSchema = errors.New("invalid parameters schema")
 // maxProblems bounds how many problems one error lists.
 const maxProblems = 10
 
-// ValidateArguments checks args against schema. Empty args count as the
-// empty object. The keywords tool schemas use (type, properties, required,
-// enum, items, additionalProperties, minimum, maximum, minLength,
-// maxLength and a few more) get messages naming the argument, such as
-// `argument "url": required`; every other keyword is still enforced, by
-// github.com/google/jsonschema-go, with that library's message. A bad
+// schemaURL names a parameters schema inside its compiler. Nothing is ever
+// loaded from it: the compiler reads no file and fetches no URL (see
+// compileSchema).
+const schemaURL = "urn:longhaul:parameters"
+
+// printer renders the library's messages for the keywords problem does
+// not word itself.
+var printer = message.NewPrinter(language.English)
+
+// ValidateArguments checks args against schema with
+// github.com/santhosh-tekuri/jsonschema, which reports every failure. Empty
+// args count as the empty object. Each failure becomes one line naming the
+// argument, such as `argument "url": required`; the keywords tool schemas
+// use (type, required, enum, additionalProperties, minimum, minLength, …)
+// are worded for the model, the others keep the library's message. A bad
 // schema is an error wrapping ErrInvalidSchema; bad arguments give an error
 // wrapping ErrInvalidArguments.
 func ValidateArguments(schema, args json.RawMessage) error {
@@ -43,30 +56,37 @@ func ValidateArguments(schema, args json.RawMessage) error {
 	return s.validate(args)
 }
 
-// compiledSchema is a parsed and resolved parameters schema.
+// compiledSchema is a compiled parameters schema and its JSON, which
+// names the properties an additionalProperties failure lists.
 type compiledSchema struct {
-	root     *jsonschema.Schema
-	resolved *jsonschema.Resolved
+	schema *jsonschema.Schema
+	doc    any
 }
 
-// compileSchema parses and resolves a parameters schema, which must
-// describe an object.
+// compileSchema compiles a parameters schema, which must describe an
+// object. References may only point inside it: a tool's schema (an MCP
+// server's, say) must not make the engine read files or fetch URLs.
 func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("%w: schema is empty", ErrInvalidSchema)
 	}
-	var root jsonschema.Schema
-	if err := json.Unmarshal(raw, &root); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
-	}
-	if root.Type != "object" {
-		return nil, fmt.Errorf(`%w: top-level "type" must be "object"`, ErrInvalidSchema)
-	}
-	resolved, err := root.Resolve(nil)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}
-	return &compiledSchema{root: &root, resolved: resolved}, nil
+	if m, _ := doc.(map[string]any); m["type"] != "object" {
+		return nil, fmt.Errorf(`%w: top-level "type" must be "object"`, ErrInvalidSchema)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
+	}
+	s, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
+	}
+	return &compiledSchema{schema: s, doc: doc}, nil
 }
 
 // validate checks args against the schema.
@@ -75,144 +95,151 @@ func (s *compiledSchema) validate(args json.RawMessage) error {
 	if len(trimmed) == 0 {
 		trimmed = []byte("{}")
 	}
-	var instance any
-	if err := json.Unmarshal(trimmed, &instance); err != nil {
+	instance, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
+	if err != nil {
 		return fmt.Errorf("%w: arguments are not valid JSON: %v", ErrInvalidArguments, err)
 	}
-	var problems []string
-	check(s.root, instance, "", &problems)
-	if len(problems) > 0 {
-		if len(problems) > maxProblems {
-			problems = append(problems[:maxProblems], fmt.Sprintf("and %d more", len(problems)-maxProblems))
-		}
-		return fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(problems, "; "))
+	var verr *jsonschema.ValidationError
+	if err := s.schema.Validate(instance); !errors.As(err, &verr) {
+		return err
 	}
-	if err := s.resolved.Validate(instance); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidArguments, err)
+	var problems []problem
+	s.render(verr, instance, &problems)
+	sort.SliceStable(problems, func(i, j int) bool { return problems[i].path < problems[j].path })
+	lines := make([]string, len(problems))
+	for i, p := range problems {
+		lines[i] = p.String()
 	}
-	return nil
+	if len(lines) > maxProblems {
+		lines = append(lines[:maxProblems], fmt.Sprintf("and %d more", len(lines)-maxProblems))
+	}
+	return fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(lines, "; "))
 }
 
-// check walks the common keywords and appends a model-readable problem for
-// each violation. Whatever it does not understand is left to the library.
-func check(s *jsonschema.Schema, v any, path string, problems *[]string) {
-	if s == nil {
-		return
+// problem is one way the arguments fail their schema: the argument (a path
+// such as "filter.year" or "tags[1]", "" for the arguments as a whole) and
+// what is wrong with it.
+type problem struct{ path, msg string }
+
+func (p problem) String() string {
+	if p.path == "" {
+		return "arguments: " + p.msg
 	}
-	report := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		if path == "" {
-			*problems = append(*problems, "arguments: "+msg)
+	return fmt.Sprintf("argument %q: %s", p.path, p.msg)
+}
+
+// render appends the problems of e's tree: one for each failed keyword,
+// and one for an anyOf or oneOf that no alternative satisfied, saying how
+// each alternative failed.
+func (s *compiledSchema) render(e *jsonschema.ValidationError, instance any, out *[]problem) {
+	path, v := locate(instance, e.InstanceLocation)
+	add := func(format string, args ...any) { *out = append(*out, problem{path, fmt.Sprintf(format, args...)}) }
+	switch k := e.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
+		for _, c := range e.Causes {
+			s.render(c, instance, out)
+		}
+	case *kind.AnyOf, *kind.OneOf:
+		if len(e.Causes) == 0 { // oneOf matched more than one
+			add("%s", k.LocalizedString(printer))
+			return
+		}
+		alts := make([]string, len(e.Causes))
+		for i, c := range e.Causes {
+			var ps []problem
+			s.render(c, instance, &ps)
+			text := make([]string, len(ps))
+			for j, p := range ps {
+				text[j] = p.msg
+				if p.path != path {
+					text[j] = p.String()
+				}
+			}
+			alts[i] = "(" + strings.Join(text, "; ") + ")"
+		}
+		add("must match one of the alternatives: %s", strings.Join(alts, " or "))
+	case *kind.Required:
+		for _, name := range k.Missing {
+			*out = append(*out, problem{join(path, name), "required"})
+		}
+	case *kind.AdditionalProperties:
+		props, _ := s.schemaAt(e.SchemaURL)["properties"].(map[string]any)
+		allowed := strings.Join(slices.Sorted(maps.Keys(props)), ", ")
+		if allowed == "" {
+			allowed = "none"
+		}
+		for _, name := range k.Properties {
+			*out = append(*out, problem{join(path, name), "unknown argument (allowed: " + allowed + ")"})
+		}
+	case *kind.FalseSchema:
+		add("not allowed")
+	case *kind.Type:
+		if len(k.Want) == 1 {
+			add("must be %s, got %s", article(k.Want[0]), describe(v))
 		} else {
-			*problems = append(*problems, fmt.Sprintf("argument %q: %s", path, msg))
+			// The types as the schema lists them; the library sorts them.
+			want, _ := s.schemaAt(e.SchemaURL)["type"].([]any)
+			add("must be one of the types %v, got %s", want, describe(v))
+		}
+	case *kind.Enum:
+		add("must be one of %v", k.Want)
+	case *kind.Minimum:
+		add("must be >= %s", number(k.Want))
+	case *kind.Maximum:
+		add("must be <= %s", number(k.Want))
+	case *kind.ExclusiveMinimum:
+		add("must be > %s", number(k.Want))
+	case *kind.ExclusiveMaximum:
+		add("must be < %s", number(k.Want))
+	case *kind.MinLength:
+		add("must be at least %d characters long", k.Want)
+	case *kind.MaxLength:
+		add("must be at most %d characters long", k.Want)
+	case *kind.MinItems:
+		add("must have at least %d items", k.Want)
+	case *kind.MaxItems:
+		add("must have at most %d items", k.Want)
+	default:
+		add("%s", k.LocalizedString(printer))
+	}
+}
+
+// locate follows an instance location (object keys and array indexes) into
+// the arguments and returns it as a path, with the value found there.
+func locate(v any, loc []string) (string, any) {
+	path := ""
+	for _, tok := range loc {
+		switch c := v.(type) {
+		case []any:
+			i, _ := strconv.Atoi(tok)
+			path, v = fmt.Sprintf("%s[%d]", path, i), c[i]
+		case map[string]any:
+			path, v = join(path, tok), c[tok]
 		}
 	}
-	if isFalse(s) {
-		report("not allowed")
-		return
-	}
-	types := s.Types
-	if s.Type != "" {
-		types = []string{s.Type}
-	}
-	if len(types) > 0 && !slices.ContainsFunc(types, func(t string) bool { return hasType(v, t) }) {
-		if len(types) == 1 {
-			report("must be %s, got %s", article(types[0]), describe(v))
-		} else {
-			report("must be one of the types %v, got %s", types, describe(v))
-		}
-		return
-	}
-	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return reflect.DeepEqual(e, v) }) {
-		report("must be one of %v", s.Enum)
-		return
-	}
-	switch v := v.(type) {
-	case string:
-		n := utf8.RuneCountInString(v)
-		if s.MinLength != nil && n < *s.MinLength {
-			report("must be at least %d characters long", *s.MinLength)
-		}
-		if s.MaxLength != nil && n > *s.MaxLength {
-			report("must be at most %d characters long", *s.MaxLength)
-		}
-	case float64:
-		if s.Minimum != nil && v < *s.Minimum {
-			report("must be >= %s", formatNumber(*s.Minimum))
-		}
-		if s.Maximum != nil && v > *s.Maximum {
-			report("must be <= %s", formatNumber(*s.Maximum))
-		}
-		if s.ExclusiveMinimum != nil && v <= *s.ExclusiveMinimum {
-			report("must be > %s", formatNumber(*s.ExclusiveMinimum))
-		}
-		if s.ExclusiveMaximum != nil && v >= *s.ExclusiveMaximum {
-			report("must be < %s", formatNumber(*s.ExclusiveMaximum))
-		}
-	case []any:
-		if s.MinItems != nil && len(v) < *s.MinItems {
-			report("must have at least %d items", *s.MinItems)
-		}
-		if s.MaxItems != nil && len(v) > *s.MaxItems {
-			report("must have at most %d items", *s.MaxItems)
-		}
-		for i, item := range v {
-			check(s.Items, item, fmt.Sprintf("%s[%d]", path, i), problems)
-		}
-	case map[string]any:
-		for _, name := range s.Required {
-			if _, ok := v[name]; !ok {
-				*problems = append(*problems, fmt.Sprintf("argument %q: required", join(path, name)))
-			}
-		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if ps, ok := s.Properties[k]; ok {
-				check(ps, v[k], join(path, k), problems)
-				continue
-			}
-			if len(s.PatternProperties) > 0 {
-				continue // which keys the patterns cover is left to the library
-			}
-			if s.AdditionalProperties != nil {
-				if isFalse(s.AdditionalProperties) {
-					*problems = append(*problems, fmt.Sprintf("argument %q: unknown argument (allowed: %s)",
-						join(path, k), strings.Join(propertyNames(s), ", ")))
-				} else {
-					check(s.AdditionalProperties, v[k], join(path, k), problems)
+	return path, v
+}
+
+// schemaAt returns the schema, as JSON, at loc: a location the library
+// reports (the schema's URL, "#", and a JSON pointer).
+func (s *compiledSchema) schemaAt(loc string) map[string]any {
+	node := s.doc
+	if _, ptr, ok := strings.Cut(loc, "#"); ok && ptr != "" {
+		for _, tok := range strings.Split(ptr, "/")[1:] {
+			tok, _ = url.PathUnescape(tok)
+			tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+			switch n := node.(type) {
+			case map[string]any:
+				node = n[tok]
+			case []any:
+				if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(n) {
+					node = n[i]
 				}
 			}
 		}
 	}
-}
-
-// isFalse reports whether s is the schema false, which jsonschema-go
-// represents as {"not": {}}.
-func isFalse(s *jsonschema.Schema) bool {
-	return s.Not != nil && reflect.ValueOf(*s.Not).IsZero()
-}
-
-// hasType reports whether the decoded JSON value v has JSON schema type t.
-func hasType(v any, t string) bool {
-	switch v := v.(type) {
-	case nil:
-		return t == "null"
-	case bool:
-		return t == "boolean"
-	case string:
-		return t == "string"
-	case float64:
-		return t == "number" || t == "integer" && v == math.Trunc(v) && !math.IsInf(v, 0)
-	case []any:
-		return t == "array"
-	case map[string]any:
-		return t == "object"
-	}
-	return false
+	obj, _ := node.(map[string]any)
+	return obj
 }
 
 // describe names the JSON type of v, with the value for short scalars.
@@ -223,18 +250,24 @@ func describe(v any) string {
 	case bool:
 		return "boolean " + strconv.FormatBool(v)
 	case string:
-		if utf8.RuneCountInString(v) <= 40 {
+		if len([]rune(v)) <= 40 {
 			return "string " + strconv.Quote(v)
 		}
 		return "a string"
-	case float64:
-		return "number " + formatNumber(v)
+	case json.Number:
+		return "number " + v.String()
 	case []any:
 		return "an array"
 	case map[string]any:
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// number writes a schema's bound as JSON would.
+func number(r *big.Rat) string {
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 func article(t string) string {
@@ -247,25 +280,9 @@ func article(t string) string {
 	return "a " + t
 }
 
-func formatNumber(f float64) string {
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
 func join(path, name string) string {
 	if path == "" {
 		return name
 	}
 	return path + "." + name
-}
-
-func propertyNames(s *jsonschema.Schema) []string {
-	names := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	if len(names) == 0 {
-		return []string{"none"}
-	}
-	return names
 }

@@ -64,6 +64,7 @@ func TestValidateArguments(t *testing.T) {
 		{"not an object", `["u"]`, []string{"arguments: must be an object, got an array"}},
 		{"null", `null`, []string{"arguments: must be an object, got null"}},
 		{"keyword left to the library", `{"url":"u","code":"abc"}`, []string{"pattern"}},
+		{"library keyword with the others", `{"code":"abc","count":0}`, []string{`argument "url": required`, `argument "code": 'abc' does not match pattern`, `argument "count": must be >= 1`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +88,8 @@ func TestValidateArguments(t *testing.T) {
 }
 
 func TestValidateArgumentsBadSchema(t *testing.T) {
-	for _, schema := range []string{``, `{`, `{"type":"array"}`, `{"properties":{}}`, `{"type":"object","required":"url"}`} {
+	for _, schema := range []string{``, `{`, `{"type":"array"}`, `{"properties":{}}`, `{"type":"object","required":"url"}`,
+		`{"type":"object","properties":{"r":{"$ref":"file:///etc/passwd"}}}`, `{"type":"object","properties":{"r":{"$ref":"https://example.com/s.json"}}}`} {
 		err := ValidateArguments(json.RawMessage(schema), json.RawMessage(`{}`))
 		if !errors.Is(err, ErrInvalidSchema) {
 			t.Errorf("ValidateArguments(schema %q) = %v, want ErrInvalidSchema", schema, err)
@@ -118,5 +120,14 @@ func TestValidateArgumentsListsAtMostTenProblems(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "and 5 more") {
 		t.Errorf("error = %q, want it to mention the rest", err)
+	}
+}
+
+func TestValidateArgumentsAlternatives(t *testing.T) {
+	schema := `{"type":"object","properties":{"when":{"anyOf":[{"type":"string","minLength":3},{"type":"object","required":["year"]}]}}}`
+	err := ValidateArguments(json.RawMessage(schema), json.RawMessage(`{"when":{}}`))
+	want := `invalid arguments: argument "when": must match one of the alternatives: (must be a string, got an object) or (argument "when.year": required)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v\nwant    %s", err, want)
 	}
 }

@@ -43,7 +43,7 @@ type chatAnswer struct {
 	// before is the last offset of the run's log just before the input
 	// reached it; the response starts after the last approval_required up
 	// to it.
-	before int64
+	inputAt int64
 }
 
 // ofTurn reports whether run id answers turn of chat (whatever message it
@@ -125,7 +125,7 @@ func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*ch
 		return nil, err
 	}
 	lctx, cancel := s.temporalCall(ctx)
-	before, err := s.lastOffset(lctx, id)
+	inputAt, err := s.lastOffset(lctx, id)
 	cancel()
 	if err != nil {
 		return nil, errUnavailable("cannot read run " + id + ": " + err.Error())
@@ -141,7 +141,7 @@ func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*ch
 		return nil, err
 	}
 	s.log.Info("chat message answered a waiting run", "run", id, "chat", chat, "decision", res.Decision)
-	return &chatAnswer{runID: id, before: before}, nil
+	return &chatAnswer{runID: id, inputAt: inputAt}, nil
 }
 
 // findWaiting looks a run of chat up through visibility that waits for
@@ -216,14 +216,14 @@ func (s *Server) lastOffset(ctx context.Context, id string) (int64, error) {
 	return page.Last, nil
 }
 
-// pickUp reads run's log through f up to offset before, the log's end when
+// pickUp reads run's log through f up to offset inputAt, the log's end when
 // a person's input reached the run, and returns the offset after which the
-// response goes on: that of the last approval_required up to before, where
-// the chat's previous response stopped. The events up to it go to prime.
-func pickUp(ctx context.Context, f *feed, before int64, prime func(longhaul.Event)) (int64, error) {
+// response goes on: that of the last approval_required up to inputAt, where
+// the chat's previous response stopped. The events up to it go to shown.
+func pickUp(ctx context.Context, f *feed, inputAt int64, shown func(longhaul.Event)) (int64, error) {
 	var held []longhaul.Event
 	var after int64
-	for after < before {
+	for after < inputAt {
 		events, done, err := f.next(ctx, after)
 		if err != nil {
 			return 0, err
@@ -236,14 +236,14 @@ func pickUp(ctx context.Context, f *feed, before int64, prime func(longhaul.Even
 			break
 		}
 	}
-	cut := resumeCut(held, before)
+	cut := resumeCut(held, inputAt)
 	if cut == 0 {
 		// No approval was asked for: nothing this API showed before
 		// was cut short, so nothing is shown again.
-		return before, nil
+		return inputAt, nil
 	}
 	for _, e := range held[:cut] {
-		prime(e)
+		shown(e)
 	}
 	return held[cut-1].Offset, nil
 }
@@ -257,24 +257,24 @@ type watched struct {
 	shown map[string]bool
 }
 
-// watch follows run id's log, from the start or (before > 0) where the
+// watch follows run id's log, from the start or (inputAt > 0) where the
 // chat's previous response stopped, until the run is done or waits for an
 // approval nobody gave yet.
-func (s *Server) watch(ctx context.Context, id string, before int64) (*watched, error) {
+func (s *Server) watch(ctx context.Context, id string, inputAt int64) (*watched, error) {
 	f := s.hub.subscribe(id)
 	defer f.release()
 	w := &watched{shown: map[string]bool{}}
 	args := map[string]string{}
-	note := func(e longhaul.Event) {
+	keepArgs := func(e longhaul.Event) {
 		var d longhaul.ToolStartData
 		if e.Type == longhaul.EventToolStart && e.Decode(&d) == nil {
 			args[d.ToolCallID] = d.Arguments
 		}
 	}
 	var after int64
-	if before > 0 {
+	if inputAt > 0 {
 		var err error
-		if after, err = pickUp(ctx, f, before, note); err != nil {
+		if after, err = pickUp(ctx, f, inputAt, keepArgs); err != nil {
 			return nil, err
 		}
 	}
@@ -285,7 +285,7 @@ func (s *Server) watch(ctx context.Context, id string, before int64) (*watched, 
 		}
 		for i, e := range events {
 			after = e.Offset
-			note(e)
+			keepArgs(e)
 			var d longhaul.ToolOutputData
 			if e.Type == longhaul.EventToolOutput && e.Decode(&d) == nil {
 				w.cards.WriteString(toolCard(d, args[d.ToolCallID]))
@@ -307,10 +307,10 @@ func (s *Server) watch(ctx context.Context, id string, before int64) (*watched, 
 // stops at a pending approval first, with the approval prompt (the run goes
 // on waiting, and the chat's next message answers it). before, when set,
 // resumes where the chat's previous response stopped.
-func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model string, openWebUI bool, before int64) error {
+func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model string, openWebUI bool, inputAt int64) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
-	w, err := s.watch(ctx, run.GetID(), before)
+	w, err := s.watch(ctx, run.GetID(), inputAt)
 	switch {
 	case ctx.Err() != nil:
 		return errTimeout(stillGoing(s.cfg.RequestTimeout, run.GetID()))

@@ -89,11 +89,11 @@ func TestApprovalPendingAndCut(t *testing.T) {
 		t.Errorf("pending approvals (-want +got):\n%s", diff)
 	}
 	for _, tt := range []struct {
-		before int64
+		inputAt int64
 		want   int
 	}{{6, 5}, {5, 5}, {4, 2}, {1, 0}} {
-		if got := resumeCut(log, tt.before); got != tt.want {
-			t.Errorf("resumeCut(before %d) = %d, want %d", tt.before, got, tt.want)
+		if got := resumeCut(log, tt.inputAt); got != tt.want {
+			t.Errorf("resumeCut(inputAt %d) = %d, want %d", tt.inputAt, got, tt.want)
 		}
 	}
 }

@@ -108,27 +108,27 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 func (s *Server) resume(c *fiber.Ctx, req *ChatRequest, model string, openWebUI bool, a *chatAnswer, release *func()) error {
 	c.Set(HeaderRunID, a.runID)
 	if !req.Stream {
-		return s.respondWatching(c, s.temporal.GetWorkflow(c.UserContext(), a.runID, ""), model, openWebUI, a.before)
+		return s.respondWatching(c, s.temporal.GetWorkflow(c.UserContext(), a.runID, ""), model, openWebUI, a.inputAt)
 	}
-	s.streamResponse(c, req, a.runID, model, openWebUI, a.before, release)
+	s.streamResponse(c, req, a.runID, model, openWebUI, a.inputAt, release)
 	return nil
 }
 
 // streamResponse answers with run's events as an OpenAI chat stream, from
-// the start of its log or (before > 0) from where the chat's previous
+// the start of its log or (inputAt > 0) from where the chat's previous
 // response stopped. It takes over *release, the principal's stream, and
 // releases it when the stream ends.
-func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, before int64, release *func()) {
+func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, inputAt int64, release *func()) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	id := "chatcmpl-" + runID
-	if before > 0 {
-		id += "-" + strconv.FormatInt(before, 10)
+	if inputAt > 0 {
+		id += "-" + strconv.FormatInt(inputAt, 10)
 	}
 	r := newRenderer(id, model, time.Now().Unix(), openWebUI)
 	done := *release
 	*release = nil
 	r.start = c.Context().Time()
-	s.sendSSE(c, "chat", func(sw *sseWriter) { s.stream(sw, runID, r, includeUsage, before) }, done)
+	s.sendSSE(c, "chat", func(sw *sseWriter) { s.stream(sw, runID, r, includeUsage, inputAt) }, done)
 }
 
 // start starts the run, or attaches to the one a previous identical request
@@ -283,9 +283,9 @@ func cardsFor(msgs []longhaul.Message) string {
 // stream writes the run's events as an OpenAI chat stream until the run is
 // done, it stops at an approval nobody gave yet (the prompt ends the
 // response; the run goes on waiting), the client leaves (a failed flush) or
-// the server shuts down; the run goes on either way. before > 0 picks the
+// the server shuts down; the run goes on either way. inputAt > 0 picks the
 // log up where the chat's previous response stopped (see pickUp).
-func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage bool, before int64) {
+func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage bool, inputAt int64) {
 	f := s.hub.subscribe(runID)
 	defer f.release()
 	ctx, cancel := context.WithCancel(s.stopping)
@@ -301,10 +301,10 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 		_ = writeDone(sw)
 	}
 	var after int64
-	if before > 0 {
+	if inputAt > 0 {
 		pctx, pcancel := context.WithTimeout(ctx, pickUpTimeout)
 		var err error
-		after, err = pickUp(pctx, f, before, r.prime)
+		after, err = pickUp(pctx, f, inputAt, r.replayShown)
 		pcancel()
 		if err != nil {
 			lost(err)

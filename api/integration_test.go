@@ -381,14 +381,14 @@ func TestModelFailures(t *testing.T) {
 		}
 	})
 	t.Run("500 is retried", func(t *testing.T) {
-		before := len(env.Model.Requests())
+		inputAt := len(env.Model.Requests())
 		env.Model.Enqueue(llmtest.FailTimes(1, 500, llmtest.Text("recovered")))
 		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, nil)
 		c := decode[api.ChatCompletion](t, resp)
 		if resp.StatusCode != 200 || c.Choices[0].Message.Content != "recovered" {
 			t.Fatalf("status %d, %+v", resp.StatusCode, c)
 		}
-		if n := len(env.Model.Requests()) - before; n != 2 {
+		if n := len(env.Model.Requests()) - inputAt; n != 2 {
 			t.Fatalf("requests = %d, want 2", n)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 )
 
 // This file holds the OpenAI wire types and the pure conversions between them
@@ -342,18 +343,14 @@ func toolCard(d longhaul.ToolOutputData, arguments string) string {
 		html.EscapeString(d.ToolCallID), html.EscapeString(d.Name), html.EscapeString(string(args)), html.EscapeString(string(result)))
 }
 
-// summarize gives the first runes (at most limit) of the last user message,
+// summarize gives the last user message, cut to limit runes with "…",
 // for the run's summary in the Temporal UI.
 func summarize(msgs []longhaul.Message, limit int) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role != longhaul.RoleUser {
 			continue
 		}
-		s := strings.Join(strings.Fields(msgs[i].Content), " ")
-		if r := []rune(s); len(r) > limit {
-			s = string(r[:limit]) + "…"
-		}
-		return s
+		return textcut.Ellipsis(strings.Join(strings.Fields(msgs[i].Content), " "), limit)
 	}
 	return ""
 }

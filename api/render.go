@@ -8,6 +8,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 )
 
 // renderer turns a run's events into the frames of an OpenAI chat stream.
@@ -185,10 +186,10 @@ func (r *renderer) reset(call string) {
 	}
 }
 
-// prime takes note of an event an earlier response of the chat already
+// replayShown takes note of an event an earlier response of the chat already
 // showed, so that what follows renders as if this response had shown it:
 // a tool started there may finish here, and its card needs the arguments.
-func (r *renderer) prime(e longhaul.Event) {
+func (r *renderer) replayShown(e longhaul.Event) {
 	var d longhaul.ToolStartData
 	if e.Type == longhaul.EventToolStart && e.Decode(&d) == nil {
 		r.args[d.ToolCallID] = d.Arguments
@@ -344,10 +345,7 @@ func approvalPrompt(d longhaul.ApprovalRequiredData) string {
 	if d.Target != "" {
 		b.WriteString(" (" + codeSpan(d.Target) + ")")
 	}
-	args := strings.TrimSpace(d.Arguments)
-	if r := []rune(args); len(r) > maxPromptArgs {
-		args = string(r[:maxPromptArgs]) + "…"
-	}
+	args := textcut.Ellipsis(strings.TrimSpace(d.Arguments), maxPromptArgs)
 	if args != "" && args != "{}" {
 		fence := "```"
 		for strings.Contains(args, fence) {
@@ -418,10 +416,10 @@ func pendingApproval(events []longhaul.Event, i int) (longhaul.ApprovalRequiredD
 // up: the index after the last approval_required at or before offset
 // before (the log's end when the person's input arrived), which is where the
 // previous response of the chat stopped; 0 when there is none.
-func resumeCut(events []longhaul.Event, before int64) int {
+func resumeCut(events []longhaul.Event, inputAt int64) int {
 	cut := 0
 	for i, e := range events {
-		if e.Offset > before {
+		if e.Offset > inputAt {
 			break
 		}
 		if e.Type == longhaul.EventApprovalRequired {

@@ -90,7 +90,7 @@ func TestApprovalPendingAndCut(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		inputAt int64
-		want   int
+		want    int
 	}{{6, 5}, {5, 5}, {4, 2}, {1, 0}} {
 		if got := resumeCut(log, tt.inputAt); got != tt.want {
 			t.Errorf("resumeCut(inputAt %d) = %d, want %d", tt.inputAt, got, tt.want)

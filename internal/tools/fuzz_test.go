@@ -96,3 +96,27 @@ func FuzzHTTPToolArgs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHTMLPageText renders any page web_fetch might receive: it must not
+// fail, and the text must grow with the page, not faster, whatever its
+// nesting.
+func FuzzHTMLPageText(f *testing.F) {
+	for _, s := range []string{
+		articleHTML, clutteredArticle, "", "<p>x", "<plaintext><b>",
+		strings.Repeat("<blockquote>q", 40), strings.Repeat("<ul><li>q", 40),
+		strings.Repeat("<table><tr><td>q", 40), strings.Repeat("<div>", 600) + "deep",
+		`<a href="javascript:x">js</a><a href="#t">t</a><a href="x"><img src=i></a>`,
+	} {
+		f.Add([]byte(s))
+	}
+	base, _ := url.Parse("https://e.test/")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := htmlPageText(data, base)
+		if err != nil {
+			t.Fatalf("htmlPageText(%q) error = %v", data, err)
+		}
+		if n := len(p.Text); n > 64*len(data) {
+			t.Fatalf("htmlPageText(%q) gave %d bytes of text", data, n)
+		}
+	})
+}

@@ -8,7 +8,6 @@ import (
 
 	readability "codeberg.org/readeck/go-readability"
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 
 	"github.com/longhaul-dev/longhaul/internal/textcut"
 )
@@ -26,44 +25,46 @@ const maxBylineChars = 200
 
 // Readability's work grows with the nesting depth times the amount of
 // text, so documents beyond these bounds (real pages nest a few dozen
-// levels deep) skip it and are rendered whole by htmlToText.
+// levels deep) skip it and are rendered whole.
 const (
 	maxReadabilityDepth    = 128
 	maxReadabilityElements = 100000
 )
 
-// htmlPageText extracts the readable text of an HTML page (data is UTF-8).
-// The main content is found with go-readability, a port of Mozilla's
-// Readability.js that drops navigation, sidebars, comments and the like,
-// and rendered as text by htmlToText so that headings, lists and links
-// survive. When readability finds nothing (or fails), the whole page is
-// rendered by htmlToText, which drops scripts, navigation and footers
+// htmlPageText extracts the readable text of an HTML page (data is UTF-8)
+// as Markdown. The main content is found with go-readability, a port of
+// Mozilla's Readability.js that drops navigation, sidebars, comments and
+// the like, and rendered by htmlToMarkdown so that headings, lists and
+// links survive. When readability finds nothing (or fails), the whole page
+// is rendered, htmlToMarkdown dropping scripts, navigation and footers
 // itself; a page the HTML parser refuses goes token by token.
-func htmlPageText(data []byte, base *url.URL) readablePage {
+func htmlPageText(data []byte, page *url.URL) (readablePage, error) {
 	doc, err := html.Parse(bytes.NewReader(data))
 	if err != nil {
 		title, text := tokensToText(data)
-		return readablePage{Title: title, Text: text}
+		return readablePage{Title: title, Text: text}, nil
 	}
-	article, ok := readArticle(doc, base)
-	var text string
-	if ok {
-		normalizeAtoms(article.Node)
-		_, text = htmlToText(article.Node, base)
+	base := pageBase(doc, page)
+	title := pageTitle(doc)
+	if article, ok := readArticle(doc, base); ok {
+		text, err := htmlToMarkdown(article.Node, base)
+		if err != nil {
+			return readablePage{}, err
+		}
+		if strings.TrimSpace(text) != "" {
+			p := readablePage{Title: collapse(article.Title), Text: text}
+			if p.Title == "" {
+				p.Title = title
+			}
+			p.Byline = textcut.Ellipsis(collapse(article.Byline), maxBylineChars)
+			if article.PublishedTime != nil {
+				p.Published = *article.PublishedTime
+			}
+			return p, nil
+		}
 	}
-	if strings.TrimSpace(text) == "" {
-		title, text := htmlToText(doc, base)
-		return readablePage{Title: title, Text: text}
-	}
-	p := readablePage{Title: collapse(article.Title), Text: text}
-	if p.Title == "" {
-		p.Title = collapse(textOf(find(doc, atom.Title)))
-	}
-	p.Byline = textcut.Ellipsis(collapse(article.Byline), maxBylineChars)
-	if article.PublishedTime != nil {
-		p.Published = *article.PublishedTime
-	}
-	return p
+	text, err := htmlToMarkdown(doc, base)
+	return readablePage{Title: title, Text: text}, err
 }
 
 // readArticle runs readability on a copy of doc, which stays as it was.
@@ -84,18 +85,6 @@ func readArticle(doc *html.Node, base *url.URL) (article readability.Article, ok
 		return readability.Article{}, false
 	}
 	return article, true
-}
-
-// normalizeAtoms sets each element's DataAtom from its tag name. The
-// readability library renames elements (h1 to h2, div to p) by changing
-// Data only, and htmlToText goes by DataAtom.
-func normalizeAtoms(n *html.Node) {
-	if n.Type == html.ElementNode {
-		n.DataAtom = atom.Lookup([]byte(n.Data))
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		normalizeAtoms(c)
-	}
 }
 
 // docShape returns how deep elements nest in doc and how many there are,

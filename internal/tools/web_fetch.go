@@ -137,7 +137,7 @@ func (*WebFetch) Name() string { return WebFetchName }
 // Description implements Tool.
 func (*WebFetch) Description() string {
 	return "Fetch a public web page or document by URL and return its readable text. " +
-		"For HTML the main content is extracted (navigation, ads and sidebars dropped) and converted to text with headings, lists and links; " +
+		"For HTML the main content is extracted (navigation, ads and sidebars dropped) and converted to Markdown, keeping headings, lists, tables and links; " +
 		"plain text, Markdown, JSON and XML are returned as they are. Images, PDFs and other binary files cannot be read. " +
 		"Only http and https URLs on the public internet (ports 80 and 443 unless configured otherwise) can be fetched; long pages are truncated."
 }
@@ -260,7 +260,9 @@ func (w *WebFetch) Call(ctx context.Context, call Call) (Result, error) {
 		if decoded, err := enc.NewDecoder().Bytes(data); err == nil {
 			data = decoded
 		}
-		page = htmlPageText(data, finalURL)
+		if page, err = htmlPageText(data, finalURL); err != nil {
+			return Result{}, fmt.Errorf("web_fetch: rendering %s: %w", finalURL.Redacted(), err)
+		}
 	} else {
 		page.Text = strings.TrimSpace(decodeText(data, params["charset"]))
 	}

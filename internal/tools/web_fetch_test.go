@@ -128,7 +128,7 @@ func TestWebFetchContent(t *testing.T) {
 			want: []string{
 				"URL: " + site.URL + "/article\n",
 				"# Durable agents",
-				"Agents survive restarts. Read the getting started guide (" + site.URL + "/guide/start) or the Temporal docs (https://temporal.io/docs).",
+				"Agents survive **restarts**. Read the [getting started guide](" + site.URL + "/guide/start) or the [Temporal docs](https://temporal.io/docs).",
 				"## Features",
 				"- Retries\n- Timeouts",
 			},
@@ -230,7 +230,7 @@ func TestWebFetchReadability(t *testing.T) {
 	}
 	for _, want := range []string{
 		"A durable agent keeps its state in workflow history",
-		"Read the safety notes (" + site.URL + "/docs/safety) for the details",
+		"Read [the safety notes](" + site.URL + "/docs/safety) for the details",
 		"## What survives a restart",
 		"- The messages of the conversation\n- The results of finished tool calls",
 		"the recorded results are used instead",

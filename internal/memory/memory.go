@@ -145,15 +145,6 @@ type options struct {
 	maxConns int32
 }
 
-// WithClock sets the clock Save reads times from; nil keeps time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) {
-		if now != nil {
-			o.now = now
-		}
-	}
-}
-
 // WithMaxConns bounds the PostgreSQL connection pool (PGlite serves one
 // connection at a time: give it 1). It does not apply to SQLite.
 func WithMaxConns(n int32) Option {

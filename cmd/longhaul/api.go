@@ -34,16 +34,11 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer c.Close()
-	blobs, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
-	}
-	defer blobs.Close()
-	mem, closeMem, err := openMemory(ctx, cfg, log)
+	blobs, mem, closeStores, err := openStores(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer closeMem()
+	defer closeStores()
 	topts.Memory = mem
 	forget, closeForget, err := forgetter(ctx, cfg, mem)
 	if err != nil {

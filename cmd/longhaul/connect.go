@@ -12,6 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/metrics"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/internal/tracing"
@@ -131,6 +132,22 @@ func openBus(cfg config.Config, embedded *natsbus.Server, name string, log *slog
 		log.Warn("NATS is not reachable yet; retrying in the background (streams carry whole answers until it is)", "url", redact.URLs(cfg.NATSURL))
 	}
 	return natsbus.New(nc, natsbus.NewSubjects(cfg.NATSSubjectPrefix, cfg.TemporalNamespace), log), func() { nc.Close() }, nil
+}
+
+// openStores opens what a worker and an API keep beside Temporal: the blob
+// and conversation store, and long-term memory when it is on. The returned
+// func closes both.
+func openStores(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Store, *memory.Service, func(), error) {
+	blobs, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
+	}
+	mem, closeMem, err := openMemory(ctx, cfg, log)
+	if err != nil {
+		blobs.Close()
+		return nil, nil, nil, err
+	}
+	return blobs, mem, func() { closeMem(); blobs.Close() }, nil
 }
 
 // openMemory opens long-term memory on LONGHAUL_DATABASE_URL with the

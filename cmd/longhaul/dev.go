@@ -12,7 +12,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/redact"
-	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/worker"
 )
@@ -25,16 +24,11 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	if err != nil {
 		return err
 	}
-	blobs, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
-	}
-	defer blobs.Close()
-	mem, closeMem, err := openMemory(ctx, cfg, log)
+	blobs, mem, closeStores, err := openStores(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer closeMem()
+	defer closeStores()
 	topts.Memory = mem
 	forget, closeForget, err := forgetter(ctx, cfg, mem)
 	if err != nil {

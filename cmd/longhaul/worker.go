@@ -35,16 +35,11 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 		return err
 	}
 	defer c.Close()
-	blobs, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
-	}
-	defer blobs.Close()
-	mem, closeMem, err := openMemory(ctx, cfg, log)
+	blobs, mem, closeStores, err := openStores(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer closeMem()
+	defer closeStores()
 	topts.Memory = mem
 	set, err := toolset.Build(ctx, cat, topts, log)
 	if err != nil {

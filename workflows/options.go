@@ -49,25 +49,17 @@ func (r *run) modelTimeout() time.Duration {
 // modelOptions are the options of a tool loop's model call. A cancelled run
 // waits for the call to stop, and keeps its text.
 func (r *run) modelOptions(ctx workflow.Context, summary string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: r.modelTimeout(),
-		HeartbeatTimeout:    modelHeartbeat,
-		Summary:             summary,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        5,
-			NonRetryableErrorTypes: []string{longhaul.ErrTypeModelRejected, longhaul.ErrTypeToolRefused},
-		},
-		WaitForCancellation: true,
-	})
+	return r.modelCallOptions(ctx, summary, 5, true)
 }
 
 // structuredOptions are the activity options of the planner, the
 // supervisors and the dispatcher: model calls with fewer retries, since a
 // plan can go on without one.
 func (r *run) structuredOptions(ctx workflow.Context, summary string) workflow.Context {
+	return r.modelCallOptions(ctx, summary, 3, false)
+}
+
+func (r *run) modelCallOptions(ctx workflow.Context, summary string, attempts int32, waitCancel bool) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: r.modelTimeout(),
 		HeartbeatTimeout:    modelHeartbeat,
@@ -76,9 +68,10 @@ func (r *run) structuredOptions(ctx workflow.Context, summary string) workflow.C
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
 			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        3,
+			MaximumAttempts:        attempts,
 			NonRetryableErrorTypes: []string{longhaul.ErrTypeModelRejected, longhaul.ErrTypeToolRefused},
 		},
+		WaitForCancellation: waitCancel,
 	})
 }
 

@@ -22,24 +22,12 @@ import (
 )
 
 func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
-	if err := needRemote(cfg, "api"); err != nil {
-		return err
-	}
-	m, maddr, err := startMetrics(ctx, cfg, log)
+	r, err := openRemote(ctx, cfg, log, "api")
 	if err != nil {
 		return err
 	}
-	cat, topts, c, err := connect(ctx, cfg, log, "api", m)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	blobs, mem, closeStores, err := openStores(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer closeStores()
-	topts.Memory = mem
+	defer r.close()
+	m, maddr, cat, topts, c, blobs, mem := r.metrics, r.metricsAddr, r.catalog, r.tools, r.temporal, r.blobs, r.memory
 	forget, closeForget, err := forgetter(ctx, cfg, mem)
 	if err != nil {
 		return err

@@ -34,21 +34,43 @@ func needRemote(cfg config.Config, command string) error {
 	return nil
 }
 
-// connect is the start of the worker and api commands: they need an
-// external Temporal, the agent files and a client.
-func connect(ctx context.Context, cfg config.Config, log *slog.Logger, command string, m *metrics.Metrics) (*skills.Catalog, toolset.Options, client.Client, error) {
+// remote is what the worker and api commands open before their own part:
+// the metrics endpoint, the agent files, a client of the external Temporal,
+// the stores. close releases all of it.
+type remote struct {
+	metrics     *metrics.Metrics
+	metricsAddr string
+	catalog     *skills.Catalog
+	tools       toolset.Options // with the memory tools when memory is on
+	temporal    client.Client
+	blobs       store.Store
+	memory      *memory.Service
+	close       func()
+}
+
+func openRemote(ctx context.Context, cfg config.Config, log *slog.Logger, command string) (*remote, error) {
 	if err := needRemote(cfg, command); err != nil {
-		return nil, toolset.Options{}, nil, err
+		return nil, err
 	}
-	cat, topts, err := loadCatalog(cfg, log)
-	if err != nil {
-		return nil, toolset.Options{}, nil, err
+	r := &remote{close: func() {}}
+	var err error
+	if r.metrics, r.metricsAddr, err = startMetrics(ctx, cfg, log); err != nil {
+		return nil, err
 	}
-	c, err := dial(ctx, cfg, cfg.TemporalAddress, log, m)
-	if err != nil {
-		return nil, toolset.Options{}, nil, err
+	if r.catalog, r.tools, err = loadCatalog(cfg, log); err != nil {
+		return nil, err
 	}
-	return cat, topts, c, nil
+	if r.temporal, err = dial(ctx, cfg, cfg.TemporalAddress, log, r.metrics); err != nil {
+		return nil, err
+	}
+	var closeStores func()
+	if r.blobs, r.memory, closeStores, err = openStores(ctx, cfg, log); err != nil {
+		r.temporal.Close()
+		return nil, err
+	}
+	r.tools.Memory = r.memory
+	r.close = func() { closeStores(); r.temporal.Close() }
+	return r, nil
 }
 
 // dial connects to Temporal, failing fast with a clear message when it does

@@ -23,24 +23,12 @@ import (
 )
 
 func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
-	if err := needRemote(cfg, "worker"); err != nil {
-		return err
-	}
-	m, maddr, err := startMetrics(ctx, cfg, log)
+	r, err := openRemote(ctx, cfg, log, "worker")
 	if err != nil {
 		return err
 	}
-	cat, topts, c, err := connect(ctx, cfg, log, "worker", m)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	blobs, mem, closeStores, err := openStores(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer closeStores()
-	topts.Memory = mem
+	defer r.close()
+	maddr, cat, topts, c, blobs, mem := r.metricsAddr, r.catalog, r.tools, r.temporal, r.blobs, r.memory
 	set, err := toolset.Build(ctx, cat, topts, log)
 	if err != nil {
 		return err

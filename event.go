@@ -36,8 +36,11 @@ const (
 	// EventMemorySaved: facts of the turn saved to long-term memory
 	// (remember: true).
 	EventMemorySaved EventType = "memory_saved"
-	EventError       EventType = "error"
-	EventDone        EventType = "done"
+	// EventClientToolCalls: the model called tools the client declared;
+	// the run waits for the client to send their results.
+	EventClientToolCalls EventType = "client_tool_calls"
+	EventError           EventType = "error"
+	EventDone            EventType = "done"
 )
 
 // Event is one entry of a run's event log. Offsets start at 1 and strictly
@@ -70,12 +73,39 @@ func NewEvent(t EventType, at time.Time, payload any) Event {
 // text this is, so a subscriber that showed another attempt's deltas knows to
 // replace them.
 type ContentData struct {
-	Text    string `json:"text"`
-	Call    string `json:"call,omitempty"`
-	Attempt int    `json:"attempt,omitempty"`
+	Text string `json:"text"`
+	// Reasoning is what a reasoning model streamed as its thinking before
+	// the text.
+	Reasoning string `json:"reasoning,omitempty"`
+	Call      string `json:"call,omitempty"`
+	Attempt   int    `json:"attempt,omitempty"`
 	// Cancelled marks the partial text of a call the run's cancellation
 	// stopped.
 	Cancelled bool `json:"cancelled,omitempty"`
+}
+
+// Streamed is the call's text as it streamed live (see ThinkOpen).
+func (d ContentData) Streamed() string { return WithThinking(d.Reasoning, d.Text) }
+
+// A model call's live text carries its reasoning first, between ThinkOpen
+// and ThinkClose, the way Open WebUI shows thinking; the chat stream turns
+// it into reasoning_content deltas.
+const (
+	ThinkOpen  = "<think>\n"
+	ThinkClose = "\n</think>\n\n"
+)
+
+// WithThinking is text preceded by its reasoning, as it streams live.
+func WithThinking(reasoning, text string) string {
+	if reasoning == "" {
+		return text
+	}
+	return ThinkOpen + reasoning + ThinkClose + text
+}
+
+// ClientToolCallsData is the payload of client_tool_calls.
+type ClientToolCallsData struct {
+	Calls []ToolCall `json:"calls"`
 }
 
 // ContentResetData is the payload of content_reset, an ephemeral event of

@@ -1,6 +1,7 @@
 package longhaul
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 )
@@ -19,11 +20,58 @@ const (
 // Message is one entry of a conversation. An assistant message may carry
 // ToolCalls; a tool message answers one of them by ToolCallID.
 type Message struct {
-	Role       Role       `json:"role"`
-	Content    string     `json:"content,omitempty"`
+	Role    Role   `json:"role"`
+	Content string `json:"content,omitempty"`
+	// Parts, when set, are the message's content parts in order (text and
+	// images); Content then holds their text alone, for summaries, memory
+	// and matching.
+	Parts      []Part     `json:"parts,omitempty"`
 	Name       string     `json:"name,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// Content part types.
+const (
+	PartText  = "text"
+	PartImage = "image_url"
+)
+
+// Part is one content part of a message: text, or an image by URL. A large
+// inline image (a data: URL) travels by reference: Ref names it in the
+// claim-check store and URL is empty until the model call reads it back.
+type Part struct {
+	Type   string `json:"type"`
+	Text   string `json:"text,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	Ref    string `json:"ref,omitempty"`
+}
+
+// ToolSpec is a function tool a client declares in its request: offered to
+// the model beside the agent's own tools, and run by the client, which
+// sends the result back.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+// Response format types.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
+
+// ResponseFormat is the shape a client asks the answer to have: any JSON
+// object, or one matching Schema.
+type ResponseFormat struct {
+	Type   string          `json:"type"`
+	Name   string          `json:"name,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Strict bool            `json:"strict,omitempty"`
 }
 
 // ToolCall is a model's request to run one tool with JSON arguments.
@@ -75,13 +123,25 @@ func (u User) Key() string {
 	return "anonymous"
 }
 
-// ModelOptions are per-request sampling settings passed to every model call.
+// ModelOptions are a request's settings passed to the model calls that
+// answer it (not to the planner's or the supervisors').
 type ModelOptions struct {
-	Temperature *float32 `json:"temperature,omitempty"`
-	TopP        *float32 `json:"top_p,omitempty"`
-	MaxTokens   int      `json:"max_tokens,omitempty"`
-	Stop        []string `json:"stop,omitempty"`
-	Seed        *int     `json:"seed,omitempty"`
+	Temperature         *float32 `json:"temperature,omitempty"`
+	TopP                *float32 `json:"top_p,omitempty"`
+	MaxTokens           int      `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int      `json:"max_completion_tokens,omitempty"`
+	Stop                []string `json:"stop,omitempty"`
+	Seed                *int     `json:"seed,omitempty"`
+	Logprobs            bool     `json:"logprobs,omitempty"`
+	TopLogprobs         int      `json:"top_logprobs,omitempty"`
+	ReasoningEffort     string   `json:"reasoning_effort,omitempty"`
+	// ToolChoice is the client's tool_choice as sent ("auto", "none",
+	// "required" or a named function). A choice that forces a call applies
+	// to the request's first model call only, so the tool loop can end.
+	ToolChoice        json.RawMessage `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
+	// ResponseFormat asks the answer to be JSON (see ResponseFormat).
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 }
 
 // toolCards matches the Open WebUI tool cards Longhaul writes into answers

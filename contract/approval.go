@@ -14,6 +14,8 @@ const (
 	DecisionApproved = "approved"
 	DecisionDenied   = "denied"
 	DecisionReplied  = "replied"
+	// DecisionToolResults: a client sent the results of its tool calls.
+	DecisionToolResults = "tool_results"
 )
 
 // Words a person may answer an approval with in a chat, where there is no
@@ -26,6 +28,9 @@ var (
 
 // Decide reads a person's input as an approval decision.
 func Decide(in InputRequest) string {
+	if len(in.ToolResults) > 0 {
+		return DecisionToolResults
+	}
 	if in.Approve != nil {
 		if *in.Approve {
 			return DecisionApproved

@@ -45,6 +45,15 @@ const ErrNotWaiting = "the run is not waiting for input"
 type InputRequest struct {
 	Approve *bool  `json:"approve,omitempty"`
 	Text    string `json:"text,omitempty"`
+	// ToolResults answer the client tool calls a run waits for (Waiting
+	// kind "client_tools"): one per call.
+	ToolResults []ToolResult `json:"tool_results,omitempty"`
+}
+
+// ToolResult is a client's result of one of its tool calls.
+type ToolResult struct {
+	ToolCallID string `json:"tool_call_id"`
+	Content    string `json:"content"`
 }
 
 // InputResult is what UpdateInput returns once the run took the input.
@@ -59,13 +68,23 @@ type InputResult struct {
 
 // Waiting says what a waiting run waits for.
 type Waiting struct {
-	// Kind is "approval".
-	Kind       string    `json:"kind"`
-	ToolCallID string    `json:"tool_call_id,omitempty"`
-	Tool       string    `json:"tool,omitempty"`
-	Arguments  string    `json:"arguments,omitempty"`
-	Since      time.Time `json:"since"`
+	// Kind is WaitApproval or WaitClientTools.
+	Kind       string `json:"kind"`
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	Arguments  string `json:"arguments,omitempty"`
+	// Calls are the client tool calls waited for (WaitClientTools).
+	Calls []longhaul.ToolCall `json:"calls,omitempty"`
+	Since time.Time           `json:"since"`
 }
+
+// What a waiting run waits for.
+const (
+	// WaitApproval: a person's decision on a tool call.
+	WaitApproval = "approval"
+	// WaitClientTools: the client's results of tool calls it runs itself.
+	WaitClientTools = "client_tools"
+)
 
 // Search attributes Longhaul sets on its runs, registered in every namespace
 // of the embedded server (a real cluster needs them added once, see README).
@@ -139,6 +158,14 @@ type AgentInput struct {
 	MessageID string `json:"message_id,omitempty"`
 	// Options carries the client's sampling settings.
 	Options longhaul.ModelOptions `json:"options,omitempty"`
+	// ClientTools are the function tools the client declared: offered to
+	// the model beside the agent's, run by the client (see
+	// WaitClientTools). A request with client tools runs as a chat.
+	ClientTools []longhaul.ToolSpec `json:"client_tools,omitempty"`
+	// ClientToolTimeout bounds the wait for a client's tool results; zero
+	// means DefaultClientToolTimeout. Unanswered, the run ends with
+	// finish reason "tool_calls".
+	ClientToolTimeout time.Duration `json:"client_tool_timeout,omitempty"`
 	// Background marks a client's housekeeping request (Open WebUI's title,
 	// tags and follow-up prompts): one model call without the agent's prompt
 	// and tools.
@@ -167,8 +194,12 @@ type AgentInput struct {
 type AgentResult struct {
 	// Content is the final answer.
 	Content string `json:"content"`
-	// FinishReason is "stop", or "length" when max_turns cut the run short.
+	// FinishReason is "stop"; "length" when max_turns cut the run short;
+	// "tool_calls" when the client never sent the results of its tool
+	// calls (ToolCalls).
 	FinishReason string `json:"finish_reason"`
+	// ToolCalls are the client tool calls the run ended waiting for.
+	ToolCalls []longhaul.ToolCall `json:"tool_calls,omitempty"`
 	// Messages are the messages this run added to the conversation: assistant
 	// messages with their tool calls, tool results, and the final answer.
 	Messages []longhaul.Message `json:"messages"`

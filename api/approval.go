@@ -269,6 +269,8 @@ func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, e
 	defer f.release()
 	w := &watched{shown: map[string]bool{}}
 	args := map[string]string{}
+	// said is the text of each model call, by name.
+	said := map[string]string{}
 	keepArgs := func(e longhaul.Event) {
 		var d longhaul.ToolStartData
 		if e.Type == longhaul.EventToolStart && e.Decode(&d) == nil {
@@ -303,11 +305,9 @@ func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, e
 			var client longhaul.ClientToolCallsData
 			switch {
 			case e.Type == longhaul.EventContent && e.Decode(&content) == nil:
-				w.text = content.Text
-			case e.Type == longhaul.EventToolOutput:
-				w.text = ""
+				said[content.Call] = content.Text
 			case e.Type == longhaul.EventClientToolCalls && e.Decode(&client) == nil:
-				w.client = &client
+				w.client, w.text = &client, said[client.Call]
 				return w, nil
 			}
 		}

@@ -257,7 +257,7 @@ type watched struct {
 	// text of the answer that made them.
 	client *longhaul.ClientToolCallsData
 	text   string
-	cards   strings.Builder
+	cards  strings.Builder
 	// shown are the tool calls whose cards this response holds.
 	shown map[string]bool
 }

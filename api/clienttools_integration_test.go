@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
@@ -221,4 +223,53 @@ func TestRequestPassThrough(t *testing.T) {
 			t.Fatalf("reasoning %q, content %q", reasoning.String(), content.String())
 		}
 	})
+}
+
+// TestClientToolCallSurvivesWorkerStop stops the worker while the answer
+// that calls a client tool streams: the retried call's tool call reaches
+// the client once, and its result continues the run.
+func TestClientToolCallSurvivesWorkerStop(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	words := strings.TrimSpace(strings.Repeat("checking the order book ", 10))
+	env.Model.On(func(r llmtest.Request) bool { return r.Chat.Messages[len(r.Chat.Messages)-1].Role == "user" },
+		llmtest.ToolCalls(llmtest.ToolCall{Name: "lookup_order", Arguments: `{"id":"C-3"}`}).WithText(words).With(llmtest.ChunkDelay(20*time.Millisecond)))
+	env.Model.On(func(r llmtest.Request) bool { return r.Chat.Messages[len(r.Chat.Messages)-1].Role == "tool" }, llmtest.Text("C-3 arrived."))
+	body := chatBody{"model": "assistant", "stream": true, "messages": userMsg("C-3?"), "tools": []any{lookupTool}}
+	rd := ssetest.NewReader(do(t, env, "POST", "/v1/chat/completions", body, nil).Body)
+	var frames []string
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			t.Fatalf("stream broke: %v", err)
+		}
+		frames = append(frames, e.Data)
+		if e.Data == ssetest.Done {
+			break
+		}
+		if len(frames) == 5 {
+			env.StopWorker()
+			env.StartWorker()
+		}
+	}
+	var msg api.ResponseEntry
+	for _, f := range frames[:len(frames)-1] {
+		var ch api.ChatChunk
+		if json.Unmarshal([]byte(f), &ch) != nil {
+			continue
+		}
+		for _, choice := range ch.Choices {
+			msg.Content += choice.Delta.Content
+			msg.ToolCalls = append(msg.ToolCalls, choice.Delta.ToolCalls...)
+		}
+	}
+	if msg.Content != words || len(msg.ToolCalls) != 1 || msg.ToolCalls[0].Function.Arguments != `{"id":"C-3"}` {
+		t.Fatalf("client saw text %q and calls %+v", msg.Content, msg.ToolCalls)
+	}
+	if n := len(env.Model.Requests()); n < 2 {
+		t.Fatalf("model called %d times; the stop did not interrupt the call", n)
+	}
+	next := chatBody{"model": "assistant", "messages": afterCalls("C-3?", msg, "delivered"), "tools": []any{lookupTool}}
+	if c := decode[api.ChatCompletion](t, do(t, env, "POST", "/v1/chat/completions", next, nil)); c.Choices[0].Message.Content != "C-3 arrived." {
+		t.Fatalf("continued: %+v", c)
+	}
 }

@@ -336,7 +336,7 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		if openWebUI {
 			content = w.cards.String() + content
 		}
-		return s.completion(c, run.GetID(), model, content, "stop", longhaul.Usage{})
+		return s.completion(c, run.GetID(), model, ResponseEntry{Content: content}, "stop", longhaul.Usage{})
 	case w.client != nil:
 		return c.JSON(ChatCompletion{
 			ID: "chatcmpl-" + run.GetID() + at.suffix(), Object: "chat.completion", Created: time.Now().Unix(), Model: model,
@@ -359,5 +359,5 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		}
 		content = cardsFor(msgs) + content
 	}
-	return s.completion(c, run.GetID(), model, content, res.FinishReason, res.Usage)
+	return s.completion(c, run.GetID(), model, ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/store"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -305,7 +306,7 @@ func contentFollows(items []item, k int, call string) bool {
 // segment follows. A run that is gone, or that ended without the results,
 // took nothing: the request then starts a new run.
 func (s *Server) continueRun(ctx context.Context, owner, run string, results []contract.ToolResult) (start int64, took bool, err error) {
-	st, err := s.readState(ctx, run, owner)
+	st, err := s.responseState(ctx, run, owner)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.status == http.StatusNotFound {
 		return 0, false, nil
@@ -394,7 +395,7 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 	if !ok {
 		return nil, errNotFound("previous_response_id: no response " + id)
 	}
-	st, err := s.readState(ctx, run, owner)
+	st, err := s.responseState(ctx, run, owner)
 	if err != nil {
 		return nil, relabel(err, "previous_response_id: no response "+id)
 	}
@@ -633,7 +634,7 @@ func (s *Server) findResponse(c *fiber.Ctx) (run string, start int64, st contrac
 	if !ok {
 		return "", 0, st, errNotFound("no response " + id)
 	}
-	st, err = s.readState(c.UserContext(), run, principal(c).Name)
+	st, err = s.responseState(c.UserContext(), run, principal(c).Name)
 	if err != nil {
 		return "", 0, st, relabel(err, "no response "+id)
 	}
@@ -784,8 +785,33 @@ func (s *Server) deleteRun(ctx context.Context, run string) error {
 		if err := s.cfg.Blobs.DeleteRun(ctx, run); err != nil {
 			return errUnavailable("cannot delete the outputs of run " + run + ": " + err.Error())
 		}
+		if _, err := s.cfg.Blobs.Put(ctx, store.Blob{Run: run, Kind: deletedKind, Name: "run", Data: []byte("deleted")}); err != nil {
+			return errUnavailable("cannot mark run " + run + " deleted: " + err.Error())
+		}
 	}
 	return nil
+}
+
+// deletedKind is the blob kind that marks a run the Responses API deleted:
+// Temporal deletes a run a while after it is asked to (once its close has
+// reached visibility), and until then the run must read as gone. The mark
+// holds nothing but the run id, and goes with the run's other blobs when
+// their retention ends.
+const deletedKind = "responses.deleted"
+
+// responseState is readState for a run that the Responses API may have
+// deleted: a deleted one is unknown.
+func (s *Server) responseState(ctx context.Context, run, owner string) (contract.RunState, error) {
+	if s.cfg.Blobs != nil {
+		blobs, err := s.cfg.Blobs.List(ctx, run)
+		if err != nil {
+			return contract.RunState{}, errUnavailable("cannot read the outputs of run " + run + ": " + err.Error())
+		}
+		if slices.ContainsFunc(blobs, func(b store.Blob) bool { return b.Kind == deletedKind }) {
+			return contract.RunState{}, errNotFound("no run " + run)
+		}
+	}
+	return s.readState(ctx, run, owner)
 }
 
 // forget deletes the run of a response that is not to be stored, logging

@@ -76,14 +76,18 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		return errBadRequest(err.Error())
 	}
 	own := s.catalog.AgentTools(agent)
-	for _, t := range req.Tools {
+	for i, t := range req.Tools {
 		if slices.Contains(own, t.Name) {
-			return errBadRequest(fmt.Sprintf("tools: %q is the name of one of the agent's own tools; rename the function", t.Name))
+			return errBadRequest(fmt.Sprintf("tools[%d].name: %q is a tool of agent %s already; rename the function", i, t.Name, agent.ID))
 		}
+	}
+	if name, _ := choiceName(req.options().ToolChoice); name != "" && !slices.Contains(own, name) &&
+		!slices.ContainsFunc(req.Tools, func(t ResponseTool) bool { return t.Name == name }) {
+		return errBadRequest(fmt.Sprintf("tool_choice: no tool %q is offered", name))
 	}
 	ctx, owner := c.UserContext(), principal(c).Name
 	if run, results, ok := functionOutputs(items); ok {
-		start, took, err := s.continueRun(ctx, owner, run, results)
+		start, took, err := s.continueRun(ctx, principal(c).User, run, results)
 		if err != nil {
 			return err
 		}
@@ -132,6 +136,9 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		Metadata:        meta,
 	}
 	run := "run-" + uuid.NewString()
+	if err := s.claimParts(ctx, run, in.Messages); err != nil {
+		return err
+	}
 	if _, err := s.start(ctx, run, in, summarize(msgs, 60)); err != nil {
 		return err
 	}
@@ -300,13 +307,14 @@ func contentFollows(items []item, k int, call string) bool {
 	return items[k+1].Decode(&d) == nil && d.Call == call
 }
 
-// continueRun delivers function outputs to run, which waits for them. took
-// reports that the run took them — now, or in an earlier identical request
-// — and start is then the offset of the client_tool_calls event the new
-// segment follows. A run that is gone, or that ended without the results,
-// took nothing: the request then starts a new run.
-func (s *Server) continueRun(ctx context.Context, owner, run string, results []contract.ToolResult) (start int64, took bool, err error) {
-	st, err := s.responseState(ctx, run, owner)
+// continueRun delivers function outputs to run, which waits for them (see
+// continueClient: a retried request's delivery is the same update, and
+// attaches). took reports that the run took them, and start is then the
+// offset of the client_tool_calls event the new segment follows. A run
+// that is gone (deleted, or never the caller's), or that ended without the
+// results, took nothing: the request then starts a new run.
+func (s *Server) continueRun(ctx context.Context, user longhaul.User, run string, results []contract.ToolResult) (start int64, took bool, err error) {
+	_, err = s.responseState(ctx, run, user.Key())
 	var ae *apiError
 	if errors.As(err, &ae) && ae.status == http.StatusNotFound {
 		return 0, false, nil
@@ -314,58 +322,11 @@ func (s *Server) continueRun(ctx context.Context, owner, run string, results []c
 	if err != nil {
 		return 0, false, err
 	}
-	log, err := s.readLog(ctx, run)
-	if err != nil {
+	at, err := s.continueClient(ctx, contract.AgentInput{User: user}, run, results)
+	if err != nil || at == nil {
 		return 0, false, err
 	}
-	at := callsEvent(log, results)
-	if at < 0 {
-		return 0, false, errBadRequest("no function call of this conversation has call_id " + results[0].ToolCallID)
-	}
-	start = log[at].Offset
-	if moved, ended := afterCalls(log[at+1:]); moved {
-		return start, true, nil
-	} else if ended {
-		return 0, false, nil
-	}
-	if st.Waiting == nil || st.Waiting.Kind != contract.WaitClientTools {
-		return 0, false, errConflict("the run of these function calls is not waiting for their output; retry in a moment")
-	}
-	_, err = s.deliver(ctx, run, contract.InputRequest{ToolResults: results})
-	if errors.As(err, &ae) && ae.status == http.StatusConflict {
-		// Another request delivered them a moment ago, or the run ended.
-		if log, lerr := s.readLog(ctx, run); lerr == nil {
-			if moved, _ := afterCalls(log[at+1:]); moved {
-				return start, true, nil
-			}
-		}
-		return 0, false, err
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	return start, true, nil
-}
-
-// callsEvent is the index in log of the client_tool_calls event that
-// holds the calls results answer, or -1.
-func callsEvent(log []longhaul.Event, results []contract.ToolResult) int {
-	for i, e := range log {
-		var d longhaul.ClientToolCallsData
-		if e.Type != longhaul.EventClientToolCalls || e.Decode(&d) != nil {
-			continue
-		}
-		all := true
-		for _, r := range results {
-			if !slices.ContainsFunc(d.Calls, func(tc longhaul.ToolCall) bool { return tc.ID == r.ToolCallID }) {
-				all = false
-			}
-		}
-		if all {
-			return i
-		}
-	}
-	return -1
+	return at.after, true, nil
 }
 
 // afterCalls reads the log after a client_tool_calls event: moved, the

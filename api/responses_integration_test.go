@@ -301,7 +301,7 @@ func TestResponsesLifecycle(t *testing.T) {
 			msg    string
 		}{
 			{map[string]any{"model": "naked", "input": "x", "tools": []map[string]any{{"type": "web_search"}}}, 400, "bring their own server-side tools"},
-			{map[string]any{"model": "assistant", "input": "x", "tools": []map[string]any{{"type": "function", "name": "current_time"}}}, 400, "agent's own tools"},
+			{map[string]any{"model": "assistant", "input": "x", "tools": []map[string]any{{"type": "function", "name": "current_time"}}}, 400, "is a tool of agent assistant already"},
 			{map[string]any{"model": "nope", "input": "x"}, 404, "does not exist"},
 			{map[string]any{"model": "naked", "input": "x", "previous_response_id": "resp_bm9wZQ.0"}, 404, "no response"},
 			{map[string]any{"model": "naked", "input": []map[string]any{{"type": "item_reference", "id": "msg_1"}}}, 400, "not supported"},
@@ -316,4 +316,81 @@ func TestResponsesLifecycle(t *testing.T) {
 			t.Errorf("GET of a malformed id: status %d", resp.StatusCode)
 		}
 	})
+}
+
+// TestResponsesFunctionCalls runs a client function tool through the
+// Responses API: the model's call comes out as a function_call item, the
+// function_call_output continues the same run (a retry attaches to it),
+// streamed, and a later previous_response_id starts a new run with the
+// whole exchange. A client that resends the whole history without
+// previous_response_id continues the run as well.
+func TestResponsesFunctionCalls(t *testing.T) {
+	env, alice, bob := respStack(t)
+	weather := []map[string]any{{"type": "function", "name": "get_weather", "description": "The weather in a city",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]string{"type": "string"}}}}}
+	env.Model.Enqueue(
+		llmtest.ToolCalls(llmtest.ToolCall{Name: "get_weather", Arguments: `{"city":"Oslo"}`}),
+		llmtest.Text("It rains in Oslo, so take an umbrella with you today."),
+		llmtest.Text("You are welcome."),
+	)
+	first := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Weather in Oslo?", "tools": weather}, alice))
+	if first.Status != "completed" || len(first.Output) != 1 || first.Output[0].Type != "function_call" {
+		t.Fatalf("first response = %+v", first)
+	}
+	call := first.Output[0]
+	if call.Name != "get_weather" || *call.Arguments != `{"city":"Oslo"}` || !strings.HasPrefix(call.CallID, "call_lh_") || call.Status != "completed" {
+		t.Fatalf("function call = %+v", call)
+	}
+	if len(first.Tools) != 1 || first.Tools[0].Name != "get_weather" {
+		t.Errorf("tools = %+v", first.Tools)
+	}
+	output := []map[string]any{{"type": "function_call_output", "call_id": call.CallID, "output": "rain"}}
+	if resp := do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "previous_response_id": first.ID, "input": output}, bob); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("bob answering alice's call: status %d", resp.StatusCode)
+	}
+	events := respEvents(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "previous_response_id": first.ID, "input": output, "stream": true}, alice))
+	second := events[len(events)-1].Response
+	if events[len(events)-1].Type != "response.completed" || outputText(*second) != "It rains in Oslo, so take an umbrella with you today." {
+		t.Fatalf("second response = %+v", second)
+	}
+	if second.ID == first.ID || *second.PreviousResponseID != first.ID {
+		t.Errorf("second id %s, previous %v; first %s", second.ID, second.PreviousResponseID, first.ID)
+	}
+	for i, e := range events {
+		if e.SequenceNumber != int64(i) {
+			t.Fatalf("event %d has sequence number %d", i, e.SequenceNumber)
+		}
+	}
+	if got := modelConversation(env.Model.Requests()[1]); !slices.Contains(got, "tool: rain") {
+		t.Errorf("the model did not get the output: %q", got)
+	}
+	// A retry, and a client resending the whole history, attach to it.
+	again := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "previous_response_id": first.ID, "input": output}, alice))
+	history := []map[string]any{
+		{"role": "user", "content": "Weather in Oslo?"},
+		{"type": "function_call", "call_id": call.CallID, "name": "get_weather", "arguments": `{"city":"Oslo"}`},
+		output[0],
+	}
+	resent := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": history, "tools": weather}, alice))
+	for _, r := range []api.Response{again, resent} {
+		if r.ID != second.ID || outputText(r) != outputText(*second) {
+			t.Errorf("repeat = %+v, want response %s", r, second.ID)
+		}
+	}
+	items := decode[api.InputItemList](t, do(t, env, "GET", "/v1/responses/"+second.ID+"/input_items", nil, alice))
+	if len(items.Data) != 1 || items.Data[0].Type != "function_call_output" || items.Data[0].CallID != call.CallID || string(items.Data[0].Output) != `"rain"` {
+		t.Errorf("input items = %+v", items)
+	}
+	third := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "previous_response_id": second.ID, "input": "Thanks!"}, alice))
+	if outputText(third) != "You are welcome." {
+		t.Errorf("third = %+v", third)
+	}
+	reqs := env.Model.Requests()
+	want := []string{"user: Weather in Oslo?", "assistant: ", "tool: rain", "assistant: It rains in Oslo, so take an umbrella with you today.", "user: Thanks!"}
+	if diff := cmp.Diff(want, modelConversation(reqs[len(reqs)-1])); diff != "" {
+		t.Errorf("third model request (-want +got):\n%s", diff)
+	}
+	if n := len(reqs); n != 3 {
+		t.Errorf("%d model requests, want 3", n)
+	}
 }

@@ -40,9 +40,10 @@ import (
 //
 // These runs carry no chat id: their conversation comes whole from durable
 // state, and the conversation store would restore tool calls into a
-// history that already holds them. store: false deletes the run (all of
-// its executions' current one, and its stored outputs) once the response
-// is complete.
+// history that already holds them. store: false deletes the run (its
+// current execution, with its stored outputs) once the response is
+// complete; a mark in the blob store makes it read as gone at once, while
+// Temporal finishes the deletion.
 
 // Options of reading a response.
 const (

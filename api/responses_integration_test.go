@@ -80,8 +80,8 @@ func okResponse(t *testing.T, resp *http.Response) api.Response {
 func outputText(r api.Response) string {
 	var b strings.Builder
 	for _, it := range r.Output {
-		if it.Type == "message" {
-			for _, p := range it.Content {
+		if it.Type == "message" && it.Content != nil {
+			for _, p := range *it.Content {
 				b.WriteString(p.Text)
 			}
 		}
@@ -111,7 +111,7 @@ func TestResponsesChain(t *testing.T) {
 	if first.Object != "response" || first.Status != "completed" || outputText(first) != "Hello Ann." || first.PreviousResponseID != nil || !first.Store {
 		t.Fatalf("first response = %+v", first)
 	}
-	if first.Output[0].Type != "message" || first.Output[0].Role != "assistant" || first.Output[0].Content[0].Type != "output_text" {
+	if first.Output[0].Type != "message" || first.Output[0].Role != "assistant" || (*first.Output[0].Content)[0].Type != "output_text" {
 		t.Errorf("first output = %+v", first.Output)
 	}
 	second := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{

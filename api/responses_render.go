@@ -208,7 +208,7 @@ func (r *respRenderer) text(c *respCall, text string, final bool) []StreamEvent 
 	var out []StreamEvent
 	if c.msg < 0 {
 		var added StreamEvent
-		c.msg, added = r.add(OutputItem{Type: "message", ID: r.itemID("msg", len(r.resp.Output)), Status: respInProgress, Role: "assistant", Content: []ContentPart{}})
+		c.msg, added = r.add(OutputItem{Type: "message", ID: r.itemID("msg", len(r.resp.Output)), Status: respInProgress, Role: "assistant", Content: &[]ContentPart{}})
 		zero, part := 0, outputTextPart("")
 		out = append(out, added, r.event(StreamEvent{Type: "response.content_part.added", ItemID: r.resp.Output[c.msg].ID, OutputIndex: &c.msg, ContentIndex: &zero, Part: &part}))
 	}
@@ -335,7 +335,7 @@ func (r *respRenderer) content(d longhaul.ContentData) []StreamEvent {
 		status = respIncomplete
 	}
 	r.resp.Output[i].Status = status
-	r.resp.Output[i].Content = []ContentPart{part}
+	r.resp.Output[i].Content = &[]ContentPart{part}
 	out = append(out,
 		r.event(StreamEvent{Type: "response.output_text.done", ItemID: id, OutputIndex: &i, ContentIndex: &zero, Text: &text, Logprobs: &[]any{}}),
 		r.event(StreamEvent{Type: "response.content_part.done", ItemID: id, OutputIndex: &i, ContentIndex: &zero, Part: &part}),

@@ -243,8 +243,8 @@ type OutputItem struct {
 	ID     string `json:"id"`
 	Status string `json:"status,omitempty"`
 	// message
-	Role    string        `json:"role,omitempty"`
-	Content []ContentPart `json:"content,omitempty"`
+	Role    string         `json:"role,omitempty"`
+	Content *[]ContentPart `json:"content,omitempty"`
 	// reasoning
 	Summary *[]SummaryPart `json:"summary,omitempty"`
 	// function_call and mcp_call

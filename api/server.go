@@ -1,7 +1,8 @@
 // Package api is Longhaul's HTTP layer, on fiber: the OpenAI-compatible
 // chat API that Open WebUI and the OpenAI SDKs talk to (chat.go,
 // approval.go), the native runs API for long tasks that outlive a request
-// (runs.go), and the owner-only conversations and memories APIs. A chat
+// (runs.go), OpenAI's Responses API, whose responses are runs too
+// (responses.go), and the owner-only conversations and memories APIs. A chat
 // request starts (or attaches to) a Temporal workflow and answers with its
 // result, or streams it; a runs request starts a run and answers at once,
 // and the run's events are followed on a stream of their own, resumable

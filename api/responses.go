@@ -680,7 +680,7 @@ func (s *Server) getResponse(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s.sendSSE(c, "responses", func(sw *sseWriter) { s.streamSegment(sw, run, start, base, base.Background, after, true) }, release)
+	s.sendSSE(c, "responses", func(sw *sseWriter) { s.streamSegment(sw, run, start, base, base.Background && start == 0, after, true) }, release)
 	return nil
 }
 

@@ -201,6 +201,36 @@ func TestResponsesStream(t *testing.T) {
 	if resp := do(t, env, "GET", "/v1/responses/"+final.ID+"?stream=true", nil, bob); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("bob streaming alice's response: status %d", resp.StatusCode)
 	}
+
+	// A stream cut off while the answer streams live resumes after its
+	// last event, numbered as a stream read from the log afterwards is.
+	long := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 12)
+	env.Model.Enqueue(llmtest.Text(long, llmtest.ChunkSize(4), llmtest.ChunkDelay(10*time.Millisecond)))
+	bg := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Tell a story.", "background": true}, alice))
+	cut := do(t, env, "GET", "/v1/responses/"+bg.ID+"?stream=true", nil, alice)
+	rd := ssetest.NewReader(cut.Body)
+	var head []api.StreamEvent
+	for len(head) < 7 {
+		f, err := rd.Next()
+		if err != nil {
+			t.Fatalf("read the live stream: %v", err)
+		}
+		var e api.StreamEvent
+		if err := json.Unmarshal([]byte(f.Data), &e); err != nil {
+			t.Fatal(err)
+		}
+		head = append(head, e)
+	}
+	cut.Body.Close()
+	last := strconv.FormatInt(head[len(head)-1].SequenceNumber, 10)
+	rest := respEvents(t, do(t, env, "GET", "/v1/responses/"+bg.ID+"?stream=true&starting_after="+last, nil, alice))
+	whole := respEvents(t, do(t, env, "GET", "/v1/responses/"+bg.ID+"?stream=true", nil, alice))
+	if diff := cmp.Diff(whole, append(head, rest...)); diff != "" {
+		t.Errorf("cut and resumed stream (-whole +cut and resumed):\n%s", diff)
+	}
+	if got := outputText(*whole[len(whole)-1].Response); got != long {
+		t.Errorf("answer = %q", got)
+	}
 }
 
 // TestResponsesLifecycle covers background responses, cancel, store:

@@ -123,6 +123,7 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		meta[metaPrevious] = req.PreviousResponseID
 	}
 	meta[metaStore] = strconv.FormatBool(req.stored())
+	meta[metaCreated] = strconv.FormatInt(time.Now().Unix(), 10)
 	meta[metaBackground] = strconv.FormatBool(req.Background)
 	in := contract.AgentInput{
 		Agent:           agent.ID,
@@ -143,7 +144,7 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 	if _, err := s.start(ctx, run, in, summarize(msgs, 60)); err != nil {
 		return err
 	}
-	base := responseBase(responseID(run, 0), in, time.Now().Unix(), nil)
+	base := responseBase(responseID(run, 0), in, 0, nil)
 	return s.answerResponse(c, &req, run, 0, base)
 }
 
@@ -365,6 +366,9 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 	if err != nil {
 		return nil, err
 	}
+	if start > 0 && !segmentStart(log, start) {
+		return nil, errNotFound("previous_response_id: no response " + id)
+	}
 	for i, e := range log {
 		if e.Offset > start && e.Type == longhaul.EventClientToolCalls {
 			var d longhaul.ClientToolCallsData
@@ -440,9 +444,16 @@ func withoutInstructions(in contract.AgentInput) []longhaul.Message {
 }
 
 // responseBase is the response object of the segment id of a run started
-// with in, before any of its output: what the request asked for.
+// with in, before any of its output: what the request asked for. created
+// is when the segment began; a run's first response was created when its
+// request came.
 func responseBase(id string, in contract.AgentInput, created int64, previous *string) Response {
 	o := in.Options
+	if _, start, _ := parseResponseID(id); start == 0 {
+		if at, err := strconv.ParseInt(in.Metadata[metaCreated], 10, 64); err == nil {
+			created = at
+		}
+	}
 	r := Response{
 		ID: id, Object: "response", CreatedAt: created, Status: respInProgress,
 		Background: in.Metadata[metaBackground] == "true", Model: in.Agent,
@@ -479,6 +490,14 @@ func responseBase(id string, in contract.AgentInput, created int64, previous *st
 		}
 	}
 	return r
+}
+
+// segmentStart reports whether a response of the run whose log this is
+// starts after offset start: its client_tool_calls event is there.
+func segmentStart(log []longhaul.Event, start int64) bool {
+	return slices.ContainsFunc(log, func(e longhaul.Event) bool {
+		return e.Offset == start && e.Type == longhaul.EventClientToolCalls
+	})
 }
 
 // segmentTime is when the segment after start began: the time of the
@@ -616,6 +635,9 @@ func (s *Server) currentResponse(ctx context.Context, run string, start int64, s
 	}
 	var previous *string
 	if start > 0 {
+		if !segmentStart(log, start) {
+			return nil, errNotFound("no response " + responseID(run, start))
+		}
 		created = segmentTime(log, start)
 		previous = previousSegment(run, log, start)
 	}
@@ -672,6 +694,9 @@ func (s *Server) getResponse(c *fiber.Ctx) error {
 		log, err := s.readLog(c.UserContext(), run)
 		if err != nil {
 			return err
+		}
+		if !segmentStart(log, start) {
+			return errNotFound("no response " + responseID(run, start))
 		}
 		created, previous = segmentTime(log, start), previousSegment(run, log, start)
 	}

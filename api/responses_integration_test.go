@@ -311,6 +311,12 @@ func TestResponsesLifecycle(t *testing.T) {
 				t.Errorf("bob: %s %s: status %d", rt.method, rt.path, resp.StatusCode)
 			}
 		}
+		forged := strings.TrimSuffix(r.ID, ".0") + ".999"
+		for _, path := range []string{"/v1/responses/" + forged, "/v1/responses/" + forged + "?stream=true", "/v1/responses/" + forged + "/input_items"} {
+			if resp := do(t, env, "GET", path, nil, alice); resp.StatusCode != http.StatusNotFound {
+				t.Errorf("GET %s: status %d", path, resp.StatusCode)
+			}
+		}
 		items := decode[api.InputItemList](t, do(t, env, "GET", "/v1/responses/"+r.ID+"/input_items", nil, alice))
 		if items.Object != "list" || len(items.Data) != 1 || *items.FirstID != items.Data[0].ID {
 			t.Errorf("input items = %+v", items)

@@ -69,6 +69,9 @@ const (
 	// own input in the run's messages (after its instructions and the
 	// previous responses' conversation).
 	metaInputFrom = metaPrefix + "input_from"
+	// metaCreated is when the request came (Unix seconds): the response's
+	// created_at, the same on every read.
+	metaCreated = metaPrefix + "created_at"
 )
 
 // ResponsesRequest is the body of POST /v1/responses. Fields Longhaul does

@@ -1,7 +1,8 @@
 // Package api is Longhaul's HTTP layer, on fiber: the OpenAI-compatible
 // chat API that Open WebUI and the OpenAI SDKs talk to (chat.go,
 // approval.go), the native runs API for long tasks that outlive a request
-// (runs.go), and the owner-only conversations and memories APIs. A chat
+// (runs.go), OpenAI's Responses API, whose responses are runs too
+// (responses.go), and the owner-only conversations and memories APIs. A chat
 // request starts (or attaches to) a Temporal workflow and answers with its
 // result, or streams it; a runs request starts a run and answers at once,
 // and the run's events are followed on a stream of their own, resumable
@@ -200,6 +201,11 @@ func (s *Server) routes() {
 	v1.Post("/runs/:id/cancel", s.cancelRun)
 	v1.Post("/runs/:id/input", s.runInput)
 	v1.Get("/runs/:id/outputs/:ref", s.runOutput)
+	v1.Post("/responses", s.createResponse)
+	v1.Get("/responses/:id", s.getResponse)
+	v1.Post("/responses/:id/cancel", s.cancelResponse)
+	v1.Delete("/responses/:id", s.deleteResponse)
+	v1.Get("/responses/:id/input_items", s.responseInputItems)
 	v1.Get("/conversations", s.listConversations)
 	v1.Get("/conversations/:id", s.getConversation)
 	v1.Delete("/conversations/:id", s.deleteConversation)

@@ -1,0 +1,394 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/longhaul-dev/longhaul"
+)
+
+// A streamed response is derived from its run's log, so that a client that
+// lost the stream resumes it exactly (GET /v1/responses/{id}?stream=true&
+// starting_after=N): the renderer here turns the segment's durable events,
+// and the live text of its running model calls, into stream events
+// numbered one by one, and the numbering depends on the durable log alone.
+// A model call's text is cut into deltas at boundaries that depend only on
+// the text (see nextCut): live text is sent a delta at a time as each
+// boundary is reached, the rest when the call's durable content event
+// arrives; a follower that saw the live text and one that reads the log
+// after the call get the same deltas under the same numbers. A resumed
+// stream replays the derivation from the segment's start and sends what
+// comes after N.
+//
+// Two limits: a model call whose attempt failed after its text started to
+// stream is retried, and its live deltas already sent may differ from the
+// text the retry produced (output_text.done and the response carry the
+// durable text); and a durable event that shows as an output item (a tool
+// call) while a model call streams would come before that call's message
+// in a stream read from the log — a chat run calls tools only after the
+// model call that asked for them ended, so neither happens in its ordinary
+// course.
+//
+// Reasoning a model streamed is shown as a reasoning item (its summary is
+// the reasoning text) before the message, once the reasoning is complete;
+// it is not streamed delta by delta.
+
+// Cut sizes of text deltas: a delta ends after whitespace once it is
+// minCut bytes long, or at the first character boundary past maxCut.
+const (
+	minCut = 16
+	maxCut = 64
+)
+
+// nextCut is where the text delta starting at from ends, or -1 when text
+// (so far; final says it is whole) does not decide it yet.
+func nextCut(text string, from int, final bool) int {
+	for q := from + minCut; q <= len(text); q++ {
+		if c := text[q-1]; c == ' ' || c == '\n' || c == '\t' {
+			return q
+		}
+		if q >= from+maxCut && q < len(text) && utf8.RuneStart(text[q]) {
+			return q
+		}
+	}
+	if final && from < len(text) {
+		return len(text)
+	}
+	return -1
+}
+
+// respCall is what the renderer shows of one model call.
+type respCall struct {
+	reasoned bool // its reasoning item was sent
+	msg      int  // output index of its message, -1 before it opened
+	sent     int  // bytes of its text sent as deltas
+	attempt  int
+	frozen   bool // a retry voided the live text: wait for the durable text
+}
+
+// respRenderer turns the events of one response's segment into stream
+// events and keeps the response object up to date. It is pure.
+type respRenderer struct {
+	resp  Response
+	key   string
+	seq   int64
+	calls map[string]*respCall
+	tools map[string]int // tool call id → output index of its mcp_call
+	// usageFrom is the run's usage when the segment began.
+	usageFrom longhaul.Usage
+	ended     bool
+}
+
+// newRespRenderer starts the rendering of resp (its echo fields set, its
+// output empty); usageFrom is the run's usage before the segment.
+func newRespRenderer(resp Response, usageFrom longhaul.Usage) *respRenderer {
+	sum := sha256.Sum256([]byte(resp.ID))
+	resp.Output = []OutputItem{}
+	return &respRenderer{resp: resp, key: hex.EncodeToString(sum[:6]), calls: map[string]*respCall{}, tools: map[string]int{}, usageFrom: usageFrom}
+}
+
+// event numbers one stream event.
+func (r *respRenderer) event(e StreamEvent) StreamEvent {
+	e.SequenceNumber = r.seq
+	r.seq++
+	return e
+}
+
+// snapshot is a copy of the response as it stands.
+func (r *respRenderer) snapshot() *Response {
+	c := r.resp
+	c.Output = append([]OutputItem{}, r.resp.Output...)
+	return &c
+}
+
+// begin is the stream's first events: created (queued for a background
+// response) and in_progress.
+func (r *respRenderer) begin(background bool) []StreamEvent {
+	r.resp.Status = respInProgress
+	created := r.snapshot()
+	if background {
+		created.Status = respQueued
+	}
+	out := []StreamEvent{r.event(StreamEvent{Type: "response.created", Response: created})}
+	return append(out, r.event(StreamEvent{Type: "response.in_progress", Response: r.snapshot()}))
+}
+
+// itemID is the id of the output item at index of this response.
+func (r *respRenderer) itemID(kind string, index int) string {
+	return kind + "_" + r.key + "_" + strconv.Itoa(index)
+}
+
+// add appends an output item and returns its added event.
+func (r *respRenderer) add(it OutputItem) (int, StreamEvent) {
+	i := len(r.resp.Output)
+	r.resp.Output = append(r.resp.Output, it)
+	c := it
+	return i, r.event(StreamEvent{Type: "response.output_item.added", OutputIndex: &i, Item: &c})
+}
+
+// doneItem is the output_item.done event of the item at index i.
+func (r *respRenderer) doneItem(i int) StreamEvent {
+	c := r.resp.Output[i]
+	return r.event(StreamEvent{Type: "response.output_item.done", OutputIndex: &i, Item: &c})
+}
+
+func (r *respRenderer) call(name string) *respCall {
+	c := r.calls[name]
+	if c == nil {
+		c = &respCall{msg: -1}
+		r.calls[name] = c
+	}
+	return c
+}
+
+// live takes the live text of a model call's attempt so far (its
+// reasoning first, between longhaul.ThinkOpen and ThinkClose, as it
+// streams) and returns the events it completes.
+func (r *respRenderer) live(name string, attempt int, streamed string) []StreamEvent {
+	c := r.call(name)
+	if attempt > c.attempt && c.attempt != 0 {
+		c.frozen = true
+	}
+	c.attempt = max(c.attempt, attempt)
+	if c.frozen || r.ended {
+		return nil
+	}
+	reasoning, text, ok := splitThinking(streamed)
+	if !ok {
+		return nil // still thinking
+	}
+	var out []StreamEvent
+	if reasoning != "" && !c.reasoned {
+		out = append(out, r.reasoningItem(c, reasoning)...)
+	}
+	c.reasoned = true
+	return append(out, r.text(c, text, false)...)
+}
+
+// splitThinking splits streamed text into its reasoning and its answer;
+// ok is false while the reasoning is not complete.
+func splitThinking(s string) (reasoning, text string, ok bool) {
+	if strings.HasPrefix(longhaul.ThinkOpen, s) {
+		return "", "", false // perhaps the start of a think block
+	}
+	rest, thinking := strings.CutPrefix(s, longhaul.ThinkOpen)
+	if !thinking {
+		return "", s, true
+	}
+	reasoning, text, ok = strings.Cut(rest, longhaul.ThinkClose)
+	return reasoning, text, ok
+}
+
+// reset takes a model call's retry: the text sent so far may not come
+// again, so the rest waits for the call's durable text.
+func (r *respRenderer) reset(name string) {
+	c := r.call(name)
+	if c.msg >= 0 || c.reasoned {
+		c.frozen = true
+	}
+}
+
+// reasoningItem is the added and done events of a call's reasoning.
+func (r *respRenderer) reasoningItem(c *respCall, reasoning string) []StreamEvent {
+	c.reasoned = true
+	i, added := r.add(OutputItem{Type: "reasoning", ID: r.itemID("rs", len(r.resp.Output)), Summary: &[]SummaryPart{}})
+	r.resp.Output[i].Summary = &[]SummaryPart{{Type: "summary_text", Text: reasoning}}
+	return []StreamEvent{added, r.doneItem(i)}
+}
+
+// text sends what of a call's text is due: the message item's opening, and
+// the deltas up to the last cut the text decides (final: all of it).
+func (r *respRenderer) text(c *respCall, text string, final bool) []StreamEvent {
+	if text == "" {
+		return nil
+	}
+	var out []StreamEvent
+	if c.msg < 0 {
+		var added StreamEvent
+		c.msg, added = r.add(OutputItem{Type: "message", ID: r.itemID("msg", len(r.resp.Output)), Status: respInProgress, Role: "assistant", Content: &[]ContentPart{}})
+		zero, part := 0, outputTextPart("")
+		out = append(out, added, r.event(StreamEvent{Type: "response.content_part.added", ItemID: r.resp.Output[c.msg].ID, OutputIndex: &c.msg, ContentIndex: &zero, Part: &part}))
+	}
+	for {
+		cut := nextCut(text, c.sent, final)
+		if cut < 0 {
+			return out
+		}
+		delta, zero, msg := text[c.sent:cut], 0, c.msg
+		c.sent = cut
+		out = append(out, r.event(StreamEvent{Type: "response.output_text.delta", ItemID: r.resp.Output[msg].ID, OutputIndex: &msg, ContentIndex: &zero, Delta: &delta, Logprobs: &[]any{}}))
+	}
+}
+
+// durable takes one durable event of the segment and returns its stream
+// events; after the event that ends the segment (client_tool_calls or
+// done) it returns the final event, and end reports true.
+func (r *respRenderer) durable(e longhaul.Event) (out []StreamEvent, end bool) {
+	if r.ended {
+		return nil, true
+	}
+	switch e.Type {
+	case longhaul.EventContent:
+		var d longhaul.ContentData
+		if e.Decode(&d) == nil {
+			out = r.content(d)
+		}
+	case longhaul.EventToolStart:
+		var d longhaul.ToolStartData
+		if e.Decode(&d) == nil {
+			out = r.toolStart(d)
+		}
+	case longhaul.EventToolOutput:
+		var d longhaul.ToolOutputData
+		if e.Decode(&d) == nil {
+			out = r.toolOutput(d)
+		}
+	case longhaul.EventClientToolCalls:
+		var d longhaul.ClientToolCallsData
+		if e.Decode(&d) == nil {
+			out = r.functionCalls(d.Calls)
+		}
+		r.resp.Status = respCompleted
+		return append(out, r.finish()), true
+	case longhaul.EventUsage:
+		var u longhaul.Usage
+		if e.Decode(&u) == nil {
+			r.resp.Usage = responseUsage(longhaul.Usage{
+				PromptTokens:     u.PromptTokens - r.usageFrom.PromptTokens,
+				CompletionTokens: u.CompletionTokens - r.usageFrom.CompletionTokens,
+				TotalTokens:      u.TotalTokens - r.usageFrom.TotalTokens,
+			})
+		}
+	case longhaul.EventError:
+		var d longhaul.ErrorData
+		if e.Decode(&d) == nil {
+			code := d.Code
+			if code == "" {
+				code = "server_error"
+			}
+			r.resp.Error = &ResponseError{Code: code, Message: d.Message}
+		}
+	case longhaul.EventDone:
+		var d longhaul.DoneData
+		_ = e.Decode(&d)
+		r.resp.Status = r.doneStatus(d)
+		return append(out, r.finish()), true
+	}
+	return out, false
+}
+
+// doneStatus is the response status of a run that ended as d says.
+func (r *respRenderer) doneStatus(d longhaul.DoneData) string {
+	switch {
+	case d.Status == "cancelled":
+		return respCancelled
+	case d.Status == "failed" || r.resp.Error != nil:
+		if r.resp.Error == nil {
+			r.resp.Error = &ResponseError{Code: "server_error", Message: "the run failed"}
+		}
+		return respFailed
+	case d.FinishReason == "length":
+		r.resp.IncompleteDetails = &IncompleteDetails{Reason: "max_output_tokens"}
+		return respIncomplete
+	}
+	return respCompleted
+}
+
+// finish is the final event: response.completed, .incomplete, or .failed
+// (a cancelled response too: the API has no event of its own for it).
+func (r *respRenderer) finish() StreamEvent {
+	r.ended = true
+	if r.resp.Usage == nil {
+		r.resp.Usage = responseUsage(longhaul.Usage{})
+	}
+	typ := "response.completed"
+	switch r.resp.Status {
+	case respIncomplete:
+		typ = "response.incomplete"
+	case respFailed, respCancelled:
+		typ = "response.failed"
+	}
+	return r.event(StreamEvent{Type: typ, Response: r.snapshot()})
+}
+
+// content takes a model call's whole text: its reasoning item and message,
+// what the live text did not send of them, and the message's end.
+func (r *respRenderer) content(d longhaul.ContentData) []StreamEvent {
+	c := r.call(d.Call)
+	delete(r.calls, d.Call)
+	var out []StreamEvent
+	if d.Reasoning != "" && !c.reasoned {
+		out = append(out, r.reasoningItem(c, d.Reasoning)...)
+	}
+	out = append(out, r.text(c, d.Text, true)...)
+	if c.msg < 0 {
+		return out
+	}
+	i, zero, text := c.msg, 0, d.Text
+	id := r.resp.Output[i].ID
+	part := outputTextPart(d.Text)
+	status := respCompleted
+	if d.Cancelled {
+		status = respIncomplete
+	}
+	r.resp.Output[i].Status = status
+	r.resp.Output[i].Content = &[]ContentPart{part}
+	out = append(out,
+		r.event(StreamEvent{Type: "response.output_text.done", ItemID: id, OutputIndex: &i, ContentIndex: &zero, Text: &text, Logprobs: &[]any{}}),
+		r.event(StreamEvent{Type: "response.content_part.done", ItemID: id, OutputIndex: &i, ContentIndex: &zero, Part: &part}),
+		r.doneItem(i))
+	return out
+}
+
+// toolStart opens the mcp_call item of one of the agent's tool calls.
+func (r *respRenderer) toolStart(d longhaul.ToolStartData) []StreamEvent {
+	if _, ok := r.tools[d.ToolCallID]; ok {
+		return nil
+	}
+	args := d.Arguments
+	i, added := r.add(OutputItem{Type: "mcp_call", ID: r.itemID("mcp", len(r.resp.Output)), Status: respInProgress, Name: d.Name, Arguments: &args, ServerLabel: mcpServerLabel})
+	r.tools[d.ToolCallID] = i
+	id := r.resp.Output[i].ID
+	return []StreamEvent{added, r.event(StreamEvent{Type: "response.mcp_call.in_progress", ItemID: id, OutputIndex: &i})}
+}
+
+// toolOutput closes the mcp_call item of a tool call with its output or
+// error.
+func (r *respRenderer) toolOutput(d longhaul.ToolOutputData) []StreamEvent {
+	var out []StreamEvent
+	i, ok := r.tools[d.ToolCallID]
+	if !ok {
+		out = r.toolStart(longhaul.ToolStartData{ToolCallID: d.ToolCallID, Name: d.Name})
+		i = r.tools[d.ToolCallID]
+	}
+	it := &r.resp.Output[i]
+	typ := "response.mcp_call.completed"
+	text := d.Output
+	if d.Error {
+		it.Status, it.Error = respFailed, &text
+		typ = "response.mcp_call.failed"
+	} else {
+		it.Status, it.Output = respCompleted, &text
+	}
+	return append(out, r.event(StreamEvent{Type: typ, ItemID: it.ID, OutputIndex: &i}), r.doneItem(i))
+}
+
+// functionCalls shows the client's tool calls the model made as
+// function_call items: added, their arguments, done.
+func (r *respRenderer) functionCalls(calls []longhaul.ToolCall) []StreamEvent {
+	var out []StreamEvent
+	for _, tc := range calls {
+		empty := ""
+		i, added := r.add(OutputItem{Type: "function_call", ID: r.itemID("fc", len(r.resp.Output)), Status: respInProgress, CallID: tc.ID, Name: tc.Name, Arguments: &empty})
+		id, args := r.resp.Output[i].ID, tc.Arguments
+		r.resp.Output[i].Arguments, r.resp.Output[i].Status = &args, respCompleted
+		out = append(out, added,
+			r.event(StreamEvent{Type: "response.function_call_arguments.delta", ItemID: id, OutputIndex: &i, Delta: &args}),
+			r.event(StreamEvent{Type: "response.function_call_arguments.done", ItemID: id, OutputIndex: &i, Arguments: &args, Name: tc.Name}),
+			r.doneItem(i))
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package longhaul
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -101,6 +102,16 @@ func WithThinking(reasoning, text string) string {
 		return text
 	}
 	return ThinkOpen + reasoning + ThinkClose + text
+}
+
+// SplitThinking parts a call's live text into its reasoning and its text.
+func SplitThinking(s string) (reasoning, text string) {
+	rest, ok := strings.CutPrefix(s, ThinkOpen)
+	if !ok {
+		return "", s
+	}
+	reasoning, text, _ = strings.Cut(rest, ThinkClose)
+	return reasoning, text
 }
 
 // ClientToolCallsData is the payload of client_tool_calls.

@@ -32,8 +32,11 @@ type ModelRequest struct {
 	Model    string             `json:"model,omitempty"`
 	Messages []longhaul.Message `json:"messages"`
 	// Tools are the names of the tools offered to the model.
-	Tools   []string              `json:"tools,omitempty"`
-	Options longhaul.ModelOptions `json:"options,omitempty"`
+	Tools []string `json:"tools,omitempty"`
+	// ClientTools are offered too: the client's own, which it runs (their
+	// calls get ids from contract.ClientCallID).
+	ClientTools []longhaul.ToolSpec   `json:"client_tools,omitempty"`
+	Options     longhaul.ModelOptions `json:"options,omitempty"`
 	// NoPrompt leaves the agent's prompt out (background tasks).
 	NoPrompt bool `json:"no_prompt,omitempty"`
 	// Final marks the call after an agent used all its turns: the
@@ -67,10 +70,13 @@ type ModelRequest struct {
 // ModelResponse is the model's complete answer: the authoritative message,
 // whatever was streamed before.
 type ModelResponse struct {
-	Message      longhaul.Message `json:"message"`
-	FinishReason string           `json:"finish_reason"`
-	Usage        longhaul.Usage   `json:"usage"`
-	Model        string           `json:"model"`
+	Message longhaul.Message `json:"message"`
+	// Reasoning is what the model streamed as reasoning_content before its
+	// answer.
+	Reasoning    string         `json:"reasoning,omitempty"`
+	FinishReason string         `json:"finish_reason"`
+	Usage        longhaul.Usage `json:"usage"`
+	Model        string         `json:"model"`
 	// Targets names what each tool call acts on (a host, a zone, a path),
 	// by tool call id, for progress lines and the Temporal UI.
 	Targets map[string]string `json:"targets,omitempty"`
@@ -127,26 +133,35 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 		}
 		req.Messages = append(base, req.Messages...)
 	}
+	msgs, err := a.buildMessages(ctx, req)
+	if err != nil {
+		return ModelResponse{}, err
+	}
 	oreq := openai.ChatCompletionRequest{
-		Model:         model,
-		Messages:      a.buildMessages(req),
-		Stream:        true,
-		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
-		MaxTokens:     req.Options.MaxTokens,
-		Stop:          req.Options.Stop,
-		Seed:          req.Options.Seed,
+		Model:               model,
+		Messages:            msgs,
+		Stream:              true,
+		StreamOptions:       &openai.StreamOptions{IncludeUsage: true},
+		MaxTokens:           req.Options.MaxTokens,
+		MaxCompletionTokens: req.Options.MaxCompletionTokens,
+		Stop:                req.Options.Stop,
+		Seed:                req.Options.Seed,
+		LogProbs:            req.Options.Logprobs,
+		TopLogProbs:         req.Options.TopLogprobs,
+		ReasoningEffort:     req.Options.ReasoningEffort,
+		ResponseFormat:      responseFormat(req.Options.ResponseFormat),
 	}
 	oreq.Temperature = sampling(req.Options.Temperature)
 	oreq.TopP = sampling(req.Options.TopP)
-	if len(req.Tools) > 0 {
-		defs, err := a.tools.Definitions(req.Tools)
-		if err != nil {
-			return ModelResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
+	if oreq.Tools, err = a.offeredTools(req); err != nil {
+		return ModelResponse{}, err
+	}
+	if len(oreq.Tools) > 0 {
+		if len(req.Options.ToolChoice) > 0 {
+			oreq.ToolChoice = req.Options.ToolChoice
 		}
-		for _, d := range defs {
-			oreq.Tools = append(oreq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-				Name: d.Name, Description: d.Description, Parameters: d.Parameters,
-			}})
+		if p := req.Options.ParallelToolCalls; p != nil {
+			oreq.ParallelToolCalls = *p
 		}
 	}
 
@@ -158,11 +173,16 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 	defer out.Close()
 	stopBeat := a.heartbeat(ctx)
 	resp, err = a.stream(ctx, oreq, out)
+	if err == nil && len(resp.Message.ToolCalls) == 0 {
+		resp, err = a.checkFormat(ctx, oreq, req.Options.ResponseFormat, resp)
+	}
 	stopBeat()
 	if err != nil {
 		if ctx.Err() != nil {
 			partial := ModelResponse{Model: model, Attempt: int(info.Attempt)}
-			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: out.Text()}
+			reasoning, text := longhaul.SplitThinking(out.Text())
+			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: text}
+			partial.Reasoning = reasoning
 			return ModelResponse{}, temporal.NewCanceledError(partial)
 		}
 		return ModelResponse{}, err
@@ -172,6 +192,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 		resp.Model = model
 	}
 	nameCalls(resp.Message.ToolCalls, req.Messages, req.NextCall)
+	nameClientCalls(resp.Message.ToolCalls, req.ClientTools, info.WorkflowExecution.ID, req.NextCall)
 	for _, tc := range resp.Message.ToolCalls {
 		if t := a.toolTarget(tc.Name, tc.Arguments); t != "" {
 			if resp.Targets == nil {
@@ -203,7 +224,7 @@ func sampling(v *float32) float32 {
 	return *v
 }
 
-func (a *Activities) buildMessages(req ModelRequest) []openai.ChatCompletionMessage {
+func (a *Activities) buildMessages(ctx context.Context, req ModelRequest) ([]openai.ChatCompletionMessage, error) {
 	out := make([]openai.ChatCompletionMessage, 0, len(req.Messages)+1)
 	if !req.NoPrompt {
 		var parts []string
@@ -230,6 +251,13 @@ func (a *Activities) buildMessages(req ModelRequest) []openai.ChatCompletionMess
 			Name:       m.Name,
 			ToolCallID: m.ToolCallID,
 		}
+		if len(m.Parts) > 0 {
+			parts, err := a.messageParts(ctx, m.Parts)
+			if err != nil {
+				return nil, err
+			}
+			om.Content, om.MultiContent = "", parts
+		}
 		for _, tc := range m.ToolCalls {
 			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
 				ID: tc.ID, Type: openai.ToolTypeFunction,
@@ -241,7 +269,7 @@ func (a *Activities) buildMessages(req ModelRequest) []openai.ChatCompletionMess
 	if req.Final {
 		out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptMaxTurns)})
 	}
-	return out
+	return out, nil
 }
 
 // heartbeat records heartbeats until the returned function is called, so a
@@ -286,6 +314,7 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 	var (
 		resp    ModelResponse
 		content strings.Builder
+		think   thinking
 		calls   = map[int]*longhaul.ToolCall{}
 		size    int
 	)
@@ -300,7 +329,7 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 		}
 		watch.reset()
 		for _, ch := range chunk.Choices {
-			size += len(ch.Delta.Content)
+			size += len(ch.Delta.Content) + len(ch.Delta.ReasoningContent)
 			for _, tc := range ch.Delta.ToolCalls {
 				size += len(tc.Function.Name) + len(tc.Function.Arguments)
 			}
@@ -322,7 +351,9 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 			if ch.FinishReason != "" {
 				resp.FinishReason = string(ch.FinishReason)
 			}
+			think.reason(ch.Delta.ReasoningContent, out)
 			if d := ch.Delta.Content; d != "" {
+				think.answer(out)
 				content.WriteString(d)
 				out.Write(d)
 			}
@@ -348,7 +379,9 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 		// A stream that ends without a finish reason was cut off.
 		return ModelResponse{}, temporal.NewApplicationError("model stream ended without a finish reason", longhaul.ErrTypeModelUnavailable)
 	}
+	think.answer(out)
 	resp.Message.Content = content.String()
+	resp.Reasoning = think.text.String()
 	idxs := make([]int, 0, len(calls))
 	for i := range calls {
 		idxs = append(idxs, i)

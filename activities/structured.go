@@ -79,11 +79,17 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 				fmt.Sprintf("the model's %s is not valid after one correction: %v", c.name, err), longhaul.ErrTypeModelBadOutput)
 		}
 		a.log.Debug("structured answer invalid; asking again", "schema", c.name, "error", err)
-		msgs = append(append([]openai.ChatCompletionMessage(nil), msgs...),
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "That answer is not valid: " + err.Error() +
-				"\n\nReply again with only the corrected JSON object, matching the schema exactly, and nothing else."},
-		)
+		msgs = append(append([]openai.ChatCompletionMessage(nil), msgs...), correction(text, err)...)
+	}
+}
+
+// correction asks a model once more for a JSON answer: its invalid answer,
+// then what is wrong with it.
+func correction(answer string, problem error) []openai.ChatCompletionMessage {
+	return []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleAssistant, Content: answer},
+		{Role: openai.ChatMessageRoleUser, Content: "That answer is not valid: " + problem.Error() +
+			"\n\nReply again with only the corrected JSON object, matching the schema exactly, and nothing else."},
 	}
 }
 
@@ -101,6 +107,9 @@ func decodeStructured(text string, schema json.RawMessage, check func(json.RawMe
 		return nil, errors.New("the answer is not a JSON object")
 	}
 	raw := json.RawMessage(s)
+	if len(schema) == 0 {
+		return raw, nil // any object
+	}
 	if err := tools.ValidateArguments(schema, raw); err != nil {
 		msg := err.Error()
 		msg = strings.TrimPrefix(msg, tools.ErrInvalidArguments.Error()+": ")

@@ -249,18 +249,22 @@ func pickUp(ctx context.Context, f *feed, inputAt int64, shown func(longhaul.Eve
 }
 
 // watched is what a non-streamed response saw of a run: the tools that
-// finished (as Open WebUI cards) and the approval it stopped at, if any.
+// finished (as Open WebUI cards) and the approval or the client tool calls
+// it stopped at, if any.
 type watched struct {
 	pending *longhaul.ApprovalRequiredData
+	// client are the client tool calls it stopped at, and text the model's
+	// text of the answer that made them.
+	client *longhaul.ClientToolCallsData
+	text   string
 	cards   strings.Builder
 	// shown are the tool calls whose cards this response holds.
 	shown map[string]bool
 }
 
-// watch follows run id's log, from the start or (inputAt > 0) where the
-// chat's previous response stopped, until the run is done or waits for an
-// approval nobody gave yet.
-func (s *Server) watch(ctx context.Context, id string, inputAt int64) (*watched, error) {
+// watch follows run id's log from where at says until the run is done,
+// waits for an approval nobody gave yet, or hands tool calls to the client.
+func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, error) {
 	f := s.hub.subscribe(id)
 	defer f.release()
 	w := &watched{shown: map[string]bool{}}
@@ -271,10 +275,10 @@ func (s *Server) watch(ctx context.Context, id string, inputAt int64) (*watched,
 			args[d.ToolCallID] = d.Arguments
 		}
 	}
-	var after int64
-	if inputAt > 0 {
+	after := at.after
+	if at.inputAt > 0 {
 		var err error
-		if after, err = pickUp(ctx, f, inputAt, keepArgs); err != nil {
+		if after, err = pickUp(ctx, f, at.inputAt, keepArgs); err != nil {
 			return nil, err
 		}
 	}
@@ -295,6 +299,17 @@ func (s *Server) watch(ctx context.Context, id string, inputAt int64) (*watched,
 				w.pending = &p
 				return w, nil
 			}
+			var content longhaul.ContentData
+			var client longhaul.ClientToolCallsData
+			switch {
+			case e.Type == longhaul.EventContent && e.Decode(&content) == nil:
+				w.text = content.Text
+			case e.Type == longhaul.EventToolOutput:
+				w.text = ""
+			case e.Type == longhaul.EventClientToolCalls && e.Decode(&client) == nil:
+				w.client = &client
+				return w, nil
+			}
 		}
 		if done {
 			return w, nil
@@ -307,10 +322,10 @@ func (s *Server) watch(ctx context.Context, id string, inputAt int64) (*watched,
 // stops at a pending approval first, with the approval prompt (the run goes
 // on waiting, and the chat's next message answers it). before, when set,
 // resumes where the chat's previous response stopped.
-func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model string, openWebUI bool, inputAt int64) error {
+func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model string, openWebUI bool, at resumeAt) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
-	w, err := s.watch(ctx, run.GetID(), inputAt)
+	w, err := s.watch(ctx, run.GetID(), at)
 	switch {
 	case ctx.Err() != nil:
 		return errTimeout(stillGoing(s.cfg.RequestTimeout, run.GetID()))
@@ -322,6 +337,13 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 			content = w.cards.String() + content
 		}
 		return s.completion(c, run.GetID(), model, content, "stop", longhaul.Usage{})
+	case w.client != nil:
+		return c.JSON(ChatCompletion{
+			ID: "chatcmpl-" + run.GetID() + at.suffix(), Object: "chat.completion", Created: time.Now().Unix(), Model: model,
+			Choices: []CompletionItem{{Index: 0, FinishReason: "tool_calls",
+				Message: ResponseEntry{Role: "assistant", Content: w.text, ToolCalls: wireCalls(w.client.Calls, false)}}},
+			Usage: wireUsage(longhaul.Usage{}),
+		})
 	}
 	var res contract.AgentResult
 	if err := run.Get(ctx, &res); err != nil {

@@ -39,6 +39,9 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	if !ok {
 		return errModelNotFound(fmt.Sprintf("the model %q does not exist; GET /v1/models lists the agents", req.Model))
 	}
+	if err := s.checkClientTools(agent, &req); err != nil {
+		return err
+	}
 	// The body's user field is the client's label for its end user, never
 	// an identity: who asks comes from the credential.
 	user := principal(c).User
@@ -54,6 +57,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
 		NotStreamed:     !req.Stream,
 		Background:      req.isBackgroundTask(),
+		ClientTools:     req.clientTools(),
 	}
 	runID := "run-" + uuid.NewString()
 	ctx := c.UserContext()
@@ -72,6 +76,23 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 			}
 		}()
 	}
+	// The results of the client's tool calls continue the run that waits
+	// for them.
+	if run, results, ok := clientResults(req.Messages); ok && !in.Background {
+		cont, err := s.continueClient(ctx, in, run, results)
+		if err != nil {
+			return err
+		}
+		if cont != nil {
+			c.Set(HeaderRunID, run)
+			if !req.Stream {
+				return s.respondWatching(c, s.temporal.GetWorkflow(ctx, run, ""), agent.ID, openWebUI, *cont)
+			}
+			s.streamResponse(c, &req, run, agent.ID, openWebUI, *cont, &release)
+			return nil
+		}
+		// The run stopped waiting: the conversation starts a new one.
+	}
 	// A background task carries the chat's headers too; it must never take
 	// (or attach to) the chat turn's run, so it always gets its own.
 	if in.ChatID != "" && !in.Background {
@@ -88,47 +109,67 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 			return s.resume(c, &req, agent.ID, openWebUI, answer, &release)
 		}
 	}
+	if err := s.claimParts(ctx, runID, in.Messages); err != nil {
+		return err
+	}
 	run, err := s.start(ctx, runID, in, summarize(msgs, 60))
 	if err != nil {
 		return err
 	}
 	c.Set(HeaderRunID, runID)
 	if !req.Stream {
-		if !in.Background && s.asksApproval(agent) {
-			return s.respondWatching(c, run, agent.ID, openWebUI, 0)
+		if !in.Background && (s.asksApproval(agent) || len(in.ClientTools) > 0) {
+			return s.respondWatching(c, run, agent.ID, openWebUI, resumeAt{})
 		}
 		return s.respond(c, run, agent.ID, openWebUI)
 	}
-	s.streamResponse(c, &req, runID, agent.ID, openWebUI, 0, &release)
+	s.streamResponse(c, &req, runID, agent.ID, openWebUI, resumeAt{}, &release)
 	return nil
+}
+
+// resumeAt is where a response picks a run's log up: at its start; where
+// the chat's previous response stopped at an approval, when a person's
+// input reached the run at offset inputAt (see pickUp); or after offset
+// after, the client tool calls whose results the request brought.
+type resumeAt struct {
+	inputAt int64
+	after   int64
+}
+
+// suffix tells a resumed response's id from the run's first one.
+func (p resumeAt) suffix() string {
+	switch {
+	case p.inputAt > 0:
+		return "-" + strconv.FormatInt(p.inputAt, 10)
+	case p.after > 0:
+		return "-" + strconv.FormatInt(p.after, 10)
+	}
+	return ""
 }
 
 // resume answers the chat message that a waiting run took as its input:
 // with the run's events from where the chat's previous response stopped.
 func (s *Server) resume(c *fiber.Ctx, req *ChatRequest, model string, openWebUI bool, a *chatAnswer, release *func()) error {
 	c.Set(HeaderRunID, a.runID)
+	at := resumeAt{inputAt: a.inputAt}
 	if !req.Stream {
-		return s.respondWatching(c, s.temporal.GetWorkflow(c.UserContext(), a.runID, ""), model, openWebUI, a.inputAt)
+		return s.respondWatching(c, s.temporal.GetWorkflow(c.UserContext(), a.runID, ""), model, openWebUI, at)
 	}
-	s.streamResponse(c, req, a.runID, model, openWebUI, a.inputAt, release)
+	s.streamResponse(c, req, a.runID, model, openWebUI, at, release)
 	return nil
 }
 
 // streamResponse answers with run's events as an OpenAI chat stream, from
 // the start of its log or (inputAt > 0) from where the chat's previous
-// response stopped. It takes over *release, the principal's stream, and
-// releases it when the stream ends.
-func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, inputAt int64, release *func()) {
+// response stopped (see resumeAt). It takes over *release, the principal's
+// stream, and releases it when the stream ends.
+func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, at resumeAt, release *func()) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	id := "chatcmpl-" + runID
-	if inputAt > 0 {
-		id += "-" + strconv.FormatInt(inputAt, 10)
-	}
-	r := newRenderer(id, model, time.Now().Unix(), openWebUI)
+	r := newRenderer("chatcmpl-"+runID+at.suffix(), model, time.Now().Unix(), openWebUI)
 	done := *release
 	*release = nil
 	r.start = c.Context().Time()
-	s.sendSSE(c, "chat", func(sw *sseWriter) { s.stream(sw, runID, r, includeUsage, inputAt) }, done)
+	s.sendSSE(c, "chat", func(sw *sseWriter) { s.stream(sw, runID, r, includeUsage, at) }, done)
 }
 
 // start starts the run, or attaches to the one a previous identical request
@@ -283,9 +324,10 @@ func cardsFor(msgs []longhaul.Message) string {
 // stream writes the run's events as an OpenAI chat stream until the run is
 // done, it stops at an approval nobody gave yet (the prompt ends the
 // response; the run goes on waiting), the client leaves (a failed flush) or
-// the server shuts down; the run goes on either way. inputAt > 0 picks the
-// log up where the chat's previous response stopped (see pickUp).
-func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage bool, inputAt int64) {
+// the server shuts down; the run goes on either way. It stops, too, at the
+// client tool calls the model made: the client runs them. at says where the
+// log is picked up (see resumeAt).
+func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage bool, at resumeAt) {
 	f := s.hub.subscribe(runID)
 	defer f.release()
 	ctx, cancel := context.WithCancel(s.stopping)
@@ -300,11 +342,11 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 		_ = sw.frameJSON("", "", ErrorBody{Error: ErrorDetail{Message: msg, Type: "server_error", Code: "stream_error"}})
 		_ = writeDone(sw)
 	}
-	var after int64
-	if inputAt > 0 {
+	after := at.after
+	if at.inputAt > 0 {
 		pctx, pcancel := context.WithTimeout(ctx, pickUpTimeout)
 		var err error
-		after, err = pickUp(pctx, f, inputAt, r.replayShown)
+		after, err = pickUp(pctx, f, at.inputAt, r.replayShown)
 		pcancel()
 		if err != nil {
 			lost(err)
@@ -326,6 +368,9 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 		for _, it := range items {
 			pos = it.pos
 			frames := r.render(it.Event)
+			if it.Type == longhaul.EventClientToolCalls {
+				paused = true
+			}
 			if it.Offset > 0 {
 				if d, ok := pendingApproval(durable, indexOf(durable, it.Offset)); ok {
 					frames, paused = append(frames, r.pause(d)...), true

@@ -268,11 +268,12 @@ func (f *feed) itemsAfter(c *cursor) []item {
 					c.attempt, c.bytes = d.Attempt, 0
 					add(longhaul.NewEvent(longhaul.EventContentReset, e.Time, longhaul.ContentResetData{Call: d.Call, Attempt: d.Attempt, Reason: "replacing a failed attempt's text"}))
 				}
-				if c.bytes < len(d.Text) {
+				// As it streamed: with its reasoning first.
+				if text := d.Streamed(); c.bytes < len(text) {
 					from := c.bytes
-					c.bytes = len(d.Text)
+					c.bytes = len(text)
 					add(longhaul.NewEvent(longhaul.EventContentDelta, e.Time, longhaul.Delta{
-						Kind: longhaul.DeltaContent, Call: d.Call, Attempt: d.Attempt, After: c.after, From: from, Text: d.Text[from:],
+						Kind: longhaul.DeltaContent, Call: d.Call, Attempt: d.Attempt, After: c.after, From: from, Text: text[from:],
 					}))
 				}
 			}

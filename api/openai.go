@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
+	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
 // This file holds the OpenAI wire types and the pure conversions between them
@@ -32,8 +35,37 @@ type ChatRequest struct {
 	Stop                StringList      `json:"stop,omitempty"`
 	Seed                *int            `json:"seed,omitempty"`
 	N                   *int            `json:"n,omitempty"`
+	Logprobs            bool            `json:"logprobs,omitempty"`
+	TopLogprobs         *int            `json:"top_logprobs,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	Tools               []WireTool      `json:"tools,omitempty"`
+	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
+	ResponseFormat      *WireFormat     `json:"response_format,omitempty"`
 	User                string          `json:"user,omitempty"`
 	Metadata            json.RawMessage `json:"metadata,omitempty"`
+}
+
+// WireTool is a tool a client declares: only function tools exist in the
+// Chat Completions API.
+type WireTool struct {
+	Type     string `json:"type"`
+	Function *struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Strict      bool            `json:"strict,omitempty"`
+	} `json:"function"`
+}
+
+// WireFormat is a request's response_format.
+type WireFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict bool            `json:"strict,omitempty"`
+	} `json:"json_schema,omitempty"`
 }
 
 // StreamOptions are the options of a streamed request.
@@ -64,7 +96,7 @@ func (s *StringList) UnmarshalJSON(b []byte) error {
 }
 
 // ChatMessage is one message of a request: content is a string or an array
-// of content parts, of which the text parts are kept.
+// of content parts.
 type ChatMessage struct {
 	Role       string         `json:"role"`
 	Content    MessageContent `json:"content"`
@@ -73,36 +105,63 @@ type ChatMessage struct {
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 }
 
-// MessageContent is a message's text, decoded from a string or from content
-// parts.
-type MessageContent string
+// MessageContent is a message's content, decoded from a string or from
+// content parts: Text is its text (the text parts joined by newlines), and
+// Parts its parts in order when it has others than text.
+type MessageContent struct {
+	Text  string
+	Parts []longhaul.Part
+}
 
-// UnmarshalJSON accepts a string, null, or an array of content parts.
+// wirePart is one content part as OpenAI sends it.
+type wirePart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL    string `json:"url"`
+		Detail string `json:"detail,omitempty"`
+	} `json:"image_url"`
+}
+
+// UnmarshalJSON accepts a string, null, or an array of content parts (text
+// and image_url; audio and file parts are refused: the model client sends
+// neither).
 func (m *MessageContent) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
+	*m = MessageContent{}
 	if bytes.Equal(b, []byte("null")) {
-		*m = ""
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*m = MessageContent(s)
+	if json.Unmarshal(b, &m.Text) == nil {
 		return nil
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
+	var parts []wirePart
 	if err := json.Unmarshal(b, &parts); err != nil {
 		return errors.New("must be a string or an array of content parts")
 	}
 	var texts []string
-	for _, p := range parts {
-		if p.Type == "text" {
+	images := false
+	for i, p := range parts {
+		switch p.Type {
+		case "text", "input_text", "output_text", "refusal":
 			texts = append(texts, p.Text)
+			m.Parts = append(m.Parts, longhaul.Part{Type: longhaul.PartText, Text: p.Text})
+		case "image_url":
+			if p.ImageURL == nil || p.ImageURL.URL == "" {
+				return fmt.Errorf("part %d: image_url.url is required", i)
+			}
+			images = true
+			m.Parts = append(m.Parts, longhaul.Part{Type: longhaul.PartImage, URL: p.ImageURL.URL, Detail: p.ImageURL.Detail})
+		case "input_audio", "file":
+			return fmt.Errorf("part %d: %s parts are not supported yet; send text and image_url parts", i, p.Type)
+		default:
+			return fmt.Errorf("part %d: unknown content part type %q", i, p.Type)
 		}
 	}
-	*m = MessageContent(strings.Join(texts, "\n"))
+	m.Text = strings.Join(texts, "\n")
+	if !images {
+		m.Parts = nil
+	}
 	return nil
 }
 
@@ -136,8 +195,10 @@ type CompletionItem struct {
 
 // ResponseEntry is the assistant message of a ChatCompletion.
 type ResponseEntry struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role             string         `json:"role"`
+	Content          string         `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []WireToolCall `json:"tool_calls,omitempty"`
 }
 
 // ChatChunk is one streamed frame (object chat.completion.chunk).
@@ -162,6 +223,10 @@ type ChunkChoice struct {
 type Delta struct {
 	Role    string `json:"role,omitempty"`
 	Content string `json:"content,omitempty"`
+	// ReasoningContent is a reasoning model's thinking, which Open WebUI
+	// shows folded as such.
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []WireToolCall `json:"tool_calls,omitempty"`
 }
 
 // WireUsage is token usage in OpenAI's format.
@@ -266,6 +331,15 @@ func (r *ChatRequest) validate() error {
 	if r.MaxTokens < 0 || r.MaxCompletionTokens < 0 {
 		return errors.New("max_tokens: must not be negative")
 	}
+	if r.TopLogprobs != nil && (*r.TopLogprobs < 0 || *r.TopLogprobs > 20 || !r.Logprobs) {
+		return errors.New("top_logprobs: must be between 0 and 20, with logprobs true")
+	}
+	if err := r.validateTools(); err != nil {
+		return err
+	}
+	if err := r.ResponseFormat.validate(); err != nil {
+		return err
+	}
 	if r.Temperature != nil && (*r.Temperature < 0 || *r.Temperature > 2) {
 		return errors.New("temperature: must be between 0 and 2")
 	}
@@ -293,19 +367,148 @@ func (r *ChatRequest) turn() int {
 func (r *ChatRequest) isBackgroundTask() bool {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if r.Messages[i].Role == "user" {
-			return strings.HasPrefix(strings.TrimSpace(string(r.Messages[i].Content)), "### Task:")
+			return strings.HasPrefix(strings.TrimSpace(r.Messages[i].Content.Text), "### Task:")
 		}
 	}
 	return false
 }
 
-// options are the sampling settings of the request.
+// options are the request's settings for the model calls that answer it.
 func (r *ChatRequest) options() longhaul.ModelOptions {
-	maxTokens := r.MaxTokens
-	if r.MaxCompletionTokens > 0 {
-		maxTokens = r.MaxCompletionTokens
+	o := longhaul.ModelOptions{
+		Temperature: r.Temperature, TopP: r.TopP, MaxTokens: r.MaxTokens, MaxCompletionTokens: r.MaxCompletionTokens,
+		Stop: r.Stop, Seed: r.Seed, Logprobs: r.Logprobs, ReasoningEffort: r.ReasoningEffort,
+		ToolChoice: r.ToolChoice, ParallelToolCalls: r.ParallelToolCalls, ResponseFormat: r.ResponseFormat.domain(),
 	}
-	return longhaul.ModelOptions{Temperature: r.Temperature, TopP: r.TopP, MaxTokens: maxTokens, Stop: r.Stop, Seed: r.Seed}
+	if r.TopLogprobs != nil {
+		o.TopLogprobs = *r.TopLogprobs
+	}
+	return o
+}
+
+// toolName is what OpenAI allows as a function's (and a schema's) name.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// validateTools checks the request's tools and tool_choice.
+func (r *ChatRequest) validateTools() error {
+	seen := map[string]bool{}
+	for i, t := range r.Tools {
+		if t.Type != "function" || t.Function == nil {
+			return fmt.Errorf("tools[%d]: only function tools are supported (type \"function\" with a function object)", i)
+		}
+		name := t.Function.Name
+		if !toolName.MatchString(name) {
+			return fmt.Errorf("tools[%d].function.name: %q must be 1 to 64 letters, digits, underscores or dashes", i, name)
+		}
+		if seen[name] {
+			return fmt.Errorf("tools[%d].function.name: %q is declared twice", i, name)
+		}
+		seen[name] = true
+		if p := bytes.TrimSpace(t.Function.Parameters); len(p) > 0 && !bytes.Equal(p, []byte("null")) && p[0] != '{' {
+			return fmt.Errorf("tools[%d].function.parameters: must be a JSON schema object", i)
+		}
+	}
+	if len(r.ToolChoice) == 0 {
+		return nil
+	}
+	if _, err := choiceName(r.ToolChoice); err != nil {
+		return errors.New("tool_choice: " + err.Error())
+	}
+	return nil
+}
+
+// choiceName is the function a tool_choice names, empty for "none",
+// "auto" and "required".
+func choiceName(choice json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(choice, &s) == nil {
+		switch s {
+		case "none", "auto", "required":
+			return "", nil
+		}
+		return "", fmt.Errorf("%q is not one of none, auto, required", s)
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(choice, &named) != nil || named.Type != "function" || named.Function.Name == "" {
+		return "", errors.New(`must be "none", "auto", "required" or {"type": "function", "function": {"name": …}}`)
+	}
+	return named.Function.Name, nil
+}
+
+// clientTools are the request's tools in the domain's form.
+func (r *ChatRequest) clientTools() []longhaul.ToolSpec {
+	var out []longhaul.ToolSpec
+	for _, t := range r.Tools {
+		params := t.Function.Parameters
+		if bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
+			params = nil
+		}
+		out = append(out, longhaul.ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: params, Strict: t.Function.Strict})
+	}
+	return out
+}
+
+// validate checks a response_format; nil is fine.
+func (f *WireFormat) validate() error {
+	if f == nil {
+		return nil
+	}
+	switch f.Type {
+	case longhaul.FormatText, longhaul.FormatJSONObject:
+		return nil
+	case longhaul.FormatJSONSchema:
+	default:
+		return fmt.Errorf("response_format.type: %q is not one of text, json_object, json_schema", f.Type)
+	}
+	if f.JSONSchema == nil {
+		return errors.New("response_format.json_schema: required with type json_schema")
+	}
+	if !toolName.MatchString(f.JSONSchema.Name) {
+		return fmt.Errorf("response_format.json_schema.name: %q must be 1 to 64 letters, digits, underscores or dashes", f.JSONSchema.Name)
+	}
+	if err := tools.CheckSchema(f.JSONSchema.Schema); err != nil {
+		return errors.New("response_format.json_schema.schema: " + err.Error())
+	}
+	return nil
+}
+
+// domain is the response format in the domain's form; nil for text.
+func (f *WireFormat) domain() *longhaul.ResponseFormat {
+	if f == nil || f.Type == longhaul.FormatText {
+		return nil
+	}
+	out := &longhaul.ResponseFormat{Type: f.Type}
+	if f.JSONSchema != nil {
+		out.Name, out.Schema, out.Strict = f.JSONSchema.Name, f.JSONSchema.Schema, f.JSONSchema.Strict
+	}
+	return out
+}
+
+// clientResults finds the results of client tool calls at the end of a
+// conversation: the tool messages after the last assistant message, when
+// they answer calls that name a run of Longhaul's (contract.ClientCallID),
+// all the same one. It returns that run and the results.
+func clientResults(msgs []ChatMessage) (string, []contract.ToolResult, bool) {
+	var run string
+	var out []contract.ToolResult
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == "tool"; i-- {
+		id, ok := contract.ParseClientCallID(msgs[i].ToolCallID)
+		if !ok || (run != "" && id != run) {
+			return "", nil, false
+		}
+		run = id
+		out = append(out, contract.ToolResult{ToolCallID: msgs[i].ToolCallID, Content: msgs[i].Content.Text})
+	}
+	if run == "" {
+		return "", nil, false
+	}
+	slices.Reverse(out)
+	return run, out, true
 }
 
 // stripToolCards removes tool cards from an assistant message's text.
@@ -318,7 +521,8 @@ func domainMessages(in []ChatMessage) []longhaul.Message {
 	for _, m := range in {
 		dm := longhaul.Message{
 			Role:       validRoles[m.Role],
-			Content:    string(m.Content),
+			Content:    m.Content.Text,
+			Parts:      m.Content.Parts,
 			Name:       m.Name,
 			ToolCallID: m.ToolCallID,
 		}

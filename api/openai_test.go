@@ -49,10 +49,10 @@ func TestValidate(t *testing.T) {
 		req  ChatRequest
 		want string
 	}{
-		{"no model", ChatRequest{Messages: []ChatMessage{{Role: "user", Content: "hi"}}}, "model: required"},
+		{"no model", ChatRequest{Messages: []ChatMessage{{Role: "user", Content: MessageContent{Text: "hi"}}}}, "model: required"},
 		{"no messages", ChatRequest{Model: "m"}, "messages: must not be empty"},
 		{"bad role", ChatRequest{Model: "m", Messages: []ChatMessage{{Role: "robot"}}}, `messages[0].role: "robot"`},
-		{"no user", ChatRequest{Model: "m", Messages: []ChatMessage{{Role: "system", Content: "x"}}}, "at least one user message"},
+		{"no user", ChatRequest{Model: "m", Messages: []ChatMessage{{Role: "system", Content: MessageContent{Text: "x"}}}}, "at least one user message"},
 		{"tool without id", ChatRequest{Model: "m", Messages: []ChatMessage{{Role: "user"}, {Role: "tool"}}}, "tool_call_id: required"},
 		{"n", ChatRequest{Model: "m", N: &n2, Messages: []ChatMessage{{Role: "user"}}}, "n: only 1"},
 		{"negative max_tokens", ChatRequest{Model: "m", MaxTokens: -1, Messages: []ChatMessage{{Role: "user"}}}, "max_tokens"},

@@ -28,6 +28,8 @@ type renderer struct {
 	shown  map[string]*strings.Builder
 	replay map[string]string
 	args   map[string]string // tool call id → arguments, for cards
+	// thinks parts each call's text into reasoning and answer.
+	thinks map[string]*thinkSplit
 	usage  *longhaul.Usage
 	tools  int
 	finish string
@@ -43,6 +45,7 @@ func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
 	return &renderer{
 		id: id, model: model, created: created, openWebUI: openWebUI,
 		sent: map[string]*strings.Builder{}, shown: map[string]*strings.Builder{}, replay: map[string]string{}, args: map[string]string{},
+		thinks: map[string]*thinkSplit{},
 	}
 }
 
@@ -55,26 +58,38 @@ func (r *renderer) render(e longhaul.Event) []any {
 			return nil
 		}
 		if t := r.text(d.Call, d.Text); t != "" {
-			return []any{r.chunk(t)}
+			return r.textChunk(d.Call, t)
 		}
 	case longhaul.EventContent:
-		// The call's whole text: what the deltas did not bring yet.
+		// The call's whole text, as it streamed: what the deltas did not
+		// bring yet.
 		var d longhaul.ContentData
 		if e.Decode(&d) != nil {
 			return nil
 		}
-		rest := d.Text
+		text := d.Streamed()
+		rest := text
 		if b := r.sent[d.Call]; b != nil {
 			shown := b.String()
-			if !strings.HasPrefix(d.Text, shown) {
+			if !strings.HasPrefix(text, shown) {
 				r.reset(d.Call)
 			} else {
-				rest = d.Text[len(shown):]
+				rest = text[len(shown):]
 			}
 		}
 		if t := r.text(d.Call, rest); t != "" {
-			return []any{r.chunk(t)}
+			return r.textChunk(d.Call, t)
 		}
+	case longhaul.EventClientToolCalls:
+		// The response ends here: the client runs these and comes back.
+		var d longhaul.ClientToolCallsData
+		if e.Decode(&d) != nil {
+			return nil
+		}
+		r.finish = "tool_calls"
+		c := r.chunk("")
+		c.Choices[0].Delta.ToolCalls = wireCalls(d.Calls, true)
+		return []any{c}
 	case longhaul.EventContentReset:
 		var d longhaul.ContentResetData
 		if e.Decode(&d) == nil {
@@ -245,6 +260,75 @@ func commonPrefix(a, b string) int {
 		}
 	}
 	return n
+}
+
+// textChunk is the chunk of new text of call: its reasoning part as
+// reasoning_content, the rest as content.
+func (r *renderer) textChunk(call, t string) []any {
+	sp := r.thinks[call]
+	if sp == nil {
+		sp = &thinkSplit{}
+		r.thinks[call] = sp
+	}
+	reasoning, content := sp.feed(t)
+	if reasoning == "" && content == "" {
+		return nil
+	}
+	c := r.chunk(content)
+	c.Choices[0].Delta.ReasoningContent = reasoning
+	return []any{c}
+}
+
+// thinkSplit parts a model call's streamed text, which carries its
+// reasoning first between longhaul.ThinkOpen and ThinkClose, into reasoning
+// and answer, piece by piece: a piece that may be the start of a marker is
+// held until the next shows what it is.
+type thinkSplit struct {
+	state int
+	held  string
+}
+
+const (
+	splitStart = iota
+	splitThink
+	splitAnswer
+)
+
+// feed takes the next piece of the call's text.
+func (sp *thinkSplit) feed(t string) (reasoning, content string) {
+	t, sp.held = sp.held+t, ""
+	if sp.state == splitStart {
+		if len(t) < len(longhaul.ThinkOpen) && strings.HasPrefix(longhaul.ThinkOpen, t) {
+			sp.held = t
+			return "", ""
+		}
+		if rest, ok := strings.CutPrefix(t, longhaul.ThinkOpen); ok {
+			sp.state, t = splitThink, rest
+		} else {
+			sp.state = splitAnswer
+		}
+	}
+	if sp.state == splitThink {
+		i := strings.Index(t, longhaul.ThinkClose)
+		if i < 0 {
+			k := markerStart(t, longhaul.ThinkClose)
+			sp.held = t[k:]
+			return t[:k], ""
+		}
+		reasoning, t, sp.state = t[:i], t[i+len(longhaul.ThinkClose):], splitAnswer
+	}
+	return reasoning, t
+}
+
+// markerStart is where a suffix of t that begins marker starts (len(t) when
+// none does).
+func markerStart(t, marker string) int {
+	for k := max(0, len(t)-len(marker)+1); k < len(t); k++ {
+		if strings.HasPrefix(marker, t[k:]) {
+			return k
+		}
+	}
+	return len(t)
 }
 
 func (r *renderer) chunk(content string) ChatChunk {

@@ -434,20 +434,22 @@ func (s *Server) deliver(ctx context.Context, id string, in contract.InputReques
 	if err := checkPayload("the input", in); err != nil {
 		return contract.InputResult{}, err
 	}
+	return s.deliverOpts(ctx, client.UpdateWorkflowOptions{WorkflowID: id}, in)
+}
+
+// deliverOpts sends the input update with opts (the run, and the update's
+// id when the caller names it).
+func (s *Server) deliverOpts(ctx context.Context, opts client.UpdateWorkflowOptions, in contract.InputRequest) (contract.InputResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, inputTimeout)
 	defer cancel()
+	opts.UpdateName, opts.Args, opts.WaitForStage = contract.UpdateInput, []any{in}, client.WorkflowUpdateStageCompleted
 	var res contract.InputResult
-	h, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   id,
-		UpdateName:   contract.UpdateInput,
-		Args:         []any{in},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
+	h, err := s.temporal.UpdateWorkflow(ctx, opts)
 	if err == nil {
 		err = h.Get(ctx, &res)
 	}
 	if err != nil {
-		return res, inputError(id, err)
+		return res, inputError(opts.WorkflowID, err)
 	}
 	return res, nil
 }

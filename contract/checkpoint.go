@@ -38,12 +38,15 @@ type LoopState struct {
 	// Label prefixes the loop's activity summaries ("step 3/5 skill x").
 	Label string `json:"label,omitempty"`
 	// Scope is the tools offered to the model and allowed to run.
-	Scope        []string `json:"scope,omitempty"`
-	MaxTurns     int      `json:"max_turns"`
-	Skill        string   `json:"skill,omitempty"`
-	Instructions string   `json:"instructions,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	Publish      bool     `json:"publish,omitempty"`
+	Scope []string `json:"scope,omitempty"`
+	// ClientTools offers the request's client tools (AgentInput.ClientTools)
+	// too: the run's own chat loop does, a skill's or a plan step's not.
+	ClientTools  bool   `json:"client_tools,omitempty"`
+	MaxTurns     int    `json:"max_turns"`
+	Skill        string `json:"skill,omitempty"`
+	Instructions string `json:"instructions,omitempty"`
+	Model        string `json:"model,omitempty"`
+	Publish      bool   `json:"publish,omitempty"`
 	// StepID, when set, makes the loop report to skill_activity events. A
 	// plan step's loop never continues as new (the plan does, between
 	// steps), so it is never carried.

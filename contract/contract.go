@@ -194,6 +194,9 @@ type AgentInput struct {
 type AgentResult struct {
 	// Content is the final answer.
 	Content string `json:"content"`
+	// Reasoning is what a reasoning model streamed as its thinking before
+	// the final answer.
+	Reasoning string `json:"reasoning,omitempty"`
 	// FinishReason is "stop"; "length" when max_turns cut the run short;
 	// "tool_calls" when the client never sent the results of its tool
 	// calls (ToolCalls).

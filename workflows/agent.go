@@ -179,10 +179,11 @@ func (r *run) background(ctx workflow.Context) (contract.AgentResult, error) {
 // chat runs the agent's own tool loop on the conversation.
 func (r *run) chat(ctx workflow.Context) (contract.AgentResult, error) {
 	return r.toolLoop(ctx, contract.LoopState{
-		Messages: r.in.Messages,
-		Scope:    r.spec.Tools,
-		MaxTurns: r.spec.MaxTurns,
-		Publish:  !r.in.NotStreamed,
+		Messages:    r.in.Messages,
+		Scope:       r.spec.Tools,
+		ClientTools: len(r.in.ClientTools) > 0,
+		MaxTurns:    r.spec.MaxTurns,
+		Publish:     !r.in.NotStreamed,
 	})
 }
 
@@ -200,7 +201,15 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 		opts.Temperature = r.spec.Temperature
 	}
 	first := max(l.Turn, 1)
+	// An answer in a response format is checked before it is shown, so
+	// it arrives whole, not as it streams.
+	publish := l.Publish && !jsonFormat(opts.ResponseFormat)
 	for turn := first; ; turn++ {
+		if turn > 1 {
+			// A tool_choice that forces a call binds the request's first
+			// model call; the loop could not end otherwise.
+			opts.ToolChoice = relaxChoice(opts.ToolChoice)
+		}
 		// Only a run's own loop continues as new; a plan step's loop is
 		// one step, and the plan continues between steps.
 		if turn > first && l.StepID == "" && r.shouldContinue(ctx) {
@@ -232,7 +241,7 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 			Model:        model,
 			Messages:     conv,
 			Options:      opts,
-			Publish:      l.Publish,
+			Publish:      publish,
 			Skill:        l.Skill,
 			Instructions: l.Instructions,
 			ConvRef:      ref,
@@ -245,6 +254,9 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 			req.Final = true
 		} else {
 			req.Tools = l.Scope
+			if l.ClientTools {
+				req.ClientTools = r.in.ClientTools
+			}
 		}
 		if l.StepID == "" {
 			r.state.Turns++
@@ -272,7 +284,7 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 			if l.StepID == "" {
 				r.answered = added
 			}
-			return contract.AgentResult{Content: msg.Content, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
+			return contract.AgentResult{Content: msg.Content, Reasoning: resp.Reasoning, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
 		}
 		if l.Skill != "" && l.StepID != "" {
 			names := make([]string, len(msg.ToolCalls))
@@ -283,7 +295,24 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 				Skill: l.Skill, StepID: l.StepID, Message: "calling " + strings.Join(names, ", "),
 			})
 		}
-		results, _ := r.callTools(ctx, msg.ToolCalls, resp.Targets, l.Skill, l.Label)
+		server, client := r.splitCalls(msg.ToolCalls, l.ClientTools)
+		results, _ := r.callTools(ctx, server, resp.Targets, l.Skill, l.Label)
+		if len(client) > 0 {
+			answers, answered, err := r.awaitClient(ctx, client)
+			if err != nil {
+				return contract.AgentResult{Messages: added, Model: r.model}, err
+			}
+			if !answered {
+				// The client never came back: the run ends where OpenAI's
+				// response would, with the calls for the client to run.
+				added = append(added, results...)
+				if l.StepID == "" {
+					r.answered = added
+				}
+				return contract.AgentResult{Content: msg.Content, FinishReason: "tool_calls", ToolCalls: client, Messages: boundResult(added), Model: resp.Model}, nil
+			}
+			results = inCallOrder(msg.ToolCalls, append(results, answers...))
+		}
 		added = append(added, results...)
 		conv = append(conv, results...)
 	}
@@ -298,10 +327,10 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label
 	req.After = r.log.last
 	var resp activities.ModelResponse
 	if err := r.awaitModel(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
-		if answer && resp.Message.Content != "" {
+		if answer && (resp.Message.Content != "" || resp.Reasoning != "") {
 			r.partial = resp.Message.Content
 			r.log.emit(workflow.Now(ctx), longhaul.EventContent, longhaul.ContentData{
-				Text: r.partial, Call: req.Call, Attempt: resp.Attempt, Cancelled: true,
+				Text: r.partial, Reasoning: resp.Reasoning, Call: req.Call, Attempt: resp.Attempt, Cancelled: true,
 			})
 		}
 		return activities.ModelResponse{}, err
@@ -310,9 +339,9 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label
 	if resp.Model != "" {
 		r.model = resp.Model
 	}
-	if answer && resp.Message.Content != "" {
+	if answer && (resp.Message.Content != "" || resp.Reasoning != "") {
 		r.log.emit(workflow.Now(ctx), longhaul.EventContent, longhaul.ContentData{
-			Text: resp.Message.Content, Call: req.Call, Attempt: resp.Attempt,
+			Text: resp.Message.Content, Reasoning: resp.Reasoning, Call: req.Call, Attempt: resp.Attempt,
 		})
 	}
 	return resp, nil

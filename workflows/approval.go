@@ -30,6 +30,9 @@ func (r *run) registerInput(ctx workflow.Context) error {
 			if r.state.Waiting == nil || r.input != nil {
 				return errors.New(contract.ErrNotWaiting)
 			}
+			if err := checkToolResults(r.state.Waiting, in); err != nil || r.state.Waiting.Kind == contract.WaitClientTools {
+				return err
+			}
 			if in.Approve == nil && strings.TrimSpace(in.Text) == "" {
 				return errors.New(`send {"approve": true|false} or {"text": "…"}`)
 			}
@@ -53,7 +56,7 @@ func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, seq int64, t
 	grant := contract.GrantFor(seq, call)
 	r.grant = &grant
 	defer func() { r.grant = nil }()
-	r.state.Waiting = &contract.Waiting{Kind: "approval", ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Since: now}
+	r.state.Waiting = &contract.Waiting{Kind: contract.WaitApproval, ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Since: now}
 	r.setStatus(ctx, contract.StatusWaiting)
 	r.log.emit(now, longhaul.EventApprovalRequired, longhaul.ApprovalRequiredData{
 		ToolCallID: call.ID, Name: call.Name, Arguments: call.Arguments, Target: target,

@@ -153,13 +153,20 @@ func TestInputWhenNotWaitingIsRejected(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	yes, no := true, false
-	for in, want := range map[contract.InputRequest]string{
-		{Approve: &yes}: contract.DecisionApproved, {Approve: &no}: contract.DecisionDenied,
-		{Text: "approve"}: contract.DecisionApproved, {Text: " Yes! "}: contract.DecisionApproved,
-		{Text: "no."}: contract.DecisionDenied, {Text: "use the blue one"}: contract.DecisionReplied,
+	for _, tt := range []struct {
+		in   contract.InputRequest
+		want string
+	}{
+		{contract.InputRequest{Approve: &yes}, contract.DecisionApproved},
+		{contract.InputRequest{Approve: &no}, contract.DecisionDenied},
+		{contract.InputRequest{Text: "approve"}, contract.DecisionApproved},
+		{contract.InputRequest{Text: " Yes! "}, contract.DecisionApproved},
+		{contract.InputRequest{Text: "no."}, contract.DecisionDenied},
+		{contract.InputRequest{Text: "use the blue one"}, contract.DecisionReplied},
+		{contract.InputRequest{ToolResults: []contract.ToolResult{{ToolCallID: "c", Content: "42"}}}, contract.DecisionToolResults},
 	} {
-		if got := contract.Decide(in); got != want {
-			t.Errorf("Decide(%+v) = %q, want %q", in, got, want)
+		if got := contract.Decide(tt.in); got != tt.want {
+			t.Errorf("Decide(%+v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -25,6 +25,12 @@ func (r *run) dispatch(ctx workflow.Context) (contract.AgentResult, error) {
 	if skill, rest, ok := r.slashCommand(); ok {
 		return r.runCommand(ctx, skill, rest)
 	}
+	if len(r.in.ClientTools) > 0 {
+		// The client runs a tool loop of its own, one model answer at a
+		// time: a plan would not fit in it.
+		r.state.Mode, r.state.Dispatch = contract.ModeChat, "the request brings tools of its own"
+		return r.chat(ctx)
+	}
 	mode := r.spec.Mode
 	switch mode {
 	case contract.ModeAgentic:

@@ -63,6 +63,13 @@ type compiledSchema struct {
 	doc    any
 }
 
+// CheckSchema reports whether raw is a schema ValidateArguments can use: an
+// object schema that compiles, referring to nothing outside itself.
+func CheckSchema(raw json.RawMessage) error {
+	_, err := compileSchema(raw)
+	return err
+}
+
 // compileSchema compiles a parameters schema, which must describe an
 // object. References may only point inside it: a tool's schema (an MCP
 // server's, say) must not make the engine read files or fetch URLs.

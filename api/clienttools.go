@@ -1,0 +1,206 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/skills"
+	"go.temporal.io/sdk/client"
+)
+
+// This file is the API's side of client tools (see workflows/clienttools.go)
+// and of content parts: a request's tools are checked against the agent's,
+// the response that reaches the client's tool calls hands them over as
+// OpenAI does, and the client's next request, carrying the results,
+// continues the same run; big inline images go to the claim-check store.
+
+// inlinePartLimit is the size of a data: URL above which an image travels
+// through the blob store instead of the workflow's history.
+const inlinePartLimit = 16 << 10
+
+// checkClientTools refuses a request whose tools clash with the agent's
+// own by name, or whose tool_choice names a tool nobody offers.
+func (s *Server) checkClientTools(agent *skills.Agent, req *ChatRequest) error {
+	own := s.catalog.AgentTools(agent)
+	for i, t := range req.Tools {
+		if slices.Contains(own, t.Function.Name) {
+			return errBadRequest(fmt.Sprintf("tools[%d].function.name: %q is a tool of agent %s already; rename the client's tool", i, t.Function.Name, agent.ID))
+		}
+	}
+	name, _ := choiceName(req.ToolChoice)
+	if name == "" {
+		return nil
+	}
+	if !slices.Contains(own, name) && !slices.ContainsFunc(req.Tools, func(t WireTool) bool { return t.Function.Name == name }) {
+		return errBadRequest(fmt.Sprintf("tool_choice: no tool %q is offered", name))
+	}
+	return nil
+}
+
+// continueClient delivers the results of client tool calls to run, which
+// waits for them, and returns where the response goes on: after the
+// client_tool_calls event. A retried request finds the results taken and
+// attaches the same way. nil means the run stopped waiting without them
+// (its wait timed out): the conversation then starts a new run.
+func (s *Server) continueClient(ctx context.Context, in contract.AgentInput, run string, results []contract.ToolResult) (*resumeAt, error) {
+	if _, err := s.readState(ctx, run, in.User.Key()); err != nil {
+		return nil, err
+	}
+	at, err := s.clientCallsAt(ctx, run, results[0].ToolCallID)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.deliverAs(ctx, run, resultsUpdateID(results), contract.InputRequest{ToolResults: results})
+	var ae *apiError
+	switch {
+	case err == nil:
+	case errors.As(err, &ae) && ae.status == http.StatusConflict:
+		took, terr := s.tookResults(ctx, run, at)
+		if terr != nil {
+			return nil, terr
+		}
+		if !took {
+			s.log.Info("the run no longer waits for the client's tool results; a new run takes the conversation", "run", run)
+			return nil, nil
+		}
+	case errors.As(err, &ae) && ae.status == http.StatusNotFound:
+		// Closed: it ended waiting (or its results arrived before).
+		took, terr := s.tookResults(ctx, run, at)
+		if terr != nil || !took {
+			return nil, terr
+		}
+	default:
+		return nil, err
+	}
+	return &resumeAt{after: at}, nil
+}
+
+// resultsUpdateID names the update that delivers results, so that a
+// retried request's update is the same one and Temporal answers it from
+// the first.
+func resultsUpdateID(results []contract.ToolResult) string {
+	h := sha256.New()
+	for _, r := range results {
+		h.Write([]byte(r.ToolCallID))
+		h.Write([]byte{0})
+	}
+	return "tool-results-" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// clientCallsAt is the offset of the client_tool_calls event of run that
+// holds the call with id.
+func (s *Server) clientCallsAt(ctx context.Context, run, id string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, pickUpTimeout)
+	defer cancel()
+	f := s.hub.subscribe(run)
+	defer f.release()
+	var after int64
+	for {
+		events, done, err := f.next(ctx, after)
+		if err != nil {
+			return 0, errUnavailable("cannot read run " + run + ": " + err.Error())
+		}
+		for _, e := range events {
+			after = e.Offset
+			var d longhaul.ClientToolCallsData
+			if e.Type == longhaul.EventClientToolCalls && e.Decode(&d) == nil &&
+				slices.ContainsFunc(d.Calls, func(c longhaul.ToolCall) bool { return c.ID == id }) {
+				return e.Offset, nil
+			}
+		}
+		if done {
+			return 0, errBadRequest("tool_call_id " + id + ": run " + run + " made no such call")
+		}
+	}
+}
+
+// tookResults reports whether run went on after its client_tool_calls
+// event at offset at, rather than ending there unanswered.
+func (s *Server) tookResults(ctx context.Context, run string, at int64) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, pickUpTimeout)
+	defer cancel()
+	f := s.hub.subscribe(run)
+	defer f.release()
+	after := at
+	for {
+		events, done, err := f.next(ctx, after)
+		if err != nil {
+			return false, errUnavailable("cannot read run " + run + ": " + err.Error())
+		}
+		for _, e := range events {
+			after = e.Offset
+			switch e.Type {
+			case longhaul.EventUsage:
+			case longhaul.EventDone:
+				var d longhaul.DoneData
+				return e.Decode(&d) == nil && d.FinishReason != "tool_calls", nil
+			default:
+				return true, nil
+			}
+		}
+		if done {
+			return false, nil
+		}
+	}
+}
+
+// deliverAs is deliver with the update's id set: Temporal runs an update
+// once per id and answers a repeat with the first outcome.
+func (s *Server) deliverAs(ctx context.Context, id, updateID string, in contract.InputRequest) (contract.InputResult, error) {
+	if err := checkPayload("the tool results", in); err != nil {
+		return contract.InputResult{}, err
+	}
+	return s.deliverOpts(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: updateID}, in)
+}
+
+// wireCalls are tool calls in OpenAI's wire form; indexed, for stream
+// deltas.
+func wireCalls(calls []longhaul.ToolCall, indexed bool) []WireToolCall {
+	out := make([]WireToolCall, len(calls))
+	for i, c := range calls {
+		w := WireToolCall{ID: c.ID, Type: "function"}
+		if indexed {
+			w.Index = &i
+		}
+		w.Function.Name, w.Function.Arguments = c.Name, c.Arguments
+		out[i] = w
+	}
+	return out
+}
+
+// claimParts moves the big inline images of msgs (data: URLs) to the blob
+// store, under run, so that the workflow's history carries references; the
+// model call reads them back. Without a store they stay inline, and the
+// payload limit applies.
+func (s *Server) claimParts(ctx context.Context, run string, msgs []longhaul.Message) error {
+	if s.cfg.Blobs == nil {
+		return nil
+	}
+	for i := range msgs {
+		for j := range msgs[i].Parts {
+			p := &msgs[i].Parts[j]
+			if p.Type != longhaul.PartImage || len(p.URL) <= inlinePartLimit || !strings.HasPrefix(p.URL, "data:") {
+				continue
+			}
+			ref, err := s.cfg.Blobs.Put(ctx, store.Blob{Run: run, Kind: "image", Name: strconv.Itoa(i) + "." + strconv.Itoa(j), Data: []byte(p.URL)})
+			if errors.Is(err, store.ErrTooLarge) {
+				return errPayloadTooLarge(fmt.Sprintf("messages[%d].content[%d]: the image is too large to store: %v", i, j, err))
+			}
+			if err != nil {
+				return errUnavailable("cannot store the message's image: " + err.Error())
+			}
+			p.URL, p.Ref = "", ref
+		}
+	}
+	return nil
+}

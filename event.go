@@ -117,6 +117,9 @@ func SplitThinking(s string) (reasoning, text string) {
 // ClientToolCallsData is the payload of client_tool_calls.
 type ClientToolCallsData struct {
 	Calls []ToolCall `json:"calls"`
+	// Call names the model call that made them (its content event, if the
+	// model said something with them, carries the same name).
+	Call string `json:"call,omitempty"`
 }
 
 // ContentResetData is the payload of content_reset, an ephemeral event of

@@ -257,7 +257,7 @@ type watched struct {
 	// text of the answer that made them.
 	client *longhaul.ClientToolCallsData
 	text   string
-	cards   strings.Builder
+	cards  strings.Builder
 	// shown are the tool calls whose cards this response holds.
 	shown map[string]bool
 }
@@ -269,6 +269,8 @@ func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, e
 	defer f.release()
 	w := &watched{shown: map[string]bool{}}
 	args := map[string]string{}
+	// said is the text of each model call, by name.
+	said := map[string]string{}
 	keepArgs := func(e longhaul.Event) {
 		var d longhaul.ToolStartData
 		if e.Type == longhaul.EventToolStart && e.Decode(&d) == nil {
@@ -303,11 +305,9 @@ func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, e
 			var client longhaul.ClientToolCallsData
 			switch {
 			case e.Type == longhaul.EventContent && e.Decode(&content) == nil:
-				w.text = content.Text
-			case e.Type == longhaul.EventToolOutput:
-				w.text = ""
+				said[content.Call] = content.Text
 			case e.Type == longhaul.EventClientToolCalls && e.Decode(&client) == nil:
-				w.client = &client
+				w.client, w.text = &client, said[client.Call]
 				return w, nil
 			}
 		}
@@ -336,7 +336,7 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		if openWebUI {
 			content = w.cards.String() + content
 		}
-		return s.completion(c, run.GetID(), model, content, "stop", longhaul.Usage{})
+		return s.completion(c, run.GetID(), model, ResponseEntry{Content: content}, "stop", longhaul.Usage{})
 	case w.client != nil:
 		return c.JSON(ChatCompletion{
 			ID: "chatcmpl-" + run.GetID() + at.suffix(), Object: "chat.completion", Created: time.Now().Unix(), Model: model,
@@ -359,5 +359,5 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		}
 		content = cardsFor(msgs) + content
 	}
-	return s.completion(c, run.GetID(), model, content, res.FinishReason, res.Usage)
+	return s.completion(c, run.GetID(), model, ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }

@@ -255,17 +255,18 @@ func (s *Server) respond(c *fiber.Ctx, run client.WorkflowRun, model string, ope
 	if openWebUI {
 		content = cardsFor(res.Messages) + content
 	}
-	return s.completion(c, run.GetID(), model, content, res.FinishReason, res.Usage)
+	return s.completion(c, run.GetID(), model, ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }
 
 // completion writes a non-streamed answer.
-func (s *Server) completion(c *fiber.Ctx, runID, model, content, reason string, usage longhaul.Usage) error {
+func (s *Server) completion(c *fiber.Ctx, runID, model string, msg ResponseEntry, reason string, usage longhaul.Usage) error {
 	if reason == "" {
 		reason = "stop"
 	}
+	msg.Role = "assistant"
 	return c.JSON(ChatCompletion{
 		ID: "chatcmpl-" + runID, Object: "chat.completion", Created: time.Now().Unix(), Model: model,
-		Choices: []CompletionItem{{Index: 0, Message: ResponseEntry{Role: "assistant", Content: content}, FinishReason: reason}},
+		Choices: []CompletionItem{{Index: 0, Message: msg, FinishReason: reason}},
 		Usage:   wireUsage(usage),
 	})
 }
@@ -291,6 +292,8 @@ func runError(err error) error {
 		switch appErr.Type() {
 		case longhaul.ErrTypeModelRejected, longhaul.ErrTypeModelUnavailable:
 			return errUpstream(appErr.Message())
+		case longhaul.ErrTypeModelBadOutput:
+			return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "model_bad_output", msg: appErr.Message()}
 		case longhaul.ErrTypeModelOutputTooLarge:
 			return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "model_output_too_large", msg: appErr.Message()}
 		case longhaul.ErrTypeUnknownAgent:

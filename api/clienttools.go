@@ -166,6 +166,9 @@ func (s *Server) deliverAs(ctx context.Context, id, updateID string, in contract
 // wireCalls are tool calls in OpenAI's wire form; indexed, for stream
 // deltas.
 func wireCalls(calls []longhaul.ToolCall, indexed bool) []WireToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
 	out := make([]WireToolCall, len(calls))
 	for i, c := range calls {
 		w := WireToolCall{ID: c.ID, Type: "function"}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 )
 
 func TestDecodeRequest(t *testing.T) {
@@ -27,7 +28,9 @@ func TestDecodeRequest(t *testing.T) {
 	got := domainMessages(req.Messages)
 	want := []longhaul.Message{
 		{Role: longhaul.RoleSystem, Content: "be brief"},
-		{Role: longhaul.RoleUser, Content: "look at\nthis"},
+		{Role: longhaul.RoleUser, Content: "look at\nthis", Parts: []longhaul.Part{
+			{Type: longhaul.PartText, Text: "look at"}, {Type: longhaul.PartImage, URL: "data:x"}, {Type: longhaul.PartText, Text: "this"},
+		}},
 		{Role: longhaul.RoleAssistant, Content: "Sure.\nIt says hi."},
 		{Role: longhaul.RoleUser, Content: "thanks"},
 	}
@@ -91,5 +94,84 @@ func TestStringList(t *testing.T) {
 	var s StringList
 	if err := json.Unmarshal([]byte(`3`), &s); err == nil {
 		t.Error("a number was accepted as stop")
+	}
+}
+
+func TestClientResults(t *testing.T) {
+	a, b := contract.ClientCallID("run-1", 3), contract.ClientCallID("run-1", 4)
+	other := contract.ClientCallID("run-2", 1)
+	tool := func(id, content string) ChatMessage {
+		return ChatMessage{Role: "tool", ToolCallID: id, Content: MessageContent{Text: content}}
+	}
+	user := ChatMessage{Role: "user", Content: MessageContent{Text: "hi"}}
+	for _, tt := range []struct {
+		name string
+		msgs []ChatMessage
+		run  string
+		want []contract.ToolResult
+	}{
+		{"two results", []ChatMessage{user, {Role: "assistant"}, tool(a, "x"), tool(b, "y")}, "run-1",
+			[]contract.ToolResult{{ToolCallID: a, Content: "x"}, {ToolCallID: b, Content: "y"}}},
+		{"ends with a user message", []ChatMessage{user, {Role: "assistant"}, tool(a, "x"), user}, "", nil},
+		{"a foreign call id", []ChatMessage{user, {Role: "assistant"}, tool("call_abc", "x")}, "", nil},
+		{"two runs", []ChatMessage{user, {Role: "assistant"}, tool(a, "x"), tool(other, "y")}, "", nil},
+	} {
+		run, got, ok := clientResults(tt.msgs)
+		if run != tt.run || ok != (tt.run != "") || !cmp.Equal(got, tt.want) {
+			t.Errorf("%s: clientResults = %q, %+v, %v", tt.name, run, got, ok)
+		}
+	}
+}
+
+func TestClientCallID(t *testing.T) {
+	for _, run := range []string{"run-0b9c", "chat-u1_c2-turn-3-m.9", "x"} {
+		id := contract.ClientCallID(run, 12)
+		if got, ok := contract.ParseClientCallID(id); !ok || got != run {
+			t.Errorf("ParseClientCallID(%q) = %q, %v; want %q", id, got, ok, run)
+		}
+	}
+	for _, id := range []string{"call_123", "call_lh_", "call_lh_cnVu", "call_lh_cnVu.x", "call_lh_!!.1", "call_lh7"} {
+		if run, ok := contract.ParseClientCallID(id); ok {
+			t.Errorf("ParseClientCallID(%q) = %q, want no run", id, run)
+		}
+	}
+}
+
+func TestRequestOptions(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"max_completion_tokens":9,
+	  "seed":3,"logprobs":true,"top_logprobs":4,"reasoning_effort":"high","parallel_tool_calls":false,
+	  "tool_choice":"required","tools":[{"type":"function","function":{"name":"f","parameters":null}}],
+	  "response_format":{"type":"json_schema","json_schema":{"name":"r","schema":{"type":"object"},"strict":true}}}`
+	var req ChatRequest
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	if err := req.validate(); err != nil {
+		t.Fatal(err)
+	}
+	seed, no := 3, false
+	want := longhaul.ModelOptions{MaxTokens: 5, MaxCompletionTokens: 9, Seed: &seed, Logprobs: true, TopLogprobs: 4,
+		ReasoningEffort: "high", ParallelToolCalls: &no, ToolChoice: json.RawMessage(`"required"`),
+		ResponseFormat: &longhaul.ResponseFormat{Type: "json_schema", Name: "r", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}}
+	if diff := cmp.Diff(want, req.options()); diff != "" {
+		t.Errorf("options (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]longhaul.ToolSpec{{Name: "f"}}, req.clientTools()); diff != "" {
+		t.Errorf("client tools (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{
+		`"tool_choice":"sometimes"`, `"tool_choice":{"type":"function"}`, `"top_logprobs":3`,
+		`"tools":[{"type":"function","function":{"name":"has space"}}]`,
+		`"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"f"}}]`,
+		`"tools":[{"type":"function","function":{"name":"f","parameters":[1]}}]`,
+		`"response_format":{"type":"yaml"}`, `"response_format":{"type":"json_schema"}`,
+	} {
+		var req ChatRequest
+		if err := json.Unmarshal([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],`+bad+`}`), &req); err != nil {
+			t.Fatalf("%s: %v", bad, err)
+		}
+		if err := req.validate(); err == nil {
+			t.Errorf("%s: validate passed", bad)
+		}
 	}
 }

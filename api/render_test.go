@@ -251,3 +251,37 @@ func TestRenderMemoryEvents(t *testing.T) {
 		t.Errorf("plain client got %q, want only the finish", plain)
 	}
 }
+
+func TestThinkSplit(t *testing.T) {
+	full := longhaul.WithThinking("a < b, so\nb wins", "B.")
+	// Every way of cutting the text in two gives the same parts.
+	for cut := 0; cut <= len(full); cut++ {
+		var sp thinkSplit
+		r1, c1 := sp.feed(full[:cut])
+		r2, c2 := sp.feed(full[cut:])
+		if r1+r2 != "a < b, so\nb wins" || c1+c2 != "B." {
+			t.Fatalf("cut at %d: reasoning %q+%q, content %q+%q", cut, r1, r2, c1, c2)
+		}
+	}
+	var sp thinkSplit
+	if r, c := sp.feed("<b>plain</b>"); r != "" || c != "<b>plain</b>" {
+		t.Errorf("text without reasoning: %q, %q", r, c)
+	}
+}
+
+func TestRenderClientToolCalls(t *testing.T) {
+	r := newRenderer("c1", "assistant", 7, false)
+	calls := []longhaul.ToolCall{{ID: "call_lh_x.1", Name: "lookup", Arguments: `{"id":"A"}`}}
+	got := frames(t, r, []longhaul.Event{
+		content("turn-1", "Checking."),
+		ev(longhaul.EventClientToolCalls, longhaul.ClientToolCallsData{Calls: calls}),
+	}, false)
+	want := []string{
+		chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Checking."},"finish_reason":null}]}`,
+		chunkHead + `"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_lh_x.1","type":"function","function":{"name":"lookup","arguments":"{\"id\":\"A\"}"}}]},"finish_reason":null}]}`,
+		chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("frames (-want +got):\n%s", diff)
+	}
+}

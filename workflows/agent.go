@@ -298,7 +298,7 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 		server, client := r.splitCalls(msg.ToolCalls, l.ClientTools)
 		results, _ := r.callTools(ctx, server, resp.Targets, l.Skill, l.Label)
 		if len(client) > 0 {
-			answers, answered, err := r.awaitClient(ctx, client)
+			answers, answered, err := r.awaitClient(ctx, req.Call, client)
 			if err != nil {
 				return contract.AgentResult{Messages: added, Model: r.model}, err
 			}

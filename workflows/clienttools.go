@@ -44,8 +44,9 @@ func (r *run) isClientTool(name string) bool {
 
 // awaitClient hands calls to the client and waits for their results, up to
 // the input's ClientToolTimeout. It returns one tool message per call, in
-// the order of calls, or answered false when the time ran out.
-func (r *run) awaitClient(ctx workflow.Context, calls []longhaul.ToolCall) ([]longhaul.Message, bool, error) {
+// the order of calls, or answered false when the time ran out. call names
+// the model call that made them.
+func (r *run) awaitClient(ctx workflow.Context, call string, calls []longhaul.ToolCall) ([]longhaul.Message, bool, error) {
 	// Their sequence numbers were given in the model call (see
 	// ModelRequest.NextCall); the run's own calls took theirs already.
 	r.toolSeq += int64(len(calls))
@@ -53,7 +54,7 @@ func (r *run) awaitClient(ctx workflow.Context, calls []longhaul.ToolCall) ([]lo
 	r.input, r.inputUpdate = nil, ""
 	r.state.Waiting = &contract.Waiting{Kind: contract.WaitClientTools, Calls: calls, Since: now}
 	r.setStatus(ctx, contract.StatusWaiting)
-	r.log.emit(now, longhaul.EventClientToolCalls, longhaul.ClientToolCallsData{Calls: calls})
+	r.log.emit(now, longhaul.EventClientToolCalls, longhaul.ClientToolCallsData{Calls: calls, Call: call})
 	timeout := r.in.ClientToolTimeout
 	if timeout <= 0 {
 		timeout = contract.DefaultClientToolTimeout

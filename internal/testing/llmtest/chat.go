@@ -173,10 +173,12 @@ type message struct {
 	created      int64
 	content      string
 	contentParts []string
-	toolCalls    []ToolCall
-	argParts     [][]string
-	finishReason string
-	usage        usage
+	// reasoningParts stream as reasoning_content before the content.
+	reasoningParts []string
+	toolCalls      []ToolCall
+	argParts       [][]string
+	finishReason   string
+	usage          usage
 }
 
 type usage struct {
@@ -203,6 +205,7 @@ func (s *Server) buildMessage(req Request, rp *reply, opts options) message {
 	default:
 		m.contentParts = splitWords(m.content)
 	}
+	m.reasoningParts = splitWords(opts.reasoning)
 	argSize := opts.chunkSize
 	if argSize <= 0 {
 		argSize = defaultPieceRunes
@@ -291,9 +294,10 @@ type chunkChoice struct {
 }
 
 type delta struct {
-	Role      string          `json:"role,omitempty"`
-	Content   *string         `json:"content,omitempty"`
-	ToolCalls []deltaToolCall `json:"tool_calls,omitempty"`
+	Role             string          `json:"role,omitempty"`
+	Content          *string         `json:"content,omitempty"`
+	ReasoningContent string          `json:"reasoning_content,omitempty"`
+	ToolCalls        []deltaToolCall `json:"tool_calls,omitempty"`
 }
 
 type deltaToolCall struct {
@@ -396,6 +400,9 @@ func (m message) frames(includeUsage, malformed bool) []frame {
 
 	empty := ""
 	fs := []frame{one(frameRole, delta{Role: openai.ChatMessageRoleAssistant, Content: &empty})}
+	for _, p := range m.reasoningParts {
+		fs = append(fs, one(frameContent, delta{ReasoningContent: p}))
+	}
 	for _, p := range m.contentParts {
 		fs = append(fs, one(frameContent, delta{Content: &p}))
 	}

@@ -84,6 +84,7 @@ type options struct {
 	header         http.Header
 	errType        string
 	errCode        string
+	reasoning      string
 }
 
 // merge returns o with inner's settings applied on top: first-byte delays
@@ -125,6 +126,9 @@ func (o options) merge(inner options) options {
 	}
 	if inner.errCode != "" {
 		o.errCode = inner.errCode
+	}
+	if inner.reasoning != "" {
+		o.reasoning = inner.reasoning
 	}
 	return o
 }
@@ -345,6 +349,12 @@ func MalformedChunk() Option {
 // their sum.
 func Usage(prompt, completion int) Option {
 	return func(o *options) { o.usage = &usage{Prompt: prompt, Completion: completion, Total: prompt + completion} }
+}
+
+// Reasoning streams text as reasoning_content deltas before the reply's
+// content, as reasoning models (DeepSeek, vLLM's reasoning parsers) do.
+func Reasoning(text string) Option {
+	return func(o *options) { o.reasoning = text }
 }
 
 // FinishReason overrides the finish_reason of a reply, for example "length"

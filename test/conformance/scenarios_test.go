@@ -55,15 +55,9 @@ func (s *stack) script() {
 	m.On(llmtest.AnyMessageContains(sfPrompt), toolThenText("weather", `{"location":"San Francisco"}`, sfAnswer))
 	m.On(llmtest.AnyMessageContains(recipePrompt), llmtest.JSON(recipe))
 	m.On(llmtest.AnyMessageContains(multiplyPrompt), toolThenText("multiply", `{"a":3,"b":12}`, multiplyAnswer))
-	m.On(llmtest.AnyMessageContains(jokePrompt), llmtest.Func(func(r llmtest.Request) llmtest.Reply {
-		// LangChain asks by response_format (json_schema) or, for models
-		// it believes lack it, by forcing a tool named after the schema.
-		if r.Chat.ResponseFormat == nil && strings.Contains(strings.Join(toolNames(r), ","), "joke") {
-			args, _ := json.Marshal(joke)
-			return llmtest.ToolCalls(llmtest.ToolCall{Name: "joke", Arguments: string(args)})
-		}
-		return llmtest.JSON(joke)
-	}))
+	// LangChain asks for a json_schema response_format for any model it
+	// does not know to lack one.
+	m.On(llmtest.AnyMessageContains(jokePrompt), llmtest.JSON(joke))
 }
 
 // toolThenText calls the tool name with args, then, once its result is in,
@@ -223,10 +217,11 @@ func (s *stack) langchain(t *testing.T, stream string) {
 	if diff := cmp.Diff(joke, out.Joke); diff != "" {
 		t.Errorf("joke (-want +got):\n%s", diff)
 	}
-	if len(reqs) < 3 {
+	if len(reqs) != 3 {
 		t.Fatalf("%d model requests, want 3:\n%s", len(reqs), describe(reqs))
 	}
 	offered(t, reqs[:2], "multiply")
+	checkSchema(t, reqs, "joke")
 	if r := toolResults(reqs[1]); len(r) != 1 || r[0] != "36" {
 		t.Errorf("tool results %q, want the caller's 36", r)
 	}

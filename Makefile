@@ -38,13 +38,15 @@ topology: chaos
 # test/mcp/package-lock.json and installed again only when the lock file is
 # newer; PGlite with pgvector behind its socket server, the pgvector
 # database of internal/memory's tests and the memory bench, pinned by
-# test/pglite/package-lock.json the same way; Debian's nats-server, the
-# external NATS of test/streaming and test/chaos; Debian's docker-compose,
-# whose `config` (no daemon needed) deploy/ checks docker-compose.yml with;
-# and Debian's prometheus for promtool, which checks the metrics endpoint's
-# text.
+# test/pglite/package-lock.json the same way; the OpenAI client libraries
+# test/conformance runs against Longhaul (openai, @openai/agents, the AI
+# SDK, LangChain), pinned by test/conformance/package-lock.json the same
+# way; Debian's nats-server, the external NATS of test/streaming and
+# test/chaos; Debian's docker-compose, whose `config` (no daemon needed)
+# deploy/ checks docker-compose.yml with; and Debian's prometheus for
+# promtool, which checks the metrics endpoint's text.
 .PHONY: test-deps
-test-deps: test/mcp/node_modules test/pglite/node_modules
+test-deps: test/mcp/node_modules test/pglite/node_modules test/conformance/node_modules
 	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
 	@command -v docker-compose >/dev/null || { apt-get update -qq && apt-get install -y -qq docker-compose; }
 	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
@@ -57,6 +59,11 @@ test/mcp/node_modules: test/mcp/package-lock.json
 test/pglite/node_modules: test/pglite/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
 	npm ci --prefix test/pglite --no-audit --no-fund
+	@touch $@
+
+test/conformance/node_modules: test/conformance/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	npm ci --prefix test/conformance --no-audit --no-fund
 	@touch $@
 
 lint:

@@ -2,7 +2,8 @@
 // chat API that Open WebUI and the OpenAI SDKs talk to (chat.go,
 // approval.go), the native runs API for long tasks that outlive a request
 // (runs.go), OpenAI's Responses API, whose responses are runs too
-// (responses.go), and the owner-only conversations and memories APIs. A chat
+// (responses.go), the owner-only conversations and memories APIs, and the
+// embeddings route, passed on to the model endpoint (embeddings.go). A chat
 // request starts (or attaches to) a Temporal workflow and answers with its
 // result, or streams it; a runs request starts a run and answers at once,
 // and the run's events are followed on a stream of their own, resumable
@@ -99,6 +100,10 @@ type Config struct {
 	// MCPApproval reports whether an MCP tool (by its engine name) needs a
 	// person's approval, as the MCP configuration says; nil means none.
 	MCPApproval func(tool string) bool
+	// Embeddings is where POST /v1/embeddings is passed on (the model
+	// endpoint, or LONGHAUL_EMBED_BASE_URL); with no BaseURL the route
+	// answers 404.
+	Embeddings Upstream
 	// Metrics takes the API's series (requests, durations, time to first
 	// token, open streams, runs waiting for a person); nil records none.
 	Metrics prometheus.Registerer
@@ -194,6 +199,7 @@ func (s *Server) routes() {
 	v1 := s.app.Group("/v1", s.auth)
 	v1.Get("/models", s.listModels)
 	v1.Post("/chat/completions", s.chatCompletions)
+	v1.Post("/embeddings", s.embeddings)
 	v1.Post("/runs", s.createRun)
 	v1.Get("/runs", s.listRuns)
 	v1.Get("/runs/:id", s.getRun)

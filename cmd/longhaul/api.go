@@ -76,6 +76,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 	if m != nil {
 		reg = m.Registry
 	}
+	embedURL, embedKey := cfg.Embedder()
 	return api.New(api.Config{
 		Metrics:         reg,
 		TaskQueue:       cfg.TaskQueue,
@@ -96,6 +97,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		MCPApproval:     mcpApproval(topts.MCP),
 		Memory:          topts.Memory,
 		Forget:          forget,
+		Embeddings:      api.Upstream{BaseURL: embedURL, APIKey: embedKey},
 	}, c, cat, log)
 }
 

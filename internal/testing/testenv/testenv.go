@@ -204,6 +204,9 @@ func Start(t testing.TB, opts Options) *Env {
 	if cfg.ModelTimeout == 0 {
 		cfg.ModelTimeout = 30 * time.Second
 	}
+	if cfg.Embeddings.BaseURL == "" {
+		cfg.Embeddings.BaseURL = e.Model.URL()
+	}
 	e.apiConfig = cfg
 	apiCfg := cfg
 	apiCfg.Deltas = e.Bus("testenv api")

@@ -135,10 +135,13 @@ func TestResponsesRequestValidate(t *testing.T) {
 		{"no input", ResponsesRequest{Model: "m"}, "input: required"},
 		{"hosted tool", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "web_search"}}},
 			`type "web_search" is not supported: Longhaul's agents bring their own server-side tools`},
-		{"nameless function", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "function"}}}, "name: required"},
+		{"nameless function", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "function"}}}, `tools[0].name: "" must be`},
+		{"two functions of a name", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "function", Name: "f"}, {Type: "function", Name: "f"}}}, "declared twice"},
+		{"parameters not an object", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "function", Name: "f", Parameters: json.RawMessage(`[1]`)}}}, "JSON schema object"},
 		{"background unstored", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Background: true, Store: &no}, "must be stored"},
 		{"bad format", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Text: &ResponseText{Format: &ResponseTextFormat{Type: "yaml"}}}, "text.format.type"},
-		{"schema without name", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Text: &ResponseText{Format: &ResponseTextFormat{Type: "json_schema", Schema: json.RawMessage(`{}`)}}}, "needs a name and a schema"},
+		{"schema without name", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Text: &ResponseText{Format: &ResponseTextFormat{Type: "json_schema", Schema: json.RawMessage(`{}`)}}}, "text.format.name"},
+		{"schema that is no object schema", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Text: &ResponseText{Format: &ResponseTextFormat{Type: "json_schema", Name: "x", Schema: json.RawMessage(`{"type":"string"}`)}}}, "text.format.schema"},
 		{"bad tool choice", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), ToolChoice: json.RawMessage(`{"type":"web_search"}`)}, "tool_choice"},
 	}
 	for _, tc := range tests {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
 // This file holds the wire types of OpenAI's Responses API and the pure
@@ -317,12 +318,20 @@ func (r *ResponsesRequest) validate() error {
 	if r.Background && r.Store != nil && !*r.Store {
 		return errors.New("background: a background response must be stored (store: true)")
 	}
+	seen := map[string]bool{}
 	for i, t := range r.Tools {
 		if t.Type != "function" {
 			return fmt.Errorf("tools[%d]: type %q is not supported: Longhaul's agents bring their own server-side tools; declare function tools only", i, t.Type)
 		}
-		if t.Name == "" {
-			return fmt.Errorf("tools[%d]: name: required", i)
+		if !toolName.MatchString(t.Name) {
+			return fmt.Errorf("tools[%d].name: %q must be 1 to 64 letters, digits, underscores or dashes", i, t.Name)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("tools[%d].name: %q is declared twice", i, t.Name)
+		}
+		seen[t.Name] = true
+		if p := bytes.TrimSpace(t.Parameters); len(p) > 0 && !bytes.Equal(p, []byte("null")) && p[0] != '{' {
+			return fmt.Errorf("tools[%d].parameters: must be a JSON schema object", i)
 		}
 	}
 	if r.MaxOutputTokens < 0 {
@@ -332,8 +341,11 @@ func (r *ResponsesRequest) validate() error {
 		switch r.Text.Format.Type {
 		case longhaul.FormatText, longhaul.FormatJSONObject:
 		case longhaul.FormatJSONSchema:
-			if len(r.Text.Format.Schema) == 0 || r.Text.Format.Name == "" {
-				return errors.New("text.format: a json_schema format needs a name and a schema")
+			if !toolName.MatchString(r.Text.Format.Name) {
+				return fmt.Errorf("text.format.name: %q must be 1 to 64 letters, digits, underscores or dashes", r.Text.Format.Name)
+			}
+			if err := tools.CheckSchema(r.Text.Format.Schema); err != nil {
+				return errors.New("text.format.schema: " + err.Error())
 			}
 		default:
 			return fmt.Errorf("text.format.type: %q is not one of text, json_object, json_schema", r.Text.Format.Type)

@@ -121,3 +121,30 @@ func checkTurn(t Turn) error {
 	}
 	return nil
 }
+
+// rows is what both drivers' query results offer (*sql.Rows, pgx.Rows).
+type rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// attachMessages reads rows of (run_id, seq, data), in seq order per run,
+// into the messages of the turns they belong to.
+func attachMessages(rs rows, turns []Turn) error {
+	index := make(map[string]int, len(turns))
+	for i, t := range turns {
+		index[t.Run] = i
+	}
+	for rs.Next() {
+		var run, data string
+		var seq int
+		if err := rs.Scan(&run, &seq, &data); err != nil {
+			return err
+		}
+		if i, ok := index[run]; ok {
+			turns[i].Messages = append(turns[i].Messages, TurnMessage{Seq: seq, Data: []byte(data)})
+		}
+	}
+	return rs.Err()
+}

@@ -65,7 +65,6 @@ func (s *postgresStore) Turns(ctx context.Context, user, chat string, q TurnQuer
 	if err != nil {
 		return nil, fmt.Errorf("list turns of %q: %w", chat, err)
 	}
-	index := map[string]int{}
 	for rows.Next() {
 		t := Turn{User: user, Chat: chat}
 		if err := rows.Scan(&t.Run, &t.Turn, &t.Agent, &t.Status, &t.AnswerKey, &t.VisibleKey, &t.Title,
@@ -74,7 +73,6 @@ func (s *postgresStore) Turns(ctx context.Context, user, chat string, q TurnQuer
 			return nil, fmt.Errorf("list turns of %q: %w", chat, err)
 		}
 		t.StartedAt, t.FinishedAt = t.StartedAt.UTC(), t.FinishedAt.UTC()
-		index[t.Run] = len(out)
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -91,17 +89,7 @@ func (s *postgresStore) Turns(ctx context.Context, user, chat string, q TurnQuer
 		return nil, fmt.Errorf("read turns of %q: %w", chat, err)
 	}
 	defer mrows.Close()
-	for mrows.Next() {
-		var run, data string
-		var seq int
-		if err := mrows.Scan(&run, &seq, &data); err != nil {
-			return nil, fmt.Errorf("read turns of %q: %w", chat, err)
-		}
-		if i, ok := index[run]; ok {
-			out[i].Messages = append(out[i].Messages, TurnMessage{Seq: seq, Data: []byte(data)})
-		}
-	}
-	if err := mrows.Err(); err != nil {
+	if err := attachMessages(mrows, out); err != nil {
 		return nil, fmt.Errorf("read turns of %q: %w", chat, err)
 	}
 	return out, nil

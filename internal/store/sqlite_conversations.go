@@ -73,7 +73,6 @@ func (s *sqliteStore) Turns(ctx context.Context, user, chat string, q TurnQuery)
 		return nil, fmt.Errorf("list turns of %q: %w", chat, err)
 	}
 	defer rows.Close()
-	index := map[string]int{}
 	for rows.Next() {
 		t := Turn{User: user, Chat: chat}
 		var started, finished int64
@@ -82,7 +81,6 @@ func (s *sqliteStore) Turns(ctx context.Context, user, chat string, q TurnQuery)
 			return nil, fmt.Errorf("list turns of %q: %w", chat, err)
 		}
 		t.StartedAt, t.FinishedAt = time.UnixMicro(started).UTC(), time.UnixMicro(finished).UTC()
-		index[t.Run] = len(out)
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -100,17 +98,7 @@ func (s *sqliteStore) Turns(ctx context.Context, user, chat string, q TurnQuery)
 		return nil, fmt.Errorf("read turns of %q: %w", chat, err)
 	}
 	defer mrows.Close()
-	for mrows.Next() {
-		var run, data string
-		var seq int
-		if err := mrows.Scan(&run, &seq, &data); err != nil {
-			return nil, fmt.Errorf("read turns of %q: %w", chat, err)
-		}
-		if i, ok := index[run]; ok {
-			out[i].Messages = append(out[i].Messages, TurnMessage{Seq: seq, Data: []byte(data)})
-		}
-	}
-	if err := mrows.Err(); err != nil {
+	if err := attachMessages(mrows, out); err != nil {
 		return nil, fmt.Errorf("read turns of %q: %w", chat, err)
 	}
 	return out, nil

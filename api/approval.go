@@ -336,14 +336,10 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		if openWebUI {
 			content = w.cards.String() + content
 		}
-		return s.completion(c, run.GetID(), model, ResponseEntry{Content: content}, "stop", longhaul.Usage{})
+		return s.completion(c, run.GetID(), at, model, ResponseEntry{Content: content}, "stop", longhaul.Usage{})
 	case w.client != nil:
-		return c.JSON(ChatCompletion{
-			ID: "chatcmpl-" + run.GetID() + at.suffix(), Object: "chat.completion", Created: time.Now().Unix(), Model: model,
-			Choices: []CompletionItem{{Index: 0, FinishReason: "tool_calls",
-				Message: ResponseEntry{Role: "assistant", Content: w.text, ToolCalls: wireCalls(w.client.Calls, false)}}},
-			Usage: wireUsage(longhaul.Usage{}),
-		})
+		msg := ResponseEntry{Content: w.text, ToolCalls: wireCalls(w.client.Calls, false)}
+		return s.completion(c, run.GetID(), at, model, msg, "tool_calls", longhaul.Usage{})
 	}
 	var res contract.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
@@ -359,5 +355,5 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		}
 		content = cardsFor(msgs) + content
 	}
-	return s.completion(c, run.GetID(), model, ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
+	return s.completion(c, run.GetID(), at, model, ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }

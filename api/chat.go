@@ -35,11 +35,12 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	if err := req.validate(); err != nil {
 		return errBadRequest(err.Error())
 	}
-	agent, ok := s.catalog.Agent(req.Model)
-	if !ok {
-		return errModelNotFound(fmt.Sprintf("the model %q does not exist; GET /v1/models lists the agents", req.Model))
+	agent, err := s.agentFor(req.Model)
+	if err != nil {
+		return err
 	}
-	if err := s.checkClientTools(agent, &req); err != nil {
+	clientTools := req.clientTools()
+	if err := s.checkClientTools(agent, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
 		return err
 	}
 	// The body's user field is the client's label for its end user, never
@@ -57,7 +58,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
 		NotStreamed:     !req.Stream,
 		Background:      req.isBackgroundTask(),
-		ClientTools:     req.clientTools(),
+		ClientTools:     clientTools,
 	}
 	runID := "run-" + uuid.NewString()
 	ctx := c.UserContext()
@@ -255,17 +256,18 @@ func (s *Server) respond(c *fiber.Ctx, run client.WorkflowRun, model string, ope
 	if openWebUI {
 		content = cardsFor(res.Messages) + content
 	}
-	return s.completion(c, run.GetID(), model, ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
+	return s.completion(c, run.GetID(), resumeAt{}, model, ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }
 
-// completion writes a non-streamed answer.
-func (s *Server) completion(c *fiber.Ctx, runID, model string, msg ResponseEntry, reason string, usage longhaul.Usage) error {
+// completion writes a non-streamed answer of run; at says which of its
+// responses it is.
+func (s *Server) completion(c *fiber.Ctx, runID string, at resumeAt, model string, msg ResponseEntry, reason string, usage longhaul.Usage) error {
 	if reason == "" {
 		reason = "stop"
 	}
 	msg.Role = "assistant"
 	return c.JSON(ChatCompletion{
-		ID: "chatcmpl-" + runID, Object: "chat.completion", Created: time.Now().Unix(), Model: model,
+		ID: "chatcmpl-" + runID + at.suffix(), Object: "chat.completion", Created: time.Now().Unix(), Model: model,
 		Choices: []CompletionItem{{Index: 0, Message: msg, FinishReason: reason}},
 		Usage:   wireUsage(usage),
 	})

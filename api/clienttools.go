@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -28,23 +29,37 @@ import (
 // through the blob store instead of the workflow's history.
 const inlinePartLimit = 16 << 10
 
-// checkClientTools refuses a request whose tools clash with the agent's
-// own by name, or whose tool_choice names a tool nobody offers.
-func (s *Server) checkClientTools(agent *skills.Agent, req *ChatRequest) error {
+// checkClientTools refuses a request (of either API) whose tools clash
+// with the agent's own by name, or whose tool_choice (in the Chat
+// Completions form) names a tool nobody offers. path locates tool i in the
+// request.
+func (s *Server) checkClientTools(agent *skills.Agent, specs []longhaul.ToolSpec, choice json.RawMessage, path string) error {
+	if len(specs) == 0 && len(choice) == 0 {
+		return nil
+	}
 	own := s.catalog.AgentTools(agent)
-	for i, t := range req.Tools {
-		if slices.Contains(own, t.Function.Name) {
-			return errBadRequest(fmt.Sprintf("tools[%d].function.name: %q is a tool of agent %s already; rename the client's tool", i, t.Function.Name, agent.ID))
+	for i, t := range specs {
+		if slices.Contains(own, t.Name) {
+			return errBadRequest(fmt.Sprintf(path+".name: %q is a tool of agent %s already; rename the client's tool", i, t.Name, agent.ID))
 		}
 	}
-	name, _ := choiceName(req.ToolChoice)
+	name, _ := choiceName(choice)
 	if name == "" {
 		return nil
 	}
-	if !slices.Contains(own, name) && !slices.ContainsFunc(req.Tools, func(t WireTool) bool { return t.Function.Name == name }) {
+	if !slices.Contains(own, name) && !slices.ContainsFunc(specs, func(t longhaul.ToolSpec) bool { return t.Name == name }) {
 		return errBadRequest(fmt.Sprintf("tool_choice: no tool %q is offered", name))
 	}
 	return nil
+}
+
+// agentFor is the agent a request names as its model.
+func (s *Server) agentFor(model string) (*skills.Agent, error) {
+	agent, ok := s.catalog.Agent(model)
+	if !ok {
+		return nil, errModelNotFound(fmt.Sprintf("the model %q does not exist; GET /v1/models lists the agents", model))
+	}
+	return agent, nil
 }
 
 // continueClient delivers the results of client tool calls to run, which
@@ -100,38 +115,48 @@ func resultsUpdateID(results []contract.ToolResult) string {
 // clientCallsAt is the offset of the client_tool_calls event of run that
 // holds the call with id.
 func (s *Server) clientCallsAt(ctx context.Context, run, id string) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, pickUpTimeout)
-	defer cancel()
-	f := s.hub.subscribe(run)
-	defer f.release()
-	var after int64
-	for {
-		events, done, err := f.next(ctx, after)
-		if err != nil {
-			return 0, errUnavailable("cannot read run " + run + ": " + err.Error())
+	var at int64
+	found, err := s.scanLog(ctx, run, 0, func(e longhaul.Event) bool {
+		var d longhaul.ClientToolCallsData
+		if e.Type == longhaul.EventClientToolCalls && e.Decode(&d) == nil &&
+			slices.ContainsFunc(d.Calls, func(c longhaul.ToolCall) bool { return c.ID == id }) {
+			at = e.Offset
+			return true
 		}
-		for _, e := range events {
-			after = e.Offset
-			var d longhaul.ClientToolCallsData
-			if e.Type == longhaul.EventClientToolCalls && e.Decode(&d) == nil &&
-				slices.ContainsFunc(d.Calls, func(c longhaul.ToolCall) bool { return c.ID == id }) {
-				return e.Offset, nil
-			}
-		}
-		if done {
-			return 0, errBadRequest("tool_call_id " + id + ": run " + run + " made no such call")
-		}
+		return false
+	})
+	if err == nil && !found {
+		err = errBadRequest("tool_call_id " + id + ": run " + run + " made no such call")
 	}
+	return at, err
 }
 
 // tookResults reports whether run went on after its client_tool_calls
 // event at offset at, rather than ending there unanswered.
 func (s *Server) tookResults(ctx context.Context, run string, at int64) (bool, error) {
+	took := false
+	_, err := s.scanLog(ctx, run, at, func(e longhaul.Event) bool {
+		var d longhaul.DoneData
+		switch e.Type {
+		case longhaul.EventUsage:
+			return false
+		case longhaul.EventDone:
+			took = e.Decode(&d) == nil && d.FinishReason != "tool_calls"
+		default:
+			took = true
+		}
+		return true
+	})
+	return took, err
+}
+
+// scanLog shows run's durable events after offset after to visit, as they
+// come, until visit returns true (scanLog then does too) or the log ends.
+func (s *Server) scanLog(ctx context.Context, run string, after int64, visit func(longhaul.Event) bool) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, pickUpTimeout)
 	defer cancel()
 	f := s.hub.subscribe(run)
 	defer f.release()
-	after := at
 	for {
 		events, done, err := f.next(ctx, after)
 		if err != nil {
@@ -139,12 +164,7 @@ func (s *Server) tookResults(ctx context.Context, run string, at int64) (bool, e
 		}
 		for _, e := range events {
 			after = e.Offset
-			switch e.Type {
-			case longhaul.EventUsage:
-			case longhaul.EventDone:
-				var d longhaul.DoneData
-				return e.Decode(&d) == nil && d.FinishReason != "tool_calls", nil
-			default:
+			if visit(e) {
 				return true, nil
 			}
 		}

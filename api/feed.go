@@ -583,10 +583,15 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func (f *feed) query(ctx context.Context, after int64) (contract.EventsPage, error) {
+	return f.h.query(ctx, f.runID, after)
+}
+
+// query reads run's events after offset after with the events query.
+func (h *hub) query(ctx context.Context, run string, after int64) (contract.EventsPage, error) {
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var page contract.EventsPage
-	v, err := f.h.q.QueryWorkflow(qctx, f.runID, "", contract.QueryEvents, contract.EventsRequest{After: after})
+	v, err := h.q.QueryWorkflow(qctx, run, "", contract.QueryEvents, contract.EventsRequest{After: after})
 	if err != nil {
 		return page, err
 	}
@@ -595,12 +600,17 @@ func (f *feed) query(ctx context.Context, after int64) (contract.EventsPage, err
 
 // readArchives reads the archived events after offset after.
 func (f *feed) readArchives(ctx context.Context, archives []contract.EventArchive, after int64) ([]longhaul.Event, error) {
-	if f.h.blobs == nil {
+	return f.h.readArchives(ctx, f.runID, archives, after)
+}
+
+// readArchives reads run's archived events after offset after.
+func (h *hub) readArchives(ctx context.Context, run string, archives []contract.EventArchive, after int64) ([]longhaul.Event, error) {
+	if h.blobs == nil {
 		return nil, errors.New("the run's older events are archived in the blob store, and this API has none (set LONGHAUL_DATABASE_URL as for the workers)")
 	}
 	var out []longhaul.Event
 	for _, ar := range archives {
-		events, err := readArchive(ctx, f.h.blobs, f.runID, ar)
+		events, err := readArchive(ctx, h.blobs, run, ar)
 		if err != nil {
 			return nil, err
 		}

@@ -391,28 +391,62 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // validateTools checks the request's tools and tool_choice.
 func (r *ChatRequest) validateTools() error {
-	seen := map[string]bool{}
 	for i, t := range r.Tools {
 		if t.Type != "function" || t.Function == nil {
 			return fmt.Errorf("tools[%d]: only function tools are supported (type \"function\" with a function object)", i)
 		}
-		name := t.Function.Name
-		if !toolName.MatchString(name) {
-			return fmt.Errorf("tools[%d].function.name: %q must be 1 to 64 letters, digits, underscores or dashes", i, name)
-		}
-		if seen[name] {
-			return fmt.Errorf("tools[%d].function.name: %q is declared twice", i, name)
-		}
-		seen[name] = true
-		if p := bytes.TrimSpace(t.Function.Parameters); len(p) > 0 && !bytes.Equal(p, []byte("null")) && p[0] != '{' {
-			return fmt.Errorf("tools[%d].function.parameters: must be a JSON schema object", i)
-		}
+	}
+	if err := checkToolSpecs(r.clientTools(), "tools[%d].function"); err != nil {
+		return err
 	}
 	if len(r.ToolChoice) == 0 {
 		return nil
 	}
 	if _, err := choiceName(r.ToolChoice); err != nil {
 		return errors.New("tool_choice: " + err.Error())
+	}
+	return nil
+}
+
+// checkToolSpecs checks a request's function tools, whatever API they came
+// by: OpenAI's rules for names, each name once, parameters a schema object.
+// path locates tool i in the request ("tools[%d].function").
+func checkToolSpecs(specs []longhaul.ToolSpec, path string) error {
+	seen := map[string]bool{}
+	for i, t := range specs {
+		at := fmt.Sprintf(path, i)
+		if !toolName.MatchString(t.Name) {
+			return fmt.Errorf("%s.name: %q must be 1 to 64 letters, digits, underscores or dashes", at, t.Name)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("%s.name: %q is declared twice", at, t.Name)
+		}
+		seen[t.Name] = true
+		if p := bytes.TrimSpace(t.Parameters); len(p) > 0 && p[0] != '{' {
+			return fmt.Errorf("%s.parameters: must be a JSON schema object", at)
+		}
+	}
+	return nil
+}
+
+// checkResponseFormat checks a requested answer format, whatever API it
+// came by (nil is text); path locates it in the request.
+func checkResponseFormat(f *longhaul.ResponseFormat, path string) error {
+	if f == nil {
+		return nil
+	}
+	switch f.Type {
+	case longhaul.FormatJSONObject:
+		return nil
+	case longhaul.FormatJSONSchema:
+	default:
+		return fmt.Errorf("%s.type: %q is not one of text, json_object, json_schema", path, f.Type)
+	}
+	if !toolName.MatchString(f.Name) {
+		return fmt.Errorf("%s.name: %q must be 1 to 64 letters, digits, underscores or dashes", path, f.Name)
+	}
+	if err := tools.CheckSchema(f.Schema); err != nil {
+		return fmt.Errorf("%s.schema: %w", path, err)
 	}
 	return nil
 }
@@ -444,37 +478,29 @@ func choiceName(choice json.RawMessage) (string, error) {
 func (r *ChatRequest) clientTools() []longhaul.ToolSpec {
 	var out []longhaul.ToolSpec
 	for _, t := range r.Tools {
-		params := t.Function.Parameters
-		if bytes.Equal(bytes.TrimSpace(params), []byte("null")) {
-			params = nil
-		}
-		out = append(out, longhaul.ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: params, Strict: t.Function.Strict})
+		out = append(out, longhaul.ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: toolParams(t.Function.Parameters), Strict: t.Function.Strict})
 	}
 	return out
 }
 
+// toolParams is a declared tool's parameters schema; null is none.
+func toolParams(raw json.RawMessage) json.RawMessage {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	return raw
+}
+
 // validate checks a response_format; nil is fine.
 func (f *WireFormat) validate() error {
-	if f == nil {
-		return nil
+	path := "response_format"
+	if f != nil && f.Type == longhaul.FormatJSONSchema {
+		if f.JSONSchema == nil {
+			return errors.New("response_format.json_schema: required with type json_schema")
+		}
+		path += ".json_schema"
 	}
-	switch f.Type {
-	case longhaul.FormatText, longhaul.FormatJSONObject:
-		return nil
-	case longhaul.FormatJSONSchema:
-	default:
-		return fmt.Errorf("response_format.type: %q is not one of text, json_object, json_schema", f.Type)
-	}
-	if f.JSONSchema == nil {
-		return errors.New("response_format.json_schema: required with type json_schema")
-	}
-	if !toolName.MatchString(f.JSONSchema.Name) {
-		return fmt.Errorf("response_format.json_schema.name: %q must be 1 to 64 letters, digits, underscores or dashes", f.JSONSchema.Name)
-	}
-	if err := tools.CheckSchema(f.JSONSchema.Schema); err != nil {
-		return errors.New("response_format.json_schema.schema: " + err.Error())
-	}
-	return nil
+	return checkResponseFormat(f.domain(), path)
 }
 
 // domain is the response format in the domain's form; nil for text.

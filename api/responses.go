@@ -64,9 +64,9 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 	if err := req.validate(); err != nil {
 		return errBadRequest(err.Error())
 	}
-	agent, ok := s.catalog.Agent(req.Model)
-	if !ok {
-		return errModelNotFound(fmt.Sprintf("the model %q does not exist; GET /v1/models lists the agents", req.Model))
+	agent, err := s.agentFor(req.Model)
+	if err != nil {
+		return err
 	}
 	items, err := inputItems(req.Input)
 	if err != nil {
@@ -76,15 +76,9 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 	if err != nil {
 		return errBadRequest(err.Error())
 	}
-	own := s.catalog.AgentTools(agent)
-	for i, t := range req.Tools {
-		if slices.Contains(own, t.Name) {
-			return errBadRequest(fmt.Sprintf("tools[%d].name: %q is a tool of agent %s already; rename the function", i, t.Name, agent.ID))
-		}
-	}
-	if name, _ := choiceName(req.options().ToolChoice); name != "" && !slices.Contains(own, name) &&
-		!slices.ContainsFunc(req.Tools, func(t ResponseTool) bool { return t.Name == name }) {
-		return errBadRequest(fmt.Sprintf("tool_choice: no tool %q is offered", name))
+	opts, clientTools := req.options(), req.clientTools()
+	if err := s.checkClientTools(agent, clientTools, opts.ToolChoice, "tools[%d]"); err != nil {
+		return err
 	}
 	ctx, owner := c.UserContext(), principal(c).Name
 	if run, results, ok := functionOutputs(items); ok {
@@ -129,8 +123,8 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		Agent:           agent.ID,
 		Messages:        msgs,
 		User:            principal(c).User,
-		Options:         req.options(),
-		ClientTools:     req.clientTools(),
+		Options:         opts,
+		ClientTools:     clientTools,
 		ModelTimeout:    s.cfg.ModelTimeout,
 		HistoryLimit:    s.cfg.HistoryLimit,
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
@@ -568,37 +562,27 @@ func (s *Server) readLog(ctx context.Context, run string) ([]longhaul.Event, err
 	var out []longhaul.Event
 	var after int64
 	for {
-		qctx, cancel := s.temporalCall(ctx)
-		var page contract.EventsPage
-		v, err := s.temporal.QueryWorkflow(qctx, run, "", contract.QueryEvents, contract.EventsRequest{After: after})
-		if err == nil {
-			err = v.Get(&page)
-		}
-		cancel()
+		page, err := s.hub.query(ctx, run, after)
 		if err != nil {
 			return nil, errUnavailable("cannot read the events of run " + run + ": " + err.Error())
 		}
-		for _, ar := range page.Archives {
-			if s.cfg.Blobs == nil {
-				return nil, errUnavailable("the run's older events are archived in the blob store, and this API has none")
-			}
-			events, err := readArchive(ctx, s.cfg.Blobs, run, ar)
+		if len(page.Archives) > 0 {
+			events, err := s.hub.readArchives(ctx, run, page.Archives, after)
 			if err != nil {
 				return nil, errUnavailable(err.Error())
 			}
-			for _, e := range events {
-				if e.Offset > after {
-					out = append(out, e)
-					after = e.Offset
-				}
+			out = append(out, events...)
+			after = max(after, page.Archives[len(page.Archives)-1].To)
+			if len(events) > 0 {
+				after = max(after, events[len(events)-1].Offset)
 			}
-			after = max(after, ar.To)
+			continue
 		}
 		out = append(out, page.Events...)
 		if len(page.Events) > 0 {
 			after = page.Events[len(page.Events)-1].Offset
 		}
-		if len(page.Archives) == 0 && (len(page.Events) == 0 || after >= page.Last) {
+		if len(page.Events) == 0 || after >= page.Last {
 			return out, nil
 		}
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
 // This file holds the wire types of OpenAI's Responses API and the pure
@@ -318,38 +317,19 @@ func (r *ResponsesRequest) validate() error {
 	if r.Background && r.Store != nil && !*r.Store {
 		return errors.New("background: a background response must be stored (store: true)")
 	}
-	seen := map[string]bool{}
 	for i, t := range r.Tools {
 		if t.Type != "function" {
 			return fmt.Errorf("tools[%d]: type %q is not supported: Longhaul's agents bring their own server-side tools; declare function tools only", i, t.Type)
 		}
-		if !toolName.MatchString(t.Name) {
-			return fmt.Errorf("tools[%d].name: %q must be 1 to 64 letters, digits, underscores or dashes", i, t.Name)
-		}
-		if seen[t.Name] {
-			return fmt.Errorf("tools[%d].name: %q is declared twice", i, t.Name)
-		}
-		seen[t.Name] = true
-		if p := bytes.TrimSpace(t.Parameters); len(p) > 0 && !bytes.Equal(p, []byte("null")) && p[0] != '{' {
-			return fmt.Errorf("tools[%d].parameters: must be a JSON schema object", i)
-		}
+	}
+	if err := checkToolSpecs(r.clientTools(), "tools[%d]"); err != nil {
+		return err
 	}
 	if r.MaxOutputTokens < 0 {
 		return errors.New("max_output_tokens: must not be negative")
 	}
-	if r.Text != nil && r.Text.Format != nil {
-		switch r.Text.Format.Type {
-		case longhaul.FormatText, longhaul.FormatJSONObject:
-		case longhaul.FormatJSONSchema:
-			if !toolName.MatchString(r.Text.Format.Name) {
-				return fmt.Errorf("text.format.name: %q must be 1 to 64 letters, digits, underscores or dashes", r.Text.Format.Name)
-			}
-			if err := tools.CheckSchema(r.Text.Format.Schema); err != nil {
-				return errors.New("text.format.schema: " + err.Error())
-			}
-		default:
-			return fmt.Errorf("text.format.type: %q is not one of text, json_object, json_schema", r.Text.Format.Type)
-		}
+	if err := checkResponseFormat(r.options().ResponseFormat, "text.format"); err != nil {
+		return err
 	}
 	if _, err := chatToolChoice(r.ToolChoice); err != nil {
 		return err
@@ -427,7 +407,7 @@ func (r *ResponsesRequest) options() longhaul.ModelOptions {
 func (r *ResponsesRequest) clientTools() []longhaul.ToolSpec {
 	var out []longhaul.ToolSpec
 	for _, t := range r.Tools {
-		out = append(out, longhaul.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: t.Strict != nil && *t.Strict})
+		out = append(out, longhaul.ToolSpec{Name: t.Name, Description: t.Description, Parameters: toolParams(t.Parameters), Strict: t.Strict != nil && *t.Strict})
 	}
 	return out
 }

@@ -104,14 +104,18 @@ func WithThinking(reasoning, text string) string {
 	return ThinkOpen + reasoning + ThinkClose + text
 }
 
-// SplitThinking parts a call's live text into its reasoning and its text.
-func SplitThinking(s string) (reasoning, text string) {
+// SplitThinking parts a call's live text (so far) into its reasoning and
+// its text; thought is false while the reasoning may go on (the text may
+// also be the start of ThinkOpen).
+func SplitThinking(s string) (reasoning, text string, thought bool) {
+	if strings.HasPrefix(ThinkOpen, s) {
+		return "", "", false
+	}
 	rest, ok := strings.CutPrefix(s, ThinkOpen)
 	if !ok {
-		return "", s
+		return "", s, true
 	}
-	reasoning, text, _ = strings.Cut(rest, ThinkClose)
-	return reasoning, text
+	return strings.Cut(rest, ThinkClose)
 }
 
 // ClientToolCallsData is the payload of client_tool_calls.

@@ -180,7 +180,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 	if err != nil {
 		if ctx.Err() != nil {
 			partial := ModelResponse{Model: model, Attempt: int(info.Attempt)}
-			reasoning, text := longhaul.SplitThinking(out.Text())
+			reasoning, text, _ := longhaul.SplitThinking(out.Text())
 			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: text}
 			partial.Reasoning = reasoning
 			return ModelResponse{}, temporal.NewCanceledError(partial)

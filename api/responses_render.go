@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
@@ -156,7 +155,7 @@ func (r *respRenderer) live(name string, attempt int, streamed string) []StreamE
 	if c.frozen || r.ended {
 		return nil
 	}
-	reasoning, text, ok := splitThinking(streamed)
+	reasoning, text, ok := longhaul.SplitThinking(streamed)
 	if !ok {
 		return nil // still thinking
 	}
@@ -166,20 +165,6 @@ func (r *respRenderer) live(name string, attempt int, streamed string) []StreamE
 	}
 	c.reasoned = true
 	return append(out, r.text(c, text, false)...)
-}
-
-// splitThinking splits streamed text into its reasoning and its answer;
-// ok is false while the reasoning is not complete.
-func splitThinking(s string) (reasoning, text string, ok bool) {
-	if strings.HasPrefix(longhaul.ThinkOpen, s) {
-		return "", "", false // perhaps the start of a think block
-	}
-	rest, thinking := strings.CutPrefix(s, longhaul.ThinkOpen)
-	if !thinking {
-		return "", s, true
-	}
-	reasoning, text, ok = strings.Cut(rest, longhaul.ThinkClose)
-	return reasoning, text, ok
 }
 
 // reset takes a model call's retry: the text sent so far may not come

@@ -196,14 +196,10 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 	conv := append([]longhaul.Message(nil), l.Messages...)
 	ref := l.ConvRef
 	var added []longhaul.Message
-	opts := r.in.Options
-	if opts.Temperature == nil {
-		opts.Temperature = r.spec.Temperature
-	}
+	// A plan step's loop answers the plan, not the client.
+	opts := r.callOptions(l.StepID == "")
 	first := max(l.Turn, 1)
-	// An answer in a response format is checked before it is shown, so
-	// it arrives whole, not as it streams.
-	publish := l.Publish && !jsonFormat(opts.ResponseFormat)
+	publish := l.Publish && publishes(opts)
 	for turn := first; ; turn++ {
 		if turn > 1 {
 			// A tool_choice that forces a call binds the request's first

@@ -369,14 +369,11 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 	if notes := r.findings(p, i, resultContext); notes != "" {
 		b.WriteString("\n\n# Findings\n\n" + notes)
 	}
-	opts := r.in.Options
-	if opts.Temperature == nil {
-		opts.Temperature = r.spec.Temperature
-	}
+	opts := r.callOptions(true)
 	r.state.Turns++
 	resp, err := r.callModel(ctx, activities.ModelRequest{
 		Call: "answer", Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Options: opts,
-		Publish: !r.in.NotStreamed, Instructions: b.String(),
+		Publish: !r.in.NotStreamed && publishes(opts), Instructions: b.String(),
 	}, label, true)
 	if err != nil {
 		return contract.AgentResult{Model: r.model}, err

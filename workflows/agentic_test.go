@@ -957,3 +957,36 @@ func TestNoValidPlanFallsBackToChat(t *testing.T) {
 		t.Errorf("current details %q, want none without a plan", d)
 	}
 }
+
+// TestResponseFormatAnswersOnly: a request's response_format and forced
+// tool_choice shape the call that answers the client, never a plan step's
+// loop, whose result the plan reads; the answer in JSON is not streamed.
+func TestResponseFormatAnswersOnly(t *testing.T) {
+	h := newHarness(t)
+	p := newPipeline(h)
+	s := researcher
+	sk := briefing
+	sk.MaxTurns = 1
+	s.Skills = []activities.SkillSpec{sk}
+	h.resolve(s)
+	p.onPlan(planned(goal, fetchAct, briefStep, answerStep)).Once()
+	p.onSupervisePlan(planOK).Once()
+	p.onReviewStep(stepOK("read"), stepOK("a good briefing")).Twice()
+	p.onTool("step-1", activities.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
+	h.scriptModel(answer("Briefing.", usage(1, 1)), answer(`{"answer":"banned"}`, usage(1, 1))).Twice()
+	in := input(question...)
+	in.Options.ResponseFormat = &longhaul.ResponseFormat{Type: longhaul.FormatJSONObject}
+	in.Options.ToolChoice = json.RawMessage(`"required"`)
+	h.run(in)
+
+	reqs := h.modelCalls()
+	if len(reqs) != 2 || reqs[1].Call != "answer" {
+		t.Fatalf("model calls %+v", reqs)
+	}
+	if step := reqs[0].Options; step.ResponseFormat != nil || step.ToolChoice != nil {
+		t.Errorf("the plan step's call got response_format %+v, tool_choice %s", step.ResponseFormat, step.ToolChoice)
+	}
+	if ans := reqs[1]; ans.Options.ResponseFormat == nil || ans.Publish {
+		t.Errorf("the answer: response_format %+v, published %v; want the format, not streamed", ans.Options.ResponseFormat, ans.Publish)
+	}
+}

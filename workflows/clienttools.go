@@ -129,9 +129,27 @@ func inCallOrder(calls []longhaul.ToolCall, msgs []longhaul.Message) []longhaul.
 	return out
 }
 
-// jsonFormat reports whether f asks for a JSON answer.
-func jsonFormat(f *longhaul.ResponseFormat) bool {
-	return f != nil && (f.Type == longhaul.FormatJSONObject || f.Type == longhaul.FormatJSONSchema)
+// callOptions are the request's options for a model call, with the
+// agent's temperature when the request set none. What shapes the client's
+// answer (response_format, tool_choice) goes only to calls that answer the
+// client: not to a plan step's, whose result the plan reads.
+func (r *run) callOptions(answers bool) longhaul.ModelOptions {
+	opts := r.in.Options
+	if opts.Temperature == nil {
+		opts.Temperature = r.spec.Temperature
+	}
+	if !answers {
+		opts.ResponseFormat, opts.ToolChoice = nil, nil
+	}
+	return opts
+}
+
+// publishes reports whether a call with opts streams its text as it comes:
+// an answer in a JSON response format is checked before it is shown, so it
+// arrives whole.
+func publishes(opts longhaul.ModelOptions) bool {
+	f := opts.ResponseFormat
+	return f == nil || (f.Type != longhaul.FormatJSONObject && f.Type != longhaul.FormatJSONSchema)
 }
 
 // relaxChoice is tool_choice after the request's first model call: a

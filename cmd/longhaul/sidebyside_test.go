@@ -120,6 +120,11 @@ func TestSideBySideOnDefaults(t *testing.T) {
 	if want := "model " + model.URL() + " (default llmtest): llmtest is there"; !strings.Contains(w1.stderr.String(), want) {
 		t.Errorf("the worker's banner does not say %q:\n%s", want, w1.stderr.String())
 	}
+	// The second worker found the default taken (by the first, or by
+	// something else) and said so.
+	if !strings.Contains(w2.stderr.String(), "the default metrics address is taken") {
+		t.Errorf("the second worker did not say it took a free port:\n%s", w2.stderr.String())
+	}
 	if w1Metrics == w2Metrics {
 		t.Fatalf("both workers report metrics on %s", w1Metrics)
 	}

@@ -90,7 +90,7 @@ type Config struct {
 	APIKeys   []string `envconfig:"LONGHAUL_API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key (or a bare key, named by a short hash); each is its own principal; empty with no PROXY_KEYS = no auth (dev only)"`
 	ProxyKeys []string `envconfig:"LONGHAUL_PROXY_KEYS" desc:"comma-separated name:key bearer keys that may speak for end users (Open WebUI's connection): only their requests' user headers are read, and the user is <name>/<user id>"`
 	// OpenWebUIJWTSecret is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET.
-	OpenWebUIJWTSecret string `envconfig:"LONGHAUL_OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET: end users come only from its signed header (never logged)"`
+	OpenWebUIJWTSecret string `envconfig:"LONGHAUL_OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET, at least 32 bytes (openssl rand -hex 32): end users come only from its signed header (never logged)"`
 	UserIDHeader       string `envconfig:"LONGHAUL_USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID)"`
 	UserEmailHeader    string `envconfig:"LONGHAUL_USER_EMAIL_HEADER" default:"X-OpenWebUI-User-Email" desc:"header naming the end user's e-mail"`
 	UserNameHeader     string `envconfig:"LONGHAUL_USER_NAME_HEADER" default:"X-OpenWebUI-User-Name" desc:"header naming the end user's name"`

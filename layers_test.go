@@ -24,9 +24,10 @@ var (
 		"internal/metrics", "internal/tracing", "internal/searchattr", "internal/identity",
 		"internal/config", "internal/textcut"}
 	// adapters talk to one outside thing each: tools and HTTP tools, MCP
-	// servers, the stores, NATS, the embedded Temporal server.
+	// servers, the stores, NATS, the embedded Temporal server, the model
+	// endpoint's start-up check.
 	adapters = []string{"internal/tools", "internal/mcp", "internal/store", "internal/memory",
-		"internal/natsbus", "internal/devserver"}
+		"internal/natsbus", "internal/devserver", "internal/modelcheck"}
 	catalog   = []string{"skills", "internal/toolset"}
 	harnesses = []string{"internal/testing/...", "test/...", "bench", "deploy"}
 )

@@ -37,6 +37,7 @@ import (
 // nil pointer: var a *Activities.
 type Activities struct {
 	llm          *openai.Client
+	baseURL      string // the model endpoint's, for messages
 	defaultModel string
 	catalog      *skills.Catalog
 	tools        *tools.Registry
@@ -105,6 +106,7 @@ func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, log *
 	}
 	return &Activities{
 		llm:               openai.NewClientWithConfig(cfg),
+		baseURL:           llm.BaseURL,
 		defaultModel:      llm.Model,
 		catalog:           catalog,
 		tools:             registry,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/modelcheck"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
@@ -308,7 +309,7 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 	defer watch.stop()
 	s, err := a.llm.CreateChatCompletionStream(sctx, req)
 	if err != nil {
-		return ModelResponse{}, a.streamError(ctx, watch, err)
+		return ModelResponse{}, a.streamError(ctx, watch, err, req.Model)
 	}
 	defer s.Close()
 	var (
@@ -325,7 +326,7 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 			break
 		}
 		if err != nil {
-			return ModelResponse{}, a.streamError(ctx, watch, err)
+			return ModelResponse{}, a.streamError(ctx, watch, err, req.Model)
 		}
 		watch.reset()
 		for _, ch := range chunk.Choices {
@@ -410,11 +411,25 @@ func outputTooLarge(limit int) error {
 }
 
 // streamError classifies a failed stream: silent for the idle timeout, or
-// failed (see classifyModelError).
-func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error) error {
+// failed (see modelError).
+func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error, model string) error {
 	if ctx.Err() == nil && watch.fired() {
 		return temporal.NewApplicationError(
 			fmt.Sprintf("the model stream sent nothing for %s (LONGHAUL_MODEL_IDLE_TIMEOUT)", a.IdleTimeout), longhaul.ErrTypeModelUnavailable)
+	}
+	return a.modelError(ctx, err, model)
+}
+
+// modelError classifies a failed call of model (see classifyModelError).
+// A call that could not connect at all says what to do about it, as the
+// start banner does (modelcheck.Explain): start Ollama, or set
+// LONGHAUL_LLM_BASE_URL. It is retried all the same, so a run outlives an
+// endpoint that restarts; the message is what a run that gives up shows.
+func (a *Activities) modelError(ctx context.Context, err error, model string) error {
+	if ctx.Err() == nil {
+		if msg := modelcheck.Explain(err, a.baseURL, model); msg != "" {
+			return temporal.NewApplicationErrorWithCause("model call failed: "+msg, longhaul.ErrTypeModelUnavailable, err)
+		}
 	}
 	return classifyModelError(ctx, err)
 }

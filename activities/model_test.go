@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -637,4 +638,21 @@ func TestChatCompletionStreamWithoutFinishReasonIsRetryable(t *testing.T) {
 	env := f.activityEnv()
 	_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
 	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "finish reason")
+}
+
+// TestChatCompletionUnreachableEndpoint calls a model endpoint nothing
+// listens on: the error says it cannot reach the endpoint and what to do
+// (as the start banner does), and stays retryable, so a run outlives an
+// endpoint that restarts.
+func TestChatCompletionUnreachableEndpoint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	f := newFixture(t, nil, func(c *activities.LLMConfig) { c.BaseURL = closed })
+	_, err = chat(t, f.activityEnv(), f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
+	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false,
+		"model call failed: cannot reach "+closed+" (connection refused); check that the endpoint runs, or set LONGHAUL_LLM_BASE_URL to your model endpoint")
 }

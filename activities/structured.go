@@ -56,7 +56,7 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 		}
 		resp, err := a.llm.CreateChatCompletion(ctx, req)
 		if err != nil {
-			return nil, usage, classifyModelError(ctx, err)
+			return nil, usage, a.modelError(ctx, err, c.model)
 		}
 		usage = usage.Add(longhaul.Usage{
 			PromptTokens:     resp.Usage.PromptTokens,

@@ -21,10 +21,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
@@ -107,6 +109,11 @@ type Config struct {
 	// Metrics takes the API's series (requests, durations, time to first
 	// token, open streams, runs waiting for a person); nil records none.
 	Metrics prometheus.Registerer
+	// MetricsHandler, when set, serves GET /metrics on the API's own
+	// listener (longhaul api's default), without a key as /healthz is:
+	// Prometheus scrapes with none, and the series carry counts by route,
+	// agent, model and tool, no user's data.
+	MetricsHandler http.Handler
 }
 
 // Server serves the HTTP API.
@@ -196,6 +203,9 @@ func (s *Server) routes() {
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.panicked}))
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
+	if s.cfg.MetricsHandler != nil {
+		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.MetricsHandler))
+	}
 	v1 := s.app.Group("/v1", s.auth)
 	v1.Get("/models", s.listModels)
 	v1.Post("/chat/completions", s.chatCompletions)

@@ -1,6 +1,8 @@
 package deploy_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"slices"
 	"strings"
@@ -17,7 +19,10 @@ import (
 // Temporal server, NATS and PostgreSQL of the stack, Open WebUI on the API
 // with the proxy key and the signing secret Longhaul checks.
 func TestComposeStack(t *testing.T) {
-	services := composeConfig(t, exampleEnv(t))
+	// With .env.example's secrets chosen, as an operator must: Longhaul
+	// refuses its change-me placeholders at start (internal/config,
+	// TestPlaceholderSecrets).
+	services := composeConfig(t, chosenSecrets(exampleEnv(t)))
 	want := []string{"longhaul-api", "longhaul-dev", "longhaul-setup", "longhaul-worker", "nats", "ollama", "ollama-pull",
 		"open-webui", "postgresql", "temporal", "temporal-namespace", "temporal-schema", "temporal-ui"}
 	if got := slices.Sorted(maps.Keys(services)); !slices.Equal(got, want) {
@@ -152,6 +157,21 @@ func secretsOf(t *testing.T) []string {
 		}
 	}
 	return env
+}
+
+// chosenSecrets is env with every change-me placeholder replaced by a
+// secret of 64 hex digits, one per variable, as `openssl rand -hex 32`
+// makes.
+func chosenSecrets(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(strings.ToLower(v), "change-me") {
+			sum := sha256.Sum256([]byte(k))
+			kv = k + "=" + hex.EncodeToString(sum[:])
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 var requiredSecrets = []string{"POSTGRES_PASSWORD", "LONGHAUL_PROXY_KEY", "OPENWEBUI_JWT_SECRET", "WEBUI_SECRET_KEY"}

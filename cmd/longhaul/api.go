@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
@@ -38,8 +39,15 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer closeBus()
+	// With LONGHAUL_METRICS_ADDR empty the API serves /metrics on its own
+	// listener, so an API and a worker on one host never collide on a
+	// metrics port.
+	onAPI := m != nil && maddr == ""
+	if onAPI {
+		maddr = cfg.HTTPAddr
+	}
 	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s, NATS %s%s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress, redact.URLs(cfg.NATSURL), metricsNote(maddr))
-	return serveAPI(ctx, newAPI(cfg, c, cat, topts, blobs, bus, log, false, m, forget), cfg.HTTPAddr, log)
+	return serveAPI(ctx, newAPI(cfg, c, cat, topts, blobs, bus, log, false, m, onAPI, forget), cfg.HTTPAddr, log)
 }
 
 // forgetter is what deleting a conversation also deletes: the memories
@@ -56,7 +64,7 @@ func forgetter(ctx context.Context, cfg config.Config, mem *memory.Service) (api
 	return st, func() { st.Close() }, nil
 }
 
-func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts toolset.Options, blobs store.Store, bus *natsbus.Bus, log *slog.Logger, eager bool, m *metrics.Metrics, forget api.ConversationForgetter) *api.Server {
+func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts toolset.Options, blobs store.Store, bus *natsbus.Bus, log *slog.Logger, eager bool, m *metrics.Metrics, metricsOnAPI bool, forget api.ConversationForgetter) *api.Server {
 	keys, _ := cfg.Keys() // checked by Validate
 	if len(keys) == 0 {
 		log.Warn("NO API KEYS: LONGHAUL_API_KEYS and LONGHAUL_PROXY_KEYS are empty, so the API serves every caller and trusts the user headers of anyone who sends them; every caller can read every user's runs. Fine for local development only.")
@@ -73,12 +81,17 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		log.Info("API keys", "keys", names, "signed_user_header", cfg.OpenWebUIJWTSecret != "")
 	}
 	var reg prometheus.Registerer
+	var metricsHandler http.Handler
 	if m != nil {
 		reg = m.Registry
+		if metricsOnAPI {
+			metricsHandler = m.Handler()
+		}
 	}
 	embedURL, embedKey := cfg.Embedder()
 	return api.New(api.Config{
 		Metrics:         reg,
+		MetricsHandler:  metricsHandler,
 		TaskQueue:       cfg.TaskQueue,
 		Keys:            keys,
 		JWTSecret:       []byte(cfg.OpenWebUIJWTSecret),

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/metrics"
+	"github.com/longhaul-dev/longhaul/internal/modelcheck"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -54,7 +56,7 @@ func openRemote(ctx context.Context, cfg config.Config, log *slog.Logger, comman
 	}
 	r := &remote{close: func() {}}
 	var err error
-	if r.metrics, r.metricsAddr, err = startMetrics(ctx, cfg, log); err != nil {
+	if r.metrics, r.metricsAddr, err = startMetrics(ctx, cfg, log, command); err != nil {
 		return nil, err
 	}
 	if r.catalog, r.tools, err = loadCatalog(cfg, log); err != nil {
@@ -209,4 +211,26 @@ func memoryLine(cfg config.Config, mem *memory.Service) string {
 		line += ", " + b.Backend()
 	}
 	return line
+}
+
+// checkModel asks the model endpoint, beside the rest of start-up, whether
+// it answers and has the default model (see modelcheck.Check); the
+// returned func waits for the answer, at most modelcheck.Timeout from now.
+// Start-up goes on whatever it finds: the endpoint may come up later.
+func checkModel(ctx context.Context, cfg config.Config) func() modelcheck.Result {
+	done := make(chan modelcheck.Result, 1)
+	go func() {
+		done <- modelcheck.Check(ctx, &http.Client{}, cfg.LLMBaseURL, cfg.LLMAPIKey, cfg.LLMModel)
+	}()
+	return func() modelcheck.Result { return <-done }
+}
+
+// modelLine is the start-up line of the model endpoint: its URL, the
+// default model and what the check found; a problem is logged as a
+// warning too, with its fix.
+func modelLine(cfg config.Config, r modelcheck.Result, log *slog.Logger) string {
+	if !r.OK() {
+		log.Warn("the model endpoint is not ready: "+r.Problem, "fix", r.Fix, "url", redact.URLs(cfg.LLMBaseURL), "model", cfg.LLMModel)
+	}
+	return fmt.Sprintf("%s (default %s): %s", redact.URLs(cfg.LLMBaseURL), cfg.LLMModel, r.Status(cfg.LLMModel))
 }

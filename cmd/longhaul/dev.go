@@ -19,6 +19,7 @@ import (
 // runDev runs the embedded server (unless a real one is configured), a worker
 // and the API in one process.
 func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	model := checkModel(ctx, cfg)
 	// Agent files first: a broken one stops start-up before anything runs.
 	cat, topts, err := loadCatalog(cfg, log)
 	if err != nil {
@@ -35,7 +36,7 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer closeForget()
-	m, maddr, err := startMetrics(ctx, cfg, log)
+	m, maddr, err := startMetrics(ctx, cfg, log, "dev")
 	if err != nil {
 		return err
 	}
@@ -84,13 +85,13 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	}
 	defer w.Stop()
 	scheduleRetention(ctx, cfg, c, log)
-	s := newAPI(cfg, c, cat, topts, blobs, bus, log, true, m, forget)
+	s := newAPI(cfg, c, cat, topts, blobs, bus, log, true, m, false, forget)
 	fmt.Fprintf(out, "Longhaul %s\n  API          http://%s/v1\n", version(), cfg.HTTPAddr)
 	if uiURL != "" {
 		fmt.Fprintf(out, "  Temporal UI  %s\n", uiLine(cfg, uiURL))
 	}
-	fmt.Fprintf(out, "  Temporal     %s (namespace %s, task queue %s)\n  NATS         %s\n  Model        %s (default %s)\n  Memory       %s\n",
-		addr, cfg.TemporalNamespace, cfg.TaskQueue, natsLine(cfg, ns), redact.URLs(cfg.LLMBaseURL), cfg.LLMModel, memoryLine(cfg, mem))
+	fmt.Fprintf(out, "  Temporal     %s (namespace %s, task queue %s)\n  NATS         %s\n  Model        %s\n  Memory       %s\n",
+		addr, cfg.TemporalNamespace, cfg.TaskQueue, natsLine(cfg, ns), modelLine(cfg, model(), log), memoryLine(cfg, mem))
 	if maddr != "" {
 		fmt.Fprintf(out, "  Metrics      http://%s/metrics\n", maddr)
 	}

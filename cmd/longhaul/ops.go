@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/activities"
@@ -81,10 +82,16 @@ func runSetup(ctx context.Context, cfg config.Config, log *slog.Logger, out io.W
 	return nil
 }
 
-// startMetrics serves the process's metrics on LONGHAUL_METRICS_ADDR and
-// returns them with the address bound; nil and "" when the setting is off.
-func startMetrics(ctx context.Context, cfg config.Config, log *slog.Logger) (*metrics.Metrics, string, error) {
-	if cfg.MetricsAddr == metrics.Off {
+// startMetrics makes the process's metrics and serves them where
+// LONGHAUL_METRICS_ADDR says; it returns the address bound, "" when none
+// is (nil metrics when the setting is off). An address set there that is
+// taken stops start-up, naming the setting. Left empty, `api` binds
+// nothing (it serves /metrics on its own listener, see runAPI) and `dev`
+// and `worker` serve on config.DefaultMetricsAddr, or, when another
+// process on the host has it (a second worker), on a free port they
+// print: processes started side by side on defaults all start.
+func startMetrics(ctx context.Context, cfg config.Config, log *slog.Logger, command string) (*metrics.Metrics, string, error) {
+	if cfg.MetricsAddr == config.MetricsOff {
 		return nil, "", nil
 	}
 	help := maps.Clone(activities.MetricHelp)
@@ -93,7 +100,23 @@ func startMetrics(ctx context.Context, cfg config.Config, log *slog.Logger) (*me
 	if err != nil {
 		return nil, "", err
 	}
-	addr, err := m.Serve(ctx, cfg.MetricsAddr, log)
+	if cfg.MetricsAddr != "" {
+		addr, err := m.Serve(ctx, cfg.MetricsAddr, log)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, addr, nil
+	}
+	if command == "api" {
+		return m, "", nil
+	}
+	addr, err := m.Serve(ctx, config.DefaultMetricsAddr, log)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		if addr, err = m.Serve(ctx, net.JoinHostPort("127.0.0.1", "0"), log); err == nil {
+			log.Warn("the default metrics address is taken (another longhaul process on this host?), so metrics are on a free port; set LONGHAUL_METRICS_ADDR to choose one",
+				"default", config.DefaultMetricsAddr, "metrics", "http://"+addr+"/metrics")
+		}
+	}
 	if err != nil {
 		return nil, "", err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
-	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
@@ -23,6 +22,7 @@ import (
 )
 
 func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
+	model := checkModel(ctx, cfg)
 	r, err := openRemote(ctx, cfg, log, "worker")
 	if err != nil {
 		return err
@@ -42,7 +42,7 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	v := versioning(cfg, log)
 	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, mem, bus, c, log), tuning(cfg), v)
 	scheduleRetention(ctx, cfg, c, log)
-	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, redact.URLs(cfg.LLMBaseURL), memoryLine(cfg, mem), metricsNote(maddr))
+	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, modelLine(cfg, model(), log), memoryLine(cfg, mem), metricsNote(maddr))
 	return runWorkerVersion(ctx, w, c, v, cfg.WorkerPromote, log)
 }
 

@@ -30,88 +30,97 @@ const Prefix = "LONGHAUL"
 const UIOff = "off"
 
 // Config is every Longhaul setting. Field tags name the environment variable
-// (without the LONGHAUL_ prefix), its default and a one-line description that
-// `longhaul --help` prints.
+// in full, its default and a one-line description that `longhaul --help`
+// prints.
+//
+// The tags carry the LONGHAUL_ prefix themselves and Load passes envconfig
+// no prefix, because envconfig falls back to a tag's bare name: its
+// Process (kelseyhightower/envconfig v1.4.0, envconfig.go lines 99-100,
+// 121-126 and 193-196) reads PREFIX_TAG and, when that is unset, TAG
+// itself. With a prefix given, a TEMPORAL_ADDRESS exported for the
+// Temporal CLI, or an HTTP_ADDR or DATABASE_URL of another program, would
+// silently become Longhaul's setting. With the whole name as the tag, the
+// name read and its fallback are one and the same.
 type Config struct {
-	HTTPAddr string `envconfig:"HTTP_ADDR" default:"127.0.0.1:8080" desc:"API listen address"`
-	DataDir  string `envconfig:"DATA_DIR" default:"./.longhaul" desc:"embedded Temporal database, local stores and logs"`
+	HTTPAddr string `envconfig:"LONGHAUL_HTTP_ADDR" default:"127.0.0.1:8080" desc:"API listen address"`
+	DataDir  string `envconfig:"LONGHAUL_DATA_DIR" default:"./.longhaul" desc:"embedded Temporal database, local stores and logs"`
 
-	TemporalAddress       string `envconfig:"TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api"`
-	EmbeddedTemporalAddr  string `envconfig:"EMBEDDED_TEMPORAL_ADDR" default:"127.0.0.1:7233" desc:"where dev and server serve the embedded Temporal frontend (gRPC)"`
-	EmbeddedUIAddr        string `envconfig:"EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
-	EmbeddedUIWrite       bool   `envconfig:"EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login)"`
-	TemporalNamespace     string `envconfig:"TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
-	TaskQueue             string `envconfig:"TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`
-	TemporalTLS           bool   `envconfig:"TEMPORAL_TLS" default:"false" desc:"connect to LONGHAUL_TEMPORAL_ADDRESS over TLS (implied by the TEMPORAL_TLS_* files and TEMPORAL_API_KEY)"`
-	TemporalTLSCA         string `envconfig:"TEMPORAL_TLS_CA" desc:"PEM file of the CA that signed the Temporal frontend's certificate; empty = the system's roots"`
-	TemporalTLSCert       string `envconfig:"TEMPORAL_TLS_CERT" desc:"PEM client certificate for Temporal's mutual TLS (with TEMPORAL_TLS_KEY), as Temporal Cloud's mTLS namespaces want"`
-	TemporalTLSKey        string `envconfig:"TEMPORAL_TLS_KEY" desc:"PEM key of TEMPORAL_TLS_CERT"`
-	TemporalTLSServerName string `envconfig:"TEMPORAL_TLS_SERVER_NAME" desc:"the name the frontend's certificate must carry, when not the host of TEMPORAL_ADDRESS"`
-	TemporalAPIKey        string `envconfig:"TEMPORAL_API_KEY" desc:"API key for the Temporal frontend (Temporal Cloud's API-key auth), sent over TLS (never logged)"`
+	TemporalAddress       string `envconfig:"LONGHAUL_TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api"`
+	EmbeddedTemporalAddr  string `envconfig:"LONGHAUL_EMBEDDED_TEMPORAL_ADDR" default:"127.0.0.1:7233" desc:"where dev and server serve the embedded Temporal frontend (gRPC)"`
+	EmbeddedUIAddr        string `envconfig:"LONGHAUL_EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
+	EmbeddedUIWrite       bool   `envconfig:"LONGHAUL_EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login)"`
+	TemporalNamespace     string `envconfig:"LONGHAUL_TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
+	TaskQueue             string `envconfig:"LONGHAUL_TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`
+	TemporalTLS           bool   `envconfig:"LONGHAUL_TEMPORAL_TLS" default:"false" desc:"connect to LONGHAUL_TEMPORAL_ADDRESS over TLS (implied by the TEMPORAL_TLS_* files and TEMPORAL_API_KEY)"`
+	TemporalTLSCA         string `envconfig:"LONGHAUL_TEMPORAL_TLS_CA" desc:"PEM file of the CA that signed the Temporal frontend's certificate; empty = the system's roots"`
+	TemporalTLSCert       string `envconfig:"LONGHAUL_TEMPORAL_TLS_CERT" desc:"PEM client certificate for Temporal's mutual TLS (with TEMPORAL_TLS_KEY), as Temporal Cloud's mTLS namespaces want"`
+	TemporalTLSKey        string `envconfig:"LONGHAUL_TEMPORAL_TLS_KEY" desc:"PEM key of TEMPORAL_TLS_CERT"`
+	TemporalTLSServerName string `envconfig:"LONGHAUL_TEMPORAL_TLS_SERVER_NAME" desc:"the name the frontend's certificate must carry, when not the host of TEMPORAL_ADDRESS"`
+	TemporalAPIKey        string `envconfig:"LONGHAUL_TEMPORAL_API_KEY" desc:"API key for the Temporal frontend (Temporal Cloud's API-key auth), sent over TLS (never logged)"`
 
-	MetricsAddr string `envconfig:"METRICS_ADDR" default:"127.0.0.1:9464" desc:"where dev, worker and api serve Prometheus metrics (/metrics); off serves none; each process needs its own"`
+	MetricsAddr string `envconfig:"LONGHAUL_METRICS_ADDR" desc:"where Prometheus scrapes /metrics: empty = dev and worker 127.0.0.1:9464 (a free port, printed at start, when that is taken), api GET /metrics on its own listener; server serves none; off serves none; an address set here that is taken stops start-up"`
 
-	WorkerActivitySlots int `envconfig:"WORKER_ACTIVITY_SLOTS" default:"1000" desc:"model, tool and store calls one worker runs at once (most of them wait on the network)"`
-	WorkerWorkflowSlots int `envconfig:"WORKER_WORKFLOW_SLOTS" default:"200" desc:"workflow tasks one worker runs at once"`
-	WorkerPollers       int `envconfig:"WORKER_POLLERS" default:"8" desc:"pollers one worker keeps on each of its activity and workflow task queues"`
-	WorkerStickyCache   int `envconfig:"WORKER_STICKY_CACHE" default:"0" desc:"runs a worker process keeps cached between their tasks; 0 = the SDK's 10000"`
+	WorkerActivitySlots int `envconfig:"LONGHAUL_WORKER_ACTIVITY_SLOTS" default:"1000" desc:"model, tool and store calls one worker runs at once (most of them wait on the network)"`
+	WorkerWorkflowSlots int `envconfig:"LONGHAUL_WORKER_WORKFLOW_SLOTS" default:"200" desc:"workflow tasks one worker runs at once"`
+	WorkerPollers       int `envconfig:"LONGHAUL_WORKER_POLLERS" default:"8" desc:"pollers one worker keeps on each of its activity and workflow task queues"`
+	WorkerStickyCache   int `envconfig:"LONGHAUL_WORKER_STICKY_CACHE" default:"0" desc:"runs a worker process keeps cached between their tasks; 0 = the SDK's 10000"`
 
-	WorkerDeployment string `envconfig:"WORKER_DEPLOYMENT" default:"longhaul" desc:"Temporal worker deployment the workers join, each build a version of it (Worker Versioning, Temporal server 1.29.1 or later); off = unversioned workers"`
-	WorkerBuildID    string `envconfig:"WORKER_BUILD_ID" desc:"this build's id in the worker deployment; empty = what longhaul version prints"`
-	WorkerVersioning string `envconfig:"WORKER_VERSIONING" default:"auto-upgrade" desc:"auto-upgrade: a run's next task goes to the deployment's current version, so runs outlive the workers that started them; pinned: a run stays on the version it started on, whose workers must outlive it"`
-	WorkerPromote    bool   `envconfig:"WORKER_PROMOTE" default:"true" desc:"a worker makes its version the deployment's current version once it polls; false = an operator does (temporal worker deployment set-current-version) or the Temporal Worker Controller"`
+	WorkerDeployment string `envconfig:"LONGHAUL_WORKER_DEPLOYMENT" default:"longhaul" desc:"Temporal worker deployment the workers join, each build a version of it (Worker Versioning, Temporal server 1.29.1 or later); off = unversioned workers"`
+	WorkerBuildID    string `envconfig:"LONGHAUL_WORKER_BUILD_ID" desc:"this build's id in the worker deployment; empty = what longhaul version prints"`
+	WorkerVersioning string `envconfig:"LONGHAUL_WORKER_VERSIONING" default:"auto-upgrade" desc:"auto-upgrade: a run's next task goes to the deployment's current version, so runs outlive the workers that started them; pinned: a run stays on the version it started on, whose workers must outlive it"`
+	WorkerPromote    bool   `envconfig:"LONGHAUL_WORKER_PROMOTE" default:"true" desc:"a worker makes its version the deployment's current version once it polls; false = an operator does (temporal worker deployment set-current-version) or the Temporal Worker Controller"`
 
-	NATSURL           string `envconfig:"NATS_URL" desc:"a NATS server or cluster (comma-separated nats:// URLs) for live token streams; empty = embedded (dev); required for worker and api"`
-	EmbeddedNATSAddr  string `envconfig:"EMBEDDED_NATS_ADDR" desc:"where the embedded NATS listens: empty = dev none (in-process), server 127.0.0.1:4223"`
-	NATSSubjectPrefix string `envconfig:"NATS_SUBJECT_PREFIX" default:"longhaul" desc:"first token of Longhaul's NATS subjects (the namespace follows)"`
-	NATSCreds         string `envconfig:"NATS_CREDS" desc:"NATS credentials file (JWT and seed) for a secured cluster"`
-	NATSTLSCA         string `envconfig:"NATS_TLS_CA" desc:"PEM file of the CA that signed the NATS servers' certificates"`
-	NATSTLSCert       string `envconfig:"NATS_TLS_CERT" desc:"PEM client certificate for NATS (with NATS_TLS_KEY)"`
-	NATSTLSKey        string `envconfig:"NATS_TLS_KEY" desc:"PEM key of NATS_TLS_CERT"`
+	NATSURL           string `envconfig:"LONGHAUL_NATS_URL" desc:"a NATS server or cluster (comma-separated nats:// URLs) for live token streams; empty = embedded (dev); required for worker and api"`
+	EmbeddedNATSAddr  string `envconfig:"LONGHAUL_EMBEDDED_NATS_ADDR" desc:"where the embedded NATS listens: empty = dev none (in-process), server 127.0.0.1:4223"`
+	NATSSubjectPrefix string `envconfig:"LONGHAUL_NATS_SUBJECT_PREFIX" default:"longhaul" desc:"first token of Longhaul's NATS subjects (the namespace follows)"`
+	NATSCreds         string `envconfig:"LONGHAUL_NATS_CREDS" desc:"NATS credentials file (JWT and seed) for a secured cluster"`
+	NATSTLSCA         string `envconfig:"LONGHAUL_NATS_TLS_CA" desc:"PEM file of the CA that signed the NATS servers' certificates"`
+	NATSTLSCert       string `envconfig:"LONGHAUL_NATS_TLS_CERT" desc:"PEM client certificate for NATS (with NATS_TLS_KEY)"`
+	NATSTLSKey        string `envconfig:"LONGHAUL_NATS_TLS_KEY" desc:"PEM key of NATS_TLS_CERT"`
 
-	LLMBaseURL string        `envconfig:"LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
-	LLMAPIKey  string        `envconfig:"LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
-	LLMModel   string        `envconfig:"LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
-	LLMTimeout time.Duration `envconfig:"LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
+	LLMBaseURL string        `envconfig:"LONGHAUL_LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
+	LLMAPIKey  string        `envconfig:"LONGHAUL_LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
+	LLMModel   string        `envconfig:"LONGHAUL_LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
+	LLMTimeout time.Duration `envconfig:"LONGHAUL_LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
 	// ModelIdleTimeout gives up on a model stream that went silent.
-	ModelIdleTimeout time.Duration `envconfig:"MODEL_IDLE_TIMEOUT" default:"2m" desc:"how long a model call waits for the next chunk of its stream, the first included, before the attempt fails and is retried; 0 = as long as LLM_TIMEOUT"`
-	MaxModelOutput   int           `envconfig:"MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together); past it the run fails with an error, not retried"`
+	ModelIdleTimeout time.Duration `envconfig:"LONGHAUL_MODEL_IDLE_TIMEOUT" default:"2m" desc:"how long a model call waits for the next chunk of its stream, the first included, before the attempt fails and is retried; 0 = as long as LLM_TIMEOUT"`
+	MaxModelOutput   int           `envconfig:"LONGHAUL_MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together); past it the run fails with an error, not retried"`
 
-	SkillsDir string   `envconfig:"SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
-	APIKeys   []string `envconfig:"API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key (or a bare key, named by a short hash); each is its own principal; empty with no PROXY_KEYS = no auth (dev only)"`
-	ProxyKeys []string `envconfig:"PROXY_KEYS" desc:"comma-separated name:key bearer keys that may speak for end users (Open WebUI's connection): only their requests' user headers are read, and the user is <name>/<user id>"`
+	SkillsDir string   `envconfig:"LONGHAUL_SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
+	APIKeys   []string `envconfig:"LONGHAUL_API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key (or a bare key, named by a short hash); each is its own principal; empty with no PROXY_KEYS = no auth (dev only)"`
+	ProxyKeys []string `envconfig:"LONGHAUL_PROXY_KEYS" desc:"comma-separated name:key bearer keys that may speak for end users (Open WebUI's connection): only their requests' user headers are read, and the user is <name>/<user id>"`
 	// OpenWebUIJWTSecret is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET.
-	OpenWebUIJWTSecret string `envconfig:"OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET: end users come only from its signed header (never logged)"`
-	UserIDHeader       string `envconfig:"USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID)"`
-	UserEmailHeader    string `envconfig:"USER_EMAIL_HEADER" default:"X-OpenWebUI-User-Email" desc:"header naming the end user's e-mail"`
-	UserNameHeader     string `envconfig:"USER_NAME_HEADER" default:"X-OpenWebUI-User-Name" desc:"header naming the end user's name"`
-	UserRoleHeader     string `envconfig:"USER_ROLE_HEADER" default:"X-OpenWebUI-User-Role" desc:"header naming the end user's role"`
-	UserJWTHeader      string `envconfig:"USER_JWT_HEADER" default:"X-OpenWebUI-User-Jwt" desc:"header carrying Open WebUI's signed user (FORWARD_USER_INFO_HEADER_JWT)"`
-	ChatIDHeader       string `envconfig:"CHAT_ID_HEADER" default:"X-OpenWebUI-Chat-Id" desc:"header naming the chat (Open WebUI's FORWARD_SESSION_INFO_HEADER_CHAT_ID)"`
-	MessageIDHeader    string `envconfig:"MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
-	DatabaseURL        string `envconfig:"DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+	OpenWebUIJWTSecret string `envconfig:"LONGHAUL_OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET, at least 32 bytes (openssl rand -hex 32): end users come only from its signed header (never logged)"`
+	UserIDHeader       string `envconfig:"LONGHAUL_USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID)"`
+	UserEmailHeader    string `envconfig:"LONGHAUL_USER_EMAIL_HEADER" default:"X-OpenWebUI-User-Email" desc:"header naming the end user's e-mail"`
+	UserNameHeader     string `envconfig:"LONGHAUL_USER_NAME_HEADER" default:"X-OpenWebUI-User-Name" desc:"header naming the end user's name"`
+	UserRoleHeader     string `envconfig:"LONGHAUL_USER_ROLE_HEADER" default:"X-OpenWebUI-User-Role" desc:"header naming the end user's role"`
+	UserJWTHeader      string `envconfig:"LONGHAUL_USER_JWT_HEADER" default:"X-OpenWebUI-User-Jwt" desc:"header carrying Open WebUI's signed user (FORWARD_USER_INFO_HEADER_JWT)"`
+	ChatIDHeader       string `envconfig:"LONGHAUL_CHAT_ID_HEADER" default:"X-OpenWebUI-Chat-Id" desc:"header naming the chat (Open WebUI's FORWARD_SESSION_INFO_HEADER_CHAT_ID)"`
+	MessageIDHeader    string `envconfig:"LONGHAUL_MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
+	DatabaseURL        string `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
 
-	EmbedModel      string        `envconfig:"EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
-	EmbedBaseURL    string        `envconfig:"EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`
-	EmbedAPIKey     string        `envconfig:"EMBED_API_KEY" desc:"bearer key of EMBED_BASE_URL (never logged); empty and EMBED_BASE_URL empty = LLM_API_KEY"`
-	MemoryK         int           `envconfig:"MEMORY_K" default:"5" desc:"most memories recalled into a turn (memory: recall) or returned by a search"`
-	MemoryThreshold float64       `envconfig:"MEMORY_THRESHOLD" default:"0.6" desc:"cosine similarity (-1 to 1) a memory needs to be recalled into a turn"`
-	SearchURL       string        `envconfig:"SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
-	MCPConfig       string        `envconfig:"MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
-	FetchPorts      []int         `envconfig:"FETCH_PORTS" default:"80,443" desc:"the only ports web_fetch connects to"`
-	MaxToolChars    int           `envconfig:"MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
-	RestoreChars    int           `envconfig:"RESTORE_CHARS" default:"32000" desc:"characters of earlier chat turns' tool results given back to the model (conversation restore); the newest turn's are kept whole, older ones are cut, oldest first"`
-	HistoryLimit    int           `envconfig:"HISTORY_LIMIT" default:"5000" desc:"history events after which a run continues as new (Temporal's own suggestion may come first)"`
-	ApprovalTimeout time.Duration `envconfig:"APPROVAL_TIMEOUT" default:"0" desc:"how long a run waits for a person to approve a tool call before denying it; 0 = no limit"`
-	Retention       time.Duration `envconfig:"RETENTION" default:"0" desc:"how long the stored blobs (big tool outputs, conversations, archived events) of a finished run are kept; 0 = the namespace's workflow retention"`
+	EmbedModel      string        `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
+	EmbedBaseURL    string        `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`
+	EmbedAPIKey     string        `envconfig:"LONGHAUL_EMBED_API_KEY" desc:"bearer key of EMBED_BASE_URL (never logged); empty and EMBED_BASE_URL empty = LLM_API_KEY"`
+	MemoryK         int           `envconfig:"LONGHAUL_MEMORY_K" default:"5" desc:"most memories recalled into a turn (memory: recall) or returned by a search"`
+	MemoryThreshold float64       `envconfig:"LONGHAUL_MEMORY_THRESHOLD" default:"0.6" desc:"cosine similarity (-1 to 1) a memory needs to be recalled into a turn"`
+	SearchURL       string        `envconfig:"LONGHAUL_SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
+	MCPConfig       string        `envconfig:"LONGHAUL_MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
+	FetchPorts      []int         `envconfig:"LONGHAUL_FETCH_PORTS" default:"80,443" desc:"the only ports web_fetch connects to"`
+	MaxToolChars    int           `envconfig:"LONGHAUL_MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
+	RestoreChars    int           `envconfig:"LONGHAUL_RESTORE_CHARS" default:"32000" desc:"characters of earlier chat turns' tool results given back to the model (conversation restore); the newest turn's are kept whole, older ones are cut, oldest first"`
+	HistoryLimit    int           `envconfig:"LONGHAUL_HISTORY_LIMIT" default:"5000" desc:"history events after which a run continues as new (Temporal's own suggestion may come first)"`
+	ApprovalTimeout time.Duration `envconfig:"LONGHAUL_APPROVAL_TIMEOUT" default:"0" desc:"how long a run waits for a person to approve a tool call before denying it; 0 = no limit"`
+	Retention       time.Duration `envconfig:"LONGHAUL_RETENTION" default:"0" desc:"how long the stored blobs (big tool outputs, conversations, archived events) of a finished run are kept; 0 = the namespace's workflow retention"`
 
-	MaxRuns    int `envconfig:"MAX_RUNS" default:"0" desc:"most runs one principal may have running at once (429 beyond); 0 = no limit"`
-	MaxStreams int `envconfig:"MAX_STREAMS" default:"0" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
+	MaxRuns    int `envconfig:"LONGHAUL_MAX_RUNS" default:"0" desc:"most runs one principal may have running at once (429 beyond); 0 = no limit"`
+	MaxStreams int `envconfig:"LONGHAUL_MAX_STREAMS" default:"0" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
 
-	MaxBodyBytes    int64         `envconfig:"MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
-	RequestTimeout  time.Duration `envconfig:"REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
-	TemporalTimeout time.Duration `envconfig:"TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request (503 with Retry-After after it)"`
-	LogLevel        string        `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
+	MaxBodyBytes    int64         `envconfig:"LONGHAUL_MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
+	RequestTimeout  time.Duration `envconfig:"LONGHAUL_REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
+	TemporalTimeout time.Duration `envconfig:"LONGHAUL_TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request (503 with Retry-After after it)"`
+	LogLevel        string        `envconfig:"LONGHAUL_LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 }
 
 // MaxModelOutput is the largest LONGHAUL_MAX_MODEL_OUTPUT_BYTES: a model
@@ -126,7 +135,8 @@ const MinHistoryLimit = 100
 // names the variable at fault.
 func Load() (Config, error) {
 	var c Config
-	if err := envconfig.Process(Prefix, &c); err != nil {
+	// No prefix: the tags carry it (see Config).
+	if err := envconfig.Process("", &c); err != nil {
 		return Config{}, fmt.Errorf("settings: %w", err)
 	}
 	c.normalise()
@@ -203,8 +213,8 @@ func (c Config) Validate() error {
 	checkAddr("HTTP_ADDR", c.HTTPAddr, true)
 	checkAddr("TEMPORAL_ADDRESS", c.TemporalAddress, false)
 	checkAddr("EMBEDDED_TEMPORAL_ADDR", c.EmbeddedTemporalAddr, true)
-	if c.MetricsAddr != "off" {
-		checkAddr("METRICS_ADDR", c.MetricsAddr, true)
+	if c.MetricsAddr != MetricsOff {
+		checkAddr("METRICS_ADDR", c.MetricsAddr, false)
 	}
 	if !c.UIDisabled() {
 		checkAddr("EMBEDDED_UI_ADDR", c.EmbeddedUIAddr, true)
@@ -311,6 +321,7 @@ func (c Config) Validate() error {
 	if _, err := c.Keys(); err != nil {
 		bad("API_KEYS", "%v", err)
 	}
+	errs = append(errs, c.placeholderSecrets()...)
 	h := c.Headers()
 	for name, v := range map[string]string{
 		"USER_ID_HEADER": h.UserID, "USER_EMAIL_HEADER": h.UserEmail, "USER_NAME_HEADER": h.UserName, "USER_ROLE_HEADER": h.UserRole,
@@ -343,10 +354,83 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Placeholder is how every secret in .env.example begins: a setting whose
+// value (or whose key, token or password) still begins with it, in any
+// case, stops start-up.
+const Placeholder = "change-me"
+
+// MinJWTSecret is the shortest LONGHAUL_OPENWEBUI_JWT_SECRET: an HS256
+// key shorter than the hash (32 bytes) is guessable offline from one
+// signed header.
+const MinJWTSecret = 32
+
+// makeSecret is the advice of a refused secret.
+const makeSecret = "make one with `openssl rand -hex 32`"
+
+// placeholderSecrets finds the secrets still set to .env.example's
+// placeholders, and a signing secret too short to sign with. A message
+// names the setting (and the key's name), never the secret.
+func (c Config) placeholderSecrets() []error {
+	var errs []error
+	isPlaceholder := func(v string) bool {
+		return len(v) >= len(Placeholder) && strings.EqualFold(v[:len(Placeholder)], Placeholder)
+	}
+	still := func(name, what string) {
+		errs = append(errs, fmt.Errorf("%s_%s: %sstill the placeholder from .env.example; %s", Prefix, name, what, makeSecret))
+	}
+	if keys, err := c.Keys(); err == nil {
+		for _, k := range keys {
+			if isPlaceholder(k.Secret) {
+				name := "API_KEYS"
+				if k.Proxy {
+					name = "PROXY_KEYS"
+				}
+				still(name, fmt.Sprintf("key %q is ", k.Name))
+			}
+		}
+	}
+	for name, v := range map[string]string{"LLM_API_KEY": c.LLMAPIKey, "EMBED_API_KEY": c.EmbedAPIKey, "TEMPORAL_API_KEY": c.TemporalAPIKey} {
+		if isPlaceholder(v) {
+			still(name, "")
+		}
+	}
+	switch {
+	case isPlaceholder(c.OpenWebUIJWTSecret):
+		still("OPENWEBUI_JWT_SECRET", "")
+	case c.OpenWebUIJWTSecret != "" && len(c.OpenWebUIJWTSecret) < MinJWTSecret:
+		errs = append(errs, fmt.Errorf("%s_OPENWEBUI_JWT_SECRET: %d bytes, shorter than the %d an HS256 secret needs; %s (and give Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET the same)",
+			Prefix, len(c.OpenWebUIJWTSecret), MinJWTSecret, makeSecret))
+	}
+	for _, raw := range strings.Split(c.NATSURL, ",") {
+		if u, err := url.Parse(strings.TrimSpace(raw)); err == nil && u.User != nil {
+			pw, _ := u.User.Password()
+			if isPlaceholder(u.User.Username()) || isPlaceholder(pw) {
+				still("NATS_URL", "the token or password in it is ")
+				break
+			}
+		}
+	}
+	if u, err := url.Parse(c.DatabaseURL); err == nil && u.User != nil {
+		if pw, _ := u.User.Password(); isPlaceholder(pw) {
+			still("DATABASE_URL", "the password in it is ")
+		}
+	}
+	return errs
+}
+
 // UIDisabled reports whether the embedded Temporal Web UI is switched off.
 func (c Config) UIDisabled() bool {
 	return strings.EqualFold(c.EmbeddedUIAddr, UIOff) || c.EmbeddedUIAddr == ""
 }
+
+// MetricsOff is the value of LONGHAUL_METRICS_ADDR that serves no metrics.
+const MetricsOff = "off"
+
+// DefaultMetricsAddr is where dev and worker serve /metrics when
+// LONGHAUL_METRICS_ADDR is empty. When it is taken (another worker on the
+// host) they serve on a free port instead and print it; the API serves
+// /metrics on its own listener instead, so API and worker never collide.
+const DefaultMetricsAddr = "127.0.0.1:9464"
 
 // DefaultServerNATSAddr is where `longhaul server` serves its embedded NATS
 // when LONGHAUL_EMBEDDED_NATS_ADDR is empty (4222 is often taken by a NATS
@@ -398,7 +482,7 @@ func (c Config) Database() (Database, error) {
 func Usage(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tMEANING")
-	err := envconfig.Usagef(Prefix, &Config{}, tw, "{{range .}}  {{usage_key .}}\t{{usage_default .}}\t{{usage_description .}}\n{{end}}")
+	err := envconfig.Usagef("", &Config{}, tw, "{{range .}}  {{usage_key .}}\t{{usage_default .}}\t{{usage_description .}}\n{{end}}")
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,6 @@ func TestDefaults(t *testing.T) {
 		EmbeddedUIAddr:       "127.0.0.1:8233",
 		TemporalNamespace:    "default",
 		TaskQueue:            "longhaul",
-		MetricsAddr:          "127.0.0.1:9464",
 		WorkerActivitySlots:  1000,
 		WorkerWorkflowSlots:  200,
 		WorkerPollers:        8,
@@ -170,5 +170,92 @@ func TestUsageListsEverySetting(t *testing.T) {
 		if !strings.Contains(b.String(), v) {
 			t.Errorf("usage lacks %s:\n%s", v, b.String())
 		}
+	}
+}
+
+// TestOnlyPrefixedNames sets the bare names of settings, as other programs'
+// environments do (the Temporal CLI's TEMPORAL_ADDRESS, a DATABASE_URL),
+// and checks that Load reads none of them.
+func TestOnlyPrefixedNames(t *testing.T) {
+	clearEnv(t)
+	for k, v := range map[string]string{
+		"TEMPORAL_ADDRESS":   "elsewhere:7233",
+		"TEMPORAL_NAMESPACE": "theirs",
+		"HTTP_ADDR":          "0.0.0.0:1",
+		"DATABASE_URL":       "postgres://u:pw@db/other",
+		"NATS_URL":           "nats://elsewhere:4222",
+		"LLM_BASE_URL":       "http://elsewhere/v1",
+		"API_KEYS":           "someone:else",
+		"LOG_LEVEL":          "loud",
+		"METRICS_ADDR":       "0.0.0.0:2",
+	} {
+		t.Setenv(k, v)
+	}
+	got, err := Load()
+	if err != nil {
+		t.Fatalf("Load read a bare name: %v", err)
+	}
+	if !got.Embedded() || got.TemporalNamespace != "default" || got.HTTPAddr != "127.0.0.1:8080" || got.NATSURL != "" ||
+		got.LLMBaseURL != "http://localhost:11434/v1" || len(got.APIKeys) != 0 || got.LogLevel != "info" ||
+		!strings.HasPrefix(got.DatabaseURL, "sqlite://") || got.MetricsAddr != "" {
+		t.Errorf("Load read bare names: %+v", got)
+	}
+	// Every field's name is the whole variable, so none can fall back to
+	// its bare name.
+	rt := reflect.TypeOf(Config{})
+	for i := range rt.NumField() {
+		if name := rt.Field(i).Tag.Get("envconfig"); !strings.HasPrefix(name, Prefix+"_") {
+			t.Errorf("field %s reads %q, not a %s_ name", rt.Field(i).Name, name, Prefix)
+		}
+	}
+}
+
+// TestPlaceholderSecrets checks that every secret still set to one of
+// .env.example's placeholders (any case), and a JWT secret too short to
+// sign with, stops start-up with the setting's name and how to make a
+// secret, and that no message repeats the secret.
+func TestPlaceholderSecrets(t *testing.T) {
+	const how = "make one with `openssl rand -hex 32`"
+	tests := []struct {
+		name, env, value, want string
+	}{
+		{"proxy key", "LONGHAUL_PROXY_KEYS", "openwebui:change-me-proxy-key", `LONGHAUL_PROXY_KEYS: key "openwebui" is still the placeholder from .env.example; ` + how},
+		{"bare API key", "LONGHAUL_API_KEYS", "ci:sk-real-one,Change-Me-too", `LONGHAUL_API_KEYS: key "key-`},
+		{"JWT secret placeholder", "LONGHAUL_OPENWEBUI_JWT_SECRET", "change-me-jwt-secret-of-at-least-32-bytes", "LONGHAUL_OPENWEBUI_JWT_SECRET: still the placeholder from .env.example; " + how},
+		{"short JWT secret", "LONGHAUL_OPENWEBUI_JWT_SECRET", "tooshort-secret", "LONGHAUL_OPENWEBUI_JWT_SECRET: 15 bytes, shorter than the 32 an HS256 secret needs; " + how},
+		{"model key", "LONGHAUL_LLM_API_KEY", "CHANGE-ME", "LONGHAUL_LLM_API_KEY: still the placeholder"},
+		{"embedder key", "LONGHAUL_EMBED_API_KEY", "change-me-embed", "LONGHAUL_EMBED_API_KEY: still the placeholder"},
+		{"Temporal key", "LONGHAUL_TEMPORAL_API_KEY", "change-me-temporal", "LONGHAUL_TEMPORAL_API_KEY: still the placeholder"},
+		{"NATS token", "LONGHAUL_NATS_URL", "nats://change-me-nats-token@nats:4222", "LONGHAUL_NATS_URL: the token or password in it is still the placeholder"},
+		{"NATS password", "LONGHAUL_NATS_URL", "nats://a:s3@n1:4222,nats://longhaul:change-me-nats@n2:4222", "LONGHAUL_NATS_URL: the token or password in it is still the placeholder"},
+		{"database password", "LONGHAUL_DATABASE_URL", "postgres://longhaul:change-me-postgres@postgres:5432/longhaul", "LONGHAUL_DATABASE_URL: the password in it is still the placeholder from .env.example; " + how},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv(tt.env, tt.value)
+			_, err := Load()
+			if err == nil {
+				t.Fatalf("Load accepted %s=%q", tt.env, tt.value)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %q does not say %q", err, tt.want)
+			}
+			for _, secret := range []string{"change-me-", "CHANGE-ME", "Change-Me", "tooshort", "s3@"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Fatalf("error repeats the secret (%q): %q", secret, err)
+				}
+			}
+		})
+	}
+	// Real secrets, and the same words later in a value, pass.
+	clearEnv(t)
+	t.Setenv("LONGHAUL_PROXY_KEYS", "openwebui:9f86d081884c7d659a2feaa0c55ad015")
+	t.Setenv("LONGHAUL_API_KEYS", "ci:sk-do-not-change-me")
+	t.Setenv("LONGHAUL_OPENWEBUI_JWT_SECRET", strings.Repeat("ab", 16))
+	t.Setenv("LONGHAUL_NATS_URL", "nats://9f86d081884c7d65@nats:4222")
+	t.Setenv("LONGHAUL_DATABASE_URL", "postgres://longhaul:9f86d081884c@postgres/longhaul")
+	if _, err := Load(); err != nil {
+		t.Fatalf("Load refused real secrets: %v", err)
 	}
 }

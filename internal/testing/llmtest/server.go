@@ -45,6 +45,7 @@ type Server struct {
 	dim      int
 	vectors  map[string][]float32
 	key      string
+	models   []string // GET /v1/models's list; nil = no such route
 }
 
 type rule struct {
@@ -201,6 +202,15 @@ func (s *Server) RequireKey(key string) {
 	s.key = key
 }
 
+// SetModels makes GET /v1/models list names, as OpenAI's API does
+// ({"object":"list","data":[{"id":...,"object":"model"}]}). Until it is
+// called the route answers 404, as an endpoint without a model list.
+func (s *Server) SetModels(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = append([]string{}, names...)
+}
+
 // Requests returns every chat request received so far, in order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -285,6 +295,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodPost) {
 			s.handleChat(w, r)
 		}
+	case path == "/v1/models" && s.listModels(w, r):
 	case path == "/v1/embeddings":
 		if allow(w, r, http.MethodPost) {
 			s.handleEmbeddings(w, r)
@@ -294,6 +305,29 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("llmtest: unknown path %s %s", r.Method, r.URL.Path),
 			"invalid_request_error", "unknown_url")
 	}
+}
+
+// listModels answers GET /v1/models when SetModels was called, and
+// reports whether it did.
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	models := s.models
+	s.mu.Unlock()
+	if models == nil || r.Method != http.MethodGet {
+		return false
+	}
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		OwnedBy string `json:"owned_by"`
+	}
+	data := make([]model, 0, len(models))
+	for _, m := range models {
+		data = append(data, model{ID: m, Object: "model", OwnedBy: "llmtest"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	return true
 }
 
 // allow answers 405 and returns false unless r uses method.

@@ -374,7 +374,8 @@ func (r *ChatRequest) turn() int {
 // add_or_update_user_message with append=False; utils/misc.py:484-497).
 // That is the user's turn, not a task: it is told apart by the retrieved
 // context, which the template closes with </context> and the question
-// follows, or by the chat's earlier messages.
+// follows, or by the chat's earlier messages. The tasks about a chat hold
+// it between <chat_history> tags (config.py:2135-2230), whatever it quotes.
 func (r *ChatRequest) isBackgroundTask() bool {
 	last, users := "", 0
 	for _, m := range r.Messages {
@@ -389,6 +390,9 @@ func (r *ChatRequest) isBackgroundTask() bool {
 	}
 	if users != 1 || !strings.HasPrefix(last, "### Task:") {
 		return false
+	}
+	if strings.Contains(last, "<chat_history>") {
+		return true
 	}
 	if i := strings.LastIndex(last, "</context>"); i >= 0 && strings.Contains(last[:i], "<context>") && strings.TrimSpace(last[i+len("</context>"):]) != "" {
 		return false

@@ -7,7 +7,9 @@ import (
 )
 
 func TestIsBackgroundTask(t *testing.T) {
-	msg := func(role, text string) ChatMessage { return ChatMessage{Role: role, Content: MessageContent{Text: text}} }
+	msg := func(role, text string) ChatMessage {
+		return ChatMessage{Role: role, Content: MessageContent{Text: text}}
+	}
 	const title = "### Task:\nGenerate a concise, 3-5 word title.\n### Chat History:\n<chat_history>\nUSER: hi\nASSISTANT: hello\n</chat_history>"
 	const rag = "### Task:\nRespond to the user query using the provided context.\n\n<context>\n<source id=\"1\">42</source>\n</context>\n"
 	tests := []struct {
@@ -19,8 +21,8 @@ func TestIsBackgroundTask(t *testing.T) {
 		{"a task after a system prompt", []ChatMessage{msg("system", "be brief"), msg("user", title)}, true},
 		{"a task whose chat quoted a context block", []ChatMessage{msg("user", "### Task:\nGenerate tags.\n<chat_history>\nUSER: <context>x</context>\n</chat_history>")}, true},
 		{"a plain question", []ChatMessage{msg("user", "hi")}, false},
-		{"a first turn with a document", []ChatMessage{msg("user", rag + "\nWhat does it say?")}, false},
-		{"a later turn with a document", []ChatMessage{msg("user", "hi"), msg("assistant", "hello"), msg("user", rag + "\nAnd now?")}, false},
+		{"a first turn with a document", []ChatMessage{msg("user", rag+"\nWhat does it say?")}, false},
+		{"a later turn with a document", []ChatMessage{msg("user", "hi"), msg("assistant", "hello"), msg("user", rag+"\nAnd now?")}, false},
 		{"a user who typed ### Task: in a chat", []ChatMessage{msg("user", "hi"), msg("assistant", "hello"), msg("user", "### Task: do it")}, false},
 	}
 	for _, tt := range tests {

@@ -410,7 +410,9 @@ func withContext(w map[string]any, docs []Document) map[string]any {
 // tool cards and images stripped (utils/middleware.py:3075-3098),
 // formatted ROLE: content (utils/misc.py:150-151) into
 // {{MESSAGES:END:2}} of the title template (config.py:2135-2158; its
-// guidelines abridged here).
+// guidelines abridged here). For a new chat Open WebUI sends it at once,
+// while the first answer is still being written (main.py:1314-1335), so a
+// test may send it before Answer.
 func (ch *Chat) Title() *Request {
 	return ch.task("### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n### Guidelines:\n- Keep it clear and simple.\n### Output:\nJSON format: { \"title\": \"your concise title here\" }\n### Chat History:\n<chat_history>\n", 2)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -377,5 +378,79 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 	}
 	if !slices.Contains(ids, a.RunID) || !slices.Contains(ids, b.RunID) {
 		t.Errorf("the key's principal lists %v, want both users' runs %q and %q", ids, a.RunID, b.RunID)
+	}
+}
+
+// TestOpenWebUINewChatTitle: for a new chat Open WebUI asks for the title
+// at once, while the first answer is still being written. The task gets
+// its own run at once; the answer goes on in the turn's run.
+func TestOpenWebUINewChatTitle(t *testing.T) {
+	env := owuiEnv(t)
+	conn := owuiConn(env)
+	chat := conn.NewChat(ann, "naked")
+	env.Model.On(llmtest.LastUserContains("### Task:"), llmtest.Text(`{ "title": "👋 Greeting" }`))
+	// The answer waits for release; a test that fails first still lets
+	// it go before the model server closes (cleanups run last first).
+	release := make(chan struct{})
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(let)
+	env.Model.Enqueue(llmtest.Func(func(llmtest.Request) llmtest.Reply {
+		<-release
+		return llmtest.Text("Hello!")
+	}))
+	turn := chat.Ask("hi")
+	title := chat.Title()
+	done := make(chan owuitest.Answer, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		resp, err := turn.Send(ctx)
+		if err != nil {
+			done <- owuitest.Answer{Error: err.Error()}
+			return
+		}
+		a, err := owuitest.Read(resp)
+		if err != nil {
+			a.Error = err.Error()
+		}
+		done <- a
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := env.Model.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	tl := send(t, title)
+	let()
+	a := <-done
+	if tl.Content != `{ "title": "👋 Greeting" }` || a.Error != "" || a.Content != "Hello!" || tl.RunID == a.RunID {
+		t.Fatalf("title %q in run %q; answer %q (error %q) in run %q", tl.Content, tl.RunID, a.Content, a.Error, a.RunID)
+	}
+}
+
+// TestOpenWebUIPlainUserHeaders: without the signing secret Open WebUI
+// sends the user as plain headers, its name percent-encoded; each user is
+// still a principal of their own.
+func TestOpenWebUIPlainUserHeaders(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{Keys: []identity.Key{{Name: "owui", Secret: owuiKey, Proxy: true}}}})
+	conn := owuiConn(env)
+	conn.JWTSecret = ""
+	conn.Tools = nil
+	odd := owuitest.User{ID: "u-ö", Email: "zoë@example.com", Name: "Zoë / Ops", Role: "admin"}
+	req := conn.NewChat(odd, "naked").Ask("hi")
+	if got := req.Header.Get(owuitest.HeaderUserName); got != "Zo%C3%AB %2F Ops" {
+		t.Fatalf("the double sent the name as %q", got)
+	}
+	env.Model.Enqueue(llmtest.Text("hello"))
+	a := send(t, req)
+	as := func(u owuitest.User) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + owuiKey, owuitest.HeaderUserID: u.ID, owuitest.HeaderUserEmail: u.Email}
+	}
+	if resp := doAt(t, env.URL, "GET", "/v1/runs/"+a.RunID, nil, as(odd)); resp.StatusCode != http.StatusOK {
+		t.Errorf("her own run = %d", resp.StatusCode)
+	}
+	if resp := doAt(t, env.URL, "GET", "/v1/runs/"+a.RunID, nil, as(bob)); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("her run to bob = %d, want 404", resp.StatusCode)
 	}
 }

@@ -191,13 +191,13 @@ func TestLongIDsAreBounded(t *testing.T) {
 	})
 	startRunAt(t, limited.URL, map[string]any{"agent": "naked", "input": "his"}, bob)
 
-	// A chat with a 5000-character id, from the header and from metadata;
-	// the same request again attaches to its run.
+	// A chat with a 5000-character id, from the headers and from metadata;
+	// the same request (the same message id) again attaches to its run.
 	var runIDs []string
-	for _, h := range []map[string]string{as(long, "X-OpenWebUI-Chat-Id", chat), ann} {
+	for _, h := range []map[string]string{as(long, "X-OpenWebUI-Chat-Id", chat, "X-OpenWebUI-Message-Id", "m1"), ann} {
 		body := chatBody{"model": "naked", "messages": userMsg("hello")}
 		if h["X-OpenWebUI-Chat-Id"] == "" {
-			body["metadata"] = map[string]string{"chat_id": chat}
+			body["metadata"] = map[string]string{"chat_id": chat, "message_id": "m1"}
 		}
 		for range 2 {
 			resp := do(t, env, "POST", "/v1/chat/completions", body, h)

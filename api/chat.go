@@ -98,7 +98,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	// (or attach to) the chat turn's run, so it always gets its own.
 	if in.ChatID != "" && !in.Background {
 		in.Turn = req.turn()
-		in.MessageID = c.Get(s.cfg.Headers.MessageID)
+		in.MessageID = s.messageID(c, &req)
 		runID = contract.ChatRunID(in.ChatID, in.Turn, in.MessageID)
 		// A run of this chat that waits for the person takes this message
 		// as its answer instead of a new turn starting.
@@ -108,6 +108,13 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		}
 		if answer != nil {
 			return s.resume(c, &req, agent.ID, openWebUI, answer, &release)
+		}
+		// Without a message id, a finished run is never handed back: the
+		// request may be a Regenerate (see chatrun.go).
+		if in.MessageID == "" {
+			if runID, err = s.unfinishedRun(ctx, runID, in); err != nil {
+				return err
+			}
 		}
 	}
 	if err := s.claimParts(ctx, runID, in.Messages); err != nil {
@@ -211,7 +218,7 @@ func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, q
 		StaticSummary:            summary,
 		// The memo repeats the summary for run listings (GET /v1/runs),
 		// which do not carry the static summary, and names the owner.
-		Memo: map[string]any{memoSummary: summary, memoOwner: owner},
+		Memo: map[string]any{memoSummary: summary, memoOwner: owner, memoAsked: askedKey(in.Messages)},
 		// The run sets these itself too; set at the start, they count it
 		// against its principal's limit at once.
 		TypedSearchAttributes: temporal.NewSearchAttributes(

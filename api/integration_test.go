@@ -453,13 +453,16 @@ func TestRetriedRequestAttaches(t *testing.T) {
 	if a.id == "" || a.id != b.id || a.text != "only once" || b.text != "only once" {
 		t.Fatalf("results %+v %+v", a, b)
 	}
-	// Finished: the same request returns the result without a model call.
-	c := decode[api.ChatCompletion](t, do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, h))
-	if c.Choices[0].Message.Content != "only once" {
-		t.Fatalf("attached result %+v", c)
+	// Finished, the same request without a message id may be a
+	// Regenerate: it is not handed the old answer but gets a new run.
+	env.Model.Enqueue(llmtest.Text("a new take"))
+	again := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, h)
+	c := decode[api.ChatCompletion](t, again)
+	if c.Choices[0].Message.Content != "a new take" || again.Header.Get(api.HeaderRunID) == a.id {
+		t.Fatalf("after the run finished: run %q (first %q), %+v", again.Header.Get(api.HeaderRunID), a.id, c)
 	}
-	if n := len(env.Model.Requests()); n != 1 {
-		t.Fatalf("model called %d times, want 1", n)
+	if n := len(env.Model.Requests()); n != 2 {
+		t.Fatalf("model called %d times, want 2", n)
 	}
 
 	// Open WebUI names the answer it wants: the same message id attaches,

@@ -363,14 +363,41 @@ func (r *ChatRequest) turn() int {
 
 // isBackgroundTask reports whether the request is one of Open WebUI's
 // housekeeping prompts (title, tags, follow-ups, search queries,
-// autocompletion), which all start the last user message with "### Task:".
+// autocompletion). Each is a single user message that starts with
+// "### Task:" and holds the chat it is about (Open WebUI v0.10.2,
+// routers/tasks.py:172-174 and the like build
+// 'messages': [{'role': 'user', 'content': content}]).
+//
+// A chat turn with a file attached starts its last user message with
+// "### Task:" too: Open WebUI prepends its RAG template (config.py:1045,
+// DEFAULT_RAG_TEMPLATE) to the question (utils/middleware.py:809-813
+// add_or_update_user_message with append=False; utils/misc.py:484-497).
+// That is the user's turn, not a task: it is told apart by the retrieved
+// context, which the template closes with </context> and the question
+// follows, or by the chat's earlier messages. The tasks about a chat hold
+// it between <chat_history> tags (config.py:2135-2230), whatever it quotes.
 func (r *ChatRequest) isBackgroundTask() bool {
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == "user" {
-			return strings.HasPrefix(strings.TrimSpace(r.Messages[i].Content.Text), "### Task:")
+	last, users := "", 0
+	for _, m := range r.Messages {
+		switch m.Role {
+		case "system", "developer":
+		case "user":
+			users++
+			last = strings.TrimSpace(m.Content.Text)
+		default:
+			return false
 		}
 	}
-	return false
+	if users != 1 || !strings.HasPrefix(last, "### Task:") {
+		return false
+	}
+	if strings.Contains(last, "<chat_history>") {
+		return true
+	}
+	if i := strings.LastIndex(last, "</context>"); i >= 0 && strings.Contains(last[:i], "<context>") && strings.TrimSpace(last[i+len("</context>"):]) != "" {
+		return false
+	}
+	return true
 }
 
 // options are the request's settings for the model calls that answer it.

@@ -1,0 +1,48 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/longhaul-dev/longhaul"
+)
+
+func TestIsBackgroundTask(t *testing.T) {
+	msg := func(role, text string) ChatMessage {
+		return ChatMessage{Role: role, Content: MessageContent{Text: text}}
+	}
+	const title = "### Task:\nGenerate a concise, 3-5 word title.\n### Chat History:\n<chat_history>\nUSER: hi\nASSISTANT: hello\n</chat_history>"
+	const rag = "### Task:\nRespond to the user query using the provided context.\n\n<context>\n<source id=\"1\">42</source>\n</context>\n"
+	tests := []struct {
+		name string
+		msgs []ChatMessage
+		want bool
+	}{
+		{"the title task", []ChatMessage{msg("user", title)}, true},
+		{"a task after a system prompt", []ChatMessage{msg("system", "be brief"), msg("user", title)}, true},
+		{"a task whose chat quoted a context block", []ChatMessage{msg("user", "### Task:\nGenerate tags.\n<chat_history>\nUSER: <context>x</context>\n</chat_history>")}, true},
+		{"a plain question", []ChatMessage{msg("user", "hi")}, false},
+		{"a first turn with a document", []ChatMessage{msg("user", rag+"\nWhat does it say?")}, false},
+		{"a later turn with a document", []ChatMessage{msg("user", "hi"), msg("assistant", "hello"), msg("user", rag+"\nAnd now?")}, false},
+		{"a user who typed ### Task: in a chat", []ChatMessage{msg("user", "hi"), msg("assistant", "hello"), msg("user", "### Task: do it")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ChatRequest{Messages: tt.msgs}
+			if got := r.isBackgroundTask(); got != tt.want {
+				t.Errorf("isBackgroundTask = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAskedKey(t *testing.T) {
+	base := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi", Parts: []longhaul.Part{{Type: longhaul.PartImage, URL: "data:image/png;base64,AAAA"}}}}
+	claimed := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi", Parts: []longhaul.Part{{Type: longhaul.PartImage, Ref: "blob-1"}}}}
+	edited := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi!", Parts: base[0].Parts}}
+	if askedKey(base) != askedKey(claimed) {
+		t.Error("moving an image to the blob store changed the key")
+	}
+	if askedKey(base) == askedKey(edited) {
+		t.Error("an edited message kept the key")
+	}
+}

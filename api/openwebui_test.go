@@ -1,0 +1,456 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+)
+
+// The Open WebUI scenarios: Longhaul behind an OpenAI connection of Open
+// WebUI v0.10.2, every request built as that Open WebUI builds it
+// (owuitest), through the real API, Temporal and worker; only the model is
+// scripted.
+
+const owuiKey = "sk-open-webui-connection"
+
+// owuiEnv starts a stack whose API trusts the connection's proxy key and
+// verifies Open WebUI's signed user.
+func owuiEnv(t *testing.T) *testenv.Env {
+	t.Helper()
+	return testenv.Start(t, testenv.Options{API: api.Config{
+		Keys:      []identity.Key{{Name: "owui", Secret: owuiKey, Proxy: true}},
+		JWTSecret: []byte(owuiSecret),
+	}})
+}
+
+// owuiConn is the connection the compose file sets up: user forwarding on,
+// the user signed, the message id as a custom header, the usage capability,
+// and Open WebUI's built-in time tools offered in Native mode.
+func owuiConn(env *testenv.Env) *owuitest.Connection {
+	return &owuitest.Connection{
+		BaseURL: env.URL + "/v1", Key: owuiKey,
+		ForwardUserInfo: true, JWTSecret: owuiSecret,
+		Headers: owuitest.ForwardMessageID(),
+		Usage:   true, Tools: owuitest.BuiltinTime,
+	}
+}
+
+var (
+	ann = owuitest.User{ID: "0f6c-ann", Email: "ann@example.com", Name: "Ann Lee", Role: "user"}
+	bob = owuitest.User{ID: "7a21-bob", Email: "bob@example.com", Name: "Bob", Role: "user"}
+)
+
+// send sends req and reads the answer as Open WebUI does.
+func send(t *testing.T, req *owuitest.Request) owuitest.Answer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := req.Send(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := owuitest.Read(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != http.StatusOK || a.Error != "" {
+		t.Fatalf("answer: status %d, error %q", a.Status, a.Error)
+	}
+	return a
+}
+
+// modelCalls is the number of model calls so far.
+func modelCalls(env *testenv.Env) int { return len(env.Model.Requests()) }
+
+// lastCall is the model's last request.
+func lastCall(t *testing.T, env *testenv.Env) llmtest.Request {
+	t.Helper()
+	reqs := env.Model.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model was never called")
+	}
+	return reqs[len(reqs)-1]
+}
+
+func toolNames(r llmtest.Request) []string {
+	var names []string
+	for _, tl := range r.Chat.Tools {
+		names = append(names, tl.Function.Name)
+	}
+	return names
+}
+
+// TestOpenWebUIChat follows one chat of one user through the turns Open
+// WebUI sends: a first turn whose answer uses the agent's tool, a
+// follow-up, Regenerate, a network retry, an edited earlier message, the
+// title and tags tasks.
+func TestOpenWebUIChat(t *testing.T) {
+	env := owuiEnv(t)
+	conn := owuiConn(env)
+	chat := conn.NewChat(ann, "assistant")
+	runs := map[string]bool{}
+
+	// First turn: the agent's own tool runs inside the run and shows as
+	// Open WebUI's tool card; Open WebUI's built-in tools are offered
+	// beside it; usage arrives because the model's capability asks for it.
+	env.Model.Enqueue(
+		llmtest.ToolCalls(llmtest.ToolCall{ID: "t1", Name: "current_time", Arguments: `{}`}),
+		llmtest.Text("It is noon."),
+	)
+	first := chat.Ask("What time is it?")
+	a1 := send(t, first)
+	if !strings.HasPrefix(a1.RunID, "chat-") || !strings.Contains(a1.Content, `<details type="tool_calls"`) || !strings.HasSuffix(a1.Content, "It is noon.") {
+		t.Fatalf("first turn: run %q, content %q", a1.RunID, a1.Content)
+	}
+	if a1.Usage == nil || a1.FinishReason != "stop" {
+		t.Errorf("first turn: usage %v, finish %q", a1.Usage, a1.FinishReason)
+	}
+	if got := toolNames(env.Model.Requests()[0]); !slices.Contains(got, "current_time") || !slices.Contains(got, "get_current_timestamp") {
+		t.Errorf("the model was offered %v", got)
+	}
+	runs[a1.RunID] = true
+	chat.Answer(a1.Content)
+
+	// A follow-up is a new run of the next turn; the model reads the
+	// first turn's tool call back (restored from the conversation store),
+	// not Open WebUI's flattened text.
+	env.Model.Enqueue(llmtest.Text("Tomorrow is Friday."))
+	a2 := send(t, chat.Ask("And what day is tomorrow?"))
+	if runs[a2.RunID] || a2.Content != "Tomorrow is Friday." {
+		t.Fatalf("follow-up: run %q (seen %v), content %q", a2.RunID, runs, a2.Content)
+	}
+	runs[a2.RunID] = true
+	restored := false
+	for _, m := range lastCall(t, env).Chat.Messages {
+		restored = restored || (m.Role == "tool" && m.ToolCallID == "t1")
+	}
+	if !restored {
+		t.Errorf("the follow-up's model call lacks the first turn's tool result: %+v", lastCall(t, env).Chat.Messages)
+	}
+	chat.Answer(a2.Content)
+
+	// Regenerate: the same history, a new message id: a new run and a new
+	// answer, never the old one.
+	env.Model.Enqueue(llmtest.Text("Tomorrow is Saturday."))
+	regen := chat.Regenerate()
+	calls := modelCalls(env)
+	a3 := send(t, regen)
+	if runs[a3.RunID] || a3.Content != "Tomorrow is Saturday." || modelCalls(env) != calls+1 {
+		t.Fatalf("regenerate: run %q (seen %v), content %q, model calls %d → %d", a3.RunID, runs, a3.Content, calls, modelCalls(env))
+	}
+	runs[a3.RunID] = true
+	chat.Answer(a3.Content)
+
+	// A network retry of the same request (the same message id) attaches
+	// to its run: the same answer, and the model is not called again.
+	calls = modelCalls(env)
+	a4 := send(t, regen)
+	if a4.RunID != a3.RunID || a4.Content != a3.Content || modelCalls(env) != calls {
+		t.Fatalf("retry: run %q (want %q), content %q, model calls %d → %d", a4.RunID, a3.RunID, a4.Content, calls, modelCalls(env))
+	}
+
+	// Editing the first question makes a new branch: a new run of turn 1
+	// that sees only the edited question.
+	env.Model.Enqueue(llmtest.Text("Paris is in France."))
+	a5 := send(t, chat.Edit(1, "Where is Paris?"))
+	if runs[a5.RunID] || a5.Content != "Paris is in France." {
+		t.Fatalf("edit: run %q (seen %v), content %q", a5.RunID, runs, a5.Content)
+	}
+	var users []string
+	for _, m := range lastCall(t, env).Chat.Messages {
+		if m.Role == "user" {
+			users = append(users, llmtest.MessageText(m))
+		}
+	}
+	if !slices.Equal(users, []string{"Where is Paris?"}) {
+		t.Errorf("the edited branch's model call asked %q", users)
+	}
+	runs[a5.RunID] = true
+	chat.Answer(a5.Content)
+
+	// The title and tags tasks go straight to the model: one call, no
+	// agent prompt, no tools, a run of their own. Open WebUI sends them
+	// with the chat's id and an empty message id.
+	for _, task := range []struct {
+		name   string
+		req    *owuitest.Request
+		answer string
+	}{
+		{"title", chat.Title(), `{ "title": "🗼 Paris Location" }`},
+		{"tags", chat.Tags(), `{ "tags": ["Geography"] }`},
+	} {
+		if task.req.Header.Get(owuitest.HeaderChatID) != chat.ID || task.req.Header.Get(owuitest.HeaderMessageID) != "" {
+			t.Fatalf("%s task headers %v", task.name, task.req.Header)
+		}
+		env.Model.Enqueue(llmtest.Text(task.answer))
+		calls := modelCalls(env)
+		a := send(t, task.req)
+		call := lastCall(t, env)
+		if a.Content != task.answer || runs[a.RunID] || strings.HasPrefix(a.RunID, "chat-") || modelCalls(env) != calls+1 {
+			t.Fatalf("%s task: run %q, content %q, model calls %d → %d", task.name, a.RunID, a.Content, calls, modelCalls(env))
+		}
+		if len(call.Chat.Tools) != 0 || len(call.Chat.Messages) != 1 || !strings.HasPrefix(call.LastUserMessage(), "### Task:") {
+			t.Errorf("%s task reached the model with %d tools and messages %+v", task.name, len(call.Chat.Tools), call.Chat.Messages)
+		}
+	}
+}
+
+// TestOpenWebUIToolLoop: the model calls one of Open WebUI's own tools.
+// Longhaul hands the call to Open WebUI, which runs it and asks again with
+// the result and the same message id; the same run goes on and answers.
+func TestOpenWebUIToolLoop(t *testing.T) {
+	env := owuiEnv(t)
+	conn := owuiConn(env)
+	chat := conn.NewChat(ann, "assistant")
+	env.Model.Enqueue(
+		llmtest.ToolCalls(llmtest.ToolCall{ID: "ts", Name: "get_current_timestamp", Arguments: `{}`}),
+		llmtest.Text("The timestamp is 1767268800."),
+	)
+	a := send(t, chat.Ask("What is the Unix time?"))
+	if a.FinishReason != "tool_calls" || len(a.ToolCalls) != 1 || a.ToolCalls[0].Name != "get_current_timestamp" {
+		t.Fatalf("first response: finish %q, calls %+v, content %q", a.FinishReason, a.ToolCalls, a.Content)
+	}
+	b := send(t, chat.ToolResults(a.Content, a.ToolCalls, map[string]string{a.ToolCalls[0].ID: `{"current_timestamp": 1767268800}`}))
+	if b.RunID != a.RunID || !strings.Contains(b.Content, "The timestamp is 1767268800.") {
+		t.Fatalf("continued: run %q (want %q), content %q", b.RunID, a.RunID, b.Content)
+	}
+	var result string
+	for _, m := range lastCall(t, env).Chat.Messages {
+		if m.Role == "tool" {
+			result = llmtest.MessageText(m)
+		}
+	}
+	if !strings.Contains(result, "1767268800") {
+		t.Errorf("the model did not read Open WebUI's tool result: %q", result)
+	}
+}
+
+// TestOpenWebUIAttachments: an image arrives as an image_url part; a
+// document arrives as Open WebUI's RAG template before the question, which
+// starts with "### Task:" like a background task but is the user's turn: a
+// chat run with the agent's prompt and tools.
+func TestOpenWebUIAttachments(t *testing.T) {
+	env := owuiEnv(t)
+	conn := owuiConn(env)
+	chat := conn.NewChat(ann, "assistant")
+	const pixel = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+	env.Model.Enqueue(llmtest.Text("A single pixel."))
+	a := send(t, chat.Ask("What is in the picture?", owuitest.WithImage(pixel)))
+	var parts []string
+	for _, m := range lastCall(t, env).Chat.Messages {
+		for _, p := range m.MultiContent {
+			parts = append(parts, string(p.Type))
+			if p.ImageURL != nil && p.ImageURL.URL != pixel {
+				t.Errorf("image reached the model as %q", p.ImageURL.URL)
+			}
+		}
+	}
+	if !slices.Contains(parts, "image_url") || a.Content != "A single pixel." {
+		t.Fatalf("image turn: parts %v, content %q", parts, a.Content)
+	}
+	chat.Answer(a.Content)
+
+	env.Model.Enqueue(llmtest.Text("The report says 42."))
+	doc := chat.Ask("What does the report say?", owuitest.WithDocument(owuitest.Document{Name: "report.txt", ID: "f-1", Content: "The answer is 42."}))
+	if q := doc.Messages()[len(doc.Messages())-1]["content"].(string); !strings.HasPrefix(q, "### Task:") {
+		t.Fatalf("the double sent the document turn as %q", q)
+	}
+	b := send(t, doc)
+	call := lastCall(t, env)
+	if !strings.HasPrefix(b.RunID, "chat-") || b.Content != "The report says 42." {
+		t.Fatalf("document turn: run %q, content %q", b.RunID, b.Content)
+	}
+	if len(call.Chat.Tools) == 0 || call.Chat.Messages[0].Role != "system" || !strings.Contains(call.LastUserMessage(), "The answer is 42.") {
+		t.Errorf("document turn reached the model as a task: %d tools, messages %+v", len(call.Chat.Tools), call.Chat.Messages)
+	}
+}
+
+// TestOpenWebUITwoUsers: two users of one Open WebUI are two principals.
+// Bob's request that names Ann's chat and message ids gets a run of his
+// own, and Ann's run and chat do not exist for him.
+func TestOpenWebUITwoUsers(t *testing.T) {
+	env := owuiEnv(t)
+	conn := owuiConn(env)
+	annChat := conn.NewChat(ann, "naked")
+	env.Model.Enqueue(llmtest.Text("Ann's answer."))
+	annReq := annChat.Ask("my secret plan")
+	a := send(t, annReq)
+
+	forged := annReq.WithHeader(owuitest.HeaderUserJWT, conn.Token(bob))
+	env.Model.Enqueue(llmtest.Text("Bob's answer."))
+	b := send(t, forged)
+	if b.RunID == a.RunID || b.Content != "Bob's answer." {
+		t.Fatalf("bob with ann's ids: run %q (ann's %q), content %q", b.RunID, a.RunID, b.Content)
+	}
+	bobAuth := map[string]string{"Authorization": "Bearer " + owuiKey, owuitest.HeaderUserJWT: conn.Token(bob)}
+	if resp := doAt(t, env.URL, "GET", "/v1/runs/"+a.RunID, nil, bobAuth); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("bob GET ann's run = %d, want 404", resp.StatusCode)
+	}
+	// The chat id Bob sent is a chat of his own, holding his turn alone.
+	conv := decode[api.ConversationDetail](t, doAt(t, env.URL, "GET", "/v1/conversations/"+annChat.ID, nil, bobAuth))
+	if len(conv.Timeline) != 1 || conv.Timeline[0].RunID != b.RunID {
+		t.Errorf("bob's chat %q holds %+v, want his run %q alone", annChat.ID, conv.Timeline, b.RunID)
+	}
+	annAuth := map[string]string{"Authorization": "Bearer " + owuiKey, owuitest.HeaderUserJWT: conn.Token(ann)}
+	if resp := doAt(t, env.URL, "GET", "/v1/runs/"+a.RunID, nil, annAuth); resp.StatusCode != http.StatusOK {
+		t.Errorf("ann GET her run = %d", resp.StatusCode)
+	}
+
+	// A token past its expiry names nobody: 401.
+	late := *conn
+	late.Now = func() time.Time { return time.Now().Add(-10 * time.Minute) }
+	stale := late.NewChat(ann, "naked").Ask("hello")
+	resp, err := stale.Send(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("expired user token: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestOpenWebUIWithoutMessageID: a connection without the message id
+// header (Open WebUI's environment alone never sends it to a connection).
+// Regenerate looks exactly like a retry, so a finished run is not handed
+// back: it gets a new run and a new answer.
+func TestOpenWebUIWithoutMessageID(t *testing.T) {
+	env := owuiEnv(t)
+	conn := owuiConn(env)
+	conn.Headers = nil
+	conn.Tools = nil
+	chat := conn.NewChat(ann, "naked")
+	env.Model.Enqueue(llmtest.Text("first take"), llmtest.Text("second take"), llmtest.Text("third take"))
+	a := send(t, chat.Ask("hi"))
+	chat.Answer(a.Content)
+	regen := chat.Regenerate()
+	if regen.Header.Get(owuitest.HeaderMessageID) != "" {
+		t.Fatal("the connection sent a message id")
+	}
+	b := send(t, regen)
+	c := send(t, regen)
+	if a.Content != "first take" || b.Content != "second take" || c.Content != "third take" || a.RunID == b.RunID || b.RunID == c.RunID {
+		t.Fatalf("runs %q %q %q, answers %q %q %q", a.RunID, b.RunID, c.RunID, a.Content, b.Content, c.Content)
+	}
+	if !strings.HasPrefix(b.RunID, a.RunID+"-r") {
+		t.Errorf("a later take of turn 1 is %q, want %q-r…", b.RunID, a.RunID)
+	}
+}
+
+// TestOpenWebUIForwardingOff: with ENABLE_FORWARD_USER_INFO_HEADERS off
+// Open WebUI sends neither the user nor the chat: every user of that Open
+// WebUI is the proxy key's one principal, and every request is a run of
+// its own (no chat, so no attach and no restored tool calls).
+func TestOpenWebUIForwardingOff(t *testing.T) {
+	env := owuiEnv(t)
+	conn := owuiConn(env)
+	conn.ForwardUserInfo = false
+	conn.Tools = nil
+	annChat, bobChat := conn.NewChat(ann, "naked"), conn.NewChat(bob, "naked")
+	env.Model.Enqueue(llmtest.Text("to ann"), llmtest.Text("to bob"), llmtest.Text("to ann again"))
+	annReq := annChat.Ask("hi")
+	for _, h := range []string{owuitest.HeaderUserJWT, owuitest.HeaderUserID, owuitest.HeaderChatID} {
+		if annReq.Header.Get(h) != "" {
+			t.Fatalf("forwarding off, yet the double sent %s", h)
+		}
+	}
+	a := send(t, annReq)
+	b := send(t, bobChat.Ask("hi"))
+	again := send(t, annReq)
+	if strings.HasPrefix(a.RunID, "chat-") || a.RunID == again.RunID || again.Content != "to ann again" || b.Content != "to bob" {
+		t.Fatalf("runs %q %q %q, answers %q %q %q", a.RunID, b.RunID, again.RunID, a.Content, b.Content, again.Content)
+	}
+	// Both users' runs belong to the key's principal.
+	list := decode[api.RunList](t, doAt(t, env.URL, "GET", "/v1/runs", nil, map[string]string{"Authorization": "Bearer " + owuiKey}))
+	var ids []string
+	for _, r := range list.Data {
+		ids = append(ids, r.ID)
+	}
+	if !slices.Contains(ids, a.RunID) || !slices.Contains(ids, b.RunID) {
+		t.Errorf("the key's principal lists %v, want both users' runs %q and %q", ids, a.RunID, b.RunID)
+	}
+}
+
+// TestOpenWebUINewChatTitle: for a new chat Open WebUI asks for the title
+// at once, while the first answer is still being written. The task gets
+// its own run at once; the answer goes on in the turn's run.
+func TestOpenWebUINewChatTitle(t *testing.T) {
+	env := owuiEnv(t)
+	conn := owuiConn(env)
+	chat := conn.NewChat(ann, "naked")
+	env.Model.On(llmtest.LastUserContains("### Task:"), llmtest.Text(`{ "title": "👋 Greeting" }`))
+	// The answer waits for release; a test that fails first still lets
+	// it go before the model server closes (cleanups run last first).
+	release := make(chan struct{})
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(let)
+	env.Model.Enqueue(llmtest.Func(func(llmtest.Request) llmtest.Reply {
+		<-release
+		return llmtest.Text("Hello!")
+	}))
+	turn := chat.Ask("hi")
+	title := chat.Title()
+	done := make(chan owuitest.Answer, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		resp, err := turn.Send(ctx)
+		if err != nil {
+			done <- owuitest.Answer{Error: err.Error()}
+			return
+		}
+		a, err := owuitest.Read(resp)
+		if err != nil {
+			a.Error = err.Error()
+		}
+		done <- a
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := env.Model.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	tl := send(t, title)
+	let()
+	a := <-done
+	if tl.Content != `{ "title": "👋 Greeting" }` || a.Error != "" || a.Content != "Hello!" || tl.RunID == a.RunID {
+		t.Fatalf("title %q in run %q; answer %q (error %q) in run %q", tl.Content, tl.RunID, a.Content, a.Error, a.RunID)
+	}
+}
+
+// TestOpenWebUIPlainUserHeaders: without the signing secret Open WebUI
+// sends the user as plain headers, its name percent-encoded; each user is
+// still a principal of their own.
+func TestOpenWebUIPlainUserHeaders(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{Keys: []identity.Key{{Name: "owui", Secret: owuiKey, Proxy: true}}}})
+	conn := owuiConn(env)
+	conn.JWTSecret = ""
+	conn.Tools = nil
+	odd := owuitest.User{ID: "u-ö", Email: "zoë@example.com", Name: "Zoë / Ops", Role: "admin"}
+	req := conn.NewChat(odd, "naked").Ask("hi")
+	if got := req.Header.Get(owuitest.HeaderUserName); got != "Zo%C3%AB %2F Ops" {
+		t.Fatalf("the double sent the name as %q", got)
+	}
+	env.Model.Enqueue(llmtest.Text("hello"))
+	a := send(t, req)
+	as := func(u owuitest.User) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + owuiKey, owuitest.HeaderUserID: u.ID, owuitest.HeaderUserEmail: u.Email}
+	}
+	if resp := doAt(t, env.URL, "GET", "/v1/runs/"+a.RunID, nil, as(odd)); resp.StatusCode != http.StatusOK {
+		t.Errorf("her own run = %d", resp.StatusCode)
+	}
+	if resp := doAt(t, env.URL, "GET", "/v1/runs/"+a.RunID, nil, as(bob)); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("her run to bob = %d, want 404", resp.StatusCode)
+	}
+}

@@ -1,0 +1,122 @@
+package owuitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
+)
+
+// Answer is what a connection answered, read as Open WebUI reads it: the
+// text it shows, the tool calls it must run, the finish reason and usage.
+type Answer struct {
+	Status       int
+	RunID        string // X-Longhaul-Run-Id
+	Content      string
+	ToolCalls    []ToolCall
+	FinishReason string
+	Usage        map[string]any
+	// Error is the message of an error answer or error frame.
+	Error string
+}
+
+// chunk is the part of a chat.completion.chunk or chat.completion Open
+// WebUI reads.
+type chunk struct {
+	Choices []struct {
+		Delta   *wireMessage `json:"delta"`
+		Message *wireMessage `json:"message"`
+		Finish  *string      `json:"finish_reason"`
+	} `json:"choices"`
+	Usage map[string]any `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type wireMessage struct {
+	Content   string `json:"content"`
+	ToolCalls []struct {
+		Index    int    `json:"index"`
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// Read reads resp whole, streamed or not, and closes its body.
+func Read(resp *http.Response) (Answer, error) {
+	defer resp.Body.Close()
+	a := Answer{Status: resp.StatusCode, RunID: resp.Header.Get("X-Longhaul-Run-Id")}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return a, fmt.Errorf("owuitest: read answer: %w", err)
+		}
+		var c chunk
+		if err := json.Unmarshal(b, &c); err != nil {
+			return a, fmt.Errorf("owuitest: answer is not JSON: %q", b)
+		}
+		a.add(c, false)
+		return a, nil
+	}
+	events, err := ssetest.ReadAll(resp.Body)
+	if err != nil {
+		return a, fmt.Errorf("owuitest: read stream: %w", err)
+	}
+	for _, e := range events {
+		if e.Data == ssetest.Done {
+			break
+		}
+		var c chunk
+		if json.Unmarshal([]byte(e.Data), &c) != nil {
+			continue
+		}
+		a.add(c, true)
+	}
+	return a, nil
+}
+
+func (a *Answer) add(c chunk, delta bool) {
+	if c.Error != nil {
+		a.Error = c.Error.Message
+	}
+	if c.Usage != nil {
+		a.Usage = c.Usage
+	}
+	for _, ch := range c.Choices {
+		m := ch.Message
+		if delta {
+			m = ch.Delta
+		}
+		if ch.Finish != nil && *ch.Finish != "" {
+			a.FinishReason = *ch.Finish
+		}
+		if m == nil {
+			continue
+		}
+		a.Content += m.Content
+		for _, tc := range m.ToolCalls {
+			i := tc.Index
+			if !delta {
+				i = len(a.ToolCalls)
+			}
+			for len(a.ToolCalls) <= i {
+				a.ToolCalls = append(a.ToolCalls, ToolCall{})
+			}
+			t := &a.ToolCalls[i]
+			if tc.ID != "" {
+				t.ID = tc.ID
+			}
+			if tc.Function.Name != "" {
+				t.Name = tc.Function.Name
+			}
+			t.Arguments += tc.Function.Arguments
+		}
+	}
+}

@@ -181,4 +181,3 @@ func readFrame(t *testing.T, br *bufio.Reader) string {
 		}
 	}
 }
-

@@ -36,16 +36,18 @@ var errClientGone = errors.New("the client left the stream")
 // in the metrics (chat, runs, responses).
 //
 // The response headers and a first frame leave at once, whatever the
-// model's latency. fasthttp v1.51.0 writes the headers of a body stream
-// into the connection's buffer and flushes them only with the first chunk
-// of the body (http.go:1982-1988, writeBodyStream, unless
-// ImmediateHeaderFlush; writeChunk flushes at http.go:2153), and that
-// chunk is whatever the stream writer first flushes into its pipe
-// (stream.go:29-51, NewStreamReader). A chat stream flushed only once the
-// run had something to show, or at the first keep-alive 15 s on, so a
-// client of a slow model waited that long for its headers. Now the headers
-// are flushed on their own, and the stream opens with a comment naming the
-// run, which every SSE parser skips: openai-node's SSEDecoder.decode
+// model's latency. fiber's Ctx.Context() is fasthttp's RequestCtx, whose
+// SetBodyStreamWriter (fasthttp v1.51.0 server.go:1489) pipes the writer's
+// flushes to the connection (stream.go:29-51, NewStreamReader). Its
+// writeBodyStream writes the headers into the connection's buffer and,
+// unless ImmediateHeaderFlush, sends them only with the first chunk
+// (http.go:1980-1987; writeBodyChunked blocks reading the pipe,
+// http.go:2075, and writeChunk flushes, http.go:2153): whatever the writer
+// first flushes. A chat stream flushed only once the run had something to
+// show, or at the first keep-alive 15 s on, so a client of a slow model
+// waited that long for its headers. Now the headers are flushed on their
+// own, and the stream opens with a comment naming the run, which every SSE
+// parser skips: openai-node's SSEDecoder.decode
 // returns null for a line that starts with ':' (src/core/streaming.ts),
 // and Open WebUI's stream_body_handler skips every line that does not
 // start with "data:" (backend/open_webui/utils/middleware.py).

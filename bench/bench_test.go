@@ -44,6 +44,13 @@ const (
 	requestTimeout = 3 * time.Minute
 	// shortAnswer is the scripted model's answer to any other prompt.
 	shortAnswer = "The answer is forty-two, as computed."
+	// slowPrompt is a prompt the scripted model answers only after
+	// slowFirstToken, as a loaded or thinking model does: the time to a
+	// stream's headers must not wait for it.
+	slowPrompt     = "think before you answer"
+	slowFirstToken = time.Second
+	// slowSamples is how many streams the slow row times.
+	slowSamples = 10
 )
 
 // streamPrompt is the prompt the scripted model answers with d of tokens.
@@ -101,6 +108,7 @@ func BenchmarkEngine(b *testing.B) {
 	model := llmtest.New(b)
 	model.On(llmtest.LastUserContains(streamPrompt(longLength)), llmtest.Text(streamAnswer(longLength), llmtest.ChunkDelay(tokenDelay)))
 	model.On(llmtest.LastUserContains(streamPrompt(streamLength)), llmtest.Text(streamAnswer(streamLength), llmtest.ChunkDelay(tokenDelay)))
+	model.On(llmtest.LastUserContains(slowPrompt), llmtest.Text(shortAnswer, llmtest.FirstByteDelay(slowFirstToken)))
 	model.SetDefault(llmtest.Text(shortAnswer))
 	bin := binary(b)
 	lh := startChild(b, bin, model.URL())
@@ -179,6 +187,20 @@ func sequential(b *testing.B, samples int, directURL, engineURL string) table {
 		}
 		engineHeaders, engineTTFT = append(engineHeaders, t2.headers), append(engineTTFT, t2.ttft)
 	}
+	var directSlow, engineSlow stats
+	for i := range slowSamples {
+		q := fmt.Sprint(slowPrompt, " ", i)
+		for _, m := range []struct {
+			url, model string
+			into       *stats
+		}{{directURL, "llmtest", &directSlow}, {engineURL, "naked", &engineSlow}} {
+			st, err := stream(ctx, m.url, chatBody(m.model, true, q))
+			if err != nil {
+				b.Fatal(err)
+			}
+			*m.into = append(*m.into, st.headers)
+		}
+	}
 	b.ReportMetric(msf(engine.pct(.5)-direct.pct(.5)), "overhead-p50-ms")
 	b.ReportMetric(msf(engineTTFT.pct(.5)-directTTFT.pct(.5)), "ttft-overhead-p50-ms")
 	b.ReportMetric(msf(engineHeaders.pct(.5)), "headers-p50-ms")
@@ -189,7 +211,12 @@ func sequential(b *testing.B, samples int, directURL, engineURL string) table {
 	for _, r := range []struct {
 		name string
 		d, e stats
-	}{{"non-streaming turn", direct, engine}, {"time to headers", directHeaders, engineHeaders}, {"time to first token", directTTFT, engineTTFT}} {
+	}{
+		{"non-streaming turn", direct, engine},
+		{"time to headers", directHeaders, engineHeaders},
+		{"time to first token", directTTFT, engineTTFT},
+		{fmt.Sprintf("time to headers, model %v to its first token (%d samples)", slowFirstToken, slowSamples), directSlow, engineSlow},
+	} {
 		t.rows = append(t.rows, []string{r.name, ms(r.d.pct(.5)), ms(r.d.pct(.99)), ms(r.e.pct(.5)), ms(r.e.pct(.99)),
 			ms(r.e.pct(.5) - r.d.pct(.5)), ms(r.e.pct(.99) - r.d.pct(.99))})
 	}

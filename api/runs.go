@@ -331,11 +331,6 @@ func (s *Server) streamEvents(sw *sseWriter, id string, pos cursor) {
 	// lives until the log ends, a write fails or the server shuts down.
 	ctx, cancel := context.WithCancel(s.stopping)
 	defer cancel()
-	// Send the headers now, so the client knows it is connected even while
-	// the run is quiet.
-	if sw.comment("run "+id) != nil {
-		return
-	}
 	pos = f.join(pos)
 	for {
 		items, done, err := sw.wait(ctx, f, pos)

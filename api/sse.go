@@ -33,15 +33,37 @@ var errClientGone = errors.New("the client left the stream")
 // fiber's recover middleware no longer covers it: a panic there is logged
 // with its stack and ends this stream only, not the process. done, if not
 // nil, runs when the stream ends, however it ends. kind names the stream
-// in the metrics (chat, runs).
+// in the metrics (chat, runs, responses).
+//
+// The response headers and a first frame leave at once, whatever the
+// model's latency. fiber's Ctx.Context() is fasthttp's RequestCtx, whose
+// SetBodyStreamWriter (fasthttp v1.51.0 server.go:1489) pipes the writer's
+// flushes to the connection (stream.go:29-51, NewStreamReader). Its
+// writeBodyStream writes the headers into the connection's buffer and,
+// unless ImmediateHeaderFlush, sends them only with the first chunk
+// (http.go:1980-1987; writeBodyChunked blocks reading the pipe,
+// http.go:2075, and writeChunk flushes, http.go:2153): whatever the writer
+// first flushes. A chat stream flushed only once the run had something to
+// show, or at the first keep-alive 15 s on, so a client of a slow model
+// waited that long for its headers. Now the headers are flushed on their
+// own, and the stream opens with a comment naming the run, which every SSE
+// parser skips: openai-node's SSEDecoder.decode
+// returns null for a line that starts with ':' (src/core/streaming.ts),
+// and Open WebUI's stream_body_handler skips every line that does not
+// start with "data:" (backend/open_webui/utils/middleware.py).
 func (s *Server) sendSSE(c *fiber.Ctx, kind string, write func(sw *sseWriter), done func()) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set(fiber.HeaderConnection, "keep-alive")
 	// nginx would otherwise hold the frames back in its buffer.
 	c.Set("X-Accel-Buffering", "no")
+	c.Response().ImmediateHeaderFlush = true
 	// Copies: fiber's strings point into buffers the next request reuses.
 	method, path := strings.Clone(c.Method()), strings.Clone(c.Path())
+	opening := "ok"
+	if run := c.GetRespHeader(HeaderRunID); run != "" {
+		opening = "run " + run
+	}
 	c.Locals(sseKey{}, true)
 	ended := s.metrics.streamOpened(c, kind)
 	// The request's span (see observe) lasts as long as the stream.
@@ -57,7 +79,11 @@ func (s *Server) sendSSE(c *fiber.Ctx, kind string, write func(sw *sseWriter), d
 				done()
 			}
 		}()
-		write(&sseWriter{w: w, keepAlive: keepAlive})
+		sw := &sseWriter{w: w, keepAlive: keepAlive}
+		if sw.comment(opening) != nil {
+			return
+		}
+		write(sw)
 	})
 }
 

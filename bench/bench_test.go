@@ -44,6 +44,13 @@ const (
 	requestTimeout = 3 * time.Minute
 	// shortAnswer is the scripted model's answer to any other prompt.
 	shortAnswer = "The answer is forty-two, as computed."
+	// slowPrompt is a prompt the scripted model answers only after
+	// slowFirstToken, as a loaded or thinking model does: the time to a
+	// stream's headers must not wait for it.
+	slowPrompt     = "think before you answer"
+	slowFirstToken = time.Second
+	// slowSamples is how many streams the slow row times.
+	slowSamples = 10
 )
 
 // streamPrompt is the prompt the scripted model answers with d of tokens.
@@ -101,6 +108,7 @@ func BenchmarkEngine(b *testing.B) {
 	model := llmtest.New(b)
 	model.On(llmtest.LastUserContains(streamPrompt(longLength)), llmtest.Text(streamAnswer(longLength), llmtest.ChunkDelay(tokenDelay)))
 	model.On(llmtest.LastUserContains(streamPrompt(streamLength)), llmtest.Text(streamAnswer(streamLength), llmtest.ChunkDelay(tokenDelay)))
+	model.On(llmtest.LastUserContains(slowPrompt), llmtest.Text(shortAnswer, llmtest.FirstByteDelay(slowFirstToken)))
 	model.SetDefault(llmtest.Text(shortAnswer))
 	bin := binary(b)
 	lh := startChild(b, bin, model.URL())
@@ -155,7 +163,7 @@ func sequential(b *testing.B, samples int, directURL, engineURL string) table {
 			b.Fatal(err)
 		}
 	}
-	var direct, engine, directTTFT, engineTTFT stats
+	var direct, engine, directHeaders, engineHeaders, directTTFT, engineTTFT stats
 	for i := range samples {
 		q := fmt.Sprint("q", i)
 		d, err := nonStream(ctx, directURL, chatBody("llmtest", false, q))
@@ -168,19 +176,34 @@ func sequential(b *testing.B, samples int, directURL, engineURL string) table {
 			b.Fatal(err)
 		}
 		engine = append(engine, e)
-		t1, _, _, err := stream(ctx, directURL, chatBody("llmtest", true, q))
+		t1, err := stream(ctx, directURL, chatBody("llmtest", true, q))
 		if err != nil {
 			b.Fatal(err)
 		}
-		directTTFT = append(directTTFT, t1)
-		t2, _, _, err := stream(ctx, engineURL, chatBody("naked", true, q))
+		directHeaders, directTTFT = append(directHeaders, t1.headers), append(directTTFT, t1.ttft)
+		t2, err := stream(ctx, engineURL, chatBody("naked", true, q))
 		if err != nil {
 			b.Fatal(err)
 		}
-		engineTTFT = append(engineTTFT, t2)
+		engineHeaders, engineTTFT = append(engineHeaders, t2.headers), append(engineTTFT, t2.ttft)
+	}
+	var directSlow, engineSlow stats
+	for i := range slowSamples {
+		q := fmt.Sprint(slowPrompt, " ", i)
+		for _, m := range []struct {
+			url, model string
+			into       *stats
+		}{{directURL, "llmtest", &directSlow}, {engineURL, "naked", &engineSlow}} {
+			st, err := stream(ctx, m.url, chatBody(m.model, true, q))
+			if err != nil {
+				b.Fatal(err)
+			}
+			*m.into = append(*m.into, st.headers)
+		}
 	}
 	b.ReportMetric(msf(engine.pct(.5)-direct.pct(.5)), "overhead-p50-ms")
 	b.ReportMetric(msf(engineTTFT.pct(.5)-directTTFT.pct(.5)), "ttft-overhead-p50-ms")
+	b.ReportMetric(msf(engineHeaders.pct(.5)), "headers-p50-ms")
 	t := table{
 		title: fmt.Sprintf("sequential, %d samples", samples),
 		head:  []string{"", "direct p50 ms", "direct p99 ms", "longhaul p50 ms", "longhaul p99 ms", "overhead p50 ms", "overhead p99 ms"},
@@ -188,7 +211,12 @@ func sequential(b *testing.B, samples int, directURL, engineURL string) table {
 	for _, r := range []struct {
 		name string
 		d, e stats
-	}{{"non-streaming turn", direct, engine}, {"time to first token", directTTFT, engineTTFT}} {
+	}{
+		{"non-streaming turn", direct, engine},
+		{"time to headers", directHeaders, engineHeaders},
+		{"time to first token", directTTFT, engineTTFT},
+		{fmt.Sprintf("time to headers, model %v to its first token (%d samples)", slowFirstToken, slowSamples), directSlow, engineSlow},
+	} {
 		t.rows = append(t.rows, []string{r.name, ms(r.d.pct(.5)), ms(r.d.pct(.99)), ms(r.e.pct(.5)), ms(r.e.pct(.99)),
 			ms(r.e.pct(.5) - r.d.pct(.5)), ms(r.e.pct(.99) - r.d.pct(.99))})
 	}
@@ -229,9 +257,9 @@ func histories(b *testing.B, lh *child, tc client.Client, engineURL string, long
 	for i, d := range lengths {
 		wg.Go(func() {
 			chat := fmt.Sprintf("history-%v", d)
-			_, _, text, err := stream(ctx, engineURL, chatBodyIn(chat, true, streamPrompt(d)))
+			st, err := stream(ctx, engineURL, chatBodyIn(chat, true, streamPrompt(d)))
 			if err == nil {
-				err = sameText(text, streamAnswer(d))
+				err = sameText(st.text, streamAnswer(d))
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("%v streamed turn: %w", d, err)
@@ -310,7 +338,7 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 	t := table{
 		title: fmt.Sprintf("concurrent streaming chats, 20 tok/s for %v each; steady: one every %v/N; longhaul at rest: %.2f CPU s/s",
 			streamLength, streamLength, (idle1-idle0).Seconds()/5),
-		head: []string{"streams", "arrival", "ok", "errors", "TTFT p50 ms", "TTFT p99 ms", "duration p50 s", "duration p99 s", "wall s", "CPU s", peakHead},
+		head: []string{"streams", "arrival", "ok", "errors", "headers p50 ms", "headers p99 ms", "TTFT p50 ms", "TTFT p99 ms", "duration p50 s", "duration p99 s", "wall s", "CPU s", peakHead},
 	}
 	run := 0
 	for _, n := range levels {
@@ -340,7 +368,7 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 			cpu := cpu1 - cpu0
 			fmt.Fprintf(os.Stderr, "bench: %d %s streams: %d ok, %d errors in %.1f s\n", n, mode, len(r.ttft), r.errors, wall.Seconds())
 			t.rows = append(t.rows, []string{strconv.Itoa(n), mode, strconv.Itoa(len(r.ttft)), strconv.Itoa(r.errors),
-				ms(r.ttft.pct(.5)), ms(r.ttft.pct(.99)), secs(r.total.pct(.5)), secs(r.total.pct(.99)),
+				ms(r.headers.pct(.5)), ms(r.headers.pct(.99)), ms(r.ttft.pct(.5)), ms(r.ttft.pct(.99)), secs(r.total.pct(.5)), secs(r.total.pct(.99)),
 				secs(wall), secs(cpu), strconv.FormatInt(peak>>20, 10)})
 			if r.errors > 0 {
 				b.Logf("%d %s streams: %d errors: %s", n, mode, r.errors, r.summary())
@@ -351,6 +379,7 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 			}
 			key := fmt.Sprintf("%s%d-", mode, n)
 			b.ReportMetric(float64(r.errors), key+"errors")
+			b.ReportMetric(msf(r.headers.pct(.99)), key+"headers-p99-ms")
 			b.ReportMetric(msf(r.ttft.pct(.99)), key+"ttft-p99-ms")
 			b.ReportMetric(cpu.Seconds(), key+"cpu-s")
 			b.ReportMetric(float64(peak>>20), key+"peak-rss-MB")
@@ -362,9 +391,9 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 
 // streamResults are the figures of one level of concurrent streams.
 type streamResults struct {
-	ttft, total stats
-	errors      int
-	byMessage   map[string]int
+	headers, ttft, total stats
+	errors               int
+	byMessage            map[string]int
 	// example is the chat id of one stream that failed with each message.
 	example map[string]string
 	// slowest is the chat id of the stream that took longest, and took
@@ -406,9 +435,9 @@ func streams(engineURL, prefix string, n int, steady bool) streamResults {
 		}
 		wg.Go(func() {
 			chat := fmt.Sprint(prefix, "-", i)
-			ttft, total, text, err := stream(context.Background(), engineURL, chatBodyIn(chat, true, prompt))
+			st, err := stream(context.Background(), engineURL, chatBodyIn(chat, true, prompt))
 			if err == nil {
-				err = sameText(text, want)
+				err = sameText(st.text, want)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -418,10 +447,11 @@ func streams(engineURL, prefix string, n int, steady bool) streamResults {
 				r.example[err.Error()] = chat
 				return
 			}
-			r.ttft = append(r.ttft, ttft)
-			r.total = append(r.total, total)
-			if total > r.slowestTime {
-				r.slowest, r.slowestTime = chat, total
+			r.headers = append(r.headers, st.headers)
+			r.ttft = append(r.ttft, st.ttft)
+			r.total = append(r.total, st.total)
+			if st.total > r.slowestTime {
+				r.slowest, r.slowestTime = chat, st.total
 			}
 		})
 	}
@@ -499,18 +529,26 @@ func nonStream(ctx context.Context, url string, body []byte) (time.Duration, err
 	return time.Since(start), nil
 }
 
-// stream posts a streaming request and returns the time to the first
-// content delta, the total time and the text.
-func stream(ctx context.Context, url string, body []byte) (ttft, total time.Duration, text string, err error) {
+// streamed is what one streamed request took: the time to its response
+// headers and to its first content delta, in all, and the text.
+type streamed struct {
+	headers, ttft, total time.Duration
+	text                 string
+}
+
+// stream posts a streaming request and times it.
+func stream(ctx context.Context, url string, body []byte) (streamed, error) {
+	var st streamed
 	start := time.Now()
 	resp, cancel, err := post(ctx, url, body)
 	if err != nil {
-		return 0, 0, "", err
+		return st, err
 	}
+	st.headers = time.Since(start)
 	defer cancel()
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, 0, "", fmt.Errorf("status %d", resp.StatusCode)
+		return st, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	var b strings.Builder
 	rd := ssetest.NewReader(resp.Body)
@@ -518,9 +556,9 @@ func stream(ctx context.Context, url string, body []byte) (ttft, total time.Dura
 		e, err := rd.Next()
 		switch {
 		case errors.Is(err, io.EOF):
-			return 0, 0, "", fmt.Errorf("stream ended without [DONE]")
+			return st, fmt.Errorf("stream ended without [DONE]")
 		case err != nil:
-			return 0, 0, "", err
+			return st, err
 		}
 		d := e.Data
 		if d == ssetest.Done {
@@ -533,19 +571,20 @@ func stream(ctx context.Context, url string, body []byte) (ttft, total time.Dura
 			Error *struct{ Message string } `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(d), &c); err != nil {
-			return 0, 0, "", err
+			return st, err
 		}
 		if c.Error != nil {
-			return 0, 0, "", fmt.Errorf("stream error: %s", c.Error.Message)
+			return st, fmt.Errorf("stream error: %s", c.Error.Message)
 		}
 		for _, ch := range c.Choices {
-			if ch.Delta.Content != "" && ttft == 0 {
-				ttft = time.Since(start)
+			if ch.Delta.Content != "" && st.ttft == 0 {
+				st.ttft = time.Since(start)
 			}
 			b.WriteString(ch.Delta.Content)
 		}
 	}
-	return ttft, time.Since(start), b.String(), nil
+	st.total, st.text = time.Since(start), b.String()
+	return st, nil
 }
 
 type stats []time.Duration

@@ -6,11 +6,15 @@
 // alone; the benchmark process runs the scripted model and the clients. It
 // prints:
 //
-//   - the overhead of a sequential non-streaming turn and of the time to
-//     first token, against the same scripted model called directly;
+//   - the overhead of a sequential non-streaming turn, of the time to a
+//     stream's response headers and of the time to its first token,
+//     against the same scripted model called directly, and the time to
+//     the headers when the model takes 1 s to its first token (they must
+//     not wait for it);
 //   - concurrent streaming chats (20 tokens/s for 10 s each) at several
 //     levels, arriving steadily (one every 10 s / N) and as a burst: errors,
-//     TTFT and duration p50/p99, the child's CPU seconds and peak RSS;
+//     time to headers, TTFT and duration p50/p99, the child's CPU seconds
+//     and peak RSS;
 //   - the history events of a short turn and of a 10 s and a 60 s streamed
 //     turn.
 //

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul/internal/searchattr"
 	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiapi "github.com/temporalio/ui-server/v2/server/api"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -61,8 +62,9 @@ type Options struct {
 	// UIWrite lets the Web UI change runs: terminate, cancel, signal,
 	// update, reset, start and batch actions. Without it the UI is
 	// read-only: it shows runs and queries them, and its server refuses
-	// every other request that would change something (HTTP 405), whoever
-	// can reach it.
+	// every other request (HTTP 403, or 405 from the UI's own switch),
+	// whoever can reach it and however the path is spelled (see
+	// readOnlyAPI).
 	UIWrite bool
 	// Namespaces are registered on every start (idempotent). Must not be empty.
 	Namespaces []string
@@ -458,7 +460,7 @@ func (s *Server) startUI(opts Options) error {
 		return fmt.Errorf("devserver: UI address: %w", err)
 	}
 	defaultNS := opts.Namespaces[0]
-	s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
+	uiOpts := []uiserveroptions.ServerOption{uiserveroptions.WithConfigProvider(&uiconfig.Config{
 		Host:                host,
 		Port:                port,
 		TemporalGRPCAddress: s.frontendAddr,
@@ -470,7 +472,12 @@ func (s *Server) startUI(opts Options) error {
 		// The UI has no login here: anyone who reaches it could otherwise
 		// terminate or reset any run.
 		DisableWriteActions: !opts.UIWrite,
-	}))
+	})}
+	if !opts.UIWrite {
+		// The UI's own switch lets crafted writes through (see readOnlyAPI).
+		uiOpts = append(uiOpts, uiserveroptions.WithAPIMiddleware([]uiapi.Middleware{readOnlyAPI}))
+	}
+	s.ui = uiserver.NewServer(uiOpts...)
 	s.uiDone = make(chan error, 1)
 	go func() { s.uiDone <- s.ui.Start() }()
 	// The UI's Start blocks; wait until it accepts connections or fails.

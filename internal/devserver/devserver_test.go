@@ -3,6 +3,7 @@ package devserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -219,3 +221,157 @@ func TestUIReadOnlyByDefault(t *testing.T) {
 		})
 	}
 }
+
+// waitForGo waits for the signal "go"; its query "state" says so.
+func waitForGo(ctx workflow.Context) (string, error) {
+	if err := workflow.SetQueryHandler(ctx, "state", func() (string, error) { return "waiting", nil }); err != nil {
+		return "", err
+	}
+	workflow.GetSignalChannel(ctx, "go").Receive(ctx, nil)
+	return "went", nil
+}
+
+// uiPost posts body to the UI at target (an escaped path, sent as is) as
+// an API client does: with an Authorization header, which skips the UI's
+// CSRF check.
+func uiPost(t *testing.T, ctx context.Context, base, target, body string, headers map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The path goes on the wire as written: no cleaning, no re-encoding.
+	req.URL.Opaque = "//" + req.URL.Host + strings.SplitN(target, "?", 2)[0]
+	req.Header.Set("Authorization", "Bearer anyone")
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestUIReadOnlyRefusesCraftedWrites: the UI's own read-only switch lets
+// through a POST whose decoded path holds "/workflows/" and "/query/";
+// Longhaul's allow-list refuses those, read raw or decoded, while reads and
+// a real query still work. The same crafted signal-with-start, with write
+// actions on, does start a workflow: the requests are real attacks, not
+// malformed ones.
+func TestUIReadOnlyRefusesCraftedWrites(t *testing.T) {
+	dir, addr, ui := t.TempDir(), testenv.FreeAddr(t), testenv.FreeAddr(t)
+	const swsBody = `{"workflowType":{"name":"waitForGo"},"taskQueue":{"name":"ro"}}`
+	for _, write := range []bool{false, true} {
+		t.Run(fmt.Sprintf("write=%v", write), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			s, err := devserver.Start(ctx, devserver.Options{
+				DataDir: dir, FrontendAddr: addr, UIAddr: ui, UIWrite: write,
+				Namespaces: []string{"default"}, Logger: slog.New(slog.DiscardHandler),
+			})
+			if err != nil {
+				t.Fatalf("start: %v", err)
+			}
+			defer s.Stop()
+			c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLog{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			w := worker.New(c, "ro", worker.Options{})
+			w.RegisterWorkflow(waitForGo)
+			if err := w.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			started := func(id string) bool {
+				t.Helper()
+				_, err := c.DescribeWorkflowExecution(ctx, id, "")
+				var nf *serviceerror.NotFound
+				if err != nil && !errors.As(err, &nf) {
+					t.Fatalf("describe %s: %v", id, err)
+				}
+				return err == nil
+			}
+
+			if write {
+				code, body := uiPost(t, ctx, s.UIURL(), "/api/v1/namespaces/default/workflows/ctl%2Fquery%2Fx/signal-with-start/go", swsBody, nil)
+				if code != http.StatusOK || !started("ctl/query/x") {
+					t.Fatalf("with write actions on, the crafted signal-with-start = %d %s and started nothing", code, body)
+				}
+				return
+			}
+
+			target := "target-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: target, TaskQueue: "ro"}, waitForGo); err != nil {
+				t.Fatal(err)
+			}
+			crafted := []struct {
+				name, target, body string
+				headers            map[string]string
+				victim             string // a workflow that must not exist after
+			}{
+				{"signal-with-start, id with an encoded /query/", "/api/v1/namespaces/default/workflows/evil1%2Fquery%2Fx/signal-with-start/go", swsBody, nil, "evil1/query/x"},
+				{"lower-case encoding", "/api/v1/namespaces/default/workflows/evil2%2fquery%2fx/signal-with-start/go", swsBody, nil, "evil2/query/x"},
+				{"signal name with an encoded /query/", "/api/v1/namespaces/default/workflows/evil3/signal-with-start/a%2Fquery%2Fb", swsBody, nil, "evil3"},
+				{"double encoding", "/api/v1/namespaces/default/workflows/evil4%252Fquery%252Fx/signal-with-start/go", swsBody, nil, "evil4%2Fquery%2Fx"},
+				{"mixed case", "/api/v1/namespaces/default/workflows/evil5/Query/x/signal-with-start/go", swsBody, nil, "evil5"},
+				{"path traversal", "/api/v1/namespaces/default/workflows/x/query/../../evil6/signal-with-start/go", swsBody, nil, "evil6"},
+				{"encoded path traversal", "/api/v1/namespaces/default/workflows/x%2Fquery%2F..%2F..%2Fevil7/signal-with-start/go", swsBody, nil, "x/query/../../evil7"},
+				{"batch terminate", "/api/v1/namespaces/default/batch-operations/job%2Fworkflows%2Fw%2Fquery%2Fq",
+					`{"visibilityQuery":"WorkflowType='waitForGo'","reason":"crafted","terminationOperation":{}}`, nil, ""},
+				{"method override on the query route", "/api/v1/namespaces/default/workflows/" + target + "/query/state", "",
+					map[string]string{"X-HTTP-Method-Override": "DELETE", "Content-Type": "application/x-www-form-urlencoded"}, ""},
+			}
+			for _, cr := range crafted {
+				code, body := uiPost(t, ctx, s.UIURL(), cr.target, cr.body, cr.headers)
+				if code < 400 {
+					t.Errorf("%s: %d %s, want it refused", cr.name, code, body)
+				}
+				if cr.victim != "" && started(cr.victim) {
+					t.Errorf("%s started workflow %q", cr.name, cr.victim)
+				}
+			}
+			// The target still runs: no batch terminated it, no override
+			// deleted it.
+			d, err := c.DescribeWorkflowExecution(ctx, target, "")
+			if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				t.Fatalf("target after the crafted requests: %v, %v", d.GetWorkflowExecutionInfo().GetStatus(), err)
+			}
+
+			// Reads and a real query still work.
+			resp, err := http.Get(s.UIURL() + "/api/v1/namespaces/default/workflows/" + target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), target) {
+				t.Fatalf("describe through the UI = %d %s", resp.StatusCode, b)
+			}
+			code, body := uiPost(t, ctx, s.UIURL(), "/api/v1/namespaces/default/workflows/"+target+"/query/state", `{}`, nil)
+			var q struct {
+				QueryResult struct{ Payloads []struct{ Data []byte } }
+			}
+			if code != http.StatusOK || json.Unmarshal([]byte(body), &q) != nil || len(q.QueryResult.Payloads) != 1 || string(q.QueryResult.Payloads[0].Data) != `"waiting"` {
+				t.Fatalf("query through the UI = %d %s", code, body)
+			}
+			// A plain write gets Longhaul's answer or the UI's own.
+			code, body = uiPost(t, ctx, s.UIURL(), "/api/v1/namespaces/default/workflows/"+target+"/signal/go", `{}`, nil)
+			if code != http.StatusForbidden && code != http.StatusMethodNotAllowed {
+				t.Fatalf("signal through the UI = %d %s", code, body)
+			}
+		})
+	}
+}
+
+type quietLog struct{}
+
+func (quietLog) Debug(string, ...any) {}
+func (quietLog) Info(string, ...any)  {}
+func (quietLog) Warn(string, ...any)  {}
+func (quietLog) Error(string, ...any) {}

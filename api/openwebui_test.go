@@ -50,8 +50,8 @@ var (
 	bob = owuitest.User{ID: "7a21-bob", Email: "bob@example.com", Name: "Bob", Role: "user"}
 )
 
-// send sends req and reads the answer as Open WebUI does.
-func send(t *testing.T, req *owuitest.Request) owuitest.Answer {
+// sendOWUI sends req and reads the answer as Open WebUI does.
+func sendOWUI(t *testing.T, req *owuitest.Request) owuitest.Answer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -108,7 +108,7 @@ func TestOpenWebUIChat(t *testing.T) {
 		llmtest.Text("It is noon."),
 	)
 	first := chat.Ask("What time is it?")
-	a1 := send(t, first)
+	a1 := sendOWUI(t, first)
 	if !strings.HasPrefix(a1.RunID, "chat-") || !strings.Contains(a1.Content, `<details type="tool_calls"`) || !strings.HasSuffix(a1.Content, "It is noon.") {
 		t.Fatalf("first turn: run %q, content %q", a1.RunID, a1.Content)
 	}
@@ -125,7 +125,7 @@ func TestOpenWebUIChat(t *testing.T) {
 	// first turn's tool call back (restored from the conversation store),
 	// not Open WebUI's flattened text.
 	env.Model.Enqueue(llmtest.Text("Tomorrow is Friday."))
-	a2 := send(t, chat.Ask("And what day is tomorrow?"))
+	a2 := sendOWUI(t, chat.Ask("And what day is tomorrow?"))
 	if runs[a2.RunID] || a2.Content != "Tomorrow is Friday." {
 		t.Fatalf("follow-up: run %q (seen %v), content %q", a2.RunID, runs, a2.Content)
 	}
@@ -144,7 +144,7 @@ func TestOpenWebUIChat(t *testing.T) {
 	env.Model.Enqueue(llmtest.Text("Tomorrow is Saturday."))
 	regen := chat.Regenerate()
 	calls := modelCalls(env)
-	a3 := send(t, regen)
+	a3 := sendOWUI(t, regen)
 	if runs[a3.RunID] || a3.Content != "Tomorrow is Saturday." || modelCalls(env) != calls+1 {
 		t.Fatalf("regenerate: run %q (seen %v), content %q, model calls %d → %d", a3.RunID, runs, a3.Content, calls, modelCalls(env))
 	}
@@ -154,7 +154,7 @@ func TestOpenWebUIChat(t *testing.T) {
 	// A network retry of the same request (the same message id) attaches
 	// to its run: the same answer, and the model is not called again.
 	calls = modelCalls(env)
-	a4 := send(t, regen)
+	a4 := sendOWUI(t, regen)
 	if a4.RunID != a3.RunID || a4.Content != a3.Content || modelCalls(env) != calls {
 		t.Fatalf("retry: run %q (want %q), content %q, model calls %d → %d", a4.RunID, a3.RunID, a4.Content, calls, modelCalls(env))
 	}
@@ -162,7 +162,7 @@ func TestOpenWebUIChat(t *testing.T) {
 	// Editing the first question makes a new branch: a new run of turn 1
 	// that sees only the edited question.
 	env.Model.Enqueue(llmtest.Text("Paris is in France."))
-	a5 := send(t, chat.Edit(1, "Where is Paris?"))
+	a5 := sendOWUI(t, chat.Edit(1, "Where is Paris?"))
 	if runs[a5.RunID] || a5.Content != "Paris is in France." {
 		t.Fatalf("edit: run %q (seen %v), content %q", a5.RunID, runs, a5.Content)
 	}
@@ -194,7 +194,7 @@ func TestOpenWebUIChat(t *testing.T) {
 		}
 		env.Model.Enqueue(llmtest.Text(task.answer))
 		calls := modelCalls(env)
-		a := send(t, task.req)
+		a := sendOWUI(t, task.req)
 		call := lastCall(t, env)
 		if a.Content != task.answer || runs[a.RunID] || strings.HasPrefix(a.RunID, "chat-") || modelCalls(env) != calls+1 {
 			t.Fatalf("%s task: run %q, content %q, model calls %d → %d", task.name, a.RunID, a.Content, calls, modelCalls(env))
@@ -216,11 +216,11 @@ func TestOpenWebUIToolLoop(t *testing.T) {
 		llmtest.ToolCalls(llmtest.ToolCall{ID: "ts", Name: "get_current_timestamp", Arguments: `{}`}),
 		llmtest.Text("The timestamp is 1767268800."),
 	)
-	a := send(t, chat.Ask("What is the Unix time?"))
+	a := sendOWUI(t, chat.Ask("What is the Unix time?"))
 	if a.FinishReason != "tool_calls" || len(a.ToolCalls) != 1 || a.ToolCalls[0].Name != "get_current_timestamp" {
 		t.Fatalf("first response: finish %q, calls %+v, content %q", a.FinishReason, a.ToolCalls, a.Content)
 	}
-	b := send(t, chat.ToolResults(a.Content, a.ToolCalls, map[string]string{a.ToolCalls[0].ID: `{"current_timestamp": 1767268800}`}))
+	b := sendOWUI(t, chat.ToolResults(a.Content, a.ToolCalls, map[string]string{a.ToolCalls[0].ID: `{"current_timestamp": 1767268800}`}))
 	if b.RunID != a.RunID || !strings.Contains(b.Content, "The timestamp is 1767268800.") {
 		t.Fatalf("continued: run %q (want %q), content %q", b.RunID, a.RunID, b.Content)
 	}
@@ -245,7 +245,7 @@ func TestOpenWebUIAttachments(t *testing.T) {
 	chat := conn.NewChat(ann, "assistant")
 	const pixel = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 	env.Model.Enqueue(llmtest.Text("A single pixel."))
-	a := send(t, chat.Ask("What is in the picture?", owuitest.WithImage(pixel)))
+	a := sendOWUI(t, chat.Ask("What is in the picture?", owuitest.WithImage(pixel)))
 	var parts []string
 	for _, m := range lastCall(t, env).Chat.Messages {
 		for _, p := range m.MultiContent {
@@ -265,7 +265,7 @@ func TestOpenWebUIAttachments(t *testing.T) {
 	if q := doc.Messages()[len(doc.Messages())-1]["content"].(string); !strings.HasPrefix(q, "### Task:") {
 		t.Fatalf("the double sent the document turn as %q", q)
 	}
-	b := send(t, doc)
+	b := sendOWUI(t, doc)
 	call := lastCall(t, env)
 	if !strings.HasPrefix(b.RunID, "chat-") || b.Content != "The report says 42." {
 		t.Fatalf("document turn: run %q, content %q", b.RunID, b.Content)
@@ -284,11 +284,11 @@ func TestOpenWebUITwoUsers(t *testing.T) {
 	annChat := conn.NewChat(ann, "naked")
 	env.Model.Enqueue(llmtest.Text("Ann's answer."))
 	annReq := annChat.Ask("my secret plan")
-	a := send(t, annReq)
+	a := sendOWUI(t, annReq)
 
 	forged := annReq.WithHeader(owuitest.HeaderUserJWT, conn.Token(bob))
 	env.Model.Enqueue(llmtest.Text("Bob's answer."))
-	b := send(t, forged)
+	b := sendOWUI(t, forged)
 	if b.RunID == a.RunID || b.Content != "Bob's answer." {
 		t.Fatalf("bob with ann's ids: run %q (ann's %q), content %q", b.RunID, a.RunID, b.Content)
 	}
@@ -331,14 +331,14 @@ func TestOpenWebUIWithoutMessageID(t *testing.T) {
 	conn.Tools = nil
 	chat := conn.NewChat(ann, "naked")
 	env.Model.Enqueue(llmtest.Text("first take"), llmtest.Text("second take"), llmtest.Text("third take"))
-	a := send(t, chat.Ask("hi"))
+	a := sendOWUI(t, chat.Ask("hi"))
 	chat.Answer(a.Content)
 	regen := chat.Regenerate()
 	if regen.Header.Get(owuitest.HeaderMessageID) != "" {
 		t.Fatal("the connection sent a message id")
 	}
-	b := send(t, regen)
-	c := send(t, regen)
+	b := sendOWUI(t, regen)
+	c := sendOWUI(t, regen)
 	if a.Content != "first take" || b.Content != "second take" || c.Content != "third take" || a.RunID == b.RunID || b.RunID == c.RunID {
 		t.Fatalf("runs %q %q %q, answers %q %q %q", a.RunID, b.RunID, c.RunID, a.Content, b.Content, c.Content)
 	}
@@ -364,9 +364,9 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 			t.Fatalf("forwarding off, yet the double sent %s", h)
 		}
 	}
-	a := send(t, annReq)
-	b := send(t, bobChat.Ask("hi"))
-	again := send(t, annReq)
+	a := sendOWUI(t, annReq)
+	b := sendOWUI(t, bobChat.Ask("hi"))
+	again := sendOWUI(t, annReq)
 	if strings.HasPrefix(a.RunID, "chat-") || a.RunID == again.RunID || again.Content != "to ann again" || b.Content != "to bob" {
 		t.Fatalf("runs %q %q %q, answers %q %q %q", a.RunID, b.RunID, again.RunID, a.Content, b.Content, again.Content)
 	}
@@ -421,7 +421,7 @@ func TestOpenWebUINewChatTitle(t *testing.T) {
 	if err := env.Model.WaitRequests(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	tl := send(t, title)
+	tl := sendOWUI(t, title)
 	let()
 	a := <-done
 	if tl.Content != `{ "title": "👋 Greeting" }` || a.Error != "" || a.Content != "Hello!" || tl.RunID == a.RunID {
@@ -443,7 +443,7 @@ func TestOpenWebUIPlainUserHeaders(t *testing.T) {
 		t.Fatalf("the double sent the name as %q", got)
 	}
 	env.Model.Enqueue(llmtest.Text("hello"))
-	a := send(t, req)
+	a := sendOWUI(t, req)
 	as := func(u owuitest.User) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + owuiKey, owuitest.HeaderUserID: u.ID, owuitest.HeaderUserEmail: u.Email}
 	}

@@ -18,8 +18,12 @@ build:
 run: build
 	./$(BIN) dev
 
+# The tests run against a throwaway PostgreSQL (test/postgres/with-postgres.sh:
+# initdb in a temporary directory, a free loopback port, removed when the
+# tests end), never one the machine happens to run; the script hands its URL
+# to the tests as LONGHAUL_TEST_POSTGRES_URL (one already set is used as is).
 test: test-deps
-	$(GO) test $(TESTFLAGS) ./...
+	test/postgres/with-postgres.sh $(GO) test $(TESTFLAGS) ./...
 
 # The crash test (test/chaos) alone, against the binary make build ships,
 # printing its figures: 50 runs through `longhaul server`, two workers, two
@@ -43,10 +47,13 @@ topology: chaos
 # SDK, LangChain), pinned by test/conformance/package-lock.json the same
 # way; Debian's nats-server, the external NATS of test/streaming and
 # test/chaos; Debian's docker-compose, whose `config` (no daemon needed)
-# deploy/ checks docker-compose.yml with; and Debian's prometheus for
-# promtool, which checks the metrics endpoint's text.
+# deploy/ checks docker-compose.yml with; Debian's prometheus for
+# promtool, which checks the metrics endpoint's text; and Debian's
+# postgresql for initdb and pg_ctl, which make test's throwaway PostgreSQL
+# runs on (the package's own cluster is not used: stop it if you like).
 .PHONY: test-deps
 test-deps: test/mcp/node_modules test/pglite/node_modules test/conformance/node_modules
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; }
 	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
 	@command -v docker-compose >/dev/null || { apt-get update -qq && apt-get install -y -qq docker-compose; }
 	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }

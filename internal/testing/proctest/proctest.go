@@ -79,7 +79,7 @@ func Build(t testing.TB, name, pkg string, flags ...string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	t.Logf("built %s (%s) in %v", name, strings.Join(flags, " "), time.Since(start).Round(100*time.Millisecond))
+	t.Logf("built %s %s in %v", name, strings.Join(flags, " "), time.Since(start).Round(100*time.Millisecond))
 	return bin
 }
 

@@ -47,16 +47,16 @@ topology: chaos
 # SDK, LangChain), pinned by test/conformance/package-lock.json the same
 # way; Debian's nats-server, the external NATS of test/streaming and
 # test/chaos; Debian's docker-compose, whose `config` (no daemon needed)
-# deploy/ checks docker-compose.yml with; Debian's prometheus for
-# promtool, which checks the metrics endpoint's text; and Debian's
-# postgresql for initdb and pg_ctl, which make test's throwaway PostgreSQL
-# runs on (the package's own cluster is not used: stop it if you like).
+# deploy/ checks docker-compose.yml with; and Debian's prometheus for
+# promtool, which checks the metrics endpoint's text.
 .PHONY: test-deps
 test-deps: test/mcp/node_modules test/pglite/node_modules test/conformance/node_modules
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; }
 	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
 	@command -v docker-compose >/dev/null || { apt-get update -qq && apt-get install -y -qq docker-compose; }
 	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
+	@# Debian's postgresql for initdb and pg_ctl, which make test's throwaway
+	@# PostgreSQL runs on (the package's own cluster is not used).
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; }
 
 test/mcp/node_modules: test/mcp/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
@@ -81,7 +81,7 @@ lint:
 # The benchmarks (see bench/doc.go for LONGHAUL_BENCH_* settings), against
 # the binary make build ships, run as a child process.
 bench: build
-	LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) $(GO) test $(BENCHFLAGS) ./bench/
+	LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) test/postgres/with-postgres.sh $(GO) test $(BENCHFLAGS) ./bench/
 
 # Every fuzz target (func FuzzX in a _test.go file) in turn, FUZZTIME each;
 # a failure stops here and leaves its input in the package's testdata/fuzz,

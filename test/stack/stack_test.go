@@ -132,8 +132,6 @@ func serverEnv(t *testing.T, c container, pg *url.URL, ps *ports) (env map[strin
 // is the scripted one.
 func TestComposeStack(t *testing.T) {
 	storetest.Ready(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	root := proctest.RepoRoot(t)
 	p := loadCompose(t, root, userEnv(t, root))
 	pg, err := url.Parse(storetest.PostgresURL())
@@ -141,7 +139,11 @@ func TestComposeStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := &ports{t: t, used: map[int]bool{}}
+	// The builds first (a cold one takes minutes), then the stack's time.
 	bindir, schema := temporalBins(t)
+	bin := proctest.Binary(t, "LONGHAUL_STACK_BIN")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	logs := t.TempDir()
 	emptyRoot := t.TempDir()
 	volumes := map[string]string{}
@@ -259,7 +261,6 @@ func TestComposeStack(t *testing.T) {
 		"postgresql:5432":        pg.Host,
 		"http://ollama:11434/v1": model.URL(),
 	}
-	bin := proctest.Binary(t, "LONGHAUL_STACK_BIN")
 	longhaul := func(name string, args ...string) (*proctest.Proc, map[string]string, string) {
 		t.Helper()
 		svc := service(t, p, name)

@@ -46,13 +46,12 @@ topology: chaos
 # test/conformance runs against Longhaul (openai, @openai/agents, the AI
 # SDK, LangChain), pinned by test/conformance/package-lock.json the same
 # way; Debian's nats-server, the external NATS of test/streaming and
-# test/chaos; Debian's docker-compose, whose `config` (no daemon needed)
-# deploy/ checks docker-compose.yml with; and Debian's prometheus for
-# promtool, which checks the metrics endpoint's text.
+# test/chaos; and Debian's prometheus for promtool, which checks the
+# metrics endpoint's text. (deploy/ reads docker-compose.yml with the
+# Compose v2 loader, a Go module: nothing to install.)
 .PHONY: test-deps
 test-deps: test/mcp/node_modules test/pglite/node_modules test/conformance/node_modules
 	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
-	@command -v docker-compose >/dev/null || { apt-get update -qq && apt-get install -y -qq docker-compose; }
 	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
 	@# Debian's postgresql for initdb and pg_ctl, which make test's throwaway
 	@# PostgreSQL runs on (the package's own cluster is not used).

@@ -1,121 +1,45 @@
-// Package deploy_test checks the container image and the compose file keep
-// the embedded Temporal frontend and Web UI off the network unless the
-// operator says otherwise. The compose file is read by Debian's
-// docker-compose (`docker-compose config` needs no Docker daemon), which
-// make test-deps installs.
+// Package deploy_test checks the container image and the compose file: the
+// image keeps every listener on the container's loopback and serves
+// nothing by default; the compose file, read with the Compose v2 loader
+// (internal/testing/composetest, compose-go: no Docker daemon needed),
+// starts the whole stack in order and wires it together.
 package deploy_test
 
 import (
-	"bufio"
-	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/testing/composetest"
 )
 
-// TestImageKeepsTemporalOnLoopback loads the settings the image's
-// environment gives `longhaul dev`: the API listens on the container's
-// interfaces, the Temporal frontend and the UI only on its loopback, the UI
-// read-only, and only the API's port is exposed.
-func TestImageKeepsTemporalOnLoopback(t *testing.T) {
-	env, exposed := readDockerfile(t, "Dockerfile")
-	cfg := loadWith(t, env)
-	if host := hostOf(t, cfg.HTTPAddr); host != "0.0.0.0" {
-		t.Errorf("the API listens on %s in the image, want every interface of the container", cfg.HTTPAddr)
-	}
-	if !loopback(t, cfg.EmbeddedTemporalAddr) {
-		t.Errorf("the Temporal frontend listens on %s in the image, want the loopback", cfg.EmbeddedTemporalAddr)
-	}
-	if !cfg.UIDisabled() && !loopback(t, cfg.EmbeddedUIAddr) {
-		t.Errorf("the Temporal UI listens on %s in the image, want the loopback", cfg.EmbeddedUIAddr)
-	}
-	if cfg.EmbeddedUIWrite {
-		t.Error("the image lets the Temporal UI change runs")
-	}
-	if !slices.Equal(exposed, []string{"8080"}) {
-		t.Errorf("EXPOSE %v, want only the API's 8080 (docker run -P publishes what is exposed on every interface)", exposed)
-	}
+// dockerfile is what the tests read of deploy/Dockerfile.
+type dockerfile struct {
+	env     map[string]string // ENV of the final stage
+	exposed []string
+	user    string
+	cmd     string   // CMD as written
+	runs    []string // RUN lines
+	copies  []string // COPY lines of the final stage
 }
 
-// TestComposeDevPublishesOnLoopback reads the single-container `dev`
-// profile of docker-compose.yml as docker-compose resolves it: by default
-// every published port is bound to the host's loopback, the Temporal
-// frontend is not published and the UI is read-only; an operator's
-// LONGHAUL_UI_PUBLISH publishes the UI elsewhere.
-func TestComposeDevPublishesOnLoopback(t *testing.T) {
-	imageEnv, _ := readDockerfile(t, "Dockerfile")
-
-	svc := composeConfig(t, exampleEnv(t))["longhaul-dev"]
-	ports := publishedPorts(t, svc)
-	if len(ports) == 0 {
-		t.Fatal("the compose file publishes no port; want the API's at least")
-	}
-	for _, p := range ports {
-		if p.hostIP != "127.0.0.1" {
-			t.Errorf("port %s is published on %q, want 127.0.0.1", p.target, p.hostIP)
-		}
-	}
-	env := map[string]string{}
-	for k, v := range imageEnv {
-		env[k] = v
-	}
-	for k, v := range svc.Environment {
-		env[k] = v
-	}
-	cfg := loadWith(t, env)
-	_, frontendPort, _ := net.SplitHostPort(cfg.EmbeddedTemporalAddr)
-	for _, p := range ports {
-		if p.target == frontendPort {
-			t.Errorf("the Temporal frontend's port %s is published", p.target)
-		}
-	}
-	if !loopback(t, cfg.EmbeddedTemporalAddr) {
-		t.Errorf("the Temporal frontend listens on %s in the container, want its loopback", cfg.EmbeddedTemporalAddr)
-	}
-	if cfg.EmbeddedUIWrite {
-		t.Error("the compose file lets the Temporal UI change runs by default")
-	}
-
-	// The operator says otherwise.
-	svc = composeConfig(t, append(exampleEnv(t), "LONGHAUL_UI_PUBLISH=0.0.0.0:8233", "LONGHAUL_EMBEDDED_UI_WRITE=true"))["longhaul-dev"]
-	var ui *port
-	for _, p := range publishedPorts(t, svc) {
-		if p.target == "8233" {
-			ui = &p
-		}
-	}
-	if ui == nil || ui.hostIP != "0.0.0.0" {
-		t.Errorf("with LONGHAUL_UI_PUBLISH=0.0.0.0:8233 the UI is published as %+v, want on 0.0.0.0", ui)
-	}
-	if svc.Environment["LONGHAUL_EMBEDDED_UI_WRITE"] != "true" {
-		t.Errorf("LONGHAUL_EMBEDDED_UI_WRITE did not reach the container: %v", svc.Environment)
-	}
-}
-
-// readDockerfile returns the ENV settings and the EXPOSEd ports of the
-// Dockerfile in this directory.
-func readDockerfile(t *testing.T, name string) (map[string]string, []string) {
+// readDockerfile reads the Dockerfile in this directory.
+func readDockerfile(t *testing.T) dockerfile {
 	t.Helper()
-	b, err := os.ReadFile(name)
+	b, err := os.ReadFile("Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{}
-	var exposed []string
+	d := dockerfile{env: map[string]string{}}
 	var line strings.Builder
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		text := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(text, "#") {
+	for _, text := range strings.Split(string(b), "\n") {
+		text = strings.TrimSpace(text)
+		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
 		if cont, ok := strings.CutSuffix(text, `\`); ok {
@@ -126,25 +50,110 @@ func readDockerfile(t *testing.T, name string) (map[string]string, []string) {
 		instr, args, _ := strings.Cut(line.String(), " ")
 		line.Reset()
 		switch strings.ToUpper(instr) {
+		case "FROM": // a new stage: only the last one's settings count
+			d.env, d.exposed, d.user, d.cmd, d.copies = map[string]string{}, nil, "", "", nil
 		case "ENV":
 			for _, kv := range strings.Fields(args) {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
-					t.Fatalf("%s: ENV %q: only the key=value form is read here", name, args)
+					t.Fatalf("ENV %q: only the key=value form is read here", args)
 				}
-				env[k] = strings.Trim(v, `"`)
+				d.env[k] = strings.Trim(v, `"`)
 			}
 		case "EXPOSE":
 			for _, p := range strings.Fields(args) {
-				exposed = append(exposed, strings.TrimSuffix(p, "/tcp"))
+				d.exposed = append(d.exposed, strings.TrimSuffix(p, "/tcp"))
 			}
+		case "USER":
+			d.user = args
+		case "CMD":
+			d.cmd = args
+		case "RUN":
+			d.runs = append(d.runs, args)
+		case "COPY":
+			d.copies = append(d.copies, args)
 		}
 	}
-	return env, exposed
+	return d
 }
 
-// loadWith loads the settings with exactly env set among the LONGHAUL_
-// variables.
+// TestImage loads the settings the image's own environment gives any
+// command: the API, the embedded Temporal frontend and the UI only on the
+// container's loopback, the UI read-only; its default command serves
+// nothing; the binary is stripped and versioned by the build; /data
+// belongs to the non-root user; the build context leaves out what is not
+// source.
+func TestImage(t *testing.T) {
+	d := readDockerfile(t)
+	cfg := loadWith(t, d.env)
+	if !loopback(t, cfg.HTTPAddr) {
+		t.Errorf("the API listens on %s in the image, want the container's loopback unless the operator says otherwise", cfg.HTTPAddr)
+	}
+	if !loopback(t, cfg.EmbeddedTemporalAddr) {
+		t.Errorf("the Temporal frontend listens on %s in the image, want the loopback", cfg.EmbeddedTemporalAddr)
+	}
+	if !cfg.UIDisabled() && !loopback(t, cfg.EmbeddedUIAddr) {
+		t.Errorf("the Temporal UI listens on %s in the image, want the loopback", cfg.EmbeddedUIAddr)
+	}
+	if cfg.EmbeddedUIWrite {
+		t.Error("the image lets the Temporal UI change runs")
+	}
+	if !slices.Equal(d.exposed, []string{"8080"}) {
+		t.Errorf("EXPOSE %v, want only the API's 8080 (docker run -P publishes what is exposed on every interface)", d.exposed)
+	}
+	if d.cmd != `["help"]` {
+		t.Errorf("CMD %s, want [\"help\"]: the image's default must not serve", d.cmd)
+	}
+	if d.user != "nonroot" {
+		t.Errorf("USER %q, want nonroot", d.user)
+	}
+	if cfg.DataDir != "/data" {
+		t.Errorf("the data directory is %q, want /data", cfg.DataDir)
+	}
+	if !slices.ContainsFunc(d.copies, func(c string) bool {
+		return strings.Contains(c, "--chown=65532:65532") && strings.HasSuffix(c, " /data")
+	}) {
+		t.Errorf("/data is not created owned by distroless's nonroot (65532): COPY %v", d.copies)
+	}
+	i := slices.IndexFunc(d.runs, func(r string) bool { return strings.Contains(r, "go build") })
+	if i < 0 {
+		t.Fatal("no go build in the Dockerfile")
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-s -w", "-X main.Version=${VERSION}", "./cmd/longhaul"} {
+		if !strings.Contains(d.runs[i], want) {
+			t.Errorf("the build %q lacks %s", d.runs[i], want)
+		}
+	}
+
+	ignored := map[string]bool{}
+	for _, l := range strings.Split(readFile(t, "../.dockerignore"), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			ignored[l] = true
+		}
+	}
+	for _, want := range []string{".git", "bin", ".longhaul", ".env", "**/node_modules", "**/*.test"} {
+		if !ignored[want] {
+			t.Errorf(".dockerignore does not leave out %s", want)
+		}
+	}
+	for p := range ignored { // the embedded skills are part of the build
+		if strings.HasPrefix("skills/builtin", strings.TrimSuffix(p, "/")) {
+			t.Errorf(".dockerignore leaves out %s, which the binary embeds", p)
+		}
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// loadWith loads Longhaul's settings with exactly env set among the
+// LONGHAUL_ variables.
 func loadWith(t *testing.T, env map[string]string) config.Config {
 	t.Helper()
 	for _, kv := range os.Environ() {
@@ -158,9 +167,24 @@ func loadWith(t *testing.T, env map[string]string) config.Config {
 	}
 	cfg, err := config.Load()
 	if err != nil {
-		t.Fatalf("settings of the image: %v", err)
+		t.Fatalf("settings %v: %v", env, err)
 	}
 	return cfg
+}
+
+// secretEnv is .env.example with every change-me… placeholder replaced by
+// a real-looking secret (64 hex digits), as an operator following the
+// README does: Longhaul refuses the placeholders themselves at start.
+func secretEnv(t *testing.T) map[string]string {
+	t.Helper()
+	env := composetest.ExampleEnv(t)
+	for k, v := range env {
+		if strings.HasPrefix(v, "change-me") {
+			sum := sha256.Sum256([]byte(k))
+			env[k] = hex.EncodeToString(sum[:])
+		}
+	}
+	return env
 }
 
 func hostOf(t *testing.T, addr string) string {
@@ -179,145 +203,4 @@ func loopback(t *testing.T, addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// service is the part of a resolved compose service the tests read.
-type service struct {
-	Image         string                                `yaml:"image"`
-	Build         *yaml.Node                            `yaml:"build"`
-	Command       []string                              `yaml:"command"`
-	Entrypoint    []string                              `yaml:"entrypoint"`
-	Environment   map[string]string                     `yaml:"environment"`
-	Ports         []yaml.Node                           `yaml:"ports"`
-	DependsOn     map[string]struct{ Condition string } `yaml:"depends_on"`
-	Healthcheck   *struct{ Test []string }              `yaml:"healthcheck"`
-	Profiles      []string                              `yaml:"profiles"`
-	ContainerName string                                `yaml:"container_name"`
-	Restart       string                                `yaml:"restart"`
-}
-
-// composeConfig runs `docker-compose config` on the repository's compose
-// file with only env (and PATH and HOME) in its environment, and returns
-// its services.
-func composeConfig(t *testing.T, env []string) map[string]service {
-	t.Helper()
-	cmd := composeCommand(t, env)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("docker-compose config: %v\n%s", err, stderr.String())
-	}
-	return parseCompose(t, out)
-}
-
-// composeCommand is `docker-compose config` on the repository's compose
-// file with only env (and PATH and HOME) in its environment: an .env file
-// in the checkout is not read.
-func composeCommand(t *testing.T, env []string) *exec.Cmd {
-	t.Helper()
-	bin, err := exec.LookPath("docker-compose")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("docker-compose is not installed and CI is set (make test-deps installs Debian's)")
-		}
-		t.Skip("docker-compose is not installed (make test-deps installs Debian's); set CI to fail instead")
-	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := t.TempDir()
-	empty := filepath.Join(home, "empty.env")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--project-directory", root, "--env-file", empty, "-f", filepath.Join(root, "docker-compose.yml"), "config")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, env...)
-	return cmd
-}
-
-// exampleEnv is .env.example as KEY=VALUE settings.
-func exampleEnv(t *testing.T) []string {
-	t.Helper()
-	b, err := os.ReadFile("../.env.example")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			env = append(env, line)
-		}
-	}
-	return env
-}
-
-// composeFails runs `docker-compose config` like composeConfig and returns
-// its error output, failing the test when it succeeds.
-func composeFails(t *testing.T, env []string) string {
-	t.Helper()
-	cmd := composeCommand(t, env)
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Fatalf("docker-compose config succeeded with %v", env)
-	}
-	return string(out)
-}
-
-func parseCompose(t *testing.T, out []byte) map[string]service {
-	t.Helper()
-	var doc struct {
-		Services map[string]service `yaml:"services"`
-	}
-	if err := yaml.Unmarshal(out, &doc); err != nil {
-		t.Fatalf("docker-compose config output: %v\n%s", err, out)
-	}
-	if len(doc.Services) == 0 {
-		t.Fatalf("no services in\n%s", out)
-	}
-	return doc.Services
-}
-
-// port is one published port of a service.
-type port struct {
-	hostIP, published, target string
-}
-
-// publishedPorts reads the ports of svc in either form docker-compose
-// writes: "[ip:]published:target[/proto]" or a mapping.
-func publishedPorts(t *testing.T, svc service) []port {
-	t.Helper()
-	var out []port
-	for _, n := range svc.Ports {
-		var p port
-		switch n.Kind {
-		case yaml.ScalarNode:
-			parts := strings.Split(strings.TrimSuffix(strings.TrimSuffix(n.Value, "/tcp"), "/udp"), ":")
-			switch len(parts) {
-			case 3:
-				p = port{parts[0], parts[1], parts[2]}
-			case 2:
-				p = port{"", parts[0], parts[1]}
-			case 1: // a random port of the host, on every interface
-				p = port{"", "", parts[0]}
-			default:
-				t.Fatalf("port %q: want [ip:]published:target", n.Value)
-			}
-		case yaml.MappingNode:
-			var m struct {
-				HostIP    string `yaml:"host_ip"`
-				Published int    `yaml:"published"`
-				Target    int    `yaml:"target"`
-			}
-			if err := n.Decode(&m); err != nil {
-				t.Fatal(err)
-			}
-			p = port{m.HostIP, strconv.Itoa(m.Published), strconv.Itoa(m.Target)}
-		default:
-			t.Fatalf("port entry of kind %v", n.Kind)
-		}
-		out = append(out, p)
-	}
-	return out
 }

@@ -3,7 +3,6 @@
 package stack
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -16,22 +15,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compose-spec/compose-go/v2/cli"
-	"github.com/compose-spec/compose-go/v2/dotenv"
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/testing/composetest"
 )
 
 // userEnv is what a user following the README puts in .env: .env.example
-// copied, with every placeholder secret (change-me…) replaced by a random
-// one (hex, so that it is also URL-safe, as NATS_TOKEN must be).
-func userEnv(t *testing.T, root string) map[string]string {
+// copied, with every placeholder secret (change-me…, which Longhaul refuses)
+// replaced by a random one (hex, so that it is also URL-safe, as NATS_TOKEN
+// must be).
+func userEnv(t *testing.T) map[string]string {
 	t.Helper()
-	env, err := dotenv.Read(filepath.Join(root, ".env.example"))
-	if err != nil {
-		t.Fatalf("read .env.example: %v", err)
-	}
+	env := composetest.ExampleEnv(t)
 	for k, v := range env {
 		if strings.HasPrefix(v, "change-me") {
 			env[k] = randomHex(32)
@@ -46,52 +42,17 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// loadCompose loads docker-compose.yml with the Compose v2 loader (the
-// library `docker compose` itself uses), with env as the only environment
-// (as .env would be: nothing of the test's own environment leaks in).
-func loadCompose(t *testing.T, root string, env map[string]string) *types.Project {
-	t.Helper()
-	var list []string
-	for k, v := range env {
-		list = append(list, k+"="+v)
-	}
-	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yml")},
-		cli.WithWorkingDirectory(root), cli.WithName("longhaul"), cli.WithEnv(list))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := opts.LoadProject(context.Background())
-	if err != nil {
-		t.Fatalf("docker-compose.yml does not load with .env.example's settings: %v", err)
-	}
-	return p
-}
+// service returns a service of the compose file (composetest.Service).
+var service = composetest.Service
 
-// service returns a service of the project, or fails the test.
-func service(t *testing.T, p *types.Project, name string) types.ServiceConfig {
-	t.Helper()
-	s, ok := p.Services[name]
-	if !ok {
-		t.Fatalf("docker-compose.yml has no service %q (has %v)", name, slices.Sorted(maps.Keys(p.Services)))
-	}
-	return s
-}
-
-// environment is a service's environment, resolved.
-func environment(s types.ServiceConfig) map[string]string {
-	env := map[string]string{}
-	for k, v := range s.Environment {
-		if v != nil {
-			env[k] = *v
-		}
-	}
-	return env
-}
+// environment is a service's environment, resolved (composetest.Env).
+var environment = composetest.Env
 
 // container stands for one container of a service on the test's host: its
-// files (bind mounts map onto the host; what the image itself holds onto
-// the directories images lists; anything else onto an empty root, as the
-// image has nothing there) and its ports (each container has all of its
+// files (bind mounts map onto the host, composetest.HostPath; named volumes
+// onto the test's directories; what the image itself holds onto the
+// directories image lists; anything else onto an empty root, as the image
+// has nothing there) and its ports (each container has all of its
 // own; here each listening address is given a free loopback port).
 type container struct {
 	svc types.ServiceConfig
@@ -113,15 +74,15 @@ func (c container) path(p string) string {
 		}
 	}
 	for _, v := range c.svc.Volumes {
-		switch v.Type {
-		case types.VolumeTypeBind:
-			consider(v.Target, v.Source)
-		case types.VolumeTypeVolume:
+		if v.Type == types.VolumeTypeVolume {
 			consider(v.Target, c.volumes[v.Source])
 		}
 	}
 	for target, source := range c.image {
 		consider(target, source)
+	}
+	if h, ok := composetest.HostPath(c.svc, p); ok {
+		return h
 	}
 	if best == "" {
 		return filepath.Join(c.root, p)

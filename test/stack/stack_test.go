@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/longhaul-dev/longhaul/internal/testing/composetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
@@ -132,8 +133,7 @@ func serverEnv(t *testing.T, c container, pg *url.URL, ps *ports) (env map[strin
 // is the scripted one.
 func TestComposeStack(t *testing.T) {
 	storetest.Ready(t)
-	root := proctest.RepoRoot(t)
-	p := loadCompose(t, root, userEnv(t, root))
+	p := composetest.Load(t, userEnv(t))
 	pg, err := url.Parse(storetest.PostgresURL())
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -274,8 +275,10 @@ func TestComposeStack(t *testing.T) {
 		}
 		return proctest.StartIn(t, t.TempDir(), name, bin, log, envList(env, "/usr/bin:/bin", t.TempDir()), args...), env, log
 	}
-	setup, _, _ := longhaul("longhaul-setup")
-	must(t, setup.Wait(ctx))
+	untilDone(t, ctx, service(t, p, "longhaul-setup"), filepath.Join(logs, "longhaul-setup.log"), func() *proctest.Proc {
+		setup, _, _ := longhaul("longhaul-setup")
+		return setup
+	})
 
 	for i := range 2 {
 		w, _, log := longhaul("longhaul-worker")
@@ -366,15 +369,19 @@ func prepareDatabase(t *testing.T, user, password, db string) {
 		t.Fatalf("the test PostgreSQL already has the databases %v that docker-compose.yml names; run the test on a throwaway PostgreSQL (make test does: test/postgres/with-postgres.sh)", taken)
 	}
 	ident := pgx.Identifier{user}.Sanitize()
-	must(t, admin(fmt.Sprintf(`DO $$ BEGIN
-		IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = %s) THEN
-			CREATE ROLE %s SUPERUSER LOGIN PASSWORD %s;
-		END IF; END $$`, quote(user), ident, quote(password))))
+	// A role that exists already (the test server's own user) is used as
+	// it is, and kept.
+	newRole := admin("CREATE ROLE "+ident+" SUPERUSER LOGIN PASSWORD "+quote(password)) == nil
 	must(t, admin("CREATE DATABASE "+pgx.Identifier{db}.Sanitize()+" OWNER "+ident))
 	t.Cleanup(func() {
 		for _, d := range dbs {
 			if err := admin("DROP DATABASE IF EXISTS " + pgx.Identifier{d}.Sanitize() + " WITH (FORCE)"); err != nil {
 				t.Errorf("drop database %s: %v", d, err)
+			}
+		}
+		if newRole {
+			if err := admin("DROP ROLE IF EXISTS " + ident); err != nil {
+				t.Errorf("drop role %s: %v", user, err)
 			}
 		}
 	})
@@ -400,9 +407,43 @@ func runOneShot(t *testing.T, ctx context.Context, c container, logs, bindir str
 		}
 	}
 	log := filepath.Join(logs, c.svc.Name+".log")
-	pr := proctest.StartIn(t, t.TempDir(), c.svc.Name, args[0], log, envList(env, bindir+":/usr/bin:/bin", t.TempDir()), args[1:]...)
-	if err := pr.Wait(ctx); err != nil {
-		t.Fatalf("%v:\n%s", err, proctest.Tail(log, 30))
+	untilDone(t, ctx, c.svc, log, func() *proctest.Proc {
+		return proctest.StartIn(t, t.TempDir(), c.svc.Name, args[0], log, envList(env, bindir+":/usr/bin:/bin", t.TempDir()), args[1:]...)
+	})
+}
+
+// untilDone runs a one-shot service until it succeeds, as Docker does with
+// its restart policy: on-failure:N restarts a failed container up to N
+// times, after 100 ms, then twice as long each time, at most a minute
+// (moby restartmanager/restartmanager.go: backoffMultiplier 2,
+// defaultTimeout 100 ms, maxRestartTimeout 1 min; on-failure's
+// MaximumRetryCount). The test fails when the last run fails.
+func untilDone(t *testing.T, ctx context.Context, svc types.ServiceConfig, log string, start func() *proctest.Proc) {
+	t.Helper()
+	retries := 0
+	if n, ok := strings.CutPrefix(svc.Restart, "on-failure:"); ok {
+		var err error
+		if retries, err = strconv.Atoi(n); err != nil {
+			t.Fatalf("%s: restart %q: %v", svc.Name, svc.Restart, err)
+		}
+	} else if svc.Restart != "" && svc.Restart != "no" {
+		t.Fatalf("%s: the test runs one-shot services with restart: no or on-failure:N, not %q", svc.Name, svc.Restart)
+	}
+	delay := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := start().Wait(ctx)
+		if err == nil {
+			return
+		}
+		if attempt == retries || ctx.Err() != nil {
+			t.Fatalf("%v (after %d restarts):\n%s", err, attempt, proctest.Tail(log, 30))
+		}
+		t.Logf("%v; Docker restarts it in %v (restart: %s)", err, delay, svc.Restart)
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+		}
+		delay = min(2*delay, time.Minute)
 	}
 }
 

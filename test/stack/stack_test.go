@@ -22,6 +22,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -252,6 +253,10 @@ func TestComposeStack(t *testing.T) {
 	// ports, its store in the test's nats-data volume.
 	natsAddr, natsMon := ps.addr(), ps.addr()
 	startNATS(t, ctx, box("nats"), logs, natsAddr, natsMon)
+	if nc, err := nats.Connect("nats://"+natsAddr, nats.Timeout(5*time.Second)); err == nil {
+		nc.Close()
+		t.Error("NATS accepts a client without the token")
+	}
 
 	model := llmtest.New(t)
 	const answer = "The stack answers, through Temporal on PostgreSQL and NATS."

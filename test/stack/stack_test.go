@@ -169,9 +169,10 @@ func TestComposeStack(t *testing.T) {
 	t.Cleanup(failed)
 
 	// PostgreSQL as the pgvector/postgres image makes it from the postgresql
-	// service's environment: POSTGRES_USER a superuser with
-	// POSTGRES_PASSWORD, and POSTGRES_DB (docker-library/postgres,
-	// docker-entrypoint.sh docker_setup_db).
+	// service's environment (docker-library/postgres, docker-entrypoint.sh):
+	// POSTGRES_USER the superuser, with POSTGRES_PASSWORD (initdb
+	// --username in docker_init_database_dir), and the database POSTGRES_DB
+	// (docker_setup_db).
 	pgEnv := environment(service(t, p, "postgresql"))
 	prepareDatabase(t, pgEnv["POSTGRES_USER"], pgEnv["POSTGRES_PASSWORD"], pgEnv["POSTGRES_DB"])
 
@@ -188,9 +189,8 @@ func TestComposeStack(t *testing.T) {
 
 	// Without the dynamic-config file the real image gets (its mount
 	// removed), on a database ready for it, the server exits at start, as
-	// the image does
-	// (temporal/fx.go:229-234 at v1.32.1: a file-based dynamic config
-	// client that cannot read its file fails the server's start).
+	// the image does (temporal/fx.go:229-234 at v1.32.1: a file-based
+	// dynamic config client that cannot read its file fails the start).
 	t.Run("without the dynamic-config mount the server exits", func(t *testing.T) {
 		c := box("temporal")
 		c.svc.Volumes = nil

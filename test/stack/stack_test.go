@@ -189,7 +189,7 @@ func TestComposeStack(t *testing.T) {
 
 	// Without the dynamic-config file the real image gets (its mount
 	// removed), on a database ready for it, the server exits at start, as
-	// the image does (temporal/fx.go:229-234 at v1.32.1: a file-based
+	// the image does (temporal/fx.go:228-236 at v1.32.1: a file-based
 	// dynamic config client that cannot read its file fails the start).
 	t.Run("without the dynamic-config mount the server exits", func(t *testing.T) {
 		c := box("temporal")
@@ -205,8 +205,8 @@ func TestComposeStack(t *testing.T) {
 		} else if strings.Contains(err.Error(), "waiting for it to exit") {
 			t.Fatalf("temporal-server runs without its dynamic config: %v", err)
 		}
-		// fx.go:232-234 wraps the file-based client's error (common/
-		// dynamicconfig/file_based_client.go:176-179, the file's path).
+		// fx.go:232-234 wraps the file-based client's error, which names
+		// the file (common/dynamicconfig/file_based_client.go:126, 209).
 		if !proctest.LogContains(log, 0, "unable to create dynamic config client") || !proctest.LogContains(log, 0, env["DYNAMIC_CONFIG_FILE_PATH"]) {
 			t.Fatalf("temporal-server exited, but not for want of its dynamic config:\n%s", proctest.Tail(log, 20))
 		}

@@ -18,8 +18,12 @@ build:
 run: build
 	./$(BIN) dev
 
+# The tests run against a throwaway PostgreSQL (test/postgres/with-postgres.sh:
+# initdb in a temporary directory, a free loopback port, removed when the
+# tests end), never one the machine happens to run; the script hands its URL
+# to the tests as LONGHAUL_TEST_POSTGRES_URL (one already set is used as is).
 test: test-deps
-	$(GO) test $(TESTFLAGS) ./...
+	test/postgres/with-postgres.sh $(GO) test $(TESTFLAGS) ./...
 
 # The crash test (test/chaos) alone, against the binary make build ships,
 # printing its figures: 50 runs through `longhaul server`, two workers, two
@@ -49,6 +53,9 @@ topology: chaos
 test-deps: test/mcp/node_modules test/pglite/node_modules test/conformance/node_modules
 	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
 	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
+	@# Debian's postgresql for initdb and pg_ctl, which make test's throwaway
+	@# PostgreSQL runs on (the package's own cluster is not used).
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; }
 
 test/mcp/node_modules: test/mcp/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
@@ -73,7 +80,7 @@ lint:
 # The benchmarks (see bench/doc.go for LONGHAUL_BENCH_* settings), against
 # the binary make build ships, run as a child process.
 bench: build
-	LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) $(GO) test $(BENCHFLAGS) ./bench/
+	LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) test/postgres/with-postgres.sh $(GO) test $(BENCHFLAGS) ./bench/
 
 # Every fuzz target (func FuzzX in a _test.go file) in turn, FUZZTIME each;
 # a failure stops here and leaves its input in the package's testdata/fuzz,

@@ -299,10 +299,10 @@ func TestChaos(t *testing.T) {
 			t0 := time.Now()
 			if sc.serverKill {
 				restart.how = "SIGKILL"
-				st.server.kill()
+				st.server.Kill()
 			} else {
 				restart.how = "SIGTERM"
-				if _, err := st.server.stop(time.Minute); err != nil {
+				if _, err := st.server.Stop(time.Minute); err != nil {
 					t.Error(err)
 				}
 			}
@@ -312,7 +312,7 @@ func TestChaos(t *testing.T) {
 			// The APIs and the workers were started against the old
 			// server; they must find the new one by themselves.
 			for a := range apis {
-				must(st.api(a).waitFor(ctx, "the API to be ready again", func() bool { return ready(st.apiURL(a) + "/readyz") }))
+				must(st.api(a).WaitFor(ctx, "the API to be ready again", func() bool { return ready(st.apiURL(a) + "/readyz") }))
 			}
 			must(waitPollers(ctx, tc, st))
 			restart.ready = time.Since(t0)
@@ -334,7 +334,7 @@ func TestChaos(t *testing.T) {
 		if killAt[i] {
 			t0 := time.Now()
 			w, mid := sh.waitInflight(killWait)
-			st.worker(w).kill()
+			st.worker(w).Kill()
 			kills++
 			if mid {
 				midCall++
@@ -357,12 +357,12 @@ func TestChaos(t *testing.T) {
 				}
 			}
 			t0 = time.Now()
-			st.nats.kill()
+			st.nats.Kill()
 			must(st.startNATS(ctx))
 			natsRestart.down = time.Since(t0)
 			// The APIs and the workers must come back by themselves, the
 			// APIs with their subscriptions.
-			must(st.nats.waitFor(ctx, "the APIs and the workers to reconnect", st.natsClients))
+			must(st.nats.WaitFor(ctx, "the APIs and the workers to reconnect", st.natsClients))
 			natsRestart.reconnected = time.Since(t0)
 			natsRestart.done = true
 			t.Logf("killed NATS with %d answers streaming (waited %v for one to begin) and started it again: serving after %v, both APIs and both workers reconnected after %v",
@@ -393,9 +393,9 @@ func TestChaos(t *testing.T) {
 			}
 			apiKill.clients = len(clients)
 			t0 = time.Now()
-			st.api(0).kill()
+			st.api(0).Kill()
 			moveCtx, cancelMove := context.WithTimeout(ctx, moveWait)
-			err := st.api(1).waitFor(moveCtx, "the clients of API 1 to resume on API 2", func() bool {
+			err := st.api(1).WaitFor(moveCtx, "the clients of API 1 to resume on API 2", func() bool {
 				moved := 0
 				for _, c := range clients {
 					_, done, accepted := c.f.where()
@@ -659,7 +659,7 @@ func getRun(ctx context.Context, api, id string) (runInfo, error) {
 func waitPollers(ctx context.Context, tc client.Client, st *stack) error {
 	var want []string
 	for i := range workers {
-		want = append(want, strconv.Itoa(st.worker(i).cmd.Process.Pid)+"@")
+		want = append(want, strconv.Itoa(st.worker(i).Cmd.Process.Pid)+"@")
 	}
 	since := time.Now()
 	tick := time.NewTicker(100 * time.Millisecond)

@@ -88,14 +88,21 @@ func startStack(t *testing.T) *stack {
 }
 
 // needNode skips the test when node or the client packages are missing, and
-// says how to install them.
+// says how to install them; with CI set it fails instead.
 func needNode(t *testing.T) {
 	t.Helper()
+	missing := func(why string) {
+		t.Helper()
+		if os.Getenv("CI") != "" {
+			t.Fatal(why + " and CI is set")
+		}
+		t.Skip(why + "; with CI set this fails instead")
+	}
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: make test-deps installs it with the client packages")
+		missing("node is not installed: make test-deps installs it with the client packages")
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", "openai", "package.json")); err != nil {
-		t.Skip("test/conformance/node_modules is missing: run make test-deps (npm ci --prefix test/conformance)")
+		missing("test/conformance/node_modules is missing: run make test-deps (npm ci --prefix test/conformance)")
 	}
 }
 

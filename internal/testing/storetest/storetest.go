@@ -1,14 +1,17 @@
 // Package storetest gives tests empty databases of each store backend:
 // a SQLite file in the test's directory, and a schema of its own on the
-// test PostgreSQL (LONGHAUL_TEST_POSTGRES_URL, by default the database
-// test on 127.0.0.1:5432). Tests of the store and of what uses it run
-// against both the same way.
+// test PostgreSQL, LONGHAUL_TEST_POSTGRES_URL. make test sets it to a
+// throwaway PostgreSQL (test/postgres/with-postgres.sh); without it the
+// PostgreSQL half is skipped, or fails when CI is set. No PostgreSQL the
+// machine happens to run is used. Tests of the store and of what uses it
+// run against both the same way.
 package storetest
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,19 +44,22 @@ var Backends = []Backend{
 			return "sqlite://" + filepath.Join(t.TempDir(), "data", "longhaul.db")
 		},
 	},
-	{Name: "postgres", Ready: postgresReady, Fresh: postgresFresh},
+	{Name: "postgres", Ready: Ready, Fresh: postgresFresh},
 }
 
-// PostgresURL is the test server; its database must exist and allow
-// CREATE SCHEMA.
+// PostgresURL is the test server, LONGHAUL_TEST_POSTGRES_URL, or "" when
+// it is not set; its database must exist and allow CREATE SCHEMA.
 func PostgresURL() string {
-	if u := os.Getenv("LONGHAUL_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://127.0.0.1:5432/test?sslmode=disable"
+	return os.Getenv("LONGHAUL_TEST_POSTGRES_URL")
 }
+
+// errNoURL is why the PostgreSQL tests cannot run without a URL.
+var errNoURL = errors.New("LONGHAUL_TEST_POSTGRES_URL is not set (make test sets it to a throwaway PostgreSQL: test/postgres/with-postgres.sh go test ...)")
 
 var postgresPing = sync.OnceValue(func() error {
+	if PostgresURL() == "" {
+		return errNoURL
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, PostgresURL())
@@ -64,20 +70,26 @@ var postgresPing = sync.OnceValue(func() error {
 	return conn.Ping(ctx)
 })
 
-// postgresReady fails the test when PostgreSQL is unreachable and CI is set,
-// and skips it otherwise, so a laptop without PostgreSQL still runs the
-// SQLite half.
-func postgresReady(t testing.TB) {
+// Ready fails the test when the test PostgreSQL is not set or
+// unreachable and CI is set, and skips it otherwise, so a laptop without
+// PostgreSQL still runs the SQLite half.
+func Ready(t testing.TB) {
 	t.Helper()
 	err := postgresPing()
 	if err == nil {
 		return
 	}
+	if errors.Is(err, errNoURL) {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the PostgreSQL tests cannot run and CI is set: %v", err)
+		}
+		t.Skipf("skipping PostgreSQL tests: %v; with CI set this fails instead", err)
+	}
 	if os.Getenv("CI") != "" {
 		t.Fatalf("PostgreSQL at %s is unreachable and CI is set, so the PostgreSQL store cannot be tested: %v",
 			redact.URLs(PostgresURL()), err)
 	}
-	t.Skipf("skipping PostgreSQL store tests: %s is unreachable (%v); set LONGHAUL_TEST_POSTGRES_URL to a reachable database (with CI set this fails instead)",
+	t.Skipf("skipping PostgreSQL tests: %s is unreachable (%v); set LONGHAUL_TEST_POSTGRES_URL to a reachable database (with CI set this fails instead)",
 		redact.URLs(PostgresURL()), err)
 }
 

@@ -1,4 +1,6 @@
-package chaos
+//go:build linux
+
+package proctest
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package chaos
+package proctest
 
 import "syscall"
 

@@ -1,0 +1,660 @@
+//go:build unix
+
+package stack
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/longhaul-dev/longhaul/internal/testing/composetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
+)
+
+// The binaries the images run, built from the go.temporal.io/server of
+// go.mod (the version docker-compose.yml pins): temporalio/server runs
+// temporal-server (docker/targets/server.Dockerfile:14), temporalio/admin-
+// tools temporal-sql-tool (docker/targets/admin-tools.Dockerfile:20-26).
+// go.mod lists both as tools, so their modules stay in go.sum.
+const (
+	serverPkg  = "go.temporal.io/server/cmd/server"
+	sqlToolPkg = "go.temporal.io/server/cmd/tools/sql"
+	// serverDefaultDynamicConfig is where the server's embedded config
+	// template looks for the dynamic config when DYNAMIC_CONFIG_FILE_PATH
+	// is not set (common/config/config_template_embedded.yaml:393 at
+	// v1.32.1).
+	serverDefaultDynamicConfig = "/etc/temporal/config/dynamicconfig/docker.yaml"
+)
+
+// temporalBins builds temporal-server and temporal-sql-tool, and finds the
+// schema directory admin-tools copies to /etc/temporal/schema: the
+// module's schema/ (.github/actions/build-docker-images/scripts/main.go:
+// 271-285 copies it to docker/build/temporal/schema, which
+// admin-tools.Dockerfile:28 copies into the image).
+func temporalBins(t *testing.T) (bindir, schema string) {
+	t.Helper()
+	server := proctest.Build(t, "temporal-server", serverPkg)
+	sqlTool := proctest.Build(t, "temporal-sql-tool", sqlToolPkg)
+	bindir = t.TempDir()
+	for _, b := range []string{server, sqlTool} {
+		if err := os.Rename(b, filepath.Join(bindir, filepath.Base(b))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "go.temporal.io/server")
+	cmd.Dir = proctest.RepoRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m go.temporal.io/server: %v", err)
+	}
+	return bindir, filepath.Join(strings.TrimSpace(string(out)), "schema")
+}
+
+// serverEnv is the environment the temporal service's container gives
+// temporal-server, on the test's host: the compose file's, with only its
+// addresses changed (the database's host and port; the interface to bind,
+// the container's every interface, becomes the loopback; each of the
+// server's ports, a container's own, a free one) and the dynamic-config
+// file's path inside the container mapped to where the container would
+// find it: the bind mount's source, or nothing (the image holds no
+// dynamic config: server.Dockerfile copies only the binary and
+// entrypoint.sh).
+//
+// The image runs docker/scripts/sh/entrypoint.sh, which only defaults
+// BIND_ON_IP to the container's address (line 7) and, when it binds every
+// interface, TEMPORAL_BROADCAST_ADDRESS to the same (lines 11-14), then
+// `temporal-server start` (line 16) with no config flags: the server then
+// renders its embedded template from the environment (cmd/server/main.go:
+// 164-177, common/config/loader.go:145-147).
+func serverEnv(t *testing.T, c container, pg *url.URL, ps *ports) (env map[string]string, frontend string) {
+	t.Helper()
+	env = environment(c.svc)
+	expect := func(key, want string) {
+		t.Helper()
+		if env[key] != want {
+			t.Fatalf("the temporal service's %s is %q; the test maps %q", key, env[key], want)
+		}
+	}
+	expect("POSTGRES_SEEDS", "postgresql")
+	expect("DB_PORT", "5432")
+	env["POSTGRES_SEEDS"], env["DB_PORT"] = pg.Hostname(), pg.Port()
+	if ip := env["BIND_ON_IP"]; ip == "0.0.0.0" || ip == "" {
+		env["BIND_ON_IP"] = "127.0.0.1"
+	}
+	// Every port the template reads (config_template_embedded.yaml:303-340).
+	for _, k := range []string{
+		"FRONTEND_GRPC_PORT", "FRONTEND_HTTP_PORT", "FRONTEND_MEMBERSHIP_PORT", "INTERNAL_FRONTEND_HTTP_PORT",
+		"INTERNAL_FRONTEND_GRPC_PORT", "INTERNAL_FRONTEND_MEMBERSHIP_PORT",
+		"HISTORY_GRPC_PORT", "HISTORY_MEMBERSHIP_PORT", "MATCHING_GRPC_PORT", "MATCHING_MEMBERSHIP_PORT",
+		"WORKER_GRPC_PORT", "WORKER_MEMBERSHIP_PORT",
+	} {
+		if _, set := env[k]; set {
+			t.Fatalf("the temporal service sets %s; the test gives each port a free one and would change it", k)
+		}
+		env[k] = strconv.Itoa(ps.next())
+	}
+	dc := env["DYNAMIC_CONFIG_FILE_PATH"]
+	if dc == "" {
+		dc = serverDefaultDynamicConfig
+	}
+	env["DYNAMIC_CONFIG_FILE_PATH"] = c.path(dc)
+	return env, "127.0.0.1:" + env["FRONTEND_GRPC_PORT"]
+}
+
+// TestComposeStack runs the stack docker-compose.yml describes, as the
+// containers would, without Docker: the schema setup of temporal-schema,
+// the temporal service's server, temporal-namespace's namespace, then
+// `longhaul setup`, two workers and the API with the compose file's
+// LONGHAUL_* settings, NATS with its token, and a streamed chat as Open
+// WebUI sends it (its proxy key, its signed user). Every environment comes
+// from docker-compose.yml and .env.example, loaded with the Compose v2
+// loader; only addresses are changed (see network.rewrite), and the model
+// is the scripted one.
+func TestComposeStack(t *testing.T) {
+	storetest.Ready(t)
+	p := composetest.Load(t, userEnv(t))
+	pg, err := url.Parse(storetest.PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := &ports{t: t, used: map[int]bool{}}
+	// The builds first (a cold one takes minutes), then the stack's time.
+	bindir, schema := temporalBins(t)
+	bin := proctest.Binary(t, "LONGHAUL_STACK_BIN")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	logs := t.TempDir()
+	emptyRoot := t.TempDir()
+	volumes := map[string]string{}
+	for name := range p.Volumes {
+		volumes[name] = filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(volumes[name], 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	box := func(name string) container {
+		return container{svc: service(t, p, name), root: emptyRoot, volumes: volumes}
+	}
+	failed := func() {
+		if t.Failed() {
+			entries, _ := os.ReadDir(logs)
+			for _, e := range entries {
+				t.Logf("----- %s (last 40 lines) -----\n%s", e.Name(), proctest.Tail(filepath.Join(logs, e.Name()), 40))
+			}
+		}
+	}
+	t.Cleanup(failed)
+
+	// PostgreSQL as the pgvector/postgres image makes it from the postgresql
+	// service's environment (docker-library/postgres, docker-entrypoint.sh):
+	// POSTGRES_USER the superuser, with POSTGRES_PASSWORD (initdb
+	// --username in docker_init_database_dir), and the database POSTGRES_DB
+	// (docker_setup_db).
+	pgEnv := environment(service(t, p, "postgresql"))
+	prepareDatabase(t, pgEnv["POSTGRES_USER"], pgEnv["POSTGRES_PASSWORD"], pgEnv["POSTGRES_DB"])
+
+	// temporal-schema: its entrypoint and command, run by sh as in the
+	// admin-tools image, with temporal-sql-tool on PATH and the image's
+	// /etc/temporal/schema where the module holds it.
+	schemaSvc := box("temporal-schema")
+	schemaSvc.image = map[string]string{"/etc/temporal/schema": schema}
+	runOneShot(t, ctx, schemaSvc, logs, bindir, func(env map[string]string) {
+		expectEnv(t, env, "SQL_HOST", "postgresql")
+		expectEnv(t, env, "SQL_PORT", "5432")
+		env["SQL_HOST"], env["SQL_PORT"] = pg.Hostname(), pg.Port()
+	})
+
+	// Without the dynamic-config file the real image gets (its mount
+	// removed), on a database ready for it, the server exits at start, as
+	// the image does (temporal/fx.go:228-236 at v1.32.1: a file-based
+	// dynamic config client that cannot read its file fails the start).
+	t.Run("without the dynamic-config mount the server exits", func(t *testing.T) {
+		c := box("temporal")
+		c.svc.Volumes = nil
+		env, _ := serverEnv(t, c, pg, ps)
+		log := filepath.Join(logs, "temporal-unmounted.log")
+		srv := proctest.StartIn(t, t.TempDir(), "temporal (no dynamic config)", filepath.Join(bindir, "temporal-server"), log,
+			envList(env, bindir+":/usr/bin:/bin", t.TempDir()), "start")
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := srv.Wait(wctx); err == nil {
+			t.Fatal("temporal-server exited with status 0 without its dynamic config")
+		} else if strings.Contains(err.Error(), "waiting for it to exit") {
+			t.Fatalf("temporal-server runs without its dynamic config: %v", err)
+		}
+		// fx.go:232-234 wraps the file-based client's error, which names
+		// the file (common/dynamicconfig/file_based_client.go:126, 209).
+		if !proctest.LogContains(log, 0, "unable to create dynamic config client") || !proctest.LogContains(log, 0, env["DYNAMIC_CONFIG_FILE_PATH"]) {
+			t.Fatalf("temporal-server exited, but not for want of its dynamic config:\n%s", proctest.Tail(log, 20))
+		}
+		t.Logf("temporal-server exited (%v): %s", srv.Cmd.ProcessState, lastLine(log, "unable to create dynamic config client"))
+	})
+	if t.Failed() {
+		return
+	}
+
+	// temporal: temporal-server start, as entrypoint.sh runs it.
+	tc := box("temporal")
+	env, frontend := serverEnv(t, tc, pg, ps)
+	t.Logf("temporal-server: dynamic config %s, %s history shards, frontend %s", env["DYNAMIC_CONFIG_FILE_PATH"], env["NUM_HISTORY_SHARDS"], frontend)
+	if _, err := os.Stat(env["DYNAMIC_CONFIG_FILE_PATH"]); err != nil {
+		t.Errorf("the temporal container has no dynamic-config file: %v", err)
+	}
+	serverLog := filepath.Join(logs, "temporal.log")
+	srv := proctest.StartIn(t, t.TempDir(), "temporal", filepath.Join(bindir, "temporal-server"), serverLog,
+		envList(env, bindir+":/usr/bin:/bin", t.TempDir()), "start")
+	// Its healthcheck: nc -z localhost 7233.
+	must(t, srv.WaitFor(ctx, "the frontend to listen", func() bool {
+		c, err := net.DialTimeout("tcp", frontend, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}))
+
+	// temporal-namespace: `temporal operator cluster health`, then the
+	// namespace NAMESPACE with retention RETENTION unless it exists. The
+	// Temporal CLI is not a module of go.mod; the SDK's client makes the
+	// same calls (CheckHealth, DescribeNamespace, RegisterNamespace).
+	nsSvc := service(t, p, "temporal-namespace")
+	nsCmd := strings.Join(nsSvc.Command, " ")
+	for _, want := range []string{"operator cluster health", "namespace create", `"$NAMESPACE"`, `"$RETENTION"`} {
+		if !strings.Contains(nsCmd, want) {
+			t.Fatalf("temporal-namespace's command no longer says %q; the test does what it did:\n%s", want, nsCmd)
+		}
+	}
+	nsEnv := environment(nsSvc)
+	createNamespace(t, ctx, frontend, nsEnv["NAMESPACE"], nsEnv["RETENTION"])
+
+	// NATS: the nats service's command on Debian's nats-server, on loopback
+	// ports, its store in the test's nats-data volume.
+	natsAddr, natsMon := ps.addr(), ps.addr()
+	startNATS(t, ctx, box("nats"), logs, natsAddr, natsMon)
+	if nc, err := nats.Connect("nats://"+natsAddr, nats.Timeout(5*time.Second)); err == nil {
+		nc.Close()
+		t.Error("NATS accepts a client without the token")
+	}
+
+	model := llmtest.New(t)
+	const answer = "The stack answers, through Temporal on PostgreSQL and NATS."
+	model.SetDefault(llmtest.Text(answer))
+	hosts := network{
+		"temporal:7233":          frontend,
+		"nats:4222":              natsAddr,
+		"postgresql:5432":        pg.Host,
+		"http://ollama:11434/v1": model.URL(),
+	}
+	longhaul := func(name string, args ...string) (*proctest.Proc, map[string]string, string) {
+		t.Helper()
+		svc := service(t, p, name)
+		env := map[string]string{}
+		for k, v := range environment(svc) {
+			env[k] = hosts.rewrite(t, p, ps, k, v)
+		}
+		log := filepath.Join(logs, name+".log")
+		if len(args) == 0 {
+			args = svc.Command
+		}
+		return proctest.StartIn(t, t.TempDir(), name, bin, log, envList(env, "/usr/bin:/bin", t.TempDir()), args...), env, log
+	}
+	untilDone(t, ctx, service(t, p, "longhaul-setup"), filepath.Join(logs, "longhaul-setup.log"), func() *proctest.Proc {
+		setup, _, _ := longhaul("longhaul-setup")
+		return setup
+	})
+
+	for i := range 2 {
+		w, _, log := longhaul("longhaul-worker")
+		w.Name = fmt.Sprintf("longhaul-worker-%d", i+1)
+		must(t, w.WaitFor(ctx, "the worker", func() bool { return proctest.LogContains(log, 0, "worker on task queue") }))
+	}
+	api, apiEnv, _ := longhaul("longhaul-api")
+	base := "http://" + apiEnv["LONGHAUL_HTTP_ADDR"]
+	must(t, api.WaitFor(ctx, "the API to be ready", func() bool { return proctest.Ready(base + "/readyz") }))
+
+	// Open WebUI, as the open-webui service configures it: its key, and the
+	// user signed with its secret.
+	ow := environment(service(t, p, "open-webui"))
+	if got, want := ow["OPENAI_API_BASE_URL"], "http://longhaul-api:8080/v1"; got != want {
+		t.Fatalf("open-webui's OPENAI_API_BASE_URL is %q, the test calls the API as %q", got, want)
+	}
+	owui := openWebUI{base: base + "/v1", key: ow["OPENAI_API_KEY"], secret: ow["FORWARD_USER_INFO_HEADER_JWT_SECRET"]}
+	if owui.secret == "" {
+		t.Fatal("open-webui has no FORWARD_USER_INFO_HEADER_JWT_SECRET: its users would not be signed")
+	}
+	agent := owui.firstModel(t, ctx)
+	runID, text := owui.streamChat(t, ctx, agent, "Is the stack up?")
+	t.Logf("model %s streamed %q in run %s", agent, text, runID)
+	if text != answer {
+		t.Errorf("streamed answer %q, want %q", text, answer)
+	}
+	if status := owui.runStatus(t, ctx, runID); status != "completed" {
+		t.Errorf("run %s is %q, want completed", runID, status)
+	}
+	for _, pr := range []*proctest.Proc{srv, api} {
+		if !pr.Alive() {
+			t.Errorf("%s exited: %v", pr.Name, pr.Cmd.ProcessState)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expectEnv(t *testing.T, env map[string]string, key, want string) {
+	t.Helper()
+	if env[key] != want {
+		t.Fatalf("%s is %q; the test maps %q", key, env[key], want)
+	}
+}
+
+// prepareDatabase creates the role and the database the postgresql
+// service's image would, on the test PostgreSQL, and drops them and
+// Temporal's databases when the test ends. It refuses a server that has
+// them already: the compose file names them, so the test needs a
+// PostgreSQL of its own (make test gives it a throwaway one).
+func prepareDatabase(t *testing.T, user, password, db string) {
+	t.Helper()
+	dbs := []string{db, "temporal", "temporal_visibility"}
+	admin := func(sql string, args ...any) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, storetest.PostgresURL())
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql, args...)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, storetest.PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var taken []string
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database WHERE datname = ANY($1)`, dbs)
+	if err == nil {
+		for rows.Next() {
+			var n string
+			_ = rows.Scan(&n)
+			taken = append(taken, n)
+		}
+		rows.Close()
+	}
+	conn.Close(ctx)
+	if len(taken) > 0 {
+		t.Fatalf("the test PostgreSQL already has the databases %v that docker-compose.yml names; run the test on a throwaway PostgreSQL (make test does: test/postgres/with-postgres.sh)", taken)
+	}
+	ident := pgx.Identifier{user}.Sanitize()
+	// A role that exists already (the test server's own user) is used as
+	// it is, and kept.
+	newRole := admin("CREATE ROLE "+ident+" SUPERUSER LOGIN PASSWORD "+quote(password)) == nil
+	must(t, admin("CREATE DATABASE "+pgx.Identifier{db}.Sanitize()+" OWNER "+ident))
+	t.Cleanup(func() {
+		for _, d := range dbs {
+			if err := admin("DROP DATABASE IF EXISTS " + pgx.Identifier{d}.Sanitize() + " WITH (FORCE)"); err != nil {
+				t.Errorf("drop database %s: %v", d, err)
+			}
+		}
+		if newRole {
+			if err := admin("DROP ROLE IF EXISTS " + ident); err != nil {
+				t.Errorf("drop role %s: %v", user, err)
+			}
+		}
+	})
+}
+
+// quote is a SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// runOneShot runs a one-shot service's entrypoint and command (a shell
+// script, as temporal-schema's) with its environment, edited by fix, with
+// the paths of the image mapped onto the host, and waits for it to succeed.
+func runOneShot(t *testing.T, ctx context.Context, c container, logs, bindir string, fix func(map[string]string)) {
+	t.Helper()
+	env := environment(c.svc)
+	fix(env)
+	args := append(append([]string(nil), c.svc.Entrypoint...), c.svc.Command...)
+	if len(args) < 3 || args[0] != "/bin/sh" {
+		t.Fatalf("%s: the test runs an entrypoint of /bin/sh with a script; it is %q", c.svc.Name, args)
+	}
+	for target := range c.image {
+		for i := 2; i < len(args); i++ {
+			args[i] = strings.ReplaceAll(args[i], target, c.path(target))
+		}
+	}
+	log := filepath.Join(logs, c.svc.Name+".log")
+	untilDone(t, ctx, c.svc, log, func() *proctest.Proc {
+		return proctest.StartIn(t, t.TempDir(), c.svc.Name, args[0], log, envList(env, bindir+":/usr/bin:/bin", t.TempDir()), args[1:]...)
+	})
+}
+
+// untilDone runs a one-shot service until it succeeds, as Docker does with
+// its restart policy: on-failure:N restarts a failed container up to N
+// times, after 100 ms, then twice as long each time, at most a minute
+// (moby restartmanager/restartmanager.go: backoffMultiplier 2,
+// defaultTimeout 100 ms, maxRestartTimeout 1 min; on-failure's
+// MaximumRetryCount). The test fails when the last run fails.
+func untilDone(t *testing.T, ctx context.Context, svc types.ServiceConfig, log string, start func() *proctest.Proc) {
+	t.Helper()
+	retries := 0
+	if n, ok := strings.CutPrefix(svc.Restart, "on-failure:"); ok {
+		var err error
+		if retries, err = strconv.Atoi(n); err != nil {
+			t.Fatalf("%s: restart %q: %v", svc.Name, svc.Restart, err)
+		}
+	} else if svc.Restart != "" && svc.Restart != "no" {
+		t.Fatalf("%s: the test runs one-shot services with restart: no or on-failure:N, not %q", svc.Name, svc.Restart)
+	}
+	delay := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := start().Wait(ctx)
+		if err == nil {
+			return
+		}
+		if attempt == retries || ctx.Err() != nil {
+			t.Fatalf("%v (after %d restarts):\n%s", err, attempt, proctest.Tail(log, 30))
+		}
+		t.Logf("%v; Docker restarts it in %v (restart: %s)", err, delay, svc.Restart)
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+		}
+		delay = min(2*delay, time.Minute)
+	}
+}
+
+// createNamespace does what temporal-namespace's command does, with the
+// SDK: waits for the cluster's health, then registers the namespace with
+// the retention unless it exists.
+func createNamespace(t *testing.T, ctx context.Context, frontend, namespace, retention string) {
+	t.Helper()
+	if namespace == "" || retention == "" {
+		t.Fatalf("temporal-namespace's NAMESPACE=%q RETENTION=%q", namespace, retention)
+	}
+	keep, err := time.ParseDuration(retention)
+	if err != nil {
+		t.Fatalf("RETENTION: %v", err)
+	}
+	// The CLI fails while the frontend is not serving yet, and compose
+	// runs it again (restart: on-failure); here the test retries.
+	var c client.Client
+	for {
+		if c, err = client.DialContext(ctx, client.Options{HostPort: frontend}); err == nil {
+			if _, err = c.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
+				break
+			}
+			c.Close()
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("temporal operator cluster health: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	defer c.Close()
+	ws := c.WorkflowService()
+	if _, err := ws.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace}); err == nil {
+		return
+	}
+	_, err = ws.RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+		Namespace:                        namespace,
+		WorkflowExecutionRetentionPeriod: durationpb.New(keep),
+		HistoryArchivalState:             enumspb.ARCHIVAL_STATE_UNSPECIFIED,
+	})
+	must(t, err)
+}
+
+// startNATS runs the nats service's command on Debian's nats-server, on
+// loopback ports (-a, -p, and --http_port's value changed), with the
+// container's paths (its store) mapped onto the host.
+func startNATS(t *testing.T, ctx context.Context, c container, logs, addr, mon string) {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	_, monPort, _ := net.SplitHostPort(mon)
+	args := append([]string(nil), c.svc.Command...)
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--http_port", "-m":
+			args[i+1] = monPort
+		case "--store_dir", "-sd":
+			args[i+1] = c.path(args[i+1])
+		case "-a", "--addr", "-p", "--port":
+			t.Fatalf("the nats service sets %s; the test sets the address itself", args[i])
+		}
+	}
+	args = append(args, "-a", host, "-p", port)
+	pr := proctest.Start(t, "nats", proctest.NATSBinary(t), filepath.Join(logs, "nats.log"), []string{"PATH=/usr/bin:/bin"}, args...)
+	must(t, pr.WaitFor(ctx, "NATS to accept connections", func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}))
+}
+
+// openWebUI calls the API as Open WebUI does: the connection's key as the
+// bearer, the user as one HS256 token (claims sub, email, name, role, iss,
+// iat, exp = iat + 300 s: utils/headers.py _mint_forward_user_jwt, as
+// internal/testing/owuitest mints it), and the chat and message ids.
+type openWebUI struct {
+	base, key, secret string
+}
+
+func (o openWebUI) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		r = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, o.base+path, r)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().Unix()
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"sub": "user-ann", "email": "ann@example.com", "name": "Ann", "role": "user",
+		"iss": "open-webui", "iat": now, "exp": now + 300,
+	}).SignedString([]byte(o.secret))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+o.key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OpenWebUI-User-Jwt", tok)
+	return req, nil
+}
+
+// firstModel lists the models (Longhaul's agents) and returns the first.
+func (o openWebUI) firstModel(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	req, err := o.request(ctx, "GET", "/models", nil)
+	must(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&list) != nil || len(list.Data) == 0 {
+		t.Fatalf("GET /v1/models: %s, %d models", resp.Status, len(list.Data))
+	}
+	return list.Data[0].ID
+}
+
+// streamChat sends a streamed chat and returns its run and the text.
+func (o openWebUI) streamChat(t *testing.T, ctx context.Context, model, prompt string) (runID, text string) {
+	t.Helper()
+	req, err := o.request(ctx, "POST", "/chat/completions", map[string]any{
+		"model": model, "stream": true, "stream_options": map[string]any{"include_usage": true},
+		"messages": []map[string]any{{"role": "user", "content": prompt}},
+	})
+	must(t, err)
+	req.Header.Set("X-OpenWebUI-Chat-Id", "chat-"+randomHex(4))
+	req.Header.Set("X-OpenWebUI-Message-Id", "msg-"+randomHex(4))
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /v1/chat/completions: %s: %s", resp.Status, b)
+	}
+	runID = resp.Header.Get("X-Longhaul-Run-Id")
+	if runID == "" {
+		t.Fatal("the streamed answer has no X-Longhaul-Run-Id")
+	}
+	var b strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	done := false
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if data == "[DONE]" {
+			done = true
+			break
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			t.Fatalf("a frame that is not a chunk: %s", data)
+		}
+		for _, c := range chunk.Choices {
+			b.WriteString(c.Delta.Content)
+		}
+	}
+	if !done {
+		t.Fatalf("the stream ended without [DONE] (%v) after %q", sc.Err(), b.String())
+	}
+	return runID, b.String()
+}
+
+// runStatus reads the run as the same user.
+func (o openWebUI) runStatus(t *testing.T, ctx context.Context, id string) string {
+	t.Helper()
+	req, err := o.request(ctx, "GET", "/runs/"+url.PathEscape(id), nil)
+	must(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	var run struct {
+		Status string `json:"status"`
+	}
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&run) != nil {
+		t.Fatalf("GET /v1/runs/%s: %s", id, resp.Status)
+	}
+	return run.Status
+}
+
+// lastLine is the last line of the log that holds s, from s on.
+func lastLine(path, s string) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(string(b), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if j := strings.Index(lines[i], s); j >= 0 {
+			return strings.TrimSpace(lines[i][j:])
+		}
+	}
+	return ""
+}

@@ -65,10 +65,29 @@ func runSetup(ctx context.Context, cfg config.Config, log *slog.Logger, out io.W
 		return err
 	}
 	defer c.Close()
-	added, err := searchattr.Ensure(ctx, c.OperatorService(), cfg.TemporalNamespace, contract.SearchAttributes())
-	var nf *serviceerror.NotFound
-	var nsnf *serviceerror.NamespaceNotFound
-	if errors.As(err, &nf) || errors.As(err, &nsnf) {
+	// A namespace created a moment ago (compose's temporal-namespace
+	// one-shot runs just before this) is unknown to the frontend until its
+	// namespace cache refreshes, every 2 s by default
+	// (go.temporal.io/server v1.32.1, common/dynamicconfig/constants.go:234,
+	// NamespaceCacheRefreshInterval): ask again for a while before calling
+	// the namespace missing.
+	var added []string
+	wait := 250 * time.Millisecond
+	deadline := time.Now().Add(setupNamespaceWait)
+	for {
+		added, err = searchattr.Ensure(ctx, c.OperatorService(), cfg.TemporalNamespace, contract.SearchAttributes())
+		if !namespaceNotFound(err) || time.Now().Add(wait).After(deadline) {
+			break
+		}
+		log.Info("namespace not known to the frontend yet; asking again", "namespace", cfg.TemporalNamespace, "in", wait)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+	if namespaceNotFound(err) {
 		return fmt.Errorf("namespace %q does not exist at %s (create it, e.g. temporal operator namespace create -n %s, or set LONGHAUL_TEMPORAL_NAMESPACE)", cfg.TemporalNamespace, cfg.TemporalAddress, cfg.TemporalNamespace)
 	}
 	if err != nil {
@@ -80,6 +99,16 @@ func runSetup(ctx context.Context, cfg config.Config, log *slog.Logger, out io.W
 	}
 	fmt.Fprintf(out, "namespace %s: registered the search attributes %s\n", cfg.TemporalNamespace, strings.Join(added, ", "))
 	return nil
+}
+
+// setupNamespaceWait is how long `longhaul setup` asks again for a
+// namespace the frontend does not know yet (a variable for tests).
+var setupNamespaceWait = 15 * time.Second
+
+func namespaceNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	var nsnf *serviceerror.NamespaceNotFound
+	return errors.As(err, &nf) || errors.As(err, &nsnf)
 }
 
 // startMetrics makes the process's metrics and serves them where

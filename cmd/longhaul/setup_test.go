@@ -75,6 +75,11 @@ func TestSetupRegistersSearchAttributes(t *testing.T) {
 	if code, out, errs := setup("default"); code != 0 || !strings.Contains(out, "all registered already") {
 		t.Errorf("second setup = %d, out %q, err %q", code, out, errs)
 	}
+	// A missing namespace is asked for again for setupNamespaceWait (the
+	// frontend's namespace cache lags a new one; test/stack checks that
+	// wait against a namespace created a moment before) before it fails.
+	setupNamespaceWait = time.Second
+	t.Cleanup(func() { setupNamespaceWait = 15 * time.Second })
 	if code, _, errs := setup("nowhere"); code != 1 || !strings.Contains(errs, `namespace "nowhere" does not exist`) {
 		t.Errorf("setup of a missing namespace = %d, err %q", code, errs)
 	}

@@ -280,10 +280,13 @@ func TestComposeStack(t *testing.T) {
 		}
 		return proctest.StartIn(t, t.TempDir(), name, bin, log, envList(env, "/usr/bin:/bin", t.TempDir()), args...), env, log
 	}
-	untilDone(t, ctx, service(t, p, "longhaul-setup"), filepath.Join(logs, "longhaul-setup.log"), func() *proctest.Proc {
-		setup, _, _ := longhaul("longhaul-setup")
-		return setup
-	})
+	// longhaul setup waits itself for a namespace created a moment ago
+	// (the frontend's namespace cache lags; cmd/longhaul/ops.go): its first
+	// run succeeds, without the restarts Docker would give it.
+	setup, _, setupLog := longhaul("longhaul-setup")
+	if err := setup.Wait(ctx); err != nil {
+		t.Fatalf("longhaul setup, right after the namespace was created: %v\n%s", err, proctest.Tail(setupLog, 30))
+	}
 
 	for i := range 2 {
 		w, _, log := longhaul("longhaul-worker")

@@ -3,11 +3,9 @@
 package stack
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -20,8 +18,8 @@ import (
 	"time"
 
 	"github.com/compose-spec/compose-go/v2/types"
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5"
+	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
 	"github.com/nats-io/nats.go"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -303,18 +301,33 @@ func TestComposeStack(t *testing.T) {
 	if got, want := ow["OPENAI_API_BASE_URL"], "http://longhaul-api:8080/v1"; got != want {
 		t.Fatalf("open-webui's OPENAI_API_BASE_URL is %q, the test calls the API as %q", got, want)
 	}
-	owui := openWebUI{base: base + "/v1", key: ow["OPENAI_API_KEY"], secret: ow["FORWARD_USER_INFO_HEADER_JWT_SECRET"]}
-	if owui.secret == "" {
-		t.Fatal("open-webui has no FORWARD_USER_INFO_HEADER_JWT_SECRET: its users would not be signed")
+	conn := openWebUI(t, ow, base+"/v1")
+	ann := owuitest.User{ID: "user-ann", Email: "ann@example.com", Name: "Ann", Role: "user"}
+	agent := firstModel(t, ctx, conn, ann)
+	ch := conn.NewChat(ann, agent)
+	ask := ch.Ask("Is the stack up?")
+	first := streamChat(t, ctx, ask)
+	t.Logf("model %s streamed %q in run %s", agent, first.Content, first.RunID)
+	if first.Content != answer {
+		t.Errorf("streamed answer %q, want %q", first.Content, answer)
 	}
-	agent := owui.firstModel(t, ctx)
-	runID, text := owui.streamChat(t, ctx, agent, "Is the stack up?")
-	t.Logf("model %s streamed %q in run %s", agent, text, runID)
-	if text != answer {
-		t.Errorf("streamed answer %q, want %q", text, answer)
+	if status := runStatus(t, ctx, conn, ann, first.RunID); status != "completed" {
+		t.Errorf("run %s is %q, want completed", first.RunID, status)
 	}
-	if status := owui.runStatus(t, ctx, runID); status != "completed" {
-		t.Errorf("run %s is %q, want completed", runID, status)
+	// The connection's custom header carries the message id (the
+	// open-webui service's OPENAI_API_CONFIGS): a network retry of the same
+	// message attaches to its run, the model not asked again; Regenerate (a
+	// new message id) is a new run.
+	calls := len(model.Requests())
+	if again := streamChat(t, ctx, ask); again.RunID != first.RunID || again.Content != answer {
+		t.Errorf("the retried request got run %s %q, want %s %q", again.RunID, again.Content, first.RunID, answer)
+	}
+	if n := len(model.Requests()); n != calls {
+		t.Errorf("a retried message called the model again (%d calls, was %d)", n, calls)
+	}
+	ch.Answer(first.Content)
+	if regen := streamChat(t, ctx, ch.Regenerate()); regen.RunID == first.RunID {
+		t.Errorf("Regenerate got the first answer's run %s back", regen.RunID)
 	}
 	for _, pr := range []*proctest.Proc{srv, api} {
 		if !pr.Alive() {
@@ -525,48 +538,56 @@ func startNATS(t *testing.T, ctx context.Context, c container, logs, addr, mon s
 	}))
 }
 
-// openWebUI calls the API as Open WebUI does: the connection's key as the
-// bearer, the user as one HS256 token (claims sub, email, name, role, iss,
-// iat, exp = iat + 300 s: utils/headers.py _mint_forward_user_jwt, as
-// internal/testing/owuitest mints it), and the chat and message ids.
-type openWebUI struct {
-	base, key, secret string
+// openWebUI is the connection the open-webui service makes to the API,
+// read from its environment as Open WebUI v0.10.2 reads it
+// (backend/open_webui/env.py:878-896: ENABLE_FORWARD_USER_INFO_HEADERS,
+// FORWARD_USER_INFO_HEADER_JWT_SECRET, ..._EXPIRES_SECONDS; config.py:339-349:
+// OPENAI_API_CONFIGS, the connection's custom headers by index), so
+// the test's requests are those the compose file makes Open WebUI send.
+func openWebUI(t *testing.T, env map[string]string, baseURL string) *owuitest.Connection {
+	t.Helper()
+	conn := &owuitest.Connection{
+		BaseURL:         baseURL,
+		Key:             env["OPENAI_API_KEY"],
+		ForwardUserInfo: strings.EqualFold(env["ENABLE_FORWARD_USER_INFO_HEADERS"], "true"),
+		JWTSecret:       env["FORWARD_USER_INFO_HEADER_JWT_SECRET"],
+	}
+	if !conn.ForwardUserInfo || conn.JWTSecret == "" {
+		t.Fatal("open-webui does not forward its users signed (ENABLE_FORWARD_USER_INFO_HEADERS, FORWARD_USER_INFO_HEADER_JWT_SECRET): they would be one principal")
+	}
+	if v := env["FORWARD_USER_INFO_HEADER_JWT_EXPIRES_SECONDS"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("FORWARD_USER_INFO_HEADER_JWT_EXPIRES_SECONDS=%q: %v", v, err)
+		}
+		conn.JWTExpiry = time.Duration(n) * time.Second
+	}
+	var configs map[string]struct {
+		Headers map[string]string `json:"headers"`
+	}
+	if err := json.Unmarshal([]byte(env["OPENAI_API_CONFIGS"]), &configs); err != nil {
+		t.Fatalf("open-webui's OPENAI_API_CONFIGS: %v", err)
+	}
+	conn.Headers = configs["0"].Headers
+	return conn
 }
 
-func (o openWebUI) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		r = strings.NewReader(string(b))
-	}
-	req, err := http.NewRequestWithContext(ctx, method, o.base+path, r)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now().Unix()
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
-		"sub": "user-ann", "email": "ann@example.com", "name": "Ann", "role": "user",
-		"iss": "open-webui", "iat": now, "exp": now + 300,
-	}).SignedString([]byte(o.secret))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+o.key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-OpenWebUI-User-Jwt", tok)
-	return req, nil
+// bearer is a GET of the API as Open WebUI's user u.
+func bearer(t *testing.T, ctx context.Context, conn *owuitest.Connection, u owuitest.User, path string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, conn.BaseURL+path, nil)
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+conn.Key)
+	req.Header.Set(owuitest.HeaderUserJWT, conn.Token(u))
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	return resp
 }
 
 // firstModel lists the models (Longhaul's agents) and returns the first.
-func (o openWebUI) firstModel(t *testing.T, ctx context.Context) string {
+func firstModel(t *testing.T, ctx context.Context, conn *owuitest.Connection, u owuitest.User) string {
 	t.Helper()
-	req, err := o.request(ctx, "GET", "/models", nil)
-	must(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	resp := bearer(t, ctx, conn, u, "/models")
 	defer resp.Body.Close()
 	var list struct {
 		Data []struct {
@@ -579,67 +600,23 @@ func (o openWebUI) firstModel(t *testing.T, ctx context.Context) string {
 	return list.Data[0].ID
 }
 
-// streamChat sends a streamed chat and returns its run and the text.
-func (o openWebUI) streamChat(t *testing.T, ctx context.Context, model, prompt string) (runID, text string) {
+// streamChat sends req and reads the streamed answer as Open WebUI does.
+func streamChat(t *testing.T, ctx context.Context, req *owuitest.Request) owuitest.Answer {
 	t.Helper()
-	req, err := o.request(ctx, "POST", "/chat/completions", map[string]any{
-		"model": model, "stream": true, "stream_options": map[string]any{"include_usage": true},
-		"messages": []map[string]any{{"role": "user", "content": prompt}},
-	})
+	resp, err := req.Send(ctx)
 	must(t, err)
-	req.Header.Set("X-OpenWebUI-Chat-Id", "chat-"+randomHex(4))
-	req.Header.Set("X-OpenWebUI-Message-Id", "msg-"+randomHex(4))
-	resp, err := http.DefaultClient.Do(req)
+	a, err := owuitest.Read(resp)
 	must(t, err)
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST /v1/chat/completions: %s: %s", resp.Status, b)
+	if a.Status != http.StatusOK || a.Error != "" || a.RunID == "" {
+		t.Fatalf("POST /v1/chat/completions: status %d, error %q, run %q", a.Status, a.Error, a.RunID)
 	}
-	runID = resp.Header.Get("X-Longhaul-Run-Id")
-	if runID == "" {
-		t.Fatal("the streamed answer has no X-Longhaul-Run-Id")
-	}
-	var b strings.Builder
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	done := false
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		if data == "[DONE]" {
-			done = true
-			break
-		}
-		var chunk struct {
-			Choices []struct {
-				Delta struct {
-					Content string `json:"content"`
-				} `json:"delta"`
-			} `json:"choices"`
-		}
-		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
-			t.Fatalf("a frame that is not a chunk: %s", data)
-		}
-		for _, c := range chunk.Choices {
-			b.WriteString(c.Delta.Content)
-		}
-	}
-	if !done {
-		t.Fatalf("the stream ended without [DONE] (%v) after %q", sc.Err(), b.String())
-	}
-	return runID, b.String()
+	return a
 }
 
 // runStatus reads the run as the same user.
-func (o openWebUI) runStatus(t *testing.T, ctx context.Context, id string) string {
+func runStatus(t *testing.T, ctx context.Context, conn *owuitest.Connection, u owuitest.User, id string) string {
 	t.Helper()
-	req, err := o.request(ctx, "GET", "/runs/"+url.PathEscape(id), nil)
-	must(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	resp := bearer(t, ctx, conn, u, "/runs/"+url.PathEscape(id))
 	defer resp.Body.Close()
 	var run struct {
 		Status string `json:"status"`

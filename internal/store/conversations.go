@@ -100,6 +100,12 @@ type Conversations interface {
 	// blobs of their runs, and returns the runs it removed; a chat the user
 	// does not have is ErrNoConversation.
 	DeleteConversation(ctx context.Context, user, chat string) ([]string, error)
+	// DeleteRunTurns removes the stored turns of the run (a workflow id),
+	// whoever's chats they are in, with their messages, and every chat
+	// left without a turn; it returns how many turns it removed. The
+	// retention job calls it for a run Temporal no longer keeps, so a
+	// chat's stored timeline lasts as long as its runs' histories.
+	DeleteRunTurns(ctx context.Context, run string) (int64, error)
 }
 
 // checkTurn refuses a turn that the backends could not store alike.

@@ -181,3 +181,30 @@ func (s *postgresStore) DeleteConversation(ctx context.Context, user, chat strin
 	}
 	return runs, nil
 }
+
+func (s *postgresStore) DeleteRunTurns(ctx context.Context, run string) (int64, error) {
+	if !validText(run) {
+		return 0, nil // PutTurn never stored such a run
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM conversation_messages WHERE run_id = $1`, run); err != nil {
+			return err
+		}
+		// The chats the run's turns were in, emptied by their removal.
+		if _, err := tx.Exec(ctx,
+			`DELETE FROM conversations WHERE (user_key, chat_id) IN (
+				SELECT user_key, chat_id FROM conversation_turns t WHERE run_id = $1
+				AND NOT EXISTS (SELECT 1 FROM conversation_turns o
+					WHERE o.user_key = t.user_key AND o.chat_id = t.chat_id AND o.run_id <> t.run_id))`, run); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM conversation_turns WHERE run_id = $1`, run)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete the turns of %q: %w", run, err)
+	}
+	return n, nil
+}

@@ -60,8 +60,9 @@ type Store interface {
 	List(ctx context.Context, run string) ([]Blob, error)
 	// DeleteRun removes every blob of the run. A run with none is no error.
 	DeleteRun(ctx context.Context, run string) error
-	// RunsBefore returns the runs that have a blob created before t, in no
-	// particular order: the candidates of the retention job.
+	// RunsBefore returns the runs that have a blob created before t or a
+	// stored turn started before t, each once, in no particular order: the
+	// candidates of the retention job.
 	RunsBefore(ctx context.Context, t time.Time) ([]string, error)
 	// DeleteBefore removes the run's blobs created before t and returns how
 	// many it removed.

@@ -189,14 +189,14 @@ func openMemory(ctx context.Context, cfg config.Config, log *slog.Logger) (*memo
 	base, key := cfg.Embedder()
 	svc := &memory.Service{
 		Store: st, Embedder: memory.NewOpenAIEmbedder(base, key, cfg.EmbedModel, nil),
-		K: cfg.MemoryK, Threshold: cfg.MemoryThreshold,
+		K: cfg.MemoryK, Threshold: cfg.MemoryThreshold, Max: cfg.MaxMemories,
 	}
 	backend := ""
 	if b, ok := st.(memory.Backend); ok {
 		backend = b.Backend()
 	}
 	log.Info("long-term memory is on", "embed_model", cfg.EmbedModel, "embed_url", redact.URLs(base), "store", backend,
-		"k", cfg.MemoryK, "threshold", cfg.MemoryThreshold)
+		"k", cfg.MemoryK, "threshold", cfg.MemoryThreshold, "max_per_user", cfg.MaxMemories)
 	return svc, func() { st.Close() }, nil
 }
 

@@ -162,7 +162,7 @@ func openBus(cfg config.Config, embedded *natsbus.Server, name string, log *slog
 // and conversation store, and long-term memory when it is on. The returned
 // func closes both.
 func openStores(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Store, *memory.Service, func(), error) {
-	blobs, err := store.Open(ctx, cfg.DatabaseURL)
+	blobs, err := store.Open(ctx, cfg.DatabaseURL, store.WithMaxConversations(cfg.MaxChats))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
 	}

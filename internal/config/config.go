@@ -116,6 +116,7 @@ type Config struct {
 
 	MaxRuns     int `envconfig:"LONGHAUL_MAX_RUNS" default:"20" desc:"most runs one principal may have running or waiting at once, background Responses included (429 beyond); 0 = no limit"`
 	MaxStreams  int `envconfig:"LONGHAUL_MAX_STREAMS" default:"20" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
+	MaxChats    int `envconfig:"LONGHAUL_MAX_CONVERSATIONS" default:"1000" desc:"most chats one user keeps in the conversation store: a turn of a new chat beyond it removes the stored turns of the least recently updated; 0 = no limit"`
 	MaxMemories int `envconfig:"LONGHAUL_MAX_MEMORIES" default:"1000" desc:"most long-term memories one user keeps: a save beyond it evicts the least recently saved or updated; 0 = no limit"`
 
 	MaxBodyBytes    int64         `envconfig:"LONGHAUL_MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
@@ -337,6 +338,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxStreams < 0 {
 		bad("MAX_STREAMS", "must not be negative (0 = no limit)")
+	}
+	if c.MaxChats < 0 {
+		bad("MAX_CONVERSATIONS", "must not be negative (0 = no limit)")
 	}
 	if c.MaxMemories < 0 {
 		bad("MAX_MEMORIES", "must not be negative (0 = no limit)")

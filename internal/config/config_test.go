@@ -71,6 +71,7 @@ func TestDefaults(t *testing.T) {
 		MaxRuns:         20,
 		MaxStreams:      20,
 		MaxMemories:     1000,
+		MaxChats:        1000,
 		ApprovalTimeout: time.Hour,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -147,6 +148,7 @@ func TestBadValues(t *testing.T) {
 		{"negative run limit", "LONGHAUL_MAX_RUNS", "-1", "LONGHAUL_MAX_RUNS: must not be negative"},
 		{"negative idle timeout", "LONGHAUL_MODEL_IDLE_TIMEOUT", "-1s", "LONGHAUL_MODEL_IDLE_TIMEOUT: must not be negative"},
 		{"model output over a payload", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES", "5000000", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES: must be from 1024 to 1572864"},
+		{"negative conversation cap", "LONGHAUL_MAX_CONVERSATIONS", "-1", "LONGHAUL_MAX_CONVERSATIONS: must not be negative"},
 		{"negative memory cap", "LONGHAUL_MAX_MEMORIES", "-1", "LONGHAUL_MAX_MEMORIES: must not be negative"},
 		{"negative approval timeout", "LONGHAUL_APPROVAL_TIMEOUT", "-1m", "LONGHAUL_APPROVAL_TIMEOUT: must not be negative"},
 	}

@@ -40,6 +40,11 @@ func (s *postgresStore) PutTurn(ctx context.Context, t Turn) error {
 			batch.Queue(`INSERT INTO conversation_messages (user_key, chat_id, run_id, seq, data) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT DO NOTHING`, t.User, t.Chat, t.Run, m.Seq, string(m.Data))
 		}
+		if n := s.opts.maxChats; n > 0 {
+			for _, q := range pgEvictChats {
+				batch.Queue(q, t.User, n)
+			}
+		}
 		return tx.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {

@@ -47,6 +47,13 @@ func (s *sqliteStore) PutTurn(ctx context.Context, t Turn) error {
 			return fmt.Errorf("put turn %s message %d: %w", t.Run, m.Seq, err)
 		}
 	}
+	if n := s.opts.maxChats; n > 0 {
+		for _, q := range sqlEvictChats {
+			if _, err := tx.ExecContext(ctx, q, t.User, t.User, n); err != nil {
+				return fmt.Errorf("put turn %s: evict chats beyond %d: %w", t.Run, n, err)
+			}
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("put turn %s: %w", t.Run, err)
 	}

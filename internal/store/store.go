@@ -77,6 +77,18 @@ type Option func(*options)
 type options struct {
 	maxBlobSize int64
 	now         func() time.Time
+	// maxChats is the most stored chats a user keeps; 0 = no limit.
+	maxChats int
+}
+
+// WithMaxConversations sets the most chats one user keeps stored
+// (LONGHAUL_MAX_CONVERSATIONS): when PutTurn stores a turn, the user's
+// least recently updated chats beyond n lose their stored turns. Their
+// runs' blobs stay until the retention job, which deletes them once
+// Temporal no longer keeps the runs, so a run still open never loses its
+// claim checks. n of zero or less keeps every chat.
+func WithMaxConversations(n int) Option {
+	return func(o *options) { o.maxChats = max(n, 0) }
 }
 
 // WithClock sets the clock Put reads the creation time of a blob from, so

@@ -40,12 +40,28 @@ func (s *postgresStore) PutTurn(ctx context.Context, t Turn) error {
 			batch.Queue(`INSERT INTO conversation_messages (user_key, chat_id, run_id, seq, data) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT DO NOTHING`, t.User, t.Chat, t.Run, m.Seq, string(m.Data))
 		}
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
 		if n := s.opts.maxChats; n > 0 {
-			for _, q := range pgEvictChats {
-				batch.Queue(q, t.User, n)
+			// Counting first keeps the common case (under the cap) to
+			// one index scan; the deletes run only when a new chat went
+			// over it.
+			var have int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM conversations WHERE user_key = $1`, t.User).Scan(&have); err != nil {
+				return fmt.Errorf("count chats: %w", err)
+			}
+			if have > n {
+				evict := &pgx.Batch{}
+				for _, q := range pgEvictChats {
+					evict.Queue(q, t.User, n)
+				}
+				if err := tx.SendBatch(ctx, evict).Close(); err != nil {
+					return fmt.Errorf("evict chats beyond %d: %w", n, err)
+				}
 			}
 		}
-		return tx.SendBatch(ctx, batch).Close()
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("put turn %s: %w", t.Run, err)

@@ -48,9 +48,17 @@ func (s *sqliteStore) PutTurn(ctx context.Context, t Turn) error {
 		}
 	}
 	if n := s.opts.maxChats; n > 0 {
-		for _, q := range sqlEvictChats {
-			if _, err := tx.ExecContext(ctx, q, t.User, t.User, n); err != nil {
-				return fmt.Errorf("put turn %s: evict chats beyond %d: %w", t.Run, n, err)
+		// Counting first keeps the common case (under the cap) to one
+		// index scan; the deletes run only when a new chat went over it.
+		var have int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM conversations WHERE user_key = ?`, t.User).Scan(&have); err != nil {
+			return fmt.Errorf("put turn %s: count chats: %w", t.Run, err)
+		}
+		if have > n {
+			for _, q := range sqlEvictChats {
+				if _, err := tx.ExecContext(ctx, q, t.User, t.User, n); err != nil {
+					return fmt.Errorf("put turn %s: evict chats beyond %d: %w", t.Run, n, err)
+				}
 			}
 		}
 	}

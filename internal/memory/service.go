@@ -169,8 +169,15 @@ func (s *Service) Remember(ctx context.Context, user, chat, run string, texts []
 		out = append(out, sv)
 	}
 	if s.Max > 0 {
-		if _, err := s.Store.Trim(ctx, user, s.Max); err != nil {
+		// Counting first keeps a save under the cap to one index scan.
+		n, err := s.Store.Count(ctx, user)
+		if err != nil {
 			return out, err
+		}
+		if n > s.Max {
+			if _, err := s.Store.Trim(ctx, user, s.Max); err != nil {
+				return out, err
+			}
 		}
 	}
 	return out, nil

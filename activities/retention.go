@@ -15,10 +15,13 @@ import (
 	"go.temporal.io/sdk/activity"
 )
 
-// The retention job deletes the stored blobs of runs Temporal no longer
+// The retention job deletes the stored data of runs Temporal no longer
 // keeps: a run's claim checks (its big tool outputs, its stored
-// conversation, its archived events) live as long as the run's history,
-// which the namespace keeps for its retention after the run closes.
+// conversation, its archived events) and the chat turns it stored live as
+// long as the run's history, which the namespace keeps for its retention
+// after the run closes. A chat whose every turn expired goes with its last
+// turn. Long-term memories are not a run's data: they follow their own
+// policy (kept until deleted, at most LONGHAUL_MAX_MEMORIES a user).
 
 // RunDescriber is what the retention job asks Temporal about a run: whether
 // it is still open and when it closed. client.Client has it.
@@ -32,12 +35,13 @@ type RetentionRequest struct {
 	Retention time.Duration `json:"retention"`
 }
 
-// DeleteExpiredBlobs deletes the blobs created more than req.Retention ago
-// of every run that is not open and did not close within req.Retention:
-// closed long enough ago, or gone from Temporal altogether. A run still
-// open keeps its blobs however old they are, since it may read them again
-// (its stored conversation, above all). It heartbeats once a run, and
-// running it again after a failure deletes what is left.
+// DeleteExpiredBlobs deletes the blobs created more than req.Retention ago,
+// and the stored conversation turns, of every run that is not open and did
+// not close within req.Retention: closed long enough ago, or gone from
+// Temporal altogether. A run still open keeps its data however old it is,
+// since it may read it again (its stored conversation, above all). It
+// heartbeats once a run, and running it again after a failure deletes what
+// is left. (Its name predates the turns; the schedule starts it by it.)
 func (a *Activities) DeleteExpiredBlobs(ctx context.Context, req RetentionRequest) (contract.RetentionResult, error) {
 	if req.Retention <= 0 {
 		return contract.RetentionResult{}, nonRetryable(longhaul.ErrTypeBadRetention, fmt.Errorf("retention %v must be positive", req.Retention))
@@ -68,15 +72,20 @@ func (a *Activities) DeleteExpiredBlobs(ctx context.Context, req RetentionReques
 		if err != nil {
 			return res, err
 		}
+		turns, err := a.Blobs.DeleteRunTurns(ctx, run)
+		if err != nil {
+			return res, err
+		}
 		res.Deleted += n
+		res.Turns += turns
 		res.Runs++
 	}
 	level := slog.LevelDebug
-	if res.Deleted > 0 {
+	if res.Deleted > 0 || res.Turns > 0 {
 		level = slog.LevelInfo
 	}
-	a.log.Log(ctx, level, "retention: deleted the stored blobs of runs closed over the retention ago",
-		"retention", req.Retention, "blobs", res.Deleted, "runs", res.Runs, "kept_runs", res.Kept)
+	a.log.Log(ctx, level, "retention: deleted the stored data of runs closed over the retention ago",
+		"retention", req.Retention, "blobs", res.Deleted, "turns", res.Turns, "runs", res.Runs, "kept_runs", res.Kept)
 	return res, nil
 }
 

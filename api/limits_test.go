@@ -55,6 +55,9 @@ func TestPrincipalLimits(t *testing.T) {
 	// Her run waits: a second is refused, in the runs API and in chat.
 	tooMany(t, do(t, env, "POST", "/v1/runs", order, ann), "a second run")
 	tooMany(t, do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "messages": conversation("Hi")}, ann), "a chat turn")
+	// A background response is a run like any other: LONGHAUL_MAX_RUNS
+	// bounds how many a principal leaves running.
+	tooMany(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "clerk", "input": "Order a book", "background": true}, ann), "a background response")
 	// Her stream is open: a second is refused, in the runs API and in chat.
 	tooMany(t, do(t, env, "GET", "/v1/runs/"+run.ID+"/events", nil, ann), "a second stream")
 	tooMany(t, do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true, "messages": conversation("Hi")}, ann), "a chat stream")

@@ -118,6 +118,11 @@ func startChild(b *testing.B, bin, modelURL string) *child {
 		"LONGHAUL_LLM_MODEL=llmtest",
 		"LONGHAUL_API_KEYS=",
 		"LONGHAUL_LOG_LEVEL=warn",
+		// Every benchmark request is the one anonymous principal's, up
+		// to the highest level of concurrent streams at once: the
+		// per-principal limits (20 by default) would refuse them.
+		"LONGHAUL_MAX_RUNS=0",
+		"LONGHAUL_MAX_STREAMS=0",
 	)
 	c.cmd.Stdout, c.cmd.Stderr = f, f
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

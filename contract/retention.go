@@ -17,7 +17,8 @@ const RetentionInterval = time.Hour
 
 // RetentionInput is RetentionWorkflow's input.
 type RetentionInput struct {
-	// Retention is how long after a run closed its stored blobs are kept
+	// Retention is how long after a run closed its stored data (blobs and
+	// conversation turns) is kept
 	// (LONGHAUL_RETENTION, or the namespace's workflow retention).
 	Retention time.Duration `json:"retention"`
 }
@@ -26,9 +27,12 @@ type RetentionInput struct {
 type RetentionResult struct {
 	// Deleted is the number of blobs deleted.
 	Deleted int64 `json:"deleted"`
-	// Runs is the number of runs whose blobs were deleted.
+	// Turns is the number of stored conversation turns deleted (with
+	// their messages, and the chats they left empty).
+	Turns int64 `json:"turns,omitempty"`
+	// Runs is the number of runs whose stored data was deleted.
 	Runs int `json:"runs"`
-	// Kept is the number of runs with blobs older than the retention that
+	// Kept is the number of runs with data older than the retention that
 	// were kept: runs still open, or closed less than Retention ago.
 	Kept int `json:"kept"`
 }

@@ -44,7 +44,7 @@ func ScheduleRetention(ctx context.Context, c client.Client, taskQueue string, r
 		Args:                     []any{contract.RetentionInput{Retention: retention}},
 		TaskQueue:                taskQueue,
 		WorkflowExecutionTimeout: contract.RetentionInterval,
-		StaticSummary:            "Longhaul: delete the stored blobs of runs closed over " + retention.String() + " ago",
+		StaticSummary:            "Longhaul: delete the stored data (blobs, chat turns) of runs closed over " + retention.String() + " ago",
 	}
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: contract.RetentionInterval}}}
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{

@@ -21,9 +21,9 @@ import (
 // TestRetentionSchedule runs the retention job as a worker starts it, on
 // the real embedded server: the namespace's retention is read, the
 // schedule is created and starts a job at once, the job deletes the
-// two-day-old blobs of a run Temporal does not know and keeps those of an
-// open run and of a run that has just closed. Scheduling again is a no-op,
-// and a new retention updates the schedule.
+// two-day-old blobs and chat turn of a run Temporal does not know and
+// keeps those of an open run and of a run that has just closed.
+// Scheduling again is a no-op, and a new retention updates the schedule.
 func TestRetentionSchedule(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{NoWorker: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -67,6 +67,13 @@ func TestRetentionSchedule(t *testing.T) {
 	}
 	gone := []string{put("run-gone", "a"), put("run-gone", "b")}
 	kept := []string{put("run-open", "a"), put("run-closed", "a")}
+	// Chat turns: the gone run's, alone in its chat, and the open run's.
+	for chat, run := range map[string]string{"chat-gone": "run-gone", "chat-open": "run-open"} {
+		at := time.Now().Add(-48 * time.Hour)
+		if err := old.PutTurn(ctx, store.Turn{User: "ann", Chat: chat, Run: run, Turn: 1, StartedAt: at, FinishedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	blobs, err := store.Open(ctx, u)
 	if err != nil {
@@ -106,8 +113,14 @@ func TestRetentionSchedule(t *testing.T) {
 	if err := env.Client.GetWorkflow(ctx, action.StartWorkflowResult.WorkflowID, action.StartWorkflowResult.FirstExecutionRunID).Get(ctx, &res); err != nil {
 		t.Fatalf("the retention job: %v", err)
 	}
-	if diff := cmp.Diff(contract.RetentionResult{Deleted: 2, Runs: 1, Kept: 2}, res); diff != "" {
+	if diff := cmp.Diff(contract.RetentionResult{Deleted: 2, Turns: 1, Runs: 1, Kept: 2}, res); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	if _, err := blobs.Conversation(ctx, "ann", "chat-gone"); !errors.Is(err, store.ErrNoConversation) {
+		t.Errorf("the gone run's chat: %v, want ErrNoConversation", err)
+	}
+	if c, err := blobs.Conversation(ctx, "ann", "chat-open"); err != nil || c.Turns != 1 {
+		t.Errorf("the open run's chat = %+v, %v; want it kept with its turn", c, err)
 	}
 	for _, ref := range gone {
 		if _, err := blobs.Get(ctx, ref); !errors.Is(err, store.ErrNotFound) {

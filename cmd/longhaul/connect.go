@@ -162,7 +162,7 @@ func openBus(cfg config.Config, embedded *natsbus.Server, name string, log *slog
 // and conversation store, and long-term memory when it is on. The returned
 // func closes both.
 func openStores(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Store, *memory.Service, func(), error) {
-	blobs, err := store.Open(ctx, cfg.DatabaseURL)
+	blobs, err := store.Open(ctx, cfg.DatabaseURL, store.WithMaxConversations(cfg.MaxChats))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
 	}
@@ -189,14 +189,14 @@ func openMemory(ctx context.Context, cfg config.Config, log *slog.Logger) (*memo
 	base, key := cfg.Embedder()
 	svc := &memory.Service{
 		Store: st, Embedder: memory.NewOpenAIEmbedder(base, key, cfg.EmbedModel, nil),
-		K: cfg.MemoryK, Threshold: cfg.MemoryThreshold,
+		K: cfg.MemoryK, Threshold: cfg.MemoryThreshold, Max: cfg.MaxMemories,
 	}
 	backend := ""
 	if b, ok := st.(memory.Backend); ok {
 		backend = b.Backend()
 	}
 	log.Info("long-term memory is on", "embed_model", cfg.EmbedModel, "embed_url", redact.URLs(base), "store", backend,
-		"k", cfg.MemoryK, "threshold", cfg.MemoryThreshold)
+		"k", cfg.MemoryK, "threshold", cfg.MemoryThreshold, "max_per_user", cfg.MaxMemories)
 	return svc, func() { st.Close() }, nil
 }
 

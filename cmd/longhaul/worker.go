@@ -129,19 +129,19 @@ func scheduleRetention(ctx context.Context, cfg config.Config, c client.Client, 
 	if retention == 0 {
 		var err error
 		if retention, err = worker.NamespaceRetention(ctx, c, cfg.TemporalNamespace); err != nil {
-			log.Warn("stored blobs are not cleaned up: cannot read the namespace's retention", "error", err)
+			log.Warn("stored run data (blobs, chat turns) is not cleaned up: cannot read the namespace's retention", "error", err)
 			return
 		}
 		from = "the namespace's workflow retention"
 	}
 	if retention <= 0 {
-		log.Info("stored blobs are kept: the namespace keeps closed runs without a limit and LONGHAUL_RETENTION is 0")
+		log.Info("stored run data (blobs, chat turns) is kept: the namespace keeps closed runs without a limit and LONGHAUL_RETENTION is 0")
 		return
 	}
 	if err := worker.ScheduleRetention(ctx, c, cfg.TaskQueue, retention); err != nil {
-		log.Warn("stored blobs are not cleaned up: cannot schedule the retention job", "error", err)
+		log.Warn("stored run data (blobs, chat turns) is not cleaned up: cannot schedule the retention job", "error", err)
 		return
 	}
-	log.Info("stored blobs of closed runs are deleted after the retention", "retention", retention, "from", from,
+	log.Info("stored data (blobs, chat turns) of closed runs is deleted after the retention", "retention", retention, "from", from,
 		"schedule", contract.RetentionScheduleID(cfg.TaskQueue))
 }

@@ -66,6 +66,13 @@ func TestDefaults(t *testing.T) {
 		MemoryThreshold:      0.6,
 		HistoryLimit:         5000,
 		LogLevel:             "info",
+		// Safe limits by default (issue 28): a principal cannot hold the
+		// engine with runs, streams or approval waits without end.
+		MaxRuns:         20,
+		MaxStreams:      20,
+		MaxMemories:     1000,
+		MaxChats:        1000,
+		ApprovalTimeout: time.Hour,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -141,6 +148,8 @@ func TestBadValues(t *testing.T) {
 		{"negative run limit", "LONGHAUL_MAX_RUNS", "-1", "LONGHAUL_MAX_RUNS: must not be negative"},
 		{"negative idle timeout", "LONGHAUL_MODEL_IDLE_TIMEOUT", "-1s", "LONGHAUL_MODEL_IDLE_TIMEOUT: must not be negative"},
 		{"model output over a payload", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES", "5000000", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES: must be from 1024 to 1572864"},
+		{"negative conversation cap", "LONGHAUL_MAX_CONVERSATIONS", "-1", "LONGHAUL_MAX_CONVERSATIONS: must not be negative"},
+		{"negative memory cap", "LONGHAUL_MAX_MEMORIES", "-1", "LONGHAUL_MAX_MEMORIES: must not be negative"},
 		{"negative approval timeout", "LONGHAUL_APPROVAL_TIMEOUT", "-1m", "LONGHAUL_APPROVAL_TIMEOUT: must not be negative"},
 	}
 	for _, tt := range tests {

@@ -117,6 +117,11 @@ type Store interface {
 	ForgetConversation(ctx context.Context, user, chatID string) error
 	// Count returns how many memories the user has.
 	Count(ctx context.Context, user string) (int, error)
+	// Trim keeps the user's keep most recently saved or updated memories
+	// (ties: the later created, then the greater id) and deletes the
+	// rest, returning how many it deleted: the per-user cap
+	// (LONGHAUL_MAX_MEMORIES). keep below 1 deletes nothing.
+	Trim(ctx context.Context, user string, keep int) (int64, error)
 	// Close releases the database connections.
 	Close() error
 }
@@ -143,6 +148,16 @@ type options struct {
 	now func() time.Time
 	// maxConns bounds the PostgreSQL pool; 0 is pgxpool's default.
 	maxConns int32
+}
+
+// WithClock sets the clock Save reads a memory's times from, so a test can
+// save memories as if at given times. nil keeps the system clock.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) {
+		if now != nil {
+			o.now = now
+		}
+	}
 }
 
 // WithMaxConns bounds the PostgreSQL connection pool (PGlite serves one

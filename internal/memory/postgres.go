@@ -417,6 +417,20 @@ func (s *postgresStore) ForgetConversation(ctx context.Context, user, chatID str
 	return nil
 }
 
+func (s *postgresStore) Trim(ctx context.Context, user string, keep int) (int64, error) {
+	if keep < 1 || !validText(user) {
+		return 0, nil
+	}
+	tag, err := s.pool.Exec(ctx,
+		`DELETE FROM memories WHERE user_key = $1 AND id NOT IN (
+			SELECT id FROM memories WHERE user_key = $1 ORDER BY updated_at DESC, created_at DESC, id DESC LIMIT $2)`,
+		user, keep)
+	if err != nil {
+		return 0, fmt.Errorf("trim memories to %d: %w", keep, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 func (s *postgresStore) Count(ctx context.Context, user string) (int, error) {
 	var n int
 	if !validText(user) {

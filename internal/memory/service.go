@@ -97,6 +97,10 @@ type Service struct {
 	// similarity a memory needs to be recalled into a turn.
 	K         int
 	Threshold float64
+	// Max is the most memories one user keeps (LONGHAUL_MAX_MEMORIES):
+	// after a save, the least recently saved or updated beyond it are
+	// deleted. Zero keeps them all.
+	Max int
 }
 
 func (s *Service) k() int {
@@ -163,6 +167,18 @@ func (s *Service) Remember(ctx context.Context, user, chat, run string, texts []
 			return out, err
 		}
 		out = append(out, sv)
+	}
+	if s.Max > 0 {
+		// Counting first keeps a save under the cap to one index scan.
+		n, err := s.Store.Count(ctx, user)
+		if err != nil {
+			return out, err
+		}
+		if n > s.Max {
+			if _, err := s.Store.Trim(ctx, user, s.Max); err != nil {
+				return out, err
+			}
+		}
 	}
 	return out, nil
 }

@@ -253,6 +253,24 @@ func (s *sqliteStore) ForgetConversation(ctx context.Context, user, chatID strin
 	return nil
 }
 
+func (s *sqliteStore) Trim(ctx context.Context, user string, keep int) (int64, error) {
+	if keep < 1 || !validText(user) {
+		return 0, nil
+	}
+	res, err := s.w.ExecContext(ctx,
+		`DELETE FROM memories WHERE user_key = ? AND id NOT IN (
+			SELECT id FROM memories WHERE user_key = ? ORDER BY updated_at DESC, created_at DESC, id DESC LIMIT ?)`,
+		user, user, keep)
+	if err != nil {
+		return 0, fmt.Errorf("trim memories to %d: %w", keep, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("trim memories to %d: %w", keep, err)
+	}
+	return n, nil
+}
+
 func (s *sqliteStore) Count(ctx context.Context, user string) (int, error) {
 	var n int
 	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE user_key = ?`, user).Scan(&n); err != nil {

@@ -87,7 +87,8 @@ type Conversations interface {
 	// PutTurn stores a turn and its messages. Putting the same turn again
 	// (a retried activity) updates the turn's row and adds only the
 	// messages whose Seq it did not have, so a turn may also be stored in
-	// parts.
+	// parts. With WithMaxConversations, the user's least recently updated
+	// chats beyond the cap are removed (see there).
 	PutTurn(ctx context.Context, t Turn) error
 	// Turns returns the chat's turns, oldest first.
 	Turns(ctx context.Context, user, chat string, q TurnQuery) ([]Turn, error)
@@ -100,6 +101,30 @@ type Conversations interface {
 	// blobs of their runs, and returns the runs it removed; a chat the user
 	// does not have is ErrNoConversation.
 	DeleteConversation(ctx context.Context, user, chat string) ([]string, error)
+	// DeleteRunTurns removes the stored turns of the run (a workflow id),
+	// whoever's chats they are in, with their messages, and every chat
+	// left without a turn; it returns how many turns it removed. The
+	// retention job calls it for a run Temporal no longer keeps, so a
+	// chat's stored timeline lasts as long as its runs' histories.
+	DeleteRunTurns(ctx context.Context, run string) (int64, error)
+}
+
+// evictChats are the statements that remove a user's stored chats beyond
+// the newest n (by updated_at, then chat id) with their turns and
+// messages, in the order they must run; each takes the user, the user
+// again and n. sqlEvictChats is for SQLite, pgEvictChats for PostgreSQL.
+var (
+	sqlEvictChats = evictChats("?", "?", "?")
+	pgEvictChats  = evictChats("$1", "$1", "$2")
+)
+
+func evictChats(user, user2, n string) []string {
+	keep := `(SELECT chat_id FROM conversations WHERE user_key = ` + user2 + ` ORDER BY updated_at DESC, chat_id DESC LIMIT ` + n + `)`
+	var out []string
+	for _, table := range []string{"conversation_messages", "conversation_turns", "conversations"} {
+		out = append(out, `DELETE FROM `+table+` WHERE user_key = `+user+` AND chat_id NOT IN `+keep)
+	}
+	return out
 }
 
 // checkTurn refuses a turn that the backends could not store alike.

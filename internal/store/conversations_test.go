@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ var conversationCases = []struct {
 	{"conversation list pages", testConversationPages},
 	{"delete conversation", testDeleteConversation},
 	{"invalid turns", testInvalidTurns},
+	{"conversation cap evicts the least recently updated", testConversationCap},
 }
 
 func sampleTurn(user, chat, run string, n int) store.Turn {
@@ -256,5 +258,53 @@ func testInvalidTurns(t *testing.T, u string) {
 	}
 	if _, err := s.Conversation(t.Context(), "u", "\xff"); !errors.Is(err, store.ErrNoConversation) {
 		t.Errorf("Conversation of an invalid id: %v, want ErrNoConversation", err)
+	}
+}
+
+// testConversationCap holds a user to two stored chats: a turn of a third
+// chat removes the least recently updated one with its turns and messages
+// (a turn of an older chat counts as an update), and another user's chats
+// are not counted or touched.
+func testConversationCap(t *testing.T, u string) {
+	var tick atomic.Int64
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := open(t, u, store.WithMaxConversations(2), store.WithClock(func() time.Time {
+		return base.Add(time.Duration(tick.Add(1)) * time.Second)
+	}))
+	putTurn := func(user, chat, run string, n int) {
+		t.Helper()
+		if err := s.PutTurn(t.Context(), sampleTurn(user, chat, run, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chats := func(user string) []string {
+		t.Helper()
+		cs, err := s.ListConversations(t.Context(), user, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, c := range cs {
+			out = append(out, c.Chat)
+		}
+		return out
+	}
+	putTurn("bob", "b1", "run-b1", 1)
+	putTurn("bob", "b2", "run-b2", 1)
+	putTurn("ann", "a1", "run-a1", 1)
+	putTurn("ann", "a2", "run-a2", 1)
+	putTurn("ann", "a1", "run-a1b", 2) // a1 is now the more recent
+	putTurn("ann", "a3", "run-a3", 1)  // evicts a2
+	if diff := cmp.Diff([]string{"a3", "a1"}, chats("ann")); diff != "" {
+		t.Errorf("ann's chats (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"b2", "b1"}, chats("bob")); diff != "" {
+		t.Errorf("bob's chats (-want +got):\n%s", diff)
+	}
+	if turns, err := s.Turns(t.Context(), "ann", "a2", store.TurnQuery{Messages: true}); err != nil || len(turns) != 0 {
+		t.Errorf("turns of the evicted chat = %v, %v; want none", turns, err)
+	}
+	if turns, err := s.Turns(t.Context(), "ann", "a1", store.TurnQuery{Messages: true}); err != nil || len(turns) != 2 || len(turns[1].Messages) != 2 {
+		t.Errorf("turns of a kept chat = %+v, %v; want both with their messages", turns, err)
 	}
 }

@@ -64,6 +64,11 @@ var postgresSchema = []string{
 		data     TEXT    NOT NULL,
 		PRIMARY KEY (user_key, chat_id, run_id, seq)
 	)`,
+	// For the retention job (RunsBefore, DeleteRunTurns): a run's turns
+	// and messages by run, turns by start.
+	`CREATE INDEX IF NOT EXISTS conversation_turns_started ON conversation_turns (started_at)`,
+	`CREATE INDEX IF NOT EXISTS conversation_turns_run ON conversation_turns (run_id)`,
+	`CREATE INDEX IF NOT EXISTS conversation_messages_run ON conversation_messages (run_id)`,
 }
 
 // postgresSchemaLock is the advisory lock key held while the schema is
@@ -186,7 +191,8 @@ func (s *postgresStore) DeleteRun(ctx context.Context, run string) error {
 }
 
 func (s *postgresStore) RunsBefore(ctx context.Context, t time.Time) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT run FROM blobs WHERE created_at < $1`, timestamp(t))
+	rows, err := s.pool.Query(ctx,
+		`SELECT run FROM blobs WHERE created_at < $1 UNION SELECT run_id FROM conversation_turns WHERE started_at < $1`, timestamp(t))
 	if err != nil {
 		return nil, fmt.Errorf("list runs with blobs before %v: %w", t, err)
 	}

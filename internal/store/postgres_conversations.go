@@ -40,7 +40,28 @@ func (s *postgresStore) PutTurn(ctx context.Context, t Turn) error {
 			batch.Queue(`INSERT INTO conversation_messages (user_key, chat_id, run_id, seq, data) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT DO NOTHING`, t.User, t.Chat, t.Run, m.Seq, string(m.Data))
 		}
-		return tx.SendBatch(ctx, batch).Close()
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
+		if n := s.opts.maxChats; n > 0 {
+			// Counting first keeps the common case (under the cap) to
+			// one index scan; the deletes run only when a new chat went
+			// over it.
+			var have int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM conversations WHERE user_key = $1`, t.User).Scan(&have); err != nil {
+				return fmt.Errorf("count chats: %w", err)
+			}
+			if have > n {
+				evict := &pgx.Batch{}
+				for _, q := range pgEvictChats {
+					evict.Queue(q, t.User, n)
+				}
+				if err := tx.SendBatch(ctx, evict).Close(); err != nil {
+					return fmt.Errorf("evict chats beyond %d: %w", n, err)
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("put turn %s: %w", t.Run, err)
@@ -180,4 +201,31 @@ func (s *postgresStore) DeleteConversation(ctx context.Context, user, chat strin
 		runs = []string{}
 	}
 	return runs, nil
+}
+
+func (s *postgresStore) DeleteRunTurns(ctx context.Context, run string) (int64, error) {
+	if !validText(run) {
+		return 0, nil // PutTurn never stored such a run
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM conversation_messages WHERE run_id = $1`, run); err != nil {
+			return err
+		}
+		// The chats the run's turns were in, emptied by their removal.
+		if _, err := tx.Exec(ctx,
+			`DELETE FROM conversations WHERE (user_key, chat_id) IN (
+				SELECT user_key, chat_id FROM conversation_turns t WHERE run_id = $1
+				AND NOT EXISTS (SELECT 1 FROM conversation_turns o
+					WHERE o.user_key = t.user_key AND o.chat_id = t.chat_id AND o.run_id <> t.run_id))`, run); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM conversation_turns WHERE run_id = $1`, run)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete the turns of %q: %w", run, err)
+	}
+	return n, nil
 }

@@ -63,6 +63,11 @@ var sqliteSchema = []string{
 		data     TEXT    NOT NULL,
 		PRIMARY KEY (user_key, chat_id, run_id, seq)
 	)`,
+	// For the retention job (RunsBefore, DeleteRunTurns): a run's turns
+	// and messages by run, turns by start.
+	`CREATE INDEX IF NOT EXISTS conversation_turns_started ON conversation_turns (started_at)`,
+	`CREATE INDEX IF NOT EXISTS conversation_turns_run ON conversation_turns (run_id)`,
+	`CREATE INDEX IF NOT EXISTS conversation_messages_run ON conversation_messages (run_id)`,
 }
 
 // sqliteReaders is the size of the read-only connection pool.
@@ -161,7 +166,9 @@ func (s *sqliteStore) DeleteRun(ctx context.Context, run string) error {
 }
 
 func (s *sqliteStore) RunsBefore(ctx context.Context, t time.Time) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT run FROM blobs WHERE created_at < ?`, timestamp(t).UnixMicro())
+	us := timestamp(t).UnixMicro()
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT run FROM blobs WHERE created_at < ? UNION SELECT run_id FROM conversation_turns WHERE started_at < ?`, us, us)
 	if err != nil {
 		return nil, fmt.Errorf("list runs with blobs before %v: %w", t, err)
 	}

@@ -47,6 +47,21 @@ func (s *sqliteStore) PutTurn(ctx context.Context, t Turn) error {
 			return fmt.Errorf("put turn %s message %d: %w", t.Run, m.Seq, err)
 		}
 	}
+	if n := s.opts.maxChats; n > 0 {
+		// Counting first keeps the common case (under the cap) to one
+		// index scan; the deletes run only when a new chat went over it.
+		var have int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM conversations WHERE user_key = ?`, t.User).Scan(&have); err != nil {
+			return fmt.Errorf("put turn %s: count chats: %w", t.Run, err)
+		}
+		if have > n {
+			for _, q := range sqlEvictChats {
+				if _, err := tx.ExecContext(ctx, q, t.User, t.User, n); err != nil {
+					return fmt.Errorf("put turn %s: evict chats beyond %d: %w", t.Run, n, err)
+				}
+			}
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("put turn %s: %w", t.Run, err)
 	}
@@ -207,4 +222,39 @@ func (s *sqliteStore) DeleteConversation(ctx context.Context, user, chat string)
 		return nil, fmt.Errorf("delete conversation %q: %w", chat, err)
 	}
 	return runs, nil
+}
+
+func (s *sqliteStore) DeleteRunTurns(ctx context.Context, run string) (int64, error) {
+	if !validText(run) {
+		return 0, nil // PutTurn never stored such a run
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("delete the turns of %q: %w", run, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM conversation_messages WHERE run_id = ?`, run); err != nil {
+		return 0, fmt.Errorf("delete the turns of %q: %w", run, err)
+	}
+	// The chats the run's turns were in, emptied by their removal: the
+	// chats of the run's turns that have no turn of another run.
+	if _, err := tx.ExecContext(ctx,
+		`DELETE FROM conversations WHERE (user_key, chat_id) IN (
+			SELECT user_key, chat_id FROM conversation_turns t WHERE run_id = ?
+			AND NOT EXISTS (SELECT 1 FROM conversation_turns o
+				WHERE o.user_key = t.user_key AND o.chat_id = t.chat_id AND o.run_id <> t.run_id))`, run); err != nil {
+		return 0, fmt.Errorf("delete the turns of %q: %w", run, err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM conversation_turns WHERE run_id = ?`, run)
+	if err != nil {
+		return 0, fmt.Errorf("delete the turns of %q: %w", run, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete the turns of %q: %w", run, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("delete the turns of %q: %w", run, err)
+	}
+	return n, nil
 }

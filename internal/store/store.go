@@ -60,8 +60,9 @@ type Store interface {
 	List(ctx context.Context, run string) ([]Blob, error)
 	// DeleteRun removes every blob of the run. A run with none is no error.
 	DeleteRun(ctx context.Context, run string) error
-	// RunsBefore returns the runs that have a blob created before t, in no
-	// particular order: the candidates of the retention job.
+	// RunsBefore returns the runs that have a blob created before t or a
+	// stored turn started before t, each once, in no particular order: the
+	// candidates of the retention job.
 	RunsBefore(ctx context.Context, t time.Time) ([]string, error)
 	// DeleteBefore removes the run's blobs created before t and returns how
 	// many it removed.
@@ -76,6 +77,18 @@ type Option func(*options)
 type options struct {
 	maxBlobSize int64
 	now         func() time.Time
+	// maxChats is the most stored chats a user keeps; 0 = no limit.
+	maxChats int
+}
+
+// WithMaxConversations sets the most chats one user keeps stored
+// (LONGHAUL_MAX_CONVERSATIONS): when PutTurn stores a turn, the user's
+// least recently updated chats beyond n lose their stored turns. Their
+// runs' blobs stay until the retention job, which deletes them once
+// Temporal no longer keeps the runs, so a run still open never loses its
+// claim checks. n of zero or less keeps every chat.
+func WithMaxConversations(n int) Option {
+	return func(o *options) { o.maxChats = max(n, 0) }
 }
 
 // WithClock sets the clock Put reads the creation time of a blob from, so

@@ -186,6 +186,11 @@ func TestChaos(t *testing.T) {
 			"LONGHAUL_SKILLS_DIR=" + skillsDir,
 			"LONGHAUL_API_KEYS=",
 			"LONGHAUL_LOG_LEVEL=info",
+			// Every run here is the one anonymous principal's, up to
+			// sc.runs at once: the per-principal limits (20 by default)
+			// are not what this test is about.
+			"LONGHAUL_MAX_RUNS=0",
+			"LONGHAUL_MAX_STREAMS=0",
 		},
 	}
 	// Registered first, so it runs last: after every process is gone.

@@ -132,9 +132,6 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		Metadata:        meta,
 	}
 	run := "run-" + uuid.NewString()
-	if err := s.claimParts(ctx, run, in.Messages); err != nil {
-		return err
-	}
 	if _, err := s.start(ctx, run, in, summarize(msgs, 60)); err != nil {
 		return err
 	}

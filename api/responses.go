@@ -133,6 +133,7 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
 		NotStreamed:     !req.Stream && !req.Background,
 		Metadata:        meta,
+		Forget:          !req.stored(),
 	}
 	run := "run-" + uuid.NewString()
 	if _, err := s.start(ctx, run, in, summarize(msgs, 60)); err != nil {
@@ -780,12 +781,11 @@ func (s *Server) deleteRun(ctx context.Context, run string) error {
 	return nil
 }
 
-// deletedKind is the blob kind that marks a run the Responses API deleted:
-// Temporal deletes a run a while after it is asked to (once its close has
-// reached visibility), and until then the run must read as gone. The mark
-// holds nothing but the run id, and goes with the run's other blobs when
-// their retention ends.
-const deletedKind = "responses.deleted"
+// deletedKind is the blob kind that marks a run deleted (see
+// contract.DeletedRunKind): Temporal deletes a run a while after it is
+// asked to (once its close has reached visibility), and until then the run
+// must read as gone.
+const deletedKind = contract.DeletedRunKind
 
 // responseState is readState for a run that the Responses API may have
 // deleted: a deleted one is unknown.

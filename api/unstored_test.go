@@ -6,12 +6,15 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 )
 
@@ -94,4 +97,38 @@ func TestUnstoredResponseGoesHoweverItEnds(t *testing.T) {
 		}
 		gone(t, resp.Header.Get(api.HeaderRunID))
 	})
+
+	t.Run("the API does not delete it", func(t *testing.T) {
+		// An API that cannot delete from its blob store (and so never gets
+		// to delete the run) stands in for one that died before it could.
+		crippled := env.StartAPI(func(c *api.Config) { c.Blobs = noDeletes{c.Blobs} })
+		env.Model.Enqueue(llmtest.Text("Nobody deletes me."))
+		resp := doAt(t, crippled.URL, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Keep nothing.", "store": false}, alice)
+		if r := okResponse(t, resp); outputText(r) != "Nobody deletes me." {
+			t.Fatalf("response %+v", r)
+		}
+		run := resp.Header.Get(api.HeaderRunID)
+		if err := env.Client.GetWorkflow(ctx, run, "").Get(ctx, nil); err != nil {
+			t.Fatalf("run %s: %v", run, err)
+		}
+		id := "resp_" + base64.RawURLEncoding.EncodeToString([]byte(run)) + ".0"
+		if resp := do(t, env, "GET", "/v1/responses/"+id, nil, alice); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404: the run should have marked itself deleted", id, resp.StatusCode)
+		}
+	})
+}
+
+// noDeletes is a blob store that refuses to delete runs or mark them
+// deleted.
+type noDeletes struct{ store.Store }
+
+func (n noDeletes) Put(ctx context.Context, b store.Blob) (string, error) {
+	if b.Kind == contract.DeletedRunKind {
+		return "", errors.New("no marks here")
+	}
+	return n.Store.Put(ctx, b)
+}
+
+func (n noDeletes) DeleteRun(context.Context, string) error {
+	return errors.New("no deletes here")
 }

@@ -106,6 +106,7 @@ func AgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.Agent
 	// Cancellation must not stop the last bookkeeping.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	_ = workflow.UpsertTypedSearchAttributes(dctx, contract.SearchAttrStatus.ValueSet(status))
+	r.forget(dctx)
 	res.LastOffset = r.log.last
 	res.Usage = r.usage
 	return res, err

@@ -78,7 +78,7 @@ func AgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.Agent
 		}
 		r.recordTurn(ctx, msgs, contract.StatusCompleted, true)
 	}
-	if err == nil {
+	if err == nil && !r.forgets(ctx) {
 		r.remember(ctx, res.Content)
 	}
 	now := workflow.Now(ctx)

@@ -3,9 +3,11 @@ package workflows_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -47,5 +49,31 @@ func TestRunNotKeptMarksItselfDeleted(t *testing.T) {
 			defer mu.Unlock()
 			diff(t, "runs marked deleted", tc.want, marked)
 		})
+	}
+}
+
+// TestRunNotKeptRemembersNothing: a run not to be kept extracts no
+// memories from its conversation, though its agent remembers.
+func TestRunNotKeptRemembersNothing(t *testing.T) {
+	h := newHarness(t)
+	s := spec
+	s.Remember = true
+	h.resolve(s)
+	h.scriptModel(answer("Noted.", usage(1, 1))).Once()
+	h.env.OnActivity(h.acts.MarkDeleted, mock.Anything, mock.Anything).Return(nil).Once()
+	var extracted atomic.Int32
+	h.env.OnActivity(h.acts.ExtractMemories, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.ExtractRequest) (activities.ExtractResponse, error) {
+			extracted.Add(1)
+			return activities.ExtractResponse{}, nil
+		}).Maybe()
+	in := input(longhaul.Message{Role: longhaul.RoleUser, Content: "I'm allergic to peanuts"})
+	in.Forget = true
+	h.run(in)
+	if res := h.result(); res.Content != "Noted." {
+		t.Errorf("result %q", res.Content)
+	}
+	if n := extracted.Load(); n != 0 {
+		t.Errorf("memories extracted %d times from a run not to be kept", n)
 	}
 }

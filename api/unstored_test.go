@@ -98,6 +98,34 @@ func TestUnstoredResponseGoesHoweverItEnds(t *testing.T) {
 		gone(t, resp.Header.Get(api.HeaderRunID))
 	})
 
+	t.Run("the stream is refused", func(t *testing.T) {
+		limited := env.StartAPI(func(c *api.Config) { c.Limits = api.Limits{Streams: 1} })
+		env.Model.Enqueue(llmtest.Hang())
+		asked := len(env.Model.Requests()) + 1
+		bg := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Take forever.", "background": true}, alice))
+		if err := env.Model.WaitRequests(ctx, asked); err != nil {
+			t.Fatal(err)
+		}
+		// Alice's one stream on the limited API follows her background run.
+		held := doAt(t, limited.URL, "GET", "/v1/responses/"+bg.ID+"?stream=true", nil, alice)
+		if held.StatusCode != http.StatusOK {
+			t.Fatalf("held stream: status %d", held.StatusCode)
+		}
+		// Whether the run asks the model before it is stopped is a race:
+		// its answer is not taken from the queue the other cases use.
+		env.Model.On(func(r llmtest.Request) bool { return r.LastUserMessage() == "Stream to me." },
+			llmtest.Delay(3*time.Second, llmtest.Text("Nobody hears me.")))
+		resp := doAt(t, limited.URL, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Stream to me.", "store": false, "stream": true}, alice)
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("status %d, want 429: %s", resp.StatusCode, readBody(t, resp))
+		}
+		gone(t, resp.Header.Get(api.HeaderRunID))
+		held.Body.Close()
+		if r := okResponse(t, do(t, env, "POST", "/v1/responses/"+bg.ID+"/cancel", nil, alice)); r.Status != "cancelled" {
+			t.Errorf("cancelled = %+v", r)
+		}
+	})
+
 	t.Run("the API does not delete it", func(t *testing.T) {
 		// An API that cannot delete from its blob store (and so never gets
 		// to delete the run) stands in for one that died before it could.

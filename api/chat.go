@@ -117,9 +117,6 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 			}
 		}
 	}
-	if err := s.claimParts(ctx, runID, in.Messages); err != nil {
-		return err
-	}
 	run, err := s.start(ctx, runID, in, summarize(msgs, 60))
 	if err != nil {
 		return err
@@ -184,9 +181,12 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model str
 // started: running, it is followed; finished, its result is returned. A run
 // found under the id must be the caller's (chat ids are scoped to their
 // principal, so only a forged id finds another's run): else it is unknown.
-// A new run counts against the principal's limit of runs.
+// A new run counts against the principal's limit of runs. The big inline
+// images of in go to the blob store (claimParts, which changes in.Messages
+// in place) only once every check has passed, and go again if the run does
+// not start.
 func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, question string) (client.WorkflowRun, error) {
-	if err := checkPayload("the conversation", in); err != nil {
+	if err := checkPayload("the conversation", s.asClaimed(in)); err != nil {
 		return nil, err
 	}
 	owner := in.User.Key()
@@ -207,6 +207,13 @@ func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, q
 		}
 	}
 	if err := s.checkRuns(ctx, owner); err != nil {
+		return nil, err
+	}
+	stored, err := s.claimParts(ctx, id, in.Messages)
+	if err != nil {
+		if stored {
+			s.dropClaims(ctx, id)
+		}
 		return nil, err
 	}
 	summary := strings.TrimSpace(in.Agent + ": " + question)
@@ -235,6 +242,9 @@ func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, q
 			// Closed since a moment ago; a concurrent identical request of
 			// the same principal started it.
 			return s.temporal.GetWorkflow(ctx, id, ""), nil
+		}
+		if stored {
+			s.dropClaims(ctx, id)
 		}
 		var invalid *serviceerror.InvalidArgument
 		if errors.As(err, &invalid) {

@@ -41,9 +41,12 @@ import (
 // These runs carry no chat id: their conversation comes whole from durable
 // state, and the conversation store would restore tool calls into a
 // history that already holds them. store: false deletes the run (its
-// current execution, with its stored outputs) once the response is
-// complete; a mark in the blob store makes it read as gone at once, while
-// Temporal finishes the deletion.
+// current execution, with its stored outputs) when the request ends,
+// however it ends: the response complete, the client gone, the wait timed
+// out, an error. A run still going is stopped then: nobody can read its
+// answer any more. A mark in the blob store makes it read as gone at once,
+// while Temporal finishes the deletion; the run marks itself so at its end
+// too (see workflows/forget.go), should the API process die first.
 
 // Options of reading a response.
 const (
@@ -130,11 +133,9 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
 		NotStreamed:     !req.Stream && !req.Background,
 		Metadata:        meta,
+		Forget:          !req.stored(),
 	}
 	run := "run-" + uuid.NewString()
-	if err := s.claimParts(ctx, run, in.Messages); err != nil {
-		return err
-	}
 	if _, err := s.start(ctx, run, in, summarize(msgs, 60)); err != nil {
 		return err
 	}
@@ -152,6 +153,9 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string,
 	case req.Stream:
 		release, err := s.acquireStream(principal(c).Name)
 		if err != nil {
+			if !store {
+				s.forget(c.UserContext(), run)
+			}
 			return err
 		}
 		s.sendSSE(c, "responses", func(sw *sseWriter) { s.streamSegment(sw, run, start, base, req.Background, -1, store) }, release)
@@ -167,27 +171,36 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string,
 	defer f.release()
 	r := newRespRenderer(base, longhaul.Usage{})
 	r.begin(false)
+	if !store {
+		// Not to be kept, however the request ends: answered, timed out
+		// (the run is then stopped) or failed.
+		defer s.forget(c.UserContext(), run)
+	}
 	if err := followSegment(ctx, f, start, r, false, f.read, func([]StreamEvent) error { return nil }); err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil && !store:
+			return errTimeout(fmt.Sprintf("the response was not complete after %s; as it is not to be stored (store: false), it was stopped and deleted", s.cfg.RequestTimeout))
+		case ctx.Err() != nil:
 			return errTimeout(fmt.Sprintf("the response is still in progress after %s; it goes on: GET /v1/responses/%s", s.cfg.RequestTimeout, base.ID))
 		}
 		return errInternal("lost the run's event log: " + err.Error())
-	}
-	if !store {
-		s.forget(c.UserContext(), run)
 	}
 	return c.JSON(r.snapshot())
 }
 
 // streamSegment writes the segment of run after start as a Responses
 // event stream, from the event after sequence number after (-1: from the
-// start). A response that is not stored is deleted once its stream ended
-// with it.
+// start). A response that is not stored goes with its stream however the
+// stream ends: complete, the client gone, an error or the server shutting
+// down (see forget).
 func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base Response, background bool, after int64, store bool) {
 	f := s.hub.subscribe(run)
 	defer f.release()
 	ctx, cancel := context.WithCancel(s.stopping)
 	defer cancel()
+	if !store {
+		defer s.forget(ctx, run)
+	}
 	r := newRespRenderer(base, longhaul.Usage{})
 	emit := func(evs []StreamEvent) error {
 		for _, e := range evs {
@@ -210,17 +223,16 @@ func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base Resp
 		return
 	case err != nil:
 		msg := "lost the run's event stream: " + err.Error()
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil && !store:
+			msg = "the server is shutting down; the response is not to be stored (store: false), so it ends here"
+		case ctx.Err() != nil:
 			msg = "the server is shutting down; the response goes on: GET /v1/responses/" + base.ID + "?stream=true&starting_after=N resumes it"
-		} else {
+		default:
 			s.log.Warn("stream response", "run", run, "error", err)
 		}
 		_ = sw.frameJSON("", "error", r.event(StreamEvent{Type: "error", Code: "stream_error", Message: msg}))
 		_ = sw.flush()
-		return
-	}
-	if !store {
-		s.forget(ctx, run)
 	}
 }
 
@@ -741,8 +753,22 @@ func (s *Server) deleteResponse(c *fiber.Ctx) error {
 	return c.JSON(ResponseDeleted{ID: responseID(run, start), Object: "response.deleted", Deleted: true})
 }
 
-// deleteRun deletes run from Temporal and its outputs from the blob store.
+// deleteRun deletes run's outputs from the blob store, marks it deleted
+// there, and deletes it from Temporal, which terminates it first if it is
+// still running (go.temporal.io/server v1.32.1,
+// service/frontend/workflow_handler.go:2484-2510 asks with
+// ClosedWorkflowOnly false, and service/history/api/deleteworkflow/api.go:
+// 41-67 terminates an open execution with deleteAfterTerminate). The mark
+// comes first, so that the run reads as gone by the time it ends.
 func (s *Server) deleteRun(ctx context.Context, run string) error {
+	if s.cfg.Blobs != nil {
+		if err := s.cfg.Blobs.DeleteRun(ctx, run); err != nil {
+			return errUnavailable("cannot delete the outputs of run " + run + ": " + err.Error())
+		}
+		if _, err := s.cfg.Blobs.Put(ctx, store.Blob{Run: run, Kind: deletedKind, Name: "run", Data: []byte("deleted")}); err != nil {
+			return errUnavailable("cannot mark run " + run + " deleted: " + err.Error())
+		}
+	}
 	dctx, cancel := s.temporalCall(ctx)
 	defer cancel()
 	_, err := s.temporal.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
@@ -752,23 +778,14 @@ func (s *Server) deleteRun(ctx context.Context, run string) error {
 	if err != nil && !errors.As(err, &nf) {
 		return errUnavailable("cannot delete run " + run + ": " + err.Error())
 	}
-	if s.cfg.Blobs != nil {
-		if err := s.cfg.Blobs.DeleteRun(ctx, run); err != nil {
-			return errUnavailable("cannot delete the outputs of run " + run + ": " + err.Error())
-		}
-		if _, err := s.cfg.Blobs.Put(ctx, store.Blob{Run: run, Kind: deletedKind, Name: "run", Data: []byte("deleted")}); err != nil {
-			return errUnavailable("cannot mark run " + run + " deleted: " + err.Error())
-		}
-	}
 	return nil
 }
 
-// deletedKind is the blob kind that marks a run the Responses API deleted:
-// Temporal deletes a run a while after it is asked to (once its close has
-// reached visibility), and until then the run must read as gone. The mark
-// holds nothing but the run id, and goes with the run's other blobs when
-// their retention ends.
-const deletedKind = "responses.deleted"
+// deletedKind is the blob kind that marks a run deleted (see
+// contract.DeletedRunKind): Temporal deletes a run a while after it is
+// asked to (once its close has reached visibility), and until then the run
+// must read as gone.
+const deletedKind = contract.DeletedRunKind
 
 // responseState is readState for a run that the Responses API may have
 // deleted: a deleted one is unknown.

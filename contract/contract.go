@@ -188,6 +188,10 @@ type AgentInput struct {
 	// Resume is set when the run continued as new: what the earlier
 	// execution handed over.
 	Resume *Checkpoint `json:"resume,omitempty"`
+	// Forget says the run is not to be kept (a Responses request with
+	// store: false): at its end it marks itself deleted (DeletedRunKind),
+	// so it reads as gone even if the API that was to delete it died.
+	Forget bool `json:"forget,omitempty"`
 }
 
 // AgentResult is what an AgentWorkflow returns.

@@ -78,7 +78,7 @@ func AgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.Agent
 		}
 		r.recordTurn(ctx, msgs, contract.StatusCompleted, true)
 	}
-	if err == nil {
+	if err == nil && !r.forgets(ctx) {
 		r.remember(ctx, res.Content)
 	}
 	now := workflow.Now(ctx)
@@ -106,6 +106,7 @@ func AgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.Agent
 	// Cancellation must not stop the last bookkeeping.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	_ = workflow.UpsertTypedSearchAttributes(dctx, contract.SearchAttrStatus.ValueSet(status))
+	r.forget(dctx)
 	res.LastOffset = r.log.last
 	res.Usage = r.usage
 	return res, err

@@ -174,6 +174,7 @@ func (s *Server) resume(c *fiber.Ctx, req *ChatRequest, model string, openWebUI 
 func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, at resumeAt, release *func()) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	r := newRenderer("chatcmpl-"+runID+at.suffix(), model, time.Now().Unix(), openWebUI)
+	r.run = runID
 	done := *release
 	*release = nil
 	r.start = c.Context().Time()

@@ -467,7 +467,7 @@ func (s *Server) isOpenWebUI(c *fiber.Ctx) bool {
 // chatID is Open WebUI's chat id, or a conversation id an OpenAI client
 // passes in metadata (chat_id or conversation_id), scoped to the caller's
 // principal so two callers' conversation ids never meet. A long or unusual
-// id is hashed (see identity.Bounded).
+// id is hashed (see identity.Part).
 func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
 	id := c.Get(s.cfg.Headers.ChatID)
 	if id == "" && len(req.Metadata) > 0 {
@@ -484,8 +484,9 @@ func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
 	if id == "" {
 		return ""
 	}
-	// Bounded, as the principal's name is: it becomes a search attribute.
-	return principal(c).Name + "/" + identity.Bounded(id)
+	// Escaped and bounded, as the principal's name is: it becomes a
+	// search attribute and, hashed, part of run ids (identity.ChatKey).
+	return identity.ChatKey(principal(c).Name, id)
 }
 
 // jsonProblem describes a decoding error without Go type names.

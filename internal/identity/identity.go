@@ -169,11 +169,13 @@ func (r *Resolver) Resolve(authorization string, header func(string) string) (Pr
 	case key == nil && id == "":
 		p.Name = "anonymous"
 	case key == nil:
-		p.Name = Bounded(id)
+		p.Name = Part(id)
 	case id == "":
 		p.Name, p.Key = key.Name, key.Name
 	default:
-		p.Name, p.Key = key.Name+"/"+Bounded(id), key.Name
+		// A key's name holds no '/' and Part escapes it: two users of two
+		// keys never share a name (see Part).
+		p.Name, p.Key = key.Name+"/"+Part(id), key.Name
 	}
 	p.User.Principal = p.Name
 	return p, nil

@@ -332,7 +332,7 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 	case err != nil:
 		return errUnavailable("lost the event log of run " + run.GetID() + ": " + err.Error())
 	case w.pending != nil:
-		content := approvalPrompt(*w.pending)
+		content := approvalPrompt(*w.pending, run.GetID())
 		if openWebUI {
 			content = w.cards.String() + content
 		}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,24 +40,44 @@ func TestApprovalChatInput(t *testing.T) {
 }
 
 func TestApprovalPrompt(t *testing.T) {
-	got := approvalPrompt(longhaul.ApprovalRequiredData{ToolCallID: "c1", Name: "place_order", Arguments: `{"item":"book"}`, Target: "POST shop.test/orders"})
+	got := approvalPrompt(longhaul.ApprovalRequiredData{ToolCallID: "c1", Name: "place_order", Arguments: `{"item":"book"}`, Target: "POST shop.test/orders"}, "run-1")
 	want := "**Approval needed:** the agent wants to call `place_order` (`POST shop.test/orders`) with these arguments:\n\n" +
 		"```json\n{\"item\":\"book\"}\n```\n\n" +
 		"Reply `approve` to let it run or `deny` to refuse it, or write a reply to tell it what to do instead."
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("prompt (-want +got):\n%s", diff)
 	}
-	bare := approvalPrompt(longhaul.ApprovalRequiredData{Name: "ping", Arguments: "{}"})
+	bare := approvalPrompt(longhaul.ApprovalRequiredData{Name: "ping", Arguments: "{}"}, "run-1")
 	if !strings.HasPrefix(bare, "**Approval needed:** the agent wants to call `ping`.\n\nReply") {
 		t.Errorf("prompt without arguments: %q", bare)
 	}
-	fenced := approvalPrompt(longhaul.ApprovalRequiredData{Name: "note", Arguments: "{\"text\":\"```go\"}", Target: "POST a`b"})
+	fenced := approvalPrompt(longhaul.ApprovalRequiredData{Name: "note", Arguments: "{\"text\":\"```go\"}", Target: "POST a`b"}, "run-1")
 	if !strings.Contains(fenced, "````json\n") || !strings.Contains(fenced, "(`` POST a`b ``)") {
 		t.Errorf("backticks in arguments and target: %q", fenced)
 	}
-	long := approvalPrompt(longhaul.ApprovalRequiredData{Name: "x", Arguments: `{"a":"` + strings.Repeat("z", 5000) + `"}`})
-	if len(long) > maxPromptArgs+300 || !strings.Contains(long, "…\n```") {
-		t.Errorf("long arguments are not cut: %d bytes", len(long))
+	// Arguments past maxPromptArgs are cut, and the prompt says so: how
+	// much is not shown, that the approval covers it, and where to read it
+	// whole.
+	for _, tc := range []struct {
+		name, args string
+		left       int
+	}{
+		{"ascii", `{"a":"` + strings.Repeat("z", 5000) + `"}`, 5008 - (maxPromptArgs - 1)},
+		{"multi-byte", `{"a":"` + strings.Repeat("ü", 2000) + `"}`, 2008 - (maxPromptArgs - 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			long := approvalPrompt(longhaul.ApprovalRequiredData{Name: "x", Arguments: tc.args}, "chat-9-turn-1")
+			if len(long) > 2*maxPromptArgs+600 || !strings.Contains(long, "…\n```") {
+				t.Errorf("long arguments are not cut: %d bytes", len(long))
+			}
+			note := fmt.Sprintf("%d more characters are not shown, and approving lets the call run with all of them; `GET /v1/runs/chat-9-turn-1` (`waiting.arguments`) shows them whole.", tc.left)
+			if !strings.Contains(long, note) || !strings.HasSuffix(long, approvalReplyHint+", or write a reply to tell it what to do instead.") {
+				t.Errorf("the prompt does not say the arguments are cut:\n%s", long[len(long)-400:])
+			}
+		})
+	}
+	if whole := approvalPrompt(longhaul.ApprovalRequiredData{Name: "x", Arguments: `{"a":"` + strings.Repeat("z", maxPromptArgs-8) + `"}`}, "run-1"); strings.Contains(whole, "cut") {
+		t.Errorf("arguments of exactly %d characters are said to be cut", maxPromptArgs)
 	}
 }
 
@@ -133,7 +154,7 @@ func TestApprovalRenderPause(t *testing.T) {
 }
 
 func TestApprovalAskedAndTurns(t *testing.T) {
-	prompt := approvalPrompt(longhaul.ApprovalRequiredData{Name: "x"})
+	prompt := approvalPrompt(longhaul.ApprovalRequiredData{Name: "x"}, "run-1")
 	msgs := func(ms ...longhaul.Message) []longhaul.Message { return ms }
 	u := func(s string) longhaul.Message { return longhaul.Message{Role: longhaul.RoleUser, Content: s} }
 	a := func(s string) longhaul.Message { return longhaul.Message{Role: longhaul.RoleAssistant, Content: s} }
@@ -166,7 +187,7 @@ func TestApprovalWhichRunAnswers(t *testing.T) {
 	waiting := func(user, tool string) contract.RunState {
 		return contract.RunState{User: user, Status: contract.StatusWaiting, Waiting: &contract.Waiting{Kind: "approval", Tool: tool}}
 	}
-	orderPrompt := approvalPrompt(longhaul.ApprovalRequiredData{Name: "place_order", Arguments: `{"item":"book"}`})
+	orderPrompt := approvalPrompt(longhaul.ApprovalRequiredData{Name: "place_order", Arguments: `{"item":"book"}`}, "run-1")
 	tests := []struct {
 		name   string
 		id     string

@@ -22,7 +22,9 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/skills"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -414,6 +416,13 @@ func (streamPanicking) QueryWorkflow(_ context.Context, _, _, queryType string, 
 		panic("reading events")
 	}
 	return stateValue{contract.RunState{User: "anonymous", Status: contract.StatusRunning}}, nil
+}
+
+// DescribeWorkflowExecution finds the run: an AgentWorkflow.
+func (streamPanicking) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+		Type: &commonpb.WorkflowType{Name: contract.AgentWorkflowName},
+	}}, nil
 }
 
 type stateValue struct{ st contract.RunState }

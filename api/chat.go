@@ -171,6 +171,7 @@ func (s *Server) resume(c *fiber.Ctx, req *ChatRequest, model string, openWebUI 
 func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, at resumeAt, release *func()) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	r := newRenderer("chatcmpl-"+runID+at.suffix(), model, time.Now().Unix(), openWebUI)
+	r.run = runID
 	done := *release
 	*release = nil
 	r.start = c.Context().Time()
@@ -476,7 +477,7 @@ func (s *Server) isOpenWebUI(c *fiber.Ctx) bool {
 // chatID is Open WebUI's chat id, or a conversation id an OpenAI client
 // passes in metadata (chat_id or conversation_id), scoped to the caller's
 // principal so two callers' conversation ids never meet. A long or unusual
-// id is hashed (see identity.Bounded).
+// id is hashed (see identity.Part).
 func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
 	id := c.Get(s.cfg.Headers.ChatID)
 	if id == "" && len(req.Metadata) > 0 {
@@ -493,8 +494,9 @@ func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
 	if id == "" {
 		return ""
 	}
-	// Bounded, as the principal's name is: it becomes a search attribute.
-	return principal(c).Name + "/" + identity.Bounded(id)
+	// Escaped and bounded, as the principal's name is: it becomes a
+	// search attribute and, hashed, part of run ids (identity.ChatKey).
+	return identity.ChatKey(principal(c).Name, id)
 }
 
 // jsonProblem describes a decoding error without Go type names.

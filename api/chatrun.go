@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -93,7 +92,7 @@ func (s *Server) unfinishedRun(ctx context.Context, base string, in contract.Age
 	for k := 1; k <= maxRetakes; k++ {
 		id := base
 		if k > 1 {
-			id = fmt.Sprintf("%s-r%d", base, k)
+			id = contract.ChatRetakeID(base, k)
 		}
 		dctx, cancel := s.temporalCall(ctx)
 		d, err := s.temporal.DescribeWorkflowExecution(dctx, id, "")
@@ -115,5 +114,5 @@ func (s *Server) unfinishedRun(ctx context.Context, base string, in contract.Age
 			return id, nil
 		}
 	}
-	return base + "-" + uuid.NewString(), nil
+	return contract.ChatSpareID(base, uuid.NewString()), nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -99,7 +98,7 @@ func (s *Server) findConversation(c *fiber.Ctx, cs store.Conversations, doing st
 		return "", "", "", cv, errBadRequest("bad conversation id")
 	}
 	p := principal(c)
-	user, chat = p.User.Key(), p.Name+"/"+identity.Bounded(id)
+	user, chat = p.User.Key(), identity.ChatKey(p.Name, id)
 	cv, err = cs.Conversation(c.UserContext(), user, chat)
 	switch {
 	case errors.Is(err, store.ErrNoConversation):
@@ -113,7 +112,7 @@ func (s *Server) findConversation(c *fiber.Ctx, cs store.Conversations, doing st
 
 // clientChatID is the id the client knows a stored chat by.
 func clientChatID(c *fiber.Ctx, chat string) string {
-	return strings.TrimPrefix(chat, principal(c).Name+"/")
+	return identity.ClientChatID(principal(c).Name, chat)
 }
 
 func (s *Server) conversations() (store.Conversations, error) {

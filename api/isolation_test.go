@@ -89,7 +89,11 @@ func TestIsolation(t *testing.T) {
 		{"another user behind the same proxy key", env.URL, merge(bearer("sk-owui"), map[string]string{"X-OpenWebUI-User-Id": "bob"}), "owui/bob", 404},
 		{"another user's signed header", signed.URL, merge(bearer("sk-owui"), map[string]string{"X-OpenWebUI-User-Jwt": userToken(t, owuiSecret, "cy")}), "owui/cy", 404},
 		{"the proxy key itself", env.URL, bearer("sk-owui"), "owui", 404},
-		{"plain headers where only signed ones count", signed.URL, merge(bearer("sk-owui"), annHeaders), "owui", 404},
+		// Where users come only from the signed header, a proxy key's
+		// request without one names nobody: refused, never the shared
+		// principal of the key (issue 28, item 3).
+		{"plain headers where only signed ones count", signed.URL, merge(bearer("sk-owui"), annHeaders), "", 401},
+		{"the proxy key itself, signed API", signed.URL, bearer("sk-owui"), "", 401},
 		{"another key", env.URL, bearer("sk-other"), "other", 404},
 		{"a plain key sending the victim's headers", env.URL, merge(bearer("sk-app"), annHeaders, annToken), "app", 404},
 		{"a plain key sending the victim's headers, signed API", signed.URL, merge(bearer("sk-app"), annHeaders, annToken), "app", 404},

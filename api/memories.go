@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 )
 
@@ -134,7 +135,7 @@ func (s *Server) memoryError(err error) error {
 func (s *Server) memoryObject(c *fiber.Ctx, m memory.Memory) MemoryObject {
 	return MemoryObject{
 		ID: m.ID, Object: "memory", Text: m.Text,
-		ChatID:    strings.TrimPrefix(m.ChatID, principal(c).Name+"/"),
+		ChatID:    identity.ClientChatID(principal(c).Name, m.ChatID),
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
 	}
 }

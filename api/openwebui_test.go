@@ -348,22 +348,46 @@ func TestOpenWebUIWithoutMessageID(t *testing.T) {
 }
 
 // TestOpenWebUIForwardingOff: with ENABLE_FORWARD_USER_INFO_HEADERS off
-// Open WebUI sends neither the user nor the chat: every user of that Open
-// WebUI is the proxy key's one principal, and every request is a run of
-// its own (no chat, so no attach and no restored tool calls).
+// Open WebUI sends neither the user nor the chat. Where Longhaul expects
+// the signed user, such a request is refused (it would otherwise make
+// every user of that Open WebUI one principal: issue 28, item 3), while
+// its model list still answers. Where Longhaul reads plain user headers,
+// every user of that Open WebUI is the proxy key's one principal, and
+// every request is a run of its own (no chat, so no attach and no
+// restored tool calls).
 func TestOpenWebUIForwardingOff(t *testing.T) {
 	env := owuiEnv(t)
 	conn := owuiConn(env)
 	conn.ForwardUserInfo = false
 	conn.Tools = nil
 	annChat, bobChat := conn.NewChat(ann, "naked"), conn.NewChat(bob, "naked")
-	env.Model.Enqueue(llmtest.Text("to ann"), llmtest.Text("to bob"), llmtest.Text("to ann again"))
 	annReq := annChat.Ask("hi")
 	for _, h := range []string{owuitest.HeaderUserJWT, owuitest.HeaderUserID, owuitest.HeaderChatID} {
 		if annReq.Header.Get(h) != "" {
 			t.Fatalf("forwarding off, yet the double sent %s", h)
 		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := annReq.Send(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused, err := owuitest.Read(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refused.Status != http.StatusUnauthorized || !strings.Contains(refused.Error, "signed user") || modelCalls(env) != 0 {
+		t.Fatalf("no signed user: status %d, error %q, %d model calls; want a 401 saying so", refused.Status, refused.Error, modelCalls(env))
+	}
+	if models := doAt(t, env.URL, "GET", "/v1/models", nil, map[string]string{"Authorization": "Bearer " + owuiKey}); models.StatusCode != http.StatusOK {
+		t.Errorf("GET /v1/models without a user = %d, want 200", models.StatusCode)
+	}
+
+	plain := env.StartAPI(func(c *api.Config) { c.JWTSecret = nil })
+	conn.BaseURL = plain.URL + "/v1"
+	env.Model.Enqueue(llmtest.Text("to ann"), llmtest.Text("to bob"), llmtest.Text("to ann again"))
+	annReq = annChat.Ask("hi")
 	a := sendOWUI(t, annReq)
 	b := sendOWUI(t, bobChat.Ask("hi"))
 	again := sendOWUI(t, annReq)
@@ -371,7 +395,7 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 		t.Fatalf("runs %q %q %q, answers %q %q %q", a.RunID, b.RunID, again.RunID, a.Content, b.Content, again.Content)
 	}
 	// Both users' runs belong to the key's principal.
-	list := decode[api.RunList](t, doAt(t, env.URL, "GET", "/v1/runs", nil, map[string]string{"Authorization": "Bearer " + owuiKey}))
+	list := decode[api.RunList](t, doAt(t, plain.URL, "GET", "/v1/runs", nil, map[string]string{"Authorization": "Bearer " + owuiKey}))
 	var ids []string
 	for _, r := range list.Data {
 		ids = append(ids, r.ID)

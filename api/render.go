@@ -5,6 +5,7 @@ import (
 	"html"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
@@ -15,7 +16,10 @@ import (
 // Plain clients get standard chunks only; Open WebUI callers also get status
 // frames and tool cards. It is pure: no I/O, so it is tested frame by frame.
 type renderer struct {
-	id        string
+	id string
+	// run is the run whose events are rendered, named in an approval
+	// prompt whose arguments are cut.
+	run       string
 	model     string
 	created   int64
 	openWebUI bool
@@ -216,7 +220,7 @@ func (r *renderer) replayShown(e longhaul.Event) {
 // message answers it.
 func (r *renderer) pause(d longhaul.ApprovalRequiredData) []any {
 	r.waiting = &d
-	prompt := approvalPrompt(d)
+	prompt := approvalPrompt(d, r.run)
 	if r.roleSent {
 		prompt = "\n\n" + prompt
 	}
@@ -421,21 +425,33 @@ const approvalReplyHint = "Reply `approve` to let it run or `deny` to refuse it"
 // maxPromptArgs bounds the arguments an approval prompt shows.
 const maxPromptArgs = 1500
 
-// approvalPrompt asks a person, in the chat, to approve a tool call: which
-// tool, on what, with which arguments, and how to answer.
-func approvalPrompt(d longhaul.ApprovalRequiredData) string {
+// approvalPrompt asks a person, in the chat, to approve a tool call of run:
+// which tool, on what, with which arguments, and how to answer. Arguments
+// longer than maxPromptArgs are cut; since an approval covers them whole,
+// the prompt then says how much it left out and where to read them all
+// (the run's waiting.arguments).
+func approvalPrompt(d longhaul.ApprovalRequiredData, run string) string {
 	var b strings.Builder
 	b.WriteString("**Approval needed:** the agent wants to call " + codeSpan(d.Name))
 	if d.Target != "" {
 		b.WriteString(" (" + codeSpan(d.Target) + ")")
 	}
-	args := textcut.Ellipsis(strings.TrimSpace(d.Arguments), maxPromptArgs)
+	whole := strings.TrimSpace(d.Arguments)
+	args := textcut.Ellipsis(whole, maxPromptArgs)
 	if args != "" && args != "{}" {
 		fence := "```"
 		for strings.Contains(args, fence) {
 			fence += "`"
 		}
 		b.WriteString(" with these arguments:\n\n" + fence + "json\n" + args + "\n" + fence + "\n\n")
+		if args != whole {
+			left := utf8.RuneCountInString(whole) - utf8.RuneCountInString(strings.TrimSuffix(args, "…"))
+			where := "the run's `waiting.arguments`"
+			if run != "" {
+				where = "`GET /v1/runs/" + run + "` (`waiting.arguments`)"
+			}
+			fmt.Fprintf(&b, "_The arguments are cut here: %d more characters are not shown, and approving lets the call run with all of them; %s shows them whole._\n\n", left, where)
+		}
 	} else {
 		b.WriteString(".\n\n")
 	}

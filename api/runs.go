@@ -79,17 +79,43 @@ func runID(c *fiber.Ctx) (string, error) {
 
 // readState reads run id's state with the workflow's state query — the one
 // place a run's state is read — for owner: a run of another principal is
-// reported as unknown, as is one that does not exist. It works for
-// finished runs too, while a worker runs to answer the query.
+// reported as unknown, as is one that does not exist, and a workflow that
+// is not a Longhaul run (the retention job, another application's
+// workflow in the namespace): what Temporal would say of those is never
+// shown, so that no answer tells an id that exists from one that does not.
+// It works for finished runs too, while a worker runs to answer the query.
 func (s *Server) readState(ctx context.Context, id, owner string) (contract.RunState, error) {
 	ctx, cancel := s.temporalCall(ctx)
 	defer cancel()
 	var st contract.RunState
-	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryState)
+	unknown := errNotFound("no run " + id)
+	d, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
 	var nf *serviceerror.NotFound
+	var bad *serviceerror.InvalidArgument
+	switch {
+	case errors.As(err, &nf), errors.As(err, &bad):
+		// No such workflow, or an id no workflow can have (too long).
+		return st, unknown
+	case err != nil:
+		// Temporal did not answer: whether the id exists is not in what
+		// it said.
+		s.log.WarnContext(ctx, "describe run", "run", id, "error", err)
+		return st, errUnavailable("cannot read run " + id + ": Temporal did not answer")
+	}
+	info := d.GetWorkflowExecutionInfo()
+	recorded, hasOwner := info.GetMemo().GetFields()[memoOwner]
+	if info.GetType().GetName() != contract.AgentWorkflowName || hasOwner && payloadString(recorded) != owner {
+		return st, unknown
+	}
+	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryState)
 	switch {
 	case errors.As(err, &nf):
-		return st, errNotFound("no run " + id)
+		return st, unknown
+	case err != nil && !hasOwner:
+		// A run without an owner in its memo is known to be the caller's
+		// only once its state says so.
+		s.log.WarnContext(ctx, "query run", "run", id, "error", err)
+		return st, errUnavailable("cannot read run " + id)
 	case err != nil:
 		return st, errUnavailable("cannot read run " + id + ": " + err.Error())
 	}
@@ -97,7 +123,7 @@ func (s *Server) readState(ctx context.Context, id, owner string) (contract.RunS
 		return st, errInternal("cannot decode the state of run " + id)
 	}
 	if st.User != owner {
-		return contract.RunState{}, errNotFound("no run " + id)
+		return contract.RunState{}, unknown
 	}
 	return st, nil
 }

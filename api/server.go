@@ -23,6 +23,8 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -67,6 +69,9 @@ type Config struct {
 	// JWTSecret is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET: with
 	// it, end users come only from the signed user header.
 	JWTSecret []byte
+	// JWTMaxLifetime bounds a signed user token's exp - iat; zero is
+	// identity.DefaultMaxTokenLifetime.
+	JWTMaxLifetime time.Duration
 	// Headers names the headers end users and chats are read from; the zero
 	// value is Open WebUI's names.
 	Headers        identity.Headers
@@ -154,7 +159,7 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.Headers == (identity.Headers{}) {
 		cfg.Headers = identity.OpenWebUIHeaders
 	}
-	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, Headers: cfg.Headers}, temporal: tc, catalog: catalog, hub: newHub(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs, log), log: log, started: time.Now()}
+	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, MaxTokenLifetime: cfg.JWTMaxLifetime, Headers: cfg.Headers}, temporal: tc, catalog: catalog, hub: newHub(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs, log), log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
@@ -249,8 +254,29 @@ func (s *Server) auth(c *fiber.Ctx) error {
 	if err != nil {
 		return errUnauthorized(err.Error())
 	}
+	if p.NoUser && !keyOnlyRoute(c) {
+		return errUnauthorized(identity.ErrNoUser.Error() + " (" + s.cfg.Headers.UserJWT + "); without it only " + strings.Join(keyOnlyRoutes, " and ") + " answer")
+	}
 	c.Locals(principalKey{}, p)
 	return c.Next()
+}
+
+// keyOnlyRoutes are the routes a proxy key's request that names no user
+// may use while users come only from the signed header (see
+// identity.Principal.NoUser): they read or write no user's data. Open WebUI
+// v0.10.2 lists a connection's models without a user when it fills its
+// model cache at start-up (main.py:355-375 calls utils/models.py's
+// get_all_models with user None; routers/openai.py:96-104 and 173-174 add
+// user headers only "if ENABLE_FORWARD_USER_INFO_HEADERS and user"), and
+// asks for embeddings without one when no user is at hand
+// (retrieval/utils.py:845-863). Every other route is refused, a new one
+// too: the list is of what is allowed.
+var keyOnlyRoutes = []string{"GET /v1/models", "POST /v1/embeddings"}
+
+// keyOnlyRoute reports whether c's request is of keyOnlyRoutes.
+func keyOnlyRoute(c *fiber.Ctx) bool {
+	route := c.Method() + " " + strings.TrimSuffix(c.Path(), "/")
+	return slices.Contains(keyOnlyRoutes, route)
 }
 
 type principalKey struct{}

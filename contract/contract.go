@@ -117,29 +117,60 @@ const (
 	StatusCancelled = "cancelled"
 )
 
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var (
+	plainMessageID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,80}$`)
+	// hashLike is what chatHash makes: a message id of this form is
+	// hashed too, so that no id kept as it is equals another's hash.
+	hashLike = regexp.MustCompile(`^[0-9a-f]{24}$`)
+	// retakeLike is the form of the suffixes of ChatRetakeID and
+	// ChatSpareID, which no message id's part takes.
+	retakeLike = regexp.MustCompile(`^r[0-9]`)
+)
 
 // ChatRunID is the workflow ID of turn n of a chat: the same chat and turn
 // always give the same ID, so a retried request attaches to the run it
 // started. messageID, when the client names the answer it is asking for
 // (Open WebUI's X-OpenWebUI-Message-Id), tells a new answer to the same turn
-// (Regenerate) from a retry of the same request. Ids that are long or carry
-// unusual characters are hashed.
+// (Regenerate) from a retry of the same request.
+//
+// The id is "chat-<hash of chat>-turn-<n>", then "-<message>" when there is
+// a message id: the id itself when it is at most 80 letters, digits, '.',
+// '_' or '-' (an Open WebUI message id is a UUID), else its hash. A message
+// id of the form of a hash, or starting with 'r' and a digit (the form of
+// ChatRetakeID's and ChatSpareID's suffixes), is hashed too. So two
+// different (chat, turn, message) never share an id, nor share one with a
+// retake. chat is a chat key (identity.ChatKey), which always holds a '/'
+// and was therefore always hashed: ids of runs started before stay the same.
 func ChatRunID(chatID string, turn int, messageID string) string {
-	id := fmt.Sprintf("chat-%s-turn-%d", safeID(chatID), turn)
+	id := fmt.Sprintf("chat-%s-turn-%d", chatHash(chatID), turn)
 	if messageID != "" {
-		id += "-" + safeID(messageID)
+		id += "-" + messagePart(messageID)
 	}
 	return id
 }
 
-func safeID(s string) string {
-	id := unsafeID.ReplaceAllString(s, "_")
-	if id != s || len(id) > 80 {
-		sum := sha256.Sum256([]byte(s))
-		id = hex.EncodeToString(sum[:12])
+// ChatRetakeID is the id of the k-th run (k ≥ 2) of a chat turn asked for
+// without a message id, base being the turn's ChatRunID with none.
+func ChatRetakeID(base string, k int) string {
+	return fmt.Sprintf("%s-r%d", base, k)
+}
+
+// ChatSpareID is the id of a run of a chat turn asked for without a message
+// id once its retakes ran out: unique must be unique (a UUID).
+func ChatSpareID(base, unique string) string {
+	return base + "-r0-" + unique
+}
+
+func chatHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:12])
+}
+
+func messagePart(s string) string {
+	if plainMessageID.MatchString(s) && !hashLike.MatchString(s) && !retakeLike.MatchString(s) {
+		return s
 	}
-	return id
+	return chatHash(s)
 }
 
 // AgentInput starts an AgentWorkflow.

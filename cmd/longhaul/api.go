@@ -95,6 +95,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		TaskQueue:       cfg.TaskQueue,
 		Keys:            keys,
 		JWTSecret:       []byte(cfg.OpenWebUIJWTSecret),
+		JWTMaxLifetime:  cfg.OpenWebUIJWTMaxLifetime,
 		Headers:         cfg.Headers(),
 		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams},
 		MaxBodyBytes:    cfg.MaxBodyBytes,

@@ -91,14 +91,16 @@ type Config struct {
 	ProxyKeys []string `envconfig:"LONGHAUL_PROXY_KEYS" desc:"comma-separated name:key bearer keys that may speak for end users (Open WebUI's connection): only their requests' user headers are read, and the user is <name>/<user id>"`
 	// OpenWebUIJWTSecret is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET.
 	OpenWebUIJWTSecret string `envconfig:"LONGHAUL_OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET, at least 32 bytes (openssl rand -hex 32): end users come only from its signed header (never logged)"`
-	UserIDHeader       string `envconfig:"LONGHAUL_USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID)"`
-	UserEmailHeader    string `envconfig:"LONGHAUL_USER_EMAIL_HEADER" default:"X-OpenWebUI-User-Email" desc:"header naming the end user's e-mail"`
-	UserNameHeader     string `envconfig:"LONGHAUL_USER_NAME_HEADER" default:"X-OpenWebUI-User-Name" desc:"header naming the end user's name"`
-	UserRoleHeader     string `envconfig:"LONGHAUL_USER_ROLE_HEADER" default:"X-OpenWebUI-User-Role" desc:"header naming the end user's role"`
-	UserJWTHeader      string `envconfig:"LONGHAUL_USER_JWT_HEADER" default:"X-OpenWebUI-User-Jwt" desc:"header carrying Open WebUI's signed user (FORWARD_USER_INFO_HEADER_JWT)"`
-	ChatIDHeader       string `envconfig:"LONGHAUL_CHAT_ID_HEADER" default:"X-OpenWebUI-Chat-Id" desc:"header naming the chat (Open WebUI's FORWARD_SESSION_INFO_HEADER_CHAT_ID)"`
-	MessageIDHeader    string `envconfig:"LONGHAUL_MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
-	DatabaseURL        string `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+	// OpenWebUIJWTMaxLifetime bounds a signed user token's exp - iat.
+	OpenWebUIJWTMaxLifetime time.Duration `envconfig:"LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME" default:"1h" desc:"the longest lifetime (exp - iat) of a signed user token that is accepted; Open WebUI signs for FORWARD_USER_INFO_HEADER_JWT_EXPIRES_SECONDS, 300 s by default"`
+	UserIDHeader            string        `envconfig:"LONGHAUL_USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID)"`
+	UserEmailHeader         string        `envconfig:"LONGHAUL_USER_EMAIL_HEADER" default:"X-OpenWebUI-User-Email" desc:"header naming the end user's e-mail"`
+	UserNameHeader          string        `envconfig:"LONGHAUL_USER_NAME_HEADER" default:"X-OpenWebUI-User-Name" desc:"header naming the end user's name"`
+	UserRoleHeader          string        `envconfig:"LONGHAUL_USER_ROLE_HEADER" default:"X-OpenWebUI-User-Role" desc:"header naming the end user's role"`
+	UserJWTHeader           string        `envconfig:"LONGHAUL_USER_JWT_HEADER" default:"X-OpenWebUI-User-Jwt" desc:"header carrying Open WebUI's signed user (FORWARD_USER_INFO_HEADER_JWT)"`
+	ChatIDHeader            string        `envconfig:"LONGHAUL_CHAT_ID_HEADER" default:"X-OpenWebUI-Chat-Id" desc:"header naming the chat (Open WebUI's FORWARD_SESSION_INFO_HEADER_CHAT_ID)"`
+	MessageIDHeader         string        `envconfig:"LONGHAUL_MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
+	DatabaseURL             string        `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
 
 	EmbedModel      string        `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
 	EmbedBaseURL    string        `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`
@@ -286,6 +288,9 @@ func (c Config) Validate() error {
 	}
 	if c.ApprovalTimeout < 0 {
 		bad("APPROVAL_TIMEOUT", "must not be negative (0 waits without a limit)")
+	}
+	if c.OpenWebUIJWTMaxLifetime <= 0 {
+		bad("OPENWEBUI_JWT_MAX_LIFETIME", "must be positive (Open WebUI signs for 300 s by default)")
 	}
 	if _, err := c.Database(); err != nil {
 		bad("DATABASE_URL", "%v", err)

@@ -55,3 +55,45 @@ func Bounded(s string) string {
 func unsafeRune(r rune) bool {
 	return r == '\\' || r == '"' || !unicode.IsPrint(r)
 }
+
+// partEscaper percent-encodes the separator of scope keys and the escape
+// character itself, and nothing else.
+var (
+	partEscaper   = strings.NewReplacer("%", "%25", "/", "%2F")
+	partUnescaper = strings.NewReplacer("%25", "%", "%2F", "/")
+)
+
+// Part returns s as one part of a scope key that joins parts with '/' (a
+// principal's name "<key name>/<user>", a chat key "<principal>/<chat>"):
+// '%' and '/' percent-encoded, then Bounded. Parts never hold '/', so a
+// key splits back into its parts one way only, and two different tuples
+// of parts never make the same key: user "m/x" with chat "c9" and user "m"
+// with chat "x/c9" are "m%2Fx/c9" and "m/x%2Fc9". A value with neither
+// character is what Bounded makes of it, as before the escaping, so scopes
+// named earlier stay the same.
+func Part(s string) string {
+	return Bounded(partEscaper.Replace(s))
+}
+
+// UnescapePart returns the value Part made p of, and true; or p and false
+// when p is a bounded value's prefix and hash, which cannot be turned back.
+func UnescapePart(p string) (string, bool) {
+	if strings.Contains(p, hashMark) {
+		return p, false
+	}
+	return partUnescaper.Replace(p), true
+}
+
+// ChatKey is the key of a principal's chat: the principal's name, '/' and
+// the chat id as a Part.
+func ChatKey(principal, chat string) string {
+	return principal + "/" + Part(chat)
+}
+
+// ClientChatID is the chat id a client knows the chat of key by, key being
+// one of principal's chat keys: the id it sent, or its bounded form when
+// that was too long or unusual to keep.
+func ClientChatID(principal, key string) string {
+	id, _ := UnescapePart(strings.TrimPrefix(key, principal+"/"))
+	return id
+}

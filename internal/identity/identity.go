@@ -104,12 +104,19 @@ var OpenWebUIHeaders = Headers{
 type Principal struct {
 	// Name scopes everything: the key's name; behind a proxy key
 	// "<key name>/<user id>"; with no keys configured the user id the
-	// headers name, else "anonymous".
+	// headers name, else "anonymous". The user id is a Part: '/' and '%'
+	// escaped, long or unusual ids bounded.
 	Name string
 	// Key is the name of the key the request carried; empty without keys.
 	Key string
 	// User is the end user, as far as the request told it.
 	User longhaul.User
+	// NoUser is set when a proxy key's request names no user while users
+	// come only from a signed token (Resolver.JWTSecret): the request may
+	// read what is not user data (the model list), nothing else. Refusing
+	// it there, rather than letting every such request share the key's
+	// principal, keeps the signed header from failing open.
+	NoUser bool
 }
 
 // Errors Resolve returns; each is a 401.
@@ -117,7 +124,17 @@ var (
 	ErrMissingKey = errors.New("missing API key: send Authorization: Bearer <key>")
 	ErrInvalidKey = errors.New("invalid API key")
 	ErrBadToken   = errors.New("invalid signed user header")
+	// ErrNoUser is the error of a request whose principal has NoUser set,
+	// on a route that reads or writes user data; the API answers it with a
+	// 401.
+	ErrNoUser = errors.New("no signed user: a proxy key's request must carry the signed user header")
 )
+
+// DefaultMaxTokenLifetime is Resolver.MaxTokenLifetime when none is set.
+// Open WebUI signs its user for 300 s by default
+// (FORWARD_USER_INFO_HEADER_JWT_EXPIRES_SECONDS); an hour leaves room for
+// an operator who raised that, and no more.
+const DefaultMaxTokenLifetime = time.Hour
 
 // Resolver turns a request's credentials into its principal.
 type Resolver struct {
@@ -126,6 +143,10 @@ type Resolver struct {
 	// end users come only from a valid token, never from plain headers.
 	JWTSecret []byte
 	Headers   Headers
+	// MaxTokenLifetime bounds a signed user token's exp - iat; a token that
+	// lives longer, or says nothing of when it was issued, is refused.
+	// Zero is DefaultMaxTokenLifetime.
+	MaxTokenLifetime time.Duration
 	// Now is the clock tokens are checked against; nil is time.Now.
 	Now func() time.Time
 }
@@ -169,11 +190,14 @@ func (r *Resolver) Resolve(authorization string, header func(string) string) (Pr
 	case key == nil && id == "":
 		p.Name = "anonymous"
 	case key == nil:
-		p.Name = Bounded(id)
+		p.Name = Part(id)
 	case id == "":
 		p.Name, p.Key = key.Name, key.Name
+		p.NoUser = len(r.JWTSecret) > 0
 	default:
-		p.Name, p.Key = key.Name+"/"+Bounded(id), key.Name
+		// A key's name holds no '/' and Part escapes it: two users of two
+		// keys never share a name (see Part).
+		p.Name, p.Key = key.Name+"/"+Part(id), key.Name
 	}
 	p.User.Principal = p.Name
 	return p, nil
@@ -229,6 +253,9 @@ func (r *Resolver) parseToken(tok string) (longhaul.User, error) {
 		jwt.WithValidMethods([]string{"HS256"}),
 		jwt.WithExpirationRequired(),
 		jwt.WithLeeway(5 * time.Second),
+		// An iat in the future is refused too (utils/headers.py:20-31 of
+		// Open WebUI v0.10.2 always sets iat and exp).
+		jwt.WithIssuedAt(),
 	}
 	if r.Now != nil {
 		opts = append(opts, jwt.WithTimeFunc(r.Now))
@@ -241,8 +268,20 @@ func (r *Resolver) parseToken(tok string) (longhaul.User, error) {
 		return longhaul.User{}, fmt.Errorf("%w: %s", ErrBadToken, tokenProblem(err))
 	case strings.TrimSpace(c.Subject) == "":
 		return longhaul.User{}, fmt.Errorf("%w: the token names no subject", ErrBadToken)
+	case c.IssuedAt == nil:
+		return longhaul.User{}, fmt.Errorf("%w: the token has no issue time (iat)", ErrBadToken)
+	case c.ExpiresAt.Sub(c.IssuedAt.Time) > r.maxLifetime():
+		return longhaul.User{}, fmt.Errorf("%w: the token lives %s, longer than the %s allowed (LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME)",
+			ErrBadToken, c.ExpiresAt.Sub(c.IssuedAt.Time), r.maxLifetime())
 	}
 	return longhaul.User{ID: strings.TrimSpace(c.Subject), Email: strings.TrimSpace(c.Email), Name: c.Name, Role: c.Role}, nil
+}
+
+func (r *Resolver) maxLifetime() time.Duration {
+	if r.MaxTokenLifetime > 0 {
+		return r.MaxTokenLifetime
+	}
+	return DefaultMaxTokenLifetime
 }
 
 // tokenProblem says what is wrong with a token without echoing it.

@@ -139,9 +139,29 @@ func TestSignedUserHeader(t *testing.T) {
 	if err != nil || p.Name != "owui/u-1" || p.User.Email != "ann@example.com" || p.User.Role != "user" {
 		t.Fatalf("good token: %+v, %v", p, err)
 	}
-	// With a secret, plain headers name nobody.
-	if p, err := r.Resolve("Bearer sk-owui", headers("X-OpenWebUI-User-Id", "ann")); err != nil || p.Name != "owui" {
-		t.Errorf("plain headers with a secret: %q, %v", p.Name, err)
+	if p.NoUser {
+		t.Errorf("a signed user is marked as no user")
+	}
+	// With a secret, plain headers name nobody, and a request that names
+	// nobody is marked so: the API lets it list models, nothing else.
+	for name, h := range map[string]func(string) string{
+		"plain headers": headers("X-OpenWebUI-User-Id", "ann"),
+		"no headers":    headers(),
+		"blank token":   headers("X-OpenWebUI-User-Jwt", "  "),
+	} {
+		if p, err := r.Resolve("Bearer sk-owui", h); err != nil || p.Name != "owui" || !p.NoUser {
+			t.Errorf("%s with a secret: %+v, %v; want owui marked NoUser", name, p, err)
+		}
+	}
+	// Without a secret, a proxy key without a user is itself, as before;
+	// a plain key is never marked.
+	plain := &Resolver{Keys: append(keys, Key{Name: "app", Secret: "sk-app"}), Headers: OpenWebUIHeaders}
+	if p, _ := plain.Resolve("Bearer sk-owui", headers()); p.NoUser {
+		t.Errorf("a proxy key without a secret is marked NoUser")
+	}
+	withApp := &Resolver{Keys: append(keys, Key{Name: "app", Secret: "sk-app"}), JWTSecret: []byte(secret), Headers: OpenWebUIHeaders, Now: r.Now}
+	if p, _ := withApp.Resolve("Bearer sk-app", headers()); p.NoUser || p.Name != "app" {
+		t.Errorf("a plain key with a secret set: %+v", p)
 	}
 	noExp := claims(now)
 	delete(noExp, "exp")
@@ -166,3 +186,49 @@ func TestSignedUserHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestSignedUserLifetime: a signed user token may live at most
+// MaxTokenLifetime (exp - iat), and must say when it was issued; Open
+// WebUI signs for 300 s (utils/headers.py:20-31).
+func TestSignedUserLifetime(t *testing.T) {
+	const secret = "owui-forward-secret-at-least-32-bytes"
+	now := time.Unix(1_790_000_000, 0)
+	keys, _ := ParseKeys(nil, []string{"owui:sk-owui"})
+	token := func(iat, exp time.Duration) string {
+		c := jwt.MapClaims{"sub": "u-1", "iss": "open-webui", "iat": now.Add(iat).Unix(), "exp": now.Add(exp).Unix()}
+		if iat == noIAT {
+			delete(c, "iat")
+		}
+		return sign(t, secret, c)
+	}
+	for _, tc := range []struct {
+		name     string
+		max      time.Duration
+		iat, exp time.Duration
+		ok       bool
+	}{
+		{"Open WebUI's 300 s", 0, -time.Second, 299 * time.Second, true},
+		{"an hour, the default bound", 0, 0, time.Hour, true},
+		{"a day", 0, -time.Minute, 24 * time.Hour, false},
+		{"a year", 0, 0, 365 * 24 * time.Hour, false},
+		{"issued long ago, still valid", 0, -48 * time.Hour, time.Minute, false},
+		{"no iat", 0, noIAT, time.Minute, false},
+		{"issued in the future", 0, time.Hour, 2 * time.Hour, false},
+		{"a tighter bound", 10 * time.Minute, 0, 11 * time.Minute, false},
+		{"within a tighter bound", 10 * time.Minute, 0, 5 * time.Minute, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Resolver{Keys: keys, JWTSecret: []byte(secret), MaxTokenLifetime: tc.max, Headers: OpenWebUIHeaders, Now: func() time.Time { return now }}
+			p, err := r.Resolve("Bearer sk-owui", headers("X-OpenWebUI-User-Jwt", token(tc.iat, tc.exp)))
+			switch {
+			case tc.ok && (err != nil || p.Name != "owui/u-1"):
+				t.Errorf("refused: %+v, %v", p, err)
+			case !tc.ok && !errors.Is(err, ErrBadToken):
+				t.Errorf("accepted: %+v, %v", p, err)
+			}
+		})
+	}
+}
+
+// noIAT asks token for a token without iat.
+const noIAT = time.Duration(-1 << 62)

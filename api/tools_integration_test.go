@@ -16,37 +16,20 @@ import (
 	"testing"
 	"testing/fstest"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
-	openai "github.com/sashabaranov/go-openai"
 )
-
-// repoRoot is the directory holding go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
 
 // mcpServer returns the entry script of a reference MCP server installed by
 // make test-deps.
 func mcpServer(t *testing.T, pkg string) string {
 	t.Helper()
-	p := filepath.Join(repoRoot(t), "test", "mcp", "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+	p := filepath.Join(proctest.RepoRoot(t), "test", "mcp", "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s is not installed (%v): run make test-deps", pkg, err)
 	}

@@ -18,9 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 )
 
 // clockTicks is the unit of utime and stime in /proc/<pid>/stat: USER_HZ,
@@ -207,7 +209,7 @@ func (c *child) check(b *testing.B) {
 // fatal fails the benchmark with err and the end of the child's log.
 func (c *child) fatal(b *testing.B, err error) {
 	b.Helper()
-	b.Fatalf("%v\n----- %s (last 40 lines) -----\n%s", err, c.logPath, tail(c.logPath, 40))
+	b.Fatalf("%v\n----- %s (last 40 lines) -----\n%s", err, c.logPath, proctest.Tail(c.logPath, 40))
 }
 
 // cpu is the CPU time (user and system, all threads) the child has used.
@@ -296,23 +298,4 @@ func (c *child) temporalClient(b *testing.B) client.Client {
 	}
 	b.Cleanup(tc.Close)
 	return tc
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/composetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 )
 
 // requiredSecrets are the settings of .env.example the compose file cannot
@@ -46,7 +47,7 @@ func TestComposeStack(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(p.Services)); !slices.Equal(got, want) {
 		t.Fatalf("services %v, want %v", got, want)
 	}
-	root := composetest.Root(t)
+	root := proctest.RepoRoot(t)
 	for name, svc := range p.Services {
 		if svc.Build == nil {
 			if _, tag, ok := strings.Cut(svc.Image, ":"); !ok || tag == "" || tag == "latest" {
@@ -382,7 +383,7 @@ func TestComposeNeedsSecrets(t *testing.T) {
 			if v := example[name]; !strings.HasPrefix(v, "change-me") {
 				t.Errorf(".env.example's %s is %q, want a change-me… placeholder", name, v)
 			}
-			_, err := composetest.LoadErr(context.Background(), composetest.Root(t), composetest.Without(secretEnv(t), name))
+			_, err := composetest.LoadErr(context.Background(), proctest.RepoRoot(t), composetest.Without(secretEnv(t), name))
 			if err == nil || !strings.Contains(err.Error(), "set "+name+" in .env") {
 				t.Errorf("without %s: %v", name, err)
 			}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -27,26 +28,6 @@ const (
 	everythingPkg = "@modelcontextprotocol/server-everything"
 	filesystemPkg = "@modelcontextprotocol/server-filesystem"
 )
-
-// repoRoot returns the repository root: the nearest directory above the
-// package's that holds go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the package directory")
-		}
-		dir = parent
-	}
-}
 
 // node returns the path of the node binary.
 func node(t *testing.T) string {
@@ -61,7 +42,7 @@ func node(t *testing.T) string {
 // serverScript returns the entry point of an installed reference server.
 func serverScript(t *testing.T, pkg string) string {
 	t.Helper()
-	p := filepath.Join(repoRoot(t), "test", "mcp", "node_modules", filepath.FromSlash(pkg), "dist", "index.js")
+	p := filepath.Join(proctest.RepoRoot(t), "test", "mcp", "node_modules", filepath.FromSlash(pkg), "dist", "index.js")
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("MCP test server %s is not installed (%s missing): run make test-deps", pkg, p)
 	}

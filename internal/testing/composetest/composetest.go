@@ -14,7 +14,6 @@ package composetest
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +23,8 @@ import (
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/template"
 	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 )
 
 // File is the compose file of the repository, relative to its root.
@@ -33,32 +34,12 @@ const File = "docker-compose.yml"
 // directory's name would depend on the checkout's).
 const ProjectName = "longhaul"
 
-// Root returns the repository's root: the nearest directory from the
-// working directory up that holds go.mod.
-func Root(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("composetest: no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // ExampleEnv returns the settings of the repository's .env.example, read
 // with Compose's own .env parser: what `cp .env.example .env` gives
 // `docker compose`.
 func ExampleEnv(t testing.TB) map[string]string {
 	t.Helper()
-	env, err := dotenv.GetEnvFromFile(map[string]string{}, []string{filepath.Join(Root(t), ".env.example")})
+	env, err := dotenv.GetEnvFromFile(map[string]string{}, []string{filepath.Join(proctest.RepoRoot(t), ".env.example")})
 	if err != nil {
 		t.Fatalf("composetest: .env.example: %v", err)
 	}
@@ -95,7 +76,7 @@ func With(env map[string]string, kv ...string) map[string]string {
 // string.
 func Load(t testing.TB, env map[string]string, files ...string) *types.Project {
 	t.Helper()
-	p, err := LoadErr(context.Background(), Root(t), env, files...)
+	p, err := LoadErr(context.Background(), proctest.RepoRoot(t), env, files...)
 	if err != nil {
 		t.Fatalf("composetest: %v", err)
 	}

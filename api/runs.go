@@ -192,6 +192,11 @@ func (s *Server) listRuns(c *fiber.Ctx) error {
 	if strings.Contains(agent, "'") || !literalOK(agent) {
 		return errBadRequest("agent: not an agent id (no quotes, backslashes or control characters)")
 	}
+	if !literalOK(user) {
+		// identity.Bounded never names a principal so: a query for it would
+		// match another's runs or none (see literalOK).
+		return errInternal("your runs cannot be listed: your principal's name cannot be matched by a visibility query")
+	}
 	query := listQuery(user, agent, status)
 	var token []byte
 	if v := c.Query("page_token"); v != "" {

@@ -44,6 +44,9 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 	if err := req.validate(); err != nil {
 		return errBadRequest(err.Error())
 	}
+	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
+		return err
+	}
 	agent, ok := s.catalog.Agent(req.Agent)
 	if !ok {
 		return errModelNotFound(fmt.Sprintf("the agent %q does not exist; GET /v1/models lists the agents", req.Agent))

@@ -102,6 +102,10 @@ type Config struct {
 	// MCPApproval reports whether an MCP tool (by its engine name) needs a
 	// person's approval, as the MCP configuration says; nil means none.
 	MCPApproval func(tool string) bool
+	// Images says which image URLs requests may send to the model
+	// endpoint; its zero value accepts https: and data: URLs of public
+	// hosts only.
+	Images ImagePolicy
 	// Embeddings is where POST /v1/embeddings is passed on (the model
 	// endpoint, or LONGHAUL_EMBED_BASE_URL); with no BaseURL the route
 	// answers 404.

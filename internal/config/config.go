@@ -114,6 +114,9 @@ type Config struct {
 	ApprovalTimeout time.Duration `envconfig:"LONGHAUL_APPROVAL_TIMEOUT" default:"0" desc:"how long a run waits for a person to approve a tool call before denying it; 0 = no limit"`
 	Retention       time.Duration `envconfig:"LONGHAUL_RETENTION" default:"0" desc:"how long the stored blobs (big tool outputs, conversations, archived events) of a finished run are kept; 0 = the namespace's workflow retention"`
 
+	ImageURLHTTP    bool `envconfig:"LONGHAUL_IMAGE_URL_HTTP" default:"false" desc:"accept http: image URLs besides https: and data: ones (the model endpoint fetches them)"`
+	ImageURLPrivate bool `envconfig:"LONGHAUL_IMAGE_URL_PRIVATE" default:"false" desc:"accept image URLs whose host is localhost or a loopback, link-local, private or other non-public address"`
+
 	MaxRuns    int `envconfig:"LONGHAUL_MAX_RUNS" default:"0" desc:"most runs one principal may have running at once (429 beyond); 0 = no limit"`
 	MaxStreams int `envconfig:"LONGHAUL_MAX_STREAMS" default:"0" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
 

@@ -110,6 +110,8 @@ type Config struct {
 	// endpoint, or LONGHAUL_EMBED_BASE_URL); with no BaseURL the route
 	// answers 404.
 	Embeddings Upstream
+	// EmbeddingsPolicy bounds what POST /v1/embeddings asks of it.
+	EmbeddingsPolicy EmbeddingsPolicy
 	// Metrics takes the API's series (requests, durations, time to first
 	// token, open streams, runs waiting for a person); nil records none.
 	Metrics prometheus.Registerer
@@ -125,6 +127,7 @@ type Server struct {
 	cfg      Config
 	identity identity.Resolver
 	streams  streamCounter
+	embeds   streamCounter
 	temporal temporalClient
 	catalog  *skills.Catalog
 	hub      *hub

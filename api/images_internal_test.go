@@ -1,8 +1,12 @@
 package api
 
 import (
+	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/longhaul-dev/longhaul/internal/safehttp"
 )
 
 // TestImageURLPolicy accepts the documented schemes of public hosts and
@@ -62,4 +66,49 @@ func TestImageURLPolicy(t *testing.T) {
 			t.Errorf("%+v: %q refused with %q, want it to say %q", tt.policy, tt.url, err, tt.refuse)
 		}
 	}
+}
+
+// FuzzImageURL checks any URL under each policy: an accepted one is a data:
+// URL, or an https: (http: when allowed) URL naming a host that, unless
+// private hosts are allowed, is no loopback name and no address
+// internal/safehttp refuses to dial.
+func FuzzImageURL(f *testing.F) {
+	for _, s := range []string{"https://example.com/a.png", "data:image/png;base64,AA", "http://169.254.169.254/", "file:///etc/passwd",
+		"https://[::ffff:a9fe:a9fe]/", "https://0x7f.1/", "https://localhost./", "HTTPS://127.0.0.1:443/", "https://[fe80::1%25en0]/", "https:\\\\x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, p := range []ImagePolicy{{}, {AllowHTTP: true}, {AllowPrivate: true}} {
+			err := p.checkURL(raw)
+			if err != nil {
+				if strings.ContainsAny(err.Error(), "\n\r") {
+					t.Fatalf("%q: a reason of more than one line: %q", raw, err)
+				}
+				continue
+			}
+			if len(raw) >= 5 && strings.EqualFold(raw[:5], "data:") {
+				continue
+			}
+			u, perr := url.Parse(raw)
+			if perr != nil {
+				t.Fatalf("%+v accepted %q, which does not parse: %v", p, raw, perr)
+			}
+			if s := strings.ToLower(u.Scheme); s != "https" && !(s == "http" && p.AllowHTTP) {
+				t.Fatalf("%+v accepted %q, scheme %q", p, raw, u.Scheme)
+			}
+			host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+			if host == "" {
+				t.Fatalf("%+v accepted %q, which names no host", p, raw)
+			}
+			if p.AllowPrivate {
+				continue
+			}
+			if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+				t.Fatalf("%+v accepted %q, a loopback name", p, raw)
+			}
+			if addr, err := netip.ParseAddr(host); err == nil && safehttp.BlockReason(addr) != "" {
+				t.Fatalf("%+v accepted %q, host %s: %s", p, raw, addr, safehttp.BlockReason(addr))
+			}
+		}
+	})
 }

@@ -35,6 +35,9 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	if err := req.validate(); err != nil {
 		return errBadRequest(err.Error())
 	}
+	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
+		return err
+	}
 	agent, err := s.agentFor(req.Model)
 	if err != nil {
 		return err

@@ -20,14 +20,16 @@ import (
 
 // embeddingsAPI serves an API whose embeddings go to model (nothing else of
 // it is used: embeddings are not runs, so Temporal is never called) with
-// one API key, "sk-ann", and returns its base URL.
+// two API keys, "sk-ann" and "sk-bob", and the embedding models "m" and
+// "nomic-embed-text", and returns its base URL.
 func embeddingsAPI(t *testing.T, up api.Upstream, edit ...func(*api.Config)) string {
 	t.Helper()
 	catalog, err := skills.Load(skills.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.Config{TaskQueue: "q", Embeddings: up, Keys: []identity.Key{{Name: "ann", Secret: "sk-ann"}}}
+	cfg := api.Config{TaskQueue: "q", Embeddings: up, EmbeddingsPolicy: api.EmbeddingsPolicy{Models: []string{"m", "nomic-embed-text"}},
+		Keys: []identity.Key{{Name: "ann", Secret: "sk-ann"}, {Name: "bob", Secret: "sk-bob"}}}
 	for _, f := range edit {
 		f(&cfg)
 	}

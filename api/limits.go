@@ -71,6 +71,11 @@ func (s *Server) checkRuns(ctx context.Context, principal string) error {
 	if limit <= 0 {
 		return nil
 	}
+	if !literalOK(principal) {
+		// Counted by another's name, or by none: refuse rather than let
+		// the limit count someone else's runs (see literalOK).
+		return errInternal("your runs cannot be counted: your principal's name cannot be matched by a visibility query")
+	}
 	ctx, cancel := s.temporalCall(ctx)
 	defer cancel()
 	resp, err := s.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{

@@ -79,6 +79,9 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 	if err != nil {
 		return errBadRequest(err.Error())
 	}
+	if err := s.cfg.Images.checkInputImages(items); err != nil {
+		return err
+	}
 	opts, clientTools := req.options(), req.clientTools()
 	if err := s.checkClientTools(agent, clientTools, opts.ToolChoice, "tools[%d]"); err != nil {
 		return err

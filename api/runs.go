@@ -44,6 +44,9 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 	if err := req.validate(); err != nil {
 		return errBadRequest(err.Error())
 	}
+	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
+		return err
+	}
 	agent, ok := s.catalog.Agent(req.Agent)
 	if !ok {
 		return errModelNotFound(fmt.Sprintf("the agent %q does not exist; GET /v1/models lists the agents", req.Agent))
@@ -217,6 +220,11 @@ func (s *Server) listRuns(c *fiber.Ctx) error {
 	}
 	if strings.Contains(agent, "'") || !literalOK(agent) {
 		return errBadRequest("agent: not an agent id (no quotes, backslashes or control characters)")
+	}
+	if !literalOK(user) {
+		// identity.Bounded never names a principal so: a query for it would
+		// match another's runs or none (see literalOK).
+		return errInternal("your runs cannot be listed: your principal's name cannot be matched by a visibility query")
 	}
 	query := listQuery(user, agent, status)
 	var token []byte

@@ -107,10 +107,16 @@ type Config struct {
 	// MCPApproval reports whether an MCP tool (by its engine name) needs a
 	// person's approval, as the MCP configuration says; nil means none.
 	MCPApproval func(tool string) bool
+	// Images says which image URLs requests may send to the model
+	// endpoint; its zero value accepts https: and data: URLs of public
+	// hosts only.
+	Images ImagePolicy
 	// Embeddings is where POST /v1/embeddings is passed on (the model
 	// endpoint, or LONGHAUL_EMBED_BASE_URL); with no BaseURL the route
 	// answers 404.
 	Embeddings Upstream
+	// EmbeddingsPolicy bounds what POST /v1/embeddings asks of it.
+	EmbeddingsPolicy EmbeddingsPolicy
 	// Metrics takes the API's series (requests, durations, time to first
 	// token, open streams, runs waiting for a person); nil records none.
 	Metrics prometheus.Registerer
@@ -126,6 +132,7 @@ type Server struct {
 	cfg      Config
 	identity identity.Resolver
 	streams  streamCounter
+	embeds   streamCounter
 	temporal temporalClient
 	catalog  *skills.Catalog
 	hub      *hub

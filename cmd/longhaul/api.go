@@ -112,6 +112,12 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		Memory:          topts.Memory,
 		Forget:          forget,
 		Embeddings:      api.Upstream{BaseURL: embedURL, APIKey: embedKey},
+		EmbeddingsPolicy: api.EmbeddingsPolicy{
+			Models:       cfg.EmbeddingModels(),
+			PerPrincipal: cfg.MaxEmbeddings,
+			MaxAnswer:    cfg.MaxEmbeddingsAnswer,
+		},
+		Images: api.ImagePolicy{AllowHTTP: cfg.ImageURLHTTP, AllowPrivate: cfg.ImageURLPrivate},
 	}, c, cat, log)
 }
 

@@ -116,6 +116,13 @@ type Config struct {
 	ApprovalTimeout time.Duration `envconfig:"LONGHAUL_APPROVAL_TIMEOUT" default:"1h" desc:"how long a run waits for a person to approve a tool call before denying it (a waiting run holds one of its principal's MAX_RUNS); 0 = no limit"`
 	Retention       time.Duration `envconfig:"LONGHAUL_RETENTION" default:"0" desc:"how long the stored data of a finished run (big tool outputs, stored conversation turns, archived events) is kept; 0 = the namespace's workflow retention"`
 
+	EmbedModels         []string `envconfig:"LONGHAUL_EMBED_MODELS" desc:"embedding models POST /v1/embeddings may name (comma-separated; * = any); empty = LONGHAUL_EMBED_MODEL alone, and with that empty too the route answers 404"`
+	MaxEmbeddings       int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS" default:"4" desc:"most /v1/embeddings requests one principal may have in flight on one API process (429 beyond); 0 = no limit"`
+	MaxEmbeddingsAnswer int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS_BYTES" default:"33554432" desc:"largest answer of the embeddings endpoint to one /v1/embeddings request, in bytes (502 beyond; no more is read)"`
+
+	ImageURLHTTP    bool `envconfig:"LONGHAUL_IMAGE_URL_HTTP" default:"false" desc:"accept http: image URLs besides https: and data: ones (the model endpoint fetches them)"`
+	ImageURLPrivate bool `envconfig:"LONGHAUL_IMAGE_URL_PRIVATE" default:"false" desc:"accept image URLs whose host is localhost or a loopback, link-local, private or other non-public address"`
+
 	MaxRuns     int `envconfig:"LONGHAUL_MAX_RUNS" default:"20" desc:"most runs one principal may have running or waiting at once, background Responses included (429 beyond); 0 = no limit"`
 	MaxStreams  int `envconfig:"LONGHAUL_MAX_STREAMS" default:"20" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
 	MaxChats    int `envconfig:"LONGHAUL_MAX_CONVERSATIONS" default:"1000" desc:"most chats one user keeps in the conversation store: a turn of a new chat beyond it removes the stored turns of the least recently updated; 0 = no limit"`
@@ -338,6 +345,12 @@ func (c Config) Validate() error {
 			bad(name, "%q is not an HTTP header name", v)
 		}
 	}
+	if c.MaxEmbeddings < 0 {
+		bad("MAX_EMBEDDINGS", "must not be negative (0 = no limit)")
+	}
+	if c.MaxEmbeddingsAnswer < 1024 {
+		bad("MAX_EMBEDDINGS_BYTES", "must be at least 1024")
+	}
 	if c.MaxRuns < 0 {
 		bad("MAX_RUNS", "must not be negative (0 = no limit)")
 	}
@@ -470,6 +483,24 @@ func (c Config) Embedder() (baseURL, apiKey string) {
 		return c.LLMBaseURL, c.EmbedAPIKey
 	}
 	return c.LLMBaseURL, c.LLMAPIKey
+}
+
+// EmbeddingModels returns the models POST /v1/embeddings may name:
+// EMBED_MODELS, or else EMBED_MODEL alone, or none.
+func (c Config) EmbeddingModels() []string {
+	var models []string
+	for _, m := range c.EmbedModels {
+		if m = strings.TrimSpace(m); m != "" {
+			models = append(models, m)
+		}
+	}
+	switch {
+	case len(models) > 0:
+		return models
+	case c.EmbedModel != "":
+		return []string{c.EmbedModel}
+	}
+	return nil
 }
 
 // Database parses DatabaseURL.

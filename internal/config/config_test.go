@@ -66,6 +66,8 @@ func TestDefaults(t *testing.T) {
 		MemoryK:                 5,
 		MemoryThreshold:         0.6,
 		HistoryLimit:            5000,
+		MaxEmbeddings:           4,
+		MaxEmbeddingsAnswer:     32 << 20,
 		LogLevel:                "info",
 		// Safe limits by default (issue 28): a principal cannot hold the
 		// engine with runs, streams or approval waits without end.
@@ -80,6 +82,31 @@ func TestDefaults(t *testing.T) {
 	}
 	if !got.Embedded() || got.UIDisabled() {
 		t.Errorf("Embedded() = %v, UIDisabled() = %v", got.Embedded(), got.UIDisabled())
+	}
+}
+
+// TestEmbeddingModels: LONGHAUL_EMBED_MODELS names the models of
+// /v1/embeddings, else LONGHAUL_EMBED_MODEL alone, else none.
+func TestEmbeddingModels(t *testing.T) {
+	for _, tt := range []struct {
+		model, models string
+		want          []string
+	}{
+		{"", "", nil},
+		{"nomic-embed-text", "", []string{"nomic-embed-text"}},
+		{"nomic-embed-text", "bge-m3, text-embedding-3-small,", []string{"bge-m3", "text-embedding-3-small"}},
+		{"", "*", []string{"*"}},
+	} {
+		clearEnv(t)
+		t.Setenv("LONGHAUL_EMBED_MODEL", tt.model)
+		t.Setenv("LONGHAUL_EMBED_MODELS", tt.models)
+		got, err := Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got.EmbeddingModels()); diff != "" {
+			t.Errorf("EMBED_MODEL %q, EMBED_MODELS %q (-want +got):\n%s", tt.model, tt.models, diff)
+		}
 	}
 }
 
@@ -147,6 +174,8 @@ func TestBadValues(t *testing.T) {
 		{"two keys of one name", "LONGHAUL_API_KEYS", "ci:sk-a,ci:sk-b", "LONGHAUL_API_KEYS: key name \"ci\" is used twice"},
 		{"header name", "LONGHAUL_USER_ID_HEADER", "X User", "LONGHAUL_USER_ID_HEADER: \"X User\" is not an HTTP header name"},
 		{"negative run limit", "LONGHAUL_MAX_RUNS", "-1", "LONGHAUL_MAX_RUNS: must not be negative"},
+		{"negative embeddings limit", "LONGHAUL_MAX_EMBEDDINGS", "-1", "LONGHAUL_MAX_EMBEDDINGS: must not be negative"},
+		{"tiny embeddings answer", "LONGHAUL_MAX_EMBEDDINGS_BYTES", "10", "LONGHAUL_MAX_EMBEDDINGS_BYTES: must be at least 1024"},
 		{"negative idle timeout", "LONGHAUL_MODEL_IDLE_TIMEOUT", "-1s", "LONGHAUL_MODEL_IDLE_TIMEOUT: must not be negative"},
 		{"model output over a payload", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES", "5000000", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES: must be from 1024 to 1572864"},
 		{"negative conversation cap", "LONGHAUL_MAX_CONVERSATIONS", "-1", "LONGHAUL_MAX_CONVERSATIONS: must not be negative"},

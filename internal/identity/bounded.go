@@ -12,8 +12,9 @@ import (
 // search attribute values, parts of workflow ids and string literals of
 // visibility queries. Temporal's SQL visibility keeps a keyword in 255
 // characters, and on SQLite a literal with a backslash or a double quote
-// never matches (see the API's quoteLiteral), so such values are bounded
-// here, once, for every use.
+// never matches (see the API's quoteLiteral), nor does one that begins or
+// ends with a single quote (Temporal strips every quote at either end of a
+// literal), so such values are bounded here, once, for every use.
 
 const (
 	// maxPlain is the longest value Bounded keeps as it is, in bytes: a
@@ -29,16 +30,18 @@ const (
 )
 
 // Bounded returns s when it can scope runs as it is: at most 80 bytes of
-// valid UTF-8 with no control character, backslash, double quote or '~'.
-// Any other value becomes a readable prefix of it, '~' and 32 hex digits of
-// its SHA-256 — the same for the same value, at most 73 bytes.
+// valid UTF-8 with no control character, backslash, double quote or '~',
+// neither beginning nor ending with a single quote. Any other value becomes
+// a readable prefix of it (never beginning with a quote), '~' and 32 hex
+// digits of its SHA-256 — the same for the same value, at most 73 bytes.
 func Bounded(s string) string {
-	if len(s) <= maxPlain && utf8.ValidString(s) && !strings.ContainsFunc(s, unsafeRune) && !strings.Contains(s, hashMark) {
+	if len(s) <= maxPlain && utf8.ValidString(s) && !strings.ContainsFunc(s, unsafeRune) && !strings.Contains(s, hashMark) &&
+		!strings.HasPrefix(s, "'") && !strings.HasSuffix(s, "'") {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if r == utf8.RuneError || unsafeRune(r) || r == '~' || unicode.IsSpace(r) {
+		if r == utf8.RuneError || unsafeRune(r) || r == '~' || unicode.IsSpace(r) || (r == '\'' && b.Len() == 0) {
 			r = '_'
 		}
 		if b.Len()+utf8.RuneLen(r) > prefixBytes {

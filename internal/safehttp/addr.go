@@ -107,3 +107,9 @@ func match(ranges []blockedRange, addr netip.Addr) string {
 	}
 	return ""
 }
+
+// BlockReason returns why a client of this package would refuse to dial
+// addr (a loopback, link-local, private or otherwise not public address), or
+// "" when it is an ordinary public address. It lets other checks of URLs
+// that another program will fetch apply the same rules.
+func BlockReason(addr netip.Addr) string { return blockReason(addr) }

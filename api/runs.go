@@ -88,6 +88,13 @@ func runID(c *fiber.Ctx) (string, error) {
 // shown, so that no answer tells an id that exists from one that does not.
 // It works for finished runs too, while a worker runs to answer the query.
 func (s *Server) readState(ctx context.Context, id, owner string) (contract.RunState, error) {
+	st, _, err := s.readRun(ctx, id, owner)
+	return st, err
+}
+
+// readRun is readState, with the execution as Temporal described it
+// before its state was read.
+func (s *Server) readRun(ctx context.Context, id, owner string) (contract.RunState, *workflowpb.WorkflowExecutionInfo, error) {
 	ctx, cancel := s.temporalCall(ctx)
 	defer cancel()
 	var st contract.RunState
@@ -98,37 +105,37 @@ func (s *Server) readState(ctx context.Context, id, owner string) (contract.RunS
 	switch {
 	case errors.As(err, &nf), errors.As(err, &bad):
 		// No such workflow, or an id no workflow can have (too long).
-		return st, unknown
+		return st, nil, unknown
 	case err != nil:
 		// Temporal did not answer: whether the id exists is not in what
 		// it said.
 		s.log.WarnContext(ctx, "describe run", "run", id, "error", err)
-		return st, errUnavailable("cannot read run " + id + ": Temporal did not answer")
+		return st, nil, errUnavailable("cannot read run " + id + ": Temporal did not answer")
 	}
 	info := d.GetWorkflowExecutionInfo()
 	recorded, hasOwner := info.GetMemo().GetFields()[memoOwner]
 	if info.GetType().GetName() != contract.AgentWorkflowName || hasOwner && payloadString(recorded) != owner {
-		return st, unknown
+		return st, nil, unknown
 	}
 	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryState)
 	switch {
 	case errors.As(err, &nf):
-		return st, unknown
+		return st, nil, unknown
 	case err != nil && !hasOwner:
 		// A run without an owner in its memo is known to be the caller's
 		// only once its state says so.
 		s.log.WarnContext(ctx, "query run", "run", id, "error", err)
-		return st, errUnavailable("cannot read run " + id)
+		return st, nil, errUnavailable("cannot read run " + id)
 	case err != nil:
-		return st, errUnavailable("cannot read run " + id + ": " + err.Error())
+		return st, nil, errUnavailable("cannot read run " + id + ": " + err.Error())
 	}
 	if err := v.Get(&st); err != nil {
-		return st, errInternal("cannot decode the state of run " + id)
+		return st, nil, errInternal("cannot decode the state of run " + id)
 	}
 	if st.User != owner {
-		return contract.RunState{}, unknown
+		return contract.RunState{}, nil, unknown
 	}
-	return st, nil
+	return st, info, nil
 }
 
 // statusOf is the status of a run that recorded status and whose execution
@@ -172,17 +179,21 @@ func (s *Server) getRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.readState(c.UserContext(), id, principal(c).Name)
+	st, info, err := s.readRun(c.UserContext(), id, principal(c).Name)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.temporalCall(c.UserContext())
-	defer cancel()
-	desc, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
-	if err != nil {
-		return errUnavailable("cannot describe run " + id + ": " + err.Error())
+	if finished(st.Status) && info.GetCloseTime() == nil {
+		// The run ended between the description and the state: describe
+		// it again for its close time.
+		ctx, cancel := s.temporalCall(c.UserContext())
+		desc, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
+		cancel()
+		if err != nil {
+			return errUnavailable("cannot describe run " + id + ": " + err.Error())
+		}
+		info = desc.GetWorkflowExecutionInfo()
 	}
-	info := desc.GetWorkflowExecutionInfo()
 	created, closed := timeOf(info.GetStartTime()), timeOf(info.GetCloseTime())
 	if !st.StartedAt.IsZero() {
 		// The run continued as new: the current execution started later.

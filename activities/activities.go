@@ -156,6 +156,23 @@ type AgentSpec struct {
 	// unset); Remember asks for the facts of each turn to be saved.
 	Memory   string `json:"memory,omitempty"`
 	Remember bool   `json:"remember,omitempty"`
+	// Models are the models the agent names per role (models:), each
+	// empty when it names none; the workflow falls back to Model.
+	Models RoleModels `json:"models,omitzero"`
+	// Language is "auto" when the agent answers in the user's language,
+	// working in ReasonIn.
+	Language string `json:"language,omitempty"`
+	ReasonIn string `json:"reason_in,omitempty"`
+}
+
+// RoleModels are an agent's models per role (skills.RoleModels), as the
+// workflow reads them: an empty one is the agent's model.
+type RoleModels struct {
+	Plan      string `json:"plan,omitempty"`
+	Review    string `json:"review,omitempty"`
+	Classify  string `json:"classify,omitempty"`
+	Answer    string `json:"answer,omitempty"`
+	Translate string `json:"translate,omitempty"`
 }
 
 // SkillSpec is what a workflow needs to know of a skill.
@@ -193,6 +210,9 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 		Tools:       a.available(a.catalog.AgentTools(ag)),
 		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,
+		Models:      RoleModels(ag.Models),
+		Language:    ag.Language,
+		ReasonIn:    ag.ReasonIn,
 	}
 	if a.Memory != nil {
 		if ag.Memory != skills.MemoryOff {

@@ -43,7 +43,7 @@ func (r *run) dispatch(ctx workflow.Context) (contract.AgentResult, error) {
 	case contract.ModeAuto:
 		var d activities.Dispatch
 		model := r.roleModel(roleClassify)
-		err := workflow.ExecuteActivity(r.structuredOptions(ctx, "dispatch "+model), a.Classify, activities.ClassifyRequest{
+		err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary("dispatch", model)), a.Classify, activities.ClassifyRequest{
 			Agent: r.spec.ID, Model: model, Messages: r.in.Messages,
 		}).Get(ctx, &d)
 		r.addUsage("dispatch", model, d.Usage)

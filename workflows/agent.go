@@ -84,10 +84,10 @@ func AgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.Agent
 	now := workflow.Now(ctx)
 	if r.usage.TotalTokens > 0 {
 		var data any = r.usage
-		if models := contract.ModelUsage(r.state.Calls); len(models) > 1 || r.spec.Models != (activities.RoleModels{}) {
-			// Per model, beside the OpenAI fields, once more than one
-			// model is or may be at work.
-			data = longhaul.UsageData{Usage: r.usage, Models: models}
+		if r.spec.Models != (activities.RoleModels{}) {
+			// Per model, beside the OpenAI fields, when the agent gives
+			// its roles models of their own.
+			data = longhaul.UsageData{Usage: r.usage, Models: contract.ModelUsage(r.state.Calls)}
 		}
 		r.log.emit(now, longhaul.EventUsage, data)
 	}

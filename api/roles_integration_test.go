@@ -248,3 +248,46 @@ You tell the time.
 		}
 	}
 }
+
+// TestChatAgentAnswersInTheUsersLanguage: in chat mode the tool loop
+// works on the translated request and is told to answer in Swedish; the
+// translation runs on the agent's translate model.
+func TestChatAgentAnswersInTheUsersLanguage(t *testing.T) {
+	layer := fstest.MapFS{"prat.md": {Data: []byte(`---
+agent: prat
+description: Chats in the user's language
+skills: [clock]
+models: {translate: small}
+language: auto
+---
+You tell the time.
+`)}}
+	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}})
+	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "translation" },
+		llmtest.JSON(map[string]string{"language": "sv", "language_name": "Swedish", "translation": "Hello, who are you?"}))
+	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+		if r.LastUserMessage() == "Hello, who are you?" && strings.Contains(r.SystemPrompt(), "in Swedish (sv)") {
+			return llmtest.Text("Hej! Jag berättar vad klockan är.")
+		}
+		return llmtest.Text("Hello!")
+	}))
+	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "prat", "messages": userMsg("Hej, vem är du?")}, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	body := decode[struct {
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+	}](t, resp)
+	if len(body.Choices) != 1 || body.Choices[0].Message.Content != "Hej! Jag berättar vad klockan är." {
+		t.Errorf("answer = %+v", body.Choices)
+	}
+	var models []string
+	for _, r := range env.Model.Requests() {
+		models = append(models, schemaName(r)+"/"+r.Chat.Model)
+	}
+	if want := "translation/small chat/llmtest"; strings.Join(models, " ") != strings.ReplaceAll(want, "chat/", "/") {
+		t.Errorf("requests = %v, want the translation on small and the chat on the agent's model", models)
+	}
+}

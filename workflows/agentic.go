@@ -382,10 +382,16 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 	}
 	opts := r.callOptions(true)
 	r.state.Turns++
+	runModel := r.model
 	resp, err := r.callModel(ctx, activities.ModelRequest{
 		Call: "answer", Agent: r.spec.ID, Model: r.roleModel(roleAnswer), Messages: r.in.Messages, Options: opts,
 		Publish: !r.in.NotStreamed && publishes(opts), Instructions: b.String(),
 	}, label, true)
+	if r.spec.Models.Answer != "" {
+		// The answer's own model stays the answer's: what follows it
+		// (remembering the turn) runs on the agent's model.
+		r.model = runModel
+	}
 	if err != nil {
 		return contract.AgentResult{Model: r.model}, err
 	}

@@ -97,6 +97,34 @@ func (u Usage) Add(o Usage) Usage {
 	}
 }
 
+// ModelUsage is the usage of one model within a run.
+type ModelUsage struct {
+	// Model is the model reference ("llama3.1:8b", "remote:gpt-4o").
+	Model string `json:"model"`
+	Usage
+}
+
+// UsageData is the payload of the usage event: the run's usage, in
+// OpenAI's usage fields, and the same per model.
+type UsageData struct {
+	Usage
+	Models []ModelUsage `json:"models,omitempty"`
+}
+
+// Translation is a user's request as an agent with language: auto works on
+// it: detected in Language and translated into Into.
+type Translation struct {
+	// Language is the user's language, an ISO 639-1 code ("sv"), and
+	// LanguageName its English name ("Swedish").
+	Language     string `json:"language"`
+	LanguageName string `json:"language_name,omitempty"`
+	// Into is the language the agent works in (reason_in).
+	Into string `json:"into"`
+	// Original is the user's message, Text the same in Into.
+	Original string `json:"original"`
+	Text     string `json:"text"`
+}
+
 // User is the person a request is made for, as Open WebUI reports it.
 type User struct {
 	ID    string `json:"id,omitempty"`

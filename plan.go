@@ -37,6 +37,9 @@ type Plan struct {
 	// Steps are in execution order. A re-plan keeps the finished steps and
 	// replaces the rest.
 	Steps []PlanStep `json:"steps"`
+	// Translation is set when the agent works in another language than
+	// the user's (language: auto): the request as written and as planned.
+	Translation *Translation `json:"translation,omitempty"`
 }
 
 // PlanStep is one step of a plan.
@@ -59,6 +62,9 @@ type PlanStep struct {
 	Input string `json:"input,omitempty"`
 	// Success says what a good result of the step looks like.
 	Success string `json:"success,omitempty"`
+	// Model is the model a completion step answers with, when the agent
+	// names one for the role answer (models: {answer: …}).
+	Model string `json:"model,omitempty"`
 	// Status is one of the Step* statuses.
 	Status string `json:"status"`
 	// Result is the step's output (an excerpt when long; ResultRef then

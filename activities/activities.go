@@ -25,19 +25,24 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Activities are Longhaul's activities. Workflows reference them through a
 // nil pointer: var a *Activities.
 type Activities struct {
-	llm          *openai.Client
-	baseURL      string // the model endpoint's, for messages
+	// ends resolves model references to endpoints, and clients holds a
+	// client per endpoint, by name ("" the default).
+	ends         *endpoints.Set
+	clients      map[string]*openai.Client
 	defaultModel string
 	catalog      *skills.Catalog
 	tools        *tools.Registry
@@ -92,21 +97,30 @@ type LLMConfig struct {
 	// HTTPClient is used for model calls; nil means a client without a
 	// timeout of its own (the activity's deadline bounds each call).
 	HTTPClient *http.Client
+	// Endpoints are the named endpoints beside BaseURL
+	// (LONGHAUL_LLM_ENDPOINTS): a model reference "name:model" is sent to
+	// the one named name, with the same timeouts, retries and streaming.
+	Endpoints []endpoints.Endpoint
 }
 
 // New builds the activities.
 func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, log *slog.Logger) *Activities {
-	cfg := openai.DefaultConfig(llm.APIKey)
-	cfg.BaseURL = llm.BaseURL
-	if llm.HTTPClient != nil {
-		cfg.HTTPClient = llm.HTTPClient
+	ends := endpoints.NewSet(endpoints.Endpoint{BaseURL: llm.BaseURL, APIKey: llm.APIKey}, llm.Endpoints)
+	clients := map[string]*openai.Client{}
+	for _, e := range append([]endpoints.Endpoint{ends.Default()}, ends.Named()...) {
+		cfg := openai.DefaultConfig(e.APIKey)
+		cfg.BaseURL = e.BaseURL
+		if llm.HTTPClient != nil {
+			cfg.HTTPClient = llm.HTTPClient
+		}
+		clients[e.Name] = openai.NewClientWithConfig(cfg)
 	}
 	if log == nil {
 		log = slog.Default()
 	}
 	return &Activities{
-		llm:               openai.NewClientWithConfig(cfg),
-		baseURL:           llm.BaseURL,
+		ends:              ends,
+		clients:           clients,
 		defaultModel:      llm.Model,
 		catalog:           catalog,
 		tools:             registry,
@@ -142,6 +156,23 @@ type AgentSpec struct {
 	// unset); Remember asks for the facts of each turn to be saved.
 	Memory   string `json:"memory,omitempty"`
 	Remember bool   `json:"remember,omitempty"`
+	// Models are the models the agent names per role (models:), each
+	// empty when it names none; the workflow falls back to Model.
+	Models RoleModels `json:"models,omitzero"`
+	// Language is "auto" when the agent answers in the user's language,
+	// working in ReasonIn.
+	Language string `json:"language,omitempty"`
+	ReasonIn string `json:"reason_in,omitempty"`
+}
+
+// RoleModels are an agent's models per role (skills.RoleModels), as the
+// workflow reads them: an empty one is the agent's model.
+type RoleModels struct {
+	Plan      string `json:"plan,omitempty"`
+	Review    string `json:"review,omitempty"`
+	Classify  string `json:"classify,omitempty"`
+	Answer    string `json:"answer,omitempty"`
+	Translate string `json:"translate,omitempty"`
 }
 
 // SkillSpec is what a workflow needs to know of a skill.
@@ -179,6 +210,9 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 		Tools:       a.available(a.catalog.AgentTools(ag)),
 		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,
+		Models:      RoleModels(ag.Models),
+		Language:    ag.Language,
+		ReasonIn:    ag.ReasonIn,
 	}
 	if a.Memory != nil {
 		if ag.Memory != skills.MemoryOff {
@@ -225,4 +259,36 @@ func (a *Activities) available(names []string) []string {
 		}
 	}
 	return out
+}
+
+// endpoint is where a model call goes: the client of the endpoint, the
+// endpoint and the model id it is sent.
+type endpoint struct {
+	client *openai.Client
+	endpoints.Endpoint
+	model string
+}
+
+// resolve finds the endpoint of the model reference ref (empty: the
+// default model). A reference to an endpoint this worker does not have is
+// not retried: every attempt would fail alike.
+func (a *Activities) resolve(ref string) (endpoint, error) {
+	if ref == "" {
+		ref = a.defaultModel
+	}
+	e, model, err := a.ends.Resolve(ref)
+	if err != nil {
+		return endpoint{}, temporal.NewNonRetryableApplicationError(err.Error(), longhaul.ErrTypeModelRejected, err)
+	}
+	return endpoint{client: a.clients[e.Name], Endpoint: e, model: model}, nil
+}
+
+// ref is the reference of the model an endpoint says it used: what resolves
+// back to the same endpoint, so a run that keeps using the model its
+// endpoint named stays on that endpoint.
+func (a *Activities) ref(e endpoint, model string) string {
+	if model == "" {
+		model = e.model
+	}
+	return a.ends.Ref(e.Name, model)
 }

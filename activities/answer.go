@@ -120,7 +120,7 @@ func responseFormat(f *longhaul.ResponseFormat) *openai.ChatCompletionResponseFo
 // that is not the JSON asked for (an endpoint may ignore response_format) is
 // sent back once with the problems, as structured calls are; the JSON
 // object found in it is the answer. A second miss fails the call.
-func (a *Activities) checkFormat(ctx context.Context, oreq openai.ChatCompletionRequest, f *longhaul.ResponseFormat, resp ModelResponse) (ModelResponse, error) {
+func (a *Activities) checkFormat(ctx context.Context, ep endpoint, oreq openai.ChatCompletionRequest, f *longhaul.ResponseFormat, resp ModelResponse) (ModelResponse, error) {
 	if f == nil || (f.Type != longhaul.FormatJSONObject && f.Type != longhaul.FormatJSONSchema) {
 		return resp, nil
 	}
@@ -133,7 +133,7 @@ func (a *Activities) checkFormat(ctx context.Context, oreq openai.ChatCompletion
 	oreq.Messages = append(append([]openai.ChatCompletionMessage(nil), oreq.Messages...), correction(resp.Message.Content, err)...)
 	oreq.Tools, oreq.ToolChoice, oreq.ParallelToolCalls = nil, nil, nil
 	var quiet *natsbus.Bus
-	again, err := a.stream(ctx, oreq, quiet.OpenCall("", "", 0, 0))
+	again, err := a.stream(ctx, ep, oreq, quiet.OpenCall("", "", 0, 0))
 	if err != nil {
 		return ModelResponse{}, err
 	}

@@ -127,6 +127,10 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 	}
 	ctx, end := modelSpan(ctx, "chat", model)
 	defer func() { end(resp.Model, resp.Usage, err) }()
+	ep, err := a.resolve(model)
+	if err != nil {
+		return ModelResponse{}, err
+	}
 	if req.ConvRef != "" {
 		base, err := a.loadConversation(ctx, req.ConvRef)
 		if err != nil {
@@ -139,7 +143,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 		return ModelResponse{}, err
 	}
 	oreq := openai.ChatCompletionRequest{
-		Model:               model,
+		Model:               ep.model,
 		Messages:            msgs,
 		Stream:              true,
 		StreamOptions:       &openai.StreamOptions{IncludeUsage: true},
@@ -173,9 +177,9 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, int(info.Attempt), req.After)
 	defer out.Close()
 	stopBeat := a.heartbeat(ctx)
-	resp, err = a.stream(ctx, oreq, out)
+	resp, err = a.stream(ctx, ep, oreq, out)
 	if err == nil && len(resp.Message.ToolCalls) == 0 {
-		resp, err = a.checkFormat(ctx, oreq, req.Options.ResponseFormat, resp)
+		resp, err = a.checkFormat(ctx, ep, oreq, req.Options.ResponseFormat, resp)
 	}
 	stopBeat()
 	if err != nil {
@@ -189,9 +193,10 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 		return ModelResponse{}, err
 	}
 	resp.Attempt = int(info.Attempt)
-	if resp.Model == "" {
-		resp.Model = model
-	}
+	// The model the endpoint says it used, as a reference to the same
+	// endpoint ("remote:gpt-4o"), so that a run that goes on with it stays
+	// there.
+	resp.Model = a.ref(ep, resp.Model)
 	nameCalls(resp.Message.ToolCalls, req.Messages, req.NextCall)
 	nameClientCalls(resp.Message.ToolCalls, req.ClientTools, info.WorkflowExecution.ID, req.NextCall)
 	for _, tc := range resp.Message.ToolCalls {
@@ -299,7 +304,7 @@ func (a *Activities) heartbeat(ctx context.Context) func() {
 // stream reads the model's streamed answer, writing its text to out as it
 // arrives. It gives up on a stream that stays silent for the idle timeout
 // (retryable) and on an answer larger than the output cap (not retryable).
-func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionRequest, out *natsbus.CallStream) (ModelResponse, error) {
+func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCompletionRequest, out *natsbus.CallStream) (ModelResponse, error) {
 	limit := a.outputLimit()
 	// The stream runs under a context of its own, which the watchdog
 	// cancels when no chunk came for the idle timeout.
@@ -307,9 +312,9 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 	defer cancel()
 	watch := newWatchdog(a.IdleTimeout, cancel)
 	defer watch.stop()
-	s, err := a.llm.CreateChatCompletionStream(sctx, req)
+	s, err := ep.client.CreateChatCompletionStream(sctx, req)
 	if err != nil {
-		return ModelResponse{}, a.streamError(ctx, watch, err, req.Model)
+		return ModelResponse{}, a.streamError(ctx, watch, err, ep)
 	}
 	defer s.Close()
 	var (
@@ -326,7 +331,7 @@ func (a *Activities) stream(ctx context.Context, req openai.ChatCompletionReques
 			break
 		}
 		if err != nil {
-			return ModelResponse{}, a.streamError(ctx, watch, err, req.Model)
+			return ModelResponse{}, a.streamError(ctx, watch, err, ep)
 		}
 		watch.reset()
 		for _, ch := range chunk.Choices {
@@ -412,12 +417,12 @@ func outputTooLarge(limit int) error {
 
 // streamError classifies a failed stream: silent for the idle timeout, or
 // failed (see modelError).
-func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error, model string) error {
+func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error, ep endpoint) error {
 	if ctx.Err() == nil && watch.fired() {
 		return temporal.NewApplicationError(
 			fmt.Sprintf("the model stream sent nothing for %s (LONGHAUL_MODEL_IDLE_TIMEOUT)", a.IdleTimeout), longhaul.ErrTypeModelUnavailable)
 	}
-	return a.modelError(ctx, err, model)
+	return a.modelError(ctx, err, ep)
 }
 
 // modelError classifies a failed call of model (see classifyModelError).
@@ -425,9 +430,12 @@ func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error
 // start banner does (modelcheck.Explain): start Ollama, or set
 // LONGHAUL_LLM_BASE_URL. It is retried all the same, so a run outlives an
 // endpoint that restarts; the message is what a run that gives up shows.
-func (a *Activities) modelError(ctx context.Context, err error, model string) error {
+func (a *Activities) modelError(ctx context.Context, err error, ep endpoint) error {
 	if ctx.Err() == nil {
-		if msg := modelcheck.Explain(err, a.baseURL, model); msg != "" {
+		if msg := modelcheck.Explain(err, ep.BaseURL, ep.model); msg != "" {
+			if ep.Name != "" {
+				msg = "endpoint " + ep.Name + " (LONGHAUL_LLM_ENDPOINTS): " + msg
+			}
 			return temporal.NewApplicationErrorWithCause("model call failed: "+msg, longhaul.ErrTypeModelUnavailable, err)
 		}
 	}

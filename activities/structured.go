@@ -38,11 +38,15 @@ type structuredCall struct {
 func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.RawMessage, usage longhaul.Usage, err error) {
 	ctx, end := modelSpan(ctx, "structured", c.model)
 	defer func() { end("", usage, err) }()
+	ep, err := a.resolve(c.model)
+	if err != nil {
+		return nil, usage, err
+	}
 	msgs := c.messages
 	defer a.heartbeat(ctx)()
 	for attempt := 1; ; attempt++ {
 		req := openai.ChatCompletionRequest{
-			Model:    c.model,
+			Model:    ep.model,
 			Messages: msgs,
 			ResponseFormat: &openai.ChatCompletionResponseFormat{
 				Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
@@ -54,9 +58,9 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 			},
 			Temperature: sampling(c.temperature),
 		}
-		resp, err := a.llm.CreateChatCompletion(ctx, req)
+		resp, err := ep.client.CreateChatCompletion(ctx, req)
 		if err != nil {
-			return nil, usage, a.modelError(ctx, err, c.model)
+			return nil, usage, a.modelError(ctx, err, ep)
 		}
 		usage = usage.Add(longhaul.Usage{
 			PromptTokens:     resp.Usage.PromptTokens,

@@ -403,6 +403,11 @@ func planBlock(p longhaul.Plan) string {
 	if p.Revision > 1 && p.Reason != "" {
 		fmt.Fprintf(&b, "_Why:_ %s\n\n", html.EscapeString(p.Reason))
 	}
+	if t := p.Translation; t != nil {
+		// language: auto: the request as written and as worked on.
+		fmt.Fprintf(&b, "_Request (%s):_ %s\n\n_Worked on in %s:_ %s\n\n", html.EscapeString(t.Language),
+			html.EscapeString(textcut.Ellipsis(strings.Join(strings.Fields(t.Original), " "), 300)), html.EscapeString(t.Into), html.EscapeString(textcut.Ellipsis(strings.Join(strings.Fields(t.Text), " "), 300)))
+	}
 	for i, s := range p.Steps {
 		mark := ""
 		if s.Status == longhaul.StepDone || s.Status == longhaul.StepFailed {
@@ -411,6 +416,9 @@ func planBlock(p longhaul.Plan) string {
 		what := s.Title
 		if s.Kind != longhaul.StepCompletion && s.Target != "" {
 			what = fmt.Sprintf("%s (`%s`)", s.Title, s.Target)
+		}
+		if s.Kind == longhaul.StepCompletion && s.Model != "" {
+			what = fmt.Sprintf("%s (answered by `%s`)", s.Title, s.Model)
 		}
 		fmt.Fprintf(&b, "%d. %s%s\n", i+1, html.EscapeString(what), mark)
 	}

@@ -212,7 +212,8 @@ func (s *Server) getRun(c *fiber.Ctx) error {
 		Steps:   nonNil(currentSteps(st.Plans)),
 		Reviews: nonNil(st.Reviews),
 		Waiting: st.Waiting, Result: st.Result, Error: st.Error, Usage: st.Usage,
-		Continued: st.Continued, EventsURL: eventsURL(id),
+		UsageByModel: contract.ModelUsage(st.Calls),
+		Continued:    st.Continued, EventsURL: eventsURL(id),
 	})
 }
 

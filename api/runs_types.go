@@ -64,6 +64,9 @@ type Run struct {
 	Result  string                  `json:"result"`
 	Error   string                  `json:"error,omitempty"`
 	Usage   longhaul.Usage          `json:"usage"`
+	// UsageByModel is Usage per model reference, in the order each model
+	// was first used (an agent's models: sends roles to different ones).
+	UsageByModel []longhaul.ModelUsage `json:"usage_by_model,omitempty"`
 	// Continued is how many times the run continued as new to keep its
 	// history bounded.
 	Continued int    `json:"continued"`

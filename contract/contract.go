@@ -216,6 +216,10 @@ type AgentInput struct {
 	// HistoryLimit is the number of history events after which the run
 	// continues as new; zero means DefaultHistoryLimit.
 	HistoryLimit int `json:"history_limit,omitempty"`
+	// Translation is the run's request as the workflow translated it for
+	// an agent with language: auto (set by the run itself, kept across
+	// continue-as-new): the user's language and both texts.
+	Translation *longhaul.Translation `json:"translation,omitempty"`
 	// Resume is set when the run continued as new: what the earlier
 	// execution handed over.
 	Resume *Checkpoint `json:"resume,omitempty"`
@@ -324,6 +328,29 @@ type PlanRevision struct {
 
 // CallUsage is the usage of one model call of a run.
 type CallUsage struct {
-	Call  string         `json:"call"`
+	Call string `json:"call"`
+	// Model is the model reference the call was made with
+	// ("llama3.1:8b", "remote:gpt-4o").
+	Model string         `json:"model,omitempty"`
 	Usage longhaul.Usage `json:"usage"`
+}
+
+// ModelUsage sums the usage of calls by model: a run's usage per model,
+// in the order each model was first used.
+func ModelUsage(calls []CallUsage) []longhaul.ModelUsage {
+	var out []longhaul.ModelUsage
+	for _, c := range calls {
+		i := len(out)
+		for j := range out {
+			if out[j].Model == c.Model {
+				i = j
+				break
+			}
+		}
+		if i == len(out) {
+			out = append(out, longhaul.ModelUsage{Model: c.Model})
+		}
+		out[i].Usage = out[i].Usage.Add(c.Usage)
+	}
+	return out
 }

@@ -220,6 +220,11 @@ type agentFile struct {
 	Temperature *float32 `yaml:"temperature"`
 	Memory      string   `yaml:"memory"`
 	Remember    bool     `yaml:"remember"`
+	// Models names a model per role; Language and ReasonIn are the
+	// language rule (language: auto, reason_in: en).
+	Models   RoleModels `yaml:"models"`
+	Language string     `yaml:"language"`
+	ReasonIn string     `yaml:"reason_in"`
 }
 
 // skillFile is the frontmatter of a skill file.
@@ -471,6 +476,9 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 		Temperature: f.Temperature,
 		Memory:      MemoryMode(f.Memory),
 		Remember:    f.Remember,
+		Models:      f.Models,
+		Language:    f.Language,
+		ReasonIn:    f.ReasonIn,
 		Prompt:      strings.TrimSpace(body),
 		Source:      src,
 	}
@@ -479,6 +487,9 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 	}
 	if a.Memory == "" {
 		a.Memory = MemoryOff
+	}
+	if a.Language == LanguageAuto && a.ReasonIn == "" {
+		a.ReasonIn = DefaultReasonIn
 	}
 	if a.Memory == MemoryTools || a.Memory == MemoryRecall {
 		// memory: tools and recall give the agent the memory skill (its

@@ -135,11 +135,54 @@ type Agent struct {
 	// Remember asks for an extraction call after each turn whose facts
 	// about the user are saved to long-term memory.
 	Remember bool
+	// Models names the agent's model for each role; an empty one falls
+	// back to Model, then to the engine's default.
+	Models RoleModels
+	// Language is LanguageAuto to answer in the user's language, or empty.
+	Language string
+	// ReasonIn is the language the agent plans and works in when Language
+	// is LanguageAuto (DefaultReasonIn when the file names none).
+	ReasonIn string
 	// Prompt is the base system prompt: the file's body, trimmed.
 	Prompt string
 	// Source names the file the agent came from, e.g. "builtin/researcher.md".
 	Source string
 }
+
+// RoleModels is an agent's models: frontmatter, a model reference per
+// role ("llama3.1:8b", or "endpoint:model" for a named endpoint of
+// LONGHAUL_LLM_ENDPOINTS).
+type RoleModels struct {
+	// Plan writes the plans of agentic runs.
+	Plan string `yaml:"plan" json:"plan,omitempty"`
+	// Review is the plan and step supervisors.
+	Review string `yaml:"review" json:"review,omitempty"`
+	// Classify is the dispatcher of mode: auto.
+	Classify string `yaml:"classify" json:"classify,omitempty"`
+	// Answer writes the final answer of an agentic run.
+	Answer string `yaml:"answer" json:"answer,omitempty"`
+	// Translate detects the user's language and translates the request
+	// (language: auto); empty is Answer.
+	Translate string `yaml:"translate" json:"translate,omitempty"`
+}
+
+// Refs lists the roles and references set, in the order of the fields.
+func (m RoleModels) Refs() [][2]string {
+	var out [][2]string
+	for _, r := range [][2]string{{"plan", m.Plan}, {"review", m.Review}, {"classify", m.Classify}, {"answer", m.Answer}, {"translate", m.Translate}} {
+		if r[1] != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// LanguageAuto is the language: value that answers in the user's language.
+const LanguageAuto = "auto"
+
+// DefaultReasonIn is the language an agent with language: auto works in
+// when it names no reason_in.
+const DefaultReasonIn = "en"
 
 // Skill is one skill file: a prompt fragment plus the tools it grants.
 type Skill struct {
@@ -206,6 +249,12 @@ var (
 	// ErrToolConflict marks an HTTP tool whose name is already taken by a
 	// registered tool or by another HTTP tool.
 	ErrToolConflict = kind("tool name conflict")
+	// ErrBadLanguage marks a language: other than auto, or a reason_in
+	// that is not a language code or comes without language: auto.
+	ErrBadLanguage = kind("bad language")
+	// ErrUnknownEndpoint marks a model reference naming an endpoint that
+	// LONGHAUL_LLM_ENDPOINTS does not configure (see CheckModels).
+	ErrUnknownEndpoint = kind("unknown model endpoint")
 	// ErrBadTemplate marks a malformed ${NAME} template, or a {name}
 	// placeholder that names no parameter or sits in a URL's host.
 	ErrBadTemplate = kind("bad template")

@@ -13,6 +13,8 @@ import (
 var (
 	reAgentID = regexp.MustCompile(`^[a-z0-9._:-]{1,64}$`)
 	reSkillID = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	// reLanguage is an ISO 639-1 (or -3) code.
+	reLanguage = regexp.MustCompile(`^[a-z]{2,3}$`)
 )
 
 // Validate checks the whole catalog and returns every problem, joined with
@@ -71,6 +73,19 @@ func (c *Catalog) validate(knownTool func(string) bool, checkRegistry bool) []er
 		}
 		if t := a.Temperature; t != nil && (*t < 0 || *t > MaxTemperature) {
 			add(a.Source, ErrOutOfRange, "temperature must be between 0 and %d, got %g", MaxTemperature, *t)
+		}
+		switch {
+		case a.Language != "" && a.Language != LanguageAuto:
+			add(a.Source, ErrBadLanguage, "agent %q has language %q: use auto (answer in the user's language) or leave it out", a.ID, a.Language)
+		case a.ReasonIn != "" && a.Language != LanguageAuto:
+			add(a.Source, ErrBadLanguage, "agent %q has reason_in without language: auto", a.ID)
+		case a.ReasonIn != "" && !reLanguage.MatchString(a.ReasonIn):
+			add(a.Source, ErrBadLanguage, "agent %q has reason_in %q: use an ISO 639-1 code such as en", a.ID, a.ReasonIn)
+		}
+		for _, r := range a.Models.Refs() {
+			if strings.TrimSpace(r[1]) != r[1] {
+				add(a.Source, ErrInvalid, "models.%s %q has spaces around it", r[0], r[1])
+			}
 		}
 		if strings.TrimSpace(a.Prompt) == "" && len(a.Skills) > 0 {
 			add(a.Source, ErrMissingPrompt, "agent %q has skills but no prompt: write its base prompt after the closing ---", a.ID)
@@ -191,4 +206,38 @@ func checkHTTPTool(s *Skill, i int, h *tools.HTTPToolDef) []error {
 		problems = append(problems, &FileError{Path: s.Source, Err: k, Detail: label + ": " + p.Error()})
 	}
 	return problems
+}
+
+// CheckModels checks every model reference of the catalog — each agent's
+// model: and models:, each skill's model: — with check (the configured
+// endpoints' rule, endpoints.Set.Check) and returns every problem, joined,
+// each a *FileError naming its file and wrapping ErrUnknownEndpoint.
+func (c *Catalog) CheckModels(check func(ref string) error) error {
+	var problems []error
+	add := func(src, key, ref string, err error) {
+		problems = append(problems, &FileError{Path: src, Err: ErrUnknownEndpoint, Detail: fmt.Sprintf("%s %q: %v", key, ref, err)})
+	}
+	for _, a := range c.Agents() {
+		if a.Model != "" {
+			if err := check(a.Model); err != nil {
+				add(a.Source, "model", a.Model, err)
+			}
+		}
+		for _, r := range a.Models.Refs() {
+			if err := check(r[1]); err != nil {
+				add(a.Source, "models."+r[0], r[1], err)
+			}
+		}
+	}
+	for _, s := range c.Skills() {
+		if s.Model != "" {
+			if err := check(s.Model); err != nil {
+				add(s.Source, "model", s.Model, err)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return joinSorted(problems)
+	}
+	return nil
 }

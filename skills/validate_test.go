@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -56,6 +57,14 @@ func TestProblems(t *testing.T) {
 			wantErr: ErrFileKind, wantFile: "a.md", wantMsg: `neither "agent:" nor "skill:"`},
 
 		// Keys and values.
+		{name: "unknown role in models", files: map[string]string{"a.md": agentMD("agent: a\ndescription: A\nmodels: {plan: x, compose: y}\n", "")},
+			wantErr: ErrUnknownKey, wantFile: "a.md", wantMsg: `unknown key "compose" in models`},
+		{name: "language other than auto", files: map[string]string{"a.md": agentMD("agent: a\ndescription: A\nlanguage: sv\n", "")},
+			wantErr: ErrBadLanguage, wantFile: "a.md", wantMsg: `has language "sv": use auto`},
+		{name: "reason_in without language", files: map[string]string{"a.md": agentMD("agent: a\ndescription: A\nreason_in: en\n", "")},
+			wantErr: ErrBadLanguage, wantFile: "a.md", wantMsg: "reason_in without language: auto"},
+		{name: "reason_in not a code", files: map[string]string{"a.md": agentMD("agent: a\ndescription: A\nlanguage: auto\nreason_in: English\n", "")},
+			wantErr: ErrBadLanguage, wantFile: "a.md", wantMsg: `reason_in "English"`},
 		{name: "unknown agent key", files: map[string]string{"agents/bad.md": agentMD("agent: bad\ndescription: B\ncolour: red\n", "")},
 			wantErr: ErrUnknownKey, wantFile: "agents/bad.md", wantMsg: `skills: agents/bad.md: unknown key "colour"`, wantLine: 4},
 		{name: "skill key in an agent", files: map[string]string{"a.md": agentMD("agent: a\ndescription: A\ntools: [web_fetch]\n", "")},
@@ -342,4 +351,36 @@ http_tools:
 Use it.
 `
 	mustLoad(t, known(builtinTools...), mapFS(map[string]string{"api.md": skill}))
+}
+
+func TestModelsAndLanguage(t *testing.T) {
+	c := mustLoad(t, nil, fstest.MapFS{
+		"a.md": {Data: []byte(agentMD("agent: a\ndescription: A\nmodel: llama3.1:8b\nmodels: {plan: \"qwen2.5:7b\", answer: \"remote:big\"}\nlanguage: auto\n", ""))},
+		"s.md": {Data: []byte("---\nskill: s\ndescription: S\nmodel: \"other:x\"\n---\nS.\n")},
+	})
+	a, _ := c.Agent("a")
+	if a.Models != (RoleModels{Plan: "qwen2.5:7b", Answer: "remote:big"}) || a.Language != LanguageAuto || a.ReasonIn != DefaultReasonIn {
+		t.Errorf("agent = %+v", a)
+	}
+	known := map[string]bool{"llama3.1:8b": true, "qwen2.5:7b": true}
+	err := c.CheckModels(func(ref string) error {
+		if known[ref] {
+			return nil
+		}
+		return errors.New("no such endpoint")
+	})
+	var got []string
+	for _, e := range fileErrors(t, err) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`skills: a.md: models.answer "remote:big": no such endpoint`,
+		`skills: s.md: model "other:x": no such endpoint`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CheckModels (-want +got):\n%s", diff)
+	}
+	if !errors.Is(err, ErrUnknownEndpoint) {
+		t.Errorf("CheckModels error is not ErrUnknownEndpoint: %v", err)
+	}
 }

@@ -83,7 +83,13 @@ func AgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.Agent
 	}
 	now := workflow.Now(ctx)
 	if r.usage.TotalTokens > 0 {
-		r.log.emit(now, longhaul.EventUsage, r.usage)
+		var data any = r.usage
+		if r.spec.Models != (activities.RoleModels{}) {
+			// Per model, beside the OpenAI fields, when the agent gives
+			// its roles models of their own.
+			data = longhaul.UsageData{Usage: r.usage, Models: contract.ModelUsage(r.state.Calls)}
+		}
+		r.log.emit(now, longhaul.EventUsage, data)
 	}
 	status := contract.StatusCompleted
 	if err != nil {
@@ -179,13 +185,20 @@ func (r *run) background(ctx workflow.Context) (contract.AgentResult, error) {
 
 // chat runs the agent's own tool loop on the conversation.
 func (r *run) chat(ctx workflow.Context) (contract.AgentResult, error) {
-	return r.toolLoop(ctx, contract.LoopState{
+	l := contract.LoopState{
 		Messages:    r.in.Messages,
 		Scope:       r.spec.Tools,
 		ClientTools: len(r.in.ClientTools) > 0,
 		MaxTurns:    r.spec.MaxTurns,
 		Publish:     !r.in.NotStreamed,
-	})
+	}
+	if t := r.in.Translation; t != nil {
+		// The loop works on the translated request and answers in the
+		// user's language.
+		l.Instructions = answerInLanguage(t)
+		l.Label = "answer in " + t.Language
+	}
+	return r.toolLoop(ctx, l)
 }
 
 // toolLoop calls the model; runs the tool calls it asks for (in parallel)
@@ -332,7 +345,7 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label
 		}
 		return activities.ModelResponse{}, err
 	}
-	r.addUsage(req.Call, resp.Usage)
+	r.addUsage(req.Call, req.Model, resp.Usage)
 	if resp.Model != "" {
 		r.model = resp.Model
 	}

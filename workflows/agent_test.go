@@ -286,7 +286,7 @@ func TestFinalAnswerWithoutTools(t *testing.T) {
 		Mode:     contract.ModeChat,
 		Dispatch: "the agent chats",
 		Turns:    1,
-		Calls:    []contract.CallUsage{{Call: "turn-1", Usage: usage(10, 5)}},
+		Calls:    []contract.CallUsage{{Call: "turn-1", Model: "test-model", Usage: usage(10, 5)}},
 		Usage:    usage(10, 5),
 		Result:   "Hello there!",
 	}, h.state())
@@ -424,7 +424,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 	), h.events())
 	diff(t, "state", contract.RunState{
 		Agent: "assistant", User: "u1", Status: contract.StatusCompleted, Mode: contract.ModeChat, Dispatch: "the agent chats", Turns: 2, Usage: usage(30, 6), Result: "It is Thursday.",
-		Calls: []contract.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}, {Call: "turn-2", Usage: usage(20, 4)}},
+		Calls: []contract.CallUsage{{Call: "turn-1", Model: "test-model", Usage: usage(10, 2)}, {Call: "turn-2", Model: "test-model-v2", Usage: usage(20, 4)}},
 	}, h.state())
 }
 
@@ -670,7 +670,7 @@ func TestModelRejectedFailsRun(t *testing.T) {
 	), h.events())
 	diff(t, "state", contract.RunState{
 		Agent: "assistant", User: "u1", Status: contract.StatusFailed, Mode: contract.ModeChat, Dispatch: "the agent chats", Turns: 2, Usage: usage(10, 2),
-		Calls: []contract.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}},
+		Calls: []contract.CallUsage{{Call: "turn-1", Model: "test-model", Usage: usage(10, 2)}},
 		Error: "model endpoint answered 400: context too long",
 	}, h.state())
 }

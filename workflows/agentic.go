@@ -98,7 +98,7 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 		rev := len(r.state.Plans) + 1
 		cur := r.current()
 		req := activities.PlanRequest{
-			Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages,
+			Agent: r.spec.ID, Model: r.roleModel(rolePlan), Messages: r.in.Messages,
 			Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps,
 			Revision: rev, Feedback: feedback, Memory: r.spec.Memory != "",
 		}
@@ -115,9 +115,9 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 		}
 		r.think(ctx, planningMessage(rev))
 		var resp activities.PlanResponse
-		err := workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("plan v%d", rev)), a.Plan, req).Get(ctx, &resp)
-		r.addUsage(fmt.Sprintf("plan-v%d", rev), resp.Usage)
-		plan := longhaul.Plan{Revision: rev, Reason: reason, Goal: resp.Goal, Steps: append([]longhaul.PlanStep(nil), kept...)}
+		err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("plan v%d", rev), req.Model)), a.Plan, req).Get(ctx, &resp)
+		r.addUsage(fmt.Sprintf("plan-v%d", rev), req.Model, resp.Usage)
+		plan := longhaul.Plan{Revision: rev, Reason: reason, Goal: resp.Goal, Steps: append([]longhaul.PlanStep(nil), kept...), Translation: r.in.Translation}
 		var problems []string
 		switch {
 		case err != nil && errorCode(err) != longhaul.ErrTypeModelBadOutput:
@@ -129,15 +129,21 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 				r.stepSeq++
 				s.ID = strconv.Itoa(r.stepSeq)
 				s.Status = longhaul.StepPending
+				if s.Kind == longhaul.StepCompletion {
+					// The answer's own model, when the agent names one,
+					// shows in the plan (a larger remote model, say).
+					s.Model = r.spec.Models.Answer
+				}
 				plan.Steps = append(plan.Steps, s)
 			}
 			var check activities.PlanCheck
-			err := workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("review plan v%d", rev)), a.SupervisePlan, activities.PlanCheckRequest{
-				Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Plan: plan,
+			review := r.roleModel(roleReview)
+			err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review plan v%d", rev), review)), a.SupervisePlan, activities.PlanCheckRequest{
+				Agent: r.spec.ID, Model: review, Messages: r.in.Messages, Plan: plan,
 				Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps, ModelReview: r.spec.ReviewPlan,
 				Memory: r.spec.Memory != "",
 			}).Get(ctx, &check)
-			r.addUsage(fmt.Sprintf("review-plan-v%d", rev), check.Usage)
+			r.addUsage(fmt.Sprintf("review-plan-v%d", rev), review, check.Usage)
 			if err != nil {
 				return false, err
 			}
@@ -319,10 +325,11 @@ func (r *run) reviewStep(ctx workflow.Context, i int) error {
 	p := r.current()
 	step := p.Steps[i]
 	var v activities.StepReview
-	err := workflow.ExecuteActivity(r.structuredOptions(ctx, fmt.Sprintf("review step %d", i+1)), a.ReviewStep, activities.StepReviewRequest{
-		Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Plan: p.Plan, Step: step,
+	model := r.roleModel(roleReview)
+	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review step %d", i+1), model)), a.ReviewStep, activities.StepReviewRequest{
+		Agent: r.spec.ID, Model: model, Messages: r.in.Messages, Plan: p.Plan, Step: step,
 	}).Get(ctx, &v)
-	r.addUsage("review-step-"+step.ID, v.Usage)
+	r.addUsage("review-step-"+step.ID, model, v.Usage)
 	if temporal.IsCanceledError(err) {
 		return err
 	}
@@ -369,12 +376,22 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 	if notes := r.findings(p, i, resultContext); notes != "" {
 		b.WriteString("\n\n# Findings\n\n" + notes)
 	}
+	if t := r.in.Translation; t != nil {
+		b.WriteString("\n\n" + answerInLanguage(t))
+		label += " in " + t.Language
+	}
 	opts := r.callOptions(true)
 	r.state.Turns++
+	runModel := r.model
 	resp, err := r.callModel(ctx, activities.ModelRequest{
-		Call: "answer", Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages, Options: opts,
+		Call: "answer", Agent: r.spec.ID, Model: r.roleModel(roleAnswer), Messages: r.in.Messages, Options: opts,
 		Publish: !r.in.NotStreamed && publishes(opts), Instructions: b.String(),
 	}, label, true)
+	if r.spec.Models.Answer != "" {
+		// The answer's own model stays the answer's: what follows it
+		// (remembering the turn) runs on the agent's model.
+		r.model = runModel
+	}
 	if err != nil {
 		return contract.AgentResult{Model: r.model}, err
 	}
@@ -395,13 +412,14 @@ func (r *run) think(ctx workflow.Context, msg string) {
 	r.log.emit(workflow.Now(ctx), longhaul.EventThinking, longhaul.ThinkingData{Message: msg})
 }
 
-// addUsage counts a call's usage in the run's total and per call.
-func (r *run) addUsage(call string, u longhaul.Usage) {
+// addUsage counts a call's usage in the run's total and per call, with
+// the model reference the call was made with.
+func (r *run) addUsage(call, model string, u longhaul.Usage) {
 	if u == (longhaul.Usage{}) {
 		return
 	}
 	r.usage = r.usage.Add(u)
-	r.state.Calls = append(r.state.Calls, contract.CallUsage{Call: call, Usage: u})
+	r.state.Calls = append(r.state.Calls, contract.CallUsage{Call: call, Model: model, Usage: u})
 }
 
 // showPlan puts the current plan in the workflow's current details, as a
@@ -417,6 +435,9 @@ func (r *run) showPlan(ctx workflow.Context) {
 func planMarkdown(p *contract.PlanRevision) string {
 	var b strings.Builder
 	b.WriteString(fmt.Sprintf("**Plan v%d** — %s\n\n", p.Revision, p.Goal))
+	if t := p.Translation; t != nil {
+		b.WriteString(translationMarkdown(t) + "\n\n")
+	}
 	if p.Revision > 1 {
 		b.WriteString(fmt.Sprintf("_Revised: %s_\n\n", p.Reason))
 	}
@@ -428,6 +449,8 @@ func planMarkdown(p *contract.PlanRevision) string {
 		what := s.Title
 		if s.Kind != longhaul.StepCompletion {
 			what = fmt.Sprintf("%s `%s` — %s", s.Kind, s.Target, s.Title)
+		} else if s.Model != "" {
+			what += fmt.Sprintf(" (answered by `%s`)", s.Model)
 		}
 		if s.About != "" {
 			what += " (" + s.About + ")"

@@ -272,7 +272,7 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 		Agent: "assistant", User: "u1", Status: contract.StatusCompleted,
 		Mode: contract.ModeSkill, Skill: "briefing", Dispatch: "the message starts with /briefing",
 		Turns: 2, Usage: usage(30, 10), Result: "Briefing: the act bans social scoring.",
-		Calls: []contract.CallUsage{{Call: "turn-1", Usage: usage(10, 2)}, {Call: "turn-2", Usage: usage(20, 8)}},
+		Calls: []contract.CallUsage{{Call: "turn-1", Model: "test-model", Usage: usage(10, 2)}, {Call: "turn-2", Model: "test-model-v2", Usage: usage(20, 8)}},
 	}, st)
 }
 
@@ -361,7 +361,7 @@ func TestAutoDispatchChat(t *testing.T) {
 	diff(t, "state", contract.RunState{
 		Agent: "assistant", User: "u1", Status: contract.StatusCompleted,
 		Mode: contract.ModeChat, Dispatch: "a greeting needs no plan", Turns: 1,
-		Calls:  []contract.CallUsage{{Call: "dispatch", Usage: usage(7, 2)}, {Call: "turn-1", Usage: usage(10, 1)}},
+		Calls:  []contract.CallUsage{{Call: "dispatch", Model: "test-model", Usage: usage(7, 2)}, {Call: "turn-1", Model: "test-model", Usage: usage(10, 1)}},
 		Usage:  usage(17, 3),
 		Result: "Hello!",
 	}, h.state())
@@ -512,9 +512,9 @@ func TestAgenticRun(t *testing.T) {
 		Reviews:          []longhaul.ReviewData{okReview},
 		ReplansRemaining: 2,
 		Calls: []contract.CallUsage{
-			{Call: "plan-v1", Usage: usage(100, 40)},
-			{Call: "review-step-1", Usage: usage(50, 5)},
-			{Call: "answer", Usage: usage(200, 30)},
+			{Call: "plan-v1", Model: "test-model", Usage: usage(100, 40)},
+			{Call: "review-step-1", Model: "test-model", Usage: usage(50, 5)},
+			{Call: "answer", Model: "test-model", Usage: usage(200, 30)},
 		},
 		Usage:  total,
 		Result: final,

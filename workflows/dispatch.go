@@ -25,6 +25,11 @@ func (r *run) dispatch(ctx workflow.Context) (contract.AgentResult, error) {
 	if skill, rest, ok := r.slashCommand(); ok {
 		return r.runCommand(ctx, skill, rest)
 	}
+	// Only agents with language: auto translate (no run recorded before
+	// the option existed has one).
+	if err := r.translateRequest(ctx); err != nil {
+		return contract.AgentResult{Model: r.model}, err
+	}
 	if len(r.in.ClientTools) > 0 {
 		// The client runs a tool loop of its own, one model answer at a
 		// time: a plan would not fit in it.
@@ -37,10 +42,11 @@ func (r *run) dispatch(ctx workflow.Context) (contract.AgentResult, error) {
 		r.state.Dispatch = "the agent always plans"
 	case contract.ModeAuto:
 		var d activities.Dispatch
-		err := workflow.ExecuteActivity(r.structuredOptions(ctx, "dispatch"), a.Classify, activities.ClassifyRequest{
-			Agent: r.spec.ID, Model: r.model, Messages: r.in.Messages,
+		model := r.roleModel(roleClassify)
+		err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary("dispatch", model)), a.Classify, activities.ClassifyRequest{
+			Agent: r.spec.ID, Model: model, Messages: r.in.Messages,
 		}).Get(ctx, &d)
-		r.addUsage("dispatch", d.Usage)
+		r.addUsage("dispatch", model, d.Usage)
 		switch {
 		case temporal.IsCanceledError(err):
 			return contract.AgentResult{}, err

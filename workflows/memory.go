@@ -104,7 +104,7 @@ func (r *run) remember(ctx workflow.Context, answer string) {
 	var ex activities.ExtractResponse
 	err := workflow.ExecuteActivity(r.structuredOptions(ctx, "memory extract"), a.ExtractMemories,
 		activities.ExtractRequest{Agent: r.spec.ID, Model: r.model, Messages: msgs}).Get(ctx, &ex)
-	r.addUsage("memory-extract", ex.Usage)
+	r.addUsage("memory-extract", r.model, ex.Usage)
 	if err != nil {
 		if !temporal.IsCanceledError(err) {
 			r.think(ctx, "Could not extract memories: "+errorMessage(err))

@@ -133,6 +133,22 @@ func loadCatalog(cfg config.Config, log *slog.Logger) (*skills.Catalog, toolset.
 	if err := cat.Validate(toolset.Known(opts)); err != nil {
 		return nil, opts, err
 	}
+	ends, err := cfg.ModelEndpoints()
+	if err != nil {
+		return nil, opts, err
+	}
+	// A model reference to an endpoint that is not configured stops
+	// start-up, naming the file: a typo never sends a request elsewhere.
+	if err := cat.CheckModels(ends.Check); err != nil {
+		return nil, opts, err
+	}
+	if named := ends.Named(); len(named) > 0 {
+		list := make([]string, len(named))
+		for i, e := range named {
+			list[i] = e.Name + "=" + redact.URLs(e.BaseURL)
+		}
+		log.Info("model endpoints", "default", redact.URLs(cfg.LLMBaseURL), "named", list)
+	}
 	ids := []string{}
 	for _, a := range cat.Agents() {
 		ids = append(ids, a.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -105,7 +106,12 @@ func tuning(cfg config.Config) worker.Tuning {
 }
 
 func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, mem *memory.Service, bus *natsbus.Bus, c client.Client, log *slog.Logger) *activities.Activities {
-	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}, cat, reg, log)
+	// The endpoints parsed when the settings were checked (config.Validate).
+	var named []endpoints.Endpoint
+	if set, err := cfg.ModelEndpoints(); err == nil {
+		named = set.Named()
+	}
+	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, Endpoints: named}, cat, reg, log)
 	a.MaxToolOutput = cfg.MaxToolChars
 	a.RestoreChars = cfg.RestoreChars
 	a.MaxOutputBytes = cfg.MaxModelOutput

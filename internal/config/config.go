@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/tlsfiles"
@@ -78,10 +79,14 @@ type Config struct {
 	NATSTLSCert       string `envconfig:"LONGHAUL_NATS_TLS_CERT" desc:"PEM client certificate for NATS (with NATS_TLS_KEY)"`
 	NATSTLSKey        string `envconfig:"LONGHAUL_NATS_TLS_KEY" desc:"PEM key of NATS_TLS_CERT"`
 
-	LLMBaseURL string        `envconfig:"LONGHAUL_LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
-	LLMAPIKey  string        `envconfig:"LONGHAUL_LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
-	LLMModel   string        `envconfig:"LONGHAUL_LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
-	LLMTimeout time.Duration `envconfig:"LONGHAUL_LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
+	LLMBaseURL string `envconfig:"LONGHAUL_LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
+	LLMAPIKey  string `envconfig:"LONGHAUL_LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
+	LLMModel   string `envconfig:"LONGHAUL_LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
+	// LLMEndpoints names more model endpoints beside LLMBaseURL, and
+	// LLMKeys their keys (see internal/endpoints).
+	LLMEndpoints string        `envconfig:"LONGHAUL_LLM_ENDPOINTS" desc:"more OpenAI-compatible endpoints, name=url,… (e.g. remote=https://openrouter.ai/api/v1); a model reference endpoint:model uses one"`
+	LLMKeys      string        `envconfig:"LONGHAUL_LLM_KEYS" desc:"bearer keys of LLM_ENDPOINTS, name=key,… (never logged)"`
+	LLMTimeout   time.Duration `envconfig:"LONGHAUL_LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
 	// ModelIdleTimeout gives up on a model stream that went silent.
 	ModelIdleTimeout time.Duration `envconfig:"LONGHAUL_MODEL_IDLE_TIMEOUT" default:"2m" desc:"how long a model call waits for the next chunk of its stream, the first included, before the attempt fails and is retried; 0 = as long as LLM_TIMEOUT"`
 	MaxModelOutput   int           `envconfig:"LONGHAUL_MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together); past it the run fails with an error, not retried"`
@@ -241,6 +246,13 @@ func (c Config) Validate() error {
 	}
 	if u, err := url.Parse(c.LLMBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("LLM_BASE_URL", "%q is not an http(s) URL", redact.URLs(c.LLMBaseURL))
+	}
+	if set, err := c.ModelEndpoints(); err != nil {
+		errs = append(errs, err)
+	} else if c.LLMModel != "" {
+		if err := set.Check(c.LLMModel); err != nil {
+			bad("LLM_MODEL", "%v", err)
+		}
 	}
 	if c.LLMModel == "" {
 		bad("LLM_MODEL", "must not be empty")
@@ -420,6 +432,13 @@ func (c Config) placeholderSecrets() []error {
 			still(name, "")
 		}
 	}
+	if eps, err := endpoints.Parse(c.LLMEndpoints, c.LLMKeys); err == nil {
+		for _, e := range eps {
+			if isPlaceholder(e.APIKey) {
+				still("LLM_KEYS", fmt.Sprintf("the key of endpoint %q is ", e.Name))
+			}
+		}
+	}
 	switch {
 	case isPlaceholder(c.OpenWebUIJWTSecret):
 		still("OPENWEBUI_JWT_SECRET", "")
@@ -483,6 +502,17 @@ func (c Config) Embedder() (baseURL, apiKey string) {
 		return c.LLMBaseURL, c.EmbedAPIKey
 	}
 	return c.LLMBaseURL, c.LLMAPIKey
+}
+
+// ModelEndpoints is the default model endpoint (LLM_BASE_URL, LLM_API_KEY)
+// and the named ones (LLM_ENDPOINTS, LLM_KEYS); an error names the setting
+// and never quotes a key.
+func (c Config) ModelEndpoints() (*endpoints.Set, error) {
+	named, err := endpoints.Parse(c.LLMEndpoints, c.LLMKeys)
+	if err != nil {
+		return nil, err
+	}
+	return endpoints.NewSet(endpoints.Endpoint{BaseURL: c.LLMBaseURL, APIKey: c.LLMAPIKey}, named), nil
 }
 
 // EmbeddingModels returns the models POST /v1/embeddings may name:

@@ -19,6 +19,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -73,6 +74,11 @@ type Options struct {
 	// Tracing gives the client (and so the worker) Temporal's
 	// OpenTelemetry interceptor on the global tracer provider.
 	Tracing bool
+	// Endpoints are named model endpoints beside the scripted model (the
+	// default endpoint), as LONGHAUL_LLM_ENDPOINTS configures them: agent
+	// and skill model references are checked against them at start, as
+	// the commands do, and "name:model" calls go to them.
+	Endpoints []endpoints.Endpoint
 	// Memory turns long-term memory on: a store on the env's SQLite file,
 	// embeddings from the scripted model's /v1/embeddings, and
 	// MemoryThreshold (0: memory.DefaultThreshold) and MemoryK.
@@ -169,6 +175,9 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Catalog, err = skills.Load(layers...)
 	if err == nil {
 		err = e.Catalog.Validate(toolset.Known(topts))
+	}
+	if err == nil {
+		err = e.Catalog.CheckModels(endpoints.NewSet(endpoints.Endpoint{BaseURL: e.Model.URL()}, opts.Endpoints).Check)
 	}
 	if err != nil {
 		t.Fatalf("testenv: skills: %v", err)
@@ -341,7 +350,7 @@ func (e *Env) StopNATS() {
 // Activities builds the activities the env's workers run, with fast
 // heartbeats so tests move quickly, on a NATS connection of their own.
 func (e *Env) Activities() *activities.Activities {
-	a := activities.New(activities.LLMConfig{BaseURL: e.Model.URL(), Model: "llmtest"}, e.Catalog, e.Tools, e.log)
+	a := activities.New(activities.LLMConfig{BaseURL: e.Model.URL(), Model: "llmtest", Endpoints: e.opts.Endpoints}, e.Catalog, e.Tools, e.log)
 	a.Bus = e.Bus("testenv worker")
 	a.HeartbeatInterval = 200 * time.Millisecond
 	a.Blobs = e.Blobs

@@ -15,14 +15,16 @@
 //     ':' is a configured endpoint name: "remote:gpt-4o" with remote
 //     configured is gpt-4o on remote.
 //   - Otherwise, a reference whose part after the first ':' reads as an
-//     Ollama tag (it starts with a digit, or is "latest": "llama3.1:8b",
-//     "qwen2.5:7b-instruct", "mistral:latest") is a model id of the default
+//     Ollama tag (a size or version such as "8b" or "v1.5", or a common word
+//     tag such as "latest",
+//     "instruct" or "mini": "llama3.1:8b", "nomic-embed-text:v1.5",
+//     "mistral:instruct", "mistral:latest") is a model id of the default
 //     endpoint.
 //   - Any other "name:model" names an endpoint that is not configured: a
 //     start-up error (ErrUnknownEndpoint), so a typo in an endpoint name
 //     never silently sends a request to the default endpoint.
 //   - A leading ':' names the default endpoint explicitly, for a model id of
-//     its own whose tag reads otherwise (":mistral:instruct").
+//     its own whose tag reads otherwise (":my-model:custom").
 package endpoints
 
 import (
@@ -210,14 +212,25 @@ func (s *Set) Ref(name, model string) string {
 	return model
 }
 
-// isTag reports whether s reads as an Ollama tag: "latest", or a size or
-// version that starts with a digit ("8b", "7b-instruct-q4_K_M", "3.5").
+// wordTags are Ollama tags without a digit that its library uses widely
+// ("mistral:instruct", "phi3:mini", "codellama:code").
+var wordTags = []string{"latest", "instruct", "chat", "text", "code", "python", "mini", "small", "medium", "large", "vision", "embed"}
+
+// isTag reports whether s reads as an Ollama tag: a size or a version, which
+// starts with a digit or with one letter and a digit ("8b",
+// "7b-instruct-q4_K_M", "v1.5", "e2b", "q4_0"), or one of wordTags, alone or
+// leading a longer tag ("instruct-fp16"). A remote model id ("gpt-4o",
+// "big-model") does not read as a tag, so "openrouter:gpt-4o" with no
+// endpoint openrouter is an unknown endpoint, not a default-endpoint model.
 func isTag(s string) bool {
-	if s == "latest" {
+	r := []rune(s)
+	if len(r) > 0 && unicode.IsDigit(r[0]) || len(r) > 1 && unicode.IsLetter(r[0]) && unicode.IsDigit(r[1]) {
 		return true
 	}
-	for _, r := range s {
-		return unicode.IsDigit(r)
+	for _, w := range wordTags {
+		if s == w || strings.HasPrefix(s, w+"-") {
+			return true
+		}
 	}
 	return false
 }

@@ -53,6 +53,11 @@ func TestResolve(t *testing.T) {
 		{"remote:openai/gpt-4o", "remote", "openai/gpt-4o"},
 		{"remote:llama3.1:70b", "remote", "llama3.1:70b"},
 		{":mistral:instruct", "", "mistral:instruct"},
+		{"mistral:instruct", "", "mistral:instruct"},
+		{"phi3:mini", "", "phi3:mini"},
+		{"nomic-embed-text:v1.5", "", "nomic-embed-text:v1.5"},
+		{"gemma3n:e2b", "", "gemma3n:e2b"},
+		{":my-model:custom", "", "my-model:custom"},
 		{"hf.co/org/model:Q4_K_M", "", "hf.co/org/model:Q4_K_M"},
 	} {
 		e, m, err := s.Resolve(tc.ref)

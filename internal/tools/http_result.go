@@ -45,8 +45,12 @@ func resultFuncs(args map[string]any) template.FuncMap {
 				if v == "" {
 					return d
 				}
-			case json.Number:
-				if f, err := v.Float64(); err == nil && f == 0 {
+			case int64:
+				if v == 0 {
+					return d
+				}
+			case float64:
+				if v == 0 {
 					return d
 				}
 			case bool:
@@ -57,6 +61,29 @@ func resultFuncs(args map[string]any) template.FuncMap {
 			return v
 		},
 	}
+}
+
+// templateNumbers turns the json.Numbers of a decoded value into int64
+// (an integer that fits) or float64, so that templates print ids exactly,
+// compare them with eq .id 5, and take 0 as false in if and with.
+func templateNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		for k, e := range v {
+			v[k] = templateNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = templateNumbers(e)
+		}
+	}
+	return v
 }
 
 // parseResultTemplate parses an HTTP tool's result template. Missing map
@@ -90,6 +117,7 @@ func (t *HTTPTool) renderResult(data []byte, args map[string]any) (string, error
 	if err := dec.Decode(&v); err != nil {
 		return "", fmt.Errorf("the response is not JSON: %v", err)
 	}
+	v = templateNumbers(v)
 	tmpl, err := t.result.Clone()
 	if err != nil {
 		return "", err

@@ -40,8 +40,8 @@ page {{.page}} of {{.totalPages}}`
 			"- Mortal Kombat II (2026) [tmdb:931285] Round tw…\npage 1 of 3"},
 		{"all kinds, absent argument", list, tmpl, `{}`, 200,
 			"- Mortal Kombat II (2026) [tmdb:931285] Round tw…\n- Breaking Bad [tmdb:1396]\npage 1 of 3"},
-		{"numbers stay exact", `{"id":12345678901234567890}`, `[tmdb:{{.id}}]`, `{}`, 200, "[tmdb:12345678901234567890]"},
-		{"a status other than 200 on a first line", `{"id":7,"status":2}`, `request #{{.id}}{{if eq .status "2"}} approved{{end}}, {{json (arg "m")}}`, `{"m":{"a":[1]}}`, 201,
+		{"integers stay exact, zero is false", `{"id":9007199254740993,"n":0,"f":2.5}`, `[tmdb:{{.id}}]{{with .n}} never{{end}} {{.f}}{{if eq .id 9007199254740993}} eq{{end}}`, `{}`, 200, "[tmdb:9007199254740993] 2.5 eq"},
+		{"a status other than 200 on a first line", `{"id":7,"status":2}`, `request #{{.id}}{{if eq .status 2}} approved{{end}}, {{json (arg "m")}}`, `{"m":{"a":[1]}}`, 201,
 			"HTTP 201 Created\n\nrequest #7 approved, {\"a\":[1]}"},
 		{"secrets scrubbed", `{"echo":"k-secret-1"}`, `{{.echo}}`, `{}`, 200, "${KEY}"},
 		{"not JSON: the body, with why", `plain`, `{{.x}}`, `{}`, 200, "[the tool's result template failed (the response is not JSON: invalid character 'p' looking for beginning of value); the response follows as it came]\n\nplain"},
@@ -104,5 +104,25 @@ func TestHTTPToolResultChecked(t *testing.T) {
 	}
 	if _, err := NewHTTPTool(&def, HTTPToolOptions{}); err == nil || !strings.Contains(err.Error(), "result") {
 		t.Errorf("NewHTTPTool = %v, want the result template's error", err)
+	}
+}
+
+// TestHTTPToolResultREADME runs the result template of the README's
+// shop_search example.
+func TestHTTPToolResultREADME(t *testing.T) {
+	const tmpl = `{{range .items}}- {{.name}} [sku:{{.sku}}] {{.price}} {{with .stock}}in stock{{else}}sold out{{end}}
+{{else}}Nothing found for {{arg "query"}}.{{end}}
+`
+	for body, want := range map[string]string{
+		`{"items":[{"name":"Kettle","sku":"K-1","price":24.5,"stock":3},{"name":"Mug","sku":"M-2","price":6,"stock":0}]}`: "- Kettle [sku:K-1] 24.5 in stock\n- Mug [sku:M-2] 6 sold out",
+		`{"items":[]}`: "Nothing found for tea.",
+	} {
+		srv := jsonServer(t, 200, body)
+		tool := newTestHTTPTool(t, HTTPToolDef{Method: "GET", URL: "${SHOP_URL}/api/products", Query: map[string]string{"q": "{query}"},
+			Parameters: props("query"), Result: tmpl}, map[string]string{"SHOP_URL": srv.URL})
+		res, err := callHTTPTool(t, tool, "", `{"query":"tea"}`)
+		if err != nil || res.Content != want {
+			t.Errorf("content %q (%v), want %q", res.Content, err, want)
+		}
 	}
 }

@@ -104,7 +104,8 @@ type HTTPToolOptions struct {
 // Content"; a status other than 200 is shown on a first line.
 // With a result template (the file's result:, a Go text/template), a
 // 2xx JSON answer becomes the template's output instead: dot is the
-// decoded body (numbers exact, an absent key nil), and the functions arg,
+// decoded body (integers as int64, other numbers float64, an absent key
+// nil), and the functions arg,
 // trunc, json and default join text/template's own (see resultFuncs).
 // The output is bounded by MaxResultBytes and scrubbed of secrets like the
 // body; when the body is not JSON, was cut, or the template fails, the

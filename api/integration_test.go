@@ -192,7 +192,7 @@ func TestModelsListsAgents(t *testing.T) {
 			t.Errorf("model entry %+v", m)
 		}
 	}
-	if diff := cmp.Diff([]string{"assistant", "helper", "naked", "researcher"}, ids); diff != "" {
+	if diff := cmp.Diff([]string{"assistant", "helper", "media-agent", "naked", "researcher"}, ids); diff != "" {
 		t.Errorf("models (-want +got):\n%s", diff)
 	}
 }

@@ -112,6 +112,16 @@ func TestComposeStack(t *testing.T) {
 		t.Errorf("NATS runs %q, not with --auth NATS_TOKEN", natsCmd)
 	}
 
+	// The media-agent's Seerr: on the workers (and dev), never on the API.
+	for name, want := range map[string]bool{"longhaul-worker": true, "longhaul-dev": true, "longhaul-api": false, "longhaul-setup": false} {
+		e := composetest.Env(p.Services[name])
+		_, hasURL := e["SEERR_URL"]
+		_, hasKey := e["SEERR_API_KEY"]
+		if hasURL != want || hasKey != want {
+			t.Errorf("%s: SEERR_URL set %v, SEERR_API_KEY set %v; want both %v", name, hasURL, hasKey, want)
+		}
+	}
+
 	// Longhaul's processes, read with Longhaul's own settings loader.
 	api := loadWith(t, composetest.Env(p.Services["longhaul-api"]))
 	for _, name := range []string{"longhaul-api", "longhaul-worker", "longhaul-setup"} {

@@ -32,6 +32,7 @@ func ExampleLoad() {
 	// Output:
 	// assistant  chat     [current_time web_fetch web_search] builtin/assistant.md
 	// cook       chat     [web_fetch] /etc/longhaul/skills/cook.md
+	// media-agent chat     [seerr_details seerr_discover seerr_my_requests seerr_request_media seerr_search seerr_submit_issue seerr_trending] builtin/media-agent.md
 	// naked      chat     [] builtin/naked.md
 	// researcher agentic  [current_time web_fetch web_search] builtin/researcher.md
 }

@@ -251,6 +251,8 @@ type httpToolFile struct {
 	Timeout          string            `yaml:"timeout"`
 	MaxResponseBytes *int64            `yaml:"max_response_bytes"`
 	Approval         string            `yaml:"approval"`
+	Result           string            `yaml:"result"`
+	RequiresEnv      []string          `yaml:"requires_env"`
 }
 
 // parseFile parses one agent or skill file. It returns the agent or the
@@ -546,6 +548,8 @@ func skillFromFile(src, body string, f *skillFile) (*Skill, []error) {
 			Query:            hf.Query,
 			Timeout:          tools.DefaultHTTPTimeout,
 			MaxResponseBytes: tools.DefaultMaxResponseBytes,
+			Result:           hf.Result,
+			RequiresEnv:      hf.RequiresEnv,
 			Skill:            s.ID,
 		}
 		label := fmt.Sprintf("http_tools[%d]", i)

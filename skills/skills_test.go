@@ -302,6 +302,7 @@ func TestLoadLayersOverBuiltin(t *testing.T) {
 	want := []string{
 		"assistant /srv/skills/assistant.md",
 		"cook /srv/skills/cook.md",
+		"media-agent builtin/media-agent.md",
 		"naked builtin/naked.md",
 		"researcher builtin/researcher.md",
 	}
@@ -327,6 +328,7 @@ func TestBuiltinLoadsAndValidates(t *testing.T) {
 	}
 	want := []summary{
 		{"assistant", "builtin/assistant.md", ModeChat, []string{"clock", "web_reading", "web_research"}, 0, 2, true},
+		{"media-agent", "builtin/media-agent.md", ModeChat, []string{"media_info", "seerr", "triage"}, 8, 2, true},
 		{"naked", "builtin/naked.md", ModeChat, nil, 0, 2, false},
 		{"researcher", "builtin/researcher.md", ModeAgentic, []string{"clock", "web_research", "web_reading"}, 12, 2, true},
 	}
@@ -345,7 +347,9 @@ func TestBuiltinLoadsAndValidates(t *testing.T) {
 		}
 		gotSkills = append(gotSkills, skillSummary{s.ID, s.Tools})
 	}
-	wantSkills := []skillSummary{{"clock", []string{"current_time"}}, {"memory", []string{"memory_search", "memory_save", "memory_forget"}}, {"web_reading", []string{"web_fetch"}}, {"web_research", []string{"web_search", "web_fetch"}}}
+	wantSkills := []skillSummary{{"clock", []string{"current_time"}}, {"media_info", nil}, {"memory", []string{"memory_search", "memory_save", "memory_forget"}},
+		{"seerr", []string{"seerr_trending", "seerr_discover", "seerr_search", "seerr_details", "seerr_my_requests", "seerr_request_media", "seerr_submit_issue"}},
+		{"triage", nil}, {"web_reading", []string{"web_fetch"}}, {"web_research", []string{"web_search", "web_fetch"}}}
 	if diff := cmp.Diff(wantSkills, gotSkills); diff != "" {
 		t.Errorf("built-in skills (-want +got):\n%s", diff)
 	}

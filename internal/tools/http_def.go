@@ -53,6 +53,13 @@ type HTTPToolDef struct {
 	MaxResponseBytes int64
 	// RequiresApproval is set by approval: required; a person must approve each call.
 	RequiresApproval bool
+	// Result is an optional text/template that turns a 2xx JSON answer
+	// into the text the model reads (see HTTPTool); empty shows the body.
+	Result string
+	// RequiresEnv names environment variables the tool cannot work
+	// without: while one is unset or empty, the tool is offered to no
+	// agent, and the worker says so at start.
+	RequiresEnv []string
 	// Skill is the id of the skill that declares the tool.
 	Skill string
 }
@@ -83,6 +90,16 @@ func (d *HTTPToolDef) Check() []error {
 	}
 	if d.MaxResponseBytes <= 0 {
 		add(ErrBadHTTPTool, "max_response_bytes must be positive, got %d", d.MaxResponseBytes)
+	}
+	if d.Result != "" {
+		if _, err := parseResultTemplate(d.Name, d.Result); err != nil {
+			add(ErrBadHTTPTool, "result is not a valid Go text/template: %v", err)
+		}
+	}
+	for _, name := range d.RequiresEnv {
+		if !validEnvName(name) {
+			add(ErrBadHTTPTool, "requires_env: %q is not an environment variable name: use letters, digits and underscores, not starting with a digit", name)
+		}
 	}
 	schemaProblem := checkObjectSchema(d.Parameters)
 	if schemaProblem != "" {

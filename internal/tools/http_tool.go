@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"text/template"
 	"time"
 	"unicode/utf8"
 
@@ -100,7 +101,15 @@ type HTTPToolOptions struct {
 // A 2xx answer becomes the content: JSON indented by one space per level
 // (or as it is when it does not parse), text as text, anything else as
 // "[<type>, N bytes]", an empty body as a line such as "HTTP 204 No
-// Content"; a status other than 200 is shown on a first line. Any other
+// Content"; a status other than 200 is shown on a first line.
+// With a result template (the file's result:, a Go text/template), a
+// 2xx JSON answer becomes the template's output instead: dot is the
+// decoded body (integers as int64, other numbers float64, an absent key
+// nil), and the functions arg,
+// trunc, json and default join text/template's own (see resultFuncs).
+// The output is bounded by MaxResultBytes and scrubbed of secrets like the
+// body; when the body is not JSON, was cut, or the template fails, the
+// content is the body as above after a line saying why. Any other
 // status is an error wrapping ErrHTTPStatus whose message holds the status
 // and the start of the body. Errors that a retry cannot fix wrap
 // ErrPermanent: 3xx that were not followed, 4xx other than 408, 425 and
@@ -127,7 +136,8 @@ type HTTPTool struct {
 	envNames    []string        // every ${NAME}, sorted, without repeats
 	named       map[string]bool // every argument a template names
 
-	approval bool // approval: required
+	approval bool               // approval: required
+	result   *template.Template // the result template; nil shows the body
 
 	lookup func(string) (string, bool)
 	client *http.Client
@@ -212,6 +222,13 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 		params["additionalProperties"] = false
 	}
 	t.approval = def.RequiresApproval
+	if def.Result != "" {
+		r, err := parseResultTemplate(def.Name, def.Result)
+		if err != nil {
+			return fail("result: %v", err)
+		}
+		t.result = r
+	}
 	schema, err := json.Marshal(params)
 	if err != nil {
 		return fail("parameters: %v", err)
@@ -571,7 +588,19 @@ func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
 	if len(data) == 0 {
 		return Result{Content: status, Target: target}, nil
 	}
-	text := formatBody(mediaType, data, cut, false)
+	var text string
+	if t.result != nil {
+		rendered, err := t.renderResult(data, args)
+		if err == nil {
+			text = st.scrub.Hide(rendered)
+			if resp.StatusCode != http.StatusOK {
+				text = status + "\n\n" + text
+			}
+			return Result{Content: text, Target: target}, nil
+		}
+		text = fmt.Sprintf("[the tool's result template failed (%v); the response follows as it came]\n\n", st.scrub.Hide(err.Error()))
+	}
+	text += formatBody(mediaType, data, cut, false)
 	if cut {
 		text = st.scrub.HideCut(text)
 		text += fmt.Sprintf("\n\n[truncated: the response was larger than %d bytes; only the first %d bytes were read]", t.maxBytes, t.maxBytes)

@@ -1,7 +1,8 @@
 // Package toolset assembles a worker's tools from the settings and the agent
 // catalog: the built-in tools, web_search when a search endpoint is set, the
 // memory tools when memory is on, the
-// HTTP tools skill files declare, and the tools of the configured MCP
+// HTTP tools skill files declare (each only while the variables its
+// requires_env names are set), and the tools of the configured MCP
 // servers. It exists so that the commands and the test environment build the
 // same registry the same way, and so that the agent files are checked against
 // the tools a worker will really have.
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -122,7 +124,24 @@ func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Log
 		}
 		list = append(list, ts...)
 	}
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	// off says, per tool left out for a missing setting, why.
+	off := map[string]string{}
+	for _, b := range builtins {
+		for _, n := range b.names {
+			if b.off != "" {
+				off[n] = b.off
+			}
+		}
+	}
 	for _, h := range cat.HTTPTools() {
+		if missing := unsetEnv(h.RequiresEnv, lookup); len(missing) > 0 {
+			off[h.Name] = strings.Join(missing, ", ") + " not set (requires_env of skill " + h.Skill + ")"
+			continue
+		}
 		t, err := tools.NewHTTPTool(h, tools.HTTPToolOptions{LookupEnv: opts.LookupEnv})
 		if err != nil {
 			return nil, fmt.Errorf("http tool %q of skill %s: %w", h.Name, h.Skill, err)
@@ -152,7 +171,7 @@ func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Log
 			}
 		}
 	}
-	if missing := withoutTools(cat, reg); len(missing) > 0 {
+	if missing := withoutTools(cat, reg, off); len(missing) > 0 {
 		for _, m := range missing {
 			log.Warn("agent runs without some of its tools", "agent", m.agent, "tools", m.tools, "why", m.why)
 		}
@@ -178,9 +197,22 @@ type missingTools struct {
 	why   string
 }
 
+// unsetEnv returns the names of vars that are unset or empty.
+func unsetEnv(vars []string, lookup func(string) (string, bool)) []string {
+	var out []string
+	for _, v := range vars {
+		if s, ok := lookup(v); !ok || s == "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // withoutTools lists, per agent, the tools its skills name that this worker
-// does not have yet.
-func withoutTools(cat *skills.Catalog, reg *tools.Registry) []missingTools {
+// does not have yet, and why: off holds the reasons of tools left out for
+// a missing setting; any other is an MCP tool whose server has not
+// answered.
+func withoutTools(cat *skills.Catalog, reg *tools.Registry, off map[string]string) []missingTools {
 	var out []missingTools
 	for _, a := range cat.Agents() {
 		var names []string
@@ -193,12 +225,17 @@ func withoutTools(cat *skills.Catalog, reg *tools.Registry) []missingTools {
 			continue
 		}
 		sort.Strings(names)
-		why := "their MCP server has not answered yet"
-		for _, b := range builtins {
-			if b.off != "" && slices.ContainsFunc(names, func(n string) bool { return slices.Contains(b.names, n) }) {
-				why = b.off
+		var whys []string
+		for _, n := range names {
+			w, ok := off[n]
+			if !ok {
+				w = "their MCP server has not answered yet"
+			}
+			if !slices.Contains(whys, w) {
+				whys = append(whys, w)
 			}
 		}
+		why := strings.Join(whys, "; ")
 		out = append(out, missingTools{agent: a.ID, tools: names, why: why})
 	}
 	return out

@@ -85,3 +85,51 @@ func TestBuild(t *testing.T) {
 		t.Error("web_search is missing although LONGHAUL_SEARCH_URL is set")
 	}
 }
+
+// TestBuildRequiresEnv builds the built-in media-agent's Seerr tools: with
+// SEERR_URL or SEERR_API_KEY unset or empty they are offered to no agent
+// and the start-up log names the variables; with both set they all exist.
+func TestBuildRequiresEnv(t *testing.T) {
+	cat, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seerr := []string{"seerr_details", "seerr_discover", "seerr_my_requests", "seerr_request_media", "seerr_search", "seerr_submit_issue", "seerr_trending"}
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want bool
+		log  string
+	}{
+		{"unset", map[string]string{}, false, "SEERR_URL, SEERR_API_KEY not set (requires_env of skill seerr)"},
+		{"key empty", map[string]string{"SEERR_URL": "http://seerr:5055", "SEERR_API_KEY": ""}, false, `why="SEERR_API_KEY not set (requires_env of skill seerr)"`},
+		{"set", map[string]string{"SEERR_URL": "http://seerr:5055", "SEERR_API_KEY": "k"}, true, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			lookup := func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }
+			set, err := Build(context.Background(), cat, Options{LookupEnv: lookup}, slog.New(slog.NewTextHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer set.Close()
+			for _, n := range seerr {
+				if set.Registry.Has(n) != tt.want {
+					t.Errorf("Has(%q) = %v, want %v", n, !tt.want, tt.want)
+				}
+			}
+			media := ""
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, "agent=media-agent") {
+					media = line
+				}
+			}
+			if tt.log == "" && media != "" {
+				t.Errorf("the log says media-agent lacks tools: %s", media)
+			}
+			if tt.log != "" && (!strings.Contains(media, tt.log) || !strings.Contains(media, "seerr_request_media")) {
+				t.Errorf("the log line about media-agent is %q, want it to name its tools and %q", media, tt.log)
+			}
+		})
+	}
+}

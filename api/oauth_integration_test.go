@@ -298,14 +298,23 @@ Use the tools.`)},
 		return llmtest.ToolCalls(llmtest.ToolCall{Name: tool, Arguments: "{}"})
 	}))
 	user := func(id string) map[string]string { return map[string]string{"X-OpenWebUI-User-Id": id} }
+	var runs []string
 	ask := func(who, tool string) string {
 		t.Helper()
 		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "securebot", "messages": userMsg("call " + tool)}, user(who))
+		runs = append(runs, resp.Header.Get("X-Longhaul-Run-Id"))
 		if resp.StatusCode != http.StatusOK {
 			b, _ := io.ReadAll(resp.Body)
 			t.Fatalf("%s calls %s: status %d: %s", who, tool, resp.StatusCode, b)
 		}
-		return decode[openai.ChatCompletionResponse](t, resp).Choices[0].Message.Content
+		content := decode[openai.ChatCompletionResponse](t, resp).Choices[0].Message.Content
+		// The model's own words, after the tool card (which carries the
+		// result escaped for its attribute).
+		i := strings.LastIndex(content, "RESULT: ")
+		if i < 0 {
+			t.Fatalf("%s calls %s: no tool result in %q", who, tool, content)
+		}
+		return content[i:]
 	}
 	linkRE := regexp.MustCompile(regexp.QuoteMeta(as.URL) + `/authorize\?\S+`)
 	// browser opens an authorize link logged in at the authorization
@@ -319,9 +328,10 @@ Use the tools.`)},
 		if err != nil {
 			t.Fatal(err)
 		}
+		msg, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusFound {
-			t.Fatalf("authorize as %s: status %d", who, resp.StatusCode)
+			t.Fatalf("authorize as %s at %s: status %d: %s", who, link, resp.StatusCode, msg)
 		}
 		callback = resp.Header.Get("Location")
 		if !strings.HasPrefix(callback, env.URL+"/oauth/callback?") {
@@ -468,15 +478,23 @@ Use the tools.`)},
 	as.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// Every run of the test, by the ids the API answered, and whatever
+	// else visibility lists.
 	list, err := env.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Executions) < 10 {
-		t.Fatalf("%d workflows listed, want every run of the test", len(list.Executions))
-	}
 	for _, ex := range list.Executions {
-		it := env.Client.GetWorkflowHistory(ctx, ex.Execution.WorkflowId, ex.Execution.RunId, false, 0)
+		if !slices.Contains(runs, ex.Execution.WorkflowId) {
+			runs = append(runs, ex.Execution.WorkflowId)
+		}
+	}
+	if len(runs) < 9 || slices.Contains(runs, "") {
+		t.Fatalf("runs %q, want the 9 of the test", runs)
+	}
+	sawResult := false // the grep reads payloads: a tool result is found
+	for _, id := range runs {
+		it := env.Client.GetWorkflowHistory(ctx, id, "", false, 0)
 		for it.HasNext() {
 			ev, err := it.Next()
 			if err != nil {
@@ -486,12 +504,16 @@ Use the tools.`)},
 			if err != nil {
 				t.Fatal(err)
 			}
+			sawResult = sawResult || bytes.Contains(raw, []byte("you are alice"))
 			for _, s := range secrets {
 				if bytes.Contains(raw, []byte(s)) {
-					t.Errorf("workflow %s event %d (%s) holds a token or secret", ex.Execution.WorkflowId, ev.EventId, ev.EventType)
+					t.Errorf("workflow %s event %d (%s) holds a token or secret", id, ev.EventId, ev.EventType)
 				}
 			}
 		}
+	}
+	if !sawResult {
+		t.Error("no history holds the tool result \"you are alice\": the search reads nothing")
 	}
 	logText := logs.String()
 	if !strings.Contains(logText, "refreshed a user's token") {

@@ -268,6 +268,7 @@ func TestPlaceholderSecrets(t *testing.T) {
 		{"Temporal key", "LONGHAUL_TEMPORAL_API_KEY", "change-me-temporal", "LONGHAUL_TEMPORAL_API_KEY: still the placeholder"},
 		{"NATS token", "LONGHAUL_NATS_URL", "nats://change-me-nats-token@nats:4222", "LONGHAUL_NATS_URL: the token or password in it is still the placeholder"},
 		{"NATS password", "LONGHAUL_NATS_URL", "nats://a:s3@n1:4222,nats://longhaul:change-me-nats@n2:4222", "LONGHAUL_NATS_URL: the token or password in it is still the placeholder"},
+		{"token key", "LONGHAUL_TOKEN_KEY", "change-me-token-key", "LONGHAUL_TOKEN_KEY: still the placeholder from .env.example; " + how},
 		{"database password", "LONGHAUL_DATABASE_URL", "postgres://longhaul:change-me-postgres@postgres:5432/longhaul", "LONGHAUL_DATABASE_URL: the password in it is still the placeholder from .env.example; " + how},
 	}
 	for _, tt := range tests {

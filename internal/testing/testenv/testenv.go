@@ -101,12 +101,12 @@ type Env struct {
 	Memory *memory.Service
 	// Credentials are users' own credentials when Options.TokenKey is set.
 	Credentials *usercreds.Service
-	API    *api.Server
-	URL    string // the API's base URL, e.g. http://127.0.0.1:1234
-	log    *slog.Logger
-	opts   Options
-	mu     sync.Mutex
-	worker sdkworker.Worker
+	API         *api.Server
+	URL         string // the API's base URL, e.g. http://127.0.0.1:1234
+	log         *slog.Logger
+	opts        Options
+	mu          sync.Mutex
+	worker      sdkworker.Worker
 
 	// apiConfig is the configuration of the env's APIs.
 	apiConfig api.Config

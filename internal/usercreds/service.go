@@ -92,6 +92,8 @@ type Service struct {
 	Now func() time.Time
 	// Log receives the outcome of flows, never a token; nil discards.
 	Log *slog.Logger
+
+	refreshing sync.Map // user + "\x00" + server -> *sync.Mutex
 }
 
 func (s *Service) now() time.Time {
@@ -411,6 +413,39 @@ type savingSource struct {
 func (t *savingSource) Token() (*oauth2.Token, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	// One refresh at a time per user and server in this process: with
+	// refresh-token rotation, two at once would spend the same refresh
+	// token and the second would read as revoked.
+	l, _ := t.s.refreshing.LoadOrStore(t.user+"\x00"+t.server, &sync.Mutex{})
+	l.(*sync.Mutex).Lock()
+	defer l.(*sync.Mutex).Unlock()
+	for attempt := 0; ; attempt++ {
+		got, err := t.token()
+		var re *oauth2.RetrieveError
+		if err == nil || !errors.As(err, &re) {
+			return got, err
+		}
+		if re.ErrorCode != "invalid_grant" {
+			// tokenErr: the response body is not repeated, in case it echoes.
+			return nil, fmt.Errorf("refresh the token of %q: %w", t.server, tokenErr(err))
+		}
+		// Refused: another call (or process) may have rotated the tokens
+		// meanwhile; take the stored ones once before giving up.
+		var stored connection
+		if attempt == 0 && t.s.get(t.ctx, t.user, kindOAuth, t.server, &stored) == nil &&
+			stored.Token != nil && stored.Token.RefreshToken != t.conn.Token.RefreshToken {
+			t.conn = stored
+			continue
+		}
+		_, _ = t.s.Store.DeleteCredential(t.ctx, t.user, kindOAuth, t.server)
+		t.s.log().Info("a user's token was refused on refresh; forgotten", "mcp_server", t.server)
+		return nil, ErrNotConnected
+	}
+}
+
+// token returns the current access token, refreshed first when it expires
+// within RefreshBefore, and stores a refreshed one.
+func (t *savingSource) token() (*oauth2.Token, error) {
 	before := t.s.RefreshBefore
 	if before <= 0 {
 		before = DefaultRefreshBefore
@@ -424,24 +459,23 @@ func (t *savingSource) Token() (*oauth2.Token, error) {
 	got, err := t.conn.Client.config(t.s.RedirectURL()).TokenSource(cctx, &tok).Token()
 	if err != nil {
 		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
-			_, _ = t.s.Store.DeleteCredential(t.ctx, t.user, kindOAuth, t.server)
-			return nil, ErrNotConnected
+		if errors.As(err, &re) {
+			return nil, err
 		}
-		return nil, fmt.Errorf("refresh the token of %q: %w", t.server, tokenErr(err))
+		return nil, fmt.Errorf("refresh the token of %q: %w", t.server, err)
 	}
-	if got.AccessToken != t.conn.Token.AccessToken {
-		if got.RefreshToken == "" {
-			got.RefreshToken = t.conn.Token.RefreshToken
-		}
-		t.conn.Token = got
-		if err := t.s.put(t.ctx, t.user, kindOAuth, t.server, t.conn); err != nil {
-			return nil, fmt.Errorf("keep the refreshed token of %q: %w", t.server, err)
-		}
-		t.s.log().Info("refreshed a user's token", "mcp_server", t.server)
-		return got, nil
+	if got.AccessToken == t.conn.Token.AccessToken {
+		return t.conn.Token, nil
 	}
-	return t.conn.Token, nil
+	if got.RefreshToken == "" {
+		got.RefreshToken = t.conn.Token.RefreshToken
+	}
+	t.conn.Token = got
+	if err := t.s.put(t.ctx, t.user, kindOAuth, t.server, t.conn); err != nil {
+		return nil, fmt.Errorf("keep the refreshed token of %q: %w", t.server, err)
+	}
+	t.s.log().Info("refreshed a user's token", "mcp_server", t.server)
+	return got, nil
 }
 
 // Connection is what a user sees of one server's connection: never a token.

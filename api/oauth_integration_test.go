@@ -25,6 +25,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -370,6 +371,21 @@ Use the tools.`)},
 	if answer := ask("alice", "secure__connect_account"); !strings.Contains(answer, "CONNECTED: ") || !strings.Contains(answer, "secure__whoami") {
 		t.Fatalf("connected user's connect tool: %q, want the server's tools", answer)
 	}
+
+	// A worker that starts now offers the tools a user last listed.
+	reg, err := tools.NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted := mcp.New(cfg, reg, nil)
+	restarted.UserTokens = env.Credentials
+	if err := restarted.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !reg.Has("secure__whoami") || !reg.Has("secure__connect_account") {
+		t.Errorf("a restarted worker offers %v, want the kept tool list", reg.Names())
+	}
+	_ = restarted.Close()
 
 	// Bob has not connected: the real tool gives him the connect-first result.
 	if answer := ask("bob", "secure__whoami"); !strings.Contains(answer, "NOT CONNECTED") || !linkRE.MatchString(answer) {

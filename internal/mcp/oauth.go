@@ -27,6 +27,11 @@ type UserTokens interface {
 	// AuthorizeURL starts the user's authorization of the server and
 	// returns the link to open in a browser.
 	AuthorizeURL(ctx context.Context, user, server string) (string, error)
+	// SaveTools keeps the server's tool list (JSON), and LoadTools returns
+	// it (nil when none was kept), so that a worker that starts offers the
+	// tools a connected user last listed.
+	SaveTools(ctx context.Context, server string, list []byte) error
+	LoadTools(ctx context.Context, server string) ([]byte, error)
 }
 
 // ConnectToolSuffix names the tool every OAuth server has before any user
@@ -77,9 +82,26 @@ func (s *server) startOAuth() error {
 		s.lastErr = s.cfgErr
 		return s.cfgErr
 	}
+	ts := []tools.Tool{s.connectTool()}
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.connectTimeout())
+	defer cancel()
+	switch raw, err := s.m.UserTokens.LoadTools(ctx, s.name); {
+	case err != nil:
+		s.log.Warn("mcp tools kept from an earlier listing not read; offering the connect tool alone", "error", err)
+	case raw != nil:
+		var list []*mcpsdk.Tool
+		if err := json.Unmarshal(raw, &list); err != nil {
+			s.log.Warn("mcp tools kept from an earlier listing not read; offering the connect tool alone", "error", err)
+			break
+		}
+		ts = append(ts, s.convert(list)...)
+	}
 	s.listMu.Lock()
 	defer s.listMu.Unlock()
-	return s.m.reg.SetGroup(GroupPrefix+s.name, []tools.Tool{s.connectTool()})
+	s.mu.Lock()
+	s.nTools = len(ts)
+	s.mu.Unlock()
+	return s.m.reg.SetGroup(GroupPrefix+s.name, ts)
 }
 
 func (s *server) connectTool() *connectTool {
@@ -188,6 +210,11 @@ func (t *connectTool) Call(ctx context.Context, call tools.Call) (tools.Result, 
 		s.nTools = len(ts)
 		s.lastErr = nil
 		s.mu.Unlock()
+		if raw, err := json.Marshal(list); err == nil {
+			if err := s.m.UserTokens.SaveTools(ctx, s.name, raw); err != nil {
+				s.log.Warn("mcp tool list not kept for the next start", "error", err)
+			}
+		}
 		names := make([]string, 0, len(ts)-1)
 		for _, x := range ts[1:] {
 			names = append(names, x.Name())

@@ -31,6 +31,7 @@ const (
 	kindSecret = "secret"       // a user's named HTTP-tool secret
 	kindState  = "oauth_state"  // a pending authorization (user ""), by the state's hash
 	kindClient = "oauth_client" // a dynamically registered client (user ""), by server
+	kindTools  = "mcp_tools"    // an OAuth server's last tool list (user ""), by server
 )
 
 // CallbackPath is the path of the OAuth redirect URI under
@@ -600,6 +601,25 @@ func (s *Service) SecretNames(ctx context.Context, user string) ([]store.Credent
 // DeleteSecret forgets user's secret name and reports whether it was set.
 func (s *Service) DeleteSecret(ctx context.Context, user, name string) (bool, error) {
 	return s.Store.DeleteCredential(ctx, user, kindSecret, name)
+}
+
+// SaveTools keeps the tool list an OAuth server last gave a connected user,
+// so that a worker that starts lists the server's tools before anyone
+// connects again.
+func (s *Service) SaveTools(ctx context.Context, server string, list []byte) error {
+	return s.put(ctx, "", kindTools, server, json.RawMessage(list))
+}
+
+// LoadTools returns what SaveTools kept, or nil.
+func (s *Service) LoadTools(ctx context.Context, server string) ([]byte, error) {
+	var list json.RawMessage
+	if err := s.get(ctx, "", kindTools, server, &list); err != nil {
+		if errors.Is(err, store.ErrNoCredential) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return list, nil
 }
 
 // Forget removes every token and secret of user (their data is deleted).

@@ -509,6 +509,7 @@ Use the tools.`)},
 		t.Fatalf("runs %q, want the 9 of the test", runs)
 	}
 	sawResult := false // the grep reads payloads: a tool result is found
+	events := 0
 	for _, id := range runs {
 		it := env.Client.GetWorkflowHistory(ctx, id, "", false, 0)
 		for it.HasNext() {
@@ -516,6 +517,7 @@ Use the tools.`)},
 			if err != nil {
 				t.Fatal(err)
 			}
+			events++
 			raw, err := proto.Marshal(ev)
 			if err != nil {
 				t.Fatal(err)
@@ -528,6 +530,7 @@ Use the tools.`)},
 			}
 		}
 	}
+	t.Logf("%d runs, %d history events, %d tokens and secrets searched", len(runs), events, len(secrets))
 	if !sawResult {
 		t.Error("no history holds the tool result \"you are alice\": the search reads nothing")
 	}

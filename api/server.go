@@ -34,6 +34,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/api/enums/v1"
@@ -104,6 +105,10 @@ type Config struct {
 	// Memory is users' long-term memory (GET and DELETE /v1/memories); nil
 	// when LONGHAUL_EMBED_MODEL is unset: the routes then answer 404.
 	Memory *memory.Service
+	// Credentials keeps users' own MCP OAuth tokens and HTTP-tool secrets
+	// (the /v1/connections and /v1/secrets routes, /oauth/callback); nil
+	// when LONGHAUL_TOKEN_KEY is unset: the routes then answer 404.
+	Credentials *usercreds.Service
 	// MCPApproval reports whether an MCP tool (by its engine name) needs a
 	// person's approval, as the MCP configuration says; nil means none.
 	MCPApproval func(tool string) bool
@@ -218,6 +223,7 @@ func (s *Server) routes() {
 	if s.cfg.MetricsHandler != nil {
 		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.MetricsHandler))
 	}
+	s.app.Get(usercreds.CallbackPath, s.oauthCallback)
 	v1 := s.app.Group("/v1", s.auth)
 	v1.Get("/models", s.listModels)
 	v1.Post("/chat/completions", s.chatCompletions)
@@ -239,6 +245,12 @@ func (s *Server) routes() {
 	v1.Delete("/conversations/:id", s.deleteConversation)
 	v1.Get("/memories", s.listMemories)
 	v1.Delete("/memories/:id", s.deleteMemory)
+	v1.Get("/connections", s.listConnections)
+	v1.Get("/connections/:server/authorize", s.authorizeConnection)
+	v1.Delete("/connections/:server", s.deleteConnection)
+	v1.Get("/secrets", s.listSecrets)
+	v1.Put("/secrets/:name", s.putSecret)
+	v1.Delete("/secrets/:name", s.deleteSecret)
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())

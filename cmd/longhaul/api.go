@@ -110,6 +110,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		Namespace:       cfg.TemporalNamespace,
 		MCPApproval:     mcpApproval(topts.MCP),
 		Memory:          topts.Memory,
+		Credentials:     topts.Credentials,
 		Forget:          forget,
 		Embeddings:      api.Upstream{BaseURL: embedURL, APIKey: embedKey},
 		EmbeddingsPolicy: api.EmbeddingsPolicy{

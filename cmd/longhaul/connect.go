@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/config"
@@ -18,6 +21,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/internal/tracing"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
@@ -71,6 +75,11 @@ func openRemote(ctx context.Context, cfg config.Config, log *slog.Logger, comman
 		return nil, err
 	}
 	r.tools.Memory = r.memory
+	if r.tools.Credentials, err = openCredentials(cfg, r.tools.MCP, r.blobs, log); err != nil {
+		closeStores()
+		r.temporal.Close()
+		return nil, err
+	}
 	r.close = func() { closeStores(); r.temporal.Close() }
 	return r, nil
 }
@@ -249,4 +258,50 @@ func modelLine(cfg config.Config, r modelcheck.Result, log *slog.Logger) string 
 		log.Warn("the model endpoint is not ready: "+r.Problem, "fix", r.Fix, "url", redact.URLs(cfg.LLMBaseURL), "model", cfg.LLMModel)
 	}
 	return fmt.Sprintf("%s (default %s): %s", redact.URLs(cfg.LLMBaseURL), cfg.LLMModel, r.Status(cfg.LLMModel))
+}
+
+// openCredentials is the users' own credentials (MCP OAuth tokens,
+// HTTP-tool secrets) sealed with LONGHAUL_TOKEN_KEY in the store, or nil
+// when the key is not set. An "auth": "oauth" server then stays off, and
+// says so, as do the routes.
+func openCredentials(cfg config.Config, mc *mcp.Config, blobs store.Store, log *slog.Logger) (*usercreds.Service, error) {
+	servers := map[string]usercreds.Server{}
+	if mc != nil {
+		for name, sc := range mc.Servers {
+			if !sc.OAuth() {
+				continue
+			}
+			var problems []error
+			expand := func(s string) string {
+				v, err := tools.ExpandEnv(s, nil)
+				if err != nil {
+					problems = append(problems, err)
+				}
+				return v
+			}
+			srv := usercreds.Server{URL: expand(sc.URL), ClientID: expand(sc.ClientID), ClientSecret: expand(sc.ClientSecret), Scopes: sc.Scopes}
+			if len(problems) > 0 {
+				return nil, fmt.Errorf("LONGHAUL_MCP_CONFIG: mcp server %q: %w", name, errors.Join(problems...))
+			}
+			servers[name] = srv
+		}
+	}
+	if cfg.TokenKey == "" {
+		if len(servers) > 0 {
+			log.Error(`MCP servers with "auth": "oauth" are off: LONGHAUL_TOKEN_KEY is not set`, "servers", slices.Sorted(maps.Keys(servers)))
+		}
+		return nil, nil
+	}
+	if len(servers) > 0 && cfg.PublicURL == "" {
+		return nil, errors.New(`LONGHAUL_PUBLIC_URL is required by the MCP servers with "auth": "oauth": it makes the redirect URI <it>/oauth/callback`)
+	}
+	box, err := usercreds.NewBox(cfg.TokenKey)
+	if err != nil {
+		return nil, fmt.Errorf("LONGHAUL_TOKEN_KEY: %w", err)
+	}
+	cs, ok := blobs.(store.Credentials)
+	if !ok {
+		return nil, fmt.Errorf("LONGHAUL_DATABASE_URL: the store keeps no credentials")
+	}
+	return &usercreds.Service{Store: cs, Box: box, PublicURL: cfg.PublicURL, Servers: servers, Log: log.With("component", "usercreds")}, nil
 }

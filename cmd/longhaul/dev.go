@@ -31,6 +31,9 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	}
 	defer closeStores()
 	topts.Memory = mem
+	if topts.Credentials, err = openCredentials(cfg, topts.MCP, blobs, log); err != nil {
+		return err
+	}
 	forget, closeForget, err := forgetter(ctx, cfg, mem)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ package config
 
 import (
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -107,13 +108,16 @@ type Config struct {
 	MessageIDHeader         string        `envconfig:"LONGHAUL_MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
 	DatabaseURL             string        `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
 
-	EmbedModel      string        `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
-	EmbedBaseURL    string        `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`
-	EmbedAPIKey     string        `envconfig:"LONGHAUL_EMBED_API_KEY" desc:"bearer key of EMBED_BASE_URL (never logged); empty and EMBED_BASE_URL empty = LLM_API_KEY"`
-	MemoryK         int           `envconfig:"LONGHAUL_MEMORY_K" default:"5" desc:"most memories recalled into a turn (memory: recall) or returned by a search"`
-	MemoryThreshold float64       `envconfig:"LONGHAUL_MEMORY_THRESHOLD" default:"0.6" desc:"cosine similarity (-1 to 1) a memory needs to be recalled into a turn"`
-	SearchURL       string        `envconfig:"LONGHAUL_SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
-	MCPConfig       string        `envconfig:"LONGHAUL_MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
+	EmbedModel      string  `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
+	EmbedBaseURL    string  `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`
+	EmbedAPIKey     string  `envconfig:"LONGHAUL_EMBED_API_KEY" desc:"bearer key of EMBED_BASE_URL (never logged); empty and EMBED_BASE_URL empty = LLM_API_KEY"`
+	MemoryK         int     `envconfig:"LONGHAUL_MEMORY_K" default:"5" desc:"most memories recalled into a turn (memory: recall) or returned by a search"`
+	MemoryThreshold float64 `envconfig:"LONGHAUL_MEMORY_THRESHOLD" default:"0.6" desc:"cosine similarity (-1 to 1) a memory needs to be recalled into a turn"`
+	SearchURL       string  `envconfig:"LONGHAUL_SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
+	MCPConfig       string  `envconfig:"LONGHAUL_MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
+	// TokenKey seals users' OAuth tokens and HTTP-tool secrets at rest.
+	TokenKey        string        `envconfig:"LONGHAUL_TOKEN_KEY" desc:"32 bytes as 64 hex digits (openssl rand -hex 32) sealing users' MCP OAuth tokens and HTTP-tool secrets in the store with AES-GCM; the same on every API and worker; empty = auth: oauth servers and ${user.secret:NAME} are off (never logged)"`
+	PublicURL       string        `envconfig:"LONGHAUL_PUBLIC_URL" desc:"the API's URL as users' browsers reach it, e.g. https://longhaul.example.com; the OAuth redirect URI is <it>/oauth/callback; needed by auth: oauth servers"`
 	FetchPorts      []int         `envconfig:"LONGHAUL_FETCH_PORTS" default:"80,443" desc:"the only ports web_fetch connects to"`
 	MaxToolChars    int           `envconfig:"LONGHAUL_MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
 	RestoreChars    int           `envconfig:"LONGHAUL_RESTORE_CHARS" default:"32000" desc:"characters of earlier chat turns' tool results given back to the model (conversation restore); the newest turn's are kept whole, older ones are cut, oldest first"`
@@ -308,6 +312,16 @@ func (c Config) Validate() error {
 	if c.ApprovalTimeout < 0 {
 		bad("APPROVAL_TIMEOUT", "must not be negative (0 waits without a limit)")
 	}
+	if k := c.TokenKey; k != "" && !strings.HasPrefix(strings.ToLower(k), Placeholder) {
+		if b, err := hex.DecodeString(k); err != nil || len(b) != 32 {
+			bad("TOKEN_KEY", "must be 32 bytes as 64 hex digits; %s", makeSecret)
+		}
+	}
+	if p := c.PublicURL; p != "" {
+		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+			bad("PUBLIC_URL", "must be an absolute http(s) URL without a query, e.g. https://longhaul.example.com")
+		}
+	}
 	if c.OpenWebUIJWTMaxLifetime <= 0 {
 		bad("OPENWEBUI_JWT_MAX_LIFETIME", "must be positive (Open WebUI signs for 300 s by default)")
 	}
@@ -427,7 +441,7 @@ func (c Config) placeholderSecrets() []error {
 			}
 		}
 	}
-	for name, v := range map[string]string{"LLM_API_KEY": c.LLMAPIKey, "EMBED_API_KEY": c.EmbedAPIKey, "TEMPORAL_API_KEY": c.TemporalAPIKey} {
+	for name, v := range map[string]string{"LLM_API_KEY": c.LLMAPIKey, "EMBED_API_KEY": c.EmbedAPIKey, "TEMPORAL_API_KEY": c.TemporalAPIKey, "TOKEN_KEY": c.TokenKey} {
 		if isPlaceholder(v) {
 			still(name, "")
 		}

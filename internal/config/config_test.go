@@ -158,6 +158,9 @@ func TestBadValues(t *testing.T) {
 		{"log level", "LONGHAUL_LOG_LEVEL", "loud", "LONGHAUL_LOG_LEVEL"},
 		{"tiny body limit", "LONGHAUL_MAX_BODY_BYTES", "10", "LONGHAUL_MAX_BODY_BYTES: must be at least 1024"},
 		{"ui address", "LONGHAUL_EMBEDDED_UI_ADDR", "8233", "LONGHAUL_EMBEDDED_UI_ADDR"},
+		{"token key not hex", "LONGHAUL_TOKEN_KEY", "not-a-key", "LONGHAUL_TOKEN_KEY: must be 32 bytes as 64 hex digits"},
+		{"token key short", "LONGHAUL_TOKEN_KEY", "00112233", "LONGHAUL_TOKEN_KEY: must be 32 bytes as 64 hex digits"},
+		{"public url relative", "LONGHAUL_PUBLIC_URL", "longhaul.example.com", "LONGHAUL_PUBLIC_URL: must be an absolute http(s) URL"},
 		{"tiny history limit", "LONGHAUL_HISTORY_LIMIT", "10", "LONGHAUL_HISTORY_LIMIT: must be at least 100 events"},
 		{"NATS URL not nats", "LONGHAUL_NATS_URL", "http://127.0.0.1:4222", "LONGHAUL_NATS_URL: \"http://127.0.0.1:4222\" is not a nats://"},
 		{"NATS URL password hidden", "LONGHAUL_NATS_URL", "nats://ann:s3cret@", "is not a nats://"},
@@ -268,6 +271,7 @@ func TestPlaceholderSecrets(t *testing.T) {
 		{"Temporal key", "LONGHAUL_TEMPORAL_API_KEY", "change-me-temporal", "LONGHAUL_TEMPORAL_API_KEY: still the placeholder"},
 		{"NATS token", "LONGHAUL_NATS_URL", "nats://change-me-nats-token@nats:4222", "LONGHAUL_NATS_URL: the token or password in it is still the placeholder"},
 		{"NATS password", "LONGHAUL_NATS_URL", "nats://a:s3@n1:4222,nats://longhaul:change-me-nats@n2:4222", "LONGHAUL_NATS_URL: the token or password in it is still the placeholder"},
+		{"token key", "LONGHAUL_TOKEN_KEY", "change-me-token-key", "LONGHAUL_TOKEN_KEY: still the placeholder from .env.example; " + how},
 		{"database password", "LONGHAUL_DATABASE_URL", "postgres://longhaul:change-me-postgres@postgres:5432/longhaul", "LONGHAUL_DATABASE_URL: the password in it is still the placeholder from .env.example; " + how},
 	}
 	for _, tt := range tests {

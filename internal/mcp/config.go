@@ -67,7 +67,26 @@ type ServerConfig struct {
 	// Approve lists the server's tools, by the server's own names, whose
 	// every call a person must approve ("approval": ["delete_file"]).
 	Approve []string
+	// Auth is AuthOAuth when every user connects the server with their own
+	// account ("auth": "oauth"); empty means the configuration's own
+	// credentials (Headers, Env) for everyone.
+	Auth string
+	// ClientID and ClientSecret are an OAuth client the operator registered
+	// with the server's authorization server ("client_id",
+	// "client_secret"; ${VAR} references allowed). Empty means dynamic
+	// client registration.
+	ClientID, ClientSecret string
+	// Scopes are the OAuth scopes to ask for ("scopes"); empty means the
+	// ones the server's resource metadata lists.
+	Scopes []string
 }
+
+// AuthOAuth is the Auth of a server each user connects with their own
+// account (the MCP authorization spec's authorization-code flow).
+const AuthOAuth = "oauth"
+
+// OAuth reports whether every user connects the server with their own account.
+func (c ServerConfig) OAuth() bool { return c.Auth == AuthOAuth }
 
 // RequiresApproval reports whether calls of the MCP tool named name (the
 // engine's name, "<server>__<tool>") need a person's approval.
@@ -130,6 +149,8 @@ func LoadConfig(path string) (Config, error) {
 // A server entry has either "command" (with optional "args", "env" and
 // "cwd") or "url" (with optional "headers"), an optional "type":
 // "stdio", "http" or "streamable-http" (the default for a URL), or "sse",
+// an optional "auth": "oauth" (each user connects their own account, with
+// optional "client_id", "client_secret" and "scopes"),
 // and an optional "approval": "required" (every call of the server's tools
 // waits for a person's approval) or a list of the tools that do.
 // Unknown keys are errors, so that a typo is not silently ignored, and all
@@ -215,8 +236,20 @@ func parseServer(raw json.RawMessage) (ServerConfig, []error) {
 			}
 		case "approval":
 			sc.ApproveAll, sc.Approve, err = decodeApproval(f.value)
+		case "auth":
+			if err = decodeString(f.value, &sc.Auth); err == nil && sc.Auth != AuthOAuth {
+				err = fmt.Errorf(`%q is not an auth: use "oauth" (each user connects their own account) or leave it out`, sc.Auth)
+			}
+		case "client_id":
+			err = decodeString(f.value, &sc.ClientID)
+		case "client_secret":
+			err = decodeString(f.value, &sc.ClientSecret)
+		case "scopes":
+			if err = json.Unmarshal(f.value, &sc.Scopes); err != nil || isNull(f.value) {
+				err = errors.New("must be an array of strings")
+			}
 		default:
-			err = errors.New("unknown key (known keys: command, args, env, cwd, url, headers, type, approval)")
+			err = errors.New("unknown key (known keys: command, args, env, cwd, url, headers, type, approval, auth, client_id, client_secret, scopes)")
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%q: %w", f.key, err))
@@ -280,6 +313,16 @@ func validateServer(name string, sc ServerConfig) []error {
 			bad(`"args", "env" and "cwd" need a "command", not a "url"`)
 		}
 	}
+	if sc.OAuth() {
+		if sc.URL == "" || sc.transport() != TransportHTTP {
+			bad(`"auth": "oauth" needs a "url" served over streamable HTTP`)
+		}
+	} else if sc.ClientID != "" || sc.ClientSecret != "" || len(sc.Scopes) > 0 {
+		bad(`"client_id", "client_secret" and "scopes" need "auth": "oauth"`)
+	}
+	if sc.ClientSecret != "" && sc.ClientID == "" {
+		bad(`"client_secret" needs a "client_id"`)
+	}
 	switch sc.Transport {
 	case "":
 	case TransportStdio:
@@ -303,6 +346,8 @@ func validateServer(name string, sc ServerConfig) []error {
 		template(fmt.Sprintf("args[%d]", i), a)
 	}
 	template("cwd", sc.Cwd)
+	template("client_id", sc.ClientID)
+	template("client_secret", sc.ClientSecret)
 	for _, k := range slices.Sorted(maps.Keys(sc.Env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			bad("env: %q is not a valid variable name", k)

@@ -38,6 +38,10 @@ func TestParseConfig(t *testing.T) {
 			Config{Servers: map[string]ServerConfig{"a": {Command: "x", ApproveAll: true}}}},
 		{"approval of some tools", `{"mcpServers": {"a": {"command": "x", "approval": ["delete_file", "move file"]}}}`,
 			Config{Servers: map[string]ServerConfig{"a": {Command: "x", Approve: []string{"delete_file", "move file"}}}}},
+		{"oauth", `{"mcpServers": {"gh": {"url": "https://example.com/mcp", "auth": "oauth"}}}`,
+			Config{Servers: map[string]ServerConfig{"gh": {URL: "https://example.com/mcp", Auth: AuthOAuth}}}},
+		{"oauth with a client", `{"mcpServers": {"gh": {"url": "https://example.com/mcp", "auth": "oauth", "client_id": "${ID}", "client_secret": "${SECRET}", "scopes": ["repo"]}}}`,
+			Config{Servers: map[string]ServerConfig{"gh": {URL: "https://example.com/mcp", Auth: AuthOAuth, ClientID: "${ID}", ClientSecret: "${SECRET}", Scopes: []string{"repo"}}}}},
 	}
 	for _, tc := range good {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +73,11 @@ func TestParseConfig(t *testing.T) {
 		{"wrong types", `{"mcpServers": {"a": {"command": 1, "args": "y", "env": {"K": 2}}}}`,
 			[]string{`"command": must be a string`, `"args": must be an array of strings`, `"env": "K": must be a string`}},
 		{"bad type", `{"mcpServers": {"a": {"url": "http://h", "type": "websocket"}}}`, []string{`"websocket" is not a transport`}},
+		{"bad auth", `{"mcpServers": {"a": {"url": "http://h", "auth": "basic"}}}`, []string{`"basic" is not an auth`}},
+		{"oauth over stdio", `{"mcpServers": {"a": {"command": "x", "auth": "oauth"}}}`, []string{`"auth": "oauth" needs a "url" served over streamable HTTP`}},
+		{"oauth over sse", `{"mcpServers": {"a": {"url": "http://h", "type": "sse", "auth": "oauth"}}}`, []string{`"auth": "oauth" needs a "url" served over streamable HTTP`}},
+		{"client without oauth", `{"mcpServers": {"a": {"url": "http://h", "client_id": "x"}}}`, []string{`need "auth": "oauth"`}},
+		{"secret without client", `{"mcpServers": {"a": {"url": "http://h", "auth": "oauth", "client_secret": "x"}}}`, []string{`"client_secret" needs a "client_id"`}},
 		{"stdio type with url", `{"mcpServers": {"a": {"url": "http://h", "type": "stdio"}}}`, []string{`type "stdio" needs a "command"`}},
 		{"sse with command", `{"mcpServers": {"a": {"command": "x", "type": "sse"}}}`, []string{`type "sse" needs a "url"`}},
 		{"headers without url", `{"mcpServers": {"a": {"command": "x", "headers": {"A": "b"}}}}`, []string{`"headers" needs a "url"`}},

@@ -59,6 +59,9 @@ type Manager struct {
 	// LookupEnv resolves the ${VAR} references of the configuration. Nil
 	// means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// UserTokens gives the calls of "auth": "oauth" servers their user's
+	// tokens; without it such servers are not started.
+	UserTokens UserTokens
 
 	reg     *tools.Registry
 	log     *slog.Logger
@@ -163,6 +166,13 @@ func (m *Manager) Start(ctx context.Context) error {
 	for _, s := range m.servers {
 		if s.cfgErr != nil {
 			s.log.Error("mcp server not started: invalid configuration", "error", s.cfgErr)
+			continue
+		}
+		if s.cfg.OAuth() {
+			// No shared session: each call opens one with its user's token.
+			if err := s.startOAuth(); err != nil {
+				s.log.Error("mcp server not started", "error", err)
+			}
 			continue
 		}
 		first := make(chan struct{})

@@ -174,10 +174,22 @@ func (t *tool) Parameters() json.RawMessage { return t.params }
 // <total>".
 func (t *tool) Call(ctx context.Context, call tools.Call) (tools.Result, error) {
 	s := t.srv
+	if s.cfg.OAuth() {
+		return s.asUser(ctx, call, t.name, func(ctx context.Context, cs *mcpsdk.ClientSession) (tools.Result, error) {
+			return t.call(ctx, call, cs, nil)
+		})
+	}
 	sess, err := s.connect(ctx)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("mcp server %q: %w", s.name, err)
 	}
+	return t.call(ctx, call, sess.cs, sess)
+}
+
+// call makes the call on cs; sess, when not nil, is the shared session cs
+// belongs to, dropped when the connection fails.
+func (t *tool) call(ctx context.Context, call tools.Call, cs *mcpsdk.ClientSession, sess *session) (tools.Result, error) {
+	s := t.srv
 	args := call.Arguments
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
@@ -189,10 +201,13 @@ func (t *tool) Call(ctx context.Context, call tools.Call) (tools.Result, error) 
 		s.addProgress(token, call.Progress)
 		defer s.removeProgress(token)
 	}
-	res, err := sess.cs.CallTool(ctx, params)
+	res, err := cs.CallTool(ctx, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, fmt.Errorf("mcp server %q: call %s: %w", s.name, t.remote, ctx.Err())
+		}
+		if sess == nil {
+			return tools.Result{}, fmt.Errorf("mcp server %q: call %s: %w", s.name, t.remote, err)
 		}
 		err = redactErr(sess.conn.redact, err)
 		if broken(err) {

@@ -68,6 +68,17 @@ var sqliteSchema = []string{
 	`CREATE INDEX IF NOT EXISTS conversation_turns_started ON conversation_turns (started_at)`,
 	`CREATE INDEX IF NOT EXISTS conversation_turns_run ON conversation_turns (run_id)`,
 	`CREATE INDEX IF NOT EXISTS conversation_messages_run ON conversation_messages (run_id)`,
+	// Users' sealed credentials (credentials.go): OAuth tokens of MCP
+	// servers, HTTP-tool secrets, pending OAuth states.
+	`CREATE TABLE IF NOT EXISTS user_credentials (
+		user_key   TEXT NOT NULL,
+		kind       TEXT NOT NULL,
+		name       TEXT NOT NULL,
+		data       BLOB NOT NULL,
+		updated_at INTEGER NOT NULL,
+		PRIMARY KEY (user_key, kind, name)
+	)`,
+	`CREATE INDEX IF NOT EXISTS user_credentials_kind_updated ON user_credentials (kind, updated_at)`,
 }
 
 // sqliteReaders is the size of the read-only connection pool.

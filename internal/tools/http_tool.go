@@ -54,7 +54,16 @@ type HTTPToolOptions struct {
 	// declared URL is the operator's choice, not the model's. Pass
 	// safehttp.NewClient(opts).Transport to refuse them instead.
 	Transport http.RoundTripper
+	// UserSecret returns the secret name of user for the
+	// ${user.secret:NAME} references of the headers, or an error wrapping
+	// ErrNoUserSecret when the user has not set it. Nil refuses tools that
+	// use user secrets.
+	UserSecret func(ctx context.Context, user, name string) (string, error)
 }
+
+// ErrNoUserSecret is what HTTPToolOptions.UserSecret wraps for a secret
+// the user has not set; the call then answers how to set it.
+var ErrNoUserSecret = errors.New("the user has not set the secret")
 
 // HTTPTool is an HTTP integration declared in a skill file's http_tools,
 // made into a tool the model can call.
@@ -134,7 +143,9 @@ type HTTPTool struct {
 	query       []namedTemplate // sorted by name; nil when not declared
 	body        any             // compiled body template; nil when not declared
 	envNames    []string        // every ${NAME}, sorted, without repeats
+	userSecrets []string        // every ${user.secret:NAME} of the headers, sorted
 	named       map[string]bool // every argument a template names
+	userSecret  func(ctx context.Context, user, name string) (string, error)
 
 	approval bool               // approval: required
 	result   *template.Template // the result template; nil shows the body
@@ -194,6 +205,7 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 		maxBytes:    def.MaxResponseBytes,
 		named:       map[string]bool{},
 		lookup:      opts.LookupEnv,
+		userSecret:  opts.UserSecret,
 	}
 	switch t.method {
 	case "":
@@ -237,9 +249,18 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 	props, _ := params["properties"].(map[string]any)
 
 	env := map[string]bool{}
+	secrets := map[string]bool{}
 	note := func(where string, parts []TemplatePart) error {
 		for _, p := range parts {
 			switch p.Kind {
+			case TemplateUserSecret:
+				if !strings.HasPrefix(where, "headers.") {
+					return fmt.Errorf("%s: ${%s%s}: a user's secret may only stand in the headers", where, UserSecretPrefix, p.Text)
+				}
+				if opts.UserSecret == nil {
+					return fmt.Errorf("%s: ${%s%s} needs per-user secrets, which need LONGHAUL_TOKEN_KEY", where, UserSecretPrefix, p.Text)
+				}
+				secrets[p.Text] = true
 			case TemplateEnv:
 				env[p.Text] = true
 			case TemplateArg:
@@ -300,6 +321,7 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 		}
 	}
 	t.envNames = slices.Sorted(maps.Keys(env))
+	t.userSecrets = slices.Sorted(maps.Keys(secrets))
 
 	transport := opts.Transport
 	if transport == nil {
@@ -535,6 +557,8 @@ func (s *callState) render(parts []TemplatePart, escape func(string) string) str
 			b.WriteString(p.Text)
 		case TemplateEnv:
 			b.WriteString(s.env[p.Text])
+		case TemplateUserSecret:
+			b.WriteString(s.env[UserSecretPrefix+p.Text])
 		case TemplateArg:
 			b.WriteString(escape(argString(s.args[p.Text])))
 		}
@@ -554,6 +578,21 @@ func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
 	env, err := t.expandEnv()
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", t.name, err)
+	}
+	// The user's own secrets, read at call time for the user the call is
+	// made for; kept with the variables so that they are scrubbed alike.
+	for _, name := range t.userSecrets {
+		v, err := t.userSecret(ctx, call.User, name)
+		if errors.Is(err, ErrNoUserSecret) {
+			return Result{Target: target, Content: fmt.Sprintf(
+				"MISSING SECRET: %s could not run because it sends the user's own secret %q, which they have not set. "+
+					"Tell the user to set it on this Longhaul server, with their API key: PUT /v1/secrets/%s with the JSON body {\"value\": \"...\"}, then to ask again.",
+				t.name, name, name)}, nil
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: the user's secret %q: %w", t.name, name, err)
+		}
+		env[UserSecretPrefix+name] = v
 	}
 	st := &callState{args: args, env: env, scrub: redact.NewSecrets(env)}
 

@@ -47,7 +47,14 @@ const (
 	TemplateEnv
 	// TemplateArg is a {name} placeholder for the call argument name.
 	TemplateArg
+	// TemplateUserSecret is a ${user.secret:NAME} reference to the secret
+	// NAME of the user the call is made for (set through the secrets API),
+	// allowed only in an HTTP tool's headers; Text is NAME.
+	TemplateUserSecret
 )
+
+// UserSecretPrefix starts a ${user.secret:NAME} reference.
+const UserSecretPrefix = "user.secret:"
 
 // TemplatePart is one piece of a parsed template.
 type TemplatePart struct {
@@ -88,6 +95,9 @@ func ExpandEnv(s string, lookup func(string) (string, bool)) (string, error) {
 			b.WriteString(p.Text)
 			continue
 		}
+		if p.Kind == TemplateUserSecret {
+			return "", &templateError{ErrBadTemplate, fmt.Sprintf("${%s%s}: a user's secret may only stand in an HTTP tool's headers", UserSecretPrefix, p.Text)}
+		}
 		if v, ok := lookup(p.Text); ok {
 			b.WriteString(v)
 		} else if !seen[p.Text] {
@@ -116,6 +126,8 @@ func SplitURLTemplate(s string) (origin, rest []TemplatePart, err error) {
 	afterScheme := false
 	for i, p := range parts {
 		switch p.Kind {
+		case TemplateUserSecret:
+			return nil, nil, &templateError{ErrBadTemplate, fmt.Sprintf("${%s%s} is in the URL %q: a user's secret may only stand in an HTTP tool's headers", UserSecretPrefix, p.Text, s)}
 		case TemplateArg:
 			return nil, nil, &templateError{ErrBadTemplate, fmt.Sprintf("placeholder {%s} is in the scheme, host or port of %q: arguments may only fill the path and the query, after a literal \"/\" or \"?\"", p.Text, s)}
 		case TemplateEnv:
@@ -163,6 +175,15 @@ func scan(s string, args bool) ([]TemplatePart, error) {
 				return nil, &templateError{ErrBadTemplate, fmt.Sprintf(`unterminated "${" at byte %d of template %q`, i, s)}
 			}
 			name := s[i+2 : i+2+end]
+			if secret, ok := strings.CutPrefix(name, UserSecretPrefix); ok {
+				if !validSecretName(secret) {
+					return nil, &templateError{ErrBadTemplate, fmt.Sprintf(`"${%s}" in template %q is not a valid user secret reference: a secret name is 1 to 64 letters, digits, "_" or "-"`, name, s)}
+				}
+				flush()
+				parts = append(parts, TemplatePart{Kind: TemplateUserSecret, Text: secret})
+				i += 2 + end + 1
+				continue
+			}
 			if !validEnvName(name) {
 				return nil, &templateError{ErrBadTemplate, fmt.Sprintf(`"${%s}" in template %q is not a valid variable reference: use letters, digits and underscores, not starting with a digit`, name, s)}
 			}
@@ -199,6 +220,22 @@ func argName(s string) string {
 		}
 	}
 	return ""
+}
+
+// validSecretName reports whether name can name a user's secret: 1 to 64
+// letters, digits, "_" or "-" (usercreds.ValidSecretName).
+func validSecretName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for _, r := range name {
+		switch {
+		case r == '_', r == '-', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // validEnvName reports whether name is a valid environment variable name.

@@ -207,3 +207,25 @@ func writeTemplate(parts []TemplatePart) string {
 	}
 	return b.String()
 }
+
+func TestUserSecretTemplate(t *testing.T) {
+	parts, err := ParseTemplate("Bearer ${user.secret:SEERR_key-1}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 2 || parts[1] != (TemplatePart{Kind: TemplateUserSecret, Text: "SEERR_key-1"}) {
+		t.Errorf("ParseTemplate = %+v", parts)
+	}
+	for _, bad := range []string{"${user.secret:}", "${user.secret:a b}", "${user.secret:a.b}"} {
+		if _, err := ParseTemplate(bad); !errors.Is(err, ErrBadTemplate) {
+			t.Errorf("ParseTemplate(%q) = %v, want ErrBadTemplate", bad, err)
+		}
+	}
+	// Only an HTTP tool's headers may hold one: not MCP settings, not a URL.
+	if _, err := ExpandEnv("${user.secret:X}", nil); !errors.Is(err, ErrBadTemplate) {
+		t.Errorf("ExpandEnv: %v, want ErrBadTemplate", err)
+	}
+	if _, _, err := SplitURLTemplate("https://${user.secret:X}/a"); !errors.Is(err, ErrBadTemplate) {
+		t.Errorf("SplitURLTemplate: %v, want ErrBadTemplate", err)
+	}
+}

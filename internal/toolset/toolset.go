@@ -21,6 +21,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/skills"
 )
 
@@ -38,6 +39,10 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// Extra are more tools (tests' probes).
 	Extra []tools.Tool
+	// Credentials, when set (LONGHAUL_TOKEN_KEY), gives "auth": "oauth"
+	// MCP servers and ${user.secret:NAME} headers of HTTP tools the calling
+	// user's own credentials; without it those are refused.
+	Credentials *usercreds.Service
 	// Memory, when set (LONGHAUL_EMBED_MODEL), adds the memory tools;
 	// nil leaves them out, and the agents that name them run without.
 	Memory *memory.Service
@@ -142,7 +147,7 @@ func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Log
 			off[h.Name] = strings.Join(missing, ", ") + " not set (requires_env of skill " + h.Skill + ")"
 			continue
 		}
-		t, err := tools.NewHTTPTool(h, tools.HTTPToolOptions{LookupEnv: opts.LookupEnv})
+		t, err := tools.NewHTTPTool(h, tools.HTTPToolOptions{LookupEnv: opts.LookupEnv, UserSecret: userSecret(opts.Credentials)})
 		if err != nil {
 			return nil, fmt.Errorf("http tool %q of skill %s: %w", h.Name, h.Skill, err)
 		}
@@ -158,6 +163,9 @@ func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Log
 		s.mcp = mcp.New(*opts.MCP, reg, log)
 		if opts.LookupEnv != nil {
 			s.mcp.LookupEnv = opts.LookupEnv
+		}
+		if opts.Credentials != nil {
+			s.mcp.UserTokens = opts.Credentials
 		}
 		if err := s.mcp.Start(ctx); err != nil {
 			s.mcp.Close()
@@ -177,6 +185,21 @@ func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Log
 		}
 	}
 	return s, nil
+}
+
+// userSecret resolves ${user.secret:NAME} from the user's secrets, or is
+// nil without credentials.
+func userSecret(c *usercreds.Service) func(ctx context.Context, user, name string) (string, error) {
+	if c == nil {
+		return nil
+	}
+	return func(ctx context.Context, user, name string) (string, error) {
+		v, err := c.Secret(ctx, user, name)
+		if errors.Is(err, usercreds.ErrNoSecret) {
+			return "", fmt.Errorf("%w: %w", tools.ErrNoUserSecret, err)
+		}
+		return v, err
+	}
 }
 
 // Close ends the MCP sessions and their server processes.

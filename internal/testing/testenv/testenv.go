@@ -28,6 +28,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/internal/tracing"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/skills"
 	lhworker "github.com/longhaul-dev/longhaul/worker"
 	"go.temporal.io/sdk/client"
@@ -54,6 +55,11 @@ type Options struct {
 	// Env resolves ${VAR} in HTTP tools and MCP settings; nil means the
 	// process environment.
 	Env map[string]string
+	// TokenKey (64 hex digits), when set, turns users' own credentials
+	// on: Env.Credentials over the env's store, with the "auth": "oauth"
+	// servers of MCP and the API's URL as LONGHAUL_PUBLIC_URL, given to the
+	// worker's tools and the API.
+	TokenKey string
 	// MaxToolOutput caps tool results the model reads (0: the default);
 	// longer ones are stored in the env's blob store.
 	MaxToolOutput int
@@ -99,12 +105,14 @@ type Env struct {
 	Blobs store.Store
 	// Memory is long-term memory when Options.Memory asked for it.
 	Memory *memory.Service
-	API    *api.Server
-	URL    string // the API's base URL, e.g. http://127.0.0.1:1234
-	log    *slog.Logger
-	opts   Options
-	mu     sync.Mutex
-	worker sdkworker.Worker
+	// Credentials are users' own credentials when Options.TokenKey is set.
+	Credentials *usercreds.Service
+	API         *api.Server
+	URL         string // the API's base URL, e.g. http://127.0.0.1:1234
+	log         *slog.Logger
+	opts        Options
+	mu          sync.Mutex
+	worker      sdkworker.Worker
 
 	// apiConfig is the configuration of the env's APIs.
 	apiConfig api.Config
@@ -167,9 +175,23 @@ func Start(t testing.TB, opts Options) *Env {
 		e.Memory = &memory.Service{Store: ms, Embedder: memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil),
 			K: opts.MemoryK, Threshold: threshold}
 	}
+	e.Blobs, err = store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("testenv: store: %v", err)
+	}
+	t.Cleanup(func() { _ = e.Blobs.Close() })
 	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory}
 	if opts.Env != nil {
 		topts.LookupEnv = func(k string) (string, bool) { v, ok := opts.Env[k]; return v, ok }
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.URL = "http://" + ln.Addr().String()
+	if opts.TokenKey != "" {
+		e.Credentials = credentials(t, opts, e.Blobs, e.URL, topts.LookupEnv, log)
+		topts.Credentials = e.Credentials
 	}
 	layers := append([]fs.FS{skills.Builtin()}, opts.Layers...)
 	e.Catalog, err = skills.Load(layers...)
@@ -188,11 +210,6 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	t.Cleanup(func() { _ = set.Close() })
 	e.Tools = set.Registry
-	e.Blobs, err = store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatalf("testenv: store: %v", err)
-	}
-	t.Cleanup(func() { _ = e.Blobs.Close() })
 	e.NATSURL = opts.NATSURL
 	if e.NATSURL == "" {
 		e.natsAddr = FreeAddr(t)
@@ -206,6 +223,7 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg.TaskQueue = TaskQueue
 	cfg.Blobs = e.Blobs
 	cfg.Memory = e.Memory
+	cfg.Credentials = e.Credentials
 	if e.Memory != nil {
 		cfg.Forget = e.Memory.Store
 	}
@@ -220,11 +238,6 @@ func Start(t testing.TB, opts Options) *Env {
 	apiCfg := cfg
 	apiCfg.Deltas = e.Bus("testenv api")
 	e.API = api.New(apiCfg, c, e.Catalog, log)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.URL = "http://" + ln.Addr().String()
 	go func() { _ = e.API.App().Listener(ln) }()
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -232,6 +245,28 @@ func Start(t testing.TB, opts Options) *Env {
 		_ = e.API.Shutdown(sctx)
 	})
 	return e
+}
+
+// credentials builds the users' credentials service of the env.
+func credentials(t testing.TB, opts Options, blobs store.Store, publicURL string, lookup func(string) (string, bool), log *slog.Logger) *usercreds.Service {
+	box, err := usercreds.NewBox(opts.TokenKey)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	servers := map[string]usercreds.Server{}
+	if opts.MCP != nil {
+		for name, sc := range opts.MCP.Servers {
+			if !sc.OAuth() {
+				continue
+			}
+			u, err := tools.ExpandEnv(sc.URL, lookup)
+			if err != nil {
+				t.Fatalf("testenv: mcp server %s: %v", name, err)
+			}
+			servers[name] = usercreds.Server{URL: u, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret, Scopes: sc.Scopes}
+		}
+	}
+	return &usercreds.Service{Store: blobs.(store.Credentials), Box: box, PublicURL: publicURL, Servers: servers, Log: log}
 }
 
 // APIServer is one more API on the env's Temporal, as another `longhaul

@@ -1,0 +1,628 @@
+package usercreds
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// The kinds of credential rows.
+const (
+	kindOAuth  = "oauth"        // a user's tokens for one MCP server
+	kindSecret = "secret"       // a user's named HTTP-tool secret
+	kindState  = "oauth_state"  // a pending authorization (user ""), by the state's hash
+	kindClient = "oauth_client" // a dynamically registered client (user ""), by server
+	kindTools  = "mcp_tools"    // an OAuth server's last tool list (user ""), by server
+)
+
+// CallbackPath is the path of the OAuth redirect URI under
+// LONGHAUL_PUBLIC_URL.
+const CallbackPath = "/oauth/callback"
+
+// Defaults of the Service's tunables.
+const (
+	DefaultStateTTL      = 15 * time.Minute
+	DefaultRefreshBefore = time.Minute
+	// MaxSecretSize bounds one HTTP-tool secret.
+	MaxSecretSize = 8 << 10
+)
+
+// Errors of the Service.
+var (
+	// ErrUnknownServer: no MCP server of that name declares auth: oauth.
+	ErrUnknownServer = errors.New("no MCP server of that name uses OAuth")
+	// ErrNotConnected: the user has not connected the server (or revoked it).
+	ErrNotConnected = errors.New("not connected")
+	// ErrBadState: the callback's state is unknown, used, or expired.
+	ErrBadState = errors.New("the authorization request is unknown, already used or expired; start again")
+	// ErrNoSecret: the user has not set the secret.
+	ErrNoSecret = errors.New("secret not set")
+	// ErrBadSecretName: a secret name is not [A-Za-z0-9_-]{1,64}.
+	ErrBadSecretName = errors.New("a secret name is 1 to 64 letters, digits, '_' or '-'")
+)
+
+// Server is an MCP server that declares auth: oauth.
+type Server struct {
+	// URL is the server's MCP endpoint: the protected resource.
+	URL string
+	// ClientID and ClientSecret are a client registered with the server's
+	// authorization server by the operator; empty ClientID means dynamic
+	// client registration (RFC 7591).
+	ClientID, ClientSecret string
+	// Scopes are requested; empty means what the resource metadata lists.
+	Scopes []string
+}
+
+// Service runs the authorization flows and keeps the users' tokens and
+// secrets. Set its fields before use; it is safe for concurrent use.
+type Service struct {
+	Store store.Credentials
+	Box   *Box
+	// PublicURL is where users' browsers reach the API
+	// (LONGHAUL_PUBLIC_URL); the redirect URI is PublicURL+CallbackPath.
+	PublicURL string
+	// Servers are the MCP servers that use OAuth, by name.
+	Servers map[string]Server
+	// HTTPClient makes the discovery, registration, token and revocation
+	// requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// StateTTL is how long an authorize link stays valid
+	// (DefaultStateTTL); RefreshBefore is how long before its expiry an
+	// access token is refreshed (DefaultRefreshBefore).
+	StateTTL, RefreshBefore time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Log receives the outcome of flows, never a token; nil discards.
+	Log *slog.Logger
+
+	refreshing sync.Map // user + "\x00" + server -> *sync.Mutex
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) client() *http.Client {
+	if s.HTTPClient != nil {
+		return s.HTTPClient
+	}
+	return http.DefaultClient
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// RedirectURL is the OAuth redirect URI registered with every server.
+func (s *Service) RedirectURL() string {
+	return strings.TrimRight(s.PublicURL, "/") + CallbackPath
+}
+
+// ServerNames lists the servers that use OAuth, sorted.
+func (s *Service) ServerNames() []string { return slices.Sorted(maps.Keys(s.Servers)) }
+
+func aad(user, kind, name string) []byte {
+	return []byte("longhaul usercreds v1\x00" + user + "\x00" + kind + "\x00" + name)
+}
+
+func (s *Service) put(ctx context.Context, user, kind, name string, v any) error {
+	plain, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.Store.PutCredential(ctx, store.Credential{User: user, Kind: kind, Name: name, Data: s.Box.Seal(plain, aad(user, kind, name))})
+}
+
+func (s *Service) get(ctx context.Context, user, kind, name string, v any) error {
+	c, err := s.Store.GetCredential(ctx, user, kind, name)
+	if err != nil {
+		return err
+	}
+	plain, err := s.Box.Open(c.Data, aad(user, kind, name))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(plain, v)
+}
+
+// client is an OAuth client of one authorization server, and where its
+// tokens are used.
+type client struct {
+	ClientID      string           `json:"client_id"`
+	ClientSecret  string           `json:"client_secret,omitempty"`
+	AuthURL       string           `json:"auth_url"`
+	TokenURL      string           `json:"token_url"`
+	RevocationURL string           `json:"revocation_url,omitempty"`
+	AuthStyle     oauth2.AuthStyle `json:"auth_style"`
+	Resource      string           `json:"resource"`
+	Scopes        []string         `json:"scopes,omitempty"`
+}
+
+func (c client) config(redirect string) *oauth2.Config {
+	return &oauth2.Config{
+		ClientID: c.ClientID, ClientSecret: c.ClientSecret, RedirectURL: redirect, Scopes: c.Scopes,
+		Endpoint: oauth2.Endpoint{AuthURL: c.AuthURL, TokenURL: c.TokenURL, AuthStyle: c.AuthStyle},
+	}
+}
+
+// pending is a started authorization, kept until its callback.
+type pending struct {
+	User     string    `json:"user"`
+	Server   string    `json:"server"`
+	Verifier string    `json:"verifier"`
+	Expires  time.Time `json:"expires"`
+	Client   client    `json:"client"`
+}
+
+// connection is a user's tokens for one server.
+type connection struct {
+	Token  *oauth2.Token `json:"token"`
+	Client client        `json:"client"`
+}
+
+// AuthorizeURL starts an authorization of server for user: it discovers
+// the server's authorization server, registers a client when none is
+// configured, keeps a single-use state bound to the user (and the PKCE
+// verifier) for StateTTL, and returns the authorization endpoint's URL
+// to send the user's browser to.
+func (s *Service) AuthorizeURL(ctx context.Context, user, server string) (string, error) {
+	srv, ok := s.Servers[server]
+	if !ok {
+		return "", fmt.Errorf("%q: %w", server, ErrUnknownServer)
+	}
+	c, err := s.discover(ctx, server, srv)
+	if err != nil {
+		return "", fmt.Errorf("mcp server %q: %w", server, err)
+	}
+	ttl := s.StateTTL
+	if ttl <= 0 {
+		ttl = DefaultStateTTL
+	}
+	// Expired states are only garbage; sweep them now and then.
+	_, _ = s.Store.DeleteCredentialsBefore(ctx, kindState, s.now().Add(-ttl))
+	verifier := oauth2.GenerateVerifier()
+	state := rand.Text() // 26 base32 characters: 130 random bits
+	p := pending{User: user, Server: server, Verifier: verifier, Expires: s.now().Add(ttl), Client: c}
+	if err := s.put(ctx, "", kindState, stateKey(state), p); err != nil {
+		return "", fmt.Errorf("keep the authorization state: %w", err)
+	}
+	// PKCE S256 and the resource indicator (RFC 8707), as the SDK's own
+	// flow does: go-sdk auth/authorization_code.go:600-612.
+	return c.config(s.RedirectURL()).AuthCodeURL(state,
+		oauth2.S256ChallengeOption(verifier),
+		oauth2.SetAuthURLParam("resource", c.Resource)), nil
+}
+
+// stateKey is the name a state is kept under: its hash, so the store holds
+// nothing that completes a flow.
+func stateKey(state string) string {
+	h := sha256.Sum256([]byte(state))
+	return hex.EncodeToString(h[:])
+}
+
+// discover finds the server's authorization server and the client to use
+// with it, following the MCP authorization spec's discovery order as the
+// go-sdk implements it (auth/authorization_code.go:423-492 for the
+// protected-resource metadata, auth/shared.go:23 for the authorization
+// server's), then registers a client (oauthex.RegisterClient, RFC 7591)
+// when the operator configured none, and keeps it for the next users.
+func (s *Service) discover(ctx context.Context, name string, srv Server) (client, error) {
+	var prm *oauthex.ProtectedResourceMetadata
+	for _, u := range prmURLs(srv.URL) {
+		m, err := oauthex.GetProtectedResourceMetadata(ctx, u.url, u.resource, s.client())
+		if err == nil && m != nil && len(m.AuthorizationServers) > 0 {
+			prm = m
+			break
+		}
+	}
+	if prm == nil {
+		// 2025-03-26 fallback: the server's origin is the authorization server.
+		u, err := url.Parse(srv.URL)
+		if err != nil {
+			return client{}, fmt.Errorf("url: %w", err)
+		}
+		u.Path, u.RawQuery = "", ""
+		prm = &oauthex.ProtectedResourceMetadata{Resource: srv.URL, AuthorizationServers: []string{u.String()}}
+	}
+	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], s.client())
+	if err != nil {
+		return client{}, fmt.Errorf("authorization server metadata: %w", err)
+	}
+	if asm == nil {
+		base := strings.TrimRight(prm.AuthorizationServers[0], "/")
+		asm = &oauthex.AuthServerMeta{Issuer: base, AuthorizationEndpoint: base + "/authorize",
+			TokenEndpoint: base + "/token", RegistrationEndpoint: base + "/register"}
+	}
+	scopes := srv.Scopes
+	if len(scopes) == 0 {
+		scopes = prm.ScopesSupported
+	}
+	c := client{AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, RevocationURL: asm.RevocationEndpoint,
+		Resource: prm.Resource, Scopes: scopes}
+	if srv.ClientID != "" {
+		c.ClientID, c.ClientSecret = srv.ClientID, srv.ClientSecret
+		c.AuthStyle = authStyle(asm.TokenEndpointAuthMethodsSupported)
+		return c, nil
+	}
+	var reg client
+	if err := s.get(ctx, "", kindClient, name, &reg); err == nil && reg.TokenURL == c.TokenURL && reg.ClientID != "" {
+		c.ClientID, c.ClientSecret, c.AuthStyle = reg.ClientID, reg.ClientSecret, reg.AuthStyle
+		return c, nil
+	}
+	if asm.RegistrationEndpoint == "" {
+		return client{}, errors.New(`the authorization server offers no dynamic client registration: set "client_id" (and "client_secret") in the MCP config`)
+	}
+	resp, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
+		RedirectURIs:  []string{s.RedirectURL()},
+		GrantTypes:    []string{"authorization_code", "refresh_token"},
+		ResponseTypes: []string{"code"},
+		ClientName:    "Longhaul",
+		Scope:         strings.Join(scopes, " "),
+	}, s.client())
+	if err != nil {
+		return client{}, fmt.Errorf("register a client: %w", err)
+	}
+	c.ClientID, c.ClientSecret = resp.ClientID, resp.ClientSecret
+	c.AuthStyle = authStyle([]string{resp.TokenEndpointAuthMethod})
+	if err := s.put(ctx, "", kindClient, name, c); err != nil {
+		return client{}, fmt.Errorf("keep the registered client: %w", err)
+	}
+	s.log().Info("registered an OAuth client", "mcp_server", name)
+	return c, nil
+}
+
+type prmURL struct{ url, resource string }
+
+// prmURLs are where protected-resource metadata may be (RFC 9728 §3.1; the
+// MCP spec's order, as go-sdk auth/authorization_code.go:465-492 lists
+// them): at the endpoint's path, then at the root.
+func prmURLs(resource string) []prmURL {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return nil
+	}
+	m := *u
+	m.RawQuery = ""
+	m.Path = "/.well-known/oauth-protected-resource/" + strings.TrimLeft(u.Path, "/")
+	out := []prmURL{{m.String(), resource}}
+	m.Path = "/.well-known/oauth-protected-resource"
+	root := *u
+	root.Path, root.RawQuery = "", ""
+	return append(out, prmURL{m.String(), root.String()})
+}
+
+// authStyle picks how to authenticate at the token endpoint, as go-sdk
+// auth/authorization_code.go:509-543 does.
+func authStyle(methods []string) oauth2.AuthStyle {
+	switch {
+	case slices.Contains(methods, "client_secret_post"), slices.Contains(methods, "none"):
+		return oauth2.AuthStyleInParams
+	case slices.Contains(methods, "client_secret_basic"):
+		return oauth2.AuthStyleInHeader
+	}
+	return oauth2.AuthStyleAutoDetect
+}
+
+// Callback completes an authorization: it takes the state (once; an
+// unknown, used or expired one is ErrBadState), exchanges the code with
+// the PKCE verifier and keeps the tokens, sealed, for the state's user. It
+// returns the user and server the state was bound to.
+func (s *Service) Callback(ctx context.Context, state, code string) (user, server string, err error) {
+	if state == "" || code == "" {
+		return "", "", ErrBadState
+	}
+	key := stateKey(state)
+	var p pending
+	if err := s.get(ctx, "", kindState, key, &p); err != nil {
+		return "", "", ErrBadState
+	}
+	if ok, err := s.Store.DeleteCredential(ctx, "", kindState, key); err != nil {
+		return "", "", err
+	} else if !ok {
+		return "", "", ErrBadState // another callback took it first
+	}
+	if !s.now().Before(p.Expires) {
+		return "", "", ErrBadState
+	}
+	if _, known := s.Servers[p.Server]; !known {
+		return "", "", fmt.Errorf("%q: %w", p.Server, ErrUnknownServer)
+	}
+	cctx := context.WithValue(ctx, oauth2.HTTPClient, s.client())
+	tok, err := p.Client.config(s.RedirectURL()).Exchange(cctx, code,
+		oauth2.VerifierOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.Client.Resource))
+	if err != nil {
+		return "", "", fmt.Errorf("exchange the code: %w", tokenErr(err))
+	}
+	if err := s.put(ctx, p.User, kindOAuth, p.Server, connection{Token: tok, Client: p.Client}); err != nil {
+		return "", "", fmt.Errorf("keep the tokens: %w", err)
+	}
+	s.log().Info("mcp server connected by a user", "mcp_server", p.Server)
+	return p.User, p.Server, nil
+}
+
+// tokenErr keeps an oauth2 error's code and description and drops the
+// response body, which may echo what was sent.
+func tokenErr(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		msg := "the token endpoint refused"
+		if re.ErrorCode != "" {
+			msg += ": " + re.ErrorCode
+		}
+		if re.Response != nil {
+			msg += fmt.Sprintf(" (HTTP %d)", re.Response.StatusCode)
+		}
+		return errors.New(msg)
+	}
+	return err
+}
+
+// TokenSource returns the user's token source for server: it refreshes the
+// access token RefreshBefore its expiry (oauth2.Config.TokenSource) and
+// stores the refreshed tokens. ErrNotConnected when the user has none; a
+// refresh the authorization server refuses (the grant was revoked) forgets
+// the tokens and is ErrNotConnected too.
+func (s *Service) TokenSource(ctx context.Context, user, server string) (oauth2.TokenSource, error) {
+	if _, ok := s.Servers[server]; !ok {
+		return nil, fmt.Errorf("%q: %w", server, ErrUnknownServer)
+	}
+	var c connection
+	if err := s.get(ctx, user, kindOAuth, server, &c); err != nil {
+		if errors.Is(err, store.ErrNoCredential) {
+			return nil, ErrNotConnected
+		}
+		return nil, err
+	}
+	return &savingSource{s: s, ctx: ctx, user: user, server: server, conn: c}, nil
+}
+
+// savingSource hands out the user's access token, refreshing it first
+// when it is about to expire, and stores what a refresh returned.
+type savingSource struct {
+	s            *Service
+	ctx          context.Context
+	user, server string
+	mu           sync.Mutex
+	conn         connection
+}
+
+func (t *savingSource) Token() (*oauth2.Token, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// One refresh at a time per user and server in this process: with
+	// refresh-token rotation, two at once would spend the same refresh
+	// token and the second would read as revoked.
+	l, _ := t.s.refreshing.LoadOrStore(t.user+"\x00"+t.server, &sync.Mutex{})
+	l.(*sync.Mutex).Lock()
+	defer l.(*sync.Mutex).Unlock()
+	for attempt := 0; ; attempt++ {
+		got, err := t.token()
+		var re *oauth2.RetrieveError
+		if err == nil || !errors.As(err, &re) {
+			return got, err
+		}
+		if re.ErrorCode != "invalid_grant" {
+			// tokenErr: the response body is not repeated, in case it echoes.
+			return nil, fmt.Errorf("refresh the token of %q: %w", t.server, tokenErr(err))
+		}
+		// Refused: another call (or process) may have rotated the tokens
+		// meanwhile; take the stored ones once before giving up.
+		var stored connection
+		if attempt == 0 && t.s.get(t.ctx, t.user, kindOAuth, t.server, &stored) == nil &&
+			stored.Token != nil && stored.Token.RefreshToken != t.conn.Token.RefreshToken {
+			t.conn = stored
+			continue
+		}
+		_, _ = t.s.Store.DeleteCredential(t.ctx, t.user, kindOAuth, t.server)
+		t.s.log().Info("a user's token was refused on refresh; forgotten", "mcp_server", t.server)
+		return nil, ErrNotConnected
+	}
+}
+
+// token returns the current access token, refreshed first when it expires
+// within RefreshBefore, and stores a refreshed one.
+func (t *savingSource) token() (*oauth2.Token, error) {
+	before := t.s.RefreshBefore
+	if before <= 0 {
+		before = DefaultRefreshBefore
+	}
+	tok := *t.conn.Token
+	if !tok.Expiry.IsZero() {
+		// oauth2 refreshes within 10s of Expiry; make it RefreshBefore.
+		tok.Expiry = tok.Expiry.Add(-before)
+	}
+	cctx := context.WithValue(context.WithoutCancel(t.ctx), oauth2.HTTPClient, t.s.client())
+	got, err := t.conn.Client.config(t.s.RedirectURL()).TokenSource(cctx, &tok).Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("refresh the token of %q: %w", t.server, err)
+	}
+	if got.AccessToken == t.conn.Token.AccessToken {
+		return t.conn.Token, nil
+	}
+	if got.RefreshToken == "" {
+		got.RefreshToken = t.conn.Token.RefreshToken
+	}
+	t.conn.Token = got
+	if err := t.s.put(t.ctx, t.user, kindOAuth, t.server, t.conn); err != nil {
+		return nil, fmt.Errorf("keep the refreshed token of %q: %w", t.server, err)
+	}
+	t.s.log().Info("refreshed a user's token", "mcp_server", t.server)
+	return got, nil
+}
+
+// Connection is what a user sees of one server's connection: never a token.
+type Connection struct {
+	Server    string     `json:"server"`
+	Connected bool       `json:"connected"`
+	Scopes    []string   `json:"scopes,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// Connections lists every OAuth server and whether user connected it.
+func (s *Service) Connections(ctx context.Context, user string) ([]Connection, error) {
+	out := []Connection{}
+	for _, name := range s.ServerNames() {
+		c := Connection{Server: name}
+		var conn connection
+		switch err := s.get(ctx, user, kindOAuth, name, &conn); {
+		case err == nil:
+			c.Connected, c.Scopes = true, conn.Client.Scopes
+			if conn.Token != nil && !conn.Token.Expiry.IsZero() {
+				e := conn.Token.Expiry.UTC()
+				c.ExpiresAt = &e
+			}
+		case errors.Is(err, store.ErrNoCredential):
+		default:
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Disconnect forgets user's tokens for server and asks the authorization
+// server to revoke them (RFC 7009) when it has a revocation endpoint. It
+// reports whether there were tokens; a failed revocation is logged, the
+// tokens are gone either way.
+func (s *Service) Disconnect(ctx context.Context, user, server string) (bool, error) {
+	if _, ok := s.Servers[server]; !ok {
+		return false, fmt.Errorf("%q: %w", server, ErrUnknownServer)
+	}
+	var c connection
+	getErr := s.get(ctx, user, kindOAuth, server, &c)
+	ok, err := s.Store.DeleteCredential(ctx, user, kindOAuth, server)
+	if err != nil || !ok || getErr != nil || c.Client.RevocationURL == "" || c.Token == nil {
+		return ok, err
+	}
+	for _, tok := range []struct{ v, hint string }{{c.Token.RefreshToken, "refresh_token"}, {c.Token.AccessToken, "access_token"}} {
+		if tok.v == "" {
+			continue
+		}
+		if err := s.revoke(ctx, c.Client, tok.v, tok.hint); err != nil {
+			s.log().Warn("token revocation failed; the tokens are forgotten here", "mcp_server", server, "error", err)
+		}
+	}
+	return true, nil
+}
+
+// revoke is one RFC 7009 revocation request. oauth2 has none, and the SDK
+// neither; it is one form POST.
+func (s *Service) revoke(ctx context.Context, c client, token, hint string) error {
+	form := url.Values{"token": {token}, "token_type_hint": {hint}}
+	if c.AuthStyle != oauth2.AuthStyleInHeader {
+		form.Set("client_id", c.ClientID)
+		if c.ClientSecret != "" {
+			form.Set("client_secret", c.ClientSecret)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.RevocationURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if c.AuthStyle == oauth2.AuthStyleInHeader {
+		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
+	}
+	resp, err := s.client().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidSecretName reports whether name can name a secret.
+func ValidSecretName(name string) bool { return secretNameRE.MatchString(name) }
+
+// SetSecret keeps user's secret name, sealed.
+func (s *Service) SetSecret(ctx context.Context, user, name, value string) error {
+	if !ValidSecretName(name) {
+		return ErrBadSecretName
+	}
+	if len(value) > MaxSecretSize {
+		return fmt.Errorf("the secret is over %d bytes", MaxSecretSize)
+	}
+	return s.put(ctx, user, kindSecret, name, value)
+}
+
+// Secret returns user's secret name, or ErrNoSecret.
+func (s *Service) Secret(ctx context.Context, user, name string) (string, error) {
+	var v string
+	if err := s.get(ctx, user, kindSecret, name, &v); err != nil {
+		if errors.Is(err, store.ErrNoCredential) {
+			return "", ErrNoSecret
+		}
+		return "", err
+	}
+	return v, nil
+}
+
+// SecretNames lists the names of user's secrets, never their values.
+func (s *Service) SecretNames(ctx context.Context, user string) ([]store.Credential, error) {
+	return s.Store.ListCredentials(ctx, user, kindSecret)
+}
+
+// DeleteSecret forgets user's secret name and reports whether it was set.
+func (s *Service) DeleteSecret(ctx context.Context, user, name string) (bool, error) {
+	return s.Store.DeleteCredential(ctx, user, kindSecret, name)
+}
+
+// SaveTools keeps the tool list an OAuth server last gave a connected user,
+// so that a worker that starts lists the server's tools before anyone
+// connects again.
+func (s *Service) SaveTools(ctx context.Context, server string, list []byte) error {
+	return s.put(ctx, "", kindTools, server, json.RawMessage(list))
+}
+
+// LoadTools returns what SaveTools kept, or nil.
+func (s *Service) LoadTools(ctx context.Context, server string) ([]byte, error) {
+	var list json.RawMessage
+	if err := s.get(ctx, "", kindTools, server, &list); err != nil {
+		if errors.Is(err, store.ErrNoCredential) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return list, nil
+}
+
+// Forget removes every token and secret of user (their data is deleted).
+func (s *Service) Forget(ctx context.Context, user string) (int64, error) {
+	return s.Store.DeleteUserCredentials(ctx, user)
+}

@@ -71,7 +71,7 @@ func newHarness(t *testing.T) *harness {
 // resolve mocks the ResolveAgent local activity (OnActivity mocks local
 // activities too).
 func (h *harness) resolve(s activities.AgentSpec) {
-	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, s.ID).Return(s, nil).Once()
+	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, s.ID, mock.Anything).Return(s, nil).Once()
 }
 
 // reply is one scripted answer of the model activity.
@@ -789,7 +789,7 @@ func TestNoMessagesIsBadInput(t *testing.T) {
 
 func TestUnknownAgentFailsRun(t *testing.T) {
 	h := newHarness(t)
-	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, "nobody").
+	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, "nobody", mock.Anything).
 		Return(activities.AgentSpec{}, temporal.NewNonRetryableApplicationError(`unknown agent "nobody"`, longhaul.ErrTypeUnknownAgent, nil)).Once()
 	in := input(hi...)
 	in.Agent = "nobody"

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"golang.org/x/net/http/httpguts"
 )
@@ -67,6 +68,11 @@ type ServerConfig struct {
 	// Approve lists the server's tools, by the server's own names, whose
 	// every call a person must approve ("approval": ["delete_file"]).
 	Approve []string
+	// Allow names who may use the server's tools ("allow"); nil is
+	// everyone. ToolAllow narrows single tools, by the server's own names
+	// ("tools": {"delete_file": {"allow": …}}). See Allows.
+	Allow     *access.Rule
+	ToolAllow map[string]*access.Rule
 }
 
 // RequiresApproval reports whether calls of the MCP tool named name (the
@@ -130,8 +136,11 @@ func LoadConfig(path string) (Config, error) {
 // A server entry has either "command" (with optional "args", "env" and
 // "cwd") or "url" (with optional "headers"), an optional "type":
 // "stdio", "http" or "streamable-http" (the default for a URL), or "sse",
-// and an optional "approval": "required" (every call of the server's tools
-// waits for a person's approval) or a list of the tools that do.
+// an optional "approval": "required" (every call of the server's tools
+// waits for a person's approval) or a list of the tools that do, an
+// optional "allow": {"roles": [...], "groups": [...], "users": [...]} (who
+// may use the server's tools) and optional "tools": {"<tool>": {"allow":
+// {...}}} (who may use one of them; see ServerConfig.Allows).
 // Unknown keys are errors, so that a typo is not silently ignored, and all
 // problems are reported at once.
 func ParseConfig(data []byte) (Config, error) {
@@ -215,8 +224,12 @@ func parseServer(raw json.RawMessage) (ServerConfig, []error) {
 			}
 		case "approval":
 			sc.ApproveAll, sc.Approve, err = decodeApproval(f.value)
+		case "allow":
+			sc.Allow, err = decodeAllow(f.value)
+		case "tools":
+			sc.ToolAllow, err = decodeToolRules(f.value)
 		default:
-			err = errors.New("unknown key (known keys: command, args, env, cwd, url, headers, type, approval)")
+			err = errors.New("unknown key (known keys: command, args, env, cwd, url, headers, type, approval, allow, tools)")
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%q: %w", f.key, err))

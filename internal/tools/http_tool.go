@@ -21,6 +21,8 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
@@ -128,6 +130,7 @@ type HTTPTool struct {
 	named       map[string]bool // every argument a template names
 
 	approval bool // approval: required
+	allow    *access.Rule
 
 	lookup func(string) (string, bool)
 	client *http.Client
@@ -212,6 +215,7 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 		params["additionalProperties"] = false
 	}
 	t.approval = def.RequiresApproval
+	t.allow = def.Allow
 	schema, err := json.Marshal(params)
 	if err != nil {
 		return fail("parameters: %v", err)
@@ -383,6 +387,9 @@ func (t *HTTPTool) Parameters() json.RawMessage { return t.schema }
 // RequiresApproval reports whether the skill file marks the tool
 // approval: required.
 func (t *HTTPTool) RequiresApproval() bool { return t.approval }
+
+// Allows reports whether the tool's allow: rule admits u.
+func (t *HTTPTool) Allows(u longhaul.User) bool { return t.allow.Allows(u) }
 
 // Target implements Targeter: it returns the method, the URL's host when
 // the file writes it literally, and the path with the arguments filled in.

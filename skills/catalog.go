@@ -83,6 +83,16 @@ func (c *Catalog) HTTPTools() []*tools.HTTPToolDef {
 // "## <skill id>" heading. Skills with an empty fragment are left out, and
 // parts are separated by a blank line.
 func (c *Catalog) SystemPrompt(agent *Agent) string {
+	return c.systemPrompt(agent, func(*Skill) bool { return true })
+}
+
+// SystemPromptFor is SystemPrompt without the fragments of the skills u
+// may not use: their prompts are not the model's business in u's runs.
+func (c *Catalog) SystemPromptFor(agent *Agent, u longhaul.User) string {
+	return c.systemPrompt(agent, func(s *Skill) bool { return s.Allow.Allows(u) })
+}
+
+func (c *Catalog) systemPrompt(agent *Agent, keep func(*Skill) bool) string {
 	if agent == nil {
 		return ""
 	}
@@ -92,7 +102,7 @@ func (c *Catalog) SystemPrompt(agent *Agent) string {
 	}
 	for _, id := range agent.Skills {
 		s, ok := c.Skill(id)
-		if !ok {
+		if !ok || !keep(s) {
 			continue
 		}
 		if p := strings.TrimSpace(s.Prompt); p != "" {

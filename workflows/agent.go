@@ -322,6 +322,8 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label string, answer bool) (activities.ModelResponse, error) {
 	actx := r.modelOptions(ctx, strings.TrimSpace(label+" llm "+req.Model))
 	req.After = r.log.last
+	who := r.in.User
+	req.Principal = &who
 	var resp activities.ModelResponse
 	if err := r.awaitModel(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
 		if answer && (resp.Message.Content != "" || resp.Reasoning != "") {

@@ -102,7 +102,7 @@ type Config struct {
 	MessageIDHeader         string        `envconfig:"LONGHAUL_MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
 	// UserGroupsHeader names the header of the user's groups (allow: groups).
 	UserGroupsHeader string `envconfig:"LONGHAUL_USER_GROUPS_HEADER" desc:"header carrying the end user's groups, comma-separated, for allow: groups; read only from proxy-key requests (or with no keys and no signed header); empty = no groups"`
-	DatabaseURL             string        `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+	DatabaseURL      string `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
 
 	EmbedModel      string        `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
 	EmbedBaseURL    string        `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`

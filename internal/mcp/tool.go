@@ -155,8 +155,9 @@ type tool struct {
 }
 
 var (
-	_ tools.Tool     = (*tool)(nil)
-	_ tools.Approver = (*tool)(nil)
+	_ tools.Tool        = (*tool)(nil)
+	_ tools.Approver    = (*tool)(nil)
+	_ access.Restricted = (*tool)(nil)
 )
 
 // RequiresApproval reports whether the server's configuration requires a

@@ -68,6 +68,9 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
+// u1 is the harness's user as tool calls carry it (allow: rules judge it).
+var u1 = &longhaul.User{ID: "u1"}
+
 // resolve mocks the ResolveAgent local activity (OnActivity mocks local
 // activities too).
 func (h *harness) resolve(s activities.AgentSpec) {
@@ -387,7 +390,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		askTools("", usage(10, 2), call),
 		answer("It is Thursday.", usage(20, 4)),
 	).Twice()
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1, User: "u1"}).
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1, User: "u1", Principal: u1}).
 		Return(activities.ToolResponse{Content: "2025-01-02T04:04:05+01:00 Thursday"}, nil).Once()
 	h.run(input(hi...))
 

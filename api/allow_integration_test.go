@@ -178,13 +178,13 @@ func TestAllowTable(t *testing.T) {
 		{principal{name: "admin", owui: &admin}, []string{"desk", "ops"}, []string{"calc__add", "ping_http", "staff_http"},
 			"tools filtered for role=admin groups=[]: hidden 1 (tools media_http)"},
 		{principal{name: "user", owui: &user}, []string{"desk"}, []string{"ping_http"},
-			"tools filtered for role=user groups=[]: hidden 3 (skills staff) (tools calc__add, media_http)"},
+			"tools filtered for role=user groups=[]: hidden 4 (skills staff) (tools calc__add, media_http, staff_http)"},
 		{principal{name: "group member", owui: &member, groups: "media, film"}, []string{"desk"}, []string{"calc__add", "media_http", "ping_http"},
-			"tools filtered for role=user groups=[media film]: hidden 1 (skills staff)"},
+			"tools filtered for role=user groups=[media film]: hidden 2 (skills staff) (tools staff_http)"},
 		{principal{name: "API key with a role", key: "sk-ci-key"}, []string{"desk", "ops"}, []string{"calc__add", "ping_http", "staff_http"},
 			"tools filtered for role=admin groups=[]: hidden 1 (tools media_http)"},
 		{principal{name: "API key without a role", key: "sk-bot-key", groups: "media"}, []string{"desk"}, []string{"ping_http"},
-			"tools filtered for role=none groups=[]: hidden 3 (skills staff) (tools calc__add, media_http)"},
+			"tools filtered for role=none groups=[]: hidden 4 (skills staff) (tools calc__add, media_http, staff_http)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.who.name, func(t *testing.T) {
@@ -202,9 +202,11 @@ func TestAllowTable(t *testing.T) {
 
 			// /v1/models lists the principal's agents only.
 			list := decode[api.ModelList](t, do(t, env, "GET", "/v1/models", nil, hdr))
-			var models []string
+			var models []string // of this test's agents; the built-ins have no rule
 			for _, m := range list.Data {
-				models = append(models, m.ID)
+				if m.ID == "desk" || m.ID == "ops" {
+					models = append(models, m.ID)
+				}
 			}
 			if d := cmp.Diff(tt.wantModels, models); d != "" {
 				t.Errorf("/v1/models (-want +got):\n%s", d)
@@ -239,7 +241,11 @@ func TestAllowTable(t *testing.T) {
 					}
 					var calls []llmtest.ToolCall
 					for i, name := range deskTools {
-						calls = append(calls, llmtest.ToolCall{ID: fmt.Sprintf("c%d", i), Name: name, Arguments: `{"a":1,"b":2}`})
+						args := `{}`
+						if name == "calc__add" {
+							args = `{"a":1,"b":2}`
+						}
+						calls = append(calls, llmtest.ToolCall{ID: fmt.Sprintf("c%d", i), Name: name, Arguments: args})
 					}
 					return llmtest.ToolCalls(calls...)
 				}),
@@ -273,6 +279,9 @@ func TestAllowTable(t *testing.T) {
 			}
 			if d := cmp.Diff(want, reached); d != "" {
 				t.Errorf("calls that reached the tools' servers (-want +got):\n%s", d)
+				for _, m := range env.Model.Requests()[len(env.Model.Requests())-1].Chat.Messages {
+					t.Logf("%s %s: %.300s", m.Role, m.ToolCallID, m.Content)
+				}
 			}
 
 			// The model read a refusal for each call it was not offered,

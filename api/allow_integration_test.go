@@ -76,7 +76,7 @@ func countingMCP(t *testing.T, h *hits) string {
 //	                                [media]) and staff (allow roles [admin],
 //	                                /staff, staff_http)
 var allowFiles = fstest.MapFS{
-	"ops.md": {Data: []byte("---\nagent: ops\ndescription: Operations\nmode: chat\nskills: [ops]\nallow: {roles: [admin]}\n---\nYou run operations.\n")},
+	"ops.md":  {Data: []byte("---\nagent: ops\ndescription: Operations\nmode: chat\nskills: [ops]\nallow: {roles: [admin]}\n---\nYou run operations.\n")},
 	"desk.md": {Data: []byte("---\nagent: desk\ndescription: Help desk\nmode: chat\nskills: [common, staff]\n---\nYou help.\n")},
 	"ops-skill.md": {Data: []byte(`---
 skill: ops

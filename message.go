@@ -131,6 +131,10 @@ type User struct {
 	Email string `json:"email,omitempty"`
 	Name  string `json:"name,omitempty"`
 	Role  string `json:"role,omitempty"`
+	// Groups are the groups the user belongs to, from the header the
+	// operator names (LONGHAUL_USER_GROUPS_HEADER); with Role, what allow:
+	// rules judge (internal/access).
+	Groups []string `json:"groups,omitempty"`
 	// Principal is who holds the run, as the API resolved it from the
 	// request's credential (see internal/identity).
 	Principal string `json:"principal,omitempty"`

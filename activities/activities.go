@@ -23,9 +23,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -156,6 +159,11 @@ type AgentSpec struct {
 	// unset); Remember asks for the facts of each turn to be saved.
 	Memory   string `json:"memory,omitempty"`
 	Remember bool   `json:"remember,omitempty"`
+	// Access says which allow: filter applied, for the Temporal UI (the
+	// ResolveAgent marker's result): the user's role and groups and what
+	// they hid, e.g. "role=user groups=[media]: hidden skill seerr; tools
+	// files__write_file". Tools and Skills above are already filtered.
+	Access string `json:"access,omitempty"`
 	// Models are the models the agent names per role (models:), each
 	// empty when it names none; the workflow falls back to Model.
 	Models RoleModels `json:"models,omitzero"`
@@ -195,19 +203,25 @@ const DefaultSkillMaxTurns = 6
 // DefaultMaxTurns bounds an agent's tool loop when it names no max_turns.
 const DefaultMaxTurns = 8
 
-// ResolveAgent looks an agent up in the catalog loaded at worker start.
-func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, error) {
-	ag, ok := a.catalog.Agent(id)
+// ResolveAgent looks an agent up in the catalog loaded at worker start, as
+// user may use it: the skills and tools whose allow: rules do not admit
+// user are left out of the spec (and so out of what the model is offered,
+// what plans may name and which slash commands run), and an agent user may
+// not use is unknown. user comes from the workflow's input, which the API
+// built from the request's credential.
+func (a *Activities) ResolveAgent(_ context.Context, id string, user longhaul.User) (AgentSpec, error) {
+	ag, ok := a.catalog.AgentFor(id, user)
 	if !ok {
 		return AgentSpec{}, nonRetryable("UnknownAgent", fmt.Errorf("unknown agent %q", id))
 	}
+	all := a.available(a.catalog.AgentTools(ag))
 	spec := AgentSpec{
 		ID:          ag.ID,
 		Mode:        string(ag.Mode),
 		Model:       ag.Model,
 		MaxTurns:    ag.MaxTurns,
 		MaxReplans:  ag.MaxReplans,
-		Tools:       a.available(a.catalog.AgentTools(ag)),
+		Tools:       a.permitted(a.available(a.catalog.AgentToolsFor(ag, user)), user),
 		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,
 		Models:      RoleModels(ag.Models),
@@ -225,14 +239,19 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 			spec.Approval = append(spec.Approval, name)
 		}
 	}
+	var hiddenSkills []string
 	for _, id := range ag.Skills {
 		s, ok := a.catalog.Skill(id)
 		if !ok {
 			continue
 		}
+		if !s.Allow.Allows(user) {
+			hiddenSkills = append(hiddenSkills, s.ID)
+			continue
+		}
 		ss := SkillSpec{
 			ID: s.ID, Description: s.Description, Command: s.Command,
-			Tools: a.available(s.Tools), Model: s.Model, MaxTurns: s.MaxTurns,
+			Tools: a.permitted(a.available(s.Tools), user), Model: s.Model, MaxTurns: s.MaxTurns,
 		}
 		if ss.MaxTurns <= 0 {
 			ss.MaxTurns = DefaultSkillMaxTurns
@@ -245,7 +264,44 @@ func (a *Activities) ResolveAgent(_ context.Context, id string) (AgentSpec, erro
 	if spec.MaxTurns <= 0 {
 		spec.MaxTurns = DefaultMaxTurns
 	}
+	spec.Access = describeFilter(user, hiddenSkills, all, spec.Tools)
 	return spec, nil
+}
+
+// permitted keeps the tools of names that user may use: a tool with an
+// allow: rule of its own (an HTTP tool's, an MCP server's or tool's) that
+// does not admit user is left out.
+func (a *Activities) permitted(names []string, user longhaul.User) []string {
+	var out []string
+	for _, n := range names {
+		if t, ok := a.tools.Get(n); ok && access.ToolAllows(t, user) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// describeFilter says which allow: filter applied to user and what it hid
+// of the agent: its skills hiddenSkills and the tools of all not in kept.
+func describeFilter(user longhaul.User, hiddenSkills, all, kept []string) string {
+	var hiddenTools []string
+	for _, t := range all {
+		if !slices.Contains(kept, t) {
+			hiddenTools = append(hiddenTools, t)
+		}
+	}
+	s := "tools filtered for " + access.Describe(user)
+	if len(hiddenSkills) == 0 && len(hiddenTools) == 0 {
+		return s + ": hidden nothing"
+	}
+	s += fmt.Sprintf(": hidden %d", len(hiddenSkills)+len(hiddenTools))
+	if len(hiddenSkills) > 0 {
+		s += " (skills " + strings.Join(hiddenSkills, ", ") + ")"
+	}
+	if len(hiddenTools) > 0 {
+		s += " (tools " + strings.Join(hiddenTools, ", ") + ")"
+	}
+	return s
 }
 
 // available keeps the tools of names that this worker has: a tool whose

@@ -60,7 +60,7 @@ func TestResolveAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			val, err := env.ExecuteActivity(acts.ResolveAgent, tt.id)
+			val, err := env.ExecuteActivity(acts.ResolveAgent, tt.id, longhaul.User{})
 			if err != nil {
 				t.Fatalf("ResolveAgent(%q): %v", tt.id, err)
 			}
@@ -68,12 +68,13 @@ func TestResolveAgent(t *testing.T) {
 			if err := val.Get(&got); err != nil {
 				t.Fatalf("decode AgentSpec: %v", err)
 			}
+			tt.want.Access = "tools filtered for role=none groups=[]: hidden nothing"
 			diff(t, "agent spec", tt.want, got)
 		})
 	}
 
 	t.Run("unknown agent", func(t *testing.T) {
-		_, err := env.ExecuteActivity(acts.ResolveAgent, "nobody")
+		_, err := env.ExecuteActivity(acts.ResolveAgent, "nobody", longhaul.User{})
 		wantAppError(t, err, longhaul.ErrTypeUnknownAgent, true, "nobody")
 	})
 }

@@ -27,6 +27,10 @@ import (
 type ModelRequest struct {
 	// Call names this call within the run (e.g. "turn-2"); events carry it.
 	Call string `json:"call"`
+	// Principal is the run's user: the prompt leaves out the fragments of
+	// the skills their allow: rules hide. Without it (a call scheduled
+	// before it existed) the user has no role or groups.
+	Principal *longhaul.User `json:"principal,omitempty"`
 	// Agent is the agent whose prompt leads the conversation.
 	Agent string `json:"agent"`
 	// Model overrides the agent's model.
@@ -236,7 +240,7 @@ func (a *Activities) buildMessages(ctx context.Context, req ModelRequest) ([]ope
 		var parts []string
 		if ag, ok := a.catalog.Agent(req.Agent); ok {
 			if req.Skill == "" {
-				parts = append(parts, strings.TrimSpace(a.catalog.SystemPrompt(ag)))
+				parts = append(parts, strings.TrimSpace(a.catalog.SystemPromptFor(ag, req.who())))
 			} else {
 				parts = append(parts, strings.TrimSpace(ag.Prompt))
 				if s, ok := a.catalog.Skill(req.Skill); ok {
@@ -513,4 +517,12 @@ func nonRetryable(typ string, err error) error {
 
 func toolFailed(name string, err error) error {
 	return temporal.NewApplicationErrorWithCause(fmt.Sprintf("tool %s failed: %v", name, err), longhaul.ErrTypeToolFailed, err)
+}
+
+// who is the user a call's allow: rules judge.
+func (r ModelRequest) who() longhaul.User {
+	if r.Principal != nil {
+		return *r.Principal
+	}
+	return longhaul.User{}
 }

@@ -66,7 +66,7 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 		return PlanResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
 	var sys strings.Builder
-	if p := a.agentPrompt(req.Agent); p != "" {
+	if p := a.agentPrompt(req.Agent, req.Skills); p != "" {
 		sys.WriteString(p)
 		sys.WriteString("\n\n# Planning\n\n")
 	}
@@ -477,12 +477,22 @@ func lastTurns(msgs []longhaul.Message, n int) []longhaul.Message {
 	return msgs
 }
 
-// agentPrompt is the system prompt of the agent, or "".
-func (a *Activities) agentPrompt(id string) string {
-	if ag, ok := a.catalog.Agent(id); ok {
-		return strings.TrimSpace(a.catalog.SystemPrompt(ag))
+// agentPrompt is the system prompt of the agent, or "", with the prompt
+// fragments of the run's skills only (the spec's, which the user's allow:
+// rules filtered).
+func (a *Activities) agentPrompt(id string, run []SkillSpec) string {
+	ag, ok := a.catalog.Agent(id)
+	if !ok {
+		return ""
 	}
-	return ""
+	kept := *ag
+	kept.Skills = nil
+	for _, s := range ag.Skills {
+		if slices.ContainsFunc(run, func(r SkillSpec) bool { return r.ID == s }) {
+			kept.Skills = append(kept.Skills, s)
+		}
+	}
+	return strings.TrimSpace(a.catalog.SystemPrompt(&kept))
 }
 
 func (a *Activities) model(m string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"github.com/longhaul-dev/longhaul/internal/tools"
@@ -49,6 +50,20 @@ type ToolRequest struct {
 	// never carry them.
 	User string `json:"user,omitempty"`
 	Chat string `json:"chat,omitempty"`
+	// Principal is the run's user whole (role, groups, id, e-mail), what
+	// allow: rules judge: CallTool refuses a tool they do not let the user
+	// use, as it refuses one outside the scope. The workflow sets it from
+	// its input; a request without it (a call scheduled before it existed)
+	// is judged as the user key alone, with no role or groups.
+	Principal *longhaul.User `json:"principal,omitempty"`
+}
+
+// who is the user a call's allow: rules judge.
+func (r ToolRequest) who() longhaul.User {
+	if r.Principal != nil {
+		return *r.Principal
+	}
+	return longhaul.User{Principal: r.User}
 }
 
 // IdempotencyKey is the key a tool call is made with: the run's workflow id
@@ -90,7 +105,7 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 	}
 	ctx, end := toolSpan(ctx, req.Call, label, a.toolTarget(name, req.Call.Arguments))
 	defer func() { end(err) }()
-	allowed, err := a.toolScope(req.Agent, req.Skill)
+	allowed, err := a.toolScope(req.Agent, req.Skill, req.who())
 	if err != nil {
 		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
@@ -104,6 +119,9 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 	t, ok := a.tools.Get(name)
 	if !ok {
 		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("unknown tool %q", name))
+	}
+	if !access.ToolAllows(t, req.who()) {
+		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allow: rules, %s)", name, access.Describe(req.who())))
 	}
 	if tools.NeedsApproval(t) {
 		if err := a.checkApproval(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, req); err != nil {
@@ -150,17 +168,18 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 }
 
 // toolScope is the tools the catalog gives agent, or its skill when skill
-// is set: what a call made for them may run.
-func (a *Activities) toolScope(agent, skill string) ([]string, error) {
-	ag, ok := a.catalog.Agent(agent)
+// is set, as far as their allow: rules let user use them: what a call made
+// for them may run.
+func (a *Activities) toolScope(agent, skill string, user longhaul.User) ([]string, error) {
+	ag, ok := a.catalog.AgentFor(agent, user)
 	if !ok {
 		return nil, fmt.Errorf("unknown agent %q", agent)
 	}
 	if skill == "" {
-		return a.catalog.AgentTools(ag), nil
+		return a.catalog.AgentToolsFor(ag, user), nil
 	}
 	s, ok := a.catalog.Skill(skill)
-	if !ok || !slices.Contains(ag.Skills, skill) {
+	if !ok || !a.catalog.SkillAllows(ag, skill, user) {
 		return nil, fmt.Errorf("agent %q has no skill %q", agent, skill)
 	}
 	return s.Tools, nil

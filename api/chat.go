@@ -38,12 +38,12 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
 		return err
 	}
-	agent, err := s.agentFor(req.Model)
+	agent, err := s.agentFor(req.Model, principal(c).User)
 	if err != nil {
 		return err
 	}
 	clientTools := req.clientTools()
-	if err := s.checkClientTools(agent, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
+	if err := s.checkClientTools(agent, principal(c).User, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
 		return err
 	}
 	// The body's user field is the client's label for its end user, never

@@ -34,11 +34,11 @@ const inlinePartLimit = 16 << 10
 // with the agent's own by name, or whose tool_choice (in the Chat
 // Completions form) names a tool nobody offers. path locates tool i in the
 // request.
-func (s *Server) checkClientTools(agent *skills.Agent, specs []longhaul.ToolSpec, choice json.RawMessage, path string) error {
+func (s *Server) checkClientTools(agent *skills.Agent, user longhaul.User, specs []longhaul.ToolSpec, choice json.RawMessage, path string) error {
 	if len(specs) == 0 && len(choice) == 0 {
 		return nil
 	}
-	own := s.catalog.AgentTools(agent)
+	own := s.visibleTools(agent, user)
 	for i, t := range specs {
 		if slices.Contains(own, t.Name) {
 			return errBadRequest(fmt.Sprintf(path+".name: %q is a tool of agent %s already; rename the client's tool", i, t.Name, agent.ID))
@@ -54,13 +54,29 @@ func (s *Server) checkClientTools(agent *skills.Agent, specs []longhaul.ToolSpec
 	return nil
 }
 
-// agentFor is the agent a request names as its model.
-func (s *Server) agentFor(model string) (*skills.Agent, error) {
-	agent, ok := s.catalog.Agent(model)
+// agentFor is the agent a request names as its model. An agent whose
+// allow: does not admit user is not found, in the very words of an unknown
+// one: a user learns nothing of the agents they may not use.
+func (s *Server) agentFor(model string, user longhaul.User) (*skills.Agent, error) {
+	agent, ok := s.catalog.AgentFor(model, user)
 	if !ok {
 		return nil, errModelNotFound(fmt.Sprintf("the model %q does not exist; GET /v1/models lists the agents", model))
 	}
 	return agent, nil
+}
+
+// visibleTools are the tools of agent that user may see, as far as the
+// catalog knows: those of the skills user may use, less the HTTP tools
+// whose own allow: refuses user. (MCP tools' rules are the worker's; it
+// filters them in ResolveAgent and CallTool.)
+func (s *Server) visibleTools(agent *skills.Agent, user longhaul.User) []string {
+	names := s.catalog.AgentToolsFor(agent, user)
+	for _, h := range s.catalog.HTTPTools() {
+		if !h.Allow.Allows(user) {
+			names = slices.DeleteFunc(names, func(n string) bool { return n == h.Name })
+		}
+	}
+	return names
 }
 
 // continueClient delivers the results of client tool calls to run, which

@@ -67,7 +67,7 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 	if err := req.validate(); err != nil {
 		return errBadRequest(err.Error())
 	}
-	agent, err := s.agentFor(req.Model)
+	agent, err := s.agentFor(req.Model, principal(c).User)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		return err
 	}
 	opts, clientTools := req.options(), req.clientTools()
-	if err := s.checkClientTools(agent, clientTools, opts.ToolChoice, "tools[%d]"); err != nil {
+	if err := s.checkClientTools(agent, principal(c).User, clientTools, opts.ToolChoice, "tools[%d]"); err != nil {
 		return err
 	}
 	ctx, owner := c.UserContext(), principal(c).Name

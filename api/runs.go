@@ -47,7 +47,7 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
 		return err
 	}
-	agent, ok := s.catalog.Agent(req.Agent)
+	agent, ok := s.catalog.AgentFor(req.Agent, principal(c).User)
 	if !ok {
 		return errModelNotFound(fmt.Sprintf("the agent %q does not exist; GET /v1/models lists the agents", req.Agent))
 	}

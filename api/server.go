@@ -393,7 +393,8 @@ func (s *Server) pollers(ctx context.Context) (int, error) {
 
 func (s *Server) listModels(c *fiber.Ctx) error {
 	list := ModelList{Object: "list", Data: []ModelInfo{}}
-	for _, a := range s.catalog.Agents() {
+	// Only the agents whose allow: admits the principal (see agentFor).
+	for _, a := range s.catalog.AgentsFor(principal(c).User) {
 		list.Data = append(list.Data, ModelInfo{
 			ID: a.ID, Object: "model", Created: s.started.Unix(), OwnedBy: "longhaul", Description: a.Description,
 		})

@@ -1,9 +1,11 @@
 package skills
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -81,6 +83,16 @@ func (c *Catalog) HTTPTools() []*tools.HTTPToolDef {
 // "## <skill id>" heading. Skills with an empty fragment are left out, and
 // parts are separated by a blank line.
 func (c *Catalog) SystemPrompt(agent *Agent) string {
+	return c.systemPrompt(agent, func(*Skill) bool { return true })
+}
+
+// SystemPromptFor is SystemPrompt without the fragments of the skills u
+// may not use: their prompts are not the model's business in u's runs.
+func (c *Catalog) SystemPromptFor(agent *Agent, u longhaul.User) string {
+	return c.systemPrompt(agent, func(s *Skill) bool { return s.Allow.Allows(u) })
+}
+
+func (c *Catalog) systemPrompt(agent *Agent, keep func(*Skill) bool) string {
 	if agent == nil {
 		return ""
 	}
@@ -90,7 +102,7 @@ func (c *Catalog) SystemPrompt(agent *Agent) string {
 	}
 	for _, id := range agent.Skills {
 		s, ok := c.Skill(id)
-		if !ok {
+		if !ok || !keep(s) {
 			continue
 		}
 		if p := strings.TrimSpace(s.Prompt); p != "" {
@@ -111,6 +123,60 @@ func (c *Catalog) AgentTools(agent *Agent) []string {
 	for _, id := range agent.Skills {
 		s, ok := c.Skill(id)
 		if !ok {
+			continue
+		}
+		for _, t := range s.Tools {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AgentsFor returns the agents u may see and use (their allow: admits u),
+// sorted by id: what /v1/models lists for u.
+func (c *Catalog) AgentsFor(u longhaul.User) []*Agent {
+	var out []*Agent
+	for _, a := range c.Agents() {
+		if a.Allow.Allows(u) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// AgentFor returns the agent with the given id when u may use it; an agent
+// u may not use is not found, as an unknown one is.
+func (c *Catalog) AgentFor(id string, u longhaul.User) (*Agent, bool) {
+	a, ok := c.Agent(id)
+	if !ok || !a.Allow.Allows(u) {
+		return nil, false
+	}
+	return a, true
+}
+
+// SkillAllows reports whether u may use skill id of agent: the agent has
+// the skill and the skill's allow: admits u.
+func (c *Catalog) SkillAllows(agent *Agent, id string, u longhaul.User) bool {
+	s, ok := c.Skill(id)
+	return ok && agent != nil && slices.Contains(agent.Skills, id) && s.Allow.Allows(u)
+}
+
+// AgentToolsFor is AgentTools over the skills of agent that u may use.
+// Tools with allow: rules of their own (HTTP and MCP tools) are judged
+// where the tools are: the caller filters the result with them.
+func (c *Catalog) AgentToolsFor(agent *Agent, u longhaul.User) []string {
+	if agent == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range agent.Skills {
+		s, ok := c.Skill(id)
+		if !ok || !s.Allow.Allows(u) {
 			continue
 		}
 		for _, t := range s.Tools {

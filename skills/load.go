@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -225,6 +226,32 @@ type agentFile struct {
 	Models   RoleModels `yaml:"models"`
 	Language string     `yaml:"language"`
 	ReasonIn string     `yaml:"reason_in"`
+	Allow    *allowFile `yaml:"allow"`
+}
+
+// allowFile is an allow: rule (agents, skills, http_tools entries).
+type allowFile struct {
+	Roles  []string `yaml:"roles"`
+	Groups []string `yaml:"groups"`
+	Users  []string `yaml:"users"`
+}
+
+// rule converts an allow: rule; nil stays nil (everyone).
+func (f *allowFile) rule() *access.Rule {
+	if f == nil {
+		return nil
+	}
+	return &access.Rule{Roles: f.Roles, Groups: f.Groups, Users: f.Users}
+}
+
+// checkAllow reports the problems of an allow: rule in src, each after
+// prefix (e.g. `http tool "x": `).
+func checkAllow(src, prefix string, r *access.Rule) []error {
+	var problems []error
+	for _, err := range r.Check() {
+		problems = append(problems, &FileError{Path: src, Err: ErrBadAllow, Detail: prefix + err.Error()})
+	}
+	return problems
 }
 
 // skillFile is the frontmatter of a skill file.
@@ -236,6 +263,7 @@ type skillFile struct {
 	HTTPTools   []httpToolFile `yaml:"http_tools"`
 	Model       string         `yaml:"model"`
 	MaxTurns    *int           `yaml:"max_turns"`
+	Allow       *allowFile     `yaml:"allow"`
 }
 
 // httpToolFile is one entry of a skill file's http_tools.
@@ -253,6 +281,7 @@ type httpToolFile struct {
 	Approval         string            `yaml:"approval"`
 	Result           string            `yaml:"result"`
 	RequiresEnv      []string          `yaml:"requires_env"`
+	Allow            *allowFile        `yaml:"allow"`
 }
 
 // parseFile parses one agent or skill file. It returns the agent or the
@@ -381,6 +410,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	switch {
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		// An optional mapping (allow:): absent stays nil, {} is set.
+		p := reflect.New(t.Elem())
+		d.decode(n, p.Elem(), path)
+		v.Set(p)
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 		d.each(n, path, func(k, val *yaml.Node) {
 			for i := range t.NumField() {
@@ -481,6 +515,7 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 		Models:      f.Models,
 		Language:    f.Language,
 		ReasonIn:    f.ReasonIn,
+		Allow:       f.Allow.rule(),
 		Prompt:      strings.TrimSpace(body),
 		Source:      src,
 	}
@@ -503,7 +538,7 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 	if f.MaxReplans != nil {
 		a.MaxReplans = *f.MaxReplans
 	}
-	var problems []error
+	problems := checkAllow(src, "", a.Allow)
 	if f.MaxTurns != nil {
 		a.MaxTurns = *f.MaxTurns
 		if a.MaxTurns == 0 { // 0 in the struct means "not set"; Validate checks the rest.
@@ -525,10 +560,11 @@ func skillFromFile(src, body string, f *skillFile) (*Skill, []error) {
 		Command:     f.Command,
 		Tools:       f.Tools,
 		Model:       f.Model,
+		Allow:       f.Allow.rule(),
 		Prompt:      strings.TrimSpace(body),
 		Source:      src,
 	}
-	var problems []error
+	problems := checkAllow(src, "", s.Allow)
 	bad := func(k error, format string, args ...any) {
 		problems = append(problems, &FileError{Path: src, Err: k, Detail: fmt.Sprintf(format, args...)})
 	}
@@ -551,6 +587,7 @@ func skillFromFile(src, body string, f *skillFile) (*Skill, []error) {
 			Result:           hf.Result,
 			RequiresEnv:      hf.RequiresEnv,
 			Skill:            s.ID,
+			Allow:            hf.Allow.rule(),
 		}
 		label := fmt.Sprintf("http_tools[%d]", i)
 		if h.Name != "" {
@@ -559,6 +596,7 @@ func skillFromFile(src, body string, f *skillFile) (*Skill, []error) {
 		if h.Method == "" {
 			h.Method = "GET"
 		}
+		problems = append(problems, checkAllow(src, label+": ", h.Allow)...)
 		if hf.Timeout != "" {
 			d, err := time.ParseDuration(hf.Timeout)
 			if err != nil {

@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -143,6 +144,9 @@ type Agent struct {
 	// ReasonIn is the language the agent plans and works in when Language
 	// is LanguageAuto (DefaultReasonIn when the file names none).
 	ReasonIn string
+	// Allow names who may see and use the agent (allow: in the file); nil
+	// is everyone.
+	Allow *access.Rule
 	// Prompt is the base system prompt: the file's body, trimmed.
 	Prompt string
 	// Source names the file the agent came from, e.g. "builtin/researcher.md".
@@ -200,6 +204,9 @@ type Skill struct {
 	Model string
 	// MaxTurns bounds the model turns when invoked by its command; 0 means the default.
 	MaxTurns int
+	// Allow names who may use the skill: its tools, its slash command and
+	// its plan steps (allow: in the file); nil is everyone.
+	Allow *access.Rule
 	// Prompt is the prompt fragment: the file's body, trimmed.
 	Prompt string
 	// Source names the file the skill came from.
@@ -241,6 +248,8 @@ var (
 	ErrDuplicateCommand = kind("duplicate command")
 	// ErrUnknownSkill marks an agent naming a skill that does not exist.
 	ErrUnknownSkill = kind("unknown skill")
+	// ErrBadAllow marks an allow: rule that names no one or holds an empty list or entry.
+	ErrBadAllow = kind("bad allow rule")
 	// ErrUnknownTool marks a skill naming a tool that is neither registered
 	// nor declared in any skill's http_tools.
 	ErrUnknownTool = kind("unknown tool")

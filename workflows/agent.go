@@ -149,7 +149,7 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	if r.in.Resume == nil && len(r.in.Messages) == 0 {
 		return contract.AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", longhaul.ErrTypeBadInput, nil)
 	}
-	if err := workflow.ExecuteLocalActivity(resolveOptions(ctx), a.ResolveAgent, r.in.Agent).Get(ctx, &r.spec); err != nil {
+	if err := workflow.ExecuteLocalActivity(resolveOptions(ctx), a.ResolveAgent, r.in.Agent, r.in.User).Get(ctx, &r.spec); err != nil {
 		return contract.AgentResult{}, err
 	}
 	if cp := r.in.Resume; cp != nil {
@@ -335,6 +335,8 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label string, answer bool) (activities.ModelResponse, error) {
 	actx := r.modelOptions(ctx, strings.TrimSpace(label+" llm "+req.Model))
 	req.After = r.log.last
+	who := r.in.User
+	req.Principal = &who
 	var resp activities.ModelResponse
 	if err := r.awaitModel(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
 		if answer && (resp.Message.Content != "" || resp.Reasoning != "") {
@@ -400,10 +402,11 @@ type toolOutcome struct {
 func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, skill string, label string) ([]longhaul.Message, []toolOutcome) {
 	futures := make([]workflow.Future, len(calls))
 	refused := make([]string, len(calls))
+	who := r.in.User
 	for i, c := range calls {
 		target := targets[c.ID]
 		r.toolSeq++
-		req := activities.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq, User: r.in.User.Key(), Chat: r.in.ChatID}
+		req := activities.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq, User: r.in.User.Key(), Chat: r.in.ChatID, Principal: &who}
 		if r.needsApproval(c.Name) {
 			ok, msg, err := r.approve(ctx, c, req.Seq, target)
 			if err != nil {

@@ -68,10 +68,13 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
+// u1 is the harness's user as tool calls carry it (allow: rules judge it).
+var u1 = &longhaul.User{ID: "u1"}
+
 // resolve mocks the ResolveAgent local activity (OnActivity mocks local
 // activities too).
 func (h *harness) resolve(s activities.AgentSpec) {
-	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, s.ID).Return(s, nil).Once()
+	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, s.ID, mock.Anything).Return(s, nil).Once()
 }
 
 // reply is one scripted answer of the model activity.
@@ -104,6 +107,9 @@ func (h *harness) scriptModel(replies ...reply) *testsuite.MockCallWrapper {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			n := len(h.model)
+			// The run's user rides on every call (allow: rules); the
+			// tests' wants leave it out.
+			req.Principal = nil
 			h.model = append(h.model, req)
 			h.attempts = append(h.attempts, activity.GetInfo(ctx).Attempt)
 			if n >= len(replies) {
@@ -384,7 +390,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		askTools("", usage(10, 2), call),
 		answer("It is Thursday.", usage(20, 4)),
 	).Twice()
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1, User: "u1"}).
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1, User: "u1", Principal: u1}).
 		Return(activities.ToolResponse{Content: "2025-01-02T04:04:05+01:00 Thursday"}, nil).Once()
 	h.run(input(hi...))
 
@@ -789,7 +795,7 @@ func TestNoMessagesIsBadInput(t *testing.T) {
 
 func TestUnknownAgentFailsRun(t *testing.T) {
 	h := newHarness(t)
-	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, "nobody").
+	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, "nobody", mock.Anything).
 		Return(activities.AgentSpec{}, temporal.NewNonRetryableApplicationError(`unknown agent "nobody"`, longhaul.ErrTypeUnknownAgent, nil)).Once()
 	in := input(hi...)
 	in.Agent = "nobody"

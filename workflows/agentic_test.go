@@ -254,7 +254,7 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 	if r := reqs[1]; r.Call != "turn-2" || r.Skill != "briefing" {
 		t.Errorf("second model request: Call %q, Skill %q; want turn-2, briefing", r.Call, r.Skill)
 	}
-	diff(t, "tool requests", []activities.ToolRequest{{Call: call, Agent: "assistant", Skill: "briefing", Seq: 1, After: 2, User: "u1"}}, p.toolRequests())
+	diff(t, "tool requests", []activities.ToolRequest{{Call: call, Agent: "assistant", Skill: "briefing", Seq: 1, After: 2, User: "u1", Principal: u1}}, p.toolRequests())
 	if classify, plans, _, _, _ := p.calls(); len(classify)+len(plans) != 0 {
 		t.Errorf("Classify called %d times, Plan %d times; want neither", len(classify), len(plans))
 	}
@@ -459,11 +459,12 @@ func TestAgenticRun(t *testing.T) {
 		Agent: "assistant", Model: "test-model", Messages: question, Plan: reviewed, Step: fetched,
 	}}, reviews)
 	diff(t, "tool requests", []activities.ToolRequest{{
-		Call:  longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)},
-		Agent: "assistant",
-		Seq:   1,
-		After: 4,
-		User:  "u1",
+		Call:      longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)},
+		Agent:     "assistant",
+		Seq:       1,
+		After:     4,
+		User:      "u1",
+		Principal: u1,
 	}}, tools)
 
 	reqs := h.modelCalls()
@@ -825,8 +826,8 @@ func TestSkillStepLoop(t *testing.T) {
 		t.Errorf("skill's second model request messages %+v, Final %v; want the task, the call, its result, and Final (the max-turns prompt)", second.Messages, second.Final)
 	}
 	diff(t, "tool requests", []activities.ToolRequest{
-		{Call: longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)}, Agent: "assistant", Seq: 1, After: 4, User: "u1"},
-		{Call: fetch, Agent: "assistant", Skill: sk.ID, Seq: 2, After: 10, User: "u1"},
+		{Call: longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)}, Agent: "assistant", Seq: 1, After: 4, User: "u1", Principal: u1},
+		{Call: fetch, Agent: "assistant", Skill: sk.ID, Seq: 2, After: 10, User: "u1", Principal: u1},
 	}, p.toolRequests())
 	if !strings.Contains(reqs[2].Instructions, brief) || reqs[2].Call != "answer" {
 		t.Errorf("answer request %q lacks the skill's briefing:\n%s", reqs[2].Call, reqs[2].Instructions)
@@ -885,7 +886,7 @@ func TestSkillStepToolOutOfScope(t *testing.T) {
 	if got := h.result().Content; got != "Final answer." {
 		t.Errorf("Content = %q", got)
 	}
-	diff(t, "tool requests", []activities.ToolRequest{{Call: clock, Agent: "assistant", Skill: "briefing", Seq: 1, After: 5, User: "u1"}}, p.toolRequests())
+	diff(t, "tool requests", []activities.ToolRequest{{Call: clock, Agent: "assistant", Skill: "briefing", Seq: 1, After: 5, User: "u1", Principal: u1}}, p.toolRequests())
 	reqs := h.modelCalls()
 	if len(reqs) != 3 {
 		t.Fatalf("model called %d times, want 3", len(reqs))

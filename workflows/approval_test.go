@@ -66,7 +66,7 @@ func TestApprovalApproved(t *testing.T) {
 	// activity is told which update to read it from.
 	grant := contract.GrantFor(1, order)
 	diff(t, "update result", contract.InputResult{Decision: contract.DecisionApproved, Approved: &grant}, got.result)
-	diff(t, "tool request", activities.ToolRequest{Call: order, Agent: "shop", Seq: 1, Approval: "input-after-1h0m0s", After: 3, User: "u1"}, ran)
+	diff(t, "tool request", activities.ToolRequest{Call: order, Agent: "shop", Seq: 1, Approval: "input-after-1h0m0s", After: 3, User: "u1", Principal: u1}, ran)
 	if waiting.Status != contract.StatusWaiting || waiting.Waiting == nil || waiting.Waiting.ToolCallID != "call_o" {
 		t.Errorf("state while waiting: status %q, waiting %+v", waiting.Status, waiting.Waiting)
 	}

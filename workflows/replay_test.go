@@ -90,7 +90,7 @@ func changedAgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contrac
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
 	var spec activities.AgentSpec
-	if err := workflow.ExecuteLocalActivity(lctx, acts.ResolveAgent, in.Agent).Get(ctx, &spec); err != nil {
+	if err := workflow.ExecuteLocalActivity(lctx, acts.ResolveAgent, in.Agent, in.User).Get(ctx, &spec); err != nil {
 		return contract.AgentResult{}, err
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})

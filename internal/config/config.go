@@ -93,7 +93,7 @@ type Config struct {
 	MaxModelOutput   int           `envconfig:"LONGHAUL_MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together); past it the run fails with an error, not retried"`
 
 	SkillsDir string   `envconfig:"LONGHAUL_SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
-	APIKeys   []string `envconfig:"LONGHAUL_API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key (or a bare key, named by a short hash); each is its own principal; empty with no PROXY_KEYS = no auth (dev only)"`
+	APIKeys   []string `envconfig:"LONGHAUL_API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key or name:key:role=<role> (or a bare key, named by a short hash); each is its own principal, the role what allow: rules judge it by; empty with no PROXY_KEYS = no auth (dev only)"`
 	ProxyKeys []string `envconfig:"LONGHAUL_PROXY_KEYS" desc:"comma-separated name:key bearer keys that may speak for end users (Open WebUI's connection): only their requests' user headers are read, and the user is <name>/<user id>"`
 	// OpenWebUIJWTSecret is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET.
 	OpenWebUIJWTSecret string `envconfig:"LONGHAUL_OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET, at least 32 bytes (openssl rand -hex 32): end users come only from its signed header (never logged)"`
@@ -106,7 +106,9 @@ type Config struct {
 	UserJWTHeader           string        `envconfig:"LONGHAUL_USER_JWT_HEADER" default:"X-OpenWebUI-User-Jwt" desc:"header carrying Open WebUI's signed user (FORWARD_USER_INFO_HEADER_JWT)"`
 	ChatIDHeader            string        `envconfig:"LONGHAUL_CHAT_ID_HEADER" default:"X-OpenWebUI-Chat-Id" desc:"header naming the chat (Open WebUI's FORWARD_SESSION_INFO_HEADER_CHAT_ID)"`
 	MessageIDHeader         string        `envconfig:"LONGHAUL_MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
-	DatabaseURL             string        `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+	// UserGroupsHeader names the header of the user's groups (allow: groups).
+	UserGroupsHeader string `envconfig:"LONGHAUL_USER_GROUPS_HEADER" desc:"header carrying the end user's groups, comma-separated, for allow: groups; read only from proxy-key requests (or with no keys and no signed header); empty = no groups"`
+	DatabaseURL      string `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
 
 	EmbedModel      string  `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
 	EmbedBaseURL    string  `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`
@@ -206,7 +208,7 @@ func (c Config) Keys() ([]identity.Key, error) { return identity.ParseKeys(c.API
 func (c Config) Headers() identity.Headers {
 	return identity.Headers{
 		UserID: c.UserIDHeader, UserEmail: c.UserEmailHeader, UserName: c.UserNameHeader, UserRole: c.UserRoleHeader,
-		UserJWT: c.UserJWTHeader, ChatID: c.ChatIDHeader, MessageID: c.MessageIDHeader,
+		UserJWT: c.UserJWTHeader, ChatID: c.ChatIDHeader, MessageID: c.MessageIDHeader, UserGroups: c.UserGroupsHeader,
 	}
 }
 
@@ -370,6 +372,9 @@ func (c Config) Validate() error {
 		if !headerName.MatchString(v) {
 			bad(name, "%q is not an HTTP header name", v)
 		}
+	}
+	if h.UserGroups != "" && !headerName.MatchString(h.UserGroups) {
+		bad("USER_GROUPS_HEADER", "%q is not an HTTP header name", h.UserGroups)
 	}
 	if c.MaxEmbeddings < 0 {
 		bad("MAX_EMBEDDINGS", "must not be negative (0 = no limit)")

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +33,17 @@ type Key struct {
 	// Proxy keys may speak for end users: only their requests' user headers
 	// (or signed user token) are read.
 	Proxy bool
+	// Role is an API key's own role ("name:key:role=admin"), what allow:
+	// rules judge its requests by; empty for none. A proxy key's users
+	// carry their own.
+	Role string
 }
+
+// keyRole is the form of a key's role.
+var keyRole = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// roleSuffix marks the role part of a key entry: "name:key:role=admin".
+const roleSuffix = ":role="
 
 var keyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
@@ -41,6 +52,13 @@ var keyName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // entry whose part before the first colon is not a valid name (letters,
 // digits, '.', '_', '-'; at most 64) is a bare key. Names and secrets must be
 // unique across both lists.
+//
+// An API key's entry may end in ":role=<role>" (name:key:role=admin), the
+// role its requests have before allow: rules. The suffix is recognised only
+// in that exact form (role: letters, digits, '.', '_', '-'; at most 64), so
+// a key whose secret holds other colons keeps its secret whole; a secret
+// that itself ends in ":role=…" cannot be written. A proxy key's entry may
+// not carry a role: its users bring their own.
 func ParseKeys(apiKeys, proxyKeys []string) ([]Key, error) {
 	var keys []Key
 	var errs []error
@@ -51,7 +69,15 @@ func ParseKeys(apiKeys, proxyKeys []string) ([]Key, error) {
 		if entry == "" {
 			return
 		}
-		k := Key{Secret: entry, Proxy: proxy}
+		var role string
+		if i := strings.LastIndex(entry, roleSuffix); i > 0 && keyRole.MatchString(entry[i+len(roleSuffix):]) {
+			if proxy {
+				errs = append(errs, errors.New("a proxy key carries no role (\":role=\" suffix): its users' roles come from Open WebUI"))
+				return
+			}
+			role, entry = entry[i+len(roleSuffix):], entry[:i]
+		}
+		k := Key{Secret: entry, Proxy: proxy, Role: role}
 		if name, secret, ok := strings.Cut(entry, ":"); ok && keyName.MatchString(name) && secret != "" {
 			k.Name, k.Secret = name, secret
 		} else {
@@ -87,6 +113,11 @@ type Headers struct {
 	ChatID  string
 	// MessageID is Open WebUI's id of the assistant message being written.
 	MessageID string
+	// UserGroups, when set (LONGHAUL_USER_GROUPS_HEADER), names the header
+	// that carries the user's groups, separated by commas. Open WebUI
+	// v0.10.2 has no connection-header placeholder for groups (see
+	// ParseGroups), so it is empty by default.
+	UserGroups string
 }
 
 // OpenWebUIHeaders are Open WebUI's default header names.
@@ -172,7 +203,7 @@ func (r *Resolver) Resolve(authorization string, header func(string) string) (Pr
 			return Principal{}, ErrInvalidKey
 		}
 		if !key.Proxy {
-			return Principal{Name: key.Name, Key: key.Name, User: longhaul.User{Principal: key.Name}}, nil
+			return Principal{Name: key.Name, Key: key.Name, User: longhaul.User{Principal: key.Name, Role: key.Role}}, nil
 		}
 	}
 	user, err := r.user(header)
@@ -186,6 +217,14 @@ func (r *Resolver) Resolve(authorization string, header func(string) string) (Pr
 		id = user.Email
 	}
 	p := Principal{User: longhaul.User{ID: bound(user.ID), Email: bound(user.Email), Name: bound(user.Name), Role: bound(user.Role)}}
+	// Groups are read where a caller may speak for its users: behind a
+	// proxy key (on the signed-token path too: see the README, "Who may use
+	// what"), or with no keys and no signed header at all (development).
+	// With no keys but a signed header, anyone could send the header, so
+	// it is ignored.
+	if h := r.Headers.UserGroups; h != "" && (key != nil || len(r.JWTSecret) == 0) {
+		p.User.Groups = ParseGroups(header(h))
+	}
 	switch {
 	case key == nil && id == "":
 		p.Name = "anonymous"
@@ -201,6 +240,40 @@ func (r *Resolver) Resolve(authorization string, header func(string) string) (Pr
 	}
 	p.User.Principal = p.Name
 	return p, nil
+}
+
+// Bounds of a groups header.
+const (
+	maxGroups     = 64
+	maxGroupBytes = 256
+)
+
+// ParseGroups reads a groups header: names separated by commas, each
+// trimmed, empty ones dropped, repeats kept once, at most 64 of at most 256
+// bytes each (the rest dropped).
+//
+// The form is the one Open WebUI gives its {{USER_GROUPS}} variable:
+// v0.10.2's utils/task.py:59-68 joins the names of the user's groups with
+// ", " (and line 103 substitutes it). That variable fills prompt templates
+// only: v0.10.2's connection headers (utils/headers.py:83-97,
+// get_custom_headers) know {{USER_ID}}, {{USER_NAME}}, {{USER_EMAIL}},
+// {{USER_ROLE}} and request variables, not groups. So the header comes from
+// whatever stands between (an authenticating proxy such as oauth2-proxy's
+// X-Forwarded-Groups) or from a later Open WebUI; a group name that holds a
+// comma cannot be named.
+func ParseGroups(v string) []string {
+	var out []string
+	for g := range strings.SplitSeq(v, ",") {
+		g = strings.TrimSpace(g)
+		if g == "" || len(g) > maxGroupBytes || slices.Contains(out, g) {
+			continue
+		}
+		if len(out) == maxGroups {
+			break
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // match finds the key with this secret, comparing every key in constant time.

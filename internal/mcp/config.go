@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"golang.org/x/net/http/httpguts"
 )
@@ -79,6 +80,11 @@ type ServerConfig struct {
 	// Scopes are the OAuth scopes to ask for ("scopes"); empty means the
 	// ones the server's resource metadata lists.
 	Scopes []string
+	// Allow names who may use the server's tools ("allow"); nil is
+	// everyone. ToolAllow narrows single tools, by the server's own names
+	// ("tools": {"delete_file": {"allow": …}}). See Allows.
+	Allow     *access.Rule
+	ToolAllow map[string]*access.Rule
 }
 
 // AuthOAuth is the Auth of a server each user connects with their own
@@ -151,8 +157,11 @@ func LoadConfig(path string) (Config, error) {
 // "stdio", "http" or "streamable-http" (the default for a URL), or "sse",
 // an optional "auth": "oauth" (each user connects their own account, with
 // optional "client_id", "client_secret" and "scopes"),
-// and an optional "approval": "required" (every call of the server's tools
-// waits for a person's approval) or a list of the tools that do.
+// an optional "approval": "required" (every call of the server's tools
+// waits for a person's approval) or a list of the tools that do, an
+// optional "allow": {"roles": [...], "groups": [...], "users": [...]} (who
+// may use the server's tools) and optional "tools": {"<tool>": {"allow":
+// {...}}} (who may use one of them; see ServerConfig.Allows).
 // Unknown keys are errors, so that a typo is not silently ignored, and all
 // problems are reported at once.
 func ParseConfig(data []byte) (Config, error) {
@@ -248,8 +257,12 @@ func parseServer(raw json.RawMessage) (ServerConfig, []error) {
 			if err = json.Unmarshal(f.value, &sc.Scopes); err != nil || isNull(f.value) {
 				err = errors.New("must be an array of strings")
 			}
+		case "allow":
+			sc.Allow, err = decodeAllow(f.value)
+		case "tools":
+			sc.ToolAllow, err = decodeToolRules(f.value)
 		default:
-			err = errors.New("unknown key (known keys: command, args, env, cwd, url, headers, type, approval, auth, client_id, client_secret, scopes)")
+			err = errors.New("unknown key (known keys: command, args, env, cwd, url, headers, type, approval, auth, client_id, client_secret, scopes, allow, tools)")
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%q: %w", f.key, err))

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -548,7 +549,7 @@ func (s *server) convert(list []*mcpsdk.Tool) []tools.Tool {
 			continue
 		}
 		t := &tool{srv: s, name: name, remote: mt.Name, description: description(mt), params: params,
-			approval: s.cfg.RequiresApproval(mt.Name)}
+			approval: s.cfg.RequiresApproval(mt.Name), allow: []*access.Rule{s.cfg.Allow, s.cfg.ToolAllow[mt.Name]}}
 		// The registry compiles the schema; check it here, so that one bad
 		// tool does not keep the others out.
 		if _, err := tools.NewRegistry(t); err != nil {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -149,16 +151,21 @@ type tool struct {
 	description string
 	params      json.RawMessage
 	approval    bool // the server's configuration requires approval
+	allow       []*access.Rule
 }
 
 var (
-	_ tools.Tool     = (*tool)(nil)
-	_ tools.Approver = (*tool)(nil)
+	_ tools.Tool        = (*tool)(nil)
+	_ tools.Approver    = (*tool)(nil)
+	_ access.Restricted = (*tool)(nil)
 )
 
 // RequiresApproval reports whether the server's configuration requires a
 // person's approval of each call.
 func (t *tool) RequiresApproval() bool { return t.approval }
+
+// Allows reports whether the server's configuration lets u use the tool.
+func (t *tool) Allows(u longhaul.User) bool { return access.AllowsAll(u, t.allow...) }
 
 func (t *tool) Name() string                { return t.name }
 func (t *tool) Description() string         { return t.description }

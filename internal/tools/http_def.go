@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/access"
 )
 
 // Defaults of an HTTP tool definition.
@@ -62,6 +64,9 @@ type HTTPToolDef struct {
 	RequiresEnv []string
 	// Skill is the id of the skill that declares the tool.
 	Skill string
+	// Allow, when set (allow: in the file), names who may be offered and
+	// call the tool; nil is everyone who may use the skill.
+	Allow *access.Rule
 }
 
 // Check returns every problem of a definition whose defaults are filled

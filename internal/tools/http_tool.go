@@ -22,6 +22,8 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
@@ -149,6 +151,7 @@ type HTTPTool struct {
 
 	approval bool               // approval: required
 	result   *template.Template // the result template; nil shows the body
+	allow    *access.Rule       // allow: in the file; nil is everyone
 
 	lookup func(string) (string, bool)
 	client *http.Client
@@ -241,6 +244,7 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 		}
 		t.result = r
 	}
+	t.allow = def.Allow
 	schema, err := json.Marshal(params)
 	if err != nil {
 		return fail("parameters: %v", err)
@@ -422,6 +426,9 @@ func (t *HTTPTool) Parameters() json.RawMessage { return t.schema }
 // RequiresApproval reports whether the skill file marks the tool
 // approval: required.
 func (t *HTTPTool) RequiresApproval() bool { return t.approval }
+
+// Allows reports whether the tool's allow: rule admits u.
+func (t *HTTPTool) Allows(u longhaul.User) bool { return t.allow.Allows(u) }
 
 // Target implements Targeter: it returns the method, the URL's host when
 // the file writes it literally, and the path with the arguments filled in.

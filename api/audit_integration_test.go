@@ -30,7 +30,7 @@ const auditSecret = "sk-inventory-secret-42"
 // auditOutput is what the inventory tool answers: longer than an audit
 // result may be, shorter than a tool_output event keeps, and ending in a
 // mark only the whole output has.
-var auditOutput = `{"item":"widget","count":7,"notes":"` + strings.Repeat("ok ", 500) + `END-OF-OUTPUT"}`
+var auditOutput = "widget: 7 in stock\n" + strings.Repeat("ok ", 500) + "END-OF-OUTPUT"
 
 // auditStack is a chat agent with one HTTP tool whose header carries a
 // secret, served to two principals.
@@ -41,7 +41,7 @@ func auditStack(t *testing.T) (*testenv.Env, map[string]string, map[string]strin
 			http.Error(w, "no key", http.StatusUnauthorized)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, auditOutput)
 	}))
 	t.Cleanup(inv.Close)
@@ -257,7 +257,7 @@ func TestAuditChat(t *testing.T) {
 	t.Run("bad switch", func(t *testing.T) {
 		resp := do(t, env, "POST", "/v1/chat/completions", with(map[string]any{"longhaul": "audit"}), ann)
 		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 400 || !strings.Contains(string(body), `"longhaul"`) || !strings.Contains(string(body), `"invalid_request_error"`) {
+		if resp.StatusCode != 400 || !strings.Contains(string(body), `longhaul`) || !strings.Contains(string(body), `"invalid_request_error"`) {
 			t.Errorf("longhaul: \"audit\" got %d %s; want a 400 naming the field", resp.StatusCode, body)
 		}
 	})

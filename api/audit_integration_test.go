@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -172,7 +173,9 @@ func TestAuditChat(t *testing.T) {
 	}
 
 	t.Run("plain completion", func(t *testing.T) {
+		start := time.Now()
 		_, raw, _ := chatRaw(t, env, question, ann)
+		t.Logf("unasked: %d bytes in %v", len(raw), time.Since(start))
 		var top map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &top); err != nil {
 			t.Fatal(err)
@@ -204,7 +207,9 @@ func TestAuditChat(t *testing.T) {
 		}
 	})
 	t.Run("asked in the body", func(t *testing.T) {
+		start := time.Now()
 		resp, raw, _ := chatRaw(t, env, with(map[string]any{"longhaul": map[string]any{"audit": true}}), ann)
+		t.Logf("asked: %d bytes in %v", len(raw), time.Since(start))
 		if strings.Contains(string(raw), auditSecret) {
 			t.Fatalf("the completion holds the tool's secret: %s", raw)
 		}

@@ -302,6 +302,13 @@ func TestAuditAgentic(t *testing.T) {
 	env.Model.SetDefault(llmtest.Text("Up to 47 cm."))
 
 	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unasked/stream=%v", stream), func(t *testing.T) {
+			body := chatBody{"model": "planner", "messages": userMsg("How long is a pelican's bill?"), "stream": stream}
+			_, raw, frames := chatRaw(t, env, body, nil)
+			if all := string(raw) + strings.Join(frames, "\n"); strings.Contains(all, `"longhaul"`) || !strings.Contains(all, "47 cm") {
+				t.Errorf("an unasked agentic answer: %s", all)
+			}
+		})
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			body := chatBody{"model": "planner", "messages": userMsg("How long is a pelican's bill?"), "longhaul": map[string]any{"audit": true}}
 			if stream {

@@ -42,6 +42,9 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// A background task (a title, tags) answers Open WebUI itself, which
+	// sends its connection's headers with it: it gets no audit trail.
+	c.Locals(auditKey{}, wantsAudit(c, &req) && !req.isBackgroundTask())
 	clientTools := req.clientTools()
 	if err := s.checkClientTools(agent, principal(c).User, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
 		return err
@@ -175,6 +178,11 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model str
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	r := newRenderer("chatcmpl-"+runID+at.suffix(), model, time.Now().Unix(), openWebUI)
 	r.run = runID
+	if asked(c) {
+		// fiber's strings are reused once the handler returns; the
+		// stream outlives it.
+		r.auditOwner = strings.Clone(principal(c).Name)
+	}
 	done := *release
 	*release = nil
 	r.start = c.Context().Time()
@@ -287,11 +295,15 @@ func (s *Server) completion(c *fiber.Ctx, runID string, at resumeAt, model strin
 		reason = "stop"
 	}
 	msg.Role = "assistant"
-	return c.JSON(ChatCompletion{
+	cc := ChatCompletion{
 		ID: "chatcmpl-" + runID + at.suffix(), Object: "chat.completion", Created: time.Now().Unix(), Model: model,
 		Choices: []CompletionItem{{Index: 0, Message: msg, FinishReason: reason}},
 		Usage:   wireUsage(usage),
-	})
+	}
+	if asked(c) {
+		cc.Longhaul = s.audit(c.UserContext(), runID, principal(c).Name)
+	}
+	return c.JSON(cc)
 }
 
 // resultError translates a failed wait for a run's result: the request's
@@ -419,7 +431,11 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 			r.start = time.Time{}
 		}
 		if done || paused {
-			for _, fr := range r.finishFrames(includeUsage) {
+			frames := r.finishFrames(includeUsage)
+			if r.auditOwner != "" && r.failed == nil {
+				frames = append(frames, r.auditChunk(s.audit(ctx, runID, r.auditOwner)))
+			}
+			for _, fr := range frames {
 				if sw.frameJSON("", "", fr) != nil {
 					return
 				}

@@ -44,6 +44,9 @@ type ChatRequest struct {
 	ResponseFormat      *WireFormat     `json:"response_format,omitempty"`
 	User                string          `json:"user,omitempty"`
 	Metadata            json.RawMessage `json:"metadata,omitempty"`
+	// Longhaul holds Longhaul's own options (see LonghaulOptions); they
+	// never reach the model.
+	Longhaul *LonghaulOptions `json:"longhaul,omitempty"`
 }
 
 // WireTool is a tool a client declares: only function tools exist in the
@@ -184,6 +187,9 @@ type ChatCompletion struct {
 	Model   string           `json:"model"`
 	Choices []CompletionItem `json:"choices"`
 	Usage   *WireUsage       `json:"usage,omitempty"`
+	// Longhaul is the run's audit trail, only when the request asked for
+	// it (see Audit).
+	Longhaul *Audit `json:"longhaul,omitempty"`
 }
 
 // CompletionItem is one choice of a ChatCompletion.
@@ -209,6 +215,9 @@ type ChatChunk struct {
 	Model   string        `json:"model"`
 	Choices []ChunkChoice `json:"choices"`
 	Usage   *WireUsage    `json:"usage,omitempty"`
+	// Longhaul is the run's audit trail, on a last chunk of its own (no
+	// choices, as the usage chunk), only when the request asked for it.
+	Longhaul *Audit `json:"longhaul,omitempty"`
 }
 
 // ChunkChoice is the choice of a ChatChunk. FinishReason is null until the

@@ -43,6 +43,9 @@ type renderer struct {
 	// start is when the request came, until its first text is sent (for
 	// the time-to-first-token metric); zero after.
 	start time.Time
+	// auditOwner, when set, is the principal that asked for the run's
+	// audit trail: it ends the stream on a chunk of its own (auditChunk).
+	auditOwner string
 }
 
 func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
@@ -379,6 +382,14 @@ func (r *renderer) finishFrames(includeUsage bool) []any {
 			Choices: []ChunkChoice{}, Usage: wireUsage(u)})
 	}
 	return out
+}
+
+// auditChunk is the last chunk before [DONE] of a stream that asked for
+// the audit trail: no choices, as the usage chunk, which OpenAI's clients
+// already take (openai-node's ChatCompletionStream iterates chunk.choices,
+// lib/ChatCompletionStream.mjs at "for (const choice of chunk.choices)").
+func (r *renderer) auditChunk(a *Audit) ChatChunk {
+	return ChatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Choices: []ChunkChoice{}, Longhaul: a}
 }
 
 func plural(n int) string {

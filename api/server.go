@@ -235,6 +235,7 @@ func (s *Server) routes() {
 	v1.Post("/runs/:id/cancel", s.cancelRun)
 	v1.Post("/runs/:id/input", s.runInput)
 	v1.Get("/runs/:id/outputs/:ref", s.runOutput)
+	v1.Get("/runs/:id/audit", s.runAudit)
 	v1.Post("/responses", s.createResponse)
 	v1.Get("/responses/:id", s.getResponse)
 	v1.Post("/responses/:id/cancel", s.cancelResponse)

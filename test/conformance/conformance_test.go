@@ -222,4 +222,5 @@ func TestClients(t *testing.T) {
 		t.Run("ai-sdk/"+st.name, func(t *testing.T) { s.aiSDK(t, st.value) })
 		t.Run("langchain/"+st.name, func(t *testing.T) { s.langchain(t, st.value) })
 	}
+	t.Run("openai-node audit", s.openaiAudit)
 }

@@ -58,6 +58,7 @@ func (s *stack) script() {
 	// LangChain asks for a json_schema response_format for any model it
 	// does not know to lack one.
 	m.On(llmtest.AnyMessageContains(jokePrompt), llmtest.JSON(joke))
+	m.On(llmtest.AnyMessageContains(gadgetPrompt), toolThenText("stock_level", `{"item":"gadget"}`, gadgetAnswer))
 }
 
 // toolThenText calls the tool name with args, then, once its result is in,
@@ -224,5 +225,86 @@ func (s *stack) langchain(t *testing.T, stream string) {
 	checkSchema(t, reqs, "joke")
 	if r := toolResults(reqs[1]); len(r) != 1 || r[0] != "36" {
 		t.Errorf("tool results %q, want the caller's 36", r)
+	}
+}
+
+// gadgetPrompt is the audit scenario's question; gadgetAnswer its answer.
+const (
+	gadgetPrompt = "How many gadgets are in stock?"
+	gadgetAnswer = "7 gadgets are in stock."
+)
+
+// openaiAudit: Longhaul's audit trail through openai-node. Unasked, the
+// completion has exactly OpenAI's fields and no chunk carries longhaul;
+// asked with an extra body field (non-streamed) or the X-Longhaul-Audit
+// header (streamed, through the ChatCompletionStream helper), the object
+// parses and names the agent's own tool call with the model's arguments.
+func (s *stack) openaiAudit(t *testing.T) {
+	type audit struct {
+		RunID     string `json:"run_id"`
+		Mode      string `json:"mode"`
+		Status    string `json:"status"`
+		Plans     []any  `json:"plans"`
+		ToolCalls []struct {
+			Name, Arguments, Status, Result string
+		} `json:"tool_calls"`
+	}
+	var out struct {
+		Plain struct {
+			Keys           []string
+			Answer, Finish string
+		}
+		Asked struct {
+			Answer   string
+			Longhaul *audit
+		}
+		PlainStream struct {
+			Answer       string
+			Chunks       int
+			WithLonghaul int `json:"with_longhaul"`
+		} `json:"plain_stream"`
+		HeaderStream struct {
+			Answer, Finish string
+			Usage          map[string]any
+			Longhaul       *audit
+			At, Chunks     int
+			FinalRun       string `json:"final_run"`
+		} `json:"header_stream"`
+	}
+	stockBefore := s.stockCalls.Load()
+	s.run(t, "openai-audit.mjs", nil, &out)
+	if want := []string{"choices", "created", "id", "model", "object", "usage"}; !cmp.Equal(out.Plain.Keys, want) || out.Plain.Answer != gadgetAnswer || out.Plain.Finish != "stop" {
+		t.Errorf("unasked completion: keys %v, answer %q, finish %q; want %v, %q, stop", out.Plain.Keys, out.Plain.Answer, out.Plain.Finish, want, gadgetAnswer)
+	}
+	if out.PlainStream.WithLonghaul != 0 || out.PlainStream.Answer != gadgetAnswer {
+		t.Errorf("unasked stream: %d chunks carry longhaul, answer %q", out.PlainStream.WithLonghaul, out.PlainStream.Answer)
+	}
+	check := func(how string, a *audit) {
+		t.Helper()
+		if a == nil {
+			t.Fatalf("%s: no longhaul object", how)
+		}
+		if !strings.HasPrefix(a.RunID, "run-") || a.Mode != "chat" || a.Status != "completed" || a.Plans == nil || len(a.ToolCalls) != 1 {
+			t.Fatalf("%s: longhaul = %+v", how, *a)
+		}
+		c := a.ToolCalls[0]
+		if c.Name != "stock_level" || c.Arguments != `{"item":"gadget"}` || c.Status != "ok" || compact(c.Result) != `{"item":"widget","count":7}` {
+			t.Errorf("%s: tool call %+v", how, c)
+		}
+	}
+	if out.Asked.Answer != gadgetAnswer {
+		t.Errorf("asked: answer %q", out.Asked.Answer)
+	}
+	check("body field", out.Asked.Longhaul)
+	hs := out.HeaderStream
+	if hs.Answer != gadgetAnswer || hs.Finish != "stop" || hs.Usage == nil || hs.At != hs.Chunks-1 {
+		t.Errorf("asked stream: answer %q finish %q usage %v, longhaul on chunk %d of %d (want the last)", hs.Answer, hs.Finish, hs.Usage, hs.At, hs.Chunks)
+	}
+	check("header, streamed", hs.Longhaul)
+	if hs.FinalRun != hs.Longhaul.RunID {
+		t.Errorf("finalChatCompletion().longhaul names run %q, the chunk %q", hs.FinalRun, hs.Longhaul.RunID)
+	}
+	if n := s.stockCalls.Load() - stockBefore; n != 4 {
+		t.Errorf("stock_level ran %d times, want 4 (one a request)", n)
 	}
 }

@@ -48,6 +48,7 @@ func TestConformance(t *testing.T) {
 		{"database made before the created_at index", testOldSchema},
 	}
 	cases = append(cases, conversationCases...)
+	cases = append(cases, backlogCases...)
 	for _, be := range storetest.Backends {
 		t.Run(be.Name, func(t *testing.T) {
 			be.Ready(t)

@@ -31,6 +31,7 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	}
 	defer closeStores()
 	topts.Memory = mem
+	topts.Backlog = blobs
 	forget, closeForget, err := forgetter(ctx, cfg, mem)
 	if err != nil {
 		return err

@@ -74,6 +74,7 @@ func TestDefaults(t *testing.T) {
 		MaxRuns:         20,
 		MaxStreams:      20,
 		MaxMemories:     1000,
+		MaxBacklog:      200,
 		MaxChats:        1000,
 		ApprovalTimeout: time.Hour,
 	}

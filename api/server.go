@@ -239,6 +239,7 @@ func (s *Server) routes() {
 	v1.Delete("/conversations/:id", s.deleteConversation)
 	v1.Get("/memories", s.listMemories)
 	v1.Delete("/memories/:id", s.deleteMemory)
+	v1.Get("/backlog", s.listBacklog)
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())

@@ -343,3 +343,48 @@ func testBacklogDeleteConversation(t *testing.T, u string) {
 		t.Errorf("id after a deletion = %d, want 3", it.ID)
 	}
 }
+
+// BenchmarkBacklog measures the backlog's calls on SQLite at a full
+// backlog (the default cap of active items and as many closed ones): an
+// add (a new user each time, so the cap never refuses), a text search over
+// every item, and an update.
+func BenchmarkBacklog(b *testing.B) {
+	s, err := store.Open(b.Context(), "sqlite://"+b.TempDir()+"/bench.db")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := b.Context()
+	for i := range 2 * store.DefaultMaxBacklogItems {
+		it, err := s.AddBacklogItem(ctx, store.BacklogItem{User: "full", Title: fmt.Sprintf("item %d", i), Notes: strings.Repeat("n", 200)}, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i%2 == 0 {
+			if _, err := s.UpdateBacklogItem(ctx, "full", it.ID, store.BacklogPatch{Status: ptr(store.BacklogDone)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("add", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := s.AddBacklogItem(ctx, store.BacklogItem{User: fmt.Sprint("u", i), Title: "t"}, fmt.Sprint("k", i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("list all with text", func(b *testing.B) {
+		for b.Loop() {
+			if _, n, err := s.BacklogItems(ctx, "full", store.BacklogQuery{Status: store.BacklogAll, Text: "item 39", Limit: 20}); err != nil || n == 0 {
+				b.Fatal(n, err)
+			}
+		}
+	})
+	b.Run("update", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := s.UpdateBacklogItem(ctx, "full", 2, store.BacklogPatch{Notes: ptr(fmt.Sprint("note ", i))}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -49,12 +49,11 @@ func backlogTitles(t *testing.T, env *testenv.Env, user, query string) []string 
 func TestBacklogThroughChat(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{MaxBacklog: 3})
 
-	// Chat c1: two adds in one model turn.
+	// Chat c1: two adds, one model turn each (calls of one turn run at
+	// once, so their numbers would come in either order).
 	env.Model.Enqueue(
-		llmtest.ToolCalls(
-			llmtest.ToolCall{ID: "a1", Name: "backlog_add", Arguments: `{"title":"Renew passport","notes":"expires in June","priority":"high"}`},
-			llmtest.ToolCall{ID: "a2", Name: "backlog_add", Arguments: `{"title":"Call the plumber"}`},
-		),
+		llmtest.ToolCalls(llmtest.ToolCall{ID: "a1", Name: "backlog_add", Arguments: `{"title":"Renew passport","notes":"expires in June","priority":"high"}`}),
+		llmtest.ToolCalls(llmtest.ToolCall{ID: "a2", Name: "backlog_add", Arguments: `{"title":"Call the plumber"}`}),
 		llmtest.Text("Added both."),
 	)
 	chatOK(t, env, "assistant", "Put renewing my passport (urgent) and calling the plumber on my list.", chatUser("alice", "c1"))
@@ -103,7 +102,7 @@ func TestBacklogThroughChat(t *testing.T) {
 	)
 	chatOK(t, env, "assistant", "Close alice's passport item.", chatUser("bob", "c1"))
 	got = toolAnswers(env)
-	if got["bl"] != `The backlog has no all items matching "passport".` {
+	if got["bl"] != `The backlog has no items matching "passport".` {
 		t.Errorf("bob's backlog_list answered %q", got["bl"])
 	}
 	for _, id := range []string{"bc", "bu"} {

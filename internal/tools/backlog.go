@@ -182,6 +182,12 @@ func (t *backlogList) Call(ctx context.Context, call Call) (Result, error) {
 	}
 	target := backlogTarget(strings.TrimSpace(a.Status + " " + a.Text))
 	what := a.Status + " items"
+	switch a.Status {
+	case store.BacklogAll:
+		what = "items"
+	case store.BacklogInProgress:
+		what = "items in progress"
+	}
 	if a.Text != "" {
 		what += fmt.Sprintf(" matching %q", a.Text)
 	}

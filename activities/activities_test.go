@@ -35,6 +35,8 @@ func TestResolveAgent(t *testing.T) {
 		Tools: []string{"current_time"}, MaxTurns: activities.DefaultSkillMaxTurns}
 	reading := activities.SkillSpec{ID: "web_reading", Description: "Fetches and reads web pages", MaxTurns: activities.DefaultSkillMaxTurns}
 	research := activities.SkillSpec{ID: "web_research", Description: "Searches the web and reads the most relevant pages", MaxTurns: 8}
+	backlog := activities.SkillSpec{ID: "backlog_manager", Description: "Keeps the user's backlog of open items (to-dos, follow-ups) across conversations",
+		MaxTurns: activities.DefaultSkillMaxTurns}
 	tests := []struct {
 		id   string
 		want activities.AgentSpec
@@ -45,7 +47,7 @@ func TestResolveAgent(t *testing.T) {
 		}},
 		{id: "assistant", want: activities.AgentSpec{
 			ID: "assistant", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
-			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading, research},
+			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading, research, backlog},
 		}},
 		{id: "naked", want: activities.AgentSpec{
 			ID: "naked", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,

@@ -21,7 +21,8 @@ import (
 // long as the run's history, which the namespace keeps for its retention
 // after the run closes. A chat whose every turn expired goes with its last
 // turn. Long-term memories are not a run's data: they follow their own
-// policy (kept until deleted, at most LONGHAUL_MAX_MEMORIES a user).
+// policy (kept until deleted, at most LONGHAUL_MAX_MEMORIES a user), and
+// so do backlog items (at most LONGHAUL_MAX_BACKLOG_ITEMS a user).
 
 // RunDescriber is what the retention job asks Temporal about a run: whether
 // it is still open and when it closed. client.Client has it.

@@ -51,6 +51,7 @@ func TestIdentityHardening(t *testing.T) {
 			{"DELETE", "/v1/conversations/c1"},
 			{"GET", "/v1/memories"},
 			{"DELETE", "/v1/memories/m1"},
+			{"GET", "/v1/backlog"},
 		} {
 			resp := doAt(t, signed.URL, r.method, r.path, chatBody{"model": "assistant", "messages": userMsg("Hi"), "input": "Hi"}, proxy)
 			b, _ := io.ReadAll(resp.Body)

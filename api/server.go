@@ -252,6 +252,7 @@ func (s *Server) routes() {
 	v1.Get("/secrets", s.listSecrets)
 	v1.Put("/secrets/:name", s.putSecret)
 	v1.Delete("/secrets/:name", s.deleteSecret)
+	v1.Get("/backlog", s.listBacklog)
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())

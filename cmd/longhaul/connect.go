@@ -47,7 +47,7 @@ type remote struct {
 	metrics     *metrics.Metrics
 	metricsAddr string
 	catalog     *skills.Catalog
-	tools       toolset.Options // with the memory tools when memory is on
+	tools       toolset.Options // with the memory tools when memory is on, and the backlog tools
 	temporal    client.Client
 	blobs       store.Store
 	memory      *memory.Service
@@ -80,6 +80,7 @@ func openRemote(ctx context.Context, cfg config.Config, log *slog.Logger, comman
 		r.temporal.Close()
 		return nil, err
 	}
+	r.tools.Backlog = r.blobs
 	r.close = func() { closeStores(); r.temporal.Close() }
 	return r, nil
 }
@@ -187,7 +188,7 @@ func openBus(cfg config.Config, embedded *natsbus.Server, name string, log *slog
 // and conversation store, and long-term memory when it is on. The returned
 // func closes both.
 func openStores(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Store, *memory.Service, func(), error) {
-	blobs, err := store.Open(ctx, cfg.DatabaseURL, store.WithMaxConversations(cfg.MaxChats))
+	blobs, err := store.Open(ctx, cfg.DatabaseURL, store.WithMaxConversations(cfg.MaxChats), store.WithMaxBacklogItems(cfg.MaxBacklog))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("LONGHAUL_DATABASE_URL: %w", err)
 	}

@@ -34,6 +34,7 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	if topts.Credentials, err = openCredentials(cfg, topts.MCP, blobs, log); err != nil {
 		return err
 	}
+	topts.Backlog = blobs
 	forget, closeForget, err := forgetter(ctx, cfg, mem)
 	if err != nil {
 		return err

@@ -138,6 +138,7 @@ type Config struct {
 	MaxStreams  int `envconfig:"LONGHAUL_MAX_STREAMS" default:"20" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
 	MaxChats    int `envconfig:"LONGHAUL_MAX_CONVERSATIONS" default:"1000" desc:"most chats one user keeps in the conversation store: a turn of a new chat beyond it removes the stored turns of the least recently updated; 0 = no limit"`
 	MaxMemories int `envconfig:"LONGHAUL_MAX_MEMORIES" default:"1000" desc:"most long-term memories one user keeps: a save beyond it evicts the least recently saved or updated; 0 = no limit"`
+	MaxBacklog  int `envconfig:"LONGHAUL_MAX_BACKLOG_ITEMS" default:"200" desc:"most active (open or in progress) items one user's backlog holds (backlog_add beyond it is refused to the model), and most closed items it keeps (the least recently closed go first); 1 to 100000"`
 
 	MaxBodyBytes    int64         `envconfig:"LONGHAUL_MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
 	RequestTimeout  time.Duration `envconfig:"LONGHAUL_REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
@@ -393,6 +394,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxMemories < 0 {
 		bad("MAX_MEMORIES", "must not be negative (0 = no limit)")
+	}
+	if c.MaxBacklog < 1 || c.MaxBacklog > 100000 {
+		bad("MAX_BACKLOG_ITEMS", "must be between 1 and 100000 (a backlog is read whole to be filtered)")
 	}
 	if c.MaxBodyBytes < 1024 {
 		bad("MAX_BODY_BYTES", "must be at least 1024")

@@ -97,8 +97,8 @@ type Conversations interface {
 	// ListConversations returns up to limit chats of the user, most
 	// recently updated first, after the cursor when it is not nil.
 	ListConversations(ctx context.Context, user string, limit int, after *ConversationCursor) ([]Conversation, error)
-	// DeleteConversation removes the chat's turns, their messages and the
-	// blobs of their runs, and returns the runs it removed; a chat the user
+	// DeleteConversation removes the chat's turns, their messages, the
+	// blobs of their runs and the backlog items the chat added, and returns the runs it removed; a chat the user
 	// does not have is ErrNoConversation.
 	DeleteConversation(ctx context.Context, user, chat string) ([]string, error)
 	// DeleteRunTurns removes the stored turns of the run (a workflow id),

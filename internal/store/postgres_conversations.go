@@ -191,6 +191,11 @@ func (s *postgresStore) DeleteConversation(ctx context.Context, user, chat strin
 		if _, err := tx.Exec(ctx, `DELETE FROM conversation_messages WHERE user_key = $1 AND chat_id = $2`, user, chat); err != nil {
 			return err
 		}
+		// The backlog items the chat added go with it, as the memories it
+		// taught do.
+		if _, err := tx.Exec(ctx, `DELETE FROM backlog_items WHERE user_key = $1 AND chat_id = $2`, user, chat); err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, `DELETE FROM blobs WHERE run = ANY($1)`, runs)
 		return err
 	})

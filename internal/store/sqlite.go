@@ -79,6 +79,32 @@ var sqliteSchema = []string{
 		PRIMARY KEY (user_key, kind, name)
 	)`,
 	`CREATE INDEX IF NOT EXISTS user_credentials_kind_updated ON user_credentials (kind, updated_at)`,
+	// The backlog (backlog.go). Times are Unix microseconds, UTC, on both
+	// backends; closed_at is 0 while an item is active. add_key is the
+	// idempotency key of the tool call that added the item ('' for none).
+	`CREATE TABLE IF NOT EXISTS backlog_items (
+		user_key   TEXT    NOT NULL,
+		id         INTEGER NOT NULL,
+		title      TEXT    NOT NULL,
+		notes      TEXT    NOT NULL,
+		priority   TEXT    NOT NULL,
+		status     TEXT    NOT NULL,
+		chat_id    TEXT    NOT NULL,
+		run_id     TEXT    NOT NULL,
+		add_key    TEXT    NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		closed_at  INTEGER NOT NULL,
+		PRIMARY KEY (user_key, id)
+	)`,
+	`CREATE UNIQUE INDEX IF NOT EXISTS backlog_items_add_key ON backlog_items (user_key, add_key) WHERE add_key <> ''`,
+	`CREATE INDEX IF NOT EXISTS backlog_items_chat ON backlog_items (user_key, chat_id)`,
+	// The last id each user's backlog gave out; its row also serialises
+	// one user's adds, so the cap holds under concurrent calls.
+	`CREATE TABLE IF NOT EXISTS backlog_counters (
+		user_key TEXT    NOT NULL PRIMARY KEY,
+		last_id  INTEGER NOT NULL
+	)`,
 }
 
 // sqliteReaders is the size of the read-only connection pool.

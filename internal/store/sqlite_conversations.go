@@ -212,6 +212,9 @@ func (s *sqliteStore) DeleteConversation(ctx context.Context, user, chat string)
 	for _, q := range []string{
 		`DELETE FROM blobs WHERE run IN (SELECT run_id FROM conversation_turns WHERE user_key = ? AND chat_id = ?)`,
 		`DELETE FROM conversation_messages WHERE user_key = ? AND chat_id = ?`,
+		// The backlog items the chat added go with it, as the memories it
+		// taught do.
+		`DELETE FROM backlog_items WHERE user_key = ? AND chat_id = ?`,
 		`DELETE FROM conversation_turns WHERE user_key = ? AND chat_id = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, user, chat); err != nil {

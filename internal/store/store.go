@@ -48,6 +48,7 @@ type Blob struct {
 // safe for concurrent use.
 type Store interface {
 	Conversations
+	Backlog
 	// Put stores b.Data with b's Run, Kind and Name and returns the blob's
 	// reference. Ref, Size and CreatedAt of b are ignored. The reference is
 	// derived from run, kind, name and data, so putting the same blob again
@@ -79,6 +80,9 @@ type options struct {
 	now         func() time.Time
 	// maxChats is the most stored chats a user keeps; 0 = no limit.
 	maxChats int
+	// maxBacklog is the cap of one user's active (and of closed) backlog
+	// items; 0 = DefaultMaxBacklogItems.
+	maxBacklog int
 }
 
 // WithMaxConversations sets the most chats one user keeps stored

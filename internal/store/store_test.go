@@ -49,6 +49,7 @@ func TestConformance(t *testing.T) {
 	}
 	cases = append(cases, conversationCases...)
 	cases = append(cases, credentialCases...)
+	cases = append(cases, backlogCases...)
 	for _, be := range storetest.Backends {
 		t.Run(be.Name, func(t *testing.T) {
 			be.Ready(t)

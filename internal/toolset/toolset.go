@@ -1,8 +1,8 @@
 // Package toolset assembles a worker's tools from the settings and the agent
 // catalog: the built-in tools, web_search when a search endpoint is set, the
-// memory tools when memory is on, the
-// HTTP tools skill files declare (each only while the variables its
-// requires_env names are set), and the tools of the configured MCP
+// memory tools when memory is on, the backlog tools on the conversation
+// store, the HTTP tools skill files declare (each only while the variables
+// its requires_env names are set), and the tools of the configured MCP
 // servers. It exists so that the commands and the test environment build the
 // same registry the same way, and so that the agent files are checked against
 // the tools a worker will really have.
@@ -20,6 +20,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
+	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/skills"
@@ -46,6 +47,9 @@ type Options struct {
 	// Memory, when set (LONGHAUL_EMBED_MODEL), adds the memory tools;
 	// nil leaves them out, and the agents that name them run without.
 	Memory *memory.Service
+	// Backlog, when set (the conversation store), adds the backlog tools
+	// of the built-in skill backlog_manager; nil leaves them out.
+	Backlog store.Backlog
 }
 
 // builtin is one entry of the built-in tools: a new built-in tool is one
@@ -81,6 +85,12 @@ var builtins = []builtin{
 			return nil, nil
 		}
 		return memory.Tools(o.Memory), nil
+	}},
+	{names: tools.BacklogToolNames, off: "this process has no conversation store (backlog_*)", build: func(o Options) ([]tools.Tool, error) {
+		if o.Backlog == nil {
+			return nil, nil
+		}
+		return tools.BacklogTools(o.Backlog), nil
 	}},
 }
 

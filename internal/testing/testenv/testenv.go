@@ -91,6 +91,8 @@ type Options struct {
 	Memory          bool
 	MemoryThreshold float64
 	MemoryK         int
+	// MaxBacklog caps each user's backlog (0: store.DefaultMaxBacklogItems).
+	MaxBacklog int
 }
 
 // Env is a running stack.
@@ -175,12 +177,12 @@ func Start(t testing.TB, opts Options) *Env {
 		e.Memory = &memory.Service{Store: ms, Embedder: memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil),
 			K: opts.MemoryK, Threshold: threshold}
 	}
-	e.Blobs, err = store.Open(ctx, dbURL)
+	e.Blobs, err = store.Open(ctx, dbURL, store.WithMaxBacklogItems(opts.MaxBacklog))
 	if err != nil {
 		t.Fatalf("testenv: store: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Blobs.Close() })
-	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory}
+	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory, Backlog: e.Blobs}
 	if opts.Env != nil {
 		topts.LookupEnv = func(k string) (string, bool) { v, ok := opts.Env[k]; return v, ok }
 	}

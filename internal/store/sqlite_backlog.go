@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+var _ Backlog = (*sqliteStore)(nil)
+
+// sqliteBacklog runs the backlog's statements on the SQLite store: writes
+// on its one writer connection, reads on the read-only pool.
+type sqliteBacklog struct{ s *sqliteStore }
+
+// sqliteQuerier is what *sql.DB and *sql.Tx share.
+type sqliteQuerier interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+type sqliteBacklogTx struct{ q sqliteQuerier }
+
+func (t sqliteBacklogTx) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := t.q.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t sqliteBacklogTx) queryRow(ctx context.Context, q string, args []any, dest ...any) error {
+	err := t.q.QueryRowContext(ctx, q, args...).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errNoRow
+	}
+	return err
+}
+
+func (t sqliteBacklogTx) query(ctx context.Context, q string, args ...any) (rows, func(), error) {
+	rs, err := t.q.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rs, func() { rs.Close() }, nil
+}
+
+func (b sqliteBacklog) write(ctx context.Context, fn func(backlogTx) error) error {
+	tx, err := b.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(sqliteBacklogTx{tx}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (b sqliteBacklog) read() backlogTx { return sqliteBacklogTx{b.s.r} }
+
+func (s *sqliteStore) backlog() backlogImpl { return backlogImpl{db: sqliteBacklog{s}, opts: s.opts} }
+
+func (s *sqliteStore) AddBacklogItem(ctx context.Context, it BacklogItem, key string) (BacklogItem, error) {
+	return s.backlog().AddBacklogItem(ctx, it, key)
+}
+
+func (s *sqliteStore) BacklogItems(ctx context.Context, user string, q BacklogQuery) ([]BacklogItem, int, error) {
+	return s.backlog().BacklogItems(ctx, user, q)
+}
+
+func (s *sqliteStore) GetBacklogItem(ctx context.Context, user string, id int64) (BacklogItem, error) {
+	return s.backlog().GetBacklogItem(ctx, user, id)
+}
+
+func (s *sqliteStore) UpdateBacklogItem(ctx context.Context, user string, id int64, p BacklogPatch) (BacklogItem, error) {
+	return s.backlog().UpdateBacklogItem(ctx, user, id, p)
+}

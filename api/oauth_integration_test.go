@@ -24,6 +24,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -223,24 +224,6 @@ func secureMCP(t *testing.T, as *authServer) (string, func() []seen) {
 	}
 }
 
-// syncBuffer is a log sink safe for the stack's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 const testTokenKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 // TestOAuthMCPPerUser is issue 25 items 2 and 3 end to end, through the real
@@ -279,7 +262,7 @@ http_tools:
 Use the tools.`)},
 		"securebot.md": {Data: []byte("---\nagent: securebot\ndescription: Acts as the user\nmode: chat\nskills: [secure_ops]\n---\nYou act for the user.\n")},
 	}
-	logs := &syncBuffer{}
+	logs := &proctest.SyncBuffer{}
 	env := testenv.Start(t, testenv.Options{
 		Layers:   []fs.FS{layer},
 		MCP:      &cfg,

@@ -410,7 +410,8 @@ func TestRunLifecycle(t *testing.T) {
 			ID: r.ID, Agent: "naked", Status: "completed", Mode: contract.ModeChat, Turns: 1,
 			Plans: []contract.PlanRevision{}, Steps: []longhaul.PlanStep{}, Reviews: []longhaul.ReviewData{},
 			Result: "Forty-two.", Usage: longhaul.Usage{PromptTokens: 10, CompletionTokens: 3, TotalTokens: 13},
-			EventsURL: r.EventsURL, CreatedAt: got.CreatedAt, FinishedAt: got.FinishedAt, Dispatch: got.Dispatch,
+			UsageByModel: []longhaul.ModelUsage{{Model: "llmtest", Usage: longhaul.Usage{PromptTokens: 10, CompletionTokens: 3, TotalTokens: 13}}},
+			EventsURL:    r.EventsURL, CreatedAt: got.CreatedAt, FinishedAt: got.FinishedAt, Dispatch: got.Dispatch,
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("run (-want +got):\n%s", diff)

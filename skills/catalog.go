@@ -115,6 +115,12 @@ func (c *Catalog) systemPrompt(agent *Agent, keep func(*Skill) bool) string {
 // AgentTools returns the names of the tools agent may call: the sorted,
 // de-duplicated union of its skills' tools, or nil when it has none.
 func (c *Catalog) AgentTools(agent *Agent) []string {
+	return c.agentTools(agent, func(*Skill) bool { return true })
+}
+
+// agentTools is the sorted, de-duplicated union of the tools of agent's
+// skills that keep admits.
+func (c *Catalog) agentTools(agent *Agent, keep func(*Skill) bool) []string {
 	if agent == nil {
 		return nil
 	}
@@ -122,7 +128,7 @@ func (c *Catalog) AgentTools(agent *Agent) []string {
 	var out []string
 	for _, id := range agent.Skills {
 		s, ok := c.Skill(id)
-		if !ok {
+		if !ok || !keep(s) {
 			continue
 		}
 		for _, t := range s.Tools {
@@ -169,23 +175,5 @@ func (c *Catalog) SkillAllows(agent *Agent, id string, u longhaul.User) bool {
 // Tools with allow: rules of their own (HTTP and MCP tools) are judged
 // where the tools are: the caller filters the result with them.
 func (c *Catalog) AgentToolsFor(agent *Agent, u longhaul.User) []string {
-	if agent == nil {
-		return nil
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, id := range agent.Skills {
-		s, ok := c.Skill(id)
-		if !ok || !s.Allow.Allows(u) {
-			continue
-		}
-		for _, t := range s.Tools {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
+	return c.agentTools(agent, func(s *Skill) bool { return s.Allow.Allows(u) })
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
@@ -67,26 +68,8 @@ func build(bin string) (string, error) {
 // process is a running `longhaul` command.
 type process struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *proctest.SyncBuffer
 	exited chan struct{}
-}
-
-// syncBuffer is a bytes.Buffer the process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func start(t *testing.T, bin string, env []string, args ...string) *process {
@@ -94,7 +77,7 @@ func start(t *testing.T, bin string, env []string, args ...string) *process {
 	cmd := exec.Command(bin, args...)
 	// No metrics endpoint unless env asks: tests run side by side.
 	cmd.Env = append(append(os.Environ(), "LONGHAUL_METRICS_ADDR=off"), env...)
-	stderr := &syncBuffer{}
+	stderr := &proctest.SyncBuffer{}
 	cmd.Stderr = stderr
 	cmd.Stdout = stderr
 	if err := cmd.Start(); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
@@ -30,7 +31,7 @@ func startBare(t *testing.T, bin string, env []string, args ...string) *process 
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	out := &syncBuffer{}
+	out := &proctest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

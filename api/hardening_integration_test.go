@@ -52,6 +52,13 @@ func TestIdentityHardening(t *testing.T) {
 			{"GET", "/v1/memories"},
 			{"DELETE", "/v1/memories/m1"},
 			{"GET", "/v1/backlog"},
+			{"GET", "/v1/connections"},
+			{"GET", "/v1/connections/secure/authorize"},
+			{"DELETE", "/v1/connections/secure"},
+			{"GET", "/v1/secrets"},
+			{"PUT", "/v1/secrets/SHOP"},
+			{"DELETE", "/v1/secrets/SHOP"},
+			{"DELETE", "/v1/me"},
 		} {
 			resp := doAt(t, signed.URL, r.method, r.path, chatBody{"model": "assistant", "messages": userMsg("Hi"), "input": "Hi"}, proxy)
 			b, _ := io.ReadAll(resp.Body)

@@ -22,6 +22,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
@@ -469,6 +470,27 @@ Use the tools.`)},
 	}
 	if resp := do(t, env, "DELETE", "/v1/secrets/SHOP", nil, user("bob")); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("bob deletes alice's secret: status %d, want 404", resp.StatusCode)
+	}
+
+	// Alice deletes her data: her connection is revoked at the
+	// authorization server and her secret goes with it.
+	as.mu.Lock()
+	revoked = as.revoked
+	as.mu.Unlock()
+	resp = do(t, env, "DELETE", "/v1/me", nil, user("alice"))
+	if gone := decode[api.UserDeleted](t, resp); gone.Connections != 1 || gone.Credentials < 1 {
+		t.Errorf("DELETE /v1/me = %+v, want one connection revoked and her secret deleted", gone)
+	}
+	as.mu.Lock()
+	if as.revoked == revoked {
+		t.Error("DELETE /v1/me revoked nothing at the authorization server")
+	}
+	as.mu.Unlock()
+	if answer := ask("alice", "secure__whoami"); !strings.Contains(answer, "NOT CONNECTED") {
+		t.Errorf("alice after DELETE /v1/me: %q, want connect-first", answer)
+	}
+	if l := decode[struct{ Data []map[string]any }](t, do(t, env, "GET", "/v1/secrets", nil, user("alice"))); len(l.Data) != 0 {
+		t.Errorf("alice's secrets after DELETE /v1/me: %v", l.Data)
 	}
 
 	// No token and no secret in any workflow history, nor in the logs.

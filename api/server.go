@@ -253,6 +253,7 @@ func (s *Server) routes() {
 	v1.Put("/secrets/:name", s.putSecret)
 	v1.Delete("/secrets/:name", s.deleteSecret)
 	v1.Get("/backlog", s.listBacklog)
+	v1.Delete("/me", s.deleteMe)
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())

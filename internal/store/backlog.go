@@ -131,6 +131,10 @@ type Backlog interface {
 	// closed first, are removed. Reopening one past the cap of active items
 	// is ErrBacklogFull. Applying the same patch again changes nothing.
 	UpdateBacklogItem(ctx context.Context, user string, id int64, p BacklogPatch) (BacklogItem, error)
+	// DeleteUserBacklog deletes every item of the user's backlog, and its
+	// numbering, and returns how many items went: the user's data deleted
+	// whole (DELETE /v1/me).
+	DeleteUserBacklog(ctx context.Context, user string) (int64, error)
 }
 
 // WithMaxBacklogItems sets the most active (open or in progress) items one
@@ -390,6 +394,22 @@ func (b backlogImpl) BacklogItems(ctx context.Context, user string, q BacklogQue
 
 // compareBacklogItems orders active items before closed ones; active ones
 // by priority, then id; closed ones most recently closed first.
+func (b backlogImpl) DeleteUserBacklog(ctx context.Context, user string) (int64, error) {
+	var n int64
+	err := b.db.write(ctx, func(tx backlogTx) error {
+		var err error
+		if n, err = tx.exec(ctx, `DELETE FROM backlog_items WHERE user_key = ?`, user); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `DELETE FROM backlog_counters WHERE user_key = ?`, user)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete backlog: %w", err)
+	}
+	return n, nil
+}
+
 func compareBacklogItems(a, b BacklogItem) int {
 	if a.Closed() != b.Closed() {
 		if a.Closed() {

@@ -27,6 +27,31 @@ var backlogCases = []struct {
 	{"backlog refuses bad items", testBacklogInvalid},
 	{"backlog concurrent adds", testBacklogConcurrentAdds},
 	{"delete conversation takes its backlog items", testBacklogDeleteConversation},
+	{"delete user backlog takes all of one user's items", testBacklogDeleteUser},
+}
+
+func testBacklogDeleteUser(t *testing.T, u string) {
+	s := open(t, u)
+	mustAdd(t, s, store.BacklogItem{User: "alice", Title: "one", Chat: "c1"}, "k1")
+	mustAdd(t, s, store.BacklogItem{User: "alice", Title: "two"}, "")
+	mustAdd(t, s, store.BacklogItem{User: "bob", Title: "bob's"}, "")
+	n, err := s.DeleteUserBacklog(t.Context(), "alice")
+	if err != nil || n != 2 {
+		t.Fatalf("DeleteUserBacklog(alice) = %d, %v; want 2", n, err)
+	}
+	if items, total := mustItems(t, s, "alice", store.BacklogQuery{}); total != 0 {
+		t.Errorf("alice still has %v", titles(items))
+	}
+	if items, _ := mustItems(t, s, "bob", store.BacklogQuery{}); len(items) != 1 {
+		t.Errorf("bob's backlog = %v, want his one item", titles(items))
+	}
+	// Numbering starts again, and the old idempotency key adds anew.
+	if again := mustAdd(t, s, store.BacklogItem{User: "alice", Title: "again"}, "k1"); again.ID != 1 || again.Title != "again" {
+		t.Errorf("after deletion: %+v, want a new item #1", again)
+	}
+	if n, err := s.DeleteUserBacklog(t.Context(), "carol"); err != nil || n != 0 {
+		t.Errorf("DeleteUserBacklog(carol) = %d, %v; want 0", n, err)
+	}
 }
 
 func mustAdd(t *testing.T, s store.Store, it store.BacklogItem, key string) store.BacklogItem {

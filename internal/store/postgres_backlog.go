@@ -89,3 +89,7 @@ func (s *postgresStore) GetBacklogItem(ctx context.Context, user string, id int6
 func (s *postgresStore) UpdateBacklogItem(ctx context.Context, user string, id int64, p BacklogPatch) (BacklogItem, error) {
 	return s.backlog().UpdateBacklogItem(ctx, user, id, p)
 }
+
+func (s *postgresStore) DeleteUserBacklog(ctx context.Context, user string) (int64, error) {
+	return s.backlog().DeleteUserBacklog(ctx, user)
+}

@@ -76,3 +76,7 @@ func (s *sqliteStore) GetBacklogItem(ctx context.Context, user string, id int64)
 func (s *sqliteStore) UpdateBacklogItem(ctx context.Context, user string, id int64, p BacklogPatch) (BacklogItem, error) {
 	return s.backlog().UpdateBacklogItem(ctx, user, id, p)
 }
+
+func (s *sqliteStore) DeleteUserBacklog(ctx context.Context, user string) (int64, error) {
+	return s.backlog().DeleteUserBacklog(ctx, user)
+}

@@ -394,6 +394,11 @@ func TestHeadersAndBackgroundRetry(t *testing.T) {
 	target, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", port))
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1
+	// The proxy's own connections upstream are not the Manager's: without
+	// keep-alive none of them idles past its request, so checkNoGoroutines
+	// judges the Manager's alone (the default transport's idle connections
+	// live 90 s).
+	proxy.Transport = &http.Transport{DisableKeepAlives: true}
 	proxy.ErrorLog = log.New(io.Discard, "", 0) // 502s until the server starts
 	var mu sync.Mutex
 	var auth []string
@@ -465,6 +470,11 @@ func TestHeadersNotSentAcrossOrigins(t *testing.T) {
 	target, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", port))
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1
+	// The proxy's own connections upstream are not the Manager's: without
+	// keep-alive none of them idles past its request, so checkNoGoroutines
+	// judges the Manager's alone (the default transport's idle connections
+	// live 90 s).
+	proxy.Transport = &http.Transport{DisableKeepAlives: true}
 	type seen struct{ auth, key string }
 	var mu sync.Mutex
 	var atFront, atOther []seen

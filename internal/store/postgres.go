@@ -117,6 +117,8 @@ const postgresSchemaLock = "longhaul/store/schema"
 type postgresStore struct {
 	pool *pgxpool.Pool
 	opts options
+	// backlogImpl is the backlog, on the same pool (Backlog).
+	backlogImpl
 }
 
 var _ Store = (*postgresStore)(nil)
@@ -132,6 +134,7 @@ func openPostgres(ctx context.Context, rawURL string, o options) (*postgresStore
 		return nil, fmt.Errorf("open store %s: %w", redact.URLs(rawURL), err)
 	}
 	s := &postgresStore{pool: pool, opts: o}
+	s.backlogImpl = backlogImpl{db: postgresBacklog{s}, opts: o}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", redact.URLs(rawURL), err)

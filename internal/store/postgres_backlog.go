@@ -69,27 +69,3 @@ func (b postgresBacklog) write(ctx context.Context, fn func(backlogTx) error) er
 }
 
 func (b postgresBacklog) read() backlogTx { return pgBacklogTx{b.s.pool} }
-
-func (s *postgresStore) backlog() backlogImpl {
-	return backlogImpl{db: postgresBacklog{s}, opts: s.opts}
-}
-
-func (s *postgresStore) AddBacklogItem(ctx context.Context, it BacklogItem, key string) (BacklogItem, error) {
-	return s.backlog().AddBacklogItem(ctx, it, key)
-}
-
-func (s *postgresStore) BacklogItems(ctx context.Context, user string, q BacklogQuery) ([]BacklogItem, int, error) {
-	return s.backlog().BacklogItems(ctx, user, q)
-}
-
-func (s *postgresStore) GetBacklogItem(ctx context.Context, user string, id int64) (BacklogItem, error) {
-	return s.backlog().GetBacklogItem(ctx, user, id)
-}
-
-func (s *postgresStore) UpdateBacklogItem(ctx context.Context, user string, id int64, p BacklogPatch) (BacklogItem, error) {
-	return s.backlog().UpdateBacklogItem(ctx, user, id, p)
-}
-
-func (s *postgresStore) DeleteUserBacklog(ctx context.Context, user string) (int64, error) {
-	return s.backlog().DeleteUserBacklog(ctx, user)
-}

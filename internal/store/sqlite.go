@@ -116,6 +116,8 @@ const sqliteReaders = 4
 type sqliteStore struct {
 	w, r *sql.DB
 	opts options
+	// backlogImpl is the backlog, on the same connections (Backlog).
+	backlogImpl
 }
 
 var _ Store = (*sqliteStore)(nil)
@@ -125,7 +127,9 @@ func openSQLite(ctx context.Context, path string, o options) (*sqliteStore, erro
 	if err != nil {
 		return nil, fmt.Errorf("open store sqlite %s: %w", path, err)
 	}
-	return &sqliteStore{w: w, r: r, opts: o}, nil
+	s := &sqliteStore{w: w, r: r, opts: o}
+	s.backlogImpl = backlogImpl{db: sqliteBacklog{s}, opts: o}
+	return s, nil
 }
 
 func (s *sqliteStore) Put(ctx context.Context, b Blob) (string, error) {

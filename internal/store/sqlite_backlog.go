@@ -58,25 +58,3 @@ func (b sqliteBacklog) write(ctx context.Context, fn func(backlogTx) error) erro
 }
 
 func (b sqliteBacklog) read() backlogTx { return sqliteBacklogTx{b.s.r} }
-
-func (s *sqliteStore) backlog() backlogImpl { return backlogImpl{db: sqliteBacklog{s}, opts: s.opts} }
-
-func (s *sqliteStore) AddBacklogItem(ctx context.Context, it BacklogItem, key string) (BacklogItem, error) {
-	return s.backlog().AddBacklogItem(ctx, it, key)
-}
-
-func (s *sqliteStore) BacklogItems(ctx context.Context, user string, q BacklogQuery) ([]BacklogItem, int, error) {
-	return s.backlog().BacklogItems(ctx, user, q)
-}
-
-func (s *sqliteStore) GetBacklogItem(ctx context.Context, user string, id int64) (BacklogItem, error) {
-	return s.backlog().GetBacklogItem(ctx, user, id)
-}
-
-func (s *sqliteStore) UpdateBacklogItem(ctx context.Context, user string, id int64, p BacklogPatch) (BacklogItem, error) {
-	return s.backlog().UpdateBacklogItem(ctx, user, id, p)
-}
-
-func (s *sqliteStore) DeleteUserBacklog(ctx context.Context, user string) (int64, error) {
-	return s.backlog().DeleteUserBacklog(ctx, user)
-}

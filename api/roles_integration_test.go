@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
@@ -275,11 +276,7 @@ You tell the time.
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	body := decode[struct {
-		Choices []struct {
-			Message struct{ Content string } `json:"message"`
-		} `json:"choices"`
-	}](t, resp)
+	body := decode[api.ChatCompletion](t, resp)
 	if len(body.Choices) != 1 || body.Choices[0].Message.Content != "Hej! Jag berättar vad klockan är." {
 		t.Errorf("answer = %+v", body.Choices)
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -67,14 +65,8 @@ func TestFirstRunWithoutModel(t *testing.T) {
 	waitOutput(t, p, regexp.MustCompile("()"+regexp.QuoteMeta(want)))
 	waitReady(t, p, "http://"+api)
 
-	body, _ := json.Marshal(map[string]any{"model": "naked", "messages": []map[string]string{{"role": "user", "content": "hi"}}})
-	resp, err := http.Post("http://"+api+"/v1/chat/completions", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(raw), "cannot reach "+closed+" (connection refused); check that the endpoint runs, or set LONGHAUL_LLM_BASE_URL") {
-		t.Fatalf("chat = %d %s", resp.StatusCode, raw)
+	status, raw := chatHi(t, "http://"+api)
+	if status != http.StatusBadGateway || !strings.Contains(raw, "cannot reach "+closed+" (connection refused); check that the endpoint runs, or set LONGHAUL_LLM_BASE_URL") {
+		t.Fatalf("chat = %d %s", status, raw)
 	}
 }

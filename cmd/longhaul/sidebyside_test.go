@@ -136,15 +136,9 @@ func TestSideBySideOnDefaults(t *testing.T) {
 	}
 	waitReady(t, a, "http://"+api)
 
-	body, _ := json.Marshal(map[string]any{"model": "naked", "messages": []map[string]string{{"role": "user", "content": "hi"}}})
-	resp, err := http.Post("http://"+api+"/v1/chat/completions", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), "Side by side.") {
-		t.Fatalf("chat = %d %s", resp.StatusCode, raw)
+	status, raw := chatHi(t, "http://"+api)
+	if status != http.StatusOK || !strings.Contains(raw, "Side by side.") {
+		t.Fatalf("chat = %d %s", status, raw)
 	}
 
 	if text := scrape(t, "http://"+api+"/metrics"); !strings.Contains(text, `longhaul_http_requests_total{code="200",method="POST",route="/v1/chat/completions"} 1`) {
@@ -211,4 +205,18 @@ func clearLonghaulEnv(t *testing.T) {
 			os.Unsetenv(k)
 		}
 	}
+}
+
+// chatHi asks the naked agent "hi" through the API at base and returns the
+// status and body of its answer.
+func chatHi(t *testing.T, base string) (int, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"model": "naked", "messages": []map[string]string{{"role": "user", "content": "hi"}}})
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
 }

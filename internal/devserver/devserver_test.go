@@ -177,14 +177,7 @@ func TestUIReadOnlyByDefault(t *testing.T) {
 		t.Run(fmt.Sprintf("write=%v", write), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			s, err := devserver.Start(ctx, devserver.Options{
-				DataDir: dir, FrontendAddr: addr, UIAddr: ui, UIWrite: write,
-				Namespaces: []string{"default"}, Logger: slog.New(slog.DiscardHandler),
-			})
-			if err != nil {
-				t.Fatalf("start: %v", err)
-			}
-			defer s.Stop()
+			s := startWithUI(t, ctx, dir, addr, ui, write)
 
 			resp, err := http.Get(s.UIURL() + "/api/v1/settings")
 			if err != nil {
@@ -272,14 +265,7 @@ func TestUIReadOnlyRefusesCraftedWrites(t *testing.T) {
 		t.Run(fmt.Sprintf("write=%v", write), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			s, err := devserver.Start(ctx, devserver.Options{
-				DataDir: dir, FrontendAddr: addr, UIAddr: ui, UIWrite: write,
-				Namespaces: []string{"default"}, Logger: slog.New(slog.DiscardHandler),
-			})
-			if err != nil {
-				t.Fatalf("start: %v", err)
-			}
-			defer s.Stop()
+			s := startWithUI(t, ctx, dir, addr, ui, write)
 			c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLog{}})
 			if err != nil {
 				t.Fatal(err)
@@ -378,3 +364,18 @@ func (quietLog) Debug(string, ...any) {}
 func (quietLog) Info(string, ...any)  {}
 func (quietLog) Warn(string, ...any)  {}
 func (quietLog) Error(string, ...any) {}
+
+// startWithUI starts the dev server with its Web UI, write actions on or
+// off, and stops it when the test ends.
+func startWithUI(t *testing.T, ctx context.Context, dir, addr, ui string, write bool) *devserver.Server {
+	t.Helper()
+	s, err := devserver.Start(ctx, devserver.Options{
+		DataDir: dir, FrontendAddr: addr, UIAddr: ui, UIWrite: write,
+		Namespaces: []string{"default"}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}

@@ -22,12 +22,12 @@ var (
 	// libs are leaf libraries: no Longhaul concept beyond the domain types.
 	libs = []string{"internal/redact", "internal/safehttp", "internal/sqlitedb", "internal/tlsfiles",
 		"internal/metrics", "internal/tracing", "internal/searchattr", "internal/identity", "internal/access",
-		"internal/config", "internal/textcut", "internal/endpoints"}
+		"internal/config", "internal/textcut", "internal/endpoints", "internal/extract", "internal/chunk"}
 	// adapters talk to one outside thing each: tools and HTTP tools, MCP
 	// servers, the stores, NATS, the embedded Temporal server, the model
 	// endpoint's start-up check.
 	adapters = []string{"internal/tools", "internal/mcp", "internal/store", "internal/memory",
-		"internal/natsbus", "internal/devserver", "internal/modelcheck", "internal/usercreds"}
+		"internal/natsbus", "internal/devserver", "internal/modelcheck", "internal/usercreds", "internal/docstore"}
 	catalog   = []string{"skills", "internal/toolset"}
 	harnesses = []string{"internal/testing/...", "test/...", "bench", "deploy"}
 )

@@ -675,7 +675,7 @@ func (s *sqlStore) touch(ctx context.Context, db dbtx, owner string, ids []strin
 		args = append(args, id)
 	}
 	res, err := db.ExecContext(ctx, s.q(`UPDATE vector_stores SET last_active_at = ?,
-		expires_at = CASE WHEN expires_days > 0 THEN ? + expires_days * ? ELSE 0 END
+		expires_at = CASE WHEN expires_days > 0 THEN CAST(? AS BIGINT) + expires_days * CAST(? AS BIGINT) ELSE 0 END
 		WHERE owner = ? AND id IN (`+in(len(uniq))+`)`), args...)
 	if err != nil {
 		return err

@@ -1024,12 +1024,17 @@ func (s *sqlStore) CreateBatch(ctx context.Context, b FileBatch) (FileBatch, err
 	return b, nil
 }
 
-// batchStatus is a batch's status from its files' counts, as OpenAI's
-// vector store file batch object describes it ("in_progress, completed,
-// cancelled or failed"): in_progress while any file is; else cancelled
-// when any file was cancelled (the batch was); else completed, with the
-// failed files counted. A batch of no files (all detached) is completed.
-// Failed is not used for a whole batch: its files fail one by one.
+// batchStatus is a batch's status from its files' counts. OpenAI's
+// VectorStoreFileBatch has a status of "in_progress, completed, cancelled
+// or failed" and file_counts by the same states
+// (https://developers.openai.com/api/reference/go/resources/vector_stores/subresources/file_batches,
+// "VectorStoreFileBatch"), and cancelling a batch "attempts to cancel the
+// processing of files in this batch as soon as possible"; it does not
+// define how the batch's status follows its files', so this is ours:
+// in_progress while any file is; else cancelled when any file was
+// cancelled (the batch was); else completed, the failed files counted in
+// FileCounts.Failed. Failed is never a whole batch's status here: files
+// fail one by one. A batch of no files (all detached) is completed.
 func batchStatus(c FileCounts) string {
 	switch {
 	case c.InProgress > 0:

@@ -286,16 +286,19 @@ func (s *sqlStore) exactRank(ctx context.Context, owner string, stores []string,
 	defer rows.Close()
 	var out []ranked
 	var id int64
-	var vsID, fileID string
-	var b []byte
+	// RawBytes: the row's own memory, valid until the next row, so the
+	// scan copies no vector.
+	var vsID, fileID, b sql.RawBytes
+	var keyBuf []byte
 	for rows.Next() {
 		if err := rows.Scan(&id, &vsID, &fileID, &b); err != nil {
 			return nil, err
 		}
-		key := attachKey(vsID, fileID)
-		if _, ok := allowed[key]; !ok || len(b) != 4*len(q) {
+		keyBuf = append(append(append(keyBuf[:0], vsID...), '/'), fileID...)
+		if _, ok := allowed[string(keyBuf)]; !ok || len(b) != 4*len(q) {
 			continue
 		}
+		key := string(keyBuf)
 		var dot float32
 		for i := range q {
 			dot += q[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))

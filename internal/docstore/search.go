@@ -359,6 +359,19 @@ func (s *sqlStore) annRank(ctx context.Context, owner string, stores []string, a
 // SQLite, ts_rank_cd on PostgreSQL, for any of the words (OR: a chunk
 // that has some of a question's words is still a candidate; the rank
 // weighs how many and how rare).
+//
+// FTS5 (https://sqlite.org/fts5.html): each word is an FTS5 string, "in
+// double quotes", an embedded quote doubled (3.1 "FTS5 Strings"), so
+// NEAR, AND, *, ^ and column filters in user text are plain words; bm25
+// gives "better matches … numerically lower values" (5.1.1), so the rank
+// is -bm25. PostgreSQL
+// (https://www.postgresql.org/docs/current/textsearch-controls.html,
+// 12.3.2): plainto_tsquery ignores punctuation and puts & between the
+// words; websearch_to_tsquery never raises syntax errors either but gives
+// users its own operators (or, -, quotes) — neither is an OR of the
+// words, so each word goes through plainto_tsquery alone and the
+// tsqueries are joined with || (OR). ts_rank_cd's normalization 32
+// divides the rank by itself + 1 (12.3.3).
 func (s *sqlStore) textRank(ctx context.Context, owner string, stores []string, allowed map[string]allowedFile, words []string) ([]ranked, error) {
 	if !s.pg {
 		quoted := make([]string, len(words))

@@ -133,6 +133,7 @@ func TestConformance(t *testing.T) {
 		{"search bounds", testSearchBounds},
 		{"only completed attachments", testOnlyCompleted},
 		{"expiry", testExpiry},
+		{"an abandoned upload is removed", testAbandonedUpload},
 		{"concurrent chat vector store", testChatVectorStore},
 		{"owners are isolated", testIsolation},
 		{"delete owner", testDeleteOwner},
@@ -804,9 +805,10 @@ func testHybrid(t *testing.T, e *env) {
 
 func testFilters(t *testing.T, e *env) {
 	vs := newStore(t, e, "alice", "s")
-	doc(t, e, "alice", vs, "ann", map[string]any{"author": "ann", "year": 2020, "draft": true}, Chunk{Text: "common"})
-	doc(t, e, "alice", vs, "bob", map[string]any{"author": "bob", "year": 2023.5, "draft": false}, Chunk{Text: "common"})
-	doc(t, e, "alice", vs, "none", nil, Chunk{Text: "common"})
+	q := vec("common")
+	doc(t, e, "alice", vs, "ann", map[string]any{"author": "ann", "year": 2020, "draft": true}, Chunk{Text: "common", Vector: memorytest.Similar(q, 0.9, "1")})
+	doc(t, e, "alice", vs, "bob", map[string]any{"author": "bob", "year": 2023.5, "draft": false}, Chunk{Text: "common", Vector: memorytest.Similar(q, 0.8, "2")})
+	doc(t, e, "alice", vs, "none", nil, Chunk{Text: "common", Vector: memorytest.Similar(q, 0.7, "3")})
 	cmpf := func(typ, key string, v any) *Filter { return &Filter{Type: typ, Key: key, Value: v} }
 	cases := []struct {
 		name string
@@ -834,15 +836,18 @@ func testFilters(t *testing.T, e *env) {
 			{Type: "and", Filters: []Filter{*cmpf("eq", "author", "bob"), *cmpf("lt", "year", 2000)}},
 			*cmpf("eq", "draft", true)}}, []string{"ann"}},
 	}
-	for _, c := range cases {
-		hits := search(t, e, Query{Owner: "alice", VectorStoreIDs: []string{vs.ID}, Text: "common", Mode: "text", Filter: c.f})
-		got := filenames(hits)
-		slices.Sort(got)
-		if c.want == nil {
-			c.want = []string{}
-		}
-		if diff := cmp.Diff(c.want, got); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+	// Each ranking applies the filter itself (pgvector's in its query).
+	for _, mode := range []string{"text", "vector", "hybrid"} {
+		for _, c := range cases {
+			hits := search(t, e, Query{Owner: "alice", VectorStoreIDs: []string{vs.ID}, Text: "common", Vector: q, Mode: mode, Filter: c.f})
+			got := filenames(hits)
+			slices.Sort(got)
+			if c.want == nil {
+				c.want = []string{}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("%s, %s mode (-want +got):\n%s", c.name, mode, diff)
+			}
 		}
 	}
 	for _, f := range []*Filter{
@@ -948,6 +953,34 @@ func testExpiry(t *testing.T, e *env) {
 	}
 	if n := rows(t, e, "chunks"); n != 0 {
 		t.Errorf("%d chunks of the expired store left", n)
+	}
+}
+
+func testAbandonedUpload(t *testing.T, e *env) {
+	// What a process that died mid-upload leaves: the row, incomplete,
+	// and a part.
+	id := newID(filePrefix)
+	if _, err := e.s.w.ExecContext(ctx, e.s.q(`INSERT INTO files (id, owner, filename, purpose, content_type, bytes, sha256, created_at, expires_at, complete)
+		VALUES (?, 'alice', 'half.bin', '', '', 0, '', ?, 0, 0)`), id, micros(t0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.w.ExecContext(ctx, e.s.q(`INSERT INTO file_parts (file_id, n, data) VALUES (?, 0, ?)`), id, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.GetFile(ctx, "alice", id); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an incomplete upload is visible: %v", err)
+	}
+	if list, _, _ := e.s.ListFiles(ctx, "alice", "", Page{}); len(list) != 0 {
+		t.Errorf("an incomplete upload is listed: %+v", list)
+	}
+	if _, files, err := e.s.Expire(ctx, t0.Add(time.Hour)); err != nil || files != 0 || rows(t, e, "files") != 1 {
+		t.Fatalf("Expire an hour later: %d files, %v; the upload may still be under way", files, err)
+	}
+	if _, files, err := e.s.Expire(ctx, t0.Add(abandonedAfter)); err != nil || files != 0 {
+		t.Fatalf("Expire: %d, %v", files, err)
+	}
+	if n := rows(t, e, "files") + rows(t, e, "file_parts"); n != 0 {
+		t.Errorf("%d rows of the abandoned upload left", n)
 	}
 }
 

@@ -31,6 +31,14 @@
 // on SQLite (exact cosine in Go) and on pgvector's HNSW index (PGlite
 // started from test/pglite), and prints load time and search p50 / p99.
 //
+// BenchmarkDocSearch loads a generated corpus (3,000 chunks of about 800
+// tokens, ≈ 2,400 pages, with 768-dimension vectors clustered round 40
+// topics) into the document store on SQLite (exact cosine in Go, FTS5) and
+// on pgvector (PGlite: HNSW, tsvector), and prints load time, vector and
+// hybrid search p50 / p99, and recall@10 of each store's vector ranking
+// against exact search over the same vectors; then SQLite's exact-search
+// ceiling, vector search p50 / p99 at 10k and 100k chunks.
+//
 // Settings, all optional:
 //
 //	LONGHAUL_BENCH_BIN      the longhaul binary to run (make bench passes
@@ -50,6 +58,11 @@
 //	LONGHAUL_BENCH_MEMORY_BACKENDS  its backends (default sqlite,pgvector;
 //	                        pgvector on PGlite builds its HNSW index in
 //	                        WebAssembly: 10k memories take minutes to load)
+//	LONGHAUL_BENCH_DOC_CHUNKS  BenchmarkDocSearch's chunks (default 3000)
+//	LONGHAUL_BENCH_DOC_DIM  their vector length (default 768)
+//	LONGHAUL_BENCH_DOC_BACKENDS  its backends (default sqlite,pgvector)
+//	LONGHAUL_BENCH_DOC_CEILING  the sizes of its SQLite exact-search
+//	                        ceiling (default 10000,100000; 0 skips it)
 //
 // Every other LONGHAUL_ variable in the environment reaches the child, so a
 // setting under test needs no change here; the benchmark's own settings

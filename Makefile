@@ -78,7 +78,8 @@ lint:
 	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...
 
 # The benchmarks (see bench/doc.go for LONGHAUL_BENCH_* settings), against
-# the binary make build ships, run as a child process.
+# the binary make build ships, run as a child process (BenchmarkCluster
+# skips here: make bench-cluster runs it).
 bench: build
 	LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) test/postgres/with-postgres.sh $(GO) test $(BENCHFLAGS) ./bench/
 

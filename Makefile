@@ -8,7 +8,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 TESTFLAGS   ?= -race -count=1 -timeout 30m
 BENCHFLAGS  ?= -run '^$$' -bench . -benchtime 1x -timeout 60m
 
-.PHONY: all build run test chaos topology lint bench fuzz clean
+.PHONY: all build run test chaos topology lint bench bench-cluster fuzz clean
 
 all: build
 
@@ -78,9 +78,23 @@ lint:
 	$(GO) run $(WORKFLOWCHECK) -config workflowcheck.config.yaml ./workflows/...
 
 # The benchmarks (see bench/doc.go for LONGHAUL_BENCH_* settings), against
-# the binary make build ships, run as a child process.
+# the binary make build ships, run as a child process (BenchmarkCluster
+# skips here: make bench-cluster runs it).
 bench: build
 	LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) test/postgres/with-postgres.sh $(GO) test $(BENCHFLAGS) ./bench/
+
+# The same concurrent streams against the scaled-out shape instead of
+# longhaul dev (bench/doc.go, BenchmarkCluster): temporal-server (built
+# from go.mod's go.temporal.io/server, with docker-compose.yml's temporal
+# settings) on a throwaway PostgreSQL, Debian's nats-server, longhaul
+# setup, then one and two `longhaul worker`s and two `longhaul api`s of the
+# binary make build ships, each a child process; it prints turns per
+# second, TTFT and each process's CPU time per turn, and PostgreSQL's
+# connections. LONGHAUL_BENCH_LEVELS and LONGHAUL_BENCH_OUT apply. It needs
+# Debian's nats-server and postgresql (make test-deps installs them).
+bench-cluster: build
+	LONGHAUL_BENCH_CLUSTER=1 LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) test/postgres/with-postgres.sh \
+		$(GO) test -run '^$$' -bench '^BenchmarkCluster$$' -benchtime 1x -timeout 60m ./bench/
 
 # Every fuzz target (func FuzzX in a _test.go file) in turn, FUZZTIME each;
 # a failure stops here and leaves its input in the package's testdata/fuzz,

@@ -71,9 +71,11 @@ type settings struct {
 	out     string
 }
 
-func loadSettings(b *testing.B) settings {
+// loadSettings reads the settings; levels are the default levels of
+// concurrent streams.
+func loadSettings(b *testing.B, levels ...int) settings {
 	b.Helper()
-	s := settings{samples: 200, levels: []int{100, 250, 500, 1000}, long: true, out: os.Getenv("LONGHAUL_BENCH_OUT")}
+	s := settings{samples: 200, levels: levels, long: true, out: os.Getenv("LONGHAUL_BENCH_OUT")}
 	if v := os.Getenv("LONGHAUL_BENCH_SAMPLES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -104,7 +106,7 @@ func loadSettings(b *testing.B) settings {
 // BenchmarkEngine runs `longhaul dev` as a child process against the
 // scripted model and prints Longhaul's tables (see the package comment).
 func BenchmarkEngine(b *testing.B) {
-	set := loadSettings(b)
+	set := loadSettings(b, 100, 250, 500, 1000)
 	model := llmtest.New(b)
 	model.On(llmtest.LastUserContains(streamPrompt(longLength)), llmtest.Text(streamAnswer(longLength), llmtest.ChunkDelay(tokenDelay)))
 	model.On(llmtest.LastUserContains(streamPrompt(streamLength)), llmtest.Text(streamAnswer(streamLength), llmtest.ChunkDelay(tokenDelay)))
@@ -355,7 +357,7 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 				lh.fatal(b, err)
 			}
 			start := time.Now()
-			r := streams(engineURL, fmt.Sprintf("r%d-%s-%d", run, mode, n), n, steady)
+			r := streams([]string{engineURL}, fmt.Sprintf("r%d-%s-%d", run, mode, n), n, steady)
 			wall := time.Since(start)
 			cpu1, err := lh.cpu()
 			if err != nil {
@@ -420,8 +422,9 @@ func (r streamResults) summary() string {
 
 // streams runs n streaming chats of streamLength each, all at once or, when
 // steady, one every streamLength/n, and checks that each streams the whole
-// answer.
-func streams(engineURL, prefix string, n int, steady bool) streamResults {
+// answer. Chat i goes to engineURLs[i % len(engineURLs)]: a client
+// spreading its requests over several APIs.
+func streams(engineURLs []string, prefix string, n int, steady bool) streamResults {
 	want := streamAnswer(streamLength)
 	prompt := streamPrompt(streamLength)
 	interval := streamLength / time.Duration(n)
@@ -435,7 +438,7 @@ func streams(engineURL, prefix string, n int, steady bool) streamResults {
 		}
 		wg.Go(func() {
 			chat := fmt.Sprint(prefix, "-", i)
-			st, err := stream(context.Background(), engineURL, chatBodyIn(chat, true, prompt))
+			st, err := stream(context.Background(), engineURLs[i%len(engineURLs)], chatBodyIn(chat, true, prompt))
 			if err == nil {
 				err = sameText(st.text, want)
 			}

@@ -5,7 +5,6 @@ package bench
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -24,10 +23,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 )
-
-// clockTicks is the unit of utime and stime in /proc/<pid>/stat: USER_HZ,
-// which Linux fixes at 100 for user space (getconf CLK_TCK).
-const clockTicks = 100
 
 // binary is the longhaul binary to measure: LONGHAUL_BENCH_BIN when set
 // (make bench passes bin/longhaul, the binary make build ships), else one
@@ -213,44 +208,12 @@ func (c *child) fatal(b *testing.B, err error) {
 }
 
 // cpu is the CPU time (user and system, all threads) the child has used.
-func (c *child) cpu() (time.Duration, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces: the fields that
-	// follow it start with the state (field 3); utime and stime are fields
-	// 14 and 15.
-	i := strings.LastIndexByte(string(raw), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", c.pid)
-	}
-	f := strings.Fields(string(raw[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", c.pid, len(f)+2)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", c.pid, err)
-	}
-	return time.Duration(utime+stime) * time.Second / clockTicks, nil
-}
+func (c *child) cpu() (time.Duration, error) { return proctest.CPU(c.pid) }
 
 // settle waits, for at most 15 s, until the child uses less than a tenth
 // of a CPU over half a second, so a level's figures do not carry the end
 // of the level before.
-func (c *child) settle() {
-	prev, err := c.cpu()
-	for range 30 {
-		time.Sleep(500 * time.Millisecond)
-		now, err2 := c.cpu()
-		if err != nil || err2 != nil || now-prev < 50*time.Millisecond {
-			return
-		}
-		prev = now
-	}
-}
+func (c *child) settle() { proctest.Settle(c.cpu) }
 
 // resetPeak resets the child's peak resident set size (VmHWM) to its
 // current size, so the next peak read is the peak since now.

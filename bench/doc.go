@@ -18,6 +18,24 @@
 //   - the history events of a short turn and of a 10 s and a 60 s streamed
 //     turn.
 //
+// BenchmarkCluster (Linux only; `make bench-cluster`, which sets
+// LONGHAUL_BENCH_CLUSTER=1: without it the benchmark skips, so make bench
+// does not spend its minutes) runs the same concurrent streams against the
+// scaled-out shape: temporal-server, built from go.mod's
+// go.temporal.io/server, on the PostgreSQL of LONGHAUL_TEST_POSTGRES_URL
+// (make bench-cluster starts a throwaway one), its schema set up with
+// temporal-sql-tool and its settings (history shards, dynamic config)
+// those of docker-compose.yml's temporal service, as test/stack runs them;
+// Debian's nats-server; `longhaul setup`; then one and, in a second pass,
+// two `longhaul worker`s, and two `longhaul api`s over which the clients
+// spread their streams, each a child process, the scripted model in the
+// benchmark process. It prints, per configuration and level (default
+// 100,250,500; steady and burst as above): turns per second (completed
+// streams over the level's wall time), TTFT p50/p99, errors, the CPU
+// milliseconds per completed turn of each process (Temporal, each worker,
+// each API, NATS) and the peak of PostgreSQL connections to the cluster's
+// databases (pg_stat_activity); and each process's CPU use at rest.
+//
 // BenchmarkRestore measures what restoring a 50-turn chat (every turn with
 // a tool call) adds to a turn: the RestoreConversation activity alone on
 // SQLite and PostgreSQL, and the 51st turn through the API with the chat id
@@ -45,12 +63,15 @@
 //	                        bin/longhaul); unset, one is built into a
 //	                        temporary directory
 //	LONGHAUL_BENCH_LEVELS   comma-separated numbers of concurrent streams
-//	                        (default 100,250,500,1000)
+//	                        (default 100,250,500,1000; BenchmarkCluster's
+//	                        100,250,500)
+//	LONGHAUL_BENCH_CLUSTER  1 runs BenchmarkCluster (make bench-cluster)
 //	LONGHAUL_BENCH_SAMPLES  sequential samples per latency row (default 200)
 //	LONGHAUL_BENCH_LONG     0 skips the 60 s streamed turn (its history row)
 //	LONGHAUL_BENCH_OUT      also write the tables, as Markdown, to this file
-//	LONGHAUL_BENCH_KEEP     1 keeps the child's data directory and log (they
-//	                        are kept anyway when the benchmark fails)
+//	LONGHAUL_BENCH_KEEP     1 keeps the child's data directory and log, and
+//	                        BenchmarkCluster's logs (they are kept anyway
+//	                        when the benchmark fails)
 //	LONGHAUL_BENCH_TURNS    BenchmarkLongRun's tool turns (default 200)
 //	LONGHAUL_BENCH_MEMORIES BenchmarkMemoryRecall's sizes (default
 //	                        1000,10000,100000)

@@ -3,8 +3,6 @@
 package stack
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -20,27 +18,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/testing/composetest"
 )
-
-// userEnv is what a user following the README puts in .env: .env.example
-// copied, with every placeholder secret (change-me…, which Longhaul refuses)
-// replaced by a random one (hex, so that it is also URL-safe, as NATS_TOKEN
-// must be).
-func userEnv(t *testing.T) map[string]string {
-	t.Helper()
-	env := composetest.ExampleEnv(t)
-	for k, v := range env {
-		if strings.HasPrefix(v, "change-me") {
-			env[k] = randomHex(32)
-		}
-	}
-	return env
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 // service returns a service of the compose file (composetest.Service).
 var service = composetest.Service

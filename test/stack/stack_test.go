@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,10 +20,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
 	"github.com/nats-io/nats.go"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/composetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
@@ -32,44 +27,12 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 )
 
-// The binaries the images run, built from the go.temporal.io/server of
-// go.mod (the version docker-compose.yml pins): temporalio/server runs
-// temporal-server (docker/targets/server.Dockerfile:14), temporalio/admin-
-// tools temporal-sql-tool (docker/targets/admin-tools.Dockerfile:20-26).
-// go.mod lists both as tools, so their modules stay in go.sum.
-const (
-	serverPkg  = "go.temporal.io/server/cmd/server"
-	sqlToolPkg = "go.temporal.io/server/cmd/tools/sql"
-	// serverDefaultDynamicConfig is where the server's embedded config
-	// template looks for the dynamic config when DYNAMIC_CONFIG_FILE_PATH
-	// is not set (common/config/config_template_embedded.yaml:393 at
-	// v1.32.1).
-	serverDefaultDynamicConfig = "/etc/temporal/config/dynamicconfig/docker.yaml"
-)
-
-// temporalBins builds temporal-server and temporal-sql-tool, and finds the
-// schema directory admin-tools copies to /etc/temporal/schema: the
-// module's schema/ (.github/actions/build-docker-images/scripts/main.go:
-// 271-285 copies it to docker/build/temporal/schema, which
-// admin-tools.Dockerfile:28 copies into the image).
-func temporalBins(t *testing.T) (bindir, schema string) {
-	t.Helper()
-	server := proctest.Build(t, "temporal-server", serverPkg)
-	sqlTool := proctest.Build(t, "temporal-sql-tool", sqlToolPkg)
-	bindir = t.TempDir()
-	for _, b := range []string{server, sqlTool} {
-		if err := os.Rename(b, filepath.Join(bindir, filepath.Base(b))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "go.temporal.io/server")
-	cmd.Dir = proctest.RepoRoot(t)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -m go.temporal.io/server: %v", err)
-	}
-	return bindir, filepath.Join(strings.TrimSpace(string(out)), "schema")
-}
+// serverDefaultDynamicConfig is where the server's embedded config
+// template looks for the dynamic config when DYNAMIC_CONFIG_FILE_PATH is
+// not set (common/config/config_template_embedded.yaml:393 at v1.32.1).
+// The binaries, built from the go.temporal.io/server of go.mod, are
+// proctest.TemporalBinaries'.
+const serverDefaultDynamicConfig = "/etc/temporal/config/dynamicconfig/docker.yaml"
 
 // serverEnv is the environment the temporal service's container gives
 // temporal-server, on the test's host: the compose file's, with only its
@@ -133,14 +96,14 @@ func serverEnv(t *testing.T, c container, pg *url.URL, ps *ports) (env map[strin
 // is the scripted one.
 func TestComposeStack(t *testing.T) {
 	storetest.Ready(t)
-	p := composetest.Load(t, userEnv(t))
+	p := composetest.Load(t, composetest.UserEnv(t))
 	pg, err := url.Parse(storetest.PostgresURL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ps := &ports{t: t, used: map[int]bool{}}
 	// The builds first (a cold one takes minutes), then the stack's time.
-	bindir, schema := temporalBins(t)
+	bindir, schema := proctest.TemporalBinaries(t)
 	bin := proctest.Binary(t, "LONGHAUL_STACK_BIN")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -481,32 +444,8 @@ func createNamespace(t *testing.T, ctx context.Context, frontend, namespace, ret
 		t.Fatalf("RETENTION: %v", err)
 	}
 	// The CLI fails while the frontend is not serving yet, and compose
-	// runs it again (restart: on-failure); here the test retries.
-	var c client.Client
-	for {
-		if c, err = client.DialContext(ctx, client.Options{HostPort: frontend}); err == nil {
-			if _, err = c.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
-				break
-			}
-			c.Close()
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("temporal operator cluster health: %v", err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	defer c.Close()
-	ws := c.WorkflowService()
-	if _, err := ws.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace}); err == nil {
-		return
-	}
-	_, err = ws.RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
-		Namespace:                        namespace,
-		WorkflowExecutionRetentionPeriod: durationpb.New(keep),
-		HistoryArchivalState:             enumspb.ARCHIVAL_STATE_UNSPECIFIED,
-	})
-	must(t, err)
+	// runs it again (restart: on-failure); here the call retries.
+	must(t, proctest.CreateNamespace(ctx, frontend, namespace, keep))
 }
 
 // startNATS runs the nats service's command on Debian's nats-server, on

@@ -13,6 +13,8 @@ package composetest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -42,6 +44,23 @@ func ExampleEnv(t testing.TB) map[string]string {
 	env, err := dotenv.GetEnvFromFile(map[string]string{}, []string{filepath.Join(proctest.RepoRoot(t), ".env.example")})
 	if err != nil {
 		t.Fatalf("composetest: .env.example: %v", err)
+	}
+	return env
+}
+
+// UserEnv is what a user following the README puts in .env: .env.example
+// copied, with every placeholder secret (change-me…, which Longhaul refuses)
+// replaced by a random one (hex, so that it is also URL-safe, as NATS_TOKEN
+// must be).
+func UserEnv(t testing.TB) map[string]string {
+	t.Helper()
+	env := ExampleEnv(t)
+	for k, v := range env {
+		if strings.HasPrefix(v, "change-me") {
+			b := make([]byte, 32)
+			rand.Read(b)
+			env[k] = hex.EncodeToString(b)
+		}
 	}
 	return env
 }

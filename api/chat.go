@@ -83,6 +83,13 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 			}
 		}()
 	}
+	// What follows asks Temporal, and may start a run: it waits its turn
+	// in the admission queue, and lets the next go once the run started.
+	admitted, err := s.admitStart(ctx)
+	if err != nil {
+		return err
+	}
+	defer admitted()
 	// The results of the client's tool calls continue the run that waits
 	// for them.
 	if run, results, ok := clientResults(req.Messages); ok && !in.Background {
@@ -91,6 +98,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 			return err
 		}
 		if cont != nil {
+			admitted()
 			c.Set(HeaderRunID, run)
 			if !req.Stream {
 				return s.respondWatching(c, s.temporal.GetWorkflow(ctx, run, ""), agent.ID, openWebUI, *cont)
@@ -113,6 +121,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 			return err
 		}
 		if answer != nil {
+			admitted()
 			return s.resume(c, &req, agent.ID, openWebUI, answer, &release)
 		}
 		// Without a message id, a finished run is never handed back: the
@@ -124,6 +133,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		}
 	}
 	run, err := s.start(ctx, runID, in, summarize(msgs, 60))
+	admitted()
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,13 @@ type apiMetrics struct {
 	duration   *prometheus.HistogramVec
 	firstToken *prometheus.HistogramVec
 	streams    *prometheus.GaugeVec
+	queue      prometheus.Gauge
+	queueWait  *prometheus.HistogramVec
 }
+
+// queueBuckets reach from a start that waited behind a few others to one
+// that waited out LONGHAUL_ADMISSION_WAIT.
+var queueBuckets = []float64{0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
 // durationBuckets reach from a quick read to a long answer.
 var durationBuckets = []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
@@ -45,12 +51,21 @@ func (s *Server) newAPIMetrics(reg prometheus.Registerer) *apiMetrics {
 			Name: "longhaul_open_streams",
 			Help: "Event streams this API process holds open, by kind (chat, runs).",
 		}, []string{"kind"}),
+		queue: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "longhaul_admission_queue_depth",
+			Help: "Run starts waiting in this API process's admission queue (LONGHAUL_ADMISSION_CONCURRENCY starts go at once).",
+		}),
+		queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "longhaul_admission_wait_seconds",
+			Help:    "Time a run start waited in the admission queue, by outcome: admitted, or refused (429: the queue was full, the wait too long, or the client left).",
+			Buckets: queueBuckets,
+		}, []string{"outcome"}),
 	}
 	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "longhaul_runs_waiting",
 		Help: "Runs waiting for a person (a tool approval or a reply), from Temporal's visibility; -1 when it cannot be read.",
 	}, s.countWaiting)
-	reg.MustRegister(m.requests, m.duration, m.firstToken, m.streams, waiting)
+	reg.MustRegister(m.requests, m.duration, m.firstToken, m.streams, m.queue, m.queueWait, waiting)
 	return m
 }
 
@@ -101,3 +116,15 @@ func (m *apiMetrics) firstText(model string, start time.Time) {
 		m.firstToken.WithLabelValues(model).Observe(time.Since(start).Seconds())
 	}
 }
+
+// admissionWait records a start's wait in the admission queue.
+func (m *apiMetrics) admissionWait(d time.Duration, admitted bool) {
+	outcome := "refused"
+	if admitted {
+		outcome = "admitted"
+	}
+	m.queueWait.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+// admissionDepth records the admission queue's length.
+func (m *apiMetrics) admissionDepth(n int) { m.queue.Set(float64(n)) }

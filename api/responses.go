@@ -139,7 +139,13 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		Forget:          !req.stored(),
 	}
 	run := "run-" + uuid.NewString()
-	if _, err := s.start(ctx, run, in, summarize(msgs, 60)); err != nil {
+	admitted, err := s.admitStart(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.start(ctx, run, in, summarize(msgs, 60))
+	admitted()
+	if err != nil {
 		return err
 	}
 	base := responseBase(responseID(run, 0), in, 0, nil)

@@ -62,7 +62,13 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 		Metadata:        req.Metadata,
 	}
 	id := "run-" + uuid.NewString()
-	if _, err := s.start(c.UserContext(), id, in, summarize(msgs, 60)); err != nil {
+	admitted, err := s.admitStart(c.UserContext())
+	if err != nil {
+		return err
+	}
+	_, err = s.start(c.UserContext(), id, in, summarize(msgs, 60))
+	admitted()
+	if err != nil {
 		return err
 	}
 	c.Set(HeaderRunID, id)

@@ -96,6 +96,9 @@ type Config struct {
 	Blobs store.Store
 	// Limits bound what one principal holds at once.
 	Limits Limits
+	// Admission bounds the runs this process starts at once, queueing
+	// the rest (see Admission); its zero value admits every start at once.
+	Admission Admission
 	// Deltas carries the live text of running model calls (NATS); nil
 	// streams each call's text whole when it finishes.
 	Deltas *natsbus.Bus
@@ -142,6 +145,7 @@ type Server struct {
 	catalog  *skills.Catalog
 	hub      *hub
 	metrics  *apiMetrics
+	admit    *admission
 	log      *slog.Logger
 	app      *fiber.App
 	started  time.Time
@@ -175,6 +179,10 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
+	}
+	s.admit = &admission{cfg: cfg.Admission}
+	if s.metrics != nil {
+		s.admit.observe, s.admit.depth = s.metrics.admissionWait, s.metrics.admissionDepth
 	}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "longhaul",

@@ -338,17 +338,14 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 		lh.fatal(b, err)
 	}
 	t := table{
-		title: fmt.Sprintf("concurrent streaming chats, 20 tok/s for %v each; steady: one every %v/N; longhaul at rest: %.2f CPU s/s",
-			streamLength, streamLength, (idle1-idle0).Seconds()/5),
-		head: []string{"streams", "arrival", "ok", "errors", "headers p50 ms", "headers p99 ms", "TTFT p50 ms", "TTFT p99 ms", "duration p50 s", "duration p99 s", "wall s", "CPU s", peakHead},
+		title: fmt.Sprintf("concurrent streaming chats, 20 tok/s for %v each; steady: one every %v/N; 100/s: one every %v; longhaul at rest: %.2f CPU s/s",
+			streamLength, streamLength, arrivalRate, (idle1-idle0).Seconds()/5),
+		head: []string{"streams", "arrival", "ok", "errors", "of them 429", "headers p50 ms", "headers p99 ms", "TTFT p50 ms", "TTFT p99 ms", "duration p50 s", "duration p99 s", "wall s", "CPU s", peakHead},
 	}
 	run := 0
 	for _, n := range levels {
-		for _, steady := range []bool{true, false} {
-			mode := "burst"
-			if steady {
-				mode = "steady"
-			}
+		for _, a := range arrivals(n) {
+			mode := a.name
 			run++
 			lh.settle()
 			_ = lh.resetPeak()
@@ -357,8 +354,10 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 				lh.fatal(b, err)
 			}
 			start := time.Now()
-			r := streams([]string{engineURL}, fmt.Sprintf("r%d-%s-%d", run, mode, n), n, steady)
+			prof := lh.profile(b, fmt.Sprintf("%d-%s", n, a.file), streamLength+a.interval*time.Duration(n))
+			r := streams([]string{engineURL}, fmt.Sprintf("r%d-%s-%d", run, a.file, n), n, a.interval)
 			wall := time.Since(start)
+			prof()
 			cpu1, err := lh.cpu()
 			if err != nil {
 				lh.fatal(b, err)
@@ -369,7 +368,7 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 			}
 			cpu := cpu1 - cpu0
 			fmt.Fprintf(os.Stderr, "bench: %d %s streams: %d ok, %d errors in %.1f s\n", n, mode, len(r.ttft), r.errors, wall.Seconds())
-			t.rows = append(t.rows, []string{strconv.Itoa(n), mode, strconv.Itoa(len(r.ttft)), strconv.Itoa(r.errors),
+			t.rows = append(t.rows, []string{strconv.Itoa(n), mode, strconv.Itoa(len(r.ttft)), strconv.Itoa(r.errors), strconv.Itoa(r.tooMany),
 				ms(r.headers.pct(.5)), ms(r.headers.pct(.99)), ms(r.ttft.pct(.5)), ms(r.ttft.pct(.99)), secs(r.total.pct(.5)), secs(r.total.pct(.99)),
 				secs(wall), secs(cpu), strconv.FormatInt(peak>>20, 10)})
 			if r.errors > 0 {
@@ -379,7 +378,7 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 				b.Logf("%d %s streams: the slowest took %v: run %s (LONGHAUL_BENCH_KEEP=1 keeps its history)",
 					n, mode, r.slowestTime.Round(100*time.Millisecond), chatRunID(r.slowest))
 			}
-			key := fmt.Sprintf("%s%d-", mode, n)
+			key := fmt.Sprintf("%s%d-", a.file, n)
 			b.ReportMetric(float64(r.errors), key+"errors")
 			b.ReportMetric(msf(r.headers.pct(.99)), key+"headers-p99-ms")
 			b.ReportMetric(msf(r.ttft.pct(.99)), key+"ttft-p99-ms")
@@ -391,11 +390,37 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 	return t
 }
 
+// arrivalRate is the steady arrival rate of the targets: 100
+// streams a second.
+const arrivalRate = 10 * time.Millisecond
+
+// arrival is how a level's streams arrive: one every interval, or all at
+// once (a zero interval).
+type arrival struct {
+	name, file string
+	interval   time.Duration
+}
+
+// arrivals are the arrivals each level of n streams is run with: steady
+// (one every streamLength/n), a burst, and, when steady is not already
+// that, one every arrivalRate (100/s).
+func arrivals(n int) []arrival {
+	steady := streamLength / time.Duration(n)
+	as := []arrival{{"steady", "steady", steady}, {"burst", "burst", 0}}
+	if steady != arrivalRate {
+		as = append(as, arrival{"100/s", "100s", arrivalRate})
+	}
+	return as
+}
+
 // streamResults are the figures of one level of concurrent streams.
 type streamResults struct {
 	headers, ttft, total stats
 	errors               int
-	byMessage            map[string]int
+	// tooMany counts the errors that were a 429 (the API's admission
+	// queue was full).
+	tooMany   int
+	byMessage map[string]int
 	// example is the chat id of one stream that failed with each message.
 	example map[string]string
 	// slowest is the chat id of the stream that took longest, and took
@@ -420,20 +445,19 @@ func (r streamResults) summary() string {
 	return strings.Join(parts, "; ")
 }
 
-// streams runs n streaming chats of streamLength each, all at once or, when
-// steady, one every streamLength/n, and checks that each streams the whole
+// streams runs n streaming chats of streamLength each, one every interval
+// (all at once when it is zero), and checks that each streams the whole
 // answer. Chat i goes to engineURLs[i % len(engineURLs)]: a client
 // spreading its requests over several APIs.
-func streams(engineURLs []string, prefix string, n int, steady bool) streamResults {
+func streams(engineURLs []string, prefix string, n int, interval time.Duration) streamResults {
 	want := streamAnswer(streamLength)
 	prompt := streamPrompt(streamLength)
-	interval := streamLength / time.Duration(n)
 	var mu sync.Mutex
 	r := streamResults{byMessage: map[string]int{}, example: map[string]string{}}
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
-		if steady {
+		if interval > 0 {
 			time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
 		}
 		wg.Go(func() {
@@ -446,6 +470,9 @@ func streams(engineURLs []string, prefix string, n int, steady bool) streamResul
 			defer mu.Unlock()
 			if err != nil {
 				r.errors++
+				if errors.Is(err, errTooMany) {
+					r.tooMany++
+				}
 				r.byMessage[err.Error()]++
 				r.example[err.Error()] = chat
 				return
@@ -550,6 +577,9 @@ func stream(ctx context.Context, url string, body []byte) (streamed, error) {
 	st.headers = time.Since(start)
 	defer cancel()
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusTooManyRequests {
+		return st, fmt.Errorf("%w (Retry-After %q)", errTooMany, resp.Header.Get("Retry-After"))
+	}
 	if resp.StatusCode != http.StatusOK {
 		return st, fmt.Errorf("status %d", resp.StatusCode)
 	}
@@ -589,6 +619,9 @@ func stream(ctx context.Context, url string, body []byte) (streamed, error) {
 	st.total, st.text = time.Since(start), b.String()
 	return st, nil
 }
+
+// errTooMany is a stream's error when the API answered 429.
+var errTooMany = errors.New("status 429")
 
 type stats []time.Duration
 

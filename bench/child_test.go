@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -57,8 +58,11 @@ type child struct {
 	temporal  string // the Temporal frontend, host:port
 	namespace string
 	logPath   string
-	cmd       *exec.Cmd
-	exited    chan struct{}
+	// pprof is the child's profile endpoint (LONGHAUL_PPROF_ADDR) and
+	// profDir where its profiles go, when LONGHAUL_BENCH_PROFILE is set.
+	pprof, profDir string
+	cmd            *exec.Cmd
+	exited         chan struct{}
 }
 
 // startChild starts `longhaul dev` against the scripted model at modelURL
@@ -102,6 +106,14 @@ func startChild(b *testing.B, bin, modelURL string) *child {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var profEnv []string
+	if d := os.Getenv("LONGHAUL_BENCH_PROFILE"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatalf("LONGHAUL_BENCH_PROFILE: %v", err)
+		}
+		c.profDir, c.pprof = d, freeAddr(b)
+		profEnv = []string{"LONGHAUL_PPROF_ADDR=" + c.pprof}
+	}
 	c.cmd = exec.Command(bin, "dev")
 	// exec keeps the last of duplicate variables: the benchmark's own
 	// settings win over the inherited ones.
@@ -121,6 +133,7 @@ func startChild(b *testing.B, bin, modelURL string) *child {
 		"LONGHAUL_MAX_RUNS=0",
 		"LONGHAUL_MAX_STREAMS=0",
 	)
+	c.cmd.Env = append(c.cmd.Env, profEnv...)
 	c.cmd.Stdout, c.cmd.Stderr = f, f
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := c.cmd.Start(); err != nil {
@@ -261,4 +274,59 @@ func (c *child) temporalClient(b *testing.B) client.Client {
 	}
 	b.Cleanup(tc.Close)
 	return tc
+}
+
+// profile takes the child's CPU, block and mutex profiles over the next d,
+// into LONGHAUL_BENCH_PROFILE as name.{cpu,block,mutex}.pprof (block and
+// mutex as deltas over d), and returns what waits for them; without
+// LONGHAUL_BENCH_PROFILE it does nothing. A profile that cannot be taken
+// (a binary without LONGHAUL_PPROF_ADDR) is logged, not fatal.
+func (c *child) profile(b *testing.B, name string, d time.Duration) (wait func()) {
+	b.Helper()
+	if c.profDir == "" {
+		return func() {}
+	}
+	secs := strconv.Itoa(max(1, int(d.Round(time.Second).Seconds())))
+	done := make(chan struct{})
+	kinds := map[string]string{"cpu": "profile", "block": "block", "mutex": "mutex"}
+	errs := make(chan error, len(kinds))
+	for kind, path := range kinds {
+		go func() {
+			errs <- c.fetchProfile(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%s", c.pprof, path, secs),
+				filepath.Join(c.profDir, name+"."+kind+".pprof"))
+		}()
+	}
+	go func() {
+		defer close(done)
+		for range kinds {
+			if err := <-errs; err != nil {
+				b.Logf("profile %s: %v", name, err)
+			}
+		}
+	}()
+	return func() { <-done }
+}
+
+// fetchProfile writes the profile at url to file.
+func (c *child) fetchProfile(url, file string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: status %d", url, resp.StatusCode)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

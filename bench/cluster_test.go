@@ -391,7 +391,11 @@ func (cl *cluster) level(prefix string, workers, n int, steady bool) []string {
 	w := cl.watchConnections()
 	c0 := cl.cpus()
 	start := time.Now()
-	r := streams(cl.apiURLs, prefix, n, steady)
+	var interval time.Duration
+	if steady {
+		interval = streamLength / time.Duration(n)
+	}
+	r := streams(cl.apiURLs, prefix, n, interval)
 	wall := time.Since(start)
 	c1 := cl.cpus()
 	conns := w.stop()

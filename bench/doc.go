@@ -12,9 +12,11 @@
 //     the headers when the model takes 1 s to its first token (they must
 //     not wait for it);
 //   - concurrent streaming chats (20 tokens/s for 10 s each) at several
-//     levels, arriving steadily (one every 10 s / N) and as a burst: errors,
-//     time to headers, TTFT and duration p50/p99, the child's CPU seconds
-//     and peak RSS;
+//     levels, arriving steadily (one every 10 s / N), as a burst and, where
+//     steady is not that already, at 100/s (one every 10 ms, the rate of
+//     the targets): errors (and of them the 429s of a full
+//     admission queue), time to headers, TTFT and duration p50/p99, the
+//     child's CPU seconds and peak RSS;
 //   - the history events of a short turn and of a 10 s and a 60 s streamed
 //     turn.
 //
@@ -69,6 +71,12 @@
 //	LONGHAUL_BENCH_SAMPLES  sequential samples per latency row (default 200)
 //	LONGHAUL_BENCH_LONG     0 skips the 60 s streamed turn (its history row)
 //	LONGHAUL_BENCH_OUT      also write the tables, as Markdown, to this file
+//	LONGHAUL_BENCH_PROFILE  a directory: the child serves its profiles
+//	                        (LONGHAUL_PPROF_ADDR on a free loopback port)
+//	                        and each level's arrival writes there the CPU,
+//	                        block and mutex profiles of the child over it,
+//	                        as <streams>-<arrival>.{cpu,block,mutex}.pprof
+//	                        (read them with go tool pprof -top)
 //	LONGHAUL_BENCH_KEEP     1 keeps the child's data directory and log, and
 //	                        BenchmarkCluster's logs (they are kept anyway
 //	                        when the benchmark fails)

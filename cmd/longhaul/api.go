@@ -98,6 +98,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		JWTMaxLifetime:  cfg.OpenWebUIJWTMaxLifetime,
 		Headers:         cfg.Headers(),
 		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams},
+		Admission:       api.Admission{Concurrency: cfg.AdmissionConcurrency, Queue: cfg.AdmissionQueue, MaxWait: cfg.AdmissionWait},
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		RequestTimeout:  cfg.RequestTimeout,
 		TemporalTimeout: cfg.TemporalTimeout,

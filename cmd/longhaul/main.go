@@ -113,6 +113,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 		_ = shutdownTracing(sctx)
 	}()
+	if cfg.PprofAddr != "" && args[0] != "setup" {
+		addr, err := startPprof(ctx, cfg.PprofAddr, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "longhaul: %s\n", err)
+			return 1
+		}
+		log.Info("profiles on http://"+addr+"/debug/pprof/", "addr", addr)
+	}
 	run := map[string]func(context.Context, config.Config, *slog.Logger, io.Writer) error{
 		"dev": runDev, "server": runServer, "worker": runWorker, "api": runAPI, "setup": runSetup,
 	}[args[0]]

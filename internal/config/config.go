@@ -62,6 +62,8 @@ type Config struct {
 
 	MetricsAddr string `envconfig:"LONGHAUL_METRICS_ADDR" desc:"where Prometheus scrapes /metrics: empty = dev and worker 127.0.0.1:9464 (a free port, printed at start, when that is taken), api GET /metrics on its own listener; server serves none; off serves none; an address set here that is taken stops start-up"`
 
+	PprofAddr string `envconfig:"LONGHAUL_PPROF_ADDR" desc:"where Go's profiles (net/http/pprof, /debug/pprof/) are served, unauthenticated, with block and mutex profiling on: empty = off; keep it a loopback address (127.0.0.1:6060)"`
+
 	WorkerActivitySlots int `envconfig:"LONGHAUL_WORKER_ACTIVITY_SLOTS" default:"1000" desc:"model, tool and store calls one worker runs at once (most of them wait on the network)"`
 	WorkerWorkflowSlots int `envconfig:"LONGHAUL_WORKER_WORKFLOW_SLOTS" default:"200" desc:"workflow tasks one worker runs at once"`
 	WorkerPollers       int `envconfig:"LONGHAUL_WORKER_POLLERS" default:"8" desc:"pollers one worker keeps on each of its activity and workflow task queues"`
@@ -139,6 +141,10 @@ type Config struct {
 	MaxChats    int `envconfig:"LONGHAUL_MAX_CONVERSATIONS" default:"1000" desc:"most chats one user keeps in the conversation store: a turn of a new chat beyond it removes the stored turns of the least recently updated; 0 = no limit"`
 	MaxMemories int `envconfig:"LONGHAUL_MAX_MEMORIES" default:"1000" desc:"most long-term memories one user keeps: a save beyond it evicts the least recently saved or updated; 0 = no limit"`
 	MaxBacklog  int `envconfig:"LONGHAUL_MAX_BACKLOG_ITEMS" default:"200" desc:"most active (open or in progress) items one user's backlog holds (backlog_add beyond it is refused to the model), and most closed items it keeps (the least recently closed go first); 1 to 100000"`
+
+	AdmissionConcurrency int           `envconfig:"LONGHAUL_ADMISSION_CONCURRENCY" default:"32" desc:"run starts (the Temporal calls that start a run) one API process makes at once; more wait in its admission queue, first come first served; 0 = no limit (no queue)"`
+	AdmissionQueue       int           `envconfig:"LONGHAUL_ADMISSION_QUEUE" default:"2000" desc:"run starts that may wait in one API process's admission queue; past it a request gets 429 with Retry-After at once"`
+	AdmissionWait        time.Duration `envconfig:"LONGHAUL_ADMISSION_WAIT" default:"60s" desc:"longest a run start waits in the admission queue before its request gets 429 with Retry-After; 0 = as long as the request lasts"`
 
 	MaxBodyBytes    int64         `envconfig:"LONGHAUL_MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
 	RequestTimeout  time.Duration `envconfig:"LONGHAUL_REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
@@ -239,6 +245,7 @@ func (c Config) Validate() error {
 	if c.MetricsAddr != MetricsOff {
 		checkAddr("METRICS_ADDR", c.MetricsAddr, false)
 	}
+	checkAddr("PPROF_ADDR", c.PprofAddr, false)
 	if !c.UIDisabled() {
 		checkAddr("EMBEDDED_UI_ADDR", c.EmbeddedUIAddr, true)
 	}
@@ -385,6 +392,15 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRuns < 0 {
 		bad("MAX_RUNS", "must not be negative (0 = no limit)")
+	}
+	if c.AdmissionConcurrency < 0 {
+		bad("ADMISSION_CONCURRENCY", "must not be negative (0 = no limit)")
+	}
+	if c.AdmissionQueue < 0 {
+		bad("ADMISSION_QUEUE", "must not be negative")
+	}
+	if c.AdmissionWait < 0 {
+		bad("ADMISSION_WAIT", "must not be negative (0 = as long as the request lasts)")
 	}
 	if c.MaxStreams < 0 {
 		bad("MAX_STREAMS", "must not be negative (0 = no limit)")

@@ -77,6 +77,10 @@ func TestDefaults(t *testing.T) {
 		MaxBacklog:      200,
 		MaxChats:        1000,
 		ApprovalTimeout: time.Hour,
+		// Run starts queue in the API past 32 at once (issue 27).
+		AdmissionConcurrency: 32,
+		AdmissionQueue:       2000,
+		AdmissionWait:        time.Minute,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)

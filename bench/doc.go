@@ -59,6 +59,11 @@
 // against exact search over the same vectors; then SQLite's exact-search
 // ceiling, vector search p50 / p99 at 10k and 100k chunks.
 //
+// BenchmarkIngest generates a corpus of PDFs of prose (fpdf) and ingests
+// it through the IngestFile workflow on the real embedded Temporal, all
+// files at once, with the scripted model's embeddings, and prints pages
+// and chunks per second and the history bytes of one file's ingestion.
+//
 // Settings, all optional:
 //
 //	LONGHAUL_BENCH_BIN      the longhaul binary to run (make bench passes
@@ -92,6 +97,9 @@
 //	LONGHAUL_BENCH_DOC_BACKENDS  its backends (default sqlite,pgvector)
 //	LONGHAUL_BENCH_DOC_CEILING  the sizes of its SQLite exact-search
 //	                        ceiling (default 10000,100000; 0 skips it)
+//	LONGHAUL_BENCH_INGEST_PAGES  BenchmarkIngest's pages in all (default
+//	                        1000)
+//	LONGHAUL_BENCH_INGEST_FILES  the files they are cut into (default 10)
 //
 // Every other LONGHAUL_ variable in the environment reaches the child, so a
 // setting under test needs no change here; the benchmark's own settings

@@ -19,6 +19,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
@@ -93,6 +94,15 @@ type Options struct {
 	MemoryK         int
 	// MaxBacklog caps each user's backlog (0: store.DefaultMaxBacklogItems).
 	MaxBacklog int
+	// NoDocVectors ingests documents without an embedder, as a worker
+	// without LONGHAUL_EMBED_MODEL does (chunks for full-text search
+	// only); otherwise the scripted model's /v1/embeddings embeds them.
+	NoDocVectors bool
+	// DocEmbedder, when set, wraps the embedder of documents' chunks (a
+	// test's gate or counter around the scripted model's).
+	DocEmbedder func(memory.Embedder) memory.Embedder
+	// EmbedBatch is the workers' LONGHAUL_EMBED_BATCH (0: the default).
+	EmbedBatch int
 }
 
 // Env is a running stack.
@@ -107,6 +117,9 @@ type Env struct {
 	Blobs store.Store
 	// Memory is long-term memory when Options.Memory asked for it.
 	Memory *memory.Service
+	// Docs is the document store (files, vector stores, chunks), on the
+	// env's SQLite file; the workers' ingestion writes to it.
+	Docs docstore.Store
 	// Credentials are users' own credentials when Options.TokenKey is set.
 	Credentials *usercreds.Service
 	API         *api.Server
@@ -182,6 +195,11 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("testenv: store: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Blobs.Close() })
+	e.Docs, err = docstore.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("testenv: docstore: %v", err)
+	}
+	t.Cleanup(func() { _ = e.Docs.Close() })
 	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory, Backlog: e.Blobs}
 	if opts.Env != nil {
 		topts.LookupEnv = func(k string) (string, bool) { v, ok := opts.Env[k]; return v, ok }
@@ -399,6 +417,14 @@ func (e *Env) Activities() *activities.Activities {
 	}
 	a.MaxOutputBytes = e.opts.MaxModelOutput
 	a.IdleTimeout = e.opts.ModelIdleTimeout
+	a.Docs = e.Docs
+	a.EmbedBatch = e.opts.EmbedBatch
+	if !e.opts.NoDocVectors {
+		a.Embedder = memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil)
+		if e.opts.DocEmbedder != nil {
+			a.Embedder = e.opts.DocEmbedder(a.Embedder)
+		}
+	}
 	return a
 }
 

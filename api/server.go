@@ -30,6 +30,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -125,6 +126,18 @@ type Config struct {
 	// Metrics takes the API's series (requests, durations, time to first
 	// token, open streams, runs waiting for a person); nil records none.
 	Metrics prometheus.Registerer
+	// Docs keeps users' files, vector stores and their chunks (/v1/files,
+	// /v1/vector_stores, the Responses API's file_search); nil answers
+	// those routes 404.
+	Docs docstore.Store
+	// MaxFileBytes bounds one uploaded file (POST /v1/files); zero is
+	// DefaultMaxFileBytes. Only /v1/files may take bodies over
+	// MaxBodyBytes, streamed.
+	MaxFileBytes int64
+	// DocsEmbedder embeds vector store search queries with the model the
+	// chunks were embedded with (LONGHAUL_EMBED_MODEL); nil searches by
+	// text only.
+	DocsEmbedder memory.Embedder
 	// MetricsHandler, when set, serves GET /metrics on the API's own
 	// listener (longhaul api's default), without a key as /healthz is:
 	// Prometheus scrapes with none, and the series carry counts by route,
@@ -162,6 +175,9 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Minute
 	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
 	if cfg.TemporalTimeout <= 0 {
 		cfg.TemporalTimeout = DefaultTemporalTimeout
 	}
@@ -190,6 +206,9 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	s.routes()
 	return s
 }
+
+// DefaultMaxFileBytes is Config.MaxFileBytes when none is set: 50 MiB.
+const DefaultMaxFileBytes = 50 << 20
 
 // DefaultTemporalTimeout is Config.TemporalTimeout when none is set.
 const DefaultTemporalTimeout = 10 * time.Second

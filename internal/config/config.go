@@ -141,6 +141,7 @@ type Config struct {
 	MaxBacklog  int `envconfig:"LONGHAUL_MAX_BACKLOG_ITEMS" default:"200" desc:"most active (open or in progress) items one user's backlog holds (backlog_add beyond it is refused to the model), and most closed items it keeps (the least recently closed go first); 1 to 100000"`
 
 	MaxBodyBytes    int64         `envconfig:"LONGHAUL_MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
+	MaxFileBytes    int64         `envconfig:"LONGHAUL_MAX_FILE_BYTES" default:"52428800" desc:"largest file POST /v1/files accepts, streamed to the document store (413 above it, nothing kept)"`
 	RequestTimeout  time.Duration `envconfig:"LONGHAUL_REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
 	TemporalTimeout time.Duration `envconfig:"LONGHAUL_TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request (503 with Retry-After after it)"`
 	LogLevel        string        `envconfig:"LONGHAUL_LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
@@ -400,6 +401,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 1024 {
 		bad("MAX_BODY_BYTES", "must be at least 1024")
+	}
+	if c.MaxFileBytes < 1024 {
+		bad("MAX_FILE_BYTES", "must be at least 1024")
 	}
 	if c.RequestTimeout <= 0 {
 		bad("REQUEST_TIMEOUT", "must be positive")

@@ -134,3 +134,10 @@ func (s *Server) docsError(err error, notFound string) error {
 
 // maxFileBytes is the upload limit.
 func (s *Server) maxFileBytes() int64 { return s.cfg.MaxFileBytes }
+
+// isNotFound reports whether Temporal answered that the workflow is not
+// there.
+func isNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
+}

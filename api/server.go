@@ -193,11 +193,14 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
 	s.app = fiber.New(fiber.Config{
-		AppName:               "longhaul",
-		BodyLimit:             int(cfg.MaxBodyBytes),
-		DisableStartupMessage: true,
-		ErrorHandler:          s.handleError,
-		ReadTimeout:           time.Minute,
+		AppName:   "longhaul",
+		BodyLimit: int(cfg.MaxBodyBytes),
+		// Bodies are streams, read by bodyLimit (see there why both).
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		DisableStartupMessage:        true,
+		ErrorHandler:                 s.handleError,
+		ReadTimeout:                  time.Minute,
 		// Headers up to 16 KiB (fasthttp's default is 4 KiB): a proxy's
 		// signed user, its user and chat headers and cookies fit.
 		ReadBufferSize: 16 << 10,
@@ -234,6 +237,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) routes() {
+	s.app.Use(s.bodyLimit)
 	s.app.Use(s.observe)
 	// A handler that panics fails its request (500), not the process.
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.panicked}))
@@ -272,6 +276,27 @@ func (s *Server) routes() {
 	v1.Put("/secrets/:name", s.putSecret)
 	v1.Delete("/secrets/:name", s.deleteSecret)
 	v1.Get("/backlog", s.listBacklog)
+	v1.Post("/files", s.uploadFile)
+	v1.Get("/files", s.listFiles)
+	v1.Get("/files/:id", s.getFile)
+	v1.Get("/files/:id/content", s.fileContent)
+	v1.Delete("/files/:id", s.deleteFile)
+	v1.Post("/vector_stores", s.createVectorStore)
+	v1.Get("/vector_stores", s.listVectorStores)
+	v1.Get("/vector_stores/:id", s.getVectorStore)
+	v1.Post("/vector_stores/:id", s.updateVectorStore)
+	v1.Delete("/vector_stores/:id", s.deleteVectorStore)
+	v1.Post("/vector_stores/:id/search", s.searchVectorStore)
+	v1.Post("/vector_stores/:id/files", s.attachVectorStoreFile)
+	v1.Get("/vector_stores/:id/files", s.listVectorStoreFiles)
+	v1.Get("/vector_stores/:id/files/:file_id", s.getVectorStoreFile)
+	v1.Post("/vector_stores/:id/files/:file_id", s.updateVectorStoreFile)
+	v1.Delete("/vector_stores/:id/files/:file_id", s.detachVectorStoreFile)
+	v1.Get("/vector_stores/:id/files/:file_id/content", s.vectorStoreFileContent)
+	v1.Post("/vector_stores/:id/file_batches", s.createFileBatch)
+	v1.Get("/vector_stores/:id/file_batches/:batch_id", s.getFileBatch)
+	v1.Get("/vector_stores/:id/file_batches/:batch_id/files", s.listVectorStoreFiles)
+	v1.Post("/vector_stores/:id/file_batches/:batch_id/cancel", s.cancelFileBatch)
 	v1.Delete("/me", s.deleteMe)
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(unmatchedKey{}, true)

@@ -73,6 +73,9 @@ const (
 	// metaCreated is when the request came (Unix seconds): the response's
 	// created_at, the same on every read.
 	metaCreated = metaPrefix + "created_at"
+	// metaSearchResults is "1" when the request's include asked for the
+	// file_search_call items' results.
+	metaSearchResults = metaPrefix + "file_search_results"
 )
 
 // ResponsesRequest is the body of POST /v1/responses. Fields Longhaul does
@@ -95,7 +98,10 @@ type ResponsesRequest struct {
 	Store              *bool              `json:"store,omitempty"`
 	Background         bool               `json:"background,omitempty"`
 	Stream             bool               `json:"stream,omitempty"`
-	User               string             `json:"user,omitempty"`
+	// Include asks for more in the output; Longhaul reads
+	// file_search_call.results and ignores the rest.
+	Include []string `json:"include,omitempty"`
+	User    string   `json:"user,omitempty"`
 }
 
 // ResponseTool is a tool of a request: Longhaul takes function tools (flat:
@@ -246,6 +252,9 @@ type Response struct {
 	Usage              *ResponseUsage     `json:"usage"`
 	User               *string            `json:"user"`
 	Metadata           map[string]string  `json:"metadata"`
+	// searchResults says whether file_search_call items carry their
+	// results (include: file_search_call.results); not on the wire.
+	searchResults bool
 }
 
 // Response statuses.
@@ -313,6 +322,54 @@ type OutputItem struct {
 	ServerLabel string  `json:"server_label,omitempty"`
 	Output      *string `json:"output,omitempty"`
 	Error       *string `json:"error,omitempty"`
+	// file_search_call (openai-node responses.d.ts
+	// ResponseFileSearchToolCall): the queries, and the results when the
+	// request's include has file_search_call.results.
+	Queries *[]string           `json:"queries,omitempty"`
+	Results *[]FileSearchResult `json:"results,omitempty"`
+}
+
+// FileSearchResult is one result of a file_search_call.
+type FileSearchResult struct {
+	FileID     string         `json:"file_id"`
+	Filename   string         `json:"filename"`
+	Score      float64        `json:"score"`
+	Text       string         `json:"text"`
+	Attributes map[string]any `json:"attributes"`
+}
+
+// documentSearchTool is the agents' tool a file_search_call item shows:
+// its arguments are {"query", "max_num_results"?} and its output
+// {"results": [{file_id, filename, vector_store_id, chunk, score, text,
+// attributes}]} (docs-shared decision, the documents skill).
+const documentSearchTool = "document_search"
+
+// includeSearchResults is the include value asking for a
+// file_search_call's results.
+const includeSearchResults = "file_search_call.results"
+
+// searchQuery reads a document_search call's query from its arguments.
+func searchQuery(args string) []string {
+	var a struct {
+		Query string `json:"query"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil || a.Query == "" {
+		return []string{}
+	}
+	return []string{a.Query}
+}
+
+// searchResults reads a document_search call's results from its output;
+// nil when the output is not the tool's JSON (an error, or an excerpt of
+// an output too long for the model).
+func searchResults(output string) *[]FileSearchResult {
+	var o struct {
+		Results []FileSearchResult `json:"results"`
+	}
+	if json.Unmarshal([]byte(output), &o) != nil || o.Results == nil {
+		return nil
+	}
+	return &o.Results
 }
 
 // SummaryPart is one part of a reasoning item's summary.

@@ -50,12 +50,18 @@ func (s *Server) bodyLimit(c *fiber.Ctx) error {
 	}
 	limit := s.cfg.MaxBodyBytes
 	if n := c.Request().Header.ContentLength(); n > 0 && int64(n) > limit {
+		// A little over is read and dropped, as net/http does, so the
+		// client reads the 413 rather than a reset connection.
+		if int64(n) <= limit+lingerBytes {
+			discard(stream, lingerBytes)
+		}
 		c.Context().SetConnectionClose()
 		return errBodyTooLarge()
 	}
 	var buf bytes.Buffer
 	n, err := buf.ReadFrom(io.LimitReader(stream, limit+1))
 	if n > limit {
+		discard(stream, lingerBytes)
 		c.Context().SetConnectionClose()
 		return errBodyTooLarge()
 	}
@@ -85,8 +91,17 @@ func (s *Server) drained(c *fiber.Ctx) {
 		c.Locals(drainedKey{}, true)
 		return
 	}
-	n, err := io.Copy(io.Discard, io.LimitReader(stream, multipartOverhead+1))
-	if err == nil && n <= multipartOverhead {
+	if discard(stream, multipartOverhead) {
 		c.Locals(drainedKey{}, true)
 	}
+}
+
+// lingerBytes is how much of a refused body is read and dropped before
+// the connection closes (net/http's server reads up to 256 KiB too).
+const lingerBytes = 256 << 10
+
+// discard reads and drops up to n bytes of r, reporting whether r ended.
+func discard(r io.Reader, n int64) bool {
+	m, err := io.Copy(io.Discard, io.LimitReader(r, n+1))
+	return err == nil && m <= n
 }

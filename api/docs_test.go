@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -64,6 +65,13 @@ func (f *ingestStarts) starts(id string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.started[id]
+}
+
+// last is the input and options of the last start of workflow id.
+func (f *ingestStarts) last(id string) (contract.IngestInput, client.StartWorkflowOptions) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inputs[id], f.opts[id]
 }
 
 var (
@@ -166,7 +174,7 @@ func TestFilesRoutes(t *testing.T) {
 	}
 	f := decode[api.FileObject](t, resp)
 	if !strings.HasPrefix(f.ID, "file-") || f.Object != "file" || f.Filename != "notes.txt" || f.Purpose != "user_data" ||
-		f.Bytes != int64(len(content)) || f.Status != "processed" || f.ExpiresAt == nil || *f.ExpiresAt != f.CreatedAt+7200 {
+		f.Bytes != int64(len(content)) || f.Status != "processed" || f.ExpiresAt == nil || *f.ExpiresAt-f.CreatedAt < 7199 || *f.ExpiresAt-f.CreatedAt > 7200 {
 		t.Errorf("file = %+v", f)
 	}
 	// The file part came before its purpose: stored once, not twice.
@@ -188,8 +196,8 @@ func TestFilesRoutes(t *testing.T) {
 		t.Errorf("second page = %+v", list)
 	}
 	got := decode[api.FileObject](t, doAt(t, base, "GET", "/v1/files/"+f.ID, nil, aliceAuth))
-	if got != f {
-		t.Errorf("get = %+v, want %+v", got, f)
+	if diff := cmp.Diff(f, got); diff != "" {
+		t.Errorf("get (-want +got):\n%s", diff)
 	}
 	resp = doAt(t, base, "GET", "/v1/files/"+f.ID+"/content", nil, aliceAuth)
 	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(b) != content {
@@ -333,25 +341,33 @@ func TestVectorStoreRoutes(t *testing.T) {
 	if tc.starts(id1) != 1 {
 		t.Fatalf("ingestion of %s started %d times, want 1", f1.ID, tc.starts(id1))
 	}
-	in := tc.inputs[id1]
+	in, o := tc.last(id1)
 	if in != (contract.IngestInput{Owner: "alice", VectorStoreID: vs.ID, FileID: f1.ID, MaxChunkSizeTokens: 200, ChunkOverlapTokens: 50}) {
 		t.Errorf("ingest input = %+v", in)
 	}
-	if o := tc.opts[id1]; o.TaskQueue != "q" || o.WorkflowIDReusePolicy != enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE {
+	// A new attachment's run replaces any of an earlier one.
+	if o.TaskQueue != "q" || o.WorkflowIDReusePolicy != enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE || o.WorkflowIDConflictPolicy != enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING {
 		t.Errorf("start options = %+v", o)
 	}
 
-	// Attaching again is the same attachment, and no new run.
+	// Attaching again while in progress is the same attachment, and asks
+	// Temporal for the running run (USE_EXISTING), or a new one only if
+	// the last one failed.
 	att := decode[api.VectorStoreFileObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/files", map[string]any{"file_id": f1.ID}, aliceAuth))
 	if att.ID != f1.ID || att.Object != "vector_store.file" || att.Status != "in_progress" || att.ChunkingStrategy.Static.MaxChunkSizeTokens != 200 {
 		t.Errorf("re-attach = %+v", att)
 	}
+	if _, o = tc.last(id1); o.WorkflowIDConflictPolicy != enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING || o.WorkflowIDReusePolicy != enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY {
+		t.Errorf("re-attach start options = %+v", o)
+	}
+	// Once its ingestion ended, attaching again starts nothing.
 	if err := docs.SetStatus(ctx, "alice", vs.ID, f1.ID, docstore.StatusCompleted, nil); err != nil {
 		t.Fatal(err)
 	}
-	doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/files", map[string]any{"file_id": f1.ID}, aliceAuth)
-	if tc.starts(id1) != 1 {
-		t.Errorf("re-attaching started %d runs, want 1", tc.starts(id1))
+	before := tc.starts(id1)
+	att = decode[api.VectorStoreFileObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/files", map[string]any{"file_id": f1.ID}, aliceAuth))
+	if tc.starts(id1) != before || att.Status != "completed" {
+		t.Errorf("re-attaching a completed file: %d starts (was %d), status %s", tc.starts(id1), before, att.Status)
 	}
 
 	att = decode[api.VectorStoreFileObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/files", map[string]any{

@@ -55,6 +55,9 @@ type limitedReader struct {
 	r        io.Reader
 	n        int64
 	exceeded bool
+	// err is the read error of the part itself (not io.EOF): a body cut
+	// short or malformed.
+	err error
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
@@ -66,6 +69,9 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 		p = p[:l.n+1]
 	}
 	n, err := l.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.err = err
+	}
 	l.n -= int64(n)
 	if l.n < 0 {
 		l.exceeded = true
@@ -169,6 +175,10 @@ func (s *Server) upload(c *fiber.Ctx) error {
 				drop()
 				return s.fileTooLarge()
 			}
+			if lr.err != nil {
+				drop()
+				return errBadRequest("malformed multipart body: the file part: " + lr.err.Error())
+			}
 			if err != nil {
 				storeErr = err
 				break
@@ -202,7 +212,7 @@ func (s *Server) upload(c *fiber.Ctx) error {
 		if errors.As(storeErr, &ae) {
 			return ae
 		}
-		if errors.Is(storeErr, docstore.ErrInvalid) || errors.Is(storeErr, io.ErrUnexpectedEOF) || strings.Contains(storeErr.Error(), "multipart") {
+		if errors.Is(storeErr, docstore.ErrInvalid) {
 			return errBadRequest("could not store the file: " + storeErr.Error())
 		}
 		return s.docsError(storeErr, "no file")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/longhaul-dev/longhaul/api"
@@ -53,6 +55,8 @@ func (f *ingestStarts) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 	f.opts[o.ID] = o
 	return nil, nil
 }
+
+func (*ingestStarts) WorkflowService() workflowservice.WorkflowServiceClient { return nil }
 
 func (f *ingestStarts) CancelWorkflow(_ context.Context, id, _ string) error {
 	f.mu.Lock()
@@ -158,7 +162,8 @@ func countFiles(t *testing.T, docs docstore.Store, owner string) int {
 func wantError(t *testing.T, resp *http.Response, status int, msg string) {
 	t.Helper()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != status || !strings.Contains(string(b), msg) || !strings.Contains(string(b), `"error"`) {
+	var e api.ErrorBody
+	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != status || !strings.Contains(e.Error.Message, msg) || e.Error.Type == "" {
 		t.Errorf("%s %s = %d %s, want %d with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, msg)
 	}
 }
@@ -259,7 +264,7 @@ func TestUploadRefusals(t *testing.T) {
 }
 
 // TestUploadOfAHundredMegabytes sends the headers of a 100 MB upload and
-// its first 8 KiB (what fasthttp reads before the handler runs, see
+// its first 8.5 KiB (what fasthttp reads before the handler runs, see
 // api/bodylimit.go): the answer is a 413 at once, no more is read, and
 // nothing is stored. A raw connection, so that the test reads the answer
 // whatever the client would do with an unsent body.
@@ -274,7 +279,10 @@ func TestUploadOfAHundredMegabytes(t *testing.T) {
 	head := "POST /v1/files HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-alice\r\n" +
 		"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: " + fmt.Sprint(size) + "\r\n\r\n"
 	part := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n\r\n"
-	first := append([]byte(part), bytes.Repeat([]byte{'x'}, 8<<10-len(part))...)
+	// fasthttp reads 8 KiB and one byte before it calls the handler
+	// (readBodyIdentity, http.go:2200-2231); a little more is sent, which
+	// its read buffer takes whole.
+	first := append([]byte(part), bytes.Repeat([]byte{'x'}, 8<<10+512-len(part))...)
 	if _, err := conn.Write(append([]byte(head), first...)); err != nil {
 		t.Fatal(err)
 	}

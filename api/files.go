@@ -171,6 +171,10 @@ func (s *Server) upload(c *fiber.Ctx) error {
 			}
 			lr := &limitedReader{r: p, n: s.maxFileBytes()}
 			f, err := docs.PutFile(ctx, docstore.File{Owner: owner, Filename: filename, Purpose: want, ContentType: p.Header.Get(fiber.HeaderContentType)}, lr)
+			if f.ID != "" {
+				// Whatever comes next, drop deletes it if the upload fails.
+				stored = &f
+			}
 			if lr.exceeded || errors.Is(err, docstore.ErrTooLarge) {
 				drop()
 				return s.fileTooLarge()

@@ -478,7 +478,7 @@ func responseBase(id string, in contract.AgentInput, created int64, previous *st
 		Store: in.Metadata[metaStore] != "false", Temperature: o.Temperature, TopP: o.TopP,
 		Text: ResponseText{Format: &ResponseTextFormat{Type: longhaul.FormatText}}, ToolChoice: responsesToolChoice(o.ToolChoice),
 		Tools: []ResponseTool{}, Truncation: "disabled", Metadata: map[string]string{},
-		searchResults: in.Metadata[metaSearchResults] == "1",
+		SearchResults: in.Metadata[metaSearchResults] == "1",
 	}
 	if in.Metadata[metaInstructions] == "1" && len(in.Messages) > 0 {
 		r.Instructions = &in.Messages[0].Content

@@ -369,7 +369,7 @@ func (r *respRenderer) toolOutput(d longhaul.ToolOutputData) []StreamEvent {
 		it.Status = respCompleted
 		if d.Error {
 			it.Status = respFailed
-		} else if r.resp.searchResults {
+		} else if r.resp.SearchResults {
 			it.Results = searchResults(d.Output)
 		}
 		return append(out, r.event(StreamEvent{Type: "response.file_search_call.completed", ItemID: it.ID, OutputIndex: &i}), r.doneItem(i))

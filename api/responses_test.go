@@ -372,7 +372,7 @@ func TestRespRendererFunctionCalls(t *testing.T) {
 func TestRespRendererFileSearch(t *testing.T) {
 	out := `{"results":[{"file_id":"file-1","filename":"paper.pdf","vector_store_id":"vs_1","chunk":3,"score":0.8,"text":"the answer","attributes":{"year":2024}}]}`
 	for _, include := range []bool{false, true} {
-		r := newRespRenderer(Response{ID: "resp_x.0", searchResults: include}, longhaul.Usage{})
+		r := newRespRenderer(Response{ID: "resp_x.0", SearchResults: include}, longhaul.Usage{})
 		r.begin(false)
 		start := longhaul.NewEvent(longhaul.EventToolStart, time.Unix(0, 0), longhaul.ToolStartData{ToolCallID: "t1", Name: documentSearchTool, Arguments: `{"query":"what is the answer"}`})
 		start.Offset = 1

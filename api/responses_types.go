@@ -254,7 +254,7 @@ type Response struct {
 	Metadata           map[string]string  `json:"metadata"`
 	// searchResults says whether file_search_call items carry their
 	// results (include: file_search_call.results); not on the wire.
-	searchResults bool
+	SearchResults bool `json:"-"`
 }
 
 // Response statuses.

@@ -21,7 +21,7 @@ func decodeJSON(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	if err := decodeJSON(body, v); err != nil {
+	if err := decodeStrict(body, v); err != nil {
 		return errBadRequest(err.Error())
 	}
 	return nil

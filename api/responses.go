@@ -87,6 +87,10 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		return err
 	}
 	ctx, owner := c.UserContext(), principal(c).Name
+	stores := req.vectorStores()
+	if err := s.checkVectorStores(ctx, owner, stores); err != nil {
+		return err
+	}
 	if run, results, ok := functionOutputs(items); ok {
 		start, took, err := s.continueRun(ctx, principal(c).User, run, results)
 		if err != nil {
@@ -125,6 +129,9 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 	meta[metaStore] = strconv.FormatBool(req.stored())
 	meta[metaCreated] = strconv.FormatInt(time.Now().Unix(), 10)
 	meta[metaBackground] = strconv.FormatBool(req.Background)
+	if slices.Contains(req.Include, includeSearchResults) {
+		meta[metaSearchResults] = "1"
+	}
 	in := contract.AgentInput{
 		Agent:           agent.ID,
 		Messages:        msgs,
@@ -137,6 +144,7 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		NotStreamed:     !req.Stream && !req.Background,
 		Metadata:        meta,
 		Forget:          !req.stored(),
+		VectorStores:    stores,
 	}
 	run := "run-" + uuid.NewString()
 	admitted, err := s.admitStart(ctx)
@@ -476,6 +484,7 @@ func responseBase(id string, in contract.AgentInput, created int64, previous *st
 		Store: in.Metadata[metaStore] != "false", Temperature: o.Temperature, TopP: o.TopP,
 		Text: ResponseText{Format: &ResponseTextFormat{Type: longhaul.FormatText}}, ToolChoice: responsesToolChoice(o.ToolChoice),
 		Tools: []ResponseTool{}, Truncation: "disabled", Metadata: map[string]string{},
+		SearchResults: in.Metadata[metaSearchResults] == "1",
 	}
 	if in.Metadata[metaInstructions] == "1" && len(in.Messages) > 0 {
 		r.Instructions = &in.Messages[0].Content

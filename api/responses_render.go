@@ -328,10 +328,23 @@ func (r *respRenderer) content(d longhaul.ContentData) []StreamEvent {
 	return out
 }
 
-// toolStart opens the mcp_call item of one of the agent's tool calls.
+// toolStart opens the mcp_call item of one of the agent's tool calls, or
+// for document_search a file_search_call item (in_progress, then
+// searching, as OpenAI streams one: openai-node responses.d.ts
+// ResponseFileSearchCall{InProgress,Searching,Completed}Event).
 func (r *respRenderer) toolStart(d longhaul.ToolStartData) []StreamEvent {
 	if _, ok := r.tools[d.ToolCallID]; ok {
 		return nil
+	}
+	if d.Name == documentSearchTool {
+		queries := searchQuery(d.Arguments)
+		i, added := r.add(OutputItem{Type: "file_search_call", ID: r.itemID("fs", len(r.resp.Output)), Status: respInProgress, Queries: &queries})
+		r.tools[d.ToolCallID] = i
+		id := r.resp.Output[i].ID
+		r.resp.Output[i].Status = "searching"
+		return []StreamEvent{added,
+			r.event(StreamEvent{Type: "response.file_search_call.in_progress", ItemID: id, OutputIndex: &i}),
+			r.event(StreamEvent{Type: "response.file_search_call.searching", ItemID: id, OutputIndex: &i})}
 	}
 	args := d.Arguments
 	i, added := r.add(OutputItem{Type: "mcp_call", ID: r.itemID("mcp", len(r.resp.Output)), Status: respInProgress, Name: d.Name, Arguments: &args, ServerLabel: mcpServerLabel})
@@ -350,6 +363,17 @@ func (r *respRenderer) toolOutput(d longhaul.ToolOutputData) []StreamEvent {
 		i = r.tools[d.ToolCallID]
 	}
 	it := &r.resp.Output[i]
+	if it.Type == "file_search_call" {
+		// OpenAI's stream has no failed event for a file search: a failed
+		// one completes with status failed.
+		it.Status = respCompleted
+		if d.Error {
+			it.Status = respFailed
+		} else if r.resp.SearchResults {
+			it.Results = searchResults(d.Output)
+		}
+		return append(out, r.event(StreamEvent{Type: "response.file_search_call.completed", ItemID: it.ID, OutputIndex: &i}), r.doneItem(i))
+	}
 	typ := "response.mcp_call.completed"
 	text := d.Output
 	if d.Error {

@@ -124,7 +124,7 @@ func TestMessagesToItems(t *testing.T) {
 }
 
 func TestResponsesRequestValidate(t *testing.T) {
-	no := false
+	no, fifty, fiftyOne := false, 50, 51
 	tests := []struct {
 		name string
 		req  ResponsesRequest
@@ -143,6 +143,12 @@ func TestResponsesRequestValidate(t *testing.T) {
 		{"schema without name", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Text: &ResponseText{Format: &ResponseTextFormat{Type: "json_schema", Schema: json.RawMessage(`{}`)}}}, "text.format.name"},
 		{"schema that is no object schema", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Text: &ResponseText{Format: &ResponseTextFormat{Type: "json_schema", Name: "x", Schema: json.RawMessage(`{"type":"string"}`)}}}, "text.format.schema"},
 		{"bad tool choice", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), ToolChoice: json.RawMessage(`{"type":"web_search"}`)}, "tool_choice"},
+		{"file_search", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search", VectorStoreIDs: []string{"vs_1"}, MaxNumResults: &fifty, RankingOptions: &RankingOptions{Ranker: "auto"}}}}, ""},
+		{"file_search without stores", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search"}}}, "tools[0].vector_store_ids"},
+		{"file_search with filters", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search", VectorStoreIDs: []string{"vs_1"}, Filters: json.RawMessage(`{"type":"eq","key":"a","value":1}`)}}}, "tools[0].filters: not supported"},
+		{"file_search asking too much", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search", VectorStoreIDs: []string{"vs_1"}, MaxNumResults: &fiftyOne}}}, "tools[0].max_num_results"},
+		{"file_search with a re-ranker", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search", VectorStoreIDs: []string{"vs_1"}, RankingOptions: &RankingOptions{Ranker: "default-2024-11-15"}}}}, "ranker"},
+		{"function with stores", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "function", Name: "f", VectorStoreIDs: []string{"vs_1"}}}}, "a function tool takes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -357,5 +363,41 @@ func TestRespRendererFunctionCalls(t *testing.T) {
 	}
 	if final.Usage.InputTokens != 6 || final.Usage.TotalTokens != 8 {
 		t.Errorf("usage = %+v, want the segment's own", final.Usage)
+	}
+}
+
+// TestRespRendererFileSearch checks that a document_search call shows as
+// a file_search_call item, streamed as OpenAI streams one, with its
+// results only when the request's include asked for them.
+func TestRespRendererFileSearch(t *testing.T) {
+	out := `{"results":[{"file_id":"file-1","filename":"paper.pdf","vector_store_id":"vs_1","chunk":3,"score":0.8,"text":"the answer","attributes":{"year":2024}}]}`
+	for _, include := range []bool{false, true} {
+		r := newRespRenderer(Response{ID: "resp_x.0", SearchResults: include}, longhaul.Usage{})
+		r.begin(false)
+		start := longhaul.NewEvent(longhaul.EventToolStart, time.Unix(0, 0), longhaul.ToolStartData{ToolCallID: "t1", Name: documentSearchTool, Arguments: `{"query":"what is the answer"}`})
+		start.Offset = 1
+		done := longhaul.NewEvent(longhaul.EventToolOutput, time.Unix(0, 0), longhaul.ToolOutputData{ToolCallID: "t1", Name: documentSearchTool, Output: out})
+		done.Offset = 2
+		evs, _ := r.durable(start)
+		more, _ := r.durable(done)
+		var types []string
+		for _, e := range append(evs, more...) {
+			types = append(types, e.Type)
+		}
+		want := []string{"response.output_item.added", "response.file_search_call.in_progress", "response.file_search_call.searching",
+			"response.file_search_call.completed", "response.output_item.done"}
+		if diff := cmp.Diff(want, types); diff != "" {
+			t.Errorf("include=%v: event types (-want +got):\n%s", include, diff)
+		}
+		it := r.resp.Output[0]
+		if it.Type != "file_search_call" || it.Status != "completed" || !strings.HasPrefix(it.ID, "fs_") || it.Queries == nil || (*it.Queries)[0] != "what is the answer" {
+			t.Errorf("include=%v: item = %+v", include, it)
+		}
+		switch {
+		case include && (it.Results == nil || len(*it.Results) != 1 || !cmp.Equal((*it.Results)[0], FileSearchResult{FileID: "file-1", Filename: "paper.pdf", Score: 0.8, Text: "the answer", Attributes: map[string]any{"year": float64(2024)}})):
+			t.Errorf("results = %+v", it.Results)
+		case !include && it.Results != nil:
+			t.Errorf("results without include = %+v", *it.Results)
+		}
 	}
 }

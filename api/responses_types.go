@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,6 +73,9 @@ const (
 	// metaCreated is when the request came (Unix seconds): the response's
 	// created_at, the same on every read.
 	metaCreated = metaPrefix + "created_at"
+	// metaSearchResults is "1" when the request's include asked for the
+	// file_search_call items' results.
+	metaSearchResults = metaPrefix + "file_search_results"
 )
 
 // ResponsesRequest is the body of POST /v1/responses. Fields Longhaul does
@@ -94,17 +98,75 @@ type ResponsesRequest struct {
 	Store              *bool              `json:"store,omitempty"`
 	Background         bool               `json:"background,omitempty"`
 	Stream             bool               `json:"stream,omitempty"`
-	User               string             `json:"user,omitempty"`
+	// Include asks for more in the output; Longhaul reads
+	// file_search_call.results and ignores the rest.
+	Include []string `json:"include,omitempty"`
+	User    string   `json:"user,omitempty"`
 }
 
 // ResponseTool is a tool of a request: Longhaul takes function tools (flat:
-// name, description, parameters, strict) and refuses hosted ones.
+// name, description, parameters, strict) and one hosted tool, file_search
+// (vector_store_ids, max_num_results, ranking_options, filters: openai-node
+// 7.57.0 resources/responses/responses.d.ts FileSearchTool; the Agents
+// SDK 0.20.0's fileSearchTool sends the same, agents-openai
+// dist/openaiResponsesModel.js:711-726), which the run's document_search
+// tool serves; other hosted tools are refused.
 type ResponseTool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Strict      *bool           `json:"strict,omitempty"`
+	// VectorStoreIDs, MaxNumResults, RankingOptions and Filters are
+	// file_search's.
+	VectorStoreIDs []string        `json:"vector_store_ids,omitempty"`
+	MaxNumResults  *int            `json:"max_num_results,omitempty"`
+	RankingOptions *RankingOptions `json:"ranking_options,omitempty"`
+	Filters        json.RawMessage `json:"filters,omitempty"`
+}
+
+// maxFileSearchStores bounds the vector stores a file_search tool names.
+const maxFileSearchStores = 16
+
+// checkFileSearch checks a file_search tool: the stores it names, and
+// what of OpenAI's options the document_search tool can honour. It has no
+// filters (refused, as results the caller meant to exclude would reach
+// the model) and picks its own number of results and ranking (the
+// options are checked and ignored, as the README says).
+func checkFileSearch(i int, t ResponseTool) error {
+	if len(t.VectorStoreIDs) == 0 || len(t.VectorStoreIDs) > maxFileSearchStores {
+		return fmt.Errorf("tools[%d].vector_store_ids: from 1 to %d vector stores", i, maxFileSearchStores)
+	}
+	if t.MaxNumResults != nil && (*t.MaxNumResults < 1 || *t.MaxNumResults > 50) {
+		return fmt.Errorf("tools[%d].max_num_results: must be from 1 to 50", i)
+	}
+	if f := bytes.TrimSpace(t.Filters); len(f) > 0 && !bytes.Equal(f, []byte("null")) {
+		return fmt.Errorf("tools[%d].filters: not supported on the Responses API's file_search (use POST /v1/vector_stores/{id}/search for filtered searches)", i)
+	}
+	if ro := t.RankingOptions; ro != nil {
+		if err := checkRanking(ro.Ranker); err != nil {
+			return fmt.Errorf("tools[%d].%v", i, err)
+		}
+		if ro.ScoreThreshold != nil && (*ro.ScoreThreshold < 0 || *ro.ScoreThreshold > 1) {
+			return fmt.Errorf("tools[%d].ranking_options.score_threshold: must be from 0 to 1", i)
+		}
+	}
+	return nil
+}
+
+// vectorStores are the stores of the request's file_search tools.
+func (r *ResponsesRequest) vectorStores() []string {
+	var out []string
+	for _, t := range r.Tools {
+		if t.Type == "file_search" {
+			for _, id := range t.VectorStoreIDs {
+				if !slices.Contains(out, id) {
+					out = append(out, id)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // ResponseText is a request's (and a response's) text settings.
@@ -190,6 +252,9 @@ type Response struct {
 	Usage              *ResponseUsage     `json:"usage"`
 	User               *string            `json:"user"`
 	Metadata           map[string]string  `json:"metadata"`
+	// searchResults says whether file_search_call items carry their
+	// results (include: file_search_call.results); not on the wire.
+	SearchResults bool `json:"-"`
 }
 
 // Response statuses.
@@ -257,6 +322,54 @@ type OutputItem struct {
 	ServerLabel string  `json:"server_label,omitempty"`
 	Output      *string `json:"output,omitempty"`
 	Error       *string `json:"error,omitempty"`
+	// file_search_call (openai-node responses.d.ts
+	// ResponseFileSearchToolCall): the queries, and the results when the
+	// request's include has file_search_call.results.
+	Queries *[]string           `json:"queries,omitempty"`
+	Results *[]FileSearchResult `json:"results,omitempty"`
+}
+
+// FileSearchResult is one result of a file_search_call.
+type FileSearchResult struct {
+	FileID     string         `json:"file_id"`
+	Filename   string         `json:"filename"`
+	Score      float64        `json:"score"`
+	Text       string         `json:"text"`
+	Attributes map[string]any `json:"attributes"`
+}
+
+// documentSearchTool is the agents' tool a file_search_call item shows:
+// its arguments are {"query", "max_num_results"?} and its output
+// {"results": [{file_id, filename, vector_store_id, chunk, score, text,
+// attributes}]} (docs-shared decision, the documents skill).
+const documentSearchTool = "document_search"
+
+// includeSearchResults is the include value asking for a
+// file_search_call's results.
+const includeSearchResults = "file_search_call.results"
+
+// searchQuery reads a document_search call's query from its arguments.
+func searchQuery(args string) []string {
+	var a struct {
+		Query string `json:"query"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil || a.Query == "" {
+		return []string{}
+	}
+	return []string{a.Query}
+}
+
+// searchResults reads a document_search call's results from its output;
+// nil when the output is not the tool's JSON (an error, or an excerpt of
+// an output too long for the model).
+func searchResults(output string) *[]FileSearchResult {
+	var o struct {
+		Results []FileSearchResult `json:"results"`
+	}
+	if json.Unmarshal([]byte(output), &o) != nil || o.Results == nil {
+		return nil
+	}
+	return &o.Results
 }
 
 // SummaryPart is one part of a reasoning item's summary.
@@ -318,8 +431,17 @@ func (r *ResponsesRequest) validate() error {
 		return errors.New("background: a background response must be stored (store: true)")
 	}
 	for i, t := range r.Tools {
-		if t.Type != "function" {
-			return fmt.Errorf("tools[%d]: type %q is not supported: Longhaul's agents bring their own server-side tools; declare function tools only", i, t.Type)
+		switch t.Type {
+		case "function":
+			if len(t.VectorStoreIDs) > 0 || t.MaxNumResults != nil || t.RankingOptions != nil || len(t.Filters) > 0 {
+				return fmt.Errorf("tools[%d]: a function tool takes name, description, parameters and strict", i)
+			}
+		case "file_search":
+			if err := checkFileSearch(i, t); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("tools[%d]: type %q is not supported: Longhaul's agents bring their own server-side tools; declare function tools and file_search only", i, t.Type)
 		}
 	}
 	if err := checkToolSpecs(r.clientTools(), "tools[%d]"); err != nil {
@@ -407,6 +529,9 @@ func (r *ResponsesRequest) options() longhaul.ModelOptions {
 func (r *ResponsesRequest) clientTools() []longhaul.ToolSpec {
 	var out []longhaul.ToolSpec
 	for _, t := range r.Tools {
+		if t.Type != "function" {
+			continue
+		}
 		out = append(out, longhaul.ToolSpec{Name: t.Name, Description: t.Description, Parameters: toolParams(t.Parameters), Strict: t.Strict != nil && *t.Strict})
 	}
 	return out

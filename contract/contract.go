@@ -227,6 +227,12 @@ type AgentInput struct {
 	// store: false): at its end it marks itself deleted (DeletedRunKind),
 	// so it reads as gone even if the API that was to delete it died.
 	Forget bool `json:"forget,omitempty"`
+	// VectorStores are the vector stores (ids "vs_…", of the run's
+	// principal) the run's document_search tool searches: the agent's
+	// (frontmatter vector_stores:) together with the request's (the
+	// Responses file_search tool, Chat Completions' longhaul.vector_stores,
+	// a chat's attached files). Empty: the tool is not offered.
+	VectorStores []string `json:"vector_stores,omitempty"`
 }
 
 // AgentResult is what an AgentWorkflow returns.

@@ -100,6 +100,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams},
 		Admission:       api.Admission{Concurrency: cfg.AdmissionConcurrency, Queue: cfg.AdmissionQueue, MaxWait: cfg.AdmissionWait},
 		MaxBodyBytes:    cfg.MaxBodyBytes,
+		MaxFileBytes:    cfg.MaxFileBytes,
 		RequestTimeout:  cfg.RequestTimeout,
 		TemporalTimeout: cfg.TemporalTimeout,
 		ModelTimeout:    cfg.LLMTimeout,

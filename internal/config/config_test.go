@@ -58,6 +58,8 @@ func TestDefaults(t *testing.T) {
 		MessageIDHeader:         "X-OpenWebUI-Message-Id",
 		DatabaseURL:             "sqlite://.longhaul/longhaul.db",
 		MaxBodyBytes:            10 << 20,
+		MaxFileBytes:            50 << 20,
+		EmbedBatch:              64,
 		RequestTimeout:          10 * time.Minute,
 		TemporalTimeout:         10 * time.Second,
 		FetchPorts:              []int{80, 443},

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/skills"
 )
 
 // onlyDocuments reports whether tools name document_search and nothing
@@ -15,20 +16,21 @@ func onlyDocuments(tools []string) bool {
 
 // WithoutDocuments returns the spec as a run without vector stores has it:
 // without document_search, and without the skills that had no other tool
-// (so plans cannot name them either). The workflow calls it; it is pure.
+// (so plans cannot name them either), the built-in documents skill among
+// them. The workflow calls it; it is pure.
 func (s AgentSpec) WithoutDocuments() AgentSpec {
 	drop := func(t string) bool { return t == longhaul.DocumentSearchTool }
 	s.Tools = slices.DeleteFunc(slices.Clone(s.Tools), drop)
 	s.Approval = slices.DeleteFunc(slices.Clone(s.Approval), drop)
-	var skills []SkillSpec
+	var kept []SkillSpec
 	for _, sk := range s.Skills {
-		if onlyDocuments(sk.Tools) {
+		if sk.ID == skills.DocumentsSkill || onlyDocuments(sk.Tools) {
 			continue
 		}
 		sk.Tools = slices.DeleteFunc(slices.Clone(sk.Tools), drop)
-		skills = append(skills, sk)
+		kept = append(kept, sk)
 	}
-	s.Skills = skills
+	s.Skills = kept
 	return s
 }
 

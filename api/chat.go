@@ -65,6 +65,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		NotStreamed:     !req.Stream,
 		Background:      req.isBackgroundTask(),
 		ClientTools:     clientTools,
+		VectorStores:    req.Longhaul.vectorStores(),
 	}
 	runID := "run-" + uuid.NewString()
 	ctx := c.UserContext()

@@ -346,6 +346,9 @@ func (r *ChatRequest) validate() error {
 	if err := r.validateTools(); err != nil {
 		return err
 	}
+	if err := r.Longhaul.validate(); err != nil {
+		return err
+	}
 	if err := r.ResponseFormat.validate(); err != nil {
 		return err
 	}

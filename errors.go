@@ -47,4 +47,7 @@ const (
 	// ErrTypeNoTemporal is a retention job on a worker without a Temporal
 	// client to ask about runs.
 	ErrTypeNoTemporal = "NoTemporal"
+	// ErrTypeNoDocStore is an ingestion activity on a worker without the
+	// document store.
+	ErrTypeNoDocStore = "NoDocStore"
 )

@@ -16,6 +16,7 @@
 //	conversation.go  RestoreConversation, RecordTurn: a chat's stored turns (local)
 //	claim.go         ArchiveEvents: a stretch of the event log, before continue-as-new
 //	retention.go     DeleteExpiredBlobs: the retention job's one activity
+//	ingest.go        ExtractChunks, EmbedChunks, FinishIngest: a file into a vector store
 package activities
 
 import (
@@ -29,6 +30,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/access"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -85,6 +87,15 @@ type Activities struct {
 	// that a stalled stream is retried at once instead of at the end of the
 	// call's time limit. Zero waits as long as the call may take.
 	IdleTimeout time.Duration
+	// Docs is the document store the ingestion activities read files
+	// from and write chunks to; nil refuses them.
+	Docs docstore.Store
+	// Embedder embeds documents' chunks (LONGHAUL_EMBED_MODEL); nil
+	// stores chunks without vectors, for full-text search only.
+	Embedder memory.Embedder
+	// EmbedBatch is the most chunks one embeddings call sends
+	// (LONGHAUL_EMBED_BATCH); zero is DefaultEmbedBatch.
+	EmbedBatch int
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is

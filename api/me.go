@@ -19,11 +19,14 @@ type UserDeleted struct {
 	BacklogItems  int64  `json:"backlog_items"`
 	Connections   int    `json:"connections"`
 	Credentials   int64  `json:"credentials"`
+	// Documents reports that the caller's files, vector stores and their
+	// chunks were deleted (false when the server keeps none).
+	Documents bool `json:"documents"`
 }
 
 // deleteMe deletes everything this server keeps of the caller: every
 // conversation (with what was learnt from it and its runs' turns), the
-// memories left, the backlog, and the user's own credentials — connections
+// memories left, the backlog, the files and vector stores, and the user's own credentials — connections
 // revoked at their authorization servers first (best effort), then every
 // sealed token, secret and pending authorization. Each part is idempotent,
 // so a call that fails half-way is repeated; a second call deletes nothing.
@@ -55,6 +58,13 @@ func (s *Server) deleteMe(c *fiber.Ctx) error {
 			s.log.Error("delete the user's memories", "error", err)
 			return errInternal("deleting your memories failed part-way; try again")
 		}
+	}
+	if s.cfg.Docs != nil {
+		if err = s.cfg.Docs.DeleteOwner(ctx, user); err != nil {
+			s.log.Error("delete the user's documents", "error", err)
+			return errInternal("deleting your files and vector stores failed; try again")
+		}
+		out.Documents = true
 	}
 	return c.JSON(out)
 }

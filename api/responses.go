@@ -87,6 +87,10 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		return err
 	}
 	ctx, owner := c.UserContext(), principal(c).Name
+	stores := req.vectorStores()
+	if err := s.checkVectorStores(ctx, owner, stores); err != nil {
+		return err
+	}
 	if run, results, ok := functionOutputs(items); ok {
 		start, took, err := s.continueRun(ctx, principal(c).User, run, results)
 		if err != nil {
@@ -137,6 +141,7 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		NotStreamed:     !req.Stream && !req.Background,
 		Metadata:        meta,
 		Forget:          !req.stored(),
+		VectorStores:    stores,
 	}
 	run := "run-" + uuid.NewString()
 	if _, err := s.start(ctx, run, in, summarize(msgs, 60)); err != nil {

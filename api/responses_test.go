@@ -124,7 +124,7 @@ func TestMessagesToItems(t *testing.T) {
 }
 
 func TestResponsesRequestValidate(t *testing.T) {
-	no := false
+	no, fifty, fiftyOne := false, 50, 51
 	tests := []struct {
 		name string
 		req  ResponsesRequest
@@ -143,6 +143,12 @@ func TestResponsesRequestValidate(t *testing.T) {
 		{"schema without name", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Text: &ResponseText{Format: &ResponseTextFormat{Type: "json_schema", Schema: json.RawMessage(`{}`)}}}, "text.format.name"},
 		{"schema that is no object schema", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Text: &ResponseText{Format: &ResponseTextFormat{Type: "json_schema", Name: "x", Schema: json.RawMessage(`{"type":"string"}`)}}}, "text.format.schema"},
 		{"bad tool choice", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), ToolChoice: json.RawMessage(`{"type":"web_search"}`)}, "tool_choice"},
+		{"file_search", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search", VectorStoreIDs: []string{"vs_1"}, MaxNumResults: &fifty, RankingOptions: &RankingOptions{Ranker: "auto"}}}}, ""},
+		{"file_search without stores", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search"}}}, "tools[0].vector_store_ids"},
+		{"file_search with filters", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search", VectorStoreIDs: []string{"vs_1"}, Filters: json.RawMessage(`{"type":"eq","key":"a","value":1}`)}}}, "tools[0].filters: not supported"},
+		{"file_search asking too much", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search", VectorStoreIDs: []string{"vs_1"}, MaxNumResults: &fiftyOne}}}, "tools[0].max_num_results"},
+		{"file_search with a re-ranker", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "file_search", VectorStoreIDs: []string{"vs_1"}, RankingOptions: &RankingOptions{Ranker: "default-2024-11-15"}}}}, "ranker"},
+		{"function with stores", ResponsesRequest{Model: "m", Input: json.RawMessage(`"hi"`), Tools: []ResponseTool{{Type: "function", Name: "f", VectorStoreIDs: []string{"vs_1"}}}}, "a function tool takes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,13 +99,68 @@ type ResponsesRequest struct {
 }
 
 // ResponseTool is a tool of a request: Longhaul takes function tools (flat:
-// name, description, parameters, strict) and refuses hosted ones.
+// name, description, parameters, strict) and one hosted tool, file_search
+// (vector_store_ids, max_num_results, ranking_options, filters: openai-node
+// 7.57.0 resources/responses/responses.d.ts FileSearchTool; the Agents
+// SDK 0.20.0's fileSearchTool sends the same, agents-openai
+// dist/openaiResponsesModel.js:711-726), which the run's document_search
+// tool serves; other hosted tools are refused.
 type ResponseTool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Strict      *bool           `json:"strict,omitempty"`
+	// VectorStoreIDs, MaxNumResults, RankingOptions and Filters are
+	// file_search's.
+	VectorStoreIDs []string        `json:"vector_store_ids,omitempty"`
+	MaxNumResults  *int            `json:"max_num_results,omitempty"`
+	RankingOptions *RankingOptions `json:"ranking_options,omitempty"`
+	Filters        json.RawMessage `json:"filters,omitempty"`
+}
+
+// maxFileSearchStores bounds the vector stores a file_search tool names.
+const maxFileSearchStores = 16
+
+// checkFileSearch checks a file_search tool: the stores it names, and
+// what of OpenAI's options the document_search tool can honour. It has no
+// filters (refused, as results the caller meant to exclude would reach
+// the model) and picks its own number of results and ranking (the
+// options are checked and ignored, as the README says).
+func checkFileSearch(i int, t ResponseTool) error {
+	if len(t.VectorStoreIDs) == 0 || len(t.VectorStoreIDs) > maxFileSearchStores {
+		return fmt.Errorf("tools[%d].vector_store_ids: from 1 to %d vector stores", i, maxFileSearchStores)
+	}
+	if t.MaxNumResults != nil && (*t.MaxNumResults < 1 || *t.MaxNumResults > 50) {
+		return fmt.Errorf("tools[%d].max_num_results: must be from 1 to 50", i)
+	}
+	if f := bytes.TrimSpace(t.Filters); len(f) > 0 && !bytes.Equal(f, []byte("null")) {
+		return fmt.Errorf("tools[%d].filters: not supported on the Responses API's file_search (use POST /v1/vector_stores/{id}/search for filtered searches)", i)
+	}
+	if ro := t.RankingOptions; ro != nil {
+		if err := checkRanking(ro.Ranker); err != nil {
+			return fmt.Errorf("tools[%d].%v", i, err)
+		}
+		if ro.ScoreThreshold != nil && (*ro.ScoreThreshold < 0 || *ro.ScoreThreshold > 1) {
+			return fmt.Errorf("tools[%d].ranking_options.score_threshold: must be from 0 to 1", i)
+		}
+	}
+	return nil
+}
+
+// vectorStores are the stores of the request's file_search tools.
+func (r *ResponsesRequest) vectorStores() []string {
+	var out []string
+	for _, t := range r.Tools {
+		if t.Type == "file_search" {
+			for _, id := range t.VectorStoreIDs {
+				if !slices.Contains(out, id) {
+					out = append(out, id)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // ResponseText is a request's (and a response's) text settings.
@@ -318,8 +374,17 @@ func (r *ResponsesRequest) validate() error {
 		return errors.New("background: a background response must be stored (store: true)")
 	}
 	for i, t := range r.Tools {
-		if t.Type != "function" {
-			return fmt.Errorf("tools[%d]: type %q is not supported: Longhaul's agents bring their own server-side tools; declare function tools only", i, t.Type)
+		switch t.Type {
+		case "function":
+			if len(t.VectorStoreIDs) > 0 || t.MaxNumResults != nil || t.RankingOptions != nil || len(t.Filters) > 0 {
+				return fmt.Errorf("tools[%d]: a function tool takes name, description, parameters and strict", i)
+			}
+		case "file_search":
+			if err := checkFileSearch(i, t); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("tools[%d]: type %q is not supported: Longhaul's agents bring their own server-side tools; declare function tools and file_search only", i, t.Type)
 		}
 	}
 	if err := checkToolSpecs(r.clientTools(), "tools[%d]"); err != nil {
@@ -407,6 +472,9 @@ func (r *ResponsesRequest) options() longhaul.ModelOptions {
 func (r *ResponsesRequest) clientTools() []longhaul.ToolSpec {
 	var out []longhaul.ToolSpec
 	for _, t := range r.Tools {
+		if t.Type != "function" {
+			continue
+		}
 		out = append(out, longhaul.ToolSpec{Name: t.Name, Description: t.Description, Parameters: toolParams(t.Parameters), Strict: t.Strict != nil && *t.Strict})
 	}
 	return out

@@ -30,6 +30,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -125,6 +126,18 @@ type Config struct {
 	// Metrics takes the API's series (requests, durations, time to first
 	// token, open streams, runs waiting for a person); nil records none.
 	Metrics prometheus.Registerer
+	// Docs keeps users' files, vector stores and their chunks (/v1/files,
+	// /v1/vector_stores, the Responses API's file_search); nil answers
+	// those routes 404.
+	Docs docstore.Store
+	// MaxFileBytes bounds one uploaded file (POST /v1/files); zero is
+	// DefaultMaxFileBytes. Only /v1/files may take bodies over
+	// MaxBodyBytes, streamed.
+	MaxFileBytes int64
+	// DocsEmbedder embeds vector store search queries with the model the
+	// chunks were embedded with (LONGHAUL_EMBED_MODEL); nil searches by
+	// text only.
+	DocsEmbedder memory.Embedder
 	// MetricsHandler, when set, serves GET /metrics on the API's own
 	// listener (longhaul api's default), without a key as /healthz is:
 	// Prometheus scrapes with none, and the series carry counts by route,
@@ -162,6 +175,9 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Minute
 	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
 	if cfg.TemporalTimeout <= 0 {
 		cfg.TemporalTimeout = DefaultTemporalTimeout
 	}
@@ -177,11 +193,14 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
 	s.app = fiber.New(fiber.Config{
-		AppName:               "longhaul",
-		BodyLimit:             int(cfg.MaxBodyBytes),
-		DisableStartupMessage: true,
-		ErrorHandler:          s.handleError,
-		ReadTimeout:           time.Minute,
+		AppName:   "longhaul",
+		BodyLimit: int(cfg.MaxBodyBytes),
+		// Bodies are streams, read by bodyLimit (see there why both).
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		DisableStartupMessage:        true,
+		ErrorHandler:                 s.handleError,
+		ReadTimeout:                  time.Minute,
 		// Headers up to 16 KiB (fasthttp's default is 4 KiB): a proxy's
 		// signed user, its user and chat headers and cookies fit.
 		ReadBufferSize: 16 << 10,
@@ -190,6 +209,9 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	s.routes()
 	return s
 }
+
+// DefaultMaxFileBytes is Config.MaxFileBytes when none is set: 50 MiB.
+const DefaultMaxFileBytes = 50 << 20
 
 // DefaultTemporalTimeout is Config.TemporalTimeout when none is set.
 const DefaultTemporalTimeout = 10 * time.Second
@@ -215,6 +237,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) routes() {
+	s.app.Use(s.bodyLimit)
 	s.app.Use(s.observe)
 	// A handler that panics fails its request (500), not the process.
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.panicked}))
@@ -253,6 +276,27 @@ func (s *Server) routes() {
 	v1.Put("/secrets/:name", s.putSecret)
 	v1.Delete("/secrets/:name", s.deleteSecret)
 	v1.Get("/backlog", s.listBacklog)
+	v1.Post("/files", s.uploadFile)
+	v1.Get("/files", s.listFiles)
+	v1.Get("/files/:id", s.getFile)
+	v1.Get("/files/:id/content", s.fileContent)
+	v1.Delete("/files/:id", s.deleteFile)
+	v1.Post("/vector_stores", s.createVectorStore)
+	v1.Get("/vector_stores", s.listVectorStores)
+	v1.Get("/vector_stores/:id", s.getVectorStore)
+	v1.Post("/vector_stores/:id", s.updateVectorStore)
+	v1.Delete("/vector_stores/:id", s.deleteVectorStore)
+	v1.Post("/vector_stores/:id/search", s.searchVectorStore)
+	v1.Post("/vector_stores/:id/files", s.attachVectorStoreFile)
+	v1.Get("/vector_stores/:id/files", s.listVectorStoreFiles)
+	v1.Get("/vector_stores/:id/files/:file_id", s.getVectorStoreFile)
+	v1.Post("/vector_stores/:id/files/:file_id", s.updateVectorStoreFile)
+	v1.Delete("/vector_stores/:id/files/:file_id", s.detachVectorStoreFile)
+	v1.Get("/vector_stores/:id/files/:file_id/content", s.vectorStoreFileContent)
+	v1.Post("/vector_stores/:id/file_batches", s.createFileBatch)
+	v1.Get("/vector_stores/:id/file_batches/:batch_id", s.getFileBatch)
+	v1.Get("/vector_stores/:id/file_batches/:batch_id/files", s.listVectorStoreFiles)
+	v1.Post("/vector_stores/:id/file_batches/:batch_id/cancel", s.cancelFileBatch)
 	v1.Delete("/me", s.deleteMe)
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(unmatchedKey{}, true)

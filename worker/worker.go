@@ -21,6 +21,7 @@ const heartbeatThrottle = 2 * time.Second
 func Register(w sdkworker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: contract.AgentWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: contract.RetentionWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.IngestWorkflow, workflow.RegisterOptions{Name: contract.IngestWorkflow})
 	w.RegisterActivity(acts)
 }
 

@@ -27,6 +27,15 @@ const (
 	// retentionTimeout bounds one retention job; the next starts an
 	// interval later anyway.
 	retentionTimeout = 50 * time.Minute
+	// extractTimeout bounds one attempt of extracting and chunking a
+	// file (10 M characters tokenize in seconds; a big PDF takes longer).
+	extractTimeout = 15 * time.Minute
+	// embedTimeout bounds one attempt of embedding a file's chunks: a
+	// few thousand batches of a slow endpoint.
+	embedTimeout = 2 * time.Hour
+	// ingestHeartbeat is how soon an ingestion step of a dead worker is
+	// retried; the steps heartbeat every couple of seconds.
+	ingestHeartbeat = 10 * time.Second
 )
 
 // resolveOptions run ResolveAgent, a lookup in the worker's catalog, as a
@@ -148,6 +157,58 @@ func retentionOptions(ctx workflow.Context, retention time.Duration) workflow.Co
 			InitialInterval:        10 * time.Second,
 			MaximumAttempts:        3,
 			NonRetryableErrorTypes: []string{longhaul.ErrTypeBadRetention, longhaul.ErrTypeNoTemporal},
+		},
+	})
+}
+
+// extractOptions are ExtractChunks': a read of the file, the extraction
+// and writes to the blob store, heartbeating. A file that cannot be read is
+// its result, not an error; what fails is the stores, retried a while.
+func extractOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: extractTimeout,
+		HeartbeatTimeout:    ingestHeartbeat,
+		Summary:             "extract text and cut it into chunks",
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        5,
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeBadInput, longhaul.ErrTypeNoDocStore, longhaul.ErrTypeNoStore},
+		},
+	})
+}
+
+// embedOptions are EmbedChunks': embedding calls retried like model calls
+// (an attempt skips the chunks the earlier ones wrote), heartbeating.
+func embedOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: embedTimeout,
+		HeartbeatTimeout:    ingestHeartbeat,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    30 * time.Second,
+			MaximumAttempts:    6,
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeModelRejected, longhaul.ErrTypeLostBlob, longhaul.ErrTypeBadInput,
+				longhaul.ErrTypeNoDocStore, longhaul.ErrTypeNoStore},
+		},
+	})
+}
+
+// finishOptions are FinishIngest's: a few writes, retried long, since an
+// attachment must not stay in_progress.
+func finishOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		Summary:             "record the file's status",
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Minute,
+			MaximumAttempts:        20,
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeNoDocStore, longhaul.ErrTypeNoStore},
 		},
 	})
 }

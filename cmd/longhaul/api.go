@@ -99,6 +99,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		Headers:         cfg.Headers(),
 		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams},
 		MaxBodyBytes:    cfg.MaxBodyBytes,
+		MaxFileBytes:    cfg.MaxFileBytes,
 		RequestTimeout:  cfg.RequestTimeout,
 		TemporalTimeout: cfg.TemporalTimeout,
 		ModelTimeout:    cfg.LLMTimeout,

@@ -137,10 +137,12 @@ type Config struct {
 	MaxRuns     int `envconfig:"LONGHAUL_MAX_RUNS" default:"20" desc:"most runs one principal may have running or waiting at once, background Responses included (429 beyond); 0 = no limit"`
 	MaxStreams  int `envconfig:"LONGHAUL_MAX_STREAMS" default:"20" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
 	MaxChats    int `envconfig:"LONGHAUL_MAX_CONVERSATIONS" default:"1000" desc:"most chats one user keeps in the conversation store: a turn of a new chat beyond it removes the stored turns of the least recently updated; 0 = no limit"`
+	EmbedBatch  int `envconfig:"LONGHAUL_EMBED_BATCH" default:"64" desc:"most chunks of a document one embeddings call sends when a file is ingested into a vector store (1 to 2048, OpenAI's limit of inputs per request)"`
 	MaxMemories int `envconfig:"LONGHAUL_MAX_MEMORIES" default:"1000" desc:"most long-term memories one user keeps: a save beyond it evicts the least recently saved or updated; 0 = no limit"`
 	MaxBacklog  int `envconfig:"LONGHAUL_MAX_BACKLOG_ITEMS" default:"200" desc:"most active (open or in progress) items one user's backlog holds (backlog_add beyond it is refused to the model), and most closed items it keeps (the least recently closed go first); 1 to 100000"`
 
 	MaxBodyBytes    int64         `envconfig:"LONGHAUL_MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
+	MaxFileBytes    int64         `envconfig:"LONGHAUL_MAX_FILE_BYTES" default:"52428800" desc:"largest file POST /v1/files accepts, streamed to the document store (413 above it, nothing kept)"`
 	RequestTimeout  time.Duration `envconfig:"LONGHAUL_REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
 	TemporalTimeout time.Duration `envconfig:"LONGHAUL_TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request (503 with Retry-After after it)"`
 	LogLevel        string        `envconfig:"LONGHAUL_LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
@@ -392,6 +394,9 @@ func (c Config) Validate() error {
 	if c.MaxChats < 0 {
 		bad("MAX_CONVERSATIONS", "must not be negative (0 = no limit)")
 	}
+	if c.EmbedBatch < 1 || c.EmbedBatch > 2048 {
+		bad("EMBED_BATCH", "must be between 1 and 2048 (OpenAI's most inputs of one embeddings request)")
+	}
 	if c.MaxMemories < 0 {
 		bad("MAX_MEMORIES", "must not be negative (0 = no limit)")
 	}
@@ -400,6 +405,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 1024 {
 		bad("MAX_BODY_BYTES", "must be at least 1024")
+	}
+	if c.MaxFileBytes < 1024 {
+		bad("MAX_FILE_BYTES", "must be at least 1024")
 	}
 	if c.RequestTimeout <= 0 {
 		bad("REQUEST_TIMEOUT", "must be positive")

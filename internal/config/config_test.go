@@ -184,6 +184,8 @@ func TestBadValues(t *testing.T) {
 		{"model output over a payload", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES", "5000000", "LONGHAUL_MAX_MODEL_OUTPUT_BYTES: must be from 1024 to 1572864"},
 		{"negative conversation cap", "LONGHAUL_MAX_CONVERSATIONS", "-1", "LONGHAUL_MAX_CONVERSATIONS: must not be negative"},
 		{"negative memory cap", "LONGHAUL_MAX_MEMORIES", "-1", "LONGHAUL_MAX_MEMORIES: must not be negative"},
+		{"no embed batch", "LONGHAUL_EMBED_BATCH", "0", "LONGHAUL_EMBED_BATCH: must be between 1 and 2048"},
+		{"embed batch over the API's", "LONGHAUL_EMBED_BATCH", "2049", "LONGHAUL_EMBED_BATCH: must be between 1 and 2048"},
 		{"no backlog", "LONGHAUL_MAX_BACKLOG_ITEMS", "0", "LONGHAUL_MAX_BACKLOG_ITEMS: must be between 1 and 100000"},
 		{"negative approval timeout", "LONGHAUL_APPROVAL_TIMEOUT", "-1m", "LONGHAUL_APPROVAL_TIMEOUT: must not be negative"},
 		{"no token lifetime", "LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME", "0s", "LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME: must be positive"},

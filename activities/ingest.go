@@ -1,0 +1,385 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/chunk"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/extract"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
+)
+
+// Ingestion (the IngestFile workflow) is three activities: ExtractChunks
+// reads the file from the document store, extracts its text and cuts it
+// into chunks, which it writes to the blob store in parts of one embedding
+// batch each; EmbedChunks embeds the parts' chunks batch by batch and
+// writes them to the document store, skipping those already there; and
+// FinishIngest records the attachment's status. Workflow history holds
+// only the parts' references and counts, never a file's text or vectors.
+
+// DefaultEmbedBatch is the most texts one embeddings call sends when
+// EmbedBatch is zero (LONGHAUL_EMBED_BATCH's default).
+const DefaultEmbedBatch = 64
+
+// IngestChunksKind is the blob kind of the parts of a file's chunks.
+const IngestChunksKind = "ingest_chunks"
+
+// maxPartBytes bounds the text of one part of a file's chunks (and so of
+// one embeddings request): a part holds fewer chunks than the batch size
+// when its chunks are long.
+const maxPartBytes = 4 << 20
+
+// embedBatch is the batch size of the embeddings calls.
+func (a *Activities) embedBatch() int {
+	if a.EmbedBatch > 0 {
+		return a.EmbedBatch
+	}
+	return DefaultEmbedBatch
+}
+
+// docsOff is the failure of an ingestion activity on a worker without the
+// document store or the blob store.
+func (a *Activities) docsOff() error {
+	switch {
+	case a.Docs == nil:
+		return nonRetryable(longhaul.ErrTypeNoDocStore, errors.New("this worker has no document store"))
+	case a.Blobs == nil:
+		return nonRetryable(longhaul.ErrTypeNoStore, errors.New("this worker has no blob store"))
+	}
+	return nil
+}
+
+// IngestRequest names the file to ingest into a vector store, and the
+// static chunking strategy's sizes (zero: OpenAI's defaults).
+type IngestRequest struct {
+	Owner              string `json:"owner"`
+	VectorStoreID      string `json:"vector_store_id"`
+	FileID             string `json:"file_id"`
+	MaxChunkSizeTokens int    `json:"max_chunk_size_tokens,omitempty"`
+	ChunkOverlapTokens int    `json:"chunk_overlap_tokens,omitempty"`
+}
+
+// ChunkPart is one stored part of a file's chunks: chunks First to
+// First+Count-1, in the blob Ref.
+type ChunkPart struct {
+	Ref   string `json:"ref"`
+	First int    `json:"first"`
+	Count int    `json:"count"`
+}
+
+// ChunkedFile is what ExtractChunks made of a file: its chunks' parts and
+// counts, or, when the file cannot be ingested, OpenAI's error code
+// (unsupported_file, invalid_file) and message; or Status cancelled when
+// the attachment is gone.
+type ChunkedFile struct {
+	Parts   []ChunkPart `json:"parts,omitempty"`
+	Chunks  int         `json:"chunks"`
+	Tokens  int         `json:"tokens"`
+	Pages   int         `json:"pages,omitempty"`
+	Format  string      `json:"format,omitempty"`
+	Status  string      `json:"status,omitempty"`
+	Code    string      `json:"code,omitempty"`
+	Message string      `json:"message,omitempty"`
+}
+
+// partChunk is one chunk as a part stores it.
+type partChunk struct {
+	Index  int    `json:"i"`
+	Text   string `json:"t"`
+	Tokens int    `json:"n"`
+}
+
+// progress heartbeats, every HeartbeatInterval until stop, the details
+// last set: what the Temporal UI shows of a running activity.
+type progress struct {
+	mu      sync.Mutex
+	details string
+}
+
+func (p *progress) set(s string) {
+	p.mu.Lock()
+	p.details = s
+	p.mu.Unlock()
+}
+
+func (p *progress) get() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.details
+}
+
+func (a *Activities) heartbeatProgress(ctx context.Context, initial string) (*progress, func()) {
+	p := &progress{details: initial}
+	activity.RecordHeartbeat(ctx, initial)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(max(a.HeartbeatInterval, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, p.get())
+			}
+		}
+	}()
+	return p, func() { close(done); <-stopped }
+}
+
+// ExtractChunks clears the attachment's chunks (an ingestion started over
+// writes a clean slate), extracts the file's text, cuts it into chunks by
+// the strategy and stores them in parts of one embedding batch each. A file
+// that cannot be read is no error: the result says why (Code, Message).
+func (a *Activities) ExtractChunks(ctx context.Context, req IngestRequest) (ChunkedFile, error) {
+	if err := a.docsOff(); err != nil {
+		return ChunkedFile{}, err
+	}
+	strategy, err := chunk.Resolve(req.MaxChunkSizeTokens, req.ChunkOverlapTokens)
+	if err != nil {
+		return ChunkedFile{}, nonRetryable(longhaul.ErrTypeBadInput, err)
+	}
+	p, stop := a.heartbeatProgress(ctx, "reading the file")
+	defer stop()
+	if err := a.Docs.DeleteChunks(ctx, req.Owner, req.VectorStoreID, req.FileID, 0); err != nil {
+		if errors.Is(err, docstore.ErrNotFound) {
+			return detached(), nil
+		}
+		return ChunkedFile{}, fmt.Errorf("clear chunks: %w", err)
+	}
+	f, err := a.Docs.GetFile(ctx, req.Owner, req.FileID)
+	if errors.Is(err, docstore.ErrNotFound) {
+		return ChunkedFile{Code: extract.CodeInvalid, Message: "the file no longer exists"}, nil
+	} else if err != nil {
+		return ChunkedFile{}, fmt.Errorf("get file: %w", err)
+	}
+	rc, err := a.Docs.OpenFile(ctx, req.Owner, req.FileID)
+	if errors.Is(err, docstore.ErrNotFound) {
+		return ChunkedFile{Code: extract.CodeInvalid, Message: "the file no longer exists"}, nil
+	} else if err != nil {
+		return ChunkedFile{}, fmt.Errorf("open file: %w", err)
+	}
+	p.set(fmt.Sprintf("extracting the text of %s (%d bytes)", f.Filename, f.Bytes))
+	doc, err := extract.Extract(rc, f.Filename, f.ContentType, extract.Limits{})
+	_ = rc.Close()
+	if e, ok := extract.AsError(err); ok {
+		return ChunkedFile{Code: e.Code, Message: e.Message}, nil
+	} else if err != nil {
+		return ChunkedFile{}, err
+	}
+	p.set(fmt.Sprintf("cutting %s into chunks", f.Filename))
+	chunks, tokens, err := chunk.Split(doc.Text(), strategy)
+	if err != nil {
+		return ChunkedFile{}, nonRetryable(longhaul.ErrTypeBadInput, err)
+	}
+	if len(chunks) == 0 {
+		return ChunkedFile{Code: extract.CodeInvalid, Message: "no text found in the file"}, nil
+	}
+	for i, c := range chunks {
+		if len(c.Text) > docstore.MaxChunkBytes {
+			return ChunkedFile{Code: extract.CodeInvalid, Message: fmt.Sprintf(
+				"chunk %d is %d bytes, over the limit of %d (the file's text is not prose: try a smaller max_chunk_size_tokens)", i, len(c.Text), docstore.MaxChunkBytes)}, nil
+		}
+	}
+	out := ChunkedFile{Chunks: len(chunks), Tokens: tokens, Pages: doc.PageCount(), Format: doc.Format}
+	run := activity.GetInfo(ctx).WorkflowExecution.ID
+	batch := a.embedBatch()
+	for first := 0; first < len(chunks); {
+		var part []partChunk
+		size := 0
+		for i := first; i < len(chunks) && len(part) < batch; i++ {
+			if len(part) > 0 && size+len(chunks[i].Text) > maxPartBytes {
+				break
+			}
+			part = append(part, partChunk{Index: i, Text: chunks[i].Text, Tokens: chunks[i].Tokens})
+			size += len(chunks[i].Text)
+		}
+		data, err := json.Marshal(part)
+		if err != nil {
+			return ChunkedFile{}, err
+		}
+		ref, err := a.Blobs.Put(ctx, store.Blob{Run: run, Kind: IngestChunksKind, Name: fmt.Sprintf("part-%06d", first), Data: data})
+		if err != nil {
+			return ChunkedFile{}, fmt.Errorf("store chunks %d-%d: %w", first, first+len(part)-1, err)
+		}
+		out.Parts = append(out.Parts, ChunkPart{Ref: ref, First: first, Count: len(part)})
+		first += len(part)
+		p.set(fmt.Sprintf("stored %d/%d chunks", first, len(chunks)))
+	}
+	return out, nil
+}
+
+func detached() ChunkedFile {
+	return ChunkedFile{Status: docstore.StatusCancelled, Message: "the file was detached from the vector store"}
+}
+
+// EmbedRequest asks for a file's chunks, stored in Parts, to be embedded
+// and written to the document store.
+type EmbedRequest struct {
+	Owner         string      `json:"owner"`
+	VectorStoreID string      `json:"vector_store_id"`
+	FileID        string      `json:"file_id"`
+	Chunks        int         `json:"chunks"`
+	Parts         []ChunkPart `json:"parts"`
+}
+
+// EmbedResult counts the chunks EmbedChunks wrote, and those it found
+// already written (by an earlier attempt).
+type EmbedResult struct {
+	Written int `json:"written"`
+	Skipped int `json:"skipped"`
+	// Vectors is false when the worker has no embedder
+	// (LONGHAUL_EMBED_MODEL unset): the chunks are kept for full-text
+	// search only.
+	Vectors bool `json:"vectors"`
+	// Detached is set when the attachment went away meanwhile.
+	Detached bool `json:"detached,omitempty"`
+}
+
+// EmbedChunks embeds the chunks of req's parts, one embeddings call per
+// part, and writes them to the document store. Chunks an earlier attempt
+// already wrote are skipped, so a worker that dies mid-file costs at most
+// the batch it was embedding. It heartbeats its progress ("embedded
+// 128/400 chunks").
+func (a *Activities) EmbedChunks(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
+	if err := a.docsOff(); err != nil {
+		return EmbedResult{}, err
+	}
+	res := EmbedResult{Vectors: a.Embedder != nil}
+	p, stop := a.heartbeatProgress(ctx, fmt.Sprintf("embedded 0/%d chunks", req.Chunks))
+	defer stop()
+	have, err := a.Docs.Chunks(ctx, req.Owner, req.VectorStoreID, req.FileID)
+	if errors.Is(err, docstore.ErrNotFound) {
+		return EmbedResult{Detached: true}, nil
+	} else if err != nil {
+		return EmbedResult{}, fmt.Errorf("read stored chunks: %w", err)
+	}
+	stored := make(map[int]bool, len(have))
+	for _, c := range have {
+		stored[c.Index] = true
+	}
+	have = nil
+	done := 0
+	for _, part := range req.Parts {
+		missing := 0
+		for i := part.First; i < part.First+part.Count; i++ {
+			if !stored[i] {
+				missing++
+			}
+		}
+		if missing == 0 {
+			res.Skipped += part.Count
+			done += part.Count
+			p.set(fmt.Sprintf("embedded %d/%d chunks", done, req.Chunks))
+			continue
+		}
+		b, err := a.Blobs.Get(ctx, part.Ref)
+		if errors.Is(err, store.ErrNotFound) {
+			return res, nonRetryable(longhaul.ErrTypeLostBlob, fmt.Errorf("chunks %d-%d: %w", part.First, part.First+part.Count-1, err))
+		} else if err != nil {
+			return res, fmt.Errorf("read chunks %d-%d: %w", part.First, part.First+part.Count-1, err)
+		}
+		var all []partChunk
+		if err := json.Unmarshal(b.Data, &all); err != nil {
+			return res, nonRetryable(longhaul.ErrTypeLostBlob, fmt.Errorf("chunks %d-%d: %w", part.First, part.First+part.Count-1, err))
+		}
+		var todo []partChunk
+		texts := []string{}
+		for _, c := range all {
+			if !stored[c.Index] {
+				todo = append(todo, c)
+				texts = append(texts, c.Text)
+			}
+		}
+		var vecs [][]float32
+		if a.Embedder != nil {
+			if vecs, err = a.Embedder.Embed(ctx, texts); err != nil {
+				return res, a.embedError(ctx, err)
+			}
+			if len(vecs) != len(texts) {
+				return res, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
+			}
+		}
+		out := make([]docstore.Chunk, len(todo))
+		for i, c := range todo {
+			out[i] = docstore.Chunk{VectorStoreID: req.VectorStoreID, FileID: req.FileID, Index: c.Index, Text: c.Text, Tokens: c.Tokens}
+			if vecs != nil {
+				out[i].Vector = vecs[i]
+			}
+		}
+		if err := a.Docs.PutChunks(ctx, req.Owner, out); err != nil {
+			if errors.Is(err, docstore.ErrNotFound) {
+				return EmbedResult{Detached: true}, nil
+			}
+			if errors.Is(err, docstore.ErrInvalid) {
+				return res, nonRetryable(longhaul.ErrTypeBadInput, fmt.Errorf("write chunks %d-%d: %w", part.First, part.First+part.Count-1, err))
+			}
+			return res, fmt.Errorf("write chunks %d-%d: %w", part.First, part.First+part.Count-1, err)
+		}
+		res.Written += len(todo)
+		res.Skipped += part.Count - len(todo)
+		done += part.Count
+		p.set(fmt.Sprintf("embedded %d/%d chunks", done, req.Chunks))
+	}
+	return res, nil
+}
+
+// embedError classifies an embedder's failure like a model call's: a 4xx
+// answer is not retried, the rest is.
+func (a *Activities) embedError(ctx context.Context, err error) error {
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	if errors.As(err, &apiErr) || errors.As(err, &reqErr) {
+		return classifyModelError(ctx, err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("embed: %w", err)
+}
+
+// FinishRequest records how an ingestion ended: Status completed, or
+// failed with OpenAI's Code and Message.
+type FinishRequest struct {
+	Owner         string `json:"owner"`
+	VectorStoreID string `json:"vector_store_id"`
+	FileID        string `json:"file_id"`
+	Status        string `json:"status"`
+	Code          string `json:"code,omitempty"`
+	Message       string `json:"message,omitempty"`
+}
+
+// FinishIngest sets the attachment's status; a failed ingestion leaves no
+// chunks behind. It deletes the run's stored parts either way. An
+// attachment that is gone (detached meanwhile) is no error.
+func (a *Activities) FinishIngest(ctx context.Context, req FinishRequest) error {
+	if err := a.docsOff(); err != nil {
+		return err
+	}
+	var lastErr *docstore.FileError
+	if req.Status == docstore.StatusFailed {
+		lastErr = &docstore.FileError{Code: req.Code, Message: req.Message}
+		if err := a.Docs.DeleteChunks(ctx, req.Owner, req.VectorStoreID, req.FileID, 0); err != nil && !errors.Is(err, docstore.ErrNotFound) {
+			return fmt.Errorf("clear chunks: %w", err)
+		}
+	}
+	if err := a.Docs.SetStatus(ctx, req.Owner, req.VectorStoreID, req.FileID, req.Status, lastErr); err != nil && !errors.Is(err, docstore.ErrNotFound) {
+		return fmt.Errorf("set status: %w", err)
+	}
+	if err := a.Blobs.DeleteRun(ctx, activity.GetInfo(ctx).WorkflowExecution.ID); err != nil {
+		return fmt.Errorf("delete stored chunks: %w", err)
+	}
+	return nil
+}

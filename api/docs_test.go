@@ -1,0 +1,559 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/skills"
+)
+
+// ingestStarts is a Temporal client that records the ingestion runs the
+// API starts and cancels (and answers nothing else).
+type ingestStarts struct {
+	client.Client
+	mu       sync.Mutex
+	started  map[string]int
+	inputs   map[string]contract.IngestInput
+	opts     map[string]client.StartWorkflowOptions
+	canceled []string
+}
+
+func (f *ingestStarts) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if wf != contract.IngestWorkflow || len(args) != 1 {
+		return nil, fmt.Errorf("unexpected workflow %v", wf)
+	}
+	in, ok := args[0].(contract.IngestInput)
+	if !ok {
+		return nil, fmt.Errorf("unexpected input %T", args[0])
+	}
+	f.started[o.ID]++
+	f.inputs[o.ID] = in
+	f.opts[o.ID] = o
+	return nil, nil
+}
+
+func (f *ingestStarts) CancelWorkflow(_ context.Context, id, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.canceled = append(f.canceled, id)
+	return serviceerror.NewNotFound("no such workflow")
+}
+
+func (f *ingestStarts) starts(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.started[id]
+}
+
+var (
+	aliceAuth = map[string]string{"Authorization": "Bearer sk-alice"}
+	bobAuth   = map[string]string{"Authorization": "Bearer sk-bob"}
+)
+
+// docsServer serves the API over a SQLite document store, with Temporal
+// faked by ingestStarts.
+func docsServer(t *testing.T, maxFile int64) (string, docstore.Store, *ingestStarts) {
+	t.Helper()
+	ctx := context.Background()
+	docs, err := docstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "docs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { docs.Close() })
+	tc := &ingestStarts{started: map[string]int{}, inputs: map[string]contract.IngestInput{}, opts: map[string]client.StartWorkflowOptions{}}
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(api.Config{TaskQueue: "q", Docs: docs, MaxFileBytes: maxFile, MaxBodyBytes: 64 << 10,
+		Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}, {Name: "bob", Secret: "sk-bob"}}}, tc, catalog, slog.New(slog.DiscardHandler))
+	return serve(t, srv), docs, tc
+}
+
+// multipartBody is an upload as openai-node sends one: the file part
+// first, then the fields (internal/uploads.js:235, createForm in the
+// order of the params object).
+func multipartBody(t *testing.T, filename string, content []byte, fields ...string) (string, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	if filename != "" {
+		fw, err := w.CreateFormFile("file", filename)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.Write(content)
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		w.WriteField(fields[i], fields[i+1])
+	}
+	w.Close()
+	return w.FormDataContentType(), buf.Bytes()
+}
+
+func upload(t *testing.T, base string, key map[string]string, ct string, body []byte) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/v1/files", bytes.NewReader(body))
+	req.Header.Set("Content-Type", ct)
+	for k, v := range key {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func uploadText(t *testing.T, base string, key map[string]string, name, text string) api.FileObject {
+	t.Helper()
+	ct, body := multipartBody(t, name, []byte(text), "purpose", "assistants")
+	resp := upload(t, base, key, ct, body)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("upload = %d %s", resp.StatusCode, b)
+	}
+	return decode[api.FileObject](t, resp)
+}
+
+func countFiles(t *testing.T, docs docstore.Store, owner string) int {
+	t.Helper()
+	files, _, err := docs.ListFiles(context.Background(), owner, "", docstore.Page{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(files)
+}
+
+func wantError(t *testing.T, resp *http.Response, status int, msg string) {
+	t.Helper()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != status || !strings.Contains(string(b), msg) || !strings.Contains(string(b), `"error"`) {
+		t.Errorf("%s %s = %d %s, want %d with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, msg)
+	}
+}
+
+func TestFilesRoutes(t *testing.T) {
+	base, docs, _ := docsServer(t, 0)
+	content := "The treaty was signed in 1648 at Münster.\n"
+	ct, body := multipartBody(t, "notes.txt", []byte(content), "purpose", "user_data", "expires_after[anchor]", "created_at", "expires_after[seconds]", "7200")
+	resp := upload(t, base, aliceAuth, ct, body)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("upload = %d %s", resp.StatusCode, b)
+	}
+	f := decode[api.FileObject](t, resp)
+	if !strings.HasPrefix(f.ID, "file-") || f.Object != "file" || f.Filename != "notes.txt" || f.Purpose != "user_data" ||
+		f.Bytes != int64(len(content)) || f.Status != "processed" || f.ExpiresAt == nil || *f.ExpiresAt != f.CreatedAt+7200 {
+		t.Errorf("file = %+v", f)
+	}
+	// The file part came before its purpose: stored once, not twice.
+	if n := countFiles(t, docs, "alice"); n != 1 {
+		t.Errorf("alice has %d files, want 1", n)
+	}
+	other := uploadText(t, base, aliceAuth, "b.md", "# B")
+
+	list := decode[api.FileList](t, doAt(t, base, "GET", "/v1/files?purpose=user_data", nil, aliceAuth))
+	if len(list.Data) != 1 || list.Data[0].ID != f.ID || list.HasMore {
+		t.Errorf("list by purpose = %+v", list)
+	}
+	list = decode[api.FileList](t, doAt(t, base, "GET", "/v1/files?limit=1&order=asc", nil, aliceAuth))
+	if len(list.Data) != 1 || list.Data[0].ID != f.ID || !list.HasMore || *list.LastID != f.ID {
+		t.Errorf("first page = %+v", list)
+	}
+	list = decode[api.FileList](t, doAt(t, base, "GET", "/v1/files?limit=1&order=asc&after="+f.ID, nil, aliceAuth))
+	if len(list.Data) != 1 || list.Data[0].ID != other.ID || list.HasMore {
+		t.Errorf("second page = %+v", list)
+	}
+	got := decode[api.FileObject](t, doAt(t, base, "GET", "/v1/files/"+f.ID, nil, aliceAuth))
+	if got != f {
+		t.Errorf("get = %+v, want %+v", got, f)
+	}
+	resp = doAt(t, base, "GET", "/v1/files/"+f.ID+"/content", nil, aliceAuth)
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(b) != content {
+		t.Errorf("content = %d %q", resp.StatusCode, b)
+	}
+	del := decode[api.DeletedObject](t, doAt(t, base, "DELETE", "/v1/files/"+f.ID, nil, aliceAuth))
+	if del != (api.DeletedObject{ID: f.ID, Object: "file", Deleted: true}) {
+		t.Errorf("delete = %+v", del)
+	}
+	wantError(t, doAt(t, base, "GET", "/v1/files/"+f.ID, nil, aliceAuth), 404, "no file")
+	wantError(t, doAt(t, base, "GET", "/v1/files?order=up", nil, aliceAuth), 400, "order")
+	wantError(t, doAt(t, base, "GET", "/v1/files?limit=1000", nil, aliceAuth), 400, "limit")
+}
+
+func TestUploadRefusals(t *testing.T) {
+	const limit = 256 << 10
+	base, docs, _ := docsServer(t, limit)
+	hello := []byte("hello")
+	for _, tt := range []struct {
+		name, ct string
+		body     []byte
+		status   int
+		msg      string
+	}{
+		{"not multipart", "application/json", []byte(`{"purpose":"assistants"}`), 400, "multipart/form-data"},
+		{"malformed multipart", "multipart/form-data; boundary=xyz", []byte("--xyz\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhello"), 400, "malformed multipart"},
+		{"no file", "", nil, 400, "file: required"},
+		{"no purpose", "", nil, 400, "purpose: required"},
+		{"unknown purpose", "", nil, 400, `purpose: must be one of assistants, user_data, got "homework"`},
+		{"unsupported purpose", "", nil, 400, `purpose "fine-tune" is not supported`},
+		{"bad expiry", "", nil, 400, "expires_after[seconds]"},
+		{"unknown field", "", nil, 400, `unknown multipart field "model"`},
+		{"over the limit", "", nil, 413, "LONGHAUL_MAX_FILE_BYTES"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ct, body := tt.ct, tt.body
+			switch tt.name {
+			case "no file":
+				ct, body = multipartBody(t, "", nil, "purpose", "assistants")
+			case "no purpose":
+				ct, body = multipartBody(t, "a.txt", hello)
+			case "unknown purpose":
+				ct, body = multipartBody(t, "a.txt", hello, "purpose", "homework")
+			case "unsupported purpose":
+				ct, body = multipartBody(t, "a.txt", hello, "purpose", "fine-tune")
+			case "bad expiry":
+				ct, body = multipartBody(t, "a.txt", hello, "purpose", "assistants", "expires_after[anchor]", "created_at", "expires_after[seconds]", "60")
+			case "unknown field":
+				ct, body = multipartBody(t, "a.txt", hello, "purpose", "assistants", "model", "x")
+			case "over the limit":
+				ct, body = multipartBody(t, "big.txt", bytes.Repeat([]byte("a"), limit+1), "purpose", "assistants")
+			}
+			wantError(t, upload(t, base, aliceAuth, ct, body), tt.status, tt.msg)
+			if n := countFiles(t, docs, "alice"); n != 0 {
+				t.Errorf("alice has %d files after a refused upload, want 0", n)
+			}
+		})
+	}
+}
+
+// TestUploadOfAHundredMegabytes sends the headers of a 100 MB upload and
+// its first 8 KiB (what fasthttp reads before the handler runs, see
+// api/bodylimit.go): the answer is a 413 at once, no more is read, and
+// nothing is stored. A raw connection, so that the test reads the answer
+// whatever the client would do with an unsent body.
+func TestUploadOfAHundredMegabytes(t *testing.T) {
+	base, docs, _ := docsServer(t, 0)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const size = 100_000_000
+	head := "POST /v1/files HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-alice\r\n" +
+		"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: " + fmt.Sprint(size) + "\r\n\r\n"
+	part := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n\r\n"
+	first := append([]byte(part), bytes.Repeat([]byte{'x'}, 8<<10-len(part))...)
+	if _, err := conn.Write(append([]byte(head), first...)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 413 || !strings.Contains(string(b), "request_too_large") || !strings.Contains(string(b), "52428800") || !resp.Close {
+		t.Errorf("100 MB upload = %d close=%v %s, want a 413 closing the connection", resp.StatusCode, resp.Close, b)
+	}
+	if n := countFiles(t, docs, "alice"); n != 0 {
+		t.Errorf("alice has %d files, want 0", n)
+	}
+}
+
+// TestBodyLimitWithStreamedBodies checks that every route but the upload
+// keeps LONGHAUL_MAX_BODY_BYTES now that bodies are streams: a declared
+// length over it and a chunked body over it are both 413s.
+func TestBodyLimitWithStreamedBodies(t *testing.T) {
+	base, _, _ := docsServer(t, 0)
+	big := `{"name":"` + strings.Repeat("a", 70<<10) + `"}`
+	wantError(t, doAt(t, base, "POST", "/v1/vector_stores", big, aliceAuth), 413, "LONGHAUL_MAX_BODY_BYTES")
+	req, _ := http.NewRequest("POST", base+"/v1/vector_stores", io.MultiReader(strings.NewReader(big)))
+	req.ContentLength = -1 // chunked
+	req.Header.Set("Authorization", "Bearer sk-alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	wantError(t, resp, 413, "LONGHAUL_MAX_BODY_BYTES")
+	// Under the limit, chunked or not, the body reads whole.
+	small := `{"name":"` + strings.Repeat("a", 20) + `"}`
+	req, _ = http.NewRequest("POST", base+"/v1/vector_stores", io.MultiReader(strings.NewReader(small)))
+	req.ContentLength = -1
+	req.Header.Set("Authorization", "Bearer sk-alice")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if vs := decode[api.VectorStoreObject](t, resp); vs.Name != strings.Repeat("a", 20) {
+		t.Errorf("chunked create = %+v", vs)
+	}
+}
+
+func TestVectorStoreRoutes(t *testing.T) {
+	base, docs, tc := docsServer(t, 0)
+	ctx := context.Background()
+	f1 := uploadText(t, base, aliceAuth, "one.txt", "alpha")
+	f2 := uploadText(t, base, aliceAuth, "two.txt", "beta")
+
+	vs := decode[api.VectorStoreObject](t, doAt(t, base, "POST", "/v1/vector_stores", map[string]any{
+		"name": "papers", "metadata": map[string]string{"team": "a"}, "file_ids": []string{f1.ID},
+		"expires_after":     map[string]any{"anchor": "last_active_at", "days": 7},
+		"chunking_strategy": map[string]any{"type": "static", "static": map[string]int{"max_chunk_size_tokens": 200, "chunk_overlap_tokens": 50}},
+	}, aliceAuth))
+	if !strings.HasPrefix(vs.ID, "vs_") || vs.Object != "vector_store" || vs.Name != "papers" || vs.Metadata["team"] != "a" ||
+		vs.FileCounts.InProgress != 1 || vs.FileCounts.Total != 1 || vs.Status != "in_progress" || vs.ExpiresAfter == nil || vs.ExpiresAfter.Days != 7 {
+		t.Errorf("created = %+v", vs)
+	}
+	id1 := contract.IngestWorkflowID(vs.ID, f1.ID)
+	if tc.starts(id1) != 1 {
+		t.Fatalf("ingestion of %s started %d times, want 1", f1.ID, tc.starts(id1))
+	}
+	in := tc.inputs[id1]
+	if in != (contract.IngestInput{Owner: "alice", VectorStoreID: vs.ID, FileID: f1.ID, MaxChunkSizeTokens: 200, ChunkOverlapTokens: 50}) {
+		t.Errorf("ingest input = %+v", in)
+	}
+	if o := tc.opts[id1]; o.TaskQueue != "q" || o.WorkflowIDReusePolicy != enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE {
+		t.Errorf("start options = %+v", o)
+	}
+
+	// Attaching again is the same attachment, and no new run.
+	att := decode[api.VectorStoreFileObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/files", map[string]any{"file_id": f1.ID}, aliceAuth))
+	if att.ID != f1.ID || att.Object != "vector_store.file" || att.Status != "in_progress" || att.ChunkingStrategy.Static.MaxChunkSizeTokens != 200 {
+		t.Errorf("re-attach = %+v", att)
+	}
+	if err := docs.SetStatus(ctx, "alice", vs.ID, f1.ID, docstore.StatusCompleted, nil); err != nil {
+		t.Fatal(err)
+	}
+	doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/files", map[string]any{"file_id": f1.ID}, aliceAuth)
+	if tc.starts(id1) != 1 {
+		t.Errorf("re-attaching started %d runs, want 1", tc.starts(id1))
+	}
+
+	att = decode[api.VectorStoreFileObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/files", map[string]any{
+		"file_id": f2.ID, "attributes": map[string]any{"year": 2024, "lang": "en"}}, aliceAuth))
+	if att.Attributes["lang"] != "en" || att.ChunkingStrategy.Static.MaxChunkSizeTokens != 800 || att.ChunkingStrategy.Static.ChunkOverlapTokens != 400 {
+		t.Errorf("attach with attributes = %+v", att)
+	}
+	att = decode[api.VectorStoreFileObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/files/"+f2.ID, map[string]any{
+		"attributes": map[string]any{"year": 2025}}, aliceAuth))
+	if att.Attributes["year"] != float64(2025) || att.Attributes["lang"] != nil {
+		t.Errorf("updated attributes = %+v", att.Attributes)
+	}
+	files := decode[api.VectorStoreFileList](t, doAt(t, base, "GET", "/v1/vector_stores/"+vs.ID+"/files?filter=completed", nil, aliceAuth))
+	if len(files.Data) != 1 || files.Data[0].ID != f1.ID {
+		t.Errorf("completed files = %+v", files.Data)
+	}
+
+	// Search, full text (no embedder): the chunks of completed files.
+	if err := docs.PutChunks(ctx, "alice", []docstore.Chunk{{VectorStoreID: vs.ID, FileID: f1.ID, Index: 0, Text: "alpha particles and the treaty of Westphalia", Tokens: 8}}); err != nil {
+		t.Fatal(err)
+	}
+	page := decode[api.SearchPage](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/search", map[string]any{"query": "Westphalia treaty", "max_num_results": 5}, aliceAuth))
+	if page.Object != "vector_store.search_results.page" || len(page.SearchQuery) != 1 || len(page.Data) != 1 ||
+		page.Data[0].FileID != f1.ID || page.Data[0].Filename != "one.txt" || page.Data[0].Content[0].Text != "alpha particles and the treaty of Westphalia" || page.Data[0].Score <= 0 {
+		t.Errorf("search = %+v", page)
+	}
+	content := decode[api.ContentPage](t, doAt(t, base, "GET", "/v1/vector_stores/"+vs.ID+"/files/"+f1.ID+"/content", nil, aliceAuth))
+	if len(content.Data) != 1 || content.Data[0].Text != "alpha particles and the treaty of Westphalia" {
+		t.Errorf("file content = %+v", content)
+	}
+	for _, tt := range []struct {
+		body map[string]any
+		msg  string
+	}{
+		{map[string]any{"query": ""}, "query[0]: must not be empty"},
+		{map[string]any{"query": 3}, "query: must be a string or an array of strings"},
+		{map[string]any{"query": "x", "max_num_results": 51}, "max_num_results"},
+		{map[string]any{"query": "x", "rewrite_query": true}, "rewrite_query is not supported"},
+		{map[string]any{"query": "x", "ranking_options": map[string]any{"ranker": "default-2024-11-15"}}, "not supported"},
+		{map[string]any{"query": "x", "ranking_options": map[string]any{"score_threshold": 2}}, "score_threshold"},
+		{map[string]any{"query": "x", "filters": map[string]any{"type": "eq", "key": "year"}}, "filters.value: required"},
+		{map[string]any{"query": "x", "filters": map[string]any{"type": "like", "key": "year", "value": 1}}, "filters.type"},
+		{map[string]any{"query": "x", "filters": map[string]any{"type": "and", "filters": []any{}}}, "at least one filter"},
+		{map[string]any{"query": "x", "filters": map[string]any{"type": "in", "key": "year", "value": 2024}}, "in and nin take an array"},
+		{map[string]any{"query": "x", "top_k": 3}, "unknown field"},
+	} {
+		wantError(t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/search", tt.body, aliceAuth), 400, tt.msg)
+	}
+	page = decode[api.SearchPage](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/search", map[string]any{
+		"query": []string{"alpha", "treaty"}, "filters": map[string]any{"type": "eq", "key": "lang", "value": "fr"}}, aliceAuth))
+	if len(page.Data) != 0 || len(page.SearchQuery) != 2 {
+		t.Errorf("search filtered out = %+v", page)
+	}
+
+	// A batch, its files, its cancellation.
+	f3 := uploadText(t, base, aliceAuth, "three.txt", "gamma")
+	b := decode[api.FileBatchObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/file_batches", map[string]any{"file_ids": []string{f3.ID}}, aliceAuth))
+	if !strings.HasPrefix(b.ID, "vsfb_") || b.Object != "vector_store.files_batch" || b.Status != "in_progress" || b.FileCounts.Total != 1 {
+		t.Errorf("batch = %+v", b)
+	}
+	bf := decode[api.VectorStoreFileList](t, doAt(t, base, "GET", "/v1/vector_stores/"+vs.ID+"/file_batches/"+b.ID+"/files", nil, aliceAuth))
+	if len(bf.Data) != 1 || bf.Data[0].ID != f3.ID {
+		t.Errorf("batch files = %+v", bf.Data)
+	}
+	b = decode[api.FileBatchObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/file_batches/"+b.ID+"/cancel", nil, aliceAuth))
+	if b.Status != "cancelled" || b.FileCounts.Cancelled != 1 {
+		t.Errorf("cancelled batch = %+v", b)
+	}
+	wantError(t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/file_batches", map[string]any{"file_ids": []string{"file-000000000000000000000000"}}, aliceAuth), 404, "no file")
+	wantError(t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/file_batches", map[string]any{}, aliceAuth), 400, "file_ids or files")
+
+	// Detach: the run is cancelled, the file stays.
+	del := decode[api.DeletedObject](t, doAt(t, base, "DELETE", "/v1/vector_stores/"+vs.ID+"/files/"+f2.ID, nil, aliceAuth))
+	if del != (api.DeletedObject{ID: f2.ID, Object: "vector_store.file.deleted", Deleted: true}) {
+		t.Errorf("detach = %+v", del)
+	}
+	tc.mu.Lock()
+	canceled := strings.Join(tc.canceled, " ")
+	tc.mu.Unlock()
+	if !strings.Contains(canceled, contract.IngestWorkflowID(vs.ID, f2.ID)) || !strings.Contains(canceled, contract.IngestWorkflowID(vs.ID, f3.ID)) {
+		t.Errorf("cancelled runs = %s", canceled)
+	}
+	// Attached anew after the detach: a fresh run.
+	doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/files", map[string]any{"file_id": f2.ID}, aliceAuth)
+	if n := tc.starts(contract.IngestWorkflowID(vs.ID, f2.ID)); n != 2 {
+		t.Errorf("runs of a file attached, detached and attached again = %d, want 2", n)
+	}
+
+	upd := decode[api.VectorStoreObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID, map[string]any{"name": "renamed", "expires_after": nil}, aliceAuth))
+	if upd.Name != "renamed" || upd.ExpiresAfter != nil {
+		t.Errorf("updated = %+v", upd)
+	}
+	for _, tt := range []struct {
+		body any
+		msg  string
+	}{
+		{map[string]any{"description": "x"}, "description is not supported"},
+		{map[string]any{"expires_after": map[string]any{"anchor": "created_at", "days": 1}}, "expires_after.anchor"},
+		{map[string]any{"file_ids": []string{f1.ID}, "chunking_strategy": map[string]any{"type": "static", "static": map[string]int{"max_chunk_size_tokens": 100, "chunk_overlap_tokens": 60}}}, "chunk_overlap_tokens"},
+		{map[string]any{"metadata": map[string]any{"k": 1}}, "invalid"},
+	} {
+		wantError(t, doAt(t, base, "POST", "/v1/vector_stores", tt.body, aliceAuth), 400, tt.msg)
+	}
+	del = decode[api.DeletedObject](t, doAt(t, base, "DELETE", "/v1/vector_stores/"+vs.ID, nil, aliceAuth))
+	if del != (api.DeletedObject{ID: vs.ID, Object: "vector_store.deleted", Deleted: true}) {
+		t.Errorf("delete store = %+v", del)
+	}
+	wantError(t, doAt(t, base, "GET", "/v1/vector_stores/"+vs.ID, nil, aliceAuth), 404, "no vector store")
+	if n := countFiles(t, docs, "alice"); n != 3 {
+		t.Errorf("files after deleting the store = %d, want 3", n)
+	}
+}
+
+// TestDocsIsolation checks that alice's files, stores, attachments and
+// batches do not exist for bob on any route: 404 (an empty list), and
+// nothing of hers changes.
+func TestDocsIsolation(t *testing.T) {
+	base, docs, tc := docsServer(t, 0)
+	f := uploadText(t, base, aliceAuth, "secret.txt", "the launch code")
+	vs := decode[api.VectorStoreObject](t, doAt(t, base, "POST", "/v1/vector_stores", map[string]any{"name": "alice's", "file_ids": []string{f.ID}}, aliceAuth))
+	b := decode[api.FileBatchObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/file_batches", map[string]any{"file_ids": []string{f.ID}}, aliceAuth))
+	ctx := context.Background()
+	if err := docs.SetStatus(ctx, "alice", vs.ID, f.ID, docstore.StatusCompleted, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := docs.PutChunks(ctx, "alice", []docstore.Chunk{{VectorStoreID: vs.ID, FileID: f.ID, Text: "the launch code is 0000", Tokens: 6}}); err != nil {
+		t.Fatal(err)
+	}
+	bobFile := uploadText(t, base, bobAuth, "mine.txt", "bob's")
+	vsp, fp := "/v1/vector_stores/"+vs.ID, "/v1/files/"+f.ID
+	for _, r := range []struct {
+		method, path string
+		body         any
+	}{
+		{"GET", fp, nil},
+		{"GET", fp + "/content", nil},
+		{"DELETE", fp, nil},
+		{"GET", vsp, nil},
+		{"POST", vsp, map[string]any{"name": "bob's now"}},
+		{"DELETE", vsp, nil},
+		{"POST", vsp + "/search", map[string]any{"query": "launch code"}},
+		{"POST", vsp + "/files", map[string]any{"file_id": f.ID}},
+		{"POST", vsp + "/files", map[string]any{"file_id": bobFile.ID}},
+		{"GET", vsp + "/files", nil},
+		{"GET", vsp + "/files/" + f.ID, nil},
+		{"POST", vsp + "/files/" + f.ID, map[string]any{"attributes": map[string]any{"x": "y"}}},
+		{"DELETE", vsp + "/files/" + f.ID, nil},
+		{"GET", vsp + "/files/" + f.ID + "/content", nil},
+		{"POST", vsp + "/file_batches", map[string]any{"file_ids": []string{bobFile.ID}}},
+		{"GET", vsp + "/file_batches/" + b.ID, nil},
+		{"GET", vsp + "/file_batches/" + b.ID + "/files", nil},
+		{"POST", vsp + "/file_batches/" + b.ID + "/cancel", nil},
+	} {
+		resp := doAt(t, base, r.method, r.path, r.body, bobAuth)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 404 || strings.Contains(string(body), "launch") {
+			t.Errorf("bob's %s %s = %d %s, want 404", r.method, r.path, resp.StatusCode, body)
+		}
+	}
+	// Bob attaching alice's file to a store of his own: not found either.
+	bvs := decode[api.VectorStoreObject](t, doAt(t, base, "POST", "/v1/vector_stores", map[string]any{"name": "bob's"}, bobAuth))
+	wantError(t, doAt(t, base, "POST", "/v1/vector_stores/"+bvs.ID+"/files", map[string]any{"file_id": f.ID}, bobAuth), 404, "no file")
+	wantError(t, doAt(t, base, "POST", "/v1/vector_stores", map[string]any{"file_ids": []string{f.ID}}, bobAuth), 404, "no file")
+	for _, path := range []string{"/v1/files", "/v1/vector_stores"} {
+		body, _ := io.ReadAll(doAt(t, base, "GET", path, nil, bobAuth).Body)
+		if strings.Contains(string(body), f.ID) || strings.Contains(string(body), vs.ID) {
+			t.Errorf("bob's GET %s lists alice's: %s", path, body)
+		}
+	}
+	// Nothing of alice's changed.
+	got := decode[api.VectorStoreObject](t, doAt(t, base, "GET", vsp, nil, aliceAuth))
+	if got.Name != "alice's" || got.FileCounts.Completed != 1 {
+		t.Errorf("alice's store after bob = %+v", got)
+	}
+	page := decode[api.SearchPage](t, doAt(t, base, "POST", vsp+"/search", map[string]any{"query": "launch code"}, aliceAuth))
+	if len(page.Data) != 1 {
+		t.Errorf("alice's search after bob = %+v", page)
+	}
+	if tc.starts(contract.IngestWorkflowID(bvs.ID, f.ID)) != 0 {
+		t.Error("bob started an ingestion of alice's file")
+	}
+}
+
+// TestDeleteMeDeletesDocuments checks that DELETE /v1/me takes the
+// caller's files and stores, and only theirs.
+func TestDeleteMeDeletesDocuments(t *testing.T) {
+	base, docs, _ := docsServer(t, 0)
+	uploadText(t, base, aliceAuth, "a.txt", "a")
+	uploadText(t, base, bobAuth, "b.txt", "b")
+	doAt(t, base, "POST", "/v1/vector_stores", map[string]any{"name": "a"}, aliceAuth)
+	out := decode[api.UserDeleted](t, doAt(t, base, "DELETE", "/v1/me", nil, aliceAuth))
+	if !out.Documents {
+		t.Errorf("DELETE /v1/me = %+v", out)
+	}
+	if n := countFiles(t, docs, "alice"); n != 0 {
+		t.Errorf("alice has %d files after DELETE /v1/me", n)
+	}
+	stores, _, err := docs.ListVectorStores(context.Background(), "alice", docstore.Page{})
+	if err != nil || len(stores) != 0 {
+		t.Errorf("alice's stores after DELETE /v1/me = %v, %v", stores, err)
+	}
+	if n := countFiles(t, docs, "bob"); n != 1 {
+		t.Errorf("bob has %d files, want 1", n)
+	}
+}

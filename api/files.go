@@ -1,0 +1,384 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/longhaul-dev/longhaul/internal/docstore"
+)
+
+// Purposes a file may be uploaded with: the ones file_search reads.
+// OpenAI's others (files.d.ts FilePurpose: batch, fine-tune, vision,
+// evals) name APIs Longhaul does not have and are refused.
+var (
+	filePurposes        = []string{"assistants", "user_data"}
+	unsupportedPurposes = []string{"batch", "fine-tune", "vision", "evals"}
+)
+
+// uploadPurpose is the purpose a file part read before the purpose part
+// is stored with (openai-node's vectorStores.files.upload sends the file
+// first and "assistants": resources/vector-stores/files.js:154); a file
+// then named another purpose is copied within the store.
+const uploadPurpose = "assistants"
+
+// Bounds of an upload's other parts.
+const (
+	maxUploadParts    = 8
+	maxUploadField    = 256
+	maxFilenameBytes  = 255
+	multipartOverhead = 64 << 10
+)
+
+// File expiration bounds in seconds (files.d.ts ExpiresAfter: 3600 to
+// 2592000 after created_at).
+const (
+	minFileExpiry = 3600
+	maxFileExpiry = 2592000
+)
+
+// errFileTooLarge is the upload reader's error past the limit.
+var errFileTooLarge = errors.New("file over the size limit")
+
+// limitedReader fails with errFileTooLarge once more than n bytes were
+// read, and remembers that it did.
+type limitedReader struct {
+	r        io.Reader
+	n        int64
+	exceeded bool
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		l.exceeded = true
+		return 0, errFileTooLarge
+	}
+	if int64(len(p)) > l.n+1 {
+		p = p[:l.n+1]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if l.n < 0 {
+		l.exceeded = true
+		return n, errFileTooLarge
+	}
+	return n, err
+}
+
+// uploadFile is POST /v1/files: a multipart form of file, purpose and
+// optionally expires_after[anchor] and expires_after[seconds], as
+// openai-node's createForm encodes them (internal/uploads.js:484-528:
+// objects as key[name]). The body is read as a stream (see bodyLimit):
+// the file part goes to the document store in parts, never whole in
+// memory, and a file over LONGHAUL_MAX_FILE_BYTES is a 413 that leaves
+// nothing stored.
+func (s *Server) uploadFile(c *fiber.Ctx) error {
+	if n := c.Request().Header.ContentLength(); n > 0 && int64(n) > s.maxFileBytes()+multipartOverhead {
+		// Refused on its declared length, unread: the connection closes
+		// (see bodyLimit).
+		return s.fileTooLarge()
+	}
+	err := s.upload(c)
+	if err != nil {
+		// What is left of a refused upload is read (a little at most), so
+		// the client reads the answer rather than a reset connection.
+		s.drained(c)
+	}
+	return err
+}
+
+func (s *Server) upload(c *fiber.Ctx) error {
+	docs, err := s.docs()
+	if err != nil {
+		return err
+	}
+	owner := principal(c).User.Key()
+	ct, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
+	if err != nil || ct != fiber.MIMEMultipartForm || params["boundary"] == "" {
+		return errBadRequest("POST /v1/files takes a multipart/form-data body (file, purpose)")
+	}
+	if enc := c.Get(fiber.HeaderContentEncoding); enc != "" && enc != "identity" {
+		return errBadRequest("POST /v1/files takes no Content-Encoding (got " + strconv.Quote(enc) + ")")
+	}
+	body := c.Context().RequestBodyStream()
+	if body == nil {
+		body = bytes.NewReader(c.Body())
+	}
+	mr := multipart.NewReader(body, params["boundary"])
+	ctx := c.UserContext()
+	var (
+		stored        *docstore.File
+		purpose       string
+		anchor        string
+		seconds       string
+		sawPurpose    bool
+		sawFile       bool
+		storeErr      error
+		fieldsTooLong bool
+	)
+	// drop deletes a file stored before the request turned out bad.
+	drop := func() {
+		if stored != nil {
+			if err := docs.DeleteFile(context.WithoutCancel(ctx), owner, stored.ID); err != nil {
+				s.log.ErrorContext(ctx, "drop an upload refused after storing it", "file", stored.ID, "error", err)
+			}
+			stored = nil
+		}
+	}
+	for parts := 0; ; parts++ {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			drop()
+			return errBadRequest("malformed multipart body: " + err.Error())
+		}
+		if parts >= maxUploadParts {
+			drop()
+			return errBadRequest(fmt.Sprintf("multipart body: at most %d parts (file, purpose, expires_after[anchor], expires_after[seconds])", maxUploadParts))
+		}
+		name := p.FormName()
+		if name == "file" {
+			if sawFile {
+				drop()
+				return errBadRequest("file: one file per upload")
+			}
+			sawFile = true
+			filename := p.FileName()
+			if filename == "" || filename == "." || len(filename) > maxFilenameBytes {
+				drop()
+				return errBadRequest(fmt.Sprintf("file: the part needs a filename of 1 to %d bytes", maxFilenameBytes))
+			}
+			want := uploadPurpose
+			if sawPurpose {
+				want = purpose
+			}
+			lr := &limitedReader{r: p, n: s.maxFileBytes()}
+			f, err := docs.PutFile(ctx, docstore.File{Owner: owner, Filename: filename, Purpose: want, ContentType: p.Header.Get(fiber.HeaderContentType)}, lr)
+			if lr.exceeded || errors.Is(err, docstore.ErrTooLarge) {
+				drop()
+				return s.fileTooLarge()
+			}
+			if err != nil {
+				storeErr = err
+				break
+			}
+			stored = &f
+			continue
+		}
+		v, err := io.ReadAll(io.LimitReader(p, maxUploadField+1))
+		if err != nil {
+			drop()
+			return errBadRequest("malformed multipart body: " + err.Error())
+		}
+		if len(v) > maxUploadField {
+			fieldsTooLong = true
+		}
+		switch name {
+		case "purpose":
+			purpose, sawPurpose = string(v), true
+		case "expires_after[anchor]":
+			anchor = string(v)
+		case "expires_after[seconds]":
+			seconds = string(v)
+		default:
+			drop()
+			return errBadRequest("unknown multipart field " + strconv.Quote(name) + " (POST /v1/files takes file, purpose and expires_after)")
+		}
+	}
+	if storeErr != nil {
+		drop()
+		var ae *apiError
+		if errors.As(storeErr, &ae) {
+			return ae
+		}
+		if errors.Is(storeErr, docstore.ErrInvalid) || errors.Is(storeErr, io.ErrUnexpectedEOF) || strings.Contains(storeErr.Error(), "multipart") {
+			return errBadRequest("could not store the file: " + storeErr.Error())
+		}
+		return s.docsError(storeErr, "no file")
+	}
+	bad := func(msg string) error {
+		drop()
+		return errBadRequest(msg)
+	}
+	switch {
+	case fieldsTooLong:
+		return bad(fmt.Sprintf("a multipart field is longer than %d bytes", maxUploadField))
+	case !sawFile:
+		return bad("file: required (a multipart part named file, with a filename)")
+	case !sawPurpose:
+		return bad("purpose: required, one of " + strings.Join(filePurposes, ", "))
+	case contains(unsupportedPurposes, purpose):
+		return bad("purpose " + strconv.Quote(purpose) + " is not supported: Longhaul has no API that reads it; use " + strings.Join(filePurposes, " or "))
+	case !contains(filePurposes, purpose):
+		return bad("purpose: must be one of " + strings.Join(filePurposes, ", ") + ", got " + strconv.Quote(purpose))
+	}
+	var expires time.Time
+	if anchor != "" || seconds != "" {
+		if anchor != "created_at" {
+			return bad("expires_after[anchor]: must be created_at, got " + strconv.Quote(anchor))
+		}
+		n, err := strconv.Atoi(seconds)
+		if err != nil || n < minFileExpiry || n > maxFileExpiry {
+			return bad(fmt.Sprintf("expires_after[seconds]: must be a number from %d to %d", minFileExpiry, maxFileExpiry))
+		}
+		expires = stored.CreatedAt.Add(time.Duration(n) * time.Second)
+	}
+	if stored.Purpose != purpose || !expires.IsZero() {
+		// Read before the purpose (or with an expiry, which PutFile alone
+		// sets): stored again with them, within the store.
+		f, err := s.restore(ctx, *stored, purpose, expires)
+		drop()
+		if err != nil {
+			return err
+		}
+		stored = &f
+	}
+	s.drained(c)
+	return c.JSON(fileObject(*stored))
+}
+
+// restore stores f's content again as a file of purpose expiring at
+// expires (zero: never).
+func (s *Server) restore(ctx context.Context, f docstore.File, purpose string, expires time.Time) (docstore.File, error) {
+	rc, err := s.cfg.Docs.OpenFile(ctx, f.Owner, f.ID)
+	if err != nil {
+		return docstore.File{}, s.docsError(err, "no file "+strconv.Quote(f.ID))
+	}
+	defer rc.Close()
+	nf, err := s.cfg.Docs.PutFile(ctx, docstore.File{Owner: f.Owner, Filename: f.Filename, Purpose: purpose, ContentType: f.ContentType, ExpiresAt: expires}, rc)
+	if err != nil {
+		return docstore.File{}, s.docsError(err, "no file "+strconv.Quote(f.ID))
+	}
+	return nf, nil
+}
+
+func (s *Server) fileTooLarge() error {
+	return errPayloadTooLarge(fmt.Sprintf("file is larger than the limit of %d bytes (LONGHAUL_MAX_FILE_BYTES); nothing was stored", s.maxFileBytes()))
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// page reads a list request's limit, after, before and order.
+func page(c *fiber.Ctx) (docstore.Page, error) {
+	p := docstore.Page{After: c.Query("after"), Before: c.Query("before")}
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return p, errBadRequest("limit: must be a number from 1 to 100")
+		}
+		p.Limit = n
+	}
+	switch c.Query("order", "desc") {
+	case "desc":
+	case "asc":
+		p.Ascending = true
+	default:
+		return p, errBadRequest("order: must be asc or desc")
+	}
+	if p.After != "" && p.Before != "" {
+		return p, errBadRequest("after and before: give one of them")
+	}
+	return p, nil
+}
+
+// cursors are a page's first_id and last_id.
+func cursors(ids []string) (*string, *string) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	first, last := ids[0], ids[len(ids)-1]
+	return &first, &last
+}
+
+// listFiles is GET /v1/files (purpose, limit, after, order).
+func (s *Server) listFiles(c *fiber.Ctx) error {
+	docs, err := s.docs()
+	if err != nil {
+		return err
+	}
+	p, err := page(c)
+	if err != nil {
+		return err
+	}
+	files, more, err := docs.ListFiles(c.UserContext(), principal(c).User.Key(), c.Query("purpose"), p)
+	if err != nil {
+		return s.docsError(err, "no file "+strconv.Quote(p.After+p.Before))
+	}
+	out := FileList{Object: "list", Data: []FileObject{}, HasMore: more}
+	ids := make([]string, 0, len(files))
+	for _, f := range files {
+		out.Data = append(out.Data, fileObject(f))
+		ids = append(ids, f.ID)
+	}
+	out.FirstID, out.LastID = cursors(ids)
+	return c.JSON(out)
+}
+
+// getFile is GET /v1/files/{id}.
+func (s *Server) getFile(c *fiber.Ctx) error {
+	docs, err := s.docs()
+	if err != nil {
+		return err
+	}
+	id := c.Params("id")
+	f, err := docs.GetFile(c.UserContext(), principal(c).User.Key(), id)
+	if err != nil {
+		return s.docsError(err, "no file "+strconv.Quote(id))
+	}
+	return c.JSON(fileObject(f))
+}
+
+// fileContent is GET /v1/files/{id}/content: the bytes as uploaded,
+// streamed from the store.
+func (s *Server) fileContent(c *fiber.Ctx) error {
+	docs, err := s.docs()
+	if err != nil {
+		return err
+	}
+	id := c.Params("id")
+	owner := principal(c).User.Key()
+	f, err := docs.GetFile(c.UserContext(), owner, id)
+	if err != nil {
+		return s.docsError(err, "no file "+strconv.Quote(id))
+	}
+	rc, err := docs.OpenFile(c.UserContext(), owner, id)
+	if err != nil {
+		return s.docsError(err, "no file "+strconv.Quote(id))
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
+	c.Set(fiber.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": f.Filename}))
+	// fasthttp closes the stream once it is sent (RequestCtx.SetBodyStream).
+	return c.SendStream(rc, int(f.Bytes))
+}
+
+// deleteFile is DELETE /v1/files/{id}: the file, and it in every vector
+// store.
+func (s *Server) deleteFile(c *fiber.Ctx) error {
+	docs, err := s.docs()
+	if err != nil {
+		return err
+	}
+	id := c.Params("id")
+	if err := docs.DeleteFile(c.UserContext(), principal(c).User.Key(), id); err != nil {
+		return s.docsError(err, "no file "+strconv.Quote(id))
+	}
+	return c.JSON(DeletedObject{ID: id, Object: "file", Deleted: true})
+}

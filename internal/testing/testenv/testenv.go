@@ -19,6 +19,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
@@ -107,6 +108,12 @@ type Env struct {
 	Blobs store.Store
 	// Memory is long-term memory when Options.Memory asked for it.
 	Memory *memory.Service
+	// Docs is the document store (SQLite, on the env's database), given
+	// to the worker (ingestion, document_search) and the API; DocsEmbedder
+	// embeds its chunks and queries through the scripted model's
+	// /v1/embeddings.
+	Docs         docstore.Store
+	DocsEmbedder memory.Embedder
 	// Credentials are users' own credentials when Options.TokenKey is set.
 	Credentials *usercreds.Service
 	API         *api.Server
@@ -182,7 +189,14 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("testenv: store: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Blobs.Close() })
-	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory, Backlog: e.Blobs}
+	e.Docs, err = docstore.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("testenv: document store: %v", err)
+	}
+	t.Cleanup(func() { _ = e.Docs.Close() })
+	e.DocsEmbedder = memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil)
+	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory, Backlog: e.Blobs,
+		Docs: e.Docs, DocsEmbedder: e.DocsEmbedder}
 	if opts.Env != nil {
 		topts.LookupEnv = func(k string) (string, bool) { v, ok := opts.Env[k]; return v, ok }
 	}
@@ -226,6 +240,8 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg.Blobs = e.Blobs
 	cfg.Memory = e.Memory
 	cfg.Credentials = e.Credentials
+	cfg.Docs = e.Docs
+	cfg.DocsEmbedder = e.DocsEmbedder
 	if e.Memory != nil {
 		cfg.Forget = e.Memory.Store
 	}
@@ -392,6 +408,8 @@ func (e *Env) Activities() *activities.Activities {
 	a.HeartbeatInterval = 200 * time.Millisecond
 	a.Blobs = e.Blobs
 	a.Memory = e.Memory
+	a.Docs = e.Docs
+	a.Embedder = e.DocsEmbedder
 	a.Runs = e.Client
 	a.Updates = e.Client
 	if e.opts.MaxToolOutput > 0 {

@@ -31,6 +31,11 @@
 // on SQLite (exact cosine in Go) and on pgvector's HNSW index (PGlite
 // started from test/pglite), and prints load time and search p50 / p99.
 //
+// BenchmarkIngest generates a corpus of PDFs of prose (fpdf) and ingests
+// it through the IngestFile workflow on the real embedded Temporal, all
+// files at once, with the scripted model's embeddings, and prints pages
+// and chunks per second and the history bytes of one file's ingestion.
+//
 // Settings, all optional:
 //
 //	LONGHAUL_BENCH_BIN      the longhaul binary to run (make bench passes
@@ -50,6 +55,9 @@
 //	LONGHAUL_BENCH_MEMORY_BACKENDS  its backends (default sqlite,pgvector;
 //	                        pgvector on PGlite builds its HNSW index in
 //	                        WebAssembly: 10k memories take minutes to load)
+//	LONGHAUL_BENCH_INGEST_PAGES  BenchmarkIngest's pages in all (default
+//	                        1000)
+//	LONGHAUL_BENCH_INGEST_FILES  the files they are cut into (default 10)
 //
 // Every other LONGHAUL_ variable in the environment reaches the child, so a
 // setting under test needs no change here; the benchmark's own settings

@@ -73,6 +73,12 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer closeBus()
+	docs, err := openDocs(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer docs.Close()
+	docSearch(&topts, cfg, docs)
 	set, err := toolset.Build(ctx, cat, topts, log)
 	if err != nil {
 		return err
@@ -83,7 +89,7 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	// old version to keep runs from, and the embedded server, killed with
 	// it, takes up to a minute after a restart to take polls from a
 	// versioned worker again (its deployment bookkeeping is a workflow too).
-	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, mem, bus, c, log), tuning(cfg), worker.Versioning{})
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log), tuning(cfg), worker.Versioning{})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -30,6 +31,12 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	}
 	defer r.close()
 	maddr, cat, topts, c, blobs, mem := r.metricsAddr, r.catalog, r.tools, r.temporal, r.blobs, r.memory
+	docs, err := openDocs(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer docs.Close()
+	docSearch(&topts, cfg, docs)
 	set, err := toolset.Build(ctx, cat, topts, log)
 	if err != nil {
 		return err
@@ -41,7 +48,7 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	}
 	defer closeBus()
 	v := versioning(cfg, log)
-	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, mem, bus, c, log), tuning(cfg), v)
+	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log), tuning(cfg), v)
 	scheduleRetention(ctx, cfg, c, log)
 	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, modelLine(cfg, model(), log), memoryLine(cfg, mem), metricsNote(maddr))
 	return runWorkerVersion(ctx, w, c, v, cfg.WorkerPromote, log)
@@ -105,7 +112,7 @@ func tuning(cfg config.Config) worker.Tuning {
 	return worker.Tuning{ActivitySlots: cfg.WorkerActivitySlots, WorkflowSlots: cfg.WorkerWorkflowSlots, Pollers: cfg.WorkerPollers, StickyCache: cfg.WorkerStickyCache}
 }
 
-func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, mem *memory.Service, bus *natsbus.Bus, c client.Client, log *slog.Logger) *activities.Activities {
+func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, mem *memory.Service, docs docstore.Store, bus *natsbus.Bus, c client.Client, log *slog.Logger) *activities.Activities {
 	// The endpoints parsed when the settings were checked (config.Validate).
 	var named []endpoints.Endpoint
 	if set, err := cfg.ModelEndpoints(); err == nil {
@@ -118,6 +125,9 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.IdleTimeout = cfg.ModelIdleTimeout
 	a.Blobs = blobs
 	a.Memory = mem
+	a.Docs = docs
+	a.Embedder = docEmbedder(cfg)
+	a.EmbedBatch = cfg.EmbedBatch
 	a.Bus = bus
 	a.Runs = c
 	a.Updates = c

@@ -94,6 +94,15 @@ type Options struct {
 	MemoryK         int
 	// MaxBacklog caps each user's backlog (0: store.DefaultMaxBacklogItems).
 	MaxBacklog int
+	// NoDocVectors ingests documents without an embedder, as a worker
+	// without LONGHAUL_EMBED_MODEL does (chunks for full-text search
+	// only); otherwise the scripted model's /v1/embeddings embeds them.
+	NoDocVectors bool
+	// DocEmbedder, when set, wraps the embedder of documents' chunks (a
+	// test's gate or counter around the scripted model's).
+	DocEmbedder func(memory.Embedder) memory.Embedder
+	// EmbedBatch is the workers' LONGHAUL_EMBED_BATCH (0: the default).
+	EmbedBatch int
 }
 
 // Env is a running stack.
@@ -194,7 +203,10 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("testenv: document store: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Docs.Close() })
-	e.DocsEmbedder = memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil)
+	if !opts.NoDocVectors {
+		// Queries are embedded with the chunks' model, or not at all.
+		e.DocsEmbedder = memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil)
+	}
 	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory, Backlog: e.Blobs,
 		Docs: e.Docs, DocsEmbedder: e.DocsEmbedder}
 	if opts.Env != nil {
@@ -408,8 +420,6 @@ func (e *Env) Activities() *activities.Activities {
 	a.HeartbeatInterval = 200 * time.Millisecond
 	a.Blobs = e.Blobs
 	a.Memory = e.Memory
-	a.Docs = e.Docs
-	a.Embedder = e.DocsEmbedder
 	a.Runs = e.Client
 	a.Updates = e.Client
 	if e.opts.MaxToolOutput > 0 {
@@ -417,6 +427,14 @@ func (e *Env) Activities() *activities.Activities {
 	}
 	a.MaxOutputBytes = e.opts.MaxModelOutput
 	a.IdleTimeout = e.opts.ModelIdleTimeout
+	a.Docs = e.Docs
+	a.EmbedBatch = e.opts.EmbedBatch
+	if !e.opts.NoDocVectors {
+		a.Embedder = memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil)
+		if e.opts.DocEmbedder != nil {
+			a.Embedder = e.opts.DocEmbedder(a.Embedder)
+		}
+	}
 	return a
 }
 

@@ -1,0 +1,50 @@
+package workflows_test
+
+import (
+	"flag"
+	"path/filepath"
+	"testing"
+
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/workflows"
+	historypb "go.temporal.io/api/history/v1"
+)
+
+// updateIngestHistory regenerates ingestHistoryFile:
+//
+//	go test ./workflows -run TestReplayIngest -update-ingest-history
+var updateIngestHistory = flag.Bool("update-ingest-history", false, "regenerate "+ingestHistoryFile)
+
+// ingestHistoryFile is a real ingestion of a two-page PDF: extracted,
+// chunked, embedded in batches, completed.
+var ingestHistoryFile = filepath.Join("testdata", "ingest_history.json")
+
+// TestReplayIngestHistory replays a committed IngestFile run against the
+// current code: ingestions of big files run for minutes, so an upgraded
+// worker meets them mid-way.
+func TestReplayIngestHistory(t *testing.T) {
+	if *updateIngestHistory {
+		generateIngestHistory(t)
+	}
+	checkIngestShape(t, loadHistoryFile(t, ingestHistoryFile))
+	replay(t, workflows.IngestWorkflow, contract.IngestWorkflow, ingestHistoryFile)
+}
+
+// checkIngestShape: the three steps, in order.
+func checkIngestShape(t *testing.T, h *historypb.History) {
+	t.Helper()
+	checkScheduledThenCompleted(t, h, []string{"ExtractChunks", "EmbedChunks", "FinishIngest"})
+}
+
+func generateIngestHistory(t *testing.T) {
+	t.Helper()
+	env := testenv.Start(t, testenv.Options{EmbedBatch: 4})
+	run, _ := attach(t, env, "logbook.pdf", "application/pdf", logbookPDF(t, 2), contract.IngestInput{MaxChunkSizeTokens: 200, ChunkOverlapTokens: 50})
+	if res := ingestResult(t, run); res.Status != "completed" {
+		t.Fatalf("result %+v", res)
+	}
+	h := fetchHistory(t, env, run)
+	checkIngestShape(t, h)
+	writeHistory(t, h, ingestHistoryFile)
+}

@@ -27,7 +27,8 @@ var (
 	// servers, the stores, NATS, the embedded Temporal server, the model
 	// endpoint's start-up check.
 	adapters = []string{"internal/tools", "internal/mcp", "internal/store", "internal/memory",
-		"internal/natsbus", "internal/devserver", "internal/modelcheck", "internal/usercreds", "internal/docstore"}
+		"internal/natsbus", "internal/devserver", "internal/modelcheck", "internal/usercreds", "internal/docstore",
+		"internal/docsearch"}
 	catalog   = []string{"skills", "internal/toolset"}
 	harnesses = []string{"internal/testing/...", "test/...", "bench", "deploy"}
 )

@@ -182,6 +182,9 @@ type AgentSpec struct {
 	// working in ReasonIn.
 	Language string `json:"language,omitempty"`
 	ReasonIn string `json:"reason_in,omitempty"`
+	// VectorStores are the agent's own vector stores (vector_stores:),
+	// searched beside the request's.
+	VectorStores []string `json:"vector_stores,omitempty"`
 }
 
 // RoleModels are an agent's models per role (skills.RoleModels), as the
@@ -238,6 +241,8 @@ func (a *Activities) ResolveAgent(_ context.Context, id string, user longhaul.Us
 		Models:      RoleModels(ag.Models),
 		Language:    ag.Language,
 		ReasonIn:    ag.ReasonIn,
+		// A copy: the spec leaves the activity, the catalog stays.
+		VectorStores: slices.Clone(ag.VectorStores),
 	}
 	if a.Memory != nil {
 		if ag.Memory != skills.MemoryOff {

@@ -37,17 +37,20 @@ func TestResolveAgent(t *testing.T) {
 	research := activities.SkillSpec{ID: "web_research", Description: "Searches the web and reads the most relevant pages", MaxTurns: 8}
 	backlog := activities.SkillSpec{ID: "backlog_manager", Description: "Keeps the user's backlog of open items (to-dos, follow-ups) across conversations",
 		MaxTurns: activities.DefaultSkillMaxTurns}
+	// Nor is document_search (this worker has no document store).
+	documents := activities.SkillSpec{ID: "documents", Description: "Searches the documents attached to the conversation or the agent, and cites them",
+		MaxTurns: activities.DefaultSkillMaxTurns}
 	tests := []struct {
 		id   string
 		want activities.AgentSpec
 	}{
 		{id: "researcher", want: activities.AgentSpec{
 			ID: "researcher", Mode: "agentic", Model: "default-model", MaxTurns: 12, MaxReplans: 2,
-			Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, research, reading},
+			Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, research, reading, documents},
 		}},
 		{id: "assistant", want: activities.AgentSpec{
 			ID: "assistant", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
-			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading, research, backlog},
+			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading, research, backlog, documents},
 		}},
 		{id: "naked", want: activities.AgentSpec{
 			ID: "naked", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,

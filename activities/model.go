@@ -70,6 +70,10 @@ type ModelRequest struct {
 	// Store asks the call to store the whole conversation with its answer
 	// and return the reference, so the next call sends only what follows.
 	Store bool `json:"store,omitempty"`
+	// Documents says the run has vector stores to search. Without them the
+	// prompt leaves out the fragments of the skills whose only tool is
+	// document_search (the documents skill), as the run is not offered it.
+	Documents bool `json:"documents,omitempty"`
 }
 
 // ModelResponse is the model's complete answer: the authoritative message,
@@ -240,7 +244,9 @@ func (a *Activities) buildMessages(ctx context.Context, req ModelRequest) ([]ope
 		var parts []string
 		if ag, ok := a.catalog.Agent(req.Agent); ok {
 			if req.Skill == "" {
-				parts = append(parts, strings.TrimSpace(a.catalog.SystemPromptFor(ag, req.who())))
+				parts = append(parts, strings.TrimSpace(a.catalog.SystemPromptKeeping(ag, req.who(), func(s *skills.Skill) bool {
+					return req.Documents || !onlyDocuments(s.Tools)
+				})))
 			} else {
 				parts = append(parts, strings.TrimSpace(ag.Prompt))
 				if s, ok := a.catalog.Skill(req.Skill); ok {

@@ -64,22 +64,30 @@ func TestChatCompletionLeadsWithTheAgentPrompt(t *testing.T) {
 	if !ok {
 		t.Fatal(`built-in agent "assistant" missing`)
 	}
-	prompt := strings.TrimSpace(f.catalog.SystemPrompt(assistant))
+	withDocs := strings.TrimSpace(f.catalog.SystemPrompt(assistant))
 	// The catalog composes the prompt; make sure this is the agent's base
 	// prompt with its skills' fragments, not some other text.
-	if !strings.HasPrefix(prompt, strings.TrimSpace(assistant.Prompt)) || !strings.Contains(prompt, "## clock") {
-		t.Fatalf("unexpected assistant prompt from the catalog:\n%s", prompt)
+	if !strings.HasPrefix(withDocs, strings.TrimSpace(assistant.Prompt)) || !strings.Contains(withDocs, "## clock") {
+		t.Fatalf("unexpected assistant prompt from the catalog:\n%s", withDocs)
+	}
+	// The documents skill's fragment is the last; a run without vector
+	// stores goes without it.
+	prompt, docs, ok := strings.Cut(withDocs, "\n\n## documents\n\n")
+	if !ok || !strings.Contains(docs, "[filename, chunk N]") {
+		t.Fatalf("the assistant's prompt has no documents fragment:\n%s", withDocs)
 	}
 
 	type msg struct{ Role, Content string }
 	user := msg{"user", "what is the weather?"}
 	tests := []struct {
-		name     string
-		agent    string
-		noPrompt bool
-		want     []msg
+		name      string
+		agent     string
+		noPrompt  bool
+		documents bool
+		want      []msg
 	}{
 		{name: "agent prompt first", agent: "assistant", want: []msg{{"system", prompt}, user}},
+		{name: "with vector stores, the documents skill's too", agent: "assistant", documents: true, want: []msg{{"system", withDocs}, user}},
 		{name: "NoPrompt leaves it out", agent: "assistant", noPrompt: true, want: []msg{user}},
 		{name: "agent without prompt", agent: "naked", want: []msg{user}},
 	}
@@ -89,7 +97,7 @@ func TestChatCompletionLeadsWithTheAgentPrompt(t *testing.T) {
 			f.srv.Enqueue(llmtest.Text("Sunny."))
 			env := f.activityEnv()
 			if _, err := chat(t, env, f.acts, activities.ModelRequest{
-				Call: "turn-1", Agent: tt.agent, NoPrompt: tt.noPrompt, Messages: userMessage(user.Content),
+				Call: "turn-1", Agent: tt.agent, NoPrompt: tt.noPrompt, Documents: tt.documents, Messages: userMessage(user.Content),
 			}); err != nil {
 				t.Fatalf("ChatCompletion: %v", err)
 			}

@@ -56,6 +56,10 @@ type ToolRequest struct {
 	// its input; a request without it (a call scheduled before it existed)
 	// is judged as the user key alone, with no role or groups.
 	Principal *longhaul.User `json:"principal,omitempty"`
+	// VectorStores are the run's vector stores (the agent's and the
+	// request's): what document_search searches, as User. The workflow
+	// sets them; the model's arguments never carry them.
+	VectorStores []string `json:"vector_stores,omitempty"`
 }
 
 // who is the user a call's allow: rules judge.
@@ -144,6 +148,7 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 		User:           req.User,
 		Chat:           req.Chat,
 		Run:            info.WorkflowExecution.ID,
+		VectorStores:   req.VectorStores,
 		Progress: func(message string, progress float64) {
 			activity.RecordHeartbeat(ctx, progress)
 			a.Bus.ToolStatus(info.WorkflowExecution.ID, req.After, longhaul.ToolStatusData{

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"unicode/utf8"
@@ -36,6 +37,34 @@ const HeaderAudit = "X-Longhaul-Audit"
 type LonghaulOptions struct {
 	// Audit asks for the audit trail beside the answer.
 	Audit bool `json:"audit"`
+	// VectorStores are vector stores of the principal ("vs_…") the run's
+	// document_search searches, beside the agent's own (vector_stores:).
+	VectorStores []string `json:"vector_stores,omitempty"`
+}
+
+// validate checks the options' vector store ids (their form and number;
+// whose they are, the tool checks when it searches).
+func (o *LonghaulOptions) validate() error {
+	if o == nil {
+		return nil
+	}
+	if len(o.VectorStores) > longhaul.MaxVectorStores {
+		return fmt.Errorf("longhaul.vector_stores: at most %d, got %d", longhaul.MaxVectorStores, len(o.VectorStores))
+	}
+	for i, id := range o.VectorStores {
+		if !longhaul.ValidVectorStoreID(id) {
+			return fmt.Errorf("longhaul.vector_stores[%d]: %q is not a vector store id (vs_…)", i, id)
+		}
+	}
+	return nil
+}
+
+// vectorStores is what the request names, or nil.
+func (o *LonghaulOptions) vectorStores() []string {
+	if o == nil {
+		return nil
+	}
+	return o.VectorStores
 }
 
 // Audit is the audit trail of a run: the "longhaul" object of a chat

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,12 +53,19 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	// The body's user field is the client's label for its end user, never
 	// an identity: who asks comes from the credential.
 	user := principal(c).User
+	chatID := s.chatID(c, &req)
+	// File parts are stored, ingested into the chat's vector store and
+	// replaced by a note before the run starts; the run searches them.
+	filesStore, err := s.chatFiles(c.UserContext(), user.Key(), chatID, req.Messages, req.isBackgroundTask())
+	if err != nil {
+		return err
+	}
 	msgs := domainMessages(req.Messages)
 	in := contract.AgentInput{
 		Agent:           agent.ID,
 		Messages:        msgs,
 		User:            user,
-		ChatID:          s.chatID(c, &req),
+		ChatID:          chatID,
 		Options:         req.options(),
 		ModelTimeout:    s.cfg.ModelTimeout,
 		HistoryLimit:    s.cfg.HistoryLimit,
@@ -65,6 +73,10 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		NotStreamed:     !req.Stream,
 		Background:      req.isBackgroundTask(),
 		ClientTools:     clientTools,
+		VectorStores:    req.Longhaul.vectorStores(),
+	}
+	if filesStore != "" {
+		in.VectorStores = append(slices.Clone(in.VectorStores), filesStore)
 	}
 	runID := "run-" + uuid.NewString()
 	ctx := c.UserContext()

@@ -252,6 +252,11 @@ func (s *Server) deleteConversation(c *fiber.Ctx) error {
 			return errInternal("forgetting what was learnt from the conversation failed; nothing was deleted, try again")
 		}
 	}
+	// So do the files attached in the chat, and its vector store.
+	if err := s.deleteChatFiles(ctx, user, chat); err != nil {
+		s.log.Error("delete a conversation's files", "error", err)
+		return errInternal("deleting the conversation's files failed; nothing else was deleted, try again")
+	}
 	runs, err := cs.DeleteConversation(ctx, user, chat)
 	switch {
 	case errors.Is(err, store.ErrNoConversation):

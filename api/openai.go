@@ -114,6 +114,37 @@ type ChatMessage struct {
 type MessageContent struct {
 	Text  string
 	Parts []longhaul.Part
+	// Files are the message's file parts, in order: the handler stores
+	// and ingests them (see chatFiles) and puts a note in each one's place
+	// (noteFile).
+	Files []FilePart
+	// texts are the text parts, a file's place among them held by its
+	// note, from which Text is joined.
+	texts []string
+}
+
+// FilePart is a Chat Completions file content part: {"type": "file",
+// "file": {"file_data": "data:application/pdf;base64,…", "filename": …}}
+// or {"file": {"file_id": "file-…"}} (openai-python v3.3.1,
+// src/openai/types/chat/chat_completion_content_part_param.py:15-26,
+// 39-47).
+type FilePart struct {
+	FileData string `json:"file_data,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	// text is the part's index among the text parts, part its index in
+	// Parts (-1 when the message keeps no parts).
+	text, part int
+}
+
+// noteFile puts note in the place of the message's i-th file part.
+func (m *MessageContent) noteFile(i int, note string) {
+	f := m.Files[i]
+	m.texts[f.text] = note
+	if f.part >= 0 && f.part < len(m.Parts) {
+		m.Parts[f.part].Text = note
+	}
+	m.Text = strings.Join(m.texts, "\n")
 }
 
 // wirePart is one content part as OpenAI sends it.
@@ -124,11 +155,13 @@ type wirePart struct {
 		URL    string `json:"url"`
 		Detail string `json:"detail,omitempty"`
 	} `json:"image_url"`
+	File *FilePart `json:"file"`
 }
 
-// UnmarshalJSON accepts a string, null, or an array of content parts (text
-// and image_url; audio and file parts are refused: the model client sends
-// neither).
+// UnmarshalJSON accepts a string, null, or an array of content parts (text,
+// image_url and file; audio parts are refused: the model client sends
+// none). A file part holds its place as a text part, its note once the
+// handler has stored it.
 func (m *MessageContent) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	*m = MessageContent{}
@@ -155,15 +188,38 @@ func (m *MessageContent) UnmarshalJSON(b []byte) error {
 			}
 			images = true
 			m.Parts = append(m.Parts, longhaul.Part{Type: longhaul.PartImage, URL: p.ImageURL.URL, Detail: p.ImageURL.Detail})
-		case "input_audio", "file":
-			return fmt.Errorf("part %d: %s parts are not supported yet; send text and image_url parts", i, p.Type)
+		case "file":
+			f := p.File
+			switch {
+			case f == nil || f.FileData == "" && f.FileID == "":
+				return fmt.Errorf("part %d: a file part needs file.file_data or file.file_id", i)
+			case f.FileData != "" && f.FileID != "":
+				return fmt.Errorf("part %d: a file part has file.file_data or file.file_id, not both", i)
+			case len(f.Filename) > 255:
+				return fmt.Errorf("part %d: file.filename is longer than 255 bytes", i)
+			}
+			f.text, f.part = len(texts), len(m.Parts)
+			name := f.Filename
+			if name == "" {
+				name = f.FileID
+			}
+			note := "[attached file " + name + "]"
+			texts = append(texts, note)
+			m.Parts = append(m.Parts, longhaul.Part{Type: longhaul.PartText, Text: note})
+			m.Files = append(m.Files, *f)
+		case "input_audio":
+			return fmt.Errorf("part %d: %s parts are not supported yet; send text, image_url and file parts", i, p.Type)
 		default:
 			return fmt.Errorf("part %d: unknown content part type %q", i, p.Type)
 		}
 	}
 	m.Text = strings.Join(texts, "\n")
+	m.texts = texts
 	if !images {
 		m.Parts = nil
+		for i := range m.Files {
+			m.Files[i].part = -1
+		}
 	}
 	return nil
 }
@@ -344,6 +400,9 @@ func (r *ChatRequest) validate() error {
 		return errors.New("top_logprobs: must be between 0 and 20, with logprobs true")
 	}
 	if err := r.validateTools(); err != nil {
+		return err
+	}
+	if err := r.Longhaul.validate(); err != nil {
 		return err
 	}
 	if err := r.ResponseFormat.validate(); err != nil {

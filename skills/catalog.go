@@ -92,6 +92,13 @@ func (c *Catalog) SystemPromptFor(agent *Agent, u longhaul.User) string {
 	return c.systemPrompt(agent, func(s *Skill) bool { return s.Allow.Allows(u) })
 }
 
+// SystemPromptKeeping is SystemPromptFor without the fragments of the
+// skills keep rejects (the engine's own conditions: the documents skill of
+// a run without vector stores).
+func (c *Catalog) SystemPromptKeeping(agent *Agent, u longhaul.User, keep func(*Skill) bool) string {
+	return c.systemPrompt(agent, func(s *Skill) bool { return s.Allow.Allows(u) && keep(s) })
+}
+
 func (c *Catalog) systemPrompt(agent *Agent, keep func(*Skill) bool) string {
 	if agent == nil {
 		return ""

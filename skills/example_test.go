@@ -10,7 +10,7 @@ import (
 
 // registered stands in for the tool registry.
 func registered(name string) bool {
-	return name == "current_time" || name == "web_fetch" || name == "web_search" || strings.HasPrefix(name, "memory_") || strings.HasPrefix(name, "backlog_")
+	return name == "current_time" || name == "web_fetch" || name == "web_search" || strings.HasPrefix(name, "memory_") || strings.HasPrefix(name, "backlog_") || name == "document_search"
 }
 
 func ExampleLoad() {
@@ -30,11 +30,11 @@ func ExampleLoad() {
 		fmt.Printf("%-10s %-8s %v %s\n", a.ID, a.Mode, catalog.AgentTools(a), a.Source)
 	}
 	// Output:
-	// assistant  chat     [backlog_add backlog_close backlog_list backlog_update current_time web_fetch web_search] builtin/assistant.md
+	// assistant  chat     [backlog_add backlog_close backlog_list backlog_update current_time document_search web_fetch web_search] builtin/assistant.md
 	// cook       chat     [web_fetch] /etc/longhaul/skills/cook.md
 	// media-agent chat     [seerr_details seerr_discover seerr_my_requests seerr_request_media seerr_search seerr_submit_issue seerr_trending] builtin/media-agent.md
 	// naked      chat     [] builtin/naked.md
-	// researcher agentic  [current_time web_fetch web_search] builtin/researcher.md
+	// researcher agentic  [current_time document_search web_fetch web_search] builtin/researcher.md
 }
 
 func ExampleLoad_problems() {

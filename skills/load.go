@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
@@ -227,6 +228,8 @@ type agentFile struct {
 	Language string     `yaml:"language"`
 	ReasonIn string     `yaml:"reason_in"`
 	Allow    *allowFile `yaml:"allow"`
+	// VectorStores are vector store ids ("vs_…") the agent searches.
+	VectorStores []string `yaml:"vector_stores"`
 }
 
 // allowFile is an allow: rule (agents, skills, http_tools entries).
@@ -502,22 +505,23 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 		return nil, []error{&FileError{Path: src, Err: ErrBadID, Detail: `"agent:" is empty: it must name the agent`}}
 	}
 	a := &Agent{
-		ID:          f.Agent,
-		Description: strings.TrimSpace(f.Description),
-		Mode:        Mode(f.Mode),
-		Skills:      f.Skills,
-		Model:       f.Model,
-		MaxReplans:  DefaultMaxReplans,
-		ReviewPlan:  f.ReviewPlan,
-		Temperature: f.Temperature,
-		Memory:      MemoryMode(f.Memory),
-		Remember:    f.Remember,
-		Models:      f.Models,
-		Language:    f.Language,
-		ReasonIn:    f.ReasonIn,
-		Allow:       f.Allow.rule(),
-		Prompt:      strings.TrimSpace(body),
-		Source:      src,
+		ID:           f.Agent,
+		Description:  strings.TrimSpace(f.Description),
+		Mode:         Mode(f.Mode),
+		Skills:       f.Skills,
+		Model:        f.Model,
+		MaxReplans:   DefaultMaxReplans,
+		ReviewPlan:   f.ReviewPlan,
+		Temperature:  f.Temperature,
+		Memory:       MemoryMode(f.Memory),
+		Remember:     f.Remember,
+		Models:       f.Models,
+		Language:     f.Language,
+		ReasonIn:     f.ReasonIn,
+		Allow:        f.Allow.rule(),
+		VectorStores: f.VectorStores,
+		Prompt:       strings.TrimSpace(body),
+		Source:       src,
 	}
 	if a.Mode == "" {
 		a.Mode = ModeChat
@@ -535,10 +539,16 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 			a.Skills = append(slices.Clone(a.Skills), MemorySkill)
 		}
 	}
+	if len(a.VectorStores) > 0 && !slices.Contains(a.Skills, DocumentsSkill) {
+		// vector_stores: gives the agent the documents skill (its tool
+		// and its prompt) without listing it.
+		a.Skills = append(slices.Clone(a.Skills), DocumentsSkill)
+	}
 	if f.MaxReplans != nil {
 		a.MaxReplans = *f.MaxReplans
 	}
 	problems := checkAllow(src, "", a.Allow)
+	problems = append(problems, checkVectorStores(src, a.VectorStores)...)
 	if f.MaxTurns != nil {
 		a.MaxTurns = *f.MaxTurns
 		if a.MaxTurns == 0 { // 0 in the struct means "not set"; Validate checks the rest.
@@ -547,6 +557,27 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 		}
 	}
 	return a, problems
+}
+
+// checkVectorStores reports the ids of an agent's vector_stores: that are
+// not vector store ids, and ids listed twice.
+func checkVectorStores(src string, ids []string) []error {
+	var problems []error
+	if len(ids) > longhaul.MaxVectorStores {
+		problems = append(problems, &FileError{Path: src, Err: ErrOutOfRange,
+			Detail: fmt.Sprintf("vector_stores: at most %d stores, got %d", longhaul.MaxVectorStores, len(ids))})
+	}
+	for i, id := range ids {
+		switch {
+		case !longhaul.ValidVectorStoreID(id):
+			problems = append(problems, &FileError{Path: src, Err: ErrBadVectorStore,
+				Detail: fmt.Sprintf(`vector_stores[%d]: %q is not a vector store id ("vs_" and letters or digits)`, i, id)})
+		case slices.Contains(ids[:i], id):
+			problems = append(problems, &FileError{Path: src, Err: ErrBadVectorStore,
+				Detail: fmt.Sprintf("vector_stores[%d]: %q is listed twice", i, id)})
+		}
+	}
+	return problems
 }
 
 // skillFromFile converts decoded skill frontmatter, applying defaults.

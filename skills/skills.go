@@ -111,6 +111,11 @@ func (m MemoryMode) Valid() bool {
 // and memory: recall add to an agent.
 const MemorySkill = "memory"
 
+// DocumentsSkill is the id of the built-in documents skill (the
+// document_search tool and the prompt to search and cite), which
+// vector_stores: adds to an agent.
+const DocumentsSkill = "documents"
+
 // Agent is one agent file: a model id served by the OpenAI-compatible API.
 type Agent struct {
 	// ID is the model id clients select, e.g. "researcher".
@@ -147,6 +152,11 @@ type Agent struct {
 	// Allow names who may see and use the agent (allow: in the file); nil
 	// is everyone.
 	Allow *access.Rule
+	// VectorStores are the vector stores (vector_stores: in the file, ids
+	// "vs_…") every run of the agent searches with document_search, beside
+	// the request's. They are searched as the run's principal: a store is
+	// found only by the principal that owns it.
+	VectorStores []string
 	// Prompt is the base system prompt: the file's body, trimmed.
 	Prompt string
 	// Source names the file the agent came from, e.g. "builtin/researcher.md".
@@ -267,6 +277,9 @@ var (
 	// ErrBadTemplate marks a malformed ${NAME} template, or a {name}
 	// placeholder that names no parameter or sits in a URL's host.
 	ErrBadTemplate = kind("bad template")
+	// ErrBadVectorStore marks a vector_stores: entry that is not a vector
+	// store id, or is listed twice.
+	ErrBadVectorStore = kind("bad vector store")
 )
 
 // sentinel is an error kind that wraps a broader kind, so that errors.Is

@@ -17,7 +17,7 @@ import (
 
 // builtinTools are the tool names the tool registry provides for the built-ins.
 var builtinTools = []string{"current_time", "web_fetch", "web_search", "memory_search", "memory_save", "memory_forget",
-	"backlog_add", "backlog_list", "backlog_update", "backlog_close"}
+	"backlog_add", "backlog_list", "backlog_update", "backlog_close", "document_search"}
 
 // known returns a knownTool func reporting the given names.
 func known(names ...string) func(string) bool {
@@ -328,10 +328,10 @@ func TestBuiltinLoadsAndValidates(t *testing.T) {
 		got = append(got, summary{a.ID, a.Source, a.Mode, a.Skills, a.MaxTurns, a.MaxReplans, a.Prompt != ""})
 	}
 	want := []summary{
-		{"assistant", "builtin/assistant.md", ModeChat, []string{"clock", "web_reading", "web_research", "backlog_manager"}, 0, 2, true},
+		{"assistant", "builtin/assistant.md", ModeChat, []string{"clock", "web_reading", "web_research", "backlog_manager", "documents"}, 0, 2, true},
 		{"media-agent", "builtin/media-agent.md", ModeChat, []string{"media_info", "seerr", "triage"}, 8, 2, true},
 		{"naked", "builtin/naked.md", ModeChat, nil, 0, 2, false},
-		{"researcher", "builtin/researcher.md", ModeAgentic, []string{"clock", "web_research", "web_reading"}, 12, 2, true},
+		{"researcher", "builtin/researcher.md", ModeAgentic, []string{"clock", "web_research", "web_reading", "documents"}, 12, 2, true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("built-in agents (-want +got):\n%s", diff)
@@ -348,7 +348,7 @@ func TestBuiltinLoadsAndValidates(t *testing.T) {
 		}
 		gotSkills = append(gotSkills, skillSummary{s.ID, s.Tools})
 	}
-	wantSkills := []skillSummary{{"backlog_manager", []string{"backlog_add", "backlog_list", "backlog_update", "backlog_close"}}, {"clock", []string{"current_time"}}, {"media_info", nil}, {"memory", []string{"memory_search", "memory_save", "memory_forget"}},
+	wantSkills := []skillSummary{{"backlog_manager", []string{"backlog_add", "backlog_list", "backlog_update", "backlog_close"}}, {"clock", []string{"current_time"}}, {"documents", []string{"document_search"}}, {"media_info", nil}, {"memory", []string{"memory_search", "memory_save", "memory_forget"}},
 		{"seerr", []string{"seerr_trending", "seerr_discover", "seerr_search", "seerr_details", "seerr_my_requests", "seerr_request_media", "seerr_submit_issue"}},
 		{"triage", nil}, {"web_reading", []string{"web_fetch"}}, {"web_research", []string{"web_search", "web_fetch"}}}
 	if diff := cmp.Diff(wantSkills, gotSkills); diff != "" {

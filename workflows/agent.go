@@ -48,6 +48,9 @@ type run struct {
 	answered []longhaul.Message
 	// recorded is how many of the turn's messages earlier executions stored.
 	recorded int
+	// stores are the vector stores the run searches: the agent's and the
+	// request's (see activities.RunVectorStores).
+	stores []string
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
@@ -151,6 +154,13 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	}
 	if err := workflow.ExecuteLocalActivity(resolveOptions(ctx), a.ResolveAgent, r.in.Agent, r.in.User).Get(ctx, &r.spec); err != nil {
 		return contract.AgentResult{}, err
+	}
+	// document_search is offered only to a run with vector stores to
+	// search. (A run recorded before it existed has none and its agent
+	// no such tool: nothing changes for it.)
+	r.stores = activities.RunVectorStores(r.spec.VectorStores, r.in.VectorStores)
+	if len(r.stores) == 0 {
+		r.spec = r.spec.WithoutDocuments()
 	}
 	if cp := r.in.Resume; cp != nil {
 		return r.resume(ctx, cp)
@@ -337,6 +347,7 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label
 	req.After = r.log.last
 	who := r.in.User
 	req.Principal = &who
+	req.Documents = len(r.stores) > 0
 	var resp activities.ModelResponse
 	if err := r.awaitModel(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
 		if answer && (resp.Message.Content != "" || resp.Reasoning != "") {
@@ -406,7 +417,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 	for i, c := range calls {
 		target := targets[c.ID]
 		r.toolSeq++
-		req := activities.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq, User: r.in.User.Key(), Chat: r.in.ChatID, Principal: &who}
+		req := activities.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq, User: r.in.User.Key(), Chat: r.in.ChatID, Principal: &who, VectorStores: r.stores}
 		if r.needsApproval(c.Name) {
 			ok, msg, err := r.approve(ctx, c, req.Seq, target)
 			if err != nil {

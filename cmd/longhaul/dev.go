@@ -73,16 +73,17 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer closeBus()
-	set, err := toolset.Build(ctx, cat, topts, log)
-	if err != nil {
-		return err
-	}
-	defer set.Close()
 	docs, err := openDocs(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer docs.Close()
+	docSearch(&topts, cfg, docs)
+	set, err := toolset.Build(ctx, cat, topts, log)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
 	// dev's worker is unversioned whatever LONGHAUL_WORKER_DEPLOYMENT says:
 	// it is the only worker and goes when its process goes, so there is no
 	// old version to keep runs from, and the embedded server, killed with

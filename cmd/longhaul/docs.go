@@ -9,6 +9,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/toolset"
 )
 
 // openDocs opens the document store (files, vector stores and their
@@ -36,4 +37,15 @@ func docEmbedder(cfg config.Config) memory.Embedder {
 	}
 	base, key := cfg.Embedder()
 	return memory.NewOpenAIEmbedder(base, key, cfg.EmbedModel, nil)
+}
+
+// docSearch gives the worker's tools document_search on docs, its queries
+// embedded with the chunks' model, its hits bounded under the model's cap
+// on a tool result.
+func docSearch(topts *toolset.Options, cfg config.Config, docs docstore.Store) {
+	topts.Docs = docs
+	if e := docEmbedder(cfg); e != nil {
+		topts.DocsEmbedder = e
+	}
+	topts.DocsMaxChars = cfg.MaxToolChars * 3 / 4
 }

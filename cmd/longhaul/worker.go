@@ -31,6 +31,12 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	}
 	defer r.close()
 	maddr, cat, topts, c, blobs, mem := r.metricsAddr, r.catalog, r.tools, r.temporal, r.blobs, r.memory
+	docs, err := openDocs(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer docs.Close()
+	docSearch(&topts, cfg, docs)
 	set, err := toolset.Build(ctx, cat, topts, log)
 	if err != nil {
 		return err
@@ -41,11 +47,6 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 		return err
 	}
 	defer closeBus()
-	docs, err := openDocs(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer docs.Close()
 	v := versioning(cfg, log)
 	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log), tuning(cfg), v)
 	scheduleRetention(ctx, cfg, c, log)

@@ -75,6 +75,10 @@ type Call struct {
 	Chat string
 	// Run is the run's workflow id.
 	Run string
+	// VectorStores are the vector stores the run may search (the agent's
+	// and the request's), set by the engine like User: what
+	// document_search searches, as User.
+	VectorStores []string
 	// Progress, when not nil, receives human-readable progress and a
 	// fraction between 0 and 1. It must be cheap to call.
 	Progress func(message string, progress float64)

@@ -1,7 +1,7 @@
 // Package toolset assembles a worker's tools from the settings and the agent
 // catalog: the built-in tools, web_search when a search endpoint is set, the
 // memory tools when memory is on, the backlog tools on the conversation
-// store, the HTTP tools skill files declare (each only while the variables
+// store, document_search on the document store, the HTTP tools skill files declare (each only while the variables
 // its requires_env names are set), and the tools of the configured MCP
 // servers. It exists so that the commands and the test environment build the
 // same registry the same way, and so that the agent files are checked against
@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/docsearch"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -50,6 +52,14 @@ type Options struct {
 	// Backlog, when set (the conversation store), adds the backlog tools
 	// of the built-in skill backlog_manager; nil leaves them out.
 	Backlog store.Backlog
+	// Docs, when set (the document store), adds document_search, the
+	// documents skill's tool; nil leaves it out. DocsEmbedder embeds its
+	// queries with the model the chunks were embedded with
+	// (LONGHAUL_EMBED_MODEL); nil searches by words alone. DocsMaxChars
+	// bounds the text of one search's hits (zero: the tool's default).
+	Docs         docsearch.Store
+	DocsEmbedder docsearch.Embedder
+	DocsMaxChars int
 }
 
 // builtin is one entry of the built-in tools: a new built-in tool is one
@@ -91,6 +101,12 @@ var builtins = []builtin{
 			return nil, nil
 		}
 		return tools.BacklogTools(o.Backlog), nil
+	}},
+	{names: []string{longhaul.DocumentSearchTool}, off: "this process has no document store (document_search)", build: func(o Options) ([]tools.Tool, error) {
+		if o.Docs == nil {
+			return nil, nil
+		}
+		return []tools.Tool{docsearch.New(o.Docs, o.DocsEmbedder, o.DocsMaxChars)}, nil
 	}},
 }
 

@@ -117,9 +117,12 @@ type Env struct {
 	Blobs store.Store
 	// Memory is long-term memory when Options.Memory asked for it.
 	Memory *memory.Service
-	// Docs is the document store (files, vector stores, chunks), on the
-	// env's SQLite file; the workers' ingestion writes to it.
-	Docs docstore.Store
+	// Docs is the document store (SQLite, on the env's database), given
+	// to the worker (ingestion, document_search) and the API; DocsEmbedder
+	// embeds its chunks and queries through the scripted model's
+	// /v1/embeddings.
+	Docs         docstore.Store
+	DocsEmbedder memory.Embedder
 	// Credentials are users' own credentials when Options.TokenKey is set.
 	Credentials *usercreds.Service
 	API         *api.Server
@@ -197,10 +200,15 @@ func Start(t testing.TB, opts Options) *Env {
 	t.Cleanup(func() { _ = e.Blobs.Close() })
 	e.Docs, err = docstore.Open(ctx, dbURL)
 	if err != nil {
-		t.Fatalf("testenv: docstore: %v", err)
+		t.Fatalf("testenv: document store: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Docs.Close() })
-	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory, Backlog: e.Blobs}
+	if !opts.NoDocVectors {
+		// Queries are embedded with the chunks' model, or not at all.
+		e.DocsEmbedder = memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil)
+	}
+	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory, Backlog: e.Blobs,
+		Docs: e.Docs, DocsEmbedder: e.DocsEmbedder}
 	if opts.Env != nil {
 		topts.LookupEnv = func(k string) (string, bool) { v, ok := opts.Env[k]; return v, ok }
 	}
@@ -244,6 +252,8 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg.Blobs = e.Blobs
 	cfg.Memory = e.Memory
 	cfg.Credentials = e.Credentials
+	cfg.Docs = e.Docs
+	cfg.DocsEmbedder = e.DocsEmbedder
 	if e.Memory != nil {
 		cfg.Forget = e.Memory.Store
 	}

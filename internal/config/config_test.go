@@ -75,7 +75,6 @@ func TestDefaults(t *testing.T) {
 		// engine with runs, streams or approval waits without end.
 		MaxRuns:         20,
 		MaxStreams:      20,
-		EmbedBatch:      64,
 		MaxMemories:     1000,
 		MaxBacklog:      200,
 		MaxChats:        1000,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/metrics"
@@ -39,6 +40,11 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer closeBus()
+	docs, err := openDocs(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer docs.Close()
 	// With LONGHAUL_METRICS_ADDR empty the API serves /metrics on its own
 	// listener, so an API and a worker on one host never collide on a
 	// metrics port.
@@ -47,7 +53,7 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		maddr = cfg.HTTPAddr
 	}
 	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s, NATS %s%s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress, redact.URLs(cfg.NATSURL), metricsNote(maddr))
-	return serveAPI(ctx, newAPI(cfg, c, cat, topts, blobs, bus, log, false, m, onAPI, forget), cfg.HTTPAddr, log)
+	return serveAPI(ctx, newAPI(cfg, c, cat, topts, blobs, docs, bus, log, false, m, onAPI, forget), cfg.HTTPAddr, log)
 }
 
 // forgetter is what deleting a conversation also deletes: the memories
@@ -64,7 +70,7 @@ func forgetter(ctx context.Context, cfg config.Config, mem *memory.Service) (api
 	return st, func() { st.Close() }, nil
 }
 
-func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts toolset.Options, blobs store.Store, bus *natsbus.Bus, log *slog.Logger, eager bool, m *metrics.Metrics, metricsOnAPI bool, forget api.ConversationForgetter) *api.Server {
+func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts toolset.Options, blobs store.Store, docs docstore.Store, bus *natsbus.Bus, log *slog.Logger, eager bool, m *metrics.Metrics, metricsOnAPI bool, forget api.ConversationForgetter) *api.Server {
 	keys, _ := cfg.Keys() // checked by Validate
 	if len(keys) == 0 {
 		log.Warn("NO API KEYS: LONGHAUL_API_KEYS and LONGHAUL_PROXY_KEYS are empty, so the API serves every caller and trusts the user headers of anyone who sends them; every caller can read every user's runs. Fine for local development only.")
@@ -108,6 +114,8 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		ApprovalTimeout: cfg.ApprovalTimeout,
 		EagerStart:      eager,
 		Blobs:           blobs,
+		Docs:            docs,
+		DocsEmbedder:    docEmbedder(cfg),
 		Deltas:          bus,
 		Namespace:       cfg.TemporalNamespace,
 		MCPApproval:     mcpApproval(topts.MCP),

@@ -95,7 +95,7 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	}
 	defer w.Stop()
 	scheduleRetention(ctx, cfg, c, log)
-	s := newAPI(cfg, c, cat, topts, blobs, bus, log, true, m, false, forget)
+	s := newAPI(cfg, c, cat, topts, blobs, docs, bus, log, true, m, false, forget)
 	fmt.Fprintf(out, "Longhaul %s\n  API          http://%s/v1\n", version(), cfg.HTTPAddr)
 	if uiURL != "" {
 		fmt.Fprintf(out, "  Temporal UI  %s\n", uiLine(cfg, uiURL))

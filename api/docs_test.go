@@ -580,4 +580,7 @@ func TestDeleteMeDeletesDocuments(t *testing.T) {
 	if n := countFiles(t, docs, "bob"); n != 1 {
 		t.Errorf("bob has %d files, want 1", n)
 	}
+	if again := decode[api.UserDeleted](t, doAt(t, base, "DELETE", "/v1/me", nil, aliceAuth)); again.Documents {
+		t.Errorf("a second DELETE /v1/me = %+v, want no documents deleted", again)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/longhaul-dev/longhaul/internal/docstore"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -19,8 +21,9 @@ type UserDeleted struct {
 	BacklogItems  int64  `json:"backlog_items"`
 	Connections   int    `json:"connections"`
 	Credentials   int64  `json:"credentials"`
-	// Documents reports that the caller's files, vector stores and their
-	// chunks were deleted (false when the server keeps none).
+	// Documents reports that the caller had files or vector stores, now
+	// deleted with their chunks (false when there were none, or the
+	// server keeps no documents).
 	Documents bool `json:"documents"`
 }
 
@@ -60,13 +63,26 @@ func (s *Server) deleteMe(c *fiber.Ctx) error {
 		}
 	}
 	if s.cfg.Docs != nil {
-		if err = s.cfg.Docs.DeleteOwner(ctx, user); err != nil {
+		if out.Documents, err = deleteDocuments(ctx, s.cfg.Docs, user); err != nil {
 			s.log.Error("delete the user's documents", "error", err)
 			return errInternal("deleting your files and vector stores failed; try again")
 		}
-		out.Documents = true
 	}
 	return c.JSON(out)
+}
+
+// deleteDocuments deletes the owner's files and vector stores with their
+// chunks, and reports whether there were any.
+func deleteDocuments(ctx context.Context, docs docstore.Store, owner string) (bool, error) {
+	files, _, err := docs.ListFiles(ctx, owner, "", docstore.Page{Limit: 1})
+	if err != nil {
+		return false, err
+	}
+	stores, _, err := docs.ListVectorStores(ctx, owner, docstore.Page{Limit: 1})
+	if err != nil {
+		return false, err
+	}
+	return len(files)+len(stores) > 0, docs.DeleteOwner(ctx, owner)
 }
 
 // deleteCredentials disconnects every connected MCP server (revoking its

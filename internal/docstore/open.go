@@ -12,6 +12,7 @@ import (
 	"context"
 
 	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/sqlitedb"
 )
 
 // DefaultMaxFileBytes is the file size limit when WithMaxFileBytes is not
@@ -89,9 +90,9 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	}
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite://"):
-		path := strings.TrimPrefix(rawURL, "sqlite://")
-		if path == "" || strings.ContainsRune(path, '?') || path == ":memory:" || strings.HasPrefix(path, "file:") {
-			return nil, fmt.Errorf("open document store %q: want sqlite:// and a plain file path", rawURL)
+		path, err := sqlitedb.FilePath("document store", rawURL)
+		if err != nil {
+			return nil, err
 		}
 		return openSQLite(ctx, path, o)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):

@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/longhaul-dev/longhaul/internal/pgvector"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 )
 
@@ -133,51 +133,25 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 				return fmt.Errorf("create schema: %w", err)
 			}
 		}
-		var available bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`).Scan(&available); err != nil {
-			return fmt.Errorf("look for pgvector: %w", err)
-		}
-		if !available {
-			s.why = "the server has no pgvector extension"
-			return nil
-		}
-		// Creating the extension needs a privilege the role may lack; a
-		// savepoint keeps the transaction usable when it fails.
-		if _, err := tx.ExecContext(ctx, `SAVEPOINT vector`); err != nil {
+		sup, err := pgvector.Enable(ctx, sqlTx{tx}, "chunks")
+		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
-			if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT vector`); rerr != nil {
-				return rerr
-			}
-			s.why = "CREATE EXTENSION vector failed: " + err.Error()
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, `ALTER TABLE chunks ADD COLUMN IF NOT EXISTS embedding vector`); err != nil {
-			return fmt.Errorf("add the embedding column: %w", err)
-		}
-		var version string
-		if err := tx.QueryRowContext(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'vector'`).Scan(&version); err != nil {
-			return fmt.Errorf("read the pgvector version: %w", err)
-		}
-		s.vector, s.iterative = true, versionAtLeast(version, 0, 8)
+		s.vector, s.iterative, s.why = sup.Vector, sup.Iterative, sup.Why
 		return nil
 	})
 }
 
-// versionAtLeast reports whether the dotted version v is at least
-// major.minor.
-func versionAtLeast(v string, major, minor int) bool {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma > major || ma == major && mi >= minor
+// sqlTx is a *sql.Tx as pgvector.Enable takes it.
+type sqlTx struct{ tx *sql.Tx }
+
+func (t sqlTx) Exec(ctx context.Context, q string) error {
+	_, err := t.tx.ExecContext(ctx, q)
+	return err
+}
+
+func (t sqlTx) QueryRow(ctx context.Context, q string, dest ...any) error {
+	return t.tx.QueryRowContext(ctx, q).Scan(dest...)
 }
 
 // ensureIndex builds the HNSW index (cosine) of the vectors of dim

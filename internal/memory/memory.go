@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/sqlitedb"
 )
 
 // DuplicateThreshold is the cosine similarity at or above which Save takes
@@ -177,9 +178,9 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	}
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite://"):
-		path := strings.TrimPrefix(rawURL, "sqlite://")
-		if path == "" || strings.ContainsRune(path, '?') || path == ":memory:" || strings.HasPrefix(path, "file:") {
-			return nil, fmt.Errorf("open memory store %q: want sqlite:// and a plain file path", rawURL)
+		path, err := sqlitedb.FilePath("memory store", rawURL)
+		if err != nil {
+			return nil, err
 		}
 		return openSQLite(ctx, path, o)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -23,6 +24,18 @@ import (
 // BusyTimeout is how long a connection waits for another connection's or
 // process's lock.
 const BusyTimeout = 10 * time.Second
+
+// FilePath returns the file path of a sqlite:// database URL (the form of
+// LONGHAUL_DATABASE_URL) for a store that opens the file itself through
+// Open: a plain path, with no query, no :memory: and no file: URI. store
+// names the store in the error.
+func FilePath(store, rawURL string) (string, error) {
+	path := strings.TrimPrefix(rawURL, "sqlite://")
+	if path == "" || path == rawURL || strings.ContainsRune(path, '?') || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return "", fmt.Errorf("open %s %q: want sqlite:// and a plain file path", store, rawURL)
+	}
+	return path, nil
+}
 
 // Open opens the file at path (creating its directory), switches it to WAL
 // and runs schema in one immediate transaction before any reader connects,

@@ -84,7 +84,7 @@ func (s *stack) scriptDocuments() {
 	}))
 }
 
-// fileObject is openai-node's FileObject (resources/files.d.ts:80-130).
+// fileObject is openai-node's FileObject (resources/files.d.ts:80-121).
 type fileObject struct {
 	ID        string `json:"id"`
 	Object    string `json:"object"`
@@ -127,7 +127,7 @@ func (s *stack) openaiFiles(t *testing.T, pdfPath string, pdf []byte) (string, s
 		VectorStore        struct {
 			ID, Object, Name, Status string
 		} `json:"vector_store"`
-		// VectorStoreFile (resources/vector-stores/files.d.ts:78-130).
+		// VectorStoreFile (resources/vector-stores/files.d.ts:78-128).
 		Attached struct {
 			ID, Object, Status string
 			VectorStoreID      string `json:"vector_store_id"`

@@ -145,6 +145,9 @@ func (s *stack) openaiFiles(t *testing.T, pdfPath string, pdf []byte) (string, s
 				Type, Text string
 			}
 		}
+		VSFiles []struct{ ID, Status string } `json:"vs_files"`
+		// FileContentResponse (resources/vector-stores/files.d.ts:150).
+		Parsed           []struct{ Type, Text string }
 		VectorStoreAfter struct {
 			ID, Status string
 			FileCounts struct {
@@ -225,6 +228,20 @@ func (s *stack) openaiFiles(t *testing.T, pdfPath string, pdf []byte) (string, s
 	}
 	if !found {
 		t.Errorf("vectorStores.search did not find %q in report.pdf (%s): %+v", docsFact, a.ID, out.Results)
+	}
+
+	if !cmp.Equal(out.VSFiles, []struct{ ID, Status string }{{a.ID, "completed"}}) {
+		t.Errorf("vectorStores.files.list = %+v, want %s completed", out.VSFiles, a.ID)
+	}
+	var parsed strings.Builder
+	for _, p := range out.Parsed {
+		if p.Type != "text" {
+			t.Errorf("vectorStores.files.content has a part of type %q", p.Type)
+		}
+		parsed.WriteString(p.Text)
+	}
+	if len(out.Parsed) == 0 || !strings.Contains(parsed.String(), docsFact) || !strings.Contains(parsed.String(), "Harbourside Monthly Report") {
+		t.Errorf("vectorStores.files.content: %d parts without the PDF's text: %q", len(out.Parsed), parsed.String())
 	}
 
 	after := out.VectorStoreAfter

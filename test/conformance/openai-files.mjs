@@ -5,7 +5,8 @@
 // and an attach, then poll until the status leaves in_progress:
 // resources/vector-stores/files.js:153-163, lib/vector-store-polling.js),
 // vectorStores.search with QUESTION (resources/vector-stores/
-// vector-stores.js:136), retrieve and list; the first file is deleted.
+// vector-stores.js:136), its files.list and files.content (the parsed
+// chunks), retrieve and list; the first file is deleted.
 // Prints what the client saw as JSON; the vector store is left for the
 // Agents SDK's scenario (agents-files.mjs).
 import fs from 'node:fs';
@@ -29,6 +30,14 @@ const results = [];
 for await (const r of search) {
   results.push(r);
 }
+const vsFiles = [];
+for await (const f of client.vectorStores.files.list(vs.id)) {
+  vsFiles.push({ id: f.id, status: f.status });
+}
+const parsed = [];
+for await (const part of client.vectorStores.files.content(attached.id, { vector_store_id: vs.id })) {
+  parsed.push(part);
+}
 const vsAfter = await client.vectorStores.retrieve(vs.id);
 const stores = [];
 for await (const s of client.vectorStores.list()) {
@@ -47,6 +56,6 @@ console.log(JSON.stringify({
   content_bytes: content.length,
   content_is_pdf: content.subarray(0, 5).toString() === '%PDF-',
   same_bytes: content.equals(fs.readFileSync(pdf)),
-  vector_store: vs, attached, results,
+  vector_store: vs, attached, results, vs_files: vsFiles, parsed,
   vector_store_after: vsAfter, stores, deleted, gone,
 }));

@@ -584,3 +584,32 @@ func TestDeleteMeDeletesDocuments(t *testing.T) {
 		t.Errorf("a second DELETE /v1/me = %+v, want no documents deleted", again)
 	}
 }
+
+// TestVectorStoreFilePollAfter: a file or batch still in progress tells
+// openai-node's poll helpers when to ask again (openai-poll-after-ms,
+// which they read before falling back to five seconds: openai 7.57.0
+// lib/polling.js:93-118); an ended one does not.
+func TestVectorStoreFilePollAfter(t *testing.T) {
+	base, docs, _ := docsServer(t, 0)
+	f := uploadText(t, base, aliceAuth, "one.txt", "alpha")
+	vs := decode[api.VectorStoreObject](t, doAt(t, base, "POST", "/v1/vector_stores", map[string]any{"file_ids": []string{f.ID}}, aliceAuth))
+	b := decode[api.FileBatchObject](t, doAt(t, base, "POST", "/v1/vector_stores/"+vs.ID+"/file_batches",
+		map[string]any{"file_ids": []string{uploadText(t, base, aliceAuth, "two.txt", "beta").ID}}, aliceAuth))
+	get := func(path, want string) {
+		t.Helper()
+		resp := doAt(t, base, "GET", path, nil, aliceAuth)
+		resp.Body.Close()
+		if got := resp.Header.Get("openai-poll-after-ms"); resp.StatusCode != http.StatusOK || got != want {
+			t.Errorf("GET %s = %d with openai-poll-after-ms %q, want 200 with %q", path, resp.StatusCode, got, want)
+		}
+	}
+	fileURL, batchURL := "/v1/vector_stores/"+vs.ID+"/files/"+f.ID, "/v1/vector_stores/"+vs.ID+"/file_batches/"+b.ID
+	get(fileURL, "500")
+	get(batchURL, "500")
+	if err := docs.SetStatus(context.Background(), "alice", vs.ID, f.ID, docstore.StatusCompleted, nil); err != nil {
+		t.Fatal(err)
+	}
+	get(fileURL, "")
+	decode[api.FileBatchObject](t, doAt(t, base, "POST", batchURL+"/cancel", nil, aliceAuth))
+	get(batchURL, "")
+}

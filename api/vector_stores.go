@@ -260,7 +260,22 @@ func (s *Server) getVectorStoreFile(c *fiber.Ctx) error {
 	if err != nil {
 		return s.docsError(err, noVectorStoreFile(vsID, fileID))
 	}
+	pollAfter(c, f.Status)
 	return c.JSON(vectorStoreFileObject(f))
+}
+
+// pollAfterMs is the poll interval a file or batch still in progress
+// suggests: an ingestion of a few pages takes about a second.
+const pollAfterMs = "500"
+
+// pollAfter tells a client polling an ingestion when to ask again:
+// openai-node's poll helpers (createAndPoll, uploadAndPoll, …) wait the
+// openai-poll-after-ms header's milliseconds, else five seconds
+// (openai 7.57.0 lib/polling.js:93-118).
+func pollAfter(c *fiber.Ctx, status string) {
+	if status == docstore.StatusInProgress {
+		c.Set("openai-poll-after-ms", pollAfterMs)
+	}
 }
 
 // updateVectorStoreFile is POST /v1/vector_stores/{id}/files/{file_id}:
@@ -422,6 +437,7 @@ func (s *Server) getFileBatch(c *fiber.Ctx) error {
 	if err != nil {
 		return s.docsError(err, "no file batch "+strconv.Quote(batchID)+" in vector store "+strconv.Quote(vsID))
 	}
+	pollAfter(c, b.Status)
 	return c.JSON(fileBatchObject(b))
 }
 

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,5 +63,31 @@ func TestDocumentSearchNotOfferedWithoutStores(t *testing.T) {
 	calls := h.modelCalls()
 	if len(calls) != 1 || calls[0].Documents || !slices.Equal(calls[0].Tools, []string{"current_time"}) {
 		t.Errorf("model calls = %+v", calls)
+	}
+}
+
+// TestDocumentSearchOutputWhole: a document_search result longer than
+// other tools' excerpt reaches the tool_output event whole, so that the
+// Responses API can render its file_search_call results from it.
+func TestDocumentSearchOutputWhole(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(docSpec)
+	call := longhaul.ToolCall{ID: "c1", Name: longhaul.DocumentSearchTool, Arguments: `{"query":"coefficient"}`}
+	h.scriptModel(askTools("", usage(1, 1), call), answer("It is 42.7 [report.pdf, chunk 1].", usage(1, 1)))
+	out := `{"results":[{"file_id":"file-1","filename":"report.pdf","chunk":1,"score":0.9,"text":"` + strings.Repeat("The coefficient was 42.7. ", 200) + `"}]}`
+	h.onTool("c1", activities.ToolResponse{Content: out}, nil).Once()
+	h.run(contract.AgentInput{Agent: "assistant", User: longhaul.User{ID: "u1"},
+		Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What is the coefficient?"}}})
+	h.result()
+	var got longhaul.ToolOutputData
+	for _, e := range h.events() {
+		if e.Type == longhaul.EventToolOutput {
+			if err := e.Decode(&got); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got.Output != out || got.Truncated {
+		t.Errorf("tool_output has %d characters (truncated %v), want the %d of the result", len(got.Output), got.Truncated, len(out))
 	}
 }

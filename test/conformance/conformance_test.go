@@ -55,7 +55,7 @@ http_tools:
     parameters: {type: object, properties: {item: {type: string}}, required: [item]}
 ---
 Look stock levels up with stock_level.`)},
-	"conformance.md": {Data: []byte("---\nagent: conformance\ndescription: The conformance suite's agent\nmode: chat\nskills: [stock]\n---\nYou help.\n")},
+	"conformance.md": {Data: []byte("---\nagent: conformance\ndescription: The conformance suite's agent\nmode: chat\nskills: [stock, documents]\n---\nYou help.\n")},
 }
 
 // stack is the Longhaul the scripts talk to and the stock server behind its
@@ -223,4 +223,5 @@ func TestClients(t *testing.T) {
 		t.Run("langchain/"+st.name, func(t *testing.T) { s.langchain(t, st.value) })
 	}
 	t.Run("openai-node audit", s.openaiAudit)
+	t.Run("documents", s.documents)
 }

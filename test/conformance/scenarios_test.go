@@ -59,6 +59,7 @@ func (s *stack) script() {
 	// does not know to lack one.
 	m.On(llmtest.AnyMessageContains(jokePrompt), llmtest.JSON(joke))
 	m.On(llmtest.AnyMessageContains(gadgetPrompt), toolThenText("stock_level", `{"item":"gadget"}`, gadgetAnswer))
+	s.scriptDocuments()
 }
 
 // toolThenText calls the tool name with args, then, once its result is in,

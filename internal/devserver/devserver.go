@@ -387,6 +387,17 @@ func buildConfig(host string, p servicePorts, sqlConf *config.SQL) *config.Confi
 // dynamicConfig tunes the server for one machine. Out of the box the transfer
 // queue processor polls 20 times a second per shard, which adds ~100 ms to
 // every workflow; at 1000 a workflow with one activity takes ~17 ms.
+//
+// ForceSearchAttributesCacheRefreshOnRead is off (the Temporal CLI's dev
+// server turns it on): on, every workflow start and visibility write
+// re-reads the cluster metadata under one process-wide mutex
+// (common/searchattribute/manager.go:91-110 at v1.32.1), which a profile
+// at 500 concurrent streams showed as 82 % of all mutex contention. The
+// cache it refreshes holds the cluster's search attribute types, which an
+// SQL visibility store never changes: AddSearchAttributes there writes the
+// namespace's aliases with UpdateNamespace instead
+// (service/frontend/operator_handler.go:242-324), so searchattr.Ensure's
+// additions are seen as before.
 func dynamicConfig() dynamicconfig.StaticClient {
 	return dynamicconfig.StaticClient{
 		dynamicconfig.TransferProcessorMaxPollRPS.Key():                  1000,
@@ -397,7 +408,7 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.VisibilityProcessorMaxPollHostRPS.Key():            1000,
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8192,
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 200,
-		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key():      true,
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key():      false,
 		dynamicconfig.EnableActivityEagerExecution.Key():                 true,
 		dynamicconfig.EnableEagerWorkflowStart.Key():                     true,
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():        true,

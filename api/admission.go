@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // Admission bounds the runs this API process starts at once. Starting a run
@@ -30,23 +33,27 @@ type Admission struct {
 // in seconds: a start takes a fraction of a second once admitted.
 const retryAdmission = 2
 
-// admission is the queue of starts of this process (see Admission).
+// admission is the queue of starts of this process (see Admission): a
+// FIFO semaphore (golang.org/x/sync/semaphore, whose waiters are served in
+// the order they came and whose TryAcquire never overtakes one) and the
+// count of the starts waiting for it.
 type admission struct {
 	cfg Admission
+	sem *semaphore.Weighted
 	// observe, when set, is told of each start admitted after a wait, and
 	// of how long it waited; depth, of the queue's length as it changes.
 	observe func(wait time.Duration, admitted bool)
 	depth   func(n int)
 
-	mu       sync.Mutex
-	inflight int
-	queue    []*admitWaiter
+	waiting atomic.Int64
 }
 
-// admitWaiter is a start in the queue; admitted is closed when it may go.
-type admitWaiter struct {
-	admitted chan struct{}
-	done     bool // admitted or gone, under admission.mu
+func newAdmission(cfg Admission) *admission {
+	a := &admission{cfg: cfg}
+	if cfg.Concurrency > 0 {
+		a.sem = semaphore.NewWeighted(int64(cfg.Concurrency))
+	}
+	return a
 }
 
 // acquire admits a start, waiting in the queue when Concurrency starts are
@@ -54,81 +61,43 @@ type admitWaiter struct {
 // with a 429 when the queue is full or the wait passes MaxWait, and with
 // ctx's error when the request ends first.
 func (a *admission) acquire(ctx context.Context) (release func(), err error) {
-	if a == nil || a.cfg.Concurrency <= 0 {
+	if a == nil || a.sem == nil {
 		return func() {}, nil
 	}
-	a.mu.Lock()
-	if a.inflight < a.cfg.Concurrency && len(a.queue) == 0 {
-		a.inflight++
-		a.mu.Unlock()
+	if a.sem.TryAcquire(1) {
 		return a.releaser(), nil
 	}
-	if len(a.queue) >= a.cfg.Queue {
-		a.mu.Unlock()
+	n := a.waiting.Add(1)
+	if n > int64(a.cfg.Queue) {
+		a.waiting.Add(-1)
 		a.observeWait(0, false)
 		return nil, a.tooMany(fmt.Sprintf("the server is starting as many runs as it can and %d more wait: try again shortly (LONGHAUL_ADMISSION_QUEUE)", a.cfg.Queue))
 	}
-	w := &admitWaiter{admitted: make(chan struct{})}
-	a.queue = append(a.queue, w)
-	a.setDepth(len(a.queue))
-	a.mu.Unlock()
-
-	start := time.Now()
-	var timeout <-chan time.Time
+	a.setDepth(int(n))
+	defer func() { a.setDepth(int(a.waiting.Add(-1))) }()
+	wait := ctx
 	if a.cfg.MaxWait > 0 {
-		t := time.NewTimer(a.cfg.MaxWait)
-		defer t.Stop()
-		timeout = t.C
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(ctx, a.cfg.MaxWait)
+		defer cancel()
 	}
-	select {
-	case <-w.admitted:
-		a.observeWait(time.Since(start), true)
-		return a.releaser(), nil
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-timeout:
-		err = a.tooMany(fmt.Sprintf("the run waited %v to start and the server is still busy: try again shortly (LONGHAUL_ADMISSION_WAIT)", a.cfg.MaxWait))
-	}
-	a.mu.Lock()
-	if w.done {
-		// Admitted as it gave up: the slot is its own, so it goes.
-		a.mu.Unlock()
-		a.observeWait(time.Since(start), true)
-		return a.releaser(), nil
-	}
-	w.done = true
-	for i, q := range a.queue {
-		if q == w {
-			a.queue = append(a.queue[:i], a.queue[i+1:]...)
-			break
+	start := time.Now()
+	if err := a.sem.Acquire(wait, 1); err != nil {
+		a.observeWait(time.Since(start), false)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
+		return nil, a.tooMany(fmt.Sprintf("the run waited %v to start and the server is still busy: try again shortly (LONGHAUL_ADMISSION_WAIT)", a.cfg.MaxWait))
 	}
-	a.setDepth(len(a.queue))
-	a.mu.Unlock()
-	a.observeWait(time.Since(start), false)
-	return nil, err
+	a.observeWait(time.Since(start), true)
+	return a.releaser(), nil
 }
 
-// releaser hands the caller's slot to the first start in the queue, or
-// frees it; calling it more than once releases once.
+// releaser frees the caller's slot (to the first start in the queue);
+// calling it more than once releases once.
 func (a *admission) releaser() func() {
 	var once sync.Once
-	return func() {
-		once.Do(func() {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			if len(a.queue) == 0 {
-				a.inflight--
-				return
-			}
-			w := a.queue[0]
-			a.queue[0] = nil
-			a.queue = a.queue[1:]
-			w.done = true
-			close(w.admitted)
-			a.setDepth(len(a.queue))
-		})
-	}
+	return func() { once.Do(func() { a.sem.Release(1) }) }
 }
 
 func (a *admission) tooMany(msg string) error { return errTooMany(msg, retryAdmission) }

@@ -156,8 +156,8 @@ func TestAdmissionQueuesStartsInOrder(t *testing.T) {
 		g.release <- struct{}{}
 		wantAnswer(t, <-queued[i], q)
 	}
-	if n := s.admit.inflight; n != 0 {
-		t.Errorf("%d starts in flight after every request ended, want 0", n)
+	if !s.admit.idle() {
+		t.Error("starts in flight after every request ended, want none")
 	}
 }
 
@@ -179,7 +179,7 @@ func TestAdmissionWaitBound(t *testing.T) {
 // leaves the queue, and the slot goes to the next one; a release called
 // twice frees one slot.
 func TestAdmissionLeftQueue(t *testing.T) {
-	a := &admission{cfg: Admission{Concurrency: 1, Queue: 2}}
+	a := newAdmission(Admission{Concurrency: 1, Queue: 2})
 	hold, err := a.acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -211,11 +211,20 @@ func TestAdmissionLeftQueue(t *testing.T) {
 	hold()
 	r := <-next
 	wantDepth(t, depth, 0)
-	if a.inflight != 1 {
-		t.Fatalf("%d in flight, want 1 (a release called twice frees once)", a.inflight)
+	if a.idle() {
+		t.Fatal("no start in flight, want 1 (a release called twice frees once)")
 	}
 	r()
-	if a.inflight != 0 || len(a.queue) != 0 {
-		t.Fatalf("%d in flight, %d queued after every release, want none", a.inflight, len(a.queue))
+	if !a.idle() || a.waiting.Load() != 0 {
+		t.Fatalf("after every release: idle %v, %d waiting; want idle and none", a.idle(), a.waiting.Load())
 	}
+}
+
+// idle reports whether no start holds a slot.
+func (a *admission) idle() bool {
+	if !a.sem.TryAcquire(int64(a.cfg.Concurrency)) {
+		return false
+	}
+	a.sem.Release(int64(a.cfg.Concurrency))
+	return true
 }

@@ -196,7 +196,7 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
-	s.admit = &admission{cfg: cfg.Admission}
+	s.admit = newAdmission(cfg.Admission)
 	if s.metrics != nil {
 		s.admit.observe, s.admit.depth = s.metrics.admissionWait, s.metrics.admissionDepth
 	}

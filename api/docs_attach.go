@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 )
@@ -108,6 +109,15 @@ func (s *Server) startIngest(ctx context.Context, vsf docstore.VectorStoreFile, 
 }
 
 // docs is the document store, or the 404 of a server that has none.
+// requireDocs answers the documents' routes with a 404 on a server that
+// keeps no documents, so their handlers may use s.cfg.Docs.
+func (s *Server) requireDocs(c *fiber.Ctx) error {
+	if _, err := s.docs(); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
 func (s *Server) docs() (docstore.Store, error) {
 	if s.cfg.Docs == nil {
 		return nil, errNotFound("files and vector stores are off on this server (no document store)")

@@ -103,10 +103,7 @@ func (s *Server) uploadFile(c *fiber.Ctx) error {
 }
 
 func (s *Server) upload(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	owner := principal(c).User.Key()
 	ct, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || ct != fiber.MIMEMultipartForm || params["boundary"] == "" {
@@ -324,10 +321,7 @@ func cursors(ids []string) (*string, *string) {
 
 // listFiles is GET /v1/files (purpose, limit, after, order).
 func (s *Server) listFiles(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	p, err := page(c)
 	if err != nil {
 		return err
@@ -348,10 +342,7 @@ func (s *Server) listFiles(c *fiber.Ctx) error {
 
 // getFile is GET /v1/files/{id}.
 func (s *Server) getFile(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	id := c.Params("id")
 	f, err := docs.GetFile(c.UserContext(), principal(c).User.Key(), id)
 	if err != nil {
@@ -363,10 +354,7 @@ func (s *Server) getFile(c *fiber.Ctx) error {
 // fileContent is GET /v1/files/{id}/content: the bytes as uploaded,
 // streamed from the store.
 func (s *Server) fileContent(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	id := c.Params("id")
 	owner := principal(c).User.Key()
 	f, err := docs.GetFile(c.UserContext(), owner, id)
@@ -386,10 +374,7 @@ func (s *Server) fileContent(c *fiber.Ctx) error {
 // deleteFile is DELETE /v1/files/{id}: the file, and it in every vector
 // store.
 func (s *Server) deleteFile(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	id := c.Params("id")
 	if err := docs.DeleteFile(c.UserContext(), principal(c).User.Key(), id); err != nil {
 		return s.docsError(err, "no file "+strconv.Quote(id))

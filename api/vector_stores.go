@@ -32,10 +32,7 @@ func noVectorStore(id string) string { return "no vector store " + strconv.Quote
 // createVectorStore is POST /v1/vector_stores: name, metadata,
 // expires_after, and file_ids attached at once with chunking_strategy.
 func (s *Server) createVectorStore(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	var req CreateVectorStoreRequest
 	if err := decodeJSON(c.Body(), &req); err != nil {
 		return err
@@ -87,10 +84,7 @@ func (s *Server) createVectorStore(c *fiber.Ctx) error {
 
 // listVectorStores is GET /v1/vector_stores.
 func (s *Server) listVectorStores(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	p, err := page(c)
 	if err != nil {
 		return err
@@ -112,10 +106,7 @@ func (s *Server) listVectorStores(c *fiber.Ctx) error {
 
 // getVectorStore is GET /v1/vector_stores/{id}.
 func (s *Server) getVectorStore(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	id := c.Params("id")
 	vs, err := docs.GetVectorStore(c.UserContext(), principal(c).User.Key(), id)
 	if err != nil {
@@ -127,10 +118,7 @@ func (s *Server) getVectorStore(c *fiber.Ctx) error {
 // updateVectorStore is POST /v1/vector_stores/{id}: name, metadata,
 // expires_after (null removes it).
 func (s *Server) updateVectorStore(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	var req UpdateVectorStoreRequest
 	if err := decodeJSON(c.Body(), &req); err != nil {
 		return err
@@ -145,6 +133,7 @@ func (s *Server) updateVectorStore(c *fiber.Ctx) error {
 		if err := decodeJSON(raw, &e); err != nil {
 			return err
 		}
+		var err error
 		if u.ExpiresAfter, err = expiresAfter(&e); err != nil {
 			return errBadRequest(err.Error())
 		}
@@ -160,10 +149,7 @@ func (s *Server) updateVectorStore(c *fiber.Ctx) error {
 // deleteVectorStore is DELETE /v1/vector_stores/{id}: the store, its
 // attachments and chunks; the files stay.
 func (s *Server) deleteVectorStore(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	id := c.Params("id")
 	if err := docs.DeleteVectorStore(c.UserContext(), principal(c).User.Key(), id); err != nil {
 		return s.docsError(err, noVectorStore(id))
@@ -174,9 +160,6 @@ func (s *Server) deleteVectorStore(c *fiber.Ctx) error {
 // attachVectorStoreFile is POST /v1/vector_stores/{id}/files: attach a
 // file and start its ingestion (attaching it again changes nothing).
 func (s *Server) attachVectorStoreFile(c *fiber.Ctx) error {
-	if _, err := s.docs(); err != nil {
-		return err
-	}
 	var req AttachFileRequest
 	if err := decodeJSON(c.Body(), &req); err != nil {
 		return err
@@ -208,10 +191,7 @@ func statusFilter(c *fiber.Ctx) (string, error) {
 // listVectorStoreFiles is GET /v1/vector_stores/{id}/files, and with a
 // batch GET …/file_batches/{batch_id}/files.
 func (s *Server) listVectorStoreFiles(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	p, err := page(c)
 	if err != nil {
 		return err
@@ -251,10 +231,7 @@ func noVectorStoreFile(vsID, fileID string) string {
 
 // getVectorStoreFile is GET /v1/vector_stores/{id}/files/{file_id}.
 func (s *Server) getVectorStoreFile(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	vsID, fileID := c.Params("id"), c.Params("file_id")
 	f, err := docs.GetVectorStoreFile(c.UserContext(), principal(c).User.Key(), vsID, fileID)
 	if err != nil {
@@ -281,10 +258,7 @@ func pollAfter(c *fiber.Ctx, status string) {
 // updateVectorStoreFile is POST /v1/vector_stores/{id}/files/{file_id}:
 // replace the attributes.
 func (s *Server) updateVectorStoreFile(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	var req UpdateAttributesRequest
 	if err := decodeJSON(c.Body(), &req); err != nil {
 		return err
@@ -301,10 +275,7 @@ func (s *Server) updateVectorStoreFile(c *fiber.Ctx) error {
 // the attachment and its chunks go (the file stays), and an ingestion
 // still running is cancelled.
 func (s *Server) detachVectorStoreFile(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	ctx := c.UserContext()
 	owner := principal(c).User.Key()
 	vsID, fileID := c.Params("id"), c.Params("file_id")
@@ -336,10 +307,7 @@ func (s *Server) cancelIngest(ctx context.Context, vsID, fileID string) {
 // /v1/vector_stores/{id}/files/{file_id}/content: the file's chunks' text,
 // in order.
 func (s *Server) vectorStoreFileContent(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	ctx := c.UserContext()
 	owner := principal(c).User.Key()
 	vsID, fileID := c.Params("id"), c.Params("file_id")
@@ -361,10 +329,7 @@ func (s *Server) vectorStoreFileContent(c *fiber.Ctx) error {
 // (with attributes and chunking_strategy for all) or files (each with its
 // own).
 func (s *Server) createFileBatch(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	var req CreateBatchRequest
 	if err := decodeJSON(c.Body(), &req); err != nil {
 		return err
@@ -404,6 +369,7 @@ func (s *Server) createFileBatch(c *fiber.Ctx) error {
 			return errBadRequest("file " + strconv.Quote(f.FileID) + " is in the batch twice")
 		}
 		seen[f.FileID] = true
+		var err error
 		if strategies[i], err = chunking(f.ChunkingStrategy); err != nil {
 			return errBadRequest(err.Error())
 		}
@@ -428,10 +394,7 @@ func (s *Server) createFileBatch(c *fiber.Ctx) error {
 
 // getFileBatch is GET /v1/vector_stores/{id}/file_batches/{batch_id}.
 func (s *Server) getFileBatch(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	vsID, batchID := c.Params("id"), c.Params("batch_id")
 	b, err := docs.GetBatch(c.UserContext(), principal(c).User.Key(), vsID, batchID)
 	if err != nil {
@@ -447,10 +410,7 @@ func (s *Server) getFileBatch(c *fiber.Ctx) error {
 // cancelled, its chunks dropped; a file whose ingestion ends first keeps
 // the status it ended with.
 func (s *Server) cancelFileBatch(c *fiber.Ctx) error {
-	docs, err := s.docs()
-	if err != nil {
-		return err
-	}
+	docs := s.cfg.Docs
 	ctx := c.UserContext()
 	owner := principal(c).User.Key()
 	vsID, batchID := c.Params("id"), c.Params("batch_id")
@@ -490,9 +450,6 @@ func (s *Server) cancelFileBatch(c *fiber.Ctx) error {
 
 // searchVectorStore is POST /v1/vector_stores/{id}/search.
 func (s *Server) searchVectorStore(c *fiber.Ctx) error {
-	if _, err := s.docs(); err != nil {
-		return err
-	}
 	var req SearchRequest
 	if err := decodeJSON(c.Body(), &req); err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
-	"github.com/longhaul-dev/longhaul/internal/testing/pglite"
 )
 
 // BenchmarkDocSearch measures the document store's search (the store's
@@ -154,21 +152,11 @@ type docResult struct {
 // the exact top 10.
 func docSearchAt(b *testing.B, backend string, c *corpus, samples int) docResult {
 	ctx := context.Background()
-	var url string
+	url, serial, stop := benchDatabase(b, backend)
+	defer stop()
 	var opts []docstore.Option
-	switch backend {
-	case "sqlite":
-		url = "sqlite://" + filepath.Join(b.TempDir(), "longhaul.db")
-	case "pgvector":
-		srv, err := pglite.Start(ctx)
-		if err != nil {
-			b.Fatalf("pglite: %v", err)
-		}
-		defer srv.Close()
-		url = srv.URL
+	if serial {
 		opts = append(opts, docstore.WithMaxConns(1))
-	default:
-		b.Fatalf("unknown backend %q", backend)
 	}
 	s, err := docstore.Open(ctx, url, opts...)
 	if err != nil {

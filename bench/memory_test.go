@@ -59,21 +59,11 @@ func BenchmarkMemoryRecall(b *testing.B) {
 // is close (cosine 0.8) to one of them.
 func recallAt(b *testing.B, backend string, n, dim int) (load, p50, p99 time.Duration, found int) {
 	ctx := context.Background()
-	var url string
+	url, serial, stop := benchDatabase(b, backend)
+	defer stop()
 	var opts []memory.Option
-	switch backend {
-	case "sqlite":
-		url = "sqlite://" + filepath.Join(b.TempDir(), "longhaul.db")
-	case "pgvector":
-		srv, err := pglite.Start(ctx)
-		if err != nil {
-			b.Fatalf("pglite: %v", err)
-		}
-		defer srv.Close()
-		url = srv.URL
+	if serial {
 		opts = append(opts, memory.WithMaxConns(1))
-	default:
-		b.Fatalf("unknown backend %q", backend)
 	}
 	s, err := memory.Open(ctx, url, opts...)
 	if err != nil {
@@ -141,4 +131,23 @@ func intsEnv(b *testing.B, name string, def []int) []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+// benchDatabase returns the URL of a fresh database of the backend for one
+// benchmark ("sqlite": a file in b's temporary directory; "pgvector":
+// PGlite with pgvector, which stop stops), and whether it serves one
+// connection at a time (PGlite: give the store a pool of one).
+func benchDatabase(b *testing.B, backend string) (url string, serial bool, stop func()) {
+	switch backend {
+	case "sqlite":
+		return "sqlite://" + filepath.Join(b.TempDir(), "longhaul.db"), false, func() {}
+	case "pgvector":
+		srv, err := pglite.Start(context.Background())
+		if err != nil {
+			b.Fatalf("pglite: %v", err)
+		}
+		return srv.URL, true, func() { srv.Close() }
+	}
+	b.Fatalf("unknown backend %q", backend)
+	return "", false, nil
 }

@@ -613,3 +613,28 @@ func TestVectorStoreFilePollAfter(t *testing.T) {
 	decode[api.FileBatchObject](t, doAt(t, base, "POST", batchURL+"/cancel", nil, aliceAuth))
 	get(batchURL, "")
 }
+
+// TestDocsRoutesWithoutStore: on a server that keeps no documents, every
+// documents route answers 404 with the reason, before any handler runs
+// (an upload's body is not read).
+func TestDocsRoutesWithoutStore(t *testing.T) {
+	tc := &ingestStarts{started: map[string]int{}, inputs: map[string]contract.IngestInput{}, opts: map[string]client.StartWorkflowOptions{}}
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(api.Config{TaskQueue: "q", MaxBodyBytes: 64 << 10,
+		Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}}}, tc, catalog, slog.New(slog.DiscardHandler))
+	base := serve(t, srv)
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/v1/files"}, {"POST", "/v1/vector_stores"}, {"GET", "/v1/vector_stores/vs_0/files"},
+		{"POST", "/v1/vector_stores/vs_0/search"}, {"DELETE", "/v1/files/file-0"},
+	} {
+		resp := doAt(t, base, r.method, r.path, map[string]any{}, aliceAuth)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "no document store") {
+			t.Errorf("%s %s = %d %s, want 404 naming the missing document store", r.method, r.path, resp.StatusCode, body)
+		}
+	}
+}

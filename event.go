@@ -196,6 +196,16 @@ type MemoryItem struct {
 	Updated bool `json:"updated,omitempty"`
 }
 
+// MemoryLines lists memories one a line, as a recall note does after its
+// prompt.
+func MemoryLines(ms []MemoryItem) string {
+	var b strings.Builder
+	for _, m := range ms {
+		b.WriteString("\n- " + m.Text)
+	}
+	return strings.TrimPrefix(b.String(), "\n")
+}
+
 // MemoryRecallData is the payload of memory_recall: the memories given to
 // the model, most similar first. StepID names the plan step that searched,
 // if one did.

@@ -1,6 +1,8 @@
 package longhaul
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -187,4 +189,17 @@ func StripToolCards(s string) string {
 		return s
 	}
 	return strings.TrimSpace(toolCards.ReplaceAllString(s, ""))
+}
+
+// MatchKey is what an answer is recognised by in a later request's history:
+// its text without tool cards, whitespace normalised, hashed. Empty text has
+// no key. The workflow keys a recorded turn with it and the conversation
+// store's restore matches the client's history by it.
+func MatchKey(text string) string {
+	s := strings.Join(strings.Fields(StripToolCards(text)), " ")
+	if s == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

@@ -2,9 +2,30 @@
 // (whose text streams to the API over NATS while it arrives), tool calls and
 // the store's claim checks. Each is a method on
 // Activities, which holds the dependencies (model client, tool registry,
-// agent catalog, Temporal client) and is registered once per worker. Retrying
-// is Temporal's job: nothing here retries on its own; errors are classified
-// into retryable and non-retryable instead.
+// agent catalog, Temporal client) and is registered once per worker.
+//
+// Retrying a failed activity is Temporal's job, by the retry policies of
+// workflows/options.go: no activity sends a failed model, tool, store or
+// NATS call again, and the model client (go-openai) does not retry either;
+// errors are classified into retryable and non-retryable instead. What does
+// repeat inside an attempt:
+//
+//   - a structured model call (Classify, Plan, the reviews, Translate,
+//     ExtractMemories) and a ChatCompletion with a JSON response_format
+//     send an invalid answer back to the model once, with its problems
+//     (structured.go, answer.go); a second invalid answer fails the attempt;
+//   - long calls heartbeat (model calls on a ticker, ExtractChunks and
+//     EmbedChunks with their progress, DeleteExpiredBlobs once a run), so a
+//     dead worker is noticed within the heartbeat timeout; a model stream
+//     silent for IdleTimeout ends its attempt early, for Temporal to retry
+//     at once;
+//   - EmbedChunks loops over its batches, skipping chunks an earlier
+//     attempt wrote, so a retry resumes instead of starting over;
+//   - an MCP tool's server reconnects before a call when its session has
+//     ended (internal/mcp), but a call whose connection fails is not sent
+//     again here;
+//   - live deltas are published to NATS once, fire and forget: a lost
+//     delta is not resent (the workflow keeps the final text).
 //
 // The activities, by file (options and retry policies: workflows/options.go):
 //
@@ -12,9 +33,11 @@
 //	model.go         ChatCompletion: one model call of a tool loop, streamed
 //	tool.go          CallTool: one tool call, checked against the catalog and approvals
 //	plan.go          Classify, Plan, SupervisePlan, ReviewStep: the agentic pipeline
+//	translate.go     Translate: the user's message into the language the agent reasons in
 //	memory.go        RecallMemories, ExtractMemories, SaveMemories: long-term memory
 //	conversation.go  RestoreConversation, RecordTurn: a chat's stored turns (local)
 //	claim.go         ArchiveEvents: a stretch of the event log, before continue-as-new
+//	forget.go        MarkDeleted: a run not to be kept, marked deleted at its end
 //	retention.go     DeleteExpiredBlobs: the retention job's one activity
 //	ingest.go        ExtractChunks, EmbedChunks, FinishIngest: a file into a vector store
 package activities

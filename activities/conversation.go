@@ -2,12 +2,9 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -36,8 +33,8 @@ type RecordTurnRequest struct {
 	Turn   int    `json:"turn"`
 	Agent  string `json:"agent"`
 	Status string `json:"status"`
-	// Title is the start of the turn's user message (Title), which titles
-	// the chat.
+	// Title is the start of the turn's user message (the workflow's
+	// turnTitle), which titles the chat.
 	Title string `json:"title,omitempty"`
 	// Messages are what the run added to the conversation: assistant
 	// messages with their tool calls, tool results, the final answer.
@@ -46,12 +43,12 @@ type RecordTurnRequest struct {
 	// continued as new stores its messages in parts.
 	FirstSeq int `json:"first_seq,omitempty"`
 	// Calls is what became of these messages' tool calls, by call id
-	// (CallRecords of the run's tool events).
+	// (the workflow's callRecords of the run's tool events).
 	Calls      map[string]CallRecord `json:"calls,omitempty"`
 	Usage      longhaul.Usage        `json:"usage"`
 	StartedAt  time.Time             `json:"started_at"`
 	FinishedAt time.Time             `json:"finished_at"`
-	// VisibleKey and AnswerKey are the MatchKey of every assistant text
+	// VisibleKey and AnswerKey are the longhaul.MatchKey of every assistant text
 	// the client was shown, in order, joined by newlines, and of the final
 	// answer: what later requests are matched against. A part of a turn
 	// that continued as new has neither.
@@ -102,59 +99,6 @@ type CallRecord struct {
 	Truncated bool                  `json:"truncated,omitempty"`
 	Error     bool                  `json:"error,omitempty"`
 	Status    []contract.CallStatus `json:"status,omitempty"`
-}
-
-// CallRecords groups tool events (tool_start, approval_required, approval,
-// tool_output) by call: what a RecordTurnRequest carries of them instead
-// of the events, whose arguments and outputs the messages already hold.
-func CallRecords(events []longhaul.Event) map[string]CallRecord {
-	out := map[string]CallRecord{}
-	for _, e := range events {
-		var d struct {
-			ToolCallID string `json:"tool_call_id"`
-			Decision   string `json:"decision"`
-			Error      bool   `json:"error"`
-			Truncated  bool   `json:"truncated"`
-			Ref        string `json:"ref"`
-		}
-		if e.Decode(&d) != nil || d.ToolCallID == "" {
-			continue
-		}
-		c := out[d.ToolCallID]
-		s := contract.CallStatus{Type: string(e.Type), Time: e.Time, Detail: d.Decision}
-		if e.Type == longhaul.EventToolOutput {
-			c.Ref, c.Truncated, c.Error = d.Ref, d.Truncated, d.Error
-			if d.Error {
-				s.Detail = "error"
-			}
-		}
-		c.Status = append(c.Status, s)
-		out[d.ToolCallID] = c
-	}
-	return out
-}
-
-// titleRunes bounds a chat's title.
-const titleRunes = 80
-
-// Title is the start of a user message, whitespace normalised, that titles
-// its turn and chat.
-func Title(q string) string {
-	s := strings.Join(strings.Fields(q), " ")
-	s = textcut.Ellipsis(s, titleRunes+1)
-	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "")
-}
-
-// MatchKey is what an answer is recognised by in a later request's history:
-// its text without tool cards, whitespace normalised, hashed. Empty text has
-// no key.
-func MatchKey(text string) string {
-	s := strings.Join(strings.Fields(longhaul.StripToolCards(text)), " ")
-	if s == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
 }
 
 // RestoreRequest is a chat turn's history as the client sent it.
@@ -276,7 +220,7 @@ func matchTurns(msgs []longhaul.Message, turns []store.Turn) map[int]string {
 		if m.Role != longhaul.RoleAssistant || len(m.ToolCalls) > 0 {
 			continue
 		}
-		for _, run := range byKey[MatchKey(m.Content)] {
+		for _, run := range byKey[longhaul.MatchKey(m.Content)] {
 			if !used[run] {
 				used[run] = true
 				out[i] = run

@@ -67,25 +67,26 @@ func TestRestoreMatching(t *testing.T) {
 	defer blobs.Close()
 	a := &Activities{Blobs: blobs, log: slog.New(slog.DiscardHandler)}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	record := func(run string, n int, msgs []longhaul.Message, events ...longhaul.Event) {
+	record := func(run string, n int, msgs []longhaul.Message, calls map[string]CallRecord) {
 		t.Helper()
 		err := a.recordTurn(t.Context(), run, RecordTurnRequest{
 			User: "alice", ChatID: "alice/chat", Turn: n, Agent: "assistant", Status: "completed",
-			Messages: msgs, Calls: CallRecords(events), StartedAt: now.Add(time.Duration(n) * time.Minute), FinishedAt: now.Add(time.Duration(n) * time.Minute),
-			VisibleKey: MatchKey(visible(msgs)), AnswerKey: MatchKey(msgs[len(msgs)-1].Content),
+			Messages: msgs, Calls: calls, StartedAt: now.Add(time.Duration(n) * time.Minute), FinishedAt: now.Add(time.Duration(n) * time.Minute),
+			VisibleKey: longhaul.MatchKey(visible(msgs)), AnswerKey: longhaul.MatchKey(msgs[len(msgs)-1].Content),
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	record("run-1", 1, turn1)
+	record("run-1", 1, turn1, nil)
 	// The second page was long: the model read an excerpt, the store keeps it whole.
-	record("run-2", 2, turn2, longhaul.NewEvent(longhaul.EventToolOutput, now, longhaul.ToolOutputData{
-		ToolCallID: "c3", Name: "web_fetch", Output: "page b", Truncated: true, Ref: "sha256:" + strings.Repeat("b", 64),
-	}))
-	record("run-3a", 3, turn3a)
-	record("run-3b", 3, turn3b) // Regenerate: the same turn asked again
-	record("run-4", 4, turn4)
+	record("run-2", 2, turn2, map[string]CallRecord{"c3": {
+		Truncated: true, Ref: "sha256:" + strings.Repeat("b", 64),
+		Status: []contract.CallStatus{{Type: string(longhaul.EventToolOutput), Time: now}},
+	}})
+	record("run-3a", 3, turn3a, nil)
+	record("run-3b", 3, turn3b, nil) // Regenerate: the same turn asked again
+	record("run-4", 4, turn4, nil)
 
 	cat := func(parts ...[]longhaul.Message) []longhaul.Message {
 		var out []longhaul.Message

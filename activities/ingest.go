@@ -260,80 +260,103 @@ func (a *Activities) EmbedChunks(ctx context.Context, req EmbedRequest) (EmbedRe
 	res := EmbedResult{Vectors: a.Embedder != nil}
 	p, stop := a.heartbeatProgress(ctx, fmt.Sprintf("embedded 0/%d chunks", req.Chunks))
 	defer stop()
-	have, err := a.Docs.Chunks(ctx, req.Owner, req.VectorStoreID, req.FileID)
+	stored, err := a.storedChunks(ctx, req)
 	if errors.Is(err, docstore.ErrNotFound) {
 		return EmbedResult{Detached: true}, nil
 	} else if err != nil {
-		return EmbedResult{}, fmt.Errorf("read stored chunks: %w", err)
+		return EmbedResult{}, err
+	}
+	done := 0
+	for _, part := range req.Parts {
+		written, err := a.embedPart(ctx, req, part, stored)
+		if errors.Is(err, docstore.ErrNotFound) {
+			return EmbedResult{Detached: true}, nil
+		} else if err != nil {
+			return res, err
+		}
+		res.Written += written
+		res.Skipped += part.Count - written
+		done += part.Count
+		p.set(fmt.Sprintf("embedded %d/%d chunks", done, req.Chunks))
+	}
+	return res, nil
+}
+
+// storedChunks are the indexes of the file's chunks already in the
+// document store: an earlier attempt's. docstore.ErrNotFound says the file
+// left the vector store.
+func (a *Activities) storedChunks(ctx context.Context, req EmbedRequest) (map[int]bool, error) {
+	have, err := a.Docs.Chunks(ctx, req.Owner, req.VectorStoreID, req.FileID)
+	if errors.Is(err, docstore.ErrNotFound) {
+		return nil, err
+	} else if err != nil {
+		return nil, fmt.Errorf("read stored chunks: %w", err)
 	}
 	stored := make(map[int]bool, len(have))
 	for _, c := range have {
 		stored[c.Index] = true
 	}
-	have = nil
-	done := 0
-	for _, part := range req.Parts {
-		missing := 0
-		for i := part.First; i < part.First+part.Count; i++ {
-			if !stored[i] {
-				missing++
-			}
+	return stored, nil
+}
+
+// embedPart embeds the chunks of part not yet stored, in one embeddings
+// call, and writes them to the document store. It returns how many it
+// wrote; docstore.ErrNotFound says the file left the vector store.
+func (a *Activities) embedPart(ctx context.Context, req EmbedRequest, part ChunkPart, stored map[int]bool) (int, error) {
+	missing := 0
+	for i := part.First; i < part.First+part.Count; i++ {
+		if !stored[i] {
+			missing++
 		}
-		if missing == 0 {
-			res.Skipped += part.Count
-			done += part.Count
-			p.set(fmt.Sprintf("embedded %d/%d chunks", done, req.Chunks))
-			continue
-		}
-		b, err := a.Blobs.Get(ctx, part.Ref)
-		if errors.Is(err, store.ErrNotFound) {
-			return res, nonRetryable(longhaul.ErrTypeLostBlob, fmt.Errorf("chunks %d-%d: %w", part.First, part.First+part.Count-1, err))
-		} else if err != nil {
-			return res, fmt.Errorf("read chunks %d-%d: %w", part.First, part.First+part.Count-1, err)
-		}
-		var all []partChunk
-		if err := json.Unmarshal(b.Data, &all); err != nil {
-			return res, nonRetryable(longhaul.ErrTypeLostBlob, fmt.Errorf("chunks %d-%d: %w", part.First, part.First+part.Count-1, err))
-		}
-		var todo []partChunk
-		texts := []string{}
-		for _, c := range all {
-			if !stored[c.Index] {
-				todo = append(todo, c)
-				texts = append(texts, c.Text)
-			}
-		}
-		var vecs [][]float32
-		if a.Embedder != nil {
-			if vecs, err = a.Embedder.Embed(ctx, texts); err != nil {
-				return res, a.embedError(ctx, err)
-			}
-			if len(vecs) != len(texts) {
-				return res, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
-			}
-		}
-		out := make([]docstore.Chunk, len(todo))
-		for i, c := range todo {
-			out[i] = docstore.Chunk{VectorStoreID: req.VectorStoreID, FileID: req.FileID, Index: c.Index, Text: c.Text, Tokens: c.Tokens}
-			if vecs != nil {
-				out[i].Vector = vecs[i]
-			}
-		}
-		if err := a.Docs.PutChunks(ctx, req.Owner, out); err != nil {
-			if errors.Is(err, docstore.ErrNotFound) {
-				return EmbedResult{Detached: true}, nil
-			}
-			if errors.Is(err, docstore.ErrInvalid) {
-				return res, nonRetryable(longhaul.ErrTypeBadInput, fmt.Errorf("write chunks %d-%d: %w", part.First, part.First+part.Count-1, err))
-			}
-			return res, fmt.Errorf("write chunks %d-%d: %w", part.First, part.First+part.Count-1, err)
-		}
-		res.Written += len(todo)
-		res.Skipped += part.Count - len(todo)
-		done += part.Count
-		p.set(fmt.Sprintf("embedded %d/%d chunks", done, req.Chunks))
 	}
-	return res, nil
+	if missing == 0 {
+		return 0, nil
+	}
+	span := fmt.Sprintf("%d-%d", part.First, part.First+part.Count-1)
+	b, err := a.Blobs.Get(ctx, part.Ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nonRetryable(longhaul.ErrTypeLostBlob, fmt.Errorf("chunks %s: %w", span, err))
+	} else if err != nil {
+		return 0, fmt.Errorf("read chunks %s: %w", span, err)
+	}
+	var all []partChunk
+	if err := json.Unmarshal(b.Data, &all); err != nil {
+		return 0, nonRetryable(longhaul.ErrTypeLostBlob, fmt.Errorf("chunks %s: %w", span, err))
+	}
+	var todo []partChunk
+	texts := []string{}
+	for _, c := range all {
+		if !stored[c.Index] {
+			todo = append(todo, c)
+			texts = append(texts, c.Text)
+		}
+	}
+	var vecs [][]float32
+	if a.Embedder != nil {
+		if vecs, err = a.Embedder.Embed(ctx, texts); err != nil {
+			return 0, a.embedError(ctx, err)
+		}
+		if len(vecs) != len(texts) {
+			return 0, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
+		}
+	}
+	out := make([]docstore.Chunk, len(todo))
+	for i, c := range todo {
+		out[i] = docstore.Chunk{VectorStoreID: req.VectorStoreID, FileID: req.FileID, Index: c.Index, Text: c.Text, Tokens: c.Tokens}
+		if vecs != nil {
+			out[i].Vector = vecs[i]
+		}
+	}
+	if err := a.Docs.PutChunks(ctx, req.Owner, out); err != nil {
+		if errors.Is(err, docstore.ErrNotFound) {
+			return 0, err
+		}
+		if errors.Is(err, docstore.ErrInvalid) {
+			return 0, nonRetryable(longhaul.ErrTypeBadInput, fmt.Errorf("write chunks %s: %w", span, err))
+		}
+		return 0, fmt.Errorf("write chunks %s: %w", span, err)
+	}
+	return len(todo), nil
 }
 
 // embedError classifies an embedder's failure like a model call's: a 4xx

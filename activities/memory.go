@@ -68,19 +68,9 @@ func (a *Activities) RecallMemories(ctx context.Context, req RecallRequest) (Rec
 		out.Memories = append(out.Memories, longhaul.MemoryItem{ID: m.ID, Text: m.Text, Score: m.Score})
 	}
 	if len(out.Memories) > 0 {
-		out.Note = a.catalog.Prompt(skills.PromptRecall) + "\n" + MemoryLines(out.Memories)
+		out.Note = a.catalog.Prompt(skills.PromptRecall) + "\n" + longhaul.MemoryLines(out.Memories)
 	}
 	return out, nil
-}
-
-// MemoryLines lists memories one a line, as a recall note does after its
-// prompt.
-func MemoryLines(ms []longhaul.MemoryItem) string {
-	var b strings.Builder
-	for _, m := range ms {
-		b.WriteString("\n- " + m.Text)
-	}
-	return strings.TrimPrefix(b.String(), "\n")
 }
 
 // memoryError classifies a memory failure: the embedder's like a model

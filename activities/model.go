@@ -146,36 +146,9 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 		}
 		req.Messages = append(base, req.Messages...)
 	}
-	msgs, err := a.buildMessages(ctx, req)
+	oreq, err := a.chatRequest(ctx, ep, req)
 	if err != nil {
 		return ModelResponse{}, err
-	}
-	oreq := openai.ChatCompletionRequest{
-		Model:               ep.model,
-		Messages:            msgs,
-		Stream:              true,
-		StreamOptions:       &openai.StreamOptions{IncludeUsage: true},
-		MaxTokens:           req.Options.MaxTokens,
-		MaxCompletionTokens: req.Options.MaxCompletionTokens,
-		Stop:                req.Options.Stop,
-		Seed:                req.Options.Seed,
-		LogProbs:            req.Options.Logprobs,
-		TopLogProbs:         req.Options.TopLogprobs,
-		ReasoningEffort:     req.Options.ReasoningEffort,
-		ResponseFormat:      responseFormat(req.Options.ResponseFormat),
-	}
-	oreq.Temperature = sampling(req.Options.Temperature)
-	oreq.TopP = sampling(req.Options.TopP)
-	if oreq.Tools, err = a.offeredTools(req); err != nil {
-		return ModelResponse{}, err
-	}
-	if len(oreq.Tools) > 0 {
-		if len(req.Options.ToolChoice) > 0 {
-			oreq.ToolChoice = req.Options.ToolChoice
-		}
-		if p := req.Options.ParallelToolCalls; p != nil {
-			oreq.ParallelToolCalls = *p
-		}
 	}
 
 	bus := a.Bus
@@ -201,12 +174,58 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 		return ModelResponse{}, err
 	}
 	resp.Attempt = int(info.Attempt)
+	return a.finishResponse(ctx, ep, req, resp)
+}
+
+// chatRequest is the streamed Chat Completions request of req, sent to ep:
+// the prompt and the conversation, the request's options, and the tools
+// offered.
+func (a *Activities) chatRequest(ctx context.Context, ep endpoint, req ModelRequest) (openai.ChatCompletionRequest, error) {
+	msgs, err := a.buildMessages(ctx, req)
+	if err != nil {
+		return openai.ChatCompletionRequest{}, err
+	}
+	oreq := openai.ChatCompletionRequest{
+		Model:               ep.model,
+		Messages:            msgs,
+		Stream:              true,
+		StreamOptions:       &openai.StreamOptions{IncludeUsage: true},
+		MaxTokens:           req.Options.MaxTokens,
+		MaxCompletionTokens: req.Options.MaxCompletionTokens,
+		Stop:                req.Options.Stop,
+		Seed:                req.Options.Seed,
+		LogProbs:            req.Options.Logprobs,
+		TopLogProbs:         req.Options.TopLogprobs,
+		ReasoningEffort:     req.Options.ReasoningEffort,
+		ResponseFormat:      responseFormat(req.Options.ResponseFormat),
+	}
+	oreq.Temperature = sampling(req.Options.Temperature)
+	oreq.TopP = sampling(req.Options.TopP)
+	if oreq.Tools, err = a.offeredTools(req); err != nil {
+		return openai.ChatCompletionRequest{}, err
+	}
+	if len(oreq.Tools) > 0 {
+		if len(req.Options.ToolChoice) > 0 {
+			oreq.ToolChoice = req.Options.ToolChoice
+		}
+		if p := req.Options.ParallelToolCalls; p != nil {
+			oreq.ParallelToolCalls = *p
+		}
+	}
+	return oreq, nil
+}
+
+// finishResponse completes the model's answer to req: the model as a
+// reference, the tool calls named and their targets, and, when req asks
+// for it, the conversation with the answer stored.
+func (a *Activities) finishResponse(ctx context.Context, ep endpoint, req ModelRequest, resp ModelResponse) (ModelResponse, error) {
+	run := activity.GetInfo(ctx).WorkflowExecution.ID
 	// The model the endpoint says it used, as a reference to the same
 	// endpoint ("remote:gpt-4o"), so that a run that goes on with it stays
 	// there.
 	resp.Model = a.ref(ep, resp.Model)
 	nameCalls(resp.Message.ToolCalls, req.Messages, req.NextCall)
-	nameClientCalls(resp.Message.ToolCalls, req.ClientTools, info.WorkflowExecution.ID, req.NextCall)
+	nameClientCalls(resp.Message.ToolCalls, req.ClientTools, run, req.NextCall)
 	for _, tc := range resp.Message.ToolCalls {
 		if t := a.toolTarget(tc.Name, tc.Arguments); t != "" {
 			if resp.Targets == nil {
@@ -216,7 +235,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 		}
 	}
 	if req.Store && a.Blobs != nil {
-		ref, err := a.storeConversation(ctx, info.WorkflowExecution.ID, append(req.Messages, resp.Message))
+		ref, err := a.storeConversation(ctx, run, append(req.Messages, resp.Message))
 		if err != nil {
 			return ModelResponse{}, err
 		}
@@ -327,14 +346,7 @@ func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCom
 		return ModelResponse{}, a.streamError(ctx, watch, err, ep)
 	}
 	defer s.Close()
-	var (
-		resp    ModelResponse
-		content strings.Builder
-		think   thinking
-		calls   = map[int]*longhaul.ToolCall{}
-		size    int
-	)
-	resp.Message.Role = longhaul.RoleAssistant
+	ans := streamed{calls: map[int]*longhaul.ToolCall{}}
 	for {
 		chunk, err := s.Recv()
 		if errors.Is(err, io.EOF) {
@@ -344,67 +356,100 @@ func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCom
 			return ModelResponse{}, a.streamError(ctx, watch, err, ep)
 		}
 		watch.reset()
-		for _, ch := range chunk.Choices {
-			size += len(ch.Delta.Content) + len(ch.Delta.ReasoningContent)
-			for _, tc := range ch.Delta.ToolCalls {
-				size += len(tc.Function.Name) + len(tc.Function.Arguments)
-			}
-		}
-		if size > limit {
+		ans.size += chunkSize(chunk)
+		if ans.size > limit {
 			return ModelResponse{}, outputTooLarge(limit)
 		}
-		if chunk.Model != "" {
-			resp.Model = chunk.Model
-		}
-		if chunk.Usage != nil {
-			resp.Usage = longhaul.Usage{
-				PromptTokens:     chunk.Usage.PromptTokens,
-				CompletionTokens: chunk.Usage.CompletionTokens,
-				TotalTokens:      chunk.Usage.TotalTokens,
-			}
-		}
-		for _, ch := range chunk.Choices {
-			if ch.FinishReason != "" {
-				resp.FinishReason = string(ch.FinishReason)
-			}
-			think.reason(ch.Delta.ReasoningContent, out)
-			if d := ch.Delta.Content; d != "" {
-				think.answer(out)
-				content.WriteString(d)
-				out.Write(d)
-			}
-			for i, tc := range ch.Delta.ToolCalls {
-				idx := i
-				if tc.Index != nil {
-					idx = *tc.Index
-				}
-				c, ok := calls[idx]
-				if !ok {
-					c = &longhaul.ToolCall{}
-					calls[idx] = c
-				}
-				if tc.ID != "" {
-					c.ID = tc.ID
-				}
-				c.Name += tc.Function.Name
-				c.Arguments += tc.Function.Arguments
-			}
+		ans.add(chunk, out)
+	}
+	return ans.response(out)
+}
+
+// streamed assembles a model's answer from the chunks of its stream.
+type streamed struct {
+	resp    ModelResponse
+	content strings.Builder
+	think   thinking
+	// calls are the tool calls by their index in the answer.
+	calls map[int]*longhaul.ToolCall
+	// size is the bytes of output so far, against the output cap.
+	size int
+}
+
+// chunkSize is the output one chunk adds: text, reasoning, tool calls'
+// names and arguments.
+func chunkSize(chunk openai.ChatCompletionStreamResponse) int {
+	size := 0
+	for _, ch := range chunk.Choices {
+		size += len(ch.Delta.Content) + len(ch.Delta.ReasoningContent)
+		for _, tc := range ch.Delta.ToolCalls {
+			size += len(tc.Function.Name) + len(tc.Function.Arguments)
 		}
 	}
-	if resp.FinishReason == "" {
+	return size
+}
+
+// add takes in one chunk, writing its text to out.
+func (st *streamed) add(chunk openai.ChatCompletionStreamResponse, out *natsbus.CallStream) {
+	if chunk.Model != "" {
+		st.resp.Model = chunk.Model
+	}
+	if chunk.Usage != nil {
+		st.resp.Usage = longhaul.Usage{
+			PromptTokens:     chunk.Usage.PromptTokens,
+			CompletionTokens: chunk.Usage.CompletionTokens,
+			TotalTokens:      chunk.Usage.TotalTokens,
+		}
+	}
+	for _, ch := range chunk.Choices {
+		if ch.FinishReason != "" {
+			st.resp.FinishReason = string(ch.FinishReason)
+		}
+		st.think.reason(ch.Delta.ReasoningContent, out)
+		if d := ch.Delta.Content; d != "" {
+			st.think.answer(out)
+			st.content.WriteString(d)
+			out.Write(d)
+		}
+		for i, tc := range ch.Delta.ToolCalls {
+			idx := i
+			if tc.Index != nil {
+				idx = *tc.Index
+			}
+			c, ok := st.calls[idx]
+			if !ok {
+				c = &longhaul.ToolCall{}
+				st.calls[idx] = c
+			}
+			if tc.ID != "" {
+				c.ID = tc.ID
+			}
+			c.Name += tc.Function.Name
+			c.Arguments += tc.Function.Arguments
+		}
+	}
+}
+
+// response is the answer once the stream ended: its text, reasoning and
+// tool calls in order. A stream that ended without a finish reason was cut
+// off (retryable).
+func (st *streamed) response(out *natsbus.CallStream) (ModelResponse, error) {
+	if st.resp.FinishReason == "" {
 		// A stream that ends without a finish reason was cut off.
 		return ModelResponse{}, temporal.NewApplicationError("model stream ended without a finish reason", longhaul.ErrTypeModelUnavailable)
 	}
-	think.answer(out)
-	resp.Message.Content = content.String()
-	resp.Reasoning = think.text.String()
-	idxs := make([]int, 0, len(calls))
-	for i := range calls {
+	st.think.answer(out)
+	resp := st.resp
+	resp.Message.Role = longhaul.RoleAssistant
+	resp.Message.Content = st.content.String()
+	resp.Reasoning = st.think.text.String()
+	idxs := make([]int, 0, len(st.calls))
+	for i := range st.calls {
 		idxs = append(idxs, i)
 	}
 	sort.Ints(idxs)
 	for _, i := range idxs {
-		resp.Message.ToolCalls = append(resp.Message.ToolCalls, *calls[i])
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, *st.calls[i])
 	}
 	return resp, nil
 }

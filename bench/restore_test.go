@@ -80,7 +80,7 @@ func restoreActivity(b *testing.B, url string, n int) []time.Duration {
 		}
 		t := store.Turn{
 			User: "bench", Chat: "bench/chat", Run: fmt.Sprintf("run-%d", i), Turn: i + 1, Agent: "a", Status: "completed",
-			AnswerKey: activities.MatchKey(answer), VisibleKey: activities.MatchKey(answer),
+			AnswerKey: longhaul.MatchKey(answer), VisibleKey: longhaul.MatchKey(answer),
 			StartedAt: start.Add(time.Duration(i) * time.Second), FinishedAt: start.Add(time.Duration(i) * time.Second),
 		}
 		for j, m := range timeline {

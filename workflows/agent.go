@@ -233,51 +233,12 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 		// Only a run's own loop continues as new; a plan step's loop is
 		// one step, and the plan continues between steps.
 		if turn > first && l.StepID == "" && r.shouldContinue(ctx) {
-			// The next execution starts without what this one added: a
-			// chat turn stores it now.
-			stored := len(added) > 0 && r.keepsConversation(ctx)
-			if stored {
-				r.recordTurn(ctx, added, contract.StatusRunning, false)
-				r.recorded += len(added)
-			}
-			if err := r.continueAsNew(ctx, loopAt(l, turn, ref, conv)); err != nil {
+			if err := r.continueLoop(ctx, loopAt(l, turn, ref, conv), added); err != nil {
 				return contract.AgentResult{Messages: added, Model: r.model}, err
 			}
-			if stored {
-				// The run stays in this execution and records them again
-				// at its end, under the same numbers.
-				r.recorded -= len(added)
-			}
-		}
-		model := l.Model
-		if model == "" {
-			// The endpoint's answer names the model it used; keep using it.
-			model = r.model
 		}
 		last := turn > l.MaxTurns
-		req := activities.ModelRequest{
-			Call:         fmt.Sprintf("%sturn-%d", l.Call, turn),
-			Agent:        r.spec.ID,
-			Model:        model,
-			Messages:     conv,
-			Options:      opts,
-			Publish:      publish,
-			Skill:        l.Skill,
-			Instructions: l.Instructions,
-			ConvRef:      ref,
-			// Past convInline, the conversation goes to the store and the
-			// next call sends only what follows it.
-			Store:    ref != "" || textSize(conv) > convInline,
-			NextCall: r.toolSeq + 1,
-		}
-		if last {
-			req.Final = true
-		} else {
-			req.Tools = l.Scope
-			if l.ClientTools {
-				req.ClientTools = r.in.ClientTools
-			}
-		}
+		req := r.modelRequest(l, turn, last, opts, publish, ref, conv)
 		if l.StepID == "" {
 			r.state.Turns++
 		}
@@ -301,41 +262,114 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 			if last || resp.FinishReason == "length" {
 				reason = "length"
 			}
-			if l.StepID == "" {
-				r.answered = added
-			}
+			r.loopAnswered(l, added)
 			return contract.AgentResult{Content: msg.Content, Reasoning: resp.Reasoning, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
 		}
-		if l.Skill != "" && l.StepID != "" {
-			names := make([]string, len(msg.ToolCalls))
-			for i, c := range msg.ToolCalls {
-				names[i] = strings.TrimSpace(c.Name + " " + resp.Targets[c.ID])
-			}
-			r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{
-				Skill: l.Skill, StepID: l.StepID, Message: "calling " + strings.Join(names, ", "),
-			})
-		}
-		server, client := r.splitCalls(msg.ToolCalls, l.ClientTools)
-		results, _ := r.callTools(ctx, server, resp.Targets, l.Skill, l.Label)
-		if len(client) > 0 {
-			answers, answered, err := r.awaitClient(ctx, req.Call, client)
-			if err != nil {
-				return contract.AgentResult{Messages: added, Model: r.model}, err
-			}
-			if !answered {
-				// The client never came back: the run ends where OpenAI's
-				// response would, with the calls for the client to run.
-				added = append(added, results...)
-				if l.StepID == "" {
-					r.answered = added
-				}
-				return contract.AgentResult{Content: msg.Content, FinishReason: "tool_calls", ToolCalls: client, Messages: boundResult(added), Model: resp.Model}, nil
-			}
-			results = inCallOrder(msg.ToolCalls, append(results, answers...))
+		results, pending, err := r.runToolCalls(ctx, l, req.Call, msg.ToolCalls, resp.Targets)
+		if err != nil {
+			return contract.AgentResult{Messages: added, Model: r.model}, err
 		}
 		added = append(added, results...)
+		if len(pending) > 0 {
+			// The client never came back: the run ends where OpenAI's
+			// response would, with the calls for the client to run.
+			r.loopAnswered(l, added)
+			return contract.AgentResult{Content: msg.Content, FinishReason: "tool_calls", ToolCalls: pending, Messages: boundResult(added), Model: resp.Model}, nil
+		}
 		conv = append(conv, results...)
 	}
+}
+
+// continueLoop continues the run's own loop as new at next, the loop's
+// state. The next execution starts without what this one added: a chat turn
+// stores it first. It returns nil when the run stays in this execution
+// (the event log could not be archived), else the error that ends it.
+func (r *run) continueLoop(ctx workflow.Context, next *contract.LoopState, added []longhaul.Message) error {
+	stored := len(added) > 0 && r.keepsConversation(ctx)
+	if stored {
+		r.recordTurn(ctx, added, contract.StatusRunning, false)
+		r.recorded += len(added)
+	}
+	if err := r.continueAsNew(ctx, next); err != nil {
+		return err
+	}
+	if stored {
+		// The run stays in this execution and records them again
+		// at its end, under the same numbers.
+		r.recorded -= len(added)
+	}
+	return nil
+}
+
+// modelRequest is the model call of the loop l's turn: the last one (past
+// max turns) offers no tools and asks for an answer with what it has.
+func (r *run) modelRequest(l contract.LoopState, turn int, last bool, opts longhaul.ModelOptions, publish bool, ref string, conv []longhaul.Message) activities.ModelRequest {
+	model := l.Model
+	if model == "" {
+		// The endpoint's answer names the model it used; keep using it.
+		model = r.model
+	}
+	req := activities.ModelRequest{
+		Call:         fmt.Sprintf("%sturn-%d", l.Call, turn),
+		Agent:        r.spec.ID,
+		Model:        model,
+		Messages:     conv,
+		Options:      opts,
+		Publish:      publish,
+		Skill:        l.Skill,
+		Instructions: l.Instructions,
+		ConvRef:      ref,
+		// Past convInline, the conversation goes to the store and the
+		// next call sends only what follows it.
+		Store:    ref != "" || textSize(conv) > convInline,
+		NextCall: r.toolSeq + 1,
+	}
+	if last {
+		req.Final = true
+	} else {
+		req.Tools = l.Scope
+		if l.ClientTools {
+			req.ClientTools = r.in.ClientTools
+		}
+	}
+	return req
+}
+
+// loopAnswered keeps what the run's own loop added as the run's answer; a
+// plan step's loop answers the plan.
+func (r *run) loopAnswered(l contract.LoopState, added []longhaul.Message) {
+	if l.StepID == "" {
+		r.answered = added
+	}
+}
+
+// runToolCalls runs the tool calls the model asked for in the loop l's
+// model call named call: the worker's in parallel, the client's through
+// the client. It returns their results in call order or, when the client
+// never came back, the worker's results and the client's calls, pending.
+func (r *run) runToolCalls(ctx workflow.Context, l contract.LoopState, call string, calls []longhaul.ToolCall, targets map[string]string) (results []longhaul.Message, pending []longhaul.ToolCall, err error) {
+	if l.Skill != "" && l.StepID != "" {
+		names := make([]string, len(calls))
+		for i, c := range calls {
+			names[i] = strings.TrimSpace(c.Name + " " + targets[c.ID])
+		}
+		r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{
+			Skill: l.Skill, StepID: l.StepID, Message: "calling " + strings.Join(names, ", "),
+		})
+	}
+	server, client := r.splitCalls(calls, l.ClientTools)
+	results, _ = r.callTools(ctx, server, targets, l.Skill, l.Label)
+	if len(client) == 0 {
+		return results, nil, nil
+	}
+	answers, answered, err := r.awaitClient(ctx, call, client)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !answered {
+		return results, client, nil
+	}
+	return inCallOrder(calls, append(results, answers...)), nil, nil
 }
 
 // callModel runs one ChatCompletion activity. When the call's text is part

@@ -97,75 +97,12 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 	for {
 		rev := len(r.state.Plans) + 1
 		cur := r.current()
-		req := activities.PlanRequest{
-			Agent: r.spec.ID, Model: r.roleModel(rolePlan), Messages: r.in.Messages,
-			Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps,
-			Revision: rev, Feedback: feedback, Memory: r.spec.Memory != "",
-		}
-		var kept []longhaul.PlanStep
-		if cur != nil {
-			prev := cur.Plan
-			req.Previous = &prev
-			for _, s := range cur.Steps {
-				if s.Status == longhaul.StepDone || s.Status == longhaul.StepFailed {
-					kept = append(kept, s)
-				}
-			}
-			req.Done = kept
-		}
-		r.think(ctx, planningMessage(rev))
-		var resp activities.PlanResponse
-		err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("plan v%d", rev), req.Model)), a.Plan, req).Get(ctx, &resp)
-		r.addUsage(fmt.Sprintf("plan-v%d", rev), req.Model, resp.Usage)
-		plan := longhaul.Plan{Revision: rev, Reason: reason, Goal: resp.Goal, Steps: append([]longhaul.PlanStep(nil), kept...), Translation: r.in.Translation}
-		var problems []string
-		switch {
-		case err != nil && errorCode(err) != longhaul.ErrTypeModelBadOutput:
+		plan, problems, err := r.draftPlan(ctx, rev, cur, reason, feedback)
+		if err != nil {
 			return false, err
-		case err != nil:
-			problems = []string{errorMessage(err)}
-		default:
-			for _, s := range resp.Steps {
-				r.stepSeq++
-				s.ID = strconv.Itoa(r.stepSeq)
-				s.Status = longhaul.StepPending
-				if s.Kind == longhaul.StepCompletion {
-					// The answer's own model, when the agent names one,
-					// shows in the plan (a larger remote model, say).
-					s.Model = r.spec.Models.Answer
-				}
-				plan.Steps = append(plan.Steps, s)
-			}
-			var check activities.PlanCheck
-			review := r.roleModel(roleReview)
-			err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review plan v%d", rev), review)), a.SupervisePlan, activities.PlanCheckRequest{
-				Agent: r.spec.ID, Model: review, Messages: r.in.Messages, Plan: plan,
-				Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps, ModelReview: r.spec.ReviewPlan,
-				Memory: r.spec.Memory != "",
-			}).Get(ctx, &check)
-			r.addUsage(fmt.Sprintf("review-plan-v%d", rev), review, check.Usage)
-			if err != nil {
-				return false, err
-			}
-			problems = check.Problems
-			if check.OK {
-				problems = nil
-			} else if len(problems) == 0 {
-				problems = []string{"the plan supervisor rejected the plan"}
-			}
 		}
 		if len(problems) == 0 {
-			if cur != nil {
-				cur.Status = contract.PlanReplaced
-				for i := range cur.Steps {
-					if cur.Steps[i].Status == longhaul.StepPending {
-						cur.Steps[i].Status = longhaul.StepDropped
-					}
-				}
-			}
-			r.state.Plans = append(r.state.Plans, contract.PlanRevision{Plan: plan, Status: contract.PlanActive})
-			r.log.emit(workflow.Now(ctx), longhaul.EventPlan, plan)
-			r.showPlan(ctx)
+			r.adoptPlan(ctx, cur, plan)
 			return true, nil
 		}
 		r.state.Plans = append(r.state.Plans, contract.PlanRevision{Plan: plan, Status: contract.PlanRejected, Problems: problems})
@@ -187,6 +124,93 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 		reason = fmt.Sprintf("plan v%d was rejected: %s", rev, review.Reason)
 		feedback = "the previous plan was rejected: " + review.Reason
 	}
+}
+
+// draftPlan asks the planner for plan revision rev (with cur, the current
+// plan, its steps that remain: the done and failed ones are kept) and has
+// the plan checked. It returns the plan and its problems, none when it
+// passed; an output the planner could not get right is a problem too.
+func (r *run) draftPlan(ctx workflow.Context, rev int, cur *contract.PlanRevision, reason, feedback string) (longhaul.Plan, []string, error) {
+	req := activities.PlanRequest{
+		Agent: r.spec.ID, Model: r.roleModel(rolePlan), Messages: r.in.Messages,
+		Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps,
+		Revision: rev, Feedback: feedback, Memory: r.spec.Memory != "",
+	}
+	var kept []longhaul.PlanStep
+	if cur != nil {
+		prev := cur.Plan
+		req.Previous = &prev
+		for _, s := range cur.Steps {
+			if s.Status == longhaul.StepDone || s.Status == longhaul.StepFailed {
+				kept = append(kept, s)
+			}
+		}
+		req.Done = kept
+	}
+	r.think(ctx, planningMessage(rev))
+	var resp activities.PlanResponse
+	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("plan v%d", rev), req.Model)), a.Plan, req).Get(ctx, &resp)
+	r.addUsage(fmt.Sprintf("plan-v%d", rev), req.Model, resp.Usage)
+	plan := longhaul.Plan{Revision: rev, Reason: reason, Goal: resp.Goal, Steps: append([]longhaul.PlanStep(nil), kept...), Translation: r.in.Translation}
+	switch {
+	case err != nil && errorCode(err) != longhaul.ErrTypeModelBadOutput:
+		return plan, nil, err
+	case err != nil:
+		return plan, []string{errorMessage(err)}, nil
+	}
+	for _, s := range resp.Steps {
+		r.stepSeq++
+		s.ID = strconv.Itoa(r.stepSeq)
+		s.Status = longhaul.StepPending
+		if s.Kind == longhaul.StepCompletion {
+			// The answer's own model, when the agent names one,
+			// shows in the plan (a larger remote model, say).
+			s.Model = r.spec.Models.Answer
+		}
+		plan.Steps = append(plan.Steps, s)
+	}
+	problems, err := r.checkPlan(ctx, rev, plan)
+	return plan, problems, err
+}
+
+// checkPlan has the plan supervisor check plan revision rev (the
+// deterministic checks, and a model review when the agent asks for one)
+// and returns its problems, none when it passed.
+func (r *run) checkPlan(ctx workflow.Context, rev int, plan longhaul.Plan) ([]string, error) {
+	var check activities.PlanCheck
+	review := r.roleModel(roleReview)
+	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review plan v%d", rev), review)), a.SupervisePlan, activities.PlanCheckRequest{
+		Agent: r.spec.ID, Model: review, Messages: r.in.Messages, Plan: plan,
+		Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps, ModelReview: r.spec.ReviewPlan,
+		Memory: r.spec.Memory != "",
+	}).Get(ctx, &check)
+	r.addUsage(fmt.Sprintf("review-plan-v%d", rev), review, check.Usage)
+	if err != nil {
+		return nil, err
+	}
+	if check.OK {
+		return nil, nil
+	}
+	if len(check.Problems) == 0 {
+		return []string{"the plan supervisor rejected the plan"}, nil
+	}
+	return check.Problems, nil
+}
+
+// adoptPlan makes plan the active one: cur, the plan it replaces (if any),
+// drops its pending steps.
+func (r *run) adoptPlan(ctx workflow.Context, cur *contract.PlanRevision, plan longhaul.Plan) {
+	if cur != nil {
+		cur.Status = contract.PlanReplaced
+		for i := range cur.Steps {
+			if cur.Steps[i].Status == longhaul.StepPending {
+				cur.Steps[i].Status = longhaul.StepDropped
+			}
+		}
+	}
+	r.state.Plans = append(r.state.Plans, contract.PlanRevision{Plan: plan, Status: contract.PlanActive})
+	r.log.emit(workflow.Now(ctx), longhaul.EventPlan, plan)
+	r.showPlan(ctx)
 }
 
 func planningMessage(rev int) string {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -80,7 +82,7 @@ func (r *run) restoreConversation(ctx workflow.Context) error {
 func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status string, final bool) {
 	req := activities.RecordTurnRequest{
 		User: r.in.User.Key(), ChatID: r.in.ChatID, Turn: r.in.Turn, Agent: r.in.Agent, Status: status,
-		Title: activities.Title(lastUserText(r.in.Messages)), Messages: boundRecord(msgs), FirstSeq: r.recorded,
+		Title: turnTitle(lastUserText(r.in.Messages)), Messages: boundRecord(msgs), FirstSeq: r.recorded,
 		Usage: r.usage, StartedAt: r.state.StartedAt, FinishedAt: workflow.Now(ctx),
 	}
 	if req.StartedAt.IsZero() {
@@ -111,10 +113,10 @@ func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status s
 	// What the store keeps of the events and texts, not the events and
 	// texts themselves: the messages already carry the calls' arguments
 	// and results and the answers.
-	req.Calls = activities.CallRecords(events)
+	req.Calls = callRecords(events)
 	if final && len(msgs) > 0 {
-		req.VisibleKey = activities.MatchKey(strings.Join(visible, "\n"))
-		req.AnswerKey = activities.MatchKey(msgs[len(msgs)-1].Content)
+		req.VisibleKey = longhaul.MatchKey(strings.Join(visible, "\n"))
+		req.AnswerKey = longhaul.MatchKey(msgs[len(msgs)-1].Content)
 	}
 	summary := fmt.Sprintf("conversation store turn %d", r.in.Turn)
 	if !final {
@@ -141,4 +143,45 @@ func boundRecord(msgs []longhaul.Message) []longhaul.Message {
 		}
 	}
 	return out
+}
+
+// callRecords groups tool events (tool_start, approval_required, approval,
+// tool_output) by call: what a RecordTurnRequest carries of them instead
+// of the events, whose arguments and outputs the messages already hold.
+func callRecords(events []longhaul.Event) map[string]activities.CallRecord {
+	out := map[string]activities.CallRecord{}
+	for _, e := range events {
+		var d struct {
+			ToolCallID string `json:"tool_call_id"`
+			Decision   string `json:"decision"`
+			Error      bool   `json:"error"`
+			Truncated  bool   `json:"truncated"`
+			Ref        string `json:"ref"`
+		}
+		if e.Decode(&d) != nil || d.ToolCallID == "" {
+			continue
+		}
+		c := out[d.ToolCallID]
+		s := contract.CallStatus{Type: string(e.Type), Time: e.Time, Detail: d.Decision}
+		if e.Type == longhaul.EventToolOutput {
+			c.Ref, c.Truncated, c.Error = d.Ref, d.Truncated, d.Error
+			if d.Error {
+				s.Detail = "error"
+			}
+		}
+		c.Status = append(c.Status, s)
+		out[d.ToolCallID] = c
+	}
+	return out
+}
+
+// titleRunes bounds a chat's title.
+const titleRunes = 80
+
+// turnTitle is the start of a user message, whitespace normalised, that titles
+// its turn and chat.
+func turnTitle(q string) string {
+	s := strings.Join(strings.Fields(q), " ")
+	s = textcut.Ellipsis(s, titleRunes+1)
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "")
 }

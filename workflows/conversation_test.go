@@ -60,7 +60,7 @@ func TestChatTurnRestoresAndRecords(t *testing.T) {
 		{Role: longhaul.RoleTool, ToolCallID: "c2", Name: "current_time", Content: "12:01"},
 		assistant("It will be 13:00."),
 	}, rec.Messages)
-	if rec.VisibleKey != activities.MatchKey("Checking.\nIt will be 13:00.") || rec.AnswerKey != activities.MatchKey("It will be 13:00.") || rec.Title != "and in an hour?" {
+	if rec.VisibleKey != longhaul.MatchKey("Checking.\nIt will be 13:00.") || rec.AnswerKey != longhaul.MatchKey("It will be 13:00.") || rec.Title != "and in an hour?" {
 		t.Errorf("record keys and title: visible %q, answer %q, title %q", rec.VisibleKey, rec.AnswerKey, rec.Title)
 	}
 	var types []longhaul.EventType

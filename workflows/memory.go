@@ -60,7 +60,7 @@ func (r *run) recall(ctx workflow.Context) error {
 	note := resp.Note
 	if note == "" {
 		// A result recorded by a worker that did not write the note.
-		note = activities.MemoryLines(resp.Memories)
+		note = longhaul.MemoryLines(resp.Memories)
 	}
 	msgs := make([]longhaul.Message, 0, len(r.in.Messages)+1)
 	last := lastUserIndex(r.in.Messages)

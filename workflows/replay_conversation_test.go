@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"flag"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,17 +16,12 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// updateConversationHistory regenerates conversationHistoryFile:
-//
-//	go test ./workflows -run TestReplayConversation -update-conversation-history
-var updateConversationHistory = flag.Bool("update-conversation-history", false, "regenerate "+conversationHistoryFile)
-
 // conversationHistoryFile is the second turn of a chat whose first turn
 // called a tool: it restores that turn and records its own.
 var conversationHistoryFile = filepath.Join("testdata", "conversation_history.json")
 
 func TestReplayConversationHistory(t *testing.T) {
-	if *updateConversationHistory {
+	if *updateHistory {
 		generateConversationHistory(t)
 	}
 	checkConversationShape(t, loadHistoryFile(t, conversationHistoryFile))

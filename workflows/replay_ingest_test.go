@@ -1,7 +1,6 @@
 package workflows_test
 
 import (
-	"flag"
 	"path/filepath"
 	"testing"
 
@@ -11,11 +10,6 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 )
 
-// updateIngestHistory regenerates ingestHistoryFile:
-//
-//	go test ./workflows -run TestReplayIngest -update-ingest-history
-var updateIngestHistory = flag.Bool("update-ingest-history", false, "regenerate "+ingestHistoryFile)
-
 // ingestHistoryFile is a real ingestion of a two-page PDF: extracted,
 // chunked, embedded in batches, completed.
 var ingestHistoryFile = filepath.Join("testdata", "ingest_history.json")
@@ -24,7 +18,7 @@ var ingestHistoryFile = filepath.Join("testdata", "ingest_history.json")
 // current code: ingestions of big files run for minutes, so an upgraded
 // worker meets them mid-way.
 func TestReplayIngestHistory(t *testing.T) {
-	if *updateIngestHistory {
+	if *updateHistory {
 		generateIngestHistory(t)
 	}
 	checkIngestShape(t, loadHistoryFile(t, ingestHistoryFile))

@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"flag"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -20,18 +19,13 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// updateMemoryHistory regenerates memoryHistoryFile:
-//
-//	go test ./workflows -run TestReplayMemory -update-memory-history
-var updateMemoryHistory = flag.Bool("update-memory-history", false, "regenerate "+memoryHistoryFile)
-
 // memoryHistoryFile is a turn of an agent with memory: recall and
 // remember: true: it recalls a fact an earlier run saved, answers, and
 // extracts and saves a new one.
 var memoryHistoryFile = filepath.Join("testdata", "memory_history.json")
 
 func TestReplayMemoryHistory(t *testing.T) {
-	if *updateMemoryHistory {
+	if *updateHistory {
 		generateMemoryHistory(t)
 	}
 	checkMemoryShape(t, loadHistoryFile(t, memoryHistoryFile))

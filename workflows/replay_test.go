@@ -27,11 +27,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// updateHistory regenerates testdata/agent_history.json from a real run on
-// the embedded server:
+// updateHistory regenerates the committed histories in testdata from real
+// runs on the embedded server: every one, or with -run those of the
+// selected replay tests:
 //
 //	go test ./workflows -run TestReplay -update-history
-var updateHistory = flag.Bool("update-history", false, "regenerate "+historyFile+" from a real run")
+//	go test ./workflows -run TestReplayMemoryHistory -update-history
+var updateHistory = flag.Bool("update-history", false, "regenerate the histories in testdata of the replay tests that run, from real runs")
 
 var historyFile = filepath.Join("testdata", "agent_history.json")
 

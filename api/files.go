@@ -366,34 +366,39 @@ func page(c *fiber.Ctx) (docstore.Page, error) {
 	return p, nil
 }
 
-// cursors are a page's first_id and last_id.
-func cursors(ids []string) (*string, *string) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	first, last := ids[0], ids[len(ids)-1]
-	return &first, &last
-}
-
-// listFiles is GET /v1/files (purpose, limit, after, order).
-func (s *Server) listFiles(c *fiber.Ctx) error {
-	docs := s.cfg.Docs
+// sendList answers a list route: it reads the request's page (see page),
+// lists it, and sends the items rendered as a CursorPage, first_id and
+// last_id being the ids of its first and last item. list's error is
+// returned as it is: list translates it.
+func sendList[D, T any](c *fiber.Ctx, list func(docstore.Page) ([]D, bool, error), render func(D) T, id func(D) string) error {
 	p, err := page(c)
 	if err != nil {
 		return err
 	}
-	files, more, err := docs.ListFiles(c.UserContext(), principal(c).User.Key(), c.Query("purpose"), p)
+	items, more, err := list(p)
 	if err != nil {
-		return s.docsError(err, "no file "+strconv.Quote(p.After+p.Before))
+		return err
 	}
-	out := FileList{Object: "list", Data: []FileObject{}, HasMore: more}
-	ids := make([]string, 0, len(files))
-	for _, f := range files {
-		out.Data = append(out.Data, fileObject(f))
-		ids = append(ids, f.ID)
+	out := CursorPage[T]{Object: "list", Data: make([]T, 0, len(items)), HasMore: more}
+	for _, it := range items {
+		out.Data = append(out.Data, render(it))
 	}
-	out.FirstID, out.LastID = cursors(ids)
+	if len(items) > 0 {
+		first, last := id(items[0]), id(items[len(items)-1])
+		out.FirstID, out.LastID = &first, &last
+	}
 	return c.JSON(out)
+}
+
+// listFiles is GET /v1/files (purpose, limit, after, order).
+func (s *Server) listFiles(c *fiber.Ctx) error {
+	return sendList(c, func(p docstore.Page) ([]docstore.File, bool, error) {
+		files, more, err := s.cfg.Docs.ListFiles(c.UserContext(), principal(c).User.Key(), c.Query("purpose"), p)
+		if err != nil {
+			return nil, false, s.docsError(err, "no file "+strconv.Quote(p.After+p.Before))
+		}
+		return files, more, nil
+	}, fileObject, func(f docstore.File) string { return f.ID })
 }
 
 // getFile is GET /v1/files/{id}.

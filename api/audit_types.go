@@ -157,91 +157,117 @@ func (b *budget) take(s string) (string, bool) {
 // approval_required, approval and client_tool_calls events, each placed in
 // the plan step whose step_start and step_result enclose it.
 func buildAudit(run string, st contract.RunState, log []longhaul.Event) Audit {
-	b := &budget{left: auditTotalLimit}
-	a := Audit{
-		RunID: run, Agent: st.Agent, Status: st.Status, Mode: st.Mode,
-		Reviews: nonNil(st.Reviews), ToolCalls: []AuditToolCall{},
-		RunURL: "/v1/runs/" + url.PathEscape(run), EventsURL: eventsURL(run),
+	ab := &auditBuilder{
+		run: run, b: &budget{left: auditTotalLimit}, byID: map[string]int{},
+		a: Audit{
+			RunID: run, Agent: st.Agent, Status: st.Status, Mode: st.Mode,
+			Reviews: nonNil(st.Reviews), ToolCalls: []AuditToolCall{},
+			RunURL: "/v1/runs/" + url.PathEscape(run), EventsURL: eventsURL(run),
+		},
 	}
+	a := &ab.a
 	if a.Status == "" {
 		a.Status = contract.StatusRunning
 	}
 	// Tool results first: they are what the trail is for; step results
 	// repeat what the tools and skills said.
-	byID := map[string]int{}
-	step := ""
-	call := func(id, name string, offset int64) *AuditToolCall {
-		if i, ok := byID[id]; ok && id != "" {
-			return &a.ToolCalls[i]
-		}
-		byID[id] = len(a.ToolCalls)
-		a.ToolCalls = append(a.ToolCalls, AuditToolCall{ID: id, Name: name, StepID: step, Offset: offset})
-		return &a.ToolCalls[len(a.ToolCalls)-1]
-	}
 	for _, e := range log {
-		switch e.Type {
-		case longhaul.EventStepStart:
-			var d longhaul.StepStartData
-			if e.Decode(&d) == nil {
-				step = d.StepID
-			}
-		case longhaul.EventStepResult:
-			step = ""
-		case longhaul.EventApprovalRequired:
-			var d longhaul.ApprovalRequiredData
-			if e.Decode(&d) == nil {
-				c := call(d.ToolCallID, d.Name, e.Offset)
-				c.Arguments, c.Target, c.Status = d.Arguments, d.Target, AuditCallAwaitingApproval
-			}
-		case longhaul.EventApproval:
-			var d longhaul.ApprovalData
-			if e.Decode(&d) == nil && d.Decision != "approved" {
-				c := call(d.ToolCallID, d.Name, e.Offset)
-				c.Status, c.Result = AuditCallDenied, d.Text
-			}
-		case longhaul.EventToolStart:
-			var d longhaul.ToolStartData
-			if e.Decode(&d) == nil {
-				c := call(d.ToolCallID, d.Name, e.Offset)
-				c.Arguments, c.Target, c.Status = d.Arguments, d.Target, AuditCallRunning
-			}
-		case longhaul.EventToolOutput:
-			var d longhaul.ToolOutputData
-			if e.Decode(&d) != nil {
-				continue
-			}
-			c := call(d.ToolCallID, d.Name, e.Offset)
-			c.Status = AuditCallOK
-			if d.Error {
-				c.Status = AuditCallError
-			}
-			var cut bool
-			c.Result, cut = b.take(d.Output)
-			c.Truncated = cut || d.Truncated
-			switch {
-			case d.Ref != "":
-				c.OutputURL = "/v1/runs/" + url.PathEscape(run) + "/outputs/" + url.PathEscape(d.Ref)
-			case c.Truncated:
-				c.OutputURL = eventsURL(run) + "?after=" + strconv.FormatInt(e.Offset-1, 10)
-			}
-		case longhaul.EventClientToolCalls:
-			var d longhaul.ClientToolCallsData
-			if e.Decode(&d) == nil {
-				for _, tc := range d.Calls {
-					c := call(tc.ID, tc.Name, e.Offset)
-					c.Arguments, c.Status = tc.Arguments, AuditCallClient
-				}
-			}
-		}
+		ab.event(e)
 	}
 	a.Plans = make([]contract.PlanRevision, len(st.Plans))
 	for i, p := range st.Plans {
-		p.Steps = boundSteps(p.Steps, b)
+		p.Steps = boundSteps(p.Steps, ab.b)
 		a.Plans[i] = p
 	}
 	a.Steps = nonNil(currentSteps(a.Plans))
-	a.Truncated = b.cut
-	return a
+	a.Truncated = ab.b.cut
+	return ab.a
+}
+
+// auditBuilder is buildAudit's state as it reads the log: the audit so
+// far, the results' budget, each tool call's index by id and the plan
+// step the log is in.
+type auditBuilder struct {
+	run  string
+	a    Audit
+	b    *budget
+	byID map[string]int
+	step string
+}
+
+// call is the tool call id (created, in the current step, on its first
+// event).
+func (ab *auditBuilder) call(id, name string, offset int64) *AuditToolCall {
+	if i, ok := ab.byID[id]; ok && id != "" {
+		return &ab.a.ToolCalls[i]
+	}
+	ab.byID[id] = len(ab.a.ToolCalls)
+	ab.a.ToolCalls = append(ab.a.ToolCalls, AuditToolCall{ID: id, Name: name, StepID: ab.step, Offset: offset})
+	return &ab.a.ToolCalls[len(ab.a.ToolCalls)-1]
+}
+
+// event reads one event of the log into the audit; an event that does
+// not decode is skipped.
+func (ab *auditBuilder) event(e longhaul.Event) {
+	switch e.Type {
+	case longhaul.EventStepStart:
+		var d longhaul.StepStartData
+		if e.Decode(&d) == nil {
+			ab.step = d.StepID
+		}
+	case longhaul.EventStepResult:
+		ab.step = ""
+	case longhaul.EventApprovalRequired:
+		var d longhaul.ApprovalRequiredData
+		if e.Decode(&d) == nil {
+			c := ab.call(d.ToolCallID, d.Name, e.Offset)
+			c.Arguments, c.Target, c.Status = d.Arguments, d.Target, AuditCallAwaitingApproval
+		}
+	case longhaul.EventApproval:
+		var d longhaul.ApprovalData
+		if e.Decode(&d) == nil && d.Decision != "approved" {
+			c := ab.call(d.ToolCallID, d.Name, e.Offset)
+			c.Status, c.Result = AuditCallDenied, d.Text
+		}
+	case longhaul.EventToolStart:
+		var d longhaul.ToolStartData
+		if e.Decode(&d) == nil {
+			c := ab.call(d.ToolCallID, d.Name, e.Offset)
+			c.Arguments, c.Target, c.Status = d.Arguments, d.Target, AuditCallRunning
+		}
+	case longhaul.EventToolOutput:
+		var d longhaul.ToolOutputData
+		if e.Decode(&d) == nil {
+			ab.toolOutput(e.Offset, d)
+		}
+	case longhaul.EventClientToolCalls:
+		var d longhaul.ClientToolCallsData
+		if e.Decode(&d) == nil {
+			for _, tc := range d.Calls {
+				c := ab.call(tc.ID, tc.Name, e.Offset)
+				c.Arguments, c.Status = tc.Arguments, AuditCallClient
+			}
+		}
+	}
+}
+
+// toolOutput records a tool's output, at offset in the log: its status,
+// its result within the budget, and where the whole output is read.
+func (ab *auditBuilder) toolOutput(offset int64, d longhaul.ToolOutputData) {
+	c := ab.call(d.ToolCallID, d.Name, offset)
+	c.Status = AuditCallOK
+	if d.Error {
+		c.Status = AuditCallError
+	}
+	var cut bool
+	c.Result, cut = ab.b.take(d.Output)
+	c.Truncated = cut || d.Truncated
+	switch {
+	case d.Ref != "":
+		c.OutputURL = "/v1/runs/" + url.PathEscape(ab.run) + "/outputs/" + url.PathEscape(d.Ref)
+	case c.Truncated:
+		c.OutputURL = eventsURL(ab.run) + "?after=" + strconv.FormatInt(offset-1, 10)
+	}
 }
 
 // boundSteps is a copy of steps whose results are bounded by b.

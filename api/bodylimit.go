@@ -69,9 +69,14 @@ func (s *Server) bodyLimit(c *fiber.Ctx) error {
 		c.Context().SetConnectionClose()
 		return errBadRequest("could not read the request body: " + err.Error())
 	}
-	// SetBody releases the stream (fasthttp http.go:792-796) and keeps a
-	// copy of what it read.
-	c.Request().SetBody(buf.Bytes())
+	// The body is handed to fasthttp as it was read, not copied again:
+	// SetBodyRaw (fasthttp http.go:664-667) resets the body, which releases
+	// the stream (ResetBody http.go:806-818, closeBodyStream
+	// http.go:2001-2014), and keeps buf's bytes as bodyRaw, which Body
+	// returns (http.go:760-762) until the request is reset. SetBody
+	// (http.go:792-796) would copy them into a pooled buffer; nothing
+	// writes to buf after this.
+	c.Request().SetBodyRaw(buf.Bytes())
 	return c.Next()
 }
 

@@ -36,14 +36,19 @@ type FileObject struct {
 	Status string `json:"status"`
 }
 
-// FileList answers GET /v1/files.
-type FileList struct {
-	Object  string       `json:"object"`
-	Data    []FileObject `json:"data"`
-	FirstID *string      `json:"first_id"`
-	LastID  *string      `json:"last_id"`
-	HasMore bool         `json:"has_more"`
+// CursorPage is a list answer in CursorPage's shape: object "list", the
+// page's items, the first and last item's ids (null on an empty page) and
+// whether more follow.
+type CursorPage[T any] struct {
+	Object  string  `json:"object"`
+	Data    []T     `json:"data"`
+	FirstID *string `json:"first_id"`
+	LastID  *string `json:"last_id"`
+	HasMore bool    `json:"has_more"`
 }
+
+// FileList answers GET /v1/files.
+type FileList = CursorPage[FileObject]
 
 // DeletedObject answers the DELETE routes: object is "file",
 // "vector_store.deleted" or "vector_store.file.deleted".
@@ -84,13 +89,7 @@ type VectorStoreObject struct {
 }
 
 // VectorStoreList answers GET /v1/vector_stores.
-type VectorStoreList struct {
-	Object  string              `json:"object"`
-	Data    []VectorStoreObject `json:"data"`
-	FirstID *string             `json:"first_id"`
-	LastID  *string             `json:"last_id"`
-	HasMore bool                `json:"has_more"`
-}
+type VectorStoreList = CursorPage[VectorStoreObject]
 
 // StaticChunking is the static strategy's sizes.
 type StaticChunking struct {
@@ -126,13 +125,7 @@ type VectorStoreFileObject struct {
 
 // VectorStoreFileList answers the list routes of a store's or a batch's
 // files.
-type VectorStoreFileList struct {
-	Object  string                  `json:"object"`
-	Data    []VectorStoreFileObject `json:"data"`
-	FirstID *string                 `json:"first_id"`
-	LastID  *string                 `json:"last_id"`
-	HasMore bool                    `json:"has_more"`
-}
+type VectorStoreFileList = CursorPage[VectorStoreFileObject]
 
 // FileBatchObject is OpenAI's VectorStoreFileBatch.
 type FileBatchObject struct {

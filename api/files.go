@@ -102,161 +102,217 @@ func (s *Server) uploadFile(c *fiber.Ctx) error {
 	return err
 }
 
+// upload reads, checks and stores an upload, and answers the file; a
+// file stored before the upload turned out bad is deleted.
 func (s *Server) upload(c *fiber.Ctx) error {
-	docs := s.cfg.Docs
-	owner := principal(c).User.Key()
+	mr, err := uploadReader(c)
+	if err != nil {
+		return err
+	}
+	u := &fileUpload{s: s, ctx: c.UserContext(), owner: principal(c).User.Key()}
+	f, err := u.complete(mr)
+	if err != nil {
+		u.drop()
+		return err
+	}
+	s.drained(c)
+	return c.JSON(fileObject(f))
+}
+
+// uploadReader reads POST /v1/files's body as multipart parts, streamed.
+func uploadReader(c *fiber.Ctx) (*multipart.Reader, error) {
 	ct, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || ct != fiber.MIMEMultipartForm || params["boundary"] == "" {
-		return errBadRequest("POST /v1/files takes a multipart/form-data body (file, purpose)")
+		return nil, errBadRequest("POST /v1/files takes a multipart/form-data body (file, purpose)")
 	}
 	if enc := c.Get(fiber.HeaderContentEncoding); enc != "" && enc != "identity" {
-		return errBadRequest("POST /v1/files takes no Content-Encoding (got " + strconv.Quote(enc) + ")")
+		return nil, errBadRequest("POST /v1/files takes no Content-Encoding (got " + strconv.Quote(enc) + ")")
 	}
 	body := c.Context().RequestBodyStream()
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	mr := multipart.NewReader(body, params["boundary"])
-	ctx := c.UserContext()
-	var (
-		stored        *docstore.File
-		purpose       string
-		anchor        string
-		seconds       string
-		sawPurpose    bool
-		sawFile       bool
-		storeErr      error
-		fieldsTooLong bool
-	)
-	// drop deletes a file stored before the request turned out bad.
-	drop := func() {
-		if stored != nil {
-			if err := docs.DeleteFile(context.WithoutCancel(ctx), owner, stored.ID); err != nil {
-				s.log.ErrorContext(ctx, "drop an upload refused after storing it", "file", stored.ID, "error", err)
-			}
-			stored = nil
+	return multipart.NewReader(body, params["boundary"]), nil
+}
+
+// fileUpload is one upload as its parts are read: the file stored from
+// its file part and its other parts' values.
+type fileUpload struct {
+	s     *Server
+	ctx   context.Context
+	owner string
+
+	stored        *docstore.File
+	purpose       string
+	anchor        string
+	seconds       string
+	sawPurpose    bool
+	sawFile       bool
+	fieldsTooLong bool
+}
+
+// drop deletes a file stored before the request turned out bad.
+func (u *fileUpload) drop() {
+	if u.stored != nil {
+		if err := u.s.cfg.Docs.DeleteFile(context.WithoutCancel(u.ctx), u.owner, u.stored.ID); err != nil {
+			u.s.log.ErrorContext(u.ctx, "drop an upload refused after storing it", "file", u.stored.ID, "error", err)
 		}
+		u.stored = nil
 	}
+}
+
+// complete reads the upload's parts, checks them, and stores the file
+// again if its purpose or expiry differs from what it was stored with.
+func (u *fileUpload) complete(mr *multipart.Reader) (docstore.File, error) {
+	if err := u.readParts(mr); err != nil {
+		return docstore.File{}, err
+	}
+	if err := u.check(); err != nil {
+		return docstore.File{}, err
+	}
+	expires, err := u.expiry()
+	if err != nil {
+		return docstore.File{}, err
+	}
+	if u.stored.Purpose != u.purpose || !expires.IsZero() {
+		// Read before the purpose (or with an expiry, which PutFile alone
+		// sets): stored again with them, within the store.
+		f, err := u.s.restore(u.ctx, *u.stored, u.purpose, expires)
+		u.drop()
+		if err != nil {
+			return docstore.File{}, err
+		}
+		u.stored = &f
+	}
+	return *u.stored, nil
+}
+
+// readParts reads the parts in turn: the file into the store, the others'
+// values into u.
+func (u *fileUpload) readParts(mr *multipart.Reader) error {
 	for parts := 0; ; parts++ {
 		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			drop()
 			return errBadRequest("malformed multipart body: " + err.Error())
 		}
 		if parts >= maxUploadParts {
-			drop()
 			return errBadRequest(fmt.Sprintf("multipart body: at most %d parts (file, purpose, expires_after[anchor], expires_after[seconds])", maxUploadParts))
 		}
-		name := p.FormName()
-		if name == "file" {
-			if sawFile {
-				drop()
-				return errBadRequest("file: one file per upload")
-			}
-			sawFile = true
-			filename := p.FileName()
-			if filename == "" || filename == "." || len(filename) > maxFilenameBytes {
-				drop()
-				return errBadRequest(fmt.Sprintf("file: the part needs a filename of 1 to %d bytes", maxFilenameBytes))
-			}
-			want := uploadPurpose
-			if sawPurpose {
-				want = purpose
-			}
-			lr := &limitedReader{r: p, n: s.maxFileBytes()}
-			f, err := docs.PutFile(ctx, docstore.File{Owner: owner, Filename: filename, Purpose: want, ContentType: p.Header.Get(fiber.HeaderContentType)}, lr)
-			if f.ID != "" {
-				// Whatever comes next, drop deletes it if the upload fails.
-				stored = &f
-			}
-			if lr.exceeded || errors.Is(err, docstore.ErrTooLarge) {
-				drop()
-				return s.fileTooLarge()
-			}
-			if lr.err != nil {
-				drop()
-				return errBadRequest("malformed multipart body: the file part: " + lr.err.Error())
-			}
-			if err != nil {
-				storeErr = err
-				break
-			}
-			stored = &f
-			continue
+		if p.FormName() == "file" {
+			err = u.storeFile(p)
+		} else {
+			err = u.readField(p)
 		}
-		v, err := io.ReadAll(io.LimitReader(p, maxUploadField+1))
-		if err != nil {
-			drop()
-			return errBadRequest("malformed multipart body: " + err.Error())
-		}
-		if len(v) > maxUploadField {
-			fieldsTooLong = true
-		}
-		switch name {
-		case "purpose":
-			purpose, sawPurpose = string(v), true
-		case "expires_after[anchor]":
-			anchor = string(v)
-		case "expires_after[seconds]":
-			seconds = string(v)
-		default:
-			drop()
-			return errBadRequest("unknown multipart field " + strconv.Quote(name) + " (POST /v1/files takes file, purpose and expires_after)")
-		}
-	}
-	if storeErr != nil {
-		drop()
-		var ae *apiError
-		if errors.As(storeErr, &ae) {
-			return ae
-		}
-		if errors.Is(storeErr, docstore.ErrInvalid) {
-			return errBadRequest("could not store the file: " + storeErr.Error())
-		}
-		return s.docsError(storeErr, "no file")
-	}
-	bad := func(msg string) error {
-		drop()
-		return errBadRequest(msg)
-	}
-	switch {
-	case fieldsTooLong:
-		return bad(fmt.Sprintf("a multipart field is longer than %d bytes", maxUploadField))
-	case !sawFile:
-		return bad("file: required (a multipart part named file, with a filename)")
-	case !sawPurpose:
-		return bad("purpose: required, one of " + strings.Join(filePurposes, ", "))
-	case contains(unsupportedPurposes, purpose):
-		return bad("purpose " + strconv.Quote(purpose) + " is not supported: Longhaul has no API that reads it; use " + strings.Join(filePurposes, " or "))
-	case !contains(filePurposes, purpose):
-		return bad("purpose: must be one of " + strings.Join(filePurposes, ", ") + ", got " + strconv.Quote(purpose))
-	}
-	var expires time.Time
-	if anchor != "" || seconds != "" {
-		if anchor != "created_at" {
-			return bad("expires_after[anchor]: must be created_at, got " + strconv.Quote(anchor))
-		}
-		n, err := strconv.Atoi(seconds)
-		if err != nil || n < minFileExpiry || n > maxFileExpiry {
-			return bad(fmt.Sprintf("expires_after[seconds]: must be a number from %d to %d", minFileExpiry, maxFileExpiry))
-		}
-		expires = stored.CreatedAt.Add(time.Duration(n) * time.Second)
-	}
-	if stored.Purpose != purpose || !expires.IsZero() {
-		// Read before the purpose (or with an expiry, which PutFile alone
-		// sets): stored again with them, within the store.
-		f, err := s.restore(ctx, *stored, purpose, expires)
-		drop()
 		if err != nil {
 			return err
 		}
-		stored = &f
 	}
-	s.drained(c)
-	return c.JSON(fileObject(*stored))
+}
+
+// storeFile streams the file part into the document store, at most
+// LONGHAUL_MAX_FILE_BYTES of it, with the purpose read so far (else
+// uploadPurpose).
+func (u *fileUpload) storeFile(p *multipart.Part) error {
+	if u.sawFile {
+		return errBadRequest("file: one file per upload")
+	}
+	u.sawFile = true
+	filename := p.FileName()
+	if filename == "" || filename == "." || len(filename) > maxFilenameBytes {
+		return errBadRequest(fmt.Sprintf("file: the part needs a filename of 1 to %d bytes", maxFilenameBytes))
+	}
+	want := uploadPurpose
+	if u.sawPurpose {
+		want = u.purpose
+	}
+	lr := &limitedReader{r: p, n: u.s.maxFileBytes()}
+	f, err := u.s.cfg.Docs.PutFile(u.ctx, docstore.File{Owner: u.owner, Filename: filename, Purpose: want, ContentType: p.Header.Get(fiber.HeaderContentType)}, lr)
+	if f.ID != "" {
+		// Whatever comes next, drop deletes it if the upload fails.
+		u.stored = &f
+	}
+	if lr.exceeded || errors.Is(err, docstore.ErrTooLarge) {
+		return u.s.fileTooLarge()
+	}
+	if lr.err != nil {
+		return errBadRequest("malformed multipart body: the file part: " + lr.err.Error())
+	}
+	if err != nil {
+		return u.storeError(err)
+	}
+	u.stored = &f
+	return nil
+}
+
+// storeError is the answer to a store that could not take the file.
+func (u *fileUpload) storeError(err error) error {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	if errors.Is(err, docstore.ErrInvalid) {
+		return errBadRequest("could not store the file: " + err.Error())
+	}
+	return u.s.docsError(err, "no file")
+}
+
+// readField reads one of the other parts (purpose, expires_after[…]); a
+// value too long is remembered and refused once the file is read.
+func (u *fileUpload) readField(p *multipart.Part) error {
+	name := p.FormName()
+	v, err := io.ReadAll(io.LimitReader(p, maxUploadField+1))
+	if err != nil {
+		return errBadRequest("malformed multipart body: " + err.Error())
+	}
+	if len(v) > maxUploadField {
+		u.fieldsTooLong = true
+	}
+	switch name {
+	case "purpose":
+		u.purpose, u.sawPurpose = string(v), true
+	case "expires_after[anchor]":
+		u.anchor = string(v)
+	case "expires_after[seconds]":
+		u.seconds = string(v)
+	default:
+		return errBadRequest("unknown multipart field " + strconv.Quote(name) + " (POST /v1/files takes file, purpose and expires_after)")
+	}
+	return nil
+}
+
+// check checks that the upload had a file and a purpose Longhaul reads.
+func (u *fileUpload) check() error {
+	switch {
+	case u.fieldsTooLong:
+		return errBadRequest(fmt.Sprintf("a multipart field is longer than %d bytes", maxUploadField))
+	case !u.sawFile:
+		return errBadRequest("file: required (a multipart part named file, with a filename)")
+	case !u.sawPurpose:
+		return errBadRequest("purpose: required, one of " + strings.Join(filePurposes, ", "))
+	case contains(unsupportedPurposes, u.purpose):
+		return errBadRequest("purpose " + strconv.Quote(u.purpose) + " is not supported: Longhaul has no API that reads it; use " + strings.Join(filePurposes, " or "))
+	case !contains(filePurposes, u.purpose):
+		return errBadRequest("purpose: must be one of " + strings.Join(filePurposes, ", ") + ", got " + strconv.Quote(u.purpose))
+	}
+	return nil
+}
+
+// expiry is when the stored file expires by expires_after (zero: never).
+func (u *fileUpload) expiry() (time.Time, error) {
+	if u.anchor == "" && u.seconds == "" {
+		return time.Time{}, nil
+	}
+	if u.anchor != "created_at" {
+		return time.Time{}, errBadRequest("expires_after[anchor]: must be created_at, got " + strconv.Quote(u.anchor))
+	}
+	n, err := strconv.Atoi(u.seconds)
+	if err != nil || n < minFileExpiry || n > maxFileExpiry {
+		return time.Time{}, errBadRequest(fmt.Sprintf("expires_after[seconds]: must be a number from %d to %d", minFileExpiry, maxFileExpiry))
+	}
+	return u.stored.CreatedAt.Add(time.Duration(n) * time.Second), nil
 }
 
 // restore stores f's content again as a file of purpose expiring at
@@ -310,34 +366,39 @@ func page(c *fiber.Ctx) (docstore.Page, error) {
 	return p, nil
 }
 
-// cursors are a page's first_id and last_id.
-func cursors(ids []string) (*string, *string) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	first, last := ids[0], ids[len(ids)-1]
-	return &first, &last
-}
-
-// listFiles is GET /v1/files (purpose, limit, after, order).
-func (s *Server) listFiles(c *fiber.Ctx) error {
-	docs := s.cfg.Docs
+// sendList answers a list route: it reads the request's page (see page),
+// lists it, and sends the items rendered as a CursorPage, first_id and
+// last_id being the ids of its first and last item. list's error is
+// returned as it is: list translates it.
+func sendList[D, T any](c *fiber.Ctx, list func(docstore.Page) ([]D, bool, error), render func(D) T, id func(D) string) error {
 	p, err := page(c)
 	if err != nil {
 		return err
 	}
-	files, more, err := docs.ListFiles(c.UserContext(), principal(c).User.Key(), c.Query("purpose"), p)
+	items, more, err := list(p)
 	if err != nil {
-		return s.docsError(err, "no file "+strconv.Quote(p.After+p.Before))
+		return err
 	}
-	out := FileList{Object: "list", Data: []FileObject{}, HasMore: more}
-	ids := make([]string, 0, len(files))
-	for _, f := range files {
-		out.Data = append(out.Data, fileObject(f))
-		ids = append(ids, f.ID)
+	out := CursorPage[T]{Object: "list", Data: make([]T, 0, len(items)), HasMore: more}
+	for _, it := range items {
+		out.Data = append(out.Data, render(it))
 	}
-	out.FirstID, out.LastID = cursors(ids)
+	if len(items) > 0 {
+		first, last := id(items[0]), id(items[len(items)-1])
+		out.FirstID, out.LastID = &first, &last
+	}
 	return c.JSON(out)
+}
+
+// listFiles is GET /v1/files (purpose, limit, after, order).
+func (s *Server) listFiles(c *fiber.Ctx) error {
+	return sendList(c, func(p docstore.Page) ([]docstore.File, bool, error) {
+		files, more, err := s.cfg.Docs.ListFiles(c.UserContext(), principal(c).User.Key(), c.Query("purpose"), p)
+		if err != nil {
+			return nil, false, s.docsError(err, "no file "+strconv.Quote(p.After+p.Before))
+		}
+		return files, more, nil
+	}, fileObject, func(f docstore.File) string { return f.ID })
 }
 
 // getFile is GET /v1/files/{id}.

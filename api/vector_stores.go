@@ -84,24 +84,15 @@ func (s *Server) createVectorStore(c *fiber.Ctx) error {
 
 // listVectorStores is GET /v1/vector_stores.
 func (s *Server) listVectorStores(c *fiber.Ctx) error {
-	docs := s.cfg.Docs
-	p, err := page(c)
-	if err != nil {
-		return err
-	}
-	list, more, err := docs.ListVectorStores(c.UserContext(), principal(c).User.Key(), p)
-	if err != nil {
-		return s.docsError(err, noVectorStore(p.After+p.Before))
-	}
-	out := VectorStoreList{Object: "list", Data: []VectorStoreObject{}, HasMore: more}
-	ids := make([]string, 0, len(list))
 	now := time.Now()
-	for _, vs := range list {
-		out.Data = append(out.Data, vectorStoreObject(vs, now))
-		ids = append(ids, vs.ID)
-	}
-	out.FirstID, out.LastID = cursors(ids)
-	return c.JSON(out)
+	return sendList(c, func(p docstore.Page) ([]docstore.VectorStore, bool, error) {
+		list, more, err := s.cfg.Docs.ListVectorStores(c.UserContext(), principal(c).User.Key(), p)
+		if err != nil {
+			return nil, false, s.docsError(err, noVectorStore(p.After+p.Before))
+		}
+		return list, more, nil
+	}, func(vs docstore.VectorStore) VectorStoreObject { return vectorStoreObject(vs, now) },
+		func(vs docstore.VectorStore) string { return vs.ID })
 }
 
 // getVectorStore is GET /v1/vector_stores/{id}.
@@ -191,42 +182,43 @@ func statusFilter(c *fiber.Ctx) (string, error) {
 // listVectorStoreFiles is GET /v1/vector_stores/{id}/files, and with a
 // batch GET …/file_batches/{batch_id}/files.
 func (s *Server) listVectorStoreFiles(c *fiber.Ctx) error {
+	return sendList(c, func(p docstore.Page) ([]docstore.VectorStoreFile, bool, error) {
+		return s.vectorStoreFiles(c, p)
+	}, vectorStoreFileObject, func(f docstore.VectorStoreFile) string { return f.FileID })
+}
+
+// vectorStoreFiles lists page p of the files of the request's vector
+// store (or of its batch), filtered by status.
+func (s *Server) vectorStoreFiles(c *fiber.Ctx, p docstore.Page) ([]docstore.VectorStoreFile, bool, error) {
 	docs := s.cfg.Docs
-	p, err := page(c)
-	if err != nil {
-		return err
-	}
 	status, err := statusFilter(c)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	ctx := c.UserContext()
 	owner := principal(c).User.Key()
 	vsID, batchID := c.Params("id"), c.Params("batch_id")
 	if _, err := docs.GetVectorStore(ctx, owner, vsID); err != nil {
-		return s.docsError(err, noVectorStore(vsID))
+		return nil, false, s.docsError(err, noVectorStore(vsID))
 	}
 	if batchID != "" {
 		if _, err := docs.GetBatch(ctx, owner, vsID, batchID); err != nil {
-			return s.docsError(err, "no file batch "+strconv.Quote(batchID)+" in vector store "+strconv.Quote(vsID))
+			return nil, false, s.docsError(err, noFileBatch(vsID, batchID))
 		}
 	}
 	list, more, err := docs.ListVectorStoreFiles(ctx, owner, vsID, status, batchID, p)
 	if err != nil {
-		return s.docsError(err, noVectorStore(vsID))
+		return nil, false, s.docsError(err, noVectorStore(vsID))
 	}
-	out := VectorStoreFileList{Object: "list", Data: []VectorStoreFileObject{}, HasMore: more}
-	ids := make([]string, 0, len(list))
-	for _, f := range list {
-		out.Data = append(out.Data, vectorStoreFileObject(f))
-		ids = append(ids, f.FileID)
-	}
-	out.FirstID, out.LastID = cursors(ids)
-	return c.JSON(out)
+	return list, more, nil
 }
 
 func noVectorStoreFile(vsID, fileID string) string {
 	return "no file " + strconv.Quote(fileID) + " in vector store " + strconv.Quote(vsID)
+}
+
+func noFileBatch(vsID, batchID string) string {
+	return "no file batch " + strconv.Quote(batchID) + " in vector store " + strconv.Quote(vsID)
 }
 
 // getVectorStoreFile is GET /v1/vector_stores/{id}/files/{file_id}.
@@ -398,7 +390,7 @@ func (s *Server) getFileBatch(c *fiber.Ctx) error {
 	vsID, batchID := c.Params("id"), c.Params("batch_id")
 	b, err := docs.GetBatch(c.UserContext(), principal(c).User.Key(), vsID, batchID)
 	if err != nil {
-		return s.docsError(err, "no file batch "+strconv.Quote(batchID)+" in vector store "+strconv.Quote(vsID))
+		return s.docsError(err, noFileBatch(vsID, batchID))
 	}
 	pollAfter(c, b.Status)
 	return c.JSON(fileBatchObject(b))
@@ -415,7 +407,7 @@ func (s *Server) cancelFileBatch(c *fiber.Ctx) error {
 	owner := principal(c).User.Key()
 	vsID, batchID := c.Params("id"), c.Params("batch_id")
 	if _, err := docs.GetBatch(ctx, owner, vsID, batchID); err != nil {
-		return s.docsError(err, "no file batch "+strconv.Quote(batchID)+" in vector store "+strconv.Quote(vsID))
+		return s.docsError(err, noFileBatch(vsID, batchID))
 	}
 	var pending []string
 	for p := (docstore.Page{Limit: 100, Ascending: true}); ; {

@@ -49,9 +49,12 @@ var layers = []struct {
 	// no network and no clock of its own.
 	{pkgs: [][]string{{"workflows"}}, may: [][]string{domain, contract, {"activities", "internal/textcut"}}},
 	{pkgs: [][]string{{"worker"}}, may: [][]string{domain, contract, libs, {"activities", "workflows"}}},
-	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog}},
+	// The run feed follows a run below the HTTP layer: the contract's events
+	// query and archives, the NATS deltas and the blob store; no HTTP.
+	{pkgs: [][]string{{"internal/feed"}}, may: [][]string{domain, contract, libs, adapters}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, {"internal/feed"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
-		{"activities", "workflows", "worker", "api"}}},
+		{"activities", "workflows", "worker", "internal/feed", "api"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},
 }
 

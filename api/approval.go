@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -220,11 +221,11 @@ func (s *Server) lastOffset(ctx context.Context, id string) (int64, error) {
 // a person's input reached the run, and returns the offset after which the
 // response goes on: that of the last approval_required up to inputAt, where
 // the chat's previous response stopped. The events up to it go to shown.
-func pickUp(ctx context.Context, f *feed, inputAt int64, shown func(longhaul.Event)) (int64, error) {
+func pickUp(ctx context.Context, f *feed.Feed, inputAt int64, shown func(longhaul.Event)) (int64, error) {
 	var held []longhaul.Event
 	var after int64
 	for after < inputAt {
-		events, done, err := f.next(ctx, after)
+		events, done, err := f.Next(ctx, after)
 		if err != nil {
 			return 0, err
 		}
@@ -265,8 +266,8 @@ type watched struct {
 // watch follows run id's log from where at says until the run is done,
 // waits for an approval nobody gave yet, or hands tool calls to the client.
 func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, error) {
-	f := s.hub.subscribe(id)
-	defer f.release()
+	f := s.hub.Subscribe(id)
+	defer f.Release()
 	w := &watched{shown: map[string]bool{}}
 	args := map[string]string{}
 	// said is the text of each model call, by name.
@@ -285,7 +286,7 @@ func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, e
 		}
 	}
 	for {
-		events, done, err := f.next(ctx, after)
+		events, done, err := f.Next(ctx, after)
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -388,8 +389,8 @@ func cardsFor(msgs []longhaul.Message) string {
 // client tool calls the model made: the client runs them. at says where the
 // log is picked up (see resumeAt).
 func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage bool, at resumeAt) {
-	f := s.hub.subscribe(runID)
-	defer f.release()
+	f := s.hub.Subscribe(runID)
+	defer f.Release()
 	ctx, cancel := context.WithCancel(s.stopping)
 	defer cancel()
 	lost := func(err error) {
@@ -413,7 +414,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 			return
 		}
 	}
-	pos := f.join(cursor{after: after})
+	pos := f.Join(feed.After(after))
 	for {
 		items, done, err := sw.wait(ctx, f, pos)
 		switch {
@@ -426,7 +427,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 		durable := durableEvents(items)
 		paused := false
 		for _, it := range items {
-			pos = it.pos
+			pos = it.Pos
 			frames := r.render(it.Event)
 			if it.Type == longhaul.EventClientToolCalls {
 				paused = true
@@ -469,7 +470,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 }
 
 // durableEvents are the durable events among items, in order.
-func durableEvents(items []item) []longhaul.Event {
+func durableEvents(items []feed.Item) []longhaul.Event {
 	var out []longhaul.Event
 	for _, it := range items {
 		if it.Offset > 0 {

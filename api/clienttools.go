@@ -172,10 +172,10 @@ func (s *Server) tookResults(ctx context.Context, run string, at int64) (bool, e
 func (s *Server) scanLog(ctx context.Context, run string, after int64, visit func(longhaul.Event) bool) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, pickUpTimeout)
 	defer cancel()
-	f := s.hub.subscribe(run)
-	defer f.release()
+	f := s.hub.Subscribe(run)
+	defer f.Release()
 	for {
-		events, done, err := f.next(ctx, after)
+		events, done, err := f.Next(ctx, after)
 		if err != nil {
 			return false, errUnavailable("cannot read run " + run + ": " + err.Error())
 		}

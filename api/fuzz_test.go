@@ -152,35 +152,6 @@ func FuzzChatInput(f *testing.F) {
 	})
 }
 
-// FuzzEventID parses a Last-Event-ID (or ?after=) and checks that the id a
-// stream writes for the position it names parses back to that position.
-func FuzzEventID(f *testing.F) {
-	for _, s := range []string{"0", "57", "57:1234", "57:1234:2", "57:0", "-1", "1:2:3:4", "1::2", "9223372036854775807", "1:2147483648", "1:5:0", "1:5:1001"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		pos, ok := parsePosition(v)
-		if !ok {
-			return
-		}
-		if pos.after < 0 || pos.bytes < 0 || (pos.bytes > 0 && (pos.attempt < 1 || pos.attempt > 1000)) {
-			t.Fatalf("%q parsed to %+v", v, pos)
-		}
-		if pos.after == 0 && pos.bytes == 0 {
-			return // the start of the stream has no id of its own
-		}
-		it := item{Event: longhaul.Event{Type: longhaul.EventContentDelta}, pos: pos}
-		if pos.bytes == 0 {
-			it = item{Event: longhaul.Event{Type: longhaul.EventContent, Offset: pos.after}}
-		}
-		id := positionID(it)
-		back, ok := parsePosition(id)
-		if !ok || back.after != pos.after || back.bytes != pos.bytes || back.attempt != pos.attempt {
-			t.Fatalf("%q → %+v → id %q → %+v (ok %v)", v, pos, id, back, ok)
-		}
-	})
-}
-
 // FuzzSSEFrame writes a runs-API event frame with any payload and reads it
 // back as an SSE client does: one event, of the type written, whose data
 // is the JSON of the payload — a payload cannot end the frame or add one.
@@ -192,7 +163,7 @@ func FuzzSSEFrame(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, id, text string) {
 		if strings.ContainsAny(id, "\r\n") {
-			return // ids are the stream's own numbers, see positionID
+			return // ids are the stream's own numbers, see feed.Item.ID
 		}
 		var buf bytes.Buffer
 		sw := &sseWriter{w: bufio.NewWriter(&buf)}

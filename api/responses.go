@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
@@ -184,8 +185,8 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string,
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
-	f := s.hub.subscribe(run)
-	defer f.release()
+	f := s.hub.Subscribe(run)
+	defer f.Release()
 	r := newRespRenderer(base, longhaul.Usage{})
 	r.begin(false)
 	if !store {
@@ -193,7 +194,7 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string,
 		// (the run is then stopped) or failed.
 		defer s.forget(c.UserContext(), run)
 	}
-	if err := followSegment(ctx, f, start, r, false, f.read, func([]StreamEvent) error { return nil }); err != nil {
+	if err := followSegment(ctx, f, start, r, false, f.Read, func([]StreamEvent) error { return nil }); err != nil {
 		switch {
 		case ctx.Err() != nil && !store:
 			return errTimeout(fmt.Sprintf("the response was not complete after %s; as it is not to be stored (store: false), it was stopped and deleted", s.cfg.RequestTimeout))
@@ -211,8 +212,8 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string,
 // stream ends: complete, the client gone, an error or the server shutting
 // down (see forget).
 func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base Response, background bool, after int64, store bool) {
-	f := s.hub.subscribe(run)
-	defer f.release()
+	f := s.hub.Subscribe(run)
+	defer f.Release()
 	ctx, cancel := context.WithCancel(s.stopping)
 	defer cancel()
 	if !store {
@@ -233,7 +234,7 @@ func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base Resp
 	if emit(r.begin(background)) != nil {
 		return
 	}
-	read := func(ctx context.Context, pos cursor) ([]item, bool, error) { return sw.wait(ctx, f, pos) }
+	read := func(ctx context.Context, pos feed.Cursor) ([]feed.Item, bool, error) { return sw.wait(ctx, f, pos) }
 	err := followSegment(ctx, f, start, r, true, read, emit)
 	switch {
 	case errors.Is(err, errClientGone):
@@ -263,8 +264,8 @@ type liveText struct {
 // after offset start — its durable events, and with live the live text of
 // its model calls — until the event that ends it. emit gets each event's
 // stream events.
-func followSegment(ctx context.Context, f *feed, start int64, r *respRenderer, live bool, read func(context.Context, cursor) ([]item, bool, error), emit func([]StreamEvent) error) error {
-	pos := f.join(cursor{})
+func followSegment(ctx context.Context, f *feed.Feed, start int64, r *respRenderer, live bool, read func(context.Context, feed.Cursor) ([]feed.Item, bool, error), emit func([]StreamEvent) error) error {
+	pos := f.Join(feed.Cursor{})
 	texts := map[string]*liveText{}
 	for {
 		items, done, err := read(ctx, pos)
@@ -272,7 +273,7 @@ func followSegment(ctx context.Context, f *feed, start int64, r *respRenderer, l
 			return err
 		}
 		for k, it := range items {
-			pos = it.pos
+			pos = it.Pos
 			var evs []StreamEvent
 			end := false
 			switch {
@@ -324,7 +325,7 @@ func followSegment(ctx context.Context, f *feed, start int64, r *respRenderer, l
 // contentFollows reports whether the item after k is call's durable text:
 // the delta at k is the part of it the follower had not seen, which the
 // durable event brings anyway.
-func contentFollows(items []item, k int, call string) bool {
+func contentFollows(items []feed.Item, k int, call string) bool {
 	if k+1 >= len(items) || items[k+1].Type != longhaul.EventContent {
 		return false
 	}
@@ -592,12 +593,12 @@ func (s *Server) readLog(ctx context.Context, run string) ([]longhaul.Event, err
 	var out []longhaul.Event
 	var after int64
 	for {
-		page, err := s.hub.query(ctx, run, after)
+		page, err := s.hub.Query(ctx, run, after)
 		if err != nil {
 			return nil, errUnavailable("cannot read the events of run " + run + ": " + err.Error())
 		}
 		if len(page.Archives) > 0 {
-			events, err := s.hub.readArchives(ctx, run, page.Archives, after)
+			events, err := s.hub.ReadArchives(ctx, run, page.Archives, after)
 			if err != nil {
 				return nil, errUnavailable(err.Error())
 			}
@@ -748,11 +749,11 @@ func (s *Server) cancelResponse(c *fiber.Ctx) error {
 	}
 	wctx, wcancel := context.WithTimeout(c.UserContext(), cancelWait)
 	defer wcancel()
-	f := s.hub.subscribe(run)
-	defer f.release()
+	f := s.hub.Subscribe(run)
+	defer f.Release()
 	r := newRespRenderer(*resp, longhaul.Usage{})
 	r.begin(false)
-	if followSegment(wctx, f, start, r, false, f.read, func([]StreamEvent) error { return nil }) == nil {
+	if followSegment(wctx, f, start, r, false, f.Read, func([]StreamEvent) error { return nil }) == nil {
 		resp = r.snapshot()
 	}
 	return c.JSON(resp)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -13,8 +12,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/feed"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -321,69 +320,31 @@ func (s *Server) runEvents(c *fiber.Ctx) error {
 
 // resumePosition is where a client wants the stream to go on: the
 // Last-Event-ID header, else the after query parameter, else the start.
-func resumePosition(c *fiber.Ctx) (cursor, error) {
+func resumePosition(c *fiber.Ctx) (feed.Cursor, error) {
 	name, v := "Last-Event-ID", c.Get("Last-Event-ID")
 	if v == "" {
 		name, v = "after", c.Query("after")
 	}
 	if v == "" {
-		return cursor{}, nil
+		return feed.Cursor{}, nil
 	}
-	pos, ok := parsePosition(strings.TrimSpace(v))
+	pos, ok := feed.ParseCursor(strings.TrimSpace(v))
 	if !ok {
-		return cursor{}, errBadRequest(name + ": must be an event id: an offset (a whole number, 0 or more), or offset:bytes[:attempt] from a content_delta")
+		return feed.Cursor{}, errBadRequest(name + ": must be an event id: an offset (a whole number, 0 or more), or offset:bytes[:attempt] from a content_delta")
 	}
 	return pos, nil
 }
 
-// parsePosition reads an event id: "57", "57:1234" or "57:1234:2".
-func parsePosition(v string) (cursor, bool) {
-	parts := strings.Split(v, ":")
-	if len(parts) > 3 {
-		return cursor{}, false
-	}
-	var n [3]int64
-	for i, p := range parts {
-		x, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || x < 0 || (i == 1 && x > math.MaxInt32) || (i == 2 && (x < 1 || x > 1000)) {
-			return cursor{}, false
-		}
-		n[i] = x
-	}
-	pos := cursor{after: n[0], bytes: int(n[1])}
-	if pos.bytes > 0 {
-		pos.attempt = max(int(n[2]), 1)
-	}
-	return pos, true
-}
-
-// positionID is the SSE id of an item: the offset of a durable event, or
-// the position in the running call's text of an ephemeral one; empty for
-// tool progress, which is not resumed.
-func positionID(it item) string {
-	switch {
-	case it.Offset > 0:
-		return strconv.FormatInt(it.Offset, 10)
-	case it.Type == longhaul.EventToolStatus:
-		return ""
-	}
-	id := strconv.FormatInt(it.pos.after, 10) + ":" + strconv.Itoa(it.pos.bytes)
-	if it.pos.attempt > 1 {
-		id += ":" + strconv.Itoa(it.pos.attempt)
-	}
-	return id
-}
-
 // streamEvents writes the run's events from pos until the done event, until
 // the client leaves (a failed flush) or until the server shuts down.
-func (s *Server) streamEvents(sw *sseWriter, id string, pos cursor) {
-	f := s.hub.subscribe(id)
-	defer f.release()
+func (s *Server) streamEvents(sw *sseWriter, id string, pos feed.Cursor) {
+	f := s.hub.Subscribe(id)
+	defer f.Release()
 	// The request's context is gone once the handler returned; the stream
 	// lives until the log ends, a write fails or the server shuts down.
 	ctx, cancel := context.WithCancel(s.stopping)
 	defer cancel()
-	pos = f.join(pos)
+	pos = f.Join(pos)
 	for {
 		items, done, err := sw.wait(ctx, f, pos)
 		switch {
@@ -403,10 +364,10 @@ func (s *Server) streamEvents(sw *sseWriter, id string, pos cursor) {
 			return
 		}
 		for _, it := range items {
-			if err := sw.frameJSON(positionID(it), string(it.Type), it.Event); err != nil {
+			if err := sw.frameJSON(it.ID(), string(it.Type), it.Event); err != nil {
 				return
 			}
-			pos = it.pos
+			pos = it.Pos
 		}
 		if sw.flush() != nil || done {
 			return

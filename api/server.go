@@ -31,6 +31,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -45,7 +46,7 @@ import (
 
 // temporalClient is what the API needs of Temporal; client.Client is one.
 type temporalClient interface {
-	eventQuerier
+	feed.Querier
 	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
 	GetWorkflow(ctx context.Context, workflowID, runID string) client.WorkflowRun
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
@@ -156,7 +157,7 @@ type Server struct {
 	embeds   streamCounter
 	temporal temporalClient
 	catalog  *skills.Catalog
-	hub      *hub
+	hub      *feed.Hub
 	metrics  *apiMetrics
 	admit    *admission
 	log      *slog.Logger
@@ -191,7 +192,7 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.Headers == (identity.Headers{}) {
 		cfg.Headers = identity.OpenWebUIHeaders
 	}
-	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, MaxTokenLifetime: cfg.JWTMaxLifetime, Headers: cfg.Headers}, temporal: tc, catalog: catalog, hub: newHub(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs, log), log: log, started: time.Now()}
+	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, MaxTokenLifetime: cfg.JWTMaxLifetime, Headers: cfg.Headers}, temporal: tc, catalog: catalog, hub: feed.New(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs, log), log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/internal/feed"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -133,13 +134,20 @@ func (sw *sseWriter) write(b []byte) error {
 	return nil
 }
 
-// wait reads what f has after pos (see feed.read), writing a keep-alive
-// comment each keepAlive the run stays quiet. It returns errClientGone when
-// a keep-alive cannot reach the client.
-func (sw *sseWriter) wait(ctx context.Context, f *feed, pos cursor) ([]item, bool, error) {
+// feedReader reads a run's feed from a cursor on; *feed.Feed is one.
+type feedReader interface {
+	Read(ctx context.Context, pos feed.Cursor) ([]feed.Item, bool, error)
+}
+
+var _ feedReader = (*feed.Feed)(nil)
+
+// wait reads what f has after pos (see feed.Feed.Read), writing a
+// keep-alive comment each keepAlive the run stays quiet. It returns
+// errClientGone when a keep-alive cannot reach the client.
+func (sw *sseWriter) wait(ctx context.Context, f feedReader, pos feed.Cursor) ([]feed.Item, bool, error) {
 	for {
 		wctx, cancel := context.WithTimeout(ctx, sw.keepAlive)
-		items, done, err := f.read(wctx, pos)
+		items, done, err := f.Read(wctx, pos)
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			return items, done, err

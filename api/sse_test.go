@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/feed"
 )
 
 // TestSSEFrames writes frames and compares the exact bytes a client gets.
@@ -106,17 +107,32 @@ func (w *notifyingWriter) String() string {
 	return w.buf.String()
 }
 
+// quietFeed is a run that stays quiet until news is closed, and then
+// has its done event; a nil news never comes.
+type quietFeed struct{ news chan struct{} }
+
+var _ feedReader = (*quietFeed)(nil)
+
+func (f *quietFeed) Read(ctx context.Context, _ feed.Cursor) ([]feed.Item, bool, error) {
+	select {
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	case <-f.news:
+		return []feed.Item{{Event: longhaul.Event{Offset: 1, Type: longhaul.EventDone}}}, true, nil
+	}
+}
+
 // TestSSEKeepAlive: while the run is quiet, wait writes keep-alive
 // comments; once the run has news, it returns it.
 func TestSSEKeepAlive(t *testing.T) {
-	f := newTestFeed()
+	f := &quietFeed{news: make(chan struct{})}
 	out := &notifyingWriter{wrote: make(chan struct{}, 1)}
 	sw := &sseWriter{w: bufio.NewWriter(out), keepAlive: time.Millisecond}
 	go func() {
-		<-out.wrote // the first keep-alive reached the client
-		f.update([]longhaul.Event{{Offset: 1, Type: longhaul.EventDone}}, true, nil)
+		<-out.wrote   // the first keep-alive reached the client
+		close(f.news) // the run's done event
 	}()
-	items, done, err := sw.wait(context.Background(), f, cursor{})
+	items, done, err := sw.wait(context.Background(), f, feed.Cursor{})
 	if err != nil || !done || len(items) != 1 || items[0].Offset != 1 {
 		t.Fatalf("wait = %+v, %v, %v; want the done event", items, done, err)
 	}
@@ -139,7 +155,7 @@ func (w *failingWriter) Write([]byte) (int, error) {
 func TestSSEFlushFailureEndsTheStream(t *testing.T) {
 	out := &failingWriter{}
 	sw := &sseWriter{w: bufio.NewWriter(out), keepAlive: time.Millisecond}
-	_, _, err := sw.wait(context.Background(), newTestFeed(), cursor{})
+	_, _, err := sw.wait(context.Background(), &quietFeed{}, feed.Cursor{})
 	if !errors.Is(err, errClientGone) {
 		t.Fatalf("wait on a gone client = %v, want errClientGone", err)
 	}

@@ -1,4 +1,4 @@
-package api
+package feed
 
 import (
 	"testing"
@@ -8,21 +8,21 @@ import (
 	"github.com/longhaul-dev/longhaul"
 )
 
-func newTestFeed() *feed {
-	return &feed{wake: make(chan struct{}), live: map[string]*liveCall{}, finished: map[string]bool{}}
+func newTestFeed() *Feed {
+	return &Feed{wake: make(chan struct{}), live: map[string]*liveCall{}, finished: map[string]bool{}}
 }
 
 // readAll reads everything a follower at c has not read, as "type id text".
-func readAll(f *feed, c *cursor) []string {
+func readAll(f *Feed, c *Cursor) []string {
 	var out []string
 	for _, it := range f.itemsAfter(c) {
-		s := string(it.Type) + " " + positionID(it)
+		s := string(it.Type) + " " + it.ID()
 		var d longhaul.Delta
 		if it.Type == longhaul.EventContentDelta && it.Decode(&d) == nil {
 			s += " " + d.Text
 		}
 		out = append(out, s)
-		*c = it.pos
+		*c = it.Pos
 	}
 	return out
 }
@@ -37,7 +37,7 @@ func TestFeedCallThatOnlyAskedForTools(t *testing.T) {
 	f.update([]longhaul.Event{{Offset: 1, Type: longhaul.EventToolStart}, {Offset: 2, Type: longhaul.EventToolOutput}}, false, nil)
 	f.addText("turn-1", 1, 0, 0, "late") // a late delta of a call that is over
 	f.addText("turn-2", 1, 2, 0, "Done: ")
-	var c cursor
+	var c Cursor
 	want := []string{"tool_start 1", "tool_output 2", "content_delta 2:6 Done: "}
 	if diff := cmp.Diff(want, readAll(f, &c)); diff != "" {
 		t.Fatalf("first read (-want +got):\n%s", diff)
@@ -57,7 +57,7 @@ func TestFeedCallThatOnlyAskedForTools(t *testing.T) {
 func TestFeedRetriedCall(t *testing.T) {
 	f := newTestFeed()
 	f.addText("turn-1", 1, 0, 0, "Hel")
-	var c cursor
+	var c Cursor
 	readAll(f, &c)
 	f.addText("turn-1", 2, 0, 0, "Hello")
 	if diff := cmp.Diff([]string{"content_reset 0:0:2", "content_delta 0:5:2 Hello"}, readAll(f, &c)); diff != "" {

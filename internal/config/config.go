@@ -224,219 +224,291 @@ func (c Config) Headers() identity.Headers {
 var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
 // Validate checks every setting and returns all problems at once, each naming
-// its variable.
+// its variable. Each section checks one group of settings, in the order the
+// problems are reported.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(name, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s_%s: %s", Prefix, name, fmt.Sprintf(format, args...)))
-	}
-	checkAddr := func(name, v string, required bool) {
-		if v == "" {
-			if required {
-				bad(name, "must be host:port")
-			}
-			return
+	var p problems
+	c.checkAddresses(&p)
+	c.checkModel(&p)
+	c.checkNATS(&p)
+	c.checkWorkers(&p)
+	c.checkRuns(&p)
+	c.checkIdentity(&p)
+	c.checkStores(&p)
+	c.checkTools(&p)
+	p.errs = append(p.errs, c.placeholderSecrets()...)
+	c.checkHeaders(&p)
+	c.checkLimits(&p)
+	c.checkRequests(&p)
+	return errors.Join(p.errs...)
+}
+
+// problems collects what Validate finds wrong.
+type problems struct{ errs []error }
+
+// bad records a problem with the variable LONGHAUL_<name>.
+func (p *problems) bad(name, format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf("%s_%s: %s", Prefix, name, fmt.Sprintf(format, args...)))
+}
+
+// addr checks that v is host:port; an empty v is a problem only when the
+// setting is required.
+func (p *problems) addr(name, v string, required bool) {
+	if v == "" {
+		if required {
+			p.bad(name, "must be host:port")
 		}
-		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-			bad(name, "%q is not host:port", v)
-		}
+		return
 	}
-	checkAddr("HTTP_ADDR", c.HTTPAddr, true)
-	checkAddr("TEMPORAL_ADDRESS", c.TemporalAddress, false)
-	checkAddr("EMBEDDED_TEMPORAL_ADDR", c.EmbeddedTemporalAddr, true)
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		p.bad(name, "%q is not host:port", v)
+	}
+}
+
+// httpURL checks that v is an absolute http(s) URL; an empty v is a
+// problem only when the setting is required.
+func (p *problems) httpURL(name, v string, required bool) {
+	if v == "" && !required {
+		return
+	}
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.bad(name, "%q is not an http(s) URL", redact.URLs(v))
+	}
+}
+
+// checkAddresses checks the listen and Temporal addresses, the data
+// directory, the namespace and the task queue.
+func (c Config) checkAddresses(p *problems) {
+	p.addr("HTTP_ADDR", c.HTTPAddr, true)
+	p.addr("TEMPORAL_ADDRESS", c.TemporalAddress, false)
+	p.addr("EMBEDDED_TEMPORAL_ADDR", c.EmbeddedTemporalAddr, true)
 	if c.MetricsAddr != MetricsOff {
-		checkAddr("METRICS_ADDR", c.MetricsAddr, false)
+		p.addr("METRICS_ADDR", c.MetricsAddr, false)
 	}
-	checkAddr("PPROF_ADDR", c.PprofAddr, false)
+	p.addr("PPROF_ADDR", c.PprofAddr, false)
 	if !c.UIDisabled() {
-		checkAddr("EMBEDDED_UI_ADDR", c.EmbeddedUIAddr, true)
+		p.addr("EMBEDDED_UI_ADDR", c.EmbeddedUIAddr, true)
 	}
 	if c.DataDir == "" {
-		bad("DATA_DIR", "must not be empty")
+		p.bad("DATA_DIR", "must not be empty")
 	}
 	if c.TemporalNamespace == "" {
-		bad("TEMPORAL_NAMESPACE", "must not be empty")
+		p.bad("TEMPORAL_NAMESPACE", "must not be empty")
 	}
 	if c.TaskQueue == "" {
-		bad("TASK_QUEUE", "must not be empty")
+		p.bad("TASK_QUEUE", "must not be empty")
 	}
-	if u, err := url.Parse(c.LLMBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("LLM_BASE_URL", "%q is not an http(s) URL", redact.URLs(c.LLMBaseURL))
-	}
+}
+
+// checkModel checks the model endpoints, the default model and the limits
+// of a model call.
+func (c Config) checkModel(p *problems) {
+	p.httpURL("LLM_BASE_URL", c.LLMBaseURL, true)
 	if set, err := c.ModelEndpoints(); err != nil {
-		errs = append(errs, err)
+		p.errs = append(p.errs, err)
 	} else if c.LLMModel != "" {
 		if err := set.Check(c.LLMModel); err != nil {
-			bad("LLM_MODEL", "%v", err)
+			p.bad("LLM_MODEL", "%v", err)
 		}
 	}
 	if c.LLMModel == "" {
-		bad("LLM_MODEL", "must not be empty")
+		p.bad("LLM_MODEL", "must not be empty")
 	}
 	if c.LLMTimeout <= 0 {
-		bad("LLM_TIMEOUT", "must be positive")
+		p.bad("LLM_TIMEOUT", "must be positive")
 	}
 	if c.ModelIdleTimeout < 0 {
-		bad("MODEL_IDLE_TIMEOUT", "must not be negative (0 waits as long as LLM_TIMEOUT)")
+		p.bad("MODEL_IDLE_TIMEOUT", "must not be negative (0 waits as long as LLM_TIMEOUT)")
 	}
 	if c.MaxModelOutput < 1024 || c.MaxModelOutput > MaxModelOutput {
-		bad("MAX_MODEL_OUTPUT_BYTES", "must be from 1024 to %d (an answer travels in one Temporal payload, 2 MB at most), got %d", MaxModelOutput, c.MaxModelOutput)
+		p.bad("MAX_MODEL_OUTPUT_BYTES", "must be from 1024 to %d (an answer travels in one Temporal payload, 2 MB at most), got %d", MaxModelOutput, c.MaxModelOutput)
 	}
-	checkAddr("EMBEDDED_NATS_ADDR", c.EmbeddedNATSAddr, false)
+}
+
+// checkNATS checks the NATS settings, and Temporal's client certificate
+// (which, like NATS's, needs its key).
+func (c Config) checkNATS(p *problems) {
+	p.addr("EMBEDDED_NATS_ADDR", c.EmbeddedNATSAddr, false)
 	for _, u := range strings.Split(c.NATSURL, ",") {
 		if u == "" && c.NATSURL == "" {
 			break
 		}
-		if p, err := url.Parse(strings.TrimSpace(u)); err != nil || p.Host == "" || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, p.Scheme) {
-			bad("NATS_URL", "%q is not a nats:// (or tls://) URL", redact.URLs(u))
+		if pu, err := url.Parse(strings.TrimSpace(u)); err != nil || pu.Host == "" || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, pu.Scheme) {
+			p.bad("NATS_URL", "%q is not a nats:// (or tls://) URL", redact.URLs(u))
 		}
 	}
 	if c.NATSSubjectPrefix == "" || strings.ContainsAny(c.NATSSubjectPrefix, " \t*>") || strings.HasPrefix(c.NATSSubjectPrefix, ".") || strings.HasSuffix(c.NATSSubjectPrefix, ".") {
-		bad("NATS_SUBJECT_PREFIX", "%q is not a NATS subject prefix (tokens separated by dots, no spaces, * or >)", c.NATSSubjectPrefix)
+		p.bad("NATS_SUBJECT_PREFIX", "%q is not a NATS subject prefix (tokens separated by dots, no spaces, * or >)", c.NATSSubjectPrefix)
 	}
 	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
-		bad("NATS_TLS_CERT", "NATS_TLS_CERT and NATS_TLS_KEY go together")
+		p.bad("NATS_TLS_CERT", "NATS_TLS_CERT and NATS_TLS_KEY go together")
 	}
 	if (c.TemporalTLSCert == "") != (c.TemporalTLSKey == "") {
-		bad("TEMPORAL_TLS_CERT", "TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together")
+		p.bad("TEMPORAL_TLS_CERT", "TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together")
 	}
+}
+
+// checkWorkers checks a worker's slots, pollers, cache and versioning.
+func (c Config) checkWorkers(p *problems) {
 	if c.WorkerActivitySlots < 1 || c.WorkerWorkflowSlots < 1 || c.WorkerPollers < 1 {
-		bad("WORKER_ACTIVITY_SLOTS", "the WORKER_ACTIVITY_SLOTS, WORKER_WORKFLOW_SLOTS and WORKER_POLLERS must be at least 1, got %d, %d and %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
+		p.bad("WORKER_ACTIVITY_SLOTS", "the WORKER_ACTIVITY_SLOTS, WORKER_WORKFLOW_SLOTS and WORKER_POLLERS must be at least 1, got %d, %d and %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
 	}
 	if c.WorkerPollers > c.WorkerActivitySlots || c.WorkerPollers > c.WorkerWorkflowSlots {
-		bad("WORKER_POLLERS", "must not be more than the slots it fills (%d activity, %d workflow), got %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
+		p.bad("WORKER_POLLERS", "must not be more than the slots it fills (%d activity, %d workflow), got %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
 	}
 	if c.WorkerStickyCache < 0 {
-		bad("WORKER_STICKY_CACHE", "must not be negative (0 keeps the SDK's default)")
+		p.bad("WORKER_STICKY_CACHE", "must not be negative (0 keeps the SDK's default)")
 	}
 	if d := c.WorkerDeployment; d != "" && (strings.ContainsAny(d, ".: \t") || strings.HasPrefix(d, "__") || len(d) > 255) {
-		bad("WORKER_DEPLOYMENT", "%q is not a deployment name (no '.', ':' or spaces, not starting with '__', at most 255 bytes; off = unversioned)", d)
+		p.bad("WORKER_DEPLOYMENT", "%q is not a deployment name (no '.', ':' or spaces, not starting with '__', at most 255 bytes; off = unversioned)", d)
 	}
 	if b := c.WorkerBuildID; strings.HasPrefix(b, "__") || len(b) > 255 || strings.TrimSpace(b) != b {
-		bad("WORKER_BUILD_ID", "%q is not a build id (not starting with '__', no spaces around it, at most 255 bytes)", b)
+		p.bad("WORKER_BUILD_ID", "%q is not a build id (not starting with '__', no spaces around it, at most 255 bytes)", b)
 	}
 	if c.WorkerVersioning != VersioningAutoUpgrade && c.WorkerVersioning != VersioningPinned {
-		bad("WORKER_VERSIONING", "%q is not %s or %s", c.WorkerVersioning, VersioningAutoUpgrade, VersioningPinned)
+		p.bad("WORKER_VERSIONING", "%q is not %s or %s", c.WorkerVersioning, VersioningAutoUpgrade, VersioningPinned)
 	}
+}
+
+// checkRuns checks how long a run's history grows and waits for approval.
+func (c Config) checkRuns(p *problems) {
 	if c.HistoryLimit < MinHistoryLimit {
-		bad("HISTORY_LIMIT", "must be at least %d events, got %d", MinHistoryLimit, c.HistoryLimit)
+		p.bad("HISTORY_LIMIT", "must be at least %d events, got %d", MinHistoryLimit, c.HistoryLimit)
 	}
 	if c.ApprovalTimeout < 0 {
-		bad("APPROVAL_TIMEOUT", "must not be negative (0 waits without a limit)")
+		p.bad("APPROVAL_TIMEOUT", "must not be negative (0 waits without a limit)")
 	}
+}
+
+// checkIdentity checks the token key, the public URL and the lifetime of
+// Open WebUI's signed users.
+func (c Config) checkIdentity(p *problems) {
 	if k := c.TokenKey; k != "" && !strings.HasPrefix(strings.ToLower(k), Placeholder) {
 		if b, err := hex.DecodeString(k); err != nil || len(b) != 32 {
-			bad("TOKEN_KEY", "must be 32 bytes as 64 hex digits; %s", makeSecret)
+			p.bad("TOKEN_KEY", "must be 32 bytes as 64 hex digits; %s", makeSecret)
 		}
 	}
-	if p := c.PublicURL; p != "" {
-		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-			bad("PUBLIC_URL", "must be an absolute http(s) URL without a query, e.g. https://longhaul.example.com")
+	if pu := c.PublicURL; pu != "" {
+		if u, err := url.Parse(pu); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+			p.bad("PUBLIC_URL", "must be an absolute http(s) URL without a query, e.g. https://longhaul.example.com")
 		}
 	}
 	if c.OpenWebUIJWTMaxLifetime <= 0 {
-		bad("OPENWEBUI_JWT_MAX_LIFETIME", "must be positive (Open WebUI signs for 300 s by default)")
+		p.bad("OPENWEBUI_JWT_MAX_LIFETIME", "must be positive (Open WebUI signs for 300 s by default)")
 	}
+}
+
+// checkStores checks the database and long-term memory.
+func (c Config) checkStores(p *problems) {
 	if _, err := c.Database(); err != nil {
-		bad("DATABASE_URL", "%v", err)
+		p.bad("DATABASE_URL", "%v", err)
 	}
-	if c.EmbedBaseURL != "" {
-		if u, err := url.Parse(c.EmbedBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("EMBED_BASE_URL", "%q is not an http(s) URL", redact.URLs(c.EmbedBaseURL))
-		}
-	}
+	p.httpURL("EMBED_BASE_URL", c.EmbedBaseURL, false)
 	if c.MemoryK < 1 || c.MemoryK > 50 {
-		bad("MEMORY_K", "must be between 1 and 50, got %d", c.MemoryK)
+		p.bad("MEMORY_K", "must be between 1 and 50, got %d", c.MemoryK)
 	}
 	if c.MemoryThreshold < -1 || c.MemoryThreshold > 1 || c.MemoryThreshold != c.MemoryThreshold {
-		bad("MEMORY_THRESHOLD", "must be a cosine similarity between -1 and 1, got %v", c.MemoryThreshold)
+		p.bad("MEMORY_THRESHOLD", "must be a cosine similarity between -1 and 1, got %v", c.MemoryThreshold)
 	}
-	if c.SearchURL != "" {
-		if u, err := url.Parse(c.SearchURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("SEARCH_URL", "%q is not an http(s) URL", redact.URLs(c.SearchURL))
-		}
-	}
-	for _, p := range c.FetchPorts {
-		if p < 1 || p > 65535 {
-			bad("FETCH_PORTS", "%d is not a port", p)
+}
+
+// checkTools checks the tools' settings and the API keys.
+func (c Config) checkTools(p *problems) {
+	p.httpURL("SEARCH_URL", c.SearchURL, false)
+	for _, port := range c.FetchPorts {
+		if port < 1 || port > 65535 {
+			p.bad("FETCH_PORTS", "%d is not a port", port)
 		}
 	}
 	if len(c.FetchPorts) == 0 {
-		bad("FETCH_PORTS", "must list at least one port")
+		p.bad("FETCH_PORTS", "must list at least one port")
 	}
 	if c.MaxToolChars < 500 {
-		bad("MAX_TOOL_CHARS", "must be at least 500")
+		p.bad("MAX_TOOL_CHARS", "must be at least 500")
 	}
 	if c.RestoreChars < 0 {
-		bad("RESTORE_CHARS", "must not be negative")
+		p.bad("RESTORE_CHARS", "must not be negative")
 	}
 	if _, err := c.Keys(); err != nil {
-		bad("API_KEYS", "%v", err)
+		p.bad("API_KEYS", "%v", err)
 	}
-	errs = append(errs, c.placeholderSecrets()...)
+}
+
+// checkHeaders checks that the headers users and chats are read from are
+// header names.
+func (c Config) checkHeaders(p *problems) {
 	h := c.Headers()
 	for name, v := range map[string]string{
 		"USER_ID_HEADER": h.UserID, "USER_EMAIL_HEADER": h.UserEmail, "USER_NAME_HEADER": h.UserName, "USER_ROLE_HEADER": h.UserRole,
 		"USER_JWT_HEADER": h.UserJWT, "CHAT_ID_HEADER": h.ChatID, "MESSAGE_ID_HEADER": h.MessageID,
 	} {
 		if !headerName.MatchString(v) {
-			bad(name, "%q is not an HTTP header name", v)
+			p.bad(name, "%q is not an HTTP header name", v)
 		}
 	}
 	if h.UserGroups != "" && !headerName.MatchString(h.UserGroups) {
-		bad("USER_GROUPS_HEADER", "%q is not an HTTP header name", h.UserGroups)
+		p.bad("USER_GROUPS_HEADER", "%q is not an HTTP header name", h.UserGroups)
 	}
+}
+
+// checkLimits checks the limits of a principal, a user and the admission
+// queue.
+func (c Config) checkLimits(p *problems) {
 	if c.MaxEmbeddings < 0 {
-		bad("MAX_EMBEDDINGS", "must not be negative (0 = no limit)")
+		p.bad("MAX_EMBEDDINGS", "must not be negative (0 = no limit)")
 	}
 	if c.MaxEmbeddingsAnswer < 1024 {
-		bad("MAX_EMBEDDINGS_BYTES", "must be at least 1024")
+		p.bad("MAX_EMBEDDINGS_BYTES", "must be at least 1024")
 	}
 	if c.MaxRuns < 0 {
-		bad("MAX_RUNS", "must not be negative (0 = no limit)")
+		p.bad("MAX_RUNS", "must not be negative (0 = no limit)")
 	}
 	if c.AdmissionConcurrency < 0 {
-		bad("ADMISSION_CONCURRENCY", "must not be negative (0 = no limit)")
+		p.bad("ADMISSION_CONCURRENCY", "must not be negative (0 = no limit)")
 	}
 	if c.AdmissionQueue < 0 {
-		bad("ADMISSION_QUEUE", "must not be negative")
+		p.bad("ADMISSION_QUEUE", "must not be negative")
 	}
 	if c.AdmissionWait < 0 {
-		bad("ADMISSION_WAIT", "must not be negative (0 = as long as the request lasts)")
+		p.bad("ADMISSION_WAIT", "must not be negative (0 = as long as the request lasts)")
 	}
 	if c.MaxStreams < 0 {
-		bad("MAX_STREAMS", "must not be negative (0 = no limit)")
+		p.bad("MAX_STREAMS", "must not be negative (0 = no limit)")
 	}
 	if c.MaxChats < 0 {
-		bad("MAX_CONVERSATIONS", "must not be negative (0 = no limit)")
+		p.bad("MAX_CONVERSATIONS", "must not be negative (0 = no limit)")
 	}
 	if c.EmbedBatch < 1 || c.EmbedBatch > 2048 {
-		bad("EMBED_BATCH", "must be between 1 and 2048 (OpenAI's most inputs of one embeddings request)")
+		p.bad("EMBED_BATCH", "must be between 1 and 2048 (OpenAI's most inputs of one embeddings request)")
 	}
 	if c.MaxMemories < 0 {
-		bad("MAX_MEMORIES", "must not be negative (0 = no limit)")
+		p.bad("MAX_MEMORIES", "must not be negative (0 = no limit)")
 	}
 	if c.MaxBacklog < 1 || c.MaxBacklog > 100000 {
-		bad("MAX_BACKLOG_ITEMS", "must be between 1 and 100000 (a backlog is read whole to be filtered)")
+		p.bad("MAX_BACKLOG_ITEMS", "must be between 1 and 100000 (a backlog is read whole to be filtered)")
 	}
+}
+
+// checkRequests checks the sizes and time limits of requests, and the log
+// level.
+func (c Config) checkRequests(p *problems) {
 	if c.MaxBodyBytes < 1024 {
-		bad("MAX_BODY_BYTES", "must be at least 1024")
+		p.bad("MAX_BODY_BYTES", "must be at least 1024")
 	}
 	if c.MaxFileBytes < 1024 {
-		bad("MAX_FILE_BYTES", "must be at least 1024")
+		p.bad("MAX_FILE_BYTES", "must be at least 1024")
 	}
 	if c.RequestTimeout <= 0 {
-		bad("REQUEST_TIMEOUT", "must be positive")
+		p.bad("REQUEST_TIMEOUT", "must be positive")
 	}
 	if c.TemporalTimeout <= 0 {
-		bad("TEMPORAL_TIMEOUT", "must be positive")
+		p.bad("TEMPORAL_TIMEOUT", "must be positive")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", c.LogLevel)
+		p.bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", c.LogLevel)
 	}
-	return errors.Join(errs...)
 }
 
 // Placeholder is how every secret in .env.example begins: a setting whose

@@ -8,14 +8,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -45,41 +43,41 @@ const UIOff = "off"
 // name read and its fallback are one and the same.
 type Config struct {
 	HTTPAddr string `envconfig:"LONGHAUL_HTTP_ADDR" default:"127.0.0.1:8080" desc:"API listen address"`
-	DataDir  string `envconfig:"LONGHAUL_DATA_DIR" default:"./.longhaul" desc:"embedded Temporal database, local stores and logs"`
+	DataDir  string `envconfig:"LONGHAUL_DATA_DIR" default:"./.longhaul" desc:"embedded Temporal database (temporal.db), its log (temporal.log), local stores and logs"`
 
-	TemporalAddress       string `envconfig:"LONGHAUL_TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api"`
+	TemporalAddress       string `envconfig:"LONGHAUL_TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api; when set, dev embeds nothing"`
 	EmbeddedTemporalAddr  string `envconfig:"LONGHAUL_EMBEDDED_TEMPORAL_ADDR" default:"127.0.0.1:7233" desc:"where dev and server serve the embedded Temporal frontend (gRPC)"`
 	EmbeddedUIAddr        string `envconfig:"LONGHAUL_EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
-	EmbeddedUIWrite       bool   `envconfig:"LONGHAUL_EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login)"`
+	EmbeddedUIWrite       bool   `envconfig:"LONGHAUL_EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login): Longhaul's own allow-list passes reads and workflow queries only, however the path is encoded, and answers anything else 403 (the UI's own read-only switch lets crafted paths through)"`
 	TemporalNamespace     string `envconfig:"LONGHAUL_TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
 	TaskQueue             string `envconfig:"LONGHAUL_TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`
-	TemporalTLS           bool   `envconfig:"LONGHAUL_TEMPORAL_TLS" default:"false" desc:"connect to LONGHAUL_TEMPORAL_ADDRESS over TLS (implied by the TEMPORAL_TLS_* files and TEMPORAL_API_KEY)"`
+	TemporalTLS           bool   `envconfig:"LONGHAUL_TEMPORAL_TLS" default:"false" desc:"connect to LONGHAUL_TEMPORAL_ADDRESS over TLS (implied by TEMPORAL_TLS_CA, TEMPORAL_TLS_CERT, TEMPORAL_TLS_SERVER_NAME and TEMPORAL_API_KEY)"`
 	TemporalTLSCA         string `envconfig:"LONGHAUL_TEMPORAL_TLS_CA" desc:"PEM file of the CA that signed the Temporal frontend's certificate; empty = the system's roots"`
 	TemporalTLSCert       string `envconfig:"LONGHAUL_TEMPORAL_TLS_CERT" desc:"PEM client certificate for Temporal's mutual TLS (with TEMPORAL_TLS_KEY), as Temporal Cloud's mTLS namespaces want"`
 	TemporalTLSKey        string `envconfig:"LONGHAUL_TEMPORAL_TLS_KEY" desc:"PEM key of TEMPORAL_TLS_CERT"`
-	TemporalTLSServerName string `envconfig:"LONGHAUL_TEMPORAL_TLS_SERVER_NAME" desc:"the name the frontend's certificate must carry, when not the host of TEMPORAL_ADDRESS"`
-	TemporalAPIKey        string `envconfig:"LONGHAUL_TEMPORAL_API_KEY" desc:"API key for the Temporal frontend (Temporal Cloud's API-key auth), sent over TLS (never logged)"`
+	TemporalTLSServerName string `envconfig:"LONGHAUL_TEMPORAL_TLS_SERVER_NAME" desc:"the name the frontend's certificate must carry, when not the host of TEMPORAL_ADDRESS; empty = the host dialled"`
+	TemporalAPIKey        string `envconfig:"LONGHAUL_TEMPORAL_API_KEY" desc:"API key for the Temporal frontend (Temporal Cloud's API-key auth), sent as a bearer token over TLS (never logged)"`
 
-	MetricsAddr string `envconfig:"LONGHAUL_METRICS_ADDR" desc:"where Prometheus scrapes /metrics: empty = dev and worker 127.0.0.1:9464 (a free port, printed at start, when that is taken), api GET /metrics on its own listener; server serves none; off serves none; an address set here that is taken stops start-up"`
+	MetricsAddr string `envconfig:"LONGHAUL_METRICS_ADDR" desc:"where Prometheus scrapes /metrics (see docs/deploy.md, Metrics): empty = dev and worker 127.0.0.1:9464 (a free port, printed at start, when that is taken), api GET /metrics on its own listener, server none; an address set here is used by dev, worker and api alike, and when taken stops start-up (127.0.0.1:0 takes a free port, printed at start); off serves none"`
 
-	PprofAddr string `envconfig:"LONGHAUL_PPROF_ADDR" desc:"where Go's profiles (net/http/pprof, /debug/pprof/) are served, unauthenticated, with block and mutex profiling on: empty = off; keep it a loopback address (127.0.0.1:6060)"`
+	PprofAddr string `envconfig:"LONGHAUL_PPROF_ADDR" desc:"where Go's profiles (net/http/pprof, /debug/pprof/: profile, block, mutex, heap, …) are served, unauthenticated, with block and mutex profiling on, by every command but setup: empty = off; keep it a loopback address (127.0.0.1:6060): another one logs a warning; make bench sets it with LONGHAUL_BENCH_PROFILE"`
 
-	WorkerActivitySlots int `envconfig:"LONGHAUL_WORKER_ACTIVITY_SLOTS" default:"1000" desc:"model, tool and store calls one worker runs at once (most of them wait on the network)"`
+	WorkerActivitySlots int `envconfig:"LONGHAUL_WORKER_ACTIVITY_SLOTS" default:"1000" desc:"model, tool and store calls one worker runs at once (most of them wait on the network, so many fit one core)"`
 	WorkerWorkflowSlots int `envconfig:"LONGHAUL_WORKER_WORKFLOW_SLOTS" default:"200" desc:"workflow tasks one worker runs at once"`
-	WorkerPollers       int `envconfig:"LONGHAUL_WORKER_POLLERS" default:"8" desc:"pollers one worker keeps on each of its activity and workflow task queues"`
-	WorkerStickyCache   int `envconfig:"LONGHAUL_WORKER_STICKY_CACHE" default:"0" desc:"runs a worker process keeps cached between their tasks; 0 = the SDK's 10000"`
+	WorkerPollers       int `envconfig:"LONGHAUL_WORKER_POLLERS" default:"8" desc:"pollers one worker keeps on each of its activity and workflow task queues (at most the slots)"`
+	WorkerStickyCache   int `envconfig:"LONGHAUL_WORKER_STICKY_CACHE" default:"0" desc:"runs a worker process keeps cached between their tasks; 0 = the SDK's 10000; lower it on a small host with long runs"`
 
-	WorkerDeployment string `envconfig:"LONGHAUL_WORKER_DEPLOYMENT" default:"longhaul" desc:"Temporal worker deployment the workers join, each build a version of it (Worker Versioning, Temporal server 1.29.1 or later); off = unversioned workers"`
-	WorkerBuildID    string `envconfig:"LONGHAUL_WORKER_BUILD_ID" desc:"this build's id in the worker deployment; empty = what longhaul version prints"`
+	WorkerDeployment string `envconfig:"LONGHAUL_WORKER_DEPLOYMENT" default:"longhaul" desc:"Temporal worker deployment the workers join, each build a version of it (Worker Versioning, Temporal server 1.29.1 or later; see docs/deploy.md); off = unversioned workers; dev's worker is always unversioned"`
+	WorkerBuildID    string `envconfig:"LONGHAUL_WORKER_BUILD_ID" desc:"this build's id in the worker deployment; empty = what longhaul version prints; set it (image tag, commit) when builds carry no version"`
 	WorkerVersioning string `envconfig:"LONGHAUL_WORKER_VERSIONING" default:"auto-upgrade" desc:"auto-upgrade: a run's next task goes to the deployment's current version, so runs outlive the workers that started them; pinned: a run stays on the version it started on, whose workers must outlive it"`
 	WorkerPromote    bool   `envconfig:"LONGHAUL_WORKER_PROMOTE" default:"true" desc:"a worker makes its version the deployment's current version once it polls; false = an operator does (temporal worker deployment set-current-version) or the Temporal Worker Controller"`
 
-	NATSURL           string `envconfig:"LONGHAUL_NATS_URL" desc:"a NATS server or cluster (comma-separated nats:// URLs) for live token streams; empty = embedded (dev); required for worker and api"`
+	NATSURL           string `envconfig:"LONGHAUL_NATS_URL" desc:"a NATS server or cluster (comma-separated nats:// or tls:// URLs) for live token streams; empty = embedded (dev); required for worker and api; when set, dev embeds none"`
 	EmbeddedNATSAddr  string `envconfig:"LONGHAUL_EMBEDDED_NATS_ADDR" desc:"where the embedded NATS listens: empty = dev none (in-process), server 127.0.0.1:4223"`
-	NATSSubjectPrefix string `envconfig:"LONGHAUL_NATS_SUBJECT_PREFIX" default:"longhaul" desc:"first token of Longhaul's NATS subjects (the namespace follows)"`
+	NATSSubjectPrefix string `envconfig:"LONGHAUL_NATS_SUBJECT_PREFIX" default:"longhaul" desc:"first token of Longhaul's NATS subjects (the namespace follows), so deployments can share a cluster"`
 	NATSCreds         string `envconfig:"LONGHAUL_NATS_CREDS" desc:"NATS credentials file (JWT and seed) for a secured cluster"`
 	NATSTLSCA         string `envconfig:"LONGHAUL_NATS_TLS_CA" desc:"PEM file of the CA that signed the NATS servers' certificates"`
-	NATSTLSCert       string `envconfig:"LONGHAUL_NATS_TLS_CERT" desc:"PEM client certificate for NATS (with NATS_TLS_KEY)"`
+	NATSTLSCert       string `envconfig:"LONGHAUL_NATS_TLS_CERT" desc:"PEM client certificate for NATS (with NATS_TLS_KEY), for mutual TLS"`
 	NATSTLSKey        string `envconfig:"LONGHAUL_NATS_TLS_KEY" desc:"PEM key of NATS_TLS_CERT"`
 
 	LLMBaseURL string `envconfig:"LONGHAUL_LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
@@ -87,21 +85,21 @@ type Config struct {
 	LLMModel   string `envconfig:"LONGHAUL_LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
 	// LLMEndpoints names more model endpoints beside LLMBaseURL, and
 	// LLMKeys their keys (see internal/endpoints).
-	LLMEndpoints string        `envconfig:"LONGHAUL_LLM_ENDPOINTS" desc:"more OpenAI-compatible endpoints, name=url,… (e.g. remote=https://openrouter.ai/api/v1); a model reference endpoint:model uses one"`
-	LLMKeys      string        `envconfig:"LONGHAUL_LLM_KEYS" desc:"bearer keys of LLM_ENDPOINTS, name=key,… (never logged)"`
+	LLMEndpoints string        `envconfig:"LONGHAUL_LLM_ENDPOINTS" desc:"more OpenAI-compatible endpoints beside LLM_BASE_URL, name=url,… (e.g. remote=https://openrouter.ai/api/v1); a model reference name:model uses one (see docs/agents.md, A model for each role)"`
+	LLMKeys      string        `envconfig:"LONGHAUL_LLM_KEYS" desc:"bearer keys of LLM_ENDPOINTS, name=key,… (never logged); a key for a name LLM_ENDPOINTS does not list stops start-up"`
 	LLMTimeout   time.Duration `envconfig:"LONGHAUL_LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
 	// ModelIdleTimeout gives up on a model stream that went silent.
 	ModelIdleTimeout time.Duration `envconfig:"LONGHAUL_MODEL_IDLE_TIMEOUT" default:"2m" desc:"how long a model call waits for the next chunk of its stream, the first included, before the attempt fails and is retried; 0 = as long as LLM_TIMEOUT"`
-	MaxModelOutput   int           `envconfig:"LONGHAUL_MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together); past it the run fails with an error, not retried"`
+	MaxModelOutput   int           `envconfig:"LONGHAUL_MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together, at most 1.5 MiB); past it the run fails with an error, not retried"`
 
 	SkillsDir string   `envconfig:"LONGHAUL_SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
-	APIKeys   []string `envconfig:"LONGHAUL_API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key or name:key:role=<role> (or a bare key, named by a short hash); each is its own principal, the role what allow: rules judge it by; empty with no PROXY_KEYS = no auth (dev only)"`
+	APIKeys   []string `envconfig:"LONGHAUL_API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key or name:key:role=<role> (or a bare key, named by a short hash); each is its own principal, the role what allow: rules judge it by (see docs/security.md, Who may use what); empty with no PROXY_KEYS = no auth (dev only; warned at start)"`
 	ProxyKeys []string `envconfig:"LONGHAUL_PROXY_KEYS" desc:"comma-separated name:key bearer keys that may speak for end users (Open WebUI's connection): only their requests' user headers are read, and the user is <name>/<user id>"`
 	// OpenWebUIJWTSecret is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET.
-	OpenWebUIJWTSecret string `envconfig:"LONGHAUL_OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET, at least 32 bytes (openssl rand -hex 32): end users come only from its signed header (never logged)"`
+	OpenWebUIJWTSecret string `envconfig:"LONGHAUL_OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET, at least 32 bytes (openssl rand -hex 32): end users come only from its signed X-OpenWebUI-User-Jwt header (never logged)"`
 	// OpenWebUIJWTMaxLifetime bounds a signed user token's exp - iat.
-	OpenWebUIJWTMaxLifetime time.Duration `envconfig:"LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME" default:"1h" desc:"the longest lifetime (exp - iat) of a signed user token that is accepted; Open WebUI signs for FORWARD_USER_INFO_HEADER_JWT_EXPIRES_SECONDS, 300 s by default"`
-	UserIDHeader            string        `envconfig:"LONGHAUL_USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID)"`
+	OpenWebUIJWTMaxLifetime time.Duration `envconfig:"LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME" default:"1h" desc:"the longest lifetime (exp - iat) of a signed user token that is accepted (a token without iat is refused); Open WebUI signs for FORWARD_USER_INFO_HEADER_JWT_EXPIRES_SECONDS, 300 s by default"`
+	UserIDHeader            string        `envconfig:"LONGHAUL_USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID), read from a proxy key's requests"`
 	UserEmailHeader         string        `envconfig:"LONGHAUL_USER_EMAIL_HEADER" default:"X-OpenWebUI-User-Email" desc:"header naming the end user's e-mail"`
 	UserNameHeader          string        `envconfig:"LONGHAUL_USER_NAME_HEADER" default:"X-OpenWebUI-User-Name" desc:"header naming the end user's name"`
 	UserRoleHeader          string        `envconfig:"LONGHAUL_USER_ROLE_HEADER" default:"X-OpenWebUI-User-Role" desc:"header naming the end user's role"`
@@ -109,48 +107,48 @@ type Config struct {
 	ChatIDHeader            string        `envconfig:"LONGHAUL_CHAT_ID_HEADER" default:"X-OpenWebUI-Chat-Id" desc:"header naming the chat (Open WebUI's FORWARD_SESSION_INFO_HEADER_CHAT_ID)"`
 	MessageIDHeader         string        `envconfig:"LONGHAUL_MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
 	// UserGroupsHeader names the header of the user's groups (allow: groups).
-	UserGroupsHeader string `envconfig:"LONGHAUL_USER_GROUPS_HEADER" desc:"header carrying the end user's groups, comma-separated, for allow: groups; read only from proxy-key requests (or with no keys and no signed header); empty = no groups"`
-	DatabaseURL      string `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+	UserGroupsHeader string `envconfig:"LONGHAUL_USER_GROUPS_HEADER" desc:"header carrying the end user's groups, comma-separated, for allow: groups; read only from proxy-key requests (or, with no keys and no signed header, from anyone; see docs/security.md); empty = no groups"`
+	DatabaseURL      string `envconfig:"LONGHAUL_DATABASE_URL" desc:"sqlite://PATH or postgres://… (postgres for scale), shared by workers and API: the claim-check store of big tool outputs, long conversations and the archived events of continued runs, the conversation store of chat turns, long-term memory (pgvector when the server has it) and documents; empty = sqlite://<data dir>/longhaul.db"`
 
-	EmbedModel      string  `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
-	EmbedBaseURL    string  `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`
+	EmbedModel      string  `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory and documents (e.g. nomic-embed-text on Ollama), through the model endpoint's OpenAI-compatible /v1/embeddings; empty = memory off, which start-up says once (agents' memory: and remember: do nothing, the memory tools are offered to no agent, /v1/memories answers 404) and documents are searched by full text only"`
+	EmbedBaseURL    string  `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint (ending in /v1) for embeddings when it is not LLM_BASE_URL; empty = LLM_BASE_URL"`
 	EmbedAPIKey     string  `envconfig:"LONGHAUL_EMBED_API_KEY" desc:"bearer key of EMBED_BASE_URL (never logged); empty and EMBED_BASE_URL empty = LLM_API_KEY"`
-	MemoryK         int     `envconfig:"LONGHAUL_MEMORY_K" default:"5" desc:"most memories recalled into a turn (memory: recall) or returned by a search"`
-	MemoryThreshold float64 `envconfig:"LONGHAUL_MEMORY_THRESHOLD" default:"0.6" desc:"cosine similarity (-1 to 1) a memory needs to be recalled into a turn"`
-	SearchURL       string  `envconfig:"LONGHAUL_SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
-	MCPConfig       string  `envconfig:"LONGHAUL_MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
+	MemoryK         int     `envconfig:"LONGHAUL_MEMORY_K" default:"5" desc:"most memories recalled into a turn (memory: recall) or returned by a search (tool, plan step, GET /v1/memories?q=); 1 to 50"`
+	MemoryThreshold float64 `envconfig:"LONGHAUL_MEMORY_THRESHOLD" default:"0.6" desc:"cosine similarity (-1 to 1) a memory needs to be recalled into a turn; searches return the closest whatever their score, with it"`
+	SearchURL       string  `envconfig:"LONGHAUL_SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (format=json enabled in its search.formats); empty = web_search is offered to no agent, and the worker logs which agents run without it"`
+	MCPConfig       string  `envconfig:"LONGHAUL_MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape (see docs/tools.md); empty = none"`
 	// TokenKey seals users' OAuth tokens and HTTP-tool secrets at rest.
-	TokenKey        string        `envconfig:"LONGHAUL_TOKEN_KEY" desc:"32 bytes as 64 hex digits (openssl rand -hex 32) sealing users' MCP OAuth tokens and HTTP-tool secrets in the store with AES-GCM; the same on every API and worker; empty = auth: oauth servers and ${user.secret:NAME} are off (never logged)"`
-	PublicURL       string        `envconfig:"LONGHAUL_PUBLIC_URL" desc:"the API's URL as users' browsers reach it, e.g. https://longhaul.example.com; the OAuth redirect URI is <it>/oauth/callback; needed by auth: oauth servers"`
+	TokenKey        string        `envconfig:"LONGHAUL_TOKEN_KEY" desc:"32 bytes as 64 hex digits (openssl rand -hex 32) sealing users' MCP OAuth tokens and HTTP-tool secrets in the store with AES-256-GCM; the same on every API and worker; a change-me… placeholder or a malformed key stops start-up; empty = users' own credentials are off: auth: oauth servers and ${user.secret:NAME} (see docs/tools.md; never logged)"`
+	PublicURL       string        `envconfig:"LONGHAUL_PUBLIC_URL" desc:"the API's URL as users' browsers reach it, e.g. https://longhaul.example.com; the OAuth redirect URI is <it>/oauth/callback; required when an MCP server has auth: oauth"`
 	FetchPorts      []int         `envconfig:"LONGHAUL_FETCH_PORTS" default:"80,443" desc:"the only ports web_fetch connects to"`
 	MaxToolChars    int           `envconfig:"LONGHAUL_MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
-	RestoreChars    int           `envconfig:"LONGHAUL_RESTORE_CHARS" default:"32000" desc:"characters of earlier chat turns' tool results given back to the model (conversation restore); the newest turn's are kept whole, older ones are cut, oldest first"`
-	HistoryLimit    int           `envconfig:"LONGHAUL_HISTORY_LIMIT" default:"5000" desc:"history events after which a run continues as new (Temporal's own suggestion may come first)"`
+	RestoreChars    int           `envconfig:"LONGHAUL_RESTORE_CHARS" default:"32000" desc:"characters of earlier chat turns' tool results given back to the model on a later turn (conversation restore); the newest restored turn's are kept whole, older ones are cut, oldest first, with a note saying so and naming the stored whole; 0 = the default"`
+	HistoryLimit    int           `envconfig:"LONGHAUL_HISTORY_LIMIT" default:"5000" desc:"history events after which a run continues as new (Temporal's own suggestion may come first); at least 100"`
 	ApprovalTimeout time.Duration `envconfig:"LONGHAUL_APPROVAL_TIMEOUT" default:"1h" desc:"how long a run waits for a person to approve a tool call before denying it (a waiting run holds one of its principal's MAX_RUNS); 0 = no limit"`
-	Retention       time.Duration `envconfig:"LONGHAUL_RETENTION" default:"0" desc:"how long the stored data of a finished run (big tool outputs, stored conversation turns, archived events) is kept; 0 = the namespace's workflow retention"`
+	Retention       time.Duration `envconfig:"LONGHAUL_RETENTION" default:"0" desc:"how long the stored data of a finished run (big tool outputs, stored conversation and chat turns, archived events) is kept; an hourly Temporal schedule, longhaul-retention-<task queue>, deletes older data, and a chat whose every stored turn went; 0 = the namespace's workflow retention (24h embedded)"`
 
-	EmbedModels         []string `envconfig:"LONGHAUL_EMBED_MODELS" desc:"embedding models POST /v1/embeddings may name (comma-separated; * = any); empty = LONGHAUL_EMBED_MODEL alone, and with that empty too the route answers 404"`
-	MaxEmbeddings       int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS" default:"4" desc:"most /v1/embeddings requests one principal may have in flight on one API process (429 beyond); 0 = no limit"`
-	MaxEmbeddingsAnswer int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS_BYTES" default:"33554432" desc:"largest answer of the embeddings endpoint to one /v1/embeddings request, in bytes (502 beyond; no more is read)"`
+	EmbedModels         []string `envconfig:"LONGHAUL_EMBED_MODELS" desc:"embedding models POST /v1/embeddings may name (comma-separated; * = any); empty = LONGHAUL_EMBED_MODEL alone, and with that empty too the route answers 404, so the operator's key never embeds for a model nobody named"`
+	MaxEmbeddings       int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS" default:"4" desc:"most /v1/embeddings requests one principal may have in flight on one API process (429 with Retry-After beyond); 0 = no limit"`
+	MaxEmbeddingsAnswer int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS_BYTES" default:"33554432" desc:"largest answer of the embeddings endpoint to one /v1/embeddings request, in bytes (32 MiB), read whole before it is passed on (502 beyond; no more is read); a float vector of 1536 dimensions is about 30 KB of JSON, 8 KB in base64"`
 
-	ImageURLHTTP    bool `envconfig:"LONGHAUL_IMAGE_URL_HTTP" default:"false" desc:"accept http: image URLs besides https: and data: ones (the model endpoint fetches them)"`
-	ImageURLPrivate bool `envconfig:"LONGHAUL_IMAGE_URL_PRIVATE" default:"false" desc:"accept image URLs whose host is localhost or a loopback, link-local, private or other non-public address"`
+	ImageURLHTTP    bool `envconfig:"LONGHAUL_IMAGE_URL_HTTP" default:"false" desc:"accept http: image URLs besides https: and data: ones (the model endpoint fetches them itself)"`
+	ImageURLPrivate bool `envconfig:"LONGHAUL_IMAGE_URL_PRIVATE" default:"false" desc:"accept image URLs whose host is localhost or a loopback, link-local, private or other non-public address (an image server on the operator's own network)"`
 
-	MaxRuns     int `envconfig:"LONGHAUL_MAX_RUNS" default:"20" desc:"most runs one principal may have running or waiting at once, background Responses included (429 beyond); 0 = no limit"`
-	MaxStreams  int `envconfig:"LONGHAUL_MAX_STREAMS" default:"20" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
-	MaxChats    int `envconfig:"LONGHAUL_MAX_CONVERSATIONS" default:"1000" desc:"most chats one user keeps in the conversation store: a turn of a new chat beyond it removes the stored turns of the least recently updated; 0 = no limit"`
-	EmbedBatch  int `envconfig:"LONGHAUL_EMBED_BATCH" default:"64" desc:"most chunks of a document one embeddings call sends when a file is ingested into a vector store (1 to 2048, OpenAI's limit of inputs per request)"`
-	MaxMemories int `envconfig:"LONGHAUL_MAX_MEMORIES" default:"1000" desc:"most long-term memories one user keeps: a save beyond it evicts the least recently saved or updated; 0 = no limit"`
-	MaxBacklog  int `envconfig:"LONGHAUL_MAX_BACKLOG_ITEMS" default:"200" desc:"most active (open or in progress) items one user's backlog holds (backlog_add beyond it is refused to the model), and most closed items it keeps (the least recently closed go first); 1 to 100000"`
+	MaxRuns     int `envconfig:"LONGHAUL_MAX_RUNS" default:"20" desc:"most runs one principal may have running or waiting at once, background Responses included (429 with Retry-After beyond); 0 = no limit"`
+	MaxStreams  int `envconfig:"LONGHAUL_MAX_STREAMS" default:"20" desc:"most event streams one principal may hold open on one API process (429 with Retry-After beyond); 0 = no limit"`
+	MaxChats    int `envconfig:"LONGHAUL_MAX_CONVERSATIONS" default:"1000" desc:"most chats one user keeps in the conversation store: a turn of a new chat beyond it removes the stored turns of the user's least recently updated chat (its runs' blobs go with the retention); 0 = no limit"`
+	EmbedBatch  int `envconfig:"LONGHAUL_EMBED_BATCH" default:"64" desc:"most chunks of a document one embeddings call sends (EMBED_MODEL) when a file is ingested into a vector store, and so the most a killed worker embeds again; 1 to 2048, OpenAI's limit of inputs per request"`
+	MaxMemories int `envconfig:"LONGHAUL_MAX_MEMORIES" default:"1000" desc:"most long-term memories one user keeps: a save beyond it deletes the least recently saved or updated; 0 = no limit"`
+	MaxBacklog  int `envconfig:"LONGHAUL_MAX_BACKLOG_ITEMS" default:"200" desc:"most active (open or in progress) items one user's backlog holds (backlog_add beyond it is refused to the model), and most closed items it keeps (the least recently closed go first; see docs/agents.md, Backlog); 1 to 100000"`
 
-	AdmissionConcurrency int           `envconfig:"LONGHAUL_ADMISSION_CONCURRENCY" default:"32" desc:"run starts (the Temporal calls that start a run) one API process makes at once; more wait in its admission queue, first come first served; 0 = no limit (no queue)"`
-	AdmissionQueue       int           `envconfig:"LONGHAUL_ADMISSION_QUEUE" default:"2000" desc:"run starts that may wait in one API process's admission queue; past it a request gets 429 with Retry-After at once"`
-	AdmissionWait        time.Duration `envconfig:"LONGHAUL_ADMISSION_WAIT" default:"60s" desc:"longest a run start waits in the admission queue before its request gets 429 with Retry-After; 0 = as long as the request lasts"`
+	AdmissionConcurrency int           `envconfig:"LONGHAUL_ADMISSION_CONCURRENCY" default:"32" desc:"run starts (the Temporal calls that start a run: chat, runs API, Responses) one API process makes at once; more wait in its admission queue, first come first served (see docs/performance.md); 0 = no limit (no queue)"`
+	AdmissionQueue       int           `envconfig:"LONGHAUL_ADMISSION_QUEUE" default:"2000" desc:"run starts that may wait in one API process's admission queue; past it a request gets 429 with Retry-After: 2 at once"`
+	AdmissionWait        time.Duration `envconfig:"LONGHAUL_ADMISSION_WAIT" default:"60s" desc:"longest a run start waits in the admission queue before its request gets 429 with Retry-After: 2; 0 = as long as the request lasts"`
 
 	MaxBodyBytes    int64         `envconfig:"LONGHAUL_MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
-	MaxFileBytes    int64         `envconfig:"LONGHAUL_MAX_FILE_BYTES" default:"52428800" desc:"largest file POST /v1/files accepts, streamed to the document store (413 above it, nothing kept)"`
-	RequestTimeout  time.Duration `envconfig:"LONGHAUL_REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
-	TemporalTimeout time.Duration `envconfig:"LONGHAUL_TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request (503 with Retry-After after it)"`
+	MaxFileBytes    int64         `envconfig:"LONGHAUL_MAX_FILE_BYTES" default:"52428800" desc:"largest file POST /v1/files accepts, 50 MiB by default (the only route whose body may be larger than MAX_BODY_BYTES: it is streamed to the document store, not held in memory; 413 above it, nothing kept)"`
+	RequestTimeout  time.Duration `envconfig:"LONGHAUL_REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, with the run id; the run goes on, except a Responses request with store: false, whose run is stopped and deleted)"`
+	TemporalTimeout time.Duration `envconfig:"LONGHAUL_TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request: an unreachable Temporal is a 503 with Retry-After after it, not a hanging request"`
 	LogLevel        string        `envconfig:"LONGHAUL_LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 }
 
@@ -669,17 +667,6 @@ func (c Config) Database() (Database, error) {
 		return Database{Driver: "postgres", DSN: u}, nil
 	}
 	return Database{}, fmt.Errorf("%q must start with sqlite:// or postgres://", redact.URLs(u))
-}
-
-// Usage writes the settings table (variable, default, meaning) to w.
-func Usage(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tMEANING")
-	err := envconfig.Usagef("", &Config{}, tw, "{{range .}}  {{usage_key .}}\t{{usage_default .}}\t{{usage_description .}}\n{{end}}")
-	if err != nil {
-		return err
-	}
-	return tw.Flush()
 }
 
 // TemporalTLSConfig is the TLS configuration of the connection to

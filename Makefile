@@ -8,7 +8,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 TESTFLAGS   ?= -race -count=1 -timeout 30m
 BENCHFLAGS  ?= -run '^$$' -bench . -benchtime 1x -timeout 60m
 
-.PHONY: all build run test chaos topology lint bench bench-cluster fuzz clean
+.PHONY: all build run test chaos topology lint bench bench-cluster fuzz clean docs
 
 all: build
 
@@ -17,6 +17,12 @@ build:
 
 run: build
 	./$(BIN) dev
+
+# docs/settings.md's settings table, written again from internal/config's
+# desc tags (what `longhaul settings` prints); TestSettingsDoc fails when
+# the two differ.
+docs:
+	$(GO) test -count=1 -run '^TestSettingsDoc$$' ./internal/config/ -update
 
 # The tests run against a throwaway PostgreSQL (test/postgres/with-postgres.sh:
 # initdb in a temporary directory, a free loopback port, removed when the

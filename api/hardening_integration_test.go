@@ -108,8 +108,8 @@ func TestIdentityHardening(t *testing.T) {
 				t.Errorf("GET /v1/runs as the %s = %d, want 200", name, resp.StatusCode)
 			}
 		}
-		// Without the secret, the proxy key itself is a principal, as the
-		// README says.
+		// Without the secret, the proxy key itself is a principal, as
+		// docs/security.md says.
 		if resp := doAt(t, env.URL, "GET", "/v1/runs", nil, proxy); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET /v1/runs, proxy key, no secret = %d, want 200", resp.StatusCode)
 		}

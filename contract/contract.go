@@ -87,7 +87,7 @@ const (
 )
 
 // Search attributes Longhaul sets on its runs, registered in every namespace
-// of the embedded server (a real cluster needs them added once, see README).
+// of the embedded server (a real cluster needs them added once, see docs/deploy.md).
 var (
 	SearchAttrAgent  = temporal.NewSearchAttributeKeyKeyword("LonghaulAgent")
 	SearchAttrUser   = temporal.NewSearchAttributeKeyKeyword("LonghaulUser")

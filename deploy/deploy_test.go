@@ -173,8 +173,8 @@ func loadWith(t *testing.T, env map[string]string) config.Config {
 }
 
 // secretEnv is .env.example with every change-me… placeholder replaced by
-// a real-looking secret (64 hex digits), as an operator following the
-// README does: Longhaul refuses the placeholders themselves at start.
+// a real-looking secret (64 hex digits), as an operator following
+// docs/deploy.md does: Longhaul refuses the placeholders themselves at start.
 func secretEnv(t *testing.T) map[string]string {
 	t.Helper()
 	env := composetest.ExampleEnv(t)

@@ -83,7 +83,7 @@ var (
 )
 
 // TestSideBySideOnDefaults starts `longhaul server`, two workers and an API
-// on one host with no LONGHAUL_METRICS_ADDR, as README's "One machine"
+// on one host with no LONGHAUL_METRICS_ADDR, as docs/deploy.md's "One machine"
 // does: all start, a chat goes through them, and each worker's and the
 // API's metrics are scraped. The listen addresses of server and API are
 // free ports only because this machine's other tests and engineers use the

@@ -8,14 +8,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -45,41 +43,41 @@ const UIOff = "off"
 // name read and its fallback are one and the same.
 type Config struct {
 	HTTPAddr string `envconfig:"LONGHAUL_HTTP_ADDR" default:"127.0.0.1:8080" desc:"API listen address"`
-	DataDir  string `envconfig:"LONGHAUL_DATA_DIR" default:"./.longhaul" desc:"embedded Temporal database, local stores and logs"`
+	DataDir  string `envconfig:"LONGHAUL_DATA_DIR" default:"./.longhaul" desc:"embedded Temporal database (temporal.db), its log (temporal.log), local stores and logs"`
 
-	TemporalAddress       string `envconfig:"LONGHAUL_TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api"`
+	TemporalAddress       string `envconfig:"LONGHAUL_TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api; when set, dev embeds nothing"`
 	EmbeddedTemporalAddr  string `envconfig:"LONGHAUL_EMBEDDED_TEMPORAL_ADDR" default:"127.0.0.1:7233" desc:"where dev and server serve the embedded Temporal frontend (gRPC)"`
 	EmbeddedUIAddr        string `envconfig:"LONGHAUL_EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
-	EmbeddedUIWrite       bool   `envconfig:"LONGHAUL_EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login)"`
+	EmbeddedUIWrite       bool   `envconfig:"LONGHAUL_EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login): Longhaul's own allow-list passes reads and workflow queries only, however the path is encoded, and answers anything else 403 (the UI's own read-only switch lets crafted paths through)"`
 	TemporalNamespace     string `envconfig:"LONGHAUL_TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
 	TaskQueue             string `envconfig:"LONGHAUL_TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`
-	TemporalTLS           bool   `envconfig:"LONGHAUL_TEMPORAL_TLS" default:"false" desc:"connect to LONGHAUL_TEMPORAL_ADDRESS over TLS (implied by the TEMPORAL_TLS_* files and TEMPORAL_API_KEY)"`
+	TemporalTLS           bool   `envconfig:"LONGHAUL_TEMPORAL_TLS" default:"false" desc:"connect to LONGHAUL_TEMPORAL_ADDRESS over TLS (implied by TEMPORAL_TLS_CA, TEMPORAL_TLS_CERT, TEMPORAL_TLS_SERVER_NAME and TEMPORAL_API_KEY)"`
 	TemporalTLSCA         string `envconfig:"LONGHAUL_TEMPORAL_TLS_CA" desc:"PEM file of the CA that signed the Temporal frontend's certificate; empty = the system's roots"`
 	TemporalTLSCert       string `envconfig:"LONGHAUL_TEMPORAL_TLS_CERT" desc:"PEM client certificate for Temporal's mutual TLS (with TEMPORAL_TLS_KEY), as Temporal Cloud's mTLS namespaces want"`
 	TemporalTLSKey        string `envconfig:"LONGHAUL_TEMPORAL_TLS_KEY" desc:"PEM key of TEMPORAL_TLS_CERT"`
-	TemporalTLSServerName string `envconfig:"LONGHAUL_TEMPORAL_TLS_SERVER_NAME" desc:"the name the frontend's certificate must carry, when not the host of TEMPORAL_ADDRESS"`
-	TemporalAPIKey        string `envconfig:"LONGHAUL_TEMPORAL_API_KEY" desc:"API key for the Temporal frontend (Temporal Cloud's API-key auth), sent over TLS (never logged)"`
+	TemporalTLSServerName string `envconfig:"LONGHAUL_TEMPORAL_TLS_SERVER_NAME" desc:"the name the frontend's certificate must carry, when not the host of TEMPORAL_ADDRESS; empty = the host dialled"`
+	TemporalAPIKey        string `envconfig:"LONGHAUL_TEMPORAL_API_KEY" desc:"API key for the Temporal frontend (Temporal Cloud's API-key auth), sent as a bearer token over TLS (never logged)"`
 
-	MetricsAddr string `envconfig:"LONGHAUL_METRICS_ADDR" desc:"where Prometheus scrapes /metrics: empty = dev and worker 127.0.0.1:9464 (a free port, printed at start, when that is taken), api GET /metrics on its own listener; server serves none; off serves none; an address set here that is taken stops start-up"`
+	MetricsAddr string `envconfig:"LONGHAUL_METRICS_ADDR" desc:"where Prometheus scrapes /metrics (see docs/deploy.md, Metrics): empty = dev and worker 127.0.0.1:9464 (a free port, printed at start, when that is taken), api GET /metrics on its own listener, server none; an address set here is used by dev, worker and api alike, and when taken stops start-up (127.0.0.1:0 takes a free port, printed at start); off serves none"`
 
-	PprofAddr string `envconfig:"LONGHAUL_PPROF_ADDR" desc:"where Go's profiles (net/http/pprof, /debug/pprof/) are served, unauthenticated, with block and mutex profiling on: empty = off; keep it a loopback address (127.0.0.1:6060)"`
+	PprofAddr string `envconfig:"LONGHAUL_PPROF_ADDR" desc:"where Go's profiles (net/http/pprof, /debug/pprof/: profile, block, mutex, heap, …) are served, unauthenticated, with block and mutex profiling on, by every command but setup: empty = off; keep it a loopback address (127.0.0.1:6060): another one logs a warning; make bench sets it with LONGHAUL_BENCH_PROFILE"`
 
-	WorkerActivitySlots int `envconfig:"LONGHAUL_WORKER_ACTIVITY_SLOTS" default:"1000" desc:"model, tool and store calls one worker runs at once (most of them wait on the network)"`
+	WorkerActivitySlots int `envconfig:"LONGHAUL_WORKER_ACTIVITY_SLOTS" default:"1000" desc:"model, tool and store calls one worker runs at once (most of them wait on the network, so many fit one core)"`
 	WorkerWorkflowSlots int `envconfig:"LONGHAUL_WORKER_WORKFLOW_SLOTS" default:"200" desc:"workflow tasks one worker runs at once"`
-	WorkerPollers       int `envconfig:"LONGHAUL_WORKER_POLLERS" default:"8" desc:"pollers one worker keeps on each of its activity and workflow task queues"`
-	WorkerStickyCache   int `envconfig:"LONGHAUL_WORKER_STICKY_CACHE" default:"0" desc:"runs a worker process keeps cached between their tasks; 0 = the SDK's 10000"`
+	WorkerPollers       int `envconfig:"LONGHAUL_WORKER_POLLERS" default:"8" desc:"pollers one worker keeps on each of its activity and workflow task queues (at most the slots)"`
+	WorkerStickyCache   int `envconfig:"LONGHAUL_WORKER_STICKY_CACHE" default:"0" desc:"runs a worker process keeps cached between their tasks; 0 = the SDK's 10000; lower it on a small host with long runs"`
 
-	WorkerDeployment string `envconfig:"LONGHAUL_WORKER_DEPLOYMENT" default:"longhaul" desc:"Temporal worker deployment the workers join, each build a version of it (Worker Versioning, Temporal server 1.29.1 or later); off = unversioned workers"`
-	WorkerBuildID    string `envconfig:"LONGHAUL_WORKER_BUILD_ID" desc:"this build's id in the worker deployment; empty = what longhaul version prints"`
+	WorkerDeployment string `envconfig:"LONGHAUL_WORKER_DEPLOYMENT" default:"longhaul" desc:"Temporal worker deployment the workers join, each build a version of it (Worker Versioning, Temporal server 1.29.1 or later; see docs/deploy.md); off = unversioned workers; dev's worker is always unversioned"`
+	WorkerBuildID    string `envconfig:"LONGHAUL_WORKER_BUILD_ID" desc:"this build's id in the worker deployment; empty = what longhaul version prints; set it (image tag, commit) when builds carry no version"`
 	WorkerVersioning string `envconfig:"LONGHAUL_WORKER_VERSIONING" default:"auto-upgrade" desc:"auto-upgrade: a run's next task goes to the deployment's current version, so runs outlive the workers that started them; pinned: a run stays on the version it started on, whose workers must outlive it"`
 	WorkerPromote    bool   `envconfig:"LONGHAUL_WORKER_PROMOTE" default:"true" desc:"a worker makes its version the deployment's current version once it polls; false = an operator does (temporal worker deployment set-current-version) or the Temporal Worker Controller"`
 
-	NATSURL           string `envconfig:"LONGHAUL_NATS_URL" desc:"a NATS server or cluster (comma-separated nats:// URLs) for live token streams; empty = embedded (dev); required for worker and api"`
+	NATSURL           string `envconfig:"LONGHAUL_NATS_URL" desc:"a NATS server or cluster (comma-separated nats:// or tls:// URLs) for live token streams; empty = embedded (dev); required for worker and api; when set, dev embeds none"`
 	EmbeddedNATSAddr  string `envconfig:"LONGHAUL_EMBEDDED_NATS_ADDR" desc:"where the embedded NATS listens: empty = dev none (in-process), server 127.0.0.1:4223"`
-	NATSSubjectPrefix string `envconfig:"LONGHAUL_NATS_SUBJECT_PREFIX" default:"longhaul" desc:"first token of Longhaul's NATS subjects (the namespace follows)"`
+	NATSSubjectPrefix string `envconfig:"LONGHAUL_NATS_SUBJECT_PREFIX" default:"longhaul" desc:"first token of Longhaul's NATS subjects (the namespace follows), so deployments can share a cluster"`
 	NATSCreds         string `envconfig:"LONGHAUL_NATS_CREDS" desc:"NATS credentials file (JWT and seed) for a secured cluster"`
 	NATSTLSCA         string `envconfig:"LONGHAUL_NATS_TLS_CA" desc:"PEM file of the CA that signed the NATS servers' certificates"`
-	NATSTLSCert       string `envconfig:"LONGHAUL_NATS_TLS_CERT" desc:"PEM client certificate for NATS (with NATS_TLS_KEY)"`
+	NATSTLSCert       string `envconfig:"LONGHAUL_NATS_TLS_CERT" desc:"PEM client certificate for NATS (with NATS_TLS_KEY), for mutual TLS"`
 	NATSTLSKey        string `envconfig:"LONGHAUL_NATS_TLS_KEY" desc:"PEM key of NATS_TLS_CERT"`
 
 	LLMBaseURL string `envconfig:"LONGHAUL_LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
@@ -87,21 +85,21 @@ type Config struct {
 	LLMModel   string `envconfig:"LONGHAUL_LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
 	// LLMEndpoints names more model endpoints beside LLMBaseURL, and
 	// LLMKeys their keys (see internal/endpoints).
-	LLMEndpoints string        `envconfig:"LONGHAUL_LLM_ENDPOINTS" desc:"more OpenAI-compatible endpoints, name=url,… (e.g. remote=https://openrouter.ai/api/v1); a model reference endpoint:model uses one"`
-	LLMKeys      string        `envconfig:"LONGHAUL_LLM_KEYS" desc:"bearer keys of LLM_ENDPOINTS, name=key,… (never logged)"`
+	LLMEndpoints string        `envconfig:"LONGHAUL_LLM_ENDPOINTS" desc:"more OpenAI-compatible endpoints beside LLM_BASE_URL, name=url,… (e.g. remote=https://openrouter.ai/api/v1); a model reference name:model uses one (see docs/agents.md, A model for each role)"`
+	LLMKeys      string        `envconfig:"LONGHAUL_LLM_KEYS" desc:"bearer keys of LLM_ENDPOINTS, name=key,… (never logged); a key for a name LLM_ENDPOINTS does not list stops start-up"`
 	LLMTimeout   time.Duration `envconfig:"LONGHAUL_LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
 	// ModelIdleTimeout gives up on a model stream that went silent.
 	ModelIdleTimeout time.Duration `envconfig:"LONGHAUL_MODEL_IDLE_TIMEOUT" default:"2m" desc:"how long a model call waits for the next chunk of its stream, the first included, before the attempt fails and is retried; 0 = as long as LLM_TIMEOUT"`
-	MaxModelOutput   int           `envconfig:"LONGHAUL_MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together); past it the run fails with an error, not retried"`
+	MaxModelOutput   int           `envconfig:"LONGHAUL_MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together, at most 1.5 MiB); past it the run fails with an error, not retried"`
 
 	SkillsDir string   `envconfig:"LONGHAUL_SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
-	APIKeys   []string `envconfig:"LONGHAUL_API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key or name:key:role=<role> (or a bare key, named by a short hash); each is its own principal, the role what allow: rules judge it by; empty with no PROXY_KEYS = no auth (dev only)"`
+	APIKeys   []string `envconfig:"LONGHAUL_API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key or name:key:role=<role> (or a bare key, named by a short hash); each is its own principal, the role what allow: rules judge it by (see docs/security.md, Who may use what); empty with no PROXY_KEYS = no auth (dev only; warned at start)"`
 	ProxyKeys []string `envconfig:"LONGHAUL_PROXY_KEYS" desc:"comma-separated name:key bearer keys that may speak for end users (Open WebUI's connection): only their requests' user headers are read, and the user is <name>/<user id>"`
 	// OpenWebUIJWTSecret is Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET.
-	OpenWebUIJWTSecret string `envconfig:"LONGHAUL_OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET, at least 32 bytes (openssl rand -hex 32): end users come only from its signed header (never logged)"`
+	OpenWebUIJWTSecret string `envconfig:"LONGHAUL_OPENWEBUI_JWT_SECRET" desc:"Open WebUI's FORWARD_USER_INFO_HEADER_JWT_SECRET, at least 32 bytes (openssl rand -hex 32): end users come only from its signed X-OpenWebUI-User-Jwt header (never logged)"`
 	// OpenWebUIJWTMaxLifetime bounds a signed user token's exp - iat.
-	OpenWebUIJWTMaxLifetime time.Duration `envconfig:"LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME" default:"1h" desc:"the longest lifetime (exp - iat) of a signed user token that is accepted; Open WebUI signs for FORWARD_USER_INFO_HEADER_JWT_EXPIRES_SECONDS, 300 s by default"`
-	UserIDHeader            string        `envconfig:"LONGHAUL_USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID)"`
+	OpenWebUIJWTMaxLifetime time.Duration `envconfig:"LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME" default:"1h" desc:"the longest lifetime (exp - iat) of a signed user token that is accepted (a token without iat is refused); Open WebUI signs for FORWARD_USER_INFO_HEADER_JWT_EXPIRES_SECONDS, 300 s by default"`
+	UserIDHeader            string        `envconfig:"LONGHAUL_USER_ID_HEADER" default:"X-OpenWebUI-User-Id" desc:"header naming the end user's id (Open WebUI's FORWARD_USER_INFO_HEADER_USER_ID), read from a proxy key's requests"`
 	UserEmailHeader         string        `envconfig:"LONGHAUL_USER_EMAIL_HEADER" default:"X-OpenWebUI-User-Email" desc:"header naming the end user's e-mail"`
 	UserNameHeader          string        `envconfig:"LONGHAUL_USER_NAME_HEADER" default:"X-OpenWebUI-User-Name" desc:"header naming the end user's name"`
 	UserRoleHeader          string        `envconfig:"LONGHAUL_USER_ROLE_HEADER" default:"X-OpenWebUI-User-Role" desc:"header naming the end user's role"`
@@ -109,48 +107,48 @@ type Config struct {
 	ChatIDHeader            string        `envconfig:"LONGHAUL_CHAT_ID_HEADER" default:"X-OpenWebUI-Chat-Id" desc:"header naming the chat (Open WebUI's FORWARD_SESSION_INFO_HEADER_CHAT_ID)"`
 	MessageIDHeader         string        `envconfig:"LONGHAUL_MESSAGE_ID_HEADER" default:"X-OpenWebUI-Message-Id" desc:"header naming the message being answered (FORWARD_SESSION_INFO_HEADER_MESSAGE_ID)"`
 	// UserGroupsHeader names the header of the user's groups (allow: groups).
-	UserGroupsHeader string `envconfig:"LONGHAUL_USER_GROUPS_HEADER" desc:"header carrying the end user's groups, comma-separated, for allow: groups; read only from proxy-key requests (or with no keys and no signed header); empty = no groups"`
-	DatabaseURL      string `envconfig:"LONGHAUL_DATABASE_URL" desc:"claim-check store of big tool outputs, long conversations and archived events: sqlite://PATH or postgres://...; empty = sqlite://<data dir>/longhaul.db"`
+	UserGroupsHeader string `envconfig:"LONGHAUL_USER_GROUPS_HEADER" desc:"header carrying the end user's groups, comma-separated, for allow: groups; read only from proxy-key requests (or, with no keys and no signed header, from anyone; see docs/security.md); empty = no groups"`
+	DatabaseURL      string `envconfig:"LONGHAUL_DATABASE_URL" desc:"sqlite://PATH or postgres://… (postgres for scale), shared by workers and API: the claim-check store of big tool outputs, long conversations and the archived events of continued runs, the conversation store of chat turns, long-term memory (pgvector when the server has it) and documents; empty = sqlite://<data dir>/longhaul.db"`
 
-	EmbedModel      string  `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory, through the model endpoint's /v1/embeddings (e.g. nomic-embed-text); empty = memory off"`
-	EmbedBaseURL    string  `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint for embeddings when it is not LLM_BASE_URL"`
+	EmbedModel      string  `envconfig:"LONGHAUL_EMBED_MODEL" desc:"embedding model of long-term memory and documents (e.g. nomic-embed-text on Ollama), through the model endpoint's OpenAI-compatible /v1/embeddings; empty = memory off, which start-up says once (agents' memory: and remember: do nothing, the memory tools are offered to no agent, /v1/memories answers 404) and documents are searched by full text only"`
+	EmbedBaseURL    string  `envconfig:"LONGHAUL_EMBED_BASE_URL" desc:"an OpenAI-compatible endpoint (ending in /v1) for embeddings when it is not LLM_BASE_URL; empty = LLM_BASE_URL"`
 	EmbedAPIKey     string  `envconfig:"LONGHAUL_EMBED_API_KEY" desc:"bearer key of EMBED_BASE_URL (never logged); empty and EMBED_BASE_URL empty = LLM_API_KEY"`
-	MemoryK         int     `envconfig:"LONGHAUL_MEMORY_K" default:"5" desc:"most memories recalled into a turn (memory: recall) or returned by a search"`
-	MemoryThreshold float64 `envconfig:"LONGHAUL_MEMORY_THRESHOLD" default:"0.6" desc:"cosine similarity (-1 to 1) a memory needs to be recalled into a turn"`
-	SearchURL       string  `envconfig:"LONGHAUL_SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (JSON format enabled); empty = web_search is offered to no agent"`
-	MCPConfig       string  `envconfig:"LONGHAUL_MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape; empty = none"`
+	MemoryK         int     `envconfig:"LONGHAUL_MEMORY_K" default:"5" desc:"most memories recalled into a turn (memory: recall) or returned by a search (tool, plan step, GET /v1/memories?q=); 1 to 50"`
+	MemoryThreshold float64 `envconfig:"LONGHAUL_MEMORY_THRESHOLD" default:"0.6" desc:"cosine similarity (-1 to 1) a memory needs to be recalled into a turn; searches return the closest whatever their score, with it"`
+	SearchURL       string  `envconfig:"LONGHAUL_SEARCH_URL" desc:"SearXNG-compatible search endpoint for web_search (format=json enabled in its search.formats); empty = web_search is offered to no agent, and the worker logs which agents run without it"`
+	MCPConfig       string  `envconfig:"LONGHAUL_MCP_CONFIG" desc:"JSON file of MCP servers in the usual {\"mcpServers\": {...}} shape (see docs/tools.md); empty = none"`
 	// TokenKey seals users' OAuth tokens and HTTP-tool secrets at rest.
-	TokenKey        string        `envconfig:"LONGHAUL_TOKEN_KEY" desc:"32 bytes as 64 hex digits (openssl rand -hex 32) sealing users' MCP OAuth tokens and HTTP-tool secrets in the store with AES-GCM; the same on every API and worker; empty = auth: oauth servers and ${user.secret:NAME} are off (never logged)"`
-	PublicURL       string        `envconfig:"LONGHAUL_PUBLIC_URL" desc:"the API's URL as users' browsers reach it, e.g. https://longhaul.example.com; the OAuth redirect URI is <it>/oauth/callback; needed by auth: oauth servers"`
+	TokenKey        string        `envconfig:"LONGHAUL_TOKEN_KEY" desc:"32 bytes as 64 hex digits (openssl rand -hex 32) sealing users' MCP OAuth tokens and HTTP-tool secrets in the store with AES-256-GCM; the same on every API and worker; a change-me… placeholder or a malformed key stops start-up; empty = users' own credentials are off: auth: oauth servers and ${user.secret:NAME} (see docs/tools.md; never logged)"`
+	PublicURL       string        `envconfig:"LONGHAUL_PUBLIC_URL" desc:"the API's URL as users' browsers reach it, e.g. https://longhaul.example.com; the OAuth redirect URI is <it>/oauth/callback; required when an MCP server has auth: oauth"`
 	FetchPorts      []int         `envconfig:"LONGHAUL_FETCH_PORTS" default:"80,443" desc:"the only ports web_fetch connects to"`
 	MaxToolChars    int           `envconfig:"LONGHAUL_MAX_TOOL_CHARS" default:"16000" desc:"characters of a tool result the model reads; longer results are stored whole and referenced"`
-	RestoreChars    int           `envconfig:"LONGHAUL_RESTORE_CHARS" default:"32000" desc:"characters of earlier chat turns' tool results given back to the model (conversation restore); the newest turn's are kept whole, older ones are cut, oldest first"`
-	HistoryLimit    int           `envconfig:"LONGHAUL_HISTORY_LIMIT" default:"5000" desc:"history events after which a run continues as new (Temporal's own suggestion may come first)"`
+	RestoreChars    int           `envconfig:"LONGHAUL_RESTORE_CHARS" default:"32000" desc:"characters of earlier chat turns' tool results given back to the model on a later turn (conversation restore); the newest restored turn's are kept whole, older ones are cut, oldest first, with a note saying so and naming the stored whole; 0 = the default"`
+	HistoryLimit    int           `envconfig:"LONGHAUL_HISTORY_LIMIT" default:"5000" desc:"history events after which a run continues as new (Temporal's own suggestion may come first); at least 100"`
 	ApprovalTimeout time.Duration `envconfig:"LONGHAUL_APPROVAL_TIMEOUT" default:"1h" desc:"how long a run waits for a person to approve a tool call before denying it (a waiting run holds one of its principal's MAX_RUNS); 0 = no limit"`
-	Retention       time.Duration `envconfig:"LONGHAUL_RETENTION" default:"0" desc:"how long the stored data of a finished run (big tool outputs, stored conversation turns, archived events) is kept; 0 = the namespace's workflow retention"`
+	Retention       time.Duration `envconfig:"LONGHAUL_RETENTION" default:"0" desc:"how long the stored data of a finished run (big tool outputs, stored conversation and chat turns, archived events) is kept; an hourly Temporal schedule, longhaul-retention-<task queue>, deletes older data, and a chat whose every stored turn went; 0 = the namespace's workflow retention (24h embedded)"`
 
-	EmbedModels         []string `envconfig:"LONGHAUL_EMBED_MODELS" desc:"embedding models POST /v1/embeddings may name (comma-separated; * = any); empty = LONGHAUL_EMBED_MODEL alone, and with that empty too the route answers 404"`
-	MaxEmbeddings       int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS" default:"4" desc:"most /v1/embeddings requests one principal may have in flight on one API process (429 beyond); 0 = no limit"`
-	MaxEmbeddingsAnswer int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS_BYTES" default:"33554432" desc:"largest answer of the embeddings endpoint to one /v1/embeddings request, in bytes (502 beyond; no more is read)"`
+	EmbedModels         []string `envconfig:"LONGHAUL_EMBED_MODELS" desc:"embedding models POST /v1/embeddings may name (comma-separated; * = any); empty = LONGHAUL_EMBED_MODEL alone, and with that empty too the route answers 404, so the operator's key never embeds for a model nobody named"`
+	MaxEmbeddings       int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS" default:"4" desc:"most /v1/embeddings requests one principal may have in flight on one API process (429 with Retry-After beyond); 0 = no limit"`
+	MaxEmbeddingsAnswer int      `envconfig:"LONGHAUL_MAX_EMBEDDINGS_BYTES" default:"33554432" desc:"largest answer of the embeddings endpoint to one /v1/embeddings request, in bytes (32 MiB), read whole before it is passed on (502 beyond; no more is read); a float vector of 1536 dimensions is about 30 KB of JSON, 8 KB in base64"`
 
-	ImageURLHTTP    bool `envconfig:"LONGHAUL_IMAGE_URL_HTTP" default:"false" desc:"accept http: image URLs besides https: and data: ones (the model endpoint fetches them)"`
-	ImageURLPrivate bool `envconfig:"LONGHAUL_IMAGE_URL_PRIVATE" default:"false" desc:"accept image URLs whose host is localhost or a loopback, link-local, private or other non-public address"`
+	ImageURLHTTP    bool `envconfig:"LONGHAUL_IMAGE_URL_HTTP" default:"false" desc:"accept http: image URLs besides https: and data: ones (the model endpoint fetches them itself)"`
+	ImageURLPrivate bool `envconfig:"LONGHAUL_IMAGE_URL_PRIVATE" default:"false" desc:"accept image URLs whose host is localhost or a loopback, link-local, private or other non-public address (an image server on the operator's own network)"`
 
-	MaxRuns     int `envconfig:"LONGHAUL_MAX_RUNS" default:"20" desc:"most runs one principal may have running or waiting at once, background Responses included (429 beyond); 0 = no limit"`
-	MaxStreams  int `envconfig:"LONGHAUL_MAX_STREAMS" default:"20" desc:"most event streams one principal may hold open on one API process (429 beyond); 0 = no limit"`
-	MaxChats    int `envconfig:"LONGHAUL_MAX_CONVERSATIONS" default:"1000" desc:"most chats one user keeps in the conversation store: a turn of a new chat beyond it removes the stored turns of the least recently updated; 0 = no limit"`
-	EmbedBatch  int `envconfig:"LONGHAUL_EMBED_BATCH" default:"64" desc:"most chunks of a document one embeddings call sends when a file is ingested into a vector store (1 to 2048, OpenAI's limit of inputs per request)"`
-	MaxMemories int `envconfig:"LONGHAUL_MAX_MEMORIES" default:"1000" desc:"most long-term memories one user keeps: a save beyond it evicts the least recently saved or updated; 0 = no limit"`
-	MaxBacklog  int `envconfig:"LONGHAUL_MAX_BACKLOG_ITEMS" default:"200" desc:"most active (open or in progress) items one user's backlog holds (backlog_add beyond it is refused to the model), and most closed items it keeps (the least recently closed go first); 1 to 100000"`
+	MaxRuns     int `envconfig:"LONGHAUL_MAX_RUNS" default:"20" desc:"most runs one principal may have running or waiting at once, background Responses included (429 with Retry-After beyond); 0 = no limit"`
+	MaxStreams  int `envconfig:"LONGHAUL_MAX_STREAMS" default:"20" desc:"most event streams one principal may hold open on one API process (429 with Retry-After beyond); 0 = no limit"`
+	MaxChats    int `envconfig:"LONGHAUL_MAX_CONVERSATIONS" default:"1000" desc:"most chats one user keeps in the conversation store: a turn of a new chat beyond it removes the stored turns of the user's least recently updated chat (its runs' blobs go with the retention); 0 = no limit"`
+	EmbedBatch  int `envconfig:"LONGHAUL_EMBED_BATCH" default:"64" desc:"most chunks of a document one embeddings call sends (EMBED_MODEL) when a file is ingested into a vector store, and so the most a killed worker embeds again; 1 to 2048, OpenAI's limit of inputs per request"`
+	MaxMemories int `envconfig:"LONGHAUL_MAX_MEMORIES" default:"1000" desc:"most long-term memories one user keeps: a save beyond it deletes the least recently saved or updated; 0 = no limit"`
+	MaxBacklog  int `envconfig:"LONGHAUL_MAX_BACKLOG_ITEMS" default:"200" desc:"most active (open or in progress) items one user's backlog holds (backlog_add beyond it is refused to the model), and most closed items it keeps (the least recently closed go first; see docs/agents.md, Backlog); 1 to 100000"`
 
-	AdmissionConcurrency int           `envconfig:"LONGHAUL_ADMISSION_CONCURRENCY" default:"32" desc:"run starts (the Temporal calls that start a run) one API process makes at once; more wait in its admission queue, first come first served; 0 = no limit (no queue)"`
-	AdmissionQueue       int           `envconfig:"LONGHAUL_ADMISSION_QUEUE" default:"2000" desc:"run starts that may wait in one API process's admission queue; past it a request gets 429 with Retry-After at once"`
-	AdmissionWait        time.Duration `envconfig:"LONGHAUL_ADMISSION_WAIT" default:"60s" desc:"longest a run start waits in the admission queue before its request gets 429 with Retry-After; 0 = as long as the request lasts"`
+	AdmissionConcurrency int           `envconfig:"LONGHAUL_ADMISSION_CONCURRENCY" default:"32" desc:"run starts (the Temporal calls that start a run: chat, runs API, Responses) one API process makes at once; more wait in its admission queue, first come first served (see docs/performance.md); 0 = no limit (no queue)"`
+	AdmissionQueue       int           `envconfig:"LONGHAUL_ADMISSION_QUEUE" default:"2000" desc:"run starts that may wait in one API process's admission queue; past it a request gets 429 with Retry-After: 2 at once"`
+	AdmissionWait        time.Duration `envconfig:"LONGHAUL_ADMISSION_WAIT" default:"60s" desc:"longest a run start waits in the admission queue before its request gets 429 with Retry-After: 2; 0 = as long as the request lasts"`
 
 	MaxBodyBytes    int64         `envconfig:"LONGHAUL_MAX_BODY_BYTES" default:"10485760" desc:"largest request body the API accepts (413 above it)"`
-	MaxFileBytes    int64         `envconfig:"LONGHAUL_MAX_FILE_BYTES" default:"52428800" desc:"largest file POST /v1/files accepts, streamed to the document store (413 above it, nothing kept)"`
-	RequestTimeout  time.Duration `envconfig:"LONGHAUL_REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, the run goes on)"`
-	TemporalTimeout time.Duration `envconfig:"LONGHAUL_TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request (503 with Retry-After after it)"`
+	MaxFileBytes    int64         `envconfig:"LONGHAUL_MAX_FILE_BYTES" default:"52428800" desc:"largest file POST /v1/files accepts, 50 MiB by default (the only route whose body may be larger than MAX_BODY_BYTES: it is streamed to the document store, not held in memory; 413 above it, nothing kept)"`
+	RequestTimeout  time.Duration `envconfig:"LONGHAUL_REQUEST_TIMEOUT" default:"10m" desc:"how long a non-streaming request waits for its run (504 after, with the run id; the run goes on, except a Responses request with store: false, whose run is stopped and deleted)"`
+	TemporalTimeout time.Duration `envconfig:"LONGHAUL_TEMPORAL_TIMEOUT" default:"10s" desc:"time limit of each call the API makes to Temporal for a request: an unreachable Temporal is a 503 with Retry-After after it, not a hanging request"`
 	LogLevel        string        `envconfig:"LONGHAUL_LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 }
 
@@ -224,219 +222,291 @@ func (c Config) Headers() identity.Headers {
 var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
 // Validate checks every setting and returns all problems at once, each naming
-// its variable.
+// its variable. Each section checks one group of settings, in the order the
+// problems are reported.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(name, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s_%s: %s", Prefix, name, fmt.Sprintf(format, args...)))
-	}
-	checkAddr := func(name, v string, required bool) {
-		if v == "" {
-			if required {
-				bad(name, "must be host:port")
-			}
-			return
+	var p problems
+	c.checkAddresses(&p)
+	c.checkModel(&p)
+	c.checkNATS(&p)
+	c.checkWorkers(&p)
+	c.checkRuns(&p)
+	c.checkIdentity(&p)
+	c.checkStores(&p)
+	c.checkTools(&p)
+	p.errs = append(p.errs, c.placeholderSecrets()...)
+	c.checkHeaders(&p)
+	c.checkLimits(&p)
+	c.checkRequests(&p)
+	return errors.Join(p.errs...)
+}
+
+// problems collects what Validate finds wrong.
+type problems struct{ errs []error }
+
+// bad records a problem with the variable LONGHAUL_<name>.
+func (p *problems) bad(name, format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf("%s_%s: %s", Prefix, name, fmt.Sprintf(format, args...)))
+}
+
+// addr checks that v is host:port; an empty v is a problem only when the
+// setting is required.
+func (p *problems) addr(name, v string, required bool) {
+	if v == "" {
+		if required {
+			p.bad(name, "must be host:port")
 		}
-		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-			bad(name, "%q is not host:port", v)
-		}
+		return
 	}
-	checkAddr("HTTP_ADDR", c.HTTPAddr, true)
-	checkAddr("TEMPORAL_ADDRESS", c.TemporalAddress, false)
-	checkAddr("EMBEDDED_TEMPORAL_ADDR", c.EmbeddedTemporalAddr, true)
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		p.bad(name, "%q is not host:port", v)
+	}
+}
+
+// httpURL checks that v is an absolute http(s) URL; an empty v is a
+// problem only when the setting is required.
+func (p *problems) httpURL(name, v string, required bool) {
+	if v == "" && !required {
+		return
+	}
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.bad(name, "%q is not an http(s) URL", redact.URLs(v))
+	}
+}
+
+// checkAddresses checks the listen and Temporal addresses, the data
+// directory, the namespace and the task queue.
+func (c Config) checkAddresses(p *problems) {
+	p.addr("HTTP_ADDR", c.HTTPAddr, true)
+	p.addr("TEMPORAL_ADDRESS", c.TemporalAddress, false)
+	p.addr("EMBEDDED_TEMPORAL_ADDR", c.EmbeddedTemporalAddr, true)
 	if c.MetricsAddr != MetricsOff {
-		checkAddr("METRICS_ADDR", c.MetricsAddr, false)
+		p.addr("METRICS_ADDR", c.MetricsAddr, false)
 	}
-	checkAddr("PPROF_ADDR", c.PprofAddr, false)
+	p.addr("PPROF_ADDR", c.PprofAddr, false)
 	if !c.UIDisabled() {
-		checkAddr("EMBEDDED_UI_ADDR", c.EmbeddedUIAddr, true)
+		p.addr("EMBEDDED_UI_ADDR", c.EmbeddedUIAddr, true)
 	}
 	if c.DataDir == "" {
-		bad("DATA_DIR", "must not be empty")
+		p.bad("DATA_DIR", "must not be empty")
 	}
 	if c.TemporalNamespace == "" {
-		bad("TEMPORAL_NAMESPACE", "must not be empty")
+		p.bad("TEMPORAL_NAMESPACE", "must not be empty")
 	}
 	if c.TaskQueue == "" {
-		bad("TASK_QUEUE", "must not be empty")
+		p.bad("TASK_QUEUE", "must not be empty")
 	}
-	if u, err := url.Parse(c.LLMBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("LLM_BASE_URL", "%q is not an http(s) URL", redact.URLs(c.LLMBaseURL))
-	}
+}
+
+// checkModel checks the model endpoints, the default model and the limits
+// of a model call.
+func (c Config) checkModel(p *problems) {
+	p.httpURL("LLM_BASE_URL", c.LLMBaseURL, true)
 	if set, err := c.ModelEndpoints(); err != nil {
-		errs = append(errs, err)
+		p.errs = append(p.errs, err)
 	} else if c.LLMModel != "" {
 		if err := set.Check(c.LLMModel); err != nil {
-			bad("LLM_MODEL", "%v", err)
+			p.bad("LLM_MODEL", "%v", err)
 		}
 	}
 	if c.LLMModel == "" {
-		bad("LLM_MODEL", "must not be empty")
+		p.bad("LLM_MODEL", "must not be empty")
 	}
 	if c.LLMTimeout <= 0 {
-		bad("LLM_TIMEOUT", "must be positive")
+		p.bad("LLM_TIMEOUT", "must be positive")
 	}
 	if c.ModelIdleTimeout < 0 {
-		bad("MODEL_IDLE_TIMEOUT", "must not be negative (0 waits as long as LLM_TIMEOUT)")
+		p.bad("MODEL_IDLE_TIMEOUT", "must not be negative (0 waits as long as LLM_TIMEOUT)")
 	}
 	if c.MaxModelOutput < 1024 || c.MaxModelOutput > MaxModelOutput {
-		bad("MAX_MODEL_OUTPUT_BYTES", "must be from 1024 to %d (an answer travels in one Temporal payload, 2 MB at most), got %d", MaxModelOutput, c.MaxModelOutput)
+		p.bad("MAX_MODEL_OUTPUT_BYTES", "must be from 1024 to %d (an answer travels in one Temporal payload, 2 MB at most), got %d", MaxModelOutput, c.MaxModelOutput)
 	}
-	checkAddr("EMBEDDED_NATS_ADDR", c.EmbeddedNATSAddr, false)
+}
+
+// checkNATS checks the NATS settings, and Temporal's client certificate
+// (which, like NATS's, needs its key).
+func (c Config) checkNATS(p *problems) {
+	p.addr("EMBEDDED_NATS_ADDR", c.EmbeddedNATSAddr, false)
 	for _, u := range strings.Split(c.NATSURL, ",") {
 		if u == "" && c.NATSURL == "" {
 			break
 		}
-		if p, err := url.Parse(strings.TrimSpace(u)); err != nil || p.Host == "" || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, p.Scheme) {
-			bad("NATS_URL", "%q is not a nats:// (or tls://) URL", redact.URLs(u))
+		if pu, err := url.Parse(strings.TrimSpace(u)); err != nil || pu.Host == "" || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, pu.Scheme) {
+			p.bad("NATS_URL", "%q is not a nats:// (or tls://) URL", redact.URLs(u))
 		}
 	}
 	if c.NATSSubjectPrefix == "" || strings.ContainsAny(c.NATSSubjectPrefix, " \t*>") || strings.HasPrefix(c.NATSSubjectPrefix, ".") || strings.HasSuffix(c.NATSSubjectPrefix, ".") {
-		bad("NATS_SUBJECT_PREFIX", "%q is not a NATS subject prefix (tokens separated by dots, no spaces, * or >)", c.NATSSubjectPrefix)
+		p.bad("NATS_SUBJECT_PREFIX", "%q is not a NATS subject prefix (tokens separated by dots, no spaces, * or >)", c.NATSSubjectPrefix)
 	}
 	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
-		bad("NATS_TLS_CERT", "NATS_TLS_CERT and NATS_TLS_KEY go together")
+		p.bad("NATS_TLS_CERT", "NATS_TLS_CERT and NATS_TLS_KEY go together")
 	}
 	if (c.TemporalTLSCert == "") != (c.TemporalTLSKey == "") {
-		bad("TEMPORAL_TLS_CERT", "TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together")
+		p.bad("TEMPORAL_TLS_CERT", "TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together")
 	}
+}
+
+// checkWorkers checks a worker's slots, pollers, cache and versioning.
+func (c Config) checkWorkers(p *problems) {
 	if c.WorkerActivitySlots < 1 || c.WorkerWorkflowSlots < 1 || c.WorkerPollers < 1 {
-		bad("WORKER_ACTIVITY_SLOTS", "the WORKER_ACTIVITY_SLOTS, WORKER_WORKFLOW_SLOTS and WORKER_POLLERS must be at least 1, got %d, %d and %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
+		p.bad("WORKER_ACTIVITY_SLOTS", "the WORKER_ACTIVITY_SLOTS, WORKER_WORKFLOW_SLOTS and WORKER_POLLERS must be at least 1, got %d, %d and %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
 	}
 	if c.WorkerPollers > c.WorkerActivitySlots || c.WorkerPollers > c.WorkerWorkflowSlots {
-		bad("WORKER_POLLERS", "must not be more than the slots it fills (%d activity, %d workflow), got %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
+		p.bad("WORKER_POLLERS", "must not be more than the slots it fills (%d activity, %d workflow), got %d", c.WorkerActivitySlots, c.WorkerWorkflowSlots, c.WorkerPollers)
 	}
 	if c.WorkerStickyCache < 0 {
-		bad("WORKER_STICKY_CACHE", "must not be negative (0 keeps the SDK's default)")
+		p.bad("WORKER_STICKY_CACHE", "must not be negative (0 keeps the SDK's default)")
 	}
 	if d := c.WorkerDeployment; d != "" && (strings.ContainsAny(d, ".: \t") || strings.HasPrefix(d, "__") || len(d) > 255) {
-		bad("WORKER_DEPLOYMENT", "%q is not a deployment name (no '.', ':' or spaces, not starting with '__', at most 255 bytes; off = unversioned)", d)
+		p.bad("WORKER_DEPLOYMENT", "%q is not a deployment name (no '.', ':' or spaces, not starting with '__', at most 255 bytes; off = unversioned)", d)
 	}
 	if b := c.WorkerBuildID; strings.HasPrefix(b, "__") || len(b) > 255 || strings.TrimSpace(b) != b {
-		bad("WORKER_BUILD_ID", "%q is not a build id (not starting with '__', no spaces around it, at most 255 bytes)", b)
+		p.bad("WORKER_BUILD_ID", "%q is not a build id (not starting with '__', no spaces around it, at most 255 bytes)", b)
 	}
 	if c.WorkerVersioning != VersioningAutoUpgrade && c.WorkerVersioning != VersioningPinned {
-		bad("WORKER_VERSIONING", "%q is not %s or %s", c.WorkerVersioning, VersioningAutoUpgrade, VersioningPinned)
+		p.bad("WORKER_VERSIONING", "%q is not %s or %s", c.WorkerVersioning, VersioningAutoUpgrade, VersioningPinned)
 	}
+}
+
+// checkRuns checks how long a run's history grows and waits for approval.
+func (c Config) checkRuns(p *problems) {
 	if c.HistoryLimit < MinHistoryLimit {
-		bad("HISTORY_LIMIT", "must be at least %d events, got %d", MinHistoryLimit, c.HistoryLimit)
+		p.bad("HISTORY_LIMIT", "must be at least %d events, got %d", MinHistoryLimit, c.HistoryLimit)
 	}
 	if c.ApprovalTimeout < 0 {
-		bad("APPROVAL_TIMEOUT", "must not be negative (0 waits without a limit)")
+		p.bad("APPROVAL_TIMEOUT", "must not be negative (0 waits without a limit)")
 	}
+}
+
+// checkIdentity checks the token key, the public URL and the lifetime of
+// Open WebUI's signed users.
+func (c Config) checkIdentity(p *problems) {
 	if k := c.TokenKey; k != "" && !strings.HasPrefix(strings.ToLower(k), Placeholder) {
 		if b, err := hex.DecodeString(k); err != nil || len(b) != 32 {
-			bad("TOKEN_KEY", "must be 32 bytes as 64 hex digits; %s", makeSecret)
+			p.bad("TOKEN_KEY", "must be 32 bytes as 64 hex digits; %s", makeSecret)
 		}
 	}
-	if p := c.PublicURL; p != "" {
-		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-			bad("PUBLIC_URL", "must be an absolute http(s) URL without a query, e.g. https://longhaul.example.com")
+	if pu := c.PublicURL; pu != "" {
+		if u, err := url.Parse(pu); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+			p.bad("PUBLIC_URL", "must be an absolute http(s) URL without a query, e.g. https://longhaul.example.com")
 		}
 	}
 	if c.OpenWebUIJWTMaxLifetime <= 0 {
-		bad("OPENWEBUI_JWT_MAX_LIFETIME", "must be positive (Open WebUI signs for 300 s by default)")
+		p.bad("OPENWEBUI_JWT_MAX_LIFETIME", "must be positive (Open WebUI signs for 300 s by default)")
 	}
+}
+
+// checkStores checks the database and long-term memory.
+func (c Config) checkStores(p *problems) {
 	if _, err := c.Database(); err != nil {
-		bad("DATABASE_URL", "%v", err)
+		p.bad("DATABASE_URL", "%v", err)
 	}
-	if c.EmbedBaseURL != "" {
-		if u, err := url.Parse(c.EmbedBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("EMBED_BASE_URL", "%q is not an http(s) URL", redact.URLs(c.EmbedBaseURL))
-		}
-	}
+	p.httpURL("EMBED_BASE_URL", c.EmbedBaseURL, false)
 	if c.MemoryK < 1 || c.MemoryK > 50 {
-		bad("MEMORY_K", "must be between 1 and 50, got %d", c.MemoryK)
+		p.bad("MEMORY_K", "must be between 1 and 50, got %d", c.MemoryK)
 	}
 	if c.MemoryThreshold < -1 || c.MemoryThreshold > 1 || c.MemoryThreshold != c.MemoryThreshold {
-		bad("MEMORY_THRESHOLD", "must be a cosine similarity between -1 and 1, got %v", c.MemoryThreshold)
+		p.bad("MEMORY_THRESHOLD", "must be a cosine similarity between -1 and 1, got %v", c.MemoryThreshold)
 	}
-	if c.SearchURL != "" {
-		if u, err := url.Parse(c.SearchURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("SEARCH_URL", "%q is not an http(s) URL", redact.URLs(c.SearchURL))
-		}
-	}
-	for _, p := range c.FetchPorts {
-		if p < 1 || p > 65535 {
-			bad("FETCH_PORTS", "%d is not a port", p)
+}
+
+// checkTools checks the tools' settings and the API keys.
+func (c Config) checkTools(p *problems) {
+	p.httpURL("SEARCH_URL", c.SearchURL, false)
+	for _, port := range c.FetchPorts {
+		if port < 1 || port > 65535 {
+			p.bad("FETCH_PORTS", "%d is not a port", port)
 		}
 	}
 	if len(c.FetchPorts) == 0 {
-		bad("FETCH_PORTS", "must list at least one port")
+		p.bad("FETCH_PORTS", "must list at least one port")
 	}
 	if c.MaxToolChars < 500 {
-		bad("MAX_TOOL_CHARS", "must be at least 500")
+		p.bad("MAX_TOOL_CHARS", "must be at least 500")
 	}
 	if c.RestoreChars < 0 {
-		bad("RESTORE_CHARS", "must not be negative")
+		p.bad("RESTORE_CHARS", "must not be negative")
 	}
 	if _, err := c.Keys(); err != nil {
-		bad("API_KEYS", "%v", err)
+		p.bad("API_KEYS", "%v", err)
 	}
-	errs = append(errs, c.placeholderSecrets()...)
+}
+
+// checkHeaders checks that the headers users and chats are read from are
+// header names.
+func (c Config) checkHeaders(p *problems) {
 	h := c.Headers()
 	for name, v := range map[string]string{
 		"USER_ID_HEADER": h.UserID, "USER_EMAIL_HEADER": h.UserEmail, "USER_NAME_HEADER": h.UserName, "USER_ROLE_HEADER": h.UserRole,
 		"USER_JWT_HEADER": h.UserJWT, "CHAT_ID_HEADER": h.ChatID, "MESSAGE_ID_HEADER": h.MessageID,
 	} {
 		if !headerName.MatchString(v) {
-			bad(name, "%q is not an HTTP header name", v)
+			p.bad(name, "%q is not an HTTP header name", v)
 		}
 	}
 	if h.UserGroups != "" && !headerName.MatchString(h.UserGroups) {
-		bad("USER_GROUPS_HEADER", "%q is not an HTTP header name", h.UserGroups)
+		p.bad("USER_GROUPS_HEADER", "%q is not an HTTP header name", h.UserGroups)
 	}
+}
+
+// checkLimits checks the limits of a principal, a user and the admission
+// queue.
+func (c Config) checkLimits(p *problems) {
 	if c.MaxEmbeddings < 0 {
-		bad("MAX_EMBEDDINGS", "must not be negative (0 = no limit)")
+		p.bad("MAX_EMBEDDINGS", "must not be negative (0 = no limit)")
 	}
 	if c.MaxEmbeddingsAnswer < 1024 {
-		bad("MAX_EMBEDDINGS_BYTES", "must be at least 1024")
+		p.bad("MAX_EMBEDDINGS_BYTES", "must be at least 1024")
 	}
 	if c.MaxRuns < 0 {
-		bad("MAX_RUNS", "must not be negative (0 = no limit)")
+		p.bad("MAX_RUNS", "must not be negative (0 = no limit)")
 	}
 	if c.AdmissionConcurrency < 0 {
-		bad("ADMISSION_CONCURRENCY", "must not be negative (0 = no limit)")
+		p.bad("ADMISSION_CONCURRENCY", "must not be negative (0 = no limit)")
 	}
 	if c.AdmissionQueue < 0 {
-		bad("ADMISSION_QUEUE", "must not be negative")
+		p.bad("ADMISSION_QUEUE", "must not be negative")
 	}
 	if c.AdmissionWait < 0 {
-		bad("ADMISSION_WAIT", "must not be negative (0 = as long as the request lasts)")
+		p.bad("ADMISSION_WAIT", "must not be negative (0 = as long as the request lasts)")
 	}
 	if c.MaxStreams < 0 {
-		bad("MAX_STREAMS", "must not be negative (0 = no limit)")
+		p.bad("MAX_STREAMS", "must not be negative (0 = no limit)")
 	}
 	if c.MaxChats < 0 {
-		bad("MAX_CONVERSATIONS", "must not be negative (0 = no limit)")
+		p.bad("MAX_CONVERSATIONS", "must not be negative (0 = no limit)")
 	}
 	if c.EmbedBatch < 1 || c.EmbedBatch > 2048 {
-		bad("EMBED_BATCH", "must be between 1 and 2048 (OpenAI's most inputs of one embeddings request)")
+		p.bad("EMBED_BATCH", "must be between 1 and 2048 (OpenAI's most inputs of one embeddings request)")
 	}
 	if c.MaxMemories < 0 {
-		bad("MAX_MEMORIES", "must not be negative (0 = no limit)")
+		p.bad("MAX_MEMORIES", "must not be negative (0 = no limit)")
 	}
 	if c.MaxBacklog < 1 || c.MaxBacklog > 100000 {
-		bad("MAX_BACKLOG_ITEMS", "must be between 1 and 100000 (a backlog is read whole to be filtered)")
+		p.bad("MAX_BACKLOG_ITEMS", "must be between 1 and 100000 (a backlog is read whole to be filtered)")
 	}
+}
+
+// checkRequests checks the sizes and time limits of requests, and the log
+// level.
+func (c Config) checkRequests(p *problems) {
 	if c.MaxBodyBytes < 1024 {
-		bad("MAX_BODY_BYTES", "must be at least 1024")
+		p.bad("MAX_BODY_BYTES", "must be at least 1024")
 	}
 	if c.MaxFileBytes < 1024 {
-		bad("MAX_FILE_BYTES", "must be at least 1024")
+		p.bad("MAX_FILE_BYTES", "must be at least 1024")
 	}
 	if c.RequestTimeout <= 0 {
-		bad("REQUEST_TIMEOUT", "must be positive")
+		p.bad("REQUEST_TIMEOUT", "must be positive")
 	}
 	if c.TemporalTimeout <= 0 {
-		bad("TEMPORAL_TIMEOUT", "must be positive")
+		p.bad("TEMPORAL_TIMEOUT", "must be positive")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", c.LogLevel)
+		p.bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", c.LogLevel)
 	}
-	return errors.Join(errs...)
 }
 
 // Placeholder is how every secret in .env.example begins: a setting whose
@@ -597,17 +667,6 @@ func (c Config) Database() (Database, error) {
 		return Database{Driver: "postgres", DSN: u}, nil
 	}
 	return Database{}, fmt.Errorf("%q must start with sqlite:// or postgres://", redact.URLs(u))
-}
-
-// Usage writes the settings table (variable, default, meaning) to w.
-func Usage(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tMEANING")
-	err := envconfig.Usagef("", &Config{}, tw, "{{range .}}  {{usage_key .}}\t{{usage_default .}}\t{{usage_description .}}\n{{end}}")
-	if err != nil {
-		return err
-	}
-	return tw.Flush()
 }
 
 // TemporalTLSConfig is the TLS configuration of the connection to

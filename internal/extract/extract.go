@@ -178,7 +178,7 @@ func Extract(r io.Reader, filename, contentType string, l Limits) (Document, err
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
 		// Zip containers (DOCX and the other Office formats, archives)
 		// are refused without being opened: no Go library reads DOCX
-		// well enough (see the README), and nothing is inflated.
+		// well enough (see docs/documents.md), and nothing is inflated.
 		what := zipExtensions[ext]
 		if what == "" {
 			what = "zip-based files"

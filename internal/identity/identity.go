@@ -218,8 +218,8 @@ func (r *Resolver) Resolve(authorization string, header func(string) string) (Pr
 	}
 	p := Principal{User: longhaul.User{ID: bound(user.ID), Email: bound(user.Email), Name: bound(user.Name), Role: bound(user.Role)}}
 	// Groups are read where a caller may speak for its users: behind a
-	// proxy key (on the signed-token path too: see the README, "Who may use
-	// what"), or with no keys and no signed header at all (development).
+	// proxy key (on the signed-token path too: see docs/security.md, "Who may
+	// use what"), or with no keys and no signed header at all (development).
 	// With no keys but a signed header, anyone could send the header, so
 	// it is ignored.
 	if h := r.Headers.UserGroups; h != "" && (key != nil || len(r.JWTSecret) == 0) {

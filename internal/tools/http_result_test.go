@@ -107,7 +107,7 @@ func TestHTTPToolResultChecked(t *testing.T) {
 	}
 }
 
-// TestHTTPToolResultREADME runs the result template of the README's
+// TestHTTPToolResultREADME runs the result template of docs/tools.md's
 // shop_search example.
 func TestHTTPToolResultREADME(t *testing.T) {
 	const tmpl = `{{range .items}}- {{.name}} [sku:{{.sku}}] {{.price}} {{with .stock}}in stock{{else}}sold out{{end}}

@@ -48,7 +48,7 @@ func ExampleEnv(t testing.TB) map[string]string {
 	return env
 }
 
-// UserEnv is what a user following the README puts in .env: .env.example
+// UserEnv is what a user following docs/deploy.md puts in .env: .env.example
 // copied, with every placeholder secret (change-me…, which Longhaul refuses)
 // replaced by a random one (hex, so that it is also URL-safe, as NATS_TOKEN
 // must be).

@@ -19,6 +19,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/access"
+	"github.com/longhaul-dev/longhaul/internal/strict"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -303,8 +304,8 @@ func parseFile(src string, data []byte) (*Agent, *Skill, bool, []error) {
 	}
 	// The frontmatter is parsed with its opening "---" (a YAML document
 	// start), so the line of every node is its line in the file.
-	var doc yaml.Node
-	if err := yaml.Unmarshal(append([]byte("---\n"), fm...), &doc); err != nil {
+	doc, err := strict.YAML(append([]byte("---\n"), fm...))
+	if err != nil {
 		return fail(0, ErrFrontmatter, "invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {

@@ -607,72 +607,83 @@ func skillFromFile(src, body string, f *skillFile) (*Skill, []error) {
 		}
 	}
 	for i, hf := range f.HTTPTools {
-		h := tools.HTTPToolDef{
-			Name:             hf.Name,
-			Description:      strings.TrimSpace(hf.Description),
-			Method:           strings.ToUpper(strings.TrimSpace(hf.Method)),
-			URL:              strings.TrimSpace(hf.URL),
-			Headers:          hf.Headers,
-			Query:            hf.Query,
-			Timeout:          tools.DefaultHTTPTimeout,
-			MaxResponseBytes: tools.DefaultMaxResponseBytes,
-			Result:           hf.Result,
-			RequiresEnv:      hf.RequiresEnv,
-			Skill:            s.ID,
-			Allow:            hf.Allow.rule(),
-		}
-		label := fmt.Sprintf("http_tools[%d]", i)
-		if h.Name != "" {
-			label = fmt.Sprintf("http tool %q", h.Name)
-		}
-		if h.Method == "" {
-			h.Method = "GET"
-		}
-		problems = append(problems, checkAllow(src, label+": ", h.Allow)...)
-		if hf.Timeout != "" {
-			d, err := time.ParseDuration(hf.Timeout)
-			if err != nil {
-				bad(ErrBadHTTPTool, "%s: timeout %q is not a Go duration such as 30s or 2m", label, hf.Timeout)
-			} else {
-				h.Timeout = d
-			}
-		}
-		if hf.MaxResponseBytes != nil {
-			h.MaxResponseBytes = *hf.MaxResponseBytes
-		}
-		switch hf.Approval {
-		case "":
-		case "required":
-			h.RequiresApproval = true
-		default:
-			bad(ErrBadHTTPTool, `%s: approval must be "required" or omitted, got %q`, label, hf.Approval)
-		}
-		if hf.Body != nil {
-			v, err := toJSONValue(hf.Body)
-			if err != nil {
-				bad(ErrBadHTTPTool, "%s: body is not JSON-compatible: %v", label, err)
-			} else {
-				h.Body = v
-			}
-		}
-		// A broken parameters value is reported here and replaced by the
-		// default, so Validate does not report it a second time.
-		h.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
-		if hf.Parameters != nil {
-			v, err := toJSONValue(hf.Parameters)
-			m, isMap := v.(map[string]any)
-			switch {
-			case err != nil:
-				bad(ErrBadHTTPTool, "%s: parameters are not JSON-compatible: %v", label, err)
-			case !isMap:
-				bad(ErrBadHTTPTool, "%s: parameters must be a JSON schema object such as {type: object, properties: {...}}", label)
-			default:
-				h.Parameters = m
-			}
-		}
+		h, more := httpToolFromFile(src, s.ID, i, &hf)
+		problems = append(problems, more...)
 		s.HTTPTools = append(s.HTTPTools, h)
 	}
 	return s, problems
+}
+
+// httpToolFromFile converts the i-th http_tools entry of skill, applying
+// defaults, and returns the problems of the values it converts.
+func httpToolFromFile(src, skill string, i int, hf *httpToolFile) (tools.HTTPToolDef, []error) {
+	h := tools.HTTPToolDef{
+		Name:             hf.Name,
+		Description:      strings.TrimSpace(hf.Description),
+		Method:           strings.ToUpper(strings.TrimSpace(hf.Method)),
+		URL:              strings.TrimSpace(hf.URL),
+		Headers:          hf.Headers,
+		Query:            hf.Query,
+		Timeout:          tools.DefaultHTTPTimeout,
+		MaxResponseBytes: tools.DefaultMaxResponseBytes,
+		Result:           hf.Result,
+		RequiresEnv:      hf.RequiresEnv,
+		Skill:            skill,
+		Allow:            hf.Allow.rule(),
+	}
+	label := fmt.Sprintf("http_tools[%d]", i)
+	if h.Name != "" {
+		label = fmt.Sprintf("http tool %q", h.Name)
+	}
+	if h.Method == "" {
+		h.Method = "GET"
+	}
+	problems := checkAllow(src, label+": ", h.Allow)
+	bad := func(k error, format string, args ...any) {
+		problems = append(problems, &FileError{Path: src, Err: k, Detail: fmt.Sprintf(format, args...)})
+	}
+	if hf.Timeout != "" {
+		d, err := time.ParseDuration(hf.Timeout)
+		if err != nil {
+			bad(ErrBadHTTPTool, "%s: timeout %q is not a Go duration such as 30s or 2m", label, hf.Timeout)
+		} else {
+			h.Timeout = d
+		}
+	}
+	if hf.MaxResponseBytes != nil {
+		h.MaxResponseBytes = *hf.MaxResponseBytes
+	}
+	switch hf.Approval {
+	case "":
+	case "required":
+		h.RequiresApproval = true
+	default:
+		bad(ErrBadHTTPTool, `%s: approval must be "required" or omitted, got %q`, label, hf.Approval)
+	}
+	if hf.Body != nil {
+		v, err := toJSONValue(hf.Body)
+		if err != nil {
+			bad(ErrBadHTTPTool, "%s: body is not JSON-compatible: %v", label, err)
+		} else {
+			h.Body = v
+		}
+	}
+	// A broken parameters value is reported here and replaced by the
+	// default, so Validate does not report it a second time.
+	h.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+	if hf.Parameters != nil {
+		v, err := toJSONValue(hf.Parameters)
+		m, isMap := v.(map[string]any)
+		switch {
+		case err != nil:
+			bad(ErrBadHTTPTool, "%s: parameters are not JSON-compatible: %v", label, err)
+		case !isMap:
+			bad(ErrBadHTTPTool, "%s: parameters must be a JSON schema object such as {type: object, properties: {...}}", label)
+		default:
+			h.Parameters = m
+		}
+	}
+	return h, problems
 }
 
 // toJSONValue converts a decoded YAML value to the value encoding/json would

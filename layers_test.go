@@ -22,7 +22,8 @@ var (
 	// libs are leaf libraries: no Longhaul concept beyond the domain types.
 	libs = []string{"internal/redact", "internal/safehttp", "internal/sqlitedb", "internal/tlsfiles",
 		"internal/metrics", "internal/tracing", "internal/searchattr", "internal/identity", "internal/access",
-		"internal/config", "internal/textcut", "internal/endpoints", "internal/extract", "internal/chunk", "internal/pgvector"}
+		"internal/config", "internal/textcut", "internal/endpoints", "internal/extract", "internal/chunk", "internal/pgvector",
+		"internal/strict"}
 	// adapters talk to one outside thing each: tools and HTTP tools, MCP
 	// servers, the stores, NATS, the embedded Temporal server, the model
 	// endpoint's start-up check.

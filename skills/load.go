@@ -19,6 +19,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/access"
+	"github.com/longhaul-dev/longhaul/internal/strict"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -303,8 +304,8 @@ func parseFile(src string, data []byte) (*Agent, *Skill, bool, []error) {
 	}
 	// The frontmatter is parsed with its opening "---" (a YAML document
 	// start), so the line of every node is its line in the file.
-	var doc yaml.Node
-	if err := yaml.Unmarshal(append([]byte("---\n"), fm...), &doc); err != nil {
+	doc, err := strict.YAML(append([]byte("---\n"), fm...))
+	if err != nil {
 		return fail(0, ErrFrontmatter, "invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
@@ -606,72 +607,83 @@ func skillFromFile(src, body string, f *skillFile) (*Skill, []error) {
 		}
 	}
 	for i, hf := range f.HTTPTools {
-		h := tools.HTTPToolDef{
-			Name:             hf.Name,
-			Description:      strings.TrimSpace(hf.Description),
-			Method:           strings.ToUpper(strings.TrimSpace(hf.Method)),
-			URL:              strings.TrimSpace(hf.URL),
-			Headers:          hf.Headers,
-			Query:            hf.Query,
-			Timeout:          tools.DefaultHTTPTimeout,
-			MaxResponseBytes: tools.DefaultMaxResponseBytes,
-			Result:           hf.Result,
-			RequiresEnv:      hf.RequiresEnv,
-			Skill:            s.ID,
-			Allow:            hf.Allow.rule(),
-		}
-		label := fmt.Sprintf("http_tools[%d]", i)
-		if h.Name != "" {
-			label = fmt.Sprintf("http tool %q", h.Name)
-		}
-		if h.Method == "" {
-			h.Method = "GET"
-		}
-		problems = append(problems, checkAllow(src, label+": ", h.Allow)...)
-		if hf.Timeout != "" {
-			d, err := time.ParseDuration(hf.Timeout)
-			if err != nil {
-				bad(ErrBadHTTPTool, "%s: timeout %q is not a Go duration such as 30s or 2m", label, hf.Timeout)
-			} else {
-				h.Timeout = d
-			}
-		}
-		if hf.MaxResponseBytes != nil {
-			h.MaxResponseBytes = *hf.MaxResponseBytes
-		}
-		switch hf.Approval {
-		case "":
-		case "required":
-			h.RequiresApproval = true
-		default:
-			bad(ErrBadHTTPTool, `%s: approval must be "required" or omitted, got %q`, label, hf.Approval)
-		}
-		if hf.Body != nil {
-			v, err := toJSONValue(hf.Body)
-			if err != nil {
-				bad(ErrBadHTTPTool, "%s: body is not JSON-compatible: %v", label, err)
-			} else {
-				h.Body = v
-			}
-		}
-		// A broken parameters value is reported here and replaced by the
-		// default, so Validate does not report it a second time.
-		h.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
-		if hf.Parameters != nil {
-			v, err := toJSONValue(hf.Parameters)
-			m, isMap := v.(map[string]any)
-			switch {
-			case err != nil:
-				bad(ErrBadHTTPTool, "%s: parameters are not JSON-compatible: %v", label, err)
-			case !isMap:
-				bad(ErrBadHTTPTool, "%s: parameters must be a JSON schema object such as {type: object, properties: {...}}", label)
-			default:
-				h.Parameters = m
-			}
-		}
+		h, more := httpToolFromFile(src, s.ID, i, &hf)
+		problems = append(problems, more...)
 		s.HTTPTools = append(s.HTTPTools, h)
 	}
 	return s, problems
+}
+
+// httpToolFromFile converts the i-th http_tools entry of skill, applying
+// defaults, and returns the problems of the values it converts.
+func httpToolFromFile(src, skill string, i int, hf *httpToolFile) (tools.HTTPToolDef, []error) {
+	h := tools.HTTPToolDef{
+		Name:             hf.Name,
+		Description:      strings.TrimSpace(hf.Description),
+		Method:           strings.ToUpper(strings.TrimSpace(hf.Method)),
+		URL:              strings.TrimSpace(hf.URL),
+		Headers:          hf.Headers,
+		Query:            hf.Query,
+		Timeout:          tools.DefaultHTTPTimeout,
+		MaxResponseBytes: tools.DefaultMaxResponseBytes,
+		Result:           hf.Result,
+		RequiresEnv:      hf.RequiresEnv,
+		Skill:            skill,
+		Allow:            hf.Allow.rule(),
+	}
+	label := fmt.Sprintf("http_tools[%d]", i)
+	if h.Name != "" {
+		label = fmt.Sprintf("http tool %q", h.Name)
+	}
+	if h.Method == "" {
+		h.Method = "GET"
+	}
+	problems := checkAllow(src, label+": ", h.Allow)
+	bad := func(k error, format string, args ...any) {
+		problems = append(problems, &FileError{Path: src, Err: k, Detail: fmt.Sprintf(format, args...)})
+	}
+	if hf.Timeout != "" {
+		d, err := time.ParseDuration(hf.Timeout)
+		if err != nil {
+			bad(ErrBadHTTPTool, "%s: timeout %q is not a Go duration such as 30s or 2m", label, hf.Timeout)
+		} else {
+			h.Timeout = d
+		}
+	}
+	if hf.MaxResponseBytes != nil {
+		h.MaxResponseBytes = *hf.MaxResponseBytes
+	}
+	switch hf.Approval {
+	case "":
+	case "required":
+		h.RequiresApproval = true
+	default:
+		bad(ErrBadHTTPTool, `%s: approval must be "required" or omitted, got %q`, label, hf.Approval)
+	}
+	if hf.Body != nil {
+		v, err := toJSONValue(hf.Body)
+		if err != nil {
+			bad(ErrBadHTTPTool, "%s: body is not JSON-compatible: %v", label, err)
+		} else {
+			h.Body = v
+		}
+	}
+	// A broken parameters value is reported here and replaced by the
+	// default, so Validate does not report it a second time.
+	h.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+	if hf.Parameters != nil {
+		v, err := toJSONValue(hf.Parameters)
+		m, isMap := v.(map[string]any)
+		switch {
+		case err != nil:
+			bad(ErrBadHTTPTool, "%s: parameters are not JSON-compatible: %v", label, err)
+		case !isMap:
+			bad(ErrBadHTTPTool, "%s: parameters must be a JSON schema object such as {type: object, properties: {...}}", label)
+		default:
+			h.Parameters = m
+		}
+	}
+	return h, problems
 }
 
 // toJSONValue converts a decoded YAML value to the value encoding/json would

@@ -45,67 +45,88 @@ func (c *Catalog) Validate(knownTool func(name string) bool) error {
 // checks that need knownTool are skipped.
 func (c *Catalog) validate(knownTool func(string) bool, checkRegistry bool) []error {
 	var problems []error
+	for _, a := range c.Agents() {
+		if !c.damaged[a.Source] {
+			problems = append(problems, c.checkAgent(a)...)
+		}
+	}
+	skills := c.Skills()
+	declared, more := c.checkSkills(skills, knownTool, checkRegistry)
+	problems = append(problems, more...)
+	if checkRegistry {
+		problems = append(problems, checkSkillTools(skills, declared, knownTool)...)
+	}
+	return problems
+}
+
+// checkAgent returns the problems of agent a: its own values and the
+// skills it lists.
+func (c *Catalog) checkAgent(a *Agent) []error {
+	var problems []error
+	add := func(k error, format string, args ...any) {
+		problems = append(problems, &FileError{Path: a.Source, Err: k, Detail: fmt.Sprintf(format, args...)})
+	}
+	if !reAgentID.MatchString(a.ID) {
+		add(ErrBadID, "agent id %q is invalid: use 1 to 64 characters from a-z 0-9 . _ : -", a.ID)
+	}
+	if strings.TrimSpace(a.Description) == "" {
+		add(ErrMissingDescription, "agent %q has no description", a.ID)
+	}
+	if !a.Mode.Valid() {
+		add(ErrBadMode, "agent %q has mode %q: use chat, agentic or auto", a.ID, a.Mode)
+	}
+	if !a.Memory.Valid() {
+		add(ErrBadMemory, "agent %q has memory %q: use off, tools or recall", a.ID, a.Memory)
+	}
+	if a.MaxTurns < 0 || a.MaxTurns > MaxTurnsLimit {
+		add(ErrOutOfRange, "max_turns must be between 1 and %d, got %d", MaxTurnsLimit, a.MaxTurns)
+	}
+	if a.MaxReplans < 0 || a.MaxReplans > MaxReplansLimit {
+		add(ErrOutOfRange, "max_replans must be between 0 and %d, got %d", MaxReplansLimit, a.MaxReplans)
+	}
+	if t := a.Temperature; t != nil && (*t < 0 || *t > MaxTemperature) {
+		add(ErrOutOfRange, "temperature must be between 0 and %d, got %g", MaxTemperature, *t)
+	}
+	switch {
+	case a.Language != "" && a.Language != LanguageAuto:
+		add(ErrBadLanguage, "agent %q has language %q: use auto (answer in the user's language) or leave it out", a.ID, a.Language)
+	case a.ReasonIn != "" && a.Language != LanguageAuto:
+		add(ErrBadLanguage, "agent %q has reason_in without language: auto", a.ID)
+	case a.ReasonIn != "" && !reLanguage.MatchString(a.ReasonIn):
+		add(ErrBadLanguage, "agent %q has reason_in %q: use an ISO 639-1 code such as en", a.ID, a.ReasonIn)
+	}
+	for _, r := range a.Models.Refs() {
+		if strings.TrimSpace(r[1]) != r[1] {
+			add(ErrInvalid, "models.%s %q has spaces around it", r[0], r[1])
+		}
+	}
+	if strings.TrimSpace(a.Prompt) == "" && len(a.Skills) > 0 {
+		add(ErrMissingPrompt, "agent %q has skills but no prompt: write its base prompt after the closing ---", a.ID)
+	}
+	listed := map[string]bool{}
+	for _, id := range a.Skills {
+		if listed[id] {
+			add(ErrInvalid, "agent %q lists skill %q twice", a.ID, id)
+			continue
+		}
+		listed[id] = true
+		if _, ok := c.skills[id]; !ok {
+			add(ErrUnknownSkill, "agent %q uses skill %q, which does not exist", a.ID, id)
+		}
+	}
+	return problems
+}
+
+// checkSkills returns the problems of the skills' own values and HTTP
+// tools, of commands and HTTP tool names two skills share and, with
+// checkRegistry, of HTTP tools named like registered tools. declared maps
+// each HTTP tool's name to the skill declaring it.
+func (c *Catalog) checkSkills(skills []*Skill, knownTool func(string) bool, checkRegistry bool) (declared map[string]*Skill, problems []error) {
 	add := func(src string, k error, format string, args ...any) {
 		problems = append(problems, &FileError{Path: src, Err: k, Detail: fmt.Sprintf(format, args...)})
 	}
-
-	for _, a := range c.Agents() {
-		if c.damaged[a.Source] {
-			continue
-		}
-		if !reAgentID.MatchString(a.ID) {
-			add(a.Source, ErrBadID, "agent id %q is invalid: use 1 to 64 characters from a-z 0-9 . _ : -", a.ID)
-		}
-		if strings.TrimSpace(a.Description) == "" {
-			add(a.Source, ErrMissingDescription, "agent %q has no description", a.ID)
-		}
-		if !a.Mode.Valid() {
-			add(a.Source, ErrBadMode, "agent %q has mode %q: use chat, agentic or auto", a.ID, a.Mode)
-		}
-		if !a.Memory.Valid() {
-			add(a.Source, ErrBadMemory, "agent %q has memory %q: use off, tools or recall", a.ID, a.Memory)
-		}
-		if a.MaxTurns < 0 || a.MaxTurns > MaxTurnsLimit {
-			add(a.Source, ErrOutOfRange, "max_turns must be between 1 and %d, got %d", MaxTurnsLimit, a.MaxTurns)
-		}
-		if a.MaxReplans < 0 || a.MaxReplans > MaxReplansLimit {
-			add(a.Source, ErrOutOfRange, "max_replans must be between 0 and %d, got %d", MaxReplansLimit, a.MaxReplans)
-		}
-		if t := a.Temperature; t != nil && (*t < 0 || *t > MaxTemperature) {
-			add(a.Source, ErrOutOfRange, "temperature must be between 0 and %d, got %g", MaxTemperature, *t)
-		}
-		switch {
-		case a.Language != "" && a.Language != LanguageAuto:
-			add(a.Source, ErrBadLanguage, "agent %q has language %q: use auto (answer in the user's language) or leave it out", a.ID, a.Language)
-		case a.ReasonIn != "" && a.Language != LanguageAuto:
-			add(a.Source, ErrBadLanguage, "agent %q has reason_in without language: auto", a.ID)
-		case a.ReasonIn != "" && !reLanguage.MatchString(a.ReasonIn):
-			add(a.Source, ErrBadLanguage, "agent %q has reason_in %q: use an ISO 639-1 code such as en", a.ID, a.ReasonIn)
-		}
-		for _, r := range a.Models.Refs() {
-			if strings.TrimSpace(r[1]) != r[1] {
-				add(a.Source, ErrInvalid, "models.%s %q has spaces around it", r[0], r[1])
-			}
-		}
-		if strings.TrimSpace(a.Prompt) == "" && len(a.Skills) > 0 {
-			add(a.Source, ErrMissingPrompt, "agent %q has skills but no prompt: write its base prompt after the closing ---", a.ID)
-		}
-		listed := map[string]bool{}
-		for _, id := range a.Skills {
-			if listed[id] {
-				add(a.Source, ErrInvalid, "agent %q lists skill %q twice", a.ID, id)
-				continue
-			}
-			listed[id] = true
-			if _, ok := c.skills[id]; !ok {
-				add(a.Source, ErrUnknownSkill, "agent %q uses skill %q, which does not exist", a.ID, id)
-			}
-		}
-	}
-
-	skills := c.Skills()
 	commands := map[string]*Skill{}
-	declared := map[string]*Skill{}
+	declared = map[string]*Skill{}
 	for _, s := range skills {
 		// A damaged skill's own values are not checked, but its command and
 		// tools still count for the checks of other skills.
@@ -138,13 +159,18 @@ func (c *Catalog) validate(knownTool func(string) bool, checkRegistry bool) []er
 			}
 		}
 	}
+	return declared, problems
+}
 
-	if checkRegistry {
-		for _, s := range skills {
-			for _, t := range s.Tools {
-				if !knownTool(t) && declared[t] == nil {
-					add(s.Source, ErrUnknownTool, "skill %q uses tool %q, which is neither a registered tool nor declared in any skill's http_tools", s.ID, t)
-				}
+// checkSkillTools returns the problems of skills using tools that are
+// neither registered nor declared in any skill's http_tools.
+func checkSkillTools(skills []*Skill, declared map[string]*Skill, knownTool func(string) bool) []error {
+	var problems []error
+	for _, s := range skills {
+		for _, t := range s.Tools {
+			if !knownTool(t) && declared[t] == nil {
+				problems = append(problems, &FileError{Path: s.Source, Err: ErrUnknownTool, Detail: fmt.Sprintf(
+					"skill %q uses tool %q, which is neither a registered tool nor declared in any skill's http_tools", s.ID, t)})
 			}
 		}
 	}

@@ -43,6 +43,8 @@ func TestProblems(t *testing.T) {
 			wantErr: ErrFrontmatter, wantFile: "a.md", wantMsg: "unclosed frontmatter"},
 		{name: "invalid yaml", files: map[string]string{"a.md": "---\nagent: a\ndescription: [unclosed\n---\n"},
 			wantErr: ErrFrontmatter, wantFile: "a.md", wantMsg: "invalid YAML"},
+		{name: "a second yaml document", files: map[string]string{"a.md": "---\nagent: a\ndescription: A\n--- more\n---\n"},
+			wantErr: ErrFrontmatter, wantFile: "a.md", wantMsg: "invalid YAML: data after the document"},
 		{name: "frontmatter not a mapping", files: map[string]string{"a.md": "---\n- agent\n- skill\n---\n"},
 			wantErr: ErrFrontmatter, wantFile: "a.md", wantMsg: "must be a mapping"},
 		{name: "empty frontmatter", files: map[string]string{"a.md": "---\n---\nHello\n"},

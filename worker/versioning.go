@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -106,21 +107,33 @@ func Promote(ctx context.Context, c client.Client, v Versioning) error {
 	ctx, cancel := context.WithTimeout(ctx, PromoteTimeout)
 	defer cancel()
 	h := c.WorkerDeploymentClient().GetHandle(v.Deployment)
-	wait := 50 * time.Millisecond
-	for {
-		err := promoteOnce(ctx, h, v.BuildID)
-		if err == nil {
-			return nil
+	var (
+		last      error // the last attempt's error, for the message when time runs out
+		permanent bool
+	)
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		last = promoteOnce(ctx, h, v.BuildID)
+		if last != nil && !retryable(last) {
+			permanent = true
+			return struct{}{}, backoff.Permanent(last)
 		}
-		if !retryable(err) {
-			return fmt.Errorf("make %s the current version: %w", v, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("make %s the current version: %w (last: %w)", v, ctx.Err(), err)
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 2*time.Second)
+		return struct{}{}, last
+	},
+		backoff.WithBackOff(&backoff.ExponentialBackOff{
+			InitialInterval: 50 * time.Millisecond,
+			MaxInterval:     2 * time.Second,
+			Multiplier:      2,
+		}),
+		// PromoteTimeout, through ctx, bounds the retries.
+		backoff.WithMaxElapsedTime(0),
+	)
+	switch {
+	case err == nil:
+		return nil
+	case permanent:
+		return fmt.Errorf("make %s the current version: %w", v, err)
+	default:
+		return fmt.Errorf("make %s the current version: %w (last: %w)", v, err, last)
 	}
 }
 

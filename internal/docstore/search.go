@@ -81,73 +81,14 @@ func (s *sqlStore) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err := checkOwner(op, q.Owner); err != nil {
 		return nil, err
 	}
-	k := q.K
-	switch {
-	case k == 0:
-		k = 10
-	case k < 1 || k > 50:
-		return nil, fmt.Errorf("%s: %w: max_num_results must be 1 to 50, got %d", op, ErrInvalid, q.K)
-	}
-	mode := q.Mode
-	if mode == "" {
-		mode = "hybrid"
-	}
-	if mode != "hybrid" && mode != "vector" && mode != "text" {
-		return nil, fmt.Errorf("%s: %w: mode %q (want hybrid, vector or text)", op, ErrInvalid, q.Mode)
-	}
-	if q.ScoreThreshold < 0 || q.ScoreThreshold > 1 || math.IsNaN(q.ScoreThreshold) {
-		return nil, fmt.Errorf("%s: %w: score_threshold must be 0 to 1", op, ErrInvalid)
-	}
-	if len(q.VectorStoreIDs) == 0 || len(q.VectorStoreIDs) > MaxSearchStores {
-		return nil, fmt.Errorf("%s: %w: 1 to %d vector stores", op, ErrInvalid, MaxSearchStores)
-	}
-	if err := checkFilter(q.Filter); err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	var vec []float32
-	if q.Vector != nil {
-		v, ok := normalize(q.Vector)
-		if !ok || len(v) > MaxDimensions {
-			return nil, fmt.Errorf("%s: %w: zero, non-finite or oversized query vector", op, ErrInvalid)
-		}
-		vec = v
-	}
-	if mode == "vector" && vec == nil {
-		return nil, fmt.Errorf("%s: %w: vector mode needs the query's vector", op, ErrInvalid)
-	}
-	if len(q.Text) > 64<<10 || !validText(q.Text) {
-		return nil, fmt.Errorf("%s: %w: query text", op, ErrInvalid)
-	}
-
-	ids := map[string]bool{}
-	for _, id := range q.VectorStoreIDs {
-		if !validID(storePrefix, id) {
-			return nil, fmt.Errorf("%s: vector store %q: %w", op, id, ErrNotFound)
-		}
-		ids[id] = true
-	}
-	stores := make([]string, 0, len(ids))
-	for id := range ids {
-		stores = append(stores, id)
-	}
-	slices.Sort(stores)
-	// Every store must be the owner's before anything is read or touched.
-	found, err := s.strings(ctx, s.r, `SELECT id FROM vector_stores WHERE owner = ? AND id IN (`+in(len(stores))+`)`,
-		append([]any{q.Owner}, anys(stores)...)...)
+	k, mode, vec, err := checkQuery(q)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	if len(found) != len(stores) {
-		for _, id := range stores {
-			if !slices.Contains(found, id) {
-				return nil, fmt.Errorf("%s: vector store %q: %w", op, id, ErrNotFound)
-			}
-		}
-	}
-	if err := s.touch(ctx, s.w, q.Owner, stores); err != nil {
+	stores, err := s.ownStores(ctx, q.Owner, q.VectorStoreIDs)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-
 	allowed, err := s.allowed(ctx, q.Owner, stores, q.Filter)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
@@ -155,38 +96,9 @@ func (s *sqlStore) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if len(allowed) == 0 {
 		return []Hit{}, nil
 	}
-	var vranks, tranks []ranked
-	rankings := 0
-	if vec != nil && mode != "text" {
-		rankings++
-		if s.vector {
-			vranks, err = s.annRank(ctx, q.Owner, stores, allowed, vec)
-		} else {
-			vranks, err = s.exactRank(ctx, q.Owner, stores, allowed, vec)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: vector ranking: %w", op, err)
-		}
-	}
-	words := terms(q.Text)
-	if mode != "vector" && len(words) > 0 {
-		rankings++
-		tranks, err = s.textRank(ctx, q.Owner, stores, allowed, words)
-		if err != nil {
-			return nil, fmt.Errorf("%s: full-text ranking: %w", op, err)
-		}
-	}
-
-	var scored []ranked
-	switch mode {
-	case "vector":
-		for _, r := range vranks {
-			scored = append(scored, ranked{r.id, r.key, (1 + r.score) / 2})
-		}
-	case "text":
-		scored = tranks
-	default:
-		scored = fuse(rankings, vranks, tranks)
+	scored, err := s.rank(ctx, q, mode, stores, allowed, vec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	var hits []ranked
 	for _, r := range scored {
@@ -198,6 +110,123 @@ func (s *sqlStore) Search(ctx context.Context, q Query) ([]Hit, error) {
 		hits = hits[:k]
 	}
 	return s.hits(ctx, hits, allowed)
+}
+
+// checkQuery checks q, but for its owner, and returns the number of results, the mode with
+// its default filled in, and the query's vector normalized (nil without
+// one).
+func checkQuery(q Query) (k int, mode string, vec []float32, err error) {
+	k = q.K
+	switch {
+	case k == 0:
+		k = 10
+	case k < 1 || k > 50:
+		return 0, "", nil, fmt.Errorf("%w: max_num_results must be 1 to 50, got %d", ErrInvalid, q.K)
+	}
+	mode = q.Mode
+	if mode == "" {
+		mode = "hybrid"
+	}
+	if mode != "hybrid" && mode != "vector" && mode != "text" {
+		return 0, "", nil, fmt.Errorf("%w: mode %q (want hybrid, vector or text)", ErrInvalid, q.Mode)
+	}
+	if q.ScoreThreshold < 0 || q.ScoreThreshold > 1 || math.IsNaN(q.ScoreThreshold) {
+		return 0, "", nil, fmt.Errorf("%w: score_threshold must be 0 to 1", ErrInvalid)
+	}
+	if len(q.VectorStoreIDs) == 0 || len(q.VectorStoreIDs) > MaxSearchStores {
+		return 0, "", nil, fmt.Errorf("%w: 1 to %d vector stores", ErrInvalid, MaxSearchStores)
+	}
+	if err := checkFilter(q.Filter); err != nil {
+		return 0, "", nil, err
+	}
+	if q.Vector != nil {
+		v, ok := normalize(q.Vector)
+		if !ok || len(v) > MaxDimensions {
+			return 0, "", nil, fmt.Errorf("%w: zero, non-finite or oversized query vector", ErrInvalid)
+		}
+		vec = v
+	}
+	if mode == "vector" && vec == nil {
+		return 0, "", nil, fmt.Errorf("%w: vector mode needs the query's vector", ErrInvalid)
+	}
+	if len(q.Text) > 64<<10 || !validText(q.Text) {
+		return 0, "", nil, fmt.Errorf("%w: query text", ErrInvalid)
+	}
+	return k, mode, vec, nil
+}
+
+// ownStores returns the distinct ids, sorted, once it has checked that
+// every one is a vector store of owner, and marks them used.
+func (s *sqlStore) ownStores(ctx context.Context, owner string, ids []string) ([]string, error) {
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !validID(storePrefix, id) {
+			return nil, fmt.Errorf("vector store %q: %w", id, ErrNotFound)
+		}
+		seen[id] = true
+	}
+	stores := make([]string, 0, len(seen))
+	for id := range seen {
+		stores = append(stores, id)
+	}
+	slices.Sort(stores)
+	// Every store must be the owner's before anything is read or touched.
+	found, err := s.strings(ctx, s.r, `SELECT id FROM vector_stores WHERE owner = ? AND id IN (`+in(len(stores))+`)`,
+		append([]any{owner}, anys(stores)...)...)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) != len(stores) {
+		for _, id := range stores {
+			if !slices.Contains(found, id) {
+				return nil, fmt.Errorf("vector store %q: %w", id, ErrNotFound)
+			}
+		}
+	}
+	if err := s.touch(ctx, s.w, owner, stores); err != nil {
+		return nil, err
+	}
+	return stores, nil
+}
+
+// rank runs the rankings mode asks for over the allowed chunks and returns
+// the chunks scored (see Search), the best first.
+func (s *sqlStore) rank(ctx context.Context, q Query, mode string, stores []string, allowed map[string]allowedFile, vec []float32) ([]ranked, error) {
+	var vranks, tranks []ranked
+	var err error
+	rankings := 0
+	if vec != nil && mode != "text" {
+		rankings++
+		if s.vector {
+			vranks, err = s.annRank(ctx, q.Owner, stores, allowed, vec)
+		} else {
+			vranks, err = s.exactRank(ctx, q.Owner, stores, allowed, vec)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("vector ranking: %w", err)
+		}
+	}
+	words := terms(q.Text)
+	if mode != "vector" && len(words) > 0 {
+		rankings++
+		tranks, err = s.textRank(ctx, q.Owner, stores, allowed, words)
+		if err != nil {
+			return nil, fmt.Errorf("full-text ranking: %w", err)
+		}
+	}
+
+	switch mode {
+	case "vector":
+		scored := make([]ranked, 0, len(vranks))
+		for _, r := range vranks {
+			scored = append(scored, ranked{r.id, r.key, (1 + r.score) / 2})
+		}
+		return scored, nil
+	case "text":
+		return tranks, nil
+	default:
+		return fuse(rankings, vranks, tranks), nil
+	}
 }
 
 // fuse is reciprocal rank fusion of the rankings (see Search), the best

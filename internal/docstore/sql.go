@@ -1099,79 +1099,97 @@ func (s *sqlStore) PutChunks(ctx context.Context, owner string, chunks []Chunk) 
 	if len(chunks) == 0 {
 		return nil
 	}
-	vsID, fileID := chunks[0].VectorStoreID, chunks[0].FileID
-	dim := 0
-	vecs := make([][]float32, len(chunks))
-	for i, c := range chunks {
-		switch {
-		case c.VectorStoreID != vsID || c.FileID != fileID:
-			return fmt.Errorf("%s: %w: chunks of more than one attachment", op, ErrInvalid)
-		case c.Index < 0 || c.Tokens < 0:
-			return fmt.Errorf("%s: %w: chunk index and tokens must not be negative", op, ErrInvalid)
-		case len(c.Text) > MaxChunkBytes || !validText(c.Text):
-			return fmt.Errorf("%s: %w: chunk %d: text is up to %d bytes of UTF-8 without NUL", op, ErrInvalid, c.Index, MaxChunkBytes)
-		}
-		if c.Vector == nil {
-			continue
-		}
-		if len(c.Vector) == 0 || len(c.Vector) > MaxDimensions || (dim != 0 && len(c.Vector) != dim) {
-			return fmt.Errorf("%s: %w: chunk %d: a vector of %d dimensions (want 1 to %d, all of one length)", op, ErrInvalid, c.Index, len(c.Vector), MaxDimensions)
-		}
-		v, ok := normalize(c.Vector)
-		if !ok {
-			return fmt.Errorf("%s: %w: chunk %d: zero or non-finite vector", op, ErrInvalid, c.Index)
-		}
-		dim, vecs[i] = len(v), v
+	vecs, dim, err := checkChunks(chunks)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	if s.vector && dim > 0 {
 		if err := s.ensureIndex(ctx, dim); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.getAttach(ctx, tx, owner, vsID, fileID); err != nil {
-			return err
-		}
-		if dim > 0 {
-			var other int
-			err := tx.QueryRowContext(ctx, s.q(`SELECT dim FROM chunks WHERE vs_id = ? AND dim > 0 AND dim <> ? LIMIT 1`), vsID, dim).Scan(&other)
-			if err == nil {
-				return fmt.Errorf("%w: vectors of %d dimensions in a vector store of %d", ErrInvalid, dim, other)
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-		}
-		cols, vals, set := `vs_id, file_id, owner, idx, text, tokens, dim, vec`, `?, ?, ?, ?, ?, ?, ?, ?`,
-			`text = excluded.text, tokens = excluded.tokens, dim = excluded.dim, vec = excluded.vec`
-		if s.vector {
-			cols, vals, set = cols+`, embedding`, vals+`, CAST(? AS vector)`, set+`, embedding = excluded.embedding`
-		}
-		stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO chunks (`+cols+`) VALUES (`+vals+`)
-			ON CONFLICT (vs_id, file_id, idx) DO UPDATE SET `+set))
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for i, c := range chunks {
-			var blob []byte
-			var emb any
-			if vecs[i] != nil {
-				blob = encodeVector(vecs[i])
-				emb = vectorLiteral(vecs[i])
-			}
-			args := []any{vsID, fileID, owner, c.Index, c.Text, c.Tokens, len(vecs[i]), blob}
-			if s.vector {
-				args = append(args, emb)
-			}
-			if _, err := stmt.ExecContext(ctx, args...); err != nil {
-				return err
-			}
-		}
-		return nil
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		return s.insertChunks(ctx, tx, owner, chunks, vecs, dim)
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// checkChunks checks that chunks belong to one attachment and are sound,
+// and returns their vectors normalized (nil for a chunk without one) and
+// the vectors' length (0 when no chunk has one).
+func checkChunks(chunks []Chunk) (vecs [][]float32, dim int, err error) {
+	vsID, fileID := chunks[0].VectorStoreID, chunks[0].FileID
+	vecs = make([][]float32, len(chunks))
+	for i, c := range chunks {
+		switch {
+		case c.VectorStoreID != vsID || c.FileID != fileID:
+			return nil, 0, fmt.Errorf("%w: chunks of more than one attachment", ErrInvalid)
+		case c.Index < 0 || c.Tokens < 0:
+			return nil, 0, fmt.Errorf("%w: chunk index and tokens must not be negative", ErrInvalid)
+		case len(c.Text) > MaxChunkBytes || !validText(c.Text):
+			return nil, 0, fmt.Errorf("%w: chunk %d: text is up to %d bytes of UTF-8 without NUL", ErrInvalid, c.Index, MaxChunkBytes)
+		}
+		if c.Vector == nil {
+			continue
+		}
+		if len(c.Vector) == 0 || len(c.Vector) > MaxDimensions || (dim != 0 && len(c.Vector) != dim) {
+			return nil, 0, fmt.Errorf("%w: chunk %d: a vector of %d dimensions (want 1 to %d, all of one length)", ErrInvalid, c.Index, len(c.Vector), MaxDimensions)
+		}
+		v, ok := normalize(c.Vector)
+		if !ok {
+			return nil, 0, fmt.Errorf("%w: chunk %d: zero or non-finite vector", ErrInvalid, c.Index)
+		}
+		dim, vecs[i] = len(v), v
+	}
+	return vecs, dim, nil
+}
+
+// insertChunks writes the chunks of one attachment of owner in tx,
+// replacing chunks of the same index, once it has checked that the
+// attachment exists and that its store holds no vectors of another length.
+func (s *sqlStore) insertChunks(ctx context.Context, tx *sql.Tx, owner string, chunks []Chunk, vecs [][]float32, dim int) error {
+	vsID, fileID := chunks[0].VectorStoreID, chunks[0].FileID
+	if _, err := s.getAttach(ctx, tx, owner, vsID, fileID); err != nil {
+		return err
+	}
+	if dim > 0 {
+		var other int
+		err := tx.QueryRowContext(ctx, s.q(`SELECT dim FROM chunks WHERE vs_id = ? AND dim > 0 AND dim <> ? LIMIT 1`), vsID, dim).Scan(&other)
+		if err == nil {
+			return fmt.Errorf("%w: vectors of %d dimensions in a vector store of %d", ErrInvalid, dim, other)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+	}
+	cols, vals, set := `vs_id, file_id, owner, idx, text, tokens, dim, vec`, `?, ?, ?, ?, ?, ?, ?, ?`,
+		`text = excluded.text, tokens = excluded.tokens, dim = excluded.dim, vec = excluded.vec`
+	if s.vector {
+		cols, vals, set = cols+`, embedding`, vals+`, CAST(? AS vector)`, set+`, embedding = excluded.embedding`
+	}
+	stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO chunks (`+cols+`) VALUES (`+vals+`)
+		ON CONFLICT (vs_id, file_id, idx) DO UPDATE SET `+set))
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i, c := range chunks {
+		var blob []byte
+		var emb any
+		if vecs[i] != nil {
+			blob = encodeVector(vecs[i])
+			emb = vectorLiteral(vecs[i])
+		}
+		args := []any{vsID, fileID, owner, c.Index, c.Text, c.Tokens, len(vecs[i]), blob}
+		if s.vector {
+			args = append(args, emb)
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/url"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul/internal/access"
+	"github.com/longhaul-dev/longhaul/internal/strict"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"golang.org/x/net/http/httpguts"
 )
@@ -456,8 +456,8 @@ func objectFields(data []byte) ([]field, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("not valid JSON: data after the object")
+	if err := strict.JSONEnd(dec); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	return fields, nil
 }

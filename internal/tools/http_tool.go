@@ -194,11 +194,18 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 	if def == nil {
 		return nil, errors.New("http tool: nil definition")
 	}
-	fail := func(format string, args ...any) (*HTTPTool, error) {
-		return nil, fmt.Errorf("http tool %q: %s", def.Name, fmt.Sprintf(format, args...))
+	t, err := newHTTPTool(def, opts)
+	if err != nil {
+		return nil, fmt.Errorf("http tool %q: %s", def.Name, err)
 	}
+	return t, nil
+}
+
+// newHTTPTool is NewHTTPTool for a definition that is not nil; its errors
+// do not yet name the tool.
+func newHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 	if !ValidName(def.Name) {
-		return fail("invalid name: it must match ^[a-zA-Z0-9_-]{1,64}$")
+		return nil, errors.New("invalid name: it must match ^[a-zA-Z0-9_-]{1,64}$")
 	}
 	t := &HTTPTool{
 		name:        def.Name,
@@ -210,12 +217,38 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 		lookup:      opts.LookupEnv,
 		userSecret:  opts.UserSecret,
 	}
+	if err := t.setDefaults(def.Method); err != nil {
+		return nil, err
+	}
+	props, err := t.compileSchema(def)
+	if err != nil {
+		return nil, err
+	}
+	c := &templateCompiler{t: t, props: props, userSecrets: opts.UserSecret != nil,
+		env: map[string]bool{}, secrets: map[string]bool{}}
+	if err := c.compile(def); err != nil {
+		return nil, err
+	}
+	t.envNames = slices.Sorted(maps.Keys(c.env))
+	t.userSecrets = slices.Sorted(maps.Keys(c.secrets))
+
+	transport := opts.Transport
+	if transport == nil {
+		transport = sharedTransport()
+	}
+	t.client = &http.Client{Transport: transport, CheckRedirect: checkRedirect}
+	return t, nil
+}
+
+// setDefaults checks t's method (the file's method) and fills in the
+// defaults of the method, the limits and the environment lookup.
+func (t *HTTPTool) setDefaults(method string) error {
 	switch t.method {
 	case "":
 		t.method = http.MethodGet
 	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	default:
-		return fail("method %q is not one of GET, POST, PUT, PATCH, DELETE", def.Method)
+		return fmt.Errorf("method %q is not one of GET, POST, PUT, PATCH, DELETE", method)
 	}
 	if t.timeout <= 0 {
 		t.timeout = DefaultHTTPTimeout
@@ -226,7 +259,13 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 	if t.lookup == nil {
 		t.lookup = os.LookupEnv
 	}
+	return nil
+}
 
+// compileSchema sets what t shows the model and the engine: the parameters
+// schema, approval, the result template and the allow rule. It returns the
+// schema's properties, which the templates' {arg} placeholders must name.
+func (t *HTTPTool) compileSchema(def *HTTPToolDef) (map[string]any, error) {
 	params := map[string]any{"type": "object", "properties": map[string]any{}}
 	if def.Parameters != nil {
 		params = maps.Clone(def.Parameters)
@@ -240,99 +279,137 @@ func NewHTTPTool(def *HTTPToolDef, opts HTTPToolOptions) (*HTTPTool, error) {
 	if def.Result != "" {
 		r, err := parseResultTemplate(def.Name, def.Result)
 		if err != nil {
-			return fail("result: %v", err)
+			return nil, fmt.Errorf("result: %v", err)
 		}
 		t.result = r
 	}
 	t.allow = def.Allow
 	schema, err := json.Marshal(params)
 	if err != nil {
-		return fail("parameters: %v", err)
+		return nil, fmt.Errorf("parameters: %v", err)
 	}
 	t.schema = schema
 	props, _ := params["properties"].(map[string]any)
+	return props, nil
+}
 
-	env := map[string]bool{}
-	secrets := map[string]bool{}
-	note := func(where string, parts []TemplatePart) error {
-		for _, p := range parts {
-			switch p.Kind {
-			case TemplateUserSecret:
-				if !strings.HasPrefix(where, "headers.") {
-					return fmt.Errorf("%s: ${%s%s}: a user's secret may only stand in the headers", where, UserSecretPrefix, p.Text)
-				}
-				if opts.UserSecret == nil {
-					return fmt.Errorf("%s: ${%s%s} needs per-user secrets, which need LONGHAUL_TOKEN_KEY", where, UserSecretPrefix, p.Text)
-				}
-				secrets[p.Text] = true
-			case TemplateEnv:
-				env[p.Text] = true
-			case TemplateArg:
-				if _, ok := props[p.Text]; !ok {
-					return fmt.Errorf("%s: placeholder {%s} names no property in parameters", where, p.Text)
-				}
-				t.named[p.Text] = true
+// templateCompiler compiles the URL, header, query and body templates of
+// an HTTP tool, noting the variables, user secrets and arguments they name.
+type templateCompiler struct {
+	t           *HTTPTool
+	props       map[string]any // the parameters' properties
+	userSecrets bool           // per-user secrets are configured
+	env         map[string]bool
+	secrets     map[string]bool
+}
+
+// compile compiles every template of def into c.t.
+func (c *templateCompiler) compile(def *HTTPToolDef) error {
+	if err := c.url(def.URL); err != nil {
+		return err
+	}
+	if err := c.headers(def.Headers); err != nil {
+		return err
+	}
+	if err := c.query(def.Query); err != nil {
+		return err
+	}
+	if def.Body != nil {
+		var err error
+		if c.t.body, err = compileBody("body", def.Body, c.parse); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// note records the variables, user secrets and arguments of the template
+// at where, refusing a user secret outside the headers or without per-user
+// secrets, and an argument the parameters do not declare.
+func (c *templateCompiler) note(where string, parts []TemplatePart) error {
+	for _, p := range parts {
+		switch p.Kind {
+		case TemplateUserSecret:
+			if !strings.HasPrefix(where, "headers.") {
+				return fmt.Errorf("%s: ${%s%s}: a user's secret may only stand in the headers", where, UserSecretPrefix, p.Text)
 			}
+			if !c.userSecrets {
+				return fmt.Errorf("%s: ${%s%s} needs per-user secrets, which need LONGHAUL_TOKEN_KEY", where, UserSecretPrefix, p.Text)
+			}
+			c.secrets[p.Text] = true
+		case TemplateEnv:
+			c.env[p.Text] = true
+		case TemplateArg:
+			if _, ok := c.props[p.Text]; !ok {
+				return fmt.Errorf("%s: placeholder {%s} names no property in parameters", where, p.Text)
+			}
+			c.t.named[p.Text] = true
 		}
-		return nil
 	}
-	parse := func(where, s string) ([]TemplatePart, error) {
-		parts, err := ParseTemplate(s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		return parts, note(where, parts)
-	}
+	return nil
+}
 
-	if t.origin, t.rest, err = SplitURLTemplate(def.URL); err != nil {
-		return fail("url: %v", err)
+// parse parses the template s at where and notes what it names.
+func (c *templateCompiler) parse(where, s string) ([]TemplatePart, error) {
+	parts, err := ParseTemplate(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	if err := note("url", t.origin); err != nil {
-		return fail("%v", err)
+	return parts, c.note(where, parts)
+}
+
+// url compiles the URL template into its origin and the rest.
+func (c *templateCompiler) url(raw string) error {
+	t := c.t
+	var err error
+	if t.origin, t.rest, err = SplitURLTemplate(raw); err != nil {
+		return fmt.Errorf("url: %v", err)
 	}
-	if err := note("url", t.rest); err != nil {
-		return fail("%v", err)
+	if err := c.note("url", t.origin); err != nil {
+		return err
+	}
+	if err := c.note("url", t.rest); err != nil {
+		return err
 	}
 	if len(t.origin) == 0 {
-		return fail("url %q has no scheme and host", def.URL)
+		return fmt.Errorf("url %q has no scheme and host", raw)
 	}
 	if host, ok := literalHost(t.origin); ok {
 		t.literalHost = host
 	}
-	for _, k := range slices.Sorted(maps.Keys(def.Headers)) {
-		parts, err := parse("headers."+k, def.Headers[k])
+	return nil
+}
+
+// headers compiles the header templates, sorted by name.
+func (c *templateCompiler) headers(headers map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		parts, err := c.parse("headers."+k, headers[k])
 		if err != nil {
-			return fail("%v", err)
+			return err
 		}
 		if !httpguts.ValidHeaderFieldName(k) {
-			return fail("header name %q is invalid", k)
+			return fmt.Errorf("header name %q is invalid", k)
 		}
-		t.headers = append(t.headers, namedTemplate{name: http.CanonicalHeaderKey(k), parts: parts})
+		c.t.headers = append(c.t.headers, namedTemplate{name: http.CanonicalHeaderKey(k), parts: parts})
 	}
-	if def.Query != nil {
-		t.query = []namedTemplate{}
-		for _, k := range slices.Sorted(maps.Keys(def.Query)) {
-			parts, err := parse("query."+k, def.Query[k])
-			if err != nil {
-				return fail("%v", err)
-			}
-			t.query = append(t.query, namedTemplate{name: k, parts: parts})
-		}
-	}
-	if def.Body != nil {
-		if t.body, err = compileBody("body", def.Body, parse); err != nil {
-			return fail("%v", err)
-		}
-	}
-	t.envNames = slices.Sorted(maps.Keys(env))
-	t.userSecrets = slices.Sorted(maps.Keys(secrets))
+	return nil
+}
 
-	transport := opts.Transport
-	if transport == nil {
-		transport = sharedTransport()
+// query compiles the query templates, sorted by name; a nil query stays
+// nil (not declared).
+func (c *templateCompiler) query(query map[string]string) error {
+	if query == nil {
+		return nil
 	}
-	t.client = &http.Client{Transport: transport, CheckRedirect: checkRedirect}
-	return t, nil
+	c.t.query = []namedTemplate{}
+	for _, k := range slices.Sorted(maps.Keys(query)) {
+		parts, err := c.parse("query."+k, query[k])
+		if err != nil {
+			return err
+		}
+		c.t.query = append(c.t.query, namedTemplate{name: k, parts: parts})
+	}
+	return nil
 }
 
 // checkRedirect follows at most HTTPToolMaxRedirects redirects, and only
@@ -577,31 +654,13 @@ func identity(s string) string { return s }
 
 // Call implements Tool.
 func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
-	args, err := decodeHTTPArgs(call.Arguments)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", t.name, err)
+	st, target, missing, err := t.prepare(ctx, call)
+	switch {
+	case err != nil:
+		return Result{}, err
+	case missing != nil:
+		return *missing, nil
 	}
-	target := t.target(args)
-	env, err := t.expandEnv()
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", t.name, err)
-	}
-	// The user's own secrets, read at call time for the user the call is
-	// made for; kept with the variables so that they are scrubbed alike.
-	for _, name := range t.userSecrets {
-		v, err := t.userSecret(ctx, call.User, name)
-		if errors.Is(err, ErrNoUserSecret) {
-			return Result{Target: target, Content: fmt.Sprintf(
-				"MISSING SECRET: %s could not run because it sends the user's own secret %q, which they have not set. "+
-					"Tell the user to set it on this Longhaul server, with their API key: PUT /v1/secrets/%s with the JSON body {\"value\": \"...\"}, then to ask again.",
-				t.name, name, name)}, nil
-		}
-		if err != nil {
-			return Result{}, fmt.Errorf("%s: the user's secret %q: %w", t.name, name, err)
-		}
-		env[UserSecretPrefix+name] = v
-	}
-	st := &callState{args: args, env: env, scrub: redact.NewSecrets(env)}
 
 	callCtx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
@@ -629,20 +688,57 @@ func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return Result{}, t.fail(st, target, statusErr(resp, t.excerpt(st, mediaType, data, cut)))
 	}
+	return t.content(st, resp, mediaType, data, cut, target), nil
+}
 
+// prepare decodes the call's arguments and expands the variables and the
+// user's secrets the tool sends. When the user has not set one of their
+// secrets, missing is the result telling the model so, and the call is
+// not made.
+func (t *HTTPTool) prepare(ctx context.Context, call Call) (st *callState, target string, missing *Result, err error) {
+	args, err := decodeHTTPArgs(call.Arguments)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("%s: %w", t.name, err)
+	}
+	target = t.target(args)
+	env, err := t.expandEnv()
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("%s: %w", t.name, err)
+	}
+	// The user's own secrets, read at call time for the user the call is
+	// made for; kept with the variables so that they are scrubbed alike.
+	for _, name := range t.userSecrets {
+		v, err := t.userSecret(ctx, call.User, name)
+		if errors.Is(err, ErrNoUserSecret) {
+			return nil, "", &Result{Target: target, Content: fmt.Sprintf(
+				"MISSING SECRET: %s could not run because it sends the user's own secret %q, which they have not set. "+
+					"Tell the user to set it on this Longhaul server, with their API key: PUT /v1/secrets/%s with the JSON body {\"value\": \"...\"}, then to ask again.",
+				t.name, name, name)}, nil
+		}
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("%s: the user's secret %q: %w", t.name, name, err)
+		}
+		env[UserSecretPrefix+name] = v
+	}
+	return &callState{args: args, env: env, scrub: redact.NewSecrets(env)}, target, nil, nil
+}
+
+// content is the result of a 2xx answer: the result template's output or
+// the body, scrubbed of secrets, after the status when it is not 200.
+func (t *HTTPTool) content(st *callState, resp *http.Response, mediaType string, data []byte, cut bool, target string) Result {
 	status := "HTTP " + resp.Status
 	if len(data) == 0 {
-		return Result{Content: status, Target: target}, nil
+		return Result{Content: status, Target: target}
 	}
 	var text string
 	if t.result != nil {
-		rendered, err := t.renderResult(data, args)
+		rendered, err := t.renderResult(data, st.args)
 		if err == nil {
 			text = st.scrub.Hide(rendered)
 			if resp.StatusCode != http.StatusOK {
 				text = status + "\n\n" + text
 			}
-			return Result{Content: text, Target: target}, nil
+			return Result{Content: text, Target: target}
 		}
 		text = fmt.Sprintf("[the tool's result template failed (%v); the response follows as it came]\n\n", st.scrub.Hide(err.Error()))
 	}
@@ -656,7 +752,7 @@ func (t *HTTPTool) Call(ctx context.Context, call Call) (Result, error) {
 	if resp.StatusCode != http.StatusOK {
 		text = status + "\n\n" + text
 	}
-	return Result{Content: text, Truncated: cut, Target: target}, nil
+	return Result{Content: text, Truncated: cut, Target: target}
 }
 
 // expandEnv looks up every variable the tool's templates name. Errors name
@@ -681,7 +777,42 @@ func (t *HTTPTool) newRequest(ctx context.Context, st *callState, call Call) (*h
 	if err != nil {
 		return nil, err
 	}
+	if extra := t.queryArgs(st); len(extra) > 0 {
+		if u.RawQuery != "" {
+			u.RawQuery += "&"
+		}
+		u.RawQuery += extra.Encode()
+	}
+	body, hasBody, err := t.requestBody(st)
+	if err != nil {
+		return nil, err
+	}
 
+	var reader io.Reader // a *bytes.Reader lets redirects resend the body
+	if hasBody {
+		reader = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, t.method, u.String(), reader)
+	if err != nil {
+		return nil, fmt.Errorf("cannot build the request: %v (%w)", err, ErrPermanent)
+	}
+	req.Header.Set("User-Agent", HTTPToolUserAgent)
+	req.Header.Set("Accept", httpToolAccept)
+	if hasBody {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if err := t.setHeaders(req, st); err != nil {
+		return nil, err
+	}
+	if call.IdempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", call.IdempotencyKey)
+	}
+	return req, nil
+}
+
+// queryArgs is the query the call adds to the URL: the declared query
+// templates, or else, for a GET or DELETE, the arguments no template names.
+func (t *HTTPTool) queryArgs(st *callState) url.Values {
 	var extra url.Values
 	switch {
 	case t.query != nil:
@@ -703,20 +834,18 @@ func (t *HTTPTool) newRequest(ctx context.Context, st *callState, call Call) (*h
 			}
 		}
 	}
-	if len(extra) > 0 {
-		if u.RawQuery != "" {
-			u.RawQuery += "&"
-		}
-		u.RawQuery += extra.Encode()
-	}
+	return extra
+}
 
-	var body []byte
-	hasBody := false
+// requestBody is the JSON body of the call, if it has one: the declared
+// body template, or else, for a POST, PUT or PATCH, an object of the
+// arguments no template names.
+func (t *HTTPTool) requestBody(st *callState) (body []byte, hasBody bool, err error) {
 	switch {
 	case t.body != nil:
 		if v, ok := st.renderBody(t.body); ok {
 			if body, err = marshalJSON(v); err != nil {
-				return nil, fmt.Errorf("encoding the body: %w", err)
+				return nil, false, fmt.Errorf("encoding the body: %w", err)
 			}
 			hasBody = true
 		}
@@ -726,28 +855,20 @@ func (t *HTTPTool) newRequest(ctx context.Context, st *callState, call Call) (*h
 			obj[name] = st.args[name]
 		}
 		if body, err = marshalJSON(obj); err != nil {
-			return nil, fmt.Errorf("encoding the body: %w", err)
+			return nil, false, fmt.Errorf("encoding the body: %w", err)
 		}
 		hasBody = true
 	}
+	return body, hasBody, nil
+}
 
-	var reader io.Reader // a *bytes.Reader lets redirects resend the body
-	if hasBody {
-		reader = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, t.method, u.String(), reader)
-	if err != nil {
-		return nil, fmt.Errorf("cannot build the request: %v (%w)", err, ErrPermanent)
-	}
-	req.Header.Set("User-Agent", HTTPToolUserAgent)
-	req.Header.Set("Accept", httpToolAccept)
-	if hasBody {
-		req.Header.Set("Content-Type", "application/json")
-	}
+// setHeaders sets the declared headers on req; a header whose value comes
+// out empty is not sent.
+func (t *HTTPTool) setHeaders(req *http.Request, st *callState) error {
 	for _, h := range t.headers {
 		v := st.render(h.parts, identity)
 		if !httpguts.ValidHeaderFieldValue(v) {
-			return nil, fmt.Errorf("%w: header %s would hold a line break or another control character", ErrInvalidArguments, h.name)
+			return fmt.Errorf("%w: header %s would hold a line break or another control character", ErrInvalidArguments, h.name)
 		}
 		if v == "" {
 			req.Header.Del(h.name)
@@ -755,10 +876,7 @@ func (t *HTTPTool) newRequest(ctx context.Context, st *callState, call Call) (*h
 		}
 		req.Header.Set(h.name, v)
 	}
-	if call.IdempotencyKey != "" {
-		req.Header.Set("Idempotency-Key", call.IdempotencyKey)
-	}
-	return req, nil
+	return nil
 }
 
 // buildURL expands the URL template and checks that the arguments did not

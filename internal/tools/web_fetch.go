@@ -196,87 +196,129 @@ func (w *WebFetch) Call(ctx context.Context, call Call) (Result, error) {
 	if w.err != nil {
 		return Result{}, w.err
 	}
-	if err := ValidateArguments(w.schema, call.Arguments); err != nil {
-		return Result{}, err
-	}
-	var a webFetchArgs
-	if err := json.Unmarshal(call.Arguments, &a); err != nil {
-		return Result{}, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-	}
-	u, err := parseFetchURL(a.URL)
+	u, maxChars, err := w.parseArgs(call)
 	if err != nil {
 		return Result{}, err
 	}
-	maxChars := w.opts.MaxChars
-	if a.MaxChars != nil {
-		maxChars = *a.MaxChars
-	}
-
 	call.report("fetching "+u.Host, 0)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	f, err := w.fetch(ctx, call, u)
 	if err != nil {
-		return Result{}, fmt.Errorf("web_fetch: %w", err)
+		return Result{}, err
 	}
-	req.Header.Set("User-Agent", w.opts.UserAgent)
-	req.Header.Set("Accept", acceptHeader)
-	resp, err := w.client.Do(req)
+	page, isHTML, err := f.page()
 	if err != nil {
-		return Result{}, fetchError(u, err)
-	}
-	defer resp.Body.Close()
-	finalURL := resp.Request.URL
-
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Result{}, fmt.Errorf("web_fetch: %s: %w: %s", finalURL.Redacted(), ErrHTTPStatus, resp.Status)
-	}
-	header := resp.Header.Get("Content-Type")
-	mediaType, params, _ := mime.ParseMediaType(header)
-	mediaType = strings.ToLower(mediaType)
-	if header != "" && readableKind(mediaType) == unreadable {
-		return Result{}, unsupported(mediaType, header)
-	}
-
-	body := &progressReader{r: resp.Body, call: call, total: resp.ContentLength, limit: w.opts.MaxBodyBytes}
-	data, bodyCut, err := safehttp.ReadLimited(body, w.opts.MaxBodyBytes)
-	if err != nil {
-		return Result{}, fmt.Errorf("web_fetch: reading %s: %w", finalURL.Redacted(), err)
-	}
-	if bodyCut {
-		data = dropPartialRune(data)
-	}
-	if header == "" {
-		// No declared type: sniff, as a browser would.
-		header = http.DetectContentType(data)
-		mediaType, params, _ = mime.ParseMediaType(header)
-		if readableKind(mediaType) == unreadable {
-			return Result{}, unsupported(mediaType, header)
-		}
-	}
-
-	var page readablePage
-	isHTML := readableKind(mediaType) == htmlKind
-	if isHTML {
-		enc, _, _ := charset.DetermineEncoding(data, header)
-		if decoded, err := enc.NewDecoder().Bytes(data); err == nil {
-			data = decoded
-		}
-		if page, err = htmlPageText(data, finalURL); err != nil {
-			return Result{}, fmt.Errorf("web_fetch: rendering %s: %w", finalURL.Redacted(), err)
-		}
-	} else {
-		page.Text = strings.TrimSpace(decodeText(data, params["charset"]))
+		return Result{}, err
 	}
 	text := strings.ToValidUTF8(page.Text, "\uFFFD")
 	if text == "" {
 		text = "(the page has no readable text)"
 	}
-	text, charsCut := truncate(text, maxChars, bodyCut, w.opts.MaxBodyBytes)
+	text, charsCut := truncate(text, maxChars, f.bodyCut, w.opts.MaxBodyBytes)
+	return Result{Content: f.format(page, isHTML, text), Truncated: f.bodyCut || charsCut, Target: u.Host}, nil
+}
 
+// parseArgs checks the call's arguments and returns the URL to fetch and
+// the most characters to return.
+func (w *WebFetch) parseArgs(call Call) (*url.URL, int, error) {
+	if err := ValidateArguments(w.schema, call.Arguments); err != nil {
+		return nil, 0, err
+	}
+	var a webFetchArgs
+	if err := json.Unmarshal(call.Arguments, &a); err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	u, err := parseFetchURL(a.URL)
+	if err != nil {
+		return nil, 0, err
+	}
+	maxChars := w.opts.MaxChars
+	if a.MaxChars != nil {
+		maxChars = *a.MaxChars
+	}
+	return u, maxChars, nil
+}
+
+// fetchedPage is a response web_fetch read: its URL after redirects, its
+// (declared or sniffed) type and its body, cut at MaxBodyBytes.
+type fetchedPage struct {
+	finalURL  *url.URL
+	header    string // the Content-Type
+	mediaType string
+	params    map[string]string
+	data      []byte
+	bodyCut   bool
+}
+
+// fetch GETs u and reads the body of a 2xx answer of a readable type.
+func (w *WebFetch) fetch(ctx context.Context, call Call, u *url.URL) (*fetchedPage, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("web_fetch: %w", err)
+	}
+	req.Header.Set("User-Agent", w.opts.UserAgent)
+	req.Header.Set("Accept", acceptHeader)
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return nil, fetchError(u, err)
+	}
+	defer resp.Body.Close()
+	f := &fetchedPage{finalURL: resp.Request.URL}
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, fmt.Errorf("web_fetch: %s: %w: %s", f.finalURL.Redacted(), ErrHTTPStatus, resp.Status)
+	}
+	f.header = resp.Header.Get("Content-Type")
+	f.mediaType, f.params, _ = mime.ParseMediaType(f.header)
+	f.mediaType = strings.ToLower(f.mediaType)
+	if f.header != "" && readableKind(f.mediaType) == unreadable {
+		return nil, unsupported(f.mediaType, f.header)
+	}
+
+	body := &progressReader{r: resp.Body, call: call, total: resp.ContentLength, limit: w.opts.MaxBodyBytes}
+	f.data, f.bodyCut, err = safehttp.ReadLimited(body, w.opts.MaxBodyBytes)
+	if err != nil {
+		return nil, fmt.Errorf("web_fetch: reading %s: %w", f.finalURL.Redacted(), err)
+	}
+	if f.bodyCut {
+		f.data = dropPartialRune(f.data)
+	}
+	if f.header == "" {
+		// No declared type: sniff, as a browser would.
+		f.header = http.DetectContentType(f.data)
+		f.mediaType, f.params, _ = mime.ParseMediaType(f.header)
+		if readableKind(f.mediaType) == unreadable {
+			return nil, unsupported(f.mediaType, f.header)
+		}
+	}
+	return f, nil
+}
+
+// page renders the body as readable text: an HTML page's article, or the
+// text as it is.
+func (f *fetchedPage) page() (page readablePage, isHTML bool, err error) {
+	if readableKind(f.mediaType) != htmlKind {
+		page.Text = strings.TrimSpace(decodeText(f.data, f.params["charset"]))
+		return page, false, nil
+	}
+	data := f.data
+	enc, _, _ := charset.DetermineEncoding(data, f.header)
+	if decoded, err := enc.NewDecoder().Bytes(data); err == nil {
+		data = decoded
+	}
+	if page, err = htmlPageText(data, f.finalURL); err != nil {
+		return page, true, fmt.Errorf("web_fetch: rendering %s: %w", f.finalURL.Redacted(), err)
+	}
+	return page, true, nil
+}
+
+// format is the tool's content: the page's title, URL, author, date and,
+// for what is not HTML, its type, then its text.
+func (f *fetchedPage) format(page readablePage, isHTML bool, text string) string {
 	var out strings.Builder
 	if page.Title != "" {
 		fmt.Fprintf(&out, "Title: %s\n", strings.ToValidUTF8(page.Title, "\uFFFD"))
 	}
-	fmt.Fprintf(&out, "URL: %s\n", finalURL.Redacted())
+	fmt.Fprintf(&out, "URL: %s\n", f.finalURL.Redacted())
 	if page.Byline != "" {
 		fmt.Fprintf(&out, "Author: %s\n", strings.ToValidUTF8(page.Byline, "\uFFFD"))
 	}
@@ -284,11 +326,11 @@ func (w *WebFetch) Call(ctx context.Context, call Call) (Result, error) {
 		fmt.Fprintf(&out, "Published: %s\n", page.Published.UTC().Format(time.DateOnly))
 	}
 	if !isHTML {
-		fmt.Fprintf(&out, "Content-Type: %s\n", mediaType)
+		fmt.Fprintf(&out, "Content-Type: %s\n", f.mediaType)
 	}
 	out.WriteString("\n")
 	out.WriteString(text)
-	return Result{Content: out.String(), Truncated: bodyCut || charsCut, Target: u.Host}, nil
+	return out.String()
 }
 
 // fetchError describes a failed request. When the failure happened after

@@ -412,31 +412,45 @@ func formatSearch(query string, page, maxResults int, sr *searxResponse) string 
 		fmt.Fprintf(&b, " (page %d)", page)
 	}
 	b.WriteString("\n")
+	writeAnswers(&b, sr.Answers)
+	writeInfoboxes(&b, sr.Infoboxes)
+	if writeResults(&b, sr.Results, maxResults) == 0 {
+		writeNoResults(&b, sr)
+	}
+	return strings.ToValidUTF8(strings.TrimRight(b.String(), "\n"), "\uFFFD")
+}
 
+// writeAnswers writes up to maxAnswers direct answers, each with its link.
+func writeAnswers(b *strings.Builder, answers []searxAnswer) {
 	n := 0
-	for _, a := range sr.Answers {
+	for _, a := range answers {
 		text := textcut.Ellipsis(collapse(a.Text), maxAnswerChars)
 		if text == "" || n == maxAnswers {
 			continue
 		}
 		n++
-		fmt.Fprintf(&b, "\nAnswer: %s", text)
+		fmt.Fprintf(b, "\nAnswer: %s", text)
 		if link := collapse(string(a.URL)); link != "" {
-			fmt.Fprintf(&b, " (%s)", link)
+			fmt.Fprintf(b, " (%s)", link)
 		}
 		b.WriteString("\n")
 	}
-	n = 0
-	for _, ib := range sr.Infoboxes {
+}
+
+// writeInfoboxes writes up to maxInfoboxes info boxes: title, content and
+// the first http link among the box's id and URLs.
+func writeInfoboxes(b *strings.Builder, infoboxes []searxInfobox) {
+	n := 0
+	for _, ib := range infoboxes {
 		title := textcut.Ellipsis(collapse(string(ib.Infobox)), 200)
 		content := textcut.Ellipsis(collapse(string(ib.Content)), maxInfoboxChars)
 		if title == "" && content == "" || n == maxInfoboxes {
 			continue
 		}
 		n++
-		fmt.Fprintf(&b, "\nInfo box: %s\n", title)
+		fmt.Fprintf(b, "\nInfo box: %s\n", title)
 		if content != "" {
-			fmt.Fprintf(&b, "   %s\n", content)
+			fmt.Fprintf(b, "   %s\n", content)
 		}
 		link := collapse(string(ib.ID))
 		if !strings.HasPrefix(link, "http") {
@@ -449,12 +463,16 @@ func formatSearch(query string, page, maxResults int, sr *searxResponse) string 
 			}
 		}
 		if link != "" {
-			fmt.Fprintf(&b, "   %s\n", link)
+			fmt.Fprintf(b, "   %s\n", link)
 		}
 	}
+}
 
+// writeResults writes up to maxResults numbered results that have a link
+// and returns how many it wrote.
+func writeResults(b *strings.Builder, results []searxResult, maxResults int) int {
 	shown := 0
-	for _, r := range sr.Results {
+	for _, r := range results {
 		link := collapse(string(r.URL))
 		if link == "" {
 			continue
@@ -467,31 +485,34 @@ func formatSearch(query string, page, maxResults int, sr *searxResponse) string 
 		if title == "" {
 			title = "(no title)"
 		}
-		fmt.Fprintf(&b, "\n%d. %s\n   %s\n", shown, title, link)
+		fmt.Fprintf(b, "\n%d. %s\n   %s\n", shown, title, link)
 		if date := publishedDate(string(r.PublishedDate), string(r.Pubdate)); date != "" {
-			fmt.Fprintf(&b, "   Published: %s\n", date)
+			fmt.Fprintf(b, "   Published: %s\n", date)
 		}
 		if snippet := textcut.Ellipsis(collapse(string(r.Content)), maxSnippetChars); snippet != "" {
-			fmt.Fprintf(&b, "   %s\n", snippet)
+			fmt.Fprintf(b, "   %s\n", snippet)
 		}
 	}
-	if shown == 0 {
-		b.WriteString("\nNo results.")
-		var suggestions []string
-		for _, s := range sr.Suggestions {
-			if s := collapse(s); s != "" && len(suggestions) < maxSuggestions {
-				suggestions = append(suggestions, strconv.Quote(s))
-			}
+	return shown
+}
+
+// writeNoResults says there were no results, with SearXNG's suggested
+// queries and the engines that failed.
+func writeNoResults(b *strings.Builder, sr *searxResponse) {
+	b.WriteString("\nNo results.")
+	var suggestions []string
+	for _, s := range sr.Suggestions {
+		if s := collapse(s); s != "" && len(suggestions) < maxSuggestions {
+			suggestions = append(suggestions, strconv.Quote(s))
 		}
-		if len(suggestions) > 0 {
-			fmt.Fprintf(&b, " Suggested queries: %s.", strings.Join(suggestions, ", "))
-		}
-		if failed := unresponsive(sr.UnresponsiveEngines); failed != "" {
-			fmt.Fprintf(&b, " Search engines that failed: %s.", failed)
-		}
-		b.WriteString("\n")
 	}
-	return strings.ToValidUTF8(strings.TrimRight(b.String(), "\n"), "\uFFFD")
+	if len(suggestions) > 0 {
+		fmt.Fprintf(b, " Suggested queries: %s.", strings.Join(suggestions, ", "))
+	}
+	if failed := unresponsive(sr.UnresponsiveEngines); failed != "" {
+		fmt.Fprintf(b, " Search engines that failed: %s.", failed)
+	}
+	b.WriteString("\n")
 }
 
 // publishedDate returns the date of a SearXNG publishedDate (an ISO 8601

@@ -17,6 +17,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -29,62 +30,34 @@ const (
 	headerOWUIPrefix = "X-Openwebui-"
 )
 
+// chatCall is one chat completions request on its way: what it asks, for
+// which agent, the run's input, and the principal's stream (release) and
+// admission (admitted) it holds.
+type chatCall struct {
+	c         *fiber.Ctx
+	req       *ChatRequest
+	agent     *skills.Agent
+	in        contract.AgentInput
+	openWebUI bool
+	release   *func()
+	admitted  func()
+}
+
+// chatCompletions answers POST /v1/chat/completions by one of three paths:
+// the results of the client's tool calls continue the run that waits for
+// them (continueChat); a chat's message answers its run that waits for the
+// person, or picks a chat turn's run (chatTurn); otherwise a new run starts
+// (startChat).
 func (s *Server) chatCompletions(c *fiber.Ctx) error {
-	var req ChatRequest
-	if err := json.Unmarshal(c.Body(), &req); err != nil {
-		return errBadRequest("invalid JSON body: " + jsonProblem(err))
-	}
-	if err := req.validate(); err != nil {
-		return errBadRequest(err.Error())
-	}
-	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
-		return err
-	}
-	agent, err := s.agentFor(req.Model, principal(c).User)
+	cc, err := s.readChat(c)
 	if err != nil {
 		return err
 	}
-	// A background task (a title, tags) answers Open WebUI itself, which
-	// sends its connection's headers with it: it gets no audit trail.
-	c.Locals(auditKey{}, wantsAudit(c, &req) && !req.isBackgroundTask())
-	clientTools := req.clientTools()
-	if err := s.checkClientTools(agent, principal(c).User, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
-		return err
-	}
-	// The body's user field is the client's label for its end user, never
-	// an identity: who asks comes from the credential.
-	user := principal(c).User
-	chatID := s.chatID(c, &req)
-	// File parts are stored, ingested into the chat's vector store and
-	// replaced by a note before the run starts; the run searches them.
-	filesStore, err := s.chatFiles(c.UserContext(), user.Key(), chatID, req.Messages, req.isBackgroundTask())
-	if err != nil {
-		return err
-	}
-	msgs := domainMessages(req.Messages)
-	in := contract.AgentInput{
-		Agent:           agent.ID,
-		Messages:        msgs,
-		User:            user,
-		ChatID:          chatID,
-		Options:         req.options(),
-		ModelTimeout:    s.cfg.ModelTimeout,
-		HistoryLimit:    s.cfg.HistoryLimit,
-		ApprovalTimeout: s.cfg.ApprovalTimeout,
-		NotStreamed:     !req.Stream,
-		Background:      req.isBackgroundTask(),
-		ClientTools:     clientTools,
-		VectorStores:    req.Longhaul.vectorStores(),
-	}
-	if filesStore != "" {
-		in.VectorStores = append(slices.Clone(in.VectorStores), filesStore)
-	}
-	runID := "run-" + uuid.NewString()
 	ctx := c.UserContext()
-	openWebUI := s.isOpenWebUI(c)
 	// A stream is refused before its run starts; the writer releases it.
 	var release func()
-	if req.Stream {
+	cc.release = &release
+	if cc.req.Stream {
 		r, err := s.acquireStream(principal(c).Name)
 		if err != nil {
 			return err
@@ -103,61 +76,143 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		return err
 	}
 	defer admitted()
-	// The results of the client's tool calls continue the run that waits
-	// for them.
-	if run, results, ok := clientResults(req.Messages); ok && !in.Background {
-		cont, err := s.continueClient(ctx, in, run, results)
-		if err != nil {
-			return err
-		}
-		if cont != nil {
-			admitted()
-			c.Set(HeaderRunID, run)
-			if !req.Stream {
-				return s.respondWatching(c, s.temporal.GetWorkflow(ctx, run, ""), agent.ID, openWebUI, *cont)
-			}
-			s.streamResponse(c, &req, run, agent.ID, openWebUI, *cont, &release)
-			return nil
-		}
-		// The run stopped waiting: the conversation starts a new one.
+	cc.admitted = admitted
+	if done, err := s.continueChat(cc); done || err != nil {
+		return err
 	}
+	runID := "run-" + uuid.NewString()
 	// A background task carries the chat's headers too; it must never take
 	// (or attach to) the chat turn's run, so it always gets its own.
-	if in.ChatID != "" && !in.Background {
-		in.Turn = req.turn()
-		in.MessageID = s.messageID(c, &req)
-		runID = contract.ChatRunID(in.ChatID, in.Turn, in.MessageID)
-		// A run of this chat that waits for the person takes this message
-		// as its answer instead of a new turn starting.
-		answer, err := s.answerWaiting(ctx, in)
-		if err != nil {
+	if cc.in.ChatID != "" && !cc.in.Background {
+		id, done, err := s.chatTurn(cc)
+		if done || err != nil {
 			return err
 		}
-		if answer != nil {
-			admitted()
-			return s.resume(c, &req, agent.ID, openWebUI, answer, &release)
-		}
-		// Without a message id, a finished run is never handed back: the
-		// request may be a Regenerate (see chatrun.go).
-		if in.MessageID == "" {
-			if runID, err = s.unfinishedRun(ctx, runID, in); err != nil {
-				return err
-			}
+		runID = id
+	}
+	return s.startChat(cc, runID)
+}
+
+// readChat reads and checks a chat completions request and builds its
+// run's input: its client tools checked, its file parts stored.
+func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
+	var req ChatRequest
+	if err := json.Unmarshal(c.Body(), &req); err != nil {
+		return nil, errBadRequest("invalid JSON body: " + jsonProblem(err))
+	}
+	if err := req.validate(); err != nil {
+		return nil, errBadRequest(err.Error())
+	}
+	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
+		return nil, err
+	}
+	agent, err := s.agentFor(req.Model, principal(c).User)
+	if err != nil {
+		return nil, err
+	}
+	// A background task (a title, tags) answers Open WebUI itself, which
+	// sends its connection's headers with it: it gets no audit trail.
+	c.Locals(auditKey{}, wantsAudit(c, &req) && !req.isBackgroundTask())
+	clientTools := req.clientTools()
+	if err := s.checkClientTools(agent, principal(c).User, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
+		return nil, err
+	}
+	// The body's user field is the client's label for its end user, never
+	// an identity: who asks comes from the credential.
+	user := principal(c).User
+	chatID := s.chatID(c, &req)
+	// File parts are stored, ingested into the chat's vector store and
+	// replaced by a note before the run starts; the run searches them.
+	filesStore, err := s.chatFiles(c.UserContext(), user.Key(), chatID, req.Messages, req.isBackgroundTask())
+	if err != nil {
+		return nil, err
+	}
+	in := contract.AgentInput{
+		Agent:           agent.ID,
+		Messages:        domainMessages(req.Messages),
+		User:            user,
+		ChatID:          chatID,
+		Options:         req.options(),
+		ModelTimeout:    s.cfg.ModelTimeout,
+		HistoryLimit:    s.cfg.HistoryLimit,
+		ApprovalTimeout: s.cfg.ApprovalTimeout,
+		NotStreamed:     !req.Stream,
+		Background:      req.isBackgroundTask(),
+		ClientTools:     clientTools,
+		VectorStores:    req.Longhaul.vectorStores(),
+	}
+	if filesStore != "" {
+		in.VectorStores = append(slices.Clone(in.VectorStores), filesStore)
+	}
+	return &chatCall{c: c, req: &req, agent: agent, in: in, openWebUI: s.isOpenWebUI(c)}, nil
+}
+
+// continueChat is the path of the results of the client's tool calls:
+// they continue the run that waits for them, whose answer this request
+// gets (done). A run that stopped waiting is not done: the conversation
+// starts a new one.
+func (s *Server) continueChat(cc *chatCall) (done bool, err error) {
+	run, results, ok := clientResults(cc.req.Messages)
+	if !ok || cc.in.Background {
+		return false, nil
+	}
+	ctx := cc.c.UserContext()
+	cont, err := s.continueClient(ctx, cc.in, run, results)
+	if err != nil || cont == nil {
+		return false, err
+	}
+	cc.admitted()
+	cc.c.Set(HeaderRunID, run)
+	if !cc.req.Stream {
+		return true, s.respondWatching(cc.c, s.temporal.GetWorkflow(ctx, run, ""), cc.agent.ID, cc.openWebUI, *cont)
+	}
+	s.streamResponse(cc.c, cc.req, run, cc.agent.ID, cc.openWebUI, *cont, cc.release)
+	return true, nil
+}
+
+// chatTurn is the path of a chat's message: it numbers the turn and
+// returns the id of its run; a run of the chat that waits for the person
+// takes the message as its answer instead of a new turn starting (done).
+func (s *Server) chatTurn(cc *chatCall) (runID string, done bool, err error) {
+	ctx := cc.c.UserContext()
+	cc.in.Turn = cc.req.turn()
+	cc.in.MessageID = s.messageID(cc.c, cc.req)
+	runID = contract.ChatRunID(cc.in.ChatID, cc.in.Turn, cc.in.MessageID)
+	answer, err := s.answerWaiting(ctx, cc.in)
+	if err != nil {
+		return "", false, err
+	}
+	if answer != nil {
+		cc.admitted()
+		return "", true, s.resume(cc.c, cc.req, cc.agent.ID, cc.openWebUI, answer, cc.release)
+	}
+	// Without a message id, a finished run is never handed back: the
+	// request may be a Regenerate (see chatrun.go).
+	if cc.in.MessageID == "" {
+		if runID, err = s.unfinishedRun(ctx, runID, cc.in); err != nil {
+			return "", false, err
 		}
 	}
-	run, err := s.start(ctx, runID, in, summarize(msgs, 60))
-	admitted()
+	return runID, false, nil
+}
+
+// startChat starts (or attaches to) run runID and answers with it: whole,
+// or as a stream.
+func (s *Server) startChat(cc *chatCall, runID string) error {
+	c, in := cc.c, cc.in
+	run, err := s.start(c.UserContext(), runID, in, summarize(in.Messages, 60))
+	cc.admitted()
 	if err != nil {
 		return err
 	}
 	c.Set(HeaderRunID, runID)
-	if !req.Stream {
-		if !in.Background && (s.asksApproval(agent) || len(in.ClientTools) > 0) {
-			return s.respondWatching(c, run, agent.ID, openWebUI, resumeAt{})
+	if !cc.req.Stream {
+		if !in.Background && (s.asksApproval(cc.agent) || len(in.ClientTools) > 0) {
+			return s.respondWatching(c, run, cc.agent.ID, cc.openWebUI, resumeAt{})
 		}
-		return s.respond(c, run, agent.ID, openWebUI)
+		return s.respond(c, run, cc.agent.ID, cc.openWebUI)
 	}
-	s.streamResponse(c, &req, runID, agent.ID, openWebUI, resumeAt{}, &release)
+	s.streamResponse(c, cc.req, runID, cc.agent.ID, cc.openWebUI, resumeAt{}, cc.release)
 	return nil
 }
 

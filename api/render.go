@@ -56,128 +56,56 @@ func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
 	}
 }
 
-// render returns the frames (each JSON-encodable) for one event.
+// render returns the frames (each JSON-encodable) for one event: each
+// event type has a method of its own.
 func (r *renderer) render(e longhaul.Event) []any {
 	switch e.Type {
 	case longhaul.EventContentDelta:
-		var d longhaul.Delta
-		if e.Decode(&d) != nil {
-			return nil
-		}
-		if t := r.text(d.Call, d.Text); t != "" {
-			return r.textChunk(d.Call, t)
-		}
+		return r.contentDelta(e)
 	case longhaul.EventContent:
-		// The call's whole text, as it streamed: what the deltas did not
-		// bring yet.
-		var d longhaul.ContentData
-		if e.Decode(&d) != nil {
-			return nil
-		}
-		text := d.Streamed()
-		rest := text
-		if b := r.sent[d.Call]; b != nil {
-			shown := b.String()
-			if !strings.HasPrefix(text, shown) {
-				r.reset(d.Call)
-			} else {
-				rest = text[len(shown):]
-			}
-		}
-		if t := r.text(d.Call, rest); t != "" {
-			return r.textChunk(d.Call, t)
-		}
+		return r.content(e)
 	case longhaul.EventClientToolCalls:
-		// The response ends here: the client runs these and comes back.
-		var d longhaul.ClientToolCallsData
-		if e.Decode(&d) != nil {
-			return nil
-		}
-		r.finish = "tool_calls"
-		c := r.chunk("")
-		c.Choices[0].Delta.ToolCalls = wireCalls(d.Calls, true)
-		return []any{c}
+		return r.clientToolCalls(e)
 	case longhaul.EventContentReset:
 		var d longhaul.ContentResetData
 		if e.Decode(&d) == nil {
 			r.reset(d.Call)
 		}
 	case longhaul.EventThinking:
-		var d longhaul.ThinkingData
-		if r.openWebUI && e.Decode(&d) == nil {
-			return []any{statusFrame(d.Message, false)}
-		}
+		return statusLine(r, e, false, func(d longhaul.ThinkingData) string { return d.Message })
 	case longhaul.EventPlan:
-		var p longhaul.Plan
-		if r.openWebUI && e.Decode(&p) == nil {
-			return []any{statusFrame(fmt.Sprintf("Planned %d step%s", len(p.Steps), plural(len(p.Steps))), false), r.chunk(planBlock(p))}
-		}
+		return r.plan(e)
 	case longhaul.EventStepStart:
-		var d longhaul.StepStartData
-		if r.openWebUI && e.Decode(&d) == nil {
-			desc := fmt.Sprintf("Step %d/%d: %s", d.Index, d.Total, d.Title)
-			if d.About != "" {
-				desc += " · " + d.About
-			}
-			return []any{statusFrame(desc, false)}
-		}
+		return statusLine(r, e, false, stepStatus)
 	case longhaul.EventReview:
-		var d longhaul.ReviewData
-		if r.openWebUI && e.Decode(&d) == nil && d.Decision == longhaul.ReviewAdjust {
-			desc := "Re-planning: " + d.Reason
-			if d.Forced {
-				desc = "Continuing with the current plan (no re-plans left): " + d.Reason
-			}
-			return []any{statusFrame(desc, false)}
-		}
+		return r.review(e)
 	case longhaul.EventSkillActivity:
-		var d longhaul.SkillActivityData
-		if r.openWebUI && e.Decode(&d) == nil {
-			return []any{statusFrame(d.Skill+": "+d.Message, false)}
-		}
+		return statusLine(r, e, false, func(d longhaul.SkillActivityData) string { return d.Skill + ": " + d.Message })
 	case longhaul.EventToolStart:
-		var d longhaul.ToolStartData
-		if e.Decode(&d) != nil {
-			return nil
-		}
-		r.args[d.ToolCallID] = d.Arguments
-		r.tools++
-		if r.openWebUI {
-			desc := "Running " + d.Name
-			if d.Target != "" {
-				desc += " · " + d.Target
-			}
-			return []any{statusFrame(desc, false)}
-		}
+		return r.toolStart(e)
 	case longhaul.EventToolStatus:
-		var d longhaul.ToolStatusData
-		if r.openWebUI && e.Decode(&d) == nil {
-			desc := d.Name + ": " + d.Message
-			if d.Progress > 0 && d.Progress <= 1 {
-				desc += fmt.Sprintf(" (%.0f%%)", d.Progress*100)
-			}
-			return []any{statusFrame(desc, false)}
-		}
+		return statusLine(r, e, false, toolStatus)
 	case longhaul.EventToolOutput:
 		var d longhaul.ToolOutputData
 		if r.openWebUI && e.Decode(&d) == nil {
 			return []any{r.chunk(toolCard(d, r.args[d.ToolCallID]))}
 		}
 	case longhaul.EventApproval:
-		var d longhaul.ApprovalData
-		if r.openWebUI && e.Decode(&d) == nil {
-			return []any{statusFrame(approvalStatus(d), false)}
-		}
+		return statusLine(r, e, false, approvalStatus)
 	case longhaul.EventMemoryRecall:
-		var d longhaul.MemoryRecallData
-		if r.openWebUI && e.Decode(&d) == nil {
-			return []any{statusFrame(memoryStatus("Recalled", d.Count), false)}
-		}
+		return statusLine(r, e, false, func(d longhaul.MemoryRecallData) string { return memoryStatus("Recalled", d.Count) })
 	case longhaul.EventMemorySaved:
-		var d longhaul.MemorySavedData
-		if r.openWebUI && e.Decode(&d) == nil {
-			return []any{statusFrame(memoryStatus("Saved", d.Count), true)}
-		}
+		return statusLine(r, e, true, func(d longhaul.MemorySavedData) string { return memoryStatus("Saved", d.Count) })
+	default:
+		r.note(e)
+	}
+	return nil
+}
+
+// note takes the events that end a stream rather than show in it: the
+// run's usage, its failure, its finish reason.
+func (r *renderer) note(e longhaul.Event) {
+	switch e.Type {
 	case longhaul.EventUsage:
 		var u longhaul.Usage
 		if e.Decode(&u) == nil {
@@ -194,7 +122,127 @@ func (r *renderer) render(e longhaul.Event) []any {
 			r.finish = d.FinishReason
 		}
 	}
+}
+
+// statusLine is the status frame of an event that Open WebUI shows as a
+// status line only (none for other clients): line words e's data, D.
+func statusLine[D any](r *renderer, e longhaul.Event, done bool, line func(D) string) []any {
+	var d D
+	if !r.openWebUI || e.Decode(&d) != nil {
+		return nil
+	}
+	return []any{statusFrame(line(d), done)}
+}
+
+// contentDelta is the chunk of a model call's streamed text.
+func (r *renderer) contentDelta(e longhaul.Event) []any {
+	var d longhaul.Delta
+	if e.Decode(&d) != nil {
+		return nil
+	}
+	if t := r.text(d.Call, d.Text); t != "" {
+		return r.textChunk(d.Call, t)
+	}
 	return nil
+}
+
+// content takes a model call's whole text, as it streamed: what the
+// deltas did not bring yet.
+func (r *renderer) content(e longhaul.Event) []any {
+	var d longhaul.ContentData
+	if e.Decode(&d) != nil {
+		return nil
+	}
+	text := d.Streamed()
+	rest := text
+	if b := r.sent[d.Call]; b != nil {
+		shown := b.String()
+		if !strings.HasPrefix(text, shown) {
+			r.reset(d.Call)
+		} else {
+			rest = text[len(shown):]
+		}
+	}
+	if t := r.text(d.Call, rest); t != "" {
+		return r.textChunk(d.Call, t)
+	}
+	return nil
+}
+
+// clientToolCalls ends the response: the client runs these and comes back.
+func (r *renderer) clientToolCalls(e longhaul.Event) []any {
+	var d longhaul.ClientToolCallsData
+	if e.Decode(&d) != nil {
+		return nil
+	}
+	r.finish = "tool_calls"
+	c := r.chunk("")
+	c.Choices[0].Delta.ToolCalls = wireCalls(d.Calls, true)
+	return []any{c}
+}
+
+// plan shows Open WebUI a plan: a status line and the plan's block.
+func (r *renderer) plan(e longhaul.Event) []any {
+	var p longhaul.Plan
+	if !r.openWebUI || e.Decode(&p) != nil {
+		return nil
+	}
+	return []any{statusFrame(fmt.Sprintf("Planned %d step%s", len(p.Steps), plural(len(p.Steps))), false), r.chunk(planBlock(p))}
+}
+
+// toolStart keeps a tool call's arguments for its card and counts it;
+// Open WebUI gets a status line.
+func (r *renderer) toolStart(e longhaul.Event) []any {
+	var d longhaul.ToolStartData
+	if e.Decode(&d) != nil {
+		return nil
+	}
+	r.args[d.ToolCallID] = d.Arguments
+	r.tools++
+	if !r.openWebUI {
+		return nil
+	}
+	desc := "Running " + d.Name
+	if d.Target != "" {
+		desc += " · " + d.Target
+	}
+	return []any{statusFrame(desc, false)}
+}
+
+// stepStatus is the status line of a plan step that starts.
+func stepStatus(d longhaul.StepStartData) string {
+	desc := fmt.Sprintf("Step %d/%d: %s", d.Index, d.Total, d.Title)
+	if d.About != "" {
+		desc += " · " + d.About
+	}
+	return desc
+}
+
+// review shows Open WebUI a review that adjusts the plan; other reviews
+// show nothing.
+func (r *renderer) review(e longhaul.Event) []any {
+	var d longhaul.ReviewData
+	if !r.openWebUI || e.Decode(&d) != nil || d.Decision != longhaul.ReviewAdjust {
+		return nil
+	}
+	return []any{statusFrame(reviewStatus(d), false)}
+}
+
+// reviewStatus is the status line of a review that adjusts the plan.
+func reviewStatus(d longhaul.ReviewData) string {
+	if d.Forced {
+		return "Continuing with the current plan (no re-plans left): " + d.Reason
+	}
+	return "Re-planning: " + d.Reason
+}
+
+// toolStatus is the status line of a running tool's progress.
+func toolStatus(d longhaul.ToolStatusData) string {
+	desc := d.Name + ": " + d.Message
+	if d.Progress > 0 && d.Progress <= 1 {
+		desc += fmt.Sprintf(" (%.0f%%)", d.Progress*100)
+	}
+	return desc
 }
 
 // reset voids the text of call sent so far: a retried call is expected to

@@ -18,6 +18,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/skills"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -59,58 +60,98 @@ const (
 	maxItemsLimit     = 100
 )
 
-// createResponse answers POST /v1/responses.
+// responseCall is one POST /v1/responses request on its way: what it asks,
+// for which agent, and its input as messages and items.
+type responseCall struct {
+	req         *ResponsesRequest
+	agent       *skills.Agent
+	items       []InputItem
+	msgs        []longhaul.Message
+	opts        longhaul.ModelOptions
+	clientTools []longhaul.ToolSpec
+	stores      []string
+}
+
+// createResponse answers POST /v1/responses: function_call_output items
+// that answer a run waiting for them continue it (continueResponse);
+// otherwise a new run starts (startResponse).
 func (s *Server) createResponse(c *fiber.Ctx) error {
+	rc, err := s.readResponseRequest(c)
+	if err != nil {
+		return err
+	}
+	if done, err := s.continueResponse(c, rc); done || err != nil {
+		return err
+	}
+	return s.startResponse(c, rc)
+}
+
+// readResponseRequest reads and checks a Responses request: its body, its
+// agent, its input, its client tools and vector stores.
+func (s *Server) readResponseRequest(c *fiber.Ctx) (*responseCall, error) {
 	var req ResponsesRequest
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
-		return errBadRequest("invalid JSON body: " + jsonProblem(err))
+		return nil, errBadRequest("invalid JSON body: " + jsonProblem(err))
 	}
 	if err := req.validate(); err != nil {
-		return errBadRequest(err.Error())
+		return nil, errBadRequest(err.Error())
 	}
 	agent, err := s.agentFor(req.Model, principal(c).User)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	items, err := inputItems(req.Input)
 	if err != nil {
-		return errBadRequest(err.Error())
+		return nil, errBadRequest(err.Error())
 	}
 	newMsgs, err := itemsToMessages(items)
 	if err != nil {
-		return errBadRequest(err.Error())
+		return nil, errBadRequest(err.Error())
 	}
 	if err := s.cfg.Images.checkInputImages(items); err != nil {
-		return err
+		return nil, err
 	}
 	opts, clientTools := req.options(), req.clientTools()
 	if err := s.checkClientTools(agent, principal(c).User, clientTools, opts.ToolChoice, "tools[%d]"); err != nil {
-		return err
+		return nil, err
 	}
-	ctx, owner := c.UserContext(), principal(c).Name
 	stores := req.vectorStores()
-	if err := s.checkVectorStores(ctx, owner, stores); err != nil {
-		return err
+	if err := s.checkVectorStores(c.UserContext(), principal(c).Name, stores); err != nil {
+		return nil, err
 	}
-	if run, results, ok := functionOutputs(items); ok {
-		start, took, err := s.continueRun(ctx, principal(c).User, run, results)
-		if err != nil {
-			return err
-		}
-		if took {
-			in, _, err := s.startInput(ctx, run)
-			if err != nil {
-				return err
-			}
-			log, err := s.readLog(ctx, run)
-			if err != nil {
-				return err
-			}
-			base := responseBase(responseID(run, start), in, segmentTime(log, start), previousSegment(run, log, start))
-			return s.answerResponse(c, &req, run, start, base)
-		}
+	return &responseCall{req: &req, agent: agent, items: items, msgs: newMsgs, opts: opts, clientTools: clientTools, stores: stores}, nil
+}
+
+// continueResponse delivers the request's trailing function_call_output
+// items to the run that waits for them and answers with the segment they
+// start (done); a run that did not take them is not done.
+func (s *Server) continueResponse(c *fiber.Ctx, rc *responseCall) (done bool, err error) {
+	run, results, ok := functionOutputs(rc.items)
+	if !ok {
+		return false, nil
 	}
-	msgs, err := s.conversationBefore(ctx, owner, req.PreviousResponseID)
+	ctx := c.UserContext()
+	start, took, err := s.continueRun(ctx, principal(c).User, run, results)
+	if err != nil || !took {
+		return false, err
+	}
+	in, _, err := s.startInput(ctx, run)
+	if err != nil {
+		return true, err
+	}
+	log, err := s.readLog(ctx, run)
+	if err != nil {
+		return true, err
+	}
+	base := responseBase(responseID(run, start), in, segmentTime(log, start), previousSegment(run, log, start))
+	return true, s.answerResponse(c, rc.req, run, start, base)
+}
+
+// startResponse starts a new run for the request, its conversation the
+// previous response's (if any) and its input, and answers with it.
+func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
+	ctx, req := c.UserContext(), rc.req
+	msgs, err := s.conversationBefore(ctx, principal(c).Name, req.PreviousResponseID)
 	if err != nil {
 		return err
 	}
@@ -123,7 +164,7 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		meta[metaInstructions] = "1"
 	}
 	meta[metaInputFrom] = strconv.Itoa(len(msgs))
-	msgs = append(msgs, newMsgs...)
+	msgs = append(msgs, rc.msgs...)
 	if req.PreviousResponseID != "" {
 		meta[metaPrevious] = req.PreviousResponseID
 	}
@@ -134,18 +175,18 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		meta[metaSearchResults] = "1"
 	}
 	in := contract.AgentInput{
-		Agent:           agent.ID,
+		Agent:           rc.agent.ID,
 		Messages:        msgs,
 		User:            principal(c).User,
-		Options:         opts,
-		ClientTools:     clientTools,
+		Options:         rc.opts,
+		ClientTools:     rc.clientTools,
 		ModelTimeout:    s.cfg.ModelTimeout,
 		HistoryLimit:    s.cfg.HistoryLimit,
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
 		NotStreamed:     !req.Stream && !req.Background,
 		Metadata:        meta,
 		Forget:          !req.stored(),
-		VectorStores:    stores,
+		VectorStores:    rc.stores,
 	}
 	run := "run-" + uuid.NewString()
 	admitted, err := s.admitStart(ctx)
@@ -158,7 +199,7 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 		return err
 	}
 	base := responseBase(responseID(run, 0), in, 0, nil)
-	return s.answerResponse(c, &req, run, 0, base)
+	return s.answerResponse(c, req, run, 0, base)
 }
 
 // answerResponse answers a request whose response is the segment of run

@@ -10,10 +10,12 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"github.com/longhaul-dev/longhaul/internal/metrics"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/worker"
+	"go.temporal.io/sdk/client"
 )
 
 // runDev runs the embedded server (unless a real one is configured), a worker
@@ -44,28 +46,17 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	if err != nil {
 		return err
 	}
-	addr := cfg.TemporalAddress
-	uiURL := ""
-	if cfg.Embedded() {
-		srv, err := startServer(ctx, cfg, log)
-		if err != nil {
-			return err
-		}
-		defer srv.Stop()
-		addr, uiURL = srv.FrontendAddr(), srv.UIURL()
-	}
-	c, err := dial(ctx, cfg, addr, log, m)
+	t, err := devTemporal(ctx, cfg, log, m)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	var ns *natsbus.Server
-	if cfg.NATSURL == "" {
-		// API and worker share this process: NATS runs in it, on no port
-		// unless LONGHAUL_EMBEDDED_NATS_ADDR asks for one.
-		if ns, err = natsbus.StartServer(cfg.EmbeddedNATSAddr); err != nil {
-			return err
-		}
+	defer t.close()
+	c := t.client
+	ns, err := devNATS(cfg)
+	if err != nil {
+		return err
+	}
+	if ns != nil {
 		defer ns.Shutdown()
 	}
 	bus, closeBus, err := openBus(cfg, ns, "longhaul dev", log)
@@ -96,16 +87,64 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	defer w.Stop()
 	scheduleRetention(ctx, cfg, c, log)
 	s := newAPI(cfg, c, cat, topts, blobs, docs, bus, log, true, m, false, forget)
+	printDev(out, cfg, t, natsLine(cfg, ns), modelLine(cfg, model(), log), memoryLine(cfg, mem), maddr)
+	return serveAPI(ctx, s, cfg.HTTPAddr, log)
+}
+
+// devCluster is the Temporal dev runs against: the embedded server, or
+// LONGHAUL_TEMPORAL_ADDRESS when it is set.
+type devCluster struct {
+	client client.Client
+	// addr is the frontend's address, uiURL the embedded Web UI's ("" when
+	// off or not embedded).
+	addr, uiURL string
+	// close closes the client and stops the embedded server.
+	close func()
+}
+
+// devTemporal starts the embedded Temporal server unless a real one is
+// configured, and dials it.
+func devTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics.Metrics) (devCluster, error) {
+	t := devCluster{addr: cfg.TemporalAddress, close: func() {}}
+	if cfg.Embedded() {
+		srv, err := startServer(ctx, cfg, log)
+		if err != nil {
+			return devCluster{}, err
+		}
+		t.addr, t.uiURL, t.close = srv.FrontendAddr(), srv.UIURL(), srv.Stop
+	}
+	c, err := dial(ctx, cfg, t.addr, log, m)
+	if err != nil {
+		t.close()
+		return devCluster{}, err
+	}
+	stopServer := t.close
+	t.client, t.close = c, func() { c.Close(); stopServer() }
+	return t, nil
+}
+
+// devNATS starts the embedded NATS unless LONGHAUL_NATS_URL names one; nil
+// when it does. API and worker share dev's process: NATS runs in it, on no
+// port unless LONGHAUL_EMBEDDED_NATS_ADDR asks for one.
+func devNATS(cfg config.Config) (*natsbus.Server, error) {
+	if cfg.NATSURL != "" {
+		return nil, nil
+	}
+	return natsbus.StartServer(cfg.EmbeddedNATSAddr)
+}
+
+// printDev prints dev's start-up lines: where the API, Temporal, its UI,
+// NATS, the model, memory and metrics are.
+func printDev(out io.Writer, cfg config.Config, t devCluster, nats, model, memory, metricsAddr string) {
 	fmt.Fprintf(out, "Longhaul %s\n  API          http://%s/v1\n", version(), cfg.HTTPAddr)
-	if uiURL != "" {
-		fmt.Fprintf(out, "  Temporal UI  %s\n", uiLine(cfg, uiURL))
+	if t.uiURL != "" {
+		fmt.Fprintf(out, "  Temporal UI  %s\n", uiLine(cfg, t.uiURL))
 	}
 	fmt.Fprintf(out, "  Temporal     %s (namespace %s, task queue %s)\n  NATS         %s\n  Model        %s\n  Memory       %s\n",
-		addr, cfg.TemporalNamespace, cfg.TaskQueue, natsLine(cfg, ns), modelLine(cfg, model(), log), memoryLine(cfg, mem))
-	if maddr != "" {
-		fmt.Fprintf(out, "  Metrics      http://%s/metrics\n", maddr)
+		t.addr, cfg.TemporalNamespace, cfg.TaskQueue, nats, model, memory)
+	if metricsAddr != "" {
+		fmt.Fprintf(out, "  Metrics      http://%s/metrics\n", metricsAddr)
 	}
-	return serveAPI(ctx, s, cfg.HTTPAddr, log)
 }
 
 func runServer(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {

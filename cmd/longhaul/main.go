@@ -38,6 +38,7 @@ Usage:
   longhaul setup     register Longhaul's search attributes in LONGHAUL_TEMPORAL_NAMESPACE
                      of the cluster at LONGHAUL_TEMPORAL_ADDRESS, once (safe to repeat)
   longhaul health    exit 0 when the API at LONGHAUL_HTTP_ADDR answers /readyz (a container healthcheck)
+  longhaul settings  print the settings below as a Markdown table (docs/settings.md)
   longhaul version   print the version
 
 Settings (environment variables, read once at start):
@@ -60,6 +61,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "version", "--version":
 		fmt.Fprintln(stdout, "longhaul", version())
 		return 0
+	case "settings":
+		if err := config.Markdown(stdout); err != nil {
+			fmt.Fprintf(stderr, "longhaul: %s\n", err)
+			return 1
+		}
+		return 0
 	case "health":
 		return health(stderr)
 	case "dev", "server", "worker", "api", "setup":
@@ -67,43 +74,23 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "longhaul: unknown command %q (see longhaul --help)\n", args[0])
 		return 2
 	}
-	cfg, err := config.Load()
-	if err == nil && cfg.Retention < 0 {
-		err = fmt.Errorf("%s_RETENTION: must not be negative (0 keeps blobs as long as the namespace keeps runs)", config.Prefix)
-	}
+	return runCommand(args[0], stdout, stderr)
+}
+
+// runCommand runs one of the long-running commands (and setup): it reads
+// the settings, then runs the command until it ends or a signal stops it.
+func runCommand(cmd string, stdout, stderr io.Writer) int {
+	cfg, err := loadConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "longhaul: %s\n", redact.URLs(err.Error()))
 		return 2
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	// The first SIGINT or SIGTERM stops gracefully (a worker lets running
-	// calls finish for up to worker.DrainTimeout); a second stops at once.
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	returned := make(chan struct{})
-	defer close(returned)
-	go func() {
-		select {
-		case <-sigs:
-			stop()
-		case <-returned:
-			return
-		}
-		if args[0] == "dev" || args[0] == "worker" {
-			log.Info("stopping: running model and tool calls get " + worker.DrainTimeout.String() + " to finish; signal again to stop at once (runs in flight stay in Temporal)")
-		}
-		select {
-		case <-sigs:
-			log.Warn("stopping at once: runs in flight resume when a worker is back")
-			os.Exit(1)
-		case <-returned:
-		}
-	}()
+	defer stopOnSignals(cmd, stop, log)()
 	// Spans go out over OTLP when the standard OTEL_* variables say where.
-	shutdownTracing, err := tracing.Setup(ctx, "longhaul-"+args[0])
+	shutdownTracing, err := tracing.Setup(ctx, "longhaul-"+cmd)
 	if err != nil {
 		fmt.Fprintf(stderr, "longhaul: %s\n", redact.URLs(err.Error()))
 		return 2
@@ -113,7 +100,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 		_ = shutdownTracing(sctx)
 	}()
-	if cfg.PprofAddr != "" && args[0] != "setup" {
+	if cfg.PprofAddr != "" && cmd != "setup" {
 		addr, err := startPprof(ctx, cfg.PprofAddr, log)
 		if err != nil {
 			fmt.Fprintf(stderr, "longhaul: %s\n", err)
@@ -123,13 +110,54 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	run := map[string]func(context.Context, config.Config, *slog.Logger, io.Writer) error{
 		"dev": runDev, "server": runServer, "worker": runWorker, "api": runAPI, "setup": runSetup,
-	}[args[0]]
+	}[cmd]
 	if err := run(ctx, cfg, log, stdout); err != nil {
 		// Plain text, one problem a line, so an operator reads it as is.
-		fmt.Fprintf(stderr, "longhaul %s: %s\n", args[0], redact.URLs(err.Error()))
+		fmt.Fprintf(stderr, "longhaul %s: %s\n", cmd, redact.URLs(err.Error()))
 		return 1
 	}
 	return 0
+}
+
+// loadConfig reads the settings, with the one check that is the command
+// line's own: a negative retention.
+func loadConfig() (config.Config, error) {
+	cfg, err := config.Load()
+	if err == nil && cfg.Retention < 0 {
+		err = fmt.Errorf("%s_RETENTION: must not be negative (0 keeps blobs as long as the namespace keeps runs)", config.Prefix)
+	}
+	return cfg, err
+}
+
+// stopOnSignals calls stop on the first SIGINT or SIGTERM, which stops
+// gracefully (a worker lets running calls finish for up to
+// worker.DrainTimeout); a second stops the process at once. The function it
+// returns stops listening.
+func stopOnSignals(cmd string, stop func(), log *slog.Logger) (release func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	returned := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			stop()
+		case <-returned:
+			return
+		}
+		if cmd == "dev" || cmd == "worker" {
+			log.Info("stopping: running model and tool calls get " + worker.DrainTimeout.String() + " to finish; signal again to stop at once (runs in flight stay in Temporal)")
+		}
+		select {
+		case <-sigs:
+			log.Warn("stopping at once: runs in flight resume when a worker is back")
+			os.Exit(1)
+		case <-returned:
+		}
+	}()
+	return func() {
+		close(returned)
+		signal.Stop(sigs)
+	}
 }
 
 // version is this build's version: Version when the build set it, else

@@ -10,11 +10,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,32 +25,19 @@ import (
 
 // binary is the longhaul binary to measure: LONGHAUL_BENCH_BIN when set
 // (make bench passes bin/longhaul, the binary make build ships), else one
-// built into a temporary directory.
+// built into a temporary directory, with -trimpath as make build does.
 func binary(b *testing.B) string {
 	b.Helper()
-	if p := os.Getenv("LONGHAUL_BENCH_BIN"); p != "" {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := os.Stat(abs); err != nil {
-			b.Fatalf("LONGHAUL_BENCH_BIN: %v", err)
-		}
-		return abs
+	if os.Getenv("LONGHAUL_BENCH_BIN") != "" {
+		return proctest.Binary(b, "LONGHAUL_BENCH_BIN")
 	}
-	bin := filepath.Join(b.TempDir(), "longhaul")
-	start := time.Now()
-	out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/longhaul-dev/longhaul/cmd/longhaul").CombinedOutput()
-	if err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
-	b.Logf("built %s in %v", bin, time.Since(start).Round(100*time.Millisecond))
-	return bin
+	return proctest.Build(b, "longhaul", "github.com/longhaul-dev/longhaul/cmd/longhaul", "-trimpath")
 }
 
 // child is `longhaul dev` running as a process of its own: embedded
 // Temporal, a worker and the API, as an operator runs it.
 type child struct {
+	proc      *proctest.Proc
 	pid       int
 	url       string // the API's base URL, http://127.0.0.1:port
 	temporal  string // the Temporal frontend, host:port
@@ -61,16 +46,14 @@ type child struct {
 	// pprof is the child's profile endpoint (LONGHAUL_PPROF_ADDR) and
 	// profDir where its profiles go, when LONGHAUL_BENCH_PROFILE is set.
 	pprof, profDir string
-	cmd            *exec.Cmd
-	exited         chan struct{}
 }
 
 // startChild starts `longhaul dev` against the scripted model at modelURL
 // and waits until /readyz answers 200. The process runs in a process group
-// of its own; the benchmark's cleanup kills the group whatever happens, and
-// the kernel kills it should the benchmark die first. Its data directory
-// and its log are kept when the benchmark fails or LONGHAUL_BENCH_KEEP is
-// set, and removed otherwise.
+// of its own (internal/testing/proctest); the benchmark's cleanup kills the
+// group whatever happens, and the kernel kills it should the benchmark die
+// first. Its data directory and its log are kept when the benchmark fails
+// or LONGHAUL_BENCH_KEEP is set, and removed otherwise.
 func startChild(b *testing.B, bin, modelURL string) *child {
 	b.Helper()
 	dir, err := os.MkdirTemp("", "longhaul-bench-")
@@ -85,14 +68,12 @@ func startChild(b *testing.B, bin, modelURL string) *child {
 		}
 		os.RemoveAll(dir)
 	})
-	dataDir := filepath.Join(dir, "data")
 	httpAddr, temporalAddr := freeAddr(b), freeAddr(b)
 	c := &child{
 		url:       "http://" + httpAddr,
 		temporal:  temporalAddr,
 		namespace: "default",
 		logPath:   filepath.Join(dir, "longhaul.log"),
-		exited:    make(chan struct{}),
 	}
 	// An external Temporal, when the environment names one, is where the
 	// child's runs and their histories are.
@@ -102,10 +83,6 @@ func startChild(b *testing.B, bin, modelURL string) *child {
 	if v := os.Getenv("LONGHAUL_TEMPORAL_NAMESPACE"); v != "" {
 		c.namespace = v
 	}
-	f, err := os.Create(c.logPath)
-	if err != nil {
-		b.Fatal(err)
-	}
 	var profEnv []string
 	if d := os.Getenv("LONGHAUL_BENCH_PROFILE"); d != "" {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -114,10 +91,25 @@ func startChild(b *testing.B, bin, modelURL string) *child {
 		c.profDir, c.pprof = d, freeAddr(b)
 		profEnv = []string{"LONGHAUL_PPROF_ADDR=" + c.pprof}
 	}
-	c.cmd = exec.Command(bin, "dev")
+	env := append(childEnv(filepath.Join(dir, "data"), httpAddr, temporalAddr, modelURL), profEnv...)
+	c.proc = proctest.Start(b, "longhaul dev", bin, c.logPath, env, "dev")
+	c.pid = c.proc.Cmd.Process.Pid
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.proc.WaitFor(ctx, "its API to be ready", func() bool { return proctest.Ready(c.url + "/readyz") }); err != nil {
+		c.fatal(b, err)
+	}
+	return c
+}
+
+// childEnv is the environment of `longhaul dev` with its data in dataDir,
+// its API on httpAddr, its embedded Temporal on temporalAddr and the
+// scripted model at modelURL.
+func childEnv(dataDir, httpAddr, temporalAddr, modelURL string) []string {
 	// exec keeps the last of duplicate variables: the benchmark's own
 	// settings win over the inherited ones.
-	c.cmd.Env = append(os.Environ(),
+	return append(os.Environ(),
 		"LONGHAUL_DATA_DIR="+dataDir,
 		"LONGHAUL_HTTP_ADDR="+httpAddr,
 		"LONGHAUL_EMBEDDED_TEMPORAL_ADDR="+temporalAddr,
@@ -133,27 +125,6 @@ func startChild(b *testing.B, bin, modelURL string) *child {
 		"LONGHAUL_MAX_RUNS=0",
 		"LONGHAUL_MAX_STREAMS=0",
 	)
-	c.cmd.Env = append(c.cmd.Env, profEnv...)
-	c.cmd.Stdout, c.cmd.Stderr = f, f
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := c.cmd.Start(); err != nil {
-		f.Close()
-		b.Fatalf("start %s: %v", bin, err)
-	}
-	c.pid = c.cmd.Process.Pid
-	go func() {
-		_ = c.cmd.Wait()
-		f.Close()
-		close(c.exited)
-	}()
-	b.Cleanup(c.kill)
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := c.waitReady(ctx); err != nil {
-		c.fatal(b, err)
-	}
-	return c
 }
 
 // freeAddr is a free 127.0.0.1 port for a server the child starts.
@@ -166,51 +137,11 @@ func freeAddr(b *testing.B) string {
 	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
-// waitReady polls GET /readyz every 100 ms until it answers 200, ctx ends
-// or the child exits.
-func (c *child) waitReady(ctx context.Context) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		req, _ := http.NewRequestWithContext(rctx, "GET", c.url+"/readyz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		cancel()
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s/readyz: %w", c.url, ctx.Err())
-		case <-c.exited:
-			return fmt.Errorf("longhaul exited (%v) before it was ready", c.cmd.ProcessState)
-		case <-tick.C:
-		}
-	}
-}
-
-// kill ends the child's process group with SIGKILL and waits for the
-// child.
-func (c *child) kill() {
-	select {
-	case <-c.exited:
-		return
-	default:
-	}
-	_ = syscall.Kill(-c.pid, syscall.SIGKILL)
-	<-c.exited
-}
-
 // check fails the benchmark when the child has exited by itself.
 func (c *child) check(b *testing.B) {
 	b.Helper()
-	select {
-	case <-c.exited:
-		c.fatal(b, fmt.Errorf("longhaul exited by itself: %v", c.cmd.ProcessState))
-	default:
+	if err := proctest.ExitedByThemselves(c.proc); err != nil {
+		c.fatal(b, err)
 	}
 }
 

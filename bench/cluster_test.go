@@ -246,20 +246,14 @@ func startCluster(b *testing.B, bin, bindir, schema, pgURL, modelURL string) *cl
 	}
 
 	natsAddr, natsMon := freeAddr(b), freeAddr(b)
-	host, port, _ := net.SplitHostPort(natsAddr)
-	_, monPort, _ := net.SplitHostPort(natsMon)
 	natsBin := proctest.NATSBinary(b)
 	if out, err := exec.Command(natsBin, "--version").Output(); err == nil {
 		cl.natsVersion = strings.TrimSpace(strings.TrimPrefix(string(out), "nats-server: "))
 	}
-	cl.nats = proctest.Start(b, "nats", natsBin, cl.log("nats"), []string{"PATH=/usr/bin:/bin"}, "-a", host, "-p", port, "-m", monPort)
-	if err := cl.nats.WaitFor(ctx, "NATS to accept connections", func() bool {
-		c, err := net.DialTimeout("tcp", natsAddr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}); err != nil {
+	if cl.nats, err = proctest.StartNATS(b, natsBin, cl.log("nats"), []string{"PATH=/usr/bin:/bin"}, natsAddr, natsMon); err != nil {
+		b.Fatal(err)
+	}
+	if err := cl.nats.WaitReady(ctx); err != nil {
 		cl.fatal(err)
 	}
 
@@ -290,10 +284,10 @@ func startCluster(b *testing.B, bin, bindir, schema, pgURL, modelURL string) *cl
 	for i := range clusterAPIs {
 		addr := freeAddr(b)
 		name := fmt.Sprintf("api-%d", i+1)
-		p := proctest.Start(b, name, bin, cl.log(name), append(slices.Clone(cl.env), "LONGHAUL_HTTP_ADDR="+addr), "api")
+		p := proctest.StartAPI(b, name, bin, cl.log(name), cl.env, addr)
 		cl.apis = append(cl.apis, p)
 		cl.apiURLs = append(cl.apiURLs, "http://"+addr+"/v1/chat/completions")
-		if err := p.WaitFor(ctx, "the API to be ready", func() bool { return proctest.Ready("http://" + addr + "/readyz") }); err != nil {
+		if err := p.WaitReady(ctx); err != nil {
 			cl.fatal(err)
 		}
 	}
@@ -305,12 +299,11 @@ func startCluster(b *testing.B, bin, bindir, schema, pgURL, modelURL string) *cl
 func (cl *cluster) startWorker() {
 	cl.b.Helper()
 	name := fmt.Sprintf("worker-%d", len(cl.workers)+1)
-	log := cl.log(name)
-	p := proctest.Start(cl.b, name, cl.bin, log, cl.env, "worker")
+	p := proctest.StartWorker(cl.b, name, cl.bin, cl.log(name), cl.env)
 	cl.workers = append(cl.workers, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := p.WaitFor(ctx, "the worker", func() bool { return proctest.LogContains(log, 0, "worker on task queue") }); err != nil {
+	if err := p.WaitReady(ctx); err != nil {
 		cl.fatal(err)
 	}
 }
@@ -512,22 +505,15 @@ func (cl *cluster) log(name string) string { return filepath.Join(cl.logs, name+
 // check fails the benchmark when a process has exited by itself.
 func (cl *cluster) check() {
 	cl.b.Helper()
-	for _, p := range cl.procs() {
-		if p != nil && !p.Alive() {
-			cl.fatal(fmt.Errorf("%s exited by itself: %v", p.Name, p.Cmd.ProcessState))
-		}
+	if err := proctest.ExitedByThemselves(cl.procs()...); err != nil {
+		cl.fatal(err)
 	}
 }
 
 // fatal fails the benchmark with err and the end of every process's log.
 func (cl *cluster) fatal(err error) {
 	cl.b.Helper()
-	var logs strings.Builder
-	entries, _ := os.ReadDir(cl.logs)
-	for _, e := range entries {
-		fmt.Fprintf(&logs, "\n----- %s (last 30 lines) -----\n%s", e.Name(), proctest.Tail(filepath.Join(cl.logs, e.Name()), 30))
-	}
-	cl.b.Fatalf("%v%s", err, logs.String())
+	cl.b.Fatalf("%v%s", err, proctest.TailAll(cl.logs, 30))
 }
 
 // admin runs one statement on the test PostgreSQL.

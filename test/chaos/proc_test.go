@@ -5,12 +5,11 @@ package chaos
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -39,7 +38,13 @@ func binary(t *testing.T) string { return proctest.Binary(t, "LONGHAUL_CHAOS_BIN
 // metrics endpoint unless env asks, as the processes share one host.
 func start(t *testing.T, name, bin, logPath string, env []string, args ...string) *proc {
 	t.Helper()
-	return proctest.Start(t, name, bin, logPath, append(append(os.Environ(), "LONGHAUL_METRICS_ADDR=off"), env...), args...)
+	return proctest.Start(t, name, bin, logPath, environ(env), args...)
+}
+
+// environ is the environment of a process start runs: the test's, no
+// metrics endpoint, then env.
+func environ(env []string) []string {
+	return append(append(os.Environ(), "LONGHAUL_METRICS_ADDR=off"), env...)
 }
 
 // stack is the multi-process deployment under test: one `longhaul
@@ -79,25 +84,14 @@ func (s *stack) startServer(ctx context.Context) error {
 // startNATS starts the external NATS, Debian's nats-server, and waits until
 // it accepts connections.
 func (s *stack) startNATS(ctx context.Context) error {
-	host, port, err := net.SplitHostPort(s.natsAddr)
+	p, err := proctest.StartNATS(s.t, s.natsBin, s.logPath("nats"), environ(nil), s.natsAddr, s.natsMon)
 	if err != nil {
 		return err
 	}
-	_, monPort, err := net.SplitHostPort(s.natsMon)
-	if err != nil {
-		return err
-	}
-	p := start(s.t, "nats", s.natsBin, s.logPath("nats"), nil, "-a", host, "-p", port, "-m", monPort)
 	s.mu.Lock()
 	s.nats = p
 	s.mu.Unlock()
-	return p.WaitFor(ctx, "NATS to accept connections", func() bool {
-		c, err := net.DialTimeout("tcp", s.natsAddr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	return p.WaitReady(ctx)
 }
 
 // natsClients reports whether NATS has the connections of every API and
@@ -139,13 +133,11 @@ func (s *stack) natsClients() bool {
 // startWorker starts worker slot i and waits until it runs.
 func (s *stack) startWorker(ctx context.Context, i int, env []string) error {
 	name := fmt.Sprintf("worker-%d", i)
-	path := s.logPath(name)
-	from := logSize(path)
-	p := start(s.t, name, s.bin, path, append(append([]string(nil), s.common...), env...), "worker")
+	p := proctest.StartWorker(s.t, name, s.bin, s.logPath(name), environ(append(slices.Clone(s.common), env...)))
 	s.mu.Lock()
 	s.workers[i] = p
 	s.mu.Unlock()
-	return p.WaitFor(ctx, "the worker", func() bool { return logContains(path, from, "worker on task queue") })
+	return p.WaitReady(ctx)
 }
 
 // apiName names API slot i as the test's figures do: API 1, API 2.
@@ -167,12 +159,11 @@ func (s *stack) apiURLs() []string {
 // waits until /readyz says Temporal answers and a worker polls.
 func (s *stack) startAPI(ctx context.Context, i int) error {
 	name := fmt.Sprintf("api-%d", i+1)
-	env := append(append([]string(nil), s.common...), "LONGHAUL_HTTP_ADDR="+s.apiAddrs[i])
-	p := start(s.t, name, s.bin, s.logPath(name), env, "api")
+	p := proctest.StartAPI(s.t, name, s.bin, s.logPath(name), environ(s.common), s.apiAddrs[i])
 	s.mu.Lock()
 	s.apis[i] = p
 	s.mu.Unlock()
-	return p.WaitFor(ctx, "the API to be ready", func() bool { return ready(s.apiURL(i) + "/readyz") })
+	return p.WaitReady(ctx)
 }
 
 func (s *stack) api(i int) *proc {
@@ -191,19 +182,10 @@ func (s *stack) worker(i int) *proc {
 func (s *stack) checkAlive() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var errs []error
-	for _, p := range append(append([]*proc{s.server, s.nats}, s.apis...), s.workers...) {
-		if p != nil && !p.Alive() {
-			errs = append(errs, fmt.Errorf("%s exited by itself: %v", p.Name, p.Cmd.ProcessState))
-		}
-	}
-	return errors.Join(errs...)
+	return proctest.ExitedByThemselves(append(append([]*proc{s.server, s.nats}, s.apis...), s.workers...)...)
 }
 
 // dumpLogs logs the end of every process log, for a failed run.
 func (s *stack) dumpLogs() {
-	entries, _ := os.ReadDir(s.logDir)
-	for _, e := range entries {
-		s.t.Logf("----- %s (last 40 lines) -----\n%s", e.Name(), tail(filepath.Join(s.logDir, e.Name()), 40))
-	}
+	s.t.Logf("%s", proctest.TailAll(s.logDir, 40))
 }

@@ -102,6 +102,10 @@ type Proc struct {
 	Name   string
 	Cmd    *exec.Cmd
 	exited chan struct{}
+	// ready tells, for WaitReady, whether the process serves; readyWhat
+	// names what WaitReady waits for.
+	ready     func() bool
+	readyWhat string
 }
 
 // Start runs bin with args in a process group of its own, with exactly env

@@ -72,56 +72,79 @@ type embeddingList struct {
 	Usage  embeddingUsage    `json:"usage"`
 }
 
+// embeddingsRequest is the body of an embeddings request; texts and tokens
+// are its decoded input.
+type embeddingsRequest struct {
+	Input          json.RawMessage `json:"input"`
+	Model          string          `json:"model"`
+	EncodingFormat string          `json:"encoding_format"`
+	Dimensions     int             `json:"dimensions"`
+
+	texts  []string
+	tokens [][]int
+}
+
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	body, _, ok := readJSONBody(w, r)
 	if !ok {
 		return
 	}
-	var raw struct {
-		Input          json.RawMessage `json:"input"`
-		Model          string          `json:"model"`
-		EncodingFormat string          `json:"encoding_format"`
-		Dimensions     int             `json:"dimensions"`
-	}
-	if err := json.Unmarshal(body, &raw); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("llmtest: cannot decode embeddings request: %v", err),
-			"invalid_request_error", nil)
-		return
-	}
-	texts, tokens, err := decodeEmbeddingInput(raw.Input)
-	if err == nil && raw.EncodingFormat != "" && raw.EncodingFormat != "float" && raw.EncodingFormat != "base64" {
-		err = fmt.Errorf("llmtest: unsupported encoding_format %q", raw.EncodingFormat)
-	}
-	if err == nil && raw.Dimensions < 0 {
-		err = errors.New("llmtest: dimensions must be positive")
-	}
+	req, err := parseEmbeddingsRequest(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", nil)
 		return
 	}
+	vecs, n, dim := s.embedTexts(r, body, req)
+	for _, t := range req.tokens {
+		vecs = append(vecs, embedTokens(t, dim))
+		n += len(t)
+	}
+	writeJSON(w, http.StatusOK, embeddingResponse(req, vecs, n))
+}
 
+// parseEmbeddingsRequest decodes and checks the body of an embeddings
+// request; its errors are the messages of a 400 answer.
+func parseEmbeddingsRequest(body []byte) (embeddingsRequest, error) {
+	var req embeddingsRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return req, fmt.Errorf("llmtest: cannot decode embeddings request: %v", err)
+	}
+	texts, tokens, err := decodeEmbeddingInput(req.Input)
+	if err == nil && req.EncodingFormat != "" && req.EncodingFormat != "float" && req.EncodingFormat != "base64" {
+		err = fmt.Errorf("llmtest: unsupported encoding_format %q", req.EncodingFormat)
+	}
+	if err == nil && req.Dimensions < 0 {
+		err = errors.New("llmtest: dimensions must be positive")
+	}
+	req.texts, req.tokens = texts, tokens
+	return req, err
+}
+
+// embedTexts records the request and, under the same lock, answers its text
+// inputs: the vector SetEmbedding gave a text, if it has the dimension
+// asked for, or else Embed's. It returns the vectors, their token count and
+// the dimension, which token inputs use too.
+func (s *Server) embedTexts(r *http.Request, body []byte, req embeddingsRequest) (vecs [][]float32, n, dim int) {
 	s.mu.Lock()
-	rec := EmbeddingRequest{
+	defer s.mu.Unlock()
+	s.embReqs = append(s.embReqs, EmbeddingRequest{
 		N:              len(s.embReqs) + 1,
 		Method:         r.Method,
 		Path:           r.URL.Path,
 		Header:         r.Header.Clone(),
 		Body:           body,
-		Model:          raw.Model,
-		EncodingFormat: raw.EncodingFormat,
-		Dimensions:     raw.Dimensions,
-		Input:          texts,
-		Tokens:         tokens,
-	}
-	s.embReqs = append(s.embReqs, rec)
+		Model:          req.Model,
+		EncodingFormat: req.EncodingFormat,
+		Dimensions:     req.Dimensions,
+		Input:          req.texts,
+		Tokens:         req.tokens,
+	})
 	s.notifyLocked()
-	dim := s.dim
-	if raw.Dimensions > 0 {
-		dim = raw.Dimensions
+	dim = s.dim
+	if req.Dimensions > 0 {
+		dim = req.Dimensions
 	}
-	var vecs [][]float32
-	n := 0
-	for _, t := range texts {
+	for _, t := range req.texts {
 		if v, ok := s.vectors[t]; ok && len(v) == dim {
 			vecs = append(vecs, append([]float32(nil), v...))
 		} else {
@@ -129,20 +152,20 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		}
 		n += CountTokens(t)
 	}
-	s.mu.Unlock()
+	return vecs, n, dim
+}
 
-	for _, t := range tokens {
-		vecs = append(vecs, embedTokens(t, dim))
-		n += len(t)
-	}
-	model := raw.Model
+// embeddingResponse is the answer to req: vecs as floats or, when req asked
+// for it, as base64 of little-endian float32s, with n prompt tokens.
+func embeddingResponse(req embeddingsRequest, vecs [][]float32, n int) embeddingList {
+	model := req.Model
 	if model == "" {
 		model = defaultModel
 	}
 	out := embeddingList{Object: "list", Model: model, Usage: embeddingUsage{Prompt: n, Total: n}}
 	for i, v := range vecs {
 		var e any = v
-		if raw.EncodingFormat == "base64" {
+		if req.EncodingFormat == "base64" {
 			b := make([]byte, 4*len(v))
 			for j, f := range v {
 				binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(f))
@@ -151,7 +174,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Data = append(out.Data, embeddingObject{Object: "embedding", Embedding: e, Index: i})
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // decodeEmbeddingInput accepts the input shapes of the embeddings API: a

@@ -152,12 +152,45 @@ func Start(t testing.TB, opts Options) *Env {
 	e := &Env{T: t, Model: llmtest.New(t), log: log, opts: opts}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	e.startTemporal(ctx)
+	e.openStores(ctx)
+	topts := e.toolOptions()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.URL = "http://" + ln.Addr().String()
+	if opts.TokenKey != "" {
+		e.Credentials = credentials(t, opts, e.Blobs, e.URL, topts.LookupEnv, log)
+		topts.Credentials = e.Credentials
+	}
+	e.loadCatalog(topts)
+	e.buildTools(ctx, topts)
+	e.NATSURL = opts.NATSURL
+	if e.NATSURL == "" {
+		e.natsAddr = FreeAddr(t)
+		e.StartNATS()
+		e.NATSURL = "nats://" + e.natsAddr
+	}
+	if !opts.NoWorker {
+		e.StartWorker()
+	}
+	e.serveAPI(ln)
+	return e
+}
+
+// startTemporal starts the embedded Temporal server in the test's
+// directory and dials it, with Temporal's tracing interceptor when
+// Options.Tracing asks for it.
+func (e *Env) startTemporal(ctx context.Context) {
+	t := e.T
+	t.Helper()
 	srv, err := devserver.Start(ctx, devserver.Options{
 		DataDir:          t.TempDir(),
 		FrontendAddr:     FreeAddr(t),
 		Namespaces:       []string{"default"},
 		SearchAttributes: contract.SearchAttributes(),
-		Logger:           log,
+		Logger:           e.log,
 	})
 	if err != nil {
 		t.Fatalf("testenv: start temporal: %v", err)
@@ -165,7 +198,7 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Server = srv
 	t.Cleanup(srv.Stop)
 	copts := client.Options{HostPort: srv.FrontendAddr(), Logger: quiet{}}
-	if opts.Tracing {
+	if e.opts.Tracing {
 		tracer, err := tracing.Interceptor()
 		if err != nil {
 			t.Fatal(err)
@@ -178,7 +211,14 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	e.Client = c
 	t.Cleanup(c.Close)
+}
 
+// openStores opens the env's stores on one SQLite file in the test's
+// directory: long-term memory (when Options.Memory asks for it), the
+// claim-check store and the document store, with the documents' embedder.
+func (e *Env) openStores(ctx context.Context) {
+	t, opts := e.T, e.opts
+	t.Helper()
 	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "longhaul.db")
 	if opts.Memory {
 		ms, err := memory.Open(ctx, dbURL)
@@ -193,6 +233,7 @@ func Start(t testing.TB, opts Options) *Env {
 		e.Memory = &memory.Service{Store: ms, Embedder: memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil),
 			K: opts.MemoryK, Threshold: threshold}
 	}
+	var err error
 	e.Blobs, err = store.Open(ctx, dbURL, store.WithMaxBacklogItems(opts.MaxBacklog))
 	if err != nil {
 		t.Fatalf("testenv: store: %v", err)
@@ -207,47 +248,53 @@ func Start(t testing.TB, opts Options) *Env {
 		// Queries are embedded with the chunks' model, or not at all.
 		e.DocsEmbedder = memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil)
 	}
+}
+
+// toolOptions are the options of the env's tool set, over its stores.
+func (e *Env) toolOptions() toolset.Options {
+	opts := e.opts
 	topts := toolset.Options{SearchURL: opts.SearchURL, MCP: opts.MCP, Fetch: opts.Fetch, Extra: opts.Tools, Memory: e.Memory, Backlog: e.Blobs,
 		Docs: e.Docs, DocsEmbedder: e.DocsEmbedder}
 	if opts.Env != nil {
 		topts.LookupEnv = func(k string) (string, bool) { v, ok := opts.Env[k]; return v, ok }
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.URL = "http://" + ln.Addr().String()
-	if opts.TokenKey != "" {
-		e.Credentials = credentials(t, opts, e.Blobs, e.URL, topts.LookupEnv, log)
-		topts.Credentials = e.Credentials
-	}
-	layers := append([]fs.FS{skills.Builtin()}, opts.Layers...)
+	return topts
+}
+
+// loadCatalog loads the built-in agents and skills under Options.Layers and
+// checks them, as the commands do: their tools against topts and their
+// model references against the scripted model and Options.Endpoints.
+func (e *Env) loadCatalog(topts toolset.Options) {
+	e.T.Helper()
+	layers := append([]fs.FS{skills.Builtin()}, e.opts.Layers...)
+	var err error
 	e.Catalog, err = skills.Load(layers...)
 	if err == nil {
 		err = e.Catalog.Validate(toolset.Known(topts))
 	}
 	if err == nil {
-		err = e.Catalog.CheckModels(endpoints.NewSet(endpoints.Endpoint{BaseURL: e.Model.URL()}, opts.Endpoints).Check)
+		err = e.Catalog.CheckModels(endpoints.NewSet(endpoints.Endpoint{BaseURL: e.Model.URL()}, e.opts.Endpoints).Check)
 	}
 	if err != nil {
-		t.Fatalf("testenv: skills: %v", err)
+		e.T.Fatalf("testenv: skills: %v", err)
 	}
-	set, err := toolset.Build(ctx, e.Catalog, topts, log)
+}
+
+// buildTools builds the env's tool registry; t.Cleanup closes the tool set.
+func (e *Env) buildTools(ctx context.Context, topts toolset.Options) {
+	e.T.Helper()
+	set, err := toolset.Build(ctx, e.Catalog, topts, e.log)
 	if err != nil {
-		t.Fatalf("testenv: tools: %v", err)
+		e.T.Fatalf("testenv: tools: %v", err)
 	}
-	t.Cleanup(func() { _ = set.Close() })
+	e.T.Cleanup(func() { _ = set.Close() })
 	e.Tools = set.Registry
-	e.NATSURL = opts.NATSURL
-	if e.NATSURL == "" {
-		e.natsAddr = FreeAddr(t)
-		e.StartNATS()
-		e.NATSURL = "nats://" + e.natsAddr
-	}
-	if !opts.NoWorker {
-		e.StartWorker()
-	}
-	cfg := opts.API
+}
+
+// apiConfigFor is the configuration of the env's APIs: Options.API over
+// the env's task queue, stores and scripted model.
+func (e *Env) apiConfigFor() api.Config {
+	cfg := e.opts.API
 	cfg.TaskQueue = TaskQueue
 	cfg.Blobs = e.Blobs
 	cfg.Memory = e.Memory
@@ -264,17 +311,22 @@ func Start(t testing.TB, opts Options) *Env {
 	if cfg.Embeddings.BaseURL == "" {
 		cfg.Embeddings.BaseURL = e.Model.URL()
 	}
-	e.apiConfig = cfg
-	apiCfg := cfg
+	return cfg
+}
+
+// serveAPI starts the env's API on ln, on a NATS connection of its own;
+// t.Cleanup shuts it down.
+func (e *Env) serveAPI(ln net.Listener) {
+	e.apiConfig = e.apiConfigFor()
+	apiCfg := e.apiConfig
 	apiCfg.Deltas = e.Bus("testenv api")
-	e.API = api.New(apiCfg, c, e.Catalog, log)
+	e.API = api.New(apiCfg, e.Client, e.Catalog, e.log)
 	go func() { _ = e.API.App().Listener(ln) }()
-	t.Cleanup(func() {
+	e.T.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = e.API.Shutdown(sctx)
 	})
-	return e
 }
 
 // credentials builds the users' credentials service of the env.

@@ -37,6 +37,8 @@ import (
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 const (
@@ -111,24 +113,45 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-
+	sqlConf, err := prepareDatabase(filepath.Join(opts.DataDir, DBFile), opts)
+	if err != nil {
+		return nil, err
+	}
+	// The internal ports are picked last, after the schema work, so the
+	// moment between picking one and Temporal binding it is short.
 	ports, err := freePorts(host, 4)
 	if err != nil {
 		return nil, err
 	}
 	p := servicePorts{frontend: port, frontendHTTP: ports[0], history: ports[1], matching: ports[2], worker: ports[3]}
-
-	sqlConf, err := prepareDatabase(filepath.Join(opts.DataDir, DBFile), opts)
+	srv, err := newTemporal(host, p, buildConfig(host, p, sqlConf), newLogger(opts.DataDir, os.Stderr))
 	if err != nil {
 		return nil, err
 	}
-	conf := buildConfig(host, p, sqlConf)
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("devserver: start temporal: %w", err)
+	}
+	s := &Server{
+		server:       srv,
+		frontendAddr: opts.FrontendAddr,
+		httpAddr:     net.JoinHostPort(host, strconv.Itoa(p.frontendHTTP)),
+	}
+	if err := s.waitReady(ctx, opts); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	if opts.UIAddr != "" {
+		if err := s.startUI(opts); err != nil {
+			s.Stop()
+			return nil, err
+		}
+	}
+	return s, nil
+}
 
-	logger := tlog.NewZapLogger(tlog.BuildZapLogger(tlog.Config{
-		Level:      "warn",
-		OutputFile: filepath.Join(opts.DataDir, LogFile),
-		Format:     "json",
-	}))
+// newTemporal builds (does not start) the Temporal server: its four
+// services on host at ports p, configured by conf, logging to logger.
+func newTemporal(host string, p servicePorts, conf *config.Config, logger tlog.Logger) (temporal.Server, error) {
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: authorizer: %w", err)
@@ -157,25 +180,25 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devserver: new server: %w", err)
 	}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("devserver: start temporal: %w", err)
-	}
-	s := &Server{
-		server:       srv,
-		frontendAddr: opts.FrontendAddr,
-		httpAddr:     net.JoinHostPort(host, strconv.Itoa(p.frontendHTTP)),
-	}
-	if err := s.waitReady(ctx, opts); err != nil {
-		s.Stop()
-		return nil, err
-	}
-	if opts.UIAddr != "" {
-		if err := s.startUI(opts); err != nil {
-			s.Stop()
-			return nil, err
-		}
-	}
-	return s, nil
+	return srv, nil
+}
+
+// newLogger is the Temporal server's logger: warnings and worse, as JSON,
+// to LogFile in dataDir; and the lines that end the process (Temporal's
+// Fatal calls os.Exit(1) through zap, e.g. "Failed to start gRPC
+// listener" when a port it was given is taken: go.temporal.io/server
+// v1.32.1 common/rpc/rpc.go:190-197, common/log/zap_logger.go:211-216)
+// to stderr as well, so such an exit names its cause even when the data
+// directory is a temporary one that is gone by the time anyone looks.
+func newLogger(dataDir string, stderr zapcore.WriteSyncer) tlog.Logger {
+	file := tlog.BuildZapLogger(tlog.Config{
+		Level:      "warn",
+		OutputFile: filepath.Join(dataDir, LogFile),
+		Format:     "json",
+	})
+	fatal := zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()),
+		zapcore.Lock(stderr), zap.DPanicLevel)
+	return tlog.NewZapLogger(zap.New(zapcore.NewTee(file.Core(), fatal)))
 }
 
 // FrontendAddr is the host:port clients and workers dial.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/feed"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -359,7 +360,7 @@ func (s *Server) streamEvents(sw *sseWriter, id string, pos feed.Cursor) {
 			// Not the run's error: the log could not be read. No id, so a
 			// client that reconnects resumes where it was.
 			s.log.Warn("stream run events", "run", id, "error", err)
-			_ = sw.frameJSON("", "stream_error", ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
+			_ = sw.frameJSON("", "stream_error", wire.ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
 			_ = sw.flush()
 			return
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // user is the Open WebUI headers of a user with this id.
@@ -369,7 +370,7 @@ func TestRunsErrors(t *testing.T) {
 				b, _ := io.ReadAll(resp.Body)
 				t.Fatalf("status = %d, want %d: %s", resp.StatusCode, tt.status, b)
 			}
-			e := decode[api.ErrorBody](t, resp)
+			e := decode[wire.ErrorBody](t, resp)
 			if e.Error.Code != tt.code || !strings.Contains(e.Error.Message, tt.message) || e.Error.Type == "" {
 				t.Fatalf("error = %+v, want code %q and a message with %q", e.Error, tt.code, tt.message)
 			}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // The wire types of the runs API (see runs.go) and their checks: no fiber,
@@ -29,10 +31,10 @@ const (
 // RunRequest is the body of POST /v1/runs: an agent and either a
 // conversation (messages) or one user message (input).
 type RunRequest struct {
-	Agent    string            `json:"agent"`
-	Messages []ChatMessage     `json:"messages,omitempty"`
-	Input    *string           `json:"input,omitempty"`
-	Metadata map[string]string `json:"metadata,omitempty"`
+	Agent    string             `json:"agent"`
+	Messages []wire.ChatMessage `json:"messages,omitempty"`
+	Input    *string            `json:"input,omitempty"`
+	Metadata map[string]string  `json:"metadata,omitempty"`
 }
 
 // RunCreated answers POST /v1/runs.
@@ -119,8 +121,8 @@ func (r *RunRequest) validate() error {
 	case r.Messages == nil:
 		return errors.New("messages or input: required")
 	default:
-		chat := ChatRequest{Model: r.Agent, Messages: r.Messages}
-		if err := chat.validate(); err != nil {
+		chat := wire.ChatRequest{Model: r.Agent, Messages: r.Messages}
+		if err := chat.Validate(tools.CheckSchema); err != nil {
 			return err
 		}
 	}
@@ -143,7 +145,7 @@ func (r *RunRequest) messages() []longhaul.Message {
 	if r.Input != nil {
 		return []longhaul.Message{{Role: longhaul.RoleUser, Content: *r.Input}}
 	}
-	return domainMessages(r.Messages)
+	return wire.DomainMessages(r.Messages)
 }
 
 // validate reports the first problem with a person's input.

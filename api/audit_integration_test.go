@@ -360,7 +360,7 @@ func TestAuditAgentic(t *testing.T) {
 				t.Error("no reviews")
 			}
 			// The same plan GET /v1/runs/{id} shows.
-			r := decode[api.Run](t, do(t, env, "GET", "/v1/runs/"+run, nil, nil))
+			r := decode[wire.Run](t, do(t, env, "GET", "/v1/runs/"+run, nil, nil))
 			gotPlan, _ := json.Marshal(r.Plans)
 			wantPlan, _ := json.Marshal(a.Plans)
 			if string(gotPlan) != string(wantPlan) {

@@ -92,20 +92,20 @@ func FuzzRunRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req RunRequest
+		var req wire.RunRequest
 		if err := decodeStrict(body, &req); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
-		if err := req.validate(); err != nil {
+		if err := req.Validate(tools.CheckSchema); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
-		msgs := req.messages()
+		msgs := req.Conversation()
 		if lastUser(msgs) < 0 {
 			t.Fatalf("an accepted run starts with no user message: %+v", msgs)
 		}
-		if len(req.Metadata) > maxMetadataKeys {
+		if len(req.Metadata) > wire.MaxMetadataKeys {
 			t.Fatalf("%d metadata keys accepted", len(req.Metadata))
 		}
 	})
@@ -121,16 +121,16 @@ func FuzzRunInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var in RunInput
+		var in wire.RunInput
 		if err := decodeStrict(body, &in); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
-		if err := in.validate(); err != nil {
+		if err := in.Validate(); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
-		r := in.request()
+		r := in.InputRequest()
 		if (r.Approve == nil) == (strings.TrimSpace(r.Text) == "") {
 			t.Fatalf("accepted input is not exactly one of approve and text: %+v", r)
 		}

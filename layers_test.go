@@ -53,7 +53,10 @@ var layers = []struct {
 	// The run feed follows a run below the HTTP layer: the contract's events
 	// query and archives, the NATS deltas and the blob store; no HTTP.
 	{pkgs: [][]string{{"internal/feed"}}, may: [][]string{domain, contract, libs, adapters}},
-	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, {"internal/feed"}}},
+	// The HTTP API's wire types and their pure converters: a library the
+	// api package decodes into and answers with; no HTTP, no adapter.
+	{pkgs: [][]string{{"internal/wire"}}, may: [][]string{domain, contract, libs}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, {"internal/feed", "internal/wire"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
 		{"activities", "workflows", "worker", "internal/feed", "api"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},

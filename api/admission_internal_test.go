@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -108,7 +109,7 @@ func wantDepth(t *testing.T, depth <-chan int, want int) {
 
 func wantAnswer(t *testing.T, got answer, q string) {
 	t.Helper()
-	var cc ChatCompletion
+	var cc wire.ChatCompletion
 	if got.err != nil || got.status != http.StatusOK || json.Unmarshal(got.body, &cc) != nil || len(cc.Choices) != 1 {
 		t.Fatalf("%s: %d %s (%v), want 200 with the answer", q, got.status, got.body, got.err)
 	}
@@ -119,7 +120,7 @@ func wantAnswer(t *testing.T, got answer, q string) {
 
 func wantTooMany(t *testing.T, got answer, what string) {
 	t.Helper()
-	var eb ErrorBody
+	var eb wire.ErrorBody
 	if got.err != nil || json.Unmarshal(got.body, &eb) != nil {
 		t.Fatalf("%s: %d %s (%v)", what, got.status, got.body, got.err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // hits counts the requests each tool's server received, by tool.
@@ -201,7 +202,7 @@ func TestAllowTable(t *testing.T) {
 			}
 
 			// /v1/models lists the principal's agents only.
-			list := decode[api.ModelList](t, do(t, env, "GET", "/v1/models", nil, hdr))
+			list := decode[wire.ModelList](t, do(t, env, "GET", "/v1/models", nil, hdr))
 			var models []string // of this test's agents; the built-ins have no rule
 			for _, m := range list.Data {
 				if m.ID == "desk" || m.ID == "ops" {

@@ -13,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/feed"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -337,9 +338,9 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		if openWebUI {
 			content = w.cards.String() + content
 		}
-		return s.completion(c, run.GetID(), at, model, ResponseEntry{Content: content}, "stop", longhaul.Usage{})
+		return s.completion(c, run.GetID(), at, model, wire.ResponseEntry{Content: content}, "stop", longhaul.Usage{})
 	case w.client != nil:
-		msg := ResponseEntry{Content: w.text, ToolCalls: wireCalls(w.client.Calls, false)}
+		msg := wire.ResponseEntry{Content: w.text, ToolCalls: wireCalls(w.client.Calls, false)}
 		return s.completion(c, run.GetID(), at, model, msg, "tool_calls", longhaul.Usage{})
 	}
 	var res contract.AgentResult
@@ -356,5 +357,5 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		}
 		content = cardsFor(msgs) + content
 	}
-	return s.completion(c, run.GetID(), at, model, ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
+	return s.completion(c, run.GetID(), at, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }

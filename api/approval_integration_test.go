@@ -19,6 +19,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -109,11 +110,11 @@ func readStream(t *testing.T, resp *http.Response) streamFrames {
 	frames := sseData(t, resp.Body)
 	out := streamFrames{text: chunkText(t, frames)}
 	for _, f := range frames {
-		var s api.StatusFrame
+		var s wire.StatusFrame
 		if json.Unmarshal([]byte(f), &s) == nil && s.Event.Type == "status" {
 			out.statuses = append(out.statuses, s.Event.Data.Description)
 		}
-		var c api.ChatChunk
+		var c wire.ChatChunk
 		if json.Unmarshal([]byte(f), &c) == nil {
 			for _, ch := range c.Choices {
 				if ch.FinishReason != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 func TestApprovalChatInput(t *testing.T) {
@@ -148,7 +149,7 @@ func TestApprovalRenderPause(t *testing.T) {
 	}
 	r := newRenderer("c1", "assistant", 7, true)
 	got := r.render(ev(longhaul.EventApproval, longhaul.ApprovalData{ToolCallID: "c1", Name: "place_order", Decision: "denied"}))
-	if diff := cmp.Diff([]any{statusFrame("Denied: place_order", false)}, got); diff != "" {
+	if diff := cmp.Diff([]any{wire.NewStatusFrame("Denied: place_order", false)}, got); diff != "" {
 		t.Errorf("approval frames (-want +got):\n%s", diff)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // auditKey is the fiber local that marks a chat request asking for the
@@ -14,7 +15,7 @@ type auditKey struct{}
 
 // wantsAudit reports whether a chat request asks for the audit trail: the
 // body's "longhaul": {"audit": true}, or the X-Longhaul-Audit header.
-func wantsAudit(c *fiber.Ctx, req *ChatRequest) bool {
+func wantsAudit(c *fiber.Ctx, req *wire.ChatRequest) bool {
 	if req.Longhaul != nil && req.Longhaul.Audit {
 		return true
 	}
@@ -39,7 +40,7 @@ func asked(c *fiber.Ctx) bool {
 
 // audit reads run's audit trail for owner. A run that cannot be read
 // yields an Audit that says why, so the answer it rides on still goes out.
-func (s *Server) audit(ctx context.Context, run, owner string) *Audit {
+func (s *Server) audit(ctx context.Context, run, owner string) *wire.Audit {
 	a, err := s.readAudit(ctx, run, owner)
 	if err != nil {
 		s.log.WarnContext(ctx, "read the audit trail", "run", run, "error", err)
@@ -51,14 +52,14 @@ func (s *Server) audit(ctx context.Context, run, owner string) *Audit {
 
 // readAudit reads run's state with readState, which refuses another
 // principal's run as unknown, and its whole event log (readLog).
-func (s *Server) readAudit(ctx context.Context, run, owner string) (Audit, error) {
+func (s *Server) readAudit(ctx context.Context, run, owner string) (wire.Audit, error) {
 	st, err := s.readState(ctx, run, owner)
 	if err != nil {
-		return Audit{}, err
+		return wire.Audit{}, err
 	}
 	log, err := s.readLog(ctx, run)
 	if err != nil {
-		return Audit{}, err
+		return wire.Audit{}, err
 	}
 	return buildAudit(run, st, log), nil
 }

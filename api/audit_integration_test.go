@@ -23,6 +23,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // auditSecret is the HTTP tool's credential: it must never reach a client.
@@ -110,7 +111,7 @@ func chatRaw(t *testing.T, env *testenv.Env, body chatBody, headers map[string]s
 }
 
 // checkChatAudit checks the audit trail of a chat-mode run of the clerk.
-func checkChatAudit(t *testing.T, env *testenv.Env, a *api.Audit, run string, headers map[string]string) {
+func checkChatAudit(t *testing.T, env *testenv.Env, a *wire.Audit, run string, headers map[string]string) {
 	t.Helper()
 	if a == nil {
 		t.Fatal("no longhaul object")
@@ -125,7 +126,7 @@ func checkChatAudit(t *testing.T, env *testenv.Env, a *api.Audit, run string, he
 		t.Fatalf("tool calls = %+v, want one", a.ToolCalls)
 	}
 	c := a.ToolCalls[0]
-	if c.ID != "call_stock" || c.Name != "stock_level" || c.Arguments != `{"item":"widget"}` || c.Status != api.AuditCallOK || c.StepID != "" {
+	if c.ID != "call_stock" || c.Name != "stock_level" || c.Arguments != `{"item":"widget"}` || c.Status != wire.AuditCallOK || c.StepID != "" {
 		t.Errorf("tool call = %+v", c)
 	}
 	if n := utf8.RuneCountInString(c.Result); n != 1000 || !strings.HasPrefix(auditOutput, c.Result) || !c.Truncated || !a.Truncated {
@@ -213,7 +214,7 @@ func TestAuditChat(t *testing.T) {
 		if strings.Contains(string(raw), auditSecret) {
 			t.Fatalf("the completion holds the tool's secret: %s", raw)
 		}
-		var cc api.ChatCompletion
+		var cc wire.ChatCompletion
 		if err := json.Unmarshal(raw, &cc); err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +226,7 @@ func TestAuditChat(t *testing.T) {
 
 		// GET /v1/runs/{id}/audit is the same object, for its owner only.
 		r := do(t, env, "GET", "/v1/runs/"+run+"/audit", nil, ann)
-		got := decode[api.Audit](t, r)
+		got := decode[wire.Audit](t, r)
 		checkChatAudit(t, env, &got, run, ann)
 		if r := do(t, env, "GET", "/v1/runs/"+run+"/audit", nil, bob); r.StatusCode != 404 {
 			t.Errorf("another principal reads the audit: %d", r.StatusCode)
@@ -250,7 +251,7 @@ func TestAuditChat(t *testing.T) {
 		if strings.Contains(strings.Join(frames, "\n"), auditSecret) {
 			t.Fatal("the stream holds the tool's secret")
 		}
-		var c api.ChatChunk
+		var c wire.ChatChunk
 		if err := json.Unmarshal([]byte(last), &c); err != nil {
 			t.Fatal(err)
 		}
@@ -315,15 +316,15 @@ func TestAuditAgentic(t *testing.T) {
 				body["stream"] = true
 			}
 			resp, raw, frames := chatRaw(t, env, body, nil)
-			var a *api.Audit
+			var a *wire.Audit
 			if stream {
-				var c api.ChatChunk
+				var c wire.ChatChunk
 				if err := json.Unmarshal([]byte(frames[len(frames)-2]), &c); err != nil {
 					t.Fatal(err)
 				}
 				a = c.Longhaul
 			} else {
-				var cc api.ChatCompletion
+				var cc wire.ChatCompletion
 				if err := json.Unmarshal(raw, &cc); err != nil {
 					t.Fatal(err)
 				}
@@ -348,7 +349,7 @@ func TestAuditAgentic(t *testing.T) {
 				t.Fatalf("tool calls = %+v, want one", a.ToolCalls)
 			}
 			c := a.ToolCalls[0]
-			if c.Name != "lookup" || c.StepID != s.ID || c.Status != api.AuditCallOK || c.Result != "Pelicans: bills up to 47 cm." || c.Truncated || c.OutputURL != "" {
+			if c.Name != "lookup" || c.StepID != s.ID || c.Status != wire.AuditCallOK || c.Result != "Pelicans: bills up to 47 cm." || c.Truncated || c.OutputURL != "" {
 				t.Errorf("tool call = %+v (step %s)", c, s.ID)
 			}
 			var args map[string]any
@@ -359,7 +360,7 @@ func TestAuditAgentic(t *testing.T) {
 				t.Error("no reviews")
 			}
 			// The same plan GET /v1/runs/{id} shows.
-			r := decode[api.Run](t, do(t, env, "GET", "/v1/runs/"+run, nil, nil))
+			r := decode[wire.Run](t, do(t, env, "GET", "/v1/runs/"+run, nil, nil))
 			gotPlan, _ := json.Marshal(r.Plans)
 			wantPlan, _ := json.Marshal(a.Plans)
 			if string(gotPlan) != string(wantPlan) {

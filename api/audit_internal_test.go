@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // auditLog numbers events as a run's log does.
@@ -50,14 +51,14 @@ func TestBuildAudit(t *testing.T) {
 			{Plan: longhaul.Plan{Revision: 2, Steps: []longhaul.PlanStep{{ID: "1", Status: "done", Result: long}}}, Status: contract.PlanDone},
 		}}
 	a := buildAudit("run-1", st, log)
-	want := []AuditToolCall{
-		{ID: "a", Name: "fetch", Arguments: `{"url":"u"}`, Target: "example.com", StepID: "1", Status: AuditCallOK,
+	want := []wire.AuditToolCall{
+		{ID: "a", Name: "fetch", Arguments: `{"url":"u"}`, Target: "example.com", StepID: "1", Status: wire.AuditCallOK,
 			Result: long[:auditResultLimit], Truncated: true, OutputURL: "/v1/runs/run-1/outputs/blob%2F1", Offset: 3},
-		{ID: "b", Name: "order", Arguments: `{"id":1}`, Status: AuditCallDenied, Result: "not now", Offset: 6},
-		{ID: "c", Name: "order", Arguments: `{"id":2}`, Status: AuditCallError, Result: "error: out of stock", Offset: 8},
-		{ID: "d", Name: "slow", Arguments: `{}`, Status: AuditCallRunning, Offset: 12},
-		{ID: "e", Name: "big", Status: AuditCallOK, Result: long[:auditResultLimit], Truncated: true, OutputURL: "/v1/runs/run-1/events?after=12", Offset: 13},
-		{ID: "f", Name: "get_time", Arguments: `{"tz":"UTC"}`, Status: AuditCallClient, Offset: 14},
+		{ID: "b", Name: "order", Arguments: `{"id":1}`, Status: wire.AuditCallDenied, Result: "not now", Offset: 6},
+		{ID: "c", Name: "order", Arguments: `{"id":2}`, Status: wire.AuditCallError, Result: "error: out of stock", Offset: 8},
+		{ID: "d", Name: "slow", Arguments: `{}`, Status: wire.AuditCallRunning, Offset: 12},
+		{ID: "e", Name: "big", Status: wire.AuditCallOK, Result: long[:auditResultLimit], Truncated: true, OutputURL: "/v1/runs/run-1/events?after=12", Offset: 13},
+		{ID: "f", Name: "get_time", Arguments: `{"tz":"UTC"}`, Status: wire.AuditCallClient, Offset: 14},
 	}
 	if d := cmp.Diff(want, a.ToolCalls); d != "" {
 		t.Errorf("tool calls (-want +got):\n%s", d)

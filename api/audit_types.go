@@ -1,7 +1,6 @@
 package api
 
 import (
-	"fmt"
 	"net/url"
 	"strconv"
 	"unicode/utf8"
@@ -9,14 +8,15 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // The audit trail beside the answer (issue 24, item 4; seed 004's `steps`
 // and `metadata.plan` / `metadata.tool_results`): a client that asks for it
 // gets, beside a chat completion, the run's plan with its revisions, each
 // step's outcome and every tool call with its arguments and a bounded
-// result. This file holds its wire types and the pure builder; audit.go
-// reads the run and hands the object out.
+// result. This file holds its pure builder (the wire types are internal/wire's
+// audit.go); audit.go reads the run and hands the object out.
 
 // Bounds of an audit object's results, in runes: each tool call's (and each
 // step's) result is cut at auditResultLimit, and all of them together at
@@ -30,107 +30,6 @@ const (
 // HeaderAudit asks for the audit trail: any value but "", "0", "false",
 // "no" or "off" does (Open WebUI sends it as a connection header).
 const HeaderAudit = "X-Longhaul-Audit"
-
-// LonghaulOptions are the Longhaul-only fields of a chat request, under
-// its top-level "longhaul" key (openai-python sends them with extra_body,
-// openai-node as an extra body field).
-type LonghaulOptions struct {
-	// Audit asks for the audit trail beside the answer.
-	Audit bool `json:"audit"`
-	// VectorStores are vector stores of the principal ("vs_…") the run's
-	// document_search searches, beside the agent's own (vector_stores:).
-	VectorStores []string `json:"vector_stores,omitempty"`
-}
-
-// validate checks the options' vector store ids (their form and number;
-// whose they are, the tool checks when it searches).
-func (o *LonghaulOptions) validate() error {
-	if o == nil {
-		return nil
-	}
-	if len(o.VectorStores) > longhaul.MaxVectorStores {
-		return fmt.Errorf("longhaul.vector_stores: at most %d, got %d", longhaul.MaxVectorStores, len(o.VectorStores))
-	}
-	for i, id := range o.VectorStores {
-		if !longhaul.ValidVectorStoreID(id) {
-			return fmt.Errorf("longhaul.vector_stores[%d]: %q is not a vector store id (vs_…)", i, id)
-		}
-	}
-	return nil
-}
-
-// vectorStores is what the request names, or nil.
-func (o *LonghaulOptions) vectorStores() []string {
-	if o == nil {
-		return nil
-	}
-	return o.VectorStores
-}
-
-// Audit is the audit trail of a run: the "longhaul" object of a chat
-// completion (or of the last chunk before [DONE]) and GET
-// /v1/runs/{id}/audit. Plans, Steps and Reviews are GET /v1/runs/{id}'s.
-type Audit struct {
-	RunID  string `json:"run_id"`
-	Agent  string `json:"agent,omitempty"`
-	Status string `json:"status,omitempty"`
-	// Mode is how the run went: chat, agentic, skill or task.
-	Mode    string                  `json:"mode,omitempty"`
-	Plans   []contract.PlanRevision `json:"plans"`
-	Steps   []longhaul.PlanStep     `json:"steps"`
-	Reviews []longhaul.ReviewData   `json:"reviews"`
-	// ToolCalls are the run's tool calls in the order they were made.
-	ToolCalls []AuditToolCall `json:"tool_calls"`
-	// Truncated reports that some result was cut to the audit's bounds.
-	Truncated bool   `json:"truncated"`
-	RunURL    string `json:"run_url"`
-	EventsURL string `json:"events_url"`
-	// Error says why the trail is missing when the run could not be read
-	// after it answered; the answer itself stands.
-	Error string `json:"error,omitempty"`
-}
-
-// Statuses of an audited tool call.
-const (
-	// AuditCallOK: the tool returned a result.
-	AuditCallOK = "ok"
-	// AuditCallError: the tool failed; Result is its error.
-	AuditCallError = "error"
-	// AuditCallDenied: a person refused the call (or replied instead); it
-	// never ran.
-	AuditCallDenied = "denied"
-	// AuditCallAwaitingApproval: the call waits for a person's approval.
-	AuditCallAwaitingApproval = "awaiting_approval"
-	// AuditCallRunning: the call was made and has not returned yet.
-	AuditCallRunning = "running"
-	// AuditCallClient: a tool the client declared; the client runs it.
-	AuditCallClient = "client"
-)
-
-// AuditToolCall is one tool call of an audited run.
-type AuditToolCall struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	// Arguments are what the model sent, as JSON text (as in OpenAI's
-	// tool_calls).
-	Arguments string `json:"arguments"`
-	// Target names what the call acts on (a host, a path), as the Temporal
-	// UI shows it.
-	Target string `json:"target,omitempty"`
-	// StepID is the plan step the call ran in, if any.
-	StepID string `json:"step_id,omitempty"`
-	// Status is one of the AuditCall* statuses.
-	Status string `json:"status"`
-	Result string `json:"result"`
-	// Truncated: Result is a part; OutputURL serves more.
-	Truncated bool `json:"truncated,omitempty"`
-	// OutputURL reads the whole output: the stored output (GET
-	// /v1/runs/{id}/outputs/{ref}), or, for an output the run did not
-	// store, the run's event stream from its tool_output event.
-	OutputURL string `json:"output_url,omitempty"`
-	// Offset is the offset of the call's first event in the run's log.
-	Offset int64 `json:"offset"`
-}
 
 // budget hands out the audit's result bounds.
 type budget struct {
@@ -156,12 +55,12 @@ func (b *budget) take(s string) (string, bool) {
 // reads) and its event log: tool calls come from tool_start, tool_output,
 // approval_required, approval and client_tool_calls events, each placed in
 // the plan step whose step_start and step_result enclose it.
-func buildAudit(run string, st contract.RunState, log []longhaul.Event) Audit {
+func buildAudit(run string, st contract.RunState, log []longhaul.Event) wire.Audit {
 	ab := &auditBuilder{
 		run: run, b: &budget{left: auditTotalLimit}, byID: map[string]int{},
-		a: Audit{
+		a: wire.Audit{
 			RunID: run, Agent: st.Agent, Status: st.Status, Mode: st.Mode,
-			Reviews: nonNil(st.Reviews), ToolCalls: []AuditToolCall{},
+			Reviews: nonNil(st.Reviews), ToolCalls: []wire.AuditToolCall{},
 			RunURL: "/v1/runs/" + url.PathEscape(run), EventsURL: eventsURL(run),
 		},
 	}
@@ -189,7 +88,7 @@ func buildAudit(run string, st contract.RunState, log []longhaul.Event) Audit {
 // step the log is in.
 type auditBuilder struct {
 	run  string
-	a    Audit
+	a    wire.Audit
 	b    *budget
 	byID map[string]int
 	step string
@@ -197,12 +96,12 @@ type auditBuilder struct {
 
 // call is the tool call id (created, in the current step, on its first
 // event).
-func (ab *auditBuilder) call(id, name string, offset int64) *AuditToolCall {
+func (ab *auditBuilder) call(id, name string, offset int64) *wire.AuditToolCall {
 	if i, ok := ab.byID[id]; ok && id != "" {
 		return &ab.a.ToolCalls[i]
 	}
 	ab.byID[id] = len(ab.a.ToolCalls)
-	ab.a.ToolCalls = append(ab.a.ToolCalls, AuditToolCall{ID: id, Name: name, StepID: ab.step, Offset: offset})
+	ab.a.ToolCalls = append(ab.a.ToolCalls, wire.AuditToolCall{ID: id, Name: name, StepID: ab.step, Offset: offset})
 	return &ab.a.ToolCalls[len(ab.a.ToolCalls)-1]
 }
 
@@ -221,19 +120,19 @@ func (ab *auditBuilder) event(e longhaul.Event) {
 		var d longhaul.ApprovalRequiredData
 		if e.Decode(&d) == nil {
 			c := ab.call(d.ToolCallID, d.Name, e.Offset)
-			c.Arguments, c.Target, c.Status = d.Arguments, d.Target, AuditCallAwaitingApproval
+			c.Arguments, c.Target, c.Status = d.Arguments, d.Target, wire.AuditCallAwaitingApproval
 		}
 	case longhaul.EventApproval:
 		var d longhaul.ApprovalData
 		if e.Decode(&d) == nil && d.Decision != "approved" {
 			c := ab.call(d.ToolCallID, d.Name, e.Offset)
-			c.Status, c.Result = AuditCallDenied, d.Text
+			c.Status, c.Result = wire.AuditCallDenied, d.Text
 		}
 	case longhaul.EventToolStart:
 		var d longhaul.ToolStartData
 		if e.Decode(&d) == nil {
 			c := ab.call(d.ToolCallID, d.Name, e.Offset)
-			c.Arguments, c.Target, c.Status = d.Arguments, d.Target, AuditCallRunning
+			c.Arguments, c.Target, c.Status = d.Arguments, d.Target, wire.AuditCallRunning
 		}
 	case longhaul.EventToolOutput:
 		var d longhaul.ToolOutputData
@@ -245,7 +144,7 @@ func (ab *auditBuilder) event(e longhaul.Event) {
 		if e.Decode(&d) == nil {
 			for _, tc := range d.Calls {
 				c := ab.call(tc.ID, tc.Name, e.Offset)
-				c.Arguments, c.Status = tc.Arguments, AuditCallClient
+				c.Arguments, c.Status = tc.Arguments, wire.AuditCallClient
 			}
 		}
 	}
@@ -255,9 +154,9 @@ func (ab *auditBuilder) event(e longhaul.Event) {
 // its result within the budget, and where the whole output is read.
 func (ab *auditBuilder) toolOutput(offset int64, d longhaul.ToolOutputData) {
 	c := ab.call(d.ToolCallID, d.Name, offset)
-	c.Status = AuditCallOK
+	c.Status = wire.AuditCallOK
 	if d.Error {
-		c.Status = AuditCallError
+		c.Status = wire.AuditCallError
 	}
 	var cut bool
 	c.Result, cut = ab.b.take(d.Output)

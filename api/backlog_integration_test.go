@@ -13,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // toolAnswers are the tool results, by tool call id, that the model read in
@@ -143,7 +144,7 @@ func TestBacklogThroughChat(t *testing.T) {
 	// The route refuses bad input with the OpenAI envelope.
 	for _, q := range []string{"?limit=0", "?limit=x", "?status=someday"} {
 		resp := do(t, env, "GET", "/v1/backlog"+q, nil, chatUser("alice", ""))
-		if e := decode[api.ErrorBody](t, resp); resp.StatusCode != http.StatusBadRequest || e.Error.Message == "" {
+		if e := decode[wire.ErrorBody](t, resp); resp.StatusCode != http.StatusBadRequest || e.Error.Message == "" {
 			t.Errorf("GET /v1/backlog%s = %d %+v, want 400", q, resp.StatusCode, e)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
@@ -57,9 +58,9 @@ func TestModelOutputCapEndsTheRun(t *testing.T) {
 			t.Fatalf("status = %d", resp.StatusCode)
 		}
 		frames := sseData(t, resp.Body)
-		var failure *api.ErrorDetail
+		var failure *wire.ErrorDetail
 		for _, f := range frames {
-			var e api.ErrorBody
+			var e wire.ErrorBody
 			if f != "[DONE]" && json.Unmarshal([]byte(f), &e) == nil && e.Error.Message != "" {
 				failure = &e.Error
 			}
@@ -80,7 +81,7 @@ func TestModelOutputCapEndsTheRun(t *testing.T) {
 		if resp.StatusCode != http.StatusBadGateway {
 			t.Fatalf("status = %d, want 502", resp.StatusCode)
 		}
-		e := decode[api.ErrorBody](t, resp)
+		e := decode[wire.ErrorBody](t, resp)
 		if e.Error.Code != "model_output_too_large" || !strings.Contains(e.Error.Message, "LONGHAUL_MAX_MODEL_OUTPUT_BYTES") {
 			t.Errorf("error = %+v", e.Error)
 		}
@@ -140,7 +141,7 @@ func TestRequestOverTheRunPayloadLimitIs413(t *testing.T) {
 			if resp.StatusCode != http.StatusRequestEntityTooLarge {
 				t.Fatalf("status = %d, want 413", resp.StatusCode)
 			}
-			e := decode[api.ErrorBody](t, resp)
+			e := decode[wire.ErrorBody](t, resp)
 			if e.Error.Code != "request_too_large" || e.Error.Type != "invalid_request_error" || !strings.Contains(e.Error.Message, "payload limit") || !strings.Contains(e.Error.Message, "shorten") {
 				t.Errorf("error = %+v", e.Error)
 			}
@@ -155,7 +156,7 @@ func TestRequestOverTheRunPayloadLimitIs413(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("a 1.4 MiB conversation: status = %d", resp.StatusCode)
 	}
-	if c := decode[api.ChatCompletion](t, resp); len(c.Choices) != 1 || c.Choices[0].Message.Content != "ok" {
+	if c := decode[wire.ChatCompletion](t, resp); len(c.Choices) != 1 || c.Choices[0].Message.Content != "ok" {
 		t.Errorf("answer = %+v", c)
 	}
 }
@@ -207,7 +208,7 @@ func TestLongIDsAreBounded(t *testing.T) {
 				b, _ := io.ReadAll(resp.Body)
 				t.Fatalf("chat = %d %s", resp.StatusCode, b)
 			}
-			if c := decode[api.ChatCompletion](t, resp); c.Choices[0].Message.Content != "ok" {
+			if c := decode[wire.ChatCompletion](t, resp); c.Choices[0].Message.Content != "ok" {
 				t.Errorf("answer %+v", c)
 			}
 			runIDs = append(runIDs, resp.Header.Get(api.HeaderRunID))
@@ -334,7 +335,7 @@ func checkUnavailable(t *testing.T, base string, limit time.Duration) {
 			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 				t.Fatalf("status = %d (Retry-After %q) %s, want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 			}
-			var e api.ErrorBody
+			var e wire.ErrorBody
 			if json.Unmarshal(b, &e) != nil || e.Error.Code != "unavailable" || e.Error.Type != "server_error" {
 				t.Errorf("body %s", b)
 			}
@@ -388,7 +389,7 @@ func TestHandlerPanicIsA500(t *testing.T) {
 		if resp.StatusCode != http.StatusInternalServerError {
 			t.Fatalf("GET %s = %d, want 500", path, resp.StatusCode)
 		}
-		e := decode[api.ErrorBody](t, resp)
+		e := decode[wire.ErrorBody](t, resp)
 		if e.Error.Type != "server_error" || e.Error.Code != "internal_error" || e.Error.Message != "internal error" {
 			t.Errorf("GET %s: error %+v", path, e.Error)
 		}

@@ -17,6 +17,8 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -35,7 +37,7 @@ const (
 // admission (admitted) it holds.
 type chatCall struct {
 	c         *fiber.Ctx
-	req       *ChatRequest
+	req       *wire.ChatRequest
 	agent     *skills.Agent
 	in        contract.AgentInput
 	openWebUI bool
@@ -96,11 +98,11 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 // readChat reads and checks a chat completions request and builds its
 // run's input: its client tools checked, its file parts stored.
 func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
-	var req ChatRequest
+	var req wire.ChatRequest
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
 		return nil, errBadRequest("invalid JSON body: " + jsonProblem(err))
 	}
-	if err := req.validate(); err != nil {
+	if err := req.Validate(tools.CheckSchema); err != nil {
 		return nil, errBadRequest(err.Error())
 	}
 	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
@@ -112,8 +114,8 @@ func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
 	}
 	// A background task (a title, tags) answers Open WebUI itself, which
 	// sends its connection's headers with it: it gets no audit trail.
-	c.Locals(auditKey{}, wantsAudit(c, &req) && !req.isBackgroundTask())
-	clientTools := req.clientTools()
+	c.Locals(auditKey{}, wantsAudit(c, &req) && !req.IsBackgroundTask())
+	clientTools := req.ClientTools()
 	if err := s.checkClientTools(agent, principal(c).User, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
 		return nil, err
 	}
@@ -123,23 +125,23 @@ func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
 	chatID := s.chatID(c, &req)
 	// File parts are stored, ingested into the chat's vector store and
 	// replaced by a note before the run starts; the run searches them.
-	filesStore, err := s.chatFiles(c.UserContext(), user.Key(), chatID, req.Messages, req.isBackgroundTask())
+	filesStore, err := s.chatFiles(c.UserContext(), user.Key(), chatID, req.Messages, req.IsBackgroundTask())
 	if err != nil {
 		return nil, err
 	}
 	in := contract.AgentInput{
 		Agent:           agent.ID,
-		Messages:        domainMessages(req.Messages),
+		Messages:        wire.DomainMessages(req.Messages),
 		User:            user,
 		ChatID:          chatID,
-		Options:         req.options(),
+		Options:         req.Options(),
 		ModelTimeout:    s.cfg.ModelTimeout,
 		HistoryLimit:    s.cfg.HistoryLimit,
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
 		NotStreamed:     !req.Stream,
-		Background:      req.isBackgroundTask(),
+		Background:      req.IsBackgroundTask(),
 		ClientTools:     clientTools,
-		VectorStores:    req.Longhaul.vectorStores(),
+		VectorStores:    req.Longhaul.StoreIDs(),
 	}
 	if filesStore != "" {
 		in.VectorStores = append(slices.Clone(in.VectorStores), filesStore)
@@ -175,7 +177,7 @@ func (s *Server) continueChat(cc *chatCall) (done bool, err error) {
 // takes the message as its answer instead of a new turn starting (done).
 func (s *Server) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 	ctx := cc.c.UserContext()
-	cc.in.Turn = cc.req.turn()
+	cc.in.Turn = cc.req.Turn()
 	cc.in.MessageID = s.messageID(cc.c, cc.req)
 	runID = contract.ChatRunID(cc.in.ChatID, cc.in.Turn, cc.in.MessageID)
 	answer, err := s.answerWaiting(ctx, cc.in)
@@ -238,7 +240,7 @@ func (p resumeAt) suffix() string {
 
 // resume answers the chat message that a waiting run took as its input:
 // with the run's events from where the chat's previous response stopped.
-func (s *Server) resume(c *fiber.Ctx, req *ChatRequest, model string, openWebUI bool, a *chatAnswer, release *func()) error {
+func (s *Server) resume(c *fiber.Ctx, req *wire.ChatRequest, model string, openWebUI bool, a *chatAnswer, release *func()) error {
 	c.Set(HeaderRunID, a.runID)
 	at := resumeAt{inputAt: a.inputAt}
 	if !req.Stream {
@@ -252,7 +254,7 @@ func (s *Server) resume(c *fiber.Ctx, req *ChatRequest, model string, openWebUI 
 // the start of its log or (inputAt > 0) from where the chat's previous
 // response stopped (see resumeAt). It takes over *release, the principal's
 // stream, and releases it when the stream ends.
-func (s *Server) streamResponse(c *fiber.Ctx, req *ChatRequest, runID, model string, openWebUI bool, at resumeAt, release *func()) {
+func (s *Server) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, model string, openWebUI bool, at resumeAt, release *func()) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	r := newRenderer("chatcmpl-"+runID+at.suffix(), model, time.Now().Unix(), openWebUI)
 	r.run = runID
@@ -363,20 +365,20 @@ func (s *Server) respond(c *fiber.Ctx, run client.WorkflowRun, model string, ope
 	if openWebUI {
 		content = cardsFor(res.Messages) + content
 	}
-	return s.completion(c, run.GetID(), resumeAt{}, model, ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
+	return s.completion(c, run.GetID(), resumeAt{}, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }
 
 // completion writes a non-streamed answer of run; at says which of its
 // responses it is.
-func (s *Server) completion(c *fiber.Ctx, runID string, at resumeAt, model string, msg ResponseEntry, reason string, usage longhaul.Usage) error {
+func (s *Server) completion(c *fiber.Ctx, runID string, at resumeAt, model string, msg wire.ResponseEntry, reason string, usage longhaul.Usage) error {
 	if reason == "" {
 		reason = "stop"
 	}
 	msg.Role = "assistant"
-	cc := ChatCompletion{
+	cc := wire.ChatCompletion{
 		ID: "chatcmpl-" + runID + at.suffix(), Object: "chat.completion", Created: time.Now().Unix(), Model: model,
-		Choices: []CompletionItem{{Index: 0, Message: msg, FinishReason: reason}},
-		Usage:   wireUsage(usage),
+		Choices: []wire.CompletionItem{{Index: 0, Message: msg, FinishReason: reason}},
+		Usage:   wire.UsageOf(usage),
 	}
 	if asked(c) {
 		cc.Longhaul = s.audit(c.UserContext(), runID, principal(c).Name)
@@ -455,7 +457,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 		} else {
 			s.log.Warn("stream run", "run", runID, "error", err)
 		}
-		_ = sw.frameJSON("", "", ErrorBody{Error: ErrorDetail{Message: msg, Type: "server_error", Code: "stream_error"}})
+		_ = sw.frameJSON("", "", wire.ErrorBody{Error: wire.ErrorDetail{Message: msg, Type: "server_error", Code: "stream_error"}})
 		_ = writeDone(sw)
 	}
 	after := at.after
@@ -575,7 +577,7 @@ func (s *Server) isOpenWebUI(c *fiber.Ctx) bool {
 // passes in metadata (chat_id or conversation_id), scoped to the caller's
 // principal so two callers' conversation ids never meet. A long or unusual
 // id is hashed (see identity.Part).
-func (s *Server) chatID(c *fiber.Ctx, req *ChatRequest) string {
+func (s *Server) chatID(c *fiber.Ctx, req *wire.ChatRequest) string {
 	id := c.Get(s.cfg.Headers.ChatID)
 	if id == "" && len(req.Metadata) > 0 {
 		var md map[string]any

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 )
@@ -46,7 +47,7 @@ const maxRetakes = 32
 // else a plain client's metadata.message_id. Blank is none: Open WebUI
 // sends the header empty for its background tasks when the connection's
 // custom header names {{MESSAGE_ID}}.
-func (s *Server) messageID(c *fiber.Ctx, req *ChatRequest) string {
+func (s *Server) messageID(c *fiber.Ctx, req *wire.ChatRequest) string {
 	if id := strings.TrimSpace(c.Get(s.cfg.Headers.MessageID)); id != "" {
 		return id
 	}

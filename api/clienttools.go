@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -44,7 +45,7 @@ func (s *Server) checkClientTools(agent *skills.Agent, user longhaul.User, specs
 			return errBadRequest(fmt.Sprintf(path+".name: %q is a tool of agent %s already; rename the client's tool", i, t.Name, agent.ID))
 		}
 	}
-	name, _ := choiceName(choice)
+	name, _ := wire.ChoiceName(choice)
 	if name == "" {
 		return nil
 	}
@@ -202,13 +203,13 @@ func (s *Server) deliverAs(ctx context.Context, id, updateID string, in contract
 
 // wireCalls are tool calls in OpenAI's wire form; indexed, for stream
 // deltas.
-func wireCalls(calls []longhaul.ToolCall, indexed bool) []WireToolCall {
+func wireCalls(calls []longhaul.ToolCall, indexed bool) []wire.WireToolCall {
 	if len(calls) == 0 {
 		return nil
 	}
-	out := make([]WireToolCall, len(calls))
+	out := make([]wire.WireToolCall, len(calls))
 	for i, c := range calls {
-		w := WireToolCall{ID: c.ID, Type: "function"}
+		w := wire.WireToolCall{ID: c.ID, Type: "function"}
 		if indexed {
 			w.Index = &i
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // lookupTool is a client's own function tool.
@@ -22,7 +23,7 @@ var lookupTool = map[string]any{"type": "function", "function": map[string]any{
 
 // afterCalls is the conversation a client sends back: its question, the
 // assistant message with the calls it was handed, and a result for each.
-func afterCalls(question string, msg api.ResponseEntry, results ...string) []any {
+func afterCalls(question string, msg wire.ResponseEntry, results ...string) []any {
 	calls := make([]map[string]any, len(msg.ToolCalls))
 	for i, c := range msg.ToolCalls {
 		calls[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Function.Name, "arguments": c.Function.Arguments}}
@@ -45,7 +46,7 @@ func TestClientTools(t *testing.T) {
 		body := chatBody{"model": "assistant", "messages": userMsg("where is order A-7?"), "tools": []any{lookupTool}}
 		resp := do(t, env, "POST", "/v1/chat/completions", body, nil)
 		run := resp.Header.Get(api.HeaderRunID)
-		c := decode[api.ChatCompletion](t, resp)
+		c := decode[wire.ChatCompletion](t, resp)
 		msg := c.Choices[0].Message
 		if resp.StatusCode != 200 || c.Choices[0].FinishReason != "tool_calls" || len(msg.ToolCalls) != 1 ||
 			msg.ToolCalls[0].Function.Name != "lookup_order" || msg.ToolCalls[0].Function.Arguments != `{"id":"A-7"}` || msg.Content != "Let me check." {
@@ -66,7 +67,7 @@ func TestClientTools(t *testing.T) {
 
 		next := chatBody{"model": "assistant", "messages": afterCalls("where is order A-7?", msg, `{"status":"shipped"}`), "tools": []any{lookupTool}}
 		resp = do(t, env, "POST", "/v1/chat/completions", next, nil)
-		c = decode[api.ChatCompletion](t, resp)
+		c = decode[wire.ChatCompletion](t, resp)
 		if resp.Header.Get(api.HeaderRunID) != run || c.Choices[0].Message.Content != "Order A-7 shipped on Sunday." || c.Choices[0].FinishReason != "stop" {
 			t.Fatalf("run %q (want %q), completion %+v", resp.Header.Get(api.HeaderRunID), run, c)
 		}
@@ -82,7 +83,7 @@ func TestClientTools(t *testing.T) {
 
 		// A retried request attaches: same answer, no model call.
 		resp = do(t, env, "POST", "/v1/chat/completions", next, nil)
-		c = decode[api.ChatCompletion](t, resp)
+		c = decode[wire.ChatCompletion](t, resp)
 		if c.Choices[0].Message.Content != "Order A-7 shipped on Sunday." || len(env.Model.Requests()) != calls {
 			t.Fatalf("retry: completion %+v, model calls %d (want %d)", c, len(env.Model.Requests()), calls)
 		}
@@ -96,10 +97,10 @@ func TestClientTools(t *testing.T) {
 		if frames[len(frames)-1] != "[DONE]" {
 			t.Fatalf("stream does not end with [DONE]: %v", frames)
 		}
-		var msg api.ResponseEntry
+		var msg wire.ResponseEntry
 		var finish string
 		for _, f := range frames[:len(frames)-1] {
-			var ch api.ChatChunk
+			var ch wire.ChatChunk
 			if err := json.Unmarshal([]byte(f), &ch); err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +137,7 @@ func TestClientTools(t *testing.T) {
 			"audio part":        {"model": "assistant", "messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "input_audio", "input_audio": map[string]any{"data": "AAAA", "format": "wav"}}}}}},
 		} {
 			resp := do(t, env, "POST", "/v1/chat/completions", body, nil)
-			e := decode[api.ErrorBody](t, resp)
+			e := decode[wire.ErrorBody](t, resp)
 			if resp.StatusCode != http.StatusBadRequest || e.Error.Message == "" || e.Error.Type != "invalid_request_error" {
 				t.Errorf("%s: status %d, error %+v", name, resp.StatusCode, e)
 			}
@@ -154,7 +155,7 @@ func TestResponseFormat(t *testing.T) {
 		"model": "naked", "messages": userMsg("capital of France?"),
 		"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "answer", "schema": schema, "strict": true}},
 	}, nil)
-	c := decode[api.ChatCompletion](t, resp)
+	c := decode[wire.ChatCompletion](t, resp)
 	if resp.StatusCode != 200 || c.Choices[0].Message.Content != `{"city": "Paris"}` {
 		t.Fatalf("status %d, completion %+v", resp.StatusCode, c)
 	}
@@ -182,7 +183,7 @@ func TestRequestPassThrough(t *testing.T) {
 				map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/cat.png"}},
 			}}},
 		}, nil)
-		if c := decode[api.ChatCompletion](t, resp); resp.StatusCode != 200 || c.Choices[0].Message.Content != "A cat." {
+		if c := decode[wire.ChatCompletion](t, resp); resp.StatusCode != 200 || c.Choices[0].Message.Content != "A cat." {
 			t.Fatalf("status %d, completion %+v", resp.StatusCode, c)
 		}
 		req := env.Model.Requests()[len(env.Model.Requests())-1].Chat
@@ -207,7 +208,7 @@ func TestRequestPassThrough(t *testing.T) {
 		frames := sseData(t, do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg("2+2?")}, nil).Body)
 		var reasoning, content strings.Builder
 		for _, f := range frames[:len(frames)-1] {
-			var ch api.ChatChunk
+			var ch wire.ChatChunk
 			if json.Unmarshal([]byte(f), &ch) != nil {
 				continue
 			}
@@ -251,9 +252,9 @@ func TestClientToolCallSurvivesWorkerStop(t *testing.T) {
 			env.StartWorker()
 		}
 	}
-	var msg api.ResponseEntry
+	var msg wire.ResponseEntry
 	for _, f := range frames[:len(frames)-1] {
-		var ch api.ChatChunk
+		var ch wire.ChatChunk
 		if json.Unmarshal([]byte(f), &ch) != nil {
 			continue
 		}
@@ -269,7 +270,7 @@ func TestClientToolCallSurvivesWorkerStop(t *testing.T) {
 		t.Fatalf("model called %d times; the stop did not interrupt the call", n)
 	}
 	next := chatBody{"model": "assistant", "messages": afterCalls("C-3?", msg, "delivered"), "tools": []any{lookupTool}}
-	if c := decode[api.ChatCompletion](t, do(t, env, "POST", "/v1/chat/completions", next, nil)); c.Choices[0].Message.Content != "C-3 arrived." {
+	if c := decode[wire.ChatCompletion](t, do(t, env, "POST", "/v1/chat/completions", next, nil)); c.Choices[0].Message.Content != "C-3 arrived." {
 		t.Fatalf("continued: %+v", c)
 	}
 }

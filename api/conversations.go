@@ -11,6 +11,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // The conversations API shows a caller the chats the conversation store
@@ -59,7 +60,7 @@ type ConversationTurn struct {
 	Status     string                `json:"status"`
 	StartedAt  time.Time             `json:"started_at"`
 	FinishedAt time.Time             `json:"finished_at"`
-	Usage      WireUsage             `json:"usage"`
+	Usage      wire.WireUsage        `json:"usage"`
 	Messages   []ConversationMessage `json:"messages"`
 }
 
@@ -70,7 +71,7 @@ type ConversationMessage struct {
 	Role       string                `json:"role"`
 	Content    string                `json:"content"`
 	Name       string                `json:"name,omitempty"`
-	ToolCalls  []WireToolCall        `json:"tool_calls,omitempty"`
+	ToolCalls  []wire.WireToolCall   `json:"tool_calls,omitempty"`
 	ToolCallID string                `json:"tool_call_id,omitempty"`
 	Truncated  bool                  `json:"truncated,omitempty"`
 	Error      bool                  `json:"error,omitempty"`
@@ -206,7 +207,7 @@ func (s *Server) getConversation(c *fiber.Ctx) error {
 	for _, t := range turns {
 		ct := ConversationTurn{
 			RunID: t.Run, Turn: t.Turn, Agent: t.Agent, Status: t.Status, StartedAt: t.StartedAt, FinishedAt: t.FinishedAt,
-			Usage:    WireUsage{PromptTokens: int(t.PromptTokens), CompletionTokens: int(t.CompletionTokens), TotalTokens: int(t.TotalTokens)},
+			Usage:    wire.WireUsage{PromptTokens: int(t.PromptTokens), CompletionTokens: int(t.CompletionTokens), TotalTokens: int(t.TotalTokens)},
 			Messages: []ConversationMessage{},
 		}
 		for _, m := range t.Messages {
@@ -223,7 +224,7 @@ func (s *Server) getConversation(c *fiber.Ctx) error {
 				cm.OutputURL = "/v1/runs/" + url.PathEscape(t.Run) + "/outputs/" + url.PathEscape(tm.Ref)
 			}
 			for _, tc := range tm.ToolCalls {
-				call := WireToolCall{ID: tc.ID, Type: "function"}
+				call := wire.WireToolCall{ID: tc.ID, Type: "function"}
 				call.Function.Name, call.Function.Arguments = tc.Name, tc.Arguments
 				cm.ToolCalls = append(cm.ToolCalls, call)
 			}

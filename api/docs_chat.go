@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // fileIngestWait bounds how long a chat request waits for the ingestion of
@@ -40,7 +41,7 @@ const runFileStoreDays = 1
 // file part whose data was stored before in the same store (a client
 // sends the whole conversation again each turn) is not stored again. A
 // background task (a title) gets the notes only.
-func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []ChatMessage, background bool) (string, error) {
+func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []wire.ChatMessage, background bool) (string, error) {
 	n := 0
 	for _, m := range msgs {
 		n += len(m.Content.Files)
@@ -51,7 +52,7 @@ func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []ChatM
 	if background {
 		for i := range msgs {
 			for j, f := range msgs[i].Content.Files {
-				msgs[i].Content.noteFile(j, "[attached file "+fileLabel(f)+"]")
+				msgs[i].Content.NoteFile(j, "[attached file "+fileLabel(f)+"]")
 			}
 		}
 		return "", nil
@@ -79,7 +80,7 @@ func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []ChatM
 			if err != nil {
 				return "", fmt.Errorf("messages[%d]: %w", i, err)
 			}
-			msgs[i].Content.noteFile(j, "[attached file "+name+" — searchable with "+longhaul.DocumentSearchTool+"]")
+			msgs[i].Content.NoteFile(j, "[attached file "+name+" — searchable with "+longhaul.DocumentSearchTool+"]")
 			if _, seen := names[id]; seen {
 				continue
 			}
@@ -112,7 +113,7 @@ func defaultChunking() docstore.ChunkingStrategy {
 }
 
 // fileLabel names a file part before it is stored.
-func fileLabel(f FilePart) string {
+func fileLabel(f wire.FilePart) string {
 	if f.Filename != "" {
 		return path.Base(f.Filename)
 	}
@@ -124,7 +125,7 @@ func fileLabel(f FilePart) string {
 
 // chatFile returns the file a part names: the owner's uploaded file for a
 // file_id, else the part's data, stored unless the store has it already.
-func (s *Server) chatFile(ctx context.Context, docs docstore.Store, owner, vsID string, f FilePart) (id, name string, err error) {
+func (s *Server) chatFile(ctx context.Context, docs docstore.Store, owner, vsID string, f wire.FilePart) (id, name string, err error) {
 	if f.FileID != "" {
 		got, err := docs.GetFile(ctx, owner, f.FileID)
 		if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 )
 
@@ -162,7 +163,7 @@ func countFiles(t *testing.T, docs docstore.Store, owner string) int {
 func wantError(t *testing.T, resp *http.Response, status int, msg string) {
 	t.Helper()
 	b, _ := io.ReadAll(resp.Body)
-	var e api.ErrorBody
+	var e wire.ErrorBody
 	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != status || !strings.Contains(e.Error.Message, msg) || e.Error.Type == "" {
 		t.Errorf("%s %s = %d %s, want %d with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, msg)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 var bobKey = map[string]string{"Authorization": "Bearer sk-bob"}
@@ -41,7 +42,7 @@ func TestEmbeddingsModelAllowList(t *testing.T) {
 			}
 			reached := len(model.EmbeddingRequests()) > before
 			if tc.status != 200 {
-				if e := decode[api.ErrorBody](t, resp); !strings.Contains(e.Error.Message, tc.message) {
+				if e := decode[wire.ErrorBody](t, resp); !strings.Contains(e.Error.Message, tc.message) {
 					t.Errorf("error %+v, want a message with %q", e.Error, tc.message)
 				}
 				if reached {
@@ -109,7 +110,7 @@ func TestEmbeddingsPerPrincipal(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("her second request = %d (Retry-After %q) %s, want 429", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 	}
-	if e := decode[api.ErrorBody](t, resp); !strings.Contains(e.Error.Message, "LONGHAUL_MAX_EMBEDDINGS") {
+	if e := decode[wire.ErrorBody](t, resp); !strings.Contains(e.Error.Message, "LONGHAUL_MAX_EMBEDDINGS") {
 		t.Errorf("error %+v", e.Error)
 	}
 
@@ -204,7 +205,7 @@ func TestEmbeddingsAnswerCap(t *testing.T) {
 				t.Fatalf("status %d %.200s, want %d", resp.StatusCode, b, tc.status)
 			}
 			if tc.status == 502 {
-				if e := decode[api.ErrorBody](t, resp); !strings.Contains(e.Error.Message, "larger than 64 KiB") || !strings.Contains(e.Error.Message, "LONGHAUL_MAX_EMBEDDINGS_BYTES") {
+				if e := decode[wire.ErrorBody](t, resp); !strings.Contains(e.Error.Message, "larger than 64 KiB") || !strings.Contains(e.Error.Message, "LONGHAUL_MAX_EMBEDDINGS_BYTES") {
 					t.Errorf("error %+v", e.Error)
 				}
 			}

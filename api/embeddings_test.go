@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 )
 
@@ -144,7 +145,7 @@ func TestEmbeddingsErrors(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
 			}
-			e := decode[api.ErrorBody](t, resp)
+			e := decode[wire.ErrorBody](t, resp)
 			if e.Error.Type != tc.typ || !strings.Contains(e.Error.Message, tc.message) {
 				t.Errorf("error %+v, want type %s and a message with %q", e.Error, tc.typ, tc.message)
 			}
@@ -190,7 +191,7 @@ func TestEmbeddingsEndpointFailures(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
 			}
-			if e := decode[api.ErrorBody](t, resp); !strings.Contains(e.Error.Message, tc.message) {
+			if e := decode[wire.ErrorBody](t, resp); !strings.Contains(e.Error.Message, tc.message) {
 				t.Errorf("error %+v, want a message with %q", e.Error, tc.message)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"go.temporal.io/api/serviceerror"
 )
 
@@ -102,5 +103,5 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	if ae.retryAfter > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.retryAfter))
 	}
-	return c.Status(ae.status).JSON(ErrorBody{Error: ErrorDetail{Message: ae.msg, Type: ae.typ, Code: ae.code}})
+	return c.Status(ae.status).JSON(wire.ErrorBody{Error: wire.ErrorDetail{Message: ae.msg, Type: ae.typ, Code: ae.code}})
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // The fuzz targets of the API's decoding: what a client sends is parsed the
@@ -33,21 +35,21 @@ func FuzzChatRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req ChatRequest
+		var req wire.ChatRequest
 		if err := json.Unmarshal(body, &req); err != nil {
 			checkMessage(t, "invalid JSON body: "+jsonProblem(err))
 			return
 		}
-		if err := req.validate(); err != nil {
+		if err := req.Validate(tools.CheckSchema); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
-		msgs := domainMessages(req.Messages)
+		msgs := wire.DomainMessages(req.Messages)
 		if len(msgs) != len(req.Messages) {
 			t.Fatalf("%d messages became %d", len(req.Messages), len(msgs))
 		}
-		if req.turn() < 1 {
-			t.Fatalf("an accepted request has turn %d", req.turn())
+		if req.Turn() < 1 {
+			t.Fatalf("an accepted request has turn %d", req.Turn())
 		}
 		if i := lastUser(msgs); i < 0 {
 			t.Fatal("an accepted request has no user message")
@@ -60,17 +62,17 @@ func FuzzChatRequest(f *testing.F) {
 		if s := summarize(msgs, 60); utf8.RuneCountInString(s) > 61 {
 			t.Fatalf("summary of %d runes", utf8.RuneCountInString(s))
 		}
-		opts := req.options()
+		opts := req.Options()
 		if opts.MaxTokens < 0 {
 			t.Fatalf("max tokens %d", opts.MaxTokens)
 		}
-		if o := req.options(); o.Temperature != nil && (*o.Temperature < 0 || *o.Temperature > 2) {
+		if o := req.Options(); o.Temperature != nil && (*o.Temperature < 0 || *o.Temperature > 2) {
 			t.Fatalf("temperature %v accepted", *o.Temperature)
 		}
-		if o := req.options(); o.TopP != nil && (*o.TopP < 0 || *o.TopP > 1) {
+		if o := req.Options(); o.TopP != nil && (*o.TopP < 0 || *o.TopP > 1) {
 			t.Fatalf("top_p %v accepted", *o.TopP)
 		}
-		req.isBackgroundTask()
+		req.IsBackgroundTask()
 		askedForApproval(msgs)
 	})
 }
@@ -90,20 +92,20 @@ func FuzzRunRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req RunRequest
+		var req wire.RunRequest
 		if err := decodeStrict(body, &req); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
-		if err := req.validate(); err != nil {
+		if err := req.Validate(tools.CheckSchema); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
-		msgs := req.messages()
+		msgs := req.Conversation()
 		if lastUser(msgs) < 0 {
 			t.Fatalf("an accepted run starts with no user message: %+v", msgs)
 		}
-		if len(req.Metadata) > maxMetadataKeys {
+		if len(req.Metadata) > wire.MaxMetadataKeys {
 			t.Fatalf("%d metadata keys accepted", len(req.Metadata))
 		}
 	})
@@ -119,16 +121,16 @@ func FuzzRunInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var in RunInput
+		var in wire.RunInput
 		if err := decodeStrict(body, &in); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
-		if err := in.validate(); err != nil {
+		if err := in.Validate(); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
-		r := in.request()
+		r := in.InputRequest()
 		if (r.Approve == nil) == (strings.TrimSpace(r.Text) == "") {
 			t.Fatalf("accepted input is not exactly one of approve and text: %+v", r)
 		}

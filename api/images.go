@@ -10,6 +10,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // ImagePolicy says which image URLs a request may hand to the model
@@ -96,7 +97,7 @@ func (p ImagePolicy) checkImages(n int, parts func(i int) []longhaul.Part, where
 
 // checkChatImages checks the image parts of chat messages (Chat Completions
 // and the runs API).
-func (p ImagePolicy) checkChatImages(msgs []ChatMessage) error {
+func (p ImagePolicy) checkChatImages(msgs []wire.ChatMessage) error {
 	return p.checkImages(len(msgs), func(i int) []longhaul.Part { return msgs[i].Content.Parts },
 		func(i, j int) string { return fmt.Sprintf("messages[%d].content[%d].image_url.url", i, j) })
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/sashabaranov/go-openai"
 )
 
@@ -54,7 +55,7 @@ func chunkText(t *testing.T, frames []string) string {
 	t.Helper()
 	var b strings.Builder
 	for _, f := range frames {
-		var c api.ChatChunk
+		var c wire.ChatChunk
 		if f == "[DONE]" || json.Unmarshal([]byte(f), &c) != nil {
 			continue
 		}
@@ -152,7 +153,7 @@ func TestErrorStatuses(t *testing.T) {
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status = %d, want %d", resp.StatusCode, tt.status)
 			}
-			e := decode[api.ErrorBody](t, resp)
+			e := decode[wire.ErrorBody](t, resp)
 			if e.Error.Code != tt.code || !strings.Contains(e.Error.Message, tt.message) || e.Error.Type == "" {
 				t.Fatalf("error = %+v, want code %q and a message with %q", e.Error, tt.code, tt.message)
 			}
@@ -184,7 +185,7 @@ func TestErrorStatuses(t *testing.T) {
 func TestModelsListsAgents(t *testing.T) {
 	layer := fstest.MapFS{"ops/helper.md": {Data: []byte("---\nagent: helper\ndescription: An operator's agent\nskills: [clock]\n---\nYou help.\n")}}
 	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}})
-	list := decode[api.ModelList](t, do(t, env, "GET", "/v1/models", nil, nil))
+	list := decode[wire.ModelList](t, do(t, env, "GET", "/v1/models", nil, nil))
 	var ids []string
 	for _, m := range list.Data {
 		ids = append(ids, m.ID)
@@ -206,7 +207,7 @@ func TestNonStreaming(t *testing.T) {
 		if resp.StatusCode != 200 || resp.Header.Get(api.HeaderRunID) == "" {
 			t.Fatalf("status %d, run id %q", resp.StatusCode, resp.Header.Get(api.HeaderRunID))
 		}
-		c := decode[api.ChatCompletion](t, resp)
+		c := decode[wire.ChatCompletion](t, resp)
 		if c.Object != "chat.completion" || len(c.Choices) != 1 || c.Choices[0].Message.Content != "It is Sunday." ||
 			c.Choices[0].FinishReason != "stop" || c.Usage == nil || c.Usage.TotalTokens == 0 || c.Model != "assistant" {
 			t.Fatalf("completion = %+v", c)
@@ -226,7 +227,7 @@ func TestNonStreaming(t *testing.T) {
 		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "current_time", Arguments: `{}`}))
 		env.Model.Enqueue(llmtest.Text("Sunday."))
 		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": userMsg("day?")}, owui)
-		c := decode[api.ChatCompletion](t, resp)
+		c := decode[wire.ChatCompletion](t, resp)
 		content := c.Choices[0].Message.Content
 		if !strings.HasPrefix(content, "\n<details type=\"tool_calls\" done=\"true\"") || !strings.HasSuffix(content, "</details>\nSunday.") {
 			t.Fatalf("content = %q", content)
@@ -246,9 +247,9 @@ func TestStreaming(t *testing.T) {
 			t.Fatalf("content type %q", ct)
 		}
 		frames := sseData(t, resp.Body)
-		var chunks []api.ChatChunk
+		var chunks []wire.ChatChunk
 		for _, f := range frames[:len(frames)-1] {
-			var c api.ChatChunk
+			var c wire.ChatChunk
 			if err := json.Unmarshal([]byte(f), &c); err != nil || c.Object != "chat.completion.chunk" {
 				t.Fatalf("plain client got a non-chunk frame %s", f)
 			}
@@ -313,7 +314,7 @@ func TestStreaming(t *testing.T) {
 		frames := sseData(t, resp.Body)
 		var statuses []string
 		for _, f := range frames {
-			var s api.StatusFrame
+			var s wire.StatusFrame
 			if json.Unmarshal([]byte(f), &s) == nil && s.Event.Type == "status" {
 				statuses = append(statuses, s.Event.Data.Description)
 			}
@@ -353,7 +354,7 @@ func TestBackgroundTaskGetsItsOwnRun(t *testing.T) {
 	env.Model.Enqueue(llmtest.Text(`{"title": "A Question"}`))
 	msgs := userMsg("### Task:\nGenerate a concise, 3-5 word title for the chat history.\n<chat_history>\nUSER: question\n</chat_history>")
 	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": msgs}, h)
-	c := decode[api.ChatCompletion](t, resp)
+	c := decode[wire.ChatCompletion](t, resp)
 	if got := resp.Header.Get(api.HeaderRunID); got == turnRun || c.Choices[0].Message.Content != `{"title": "A Question"}` {
 		t.Fatalf("task run %q (turn %q), answer %q", got, turnRun, c.Choices[0].Message.Content)
 	}
@@ -372,7 +373,7 @@ func TestModelFailures(t *testing.T) {
 		if resp.StatusCode != 502 {
 			t.Fatalf("status = %d", resp.StatusCode)
 		}
-		e := decode[api.ErrorBody](t, resp)
+		e := decode[wire.ErrorBody](t, resp)
 		if !strings.Contains(e.Error.Message, "context length exceeded") {
 			t.Fatalf("message %q lacks the endpoint's", e.Error.Message)
 		}
@@ -384,7 +385,7 @@ func TestModelFailures(t *testing.T) {
 		inputAt := len(env.Model.Requests())
 		env.Model.Enqueue(llmtest.FailTimes(1, 500, llmtest.Text("recovered")))
 		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, nil)
-		c := decode[api.ChatCompletion](t, resp)
+		c := decode[wire.ChatCompletion](t, resp)
 		if resp.StatusCode != 200 || c.Choices[0].Message.Content != "recovered" {
 			t.Fatalf("status %d, %+v", resp.StatusCode, c)
 		}
@@ -396,7 +397,7 @@ func TestModelFailures(t *testing.T) {
 		env.Model.Enqueue(llmtest.Status(401, "bad key"))
 		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg("hi")}, nil)
 		frames := sseData(t, resp.Body)
-		var e api.ErrorBody
+		var e wire.ErrorBody
 		if err := json.Unmarshal([]byte(frames[len(frames)-2]), &e); err != nil || !strings.Contains(e.Error.Message, "bad key") {
 			t.Fatalf("frames %q", frames)
 		}
@@ -411,7 +412,7 @@ func TestNonStreamingTimeoutIs504(t *testing.T) {
 		t.Fatalf("status = %d", resp.StatusCode)
 	}
 	runID := resp.Header.Get(api.HeaderRunID)
-	if e := decode[api.ErrorBody](t, resp); !strings.Contains(e.Error.Message, runID) {
+	if e := decode[wire.ErrorBody](t, resp); !strings.Contains(e.Error.Message, runID) {
 		t.Fatalf("504 message %q lacks the run id %q", e.Error.Message, runID)
 	}
 	// The run goes on and finishes without the client.
@@ -457,7 +458,7 @@ func TestRetriedRequestAttaches(t *testing.T) {
 	// Regenerate: it is not handed the old answer but gets a new run.
 	env.Model.Enqueue(llmtest.Text("a new take"))
 	again := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, h)
-	c := decode[api.ChatCompletion](t, again)
+	c := decode[wire.ChatCompletion](t, again)
 	if c.Choices[0].Message.Content != "a new take" || again.Header.Get(api.HeaderRunID) == a.id {
 		t.Fatalf("after the run finished: run %q (first %q), %+v", again.Header.Get(api.HeaderRunID), a.id, c)
 	}
@@ -475,7 +476,7 @@ func TestRetriedRequestAttaches(t *testing.T) {
 	}
 	ask := func(id string) (string, string) {
 		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, msg(id))
-		return resp.Header.Get(api.HeaderRunID), decode[api.ChatCompletion](t, resp).Choices[0].Message.Content
+		return resp.Header.Get(api.HeaderRunID), decode[wire.ChatCompletion](t, resp).Choices[0].Message.Content
 	}
 	id1, c1 := ask("m1")
 	id2, c2 := ask("m1")

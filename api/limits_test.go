@@ -12,6 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // TestPrincipalLimits holds one principal to one run and one stream at a
@@ -29,7 +30,7 @@ func TestPrincipalLimits(t *testing.T) {
 		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("%s = %d (Retry-After %q) %s, want 429", what, resp.StatusCode, resp.Header.Get("Retry-After"), b)
 		}
-		var e api.ErrorBody
+		var e wire.ErrorBody
 		if err := json.Unmarshal(b, &e); err != nil || e.Error.Type != "rate_limit_error" {
 			t.Errorf("%s: error %s", what, b)
 		}

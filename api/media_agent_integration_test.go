@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/seerrtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -198,8 +199,8 @@ func TestMediaAgentSeerrScenario(t *testing.T) {
 func TestMediaAgentWithoutSeerr(t *testing.T) {
 	var logs bytes.Buffer
 	env := mediaEnv(t, map[string]string{"SEERR_URL": ""}, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	list := decode[api.ModelList](t, do(t, env, "GET", "/v1/models", nil, map[string]string{"Authorization": "Bearer " + owuiKey}))
-	if !slices.ContainsFunc(list.Data, func(m api.ModelInfo) bool { return m.ID == "media-agent" }) {
+	list := decode[wire.ModelList](t, do(t, env, "GET", "/v1/models", nil, map[string]string{"Authorization": "Bearer " + owuiKey}))
+	if !slices.ContainsFunc(list.Data, func(m wire.ModelInfo) bool { return m.ID == "media-agent" }) {
 		t.Errorf("/v1/models lacks media-agent: %+v", list.Data)
 	}
 	env.Model.Enqueue(llmtest.Func(func(r llmtest.Request) llmtest.Reply {

@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // memoryAgents are an agent that recalls and remembers, and one that only
@@ -97,7 +98,7 @@ func chatOK(t *testing.T, env *testenv.Env, agent, q string, h map[string]string
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("chat %q: status %d", q, resp.StatusCode)
 	}
-	decode[api.ChatCompletion](t, resp)
+	decode[wire.ChatCompletion](t, resp)
 	return resp.Header.Get(api.HeaderRunID)
 }
 
@@ -286,7 +287,7 @@ func TestMemorySearchWhenTheEmbedderFails(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("status = %d, want 502", resp.StatusCode)
 	}
-	e := decode[api.ErrorBody](t, resp)
+	e := decode[wire.ErrorBody](t, resp)
 	if e.Error.Code != "upstream_error" || !strings.Contains(e.Error.Message, "the embedding endpoint failed") {
 		t.Errorf("error = %+v", e.Error)
 	}

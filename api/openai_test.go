@@ -1,74 +1,14 @@
 package api
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
-
-func TestDecodeRequest(t *testing.T) {
-	body := `{"model":"assistant","stream":true,"stop":"END","stream_options":{"include_usage":true},
-	  "messages":[
-	    {"role":"system","content":"be brief"},
-	    {"role":"user","content":[{"type":"text","text":"look at"},{"type":"image_url","image_url":{"url":"data:x"}},{"type":"text","text":"this"}]},
-	    {"role":"assistant","content":"Sure.\n<details type=\"tool_calls\" done=\"true\" id=\"c1\" name=\"web_fetch\" arguments=\"&quot;{}&quot;\" result=\"&quot;page&quot;\">\n<summary>Tool Executed</summary>\n</details>\nIt says hi.","tool_calls":null},
-	    {"role":"user","content":"thanks"}
-	  ],"unknown_field":{"a":1}}`
-	var req ChatRequest
-	if err := json.Unmarshal([]byte(body), &req); err != nil {
-		t.Fatal(err)
-	}
-	if err := req.validate(); err != nil {
-		t.Fatal(err)
-	}
-	got := domainMessages(req.Messages)
-	want := []longhaul.Message{
-		{Role: longhaul.RoleSystem, Content: "be brief"},
-		{Role: longhaul.RoleUser, Content: "look at\nthis", Parts: []longhaul.Part{
-			{Type: longhaul.PartText, Text: "look at"}, {Type: longhaul.PartImage, URL: "data:x"}, {Type: longhaul.PartText, Text: "this"},
-		}},
-		{Role: longhaul.RoleAssistant, Content: "Sure.\nIt says hi."},
-		{Role: longhaul.RoleUser, Content: "thanks"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("messages (-want +got):\n%s", diff)
-	}
-	if req.turn() != 2 {
-		t.Errorf("turn = %d, want 2", req.turn())
-	}
-	if diff := cmp.Diff(longhaul.ModelOptions{Stop: []string{"END"}}, req.options()); diff != "" {
-		t.Errorf("options (-want +got):\n%s", diff)
-	}
-}
-
-func TestValidate(t *testing.T) {
-	n2 := 2
-	tests := []struct {
-		name string
-		req  ChatRequest
-		want string
-	}{
-		{"no model", ChatRequest{Messages: []ChatMessage{{Role: "user", Content: MessageContent{Text: "hi"}}}}, "model: required"},
-		{"no messages", ChatRequest{Model: "m"}, "messages: must not be empty"},
-		{"bad role", ChatRequest{Model: "m", Messages: []ChatMessage{{Role: "robot"}}}, `messages[0].role: "robot"`},
-		{"no user", ChatRequest{Model: "m", Messages: []ChatMessage{{Role: "system", Content: MessageContent{Text: "x"}}}}, "at least one user message"},
-		{"tool without id", ChatRequest{Model: "m", Messages: []ChatMessage{{Role: "user"}, {Role: "tool"}}}, "tool_call_id: required"},
-		{"n", ChatRequest{Model: "m", N: &n2, Messages: []ChatMessage{{Role: "user"}}}, "n: only 1"},
-		{"negative max_tokens", ChatRequest{Model: "m", MaxTokens: -1, Messages: []ChatMessage{{Role: "user"}}}, "max_tokens"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.req.validate()
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("validate() = %v, want it to say %q", err, tt.want)
-			}
-		})
-	}
-}
 
 func TestToolCardEscapesAndStrips(t *testing.T) {
 	card := toolCard(longhaul.ToolOutputData{ToolCallID: `c"1`, Name: "web_fetch", Output: `<b>"hi" & bye</b>`}, `{"url":"https://x.test/?a=1&b=2"}`)
@@ -84,37 +24,24 @@ func TestToolCardEscapesAndStrips(t *testing.T) {
 	}
 }
 
-func TestStringList(t *testing.T) {
-	for in, want := range map[string]StringList{`"a"`: {"a"}, `["a","b"]`: {"a", "b"}, `null`: nil} {
-		var s StringList
-		if err := json.Unmarshal([]byte(in), &s); err != nil || !cmp.Equal(want, s) {
-			t.Errorf("%s → %v, %v", in, s, err)
-		}
-	}
-	var s StringList
-	if err := json.Unmarshal([]byte(`3`), &s); err == nil {
-		t.Error("a number was accepted as stop")
-	}
-}
-
 func TestClientResults(t *testing.T) {
 	a, b := contract.ClientCallID("run-1", 3), contract.ClientCallID("run-1", 4)
 	other := contract.ClientCallID("run-2", 1)
-	tool := func(id, content string) ChatMessage {
-		return ChatMessage{Role: "tool", ToolCallID: id, Content: MessageContent{Text: content}}
+	tool := func(id, content string) wire.ChatMessage {
+		return wire.ChatMessage{Role: "tool", ToolCallID: id, Content: wire.MessageContent{Text: content}}
 	}
-	user := ChatMessage{Role: "user", Content: MessageContent{Text: "hi"}}
+	user := wire.ChatMessage{Role: "user", Content: wire.MessageContent{Text: "hi"}}
 	for _, tt := range []struct {
 		name string
-		msgs []ChatMessage
+		msgs []wire.ChatMessage
 		run  string
 		want []contract.ToolResult
 	}{
-		{"two results", []ChatMessage{user, {Role: "assistant"}, tool(a, "x"), tool(b, "y")}, "run-1",
+		{"two results", []wire.ChatMessage{user, {Role: "assistant"}, tool(a, "x"), tool(b, "y")}, "run-1",
 			[]contract.ToolResult{{ToolCallID: a, Content: "x"}, {ToolCallID: b, Content: "y"}}},
-		{"ends with a user message", []ChatMessage{user, {Role: "assistant"}, tool(a, "x"), user}, "", nil},
-		{"a foreign call id", []ChatMessage{user, {Role: "assistant"}, tool("call_abc", "x")}, "", nil},
-		{"two runs", []ChatMessage{user, {Role: "assistant"}, tool(a, "x"), tool(other, "y")}, "", nil},
+		{"ends with a user message", []wire.ChatMessage{user, {Role: "assistant"}, tool(a, "x"), user}, "", nil},
+		{"a foreign call id", []wire.ChatMessage{user, {Role: "assistant"}, tool("call_abc", "x")}, "", nil},
+		{"two runs", []wire.ChatMessage{user, {Role: "assistant"}, tool(a, "x"), tool(other, "y")}, "", nil},
 	} {
 		run, got, ok := clientResults(tt.msgs)
 		if run != tt.run || ok != (tt.run != "") || !cmp.Equal(got, tt.want) {
@@ -133,45 +60,6 @@ func TestClientCallID(t *testing.T) {
 	for _, id := range []string{"call_123", "call_lh_", "call_lh_cnVu", "call_lh_cnVu.x", "call_lh_!!.1", "call_lh7"} {
 		if run, ok := contract.ParseClientCallID(id); ok {
 			t.Errorf("ParseClientCallID(%q) = %q, want no run", id, run)
-		}
-	}
-}
-
-func TestRequestOptions(t *testing.T) {
-	body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"max_completion_tokens":9,
-	  "seed":3,"logprobs":true,"top_logprobs":4,"reasoning_effort":"high","parallel_tool_calls":false,
-	  "tool_choice":"required","tools":[{"type":"function","function":{"name":"f","parameters":null}}],
-	  "response_format":{"type":"json_schema","json_schema":{"name":"r","schema":{"type":"object"},"strict":true}}}`
-	var req ChatRequest
-	if err := json.Unmarshal([]byte(body), &req); err != nil {
-		t.Fatal(err)
-	}
-	if err := req.validate(); err != nil {
-		t.Fatal(err)
-	}
-	seed, no := 3, false
-	want := longhaul.ModelOptions{MaxTokens: 5, MaxCompletionTokens: 9, Seed: &seed, Logprobs: true, TopLogprobs: 4,
-		ReasoningEffort: "high", ParallelToolCalls: &no, ToolChoice: json.RawMessage(`"required"`),
-		ResponseFormat: &longhaul.ResponseFormat{Type: "json_schema", Name: "r", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}}
-	if diff := cmp.Diff(want, req.options()); diff != "" {
-		t.Errorf("options (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]longhaul.ToolSpec{{Name: "f"}}, req.clientTools()); diff != "" {
-		t.Errorf("client tools (-want +got):\n%s", diff)
-	}
-	for _, bad := range []string{
-		`"tool_choice":"sometimes"`, `"tool_choice":{"type":"function"}`, `"top_logprobs":3`,
-		`"tools":[{"type":"function","function":{"name":"has space"}}]`,
-		`"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"f"}}]`,
-		`"tools":[{"type":"function","function":{"name":"f","parameters":[1]}}]`,
-		`"response_format":{"type":"yaml"}`, `"response_format":{"type":"json_schema"}`,
-	} {
-		var req ChatRequest
-		if err := json.Unmarshal([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],`+bad+`}`), &req); err != nil {
-			t.Fatalf("%s: %v", bad, err)
-		}
-		if err := req.validate(); err == nil {
-			t.Errorf("%s: validate passed", bad)
 		}
 	}
 }

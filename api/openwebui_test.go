@@ -14,6 +14,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // The Open WebUI scenarios: Longhaul behind an OpenAI connection of Open
@@ -395,7 +396,7 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 		t.Fatalf("runs %q %q %q, answers %q %q %q", a.RunID, b.RunID, again.RunID, a.Content, b.Content, again.Content)
 	}
 	// Both users' runs belong to the key's principal.
-	list := decode[api.RunList](t, doAt(t, plain.URL, "GET", "/v1/runs", nil, map[string]string{"Authorization": "Bearer " + owuiKey}))
+	list := decode[wire.RunList](t, doAt(t, plain.URL, "GET", "/v1/runs", nil, map[string]string{"Authorization": "Bearer " + owuiKey}))
 	var ids []string
 	for _, r := range list.Data {
 		ids = append(ids, r.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // renderer turns a run's events into the frames of an OpenAI chat stream.
@@ -131,7 +132,7 @@ func statusLine[D any](r *renderer, e longhaul.Event, done bool, line func(D) st
 	if !r.openWebUI || e.Decode(&d) != nil {
 		return nil
 	}
-	return []any{statusFrame(line(d), done)}
+	return []any{wire.NewStatusFrame(line(d), done)}
 }
 
 // contentDelta is the chunk of a model call's streamed text.
@@ -187,7 +188,7 @@ func (r *renderer) plan(e longhaul.Event) []any {
 	if !r.openWebUI || e.Decode(&p) != nil {
 		return nil
 	}
-	return []any{statusFrame(fmt.Sprintf("Planned %d step%s", len(p.Steps), plural(len(p.Steps))), false), r.chunk(planBlock(p))}
+	return []any{wire.NewStatusFrame(fmt.Sprintf("Planned %d step%s", len(p.Steps), plural(len(p.Steps))), false), r.chunk(planBlock(p))}
 }
 
 // toolStart keeps a tool call's arguments for its card and counts it;
@@ -206,7 +207,7 @@ func (r *renderer) toolStart(e longhaul.Event) []any {
 	if d.Target != "" {
 		desc += " · " + d.Target
 	}
-	return []any{statusFrame(desc, false)}
+	return []any{wire.NewStatusFrame(desc, false)}
 }
 
 // stepStatus is the status line of a plan step that starts.
@@ -225,7 +226,7 @@ func (r *renderer) review(e longhaul.Event) []any {
 	if !r.openWebUI || e.Decode(&d) != nil || d.Decision != longhaul.ReviewAdjust {
 		return nil
 	}
-	return []any{statusFrame(reviewStatus(d), false)}
+	return []any{wire.NewStatusFrame(reviewStatus(d), false)}
 }
 
 // reviewStatus is the status line of a review that adjusts the plan.
@@ -386,14 +387,14 @@ func markerStart(t, marker string) int {
 	return len(t)
 }
 
-func (r *renderer) chunk(content string) ChatChunk {
-	d := Delta{Content: content}
+func (r *renderer) chunk(content string) wire.ChatChunk {
+	d := wire.Delta{Content: content}
 	if !r.roleSent {
 		d.Role = "assistant"
 		r.roleSent = true
 	}
-	return ChatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
-		Choices: []ChunkChoice{{Index: 0, Delta: d}}}
+	return wire.ChatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
+		Choices: []wire.ChunkChoice{{Index: 0, Delta: d}}}
 }
 
 // finishFrames are the frames after the last event: a final status for Open
@@ -403,15 +404,15 @@ func (r *renderer) finishFrames(includeUsage bool) []any {
 	var out []any
 	if r.failed != nil {
 		if r.openWebUI {
-			out = append(out, statusFrame("Failed: "+r.failed.Message, true))
+			out = append(out, wire.NewStatusFrame("Failed: "+r.failed.Message, true))
 		}
-		return append(out, ErrorBody{Error: ErrorDetail{Message: r.failed.Message, Type: "server_error", Code: strings.ToLower(r.failed.Code)}})
+		return append(out, wire.ErrorBody{Error: wire.ErrorDetail{Message: r.failed.Message, Type: "server_error", Code: strings.ToLower(r.failed.Code)}})
 	}
 	switch {
 	case r.openWebUI && r.waiting != nil:
-		out = append(out, statusFrame(waitingStatus(*r.waiting), true))
+		out = append(out, wire.NewStatusFrame(waitingStatus(*r.waiting), true))
 	case r.openWebUI && r.tools > 0:
-		out = append(out, statusFrame(fmt.Sprintf("Used %d tool call%s", r.tools, plural(r.tools)), true))
+		out = append(out, wire.NewStatusFrame(fmt.Sprintf("Used %d tool call%s", r.tools, plural(r.tools)), true))
 	}
 	reason := r.finish
 	if reason == "" {
@@ -426,8 +427,8 @@ func (r *renderer) finishFrames(includeUsage bool) []any {
 		if r.usage != nil {
 			u = *r.usage
 		}
-		out = append(out, ChatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
-			Choices: []ChunkChoice{}, Usage: wireUsage(u)})
+		out = append(out, wire.ChatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
+			Choices: []wire.ChunkChoice{}, Usage: wire.UsageOf(u)})
 	}
 	return out
 }
@@ -436,8 +437,8 @@ func (r *renderer) finishFrames(includeUsage bool) []any {
 // the audit trail: no choices, as the usage chunk, which OpenAI's clients
 // already take (openai-node's ChatCompletionStream iterates chunk.choices,
 // lib/ChatCompletionStream.mjs at "for (const choice of chunk.choices)").
-func (r *renderer) auditChunk(a *Audit) ChatChunk {
-	return ChatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Choices: []ChunkChoice{}, Longhaul: a}
+func (r *renderer) auditChunk(a *wire.Audit) wire.ChatChunk {
+	return wire.ChatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model, Choices: []wire.ChunkChoice{}, Longhaul: a}
 }
 
 func plural(n int) string {

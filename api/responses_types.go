@@ -12,6 +12,8 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // This file holds the wire types of OpenAI's Responses API and the pure
@@ -444,13 +446,13 @@ func (r *ResponsesRequest) validate() error {
 			return fmt.Errorf("tools[%d]: type %q is not supported: Longhaul's agents bring their own server-side tools; declare function tools and file_search only", i, t.Type)
 		}
 	}
-	if err := checkToolSpecs(r.clientTools(), "tools[%d]"); err != nil {
+	if err := wire.CheckToolSpecs(r.clientTools(), "tools[%d]"); err != nil {
 		return err
 	}
 	if r.MaxOutputTokens < 0 {
 		return errors.New("max_output_tokens: must not be negative")
 	}
-	if err := checkResponseFormat(r.options().ResponseFormat, "text.format"); err != nil {
+	if err := wire.CheckResponseFormat(r.options().ResponseFormat, "text.format", tools.CheckSchema); err != nil {
 		return err
 	}
 	if _, err := chatToolChoice(r.ToolChoice); err != nil {
@@ -532,7 +534,7 @@ func (r *ResponsesRequest) clientTools() []longhaul.ToolSpec {
 		if t.Type != "function" {
 			continue
 		}
-		out = append(out, longhaul.ToolSpec{Name: t.Name, Description: t.Description, Parameters: toolParams(t.Parameters), Strict: t.Strict != nil && *t.Strict})
+		out = append(out, longhaul.ToolSpec{Name: t.Name, Description: t.Description, Parameters: wire.ToolParams(t.Parameters), Strict: t.Strict != nil && *t.Strict})
 	}
 	return out
 }

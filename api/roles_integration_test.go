@@ -9,11 +9,11 @@ import (
 	"testing/fstest"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"go.temporal.io/api/enums/v1"
 )
 
@@ -276,7 +276,7 @@ You tell the time.
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	body := decode[api.ChatCompletion](t, resp)
+	body := decode[wire.ChatCompletion](t, resp)
 	if len(body.Choices) != 1 || body.Choices[0].Message.Content != "Hej! Jag berättar vad klockan är." {
 		t.Errorf("answer = %+v", body.Choices)
 	}

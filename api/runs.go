@@ -14,6 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/feed"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -36,11 +38,11 @@ const inputTimeout = 30 * time.Second
 // createRun starts a run: POST /v1/runs. It answers at once; the run goes
 // on without any client.
 func (s *Server) createRun(c *fiber.Ctx) error {
-	var req RunRequest
+	var req wire.RunRequest
 	if err := decodeStrict(c.Body(), &req); err != nil {
 		return errBadRequest(err.Error())
 	}
-	if err := req.validate(); err != nil {
+	if err := req.Validate(tools.CheckSchema); err != nil {
 		return errBadRequest(err.Error())
 	}
 	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
@@ -50,7 +52,7 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 	if !ok {
 		return errModelNotFound(fmt.Sprintf("the agent %q does not exist; GET /v1/models lists the agents", req.Agent))
 	}
-	msgs := req.messages()
+	msgs := req.Conversation()
 	in := contract.AgentInput{
 		Agent:           agent.ID,
 		Messages:        msgs,
@@ -71,7 +73,7 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(HeaderRunID, id)
-	return c.Status(fiber.StatusAccepted).JSON(RunCreated{ID: id, Status: contract.StatusRunning, EventsURL: eventsURL(id)})
+	return c.Status(fiber.StatusAccepted).JSON(wire.RunCreated{ID: id, Status: contract.StatusRunning, EventsURL: eventsURL(id)})
 }
 
 // runID is the run named in the path.
@@ -210,7 +212,7 @@ func (s *Server) getRun(c *fiber.Ctx) error {
 			st.Error = "the run ended without finishing: " + strings.ToLower(strings.TrimPrefix(info.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
 		}
 	}
-	return c.JSON(Run{
+	return c.JSON(wire.Run{
 		ID: id, Agent: st.Agent, Status: st.Status, Mode: st.Mode, Dispatch: st.Dispatch, Skill: st.Skill,
 		CreatedAt: created, FinishedAt: closed, Turns: st.Turns,
 		Plans:   nonNil(st.Plans),
@@ -265,7 +267,7 @@ func (s *Server) listRuns(c *fiber.Ctx) error {
 	case err != nil:
 		return errUnavailable("cannot list runs: " + err.Error())
 	}
-	list := RunList{Object: "list", Data: []RunSummary{}}
+	list := wire.RunList{Object: "list", Data: []wire.RunSummary{}}
 	for _, e := range resp.GetExecutions() {
 		list.Data = append(list.Data, summaryOf(e))
 	}
@@ -359,7 +361,7 @@ func (s *Server) streamEvents(sw *sseWriter, id string, pos feed.Cursor) {
 			// Not the run's error: the log could not be read. No id, so a
 			// client that reconnects resumes where it was.
 			s.log.Warn("stream run events", "run", id, "error", err)
-			_ = sw.frameJSON("", "stream_error", ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
+			_ = sw.frameJSON("", "stream_error", wire.ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
 			_ = sw.flush()
 			return
 		}
@@ -400,7 +402,7 @@ func (s *Server) cancelRun(c *fiber.Ctx) error {
 		}
 		return errUnavailable("cannot cancel run " + id + ": " + err.Error())
 	}
-	return c.Status(fiber.StatusAccepted).JSON(RunCancelling{ID: id, Status: "cancelling"})
+	return c.Status(fiber.StatusAccepted).JSON(wire.RunCancelling{ID: id, Status: "cancelling"})
 }
 
 // runInput delivers a person's answer to a waiting run as the workflow's
@@ -411,14 +413,14 @@ func (s *Server) runInput(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var in RunInput
+	var in wire.RunInput
 	if err := decodeStrict(c.Body(), &in); err != nil {
 		return errBadRequest(err.Error())
 	}
-	if err := in.validate(); err != nil {
+	if err := in.Validate(); err != nil {
 		return errBadRequest(err.Error())
 	}
-	if err := checkPayload("the input", in.request()); err != nil {
+	if err := checkPayload("the input", in.InputRequest()); err != nil {
 		return err
 	}
 	st, err := s.readState(c.UserContext(), id, principal(c).Name)
@@ -428,7 +430,7 @@ func (s *Server) runInput(c *fiber.Ctx) error {
 	if finished(st.Status) {
 		return errConflict(fmt.Sprintf("run %s has finished (%s); it waits for no input", id, st.Status))
 	}
-	res, err := s.deliver(c.UserContext(), id, in.request())
+	res, err := s.deliver(c.UserContext(), id, in.InputRequest())
 	if err != nil {
 		return err
 	}

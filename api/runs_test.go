@@ -22,6 +22,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // user is the Open WebUI headers of a user with this id.
@@ -30,19 +31,19 @@ func user(id string) map[string]string {
 }
 
 // startRun starts a run and checks the 202 answer.
-func startRun(t *testing.T, env *testenv.Env, body any, headers map[string]string) api.RunCreated {
+func startRun(t *testing.T, env *testenv.Env, body any, headers map[string]string) wire.RunCreated {
 	t.Helper()
 	return startRunAt(t, env.URL, body, headers)
 }
 
-func startRunAt(t *testing.T, base string, body any, headers map[string]string) api.RunCreated {
+func startRunAt(t *testing.T, base string, body any, headers map[string]string) wire.RunCreated {
 	t.Helper()
 	resp := doAt(t, base, "POST", "/v1/runs", body, headers)
 	if resp.StatusCode != http.StatusAccepted {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("POST /v1/runs = %d %s", resp.StatusCode, b)
 	}
-	r := decode[api.RunCreated](t, resp)
+	r := decode[wire.RunCreated](t, resp)
 	if r.ID == "" || !strings.HasPrefix(r.ID, "run-") || r.Status != "running" || r.EventsURL != "/v1/runs/"+r.ID+"/events" ||
 		resp.Header.Get(api.HeaderRunID) != r.ID {
 		t.Fatalf("created %+v, header %q", r, resp.Header.Get(api.HeaderRunID))
@@ -278,19 +279,19 @@ func doneData(t *testing.T, events []sseEvent) longhaul.DoneData {
 	return d
 }
 
-func getRun(t *testing.T, env *testenv.Env, id string, headers map[string]string) api.Run {
+func getRun(t *testing.T, env *testenv.Env, id string, headers map[string]string) wire.Run {
 	t.Helper()
 	return getRunAt(t, env.URL, id, headers)
 }
 
-func getRunAt(t *testing.T, base, id string, headers map[string]string) api.Run {
+func getRunAt(t *testing.T, base, id string, headers map[string]string) wire.Run {
 	t.Helper()
 	resp := doAt(t, base, "GET", "/v1/runs/"+id, nil, headers)
 	if resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("GET run %s = %d %s", id, resp.StatusCode, b)
 	}
-	return decode[api.Run](t, resp)
+	return decode[wire.Run](t, resp)
 }
 
 func TestRunsErrors(t *testing.T) {
@@ -369,7 +370,7 @@ func TestRunsErrors(t *testing.T) {
 				b, _ := io.ReadAll(resp.Body)
 				t.Fatalf("status = %d, want %d: %s", resp.StatusCode, tt.status, b)
 			}
-			e := decode[api.ErrorBody](t, resp)
+			e := decode[wire.ErrorBody](t, resp)
 			if e.Error.Code != tt.code || !strings.Contains(e.Error.Message, tt.message) || e.Error.Type == "" {
 				t.Fatalf("error = %+v, want code %q and a message with %q", e.Error, tt.code, tt.message)
 			}
@@ -406,7 +407,7 @@ func TestRunLifecycle(t *testing.T) {
 		if got.CreatedAt == nil || got.FinishedAt == nil || got.FinishedAt.Before(*got.CreatedAt) {
 			t.Fatalf("timings %v %v", got.CreatedAt, got.FinishedAt)
 		}
-		want := api.Run{
+		want := wire.Run{
 			ID: r.ID, Agent: "naked", Status: "completed", Mode: contract.ModeChat, Turns: 1,
 			Plans: []contract.PlanRevision{}, Steps: []longhaul.PlanStep{}, Reviews: []longhaul.ReviewData{},
 			Result: "Forty-two.", Usage: longhaul.Usage{PromptTokens: 10, CompletionTokens: 3, TotalTokens: 13},
@@ -481,24 +482,24 @@ func TestRunLifecycle(t *testing.T) {
 }
 
 // listRuns reads every page of GET /v1/runs with query q.
-func listRuns(t *testing.T, env *testenv.Env, q url.Values, headers map[string]string) []api.RunSummary {
+func listRuns(t *testing.T, env *testenv.Env, q url.Values, headers map[string]string) []wire.RunSummary {
 	t.Helper()
 	return listRunsAt(t, env.URL, q, headers)
 }
 
-func listRunsAt(t *testing.T, base string, q url.Values, headers map[string]string) []api.RunSummary {
+func listRunsAt(t *testing.T, base string, q url.Values, headers map[string]string) []wire.RunSummary {
 	t.Helper()
 	if q == nil {
 		q = url.Values{}
 	}
-	var all []api.RunSummary
+	var all []wire.RunSummary
 	for range 20 {
 		resp := doAt(t, base, "GET", "/v1/runs?"+q.Encode(), nil, headers)
 		if resp.StatusCode != 200 {
 			b, _ := io.ReadAll(resp.Body)
 			t.Fatalf("list %s = %d %s", q.Encode(), resp.StatusCode, b)
 		}
-		page := decode[api.RunList](t, resp)
+		page := decode[wire.RunList](t, resp)
 		if page.Object != "list" || page.Data == nil {
 			t.Fatalf("page %+v", page)
 		}
@@ -512,7 +513,7 @@ func listRunsAt(t *testing.T, base string, q url.Values, headers map[string]stri
 	return nil
 }
 
-func ids(runs []api.RunSummary) []string {
+func ids(runs []wire.RunSummary) []string {
 	out := make([]string, len(runs))
 	for i, r := range runs {
 		out[i] = r.ID
@@ -589,7 +590,7 @@ func TestListRuns(t *testing.T) {
 		})
 	}
 	// A page token belongs to its user and filters.
-	page := decode[api.RunList](t, do(t, env, "GET", "/v1/runs?limit=1", nil, ann))
+	page := decode[wire.RunList](t, do(t, env, "GET", "/v1/runs?limit=1", nil, ann))
 	if page.NextPageToken == "" {
 		t.Fatal("no next page token")
 	}
@@ -609,7 +610,7 @@ func TestListRuns(t *testing.T) {
 			t.Errorf("summary %+v", r)
 		}
 	}
-	want := api.RunSummary{ID: first.ID, Agent: "naked", Status: "completed", Summary: "naked: first", CreatedAt: runs[2].CreatedAt, FinishedAt: runs[2].FinishedAt}
+	want := wire.RunSummary{ID: first.ID, Agent: "naked", Status: "completed", Summary: "naked: first", CreatedAt: runs[2].CreatedAt, FinishedAt: runs[2].FinishedAt}
 	if diff := cmp.Diff(want, runs[2]); diff != "" || runs[2].FinishedAt == nil {
 		t.Errorf("listed run (-want +got):\n%s", diff)
 	}
@@ -718,7 +719,7 @@ func TestCancelRun(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("cancel = %d", resp.StatusCode)
 	}
-	if got := decode[api.RunCancelling](t, resp); got != (api.RunCancelling{ID: r.ID, Status: "cancelling"}) {
+	if got := decode[wire.RunCancelling](t, resp); got != (wire.RunCancelling{ID: r.ID, Status: "cancelling"}) {
 		t.Fatalf("cancel answered %+v", got)
 	}
 

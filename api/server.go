@@ -37,6 +37,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/api/enums/v1"
@@ -449,10 +450,10 @@ func (s *Server) pollers(ctx context.Context) (int, error) {
 }
 
 func (s *Server) listModels(c *fiber.Ctx) error {
-	list := ModelList{Object: "list", Data: []ModelInfo{}}
+	list := wire.ModelList{Object: "list", Data: []wire.ModelInfo{}}
 	// Only the agents whose allow: admits the principal (see agentFor).
 	for _, a := range s.catalog.AgentsFor(principal(c).User) {
-		list.Data = append(list.Data, ModelInfo{
+		list.Data = append(list.Data, wire.ModelInfo{
 			ID: a.ID, Object: "model", Created: s.started.Unix(), OwnedBy: "longhaul", Description: a.Description,
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // TestUnstoredResponseGoesHoweverItEnds checks that a store:false response
@@ -92,7 +93,7 @@ func TestUnstoredResponseGoesHoweverItEnds(t *testing.T) {
 		if resp.StatusCode != http.StatusGatewayTimeout {
 			t.Fatalf("status %d, want 504: %s", resp.StatusCode, readBody(t, resp))
 		}
-		if e := decode[api.ErrorBody](t, resp); !strings.Contains(e.Error.Message, "store: false") {
+		if e := decode[wire.ErrorBody](t, resp); !strings.Contains(e.Error.Message, "store: false") {
 			t.Errorf("504 says %q: it should say the response was dropped", e.Error.Message)
 		}
 		gone(t, resp.Header.Get(api.HeaderRunID))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	commonpb "go.temporal.io/api/common/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
@@ -115,9 +116,9 @@ func listQuery(user, agent, status string) string {
 var runStatuses = []string{contract.StatusRunning, contract.StatusWaiting, contract.StatusCompleted, contract.StatusFailed, contract.StatusCancelled}
 
 // summaryOf converts one visibility record.
-func summaryOf(e *workflowpb.WorkflowExecutionInfo) RunSummary {
+func summaryOf(e *workflowpb.WorkflowExecutionInfo) wire.RunSummary {
 	attrs := e.GetSearchAttributes().GetIndexedFields()
-	return RunSummary{
+	return wire.RunSummary{
 		ID:         e.GetExecution().GetWorkflowId(),
 		Agent:      payloadString(attrs[contract.SearchAttrAgent.GetName()]),
 		Status:     statusOf(payloadString(attrs[contract.SearchAttrStatus.GetName()]), e),

@@ -20,6 +20,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -80,7 +81,7 @@ func BenchmarkLongRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var created api.RunCreated
+	var created wire.RunCreated
 	json.NewDecoder(resp.Body).Decode(&created)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	lhworker "github.com/longhaul-dev/longhaul/worker"
 	"github.com/sashabaranov/go-openai"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -94,7 +94,7 @@ func call(t *testing.T, env *testenv.Env, method, path string, body, out any) {
 // waits for a person's approval of its order.
 func startOrder(t *testing.T, ctx context.Context, env *testenv.Env) string {
 	t.Helper()
-	var run api.RunCreated
+	var run wire.RunCreated
 	call(t, env, "POST", "/v1/runs", map[string]any{"agent": "clerk", "input": "Order a book"}, &run)
 	waitWaiting(t, ctx, env, run.ID)
 	return run.ID
@@ -105,7 +105,7 @@ func waitWaiting(t *testing.T, ctx context.Context, env *testenv.Env, id string)
 	t.Helper()
 	// The run's state is a query; poll it until the run asks.
 	for {
-		var got api.Run
+		var got wire.Run
 		call(t, env, "GET", "/v1/runs/"+id, nil, &got)
 		if got.Status == contract.StatusWaiting {
 			return
@@ -165,7 +165,7 @@ func approveAndFinish(t *testing.T, ctx context.Context, env *testenv.Env, id st
 	if err := env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 		t.Fatalf("run %s: %v", id, err)
 	}
-	var got api.Run
+	var got wire.Run
 	call(t, env, "GET", "/v1/runs/"+id, nil, &got)
 	if got.Status != contract.StatusCompleted {
 		t.Fatalf("run %s ended %s, want completed", id, got.Status)
@@ -321,7 +321,7 @@ func TestUnversionedRunsMoveToFirstVersion(t *testing.T) {
 	env.StartWorker()
 	old := startOrder(t, ctx, env)
 	env.StopWorker()
-	var early api.RunCreated
+	var early wire.RunCreated
 	call(t, env, "POST", "/v1/runs", map[string]any{"agent": "clerk", "input": "Order a book"}, &early)
 
 	v := lhworker.Versioning{Deployment: "longhaul", BuildID: "first"}

@@ -24,6 +24,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // streamChat posts a streaming chat request for chat id and returns the
@@ -55,7 +56,7 @@ func streamChat(ctx context.Context, base, chat string, onText func(string)) (st
 		if d == ssetest.Done {
 			return text.String(), nil
 		}
-		var c api.ChatChunk
+		var c wire.ChatChunk
 		if err := json.Unmarshal([]byte(d), &c); err != nil {
 			return "", fmt.Errorf("frame %q: %w", d, err)
 		}

@@ -1,0 +1,631 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+)
+
+// ChatRequest is the body of POST /v1/chat/completions. Fields Longhaul does
+// not use are accepted and ignored, as clients send many.
+type ChatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []ChatMessage   `json:"messages"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *StreamOptions  `json:"stream_options,omitempty"`
+	Temperature         *float32        `json:"temperature,omitempty"`
+	TopP                *float32        `json:"top_p,omitempty"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	Stop                StringList      `json:"stop,omitempty"`
+	Seed                *int            `json:"seed,omitempty"`
+	N                   *int            `json:"n,omitempty"`
+	Logprobs            bool            `json:"logprobs,omitempty"`
+	TopLogprobs         *int            `json:"top_logprobs,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	Tools               []WireTool      `json:"tools,omitempty"`
+	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
+	ResponseFormat      *WireFormat     `json:"response_format,omitempty"`
+	User                string          `json:"user,omitempty"`
+	Metadata            json.RawMessage `json:"metadata,omitempty"`
+	// Longhaul holds Longhaul's own options (see LonghaulOptions); they
+	// never reach the model.
+	Longhaul *LonghaulOptions `json:"longhaul,omitempty"`
+}
+
+// WireTool is a tool a client declares: only function tools exist in the
+// Chat Completions API.
+type WireTool struct {
+	Type     string `json:"type"`
+	Function *struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Strict      bool            `json:"strict,omitempty"`
+	} `json:"function"`
+}
+
+// WireFormat is a request's response_format.
+type WireFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict bool            `json:"strict,omitempty"`
+	} `json:"json_schema,omitempty"`
+}
+
+// StreamOptions are the options of a streamed request.
+type StreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// StringList is a JSON string or array of strings (as `stop` may be).
+type StringList []string
+
+// UnmarshalJSON accepts a string, an array of strings or null.
+func (s *StringList) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*s = nil
+		return nil
+	}
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*s = StringList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New("must be a string or an array of strings")
+	}
+	*s = many
+	return nil
+}
+
+// ChatMessage is one message of a request: content is a string or an array
+// of content parts.
+type ChatMessage struct {
+	Role       string         `json:"role"`
+	Content    MessageContent `json:"content"`
+	Name       string         `json:"name,omitempty"`
+	ToolCalls  []WireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// MessageContent is a message's content, decoded from a string or from
+// content parts: Text is its text (the text parts joined by newlines), and
+// Parts its parts in order when it has others than text.
+type MessageContent struct {
+	Text  string
+	Parts []longhaul.Part
+	// Files are the message's file parts, in order: the handler stores
+	// and ingests them (see api's chatFiles) and puts a note in each
+	// one's place (NoteFile).
+	Files []FilePart
+	// texts are the text parts, a file's place among them held by its
+	// note, from which Text is joined.
+	texts []string
+}
+
+// FilePart is a Chat Completions file content part: {"type": "file",
+// "file": {"file_data": "data:application/pdf;base64,…", "filename": …}}
+// or {"file": {"file_id": "file-…"}} (openai-python v3.3.1,
+// src/openai/types/chat/chat_completion_content_part_param.py:15-26,
+// 39-47).
+type FilePart struct {
+	FileData string `json:"file_data,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	// text is the part's index among the text parts, part its index in
+	// Parts (-1 when the message keeps no parts).
+	text, part int
+}
+
+// NoteFile puts note in the place of the message's i-th file part.
+func (m *MessageContent) NoteFile(i int, note string) {
+	f := m.Files[i]
+	m.texts[f.text] = note
+	if f.part >= 0 && f.part < len(m.Parts) {
+		m.Parts[f.part].Text = note
+	}
+	m.Text = strings.Join(m.texts, "\n")
+}
+
+// wirePart is one content part as OpenAI sends it.
+type wirePart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL    string `json:"url"`
+		Detail string `json:"detail,omitempty"`
+	} `json:"image_url"`
+	File *FilePart `json:"file"`
+}
+
+// UnmarshalJSON accepts a string, null, or an array of content parts (text,
+// image_url and file; audio parts are refused: the model client sends
+// none). A file part holds its place as a text part, its note once the
+// handler has stored it.
+func (m *MessageContent) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*m = MessageContent{}
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	if json.Unmarshal(b, &m.Text) == nil {
+		return nil
+	}
+	var parts []wirePart
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return errors.New("must be a string or an array of content parts")
+	}
+	var texts []string
+	images := false
+	for i, p := range parts {
+		switch p.Type {
+		case "text", "input_text", "output_text", "refusal":
+			texts = append(texts, p.Text)
+			m.Parts = append(m.Parts, longhaul.Part{Type: longhaul.PartText, Text: p.Text})
+		case "image_url":
+			if p.ImageURL == nil || p.ImageURL.URL == "" {
+				return fmt.Errorf("part %d: image_url.url is required", i)
+			}
+			images = true
+			m.Parts = append(m.Parts, longhaul.Part{Type: longhaul.PartImage, URL: p.ImageURL.URL, Detail: p.ImageURL.Detail})
+		case "file":
+			f := p.File
+			switch {
+			case f == nil || f.FileData == "" && f.FileID == "":
+				return fmt.Errorf("part %d: a file part needs file.file_data or file.file_id", i)
+			case f.FileData != "" && f.FileID != "":
+				return fmt.Errorf("part %d: a file part has file.file_data or file.file_id, not both", i)
+			case len(f.Filename) > 255:
+				return fmt.Errorf("part %d: file.filename is longer than 255 bytes", i)
+			}
+			f.text, f.part = len(texts), len(m.Parts)
+			name := f.Filename
+			if name == "" {
+				name = f.FileID
+			}
+			note := "[attached file " + name + "]"
+			texts = append(texts, note)
+			m.Parts = append(m.Parts, longhaul.Part{Type: longhaul.PartText, Text: note})
+			m.Files = append(m.Files, *f)
+		case "input_audio":
+			return fmt.Errorf("part %d: %s parts are not supported yet; send text, image_url and file parts", i, p.Type)
+		default:
+			return fmt.Errorf("part %d: unknown content part type %q", i, p.Type)
+		}
+	}
+	m.Text = strings.Join(texts, "\n")
+	m.texts = texts
+	if !images {
+		m.Parts = nil
+		for i := range m.Files {
+			m.Files[i].part = -1
+		}
+	}
+	return nil
+}
+
+// WireToolCall is a tool call in OpenAI's wire format.
+type WireToolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// ChatCompletion is a non-streamed answer.
+type ChatCompletion struct {
+	ID      string           `json:"id"`
+	Object  string           `json:"object"`
+	Created int64            `json:"created"`
+	Model   string           `json:"model"`
+	Choices []CompletionItem `json:"choices"`
+	Usage   *WireUsage       `json:"usage,omitempty"`
+	// Longhaul is the run's audit trail, only when the request asked for
+	// it (see Audit).
+	Longhaul *Audit `json:"longhaul,omitempty"`
+}
+
+// CompletionItem is one choice of a ChatCompletion.
+type CompletionItem struct {
+	Index        int           `json:"index"`
+	Message      ResponseEntry `json:"message"`
+	FinishReason string        `json:"finish_reason"`
+}
+
+// ResponseEntry is the assistant message of a ChatCompletion.
+type ResponseEntry struct {
+	Role             string         `json:"role"`
+	Content          string         `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []WireToolCall `json:"tool_calls,omitempty"`
+}
+
+// ChatChunk is one streamed frame (object chat.completion.chunk).
+type ChatChunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []ChunkChoice `json:"choices"`
+	Usage   *WireUsage    `json:"usage,omitempty"`
+	// Longhaul is the run's audit trail, on a last chunk of its own (no
+	// choices, as the usage chunk), only when the request asked for it.
+	Longhaul *Audit `json:"longhaul,omitempty"`
+}
+
+// ChunkChoice is the choice of a ChatChunk. FinishReason is null until the
+// last content chunk.
+type ChunkChoice struct {
+	Index        int     `json:"index"`
+	Delta        Delta   `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// Delta is the new part of the message in a ChatChunk.
+type Delta struct {
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content,omitempty"`
+	// ReasoningContent is a reasoning model's thinking, which Open WebUI
+	// shows folded as such.
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []WireToolCall `json:"tool_calls,omitempty"`
+}
+
+// WireUsage is token usage in OpenAI's format.
+type WireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// UsageOf is u in OpenAI's format.
+func UsageOf(u longhaul.Usage) *WireUsage {
+	return &WireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+}
+
+// StatusFrame is Open WebUI's status event, sent in the stream in place of a
+// chunk: {"event":{"type":"status","data":{"description":…,"done":…}}}.
+type StatusFrame struct {
+	Event StatusEvent `json:"event"`
+}
+
+// StatusEvent is the event of a StatusFrame.
+type StatusEvent struct {
+	Type string     `json:"type"`
+	Data StatusData `json:"data"`
+}
+
+// StatusData describes progress for Open WebUI's status line.
+type StatusData struct {
+	Description string `json:"description"`
+	Done        bool   `json:"done"`
+	Hidden      bool   `json:"hidden,omitempty"`
+}
+
+// NewStatusFrame is a status line for Open WebUI; done ends it.
+func NewStatusFrame(description string, done bool) StatusFrame {
+	return StatusFrame{Event: StatusEvent{Type: "status", Data: StatusData{Description: description, Done: done}}}
+}
+
+// ModelList is the answer of GET /v1/models.
+type ModelList struct {
+	Object string      `json:"object"`
+	Data   []ModelInfo `json:"data"`
+}
+
+// ModelInfo is one entry of ModelList.
+type ModelInfo struct {
+	ID          string `json:"id"`
+	Object      string `json:"object"`
+	Created     int64  `json:"created"`
+	OwnedBy     string `json:"owned_by"`
+	Description string `json:"description,omitempty"`
+}
+
+// ErrorBody is OpenAI's error envelope.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the error inside ErrorBody.
+type ErrorDetail struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    string  `json:"code,omitempty"`
+}
+
+// SchemaCheck reports whether a JSON schema is one the engine can use. The api
+// package passes tools.CheckSchema: compiling a schema is an adapter's job.
+type SchemaCheck func(json.RawMessage) error
+
+// validRoles are the message roles a request may carry.
+var validRoles = map[string]longhaul.Role{
+	"system":    longhaul.RoleSystem,
+	"developer": longhaul.RoleSystem,
+	"user":      longhaul.RoleUser,
+	"assistant": longhaul.RoleAssistant,
+	"tool":      longhaul.RoleTool,
+}
+
+// Validate reports the first problem with a request, as a client would want
+// it named; check compiles its response_format schema.
+func (r *ChatRequest) Validate(check SchemaCheck) error {
+	if r.Model == "" {
+		return errors.New("model: required")
+	}
+	if len(r.Messages) == 0 {
+		return errors.New("messages: must not be empty")
+	}
+	users := 0
+	for i, m := range r.Messages {
+		role, ok := validRoles[m.Role]
+		if !ok {
+			return fmt.Errorf("messages[%d].role: %q is not one of system, developer, user, assistant, tool", i, m.Role)
+		}
+		if role == longhaul.RoleUser {
+			users++
+		}
+		if role == longhaul.RoleTool && m.ToolCallID == "" {
+			return fmt.Errorf("messages[%d].tool_call_id: required for a tool message", i)
+		}
+	}
+	if users == 0 {
+		return errors.New("messages: at least one user message is required")
+	}
+	if r.N != nil && *r.N != 1 {
+		return errors.New("n: only 1 is supported")
+	}
+	if r.MaxTokens < 0 || r.MaxCompletionTokens < 0 {
+		return errors.New("max_tokens: must not be negative")
+	}
+	if r.TopLogprobs != nil && (*r.TopLogprobs < 0 || *r.TopLogprobs > 20 || !r.Logprobs) {
+		return errors.New("top_logprobs: must be between 0 and 20, with logprobs true")
+	}
+	if err := r.validateTools(); err != nil {
+		return err
+	}
+	if err := r.Longhaul.Validate(); err != nil {
+		return err
+	}
+	if err := r.ResponseFormat.validate(check); err != nil {
+		return err
+	}
+	if r.Temperature != nil && (*r.Temperature < 0 || *r.Temperature > 2) {
+		return errors.New("temperature: must be between 0 and 2")
+	}
+	if r.TopP != nil && (*r.TopP < 0 || *r.TopP > 1) {
+		return errors.New("top_p: must be between 0 and 1")
+	}
+	return nil
+}
+
+// Turn is the number of user messages: the same for a retried request, one
+// more for the chat's next question.
+func (r *ChatRequest) Turn() int {
+	n := 0
+	for _, m := range r.Messages {
+		if m.Role == "user" {
+			n++
+		}
+	}
+	return n
+}
+
+// IsBackgroundTask reports whether the request is one of Open WebUI's
+// housekeeping prompts (title, tags, follow-ups, search queries,
+// autocompletion). Each is a single user message that starts with
+// "### Task:" and holds the chat it is about (Open WebUI v0.10.2,
+// routers/tasks.py:172-174 and the like build
+// 'messages': [{'role': 'user', 'content': content}]).
+//
+// A chat turn with a file attached starts its last user message with
+// "### Task:" too: Open WebUI prepends its RAG template (config.py:1045,
+// DEFAULT_RAG_TEMPLATE) to the question (utils/middleware.py:809-813
+// add_or_update_user_message with append=False; utils/misc.py:484-497).
+// That is the user's turn, not a task: it is told apart by the retrieved
+// context, which the template closes with </context> and the question
+// follows, or by the chat's earlier messages. The tasks about a chat hold
+// it between <chat_history> tags (config.py:2135-2230), whatever it quotes.
+func (r *ChatRequest) IsBackgroundTask() bool {
+	last, users := "", 0
+	for _, m := range r.Messages {
+		switch m.Role {
+		case "system", "developer":
+		case "user":
+			users++
+			last = strings.TrimSpace(m.Content.Text)
+		default:
+			return false
+		}
+	}
+	if users != 1 || !strings.HasPrefix(last, "### Task:") {
+		return false
+	}
+	if strings.Contains(last, "<chat_history>") {
+		return true
+	}
+	if i := strings.LastIndex(last, "</context>"); i >= 0 && strings.Contains(last[:i], "<context>") && strings.TrimSpace(last[i+len("</context>"):]) != "" {
+		return false
+	}
+	return true
+}
+
+// Options are the request's settings for the model calls that answer it.
+func (r *ChatRequest) Options() longhaul.ModelOptions {
+	o := longhaul.ModelOptions{
+		Temperature: r.Temperature, TopP: r.TopP, MaxTokens: r.MaxTokens, MaxCompletionTokens: r.MaxCompletionTokens,
+		Stop: r.Stop, Seed: r.Seed, Logprobs: r.Logprobs, ReasoningEffort: r.ReasoningEffort,
+		ToolChoice: r.ToolChoice, ParallelToolCalls: r.ParallelToolCalls, ResponseFormat: r.ResponseFormat.domain(),
+	}
+	if r.TopLogprobs != nil {
+		o.TopLogprobs = *r.TopLogprobs
+	}
+	return o
+}
+
+// toolName is what OpenAI allows as a function's (and a schema's) name.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// validateTools checks the request's tools and tool_choice.
+func (r *ChatRequest) validateTools() error {
+	for i, t := range r.Tools {
+		if t.Type != "function" || t.Function == nil {
+			return fmt.Errorf("tools[%d]: only function tools are supported (type \"function\" with a function object)", i)
+		}
+	}
+	if err := CheckToolSpecs(r.ClientTools(), "tools[%d].function"); err != nil {
+		return err
+	}
+	if len(r.ToolChoice) == 0 {
+		return nil
+	}
+	if _, err := ChoiceName(r.ToolChoice); err != nil {
+		return errors.New("tool_choice: " + err.Error())
+	}
+	return nil
+}
+
+// CheckToolSpecs checks a request's function tools, whatever API they came
+// by: OpenAI's rules for names, each name once, parameters a schema object.
+// path locates tool i in the request ("tools[%d].function").
+func CheckToolSpecs(specs []longhaul.ToolSpec, path string) error {
+	seen := map[string]bool{}
+	for i, t := range specs {
+		at := fmt.Sprintf(path, i)
+		if !toolName.MatchString(t.Name) {
+			return fmt.Errorf("%s.name: %q must be 1 to 64 letters, digits, underscores or dashes", at, t.Name)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("%s.name: %q is declared twice", at, t.Name)
+		}
+		seen[t.Name] = true
+		if p := bytes.TrimSpace(t.Parameters); len(p) > 0 && p[0] != '{' {
+			return fmt.Errorf("%s.parameters: must be a JSON schema object", at)
+		}
+	}
+	return nil
+}
+
+// CheckResponseFormat checks a requested answer format, whatever API it
+// came by (nil is text); path locates it in the request, and check
+// compiles its schema.
+func CheckResponseFormat(f *longhaul.ResponseFormat, path string, check SchemaCheck) error {
+	if f == nil {
+		return nil
+	}
+	switch f.Type {
+	case longhaul.FormatJSONObject:
+		return nil
+	case longhaul.FormatJSONSchema:
+	default:
+		return fmt.Errorf("%s.type: %q is not one of text, json_object, json_schema", path, f.Type)
+	}
+	if !toolName.MatchString(f.Name) {
+		return fmt.Errorf("%s.name: %q must be 1 to 64 letters, digits, underscores or dashes", path, f.Name)
+	}
+	if err := check(f.Schema); err != nil {
+		return fmt.Errorf("%s.schema: %w", path, err)
+	}
+	return nil
+}
+
+// ChoiceName is the function a tool_choice names, empty for "none",
+// "auto" and "required".
+func ChoiceName(choice json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(choice, &s) == nil {
+		switch s {
+		case "none", "auto", "required":
+			return "", nil
+		}
+		return "", fmt.Errorf("%q is not one of none, auto, required", s)
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(choice, &named) != nil || named.Type != "function" || named.Function.Name == "" {
+		return "", errors.New(`must be "none", "auto", "required" or {"type": "function", "function": {"name": …}}`)
+	}
+	return named.Function.Name, nil
+}
+
+// ClientTools are the request's tools in the domain's form.
+func (r *ChatRequest) ClientTools() []longhaul.ToolSpec {
+	var out []longhaul.ToolSpec
+	for _, t := range r.Tools {
+		out = append(out, longhaul.ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: ToolParams(t.Function.Parameters), Strict: t.Function.Strict})
+	}
+	return out
+}
+
+// ToolParams is a declared tool's parameters schema; null is none.
+func ToolParams(raw json.RawMessage) json.RawMessage {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	return raw
+}
+
+// validate checks a response_format; nil is fine.
+func (f *WireFormat) validate(check SchemaCheck) error {
+	path := "response_format"
+	if f != nil && f.Type == longhaul.FormatJSONSchema {
+		if f.JSONSchema == nil {
+			return errors.New("response_format.json_schema: required with type json_schema")
+		}
+		path += ".json_schema"
+	}
+	return CheckResponseFormat(f.domain(), path, check)
+}
+
+// domain is the response format in the domain's form; nil for text.
+func (f *WireFormat) domain() *longhaul.ResponseFormat {
+	if f == nil || f.Type == longhaul.FormatText {
+		return nil
+	}
+	out := &longhaul.ResponseFormat{Type: f.Type}
+	if f.JSONSchema != nil {
+		out.Name, out.Schema, out.Strict = f.JSONSchema.Name, f.JSONSchema.Schema, f.JSONSchema.Strict
+	}
+	return out
+}
+
+// DomainMessages converts the request's messages, stripping tool cards from
+// assistant messages.
+func DomainMessages(in []ChatMessage) []longhaul.Message {
+	out := make([]longhaul.Message, 0, len(in))
+	for _, m := range in {
+		dm := longhaul.Message{
+			Role:       validRoles[m.Role],
+			Content:    m.Content.Text,
+			Parts:      m.Content.Parts,
+			Name:       m.Name,
+			ToolCallID: m.ToolCallID,
+		}
+		if dm.Role == longhaul.RoleAssistant {
+			dm.Content = longhaul.StripToolCards(dm.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			dm.ToolCalls = append(dm.ToolCalls, longhaul.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		out = append(out, dm)
+	}
+	return out
+}

@@ -134,7 +134,7 @@ const maxFileSearchStores = 16
 // what of OpenAI's options the document_search tool can honour. It has no
 // filters (refused, as results the caller meant to exclude would reach
 // the model) and picks its own number of results and ranking (the
-// options are checked and ignored, as the README says).
+// options are checked and ignored, as docs/documents.md says).
 func checkFileSearch(i int, t ResponseTool) error {
 	if len(t.VectorStoreIDs) == 0 || len(t.VectorStoreIDs) > maxFileSearchStores {
 		return fmt.Errorf("tools[%d].vector_store_ids: from 1 to %d vector stores", i, maxFileSearchStores)

@@ -30,7 +30,7 @@ import (
 // comes from the workflow's state query (readState), its events from its
 // event log (the same feed the chat stream reads), its listing from Temporal
 // visibility and Longhaul's search attributes (visibility.go). Its wire
-// types are in runs_types.go.
+// types are in internal/wire (runs.go).
 
 // inputTimeout bounds the delivery of a person's input to a run.
 const inputTimeout = 30 * time.Second

@@ -8,11 +8,12 @@
 // result, or streams it; a runs request starts a run and answers at once,
 // and the run's events are followed on a stream of their own, resumable
 // from any event id. Both streams read a run through one feed per run
-// (feed.go) — its durable events from the workflow's event query, read
+// (internal/feed) — its durable events from the workflow's event query, read
 // whenever the run's history grows, and the live text of its running model
 // call from NATS — and are written as Server-Sent Events by one writer
 // (sse.go). Wire types and pure converters live apart from the handlers
-// (openai.go, render.go, runs_types.go), the visibility queries in
+// (internal/wire for Chat Completions, Runs and the audit; render.go and
+// responses_types.go here), the visibility queries in
 // visibility.go; errors are translated to OpenAI's envelope in one place
 // (errors.go), and every route is registered in routes.
 package api

@@ -1,0 +1,182 @@
+package window
+
+import (
+	"encoding/json"
+	"unicode"
+	"unicode/utf8"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// The chat template's cost, in tokens, beside the text it wraps: what
+// Llama 3.1's and Qwen's templates (as Ollama renders them) and OpenAI's
+// own accounting add per message, per tool and per request.
+const (
+	// perMessage covers a message's header and end markers: Llama 3's
+	// <|start_header_id|>role<|end_header_id|>\n\n…<|eot_id|> (5), Qwen's
+	// <|im_start|>role\n…<|im_end|>\n (5), OpenAI's 3 or 4.
+	perMessage = 6
+	// perRequest covers the start of text and the answer's own header.
+	perRequest = 8
+	// toolsPreamble covers the instructions a template puts around the
+	// tool list (Llama 3.1's "Given the following functions…", Qwen's
+	// <tools> block and its call format), counted once when tools are
+	// offered.
+	toolsPreamble = 160
+	// perTool covers the separators around each tool's JSON.
+	perTool = 6
+	// ImageTokens is what one image is counted as, whatever its size: the
+	// most of the vision models Ollama serves (llava 576, gemma3 256) and
+	// OpenAI's high detail for a square image (765), rounded up; low
+	// detail is OpenAI's 85.
+	ImageTokens    = 1024
+	imageTokensLow = 85
+)
+
+// Text estimates the tokens of s under the byte-pair tokenizers of the
+// models users run (Llama 3's, Qwen's, OpenAI's cl100k and o200k), on the
+// high side: it splits s as their pre-tokenizers do (letters, digits in
+// threes, punctuation, whitespace) and gives each piece the most tokens
+// those vocabularies spend on such a piece, so that text it has never seen
+// (identifiers, base64, another script) is not under-counted. It reads s
+// once and allocates nothing.
+func Text(s string) int {
+	n := 0
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c < utf8.RuneSelf && isLetter(c):
+			j, upper, lower, shifts := i, 0, 0, 0
+			prevUpper := false
+			for j < len(s) && s[j] < utf8.RuneSelf && isLetter(s[j]) {
+				u := s[j] >= 'A' && s[j] <= 'Z'
+				if u {
+					upper++
+				} else {
+					lower++
+				}
+				if j > i && u != prevUpper {
+					shifts++
+				}
+				prevUpper = u
+				j++
+			}
+			n += letters(j-i, upper, lower, shifts)
+			i = j
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			n += (j - i + 2) / 3
+			i = j
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			j := i
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+				j++
+			}
+			// One space before a word or a mark belongs to it; digits
+			// stand alone.
+			if j-i > 1 || c != ' ' || j == len(s) || (s[j] >= '0' && s[j] <= '9') {
+				n++
+			}
+			i = j
+		case c < utf8.RuneSelf:
+			j := i
+			for j < len(s) && s[j] < utf8.RuneSelf && !isLetter(s[j]) && !(s[j] >= '0' && s[j] <= '9') && s[j] != ' ' && s[j] != '\n' && s[j] != '\t' && s[j] != '\r' {
+				j++
+			}
+			n += (j - i + 2) / 3
+			i = j
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			n += runeTokens(r)
+		}
+	}
+	return n
+}
+
+// letters is the estimate of a run of ASCII letters: a word (lower case,
+// capitalised, or a short acronym) is one token up to six letters and one
+// more for each five after; anything else (camelCase, base64, hashes) one
+// for every three letters, as byte-pair vocabularies split such runs.
+func letters(l, upper, lower, shifts int) int {
+	word := upper == 0 || (upper == 1 && !(shifts > 1)) || (lower == 0 && l <= 4)
+	if word {
+		return 1 + max(0, l-6+4)/5
+	}
+	return (l + 2) / 3
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// runeTokens is the estimate of one character outside ASCII: a letter of
+// an alphabet with few entries in the vocabularies, or a CJK character,
+// costs up to a token; a symbol or an emoji up to two or three bytes'
+// worth.
+func runeTokens(r rune) int {
+	switch {
+	case r == utf8.RuneError:
+		return 1
+	case unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsNumber(r):
+		return 1
+	case r >= 0x1F000:
+		return 3
+	}
+	return 2
+}
+
+// Message estimates one chat message: its text, its images, its tool calls
+// as a template renders them (JSON), and the template's markers.
+func Message(m openai.ChatCompletionMessage) int {
+	n := perMessage + Text(m.Role) + Text(m.Content) + Text(m.Name)
+	for _, p := range m.MultiContent {
+		switch {
+		case p.ImageURL != nil && p.ImageURL.Detail == openai.ImageURLDetailLow:
+			n += imageTokensLow
+		case p.ImageURL != nil:
+			n += ImageTokens
+		default:
+			n += Text(p.Text)
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		n += perTool + Text(tc.ID) + Text(tc.Function.Name) + Text(tc.Function.Arguments) + 8
+	}
+	n += Text(m.ToolCallID)
+	return n
+}
+
+// Tools estimates the tool definitions a request offers, as the templates
+// render them: each tool's JSON, and the instructions around them.
+func Tools(tools []openai.Tool) int {
+	if len(tools) == 0 {
+		return 0
+	}
+	n := toolsPreamble
+	for _, t := range tools {
+		b, err := json.Marshal(t)
+		if err != nil {
+			continue
+		}
+		n += perTool + Text(string(b))
+	}
+	return n
+}
+
+// Request estimates the prompt tokens of a Chat Completions request: every
+// message, the tools, the response format's schema, and the template.
+func Request(req openai.ChatCompletionRequest) int {
+	n := perRequest + Tools(req.Tools)
+	for _, m := range req.Messages {
+		n += Message(m)
+	}
+	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil && rf.JSONSchema.Schema != nil {
+		if b, err := json.Marshal(rf.JSONSchema.Schema); err == nil {
+			n += Text(string(b)) + perTool
+		}
+	}
+	return n
+}

@@ -107,7 +107,7 @@ type Target struct {
 	// Ref is the reference ("llama3.1:8b", "remote:gpt-4o"); Canonical is
 	// the same with the endpoint spelled out when it has one, so either
 	// spelling matches a setting.
-	Ref, Canonical string
+	Ref, Canonical  string
 	BaseURL, APIKey string
 	// Model is the model id the endpoint knows.
 	Model string

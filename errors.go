@@ -50,4 +50,9 @@ const (
 	// ErrTypeNoDocStore is an ingestion activity on a worker without the
 	// document store.
 	ErrTypeNoDocStore = "NoDocStore"
+	// ErrTypeContextLength is a model call whose irreducible part (the
+	// system prompt, the tools, the current plan and the latest message)
+	// does not fit the model's window even after compaction: OpenAI's own
+	// code for it, so clients recognise it.
+	ErrTypeContextLength = "context_length_exceeded"
 )

@@ -40,6 +40,9 @@ const (
 	// EventClientToolCalls: the model called tools the client declared;
 	// the run waits for the client to send their results.
 	EventClientToolCalls EventType = "client_tool_calls"
+	// EventContext: a model call's request was compacted to fit the
+	// model's window (ContextData).
+	EventContext EventType = "context"
 	EventError           EventType = "error"
 	EventDone            EventType = "done"
 )

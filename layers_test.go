@@ -23,7 +23,7 @@ var (
 	libs = []string{"internal/redact", "internal/safehttp", "internal/sqlitedb", "internal/tlsfiles",
 		"internal/metrics", "internal/tracing", "internal/searchattr", "internal/identity", "internal/access",
 		"internal/config", "internal/textcut", "internal/endpoints", "internal/extract", "internal/chunk", "internal/pgvector",
-		"internal/strict"}
+		"internal/strict", "internal/window"}
 	// adapters talk to one outside thing each: tools and HTTP tools, MCP
 	// servers, the stores, NATS, the embedded Temporal server, the model
 	// endpoint's start-up check.

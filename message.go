@@ -31,6 +31,9 @@ type Message struct {
 	Name       string     `json:"name,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Ref, on a tool message whose content is an excerpt, names the whole
+	// output in the claim-check store.
+	Ref string `json:"ref,omitempty"`
 }
 
 // Content part types.
@@ -176,7 +179,13 @@ type ModelOptions struct {
 	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
 	// ResponseFormat asks the answer to be JSON (see ResponseFormat).
 	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
+	// Truncation is the Responses API's truncation: "disabled" fails a
+	// request over the model's window instead of compacting it.
+	Truncation string `json:"truncation,omitempty"`
 }
+
+// TruncationDisabled is the Truncation that refuses to compact.
+const TruncationDisabled = "disabled"
 
 // toolCards matches the Open WebUI tool cards Longhaul writes into answers
 // (and Open WebUI's own), which come back in later requests' history.

@@ -59,6 +59,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
@@ -116,6 +117,10 @@ type Activities struct {
 	// Embedder embeds documents' chunks (LONGHAUL_EMBED_MODEL); nil
 	// stores chunks without vectors, for full-text search only.
 	Embedder memory.Embedder
+	// Windows knows each model's context window (LONGHAUL_LLM_CONTEXT,
+	// the endpoint's own report, else window.Default); nil assumes
+	// window.Default for every model.
+	Windows *window.Resolver
 	// EmbedBatch is the most chunks one embeddings call sends
 	// (LONGHAUL_EMBED_BATCH); zero is DefaultEmbedBatch.
 	EmbedBatch int
@@ -176,6 +181,9 @@ type AgentSpec struct {
 	Model      string   `json:"model"`
 	MaxTurns   int      `json:"max_turns"`
 	MaxReplans int      `json:"max_replans"`
+	// Context is the agent's own context window (context:), 0 for the
+	// model's.
+	Context int `json:"context,omitempty"`
 	Tools      []string `json:"tools,omitempty"`
 	// Skills are the agent's skills, in file order: what a plan's skill
 	// steps and slash commands may run.
@@ -218,6 +226,7 @@ type RoleModels struct {
 	Classify  string `json:"classify,omitempty"`
 	Answer    string `json:"answer,omitempty"`
 	Translate string `json:"translate,omitempty"`
+	Compact   string `json:"compact,omitempty"`
 }
 
 // SkillSpec is what a workflow needs to know of a skill.
@@ -262,6 +271,7 @@ func (a *Activities) ResolveAgent(_ context.Context, id string, user longhaul.Us
 		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,
 		Models:      RoleModels(ag.Models),
+		Context:     ag.Context,
 		Language:    ag.Language,
 		ReasonIn:    ag.ReasonIn,
 		// A copy: the spec leaves the activity, the catalog stays.

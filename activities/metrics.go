@@ -29,6 +29,15 @@ const (
 	MetricModelRetries = "longhaul_model_retries"
 	// MetricToolCalls counts tool call attempts by tool and outcome.
 	MetricToolCalls = "longhaul_tool_calls"
+	// MetricContextFits counts model requests by model and how they fit
+	// the model's window (as_built, shortened, compact: older turns must
+	// be summarized first, exceeded: the run ends).
+	MetricContextFits = "longhaul_context_fits"
+	// MetricContextUsed is the share of the window the model's latest
+	// request used, by model.
+	MetricContextUsed = "longhaul_context_used_ratio"
+	// MetricCompactions counts compactions by model (the compact role's).
+	MetricCompactions = "longhaul_context_compactions"
 )
 
 // MetricHelp describes the activities' series for Prometheus.
@@ -37,6 +46,27 @@ var MetricHelp = map[string]string{
 	MetricModelTokens:  "Tokens of model calls, by model and direction (in: prompt, out: completion).",
 	MetricModelRetries: "Model call attempts after the first, by model.",
 	MetricToolCalls:    "Tool call attempts, by tool and outcome (ok, error, refused, cancelled).",
+	MetricContextFits:  "Model requests by model and how they fit its context window (as_built, shortened, compact, exceeded).",
+	MetricContextUsed:  "Share of its context window the model's latest request used, by model.",
+	MetricCompactions:  "Compactions of older turns into a summary, by the compact role's model.",
+}
+
+// observeWindow records how one model request fit its window.
+func observeWindow(ctx context.Context, d longhaul.ContextData, compact int, err error) {
+	h := activity.GetMetricsHandler(ctx).WithTags(map[string]string{"model": d.Model})
+	how := "as_built"
+	switch {
+	case err != nil:
+		how = "exceeded"
+	case compact > 0:
+		how = "compact"
+	case d.Changed():
+		how = "shortened"
+	}
+	h.WithTags(map[string]string{"fit": how}).Counter(MetricContextFits).Inc(1)
+	if d.Window > 0 && err == nil {
+		h.Gauge(MetricContextUsed).Update(float64(d.Used+d.Reserved) / float64(d.Window))
+	}
 }
 
 // modelSpan starts the span of one model call attempt (GenAI semantic

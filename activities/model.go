@@ -17,6 +17,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/modelcheck"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/activity"
@@ -74,6 +75,16 @@ type ModelRequest struct {
 	// prompt leaves out the fragments of the skills whose only tool is
 	// document_search (the documents skill), as the run is not offered it.
 	Documents bool `json:"documents,omitempty"`
+	// Window is the agent's own context window (context: in its file),
+	// zero for the model's (see fit.go).
+	Window int `json:"window,omitempty"`
+	// Findings are material for the answer (a plan's step results), sent
+	// after the system prompt, one message each: what a window too small
+	// for all of them cuts first, each in turn (see fit.go).
+	Findings []string `json:"findings,omitempty"`
+	// Summary, when set, stands for the conversation's first
+	// Summary.Covers messages, which are not sent (see Compact).
+	Summary *longhaul.Summary `json:"summary,omitempty"`
 }
 
 // ModelResponse is the model's complete answer: the authoritative message,
@@ -94,6 +105,13 @@ type ModelResponse struct {
 	ConvRef string `json:"conv_ref,omitempty"`
 	// Attempt is the activity attempt that produced the answer.
 	Attempt int `json:"attempt,omitempty"`
+	// Context says how the request was made to fit the model's window,
+	// when anything was shortened (see fit.go).
+	Context *longhaul.ContextData `json:"context,omitempty"`
+	// Compact, when positive, says the model was not called: the
+	// conversation's older turns, up to this index, must be compacted
+	// first (Compact), and the call made again with the summary.
+	Compact int `json:"compact,omitempty"`
 }
 
 // nameCalls gives every call an id no other call of the conversation has:
@@ -146,9 +164,13 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 		}
 		req.Messages = append(base, req.Messages...)
 	}
-	oreq, err := a.chatRequest(ctx, ep, req)
+	oreq, shape, refs, err := a.chatRequest(ctx, ep, req)
 	if err != nil {
 		return ModelResponse{}, err
+	}
+	fit, compact, err := a.fitCall(ctx, ep, req, &oreq, shape, refs)
+	if err != nil || compact > 0 {
+		return ModelResponse{Compact: compact, Context: fit, Attempt: int(info.Attempt)}, err
 	}
 
 	bus := a.Bus
@@ -174,16 +196,51 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 		return ModelResponse{}, err
 	}
 	resp.Attempt = int(info.Attempt)
+	resp.Context = fit
 	return a.finishResponse(ctx, ep, req, resp)
+}
+
+// fitCall makes oreq fit its model's window (fit.go). It returns the
+// context event's data when the request was shortened (nil when it was
+// sent as built), or the conversation index up to which the workflow
+// must compact first.
+func (a *Activities) fitCall(ctx context.Context, ep endpoint, req ModelRequest, oreq *openai.ChatCompletionRequest, shape chatShape, refs []string) (*longhaul.ContextData, int, error) {
+	f, err := a.newFitting(ctx, ep, req.Window, req.Options)
+	if err != nil {
+		return nil, 0, err
+	}
+	if req.Options.Truncation == longhaul.TruncationDisabled {
+		if est := window.Request(*oreq); est > f.budget() {
+			return nil, 0, f.tooLong("the input (truncation is disabled)", est)
+		}
+		return nil, 0, nil
+	}
+	data, compact, err := fitChat(oreq, shape, refs, f)
+	data.Call = req.Call
+	if req.Summary != nil {
+		data.Summarized = req.Summary.Covers
+	}
+	observeWindow(ctx, data, compact, err)
+	if err != nil {
+		return nil, 0, err
+	}
+	if compact > 0 && (req.NoPrompt || req.Summary != nil && compact <= req.Summary.Covers) {
+		// Nothing older is left to compact: what remains is the summary.
+		return nil, 0, f.tooLong("the summary of the earlier conversation and the current round", data.Used)
+	}
+	if !data.Changed() && compact == 0 {
+		return nil, 0, nil
+	}
+	return &data, compact, nil
 }
 
 // chatRequest is the streamed Chat Completions request of req, sent to ep:
 // the prompt and the conversation, the request's options, and the tools
 // offered.
-func (a *Activities) chatRequest(ctx context.Context, ep endpoint, req ModelRequest) (openai.ChatCompletionRequest, error) {
-	msgs, err := a.buildMessages(ctx, req)
+func (a *Activities) chatRequest(ctx context.Context, ep endpoint, req ModelRequest) (openai.ChatCompletionRequest, chatShape, []string, error) {
+	msgs, shape, refs, err := a.buildMessages(ctx, req)
 	if err != nil {
-		return openai.ChatCompletionRequest{}, err
+		return openai.ChatCompletionRequest{}, shape, nil, err
 	}
 	oreq := openai.ChatCompletionRequest{
 		Model:               ep.model,
@@ -202,7 +259,7 @@ func (a *Activities) chatRequest(ctx context.Context, ep endpoint, req ModelRequ
 	oreq.Temperature = sampling(req.Options.Temperature)
 	oreq.TopP = sampling(req.Options.TopP)
 	if oreq.Tools, err = a.offeredTools(req); err != nil {
-		return openai.ChatCompletionRequest{}, err
+		return openai.ChatCompletionRequest{}, shape, nil, err
 	}
 	if len(oreq.Tools) > 0 {
 		if len(req.Options.ToolChoice) > 0 {
@@ -212,7 +269,7 @@ func (a *Activities) chatRequest(ctx context.Context, ep endpoint, req ModelRequ
 			oreq.ParallelToolCalls = *p
 		}
 	}
-	return oreq, nil
+	return oreq, shape, refs, nil
 }
 
 // finishResponse completes the model's answer to req: the model as a
@@ -257,29 +314,37 @@ func sampling(v *float32) float32 {
 	return *v
 }
 
-func (a *Activities) buildMessages(ctx context.Context, req ModelRequest) ([]openai.ChatCompletionMessage, error) {
+// buildMessages is req's conversation as the model reads it: the system
+// prompt (with the summary of the earlier conversation, when req has one),
+// the messages the summary does not stand for, and the max-turns prompt of
+// a final call. It also says which conversation message each is, and their
+// tool results' stored references (see fit.go).
+func (a *Activities) buildMessages(ctx context.Context, req ModelRequest) ([]openai.ChatCompletionMessage, chatShape, []string, error) {
 	out := make([]openai.ChatCompletionMessage, 0, len(req.Messages)+1)
+	var shape chatShape
+	var refs []string
+	shape.cur, shape.user = currentRound(req.Messages)
+	add := func(m openai.ChatCompletionMessage, src int, ref string) {
+		out = append(out, m)
+		shape.src = append(shape.src, src)
+		refs = append(refs, ref)
+	}
+	covers := 0
+	if s := req.Summary; s != nil && !req.NoPrompt {
+		covers = min(s.Covers, len(req.Messages))
+	}
 	if !req.NoPrompt {
-		var parts []string
-		if ag, ok := a.catalog.Agent(req.Agent); ok {
-			if req.Skill == "" {
-				parts = append(parts, strings.TrimSpace(a.catalog.SystemPromptKeeping(ag, req.who(), func(s *skills.Skill) bool {
-					return req.Documents || !onlyDocuments(s.Tools)
-				})))
-			} else {
-				parts = append(parts, strings.TrimSpace(ag.Prompt))
-				if s, ok := a.catalog.Skill(req.Skill); ok {
-					parts = append(parts, "## "+s.ID+"\n\n"+strings.TrimSpace(s.Prompt))
-				}
-			}
+		if sys := a.systemPrompt(req, covers); sys != "" {
+			add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: sys}, -1, "")
 		}
-		parts = append(parts, strings.TrimSpace(req.Instructions))
-		parts = slices.DeleteFunc(parts, func(p string) bool { return p == "" })
-		if len(parts) > 0 {
-			out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: strings.Join(parts, "\n\n")})
+		for _, f := range req.Findings {
+			add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: f}, srcFinding, "")
 		}
 	}
-	for _, m := range req.Messages {
+	for i, m := range req.Messages {
+		if i < covers && i != shape.user {
+			continue
+		}
 		om := openai.ChatCompletionMessage{
 			Role:       string(m.Role),
 			Content:    m.Content,
@@ -289,7 +354,7 @@ func (a *Activities) buildMessages(ctx context.Context, req ModelRequest) ([]ope
 		if len(m.Parts) > 0 {
 			parts, err := a.messageParts(ctx, m.Parts)
 			if err != nil {
-				return nil, err
+				return nil, shape, nil, err
 			}
 			om.Content, om.MultiContent = "", parts
 		}
@@ -299,12 +364,37 @@ func (a *Activities) buildMessages(ctx context.Context, req ModelRequest) ([]ope
 				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
 			})
 		}
-		out = append(out, om)
+		add(om, i, m.Ref)
 	}
 	if req.Final {
-		out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptMaxTurns)})
+		add(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptMaxTurns)}, -1, "")
 	}
-	return out, nil
+	return out, shape, refs, nil
+}
+
+// systemPrompt is the system message of req: the agent's prompt (or its
+// base prompt and one skill's fragment), the call's instructions, and the
+// summary of the conversation's first covers messages.
+func (a *Activities) systemPrompt(req ModelRequest, covers int) string {
+	var parts []string
+	if ag, ok := a.catalog.Agent(req.Agent); ok {
+		if req.Skill == "" {
+			parts = append(parts, strings.TrimSpace(a.catalog.SystemPromptKeeping(ag, req.who(), func(s *skills.Skill) bool {
+				return req.Documents || !onlyDocuments(s.Tools)
+			})))
+		} else {
+			parts = append(parts, strings.TrimSpace(ag.Prompt))
+			if s, ok := a.catalog.Skill(req.Skill); ok {
+				parts = append(parts, "## "+s.ID+"\n\n"+strings.TrimSpace(s.Prompt))
+			}
+		}
+	}
+	parts = append(parts, strings.TrimSpace(req.Instructions))
+	if covers > 0 {
+		parts = append(parts, summaryHeading+"\n\n"+strings.TrimSpace(req.Summary.Text))
+	}
+	parts = slices.DeleteFunc(parts, func(p string) bool { return p == "" })
+	return strings.Join(parts, "\n\n")
 }
 
 // heartbeat records heartbeats until the returned function is called, so a

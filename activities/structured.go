@@ -44,6 +44,10 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 	}
 	msgs := c.messages
 	defer a.heartbeat(ctx)()
+	f, err := a.newFitting(ctx, ep, 0, longhaul.ModelOptions{})
+	if err != nil {
+		return nil, usage, err
+	}
 	for attempt := 1; ; attempt++ {
 		req := openai.ChatCompletionRequest{
 			Model:    ep.model,
@@ -57,6 +61,11 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 				},
 			},
 			Temperature: sampling(c.temperature),
+		}
+		data, err := fitStructured(&req, f)
+		observeWindow(ctx, data, 0, err)
+		if err != nil {
+			return nil, usage, err
 		}
 		resp, err := ep.client.CreateChatCompletion(ctx, req)
 		if err != nil {

@@ -57,4 +57,7 @@ type LoopState struct {
 	// (or are the whole conversation when nothing is stored).
 	ConvRef  string             `json:"conv_ref,omitempty"`
 	Messages []longhaul.Message `json:"messages,omitempty"`
+	// Summary stands for the conversation's first messages once they no
+	// longer fit the model's window (activities.Compact).
+	Summary *longhaul.Summary `json:"summary,omitempty"`
 }

@@ -231,6 +231,8 @@ type agentFile struct {
 	Allow    *allowFile `yaml:"allow"`
 	// VectorStores are vector store ids ("vs_…") the agent searches.
 	VectorStores []string `yaml:"vector_stores"`
+	// Context is the agent's context window in tokens.
+	Context *int `yaml:"context"`
 }
 
 // allowFile is an allow: rule (agents, skills, http_tools entries).
@@ -549,6 +551,13 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 		a.MaxReplans = *f.MaxReplans
 	}
 	problems := checkAllow(src, "", a.Allow)
+	if f.Context != nil {
+		a.Context = *f.Context
+		if a.Context < MinContext || a.Context > MaxContext {
+			problems = append(problems, &FileError{Path: src, Err: ErrOutOfRange,
+				Detail: fmt.Sprintf("context must be between %d and %d tokens, got %d", MinContext, MaxContext, a.Context)})
+		}
+	}
 	problems = append(problems, checkVectorStores(src, a.VectorStores)...)
 	if f.MaxTurns != nil {
 		a.MaxTurns = *f.MaxTurns

@@ -23,12 +23,13 @@ const (
 	PromptMemoryExtract = "memory-extract" // extracts facts to remember
 	PromptMaxTurns      = "max-turns"      // added when an agent used all its turns
 	PromptRecall        = "recall"         // leads the recalled memories
+	PromptCompact       = "compact"        // summarizes older turns that no longer fit the window
 )
 
 // promptNames lists every prompt; a file in prompts/ with another name is
 // an error (a misspelt override would otherwise be ignored).
 var promptNames = []string{PromptPlanner, PromptPlannerMemory, PromptPlanReview, PromptStepReview,
-	PromptClassify, PromptMemoryExtract, PromptMaxTurns, PromptRecall}
+	PromptClassify, PromptMemoryExtract, PromptMaxTurns, PromptRecall, PromptCompact}
 
 // promptDir is the directory of a layer that holds prompts, not agent or
 // skill files.

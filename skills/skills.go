@@ -157,6 +157,10 @@ type Agent struct {
 	// the request's. They are searched as the run's principal: a store is
 	// found only by the principal that owns it.
 	VectorStores []string
+	// Context is the agent's own context window in tokens (context: in
+	// the file), which stands over what the endpoint reports but not over
+	// the operator's LONGHAUL_LLM_CONTEXT; 0 is the model's.
+	Context int
 	// Prompt is the base system prompt: the file's body, trimmed.
 	Prompt string
 	// Source names the file the agent came from, e.g. "builtin/researcher.md".
@@ -178,18 +182,28 @@ type RoleModels struct {
 	// Translate detects the user's language and translates the request
 	// (language: auto); empty is Answer.
 	Translate string `yaml:"translate" json:"translate,omitempty"`
+	// Compact summarizes older turns that no longer fit a model's
+	// context window; empty is the agent's model.
+	Compact string `yaml:"compact" json:"compact,omitempty"`
 }
 
 // Refs lists the roles and references set, in the order of the fields.
 func (m RoleModels) Refs() [][2]string {
 	var out [][2]string
-	for _, r := range [][2]string{{"plan", m.Plan}, {"review", m.Review}, {"classify", m.Classify}, {"answer", m.Answer}, {"translate", m.Translate}} {
+	for _, r := range [][2]string{{"plan", m.Plan}, {"review", m.Review}, {"classify", m.Classify}, {"answer", m.Answer}, {"translate", m.Translate}, {"compact", m.Compact}} {
 		if r[1] != "" {
 			out = append(out, r)
 		}
 	}
 	return out
 }
+
+// The bounds of an agent's context: (tokens): below MinContext no prompt
+// and tools fit, and no model reads more than MaxContext.
+const (
+	MinContext = 512
+	MaxContext = 10_000_000
+)
 
 // LanguageAuto is the language: value that answers in the user's language.
 const LanguageAuto = "auto"

@@ -219,6 +219,8 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 	// while ref is empty).
 	conv := append([]longhaul.Message(nil), l.Messages...)
 	ref := l.ConvRef
+	// summary stands for conv's start once it no longer fits the window.
+	summary := l.Summary
 	var added []longhaul.Message
 	// A plan step's loop answers the plan, not the client.
 	opts := r.callOptions(l.StepID == "")
@@ -233,16 +235,18 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 		// Only a run's own loop continues as new; a plan step's loop is
 		// one step, and the plan continues between steps.
 		if turn > first && l.StepID == "" && r.shouldContinue(ctx) {
-			if err := r.continueLoop(ctx, loopAt(l, turn, ref, conv), added); err != nil {
+			if err := r.continueLoop(ctx, loopAt(l, turn, ref, conv, summary), added); err != nil {
 				return contract.AgentResult{Messages: added, Model: r.model}, err
 			}
 		}
 		last := turn > l.MaxTurns
 		req := r.modelRequest(l, turn, last, opts, publish, ref, conv)
+		req.Summary = summary
 		if l.StepID == "" {
 			r.state.Turns++
 		}
-		resp, err := r.callModel(ctx, req, l.Label, l.StepID == "")
+		resp, err := r.callFitted(ctx, &req, l.Label, l.StepID == "")
+		summary = req.Summary
 		if err != nil {
 			return contract.AgentResult{Messages: added, Model: r.model}, err
 		}

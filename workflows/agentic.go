@@ -324,7 +324,13 @@ func (r *run) stepInstructions(p *contract.PlanRevision, i int) string {
 // findings lists the results of the finished steps before step i, each cut
 // to limit characters.
 func (r *run) findings(p *contract.PlanRevision, i, limit int) string {
-	var b strings.Builder
+	return strings.TrimSpace(strings.Join(r.stepFindings(p, i, limit), ""))
+}
+
+// stepFindings are the results of the finished steps before step i, one
+// entry a step, each cut to limit characters.
+func (r *run) stepFindings(p *contract.PlanRevision, i, limit int) []string {
+	var out []string
 	for _, s := range p.Steps[:i] {
 		if s.Status != longhaul.StepDone && s.Status != longhaul.StepFailed {
 			continue
@@ -336,9 +342,9 @@ func (r *run) findings(p *contract.PlanRevision, i, limit int) string {
 		if s.About != "" {
 			label += " (" + s.About + ")"
 		}
-		b.WriteString(fmt.Sprintf("## Step %s: %s\n\n%s\n\n", s.ID, label, textcut.Runes(s.Result, limit)))
+		out = append(out, fmt.Sprintf("## Step %s: %s\n\n%s\n\n", s.ID, label, textcut.Runes(s.Result, limit)))
 	}
-	return strings.TrimSpace(b.String())
+	return out
 }
 
 // reviewStep has the step supervisor review step i's result. An adjust
@@ -397,8 +403,11 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 		b.WriteString(fmt.Sprintf("\nThe answer must: %s\n", step.Input))
 	}
 	b.WriteString("\nWrite the final answer for the user now, from these findings. Cite the URLs of pages that were actually read for the claims they support, never other URLs; say what could not be found or checked.")
-	if notes := r.findings(p, i, resultContext); notes != "" {
-		b.WriteString("\n\n# Findings\n\n" + notes)
+	// The findings follow the prompt, one message a step, so that a
+	// window too small for all of them cuts each in turn, not the last.
+	findings := r.stepFindings(p, i, resultContext)
+	if len(findings) > 0 {
+		b.WriteString("\n\n# Findings\n\nThe findings follow, one message per step.")
 	}
 	if t := r.in.Translation; t != nil {
 		b.WriteString("\n\n" + answerInLanguage(t))
@@ -407,9 +416,9 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 	opts := r.callOptions(true)
 	r.state.Turns++
 	runModel := r.model
-	resp, err := r.callModel(ctx, activities.ModelRequest{
+	resp, err := r.callFitted(ctx, &activities.ModelRequest{
 		Call: "answer", Agent: r.spec.ID, Model: r.roleModel(roleAnswer), Messages: r.in.Messages, Options: opts,
-		Publish: !r.in.NotStreamed && publishes(opts), Instructions: b.String(),
+		Publish: !r.in.NotStreamed && publishes(opts), Instructions: b.String(), Findings: findings,
 	}, label, true)
 	if r.spec.Models.Answer != "" {
 		// The answer's own model stays the answer's: what follows it

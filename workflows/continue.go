@@ -33,8 +33,8 @@ const (
 )
 
 // loopAt is l going on at turn with conv after the stored ref.
-func loopAt(l contract.LoopState, turn int, ref string, conv []longhaul.Message) *contract.LoopState {
-	l.Turn, l.ConvRef, l.Messages = turn, ref, conv
+func loopAt(l contract.LoopState, turn int, ref string, conv []longhaul.Message, summary *longhaul.Summary) *contract.LoopState {
+	l.Turn, l.ConvRef, l.Messages, l.Summary = turn, ref, conv, summary
 	return &l
 }
 

@@ -18,6 +18,7 @@ const (
 	roleClassify  = "classify"
 	roleAnswer    = "answer"
 	roleTranslate = "translate"
+	roleCompact   = "compact"
 )
 
 // roleModel is the model of a role: the agent's models: entry, else (for
@@ -41,6 +42,8 @@ func (r *run) roleModel(role string) string {
 		if ref == "" {
 			ref = m.Answer
 		}
+	case roleCompact:
+		ref = m.Compact
 	}
 	if ref == "" {
 		return r.model

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/internal/window"
 	"io"
 	"log/slog"
 	"time"
@@ -120,6 +121,7 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	}
 	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, Endpoints: named}, cat, reg, log)
 	a.MaxToolOutput = cfg.MaxToolChars
+	a.Windows = windows(cfg)
 	a.RestoreChars = cfg.RestoreChars
 	a.MaxOutputBytes = cfg.MaxModelOutput
 	a.IdleTimeout = cfg.ModelIdleTimeout
@@ -160,4 +162,11 @@ func scheduleRetention(ctx context.Context, cfg config.Config, c client.Client, 
 	}
 	log.Info("stored data (blobs, chat turns) of closed runs is deleted after the retention", "retention", retention, "from", from,
 		"schedule", contract.RetentionScheduleID(cfg.TaskQueue))
+}
+
+// windows is the worker's model windows: LONGHAUL_LLM_CONTEXT (checked
+// with the other settings), else what the endpoints report.
+func windows(cfg config.Config) *window.Resolver {
+	settings, _ := window.ParseSettings(cfg.LLMContext)
+	return window.NewResolver(settings, nil)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
+	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/tlsfiles"
@@ -87,6 +88,7 @@ type Config struct {
 	// LLMKeys their keys (see internal/endpoints).
 	LLMEndpoints string        `envconfig:"LONGHAUL_LLM_ENDPOINTS" desc:"more OpenAI-compatible endpoints beside LLM_BASE_URL, name=url,… (e.g. remote=https://openrouter.ai/api/v1); a model reference name:model uses one (see docs/agents.md, A model for each role)"`
 	LLMKeys      string        `envconfig:"LONGHAUL_LLM_KEYS" desc:"bearer keys of LLM_ENDPOINTS, name=key,… (never logged); a key for a name LLM_ENDPOINTS does not list stops start-up"`
+	LLMContext   string        `envconfig:"LONGHAUL_LLM_CONTEXT" desc:"context windows in tokens by model reference, model=tokens,… (e.g. llama3.1:8b=16384,remote:gpt-4o=128000); they stand over an agent's context: and what the endpoint reports (Ollama /api/ps and /api/show, vLLM max_model_len); a model with neither is assumed to have 4096, Ollama's default (see docs/agents.md, Context windows)"`
 	LLMTimeout   time.Duration `envconfig:"LONGHAUL_LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
 	// ModelIdleTimeout gives up on a model stream that went silent.
 	ModelIdleTimeout time.Duration `envconfig:"LONGHAUL_MODEL_IDLE_TIMEOUT" default:"2m" desc:"how long a model call waits for the next chunk of its stream, the first included, before the attempt fails and is retried; 0 = as long as LLM_TIMEOUT"`
@@ -311,6 +313,9 @@ func (c Config) checkModel(p *problems) {
 	}
 	if c.LLMModel == "" {
 		p.bad("LLM_MODEL", "must not be empty")
+	}
+	if _, err := window.ParseSettings(c.LLMContext); err != nil {
+		p.bad("LLM_CONTEXT", "%v", err)
 	}
 	if c.LLMTimeout <= 0 {
 		p.bad("LLM_TIMEOUT", "must be positive")

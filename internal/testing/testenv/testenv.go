@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"context"
+	"github.com/longhaul-dev/longhaul/internal/window"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -103,7 +104,15 @@ type Options struct {
 	DocEmbedder func(memory.Embedder) memory.Embedder
 	// EmbedBatch is the workers' LONGHAUL_EMBED_BATCH (0: the default).
 	EmbedBatch int
+	// Context is the workers' LONGHAUL_LLM_CONTEXT. Nil gives every model
+	// a window of NoWindow, as the scripted model has none unless a test
+	// sets one; a test of windows sets the window it gave the model.
+	Context window.Settings
 }
+
+// NoWindow is the window the env's workers assume of a model when the
+// test sets none: the scripted model's own is unlimited.
+const NoWindow = 1 << 24
 
 // Env is a running stack.
 type Env struct {
@@ -481,6 +490,12 @@ func (e *Env) Activities() *activities.Activities {
 	a.IdleTimeout = e.opts.ModelIdleTimeout
 	a.Docs = e.Docs
 	a.EmbedBatch = e.opts.EmbedBatch
+	a.Windows = window.NewResolver(e.opts.Context, nil)
+	if e.opts.Context == nil {
+		a.Windows = window.NewResolver(window.Settings{"llmtest": NoWindow}, func(context.Context, string, string, string) (window.Window, bool) {
+			return window.Window{Tokens: NoWindow, Source: "test"}, true
+		})
+	}
 	if !e.opts.NoDocVectors {
 		a.Embedder = memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil)
 		if e.opts.DocEmbedder != nil {

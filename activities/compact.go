@@ -1,0 +1,190 @@
+package activities
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
+	"github.com/longhaul-dev/longhaul/internal/window"
+	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// summaryHeading leads the summary of the earlier conversation in a model
+// call's system prompt.
+const summaryHeading = "## The conversation so far (summarized to fit the context window)"
+
+// compactToolRunes bounds what of one tool result the compact role reads:
+// the rest was the model's to read when it came, and what mattered of it
+// is in the answers that followed.
+const compactToolRunes = 2000
+
+// CompactRequest asks for the conversation's older turns to be summarized:
+// messages Previous.Covers (0 without a summary) to Upto, folded into
+// Previous's text.
+type CompactRequest struct {
+	Call  string `json:"call"`
+	Agent string `json:"agent"`
+	// Model is the compact role's model.
+	Model    string             `json:"model,omitempty"`
+	Messages []longhaul.Message `json:"messages,omitempty"`
+	// ConvRef is the stored start of the conversation; Messages follow it.
+	ConvRef  string            `json:"conv_ref,omitempty"`
+	Previous *longhaul.Summary `json:"previous,omitempty"`
+	Upto     int               `json:"upto"`
+	// Window is the agent's own context window (context:), zero for the
+	// model's.
+	Window int `json:"window,omitempty"`
+}
+
+// CompactResponse is the new summary and what writing it cost.
+type CompactResponse struct {
+	Summary longhaul.Summary `json:"summary"`
+	Usage   longhaul.Usage   `json:"usage"`
+	// Calls is how many model calls it took: one per stretch of the
+	// conversation that fits the compact model's window.
+	Calls int `json:"calls"`
+}
+
+// Compact summarizes the conversation's older turns with the compact
+// role's model, so that later model calls send the summary instead. The
+// turns are read in stretches that each fit the model's window, each
+// folded into the summary so far; the latest user message is left out (it
+// is always sent whole). The summary is bounded by the answer reserve of
+// the compact model's window, and is workflow state once returned: a
+// retried or replayed run never compacts the same turns twice.
+func (a *Activities) Compact(ctx context.Context, req CompactRequest) (resp CompactResponse, err error) {
+	model := cmp.Or(req.Model, a.defaultModel)
+	ctx, end := modelSpan(ctx, "compact", model)
+	defer func() { end("", resp.Usage, err) }()
+	ep, err := a.resolve(model)
+	if err != nil {
+		return CompactResponse{}, err
+	}
+	conv := req.Messages
+	if req.ConvRef != "" {
+		base, err := a.loadConversation(ctx, req.ConvRef)
+		if err != nil {
+			return CompactResponse{}, err
+		}
+		conv = append(base, conv...)
+	}
+	from, text := 0, ""
+	if p := req.Previous; p != nil {
+		from, text = p.Covers, p.Text
+	}
+	upto := min(req.Upto, len(conv))
+	if upto <= from {
+		return CompactResponse{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("nothing to compact: messages %d to %d", from, upto), longhaul.ErrTypeBadInput, nil)
+	}
+	f, err := a.newFitting(ctx, ep, req.Window, longhaul.ModelOptions{})
+	if err != nil {
+		return CompactResponse{}, err
+	}
+	defer a.heartbeat(ctx)()
+	_, user := currentRound(conv)
+	prompt := a.catalog.Prompt(skills.PromptCompact)
+	for i := from; i < upto; {
+		chunk, next, err := compactChunk(conv, i, upto, user, f.budget()-window.Text(prompt)-window.Text(text)-64, f)
+		if err != nil {
+			return resp, err
+		}
+		text, err = a.summarize(ctx, ep, f, prompt, text, chunk, &resp)
+		if err != nil {
+			return resp, err
+		}
+		i = next
+		activity.RecordHeartbeat(ctx, i)
+	}
+	resp.Summary = longhaul.Summary{Text: text, Covers: upto, Model: a.ref(ep, ""), Tokens: window.Text(text)}
+	activity.GetMetricsHandler(ctx).WithTags(map[string]string{"model": resp.Summary.Model}).Counter(MetricCompactions).Inc(1)
+	return resp, nil
+}
+
+// compactChunk renders the conversation from message i (up to upto,
+// skipping the latest user message skip) as text for the compact role, as
+// much as fits budget tokens; next is where the following stretch starts.
+// A single message larger than the budget is cut to it.
+func compactChunk(conv []longhaul.Message, i, upto, skip, budget int, f fitting) (chunk string, next int, err error) {
+	if budget < 128 {
+		return "", i, f.tooLong("the compaction prompt and the summary so far", f.window.Tokens-f.reserve-budget)
+	}
+	var b strings.Builder
+	used := 0
+	for ; i < upto; i++ {
+		if i == skip {
+			continue
+		}
+		line := summaryLine(conv[i])
+		t := window.Text(line) + 2
+		if used+t > budget {
+			if used > 0 {
+				break
+			}
+			line = textcut.Runes(line, len([]rune(line))*budget/t) + " […]"
+			t = budget
+		}
+		b.WriteString(line)
+		b.WriteString("\n\n")
+		used += t
+	}
+	return b.String(), i, nil
+}
+
+// summaryLine is one message as the compact role reads it.
+func summaryLine(m longhaul.Message) string {
+	var b strings.Builder
+	switch m.Role {
+	case longhaul.RoleTool:
+		fmt.Fprintf(&b, "[tool %s result] %s", m.Name, textcut.Ellipsis(m.Content, compactToolRunes))
+	default:
+		fmt.Fprintf(&b, "[%s] %s", m.Role, longhaul.StripToolCards(m.Content))
+	}
+	for _, tc := range m.ToolCalls {
+		fmt.Fprintf(&b, "\n[%s calls %s %s]", m.Role, tc.Name, textcut.Ellipsis(tc.Arguments, 500))
+	}
+	return b.String()
+}
+
+// summarize asks the compact role to fold chunk into the summary so far.
+func (a *Activities) summarize(ctx context.Context, ep endpoint, f fitting, prompt, summary, chunk string, resp *CompactResponse) (string, error) {
+	var user strings.Builder
+	user.WriteString("Summary so far:\n")
+	if summary == "" {
+		user.WriteString("(none)")
+	}
+	user.WriteString(summary)
+	user.WriteString("\n\nConversation to add to it:\n\n")
+	user.WriteString(chunk)
+	out, err := ep.client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+		Model: ep.model,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: prompt},
+			{Role: openai.ChatMessageRoleUser, Content: user.String()},
+		},
+		MaxTokens: f.reserve,
+	})
+	if err != nil {
+		return "", a.modelError(ctx, err, ep)
+	}
+	resp.Calls++
+	resp.Usage = resp.Usage.Add(longhaul.Usage{
+		PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens,
+	})
+	if len(out.Choices) == 0 || strings.TrimSpace(out.Choices[0].Message.Content) == "" {
+		return "", temporal.NewApplicationError("the compact model answered no summary", longhaul.ErrTypeModelBadOutput)
+	}
+	text := strings.TrimSpace(out.Choices[0].Message.Content)
+	// However long the model made it, the summary must leave the window
+	// room: it is bounded by the answer reserve.
+	if window.Text(text) > f.reserve {
+		text = textcut.Runes(text, len([]rune(text))*f.reserve/window.Text(text))
+	}
+	return text, nil
+}

@@ -1,5 +1,11 @@
 package longhaul
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+)
+
 // Summary stands for the start of a conversation that no longer fits the
 // model's window: the compact role's summary of its first Covers messages,
 // which model calls send in their place.
@@ -46,4 +52,24 @@ type ContextData struct {
 // excerpted, cut or summarized.
 func (d ContextData) Changed() bool {
 	return d.Excerpted > 0 || d.Cut > 0 || d.Summarized > 0 || d.Compacted
+}
+
+// SummaryKey is what a summary's covered messages are recognised by in a
+// later turn: their number, their roles in order and the users' words
+// (whitespace normalised), hashed. A chat's next request carries the same
+// history with the earlier answers restored to their timelines, so the same
+// covered messages give the same key; an edited or branched history gives
+// another, and the summary is not reused.
+func SummaryKey(msgs []Message) string {
+	h := sha256.New()
+	h.Write([]byte(strconv.Itoa(len(msgs))))
+	for _, m := range msgs {
+		h.Write([]byte{0})
+		h.Write([]byte(m.Role))
+		if m.Role == RoleUser {
+			h.Write([]byte{0})
+			h.Write([]byte(MatchKey(m.Content)))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -176,15 +176,15 @@ func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, log *
 // prompt text, which the model activity adds itself so it is not repeated in
 // every activity input.
 type AgentSpec struct {
-	ID         string   `json:"id"`
-	Mode       string   `json:"mode"`
-	Model      string   `json:"model"`
-	MaxTurns   int      `json:"max_turns"`
-	MaxReplans int      `json:"max_replans"`
+	ID         string `json:"id"`
+	Mode       string `json:"mode"`
+	Model      string `json:"model"`
+	MaxTurns   int    `json:"max_turns"`
+	MaxReplans int    `json:"max_replans"`
 	// Context is the agent's own context window (context:), 0 for the
 	// model's.
-	Context int `json:"context,omitempty"`
-	Tools      []string `json:"tools,omitempty"`
+	Context int      `json:"context,omitempty"`
+	Tools   []string `json:"tools,omitempty"`
 	// Skills are the agent's skills, in file order: what a plan's skill
 	// steps and slash commands may run.
 	Skills []SkillSpec `json:"skills,omitempty"`

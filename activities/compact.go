@@ -102,7 +102,7 @@ func (a *Activities) Compact(ctx context.Context, req CompactRequest) (resp Comp
 		i = next
 		activity.RecordHeartbeat(ctx, i)
 	}
-	resp.Summary = longhaul.Summary{Text: text, Covers: upto, Model: a.ref(ep, ""), Tokens: window.Text(text)}
+	resp.Summary = longhaul.Summary{Text: text, Covers: upto, Key: longhaul.SummaryKey(conv[:upto]), Model: a.ref(ep, ""), Tokens: window.Text(text)}
 	activity.GetMetricsHandler(ctx).WithTags(map[string]string{"model": resp.Summary.Model}).Counter(MetricCompactions).Inc(1)
 	return resp, nil
 }

@@ -1,10 +1,12 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -54,7 +56,14 @@ type RecordTurnRequest struct {
 	// that continued as new has neither.
 	VisibleKey string `json:"visible_key,omitempty"`
 	AnswerKey  string `json:"answer_key,omitempty"`
+	// Summary is the chat's summary of its earlier messages when the
+	// turn's model calls needed one (Compact): kept with the turn, so the
+	// next turn reuses it instead of compacting again.
+	Summary *longhaul.Summary `json:"summary,omitempty"`
 }
+
+// summaryKind is the blob kind of a turn's conversation summary.
+const summaryKind = "summary"
 
 // RecordTurn stores a chat turn's timeline, keyed by the run (the workflow
 // id) and each message's number, so a retry stores nothing twice. A worker
@@ -86,10 +95,52 @@ func (a *Activities) recordTurn(ctx context.Context, run string, req RecordTurnR
 		}
 		t.Messages = append(t.Messages, store.TurnMessage{Seq: req.FirstSeq + i, Data: b})
 	}
+	if req.Summary != nil {
+		b, err := json.Marshal(req.Summary)
+		if err != nil {
+			return nonRetryable(longhaul.ErrTypeBadInput, fmt.Errorf("encode the summary: %w", err))
+		}
+		if _, err := a.Blobs.Put(ctx, store.Blob{Run: run, Kind: summaryKind, Name: "conversation", Data: b}); err != nil {
+			return fmt.Errorf("store the chat's summary: %w", err)
+		}
+	}
 	if err := a.Blobs.PutTurn(ctx, t); err != nil {
 		return fmt.Errorf("record turn %d of the chat: %w", req.Turn, err)
 	}
 	return nil
+}
+
+// summaryLookback bounds how many of the chat's latest turns are asked for
+// a summary.
+const summaryLookback = 3
+
+// latestSummary is the summary the chat's latest turns kept, newest first,
+// or nil.
+func (a *Activities) latestSummary(ctx context.Context, turns []store.Turn) (*longhaul.Summary, error) {
+	turns = slices.Clone(turns)
+	slices.SortFunc(turns, func(x, y store.Turn) int { return cmp.Compare(y.Turn, x.Turn) })
+	for _, t := range turns[:min(len(turns), summaryLookback)] {
+		blobs, err := a.Blobs.List(ctx, t.Run)
+		if err != nil {
+			return nil, fmt.Errorf("list the turn's blobs: %w", err)
+		}
+		for i := len(blobs) - 1; i >= 0; i-- {
+			if blobs[i].Kind != summaryKind {
+				continue
+			}
+			b, err := a.Blobs.Get(ctx, blobs[i].Ref)
+			if err != nil {
+				return nil, fmt.Errorf("read the chat's summary: %w", err)
+			}
+			var s longhaul.Summary
+			if err := json.Unmarshal(b.Data, &s); err != nil {
+				a.log.Warn("a stored chat summary is damaged; the next compaction writes another", "run", t.Run, "error", err)
+				return nil, nil
+			}
+			return &s, nil
+		}
+	}
+	return nil, nil
 }
 
 // CallRecord is what became of one tool call: its result's reference and
@@ -122,6 +173,10 @@ type RestoreResult struct {
 	Messages []longhaul.Message `json:"messages,omitempty"`
 	// Cut is how many older tool results were shortened to fit the budget.
 	Cut int `json:"cut,omitempty"`
+	// Summary is the summary the chat's latest turns kept of its earlier
+	// messages (see RecordTurnRequest.Summary), for the workflow to reuse
+	// when its key matches the restored history.
+	Summary *longhaul.Summary `json:"summary,omitempty"`
 }
 
 // Replacement is a stored turn's timeline, standing in for the answer at
@@ -169,9 +224,13 @@ func (a *Activities) RestoreConversation(ctx context.Context, req RestoreRequest
 	if err != nil {
 		return RestoreResult{}, fmt.Errorf("read the chat's turns: %w", err)
 	}
+	summary, err := a.latestSummary(ctx, turns)
+	if err != nil {
+		return RestoreResult{}, err
+	}
 	matched := matchTurns(req.Messages, turns)
 	if len(matched) == 0 {
-		return RestoreResult{}, nil
+		return RestoreResult{Summary: summary}, nil
 	}
 	runs := make([]string, 0, len(matched))
 	for _, run := range matched {
@@ -196,7 +255,9 @@ func (a *Activities) RestoreConversation(ctx context.Context, req RestoreRequest
 	if budget <= 0 {
 		budget = DefaultRestoreChars
 	}
-	return restore(req.Messages, matched, timelines, budget), nil
+	res := restore(req.Messages, matched, timelines, budget)
+	res.Summary = summary
+	return res, nil
 }
 
 // matchTurns finds, for each assistant message of the history, the stored

@@ -51,6 +51,11 @@ type run struct {
 	// stores are the vector stores the run searches: the agent's and the
 	// request's (see activities.RunVectorStores).
 	stores []string
+	// summary stands for the start of the run's own conversation once it
+	// no longer fit the model's window: the one an earlier turn of the
+	// chat kept (restoreConversation), then the run's own (Compact). The
+	// turn records it for the chat's next request.
+	summary *longhaul.Summary
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
@@ -196,6 +201,7 @@ func (r *run) background(ctx workflow.Context) (contract.AgentResult, error) {
 // chat runs the agent's own tool loop on the conversation.
 func (r *run) chat(ctx workflow.Context) (contract.AgentResult, error) {
 	l := contract.LoopState{
+		Summary:     r.summary,
 		Messages:    r.in.Messages,
 		Scope:       r.spec.Tools,
 		ClientTools: len(r.in.ClientTools) > 0,
@@ -247,6 +253,9 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 		}
 		resp, err := r.callFitted(ctx, &req, l.Label, l.StepID == "")
 		summary = req.Summary
+		if l.StepID == "" {
+			r.summary = summary
+		}
 		if err != nil {
 			return contract.AgentResult{Messages: added, Model: r.model}, err
 		}
@@ -503,7 +512,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 			ToolCallID: c.ID, Name: c.Name, Output: excerpt, Error: failed,
 			Truncated: res.Truncated || len(excerpt) < len(content), Ref: res.Ref,
 		})
-		out[i] = longhaul.Message{Role: longhaul.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content}
+		out[i] = longhaul.Message{Role: longhaul.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content, Ref: res.Ref}
 		outcomes[i] = toolOutcome{failed: failed, ref: res.Ref}
 	}
 	return out, outcomes

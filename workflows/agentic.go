@@ -416,10 +416,12 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 	opts := r.callOptions(true)
 	r.state.Turns++
 	runModel := r.model
-	resp, err := r.callFitted(ctx, &activities.ModelRequest{
+	req := activities.ModelRequest{
 		Call: "answer", Agent: r.spec.ID, Model: r.roleModel(roleAnswer), Messages: r.in.Messages, Options: opts,
-		Publish: !r.in.NotStreamed && publishes(opts), Instructions: b.String(), Findings: findings,
-	}, label, true)
+		Publish: !r.in.NotStreamed && publishes(opts), Instructions: b.String(), Findings: findings, Summary: r.summary,
+	}
+	resp, err := r.callFitted(ctx, &req, label, true)
+	r.summary = req.Summary
 	if r.spec.Models.Answer != "" {
 		// The answer's own model stays the answer's: what follows it
 		// (remembering the turn) runs on the agent's model.

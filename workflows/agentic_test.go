@@ -474,10 +474,10 @@ func TestAgenticRun(t *testing.T) {
 	ans := reqs[0]
 	diff(t, "answer request", activities.ModelRequest{
 		Call: "answer", Agent: "assistant", Model: "test-model", Messages: question, Publish: true, After: 8,
-	}, ans, cmpopts.IgnoreFields(activities.ModelRequest{}, "Instructions"))
+	}, ans, cmpopts.IgnoreFields(activities.ModelRequest{}, "Instructions", "Findings"))
 	for _, want := range []string{goal, "The answer must: list the changes", "## Step 1: tool web_fetch — Read the act (eur-lex.europa.eu)", "Article 5 bans social scoring."} {
-		if !strings.Contains(ans.Instructions, want) {
-			t.Errorf("answer instructions lack %q:\n%s", want, ans.Instructions)
+		if !strings.Contains(answerText(ans), want) {
+			t.Errorf("answer instructions lack %q:\n%s", want, answerText(ans))
 		}
 	}
 
@@ -669,8 +669,8 @@ func TestAdjustReplansKeepingFinishedSteps(t *testing.T) {
 		t.Fatalf("model requests %+v, want the answer only", reqs)
 	}
 	for _, want := range []string{"## Step 1: tool web_fetch", empty, "## Step 3: tool web_fetch — Read the news", news} {
-		if !strings.Contains(reqs[0].Instructions, want) {
-			t.Errorf("answer instructions lack %q:\n%s", want, reqs[0].Instructions)
+		if !strings.Contains(answerText(reqs[0]), want) {
+			t.Errorf("answer instructions lack %q:\n%s", want, answerText(reqs[0]))
 		}
 	}
 
@@ -829,8 +829,8 @@ func TestSkillStepLoop(t *testing.T) {
 		{Call: longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)}, Agent: "assistant", Seq: 1, After: 4, User: "u1", Principal: u1},
 		{Call: fetch, Agent: "assistant", Skill: sk.ID, Seq: 2, After: 10, User: "u1", Principal: u1},
 	}, p.toolRequests())
-	if !strings.Contains(reqs[2].Instructions, brief) || reqs[2].Call != "answer" {
-		t.Errorf("answer request %q lacks the skill's briefing:\n%s", reqs[2].Call, reqs[2].Instructions)
+	if !strings.Contains(answerText(reqs[2]), brief) || reqs[2].Call != "answer" {
+		t.Errorf("answer request %q lacks the skill's briefing:\n%s", reqs[2].Call, answerText(reqs[2]))
 	}
 
 	evs := h.events()
@@ -990,4 +990,10 @@ func TestResponseFormatAnswersOnly(t *testing.T) {
 	if ans := reqs[1]; ans.Options.ResponseFormat == nil || ans.Publish {
 		t.Errorf("the answer: response_format %+v, published %v; want the format, not streamed", ans.Options.ResponseFormat, ans.Publish)
 	}
+}
+
+// answerText is what an answer request tells the model beside the
+// conversation: its instructions and its findings, one a step.
+func answerText(req activities.ModelRequest) string {
+	return req.Instructions + "\n\n" + strings.Join(req.Findings, "\n\n")
 }

@@ -201,8 +201,8 @@ func TestPlanContinuesAsNewBetweenSteps(t *testing.T) {
 	if _, plans, _, _, _ := p2.calls(); len(plans) != 0 {
 		t.Fatalf("planned again: %+v", plans)
 	}
-	if reqs := h2.modelCalls(); !strings.Contains(reqs[0].Instructions, "Article 5 bans social scoring.") {
-		t.Errorf("the answer lacks the first execution's findings:\n%s", reqs[0].Instructions)
+	if reqs := h2.modelCalls(); !strings.Contains(answerText(reqs[0]), "Article 5 bans social scoring.") {
+		t.Errorf("the answer lacks the first execution's findings:\n%s", answerText(reqs[0]))
 	}
 	all := h2.readAll(ar)
 	diff(t, "event types", []longhaul.EventType{

@@ -65,15 +65,28 @@ func (r *run) restoreConversation(ctx workflow.Context) error {
 		workflow.GetLogger(ctx).Warn("restoring the chat's earlier turns failed; the history stays as sent", "error", err)
 		return nil
 	case res.Turns == 0:
+		r.reuseSummary(ctx, res.Summary)
 		return nil
 	}
 	r.in.Messages = res.Apply(r.in.Messages)
+	r.reuseSummary(ctx, res.Summary)
 	msg := fmt.Sprintf("Restored the tool calls of %d earlier turn(s)", res.Turns)
 	if res.Cut > 0 {
 		msg += fmt.Sprintf(" (%d older result(s) shortened)", res.Cut)
 	}
 	r.think(ctx, msg)
 	return nil
+}
+
+// reuseSummary keeps the summary an earlier turn of the chat made of its
+// first messages, when the history still starts with them (see
+// longhaul.SummaryKey), so the turn does not compact them again.
+func (r *run) reuseSummary(ctx workflow.Context, s *longhaul.Summary) {
+	if s == nil || s.Covers <= 0 || s.Covers > len(r.in.Messages) || longhaul.SummaryKey(r.in.Messages[:s.Covers]) != s.Key {
+		return
+	}
+	r.summary = s
+	r.think(ctx, fmt.Sprintf("Reused the summary of the chat's first %d messages", s.Covers))
 }
 
 // recordTurn stores the turn's messages from the first not yet stored:
@@ -114,6 +127,9 @@ func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status s
 	// texts themselves: the messages already carry the calls' arguments
 	// and results and the answers.
 	req.Calls = callRecords(events)
+	if final {
+		req.Summary = r.summary
+	}
 	if final && len(msgs) > 0 {
 		req.VisibleKey = longhaul.MatchKey(strings.Join(visible, "\n"))
 		req.AnswerKey = longhaul.MatchKey(msgs[len(msgs)-1].Content)

@@ -57,7 +57,7 @@ func TestChatTurnRestoresAndRecords(t *testing.T) {
 	}
 	diff(t, "recorded messages", []longhaul.Message{
 		assistant("Checking.", longhaul.ToolCall{ID: "c2", Name: "current_time", Arguments: `{"tz":"UTC"}`}),
-		{Role: longhaul.RoleTool, ToolCallID: "c2", Name: "current_time", Content: "12:01"},
+		{Role: longhaul.RoleTool, ToolCallID: "c2", Name: "current_time", Content: "12:01", Ref: "sha256:abc"},
 		assistant("It will be 13:00."),
 	}, rec.Messages)
 	if rec.VisibleKey != longhaul.MatchKey("Checking.\nIt will be 13:00.") || rec.AnswerKey != longhaul.MatchKey("It will be 13:00.") || rec.Title != "and in an hour?" {

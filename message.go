@@ -180,7 +180,8 @@ type ModelOptions struct {
 	// ResponseFormat asks the answer to be JSON (see ResponseFormat).
 	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 	// Truncation is the Responses API's truncation: "disabled" fails a
-	// request over the model's window instead of compacting it.
+	// request whose input is over the model's window instead of compacting
+	// it (the tool loop's own later calls are still fitted).
 	Truncation string `json:"truncation,omitempty"`
 }
 

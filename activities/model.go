@@ -209,11 +209,14 @@ func (a *Activities) fitCall(ctx context.Context, ep endpoint, req ModelRequest,
 	if err != nil {
 		return nil, 0, err
 	}
-	if req.Options.Truncation == longhaul.TruncationDisabled {
+	// With truncation disabled, the client's own input is sent whole or
+	// refused; what the run's tool loop adds to it later is fitted as
+	// always.
+	if req.Options.Truncation == longhaul.TruncationDisabled && shape.cur == max(shape.user, 0) {
 		if est := window.Request(*oreq); est > f.budget() {
+			observeWindow(ctx, f.report(est), 0, errors.New("over"))
 			return nil, 0, f.tooLong("the input (truncation is disabled)", est)
 		}
-		return nil, 0, nil
 	}
 	data, compact, err := fitChat(oreq, shape, refs, f)
 	data.Call = req.Call

@@ -415,6 +415,8 @@ func runError(err error) error {
 			return errModelNotFound(appErr.Message())
 		case longhaul.ErrTypeBadInput:
 			return errBadRequest(appErr.Message())
+		case longhaul.ErrTypeContextLength:
+			return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: longhaul.ErrTypeContextLength, msg: appErr.Message()}
 		}
 		return errInternal(appErr.Message())
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -525,7 +526,7 @@ func responseBase(id string, in contract.AgentInput, created int64, previous *st
 		Output: []OutputItem{}, ParallelToolCalls: o.ParallelToolCalls == nil || *o.ParallelToolCalls,
 		Store: in.Metadata[metaStore] != "false", Temperature: o.Temperature, TopP: o.TopP,
 		Text: ResponseText{Format: &ResponseTextFormat{Type: longhaul.FormatText}}, ToolChoice: responsesToolChoice(o.ToolChoice),
-		Tools: []ResponseTool{}, Truncation: "disabled", Metadata: map[string]string{},
+		Tools: []ResponseTool{}, Truncation: cmp.Or(o.Truncation, longhaul.TruncationDisabled), Metadata: map[string]string{},
 		SearchResults: in.Metadata[metaSearchResults] == "1",
 	}
 	if in.Metadata[metaInstructions] == "1" && len(in.Messages) > 0 {

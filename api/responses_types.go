@@ -80,9 +80,13 @@ const (
 	metaSearchResults = metaPrefix + "file_search_results"
 )
 
+// truncationAuto is the Responses truncation that compacts what does not
+// fit the model's window.
+const truncationAuto = "auto"
+
 // ResponsesRequest is the body of POST /v1/responses. Fields Longhaul does
-// not use (include, truncation, prompt_cache_key, service_tier, …) are
-// accepted and ignored.
+// not use (include, prompt_cache_key, service_tier, …) are accepted and
+// ignored.
 type ResponsesRequest struct {
 	Model              string             `json:"model"`
 	Input              json.RawMessage    `json:"input"`
@@ -104,6 +108,10 @@ type ResponsesRequest struct {
 	// file_search_call.results and ignores the rest.
 	Include []string `json:"include,omitempty"`
 	User    string   `json:"user,omitempty"`
+	// Truncation is "disabled" (OpenAI's default: an input over the
+	// model's window fails with 400 context_length_exceeded) or "auto"
+	// (older turns are compacted to fit).
+	Truncation string `json:"truncation,omitempty"`
 }
 
 // ResponseTool is a tool of a request: Longhaul takes function tools (flat:
@@ -452,6 +460,11 @@ func (r *ResponsesRequest) validate() error {
 	if r.MaxOutputTokens < 0 {
 		return errors.New("max_output_tokens: must not be negative")
 	}
+	switch r.Truncation {
+	case "", truncationAuto, longhaul.TruncationDisabled:
+	default:
+		return fmt.Errorf("truncation: %q is not one of auto, disabled", r.Truncation)
+	}
 	if err := wire.CheckResponseFormat(r.options().ResponseFormat, "text.format", tools.CheckSchema); err != nil {
 		return err
 	}
@@ -514,7 +527,10 @@ func responsesToolChoice(raw json.RawMessage) json.RawMessage {
 func (r *ResponsesRequest) options() longhaul.ModelOptions {
 	o := longhaul.ModelOptions{
 		Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
-		ParallelToolCalls: r.ParallelToolCalls,
+		ParallelToolCalls: r.ParallelToolCalls, Truncation: longhaul.TruncationDisabled,
+	}
+	if r.Truncation == truncationAuto {
+		o.Truncation = truncationAuto
 	}
 	o.ToolChoice, _ = chatToolChoice(r.ToolChoice)
 	if r.Reasoning != nil && r.Reasoning.Effort != nil {

@@ -79,6 +79,23 @@
 // LastUserContains, AnyMessageContains, HasResponseFormat and HasTools help
 // writing rules.
 //
+// # Windows
+//
+// By default the scripted model reads prompts of any length. SetWindow
+// gives it a window in tokens and one of two behaviours read from the
+// real servers' source: BehaviourOllama drops the oldest non-system
+// messages silently until the rest fits and answers as usual
+// (Ollama's chatPrompt), BehaviourOpenAI answers 400
+// context_length_exceeded, counting max_tokens / max_completion_tokens
+// as part of the request. Prompts are counted by PromptTokens: Llama
+// 3.1's chat template as Ollama renders it, tokenized with cl100k_base
+// (Llama 3's vocabulary holds cl100k's). Every recorded Request carries
+// its PromptTokens, whether the model Cut it, and how many messages it
+// Dropped; CutRequests lists the cut ones, so a test asserts that
+// Longhaul never sent a request the model had to cut. With a window, the
+// usage of an answer counts the prompt the model read, and the native
+// endpoints below report the window.
+//
 // # Other endpoints
 //
 // POST /v1/embeddings returns

@@ -46,6 +46,9 @@ type Server struct {
 	vectors  map[string][]float32
 	key      string
 	models   []string // GET /v1/models's list; nil = no such route
+	// window and behaviour are SetWindow's; 0 is unlimited.
+	window    int
+	behaviour Behaviour
 }
 
 type rule struct {

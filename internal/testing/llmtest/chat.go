@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -45,6 +46,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	req.N = len(s.reqs) + 1
 	s.reqs = append(s.reqs, req)
+	if !slices.Contains(s.used, chat.Model) {
+		s.used = append(s.used, chat.Model)
+	}
 	s.notifyLocked()
 	s.mu.Unlock()
 

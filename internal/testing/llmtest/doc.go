@@ -105,6 +105,13 @@
 // []string and token-array inputs, in float or base64 encoding; these
 // requests are recorded separately and returned by EmbeddingRequests.
 //
+// SetFlavour adds the native endpoints a client asks for a model's window:
+// FlavourOllama serves GET /api/ps (the models a chat request has named,
+// with the window as context_length) and POST /api/show (the window as a
+// Modelfile num_ctx, model_info's llama.context_length 131072), shaped as
+// Ollama's; SetOllamaModel says otherwise for one model. FlavourVLLM makes
+// GET /v1/models list vLLM's model cards with max_model_len.
+//
 // Requests with invalid JSON get a 400 envelope, unknown paths a 404 and
 // wrong methods a 405. After RequireKey, requests without the matching
 // "Authorization: Bearer" header get a 401 and are not recorded.

@@ -49,6 +49,11 @@ type Server struct {
 	// window and behaviour are SetWindow's; 0 is unlimited.
 	window    int
 	behaviour Behaviour
+	// flavour, ollama and used serve the native endpoints (SetFlavour):
+	// SetOllamaModel's models, and the models chat requests named.
+	flavour Flavour
+	ollama  map[string]OllamaModel
+	used    []string
 }
 
 type rule struct {
@@ -294,6 +299,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
+	case s.serveNative(w, r, path):
 	case path == "/v1/chat/completions":
 		if allow(w, r, http.MethodPost) {
 			s.handleChat(w, r)

@@ -2,6 +2,7 @@ package llmtest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -233,4 +234,69 @@ func TestWindowStreamUsage(t *testing.T) {
 	if u == nil || u.PromptTokens > 512 || u.PromptTokens < 400 {
 		t.Errorf("stream usage %+v, want the kept prompt's tokens (400 to 512)", u)
 	}
+}
+
+// getJSON does one request to srv and decodes the answer.
+func getJSON(t *testing.T, srv *llmtest.Server, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, strings.TrimSuffix(srv.URL(), "/v1")+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func TestNativeEndpoints(t *testing.T) {
+	t.Run("openai has none", func(t *testing.T) {
+		srv := llmtest.New(t)
+		srv.SetWindow(8192, llmtest.BehaviourOpenAI)
+		for _, p := range []string{"/api/ps", "/api/show"} {
+			if code, _ := getJSON(t, srv, http.MethodGet, p, ""); code != http.StatusNotFound {
+				t.Errorf("%s: %d, want 404", p, code)
+			}
+		}
+	})
+	t.Run("ollama", func(t *testing.T) {
+		srv := llmtest.New(t)
+		srv.SetFlavour(llmtest.FlavourOllama)
+		srv.SetWindow(8192, llmtest.BehaviourOllama)
+		if _, ps := getJSON(t, srv, http.MethodGet, "/api/ps", ""); fmt.Sprint(ps["models"]) != "[]" {
+			t.Errorf("/api/ps before any request = %v, want no model loaded", ps)
+		}
+		_, show := getJSON(t, srv, http.MethodPost, "/api/show", `{"model":"llama3.1:8b"}`)
+		info, _ := show["model_info"].(map[string]any)
+		if show["parameters"] != `stop                           "<|eot_id|>"`+"\n"+`num_ctx                        8192` || info["llama.context_length"] != 131072.0 {
+			t.Errorf("/api/show = parameters %q, model_info %v", show["parameters"], info)
+		}
+		srv.SetDefault(llmtest.Text("ok"))
+		if _, err := newClient(srv).CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
+			Model: "llama3.1:8b", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}); err != nil {
+			t.Fatal(err)
+		}
+		_, ps := getJSON(t, srv, http.MethodGet, "/api/ps", "")
+		models, _ := ps["models"].([]any)
+		if len(models) != 1 || models[0].(map[string]any)["name"] != "llama3.1:8b" || models[0].(map[string]any)["context_length"] != 8192.0 {
+			t.Errorf("/api/ps after a request = %v, want llama3.1:8b loaded with 8192", ps)
+		}
+		if code, _ := getJSON(t, srv, http.MethodPost, "/api/show", `{}`); code != http.StatusBadRequest {
+			t.Errorf("/api/show without a model: %d, want 400", code)
+		}
+	})
+	t.Run("vllm", func(t *testing.T) {
+		srv := llmtest.New(t)
+		srv.SetFlavour(llmtest.FlavourVLLM)
+		srv.SetWindow(32768, llmtest.BehaviourOpenAI)
+		_, list := getJSON(t, srv, http.MethodGet, "/v1/models", "")
+		data, _ := list["data"].([]any)
+		if len(data) != 1 || data[0].(map[string]any)["id"] != "llmtest" || data[0].(map[string]any)["max_model_len"] != 32768.0 {
+			t.Errorf("/v1/models = %v, want llmtest with max_model_len 32768", list)
+		}
+	})
 }

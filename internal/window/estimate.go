@@ -35,8 +35,8 @@ const (
 
 // Text estimates the tokens of s under the byte-pair tokenizers of the
 // models users run (Llama 3's, Qwen's, OpenAI's cl100k and o200k), on the
-// high side: it splits s as their pre-tokenizers do (letters, digits in
-// threes, punctuation, whitespace) and gives each piece the most tokens
+// high side: it splits s as their pre-tokenizers do (letters, digits
+// one by one as Qwen's does, punctuation, whitespace) and gives each piece the most tokens
 // those vocabularies spend on such a piece, so that text it has never seen
 // (identifiers, base64, another script) is not under-counted. It reads s
 // once and allocates nothing.
@@ -70,7 +70,9 @@ func Text(s string) int {
 			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 				j++
 			}
-			n += (j - i + 2) / 3
+			// Llama 3 and OpenAI split digits in threes, Qwen one by
+			// one.
+			n += j - i
 			i = j
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			j := i

@@ -272,7 +272,7 @@ func corpus(t *testing.T, root string) []sample {
 	}
 	for name, text := range sorted(read("internal/window/testdata/corpus/*")) {
 		kind := "non-English"
-		if strings.HasSuffix(name, ".py") || strings.HasSuffix(name, "mixed.txt") {
+		if strings.HasSuffix(name, ".py") || strings.HasSuffix(name, ".csv") || strings.HasSuffix(name, "mixed.txt") {
 			kind = "code"
 		}
 		addText(name, kind, text)

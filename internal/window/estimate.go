@@ -36,13 +36,17 @@ const (
 // Text estimates the tokens of s under the byte-pair tokenizers of the
 // models users run (Llama 3's, Qwen's, OpenAI's cl100k and o200k), on the
 // high side: it splits s as their pre-tokenizers do (letters, digits
-// one by one as Qwen's does, punctuation, whitespace) and gives each piece the most tokens
-// those vocabularies spend on such a piece, so that text it has never seen
-// (identifiers, base64, another script) is not under-counted. It reads s
-// once and allocates nothing.
+// one by one as Qwen's does, punctuation, whitespace) and gives each
+// piece the most tokens those vocabularies spend on such a piece, so that
+// text it has never seen (identifiers, base64, another script) is not
+// under-counted. Words count as English unless s has too few of the
+// commonest English words (see english). It reads s once and allocates
+// nothing.
 func Text(s string) int {
-	foreign := !english(s)
-	n := 0
+	// n counts everything but words of letters, which count both ways
+	// until the end says which language s is in.
+	n, asEnglish, asForeign := 0, 0, 0
+	words, common := 0, 0
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -50,6 +54,7 @@ func Text(s string) int {
 		case c < utf8.RuneSelf && isLetter(c):
 			j, upper, lower, shifts := i, 0, 0, 0
 			prevUpper := false
+			var key uint32
 			for j < len(s) && s[j] < utf8.RuneSelf && isLetter(s[j]) {
 				u := s[j] >= 'A' && s[j] <= 'Z'
 				if u {
@@ -60,10 +65,18 @@ func Text(s string) int {
 				if j > i && u != prevUpper {
 					shifts++
 				}
+				if j-i < 4 {
+					key = key<<8 | uint32(s[j]|0x20)
+				}
 				prevUpper = u
 				j++
 			}
-			n += letters(j-i, upper, lower, shifts, foreign)
+			words++
+			if j-i <= 4 && commonEnglish(key) {
+				common++
+			}
+			asEnglish += letters(j-i, upper, lower, shifts, false)
+			asForeign += letters(j-i, upper, lower, shifts, true)
 			i = j
 		case c >= '0' && c <= '9':
 			j := i
@@ -115,7 +128,10 @@ func Text(s string) int {
 			n += 1 + (l-1)/2
 		}
 	}
-	return n
+	if english(words, common) {
+		return n + asEnglish
+	}
+	return n + asForeign
 }
 
 // letters is the estimate of a run of ASCII letters: an English word
@@ -138,32 +154,12 @@ func letters(l, upper, lower, shifts int, foreign bool) int {
 	return (l + 2) / 3
 }
 
-// english reports whether s reads as English (prose, or code and schemas
-// documented in English): at least one word in englishShare is one of
-// the commonest English words, chosen among those that are not also
-// common words of German, Dutch, French, Spanish or Polish. It reads s
-// once more and allocates nothing.
-func english(s string) bool {
-	words, common := 0, 0
-	for i := 0; i < len(s); {
-		if !isLetter(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		var key uint32
-		for j < len(s) && isLetter(s[j]) {
-			if j-i < 4 {
-				key = key<<8 | uint32(s[j]|0x20)
-			}
-			j++
-		}
-		words++
-		if j-i <= 4 && commonEnglish(key) {
-			common++
-		}
-		i = j
-	}
+// english reports whether a text of words runs of letters, common of
+// them among the commonest English words, reads as English (prose, or
+// code and schemas documented in English): at least one word in
+// englishShare is such a word, chosen among those that are not also
+// common words of German, Dutch, French, Spanish or Polish.
+func english(words, common int) bool {
 	return words == 0 || common*englishShare >= words
 }
 

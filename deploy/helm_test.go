@@ -536,6 +536,13 @@ func TestHelmChartDefaults(t *testing.T) {
 			t.Errorf("Deployment %s has %v replicas by default, want at least 2", name, d.Spec.Replicas)
 		}
 	}
+	// No window by default: Longhaul asks the endpoint, and a window
+	// larger than the endpoint's would be cut silently by Ollama.
+	for _, name := range []string{apiName, workerName} {
+		if e, ok := envOf(r.deployments[name].Spec.Template.Spec.Containers[0])["LONGHAUL_LLM_CONTEXT"]; ok {
+			t.Errorf("Deployment %s sets LONGHAUL_LLM_CONTEXT %q by default", name, e.Value)
+		}
+	}
 	if ref := envOf(r.deployments[apiName].Spec.Template.Spec.Containers[0])["LONGHAUL_DATABASE_URL"].ValueFrom; ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name == "" {
 		t.Error("the default API has no database URL Secret")
 	}
@@ -588,6 +595,13 @@ func TestHelmChartEverything(t *testing.T) {
 	}
 	if e := workerEnv["LONGHAUL_WORKER_PROMOTE"].Value; e != "false" {
 		t.Errorf("LONGHAUL_WORKER_PROMOTE = %q, want false", e)
+	}
+	// The values' windows reach the API and the workers, which count
+	// every model call against them.
+	for _, e := range []map[string]corev1.EnvVar{apiEnv, workerEnv} {
+		if got := e["LONGHAUL_LLM_CONTEXT"].Value; got != "gpt-4o-mini=128000,remote:llama3.1:8b=16384" {
+			t.Errorf("LONGHAUL_LLM_CONTEXT = %q, want the values' windows", got)
+		}
 	}
 	if apiEnv["LONGHAUL_MAX_STREAMS"].Value != "100" || workerEnv["LONGHAUL_WORKER_ACTIVITY_SLOTS"].Value != "2000" || apiEnv["LONGHAUL_MAX_RUNS"].Value != "50" || workerEnv["LONGHAUL_MAX_RUNS"].Value != "50" {
 		t.Error("the values' env settings are not where they belong")
@@ -792,6 +806,8 @@ func TestHelmChartRefuses(t *testing.T) {
 		{[]string{"imag.tag=x"}, "'imag' not allowed"},
 		{[]string{"env.HTTP_ADDR=0.0.0.0:80"}, "HTTP_ADDR"},
 		{[]string{"worker.versioning=sticky"}, "auto-upgrade"},
+		// A window that is not model=tokens,….
+		{[]string{"llm.context=16384"}, "llm.context"},
 	} {
 		args := []string{"template", release, chartDir, "--namespace", releaseNS, "--kube-version", kubeVersion}
 		for _, s := range c.set {

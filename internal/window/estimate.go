@@ -35,13 +35,18 @@ const (
 
 // Text estimates the tokens of s under the byte-pair tokenizers of the
 // models users run (Llama 3's, Qwen's, OpenAI's cl100k and o200k), on the
-// high side: it splits s as their pre-tokenizers do (letters, digits in
-// threes, punctuation, whitespace) and gives each piece the most tokens
-// those vocabularies spend on such a piece, so that text it has never seen
-// (identifiers, base64, another script) is not under-counted. It reads s
-// once and allocates nothing.
+// high side: it splits s as their pre-tokenizers do (letters, digits
+// one by one as Qwen's does, punctuation, whitespace) and gives each
+// piece the most tokens those vocabularies spend on such a piece, so that
+// text it has never seen (identifiers, base64, another script) is not
+// under-counted. Words count as English unless s has too few of the
+// commonest English words (see english). It reads s once and allocates
+// nothing.
 func Text(s string) int {
-	n := 0
+	// n counts everything but words of letters, which count both ways
+	// until the end says which language s is in.
+	n, asEnglish, asForeign := 0, 0, 0
+	words, common := 0, 0
 	i := 0
 	for i < len(s) {
 		c := s[i]
@@ -49,6 +54,7 @@ func Text(s string) int {
 		case c < utf8.RuneSelf && isLetter(c):
 			j, upper, lower, shifts := i, 0, 0, 0
 			prevUpper := false
+			var key uint32
 			for j < len(s) && s[j] < utf8.RuneSelf && isLetter(s[j]) {
 				u := s[j] >= 'A' && s[j] <= 'Z'
 				if u {
@@ -59,17 +65,27 @@ func Text(s string) int {
 				if j > i && u != prevUpper {
 					shifts++
 				}
+				if j-i < 4 {
+					key = key<<8 | uint32(s[j]|0x20)
+				}
 				prevUpper = u
 				j++
 			}
-			n += letters(j-i, upper, lower, shifts)
+			words++
+			if j-i <= 4 && commonEnglish(key) {
+				common++
+			}
+			asEnglish += letters(j-i, upper, lower, shifts, false)
+			asForeign += letters(j-i, upper, lower, shifts, true)
 			i = j
 		case c >= '0' && c <= '9':
 			j := i
 			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 				j++
 			}
-			n += (j - i + 2) / 3
+			// Llama 3 and OpenAI split digits in threes, Qwen one by
+			// one.
+			n += j - i
 			i = j
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			j := i
@@ -91,26 +107,89 @@ func Text(s string) int {
 			i = j
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-			n += runeTokens(r)
+			if !isCyrillic(r) {
+				i += size
+				n += runeTokens(r)
+				continue
+			}
+			// A Cyrillic word: Llama 3's and Qwen's vocabularies hold
+			// enough of them that a word costs about a token per three
+			// letters (measured: internal/window's tokenizer test);
+			// counted as one per two.
+			l := 0
+			for i < len(s) {
+				r, size := utf8.DecodeRuneInString(s[i:])
+				if !isCyrillic(r) {
+					break
+				}
+				i += size
+				l++
+			}
+			n += 1 + (l-1)/2
 		}
 	}
-	return n
+	if english(words, common) {
+		return n + asEnglish
+	}
+	return n + asForeign
 }
 
-// letters is the estimate of a run of ASCII letters: a word (lower case,
-// capitalised, or a short acronym) is one token up to six letters and one
-// more for each five after; anything else (camelCase, base64, hashes) one
-// for every three letters, as byte-pair vocabularies split such runs.
-func letters(l, upper, lower, shifts int) int {
+// letters is the estimate of a run of ASCII letters: an English word
+// (lower case, capitalised, or a short acronym) is one token up to six
+// letters and one more for each five after; a word of another language
+// written in Latin letters (foreign: German, Dutch, Polish…), which the
+// vocabularies hold few whole words of, one up to four letters and one
+// for every three letters after the first; anything else (camelCase, base64, hashes) one for every
+// three letters, as byte-pair vocabularies split such runs.
+func letters(l, upper, lower, shifts int, foreign bool) int {
 	word := upper == 0 || (upper == 1 && !(shifts > 1)) || (lower == 0 && l <= 4)
-	if word {
+	switch {
+	case word && foreign && l > 4:
+		return 1 + (l-1)/3
+	case word && foreign:
+		return 1
+	case word:
 		return 1 + max(0, l-6+4)/5
 	}
 	return (l + 2) / 3
 }
 
+// english reports whether a text of words runs of letters, common of
+// them among the commonest English words, reads as English (prose, or
+// code and schemas documented in English): at least one word in
+// englishShare is such a word, chosen among those that are not also
+// common words of German, Dutch, French, Spanish or Polish.
+func english(words, common int) bool {
+	return words == 0 || common*englishShare >= words
+}
+
+// englishShare: English prose has about one such word in four, English
+// code and JSON schemas one in six to ten; German and Dutch prose under
+// one in fifty.
+const englishShare = 16
+
+// commonEnglish reports whether key (a word of up to four letters, lower
+// case, packed a byte at a time) is one of the commonest English words.
+func commonEnglish(key uint32) bool {
+	switch key {
+	case 't'<<16 | 'h'<<8 | 'e', 'a'<<16 | 'n'<<8 | 'd', 'f'<<16 | 'o'<<8 | 'r',
+		'y'<<16 | 'o'<<8 | 'u', 'a'<<16 | 'r'<<8 | 'e', 'n'<<16 | 'o'<<8 | 't', 'b'<<16 | 'u'<<8 | 't',
+		'c'<<16 | 'a'<<8 | 'n', 'i'<<16 | 't'<<8 | 's', 'h'<<16 | 'a'<<8 | 's', 'a'<<16 | 'n'<<8 | 'y',
+		't'<<24 | 'h'<<16 | 'a'<<8 | 't', 'w'<<24 | 'i'<<16 | 't'<<8 | 'h', 't'<<24 | 'h'<<16 | 'i'<<8 | 's',
+		'f'<<24 | 'r'<<16 | 'o'<<8 | 'm', 'y'<<24 | 'o'<<16 | 'u'<<8 | 'r', 'h'<<24 | 'a'<<16 | 'v'<<8 | 'e',
+		't'<<24 | 'h'<<16 | 'e'<<8 | 'y', 'w'<<24 | 'h'<<16 | 'a'<<8 | 't', 'w'<<24 | 'h'<<16 | 'e'<<8 | 'n',
+		'e'<<24 | 'a'<<16 | 'c'<<8 | 'h', 'i'<<24 | 'n'<<16 | 't'<<8 | 'o', 't'<<24 | 'h'<<16 | 'e'<<8 | 'n',
+		't'<<8 | 'o', 'i'<<8 | 't', 'b'<<8 | 'e', 'b'<<8 | 'y', 'o'<<8 | 'r', 'i'<<8 | 'f', 'a'<<8 | 't',
+		'a'<<8 | 's', 'o'<<8 | 'f':
+		return true
+	}
+	return false
+}
+
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// isCyrillic reports whether r is a letter of the Cyrillic block.
+func isCyrillic(r rune) bool { return r >= 0x0400 && r <= 0x04FF && unicode.IsLetter(r) }
 
 // runeTokens is the estimate of one character outside ASCII: a letter of
 // an alphabet with few entries in the vocabularies, or a CJK character,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -30,20 +31,36 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	s.mu.Lock()
 	req := Request{
-		N:      len(s.reqs) + 1,
 		Method: r.Method,
 		Path:   r.URL.Path,
 		Header: r.Header.Clone(),
 		Body:   body,
 		Chat:   chat,
 	}
+	window, behaviour := s.Window()
+	f := applyWindow(&req, window, behaviour)
+	if window > 0 {
+		req.read = f.prompt
+	}
+	s.mu.Lock()
+	req.N = len(s.reqs) + 1
 	s.reqs = append(s.reqs, req)
+	if !slices.Contains(s.used, chat.Model) {
+		s.used = append(s.used, chat.Model)
+	}
 	s.notifyLocked()
 	s.mu.Unlock()
 
-	s.serveAction(w, r, req, s.choose(req))
+	if f.refusal != "" {
+		refuse(w, f.refusal)
+		return
+	}
+	// The script answers what the model read: after an Ollama cut, rules
+	// and Func replies see only the messages it kept.
+	seen := req
+	seen.Chat = f.kept
+	s.serveAction(w, r, seen, s.choose(seen))
 }
 
 // decodeChat decodes a chat completion request. It accepts "stop" as a
@@ -229,7 +246,10 @@ func (s *Server) buildMessage(req Request, rp *reply, opts options) message {
 	if opts.usage != nil {
 		m.usage = *opts.usage
 	} else {
-		p := promptTokens(req.Chat)
+		p := req.read
+		if p == 0 {
+			p = promptTokens(req.Chat)
+		}
 		m.usage = usage{Prompt: p, Completion: completion, Total: p + completion}
 	}
 	return m

@@ -79,6 +79,23 @@
 // LastUserContains, AnyMessageContains, HasResponseFormat and HasTools help
 // writing rules.
 //
+// # Windows
+//
+// By default the scripted model reads prompts of any length. SetWindow
+// gives it a window in tokens and one of two behaviours read from the
+// real servers' source: BehaviourOllama drops the oldest non-system
+// messages silently until the rest fits and answers as usual
+// (Ollama's chatPrompt), BehaviourOpenAI answers 400
+// context_length_exceeded, counting max_tokens / max_completion_tokens
+// as part of the request. Prompts are counted by PromptTokens: Llama
+// 3.1's chat template as Ollama renders it, tokenized with cl100k_base
+// (Llama 3's vocabulary holds cl100k's). Every recorded Request carries
+// its PromptTokens, whether the model Cut it, and how many messages it
+// Dropped; CutRequests lists the cut ones, so a test asserts that
+// Longhaul never sent a request the model had to cut. With a window, the
+// usage of an answer counts the prompt the model read, and the native
+// endpoints below report the window.
+//
 // # Other endpoints
 //
 // POST /v1/embeddings returns
@@ -87,6 +104,13 @@
 // fixes a text's vector) for string,
 // []string and token-array inputs, in float or base64 encoding; these
 // requests are recorded separately and returned by EmbeddingRequests.
+//
+// SetFlavour adds the native endpoints a client asks for a model's window:
+// FlavourOllama serves GET /api/ps (the models a chat request has named,
+// with the window as context_length) and POST /api/show (the window as a
+// Modelfile num_ctx, model_info's llama.context_length 131072), shaped as
+// Ollama's; SetOllamaModel says otherwise for one model. FlavourVLLM makes
+// GET /v1/models list vLLM's model cards with max_model_len.
 //
 // Requests with invalid JSON get a 400 envelope, unknown paths a 404 and
 // wrong methods a 405. After RequireKey, requests without the matching

@@ -102,3 +102,39 @@ func ExampleFailTimes() {
 	// retrying after llmtest: scripted failure 2 of 2
 	// done
 }
+
+// This example gives the scripted model Ollama's default window and
+// behaviour: a chat that outgrows it loses its oldest turns without an
+// error, and CutRequests is how a test catches that.
+func ExampleServer_SetWindow() {
+	srv, err := llmtest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	srv.SetWindow(4096, llmtest.BehaviourOllama)
+	srv.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+		// The script sees what the model read.
+		return llmtest.Text(fmt.Sprintf("I see %d messages.", len(r.Chat.Messages)))
+	}))
+
+	page := strings.Repeat("A long fetched page about context windows. ", 400) // about 3,200 tokens
+	msgs := []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: "You are a researcher."},
+		{Role: openai.ChatMessageRoleUser, Content: "Page one: " + page},
+		{Role: openai.ChatMessageRoleUser, Content: "Page two: " + page},
+		{Role: openai.ChatMessageRoleUser, Content: "What did page one say?"},
+	}
+	client := openai.NewClientWithConfig(srv.ClientConfig())
+	resp, err := client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "llama3.1:8b", Messages: msgs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Choices[0].Message.Content)
+	for _, r := range srv.CutRequests() {
+		fmt.Printf("request %d: %d prompt tokens, %d messages dropped\n", r.N, r.PromptTokens, r.Dropped)
+	}
+	// Output:
+	// I see 3 messages.
+	// request 1: 6444 prompt tokens, 1 messages dropped
+}

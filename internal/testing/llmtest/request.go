@@ -25,6 +25,20 @@ type Request struct {
 	// Chat is the decoded body: model, messages (roles, content, tool_calls,
 	// tool_call_id), tools, response_format, stream and stream_options.
 	Chat openai.ChatCompletionRequest
+	// PromptTokens is PromptTokens(Chat): the request's prompt as the
+	// model reads it, in tokens, before any cut.
+	PromptTokens int
+	// Cut reports that the request did not fit the window set with
+	// SetWindow and the model cut it (BehaviourOllama) or refused it
+	// (BehaviourOpenAI).
+	Cut bool
+	// Dropped is how many messages BehaviourOllama left out of what the
+	// model read (the oldest non-system ones).
+	Dropped int
+
+	// read is the prompt tokens the model read, for usage: PromptTokens,
+	// or less after a cut; 0 without a window.
+	read int
 }
 
 // LastUserMessage returns the text of the last message with role "user", or

@@ -46,6 +46,14 @@ type Server struct {
 	vectors  map[string][]float32
 	key      string
 	models   []string // GET /v1/models's list; nil = no such route
+	// window and behaviour are SetWindow's; 0 is unlimited.
+	window    int
+	behaviour Behaviour
+	// flavour, ollama and used serve the native endpoints (SetFlavour):
+	// SetOllamaModel's models, and the models chat requests named.
+	flavour Flavour
+	ollama  map[string]OllamaModel
+	used    []string
 }
 
 type rule struct {
@@ -291,6 +299,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
+	case s.serveNative(w, r, path):
 	case path == "/v1/chat/completions":
 		if allow(w, r, http.MethodPost) {
 			s.handleChat(w, r)

@@ -137,6 +137,7 @@ the model endpoints, metrics, the token key, the operator's extra env.
   value: {{ $v.llm.baseURL | quote }}
 - name: LONGHAUL_LLM_MODEL
   value: {{ $v.llm.model | quote }}
+{{- include "longhaul.plainEnv" (dict "name" "LONGHAUL_LLM_CONTEXT" "value" $v.llm.context) }}
 {{- include "longhaul.plainEnv" (dict "name" "LONGHAUL_LLM_ENDPOINTS" "value" $v.llm.endpoints) }}
 {{- include "longhaul.secretEnv" (dict "name" "LONGHAUL_LLM_API_KEY" "ref" $v.llm.apiKey) }}
 {{- include "longhaul.secretEnv" (dict "name" "LONGHAUL_LLM_KEYS" "ref" $v.llm.keys) }}

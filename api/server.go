@@ -258,6 +258,8 @@ func (s *Server) routes() {
 		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.MetricsHandler))
 	}
 	s.app.Get(usercreds.CallbackPath, s.oauthCallback)
+	s.app.Get(usercreds.ConnectPath+":id", s.connectPage)
+	s.app.Post(usercreds.ConnectPath+":id", s.confirmConnect)
 	v1 := s.app.Group("/v1", s.auth)
 	v1.Get("/models", s.listModels)
 	v1.Post("/chat/completions", s.chatCompletions)

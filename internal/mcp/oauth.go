@@ -24,9 +24,12 @@ type UserTokens interface {
 	// TokenSource returns the user's token source for the server, or an
 	// error wrapping usercreds.ErrNotConnected.
 	TokenSource(ctx context.Context, user, server string) (oauth2.TokenSource, error)
-	// AuthorizeURL starts the user's authorization of the server and
-	// returns the link to open in a browser.
-	AuthorizeURL(ctx context.Context, user, server string) (string, error)
+	// ConnectLink returns a link for the user to open in a browser to
+	// connect the server: a Longhaul link that names the user and asks to
+	// confirm, never the authorization server's URL with its state, since
+	// the link goes into the tool result, and so into the workflow history
+	// and the conversation.
+	ConnectLink(ctx context.Context, user, server string) (string, error)
 	// SaveTools keeps the server's tool list (JSON), and LoadTools returns
 	// it (nil when none was kept), so that a worker that starts offers the
 	// tools a connected user last listed.
@@ -159,7 +162,7 @@ func (s *server) asUser(ctx context.Context, call tools.Call, tool string, do fu
 // the server: the link to connect, in the result the model reads and, for
 // Open WebUI, as a status line.
 func (s *server) connectFirst(ctx context.Context, call tools.Call, tool string) (tools.Result, error) {
-	link, err := s.m.UserTokens.AuthorizeURL(ctx, call.User, s.name)
+	link, err := s.m.UserTokens.ConnectLink(ctx, call.User, s.name)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("mcp server %q: start the user's authorization: %w", s.name, err)
 	}
@@ -169,7 +172,7 @@ func (s *server) connectFirst(ctx context.Context, call tools.Call, tool string)
 	return tools.Result{Target: s.name, Content: fmt.Sprintf(
 		"NOT CONNECTED: %s could not run because the user has not connected their %s account (or the connection expired). "+
 			"Tell the user to open this link in their browser to connect it, then to ask again:\n\n%s\n\n"+
-			"(The link is valid for a limited time; asking again gives a new one.)", tool, s.name, link)}, nil
+			"(The link works once, for a few minutes; asking again gives a new one.)", tool, s.name, link)}, nil
 }
 
 // connectTool is an OAuth server's "<server>__connect_account".

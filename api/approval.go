@@ -62,7 +62,8 @@ func ofTurn(id, chat string, turn int) bool {
 // earlier turn: a run may have stopped at several prompts since its own
 // turn. Otherwise only a run of the turn just before qualifies: its
 // response was cut off before it showed the prompt, and the message is
-// the person's next word to it. Never a run of the message's own turn (a
+// the person's next word to it, as text that decides nothing
+// (answerInput). Never a run of the message's own turn (a
 // retried or regenerated request), nor a stale run an earlier
 // Regenerate left waiting.
 func answers(id string, st contract.RunState, chat, user string, turn int, prompt string) bool {
@@ -81,6 +82,20 @@ func answers(id string, st contract.RunState, chat, user string, turn int, promp
 		}
 	}
 	return false
+}
+
+// answerInput is what a chat message delivers to the run it answers. A
+// message that replies to an approval prompt this API showed may decide
+// (chatInput: "ok" approves, "no" denies). One that replies to no prompt
+// (the previous response was cut off, by Stop or a dropped connection,
+// before it showed one) is the person's words, never a decision: nobody
+// was shown what "ok" would approve, so the waiting call is refused and
+// the words go to the model.
+func answerInput(text string, prompted bool) contract.InputRequest {
+	if prompted {
+		return chatInput(text)
+	}
+	return contract.InputRequest{Text: strings.TrimSpace(text), Unprompted: true}
 }
 
 // asksApproval reports whether agent may stop a run for a person's
@@ -132,7 +147,7 @@ func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*ch
 	if err != nil {
 		return nil, errUnavailable("cannot read run " + id + ": " + err.Error())
 	}
-	input := chatInput(in.Messages[last].Content)
+	input := answerInput(in.Messages[last].Content, prompt != "")
 	res, err := s.deliver(ctx, id, input)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.status == http.StatusConflict {

@@ -40,6 +40,25 @@ func TestApprovalChatInput(t *testing.T) {
 	}
 }
 
+// TestApprovalUnpromptedIsText is issue 36 item 5: a chat message that
+// replies to no approval prompt (the response was cut off before it showed
+// one) reaches the waiting run as text that decides nothing, "ok" too; one
+// that replies to a shown prompt decides.
+func TestApprovalUnpromptedIsText(t *testing.T) {
+	for _, text := range []string{"ok", "Yes!", "approve", "go ahead", "no", "make it a paperback"} {
+		in := answerInput(text, false)
+		if got := contract.Decide(in); got != contract.DecisionReplied || in.Approve != nil {
+			t.Errorf("%q, shown no prompt: %+v decides %q, want a reply", text, in, got)
+		}
+	}
+	if got := contract.Decide(answerInput(" ok ", true)); got != contract.DecisionApproved {
+		t.Errorf(`"ok" answering a shown prompt decides %q, want approved`, got)
+	}
+	if got := contract.Decide(answerInput("no", true)); got != contract.DecisionDenied {
+		t.Errorf(`"no" answering a shown prompt decides %q, want denied`, got)
+	}
+}
+
 func TestApprovalPrompt(t *testing.T) {
 	got := approvalPrompt(longhaul.ApprovalRequiredData{ToolCallID: "c1", Name: "place_order", Arguments: `{"item":"book"}`, Target: "POST shop.test/orders"}, "run-1")
 	want := "**Approval needed:** the agent wants to call `place_order` (`POST shop.test/orders`) with these arguments:\n\n" +

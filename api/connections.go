@@ -1,10 +1,14 @@
 package api
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"html"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -63,6 +67,8 @@ func (s *Server) credentialsError(err error) error {
 		return errNotFound(err.Error())
 	case errors.Is(err, usercreds.ErrBadSecretName), errors.Is(err, usercreds.ErrBadState):
 		return errBadRequest(err.Error())
+	case errors.Is(err, usercreds.ErrOtherBrowser):
+		return errForbidden(err.Error())
 	}
 	s.log.Error("users' credentials failed", "error", err)
 	return errUpstream("connecting the account failed: " + err.Error())
@@ -80,16 +86,17 @@ func (s *Server) listConnections(c *fiber.Ctx) error {
 	return c.JSON(ConnectionList{Object: "list", Data: list})
 }
 
-// authorizeConnection starts the caller's authorization of an MCP server:
-// a 302 to the server's authorization endpoint (PKCE, a single-use state
-// bound to the caller), or with ?redirect=false the link as JSON.
+// authorizeConnection gives the caller a connect link for an MCP server
+// (usercreds.Service.ConnectLink): a 302 to it, or with ?redirect=false
+// the link as JSON. The link leads to the page that names the caller and
+// asks to confirm; the authorization starts there.
 func (s *Server) authorizeConnection(c *fiber.Ctx) error {
 	svc, err := s.credentials()
 	if err != nil {
 		return err
 	}
 	server := c.Params("server")
-	link, err := svc.AuthorizeURL(c.UserContext(), principal(c).User.Key(), server)
+	link, err := svc.ConnectLink(c.UserContext(), principal(c).User.Key(), server)
 	if err != nil {
 		return s.credentialsError(err)
 	}
@@ -115,10 +122,108 @@ func (s *Server) deleteConnection(c *fiber.Ctx) error {
 	return c.JSON(Deleted{ID: server, Object: "connection.deleted", Deleted: true})
 }
 
+// browserCookie names the cookie that binds an authorization to the
+// browser that confirmed its connect link: a random secret the connect
+// page sets (HttpOnly, SameSite=Lax: sent on the authorization server's
+// redirect back, a top-level GET, and never on another site's POST) and
+// the confirming form repeats. The state is kept with the secret's hash,
+// and the callback completes only with the same secret.
+const browserCookie = "longhaul_oauth"
+
+// browserCookieAge is how long the browser secret is kept, renewed by each
+// connect page.
+const browserCookieAge = time.Hour
+
+// browserSecret returns the request's browser secret, or "".
+func browserSecret(c *fiber.Ctx) string {
+	v := c.Cookies(browserCookie)
+	if len(v) < 20 || len(v) > 64 {
+		return ""
+	}
+	return v
+}
+
+// setBrowserSecret (re)sets the browser cookie, scoped to the OAuth
+// routes under LONGHAUL_PUBLIC_URL, and returns its value.
+func setBrowserSecret(c *fiber.Ctx, publicURL string) string {
+	v := browserSecret(c)
+	if v == "" {
+		v = rand.Text()
+	}
+	path, secure := "/oauth", false
+	if u, err := url.Parse(publicURL); err == nil {
+		path = strings.TrimRight(u.Path, "/") + "/oauth"
+		secure = u.Scheme == "https"
+	}
+	c.Cookie(&fiber.Cookie{Name: browserCookie, Value: v, Path: path, MaxAge: int(browserCookieAge / time.Second),
+		Secure: secure, HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode})
+	return v
+}
+
+// pageHeaders are the headers of the OAuth pages: never cached, never
+// framed (a framed confirm button could be clicked blind), no referrer
+// (the path holds the link).
+func pageHeaders(c *fiber.Ctx) {
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	c.Set("Cache-Control", "no-store")
+	c.Set("X-Frame-Options", "DENY")
+	c.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	c.Set("Referrer-Policy", "no-referrer")
+}
+
+// connectPage answers a connect link (usercreds.ConnectPath): a page that
+// names the Longhaul user and the server the account would be connected
+// to, with a button that POSTs the confirmation. Opening the link starts
+// nothing: the authorization starts only on that POST, from this browser.
+func (s *Server) connectPage(c *fiber.Ctx) error {
+	svc, err := s.credentials()
+	if err != nil {
+		return err
+	}
+	id := c.Params("id")
+	user, server, err := svc.Link(c.UserContext(), id)
+	if err != nil {
+		return s.credentialsError(err)
+	}
+	secret := setBrowserSecret(c, svc.PublicURL)
+	pageHeaders(c)
+	return c.SendString("<!doctype html><meta charset=utf-8><title>Connect " + html.EscapeString(server) + "</title>" +
+		"<h1>Connect your " + html.EscapeString(server) + " account</h1>" +
+		"<p>This connects <strong>your " + html.EscapeString(server) + " account</strong> to the Longhaul user <strong>" + html.EscapeString(user) + "</strong>. " +
+		"That user's agents will then act with your account.</p>" +
+		"<p>Continue only if you are that user and asked for this link yourself. If someone sent it to you, close this page.</p>" +
+		"<form method=post><input type=hidden name=confirm value=\"" + html.EscapeString(secret) + "\">" +
+		"<button type=submit>Connect my " + html.EscapeString(server) + " account to " + html.EscapeString(user) + "</button></form>")
+}
+
+// confirmConnect is the connect page's POST: with the browser cookie and
+// the same secret in the form (a request from another site carries
+// neither), it spends the link, starts the authorization bound to this
+// browser and sends it to the authorization server.
+func (s *Server) confirmConnect(c *fiber.Ctx) error {
+	svc, err := s.credentials()
+	if err != nil {
+		return err
+	}
+	secret := browserSecret(c)
+	if secret == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(c.FormValue("confirm"))) != 1 {
+		return errForbidden("confirm on the connect page: open the connect link in your browser and press its button")
+	}
+	link, err := svc.Confirm(c.UserContext(), c.Params("id"), secret)
+	if err != nil {
+		return s.credentialsError(err)
+	}
+	c.Set("Cache-Control", "no-store")
+	c.Set("Referrer-Policy", "no-referrer")
+	return c.Redirect(link, fiber.StatusSeeOther)
+}
+
 // oauthCallback is the redirect URI, LONGHAUL_PUBLIC_URL/oauth/callback:
-// unauthenticated by nature (the user's browser brings it), so it trusts
-// nothing but the state, which is unguessable, single-use, expiring and
-// bound to the principal that started the flow.
+// unauthenticated by nature (the user's browser brings it). It completes
+// only with a state that is unguessable, single-use, expiring and bound to
+// the principal the link was made for, in the browser that confirmed the
+// link (its browser cookie): a flow started by one user cannot be
+// finished by another's browser.
 func (s *Server) oauthCallback(c *fiber.Ctx) error {
 	svc, err := s.credentials()
 	if err != nil {
@@ -126,16 +231,15 @@ func (s *Server) oauthCallback(c *fiber.Ctx) error {
 	}
 	if e := c.Query("error"); e != "" {
 		// The user declined, or the server refused: the state is spent.
-		_, _, _ = svc.Callback(c.UserContext(), c.Query("state"), "")
+		_, _, _ = svc.Callback(c.UserContext(), c.Query("state"), "", "")
 		return errBadRequest("the authorization server answered " + strconv.Quote(e) + "; nothing was connected")
 	}
-	_, server, err := svc.Callback(c.UserContext(), c.Query("state"), c.Query("code"))
+	_, server, err := svc.Callback(c.UserContext(), c.Query("state"), c.Query("code"), browserSecret(c))
 	if err != nil {
 		return s.credentialsError(err)
 	}
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	c.Set("Cache-Control", "no-store")
-	return c.SendString("<!doctype html><title>Connected</title><p>Your " + html.EscapeString(server) +
+	pageHeaders(c)
+	return c.SendString("<!doctype html><meta charset=utf-8><title>Connected</title><p>Your " + html.EscapeString(server) +
 		" account is connected to Longhaul. You can close this tab and ask again in the chat.</p>")
 }
 

@@ -38,6 +38,9 @@ func errModelNotFound(msg string) error {
 func errUnauthorized(msg string) error {
 	return &apiError{status: http.StatusUnauthorized, typ: "authentication_error", code: "invalid_api_key", msg: msg}
 }
+func errForbidden(msg string) error {
+	return &apiError{status: http.StatusForbidden, typ: "permission_error", code: "forbidden", msg: msg}
+}
 func errUpstream(msg string) error {
 	return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_error", msg: msg}
 }

@@ -108,10 +108,13 @@ func TestIdentityHardening(t *testing.T) {
 				t.Errorf("GET /v1/runs as the %s = %d, want 200", name, resp.StatusCode)
 			}
 		}
-		// Without the secret, the proxy key itself is a principal, as
-		// docs/security.md says.
-		if resp := doAt(t, env.URL, "GET", "/v1/runs", nil, proxy); resp.StatusCode != http.StatusOK {
-			t.Errorf("GET /v1/runs, proxy key, no secret = %d, want 200", resp.StatusCode)
+		// Without the secret too, the proxy key itself is no principal
+		// (issue 36, item 6): refused, with the fix on each side named.
+		resp = doAt(t, env.URL, "GET", "/v1/runs", nil, proxy)
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(raw), "ENABLE_FORWARD_USER_INFO_HEADERS") ||
+			!strings.Contains(string(raw), "X-OpenWebUI-User-Id") {
+			t.Errorf("GET /v1/runs, proxy key, no secret = %d %s, want 401 naming the fix", resp.StatusCode, raw)
 		}
 	})
 

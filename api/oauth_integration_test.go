@@ -28,6 +28,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -232,7 +233,9 @@ const testTokenKey = "00112233445566778899aabbccddeeff00112233445566778899aabbcc
 // bearer token (both real HTTP), two users, the connect-first result, the
 // flow (discovery, registration, PKCE checked by the server), each user's
 // own token reaching the MCP server, refresh, revocation, per-user HTTP-tool
-// secrets, and no token or secret in any workflow history or log.
+// secrets, and no token, secret or OAuth state in any workflow history or
+// log (the tool result carries a Longhaul connect link, not the
+// authorization URL: issue 36 item 2).
 func TestOAuthMCPPerUser(t *testing.T) {
 	as := newAuthServer(t)
 	mcpURL, mcpCalls := secureMCP(t, as)
@@ -301,49 +304,41 @@ Use the tools.`)},
 		}
 		return content[i:]
 	}
-	linkRE := regexp.MustCompile(regexp.QuoteMeta(as.URL) + `/authorize\?\S+`)
-	// browser opens an authorize link logged in at the authorization
-	// server as who, and follows its redirect to Longhaul's callback.
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	linkRE := regexp.MustCompile(regexp.QuoteMeta(env.URL+usercreds.ConnectPath) + `[A-Z2-7]{26}`)
+	// browser opens a connect link, confirms on its page, approves at the
+	// authorization server logged in there as who, and follows its
+	// redirect to Longhaul's callback.
+	var states []string // every OAuth state: none may reach a history
 	browser := func(who, link string) (callback string) {
 		t.Helper()
-		req, _ := http.NewRequest("GET", link, nil)
-		req.Header.Set("X-Test-Login", who)
-		resp, err := noFollow.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		b := newBrowser(t, who)
+		_, value := b.open(link)
+		authURL := b.confirm(link, value)
+		for _, want := range []string{as.URL + "/authorize?", "code_challenge_method=S256", "code_challenge=", "state=", "resource="} {
+			if !strings.Contains(authURL, want) {
+				t.Errorf("authorize URL %q lacks %s", authURL, want)
+			}
 		}
-		msg, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusFound {
-			t.Fatalf("authorize as %s at %s: status %d: %s", who, link, resp.StatusCode, msg)
+		if u, err := url.Parse(authURL); err == nil {
+			states = append(states, u.Query().Get("state"))
 		}
-		callback = resp.Header.Get("Location")
+		callback = b.authorize(authURL)
 		if !strings.HasPrefix(callback, env.URL+"/oauth/callback?") {
 			t.Fatalf("the authorization server redirected to %q, want Longhaul's callback", callback)
 		}
-		cb, err := http.Get(callback)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(cb.Body)
-		cb.Body.Close()
-		if cb.StatusCode != http.StatusOK || !strings.Contains(string(body), "connected") {
-			t.Fatalf("callback for %s: status %d: %s", who, cb.StatusCode, body)
+		status, _, body := b.do("GET", callback, nil)
+		if status != http.StatusOK || !strings.Contains(body, "connected") {
+			t.Fatalf("callback for %s: status %d: %s", who, status, body)
 		}
 		return callback
 	}
 
-	// Alice has never connected: the connect tool answers with her link.
+	// Alice has never connected: the connect tool answers with her link,
+	// a Longhaul link with no OAuth state in it.
 	answer := ask("alice", "secure__connect_account")
 	link := linkRE.FindString(answer)
-	if !strings.Contains(answer, "NOT CONNECTED") || link == "" {
-		t.Fatalf("a user who never connected got %q, want the connect-first result with a link to %s/authorize", answer, as.URL)
-	}
-	for _, want := range []string{"code_challenge_method=S256", "code_challenge=", "state=", "resource="} {
-		if !strings.Contains(link, want) {
-			t.Errorf("authorize link %q lacks %s", link, want)
-		}
+	if !strings.Contains(answer, "NOT CONNECTED") || link == "" || strings.Contains(answer, "state=") {
+		t.Fatalf("a user who never connected got %q, want the connect-first result with a link to %s", answer, env.URL+usercreds.ConnectPath)
 	}
 	callback := browser("alice", link)
 	// The state is single-use: the same callback again is refused.
@@ -496,6 +491,7 @@ Use the tools.`)},
 	// No token and no secret in any workflow history, nor in the logs.
 	as.mu.Lock()
 	secrets := append(slices.Clone(as.issued), aliceKey)
+	secrets = append(secrets, states...)
 	as.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

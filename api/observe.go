@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/internal/tracing"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
@@ -23,7 +24,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	method := strings.Clone(c.Method())
 	ctx := tracing.Propagator.Extract(c.UserContext(), headerCarrier{c})
 	ctx, span := tracing.Tracer().Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.URLPath(strings.Clone(c.Path()))))
+		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.URLPath(tracedPath(c.Path()))))
 	c.SetUserContext(ctx)
 	err := c.Next()
 	if err != nil {
@@ -46,6 +47,15 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		span.End()
 	}
 	return nil
+}
+
+// tracedPath is the path a span records: a connect link's id, which
+// starts a user's OAuth flow, is left out.
+func tracedPath(path string) string {
+	if strings.HasPrefix(path, usercreds.ConnectPath) {
+		return usercreds.ConnectPath + ":id"
+	}
+	return strings.Clone(path)
 }
 
 // routeOf is the request's route pattern, or "unmatched" for the catch-all

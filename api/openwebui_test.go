@@ -14,7 +14,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // The Open WebUI scenarios: Longhaul behind an OpenAI connection of Open
@@ -353,9 +352,9 @@ func TestOpenWebUIWithoutMessageID(t *testing.T) {
 // the signed user, such a request is refused (it would otherwise make
 // every user of that Open WebUI one principal: issue 28, item 3), while
 // its model list still answers. Where Longhaul reads plain user headers,
-// every user of that Open WebUI is the proxy key's one principal, and
-// every request is a run of its own (no chat, so no attach and no
-// restored tool calls).
+// it is refused the same way (issue 36, item 6: it was the proxy key's one
+// principal, shared by every user of that Open WebUI), with an error that
+// names the fix.
 func TestOpenWebUIForwardingOff(t *testing.T) {
 	env := owuiEnv(t)
 	conn := owuiConn(env)
@@ -378,7 +377,8 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if refused.Status != http.StatusUnauthorized || !strings.Contains(refused.Error, "signed user") || modelCalls(env) != 0 {
+	if refused.Status != http.StatusUnauthorized || !strings.Contains(refused.Error, "X-OpenWebUI-User-Jwt") ||
+		!strings.Contains(refused.Error, "ENABLE_FORWARD_USER_INFO_HEADERS") || modelCalls(env) != 0 {
 		t.Fatalf("no signed user: status %d, error %q, %d model calls; want a 401 saying so", refused.Status, refused.Error, modelCalls(env))
 	}
 	if models := doAt(t, env.URL, "GET", "/v1/models", nil, map[string]string{"Authorization": "Bearer " + owuiKey}); models.StatusCode != http.StatusOK {
@@ -387,22 +387,28 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 
 	plain := env.StartAPI(func(c *api.Config) { c.JWTSecret = nil })
 	conn.BaseURL = plain.URL + "/v1"
-	env.Model.Enqueue(llmtest.Text("to ann"), llmtest.Text("to bob"), llmtest.Text("to ann again"))
-	annReq = annChat.Ask("hi")
-	a := sendOWUI(t, annReq)
-	b := sendOWUI(t, bobChat.Ask("hi"))
-	again := sendOWUI(t, annReq)
-	if strings.HasPrefix(a.RunID, "chat-") || a.RunID == again.RunID || again.Content != "to ann again" || b.Content != "to bob" {
-		t.Fatalf("runs %q %q %q, answers %q %q %q", a.RunID, b.RunID, again.RunID, a.Content, b.Content, again.Content)
+	for _, req := range []*owuitest.Request{annChat.Ask("hi"), bobChat.Ask("hi")} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		resp, err := req.Send(ctx)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		refused, err := owuitest.Read(resp)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refused.Status != http.StatusUnauthorized || !strings.Contains(refused.Error, "ENABLE_FORWARD_USER_INFO_HEADERS") ||
+			!strings.Contains(refused.Error, "LONGHAUL_API_KEYS") || modelCalls(env) != 0 {
+			t.Fatalf("plain headers, no user: status %d, error %q, %d model calls; want a 401 naming the fix", refused.Status, refused.Error, modelCalls(env))
+		}
 	}
-	// Both users' runs belong to the key's principal.
-	list := decode[wire.RunList](t, doAt(t, plain.URL, "GET", "/v1/runs", nil, map[string]string{"Authorization": "Bearer " + owuiKey}))
-	var ids []string
-	for _, r := range list.Data {
-		ids = append(ids, r.ID)
+	if resp := doAt(t, plain.URL, "GET", "/v1/runs", nil, map[string]string{"Authorization": "Bearer " + owuiKey}); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /v1/runs as the proxy key alone = %d, want 401", resp.StatusCode)
 	}
-	if !slices.Contains(ids, a.RunID) || !slices.Contains(ids, b.RunID) {
-		t.Errorf("the key's principal lists %v, want both users' runs %q and %q", ids, a.RunID, b.RunID)
+	if models := doAt(t, plain.URL, "GET", "/v1/models", nil, map[string]string{"Authorization": "Bearer " + owuiKey}); models.StatusCode != http.StatusOK {
+		t.Errorf("GET /v1/models without a user, plain headers = %d, want 200", models.StatusCode)
 	}
 }
 

@@ -258,6 +258,8 @@ func (s *Server) routes() {
 		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.MetricsHandler))
 	}
 	s.app.Get(usercreds.CallbackPath, s.oauthCallback)
+	s.app.Get(usercreds.ConnectPath+":id", s.connectPage)
+	s.app.Post(usercreds.ConnectPath+":id", s.confirmConnect)
 	v1 := s.app.Group("/v1", s.auth)
 	v1.Get("/models", s.listModels)
 	v1.Post("/chat/completions", s.chatCompletions)
@@ -333,15 +335,24 @@ func (s *Server) auth(c *fiber.Ctx) error {
 		return errUnauthorized(err.Error())
 	}
 	if p.NoUser && !keyOnlyRoute(c) {
-		return errUnauthorized(identity.ErrNoUser.Error() + " (" + s.cfg.Headers.UserJWT + "); without it only " + strings.Join(keyOnlyRoutes, " and ") + " answer")
+		return errUnauthorized(s.noUser())
 	}
 	c.Locals(principalKey{}, p)
 	return c.Next()
 }
 
+// noUser says why a proxy key's request that names no user is refused,
+// which headers would name one here, and what it may still do.
+func (s *Server) noUser() string {
+	h := s.cfg.Headers.UserJWT + " (the signed user; LONGHAUL_OPENWEBUI_JWT_SECRET is set)"
+	if len(s.cfg.JWTSecret) == 0 {
+		h = s.cfg.Headers.UserID + " or " + s.cfg.Headers.UserEmail
+	}
+	return identity.ErrNoUser.Error() + ". The user is read from " + h + "; without one only " + strings.Join(keyOnlyRoutes, " and ") + " answer"
+}
+
 // keyOnlyRoutes are the routes a proxy key's request that names no user
-// may use while users come only from the signed header (see
-// identity.Principal.NoUser): they read or write no user's data. Open WebUI
+// may use (see identity.Principal.NoUser): they read or write no user's data. Open WebUI
 // v0.10.2 lists a connection's models without a user when it fills its
 // model cache at start-up (main.py:355-375 calls utils/models.py's
 // get_all_models with user None; routers/openai.py:96-104 and 173-174 add

@@ -31,6 +31,10 @@ func Decide(in InputRequest) string {
 	if len(in.ToolResults) > 0 {
 		return DecisionToolResults
 	}
+	if in.Unprompted {
+		// Nobody was shown what "ok" would approve.
+		return DecisionReplied
+	}
 	if in.Approve != nil {
 		if *in.Approve {
 			return DecisionApproved

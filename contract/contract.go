@@ -45,6 +45,10 @@ const ErrNotWaiting = "the run is not waiting for input"
 type InputRequest struct {
 	Approve *bool  `json:"approve,omitempty"`
 	Text    string `json:"text,omitempty"`
+	// Unprompted marks Text as the words of a person who was shown no
+	// approval prompt (a chat message that replies to none): a reply,
+	// never a decision, whatever it says; Approve is ignored with it.
+	Unprompted bool `json:"unprompted,omitempty"`
 	// ToolResults answer the client tool calls a run waits for (Waiting
 	// kind "client_tools"): one per call.
 	ToolResults []ToolResult `json:"tool_results,omitempty"`

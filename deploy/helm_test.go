@@ -514,9 +514,13 @@ func selects(sel map[string]string, podLabels map[string]string) bool {
 // TestHelmChartDefaults: the chart with its own values lints strictly,
 // renders the Deployments, Services and the setup hook, each decoding
 // strictly, and nothing optional.
+// keyedValues are the defaults plus the one value the chart requires of
+// every install: where the API's keys are (issue 36 item 3).
+const keyedValues = "helm/longhaul/ci/keys-values.yaml"
+
 func TestHelmChartDefaults(t *testing.T) {
 	t.Parallel()
-	r := render(t)
+	r := render(t, keyedValues)
 	b, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -528,9 +532,18 @@ func TestHelmChartDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCommon(t, r, chart.AppVersion)
-	if n := len(r.ingresses) + len(r.hpas) + len(r.pdbs) + len(r.policies) + len(r.monitors); n != 0 {
+	if n := len(r.ingresses) + len(r.hpas) + len(r.pdbs) + len(r.monitors); n != 0 {
 		t.Errorf("the defaults render optional objects: %v", r.kinds)
 	}
+	// The network policies are on by default, the API's included (issue
+	// 36 item 3): any pod of the cluster could otherwise read every
+	// user's live tokens on NATS or act on the API.
+	for _, name := range []string{"api", "temporal", "nats"} {
+		if r.policies[fullname+"-"+name] == nil {
+			t.Errorf("the defaults render no NetworkPolicy %s-%s; have %v", fullname, name, r.kinds)
+		}
+	}
+	checkAPIPolicy(t, r, 0)
 	for _, name := range []string{apiName, workerName} {
 		if d := r.deployments[name]; d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
 			t.Errorf("Deployment %s has %v replicas by default, want at least 2", name, d.Spec.Replicas)
@@ -729,6 +742,7 @@ func TestHelmChartEverything(t *testing.T) {
 		t.Errorf("the ServiceMonitor scrapes %v, want the API and the workers", scraped)
 	}
 
+	checkAPIPolicy(t, r, 1)
 	// The NetworkPolicies: Temporal's and NATS's pods take connections
 	// from their own and from this release's api, worker and setup pods
 	// (across namespaces when they live elsewhere), and the extra peers.
@@ -787,27 +801,71 @@ func TestHelmChartEverything(t *testing.T) {
 	}
 }
 
+// checkAPIPolicy checks that the API's NetworkPolicy selects the API's
+// pods (and no other Deployment's), and admits this namespace's pods and
+// extra other peers, nothing else.
+func checkAPIPolicy(t *testing.T, r rendered, extra int) {
+	t.Helper()
+	p := r.policies[fullname+"-api"]
+	if p == nil {
+		t.Fatalf("no NetworkPolicy for the API")
+	}
+	if p.Namespace != releaseNS {
+		t.Errorf("the API's NetworkPolicy is in namespace %q, want %q", p.Namespace, releaseNS)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&p.Spec.PodSelector)
+	if err != nil || sel.Empty() {
+		t.Fatalf("the API's NetworkPolicy selects every pod of its namespace (%v)", err)
+	}
+	for name, d := range r.deployments {
+		if got := sel.Matches(labels.Set(d.Spec.Template.Labels)); got != (name == apiName) {
+			t.Errorf("the API's NetworkPolicy selects Deployment %s: %v", name, got)
+		}
+	}
+	if !slices.Equal(p.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(p.Spec.Ingress) != 1 {
+		t.Fatalf("the API's NetworkPolicy: types %v, %d ingress rules", p.Spec.PolicyTypes, len(p.Spec.Ingress))
+	}
+	from := p.Spec.Ingress[0].From
+	if len(from) != 1+extra {
+		t.Fatalf("the API's NetworkPolicy admits %d peers, want this namespace's pods and %d more", len(from), extra)
+	}
+	if ns := from[0]; ns.PodSelector == nil || len(ns.PodSelector.MatchLabels)+len(ns.PodSelector.MatchExpressions) != 0 || ns.NamespaceSelector != nil || ns.IPBlock != nil {
+		t.Errorf("the API's NetworkPolicy's first peer is %+v, want every pod of this namespace alone", ns)
+	}
+}
+
 // TestHelmChartRefuses: values that would deploy something broken or
 // open stop helm template with a message naming the value.
 func TestHelmChartRefuses(t *testing.T) {
 	t.Parallel()
+	const keyed = "auth.apiKeys.existingSecret=longhaul-auth"
 	for _, c := range []struct {
 		set  []string
 		want string
 	}{
-		// An Ingress in front of an API with no keys: anyone on the
-		// Internet could read every user's runs.
-		{[]string{"ingress.enabled=true"}, "auth.apiKeys"},
-		{[]string{"database.existingSecret="}, "database.existingSecret"},
-		{[]string{"temporal.address="}, "temporal.address"},
-		{[]string{"nats.url="}, "nats.url"},
+		// No keys at all (the defaults): the API would serve every caller
+		// and trust anyone's user headers (issue 36 item 3).
+		{nil, "auth.allowAnonymous=true"},
+		{nil, "auth.apiKeys.existingSecret"},
+		// An Ingress or a published Service in front of an API with no
+		// keys: anyone on the Internet could read every user's runs;
+		// allowAnonymous does not cover them.
+		{[]string{"ingress.enabled=true", "auth.allowAnonymous=true"}, "auth.apiKeys"},
+		{[]string{"api.service.type=LoadBalancer"}, "api.service.type=LoadBalancer"},
+		{[]string{"api.service.type=LoadBalancer", "auth.allowAnonymous=true"}, "auth.apiKeys.existingSecret"},
+		{[]string{"api.service.type=NodePort", "auth.allowAnonymous=true"}, "api.service.type=NodePort"},
+		// A NATS credential in plain values.
+		{[]string{keyed, "nats.url=nats://s3cret@nats:4222"}, "nats.urlSecret.existingSecret"},
+		{[]string{keyed, "database.existingSecret="}, "database.existingSecret"},
+		{[]string{keyed, "temporal.address="}, "temporal.address"},
+		{[]string{keyed, "nats.url="}, "nats.url"},
 		// values.schema.json: a misspelt value, a setting that is not
 		// Longhaul's, a versioning behaviour internal/config refuses.
-		{[]string{"imag.tag=x"}, "'imag' not allowed"},
-		{[]string{"env.HTTP_ADDR=0.0.0.0:80"}, "HTTP_ADDR"},
-		{[]string{"worker.versioning=sticky"}, "auto-upgrade"},
+		{[]string{keyed, "imag.tag=x"}, "'imag' not allowed"},
+		{[]string{keyed, "env.HTTP_ADDR=0.0.0.0:80"}, "HTTP_ADDR"},
+		{[]string{keyed, "worker.versioning=sticky"}, "auto-upgrade"},
 		// A window that is not model=tokens,….
-		{[]string{"llm.context=16384"}, "llm.context"},
+		{[]string{keyed, "llm.context=16384"}, "llm.context"},
 	} {
 		args := []string{"template", release, chartDir, "--namespace", releaseNS, "--kube-version", kubeVersion}
 		for _, s := range c.set {
@@ -818,8 +876,27 @@ func TestHelmChartRefuses(t *testing.T) {
 			t.Errorf("helm template --set %v: %v, want a failure naming %s", c.set, err, c.want)
 		}
 	}
-	// With keys, the same Ingress renders.
-	if _, err := helmRun(t, "template", release, chartDir, "--kube-version", kubeVersion, "--set", "ingress.enabled=true", "--set", "auth.proxyKeys.existingSecret=longhaul-auth"); err != nil {
+	// With keys, the same Ingress and LoadBalancer render; without them,
+	// an explicit allowAnonymous renders a ClusterIP API, with a warning,
+	// and so does a NATS URL from a Secret.
+	for _, set := range [][]string{
+		{"ingress.enabled=true", "auth.proxyKeys.existingSecret=longhaul-auth"},
+		{"api.service.type=LoadBalancer", keyed},
+		{"auth.allowAnonymous=true"},
+		{keyed, "nats.url=nats://s3cret@nats:4222", "nats.urlSecret.existingSecret=nats-url"},
+	} {
+		args := []string{"template", release, chartDir, "--kube-version", kubeVersion}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		if _, err := helmRun(t, args...); err != nil {
+			t.Error(err)
+		}
+	}
+	// helm lint renders NOTES.txt (with its warnings for these values)
+	// too; helm install --dry-run, which prints it, cannot be told the
+	// cluster's version.
+	if _, err := helmRun(t, "lint", "--strict", chartDir, "--kube-version", kubeVersion, "--set", "auth.allowAnonymous=true"); err != nil {
 		t.Error(err)
 	}
 }

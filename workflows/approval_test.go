@@ -98,6 +98,10 @@ func TestApprovalDeniedNeverRuns(t *testing.T) {
 		{"approve false", contract.InputRequest{Approve: new(bool)}, contract.DecisionDenied, "error: the user denied this call"},
 		{"deny in words", contract.InputRequest{Text: "Deny"}, contract.DecisionDenied, "error: the user denied this call"},
 		{"a reply", contract.InputRequest{Text: "only if it costs under 10 euros"}, contract.DecisionReplied, "only if it costs under 10 euros"},
+		// Issue 36 item 5: words of a person who was shown no prompt are
+		// a reply, "ok" too, never an approval.
+		{"ok, shown no prompt", contract.InputRequest{Text: "ok", Unprompted: true}, contract.DecisionReplied, "said: ok"},
+		{"approve, shown no prompt", contract.InputRequest{Approve: new(true), Text: "yes", Unprompted: true}, contract.DecisionReplied, "said: yes"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
@@ -163,6 +167,8 @@ func TestDecide(t *testing.T) {
 		{contract.InputRequest{Text: " Yes! "}, contract.DecisionApproved},
 		{contract.InputRequest{Text: "no."}, contract.DecisionDenied},
 		{contract.InputRequest{Text: "use the blue one"}, contract.DecisionReplied},
+		{contract.InputRequest{Text: "ok", Unprompted: true}, contract.DecisionReplied},
+		{contract.InputRequest{Approve: &yes, Unprompted: true}, contract.DecisionReplied},
 		{contract.InputRequest{ToolResults: []contract.ToolResult{{ToolCallID: "c", Content: "42"}}}, contract.DecisionToolResults},
 	} {
 		if got := contract.Decide(tt.in); got != tt.want {

@@ -142,11 +142,12 @@ type Principal struct {
 	Key string
 	// User is the end user, as far as the request told it.
 	User longhaul.User
-	// NoUser is set when a proxy key's request names no user while users
-	// come only from a signed token (Resolver.JWTSecret): the request may
+	// NoUser is set when a proxy key's request names no user, by signed
+	// token (Resolver.JWTSecret) or plain headers alike: the request may
 	// read what is not user data (the model list), nothing else. Refusing
-	// it there, rather than letting every such request share the key's
-	// principal, keeps the signed header from failing open.
+	// it, rather than letting every such request share the key's
+	// principal (its memories, conversations, backlog, DELETE /v1/me), keeps
+	// a proxy whose forwarding is off from making all its users one.
 	NoUser bool
 }
 
@@ -157,8 +158,10 @@ var (
 	ErrBadToken   = errors.New("invalid signed user header")
 	// ErrNoUser is the error of a request whose principal has NoUser set,
 	// on a route that reads or writes user data; the API answers it with a
-	// 401.
-	ErrNoUser = errors.New("no signed user: a proxy key's request must carry the signed user header")
+	// 401. It names the fix on each side.
+	ErrNoUser = errors.New("no user: a proxy key's request must name its end user. " +
+		"In Open WebUI set ENABLE_FORWARD_USER_INFO_HEADERS=true, so that it sends the user headers; " +
+		"a client that acts as one principal of its own takes a named API key (LONGHAUL_API_KEYS=name:key), not a proxy key")
 )
 
 // DefaultMaxTokenLifetime is Resolver.MaxTokenLifetime when none is set.
@@ -232,7 +235,7 @@ func (r *Resolver) Resolve(authorization string, header func(string) string) (Pr
 		p.Name = Part(id)
 	case id == "":
 		p.Name, p.Key = key.Name, key.Name
-		p.NoUser = len(r.JWTSecret) > 0
+		p.NoUser = true
 	default:
 		// A key's name holds no '/' and Part escapes it: two users of two
 		// keys never share a name (see Part).

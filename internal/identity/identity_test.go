@@ -153,11 +153,31 @@ func TestSignedUserHeader(t *testing.T) {
 			t.Errorf("%s with a secret: %+v, %v; want owui marked NoUser", name, p, err)
 		}
 	}
-	// Without a secret, a proxy key without a user is itself, as before;
-	// a plain key is never marked.
+	// Without a secret too, a proxy key's request that names no user is
+	// marked (issue 36 item 6: it was the key's shared principal, one for
+	// every user of an Open WebUI whose forwarding is off); a plain key is
+	// never marked.
 	plain := &Resolver{Keys: append(keys, Key{Name: "app", Secret: "sk-app"}), Headers: OpenWebUIHeaders}
-	if p, _ := plain.Resolve("Bearer sk-owui", headers()); p.NoUser {
-		t.Errorf("a proxy key without a secret is marked NoUser")
+	for name, h := range map[string]func(string) string{
+		"no headers":  headers(),
+		"blank id":    headers("X-OpenWebUI-User-Id", "  "),
+		"only a name": headers("X-OpenWebUI-User-Name", "Ann"),
+		"only a chat": headers("X-OpenWebUI-Chat-Id", "c1"),
+	} {
+		if p, err := plain.Resolve("Bearer sk-owui", h); err != nil || !p.NoUser {
+			t.Errorf("a proxy key without a secret, %s: %+v, %v; want marked NoUser", name, p, err)
+		}
+	}
+	if p, _ := plain.Resolve("Bearer sk-owui", headers("X-OpenWebUI-User-Id", "ann")); p.NoUser || p.Name != "owui/ann" {
+		t.Errorf("a proxy key without a secret, naming ann: %+v", p)
+	}
+	if p, _ := plain.Resolve("Bearer sk-app", headers()); p.NoUser || p.Name != "app" {
+		t.Errorf("a plain key without a secret: %+v", p)
+	}
+	for _, fix := range []string{"ENABLE_FORWARD_USER_INFO_HEADERS", "LONGHAUL_API_KEYS"} {
+		if !strings.Contains(ErrNoUser.Error(), fix) {
+			t.Errorf("ErrNoUser does not name the fix %s: %q", fix, ErrNoUser)
+		}
 	}
 	withApp := &Resolver{Keys: append(keys, Key{Name: "app", Secret: "sk-app"}), JWTSecret: []byte(secret), Headers: OpenWebUIHeaders, Now: r.Now}
 	if p, _ := withApp.Resolve("Bearer sk-app", headers()); p.NoUser || p.Name != "app" {

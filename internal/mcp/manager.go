@@ -63,6 +63,13 @@ type Manager struct {
 	// UserTokens gives the calls of "auth": "oauth" servers their user's
 	// tokens; without it such servers are not started.
 	UserTokens UserTokens
+	// Named, when set, reports whether an agent names a tool by its full
+	// name ("<server>__<tool>"). An "auth": "oauth" server's tools come
+	// from each user's own listing, and one user's listing must not decide
+	// what everyone is offered: of such a listing only the named tools are
+	// kept, added to (or updating) what earlier listings kept, never
+	// removing one. Nil keeps every tool, still never removing one.
+	Named func(name string) bool
 
 	reg     *tools.Registry
 	log     *slog.Logger
@@ -281,6 +288,10 @@ type server struct {
 	// listMu serialises listing the tools and registering them, so that the
 	// last list taken is the one registered.
 	listMu sync.Mutex
+	// userTools is what the users' listings of an "auth": "oauth" server
+	// added up to (see Manager.Named), by the server's own tool names;
+	// listMu guards it.
+	userTools map[string]*mcpsdk.Tool
 
 	// connecting shares one connection attempt among the callers that
 	// need a session at the same time.

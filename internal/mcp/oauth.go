@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -24,9 +25,12 @@ type UserTokens interface {
 	// TokenSource returns the user's token source for the server, or an
 	// error wrapping usercreds.ErrNotConnected.
 	TokenSource(ctx context.Context, user, server string) (oauth2.TokenSource, error)
-	// AuthorizeURL starts the user's authorization of the server and
-	// returns the link to open in a browser.
-	AuthorizeURL(ctx context.Context, user, server string) (string, error)
+	// ConnectLink returns a link for the user to open in a browser to
+	// connect the server: a Longhaul link that names the user and asks to
+	// confirm, never the authorization server's URL with its state, since
+	// the link goes into the tool result, and so into the workflow history
+	// and the conversation.
+	ConnectLink(ctx context.Context, user, server string) (string, error)
 	// SaveTools keeps the server's tool list (JSON), and LoadTools returns
 	// it (nil when none was kept), so that a worker that starts offers the
 	// tools a connected user last listed.
@@ -82,26 +86,88 @@ func (s *server) startOAuth() error {
 		s.lastErr = s.cfgErr
 		return s.cfgErr
 	}
-	ts := []tools.Tool{s.connectTool()}
 	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.connectTimeout())
 	defer cancel()
+	var list []*mcpsdk.Tool
 	switch raw, err := s.m.UserTokens.LoadTools(ctx, s.name); {
 	case err != nil:
 		s.log.Warn("mcp tools kept from an earlier listing not read; offering the connect tool alone", "error", err)
 	case raw != nil:
-		var list []*mcpsdk.Tool
 		if err := json.Unmarshal(raw, &list); err != nil {
 			s.log.Warn("mcp tools kept from an earlier listing not read; offering the connect tool alone", "error", err)
-			break
+			list = nil
 		}
-		ts = append(ts, s.convert(list)...)
 	}
 	s.listMu.Lock()
 	defer s.listMu.Unlock()
+	s.userTools = map[string]*mcpsdk.Tool{}
+	s.addUserTools(list)
+	ts := append([]tools.Tool{s.connectTool()}, s.convert(s.userToolList())...)
 	s.mu.Lock()
 	s.nTools = len(ts)
 	s.mu.Unlock()
 	return s.m.reg.SetGroup(GroupPrefix+s.name, ts)
+}
+
+// addUserTools adds to userTools the tools of a user's listing that an
+// agent names (Manager.Named), a newer definition replacing an older one;
+// it never removes one, so that one user's listing cannot take a tool
+// away from the others, nor add one nobody named. It returns the tools
+// of list it kept. listMu is held.
+func (s *server) addUserTools(list []*mcpsdk.Tool) []*mcpsdk.Tool {
+	if s.userTools == nil {
+		s.userTools = map[string]*mcpsdk.Tool{}
+	}
+	var kept []*mcpsdk.Tool
+	for _, mt := range list {
+		if mt == nil {
+			continue
+		}
+		if name, ok := toolName(s.name, mt.Name); !ok || (s.m.Named != nil && !s.m.Named(name)) {
+			continue
+		}
+		s.userTools[mt.Name] = mt
+		kept = append(kept, mt)
+	}
+	return kept
+}
+
+// addListing adds what a user's listing may add (addUserTools) to the
+// kept list, which it reads first (another worker may have added to it),
+// registers the result and keeps it for the next start. It returns the
+// tools of list it kept and the tools registered.
+func (s *server) addListing(ctx context.Context, connect *connectTool, list []*mcpsdk.Tool) ([]*mcpsdk.Tool, []tools.Tool, error) {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	old := maps.Clone(s.userTools)
+	if raw, err := s.m.UserTokens.LoadTools(ctx, s.name); err == nil && raw != nil {
+		var kept []*mcpsdk.Tool
+		if json.Unmarshal(raw, &kept) == nil {
+			s.addUserTools(kept)
+		}
+	}
+	mine := s.addUserTools(list)
+	all := s.userToolList()
+	ts := append([]tools.Tool{connect}, s.convert(all)...)
+	if err := s.m.reg.SetGroup(GroupPrefix+s.name, ts); err != nil {
+		s.userTools = old
+		return nil, nil, fmt.Errorf("mcp server %q: register tools: %w", s.name, err)
+	}
+	if raw, err := json.Marshal(all); err == nil {
+		if err := s.m.UserTokens.SaveTools(ctx, s.name, raw); err != nil {
+			s.log.Warn("mcp tool list not kept for the next start", "error", err)
+		}
+	}
+	return mine, ts, nil
+}
+
+// userToolList is userTools sorted by name. listMu is held.
+func (s *server) userToolList() []*mcpsdk.Tool {
+	out := make([]*mcpsdk.Tool, 0, len(s.userTools))
+	for _, name := range slices.Sorted(maps.Keys(s.userTools)) {
+		out = append(out, s.userTools[name])
+	}
+	return out
 }
 
 func (s *server) connectTool() *connectTool {
@@ -159,7 +225,7 @@ func (s *server) asUser(ctx context.Context, call tools.Call, tool string, do fu
 // the server: the link to connect, in the result the model reads and, for
 // Open WebUI, as a status line.
 func (s *server) connectFirst(ctx context.Context, call tools.Call, tool string) (tools.Result, error) {
-	link, err := s.m.UserTokens.AuthorizeURL(ctx, call.User, s.name)
+	link, err := s.m.UserTokens.ConnectLink(ctx, call.User, s.name)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("mcp server %q: start the user's authorization: %w", s.name, err)
 	}
@@ -169,7 +235,7 @@ func (s *server) connectFirst(ctx context.Context, call tools.Call, tool string)
 	return tools.Result{Target: s.name, Content: fmt.Sprintf(
 		"NOT CONNECTED: %s could not run because the user has not connected their %s account (or the connection expired). "+
 			"Tell the user to open this link in their browser to connect it, then to ask again:\n\n%s\n\n"+
-			"(The link is valid for a limited time; asking again gives a new one.)", tool, s.name, link)}, nil
+			"(The link works once, for a few minutes; asking again gives a new one.)", tool, s.name, link)}, nil
 }
 
 // connectTool is an OAuth server's "<server>__connect_account".
@@ -188,7 +254,8 @@ func (t *connectTool) Description() string {
 func (t *connectTool) Parameters() json.RawMessage { return emptySchema }
 
 // Call answers with the authorize link, or, for a connected user, lists
-// the server's tools with their token and registers them.
+// the server's tools with their token and adds the named ones to what
+// every user is offered (see Manager.Named).
 func (t *connectTool) Call(ctx context.Context, call tools.Call) (tools.Result, error) {
 	s := t.srv
 	return s.asUser(ctx, call, t.name, func(ctx context.Context, cs *mcpsdk.ClientSession) (tools.Result, error) {
@@ -199,25 +266,19 @@ func (t *connectTool) Call(ctx context.Context, call tools.Call) (tools.Result, 
 			}
 			list = append(list, mt)
 		}
-		s.listMu.Lock()
-		ts := append([]tools.Tool{t}, s.convert(list)...)
-		err := s.m.reg.SetGroup(GroupPrefix+s.name, ts)
-		s.listMu.Unlock()
+		mine, ts, err := s.addListing(ctx, t, list)
 		if err != nil {
-			return tools.Result{}, fmt.Errorf("mcp server %q: register tools: %w", s.name, err)
+			return tools.Result{}, err
 		}
 		s.mu.Lock()
 		s.nTools = len(ts)
 		s.lastErr = nil
 		s.mu.Unlock()
-		if raw, err := json.Marshal(list); err == nil {
-			if err := s.m.UserTokens.SaveTools(ctx, s.name, raw); err != nil {
-				s.log.Warn("mcp tool list not kept for the next start", "error", err)
+		names := make([]string, 0, len(mine))
+		for _, mt := range mine {
+			if name, ok := toolName(s.name, mt.Name); ok && s.m.reg.Has(name) {
+				names = append(names, name)
 			}
-		}
-		names := make([]string, 0, len(ts)-1)
-		for _, x := range ts[1:] {
-			names = append(names, x.Name())
 		}
 		slices.Sort(names)
 		if s.m.listed != nil {

@@ -193,6 +193,15 @@ func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Log
 		if opts.Credentials != nil {
 			s.mcp.UserTokens = opts.Credentials
 		}
+		// A user's own listing of an OAuth server adds only the tools an
+		// agent names (issue 36 item 4).
+		named := map[string]bool{}
+		for _, a := range cat.Agents() {
+			for _, t := range cat.AgentTools(a) {
+				named[t] = true
+			}
+		}
+		s.mcp.Named = func(name string) bool { return named[name] }
 		if err := s.mcp.Start(ctx); err != nil {
 			s.mcp.Close()
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,7 @@ import (
 const (
 	kindOAuth  = "oauth"        // a user's tokens for one MCP server
 	kindSecret = "secret"       // a user's named HTTP-tool secret
+	kindLink   = "oauth_link"   // a connect link not yet confirmed (user ""), by the link id's hash
 	kindState  = "oauth_state"  // a pending authorization (user ""), by the state's hash
 	kindClient = "oauth_client" // a dynamically registered client (user ""), by server
 	kindTools  = "mcp_tools"    // an OAuth server's last tool list (user ""), by server
@@ -38,9 +40,19 @@ const (
 // LONGHAUL_PUBLIC_URL.
 const CallbackPath = "/oauth/callback"
 
+// ConnectPath is the path, under LONGHAUL_PUBLIC_URL, of the connect links
+// users are given: ConnectPath + the link's id. The API answers it with a
+// page naming the Longhaul user the account would be connected to, and
+// starts the authorization only on that page's explicit POST.
+const ConnectPath = "/oauth/connect/"
+
 // Defaults of the Service's tunables.
 const (
-	DefaultStateTTL      = 15 * time.Minute
+	// DefaultLinkTTL is how long a connect link may wait to be confirmed.
+	DefaultLinkTTL = 10 * time.Minute
+	// DefaultStateTTL is how long a confirmed authorization may take at
+	// the authorization server.
+	DefaultStateTTL      = 10 * time.Minute
 	DefaultRefreshBefore = time.Minute
 	// MaxSecretSize bounds one HTTP-tool secret.
 	MaxSecretSize = 8 << 10
@@ -52,8 +64,13 @@ var (
 	ErrUnknownServer = errors.New("no MCP server of that name uses OAuth")
 	// ErrNotConnected: the user has not connected the server (or revoked it).
 	ErrNotConnected = errors.New("not connected")
-	// ErrBadState: the callback's state is unknown, used, or expired.
+	// ErrBadState: the callback's state, or a connect link, is unknown,
+	// used, or expired.
 	ErrBadState = errors.New("the authorization request is unknown, already used or expired; start again")
+	// ErrOtherBrowser: the callback came to a browser that did not confirm
+	// the connect link (the flow was finished by someone else).
+	ErrOtherBrowser = errors.New("this authorization was not confirmed in this browser; nothing was connected. " +
+		"Open the connect link in the browser you sign in with and confirm it there, or ask for a new link")
 	// ErrNoSecret: the user has not set the secret.
 	ErrNoSecret = errors.New("secret not set")
 	// ErrBadSecretName: a secret name is not [A-Za-z0-9_-]{1,64}.
@@ -85,10 +102,11 @@ type Service struct {
 	// HTTPClient makes the discovery, registration, token and revocation
 	// requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
-	// StateTTL is how long an authorize link stays valid
-	// (DefaultStateTTL); RefreshBefore is how long before its expiry an
-	// access token is refreshed (DefaultRefreshBefore).
-	StateTTL, RefreshBefore time.Duration
+	// LinkTTL is how long a connect link may wait to be confirmed
+	// (DefaultLinkTTL); StateTTL is how long a confirmed authorization
+	// stays valid (DefaultStateTTL); RefreshBefore is how long before its
+	// expiry an access token is refreshed (DefaultRefreshBefore).
+	LinkTTL, StateTTL, RefreshBefore time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Log receives the outcome of flows, never a token; nil discards.
@@ -170,13 +188,23 @@ func (c client) config(redirect string) *oauth2.Config {
 	}
 }
 
+// link is a connect link given to a user, kept until it is confirmed.
+type link struct {
+	User    string    `json:"user"`
+	Server  string    `json:"server"`
+	Expires time.Time `json:"expires"`
+}
+
 // pending is a started authorization, kept until its callback.
 type pending struct {
-	User     string    `json:"user"`
-	Server   string    `json:"server"`
-	Verifier string    `json:"verifier"`
-	Expires  time.Time `json:"expires"`
-	Client   client    `json:"client"`
+	User     string `json:"user"`
+	Server   string `json:"server"`
+	Verifier string `json:"verifier"`
+	// Browser is the hash of the browser secret of the browser that
+	// confirmed the connect link: only that browser's callback completes.
+	Browser string    `json:"browser"`
+	Expires time.Time `json:"expires"`
+	Client  client    `json:"client"`
 }
 
 // connection is a user's tokens for one server.
@@ -185,12 +213,60 @@ type connection struct {
 	Client client        `json:"client"`
 }
 
-// AuthorizeURL starts an authorization of server for user: it discovers
-// the server's authorization server, registers a client when none is
-// configured, keeps a single-use state bound to the user (and the PKCE
-// verifier) for StateTTL, and returns the authorization endpoint's URL
-// to send the user's browser to.
-func (s *Service) AuthorizeURL(ctx context.Context, user, server string) (string, error) {
+// ConnectLink gives user a link to connect their account of server:
+// PublicURL + ConnectPath + an opaque, single-use id that expires after
+// LinkTTL. The link carries no OAuth state and reaches no authorization
+// server by itself, so it may sit in a tool result, a workflow history or
+// a conversation: whoever opens it is shown the Longhaul user it connects
+// to and must confirm (Confirm) before any authorization starts, and only
+// the browser that confirmed can finish it (Callback).
+func (s *Service) ConnectLink(ctx context.Context, user, server string) (string, error) {
+	if _, ok := s.Servers[server]; !ok {
+		return "", fmt.Errorf("%q: %w", server, ErrUnknownServer)
+	}
+	if user == "" {
+		return "", errors.New("a connect link needs a user")
+	}
+	ttl := orDefault(s.LinkTTL, DefaultLinkTTL)
+	// Expired links are only garbage; sweep them now and then.
+	_, _ = s.Store.DeleteCredentialsBefore(ctx, kindLink, s.now().Add(-ttl))
+	id := rand.Text() // 26 base32 characters: 130 random bits
+	if err := s.put(ctx, "", kindLink, stateKey(id), link{User: user, Server: server, Expires: s.now().Add(ttl)}); err != nil {
+		return "", fmt.Errorf("keep the connect link: %w", err)
+	}
+	return strings.TrimRight(s.PublicURL, "/") + ConnectPath + id, nil
+}
+
+// Link returns the user and server of a connect link without spending it,
+// for the page that asks to confirm; ErrBadState when it is unknown, used
+// or expired.
+func (s *Service) Link(ctx context.Context, id string) (user, server string, err error) {
+	var l link
+	if id == "" || s.get(ctx, "", kindLink, stateKey(id), &l) != nil || !s.now().Before(l.Expires) {
+		return "", "", ErrBadState
+	}
+	return l.User, l.Server, nil
+}
+
+// Confirm spends a connect link and starts the authorization it names: it
+// discovers the server's authorization server, registers a client when
+// none is configured, keeps a single-use state bound to the link's user,
+// the PKCE verifier and browser (the browser's secret, which only the
+// confirming browser holds) for StateTTL, and returns the authorization
+// endpoint's URL to send that browser to.
+func (s *Service) Confirm(ctx context.Context, id, browser string) (string, error) {
+	if browser == "" {
+		return "", ErrOtherBrowser
+	}
+	user, server, err := s.Link(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if ok, err := s.Store.DeleteCredential(ctx, "", kindLink, stateKey(id)); err != nil {
+		return "", err
+	} else if !ok {
+		return "", ErrBadState // confirmed by another request first
+	}
 	srv, ok := s.Servers[server]
 	if !ok {
 		return "", fmt.Errorf("%q: %w", server, ErrUnknownServer)
@@ -199,15 +275,11 @@ func (s *Service) AuthorizeURL(ctx context.Context, user, server string) (string
 	if err != nil {
 		return "", fmt.Errorf("mcp server %q: %w", server, err)
 	}
-	ttl := s.StateTTL
-	if ttl <= 0 {
-		ttl = DefaultStateTTL
-	}
-	// Expired states are only garbage; sweep them now and then.
+	ttl := orDefault(s.StateTTL, DefaultStateTTL)
 	_, _ = s.Store.DeleteCredentialsBefore(ctx, kindState, s.now().Add(-ttl))
 	verifier := oauth2.GenerateVerifier()
-	state := rand.Text() // 26 base32 characters: 130 random bits
-	p := pending{User: user, Server: server, Verifier: verifier, Expires: s.now().Add(ttl), Client: c}
+	state := rand.Text()
+	p := pending{User: user, Server: server, Verifier: verifier, Browser: stateKey(browser), Expires: s.now().Add(ttl), Client: c}
 	if err := s.put(ctx, "", kindState, stateKey(state), p); err != nil {
 		return "", fmt.Errorf("keep the authorization state: %w", err)
 	}
@@ -218,8 +290,16 @@ func (s *Service) AuthorizeURL(ctx context.Context, user, server string) (string
 		oauth2.SetAuthURLParam("resource", c.Resource)), nil
 }
 
-// stateKey is the name a state is kept under: its hash, so the store holds
-// nothing that completes a flow.
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// stateKey is the name a state or a link id is kept under, and how a
+// browser secret is kept: its hash, so the store holds nothing that
+// completes a flow.
 func stateKey(state string) string {
 	h := sha256.Sum256([]byte(state))
 	return hex.EncodeToString(h[:])
@@ -329,10 +409,12 @@ func authStyle(methods []string) oauth2.AuthStyle {
 }
 
 // Callback completes an authorization: it takes the state (once; an
-// unknown, used or expired one is ErrBadState), exchanges the code with
-// the PKCE verifier and keeps the tokens, sealed, for the state's user. It
-// returns the user and server the state was bound to.
-func (s *Service) Callback(ctx context.Context, state, code string) (user, server string, err error) {
+// unknown, used or expired one is ErrBadState), checks that browser is the
+// secret of the browser that confirmed the link (else ErrOtherBrowser:
+// the flow was finished by someone other than who confirmed it), exchanges
+// the code with the PKCE verifier and keeps the tokens, sealed, for the
+// state's user. It returns the user and server the state was bound to.
+func (s *Service) Callback(ctx context.Context, state, code, browser string) (user, server string, err error) {
 	if state == "" || code == "" {
 		return "", "", ErrBadState
 	}
@@ -348,6 +430,10 @@ func (s *Service) Callback(ctx context.Context, state, code string) (user, serve
 	}
 	if !s.now().Before(p.Expires) {
 		return "", "", ErrBadState
+	}
+	if p.Browser == "" || subtle.ConstantTimeCompare([]byte(p.Browser), []byte(stateKey(browser))) != 1 {
+		s.log().Warn("an OAuth callback came to a browser that did not confirm the connect link; refused", "mcp_server", p.Server)
+		return "", "", ErrOtherBrowser
 	}
 	if _, known := s.Servers[p.Server]; !known {
 		return "", "", fmt.Errorf("%q: %w", p.Server, ErrUnknownServer)

@@ -224,3 +224,24 @@ securityContext:
 {{- include "longhaul.secretEnv" (dict "name" "LONGHAUL_PROXY_KEYS" "ref" .Values.auth.proxyKeys) }}
 {{- include "longhaul.secretEnv" (dict "name" "LONGHAUL_OPENWEBUI_JWT_SECRET" "ref" .Values.auth.openWebUIJWTSecret) }}
 {{- end -}}
+
+{{/*
+What the chart refuses to render, each failure saying what to set: an API
+with neither API nor proxy keys (unless auth.allowAnonymous), a published
+one (LoadBalancer, NodePort) without keys at all, a credential in the
+plain nats.url.
+*/}}
+{{- define "longhaul.guards" -}}
+{{- $v := .Values -}}
+{{- if not (or $v.auth.apiKeys.existingSecret $v.auth.proxyKeys.existingSecret) -}}
+{{- if has $v.api.service.type (list "LoadBalancer" "NodePort") -}}
+{{- fail (printf "api.service.type=%s publishes the API outside the cluster, and with no auth.apiKeys and no auth.proxyKeys it serves every caller and trusts anyone's user headers: set auth.apiKeys.existingSecret or auth.proxyKeys.existingSecret (auth.allowAnonymous does not cover a published API)" $v.api.service.type) -}}
+{{- end -}}
+{{- if not $v.auth.allowAnonymous -}}
+{{- fail "no API keys: set auth.apiKeys.existingSecret (LONGHAUL_API_KEYS) or auth.proxyKeys.existingSecret (LONGHAUL_PROXY_KEYS, Open WebUI's connection); without keys the API serves every caller and trusts anyone's user headers. Only for a development install, set auth.allowAnonymous=true" -}}
+{{- end -}}
+{{- end -}}
+{{- if and (not $v.nats.urlSecret.existingSecret) (contains "@" (toString $v.nats.url)) -}}
+{{- fail "nats.url carries a credential, and values are not secret: put the URL in a Secret (nats.urlSecret.existingSecret) or use a credentials file (nats.creds.existingSecret)" -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,102 @@
+package usercreds
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/store"
+)
+
+// TestConnectLinkBinding is issue 36 item 2 at the service: a connect link
+// holds no OAuth state, works once and expires after LinkTTL; the state it
+// starts completes only with the secret of the browser that confirmed it,
+// so a victim's browser that finishes the requester's flow stores nothing.
+func TestConnectLinkBinding(t *testing.T) {
+	mux := http.NewServeMux()
+	as := httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.URL, "authorization_endpoint": as.URL + "/authorize",
+			"token_endpoint": as.URL + "/token", "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}})
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at-" + r.PostForm.Get("code"), "token_type": "Bearer", "expires_in": 3600})
+	})
+	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	box, _ := NewBox(strings.Repeat("ab", KeySize))
+	now := time.Now()
+	s := &Service{Store: st.(store.Credentials), Box: box, PublicURL: "https://lh.example/", Now: func() time.Time { return now },
+		Servers: map[string]Server{"srv": {URL: as.URL + "/mcp", ClientID: "c"}}}
+	connected := func() bool {
+		_, err := s.TokenSource(t.Context(), "alice", "srv")
+		return err == nil
+	}
+	start := func(browser string) (link, state string) {
+		t.Helper()
+		link, err := s.ConnectLink(t.Context(), "alice", "srv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(link, "https://lh.example"+ConnectPath) || strings.Contains(link, "state") {
+			t.Fatalf("link %q, want https://lh.example%s<id>", link, ConnectPath)
+		}
+		id := strings.TrimPrefix(link, "https://lh.example"+ConnectPath)
+		if user, server, err := s.Link(t.Context(), id); err != nil || user != "alice" || server != "srv" {
+			t.Fatalf("Link = %q, %q, %v", user, server, err)
+		}
+		authURL, err := s.Confirm(t.Context(), id, browser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Confirm(t.Context(), id, browser); !errors.Is(err, ErrBadState) {
+			t.Errorf("a link confirmed twice: %v, want ErrBadState", err)
+		}
+		u, _ := url.Parse(authURL)
+		return id, u.Query().Get("state")
+	}
+
+	_, state := start("alice-browser-secret-0000")
+	if _, _, err := s.Callback(t.Context(), state, "victim", "victim-browser-secret-000"); !errors.Is(err, ErrOtherBrowser) || connected() {
+		t.Fatalf("another browser's callback: %v, connected %v; want ErrOtherBrowser and nothing stored", err, connected())
+	}
+	_, state = start("alice-browser-secret-0000")
+	if _, _, err := s.Callback(t.Context(), state, "victim", ""); !errors.Is(err, ErrOtherBrowser) || connected() {
+		t.Fatalf("a callback without a browser secret: %v, connected %v", err, connected())
+	}
+	if _, err := s.Confirm(t.Context(), "unknown", "alice-browser-secret-0000"); !errors.Is(err, ErrBadState) {
+		t.Errorf("an unknown link: %v", err)
+	}
+	_, state = start("alice-browser-secret-0000")
+	if user, _, err := s.Callback(t.Context(), state, "alice", "alice-browser-secret-0000"); err != nil || user != "alice" || !connected() {
+		t.Fatalf("the confirming browser's callback: %q, %v", user, err)
+	}
+
+	// A link expires after LinkTTL, a state after StateTTL.
+	link, err := s.ConnectLink(t.Context(), "alice", "srv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(DefaultLinkTTL + time.Second)
+	if _, err := s.Confirm(t.Context(), strings.TrimPrefix(link, "https://lh.example"+ConnectPath), "alice-browser-secret-0000"); !errors.Is(err, ErrBadState) {
+		t.Errorf("an expired link: %v, want ErrBadState", err)
+	}
+	_, state = start("alice-browser-secret-0000")
+	now = now.Add(DefaultStateTTL + time.Second)
+	if _, _, err := s.Callback(t.Context(), state, "alice", "alice-browser-secret-0000"); !errors.Is(err, ErrBadState) {
+		t.Errorf("an expired state: %v, want ErrBadState", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/modelcheck"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
@@ -68,5 +69,33 @@ func TestFirstRunWithoutModel(t *testing.T) {
 	status, raw := chatHi(t, "http://"+api)
 	if status != http.StatusBadGateway || !strings.Contains(raw, "cannot reach "+closed+" (connection refused); check that the endpoint runs, or set LONGHAUL_LLM_BASE_URL") {
 		t.Fatalf("chat = %d %s", status, raw)
+	}
+}
+
+// TestWindowNote checks what the start banner says of the default model's
+// window, against an Ollama-shaped scripted server: the num_ctx a
+// Modelfile sets, and Ollama's unknown default, which names the setting
+// that raises it.
+func TestWindowNote(t *testing.T) {
+	m := llmtest.New(t)
+	m.SetFlavour(llmtest.FlavourOllama)
+	m.SetOllamaModel(llmtest.OllamaModel{Name: "big:8b", NumCtx: 16384})
+	m.SetOllamaModel(llmtest.OllamaModel{Name: "llama3.1:8b"})
+	for _, tt := range []struct{ model, want, not string }{
+		{"big:8b", "; window 16384 tokens (ollama /api/show)", "OLLAMA_CONTEXT_LENGTH"},
+		{"llama3.1:8b", "; window 4096 tokens (ollama default", "OLLAMA_CONTEXT_LENGTH=16384 on the Ollama server"},
+	} {
+		cfg := config.Config{LLMBaseURL: m.URL(), LLMModel: tt.model}
+		got := windowNote(t.Context(), cfg, windows(cfg))
+		if !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s: note %q, want it to start %q", tt.model, got, tt.want)
+		}
+		if strings.Contains(got, tt.not) == (tt.model == "big:8b") {
+			t.Errorf("%s: note %q; the advice %q is wrong here", tt.model, got, tt.not)
+		}
+	}
+	cfg := config.Config{LLMBaseURL: m.URL(), LLMModel: "llama3.1:8b", LLMContext: "llama3.1:8b=32768"}
+	if got := windowNote(t.Context(), cfg, windows(cfg)); got != "; window 32768 tokens (LONGHAUL_LLM_CONTEXT)" {
+		t.Errorf("set window: note %q", got)
 	}
 }

@@ -49,9 +49,10 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	}
 	defer closeBus()
 	v := versioning(cfg, log)
-	w := worker.New(c, cfg.TaskQueue, newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log), tuning(cfg), v)
+	acts := newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log)
+	w := worker.New(c, cfg.TaskQueue, acts, tuning(cfg), v)
 	scheduleRetention(ctx, cfg, c, log)
-	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, modelLine(cfg, model(), log), memoryLine(cfg, mem), metricsNote(maddr))
+	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s%s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, modelLine(cfg, model(), log), windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), metricsNote(maddr))
 	return runWorkerVersion(ctx, w, c, v, cfg.WorkerPromote, log)
 }
 
@@ -168,5 +169,25 @@ func scheduleRetention(ctx context.Context, cfg config.Config, c client.Client, 
 // with the other settings), else what the endpoints report.
 func windows(cfg config.Config) *window.Resolver {
 	settings, _ := window.ParseSettings(cfg.LLMContext)
-	return window.NewResolver(settings, nil)
+	return window.NewResolver(settings, window.Discover(nil))
+}
+
+// windowNote is what the start banner says of the default model's window:
+// its size and where it came from and, when it is Ollama's small default
+// (or a guess), the setting that raises it and what that costs.
+func windowNote(ctx context.Context, cfg config.Config, w *window.Resolver) string {
+	t := window.Target{Ref: cfg.LLMModel, Canonical: cfg.LLMModel, BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}
+	if set, err := cfg.ModelEndpoints(); err == nil {
+		if e, model, err := set.Resolve(cfg.LLMModel); err == nil {
+			t.BaseURL, t.APIKey, t.Model = e.BaseURL, e.APIKey, model
+		}
+	}
+	win := w.Window(ctx, t, 0)
+	note := fmt.Sprintf("; window %d tokens (%s)", win.Tokens, win.Source)
+	if win.Guessed() && win.Tokens <= window.Default {
+		note += "; that holds an agent's prompt and about one web page, and Ollama cuts silently past it: " +
+			"set OLLAMA_CONTEXT_LENGTH=16384 on the Ollama server (llama3.1:8b's KV cache grows from 0.5 to 2 GiB in f16, 1 GiB with OLLAMA_KV_CACHE_TYPE=q8_0) " +
+			"and LONGHAUL_LLM_CONTEXT=" + cfg.LLMModel + "=16384"
+	}
+	return note
 }

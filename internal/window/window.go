@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Default is the window assumed of a model nobody set and the endpoint did
@@ -91,14 +92,33 @@ type Resolver struct {
 	settings Settings
 	discover Discoverer
 
+	// now is the clock the kept answers expire by.
+	now func() time.Time
+
 	mu    sync.Mutex
-	found map[string]Window
+	found map[string]found
 }
+
+// found is what an endpoint reported, and until when it is kept.
+type found struct {
+	w     Window
+	until time.Time
+}
+
+// How long a discovered window is kept: what the endpoint stated (a loaded
+// runner's context, num_ctx, max_model_len) for a while, since a model may
+// be reloaded with another window; a guess (the default, or an Ollama that
+// has not loaded the model yet and so does not say) briefly, so the window
+// the runner really gets is seen once it loads.
+const (
+	KeepStated = 5 * time.Minute
+	KeepGuess  = 30 * time.Second
+)
 
 // NewResolver returns a Resolver over the operator's settings; discover
 // may be nil (nothing is asked of endpoints).
 func NewResolver(settings Settings, discover Discoverer) *Resolver {
-	return &Resolver{settings: settings, discover: discover, found: map[string]Window{}}
+	return &Resolver{settings: settings, discover: discover, now: time.Now, found: map[string]found{}}
 }
 
 // Target is one model as the resolver sees it: its reference as written,
@@ -132,24 +152,36 @@ func (r *Resolver) Window(ctx context.Context, t Target, override int) Window {
 		return Window{Tokens: override, Source: SourceAgent}
 	}
 	key := t.BaseURL + "\x00" + t.Model
+	now := r.now()
 	r.mu.Lock()
-	w, ok := r.found[key]
+	f, ok := r.found[key]
 	r.mu.Unlock()
-	if ok {
-		return w
+	if ok && now.Before(f.until) {
+		return f.w
 	}
-	w = Window{Tokens: Default, Source: SourceDefault}
+	w := Window{Tokens: Default, Source: SourceDefault}
 	if r.discover != nil {
 		if d, ok := r.discover(ctx, t.BaseURL, t.APIKey, t.Model); ok && d.Tokens > 0 {
 			w = d
 		}
 	}
 	if ctx.Err() == nil {
+		keep := KeepStated
+		if w.Guessed() {
+			keep = KeepGuess
+		}
 		r.mu.Lock()
-		r.found[key] = w
+		r.found[key] = found{w: w, until: now.Add(keep)}
 		r.mu.Unlock()
 	}
 	return w
+}
+
+// Guessed reports whether w is an assumption rather than what the model's
+// server or its operator said: the default, for an endpoint that did not
+// tell or an Ollama server whose own default is not known.
+func (w Window) Guessed() bool {
+	return w.Source == SourceDefault || w.Source == SourceOllamaDefault
 }
 
 // Forget drops what was discovered, so the next call asks the endpoints

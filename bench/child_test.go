@@ -117,6 +117,8 @@ func childEnv(dataDir, httpAddr, temporalAddr, modelURL string) []string {
 		"LONGHAUL_METRICS_ADDR=127.0.0.1:0", // on, as by default, on a free port
 		"LONGHAUL_LLM_BASE_URL="+modelURL,
 		"LONGHAUL_LLM_MODEL=llmtest",
+		// The scripted model has no window (the tests of windows set one).
+		"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
 		"LONGHAUL_API_KEYS=",
 		"LONGHAUL_LOG_LEVEL=warn",
 		// Every benchmark request is the one anonymous principal's, up

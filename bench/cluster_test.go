@@ -269,6 +269,8 @@ func startCluster(b *testing.B, bin, bindir, schema, pgURL, modelURL string) *cl
 		"LONGHAUL_DATABASE_URL="+storeURL.String(),
 		"LONGHAUL_LLM_BASE_URL="+modelURL,
 		"LONGHAUL_LLM_MODEL=llmtest",
+		// The scripted model has no window (the tests of windows set one).
+		"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
 		"LONGHAUL_API_KEYS=",
 		"LONGHAUL_LOG_LEVEL=warn",
 		"LONGHAUL_METRICS_ADDR=off",

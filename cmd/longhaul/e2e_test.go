@@ -132,6 +132,8 @@ func devEnv(t *testing.T, api, modelURL string, extra ...string) []string {
 		"LONGHAUL_EMBEDDED_UI_ADDR=off",
 		"LONGHAUL_LLM_BASE_URL=" + modelURL,
 		"LONGHAUL_LLM_MODEL=llmtest",
+		// The scripted model has no window (the tests of windows set one).
+		"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
 	}, extra...)
 }
 
@@ -326,6 +328,8 @@ func TestStartupRedactsCredentials(t *testing.T) {
 		"LONGHAUL_LOG_LEVEL=debug",
 		"LONGHAUL_LLM_BASE_URL=" + withUser(model.URL(), "llmuser", "llm-secret"),
 		"LONGHAUL_LLM_MODEL=llmtest",
+		// The scripted model has no window (the tests of windows set one).
+		"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
 		"LONGHAUL_SEARCH_URL=https://searchuser:search-secret@127.0.0.1:1/",
 		"LONGHAUL_DATABASE_URL=" + withUser(pg.Fresh(t), osUser.Username, "pg-secret"),
 		"LONGHAUL_NATS_URL=nats://natsuser:nats-secret@" + testenv.FreeAddr(t) + ",nats://nats-token@" + testenv.FreeAddr(t),

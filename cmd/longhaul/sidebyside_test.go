@@ -113,6 +113,8 @@ func TestSideBySideOnDefaults(t *testing.T) {
 		"LONGHAUL_DATABASE_URL=sqlite://" + filepath.Join(data, "longhaul.db"),
 		"LONGHAUL_LLM_BASE_URL=" + model.URL(),
 		"LONGHAUL_LLM_MODEL=llmtest",
+		// The scripted model has no window (the tests of windows set one).
+		"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
 	}
 	w1 := startBare(t, bin, remote, "worker")
 	w1Metrics := waitOutput(t, w1, workerMetrics)

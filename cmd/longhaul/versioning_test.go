@@ -39,6 +39,8 @@ func TestWorkerRollout(t *testing.T) {
 			"LONGHAUL_DATABASE_URL=sqlite://" + filepath.Join(t.TempDir(), "longhaul.db"),
 			"LONGHAUL_LLM_BASE_URL=" + env.Model.URL(),
 			"LONGHAUL_LLM_MODEL=llmtest",
+			// The scripted model has no window (the tests of windows set one).
+			"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
 			"LONGHAUL_WORKER_BUILD_ID=" + build,
 		}, "worker")
 	}

@@ -183,6 +183,8 @@ func TestChaos(t *testing.T) {
 			"LONGHAUL_TASK_QUEUE=" + queue,
 			"LONGHAUL_LLM_BASE_URL=" + model.URL(),
 			"LONGHAUL_LLM_MODEL=llmtest",
+			// The scripted model has no window (the tests of windows set one).
+			"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
 			"LONGHAUL_SKILLS_DIR=" + skillsDir,
 			"LONGHAUL_API_KEYS=",
 			"LONGHAUL_LOG_LEVEL=info",

@@ -97,6 +97,8 @@ func (r *renderer) render(e longhaul.Event) []any {
 		return statusLine(r, e, false, func(d longhaul.MemoryRecallData) string { return memoryStatus("Recalled", d.Count) })
 	case longhaul.EventMemorySaved:
 		return statusLine(r, e, true, func(d longhaul.MemorySavedData) string { return memoryStatus("Saved", d.Count) })
+	case longhaul.EventContext:
+		return statusLine(r, e, false, contextStatus)
 	default:
 		r.note(e)
 	}
@@ -604,4 +606,28 @@ func memoryStatus(verb string, n int) string {
 		return verb + " 1 memory"
 	}
 	return fmt.Sprintf("%s %d memories", verb, n)
+}
+
+// contextStatus is the status line of a context event: what was shortened
+// to fit the model's window, and how much of it the call used.
+func contextStatus(d longhaul.ContextData) string {
+	var did []string
+	if d.Compacted {
+		did = append(did, fmt.Sprintf("summarized the first %d messages", d.Summarized))
+	}
+	if d.Excerpted > 0 {
+		did = append(did, fmt.Sprintf("shortened %d earlier tool result(s)", d.Excerpted))
+	}
+	if d.Cut > 0 {
+		did = append(did, fmt.Sprintf("cut %d long result(s)", d.Cut))
+	}
+	if len(did) == 0 {
+		did = append(did, "used the summary of earlier messages")
+	}
+	line := strings.Join(did, ", ")
+	line = strings.ToUpper(line[:1]) + line[1:]
+	if d.Compacted {
+		return fmt.Sprintf("%s to fit %s's %d-token window", line, d.Model, d.Window)
+	}
+	return fmt.Sprintf("%s to fit %s's %d-token window (%d used, %d left)", line, d.Model, d.Window, d.Used, d.Left)
 }

@@ -285,3 +285,21 @@ func TestRenderClientToolCalls(t *testing.T) {
 		t.Errorf("frames (-want +got):\n%s", diff)
 	}
 }
+
+func TestContextStatus(t *testing.T) {
+	for _, tt := range []struct {
+		d    longhaul.ContextData
+		want string
+	}{
+		{longhaul.ContextData{Model: "llama3.1:8b", Window: 4096, Compacted: true, Summarized: 23},
+			"Summarized the first 23 messages to fit llama3.1:8b's 4096-token window"},
+		{longhaul.ContextData{Model: "llama3.1:8b", Window: 4096, Used: 3000, Left: 584, Excerpted: 2, Cut: 1},
+			"Shortened 2 earlier tool result(s), cut 1 long result(s) to fit llama3.1:8b's 4096-token window (3000 used, 584 left)"},
+		{longhaul.ContextData{Model: "m", Window: 8192, Used: 100, Left: 7000, Summarized: 12},
+			"Used the summary of earlier messages to fit m's 8192-token window (100 used, 7000 left)"},
+	} {
+		if got := contextStatus(tt.d); got != tt.want {
+			t.Errorf("contextStatus(%+v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package workflows_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/window"
+	"github.com/longhaul-dev/longhaul/workflows"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// contextHistoryFile is a chat turn whose older turns do not fit a window
+// of 4,096 tokens: the first model call asks for a compaction, Compact
+// summarizes them, and the call is made again with the summary.
+var contextHistoryFile = filepath.Join("testdata", "context_history.json")
+
+func TestReplayContextHistory(t *testing.T) {
+	if *updateHistory {
+		generateContextHistory(t)
+	}
+	checkContextShape(t, loadHistoryFile(t, contextHistoryFile))
+	replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, contextHistoryFile)
+}
+
+// checkContextShape: the call that asked for the compaction, the
+// compaction, and the call that answered.
+func checkContextShape(t *testing.T, h *historypb.History) {
+	t.Helper()
+	checkScheduledThenCompleted(t, h, []string{"ChatCompletion", "Compact", "ChatCompletion"})
+}
+
+func generateContextHistory(t *testing.T) {
+	t.Helper()
+	env := testenv.Start(t, testenv.Options{Context: window.Settings{"llmtest": 4096}})
+	env.Model.SetWindow(4096, llmtest.BehaviourOpenAI)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env.Model.On(llmtest.AnyMessageContains("You compact a conversation"), llmtest.Text("The user listed films; [tmdb:931285] is the 2026 one."))
+	env.Model.SetDefault(llmtest.Text("That is tmdb 931285."))
+	var msgs []longhaul.Message
+	for i := range 16 {
+		msgs = append(msgs,
+			longhaul.Message{Role: longhaul.RoleUser, Content: "Tell me about the next film, please."},
+			longhaul.Message{Role: longhaul.RoleAssistant, Content: strings.Repeat("A film about a river, a mill and a long summer. ", 20) + string(rune('A'+i))})
+	}
+	msgs = append(msgs, longhaul.Message{Role: longhaul.RoleUser, Content: "Which was the 2026 one?"})
+	run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "context-1", TaskQueue: testenv.TaskQueue},
+		contract.AgentWorkflowName, contract.AgentInput{Agent: "naked", Messages: msgs, User: longhaul.User{ID: "u1"}})
+	if err != nil {
+		t.Fatalf("start workflow: %v", err)
+	}
+	var res contract.AgentResult
+	if err := run.Get(ctx, &res); err != nil || !strings.Contains(res.Content, "931285") {
+		t.Fatalf("workflow: %q, %v", res.Content, err)
+	}
+	if cut := env.Model.CutRequests(); len(cut) > 0 {
+		t.Fatalf("%d requests over the window", len(cut))
+	}
+	h := fetchHistory(t, env, run)
+	checkContextShape(t, h)
+	writeHistory(t, h, contextHistoryFile)
+}

@@ -1,7 +1,10 @@
 package window
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -210,7 +213,7 @@ func runeTokens(r rune) int {
 // Message estimates one chat message: its text, its images, its tool calls
 // as a template renders them (JSON), and the template's markers.
 func Message(m openai.ChatCompletionMessage) int {
-	n := perMessage + Text(m.Role) + Text(m.Content) + Text(m.Name)
+	n := perMessage + Text(m.Role) + counted(m.Content) + Text(m.Name)
 	for _, p := range m.MultiContent {
 		switch {
 		case p.ImageURL != nil && p.ImageURL.Detail == openai.ImageURLDetailLow:
@@ -218,11 +221,11 @@ func Message(m openai.ChatCompletionMessage) int {
 		case p.ImageURL != nil:
 			n += ImageTokens
 		default:
-			n += Text(p.Text)
+			n += counted(p.Text)
 		}
 	}
 	for _, tc := range m.ToolCalls {
-		n += perTool + Text(tc.ID) + Text(tc.Function.Name) + Text(tc.Function.Arguments) + 8
+		n += perTool + Text(tc.ID) + Text(tc.Function.Name) + counted(tc.Function.Arguments) + 8
 	}
 	n += Text(m.ToolCallID)
 	return n
@@ -236,13 +239,44 @@ func Tools(tools []openai.Tool) int {
 	}
 	n := toolsPreamble
 	for _, t := range tools {
-		b, err := json.Marshal(t)
-		if err != nil {
-			continue
-		}
-		n += perTool + Text(string(b))
+		n += perTool + tool(t)
 	}
 	return n
+}
+
+// toolWrapper is the estimate of a function tool's JSON without its name,
+// description and parameters: {"type":"function","function":{"name":"",
+// "description":"","parameters":…}}.
+var toolWrapper = Text(`{"type":"function","function":{"name":"","description":"","parameters":}}`)
+
+// tool estimates one tool's JSON. A function whose parameters are JSON
+// already (as Longhaul's tools give them) is counted from its parts,
+// without encoding it again (its description's few JSON escapes are
+// within the estimate's margin); any other tool is encoded.
+func tool(t openai.Tool) int {
+	f := t.Function
+	if f != nil && t.Type == openai.ToolTypeFunction && !f.Strict {
+		var params string
+		switch p := f.Parameters.(type) {
+		case json.RawMessage:
+			params = string(p)
+		case []byte:
+			params = string(p)
+		case string:
+			params = p
+		case nil:
+		default:
+			params = "\x00"
+		}
+		if params != "\x00" {
+			return toolWrapper + Text(f.Name) + counted(f.Description) + countedJSON(params)
+		}
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return 0
+	}
+	return Text(string(b))
 }
 
 // Request estimates the prompt tokens of a Chat Completions request: every
@@ -254,8 +288,74 @@ func Request(req openai.ChatCompletionRequest) int {
 	}
 	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil && rf.JSONSchema.Schema != nil {
 		if b, err := json.Marshal(rf.JSONSchema.Schema); err == nil {
-			n += Text(string(b)) + perTool
+			n += counted(string(b)) + perTool
 		}
 	}
 	return n
+}
+
+// Every model call of a run sends the same agent prompt and tool schemas,
+// and the conversation so far, again: only what is new since the last call
+// needs counting. counted keeps the estimates of long texts (memoLen bytes
+// and more), up to memoBytes of them, and starts over when full.
+const (
+	memoLen   = 1024
+	memoBytes = 32 << 20
+)
+
+var memo = struct {
+	sync.Mutex
+	n     map[string]int
+	bytes int
+}{n: map[string]int{}}
+
+// countedJSON is the estimate of the JSON value s as a request carries it
+// (encoding/json compacts a json.RawMessage), remembered whatever its
+// length: the same tool schemas come with every call.
+func countedJSON(s string) int {
+	key := "\x00json\x00" + s
+	memo.Lock()
+	n, ok := memo.n[key]
+	memo.Unlock()
+	if ok {
+		return n
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err == nil {
+		n = Text(b.String())
+	} else {
+		n = Text(s)
+	}
+	remember(key, n)
+	return n
+}
+
+// counted is Text(s), remembered for a long s.
+func counted(s string) int {
+	if len(s) < memoLen {
+		return Text(s)
+	}
+	memo.Lock()
+	n, ok := memo.n[s]
+	memo.Unlock()
+	if ok {
+		return n
+	}
+	n = Text(s)
+	remember(strings.Clone(s), n)
+	return n
+}
+
+// remember keeps the estimate n of key, starting over when the memo is
+// full. The key must not share a larger buffer (a slice of a response
+// body): callers pass a copy.
+func remember(key string, n int) {
+	memo.Lock()
+	defer memo.Unlock()
+	if memo.bytes+len(key) > memoBytes {
+		clear(memo.n)
+		memo.bytes = 0
+	}
+	memo.n[key] = n
+	memo.bytes += len(key)
 }

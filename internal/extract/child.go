@@ -207,9 +207,10 @@ func (c *Child) died(cmd *exec.Cmd, werr error, stderr string) error {
 	}
 	mib := c.memory() >> 20
 	// A race-enabled binary (the tests') that cannot map more memory
-	// says "too many address space collisions".
+	// says "too many address space collisions", or its ThreadSanitizer
+	// "failed to allocate".
 	if strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
-		strings.Contains(stderr, "address space collisions") {
+		strings.Contains(stderr, "address space collisions") || strings.Contains(stderr, "failed to allocate") {
 		return invalid("extracting the file's text needed more than %d MiB of memory, the limit; the process was stopped", mib)
 	}
 	if err := c.signaled(state); err != nil {

@@ -90,3 +90,51 @@ func TestExtractOperandBomb(t *testing.T) {
 		})
 	}
 }
+
+// cmapPDF is a one-page PDF whose font maps its two-byte codes to Unicode
+// with a ToUnicode CMap of body (between begincmap and endcmap), and
+// whose content shows codes 1 and 2.
+func cmapPDF(t testing.TB, body string) []byte {
+	t.Helper()
+	cmap := "/CIDInit /ProcSet findresource begin 12 dict begin begincmap " +
+		"/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def /CMapName /Adobe-Identity-UCS def /CMapType 2 def " +
+		"1 begincodespacerange <0000> <FFFF> endcodespacerange " + body +
+		" endcmap CMapName currentdict /CMap defineresource pop end end"
+	var z bytes.Buffer
+	w, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	_, _ = w.Write([]byte(cmap))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	content := "BT /F1 12 Tf 72 712 Td <00010002> Tj ET"
+	return rawPDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
+		"<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /ToUnicode 6 0 R >>",
+		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.String()),
+	)
+}
+
+// TestExtractCMap: a font's ToUnicode CMap is read when within the bound,
+// and one that would stack too much is refused before the library reads
+// it.
+func TestExtractCMap(t *testing.T) {
+	doc, err := extract.Extract(bytes.NewReader(cmapPDF(t, "2 beginbfchar <0001> <0048> <0002> <0069> endbfchar")), "a.pdf", "", extract.Limits{})
+	if err != nil || !strings.Contains(doc.Text(), "Hi") {
+		t.Fatalf("text %q, %v", doc.Text(), err)
+	}
+	bomb := cmapPDF(t, "1 beginbfchar"+strings.Repeat(" 1", 1<<20)+" <0001> <0048> endbfchar")
+	n := allocated(func() {
+		_, err = extract.Extract(bytes.NewReader(bomb), "a.pdf", "", extract.Limits{})
+	})
+	e, ok := extract.AsError(err)
+	if !ok || !strings.Contains(e.Message, "font F1's ToUnicode map holds over 400000 operands") {
+		t.Fatalf("error %v, want the CMap refused", err)
+	}
+	if n > 32<<20 {
+		t.Errorf("extraction allocated %d MiB, want under 32 MiB", n>>20)
+	}
+	t.Logf("%d-byte PDF: %v; %d MiB allocated", len(bomb), err, n>>20)
+}

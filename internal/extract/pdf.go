@@ -122,7 +122,8 @@ func (c *checker) page(p pdf.Page, i int, fonts map[string]*pdf.Font) error {
 	// The library reads an array of content streams as one stream, so
 	// they are scanned as one.
 	if err := c.scan(io.MultiReader(readers...), scanContent, c.limits.MaxOperands); err != nil {
-		return c.refuse(err, fmt.Sprintf("page %d", i), "of one page's content")
+		return c.refuse(err, fmt.Sprintf("page %d", i), "of one page's content",
+			fmt.Sprintf("stacks over %d operands without an operator", c.limits.MaxOperands))
 	}
 	for _, name := range p.Fonts() {
 		if _, ok := fonts[name]; ok {
@@ -138,7 +139,8 @@ func (c *checker) page(p pdf.Page, i int, fonts map[string]*pdf.Font) error {
 		err := c.scan(rc, scanCMap, 4*c.limits.MaxOperands)
 		_ = rc.Close()
 		if err != nil {
-			return c.refuse(err, fmt.Sprintf("page %d: font %s's ToUnicode map", i, name), "of one font's ToUnicode map")
+			return c.refuse(err, fmt.Sprintf("page %d: font %s's ToUnicode map", i, name), "of one font's ToUnicode map",
+				fmt.Sprintf("holds over %d operands", 4*c.limits.MaxOperands))
 		}
 	}
 	return nil
@@ -153,8 +155,9 @@ func (c *checker) scan(r io.Reader, mode scanMode, maxStack int) error {
 }
 
 // refuse is the *Error of a stream scan refused; what names the stream,
-// per says what the per-page limit bounds.
-func (c *checker) refuse(err error, what, per string) error {
+// per says what the per-page limit bounds, operands what the bound of
+// the operands stacked is.
+func (c *checker) refuse(err error, what, per, operands string) error {
 	l := c.limits
 	switch {
 	case errors.Is(err, errStreamSize) && c.budget < 0:
@@ -162,7 +165,7 @@ func (c *checker) refuse(err error, what, per string) error {
 	case errors.Is(err, errStreamSize):
 		return invalid("%s inflates to over the limit of %d bytes %s", what, l.MaxPageContent, per)
 	case errors.Is(err, errOperands):
-		return invalid("%s stacks over %d operands without an operator (a PDF built to exhaust memory?)", what, l.MaxOperands)
+		return invalid("%s %s (a PDF built to exhaust memory?)", what, operands)
 	}
 	return invalid("malformed PDF: %s: %v", what, err)
 }

@@ -13,8 +13,9 @@
 // a PDF's compressed streams inflate to (in all and per page), the
 // operands a page's content makes the PDF library stack, and the
 // characters extracted, so a zip or PDF bomb fails fast with bounded
-// memory. Run (child.go) extracts in a child process under a hard memory
-// limit, for whatever these bounds miss.
+// memory. Child (child.go) runs Extract in a child process, the running
+// executable re-entered, under a hard memory limit and a time limit, for
+// whatever these bounds miss: a file that kills it is invalid_file too.
 package extract
 
 import (

@@ -55,6 +55,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
+	"github.com/longhaul-dev/longhaul/internal/extract"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -124,6 +125,11 @@ type Activities struct {
 	// EmbedBatch is the most chunks one embeddings call sends
 	// (LONGHAUL_EMBED_BATCH); zero is DefaultEmbedBatch.
 	EmbedBatch int
+	// Extractor extracts the text of a file being ingested, in a child
+	// process with a hard memory limit (LONGHAUL_EXTRACT_MEMORY,
+	// LONGHAUL_EXTRACT_TIMEOUT, LONGHAUL_EXTRACT_CONCURRENCY); nil is one
+	// with the defaults, shared by the process.
+	Extractor *extract.Child
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is

@@ -45,6 +45,17 @@ func (a *Activities) embedBatch() int {
 	return DefaultEmbedBatch
 }
 
+// defaultExtractor is the extractor of Activities without one: its
+// default limits, and its children, are the process's.
+var defaultExtractor extract.Child
+
+func (a *Activities) extractor() *extract.Child {
+	if a.Extractor != nil {
+		return a.Extractor
+	}
+	return &defaultExtractor
+}
+
 // docsOff is the failure of an ingestion activity on a worker without the
 // document store or the blob store.
 func (a *Activities) docsOff() error {
@@ -172,12 +183,15 @@ func (a *Activities) ExtractChunks(ctx context.Context, req IngestRequest) (Chun
 		return ChunkedFile{}, fmt.Errorf("open file: %w", err)
 	}
 	p.set(fmt.Sprintf("extracting the text of %s (%d bytes)", f.Filename, f.Bytes))
-	doc, err := extract.Extract(rc, f.Filename, f.ContentType, extract.Limits{})
+	// A file the extraction refuses, or that kills its child process
+	// (out of memory, out of time), is the file's failure, recorded
+	// once: no attempt of this activity would fare better.
+	doc, err := a.extractor().Extract(ctx, rc, f.Filename, f.ContentType)
 	_ = rc.Close()
 	if e, ok := extract.AsError(err); ok {
 		return ChunkedFile{Code: e.Code, Message: e.Message}, nil
 	} else if err != nil {
-		return ChunkedFile{}, err
+		return ChunkedFile{}, fmt.Errorf("extract: %w", err)
 	}
 	p.set(fmt.Sprintf("cutting %s into chunks", f.Filename))
 	chunks, tokens, err := chunk.Split(doc.Text(), strategy)

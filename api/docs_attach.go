@@ -28,7 +28,8 @@ import (
 // detach).
 //
 // The errors are the API's: a store or file the owner lacks is a 404, bad
-// attributes a 400, an unreachable Temporal a 503.
+// attributes a 400, a new attachment past the owner's ingestions at once
+// (LONGHAUL_MAX_INGESTIONS) a 429, an unreachable Temporal a 503.
 func (s *Server) attachFile(ctx context.Context, owner, vsID, fileID, batchID string, attrs map[string]any, chunking docstore.ChunkingStrategy) (docstore.VectorStoreFile, error) {
 	docs, err := s.docs()
 	if err != nil {
@@ -45,6 +46,9 @@ func (s *Server) attachFile(ctx context.Context, owner, vsID, fileID, batchID st
 		}
 		if _, err := docs.GetFile(ctx, owner, fileID); err != nil {
 			return docstore.VectorStoreFile{}, s.docsError(err, "no file "+strconv.Quote(fileID))
+		}
+		if err := s.checkIngestions(ctx, owner, 1); err != nil {
+			return docstore.VectorStoreFile{}, err
 		}
 		vsf, err = docs.AttachFile(ctx, docstore.VectorStoreFile{
 			VectorStoreID: vsID, FileID: fileID, Owner: owner, BatchID: batchID,

@@ -153,9 +153,18 @@ func (s *Server) chatFile(ctx context.Context, docs docstore.Store, owner, vsID 
 	if contentType == "" {
 		contentType = mime.TypeByExtension(path.Ext(name))
 	}
+	if _, err := s.fileRoom(ctx, owner, int64(len(data))); err != nil {
+		return "", "", err
+	}
 	stored, err := docs.PutFile(ctx, docstore.File{Owner: owner, Filename: name, Purpose: "user_data", ContentType: contentType}, bytes.NewReader(data))
 	if err != nil {
 		return "", "", s.docsError(err, "no file")
+	}
+	if err := s.storedWithin(ctx, owner, stored); err != nil {
+		if derr := docs.DeleteFile(context.WithoutCancel(ctx), owner, stored.ID); derr != nil {
+			s.log.ErrorContext(ctx, "drop a file part over the quota", "file", stored.ID, "error", derr)
+		}
+		return "", "", err
 	}
 	return stored.ID, name, nil
 }

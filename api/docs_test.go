@@ -88,6 +88,12 @@ var (
 // faked by ingestStarts.
 func docsServer(t *testing.T, maxFile int64) (string, docstore.Store, *ingestStarts) {
 	t.Helper()
+	return docsServerLimits(t, maxFile, api.Limits{})
+}
+
+// docsServerLimits is docsServer holding its principals to limits.
+func docsServerLimits(t *testing.T, maxFile int64, limits api.Limits) (string, docstore.Store, *ingestStarts) {
+	t.Helper()
 	ctx := context.Background()
 	docs, err := docstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "docs.db"))
 	if err != nil {
@@ -99,7 +105,7 @@ func docsServer(t *testing.T, maxFile int64) (string, docstore.Store, *ingestSta
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := api.New(api.Config{TaskQueue: "q", Docs: docs, MaxFileBytes: maxFile, MaxBodyBytes: 64 << 10,
+	srv := api.New(api.Config{TaskQueue: "q", Docs: docs, MaxFileBytes: maxFile, MaxBodyBytes: 64 << 10, Limits: limits,
 		Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}, {Name: "bob", Secret: "sk-bob"}}}, tc, catalog, slog.New(slog.DiscardHandler))
 	return serve(t, srv), docs, tc
 }

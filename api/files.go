@@ -228,11 +228,21 @@ func (u *fileUpload) storeFile(p *multipart.Part) error {
 	if u.sawPurpose {
 		want = u.purpose
 	}
-	lr := &limitedReader{r: p, n: u.s.maxFileBytes()}
+	// The principal's quotas (LONGHAUL_MAX_FILES, _FILE_STORAGE) leave
+	// room for the file, read no further than they allow.
+	room, err := u.s.fileRoom(u.ctx, u.owner, 0)
+	if err != nil {
+		return err
+	}
+	lr := &limitedReader{r: p, n: room}
 	f, err := u.s.cfg.Docs.PutFile(u.ctx, docstore.File{Owner: u.owner, Filename: filename, Purpose: want, ContentType: p.Header.Get(fiber.HeaderContentType)}, lr)
 	if f.ID != "" {
 		// Whatever comes next, drop deletes it if the upload fails.
 		u.stored = &f
+	}
+	if lr.exceeded && room < u.s.maxFileBytes() {
+		return errQuota(fmt.Sprintf("not enough file storage: this file is larger than the %d bytes you have left of %d (LONGHAUL_MAX_FILE_STORAGE); delete some files to store more; nothing was stored",
+			max(room, 0), u.s.cfg.Limits.FileBytes))
 	}
 	if lr.exceeded || errors.Is(err, docstore.ErrTooLarge) {
 		return u.s.fileTooLarge()
@@ -244,7 +254,7 @@ func (u *fileUpload) storeFile(p *multipart.Part) error {
 		return u.storeError(err)
 	}
 	u.stored = &f
-	return nil
+	return u.s.storedWithin(u.ctx, u.owner, f)
 }
 
 // storeError is the answer to a store that could not take the file.

@@ -20,6 +20,17 @@ type Limits struct {
 	// Streams is the most event streams (chat and runs API) a principal may
 	// hold open on one API process.
 	Streams int
+	// Files is the most files a principal may store (uploads and chat
+	// file parts): beyond it a new file is refused with 403
+	// quota_exceeded (see quota.go).
+	Files int
+	// FileBytes is the most bytes of files a principal may store; a file
+	// that would pass it is refused with 403 quota_exceeded.
+	FileBytes int64
+	// Ingestions is the most files a principal may have being ingested
+	// into vector stores at once: an attachment beyond it is refused with
+	// 429.
+	Ingestions int
 }
 
 // Retry-After values of the 429s, in seconds: a stream frees up when a

@@ -61,6 +61,11 @@ func (s *Server) createVectorStore(c *fiber.Ctx) error {
 			return s.docsError(err, "file_ids: no file "+strconv.Quote(id))
 		}
 	}
+	if len(req.FileIDs) > 0 {
+		if err := s.checkIngestions(ctx, owner, len(req.FileIDs)); err != nil {
+			return err
+		}
+	}
 	vs := docstore.VectorStore{Owner: owner, Metadata: req.Metadata, ExpiresAfter: exp}
 	if req.Name != nil {
 		vs.Name = *req.Name
@@ -368,6 +373,10 @@ func (s *Server) createFileBatch(c *fiber.Ctx) error {
 		if _, err := docs.GetFile(ctx, owner, f.FileID); err != nil {
 			return s.docsError(err, "no file "+strconv.Quote(f.FileID))
 		}
+	}
+	// The whole batch within the ingestions quota, or none of it.
+	if err := s.checkIngestions(ctx, owner, len(files)); err != nil {
+		return err
 	}
 	b, err := docs.CreateBatch(ctx, docstore.FileBatch{VectorStoreID: vsID, Owner: owner, Status: docstore.StatusInProgress})
 	if err != nil {

@@ -103,7 +103,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		JWTSecret:       []byte(cfg.OpenWebUIJWTSecret),
 		JWTMaxLifetime:  cfg.OpenWebUIJWTMaxLifetime,
 		Headers:         cfg.Headers(),
-		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams},
+		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams, Files: cfg.MaxFiles, FileBytes: cfg.MaxFileStorage, Ingestions: cfg.MaxIngestions},
 		Admission:       api.Admission{Concurrency: cfg.AdmissionConcurrency, Queue: cfg.AdmissionQueue, MaxWait: cfg.AdmissionWait},
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		MaxFileBytes:    cfg.MaxFileBytes,

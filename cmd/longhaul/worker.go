@@ -13,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
+	"github.com/longhaul-dev/longhaul/internal/extract"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -131,6 +132,7 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.Docs = docs
 	a.Embedder = docEmbedder(cfg)
 	a.EmbedBatch = cfg.EmbedBatch
+	a.Extractor = &extract.Child{Memory: cfg.ExtractMemory, Timeout: cfg.ExtractTimeout, Concurrency: cfg.ExtractConcurrency}
 	a.Bus = bus
 	a.Runs = c
 	a.Updates = c

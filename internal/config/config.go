@@ -143,6 +143,14 @@ type Config struct {
 	MaxMemories int `envconfig:"LONGHAUL_MAX_MEMORIES" default:"1000" desc:"most long-term memories one user keeps: a save beyond it deletes the least recently saved or updated; 0 = no limit"`
 	MaxBacklog  int `envconfig:"LONGHAUL_MAX_BACKLOG_ITEMS" default:"200" desc:"most active (open or in progress) items one user's backlog holds (backlog_add beyond it is refused to the model), and most closed items it keeps (the least recently closed go first; see docs/agents.md, Backlog); 1 to 100000"`
 
+	MaxFiles       int   `envconfig:"LONGHAUL_MAX_FILES" default:"1000" desc:"most files one principal may store (uploads and chat file parts; 403 quota_exceeded beyond, until files are deleted); 0 = no limit"`
+	MaxFileStorage int64 `envconfig:"LONGHAUL_MAX_FILE_STORAGE" default:"1073741824" desc:"most bytes of files one principal may store, 1 GiB by default (403 quota_exceeded for a file that would pass it; nothing kept); 0 = no limit"`
+	MaxIngestions  int   `envconfig:"LONGHAUL_MAX_INGESTIONS" default:"100" desc:"most files one principal may have being ingested into vector stores at once, the 100 files of one batch by default (429 with Retry-After for an attach or batch that would pass it); 0 = no limit"`
+
+	ExtractMemory      int64         `envconfig:"LONGHAUL_EXTRACT_MEMORY" default:"536870912" desc:"hard memory limit of the child process a worker extracts one file's text in (512 MiB; its address space beyond what it holds once started, RLIMIT_AS on Linux): a file that needs more fails as invalid_file, not retried; at least 64 MiB"`
+	ExtractTimeout     time.Duration `envconfig:"LONGHAUL_EXTRACT_TIMEOUT" default:"5m" desc:"longest the child process extracting one file's text may run (and its CPU time limit): past it the file fails as invalid_file, not retried; 10s to 14m (the extraction activity's own limit is 15m)"`
+	ExtractConcurrency int           `envconfig:"LONGHAUL_EXTRACT_CONCURRENCY" default:"2" desc:"most extraction child processes one worker runs at once (so at most this times EXTRACT_MEMORY of the worker's memory); more ingestions wait their turn"`
+
 	AdmissionConcurrency int           `envconfig:"LONGHAUL_ADMISSION_CONCURRENCY" default:"32" desc:"run starts (the Temporal calls that start a run: chat, runs API, Responses) one API process makes at once; more wait in its admission queue, first come first served (see docs/performance.md); 0 = no limit (no queue)"`
 	AdmissionQueue       int           `envconfig:"LONGHAUL_ADMISSION_QUEUE" default:"2000" desc:"run starts that may wait in one API process's admission queue; past it a request gets 429 with Retry-After: 2 at once"`
 	AdmissionWait        time.Duration `envconfig:"LONGHAUL_ADMISSION_WAIT" default:"60s" desc:"longest a run start waits in the admission queue before its request gets 429 with Retry-After: 2; 0 = as long as the request lasts"`
@@ -486,6 +494,24 @@ func (c Config) checkLimits(p *problems) {
 	}
 	if c.MaxMemories < 0 {
 		p.bad("MAX_MEMORIES", "must not be negative (0 = no limit)")
+	}
+	if c.MaxFiles < 0 {
+		p.bad("MAX_FILES", "must not be negative (0 = no limit)")
+	}
+	if c.MaxFileStorage < 0 {
+		p.bad("MAX_FILE_STORAGE", "must not be negative (0 = no limit)")
+	}
+	if c.MaxIngestions < 0 {
+		p.bad("MAX_INGESTIONS", "must not be negative (0 = no limit)")
+	}
+	if c.ExtractMemory < 64<<20 {
+		p.bad("EXTRACT_MEMORY", "must be at least 67108864 (64 MiB)")
+	}
+	if c.ExtractTimeout < 10*time.Second || c.ExtractTimeout > 14*time.Minute {
+		p.bad("EXTRACT_TIMEOUT", "must be between 10s and 14m (the extraction activity's own limit is 15m)")
+	}
+	if c.ExtractConcurrency < 1 {
+		p.bad("EXTRACT_CONCURRENCY", "must be at least 1")
 	}
 	if c.MaxBacklog < 1 || c.MaxBacklog > 100000 {
 		p.bad("MAX_BACKLOG_ITEMS", "must be between 1 and 100000 (a backlog is read whole to be filtered)")

@@ -79,6 +79,14 @@ func TestDefaults(t *testing.T) {
 		MaxBacklog:      200,
 		MaxChats:        1000,
 		ApprovalTimeout: time.Hour,
+		// A principal's files and ingestions, and the extraction child
+		// process's limits, are bounded too (issue 36).
+		MaxFiles:           1000,
+		MaxFileStorage:     1 << 30,
+		MaxIngestions:      100,
+		ExtractMemory:      512 << 20,
+		ExtractTimeout:     5 * time.Minute,
+		ExtractConcurrency: 2,
 		// Run starts queue in the API past 32 at once (issue 27).
 		AdmissionConcurrency: 32,
 		AdmissionQueue:       2000,

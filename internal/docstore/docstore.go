@@ -217,6 +217,14 @@ type Page struct {
 	Ascending bool
 }
 
+// Usage is what one owner holds: its stored files, their bytes, and its
+// attachments whose ingestion is in progress.
+type Usage struct {
+	Files     int
+	Bytes     int64
+	Ingesting int
+}
+
 // Store keeps files, vector stores and chunks. Implementations are safe for
 // concurrent use.
 type Store interface {
@@ -294,6 +302,8 @@ type Store interface {
 
 	// DeleteOwner removes everything the owner has (DELETE /v1/me).
 	DeleteOwner(ctx context.Context, owner string) error
+	// Usage is what the owner holds now, for the per-principal quotas.
+	Usage(ctx context.Context, owner string) (Usage, error)
 	// Backend names the search the store does, for the start-up line:
 	// "sqlite (exact search, fts5)", "postgres (pgvector hnsw, tsvector)".
 	Backend() string

@@ -331,6 +331,22 @@ func (s *sqlStore) page(ctx context.Context, op, table, cols, idCol, where strin
 	return n > limit, nil
 }
 
+func (s *sqlStore) Usage(ctx context.Context, owner string) (Usage, error) {
+	var u Usage
+	if !validText(owner) {
+		return u, nil
+	}
+	err := s.r.QueryRowContext(ctx, s.q(`SELECT
+		(SELECT COUNT(*) FROM files WHERE owner = ? AND complete = 1),
+		(SELECT COALESCE(SUM(bytes), 0) FROM files WHERE owner = ? AND complete = 1),
+		(SELECT COUNT(*) FROM vector_store_files WHERE owner = ? AND status = ?)`),
+		owner, owner, owner, StatusInProgress).Scan(&u.Files, &u.Bytes, &u.Ingesting)
+	if err != nil {
+		return Usage{}, fmt.Errorf("usage: %w", err)
+	}
+	return u, nil
+}
+
 func (s *sqlStore) ListFiles(ctx context.Context, owner, purpose string, p Page) ([]File, bool, error) {
 	out := []File{}
 	if !validText(owner) || !validText(purpose) {

@@ -137,6 +137,7 @@ func TestConformance(t *testing.T) {
 		{"concurrent chat vector store", testChatVectorStore},
 		{"owners are isolated", testIsolation},
 		{"delete owner", testDeleteOwner},
+		{"usage", testUsage},
 	}
 	for _, be := range backends() {
 		t.Run(be.Name, func(t *testing.T) {
@@ -1107,5 +1108,40 @@ func testDeleteOwner(t *testing.T, e *env) {
 		if n := rows(t, e, table); n != want {
 			t.Errorf("%s: %d rows, want bob's %d", table, n, want)
 		}
+	}
+}
+
+// testUsage: Usage counts the owner's stored files, their bytes and its
+// attachments in progress, nobody else's.
+func testUsage(t *testing.T, e *env) {
+	usage := func(owner string) Usage {
+		t.Helper()
+		u, err := e.s.Usage(ctx, owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	if u := usage("alice"); u != (Usage{}) {
+		t.Fatalf("empty usage %+v", u)
+	}
+	a := putFile(t, e, "alice", "a.txt", []byte("12345"))
+	putFile(t, e, "alice", "b.txt", []byte("123"))
+	putFile(t, e, "bob", "c.txt", []byte("1234567"))
+	vs := newStore(t, e, "alice", "s")
+	if _, err := e.s.AttachFile(ctx, VectorStoreFile{Owner: "alice", VectorStoreID: vs.ID, FileID: a.ID, Status: StatusInProgress}); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage("alice"); u != (Usage{Files: 2, Bytes: 8, Ingesting: 1}) {
+		t.Errorf("alice's usage %+v", u)
+	}
+	if err := e.s.SetStatus(ctx, "alice", vs.ID, a.ID, StatusFailed, &FileError{Code: "invalid_file", Message: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage("alice"); u.Ingesting != 0 {
+		t.Errorf("alice's usage after the ingestion ended %+v", u)
+	}
+	if u := usage("bob"); u != (Usage{Files: 1, Bytes: 7}) {
+		t.Errorf("bob's usage %+v", u)
 	}
 }

@@ -10,8 +10,12 @@
 // other binaries) or invalid_file (an empty file, a malformed PDF, a text
 // that is not UTF-8, a file without text, text or decompressed content over
 // the limits). Everything it reads is bounded: the file's bytes, the bytes
-// a PDF's compressed streams inflate to, and the characters extracted, so a
-// zip or PDF bomb fails fast with bounded memory.
+// a PDF's compressed streams inflate to (in all and per page), the
+// operands a page's content makes the PDF library stack, and the
+// characters extracted, so a zip or PDF bomb fails fast with bounded
+// memory. Child (child.go) runs Extract in a child process, the running
+// executable re-entered, under a hard memory limit and a time limit, for
+// whatever these bounds miss: a file that kills it is invalid_file too.
 package extract
 
 import (
@@ -68,15 +72,24 @@ const (
 	DefaultMaxInflated int64 = 256 << 20
 	// DefaultMaxPages bounds a PDF's pages.
 	DefaultMaxPages = 20000
+	// DefaultMaxPageContent bounds the bytes one page's content streams
+	// inflate to, and those of one font's ToUnicode map.
+	DefaultMaxPageContent int64 = 4 << 20
+	// DefaultMaxOperands bounds the operands a page's content stacks
+	// without an operator (each costs the PDF library about 100 bytes);
+	// a ToUnicode map may hold four times as many tokens in all.
+	DefaultMaxOperands = 100_000
 )
 
 // Limits bound what Extract reads and returns; a zero field is its
 // default.
 type Limits struct {
-	MaxChars    int
-	MaxBytes    int64
-	MaxInflated int64
-	MaxPages    int
+	MaxChars       int
+	MaxBytes       int64
+	MaxInflated    int64
+	MaxPages       int
+	MaxPageContent int64
+	MaxOperands    int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -91,6 +104,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxPages <= 0 {
 		l.MaxPages = DefaultMaxPages
+	}
+	if l.MaxPageContent <= 0 {
+		l.MaxPageContent = DefaultMaxPageContent
+	}
+	if l.MaxOperands <= 0 {
+		l.MaxOperands = DefaultMaxOperands
 	}
 	return l
 }

@@ -11,9 +11,10 @@ import (
 )
 
 // extractPDF reads a PDF page by page. The file is spooled to a temporary
-// file (the reader needs random access; memory holds none of it), its
-// compressed streams are inflated once against the limit before any text
-// is read, and the library's panics on malformed input become invalid_file.
+// file (the reader needs random access; memory holds none of it), the
+// streams text extraction interprets are inflated and scanned once against
+// the limits before any text is read (see checker), and the library's
+// panics on malformed input become invalid_file.
 func extractPDF(r io.Reader, l Limits) (Document, error) {
 	f, err := os.CreateTemp("", "longhaul-extract-*.pdf")
 	if err != nil {
@@ -57,26 +58,20 @@ func readPDF(f io.ReaderAt, size int64, l Limits) (pages []Page, err error) {
 		return nil, invalid("the PDF has %d pages, over the limit of %d", count, l.MaxPages)
 	}
 	all := make([]pdf.Page, 0, count)
-	budget := l.MaxInflated
+	fonts := map[string]*pdf.Font{}
+	ck := checker{budget: l.MaxInflated, limits: l}
 	for i := 1; i <= count; i++ {
 		p := rd.Page(i)
 		if p.V.IsNull() {
 			return nil, invalid("malformed PDF: page %d of %d is missing", i, count)
 		}
-		if err := checkInflated(p, &budget, l.MaxInflated); err != nil {
+		if err := ck.page(p, i, fonts); err != nil {
 			return nil, err
 		}
 		all = append(all, p)
 	}
-	fonts := map[string]*pdf.Font{}
 	chars := 0
 	for i, p := range all {
-		for _, name := range p.Fonts() {
-			if _, ok := fonts[name]; !ok {
-				f := p.Font(name)
-				fonts[name] = &f
-			}
-		}
 		text, err := p.GetPlainText(fonts)
 		if err != nil {
 			return nil, invalid("malformed PDF: page %d: %v", i+1, err)
@@ -89,41 +84,88 @@ func readPDF(f io.ReaderAt, size int64, l Limits) (pages []Page, err error) {
 	return pages, nil
 }
 
-// errInflated is a stream that inflates past the budget.
-var errInflated = errors.New("inflated past the limit")
+// checker scans, before any text is read, the streams text extraction
+// interprets: each page's content and each font's ToUnicode map, the
+// first time the font's name is met (extraction uses the first font of a
+// name for every page). It takes their inflated size from budget, the
+// whole file's, and refuses a page whose content is over the per-page
+// limit or would make the library stack too many operands (see scan).
+type checker struct {
+	budget int64
+	limits Limits
+}
 
-// checkInflated inflates the page's content streams and its fonts'
-// ToUnicode maps, the streams text extraction reads, taking their size
-// from budget; past it the PDF is refused before anything is extracted.
-func checkInflated(p pdf.Page, budget *int64, limit int64) error {
-	streams := []pdf.Value{}
-	c := p.V.Key("Contents")
-	if c.Kind() == pdf.Array {
-		for i := range c.Len() {
-			streams = append(streams, c.Index(i))
+// page checks page number i's content and its fonts new to fonts, which
+// it adds them to.
+func (c *checker) page(p pdf.Page, i int, fonts map[string]*pdf.Font) error {
+	var readers []io.Reader
+	var closers []io.Closer
+	defer func() {
+		for _, rc := range closers {
+			_ = rc.Close()
 		}
-	} else if c.Kind() == pdf.Stream {
-		streams = append(streams, c)
-	}
-	for _, name := range p.Fonts() {
-		if tu := p.Font(name).V.Key("ToUnicode"); tu.Kind() == pdf.Stream {
-			streams = append(streams, tu)
+	}()
+	contents := p.V.Key("Contents")
+	streams := []pdf.Value{contents}
+	if contents.Kind() == pdf.Array {
+		streams = streams[:0]
+		for j := range contents.Len() {
+			streams = append(streams, contents.Index(j))
 		}
 	}
 	for _, s := range streams {
-		if s.Kind() != pdf.Stream {
+		if s.Kind() == pdf.Stream {
+			rc := s.Reader()
+			readers, closers = append(readers, rc), append(closers, rc)
+		}
+	}
+	// The library reads an array of content streams as one stream, so
+	// they are scanned as one.
+	if err := c.scan(io.MultiReader(readers...), scanContent, c.limits.MaxOperands); err != nil {
+		return c.refuse(err, fmt.Sprintf("page %d", i), "of one page's content",
+			fmt.Sprintf("stacks over %d operands without an operator", c.limits.MaxOperands))
+	}
+	for _, name := range p.Fonts() {
+		if _, ok := fonts[name]; ok {
 			continue
 		}
-		rc := s.Reader()
-		n, err := io.Copy(io.Discard, io.LimitReader(rc, *budget+1))
-		_ = rc.Close()
-		*budget -= n
-		if *budget < 0 {
-			return invalid("the PDF's compressed content inflates to over %d bytes (a decompression bomb?)", limit)
+		f := p.Font(name)
+		fonts[name] = &f
+		tu := f.V.Key("ToUnicode")
+		if tu.Kind() != pdf.Stream {
+			continue
 		}
+		rc := tu.Reader()
+		err := c.scan(rc, scanCMap, 4*c.limits.MaxOperands)
+		_ = rc.Close()
 		if err != nil {
-			return invalid("malformed PDF: %v", err)
+			return c.refuse(err, fmt.Sprintf("page %d: font %s's ToUnicode map", i, name), "of one font's ToUnicode map",
+				fmt.Sprintf("holds over %d operands", 4*c.limits.MaxOperands))
 		}
 	}
 	return nil
+}
+
+// scan scans one stream, within the per-page limit and what is left of
+// the budget.
+func (c *checker) scan(r io.Reader, mode scanMode, maxStack int) error {
+	n, err := scan(r, mode, min(c.limits.MaxPageContent, max(c.budget, 0)), maxStack)
+	c.budget -= n
+	return err
+}
+
+// refuse is the *Error of a stream scan refused; what names the stream,
+// per says what the per-page limit bounds, operands what the bound of
+// the operands stacked is.
+func (c *checker) refuse(err error, what, per, operands string) error {
+	l := c.limits
+	switch {
+	case errors.Is(err, errStreamSize) && c.budget < 0:
+		return invalid("the PDF's compressed content inflates to over %d bytes (a decompression bomb?)", l.MaxInflated)
+	case errors.Is(err, errStreamSize):
+		return invalid("%s inflates to over the limit of %d bytes %s", what, l.MaxPageContent, per)
+	case errors.Is(err, errOperands):
+		return invalid("%s %s (a PDF built to exhaust memory?)", what, operands)
+	}
+	return invalid("malformed PDF: %s: %v", what, err)
 }

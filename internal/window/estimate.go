@@ -44,7 +44,8 @@ const (
 // text it has never seen (identifiers, base64, another script) is not
 // under-counted. Words count as English unless s has too few of the
 // commonest English words (see english). It reads s once and allocates
-// nothing.
+// nothing. It is long because it is that one pass: a case per kind of
+// piece in one loop, on the hot path of every model call.
 func Text(s string) int {
 	// n counts everything but words of letters, which count both ways
 	// until the end says which language s is in.

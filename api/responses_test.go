@@ -179,9 +179,19 @@ func TestResponsesOptions(t *testing.T) {
 		Temperature: &temp, MaxCompletionTokens: 99, ReasoningEffort: "high",
 		ToolChoice:     json.RawMessage(`{"function":{"name":"lookup"},"type":"function"}`),
 		ResponseFormat: &longhaul.ResponseFormat{Type: "json_schema", Name: "s", Schema: json.RawMessage(`{"type":"object"}`), Strict: true},
+		// OpenAI's default: an input over the window is refused.
+		Truncation: longhaul.TruncationDisabled,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("options (-want +got):\n%s", diff)
+	}
+	req.Truncation = "auto"
+	if got := req.options().Truncation; got != "auto" {
+		t.Errorf("truncation auto: options say %q", got)
+	}
+	req.Truncation = "sometimes"
+	if err := req.validate(); err == nil || !strings.Contains(err.Error(), "truncation") {
+		t.Errorf("truncation sometimes: validate = %v, want an error naming truncation", err)
 	}
 	if diff := cmp.Diff([]longhaul.ToolSpec{{Name: "lookup", Description: "Look up", Parameters: json.RawMessage(`{"type":"object"}`), Strict: true}}, req.clientTools()); diff != "" {
 		t.Errorf("client tools (-want +got):\n%s", diff)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -42,7 +43,24 @@ func BenchmarkContext(b *testing.B) {
 	ask(b, env.URL, "assistant", []openai.ChatCompletionMessage{{Role: "user", Content: "Summarize the page."}, {Role: "user", Content: page}})
 	reqs := env.Model.Requests()
 	sent := reqs[len(reqs)-1].Chat
-	count := timeIt(2000, func() { window.Request(sent) })
+	// The tools' parameters as the engine holds them: JSON (the scripted
+	// model decoded them into maps).
+	for i, t := range sent.Tools {
+		raw, err := json.Marshal(t.Function.Parameters)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sent.Tools[i].Function.Parameters = json.RawMessage(raw)
+	}
+	// A turn counts what it sends: the agent's prompt and tools, counted
+	// at its first call, and a page new to it.
+	n := 0
+	count := timeIt(500, func() {
+		n++
+		req := sent
+		req.Messages = append(slices.Clone(sent.Messages[:len(sent.Messages)-1]), openai.ChatCompletionMessage{Role: "user", Content: fmt.Sprint(n) + page})
+		window.Request(req)
+	})
 	var turn, direct []time.Duration
 	for range samples {
 		turn = append(turn, ask(b, env.URL, "naked", []openai.ChatCompletionMessage{{Role: "user", Content: "What time is it?"}}))
@@ -55,7 +73,7 @@ func BenchmarkContext(b *testing.B) {
 	}
 	overhead := pct(turn, 50) - pct(direct, 50)
 	fmt.Fprintf(out, "counting a request\ttokens (estimate)\ttime\tof a turn's overhead\t\n")
-	fmt.Fprintf(out, "assistant: prompt, %d tools, a 16,000-character page\t%d\t%v\t%.2f %% of %v\t\n",
+	fmt.Fprintf(out, "assistant: prompt, %d tools, a new 16,000-character page\t%d\t%v\t%.2f %% of %v\t\n",
 		len(sent.Tools), window.Request(sent), count, 100*float64(count)/float64(overhead), overhead)
 
 	with, without := compaction(b, samples/5)

@@ -52,15 +52,19 @@ func (r Request) LastUserMessage() string {
 	return ""
 }
 
-// SystemPrompt returns the text of the first message with role "system" or
-// "developer", or "" when there is none.
+// SystemPrompt returns the text of the system prompt as the model reads
+// it: the messages with role "system" or "developer", joined by blank
+// lines, as Ollama's templates collate them (ollama v0.32.15
+// template/template.go collate: every system message's content goes to
+// .System); "" when there is none.
 func (r Request) SystemPrompt() string {
+	var parts []string
 	for _, m := range r.Chat.Messages {
 		if m.Role == openai.ChatMessageRoleSystem || m.Role == openai.ChatMessageRoleDeveloper {
-			return MessageText(m)
+			parts = append(parts, MessageText(m))
 		}
 	}
-	return ""
+	return strings.Join(parts, "\n\n")
 }
 
 // Streaming reports whether the request asked for a streamed response.

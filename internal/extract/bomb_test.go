@@ -9,40 +9,8 @@ import (
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/internal/extract"
+	"github.com/longhaul-dev/longhaul/internal/testing/pdftest"
 )
-
-// operandBombPDF is issue 36's PDF: one page whose one content stream is
-// "BT 1 1 1 … ET", n operands without an operator, compressed about
-// 1000:1 (8 MB of content is an 8 KB file).
-func operandBombPDF(t testing.TB, n int) []byte {
-	t.Helper()
-	return contentPDF(t, "BT ", "1 ", n, "ET")
-}
-
-// contentPDF is a one-page PDF whose content stream is head, n times
-// unit, then tail, compressed.
-func contentPDF(t testing.TB, head, unit string, n int, tail string) []byte {
-	t.Helper()
-	var z bytes.Buffer
-	w, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
-	run := []byte(strings.Repeat(unit, 1<<12))
-	_, _ = w.Write([]byte(head))
-	for i := 0; i < n; i += 1 << 12 {
-		if _, err := w.Write(run[:len(unit)*min(1<<12, n-i)]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, _ = w.Write([]byte(tail))
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return rawPDF(
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
-		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.String()),
-	)
-}
 
 // allocated is the bytes the heap allocated while f ran: an upper bound
 // of the memory f held at its peak.
@@ -65,13 +33,13 @@ func TestExtractOperandBomb(t *testing.T) {
 		data    []byte
 		message string
 	}{
-		{"under the page budget", operandBombPDF(t, 1<<20), "page 1 stacks over 100000 operands without an operator"},
-		{"over the page budget", operandBombPDF(t, 4<<20), "page 1 stacks over 100000 operands without an operator"},
+		{"under the page budget", pdftest.OperandBomb(t, 1<<20), "page 1 stacks over 100000 operands without an operator"},
+		{"over the page budget", pdftest.OperandBomb(t, 4<<20), "page 1 stacks over 100000 operands without an operator"},
 		// Operators all along: nothing stacks, but the page is over
 		// the budget.
-		{"drawing over the page budget", contentPDF(t, "", "0 0 m ", 1<<20, ""), "page 1 inflates to over the limit of 4194304 bytes of one page's content"},
+		{"drawing over the page budget", pdftest.Content(t, "", "0 0 m ", 1<<20, ""), "page 1 inflates to over the limit of 4194304 bytes of one page's content"},
 		// The library loops forever on a hex string the stream ends in.
-		{"unterminated hex string", contentPDF(t, "BT /F1 12 Tf <414243", "", 0, ""), "unterminated hex string"},
+		{"unterminated hex string", pdftest.Content(t, "BT /F1 12 Tf <414243", "", 0, ""), "unterminated hex string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := tc.data
@@ -107,7 +75,7 @@ func cmapPDF(t testing.TB, body string) []byte {
 		t.Fatal(err)
 	}
 	content := "BT /F1 12 Tf 72 712 Td <00010002> Tj ET"
-	return rawPDF(
+	return pdftest.Raw(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",

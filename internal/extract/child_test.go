@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/extract"
+	"github.com/longhaul-dev/longhaul/internal/testing/pdftest"
 )
 
 // TestChildExtract: a child process extracts what Extract does, and
@@ -23,7 +24,7 @@ func TestChildExtract(t *testing.T) {
 	if doc.Format != extract.FormatPDF || len(doc.Pages) != 2 || !strings.Contains(doc.Pages[0].Text, "harbour at dawn") || doc.Pages[1].Number != 2 {
 		t.Fatalf("document %+v", doc)
 	}
-	_, err = c.Extract(t.Context(), bytes.NewReader(operandBombPDF(t, 1<<20)), "bomb.pdf", "")
+	_, err = c.Extract(t.Context(), bytes.NewReader(pdftest.OperandBomb(t, 1<<20)), "bomb.pdf", "")
 	if e, ok := extract.AsError(err); !ok || e.Code != extract.CodeInvalid || !strings.Contains(e.Message, "operands without an operator") {
 		t.Fatalf("error %v, want invalid_file about operands", err)
 	}
@@ -35,7 +36,7 @@ func TestChildExtract(t *testing.T) {
 func TestChildOutOfMemory(t *testing.T) {
 	c := extract.Child{Memory: 64 << 20, Limits: extract.Limits{MaxOperands: 1 << 30, MaxPageContent: 1 << 30}}
 	start := time.Now()
-	_, err := c.Extract(t.Context(), bytes.NewReader(operandBombPDF(t, 4<<20)), "bomb.pdf", "")
+	_, err := c.Extract(t.Context(), bytes.NewReader(pdftest.OperandBomb(t, 4<<20)), "bomb.pdf", "")
 	e, ok := extract.AsError(err)
 	if !ok || e.Code != extract.CodeInvalid || !strings.Contains(e.Message, "more than 64 MiB of memory") {
 		t.Fatalf("error %v, want invalid_file about memory", err)

@@ -3,8 +3,6 @@ package extract_test
 import (
 	"archive/zip"
 	"bytes"
-	"compress/zlib"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/go-pdf/fpdf"
 	"github.com/longhaul-dev/longhaul/internal/extract"
+	"github.com/longhaul-dev/longhaul/internal/testing/pdftest"
 )
 
 // PDF returns a real PDF of the pages, written by fpdf (compressed
@@ -31,46 +30,11 @@ func PDF(t testing.TB, pages ...string) []byte {
 	return buf.Bytes()
 }
 
-// rawPDF assembles a PDF from object bodies (object i+1 is objs[i]) with a
-// correct cross-reference table, for the files fpdf does not write.
-func rawPDF(objs ...string) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offs := make([]int, len(objs))
-	for i, o := range objs {
-		offs[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
-}
-
 // bombPDF is a one-page PDF whose content stream inflates to n bytes of
 // spaces.
 func bombPDF(t testing.TB, n int) []byte {
 	t.Helper()
-	var z bytes.Buffer
-	w, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
-	chunk := bytes.Repeat([]byte(" "), 1<<20)
-	for i := 0; i < n; i += len(chunk) {
-		if _, err := w.Write(chunk[:min(len(chunk), n-i)]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return rawPDF(
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
-		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.String()),
-	)
+	return pdftest.Content(t, "", " ", n, "")
 }
 
 // zipBomb is a zip archive of one entry that inflates to n zero bytes.

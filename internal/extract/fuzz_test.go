@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul/internal/extract"
+	"github.com/longhaul-dev/longhaul/internal/testing/pdftest"
 )
 
 // fuzzCeiling is the most the heap may grow while one input is
@@ -59,9 +60,9 @@ func heapPeak(f func()) uint64 {
 // `make test` runs the seeds.
 func FuzzExtract(f *testing.F) {
 	f.Add(PDF(f, "The keeper logged every ship.", "Second page."), "log.pdf")
-	f.Add(operandBombPDF(f, 200_000), "bomb.pdf")
-	f.Add(contentPDF(f, "BT /F1 12 Tf (a) Tj ", "[(b) -1 (c)] TJ ", 50, "ET"), "tj.pdf")
-	f.Add(contentPDF(f, "BT /F1 12 Tf <4142", "", 0, ""), "hex.pdf")
+	f.Add(pdftest.OperandBomb(f, 200_000), "bomb.pdf")
+	f.Add(pdftest.Content(f, "BT /F1 12 Tf (a) Tj ", "[(b) -1 (c)] TJ ", 50, "ET"), "tj.pdf")
+	f.Add(pdftest.Content(f, "BT /F1 12 Tf <4142", "", 0, ""), "hex.pdf")
 	f.Add(cmapPDF(f, "2 beginbfchar <0001> <0048> <0002> <0069> endbfchar"), "cmap.pdf")
 	f.Add(cmapPDF(f, "1 beginbfrange <0000> <00ff> [<0041>] endbfrange"), "range.pdf")
 	f.Add(bombPDF(f, 1<<16), "spaces.pdf")
@@ -105,7 +106,7 @@ func FuzzExtract(f *testing.F) {
 // issue 36 found: with the operand bound off, a 2.5 KB PDF grows the heap
 // past it.
 func TestHeapPeakCatchesTheBomb(t *testing.T) {
-	data := operandBombPDF(t, 1<<20)
+	data := pdftest.OperandBomb(t, 1<<20)
 	grew := heapPeak(func() {
 		_, _ = extract.Extract(bytes.NewReader(data), "bomb.pdf", "", extract.Limits{MaxOperands: 1 << 30})
 	})

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
@@ -49,6 +51,9 @@ func eachWindow(t *testing.T, scenario func(t *testing.T, wc windowCase)) {
 	t.Helper()
 	for _, wc := range windowCases {
 		t.Run(fmt.Sprintf("%d-%s", wc.tokens, wc.behaviour), func(t *testing.T) {
+			// Each case is a stack of its own; most of a case's time is
+			// Temporal's round trips, so they share the CPUs well.
+			t.Parallel()
 			start := time.Now()
 			scenario(t, wc)
 			t.Logf("%d tokens, %s: %v", wc.tokens, wc.behaviour, time.Since(start).Round(time.Millisecond))
@@ -304,5 +309,121 @@ func TestContextWindowResearchSixPages(t *testing.T) {
 			t.Errorf("context events %+v: want older pages excerpted, and pages cut in a 4,096 window", s)
 		}
 		t.Logf("answer %q; model requests %d; context %+v", answer, len(env.Model.Requests()), s)
+	})
+}
+
+// whole streams a reply in one chunk: the scenarios are about what the
+// model reads, and a chunk per word only costs time under -race.
+var whole = llmtest.ChunkSize(1 << 16)
+
+// filmList is turn 1's answer: the films of seed 000's search, each with
+// its TMDB reference, as the media agent lists them.
+const filmList = "Here are the films I found:\n" +
+	"1. Project Hail Mary (2026) [tmdb:931285]\n" +
+	"2. The Martian (2015) [tmdb:286217]\n" +
+	"3. Moon (2009) [tmdb:17431]\n" +
+	"Which one would you like?"
+
+// fillerTopics are what the chat's middle turns talk about.
+var fillerTopics = []string{"tides", "bread", "glaciers", "chess openings", "bees", "lighthouses", "volcanoes", "typography"}
+
+// fillerAnswer is a middle turn's answer, a few hundred tokens.
+func fillerAnswer(topic string, turn int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Turn %d, on %s. ", turn, topic)
+	for i := 0; b.Len() < 1100; i++ {
+		b.WriteString(fillerSentences[(i+turn)%len(fillerSentences)])
+		b.WriteString(" ")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// TestContextWindowLongOpenWebUIChat: a 40-turn Open WebUI chat whose
+// first answer lists the films with their TMDB references and whose later
+// turns are a few hundred tokens each, far more than the window holds.
+// At turn 40, "the 2026 one" still resolves to tmdb 931285 (the summary
+// kept it), the summary was reused from turn to turn instead of being
+// written again each turn, and the model never cut or refused a request.
+func TestContextWindowLongOpenWebUIChat(t *testing.T) {
+	const turns = 40
+	eachWindow(t, func(t *testing.T, wc windowCase) {
+		env := windowEnv(t, wc, testenv.Options{API: api.Config{
+			Keys:      []identity.Key{{Name: "owui", Secret: owuiKey, Proxy: true}},
+			JWTSecret: []byte(owuiSecret),
+		}})
+		chat := owuiConn(env).NewChat(ann, "assistant")
+		compact := llmtest.Func(compactKeeping("tmdb:"))
+		env.Model.On(isCompact, compact)
+		env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+			q := r.LastUserMessage()
+			switch {
+			case strings.Contains(q, "Find me films"):
+				return llmtest.Text(filmList)
+			case strings.Contains(q, "the 2026 one"):
+				if strings.Contains(requestText(r), "931285") {
+					return llmtest.Text("The 2026 one is Project Hail Mary [tmdb:931285]; I will request it.")
+				}
+				return llmtest.Text("I no longer know which films we talked about.")
+			}
+			var turn int
+			var topic string
+			if _, err := fmt.Sscanf(q, "Turn %d: tell me about %s", &turn, &topic); err != nil {
+				return llmtest.Text("I did not follow.")
+			}
+			return llmtest.Text(fillerAnswer(topic, turn), whole)
+		}))
+
+		var runs []string
+		for turn := 1; turn <= turns; turn++ {
+			q := fmt.Sprintf("Turn %d: tell me about %s, in a paragraph or two; I am curious how it works and why it matters to people.", turn, fillerTopics[turn%len(fillerTopics)])
+			switch turn {
+			case 1:
+				q = "Find me films about astronauts stranded in space."
+			case turns:
+				q = "Please request the 2026 one."
+			}
+			a := sendOWUI(t, chat.Ask(q))
+			chat.Answer(a.Content)
+			runs = append(runs, a.RunID)
+			if turn == turns && !strings.Contains(a.Content, "[tmdb:931285]") {
+				t.Errorf("turn %d: %q does not resolve the 2026 film", turn, a.Content)
+			}
+		}
+		checkNoCuts(t, env)
+		// A compaction covers the turns so far and is kept with the
+		// chat: the next turns reuse it until what follows it outgrows
+		// the window again, so no two turns in a row compact (in 4,096
+		// tokens the assistant's prompt and tools leave room for about
+		// two turns beside the summary). Each is one context event and
+		// one request of the compact role.
+		var all []longhaul.ContextData
+		var compacted []int
+		for i, id := range runs {
+			events := contextEvents(t, env, id)
+			all = append(all, events...)
+			for _, d := range events {
+				if d.Compacted {
+					compacted = append(compacted, i+1)
+				}
+			}
+		}
+		s, err := tallyOf(all, wc.tokens)
+		if err != nil {
+			t.Error(err)
+		}
+		if len(compacted) == 0 || len(compacted) != compact.Calls() {
+			t.Errorf("compactions at turns %v, %d compact requests; want some, one request each", compacted, compact.Calls())
+		}
+		for i := 1; i < len(compacted); i++ {
+			if compacted[i]-compacted[i-1] < 2 {
+				t.Errorf("compactions at turns %v: turn %d compacted again instead of reusing the summary", compacted, compacted[i])
+				break
+			}
+		}
+		if wc.tokens >= 8192 && len(compacted) > turns/8 {
+			t.Errorf("compactions at turns %v: too many for %d turns in %d tokens", compacted, turns, wc.tokens)
+		}
+		t.Logf("model requests %d (the first %d tokens), compactions at turns %v, context %+v",
+			len(env.Model.Requests()), env.Model.Requests()[0].PromptTokens, compacted, s)
 	})
 }

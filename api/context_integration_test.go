@@ -425,8 +425,9 @@ func TestContextWindowLongOpenWebUIChat(t *testing.T) {
 		if wc.tokens >= 8192 && len(compacted) > turns/8 {
 			t.Errorf("compactions at turns %v: too many for %d turns in %d tokens", compacted, turns, wc.tokens)
 		}
-		t.Logf("model requests %d (the first %d tokens), compactions at turns %v, context %+v",
-			len(env.Model.Requests()), env.Model.Requests()[0].PromptTokens, compacted, s)
+		first := env.Model.Requests()[0]
+		t.Logf("model requests %d (the first %d tokens, estimated %d), compactions at turns %v, context %+v",
+			len(env.Model.Requests()), first.PromptTokens, window.Request(first.Chat), compacted, s)
 	})
 }
 

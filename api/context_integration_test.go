@@ -24,8 +24,8 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
-	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/internal/window"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // The context-window scenarios of issue 35: the whole stack (the API over

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
@@ -87,10 +88,22 @@ func (a *Activities) Compact(ctx context.Context, req CompactRequest) (resp Comp
 	if err != nil {
 		return CompactResponse{}, err
 	}
-	defer a.heartbeat(ctx)()
+	// An attempt after a dead worker's goes on from the stretch it had
+	// reached, with the summary it had written so far.
+	at := compactProgress{Next: from, Text: text}
+	if activity.HasHeartbeatDetails(ctx) {
+		var p compactProgress
+		if activity.GetHeartbeatDetails(ctx, &p) == nil && p.Next > from && p.Next <= upto {
+			at = p
+			resp.Usage, resp.Calls = p.Usage, p.Calls
+		}
+	}
+	progress := newProgress(at)
+	defer a.heartbeatWith(ctx, progress.get)()
 	_, user := currentRound(conv)
 	prompt := a.catalog.Prompt(skills.PromptCompact)
-	for i := from; i < upto; {
+	text = at.Text
+	for i := at.Next; i < upto; {
 		chunk, next, err := compactChunk(conv, i, upto, user, f.budget()-window.Text(prompt)-window.Text(text)-64, f)
 		if err != nil {
 			return resp, err
@@ -100,7 +113,10 @@ func (a *Activities) Compact(ctx context.Context, req CompactRequest) (resp Comp
 			return resp, err
 		}
 		i = next
-		activity.RecordHeartbeat(ctx, i)
+		// Recorded at once, not at the next tick: a worker that dies now
+		// loses no stretch already summarized.
+		progress.set(compactProgress{Next: i, Text: text, Usage: resp.Usage, Calls: resp.Calls})
+		activity.RecordHeartbeat(ctx, progress.get())
 	}
 	resp.Summary = longhaul.Summary{Text: text, Covers: upto, Key: longhaul.SummaryKey(conv[:upto]), Model: a.ref(ep, ""), Tokens: window.Text(text)}
 	activity.GetMetricsHandler(ctx).WithTags(map[string]string{"model": resp.Summary.Model}).Counter(MetricCompactions).Inc(1)
@@ -187,4 +203,33 @@ func (a *Activities) summarize(ctx context.Context, ep endpoint, f fitting, prom
 		text = textcut.Runes(text, len([]rune(text))*f.reserve/window.Text(text))
 	}
 	return text, nil
+}
+
+// compactProgress is how far a compaction got: the stretch it goes on
+// from and the summary up to it, recorded with its heartbeats.
+type compactProgress struct {
+	Next  int            `json:"next"`
+	Text  string         `json:"text"`
+	Usage longhaul.Usage `json:"usage"`
+	Calls int            `json:"calls"`
+}
+
+// progressOf holds a compaction's progress for its heartbeats.
+type progressOf struct {
+	mu sync.Mutex
+	p  compactProgress
+}
+
+func newProgress(p compactProgress) *progressOf { return &progressOf{p: p} }
+
+func (p *progressOf) set(v compactProgress) {
+	p.mu.Lock()
+	p.p = v
+	p.mu.Unlock()
+}
+
+func (p *progressOf) get() any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.p
 }

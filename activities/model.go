@@ -403,6 +403,12 @@ func (a *Activities) systemPrompt(req ModelRequest, covers int) string {
 // heartbeat records heartbeats until the returned function is called, so a
 // worker that dies mid-call is noticed within the heartbeat timeout.
 func (a *Activities) heartbeat(ctx context.Context) func() {
+	return a.heartbeatWith(ctx, nil)
+}
+
+// heartbeatWith is heartbeat recording details() with each heartbeat (nil
+// records none): what a retry of the activity may go on from.
+func (a *Activities) heartbeatWith(ctx context.Context, details func() any) func() {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -416,7 +422,11 @@ func (a *Activities) heartbeat(ctx context.Context) func() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				if details == nil {
+					activity.RecordHeartbeat(ctx)
+				} else {
+					activity.RecordHeartbeat(ctx, details())
+				}
 			}
 		}
 	}()

@@ -189,7 +189,7 @@ func TestResponsesOptions(t *testing.T) {
 	if got := req.options().Truncation; got != "auto" {
 		t.Errorf("truncation auto: options say %q", got)
 	}
-	req.Truncation = "sometimes"
+	req.Model, req.Input, req.Truncation = "assistant", json.RawMessage(`"hi"`), "sometimes"
 	if err := req.validate(); err == nil || !strings.Contains(err.Error(), "truncation") {
 		t.Errorf("truncation sometimes: validate = %v, want an error naming truncation", err)
 	}

@@ -43,8 +43,8 @@ const (
 	// EventContext: a model call's request was compacted to fit the
 	// model's window (ContextData).
 	EventContext EventType = "context"
-	EventError           EventType = "error"
-	EventDone            EventType = "done"
+	EventError   EventType = "error"
+	EventDone    EventType = "done"
 )
 
 // Event is one entry of a run's event log. Offsets start at 1 and strictly

@@ -314,6 +314,63 @@ func TestContextWindowResearchSixPages(t *testing.T) {
 	})
 }
 
+// TestContextWindowResearcherSixPages: the researcher, agentic, plans six
+// web_fetch steps of 16,000-character pages and an answer; each step's
+// review and the answer read the pages' results, which in a 4,096 window
+// do not fit together: the answer's findings (one message a step) are cut
+// evenly, each keeping its start, so the answer still has the first
+// page's fact and the last's, and no request was cut by the model.
+func TestContextWindowResearcherSixPages(t *testing.T) {
+	eachWindow(t, func(t *testing.T, wc windowCase) {
+		site, fetched, fetch := siteServer(t)
+		env := windowEnv(t, wc, testenv.Options{Fetch: fetch})
+		steps := []map[string]any{}
+		for n := 1; n <= 6; n++ {
+			steps = append(steps, map[string]any{"kind": "tool", "target": "web_fetch", "title": fmt.Sprintf("Read page %d", n),
+				"arguments": map[string]any{"url": fmt.Sprintf("%s/page/%d", site.URL, n), "max_chars": nil}, "success": "the page names its marker"})
+		}
+		steps = append(steps, map[string]any{"kind": "completion", "title": "Answer", "input": "the first and the last marker", "success": "both markers"})
+		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{
+			"goal": "Tell the first and the last section's survey marker", "steps": steps,
+		}))
+		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
+			llmtest.JSON(map[string]string{"decision": "ok", "reason": "the page was read"}))
+		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan_review" },
+			llmtest.JSON(map[string]string{"decision": "ok", "reason": "the plan reads every page"}))
+		env.Model.On(isCompact, llmtest.Func(compactKeeping("FACT-")))
+		env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+			return llmtest.Text("The survey markers read: " + strings.Join(factsIn(r), ", ") + ".")
+		}))
+		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{
+			"model": "researcher", "messages": userMsg("Read the six pages of the survey site and tell me the first and the last section's marker."),
+		}, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		c := decode[wire.ChatCompletion](t, resp)
+		answer := c.Choices[0].Message.Content
+		checkNoCuts(t, env)
+		if fetched.Load() != 6 {
+			t.Errorf("%d pages fetched, want 6", fetched.Load())
+		}
+		for _, n := range []int{1, 6} {
+			if !strings.Contains(answer, factCode(n)) {
+				t.Errorf("the answer lacks page %d's fact %s: %q", n, factCode(n), answer)
+			}
+		}
+		s, err := tallyOf(contextEvents(t, env, resp.Header.Get("X-Longhaul-Run-Id")), wc.tokens)
+		if err != nil {
+			t.Error(err)
+		}
+		// Six findings of up to 6,000 characters are over 8,000 tokens:
+		// in either window the answer's findings are cut.
+		if s.cut == 0 {
+			t.Errorf("context events %+v: want the answer's findings cut", s)
+		}
+		t.Logf("answer %q; model requests %d; context %+v", answer, len(env.Model.Requests()), s)
+	})
+}
+
 // whole streams a reply in one chunk: the scenarios are about what the
 // model reads, and a chunk per word only costs time under -race.
 var whole = llmtest.ChunkSize(1 << 16)

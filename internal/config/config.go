@@ -18,10 +18,10 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
-	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/tlsfiles"
+	"github.com/longhaul-dev/longhaul/internal/window"
 )
 
 // Prefix is the prefix of every Longhaul environment variable.

@@ -43,6 +43,12 @@
 // SQLite and PostgreSQL, and the 51st turn through the API with the chat id
 // (restored and recorded) against the same request without one.
 //
+// BenchmarkContext measures what fitting every model call into its
+// model's window costs: counting the assistant's real request (its
+// prompt, its tools and a new 16,000-character page) against a turn's
+// overhead measured in the same run, and what one compaction of a
+// 41-message chat adds to a turn in a 4,096-token window.
+//
 // BenchmarkLongRun runs one long research run in process and prints the
 // history bytes each turn adds.
 //

@@ -265,6 +265,36 @@ func siteServer(t *testing.T) (*httptest.Server, *atomic.Int32, tools.WebFetchOp
 	}
 }
 
+// askSixPages asks agent for the first and the last of the six pages'
+// markers and checks what both six-page scenarios share: no request was
+// cut, six pages were fetched, and the answer has page 1's and page 6's
+// facts. It returns the answer and what the run's context events did.
+func askSixPages(t *testing.T, env *testenv.Env, wc windowCase, agent string, fetched *atomic.Int32) (string, tally) {
+	t.Helper()
+	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{
+		"model": agent, "messages": userMsg("Read the six pages of the survey site and tell me the first and the last section's marker."),
+	}, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	c := decode[wire.ChatCompletion](t, resp)
+	answer := c.Choices[0].Message.Content
+	checkNoCuts(t, env)
+	if fetched.Load() != 6 {
+		t.Errorf("%d pages fetched, want 6", fetched.Load())
+	}
+	for _, n := range []int{1, 6} {
+		if !strings.Contains(answer, factCode(n)) {
+			t.Errorf("the answer lacks page %d's fact %s: %q", n, factCode(n), answer)
+		}
+	}
+	s, err := tallyOf(contextEvents(t, env, resp.Header.Get("X-Longhaul-Run-Id")), wc.tokens)
+	if err != nil {
+		t.Error(err)
+	}
+	return answer, s
+}
+
 // TestContextWindowResearchSixPages: the assistant, in its tool loop,
 // fetches six pages of 16,000 characters, each about 4,000 tokens, with a
 // fact at the start of each, and answers with the facts it can still see.
@@ -283,27 +313,7 @@ func TestContextWindowResearchSixPages(t *testing.T) {
 			}
 			return llmtest.Text("The survey markers read: " + strings.Join(factsIn(r), ", ") + ".")
 		}))
-		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{
-			"model": "assistant", "messages": userMsg("Read the six pages of the survey site and tell me the first and the last section's marker."),
-		}, nil)
-		if resp.StatusCode != 200 {
-			t.Fatalf("status %d", resp.StatusCode)
-		}
-		c := decode[wire.ChatCompletion](t, resp)
-		answer := c.Choices[0].Message.Content
-		checkNoCuts(t, env)
-		if fetched.Load() != 6 {
-			t.Errorf("%d pages fetched, want 6", fetched.Load())
-		}
-		for _, n := range []int{1, 6} {
-			if !strings.Contains(answer, factCode(n)) {
-				t.Errorf("the answer lacks page %d's fact %s: %q", n, factCode(n), answer)
-			}
-		}
-		s, err := tallyOf(contextEvents(t, env, resp.Header.Get("X-Longhaul-Run-Id")), wc.tokens)
-		if err != nil {
-			t.Error(err)
-		}
+		answer, s := askSixPages(t, env, wc, "assistant", fetched)
 		// A page does not fit beside the prompt in 4,096 tokens, so it is
 		// cut while it is the current round; in either window the older
 		// pages are excerpted.
@@ -341,27 +351,7 @@ func TestContextWindowResearcherSixPages(t *testing.T) {
 		env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 			return llmtest.Text("The survey markers read: " + strings.Join(factsIn(r), ", ") + ".")
 		}))
-		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{
-			"model": "researcher", "messages": userMsg("Read the six pages of the survey site and tell me the first and the last section's marker."),
-		}, nil)
-		if resp.StatusCode != 200 {
-			t.Fatalf("status %d", resp.StatusCode)
-		}
-		c := decode[wire.ChatCompletion](t, resp)
-		answer := c.Choices[0].Message.Content
-		checkNoCuts(t, env)
-		if fetched.Load() != 6 {
-			t.Errorf("%d pages fetched, want 6", fetched.Load())
-		}
-		for _, n := range []int{1, 6} {
-			if !strings.Contains(answer, factCode(n)) {
-				t.Errorf("the answer lacks page %d's fact %s: %q", n, factCode(n), answer)
-			}
-		}
-		s, err := tallyOf(contextEvents(t, env, resp.Header.Get("X-Longhaul-Run-Id")), wc.tokens)
-		if err != nil {
-			t.Error(err)
-		}
+		answer, s := askSixPages(t, env, wc, "researcher", fetched)
 		// Six findings of up to 6,000 characters are over 8,000 tokens:
 		// in either window the answer's findings are cut.
 		if s.cut == 0 {

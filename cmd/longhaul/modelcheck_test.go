@@ -98,4 +98,11 @@ func TestWindowNote(t *testing.T) {
 	if got := windowNote(t.Context(), cfg, windows(cfg)); got != "; window 32768 tokens (LONGHAUL_LLM_CONTEXT)" {
 		t.Errorf("set window: note %q", got)
 	}
+	// An endpoint that does not say (OpenAI's shape): the default, and the
+	// setting to name the model's real window, not Ollama's.
+	openAI := llmtest.New(t)
+	cfg = config.Config{LLMBaseURL: openAI.URL(), LLMModel: "gpt-4o"}
+	if got := windowNote(t.Context(), cfg, windows(cfg)); got != "; window 4096 tokens (default); the endpoint does not say, so Ollama's default is assumed: set LONGHAUL_LLM_CONTEXT=gpt-4o=<the model's window in tokens>" {
+		t.Errorf("silent endpoint: note %q", got)
+	}
 }

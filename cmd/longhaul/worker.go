@@ -186,10 +186,15 @@ func windowNote(ctx context.Context, cfg config.Config, w *window.Resolver) stri
 	}
 	win := w.Window(ctx, t, 0)
 	note := fmt.Sprintf("; window %d tokens (%s)", win.Tokens, win.Source)
-	if win.Guessed() && win.Tokens <= window.Default {
+	switch {
+	case win.Source == window.SourceOllamaDefault && win.Tokens <= window.Default:
 		note += "; that holds an agent's prompt and about one web page, and Ollama cuts silently past it: " +
 			"set OLLAMA_CONTEXT_LENGTH=16384 on the Ollama server (llama3.1:8b's KV cache grows from 0.5 to 2 GiB in f16, 1 GiB with OLLAMA_KV_CACHE_TYPE=q8_0) " +
 			"and LONGHAUL_LLM_CONTEXT=" + cfg.LLMModel + "=16384"
+	case win.Source == window.SourceDefault:
+		// An endpoint that does not say (OpenAI's own, LiteLLM): its
+		// model may read far more than Ollama's default assumed here.
+		note += "; the endpoint does not say, so Ollama's default is assumed: set LONGHAUL_LLM_CONTEXT=" + cfg.LLMModel + "=<the model's window in tokens>"
 	}
 	return note
 }

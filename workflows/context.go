@@ -50,7 +50,7 @@ func (r *run) compact(ctx workflow.Context, req activities.ModelRequest, resp ac
 		from = req.Summary.Covers
 	}
 	summary := fmt.Sprintf("%s compact messages %d-%d for %s (window %d, %d tokens over)",
-		label(req), from, resp.Compact, data.Model, data.Window, max(data.Used+data.Reserved-data.Window, 0))
+		callName(req), from, resp.Compact, data.Model, data.Window, max(data.Used+data.Reserved-data.Window, 0))
 	actx := r.structuredOptions(ctx, summary)
 	var out activities.CompactResponse
 	err := workflow.ExecuteActivity(actx, a.Compact, activities.CompactRequest{
@@ -69,8 +69,8 @@ func (r *run) compact(ctx workflow.Context, req activities.ModelRequest, resp ac
 	return out.Summary, nil
 }
 
-// label is how a call is named in activity summaries.
-func label(req activities.ModelRequest) string {
+// callName is how a call is named in activity summaries.
+func callName(req activities.ModelRequest) string {
 	if req.Call == "" {
 		return "llm"
 	}

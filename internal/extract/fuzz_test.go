@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"runtime"
 	"runtime/metrics"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -24,32 +23,16 @@ const fuzzCeiling = 64 << 20
 // hundreds of MiB takes far longer than that to do it.
 func heapPeak(f func()) uint64 {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 {
+	read := func() (int64, bool) {
 		metrics.Read(sample)
-		return sample[0].Value.Uint64()
+		return int64(sample[0].Value.Uint64()), true
 	}
 	runtime.GC()
-	base := read()
-	peak := base
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(500 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				peak = max(peak, read())
-			}
-		}
-	})
+	base, _ := read()
+	stop := pdftest.Watch(base, 500*time.Microsecond, read)
 	f()
-	close(done)
-	wg.Wait()
-	peak = max(peak, read())
-	return peak - base
+	grew, _ := stop()
+	return uint64(grew)
 }
 
 // FuzzExtract extracts whatever a file holds, in process with the default

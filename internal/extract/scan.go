@@ -211,7 +211,9 @@ func (s *scanner) hexOrDict() error {
 	return s.push()
 }
 
-func (s *scanner) name() error {
+// regular reads a run of regular characters (neither white space nor a
+// delimiter) into s.tok: a name's, a number's or an operator's.
+func (s *scanner) regular() error {
 	s.tok = s.tok[:0]
 	for {
 		c, err := s.byte()
@@ -225,6 +227,13 @@ func (s *scanner) name() error {
 			break
 		}
 		s.tok = append(s.tok, c)
+	}
+	return nil
+}
+
+func (s *scanner) name() error {
+	if err := s.regular(); err != nil {
+		return err
 	}
 	if s.mode == scanContent && !s.names[string(s.tok)] {
 		if len(s.names) >= maxNames {
@@ -238,19 +247,8 @@ func (s *scanner) name() error {
 // keyword reads a run of regular characters: a number, true, false or
 // null (operands), or an operator.
 func (s *scanner) keyword() error {
-	s.tok = s.tok[:0]
-	for {
-		c, err := s.byte()
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		if err != nil || isSpace(c) || isDelim(c) {
-			if err == nil {
-				s.unread()
-			}
-			break
-		}
-		s.tok = append(s.tok, c)
+	if err := s.regular(); err != nil {
+		return err
 	}
 	if len(s.tok) == 0 {
 		// A delimiter the library refuses (a lone ')'): count it.

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/skills"
@@ -55,7 +56,7 @@ type sample struct {
 // than minRatio allows, and logs the mean over-count per model and kind
 // (docs/performance.md, "Counting tokens", quotes the table).
 func TestEstimateAgainstTokenizers(t *testing.T) {
-	root := repoRoot(t)
+	root := proctest.RepoRoot(t)
 	dir := filepath.Join(root, "test", "tokenizers")
 	needTokenizers(t, dir)
 
@@ -150,24 +151,6 @@ func perSample(t *testing.T, samples []sample, counts map[string]map[string]int)
 	}
 	fmt.Fprintf(&b, "\ncl100k / Llama 3.1 over every English text, code and tool sample: %d / %d = %.3f\n", cl, ll, float64(cl)/float64(ll))
 	return b.String()
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the package directory")
-		}
-		dir = parent
-	}
 }
 
 // needTokenizers skips the test when node or test/tokenizers/node_modules

@@ -98,19 +98,28 @@ func rss() (int64, error) {
 // what it was when the watch began, and that starting point.
 func WatchRSS(tb testing.TB) func() (above, idle int64) {
 	tb.Helper()
-	idle := RSS(tb)
-	peak := idle
+	return Watch(RSS(tb), 2*time.Millisecond, func() (int64, bool) {
+		n, err := rss()
+		return n, err == nil
+	})
+}
+
+// Watch samples read every interval, from start, until the returned
+// function is called, which samples once more and returns the peak above
+// start, and start. A sample read cannot take (ok false) is skipped.
+func Watch(start int64, every time.Duration, read func() (int64, bool)) func() (above, from int64) {
+	peak := start
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		tick := time.NewTicker(2 * time.Millisecond)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
-				if n, err := rss(); err == nil {
+				if n, ok := read(); ok {
 					peak = max(peak, n)
 				}
 			}
@@ -119,6 +128,9 @@ func WatchRSS(tb testing.TB) func() (above, idle int64) {
 	return func() (int64, int64) {
 		close(done)
 		wg.Wait()
-		return peak - idle, idle
+		if n, ok := read(); ok {
+			peak = max(peak, n)
+		}
+		return peak - start, start
 	}
 }

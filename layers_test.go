@@ -56,7 +56,10 @@ var layers = []struct {
 	// The HTTP API's wire types and their pure converters: a library the
 	// api package decodes into and answers with; no HTTP, no adapter.
 	{pkgs: [][]string{{"internal/wire"}}, may: [][]string{domain, contract, libs}},
-	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, {"internal/feed", "internal/wire"}}},
+	// What every HTTP handler package shares: errors, the principal, JSON
+	// bodies; no handler, no run engine.
+	{pkgs: [][]string{{"api/web"}}, may: [][]string{domain, libs}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, {"internal/feed", "internal/wire", "api/web"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
 		{"activities", "workflows", "worker", "internal/feed", "api"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},

@@ -150,8 +150,8 @@ func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*ch
 	input := answerInput(in.Messages[last].Content, prompt != "")
 	res, err := s.deliver(ctx, id, input)
 	var ae *apiError
-	if errors.As(err, &ae) && ae.status == http.StatusConflict {
-		s.log.Info("the waiting run took no input; the message starts a new turn", "run", id, "chat", chat, "reason", ae.msg)
+	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+		s.log.Info("the waiting run took no input; the message starts a new turn", "run", id, "chat", chat, "reason", ae.Message)
 		return nil, nil
 	}
 	if err != nil {

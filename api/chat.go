@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/internal/identity"
@@ -408,15 +409,15 @@ func runError(err error) error {
 		case longhaul.ErrTypeModelRejected, longhaul.ErrTypeModelUnavailable:
 			return errUpstream(appErr.Message())
 		case longhaul.ErrTypeModelBadOutput:
-			return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "model_bad_output", msg: appErr.Message()}
+			return &apiError{Status: http.StatusBadGateway, Type: "api_error", Code: "model_bad_output", Message: appErr.Message()}
 		case longhaul.ErrTypeModelOutputTooLarge:
-			return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "model_output_too_large", msg: appErr.Message()}
+			return &apiError{Status: http.StatusBadGateway, Type: "api_error", Code: "model_output_too_large", Message: appErr.Message()}
 		case longhaul.ErrTypeUnknownAgent:
 			return errModelNotFound(appErr.Message())
 		case longhaul.ErrTypeBadInput:
 			return errBadRequest(appErr.Message())
 		case longhaul.ErrTypeContextLength:
-			return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: longhaul.ErrTypeContextLength, msg: appErr.Message()}
+			return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: longhaul.ErrTypeContextLength, Message: appErr.Message()}
 		}
 		return errInternal(appErr.Message())
 	}
@@ -600,15 +601,4 @@ func (s *Server) chatID(c *fiber.Ctx, req *wire.ChatRequest) string {
 	return identity.ChatKey(principal(c).Name, id)
 }
 
-// jsonProblem describes a decoding error without Go type names.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("syntax error at byte %d", se.Offset)
-	case errors.As(err, &te):
-		return fmt.Sprintf("field %q has the wrong type (%s)", te.Field, te.Value)
-	}
-	return err.Error()
-}
+var jsonProblem = web.JSONProblem

@@ -97,7 +97,7 @@ func (s *Server) continueClient(ctx context.Context, in contract.AgentInput, run
 	var ae *apiError
 	switch {
 	case err == nil:
-	case errors.As(err, &ae) && ae.status == http.StatusConflict:
+	case errors.As(err, &ae) && ae.Status == http.StatusConflict:
 		took, terr := s.tookResults(ctx, run, at)
 		if terr != nil {
 			return nil, terr
@@ -106,7 +106,7 @@ func (s *Server) continueClient(ctx context.Context, in contract.AgentInput, run
 			s.log.Info("the run no longer waits for the client's tool results; a new run takes the conversation", "run", run)
 			return nil, nil
 		}
-	case errors.As(err, &ae) && ae.status == http.StatusNotFound:
+	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
 		// Closed: it ended waiting (or its results arrived before).
 		took, terr := s.tookResults(ctx, run, at)
 		if terr != nil || !took {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -111,10 +112,7 @@ func (s *Server) findConversation(c *fiber.Ctx, cs store.Conversations, doing st
 	return user, chat, id, cv, nil
 }
 
-// clientChatID is the id the client knows a stored chat by.
-func clientChatID(c *fiber.Ctx, chat string) string {
-	return identity.ClientChatID(principal(c).Name, chat)
-}
+var clientChatID = web.ClientChatID
 
 func (s *Server) conversations() (store.Conversations, error) {
 	if s.cfg.Blobs == nil {

@@ -181,8 +181,8 @@ func (u Upstream) post(ctx context.Context, path string, body []byte, limit int)
 	resp, err := hc.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return 0, "", nil, &apiError{status: http.StatusGatewayTimeout, typ: "timeout_error", code: "upstream_timeout",
-				msg: "the model endpoint did not answer in time (LONGHAUL_LLM_TIMEOUT)"}
+			return 0, "", nil, &apiError{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: "upstream_timeout",
+				Message: "the model endpoint did not answer in time (LONGHAUL_LLM_TIMEOUT)"}
 		}
 		return 0, "", nil, errUpstream("model endpoint unreachable: " + redact.URLs(err.Error()))
 	}
@@ -236,7 +236,7 @@ func upstreamError(status int, answer []byte) error {
 		}
 		var code string
 		_ = json.Unmarshal(env.Error.Code, &code) // a string code, or none
-		return &apiError{status: status, typ: typ, code: code, msg: "model endpoint: " + msg}
+		return &apiError{Status: status, Type: typ, Code: code, Message: "model endpoint: " + msg}
 	}
 	return errUpstream(fmt.Sprintf("model endpoint answered %d: %s", status, msg))
 }

@@ -1,78 +1,33 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/wire"
-	"go.temporal.io/api/serviceerror"
 )
 
-// apiError is an error with its HTTP status and OpenAI error type and code.
-type apiError struct {
-	status int
-	typ    string
-	code   string
-	msg    string
-	// retryAfter, in seconds, is sent as Retry-After when set.
-	retryAfter int
-}
+// The handlers' names for web's errors.
+type apiError = web.Error
 
-func (e *apiError) Error() string { return e.msg }
-
-func errBadRequest(msg string) error {
-	return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_request", msg: msg}
-}
-func errNotFound(msg string) error {
-	return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "not_found", msg: msg}
-}
-func errConflict(msg string) error {
-	return &apiError{status: http.StatusConflict, typ: "invalid_request_error", code: "conflict", msg: msg}
-}
-func errModelNotFound(msg string) error {
-	return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", msg: msg}
-}
-func errUnauthorized(msg string) error {
-	return &apiError{status: http.StatusUnauthorized, typ: "authentication_error", code: "invalid_api_key", msg: msg}
-}
-func errForbidden(msg string) error {
-	return &apiError{status: http.StatusForbidden, typ: "permission_error", code: "forbidden", msg: msg}
-}
-func errUpstream(msg string) error {
-	return &apiError{status: http.StatusBadGateway, typ: "api_error", code: "upstream_error", msg: msg}
-}
-func errTimeout(msg string) error {
-	return &apiError{status: http.StatusGatewayTimeout, typ: "timeout_error", code: "run_timeout", msg: msg}
-}
-func errTooMany(msg string, retryAfter int) error {
-	return &apiError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded", msg: msg, retryAfter: retryAfter}
-}
-func errPayloadTooLarge(msg string) error {
-	return &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large", msg: msg}
-}
-func errInternal(msg string) error {
-	return &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: msg}
-}
-
-// errUnavailable is a 503: Temporal did not answer in time, or not at all.
-// Clients retry it, after Retry-After.
-func errUnavailable(msg string) error {
-	return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "unavailable", msg: msg, retryAfter: retryUnavailable}
-}
-
-// retryUnavailable is the Retry-After of a 503, in seconds.
-const retryUnavailable = 5
-
-// unreachable reports whether err says Temporal could not be reached in
-// time, as opposed to an answer it gave.
-func unreachable(err error) bool {
-	var unavailable *serviceerror.Unavailable
-	var deadline *serviceerror.DeadlineExceeded
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &unavailable) || errors.As(err, &deadline)
-}
+var (
+	errBadRequest      = web.BadRequest
+	errNotFound        = web.NotFound
+	errConflict        = web.Conflict
+	errModelNotFound   = web.ModelNotFound
+	errUnauthorized    = web.Unauthorized
+	errForbidden       = web.Forbidden
+	errUpstream        = web.Upstream
+	errTimeout         = web.Timeout
+	errTooMany         = web.TooMany
+	errPayloadTooLarge = web.PayloadTooLarge
+	errInternal        = web.Internal
+	errUnavailable     = web.Unavailable
+	unreachable        = web.Unreachable
+)
 
 // handleError is the one place errors become HTTP statuses and OpenAI
 // envelopes.
@@ -82,29 +37,29 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	switch {
 	case c.Locals(panickedKey{}) != nil:
 		// Logged with its stack already (see panicked).
-		ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: "internal error"}
+		ae = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "internal error"}
 	case errors.As(err, &ae):
 	case errors.As(err, &fe):
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
-			ae = &apiError{status: fe.Code, typ: "invalid_request_error", code: "request_too_large", msg: "request body is larger than the limit (LONGHAUL_MAX_BODY_BYTES)"}
+			ae = &apiError{Status: fe.Code, Type: "invalid_request_error", Code: "request_too_large", Message: "request body is larger than the limit (LONGHAUL_MAX_BODY_BYTES)"}
 		case fiber.StatusNotFound:
-			ae = &apiError{status: fe.Code, typ: "invalid_request_error", code: "not_found", msg: fe.Message}
+			ae = &apiError{Status: fe.Code, Type: "invalid_request_error", Code: "not_found", Message: fe.Message}
 		case fiber.StatusMethodNotAllowed:
-			ae = &apiError{status: fe.Code, typ: "invalid_request_error", code: "method_not_allowed", msg: fe.Message}
+			ae = &apiError{Status: fe.Code, Type: "invalid_request_error", Code: "method_not_allowed", Message: fe.Message}
 		default:
 			typ := "invalid_request_error"
 			if fe.Code >= 500 {
 				typ = "server_error"
 			}
-			ae = &apiError{status: fe.Code, typ: typ, code: "", msg: fe.Message}
+			ae = &apiError{Status: fe.Code, Type: typ, Code: "", Message: fe.Message}
 		}
 	default:
 		s.log.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "path", c.Path(), "run", c.GetRespHeader(HeaderRunID), "error", err)
-		ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: "internal error"}
+		ae = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "internal error"}
 	}
-	if ae.retryAfter > 0 {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.retryAfter))
+	if ae.RetryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.RetryAfter))
 	}
-	return c.Status(ae.status).JSON(wire.ErrorBody{Error: wire.ErrorDetail{Message: ae.msg, Type: ae.typ, Code: ae.code}})
+	return c.Status(ae.Status).JSON(wire.ErrorBody{Error: wire.ErrorDetail{Message: ae.Message, Type: ae.Type, Code: ae.Code}})
 }

@@ -22,7 +22,7 @@ const retryIngestions = 30
 // asking again will not help until something is deleted (a 429 would be
 // retried by OpenAI's client libraries).
 func errQuota(msg string) error {
-	return &apiError{status: http.StatusForbidden, typ: "invalid_request_error", code: "quota_exceeded", msg: msg}
+	return &apiError{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "quota_exceeded", Message: msg}
 }
 
 // usage is what the owner holds, for the quotas.

@@ -384,7 +384,7 @@ func contentFollows(items []feed.Item, k int, call string) bool {
 func (s *Server) continueRun(ctx context.Context, user longhaul.User, run string, results []contract.ToolResult) (start int64, took bool, err error) {
 	_, err = s.responseState(ctx, run, user.Key())
 	var ae *apiError
-	if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 		return 0, false, nil
 	}
 	if err != nil {
@@ -474,7 +474,7 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 // relabel replaces the message of a not-found error.
 func relabel(err error, msg string) error {
 	var ae *apiError
-	if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 		return errNotFound(msg)
 	}
 	return err

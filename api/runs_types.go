@@ -1,15 +1,10 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/url"
-	"strings"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 )
 
@@ -43,19 +38,4 @@ func nonNil[T any](s []T) []T {
 
 func eventsURL(id string) string { return "/v1/runs/" + url.PathEscape(id) + "/events" }
 
-// decodeStrict decodes a JSON body into v, refusing unknown fields and
-// trailing data: the native API names its mistakes instead of ignoring them.
-func decodeStrict(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return errors.New("request body is empty")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("invalid JSON body: %s", strings.TrimPrefix(jsonProblem(err), "json: "))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("invalid JSON body: data after the object")
-	}
-	return nil
-}
+var decodeStrict = web.DecodeStrict

@@ -21,6 +21,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -337,7 +338,7 @@ func (s *Server) auth(c *fiber.Ctx) error {
 	if p.NoUser && !keyOnlyRoute(c) {
 		return errUnauthorized(s.noUser())
 	}
-	c.Locals(principalKey{}, p)
+	web.SetPrincipal(c, p)
 	return c.Next()
 }
 
@@ -368,13 +369,8 @@ func keyOnlyRoute(c *fiber.Ctx) bool {
 	return slices.Contains(keyOnlyRoutes, route)
 }
 
-type principalKey struct{}
-
 // principal is who the request acts for; auth put it there.
-func principal(c *fiber.Ctx) identity.Principal {
-	p, _ := c.Locals(principalKey{}).(identity.Principal)
-	return p
-}
+var principal = web.Principal
 
 func (s *Server) healthz(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok", "uptime_seconds": int(time.Since(s.started).Seconds())})

@@ -10,22 +10,12 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 )
 
-// decodeJSON reads a JSON body into v (empty is {}), refusing unknown
-// fields as OpenAI does.
-func decodeJSON(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	if err := decodeStrict(body, v); err != nil {
-		return errBadRequest(err.Error())
-	}
-	return nil
-}
+var decodeJSON = web.DecodeJSON
 
 func noVectorStore(id string) string { return "no vector store " + strconv.Quote(id) }
 

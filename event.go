@@ -9,7 +9,7 @@ import (
 // EventType names what an Event reports.
 type EventType string
 
-// The event types of a run's stream (DESIGN.md, Events).
+// The event types of a run's stream; docs/api.md describes each.
 const (
 	EventThinking      EventType = "thinking"
 	EventPlan          EventType = "plan"

@@ -194,7 +194,7 @@ func Build(ctx context.Context, cat *skills.Catalog, opts Options, log *slog.Log
 			s.mcp.UserTokens = opts.Credentials
 		}
 		// A user's own listing of an OAuth server adds only the tools an
-		// agent names (issue 36 item 4).
+		// agent names: a user's server must not widen what any agent may call.
 		named := map[string]bool{}
 		for _, a := range cat.Agents() {
 			for _, t := range cat.AgentTools(a) {

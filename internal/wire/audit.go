@@ -7,7 +7,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 )
 
-// The audit trail's wire types (issue 24, item 4): the "longhaul" options a
+// The audit trail's wire types: the "longhaul" options a
 // chat request carries and the audit object an answer carries beside it.
 // The api package builds the object (buildAudit) from a run's state and log.
 

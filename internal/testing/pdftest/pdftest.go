@@ -61,7 +61,7 @@ func Content(tb testing.TB, head, unit string, n int, tail string) []byte {
 	)
 }
 
-// OperandBomb is the PDF of issue 36: one page whose content stream is
+// OperandBomb is a decompression bomb for a PDF reader: one page whose content stream is
 // "BT 1 1 1 … ET", n operands without an operator, compressed about
 // 1000:1 (20 million operands are a 39 KB file).
 func OperandBomb(tb testing.TB, n int) []byte {

@@ -1,3 +1,5 @@
+// Long because: BenchmarkEngine, its load generator and its report read top to bottom in one place.
+
 //go:build linux
 
 package bench

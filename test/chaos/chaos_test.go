@@ -1,3 +1,5 @@
+// Long because: one crash-test scenario, its harness and its report read top to bottom in one place.
+
 //go:build unix
 
 package chaos

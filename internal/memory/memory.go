@@ -8,14 +8,16 @@
 // the database of LONGHAUL_DATABASE_URL; vectors as blobs, exact cosine
 // search in Go) and PostgreSQL, with pgvector and an HNSW index when the
 // server has the extension and the same exact search in Go when it has
-// not. One conformance suite runs against each. Another vector database
-// (Qdrant) would be one more file implementing Store.
+// not; the store is written once over internal/sqldb. One conformance
+// suite runs against each database. Another vector database (Qdrant) would
+// be one more file implementing Store.
 package memory
 
 import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -27,9 +29,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/longhaul-dev/longhaul/internal/redact"
-	"github.com/longhaul-dev/longhaul/internal/sqlitedb"
 )
 
 // DuplicateThreshold is the cosine similarity at or above which Save takes
@@ -176,17 +175,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	switch {
-	case strings.HasPrefix(rawURL, "sqlite://"):
-		path, err := sqlitedb.FilePath("memory store", rawURL)
-		if err != nil {
-			return nil, err
-		}
-		return openSQLite(ctx, path, o)
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return openPostgres(ctx, rawURL, o)
-	}
-	return nil, fmt.Errorf("open memory store %q: unsupported database URL, want sqlite:// or postgres://", redact.URLs(rawURL))
+	return openSQL(ctx, rawURL, o)
 }
 
 // prepare checks m and makes its vector unit length.
@@ -366,19 +355,11 @@ type hit struct {
 	score float64
 }
 
-// vectorRows are the (id, vec) rows an exact search scores: *sql.Rows or
-// pgx.Rows. The caller closes them.
-type vectorRows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
 // exactSearch scores each row's vector against the unit vector q and
 // returns the k best at or above threshold, the most similar first (ties
 // in row order). It decodes each vector into one buffer and keeps only the
 // hits, so a search holds no more than one vector of the user's at a time.
-func exactSearch(rows vectorRows, q []float32, k int, threshold float64) ([]hit, error) {
+func exactSearch(rows *sql.Rows, q []float32, k int, threshold float64) ([]hit, error) {
 	var hits []hit
 	var id string
 	var b []byte

@@ -117,19 +117,20 @@ var schemaWords = [][3]string{
 }
 
 // Schema returns stmts in d's words: {int}, {bytes}, {time}, {rowid},
-// {seq} and {id} become d's column types. A statement that becomes empty
-// is dropped, so a store may list a dialect's own statement as
-// d.Pick(stmt, "").
+// {seq} and {id} become d's column types. A statement that begins with
+// "-- sqlite only" or "-- postgres only" is kept for that dialect alone:
+// what one database has and the other has not (FTS5, tsvector).
 func (d Dialect) Schema(stmts ...string) []string {
 	pairs := make([]string, 0, 2*len(schemaWords))
 	for _, w := range schemaWords {
 		pairs = append(pairs, w[0], w[1+int(d)])
 	}
 	r := strings.NewReplacer(pairs...)
+	other := "-- " + Dialect(1-int(d)).String() + " only"
 	out := make([]string, 0, len(stmts))
 	for _, s := range stmts {
-		if s = r.Replace(s); strings.TrimSpace(s) != "" {
-			out = append(out, s)
+		if !strings.HasPrefix(strings.TrimSpace(s), other) {
+			out = append(out, r.Replace(s))
 		}
 	}
 	return out

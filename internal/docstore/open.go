@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -8,11 +9,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"context"
-
-	"github.com/longhaul-dev/longhaul/internal/redact"
-	"github.com/longhaul-dev/longhaul/internal/sqlitedb"
 )
 
 // DefaultMaxFileBytes is the file size limit when WithMaxFileBytes is not
@@ -88,17 +84,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	switch {
-	case strings.HasPrefix(rawURL, "sqlite://"):
-		path, err := sqlitedb.FilePath("document store", rawURL)
-		if err != nil {
-			return nil, err
-		}
-		return openSQLite(ctx, path, o)
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return openPostgres(ctx, rawURL, o)
-	}
-	return nil, fmt.Errorf("open document store %q: unsupported database URL, want sqlite:// or postgres://", redact.URLs(rawURL))
+	return openSQL(ctx, rawURL, o)
 }
 
 // Prefixes of the ids the stores make: the prefix and 24 lowercase hex

@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-
 	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
 )
 
@@ -223,7 +222,7 @@ func filenames(hits []Hit) []string {
 func rows(t *testing.T, e *env, table string) int {
 	t.Helper()
 	var n int
-	if err := e.s.r.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+	if err := e.s.db.Reader().QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -294,7 +293,7 @@ func testEmptyFile(t *testing.T, e *env) {
 
 func testTooLarge(t *testing.T, e *env) {
 	// A second store on the same database, with a limit of 1.5 parts.
-	limited := &sqlStore{w: e.s.w, r: e.s.r, pg: e.s.pg, opts: e.s.opts, indexed: map[int]bool{}}
+	limited := &sqlStore{db: e.s.db, opts: e.s.opts}
 	limited.opts.maxBytes = PartBytes + PartBytes/2
 	if _, err := limited.PutFile(ctx, File{Owner: "alice", Filename: "ok.bin"}, &pattern{n: limited.opts.maxBytes}); err != nil {
 		t.Fatalf("a file at the limit: %v", err)
@@ -961,11 +960,11 @@ func testAbandonedUpload(t *testing.T, e *env) {
 	// What a process that died mid-upload leaves: the row, incomplete,
 	// and a part.
 	id := newID(filePrefix)
-	if _, err := e.s.w.ExecContext(ctx, e.s.q(`INSERT INTO files (id, owner, filename, purpose, content_type, bytes, sha256, created_at, expires_at, complete)
-		VALUES (?, 'alice', 'half.bin', '', '', 0, '', ?, 0, 0)`), id, micros(t0)); err != nil {
+	if _, err := e.s.db.Writer().ExecContext(ctx, `INSERT INTO files (id, owner, filename, purpose, content_type, bytes, sha256, created_at, expires_at, complete)
+		VALUES (?, 'alice', 'half.bin', '', '', 0, '', ?, 0, 0)`, id, micros(t0)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.s.w.ExecContext(ctx, e.s.q(`INSERT INTO file_parts (file_id, n, data) VALUES (?, 0, ?)`), id, []byte("x")); err != nil {
+	if _, err := e.s.db.Writer().ExecContext(ctx, `INSERT INTO file_parts (file_id, n, data) VALUES (?, 0, ?)`, id, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.s.GetFile(ctx, "alice", id); !errors.Is(err, ErrNotFound) {

@@ -45,12 +45,10 @@ const schemaLock = "longhaul/memory/schema"
 type sqlStore struct {
 	db   *sqldb.DB
 	opts options
-	// vector reports pgvector in use; iterative that it is 0.8 or later,
-	// whose iterative index scans keep finding a user's memories however
-	// many other users' are nearer.
-	vector, iterative bool
-	// why says why pgvector is not used on PostgreSQL.
-	why     string
+	// vec is what PostgreSQL's pgvector offers: iterative index scans
+	// (0.8) keep finding a user's memories however many other users' are
+	// nearer.
+	vec     pgvector.Support
 	indexes pgvector.Indexes
 }
 
@@ -60,14 +58,7 @@ func openSQL(ctx context.Context, rawURL string, o options) (*sqlStore, error) {
 	s := &sqlStore{opts: o, indexes: pgvector.Indexes{Table: "memories", Lock: schemaLock}}
 	db, err := sqldb.Open(ctx, rawURL, sqldb.Config{
 		Store: "memory store", Schema: schema, Lock: schemaLock, MaxConns: o.maxConns,
-		Setup: func(ctx context.Context, tx sqldb.Tx) error {
-			if !tx.Postgres() {
-				return nil
-			}
-			sup, err := pgvector.Enable(ctx, tx.Raw, "memories")
-			s.vector, s.iterative, s.why = sup.Vector, sup.Iterative, sup.Why
-			return err
-		},
+		Setup: pgvector.Setup("memories", &s.vec),
 	})
 	if err != nil {
 		return nil, err
@@ -80,10 +71,10 @@ func (s *sqlStore) Backend() string {
 	switch {
 	case !s.db.Postgres():
 		return "sqlite (exact search)"
-	case s.vector:
+	case s.vec.Vector:
 		return "postgres (pgvector hnsw)"
 	}
-	return "postgres (exact search: " + s.why + ")"
+	return "postgres (exact search: " + s.vec.Why + ")"
 }
 
 const columns = `id, user_key, chat, run, text, created_at, updated_at`
@@ -111,8 +102,8 @@ func annQuery(dim int) string {
 // vector q at or above threshold, with their scores, through the index
 // (pgvector) or in Go.
 func (s *sqlStore) nearest(ctx context.Context, tx sqldb.Tx, user string, q []float32, k int, threshold float64) ([]Memory, error) {
-	if s.vector {
-		if s.iterative {
+	if s.vec.Vector {
+		if s.vec.Iterative {
 			if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.iterative_scan = strict_order`); err != nil {
 				return nil, err
 			}
@@ -176,7 +167,7 @@ func (s *sqlStore) Save(ctx context.Context, m Memory) (Saved, error) {
 	if err != nil {
 		return Saved{}, err
 	}
-	if s.vector {
+	if s.vec.Vector {
 		if err := s.indexes.Ensure(ctx, s.db, len(m.Vector)); err != nil {
 			return Saved{}, fmt.Errorf("save memory: %w", err)
 		}
@@ -197,7 +188,7 @@ func (s *sqlStore) Save(ctx context.Context, m Memory) (Saved, error) {
 		cols, vals := `text, chat, run, vec, updated_at`, `?, ?, ?, ?, ?`
 		set := `text = ?, chat = ?, run = ?, vec = ?, updated_at = ?`
 		args := []any{m.Text, m.ChatID, m.Run, encodeVector(m.Vector), tx.Time(now)}
-		if s.vector {
+		if s.vec.Vector {
 			cols, vals, set = cols+`, embedding`, vals+`, ?::vector`, set+`, embedding = ?::vector`
 			args = append(args, pgvector.Literal(m.Vector))
 		}
@@ -361,7 +352,7 @@ func (s *sqlStore) Import(ctx context.Context, ms []Memory) error {
 			var q strings.Builder
 			q.WriteString(`INSERT INTO memories (id, user_key, chat, run, text, dim, created_at, updated_at, vec`)
 			row := "(?, ?, ?, ?, ?, ?, ?, ?, ?"
-			if s.vector {
+			if s.vec.Vector {
 				q.WriteString(`, embedding`)
 				row += ", ?::vector"
 			}
@@ -378,7 +369,7 @@ func (s *sqlStore) Import(ctx context.Context, ms []Memory) error {
 				}
 				q.WriteString(row + ")")
 				args = append(args, newID(), m.User, m.ChatID, m.Run, m.Text, len(m.Vector), now, now, encodeVector(m.Vector))
-				if s.vector {
+				if s.vec.Vector {
 					args = append(args, pgvector.Literal(m.Vector))
 				}
 			}
@@ -391,7 +382,7 @@ func (s *sqlStore) Import(ctx context.Context, ms []Memory) error {
 	if err != nil {
 		return err
 	}
-	if s.vector {
+	if s.vec.Vector {
 		for d := range dims {
 			if err := s.indexes.Ensure(ctx, s.db, d); err != nil {
 				return fmt.Errorf("import memories: %w", err)

@@ -138,3 +138,17 @@ func (x *Indexes) Ensure(ctx context.Context, db *sqldb.DB, dim int) error {
 	x.mu.Unlock()
 	return nil
 }
+
+// Setup is the sqldb.Config.Setup of a store whose table keeps
+// embeddings: on PostgreSQL it runs Enable and records what it found in
+// *into; on SQLite it does nothing and leaves *into zero.
+func Setup(table string, into *Support) func(context.Context, sqldb.Tx) error {
+	return func(ctx context.Context, tx sqldb.Tx) error {
+		if !tx.Postgres() {
+			return nil
+		}
+		sup, err := Enable(ctx, tx.Raw, table)
+		*into = sup
+		return err
+	}
+}

@@ -186,7 +186,7 @@ func (s *sqlStore) DeleteConversation(ctx context.Context, user, chat string) ([
 		if n == 0 {
 			return ErrNoConversation
 		}
-		runs, err = column(ctx, tx,
+		runs, err = sqldb.Strings(ctx, tx,
 			`SELECT run_id FROM conversation_turns WHERE user_key = ? AND chat_id = ? ORDER BY started_at, run_id`, user, chat)
 		if err != nil {
 			return err

@@ -199,7 +199,7 @@ func (s *sqlStore) DeleteRun(ctx context.Context, run string) error {
 
 func (s *sqlStore) RunsBefore(ctx context.Context, t time.Time) ([]string, error) {
 	at := s.db.Time(t)
-	runs, err := column(ctx, s.db.Reader(),
+	runs, err := sqldb.Strings(ctx, s.db.Reader(),
 		`SELECT run FROM blobs WHERE created_at < ? UNION SELECT run_id FROM conversation_turns WHERE started_at < ?`, at, at)
 	if err != nil {
 		return nil, fmt.Errorf("list runs with blobs before %v: %w", t, err)
@@ -219,24 +219,6 @@ func (s *sqlStore) DeleteBefore(ctx context.Context, run string, t time.Time) (i
 }
 
 func (s *sqlStore) Close() error { return s.db.Close() }
-
-// column returns the one text column of q's rows.
-func column(ctx context.Context, db sqldb.Querier, q string, args ...any) ([]string, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
 
 // affected is the number of rows a statement changed.
 func affected(res sql.Result, err error) (int64, error) {

@@ -19,11 +19,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	_ "modernc.org/sqlite" // the database/sql driver testOldSchema makes a file with
-
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
+	_ "modernc.org/sqlite" // the database/sql driver testOldSchema makes a file with
 )
 
 func TestConformance(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
@@ -150,19 +149,7 @@ func (s *sqlStore) ListVectorStoreFiles(ctx context.Context, owner, vsID, status
 		where += ` AND batch_id = ?`
 		args = append(args, batchID)
 	}
-	out := []VectorStoreFile{}
-	more, err := s.page(ctx, op, "vector_store_files", attachColumns, "file_id", where, args, p, func(rows *sql.Rows) error {
-		f, err := scanAttach(rows)
-		out = append(out, f)
-		return err
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	if p.Before != "" {
-		slices.Reverse(out)
-	}
-	return out, more, nil
+	return listPage(ctx, s, op, "vector_store_files", attachColumns, "file_id", where, args, p, scanAttach)
 }
 
 func (s *sqlStore) UpdateAttributes(ctx context.Context, owner, vsID, fileID string, attrs map[string]any) (VectorStoreFile, error) {

@@ -167,6 +167,25 @@ func (p *partReader) Close() error { return nil }
 
 // page reads one page of rows of table (whose id column is idCol) that
 // match where, in the order of seq; scan reads each row.
+// listPage reads a page of table's rows (see page) with scan and returns
+// them in the page's order.
+func listPage[T any](ctx context.Context, s *sqlStore, op, table, cols, idCol, where string, args []any, p Page,
+	scan func(interface{ Scan(...any) error }) (T, error)) ([]T, bool, error) {
+	out := []T{}
+	more, err := s.page(ctx, op, table, cols, idCol, where, args, p, func(rows *sql.Rows) error {
+		v, err := scan(rows)
+		out = append(out, v)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if p.Before != "" {
+		slices.Reverse(out)
+	}
+	return out, more, nil
+}
+
 func (s *sqlStore) page(ctx context.Context, op, table, cols, idCol, where string, args []any, p Page, scan func(*sql.Rows) error) (bool, error) {
 	limit, err := checkPage(op, p)
 	if err != nil {
@@ -242,27 +261,15 @@ func (s *sqlStore) Usage(ctx context.Context, owner string) (Usage, error) {
 }
 
 func (s *sqlStore) ListFiles(ctx context.Context, owner, purpose string, p Page) ([]File, bool, error) {
-	out := []File{}
 	if !validText(owner) || !validText(purpose) {
-		return out, false, nil
+		return []File{}, false, nil
 	}
 	where, args := `owner = ? AND complete = 1`, []any{owner}
 	if purpose != "" {
 		where += ` AND purpose = ?`
 		args = append(args, purpose)
 	}
-	more, err := s.page(ctx, "list files", "files", fileColumns, "id", where, args, p, func(rows *sql.Rows) error {
-		f, err := scanFile(rows)
-		out = append(out, f)
-		return err
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	if p.Before != "" {
-		slices.Reverse(out)
-	}
-	return out, more, nil
+	return listPage(ctx, s, "list files", "files", fileColumns, "id", where, args, p, scanFile)
 }
 
 func (s *sqlStore) DeleteFile(ctx context.Context, owner, id string) error {
@@ -270,14 +277,8 @@ func (s *sqlStore) DeleteFile(ctx context.Context, owner, id string) error {
 		return fmt.Errorf("delete file %q: %w", id, ErrNotFound)
 	}
 	err := s.db.Write(ctx, func(tx sqldb.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM files WHERE owner = ? AND id = ?`, owner, id)
-		if err != nil {
+		if err := deleteOne(ctx, tx, `DELETE FROM files WHERE owner = ? AND id = ?`, owner, id); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrNotFound
 		}
 		for _, q := range []string{
 			`DELETE FROM chunks WHERE owner = ? AND file_id = ?`,
@@ -287,7 +288,7 @@ func (s *sqlStore) DeleteFile(ctx context.Context, owner, id string) error {
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM file_parts WHERE file_id = ?`, id)
+		_, err := tx.ExecContext(ctx, `DELETE FROM file_parts WHERE file_id = ?`, id)
 		return err
 	})
 	if err != nil {

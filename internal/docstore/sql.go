@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/longhaul-dev/longhaul/internal/pgvector"
@@ -42,4 +43,13 @@ func checkOwner(op, owner string) error {
 		return fmt.Errorf("%s: %w: no owner", op, ErrInvalid)
 	}
 	return nil
+}
+
+// deleteOne runs a DELETE of one row; no row is ErrNotFound.
+func deleteOne(ctx context.Context, tx sqldb.Querier, q string, args ...any) error {
+	n, err := sqldb.Affected(tx.ExecContext(ctx, q, args...))
+	if err == nil && n == 0 {
+		err = ErrNotFound
+	}
+	return err
 }

@@ -142,20 +142,12 @@ func (s *sqlStore) getStore(ctx context.Context, db sqldb.Querier, owner, id str
 }
 
 func (s *sqlStore) ListVectorStores(ctx context.Context, owner string, p Page) ([]VectorStore, bool, error) {
-	out := []VectorStore{}
 	if !validText(owner) {
-		return out, false, nil
+		return []VectorStore{}, false, nil
 	}
-	more, err := s.page(ctx, "list vector stores", "vector_stores", storeColumns, "id", `owner = ?`, []any{owner}, p, func(rows *sql.Rows) error {
-		vs, err := scanStore(rows)
-		out = append(out, vs)
-		return err
-	})
+	out, more, err := listPage(ctx, s, "list vector stores", "vector_stores", storeColumns, "id", `owner = ?`, []any{owner}, p, scanStore)
 	if err != nil {
 		return nil, false, err
-	}
-	if p.Before != "" {
-		slices.Reverse(out)
 	}
 	if err := s.fillCounts(ctx, s.db.Reader(), out); err != nil {
 		return nil, false, fmt.Errorf("list vector stores: %w", err)
@@ -216,14 +208,8 @@ func (s *sqlStore) DeleteVectorStore(ctx context.Context, owner, id string) erro
 		return fmt.Errorf("delete vector store %q: %w", id, ErrNotFound)
 	}
 	err := s.db.Write(ctx, func(tx sqldb.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM vector_stores WHERE owner = ? AND id = ?`, owner, id)
-		if err != nil {
+		if err := deleteOne(ctx, tx, `DELETE FROM vector_stores WHERE owner = ? AND id = ?`, owner, id); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrNotFound
 		}
 		return s.deleteStoreRows(ctx, tx, []any{id})
 	})

@@ -293,7 +293,7 @@ func (s *sqlStore) Delete(ctx context.Context, user, id string) error {
 	if !validID(id) || !validText(user) {
 		return fmt.Errorf("delete memory %q: %w", id, ErrNotFound)
 	}
-	n, err := affected(s.db.Writer().ExecContext(ctx, `DELETE FROM memories WHERE user_key = ? AND id = ?`, user, id))
+	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx, `DELETE FROM memories WHERE user_key = ? AND id = ?`, user, id))
 	if err != nil {
 		return fmt.Errorf("delete memory %q: %w", id, err)
 	}
@@ -317,7 +317,7 @@ func (s *sqlStore) Trim(ctx context.Context, user string, keep int) (int64, erro
 	if keep < 1 || !validText(user) {
 		return 0, nil
 	}
-	n, err := affected(s.db.Writer().ExecContext(ctx,
+	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx,
 		`DELETE FROM memories WHERE user_key = ? AND id NOT IN (
 			SELECT id FROM memories WHERE user_key = ? ORDER BY updated_at DESC, created_at DESC, id DESC LIMIT ?)`,
 		user, user, keep))
@@ -390,12 +390,4 @@ func (s *sqlStore) Import(ctx context.Context, ms []Memory) error {
 		}
 	}
 	return nil
-}
-
-// affected is the number of rows a statement changed.
-func affected(res sql.Result, err error) (int64, error) {
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
 }

@@ -379,3 +379,12 @@ func Strings(ctx context.Context, db Querier, q string, args ...any) ([]string, 
 	}
 	return out, rows.Err()
 }
+
+// Affected is the number of rows a statement changed: wrap an ExecContext
+// call in it.
+func Affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

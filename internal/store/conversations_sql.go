@@ -179,7 +179,7 @@ func (s *sqlStore) DeleteConversation(ctx context.Context, user, chat string) ([
 		// Deleting the chat's row first locks it: a PutTurn of the chat
 		// waits for this transaction, so no turn arrives between the
 		// select and the deletes below.
-		n, err := affected(tx.ExecContext(ctx, `DELETE FROM conversations WHERE user_key = ? AND chat_id = ?`, user, chat))
+		n, err := sqldb.Affected(tx.ExecContext(ctx, `DELETE FROM conversations WHERE user_key = ? AND chat_id = ?`, user, chat))
 		if err != nil {
 			return err
 		}
@@ -230,7 +230,7 @@ func (s *sqlStore) DeleteRunTurns(ctx context.Context, run string) (int64, error
 			return err
 		}
 		var err error
-		n, err = affected(tx.ExecContext(ctx, `DELETE FROM conversation_turns WHERE run_id = ?`, run))
+		n, err = sqldb.Affected(tx.ExecContext(ctx, `DELETE FROM conversation_turns WHERE run_id = ?`, run))
 		return err
 	})
 	if err != nil {

@@ -125,7 +125,7 @@ func (s *sqlStore) DeleteCredential(ctx context.Context, user, kind, name string
 	if !validText(user) || !validText(kind) || !validText(name) {
 		return false, nil
 	}
-	n, err := affected(s.db.Writer().ExecContext(ctx,
+	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx,
 		`DELETE FROM user_credentials WHERE user_key = ? AND kind = ? AND name = ?`, user, kind, name))
 	if err != nil {
 		return false, fmt.Errorf("delete credential %s/%s: %w", kind, name, err)
@@ -137,7 +137,7 @@ func (s *sqlStore) DeleteUserCredentials(ctx context.Context, user string) (int6
 	if !validText(user) {
 		return 0, nil
 	}
-	n, err := affected(s.db.Writer().ExecContext(ctx, `DELETE FROM user_credentials WHERE user_key = ?`, user))
+	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx, `DELETE FROM user_credentials WHERE user_key = ?`, user))
 	if err != nil {
 		return 0, fmt.Errorf("delete credentials of a user: %w", err)
 	}
@@ -145,7 +145,7 @@ func (s *sqlStore) DeleteUserCredentials(ctx context.Context, user string) (int6
 }
 
 func (s *sqlStore) DeleteCredentialsBefore(ctx context.Context, kind string, t time.Time) (int64, error) {
-	n, err := affected(s.db.Writer().ExecContext(ctx,
+	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx,
 		`DELETE FROM user_credentials WHERE kind = ? AND updated_at < ?`, kind, s.db.Time(t)))
 	if err != nil {
 		return 0, fmt.Errorf("delete credentials %s before %v: %w", kind, t, err)

@@ -211,7 +211,7 @@ func (s *sqlStore) DeleteBefore(ctx context.Context, run string, t time.Time) (i
 	if !validText(run) {
 		return 0, nil // Put never stored such a run
 	}
-	n, err := affected(s.db.Writer().ExecContext(ctx, `DELETE FROM blobs WHERE run = ? AND created_at < ?`, run, s.db.Time(t)))
+	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx, `DELETE FROM blobs WHERE run = ? AND created_at < ?`, run, s.db.Time(t)))
 	if err != nil {
 		return 0, fmt.Errorf("delete blobs of %q before %v: %w", run, t, err)
 	}
@@ -219,11 +219,3 @@ func (s *sqlStore) DeleteBefore(ctx context.Context, run string, t time.Time) (i
 }
 
 func (s *sqlStore) Close() error { return s.db.Close() }
-
-// affected is the number of rows a statement changed.
-func affected(res sql.Result, err error) (int64, error) {
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}

@@ -65,7 +65,7 @@ func (s *sqlStore) AttachFile(ctx context.Context, f VectorStoreFile) (VectorSto
 	if f.Chunking.Type == "" {
 		f.Chunking = ChunkingStrategy{Type: "static", MaxChunkSizeTokens: 800, ChunkOverlapTokens: 400}
 	}
-	if len(f.Chunking.Type) > 32 || !validText(f.Chunking.Type) || len(f.Run) > MaxNameBytes || !validText(f.Run) {
+	if len(f.Chunking.Type) > 32 || !sqldb.ValidText(f.Chunking.Type) || len(f.Run) > MaxNameBytes || !sqldb.ValidText(f.Run) {
 		return VectorStoreFile{}, fmt.Errorf("%s: %w: chunking type or run", op, ErrInvalid)
 	}
 	if f.BatchID != "" && !validID(batchPrefix, f.BatchID) {
@@ -106,7 +106,7 @@ func (s *sqlStore) AttachFile(ctx context.Context, f VectorStoreFile) (VectorSto
 }
 
 func (s *sqlStore) getAttach(ctx context.Context, db sqldb.Querier, owner, vsID, fileID string) (VectorStoreFile, error) {
-	if !validID(storePrefix, vsID) || !validID(filePrefix, fileID) || !validText(owner) {
+	if !validID(storePrefix, vsID) || !validID(filePrefix, fileID) || !sqldb.ValidText(owner) {
 		return VectorStoreFile{}, fmt.Errorf("file %q of vector store %q: %w", fileID, vsID, ErrNotFound)
 	}
 	f, err := scanAttach(db.QueryRowContext(ctx, `SELECT `+attachColumns+` FROM vector_store_files WHERE owner = ? AND vs_id = ? AND file_id = ?`, owner, vsID, fileID))
@@ -130,7 +130,7 @@ func (s *sqlStore) ListVectorStoreFiles(ctx context.Context, owner, vsID, status
 		return nil, false, fmt.Errorf("%s: %w: status %q", op, ErrInvalid, status)
 	}
 	var one int
-	if !validID(storePrefix, vsID) || !validText(owner) {
+	if !validID(storePrefix, vsID) || !sqldb.ValidText(owner) {
 		return nil, false, fmt.Errorf("%s: vector store %q: %w", op, vsID, ErrNotFound)
 	}
 	err := s.db.Reader().QueryRowContext(ctx, `SELECT 1 FROM vector_stores WHERE owner = ? AND id = ?`, owner, vsID).Scan(&one)
@@ -195,7 +195,7 @@ func (s *sqlStore) SetStatus(ctx context.Context, owner, vsID, fileID, status st
 		if len(msg) > 4096 {
 			msg = msg[:4096]
 		}
-		if code == "" || len(code) > 64 || !validText(code) || !validText(msg) {
+		if code == "" || len(code) > 64 || !sqldb.ValidText(code) || !sqldb.ValidText(msg) {
 			return fmt.Errorf("%s: %w: last error", op, ErrInvalid)
 		}
 	}
@@ -286,7 +286,7 @@ func batchStatus(c FileCounts) string {
 
 func (s *sqlStore) GetBatch(ctx context.Context, owner, vsID, batchID string) (FileBatch, error) {
 	const op = "get file batch"
-	if !validID(batchPrefix, batchID) || !validID(storePrefix, vsID) || !validText(owner) {
+	if !validID(batchPrefix, batchID) || !validID(storePrefix, vsID) || !sqldb.ValidText(owner) {
 		return FileBatch{}, fmt.Errorf("%s %q: %w", op, batchID, ErrNotFound)
 	}
 	b := FileBatch{ID: batchID, VectorStoreID: vsID, Owner: owner}

@@ -59,7 +59,7 @@ func checkChunks(chunks []Chunk) (vecs [][]float32, dim int, err error) {
 			return nil, 0, fmt.Errorf("%w: chunks of more than one attachment", ErrInvalid)
 		case c.Index < 0 || c.Tokens < 0:
 			return nil, 0, fmt.Errorf("%w: chunk index and tokens must not be negative", ErrInvalid)
-		case len(c.Text) > MaxChunkBytes || !validText(c.Text):
+		case len(c.Text) > MaxChunkBytes || !sqldb.ValidText(c.Text):
 			return nil, 0, fmt.Errorf("%w: chunk %d: text is up to %d bytes of UTF-8 without NUL", ErrInvalid, c.Index, MaxChunkBytes)
 		}
 		if c.Vector == nil {
@@ -165,7 +165,7 @@ func (s *sqlStore) Chunks(ctx context.Context, owner, vsID, fileID string) ([]Ch
 }
 
 func (s *sqlStore) DeleteOwner(ctx context.Context, owner string) error {
-	if !validText(owner) || owner == "" {
+	if !sqldb.ValidText(owner) || owner == "" {
 		return nil
 	}
 	err := s.db.Write(ctx, func(tx sqldb.Tx) error {

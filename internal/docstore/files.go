@@ -44,11 +44,11 @@ func (s *sqlStore) PutFile(ctx context.Context, f File, r io.Reader) (File, erro
 	}
 	f.Filename = baseName(f.Filename)
 	switch {
-	case f.Filename == "" || len(f.Filename) > MaxNameBytes || !validText(f.Filename):
+	case f.Filename == "" || len(f.Filename) > MaxNameBytes || !sqldb.ValidText(f.Filename):
 		return File{}, fmt.Errorf("%s: %w: a file name is 1 to %d bytes of UTF-8", op, ErrInvalid, MaxNameBytes)
-	case len(f.Purpose) > 64 || !validText(f.Purpose):
+	case len(f.Purpose) > 64 || !sqldb.ValidText(f.Purpose):
 		return File{}, fmt.Errorf("%s: %w: purpose", op, ErrInvalid)
-	case len(f.ContentType) > 255 || !validText(f.ContentType):
+	case len(f.ContentType) > 255 || !sqldb.ValidText(f.ContentType):
 		return File{}, fmt.Errorf("%s: %w: content type", op, ErrInvalid)
 	}
 	f.ID, f.CreatedAt, f.Bytes, f.SHA256 = newID(filePrefix), s.opts.clock(), 0, ""
@@ -110,7 +110,7 @@ func (s *sqlStore) GetFile(ctx context.Context, owner, id string) (File, error) 
 }
 
 func (s *sqlStore) getFile(ctx context.Context, db sqldb.Querier, owner, id string) (File, error) {
-	if !validID(filePrefix, id) || !validText(owner) {
+	if !validID(filePrefix, id) || !sqldb.ValidText(owner) {
 		return File{}, fmt.Errorf("file %q: %w", id, ErrNotFound)
 	}
 	f, err := scanFile(db.QueryRowContext(ctx, `SELECT `+fileColumns+` FROM files WHERE owner = ? AND id = ? AND complete = 1`, owner, id))
@@ -246,7 +246,7 @@ func (s *sqlStore) page(ctx context.Context, op, table, cols, idCol, where strin
 
 func (s *sqlStore) Usage(ctx context.Context, owner string) (Usage, error) {
 	var u Usage
-	if !validText(owner) {
+	if !sqldb.ValidText(owner) {
 		return u, nil
 	}
 	err := s.db.Reader().QueryRowContext(ctx, `SELECT
@@ -261,7 +261,7 @@ func (s *sqlStore) Usage(ctx context.Context, owner string) (Usage, error) {
 }
 
 func (s *sqlStore) ListFiles(ctx context.Context, owner, purpose string, p Page) ([]File, bool, error) {
-	if !validText(owner) || !validText(purpose) {
+	if !sqldb.ValidText(owner) || !sqldb.ValidText(purpose) {
 		return []File{}, false, nil
 	}
 	where, args := `owner = ? AND complete = 1`, []any{owner}
@@ -273,7 +273,7 @@ func (s *sqlStore) ListFiles(ctx context.Context, owner, purpose string, p Page)
 }
 
 func (s *sqlStore) DeleteFile(ctx context.Context, owner, id string) error {
-	if !validID(filePrefix, id) || !validText(owner) {
+	if !validID(filePrefix, id) || !sqldb.ValidText(owner) {
 		return fmt.Errorf("delete file %q: %w", id, ErrNotFound)
 	}
 	err := s.db.Write(ctx, func(tx sqldb.Tx) error {

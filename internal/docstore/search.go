@@ -152,7 +152,7 @@ func checkQuery(q Query) (k int, mode string, vec []float32, err error) {
 	if mode == "vector" && vec == nil {
 		return 0, "", nil, fmt.Errorf("%w: vector mode needs the query's vector", ErrInvalid)
 	}
-	if len(q.Text) > 64<<10 || !validText(q.Text) {
+	if len(q.Text) > 64<<10 || !sqldb.ValidText(q.Text) {
 		return 0, "", nil, fmt.Errorf("%w: query text", ErrInvalid)
 	}
 	return k, mode, vec, nil

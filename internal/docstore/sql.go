@@ -39,7 +39,7 @@ func (s *sqlStore) Backend() string {
 func (s *sqlStore) Close() error { return s.db.Close() }
 
 func checkOwner(op, owner string) error {
-	if owner == "" || !validText(owner) {
+	if owner == "" || !sqldb.ValidText(owner) {
 		return fmt.Errorf("%s: %w: no owner", op, ErrInvalid)
 	}
 	return nil

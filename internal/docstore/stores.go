@@ -91,7 +91,7 @@ func (s *sqlStore) CreateVectorStore(ctx context.Context, vs VectorStore) (Vecto
 	if err := checkOwner(op, vs.Owner); err != nil {
 		return VectorStore{}, err
 	}
-	if len(vs.Name) > MaxNameBytes || !validText(vs.Name) || len(vs.Chat) > MaxNameBytes || !validText(vs.Chat) {
+	if len(vs.Name) > MaxNameBytes || !sqldb.ValidText(vs.Name) || len(vs.Chat) > MaxNameBytes || !sqldb.ValidText(vs.Chat) {
 		return VectorStore{}, fmt.Errorf("%s: %w: a name or chat is up to %d bytes of UTF-8", op, ErrInvalid, MaxNameBytes)
 	}
 	if err := checkMetadata(vs.Metadata); err != nil {
@@ -124,7 +124,7 @@ func (s *sqlStore) GetVectorStore(ctx context.Context, owner, id string) (Vector
 }
 
 func (s *sqlStore) getStore(ctx context.Context, db sqldb.Querier, owner, id string) (VectorStore, error) {
-	if !validID(storePrefix, id) || !validText(owner) {
+	if !validID(storePrefix, id) || !sqldb.ValidText(owner) {
 		return VectorStore{}, fmt.Errorf("vector store %q: %w", id, ErrNotFound)
 	}
 	vs, err := scanStore(db.QueryRowContext(ctx, `SELECT `+storeColumns+` FROM vector_stores WHERE owner = ? AND id = ?`, owner, id))
@@ -142,7 +142,7 @@ func (s *sqlStore) getStore(ctx context.Context, db sqldb.Querier, owner, id str
 }
 
 func (s *sqlStore) ListVectorStores(ctx context.Context, owner string, p Page) ([]VectorStore, bool, error) {
-	if !validText(owner) {
+	if !sqldb.ValidText(owner) {
 		return []VectorStore{}, false, nil
 	}
 	out, more, err := listPage(ctx, s, "list vector stores", "vector_stores", storeColumns, "id", `owner = ?`, []any{owner}, p, scanStore)
@@ -157,7 +157,7 @@ func (s *sqlStore) ListVectorStores(ctx context.Context, owner string, p Page) (
 
 func (s *sqlStore) UpdateVectorStore(ctx context.Context, owner, id string, u VectorStoreUpdate) (VectorStore, error) {
 	const op = "update vector store"
-	if u.Name != nil && (len(*u.Name) > MaxNameBytes || !validText(*u.Name)) {
+	if u.Name != nil && (len(*u.Name) > MaxNameBytes || !sqldb.ValidText(*u.Name)) {
 		return VectorStore{}, fmt.Errorf("%s: %w: a name is up to %d bytes of UTF-8", op, ErrInvalid, MaxNameBytes)
 	}
 	if err := checkMetadata(u.Metadata); err != nil {
@@ -204,7 +204,7 @@ func (s *sqlStore) UpdateVectorStore(ctx context.Context, owner, id string, u Ve
 }
 
 func (s *sqlStore) DeleteVectorStore(ctx context.Context, owner, id string) error {
-	if !validID(storePrefix, id) || !validText(owner) {
+	if !validID(storePrefix, id) || !sqldb.ValidText(owner) {
 		return fmt.Errorf("delete vector store %q: %w", id, ErrNotFound)
 	}
 	err := s.db.Write(ctx, func(tx sqldb.Tx) error {
@@ -238,7 +238,7 @@ func (s *sqlStore) ChatVectorStore(ctx context.Context, owner, chat string) (Vec
 	if err := checkOwner(op, owner); err != nil {
 		return VectorStore{}, err
 	}
-	if chat == "" || len(chat) > MaxNameBytes || !validText(chat) {
+	if chat == "" || len(chat) > MaxNameBytes || !sqldb.ValidText(chat) {
 		return VectorStore{}, fmt.Errorf("%s: %w: a chat id is 1 to %d bytes of UTF-8", op, ErrInvalid, MaxNameBytes)
 	}
 	now := s.opts.clock()

@@ -28,7 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
 // DuplicateThreshold is the cosine similarity at or above which Save takes
@@ -182,13 +183,13 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 func prepare(m Memory) (Memory, error) {
 	m.Text = strings.TrimSpace(m.Text)
 	switch {
-	case m.User == "" || !validText(m.User):
+	case m.User == "" || !sqldb.ValidText(m.User):
 		return Memory{}, fmt.Errorf("save memory: %w: no user", ErrInvalid)
 	case m.Text == "":
 		return Memory{}, fmt.Errorf("save memory: %w: empty text", ErrInvalid)
 	case len(m.Text) > MaxTextBytes:
 		return Memory{}, fmt.Errorf("save memory: %w: text of %d bytes is over %d", ErrInvalid, len(m.Text), MaxTextBytes)
-	case !validText(m.Text) || !validText(m.ChatID) || !validText(m.Run):
+	case !sqldb.ValidText(m.Text) || !sqldb.ValidText(m.ChatID) || !sqldb.ValidText(m.Run):
 		return Memory{}, fmt.Errorf("save memory: %w: text, chat and run must be UTF-8 without NUL", ErrInvalid)
 	case len(m.Vector) == 0 || len(m.Vector) > MaxDimensions:
 		return Memory{}, fmt.Errorf("save memory: %w: vector of %d dimensions, want 1 to %d", ErrInvalid, len(m.Vector), MaxDimensions)
@@ -203,7 +204,7 @@ func prepare(m Memory) (Memory, error) {
 
 // checkQuery checks Search's arguments and returns the unit query vector.
 func checkQuery(user string, vector []float32, k int) ([]float32, error) {
-	if user == "" || !validText(user) {
+	if user == "" || !sqldb.ValidText(user) {
 		return nil, fmt.Errorf("search memories: %w: no user", ErrInvalid)
 	}
 	if k <= 0 {
@@ -292,11 +293,6 @@ func validID(s string) bool {
 	}
 	_, err := hex.DecodeString(h)
 	return err == nil && strings.ToLower(h) == h
-}
-
-// validText reports whether s can be stored by both backends.
-func validText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // timestamp is t as the backends keep it: UTC, to the microsecond.

@@ -228,7 +228,7 @@ func (s *sqlStore) Search(ctx context.Context, user string, vector []float32, k 
 }
 
 func (s *sqlStore) Get(ctx context.Context, user, id string) (Memory, error) {
-	if !validID(id) || !validText(user) {
+	if !validID(id) || !sqldb.ValidText(user) {
 		return Memory{}, fmt.Errorf("get memory %q: %w", id, ErrNotFound)
 	}
 	var vec []byte
@@ -249,7 +249,7 @@ func (s *sqlStore) List(ctx context.Context, user string, page Page) ([]Memory, 
 	if err != nil {
 		return nil, "", err
 	}
-	if !validText(user) {
+	if !sqldb.ValidText(user) {
 		return []Memory{}, "", nil
 	}
 	q := `SELECT ` + columns + ` FROM memories WHERE user_key = ?`
@@ -290,7 +290,7 @@ func nextPage(out []Memory, limit int) ([]Memory, string, error) {
 }
 
 func (s *sqlStore) Delete(ctx context.Context, user, id string) error {
-	if !validID(id) || !validText(user) {
+	if !validID(id) || !sqldb.ValidText(user) {
 		return fmt.Errorf("delete memory %q: %w", id, ErrNotFound)
 	}
 	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx, `DELETE FROM memories WHERE user_key = ? AND id = ?`, user, id))
@@ -304,7 +304,7 @@ func (s *sqlStore) Delete(ctx context.Context, user, id string) error {
 }
 
 func (s *sqlStore) ForgetConversation(ctx context.Context, user, chatID string) error {
-	if chatID == "" || !validText(user) || !validText(chatID) {
+	if chatID == "" || !sqldb.ValidText(user) || !sqldb.ValidText(chatID) {
 		return nil
 	}
 	if _, err := s.db.Writer().ExecContext(ctx, `DELETE FROM memories WHERE user_key = ? AND chat = ?`, user, chatID); err != nil {
@@ -314,7 +314,7 @@ func (s *sqlStore) ForgetConversation(ctx context.Context, user, chatID string) 
 }
 
 func (s *sqlStore) Trim(ctx context.Context, user string, keep int) (int64, error) {
-	if keep < 1 || !validText(user) {
+	if keep < 1 || !sqldb.ValidText(user) {
 		return 0, nil
 	}
 	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx,
@@ -329,7 +329,7 @@ func (s *sqlStore) Trim(ctx context.Context, user string, keep int) (int64, erro
 
 func (s *sqlStore) Count(ctx context.Context, user string) (int, error) {
 	var n int
-	if !validText(user) {
+	if !sqldb.ValidText(user) {
 		return 0, nil
 	}
 	if err := s.db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE user_key = ?`, user).Scan(&n); err != nil {

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -387,4 +388,11 @@ func Affected(res sql.Result, err error) (int64, error) {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// ValidText reports whether s can be stored in a text column by both
+// databases: PostgreSQL refuses invalid UTF-8 and NUL, SQLite takes
+// anything. The stores check with it so the two behave alike.
+func ValidText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }

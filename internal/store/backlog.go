@@ -177,7 +177,7 @@ func normalizeBacklogItem(it *BacklogItem) error {
 		return fmt.Errorf("%w: status %q is not one of %s", ErrInvalidBacklogItem, it.Status, strings.Join(BacklogStatuses, ", "))
 	}
 	for _, f := range []struct{ field, value string }{{"title", it.Title}, {"notes", it.Notes}, {"chat", it.Chat}, {"run", it.Run}} {
-		if !validText(f.value) {
+		if !sqldb.ValidText(f.value) {
 			return fmt.Errorf("%w: the %s is not UTF-8 text without NUL", ErrInvalidBacklogItem, f.field)
 		}
 	}
@@ -252,7 +252,7 @@ func getItem(ctx context.Context, tx sqldb.Querier, user string, id int64) (Back
 }
 
 func (b backlogImpl) AddBacklogItem(ctx context.Context, it BacklogItem, key string) (BacklogItem, error) {
-	if it.User == "" || !validText(it.User) || !validText(key) {
+	if it.User == "" || !sqldb.ValidText(it.User) || !sqldb.ValidText(key) {
 		return BacklogItem{}, fmt.Errorf("%w: no valid user or key", ErrInvalidBacklogItem)
 	}
 	if err := normalizeBacklogItem(&it); err != nil {
@@ -309,7 +309,7 @@ func (b backlogImpl) AddBacklogItem(ctx context.Context, it BacklogItem, key str
 }
 
 func (b backlogImpl) GetBacklogItem(ctx context.Context, user string, id int64) (BacklogItem, error) {
-	if !validText(user) || id <= 0 {
+	if !sqldb.ValidText(user) || id <= 0 {
 		return BacklogItem{}, fmt.Errorf("backlog item %d: %w", id, ErrNoBacklogItem)
 	}
 	return getItem(ctx, b.db.Reader(), user, id)
@@ -336,7 +336,7 @@ func (b backlogImpl) BacklogItems(ctx context.Context, user string, q BacklogQue
 		}
 		statuses = []string{st}
 	}
-	if !validText(user) {
+	if !sqldb.ValidText(user) {
 		return out, 0, nil
 	}
 	// A user has at most twice the cap of items (active ones up to it,
@@ -411,7 +411,7 @@ func compareBacklogItems(a, b BacklogItem) int {
 }
 
 func (b backlogImpl) UpdateBacklogItem(ctx context.Context, user string, id int64, p BacklogPatch) (BacklogItem, error) {
-	if !validText(user) || id <= 0 {
+	if !sqldb.ValidText(user) || id <= 0 {
 		return BacklogItem{}, fmt.Errorf("backlog item %d: %w", id, ErrNoBacklogItem)
 	}
 	var out BacklogItem

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
 // The conversation store keeps each finished chat turn's real timeline —
@@ -131,12 +133,12 @@ func checkTurn(t Turn) error {
 	for _, f := range []struct{ field, value string }{
 		{"user", t.User}, {"chat", t.Chat}, {"run", t.Run}, {"agent", t.Agent}, {"status", t.Status}, {"title", t.Title},
 	} {
-		if !validText(f.value) {
+		if !sqldb.ValidText(f.value) {
 			return fmt.Errorf("put turn: %s %q is not UTF-8 text without NUL", f.field, f.value)
 		}
 	}
 	for _, m := range t.Messages {
-		if !validText(string(m.Data)) {
+		if !sqldb.ValidText(string(m.Data)) {
 			return fmt.Errorf("put turn %s: message %d is not UTF-8 text without NUL", t.Run, m.Seq)
 		}
 	}

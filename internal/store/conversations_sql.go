@@ -80,7 +80,7 @@ const turnColumns = `run_id, turn, agent, status, answer_key, visible_key, title
 
 func (s *sqlStore) Turns(ctx context.Context, user, chat string, q TurnQuery) ([]Turn, error) {
 	out := []Turn{}
-	if !validText(user) || !validText(chat) {
+	if !sqldb.ValidText(user) || !sqldb.ValidText(chat) {
 		return out, nil
 	}
 	where := ` WHERE user_key = ? AND chat_id = ?`
@@ -124,7 +124,7 @@ const conversationColumns = `title, created_at, updated_at,
 	(SELECT count(*) FROM conversation_turns t WHERE t.user_key = c.user_key AND t.chat_id = c.chat_id)`
 
 func (s *sqlStore) Conversation(ctx context.Context, user, chat string) (Conversation, error) {
-	if !validText(user) || !validText(chat) {
+	if !sqldb.ValidText(user) || !sqldb.ValidText(chat) {
 		return Conversation{}, fmt.Errorf("conversation %q: %w", chat, ErrNoConversation)
 	}
 	c := Conversation{User: user, Chat: chat}
@@ -142,7 +142,7 @@ func (s *sqlStore) Conversation(ctx context.Context, user, chat string) (Convers
 
 func (s *sqlStore) ListConversations(ctx context.Context, user string, limit int, after *ConversationCursor) ([]Conversation, error) {
 	out := []Conversation{}
-	if !validText(user) || limit <= 0 {
+	if !sqldb.ValidText(user) || limit <= 0 {
 		return out, nil
 	}
 	query := `SELECT chat_id, ` + conversationColumns + ` FROM conversations c WHERE user_key = ?`
@@ -171,7 +171,7 @@ func (s *sqlStore) ListConversations(ctx context.Context, user string, limit int
 }
 
 func (s *sqlStore) DeleteConversation(ctx context.Context, user, chat string) ([]string, error) {
-	if !validText(user) || !validText(chat) {
+	if !sqldb.ValidText(user) || !sqldb.ValidText(chat) {
 		return nil, fmt.Errorf("delete conversation %q: %w", chat, ErrNoConversation)
 	}
 	var runs []string
@@ -212,7 +212,7 @@ func (s *sqlStore) DeleteConversation(ctx context.Context, user, chat string) ([
 }
 
 func (s *sqlStore) DeleteRunTurns(ctx context.Context, run string) (int64, error) {
-	if !validText(run) {
+	if !sqldb.ValidText(run) {
 		return 0, nil // PutTurn never stored such a run
 	}
 	var n int64

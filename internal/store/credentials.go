@@ -57,7 +57,7 @@ func checkCredential(c Credential) error {
 	switch {
 	case c.Kind == "" || c.Name == "":
 		return errors.New("put credential: no kind or name")
-	case !validText(c.User) || !validText(c.Kind) || !validText(c.Name):
+	case !sqldb.ValidText(c.User) || !sqldb.ValidText(c.Kind) || !sqldb.ValidText(c.Name):
 		return fmt.Errorf("put credential %s/%s: not UTF-8 text without NUL", c.Kind, c.Name)
 	}
 	return nil
@@ -82,7 +82,7 @@ func (s *sqlStore) PutCredential(ctx context.Context, c Credential) error {
 
 func (s *sqlStore) GetCredential(ctx context.Context, user, kind, name string) (Credential, error) {
 	c := Credential{User: user, Kind: kind, Name: name}
-	if !validText(user) || !validText(kind) || !validText(name) {
+	if !sqldb.ValidText(user) || !sqldb.ValidText(kind) || !sqldb.ValidText(name) {
 		return Credential{}, fmt.Errorf("get credential %s/%s: %w", kind, name, ErrNoCredential)
 	}
 	err := s.db.Reader().QueryRowContext(ctx,
@@ -99,7 +99,7 @@ func (s *sqlStore) GetCredential(ctx context.Context, user, kind, name string) (
 
 func (s *sqlStore) ListCredentials(ctx context.Context, user, kind string) ([]Credential, error) {
 	out := []Credential{}
-	if !validText(user) || !validText(kind) {
+	if !sqldb.ValidText(user) || !sqldb.ValidText(kind) {
 		return out, nil
 	}
 	rows, err := s.db.Reader().QueryContext(ctx,
@@ -122,7 +122,7 @@ func (s *sqlStore) ListCredentials(ctx context.Context, user, kind string) ([]Cr
 }
 
 func (s *sqlStore) DeleteCredential(ctx context.Context, user, kind, name string) (bool, error) {
-	if !validText(user) || !validText(kind) || !validText(name) {
+	if !sqldb.ValidText(user) || !sqldb.ValidText(kind) || !sqldb.ValidText(name) {
 		return false, nil
 	}
 	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx,
@@ -134,7 +134,7 @@ func (s *sqlStore) DeleteCredential(ctx context.Context, user, kind, name string
 }
 
 func (s *sqlStore) DeleteUserCredentials(ctx context.Context, user string) (int64, error) {
-	if !validText(user) {
+	if !sqldb.ValidText(user) {
 		return 0, nil
 	}
 	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx, `DELETE FROM user_credentials WHERE user_key = ?`, user))

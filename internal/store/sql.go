@@ -164,7 +164,7 @@ func (s *sqlStore) Get(ctx context.Context, ref string) (Blob, error) {
 }
 
 func (s *sqlStore) List(ctx context.Context, run string) ([]Blob, error) {
-	if !validText(run) {
+	if !sqldb.ValidText(run) {
 		return []Blob{}, nil // Put never stored such a run
 	}
 	rows, err := s.db.Reader().QueryContext(ctx,
@@ -188,7 +188,7 @@ func (s *sqlStore) List(ctx context.Context, run string) ([]Blob, error) {
 }
 
 func (s *sqlStore) DeleteRun(ctx context.Context, run string) error {
-	if !validText(run) {
+	if !sqldb.ValidText(run) {
 		return nil // Put never stored such a run
 	}
 	if _, err := s.db.Writer().ExecContext(ctx, `DELETE FROM blobs WHERE run = ?`, run); err != nil {
@@ -208,7 +208,7 @@ func (s *sqlStore) RunsBefore(ctx context.Context, t time.Time) ([]string, error
 }
 
 func (s *sqlStore) DeleteBefore(ctx context.Context, run string, t time.Time) (int64, error) {
-	if !validText(run) {
+	if !sqldb.ValidText(run) {
 		return 0, nil // Put never stored such a run
 	}
 	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx, `DELETE FROM blobs WHERE run = ? AND created_at < ?`, run, s.db.Time(t)))

@@ -18,7 +18,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
 // DefaultMaxBlobSize is the largest payload Put accepts unless
@@ -142,7 +143,7 @@ func prepare(b Blob, o options) (Blob, error) {
 		return Blob{}, errors.New("put blob: no kind")
 	}
 	for _, f := range []struct{ field, value string }{{"run", b.Run}, {"kind", b.Kind}, {"name", b.Name}} {
-		if !validText(f.value) {
+		if !sqldb.ValidText(f.value) {
 			return Blob{}, fmt.Errorf("put blob: %s %q is not UTF-8 text without NUL", f.field, f.value)
 		}
 	}
@@ -188,13 +189,6 @@ func validRef(s string) bool {
 		}
 	}
 	return true
-}
-
-// validText reports whether s can be stored in a text column by both
-// backends: PostgreSQL refuses invalid UTF-8 and NUL, SQLite takes anything.
-// Checking here keeps the two alike.
-func validText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // timestamp is t as the backends keep it: UTC, to the microsecond.

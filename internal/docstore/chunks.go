@@ -34,7 +34,7 @@ func (s *sqlStore) PutChunks(ctx context.Context, owner string, chunks []Chunk) 
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if s.vec.Vector && dim > 0 {
-		if err := s.indexes.Ensure(ctx, s.db, dim); err != nil {
+		if err := s.vec.Ensure(ctx, s.db, dim); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 	}

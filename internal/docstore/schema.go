@@ -3,7 +3,6 @@ package docstore
 import (
 	"context"
 
-	"github.com/longhaul-dev/longhaul/internal/pgvector"
 	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
@@ -137,10 +136,11 @@ const schemaLock = "longhaul/docstore/schema"
 func openSQL(ctx context.Context, rawURL string, o options) (*sqlStore, error) {
 	// On SQLite the document tables live in the file of the other stores,
 	// opened the same way (WAL, one writer, a few readers).
-	s := &sqlStore{opts: o, indexes: pgvector.Indexes{Table: "chunks", Lock: schemaLock}}
+	s := &sqlStore{opts: o}
+	s.vec.Table, s.vec.Lock = "chunks", schemaLock
 	db, err := sqldb.Open(ctx, rawURL, sqldb.Config{
 		Store: "document store", Schema: schema, Lock: schemaLock, MaxConns: o.maxConns,
-		Setup: pgvector.Setup("chunks", &s.vec),
+		Setup: s.vec.Setup,
 	})
 	if err != nil {
 		return nil, err

@@ -19,9 +19,8 @@ import (
 type sqlStore struct {
 	db   *sqldb.DB
 	opts options
-	// vec is what PostgreSQL's pgvector offers (zero on SQLite).
-	vec     pgvector.Support
-	indexes pgvector.Indexes
+	// vec is the chunks' embedding column on PostgreSQL (zero on SQLite).
+	vec pgvector.Column
 }
 
 var _ Store = (*sqlStore)(nil)

@@ -45,20 +45,20 @@ const schemaLock = "longhaul/memory/schema"
 type sqlStore struct {
 	db   *sqldb.DB
 	opts options
-	// vec is what PostgreSQL's pgvector offers: iterative index scans
-	// (0.8) keep finding a user's memories however many other users' are
-	// nearer.
-	vec     pgvector.Support
-	indexes pgvector.Indexes
+	// vec is the embedding column on PostgreSQL: with pgvector 0.8,
+	// iterative index scans keep finding a user's memories however many
+	// other users' are nearer.
+	vec pgvector.Column
 }
 
 var _ Store = (*sqlStore)(nil)
 
 func openSQL(ctx context.Context, rawURL string, o options) (*sqlStore, error) {
-	s := &sqlStore{opts: o, indexes: pgvector.Indexes{Table: "memories", Lock: schemaLock}}
+	s := &sqlStore{opts: o}
+	s.vec.Table, s.vec.Lock = "memories", schemaLock
 	db, err := sqldb.Open(ctx, rawURL, sqldb.Config{
 		Store: "memory store", Schema: schema, Lock: schemaLock, MaxConns: o.maxConns,
-		Setup: pgvector.Setup("memories", &s.vec),
+		Setup: s.vec.Setup,
 	})
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func (s *sqlStore) Save(ctx context.Context, m Memory) (Saved, error) {
 		return Saved{}, err
 	}
 	if s.vec.Vector {
-		if err := s.indexes.Ensure(ctx, s.db, len(m.Vector)); err != nil {
+		if err := s.vec.Ensure(ctx, s.db, len(m.Vector)); err != nil {
 			return Saved{}, fmt.Errorf("save memory: %w", err)
 		}
 	}
@@ -384,7 +384,7 @@ func (s *sqlStore) Import(ctx context.Context, ms []Memory) error {
 	}
 	if s.vec.Vector {
 		for d := range dims {
-			if err := s.indexes.Ensure(ctx, s.db, d); err != nil {
+			if err := s.vec.Ensure(ctx, s.db, d); err != nil {
 				return fmt.Errorf("import memories: %w", err)
 			}
 		}

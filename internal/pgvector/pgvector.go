@@ -139,16 +139,21 @@ func (x *Indexes) Ensure(ctx context.Context, db *sqldb.DB, dim int) error {
 	return nil
 }
 
-// Setup is the sqldb.Config.Setup of a store whose table keeps
-// embeddings: on PostgreSQL it runs Enable and records what it found in
-// *into; on SQLite it does nothing and leaves *into zero.
-func Setup(table string, into *Support) func(context.Context, sqldb.Tx) error {
-	return func(ctx context.Context, tx sqldb.Tx) error {
-		if !tx.Postgres() {
-			return nil
-		}
-		sup, err := Enable(ctx, tx.Raw, table)
-		*into = sup
-		return err
+// Column is a store's embedding column: what Enable found for it and the
+// HNSW indexes built on it. Set Table and Lock before use.
+type Column struct {
+	Support
+	Indexes
+}
+
+// Setup is the sqldb.Config.Setup of the column's store: on PostgreSQL it
+// runs Enable on Table and keeps what it found; on SQLite it does nothing
+// and leaves Support zero.
+func (c *Column) Setup(ctx context.Context, tx sqldb.Tx) error {
+	if !tx.Postgres() {
+		return nil
 	}
+	sup, err := Enable(ctx, tx.Raw, c.Table)
+	c.Support = sup
+	return err
 }

@@ -20,7 +20,7 @@ var (
 	domain   = []string{"."}
 	contract = []string{"contract"}
 	// libs are leaf libraries: no Longhaul concept beyond the domain types.
-	libs = []string{"internal/redact", "internal/safehttp", "internal/sqlitedb", "internal/tlsfiles",
+	libs = []string{"internal/redact", "internal/safehttp", "internal/sqlitedb", "internal/sqldb", "internal/tlsfiles",
 		"internal/metrics", "internal/tracing", "internal/searchattr", "internal/identity", "internal/access",
 		"internal/config", "internal/textcut", "internal/endpoints", "internal/extract", "internal/chunk", "internal/pgvector",
 		"internal/strict", "internal/window"}

@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -9,10 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"context"
-
-	"github.com/longhaul-dev/longhaul/internal/redact"
-	"github.com/longhaul-dev/longhaul/internal/sqlitedb"
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
 // DefaultMaxFileBytes is the file size limit when WithMaxFileBytes is not
@@ -88,17 +86,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	switch {
-	case strings.HasPrefix(rawURL, "sqlite://"):
-		path, err := sqlitedb.FilePath("document store", rawURL)
-		if err != nil {
-			return nil, err
-		}
-		return openSQLite(ctx, path, o)
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return openPostgres(ctx, rawURL, o)
-	}
-	return nil, fmt.Errorf("open document store %q: unsupported database URL, want sqlite:// or postgres://", redact.URLs(rawURL))
+	return openSQL(ctx, rawURL, o)
 }
 
 // Prefixes of the ids the stores make: the prefix and 24 lowercase hex
@@ -128,11 +116,6 @@ func validID(prefix, s string) bool {
 		}
 	}
 	return true
-}
-
-// validText reports whether s can be stored by both backends.
-func validText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // micros is t as the tables keep it: Unix microseconds, 0 for the zero
@@ -174,7 +157,7 @@ func checkMetadata(m map[string]string) error {
 		return fmt.Errorf("%w: metadata has %d pairs, at most %d", ErrInvalid, len(m), MaxMetadata)
 	}
 	for k, v := range m {
-		if k == "" || utf8.RuneCountInString(k) > maxKeyChars || utf8.RuneCountInString(v) > maxValueChars || !validText(k) || !validText(v) {
+		if k == "" || utf8.RuneCountInString(k) > maxKeyChars || utf8.RuneCountInString(v) > maxValueChars || !sqldb.ValidText(k) || !sqldb.ValidText(v) {
 			return fmt.Errorf("%w: metadata key %q: keys are 1 to %d characters, values up to %d", ErrInvalid, k, maxKeyChars, maxValueChars)
 		}
 	}
@@ -189,12 +172,12 @@ func checkAttributes(a map[string]any) (map[string]any, error) {
 	}
 	out := make(map[string]any, len(a))
 	for k, v := range a {
-		if k == "" || utf8.RuneCountInString(k) > maxKeyChars || !validText(k) {
+		if k == "" || utf8.RuneCountInString(k) > maxKeyChars || !sqldb.ValidText(k) {
 			return nil, fmt.Errorf("%w: attribute key %q: keys are 1 to %d characters", ErrInvalid, k, maxKeyChars)
 		}
 		switch x := v.(type) {
 		case string:
-			if utf8.RuneCountInString(x) > maxValueChars || !validText(x) {
+			if utf8.RuneCountInString(x) > maxValueChars || !sqldb.ValidText(x) {
 				return nil, fmt.Errorf("%w: attribute %q: strings are up to %d characters", ErrInvalid, k, maxValueChars)
 			}
 			out[k] = x

@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/longhaul-dev/longhaul/internal/pgvector"
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
 // RRFK is the k of reciprocal rank fusion: a chunk at rank r (from 1) of a
@@ -149,7 +152,7 @@ func checkQuery(q Query) (k int, mode string, vec []float32, err error) {
 	if mode == "vector" && vec == nil {
 		return 0, "", nil, fmt.Errorf("%w: vector mode needs the query's vector", ErrInvalid)
 	}
-	if len(q.Text) > 64<<10 || !validText(q.Text) {
+	if len(q.Text) > 64<<10 || !sqldb.ValidText(q.Text) {
 		return 0, "", nil, fmt.Errorf("%w: query text", ErrInvalid)
 	}
 	return k, mode, vec, nil
@@ -171,8 +174,8 @@ func (s *sqlStore) ownStores(ctx context.Context, owner string, ids []string) ([
 	}
 	slices.Sort(stores)
 	// Every store must be the owner's before anything is read or touched.
-	found, err := s.strings(ctx, s.r, `SELECT id FROM vector_stores WHERE owner = ? AND id IN (`+in(len(stores))+`)`,
-		append([]any{owner}, anys(stores)...)...)
+	found, err := sqldb.Strings(ctx, s.db.Reader(), `SELECT id FROM vector_stores WHERE owner = ? AND id IN (`+sqldb.Placeholders(len(stores))+`)`,
+		append([]any{owner}, sqldb.Args(stores)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +186,7 @@ func (s *sqlStore) ownStores(ctx context.Context, owner string, ids []string) ([
 			}
 		}
 	}
-	if err := s.touch(ctx, s.w, owner, stores); err != nil {
+	if err := s.touch(ctx, s.db.Writer(), owner, stores); err != nil {
 		return nil, err
 	}
 	return stores, nil
@@ -197,7 +200,7 @@ func (s *sqlStore) rank(ctx context.Context, q Query, mode string, stores []stri
 	rankings := 0
 	if vec != nil && mode != "text" {
 		rankings++
-		if s.vector {
+		if s.vec.Vector {
 			vranks, err = s.annRank(ctx, q.Owner, stores, allowed, vec)
 		} else {
 			vranks, err = s.exactRank(ctx, q.Owner, stores, allowed, vec)
@@ -265,10 +268,10 @@ func fuse(n int, rankings ...[]ranked) []ranked {
 // allowed returns the completed attachments of the stores whose
 // attributes match f, by attachKey.
 func (s *sqlStore) allowed(ctx context.Context, owner string, stores []string, f *Filter) (map[string]allowedFile, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT a.vs_id, a.file_id, a.attributes, f.filename
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT a.vs_id, a.file_id, a.attributes, f.filename
 		FROM vector_store_files a JOIN files f ON f.id = a.file_id AND f.owner = a.owner
-		WHERE a.owner = ? AND a.status = ? AND a.vs_id IN (`+in(len(stores))+`)`),
-		append([]any{owner, StatusCompleted}, anys(stores)...)...)
+		WHERE a.owner = ? AND a.status = ? AND a.vs_id IN (`+sqldb.Placeholders(len(stores))+`)`,
+		append([]any{owner, StatusCompleted}, sqldb.Args(stores)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -307,8 +310,8 @@ func allowedJSON(allowed map[string]allowedFile) string {
 // the RankDepth best. It decodes each vector into one buffer, so it holds
 // one vector at a time.
 func (s *sqlStore) exactRank(ctx context.Context, owner string, stores []string, allowed map[string]allowedFile, q []float32) ([]ranked, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT id, vs_id, file_id, vec FROM chunks WHERE owner = ? AND dim = ? AND vs_id IN (`+in(len(stores))+`)`),
-		append([]any{owner, len(q)}, anys(stores)...)...)
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT id, vs_id, file_id, vec FROM chunks WHERE owner = ? AND dim = ? AND vs_id IN (`+sqldb.Placeholders(len(stores))+`)`,
+		append([]any{owner, len(q)}, sqldb.Args(stores)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -353,35 +356,31 @@ func (s *sqlStore) exactRank(ctx context.Context, owner string, stores []string,
 // nearest chunks (cosine distance), with iterative scans (pgvector 0.8)
 // so the owner's and the filter's conditions do not starve the result.
 func (s *sqlStore) annRank(ctx context.Context, owner string, stores []string, allowed map[string]allowedFile, q []float32) ([]ranked, error) {
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.ef_search = `+strconv.Itoa(max(40, RankDepth))); err != nil {
-		return nil, err
-	}
-	if s.iterative {
-		if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.iterative_scan = strict_order`); err != nil {
-			return nil, err
+	var out []ranked
+	err := s.db.Read(ctx, func(tx sqldb.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.ef_search = `+strconv.Itoa(max(40, RankDepth))); err != nil {
+			return err
 		}
-	}
-	d := strconv.Itoa(len(q)) // an int: safe in the statement
-	lit := vectorLiteral(q)
-	args := append([]any{lit, owner}, anys(stores)...)
-	args = append(args, allowedJSON(allowed), lit, RankDepth)
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT id, vs_id, file_id, 1 - (embedding::vector(`+d+`) <=> ?::vector(`+d+`))
-		FROM chunks WHERE owner = ? AND dim = `+d+` AND embedding IS NOT NULL AND vs_id IN (`+in(len(stores))+`)
-		AND (vs_id || '/' || file_id) IN (SELECT jsonb_array_elements_text(?::jsonb))
-		ORDER BY embedding::vector(`+d+`) <=> ?::vector(`+d+`) LIMIT ?`), args...)
-	if err != nil {
-		return nil, err
-	}
-	out, err := scanRanked(rows, func(f float64) float64 { return f })
-	if err != nil {
-		return nil, err
-	}
-	return out, tx.Commit()
+		if s.vec.Iterative {
+			if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.iterative_scan = strict_order`); err != nil {
+				return err
+			}
+		}
+		d := strconv.Itoa(len(q)) // an int: safe in the statement
+		lit := pgvector.Literal(q)
+		args := append([]any{lit, owner}, sqldb.Args(stores)...)
+		args = append(args, allowedJSON(allowed), lit, RankDepth)
+		rows, err := tx.QueryContext(ctx, `SELECT id, vs_id, file_id, 1 - (embedding::vector(`+d+`) <=> ?::vector(`+d+`))
+			FROM chunks WHERE owner = ? AND dim = `+d+` AND embedding IS NOT NULL AND vs_id IN (`+sqldb.Placeholders(len(stores))+`)
+			AND (vs_id || '/' || file_id) IN (SELECT jsonb_array_elements_text(?::jsonb))
+			ORDER BY embedding::vector(`+d+`) <=> ?::vector(`+d+`) LIMIT ?`, args...)
+		if err != nil {
+			return err
+		}
+		out, err = scanRanked(rows, func(f float64) float64 { return f })
+		return err
+	})
+	return out, err
 }
 
 // textRank ranks the chunks by the full-text engine: FTS5's bm25 on
@@ -402,16 +401,16 @@ func (s *sqlStore) annRank(ctx context.Context, owner string, stores []string, a
 // tsqueries are joined with || (OR). ts_rank_cd's normalization 32
 // divides the rank by itself + 1 (12.3.3).
 func (s *sqlStore) textRank(ctx context.Context, owner string, stores []string, allowed map[string]allowedFile, words []string) ([]ranked, error) {
-	if !s.pg {
+	if !s.db.Postgres() {
 		quoted := make([]string, len(words))
 		for i, w := range words {
 			quoted[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
 		}
-		args := append([]any{strings.Join(quoted, " OR "), owner}, anys(stores)...)
+		args := append([]any{strings.Join(quoted, " OR "), owner}, sqldb.Args(stores)...)
 		args = append(args, allowedJSON(allowed), RankDepth)
-		rows, err := s.r.QueryContext(ctx, `SELECT c.id, c.vs_id, c.file_id, -bm25(chunks_fts)
+		rows, err := s.db.Reader().QueryContext(ctx, `SELECT c.id, c.vs_id, c.file_id, -bm25(chunks_fts)
 			FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-			WHERE chunks_fts MATCH ? AND c.owner = ? AND c.vs_id IN (`+in(len(stores))+`)
+			WHERE chunks_fts MATCH ? AND c.owner = ? AND c.vs_id IN (`+sqldb.Placeholders(len(stores))+`)
 			AND (c.vs_id || '/' || c.file_id) IN (SELECT value FROM json_each(?))
 			ORDER BY bm25(chunks_fts), c.id LIMIT ?`, args...)
 		if err != nil {
@@ -426,14 +425,14 @@ func (s *sqlStore) textRank(ctx context.Context, owner string, stores []string, 
 		args = append(args, w)
 	}
 	args = append(args, owner)
-	args = append(args, anys(stores)...)
+	args = append(args, sqldb.Args(stores)...)
 	args = append(args, allowedJSON(allowed), RankDepth)
 	// ts_rank_cd's normalization 32 is rank/(rank+1), already in [0, 1).
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT c.id, c.vs_id, c.file_id, ts_rank_cd(c.tsv, tq.q, 32)
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT c.id, c.vs_id, c.file_id, ts_rank_cd(c.tsv, tq.q, 32)
 		FROM chunks c, (SELECT (`+strings.Join(parts, " || ")+`) AS q) tq
-		WHERE c.tsv @@ tq.q AND c.owner = ? AND c.vs_id IN (`+in(len(stores))+`)
+		WHERE c.tsv @@ tq.q AND c.owner = ? AND c.vs_id IN (`+sqldb.Placeholders(len(stores))+`)
 		AND (c.vs_id || '/' || c.file_id) IN (SELECT jsonb_array_elements_text(?::jsonb))
-		ORDER BY 4 DESC, c.id LIMIT ?`), args...)
+		ORDER BY 4 DESC, c.id LIMIT ?`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +464,7 @@ func (s *sqlStore) hits(ctx context.Context, rs []ranked, allowed map[string]all
 	for i, r := range rs {
 		ids[i] = r.id
 	}
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT id, idx, text FROM chunks WHERE id IN (`+in(len(ids))+`)`), ids...)
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT id, idx, text FROM chunks WHERE id IN (`+sqldb.Placeholders(len(ids))+`)`, ids...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

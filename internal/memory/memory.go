@@ -8,14 +8,16 @@
 // the database of LONGHAUL_DATABASE_URL; vectors as blobs, exact cosine
 // search in Go) and PostgreSQL, with pgvector and an HNSW index when the
 // server has the extension and the same exact search in Go when it has
-// not. One conformance suite runs against each. Another vector database
-// (Qdrant) would be one more file implementing Store.
+// not; the store is written once over internal/sqldb. One conformance
+// suite runs against each database. Another vector database (Qdrant) would
+// be one more file implementing Store.
 package memory
 
 import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -26,10 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/longhaul-dev/longhaul/internal/redact"
-	"github.com/longhaul-dev/longhaul/internal/sqlitedb"
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
 // DuplicateThreshold is the cosine similarity at or above which Save takes
@@ -176,30 +176,20 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	switch {
-	case strings.HasPrefix(rawURL, "sqlite://"):
-		path, err := sqlitedb.FilePath("memory store", rawURL)
-		if err != nil {
-			return nil, err
-		}
-		return openSQLite(ctx, path, o)
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return openPostgres(ctx, rawURL, o)
-	}
-	return nil, fmt.Errorf("open memory store %q: unsupported database URL, want sqlite:// or postgres://", redact.URLs(rawURL))
+	return openSQL(ctx, rawURL, o)
 }
 
 // prepare checks m and makes its vector unit length.
 func prepare(m Memory) (Memory, error) {
 	m.Text = strings.TrimSpace(m.Text)
 	switch {
-	case m.User == "" || !validText(m.User):
+	case m.User == "" || !sqldb.ValidText(m.User):
 		return Memory{}, fmt.Errorf("save memory: %w: no user", ErrInvalid)
 	case m.Text == "":
 		return Memory{}, fmt.Errorf("save memory: %w: empty text", ErrInvalid)
 	case len(m.Text) > MaxTextBytes:
 		return Memory{}, fmt.Errorf("save memory: %w: text of %d bytes is over %d", ErrInvalid, len(m.Text), MaxTextBytes)
-	case !validText(m.Text) || !validText(m.ChatID) || !validText(m.Run):
+	case !sqldb.ValidText(m.Text) || !sqldb.ValidText(m.ChatID) || !sqldb.ValidText(m.Run):
 		return Memory{}, fmt.Errorf("save memory: %w: text, chat and run must be UTF-8 without NUL", ErrInvalid)
 	case len(m.Vector) == 0 || len(m.Vector) > MaxDimensions:
 		return Memory{}, fmt.Errorf("save memory: %w: vector of %d dimensions, want 1 to %d", ErrInvalid, len(m.Vector), MaxDimensions)
@@ -214,7 +204,7 @@ func prepare(m Memory) (Memory, error) {
 
 // checkQuery checks Search's arguments and returns the unit query vector.
 func checkQuery(user string, vector []float32, k int) ([]float32, error) {
-	if user == "" || !validText(user) {
+	if user == "" || !sqldb.ValidText(user) {
 		return nil, fmt.Errorf("search memories: %w: no user", ErrInvalid)
 	}
 	if k <= 0 {
@@ -305,11 +295,6 @@ func validID(s string) bool {
 	return err == nil && strings.ToLower(h) == h
 }
 
-// validText reports whether s can be stored by both backends.
-func validText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
-}
-
 // timestamp is t as the backends keep it: UTC, to the microsecond.
 func timestamp(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
@@ -366,19 +351,11 @@ type hit struct {
 	score float64
 }
 
-// vectorRows are the (id, vec) rows an exact search scores: *sql.Rows or
-// pgx.Rows. The caller closes them.
-type vectorRows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
 // exactSearch scores each row's vector against the unit vector q and
 // returns the k best at or above threshold, the most similar first (ties
 // in row order). It decodes each vector into one buffer and keeps only the
 // hits, so a search holds no more than one vector of the user's at a time.
-func exactSearch(rows vectorRows, q []float32, k int, threshold float64) ([]hit, error) {
+func exactSearch(rows *sql.Rows, q []float32, k int, threshold float64) ([]hit, error) {
 	var hits []hit
 	var id string
 	var b []byte

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
 )

@@ -1,25 +1,28 @@
 // Package pgvector turns on PostgreSQL's vector extension for a store that
 // keeps embeddings (long-term memory, the documents' chunks), the same way
 // for each: the extension when the server has it and the role may create
-// it, an `embedding vector` column on the store's table, and whether the
+// it, an `embedding vector` column on the store's table, whether the
 // extension's HNSW index scans iteratively (pgvector 0.8), so a filtered
-// search is not starved. A server without it leaves the store searching
-// exactly, in Go, and says why.
+// search is not starved, and one partial HNSW index per vector length. A
+// server without it leaves the store searching exactly, in Go, and says
+// why.
 package pgvector
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
-// Tx is what Enable needs of a transaction; each store adapts its driver's
-// (pgx.Tx, *sql.Tx) to it.
+// Tx is what Enable needs of a transaction (*sql.Tx has it).
 type Tx interface {
-	Exec(ctx context.Context, sql string) error
-	// QueryRow runs a query of one row and scans it into dest.
-	QueryRow(ctx context.Context, sql string, dest ...any) error
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // Support is what Enable found.
@@ -39,26 +42,26 @@ type Support struct {
 // usable when it fails.
 func Enable(ctx context.Context, tx Tx, table string) (Support, error) {
 	var available bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`, &available); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`).Scan(&available); err != nil {
 		return Support{}, fmt.Errorf("look for pgvector: %w", err)
 	}
 	if !available {
 		return Support{Why: "the server has no pgvector extension"}, nil
 	}
-	if err := tx.Exec(ctx, `SAVEPOINT vector`); err != nil {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT vector`); err != nil {
 		return Support{}, err
 	}
-	if err := tx.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
-		if rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT vector`); rerr != nil {
+	if _, err := tx.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT vector`); rerr != nil {
 			return Support{}, rerr
 		}
 		return Support{Why: "CREATE EXTENSION vector failed: " + err.Error()}, nil
 	}
-	if err := tx.Exec(ctx, `ALTER TABLE `+table+` ADD COLUMN IF NOT EXISTS embedding vector`); err != nil {
+	if _, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN IF NOT EXISTS embedding vector`); err != nil {
 		return Support{}, fmt.Errorf("add the embedding column: %w", err)
 	}
 	var version string
-	if err := tx.QueryRow(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'vector'`, &version); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'vector'`).Scan(&version); err != nil {
 		return Support{}, fmt.Errorf("read the pgvector version: %w", err)
 	}
 	return Support{Vector: true, Iterative: VersionAtLeast(version, 0, 8)}, nil
@@ -77,4 +80,80 @@ func VersionAtLeast(v string, major, minor int) bool {
 		return false
 	}
 	return ma > major || ma == major && mi >= minor
+}
+
+// Literal is v in pgvector's text form, for a `?::vector` argument.
+func Literal(v []float32) string {
+	var b strings.Builder
+	b.Grow(len(v) * 12)
+	b.WriteByte('[')
+	for i, f := range v {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatFloat(float64(f), 'g', -1, 32))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// Indexes builds a table's HNSW indexes (cosine), each once per process:
+// a partial index per vector length, <table>_hnsw_<dim>, as one column
+// holds the vectors of every embedding model.
+type Indexes struct {
+	// Table is the table with the embedding and dim columns.
+	Table string
+	// Lock is the advisory lock key the store's schema changes take.
+	Lock string
+
+	mu   sync.Mutex
+	done map[int]bool
+}
+
+// Ensure builds the index of vectors of dim dimensions unless it exists.
+func (x *Indexes) Ensure(ctx context.Context, db *sqldb.DB, dim int) error {
+	x.mu.Lock()
+	done := x.done[dim]
+	x.mu.Unlock()
+	if done {
+		return nil
+	}
+	d := strconv.Itoa(dim) // an int: safe to put in the statement
+	err := db.Write(ctx, func(tx sqldb.Tx) error {
+		if err := tx.Lock(ctx, x.Lock); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS `+x.Table+`_hnsw_`+d+` ON `+x.Table+`
+			USING hnsw ((embedding::vector(`+d+`)) vector_cosine_ops) WHERE dim = `+d)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create the hnsw index of %d dimensions: %w", dim, err)
+	}
+	x.mu.Lock()
+	if x.done == nil {
+		x.done = map[int]bool{}
+	}
+	x.done[dim] = true
+	x.mu.Unlock()
+	return nil
+}
+
+// Column is a store's embedding column: what Enable found for it and the
+// HNSW indexes built on it. Set Table and Lock before use.
+type Column struct {
+	Support
+	Indexes
+}
+
+// Setup is the sqldb.Config.Setup of the column's store: on PostgreSQL it
+// runs Enable on Table and keeps what it found; on SQLite it does nothing
+// and leaves Support zero.
+func (c *Column) Setup(ctx context.Context, tx sqldb.Tx) error {
+	if !tx.Postgres() {
+		return nil
+	}
+	sup, err := Enable(ctx, tx.Raw, c.Table)
+	c.Support = sup
+	return err
 }

@@ -30,9 +30,16 @@ const BusyTimeout = 10 * time.Second
 // Open: a plain path, with no query, no :memory: and no file: URI. store
 // names the store in the error.
 func FilePath(store, rawURL string) (string, error) {
-	path := strings.TrimPrefix(rawURL, "sqlite://")
-	if path == "" || path == rawURL || strings.ContainsRune(path, '?') || path == ":memory:" || strings.HasPrefix(path, "file:") {
+	path, ok := strings.CutPrefix(rawURL, "sqlite://")
+	switch {
+	case !ok:
 		return "", fmt.Errorf("open %s %q: want sqlite:// and a plain file path", store, rawURL)
+	case path == "":
+		return "", fmt.Errorf("open %s %q: no file path", store, rawURL)
+	case strings.ContainsRune(path, '?'):
+		return "", fmt.Errorf("open %s %q: query parameters are not supported for sqlite", store, rawURL)
+	case path == ":memory:" || strings.HasPrefix(path, "file:"):
+		return "", fmt.Errorf("open %s %q: want a plain file path", store, rawURL)
 	}
 	return path, nil
 }

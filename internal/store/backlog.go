@@ -3,12 +3,15 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
 // The backlog keeps each user's open items — things to do, to follow up,
@@ -16,9 +19,8 @@ import (
 // An item's id is a number counted per user from 1, so one user's ids say
 // nothing about another's, and every read and write is keyed by the user:
 // another user's id is simply not found. Both backends share one
-// implementation over a small transaction interface (backlogTx); the
-// backlog's tables keep times as Unix microseconds on both, which is what
-// lets them.
+// implementation; the backlog's tables keep times as Unix microseconds on
+// both.
 
 // DefaultMaxBacklogItems is the most open items one user's backlog holds
 // unless WithMaxBacklogItems says otherwise (LONGHAUL_MAX_BACKLOG_ITEMS).
@@ -175,31 +177,12 @@ func normalizeBacklogItem(it *BacklogItem) error {
 		return fmt.Errorf("%w: status %q is not one of %s", ErrInvalidBacklogItem, it.Status, strings.Join(BacklogStatuses, ", "))
 	}
 	for _, f := range []struct{ field, value string }{{"title", it.Title}, {"notes", it.Notes}, {"chat", it.Chat}, {"run", it.Run}} {
-		if !validText(f.value) {
+		if !sqldb.ValidText(f.value) {
 			return fmt.Errorf("%w: the %s is not UTF-8 text without NUL", ErrInvalidBacklogItem, f.field)
 		}
 	}
 	return nil
 }
-
-// backlogTx is what the backlog needs of a database: statements written
-// with ? placeholders (the PostgreSQL adapter numbers them), inside a
-// transaction for writes.
-type backlogTx interface {
-	exec(ctx context.Context, q string, args ...any) (int64, error)
-	// queryRow scans one row into dest; no row is errNoRow.
-	queryRow(ctx context.Context, q string, args []any, dest ...any) error
-	query(ctx context.Context, q string, args ...any) (rows, func(), error)
-}
-
-// backlogDB runs fn in a write transaction (committed when fn returns nil)
-// or on the read side.
-type backlogDB interface {
-	write(ctx context.Context, fn func(backlogTx) error) error
-	read() backlogTx
-}
-
-var errNoRow = errors.New("no row")
 
 const backlogColumns = `id, title, notes, priority, status, chat_id, run_id, created_at, updated_at, closed_at`
 
@@ -223,9 +206,9 @@ func closedMicros(t time.Time) int64 {
 	return t.UnixMicro()
 }
 
-// backlogImpl is the backlog on either backend.
+// backlogImpl is the backlog, on the store's database.
 type backlogImpl struct {
-	db   backlogDB
+	db   *sqldb.DB
 	opts options
 }
 
@@ -239,27 +222,27 @@ func (b backlogImpl) max() int {
 // lockUser takes the user's row of backlog_counters (made on first use) for
 // the transaction, so one user's adds and reopens take turns, and returns
 // the last id given out.
-func lockUser(ctx context.Context, tx backlogTx, user string) (int64, error) {
+func lockUser(ctx context.Context, tx sqldb.Querier, user string) (int64, error) {
 	var last int64
-	err := tx.queryRow(ctx,
+	err := tx.QueryRowContext(ctx,
 		`INSERT INTO backlog_counters (user_key, last_id) VALUES (?, 0)
 		 ON CONFLICT (user_key) DO UPDATE SET last_id = backlog_counters.last_id RETURNING last_id`,
-		[]any{user}, &last)
+		user).Scan(&last)
 	return last, err
 }
 
-func countActive(ctx context.Context, tx backlogTx, user string) (int, error) {
+func countActive(ctx context.Context, tx sqldb.Querier, user string) (int, error) {
 	var n int
-	err := tx.queryRow(ctx, `SELECT count(*) FROM backlog_items WHERE user_key = ? AND status IN (?, ?)`,
-		[]any{user, BacklogOpen, BacklogInProgress}, &n)
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM backlog_items WHERE user_key = ? AND status IN (?, ?)`,
+		user, BacklogOpen, BacklogInProgress).Scan(&n)
 	return n, err
 }
 
-func getItem(ctx context.Context, tx backlogTx, user string, id int64) (BacklogItem, error) {
+func getItem(ctx context.Context, tx sqldb.Querier, user string, id int64) (BacklogItem, error) {
 	it, err := scanBacklogItem(func(dest ...any) error {
-		return tx.queryRow(ctx, `SELECT `+backlogColumns+` FROM backlog_items WHERE user_key = ? AND id = ?`, []any{user, id}, dest...)
+		return tx.QueryRowContext(ctx, `SELECT `+backlogColumns+` FROM backlog_items WHERE user_key = ? AND id = ?`, user, id).Scan(dest...)
 	}, user)
-	if errors.Is(err, errNoRow) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return BacklogItem{}, fmt.Errorf("backlog item %d: %w", id, ErrNoBacklogItem)
 	}
 	if err != nil {
@@ -269,7 +252,7 @@ func getItem(ctx context.Context, tx backlogTx, user string, id int64) (BacklogI
 }
 
 func (b backlogImpl) AddBacklogItem(ctx context.Context, it BacklogItem, key string) (BacklogItem, error) {
-	if it.User == "" || !validText(it.User) || !validText(key) {
+	if it.User == "" || !sqldb.ValidText(it.User) || !sqldb.ValidText(key) {
 		return BacklogItem{}, fmt.Errorf("%w: no valid user or key", ErrInvalidBacklogItem)
 	}
 	if err := normalizeBacklogItem(&it); err != nil {
@@ -279,19 +262,19 @@ func (b backlogImpl) AddBacklogItem(ctx context.Context, it BacklogItem, key str
 		return BacklogItem{}, fmt.Errorf("%w: a new item is open or in_progress", ErrInvalidBacklogItem)
 	}
 	var out BacklogItem
-	err := b.db.write(ctx, func(tx backlogTx) error {
+	err := b.db.Write(ctx, func(tx sqldb.Tx) error {
 		last, err := lockUser(ctx, tx, it.User)
 		if err != nil {
 			return err
 		}
 		if key != "" {
 			var id int64
-			err := tx.queryRow(ctx, `SELECT id FROM backlog_items WHERE user_key = ? AND add_key = ?`, []any{it.User, key}, &id)
+			err := tx.QueryRowContext(ctx, `SELECT id FROM backlog_items WHERE user_key = ? AND add_key = ?`, it.User, key).Scan(&id)
 			if err == nil {
 				out, err = getItem(ctx, tx, it.User, id)
 				return err
 			}
-			if !errors.Is(err, errNoRow) {
+			if !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
 		}
@@ -304,10 +287,10 @@ func (b backlogImpl) AddBacklogItem(ctx context.Context, it BacklogItem, key str
 		}
 		now := timestamp(b.opts.now())
 		it.ID, it.CreatedAt, it.UpdatedAt, it.ClosedAt = last+1, now, now, time.Time{}
-		if _, err := tx.exec(ctx, `UPDATE backlog_counters SET last_id = ? WHERE user_key = ?`, it.ID, it.User); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE backlog_counters SET last_id = ? WHERE user_key = ?`, it.ID, it.User); err != nil {
 			return err
 		}
-		if _, err := tx.exec(ctx,
+		if _, err := tx.ExecContext(ctx,
 			`INSERT INTO backlog_items (user_key, id, title, notes, priority, status, chat_id, run_id, add_key, created_at, updated_at, closed_at)
 			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
 			it.User, it.ID, it.Title, it.Notes, it.Priority, it.Status, it.Chat, it.Run, key, now.UnixMicro(), now.UnixMicro()); err != nil {
@@ -326,10 +309,10 @@ func (b backlogImpl) AddBacklogItem(ctx context.Context, it BacklogItem, key str
 }
 
 func (b backlogImpl) GetBacklogItem(ctx context.Context, user string, id int64) (BacklogItem, error) {
-	if !validText(user) || id <= 0 {
+	if !sqldb.ValidText(user) || id <= 0 {
 		return BacklogItem{}, fmt.Errorf("backlog item %d: %w", id, ErrNoBacklogItem)
 	}
-	return getItem(ctx, b.db.read(), user, id)
+	return getItem(ctx, b.db.Reader(), user, id)
 }
 
 func (b backlogImpl) BacklogItems(ctx context.Context, user string, q BacklogQuery) ([]BacklogItem, int, error) {
@@ -353,7 +336,7 @@ func (b backlogImpl) BacklogItems(ctx context.Context, user string, q BacklogQue
 		}
 		statuses = []string{st}
 	}
-	if !validText(user) {
+	if !sqldb.ValidText(user) {
 		return out, 0, nil
 	}
 	// A user has at most twice the cap of items (active ones up to it,
@@ -364,12 +347,12 @@ func (b backlogImpl) BacklogItems(ctx context.Context, user string, q BacklogQue
 	for _, s := range statuses {
 		args = append(args, s)
 	}
-	rs, done, err := b.db.read().query(ctx, `SELECT `+backlogColumns+` FROM backlog_items WHERE user_key = ? AND status IN (?`+
-		strings.Repeat(`, ?`, len(statuses)-1)+`)`, args...)
+	rs, err := b.db.Reader().QueryContext(ctx, `SELECT `+backlogColumns+` FROM backlog_items WHERE user_key = ? AND status IN (`+
+		sqldb.Placeholders(len(statuses))+`)`, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list backlog: %w", err)
 	}
-	defer done()
+	defer rs.Close()
 	needle := strings.ToLower(strings.TrimSpace(q.Text))
 	for rs.Next() {
 		it, err := scanBacklogItem(rs.Scan, user)
@@ -396,12 +379,15 @@ func (b backlogImpl) BacklogItems(ctx context.Context, user string, q BacklogQue
 // by priority, then id; closed ones most recently closed first.
 func (b backlogImpl) DeleteUserBacklog(ctx context.Context, user string) (int64, error) {
 	var n int64
-	err := b.db.write(ctx, func(tx backlogTx) error {
-		var err error
-		if n, err = tx.exec(ctx, `DELETE FROM backlog_items WHERE user_key = ?`, user); err != nil {
+	err := b.db.Write(ctx, func(tx sqldb.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM backlog_items WHERE user_key = ?`, user)
+		if err != nil {
 			return err
 		}
-		_, err = tx.exec(ctx, `DELETE FROM backlog_counters WHERE user_key = ?`, user)
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM backlog_counters WHERE user_key = ?`, user)
 		return err
 	})
 	if err != nil {
@@ -425,11 +411,11 @@ func compareBacklogItems(a, b BacklogItem) int {
 }
 
 func (b backlogImpl) UpdateBacklogItem(ctx context.Context, user string, id int64, p BacklogPatch) (BacklogItem, error) {
-	if !validText(user) || id <= 0 {
+	if !sqldb.ValidText(user) || id <= 0 {
 		return BacklogItem{}, fmt.Errorf("backlog item %d: %w", id, ErrNoBacklogItem)
 	}
 	var out BacklogItem
-	err := b.db.write(ctx, func(tx backlogTx) error {
+	err := b.db.Write(ctx, func(tx sqldb.Tx) error {
 		if _, err := lockUser(ctx, tx, user); err != nil {
 			return err
 		}
@@ -468,7 +454,7 @@ func (b backlogImpl) UpdateBacklogItem(ctx context.Context, user string, id int6
 			}
 			it.ClosedAt = time.Time{}
 		}
-		if _, err := tx.exec(ctx,
+		if _, err := tx.ExecContext(ctx,
 			`UPDATE backlog_items SET title = ?, notes = ?, priority = ?, status = ?, updated_at = ?, closed_at = ?
 			 WHERE user_key = ? AND id = ?`,
 			it.Title, it.Notes, it.Priority, it.Status, it.UpdatedAt.UnixMicro(), closedMicros(it.ClosedAt), user, id); err != nil {
@@ -477,7 +463,7 @@ func (b backlogImpl) UpdateBacklogItem(ctx context.Context, user string, id int6
 		if it.Closed() && !was.Closed() {
 			// Closed items are kept for a while, not for ever: the cap
 			// bounds them too.
-			if _, err := tx.exec(ctx,
+			if _, err := tx.ExecContext(ctx,
 				`DELETE FROM backlog_items WHERE user_key = ? AND status IN (?, ?) AND id NOT IN (
 					SELECT id FROM backlog_items WHERE user_key = ? AND status IN (?, ?)
 					ORDER BY closed_at DESC, id DESC LIMIT ?)`,

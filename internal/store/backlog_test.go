@@ -8,16 +8,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/longhaul-dev/longhaul/internal/store"
 )
 
-// backlogCases join TestConformance: the backlog behaves the same on every
-// backend.
-var backlogCases = []struct {
-	name string
-	run  func(t *testing.T, url string)
-}{
+// TestBacklog is the backlog's conformance suite: the same cases on
+// SQLite and on PostgreSQL.
+func TestBacklog(t *testing.T) { conformance(t, backlogCases) }
+
+var backlogCases = []conformanceCase{
 	{"backlog round trip", testBacklogRoundTrip},
 	{"backlog is per user", testBacklogPerUser},
 	{"backlog add is idempotent on its key", testBacklogIdempotentAdd},

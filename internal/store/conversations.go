@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
 // The conversation store keeps each finished chat turn's real timeline —
@@ -112,20 +115,15 @@ type Conversations interface {
 // evictChats are the statements that remove a user's stored chats beyond
 // the newest n (by updated_at, then chat id) with their turns and
 // messages, in the order they must run; each takes the user, the user
-// again and n. sqlEvictChats is for SQLite, pgEvictChats for PostgreSQL.
-var (
-	sqlEvictChats = evictChats("?", "?", "?")
-	pgEvictChats  = evictChats("$1", "$1", "$2")
-)
-
-func evictChats(user, user2, n string) []string {
-	keep := `(SELECT chat_id FROM conversations WHERE user_key = ` + user2 + ` ORDER BY updated_at DESC, chat_id DESC LIMIT ` + n + `)`
+// again and n.
+var evictChats = func() []string {
+	keep := `(SELECT chat_id FROM conversations WHERE user_key = ? ORDER BY updated_at DESC, chat_id DESC LIMIT ?)`
 	var out []string
 	for _, table := range []string{"conversation_messages", "conversation_turns", "conversations"} {
-		out = append(out, `DELETE FROM `+table+` WHERE user_key = `+user+` AND chat_id NOT IN `+keep)
+		out = append(out, `DELETE FROM `+table+` WHERE user_key = ? AND chat_id NOT IN `+keep)
 	}
 	return out
-}
+}()
 
 // checkTurn refuses a turn that the backends could not store alike.
 func checkTurn(t Turn) error {
@@ -135,28 +133,21 @@ func checkTurn(t Turn) error {
 	for _, f := range []struct{ field, value string }{
 		{"user", t.User}, {"chat", t.Chat}, {"run", t.Run}, {"agent", t.Agent}, {"status", t.Status}, {"title", t.Title},
 	} {
-		if !validText(f.value) {
+		if !sqldb.ValidText(f.value) {
 			return fmt.Errorf("put turn: %s %q is not UTF-8 text without NUL", f.field, f.value)
 		}
 	}
 	for _, m := range t.Messages {
-		if !validText(string(m.Data)) {
+		if !sqldb.ValidText(string(m.Data)) {
 			return fmt.Errorf("put turn %s: message %d is not UTF-8 text without NUL", t.Run, m.Seq)
 		}
 	}
 	return nil
 }
 
-// rows is what both drivers' query results offer (*sql.Rows, pgx.Rows).
-type rows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
 // attachMessages reads rows of (run_id, seq, data), in seq order per run,
 // into the messages of the turns they belong to.
-func attachMessages(rs rows, turns []Turn) error {
+func attachMessages(rs *sql.Rows, turns []Turn) error {
 	index := make(map[string]int, len(turns))
 	for i, t := range turns {
 		index[t.Run] = i

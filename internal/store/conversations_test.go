@@ -10,16 +10,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/longhaul-dev/longhaul/internal/store"
 )
 
-// conversationCases join TestConformance: the conversation store behaves
-// the same on every backend.
-var conversationCases = []struct {
-	name string
-	run  func(t *testing.T, url string)
-}{
+// TestConversations is the conversation store's conformance suite: the same cases on
+// SQLite and on PostgreSQL.
+func TestConversations(t *testing.T) { conformance(t, conversationCases) }
+
+var conversationCases = []conformanceCase{
 	{"turn round trip", testTurnRoundTrip},
 	{"turn re-put adds only new messages", testTurnIncremental},
 	{"turn filter by runs", testTurnFilter},

@@ -7,19 +7,19 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/longhaul-dev/longhaul/internal/store"
 )
 
-var credentialCases = []struct {
-	name string
-	run  func(t *testing.T, url string)
-}{
+// TestCredentials is the credential store's conformance suite: the same cases on
+// SQLite and on PostgreSQL.
+func TestCredentials(t *testing.T) { conformance(t, credentialCases) }
+
+var credentialCases = []conformanceCase{
 	{"credentials per user", testCredentials},
 	{"credential delete is single-use", testCredentialSingleUse},
 }
 
-// credentials returns s as the Credentials both backends implement.
+// credentials returns s as the Credentials the store implements.
 func credentials(t *testing.T, s store.Store) store.Credentials {
 	t.Helper()
 	c, ok := s.(store.Credentials)

@@ -3,9 +3,10 @@
 // hand the workflow only its reference (a claim check), so history grows with
 // the number of steps, not with the size of what they produced.
 //
-// Two backends sit behind one small interface: SQLite (a file under the data
-// dir, the default) and PostgreSQL (for several workers on several hosts).
-// Both behave the same; one conformance suite runs against each.
+// Two databases sit behind one small interface: SQLite (a file under the
+// data dir, the default) and PostgreSQL (for several workers on several
+// hosts). The store is written once, over internal/sqldb; one conformance
+// suite runs against each database.
 package store
 
 import (
@@ -17,9 +18,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/longhaul-dev/longhaul/internal/redact"
+	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
 // DefaultMaxBlobSize is the largest payload Put accepts unless
@@ -122,30 +122,15 @@ func WithMaxBlobSize(n int64) Option {
 //	sqlite:///absolute/path.db   sqlite://relative/path.db
 //	postgres://…                 postgresql://…
 //
-// For SQLite the file and its directory are created. For PostgreSQL the URL
-// is handed to pgxpool, so its settings (sslmode, pool_max_conns,
+// For SQLite the file and its directory are created. A PostgreSQL URL is
+// read as pgxpool reads it, so its settings (sslmode, pool_max_conns,
 // search_path, …) apply.
 func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	o := options{maxBlobSize: DefaultMaxBlobSize, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	switch {
-	case strings.HasPrefix(rawURL, "sqlite://"):
-		path := strings.TrimPrefix(rawURL, "sqlite://")
-		switch {
-		case path == "":
-			return nil, fmt.Errorf("open store %q: no file path", rawURL)
-		case strings.ContainsRune(path, '?'):
-			return nil, fmt.Errorf("open store %q: query parameters are not supported for sqlite", rawURL)
-		case path == ":memory:" || strings.HasPrefix(path, "file:"):
-			return nil, fmt.Errorf("open store %q: want a plain file path", rawURL)
-		}
-		return openSQLite(ctx, path, o)
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return openPostgres(ctx, rawURL, o)
-	}
-	return nil, fmt.Errorf("open store %q: unsupported database URL, want sqlite:// or postgres://", redact.URLs(rawURL))
+	return openSQL(ctx, rawURL, o)
 }
 
 // prepare checks b and fills in what Put sets: Ref, Size, CreatedAt and a
@@ -158,7 +143,7 @@ func prepare(b Blob, o options) (Blob, error) {
 		return Blob{}, errors.New("put blob: no kind")
 	}
 	for _, f := range []struct{ field, value string }{{"run", b.Run}, {"kind", b.Kind}, {"name", b.Name}} {
-		if !validText(f.value) {
+		if !sqldb.ValidText(f.value) {
 			return Blob{}, fmt.Errorf("put blob: %s %q is not UTF-8 text without NUL", f.field, f.value)
 		}
 	}
@@ -204,13 +189,6 @@ func validRef(s string) bool {
 		}
 	}
 	return true
-}
-
-// validText reports whether s can be stored in a text column by both
-// backends: PostgreSQL refuses invalid UTF-8 and NUL, SQLite takes anything.
-// Checking here keeps the two alike.
-func validText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // timestamp is t as the backends keep it: UTC, to the microsecond.

@@ -19,37 +19,22 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	_ "modernc.org/sqlite" // the database/sql driver testOldSchema makes a file with
-
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
+	_ "modernc.org/sqlite" // the database/sql driver testOldSchema makes a file with
 )
 
-func TestConformance(t *testing.T) {
-	cases := []struct {
-		name string
-		run  func(t *testing.T, url string)
-	}{
-		{"round trip", testRoundTrip},
-		{"re-put is idempotent", testIdempotentPut},
-		{"concurrent identical puts", testConcurrentIdenticalPuts},
-		{"concurrent puts and gets", testConcurrentPutsAndGets},
-		{"runs do not share refs", testRunsIsolated},
-		{"not found", testNotFound},
-		{"list order", testListOrder},
-		{"delete run", testDeleteRun},
-		{"size limit", testSizeLimit},
-		{"invalid blobs", testInvalidBlobs},
-		{"binary data intact", testBinary},
-		{"concurrent opens", testConcurrentOpens},
-		{"survives reopen", testReopen},
-		{"delete before a time", testDeleteBefore},
-		{"database made before the created_at index", testOldSchema},
-	}
-	cases = append(cases, conversationCases...)
-	cases = append(cases, credentialCases...)
-	cases = append(cases, backlogCases...)
+// conformanceCase is one case of a store's conformance suite, run on a
+// fresh database of each kind.
+type conformanceCase struct {
+	name string
+	run  func(t *testing.T, url string)
+}
+
+// conformance runs cases against SQLite and PostgreSQL alike, each on a
+// database of its own.
+func conformance(t *testing.T, cases []conformanceCase) {
 	for _, be := range storetest.Backends {
 		t.Run(be.Name, func(t *testing.T) {
 			be.Ready(t)
@@ -61,6 +46,27 @@ func TestConformance(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBlobs is the claim-check store's conformance suite.
+func TestBlobs(t *testing.T) { conformance(t, blobCases) }
+
+var blobCases = []conformanceCase{
+	{"round trip", testRoundTrip},
+	{"re-put is idempotent", testIdempotentPut},
+	{"concurrent identical puts", testConcurrentIdenticalPuts},
+	{"concurrent puts and gets", testConcurrentPutsAndGets},
+	{"runs do not share refs", testRunsIsolated},
+	{"not found", testNotFound},
+	{"list order", testListOrder},
+	{"delete run", testDeleteRun},
+	{"size limit", testSizeLimit},
+	{"invalid blobs", testInvalidBlobs},
+	{"binary data intact", testBinary},
+	{"concurrent opens", testConcurrentOpens},
+	{"survives reopen", testReopen},
+	{"delete before a time", testDeleteBefore},
+	{"database made before the created_at index", testOldSchema},
 }
 
 func testRoundTrip(t *testing.T, u string) {
@@ -524,63 +530,6 @@ func testOldSchema(t *testing.T, u string) {
 	}
 	if n, err := s.DeleteBefore(t.Context(), "run-1", created.Add(time.Microsecond)); err != nil || n != 1 {
 		t.Errorf("DeleteBefore = %d, %v; want 1", n, err)
-	}
-}
-
-func TestOpenErrors(t *testing.T) {
-	tests := []struct {
-		url  string
-		want string // in the error
-	}{
-		{"", "want sqlite:// or postgres://"},
-		{"mysql://user:hunter2@db/longhaul", "want sqlite:// or postgres://"},
-		{"/var/lib/longhaul.db", "want sqlite:// or postgres://"},
-		{"sqlite://", "no file path"},
-		{"sqlite://x.db?mode=ro", "query parameters"},
-		{"sqlite://:memory:", "plain file path"},
-		{"postgres://user:hunter2@localhost:notaport/db", "invalid postgres URL"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.url, func(t *testing.T) {
-			s, err := store.Open(t.Context(), tt.url)
-			if err == nil {
-				s.Close()
-				t.Fatalf("Open(%q) succeeded, want an error", tt.url)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Open(%q) error = %q, want it to contain %q", tt.url, err, tt.want)
-			}
-			if strings.Contains(err.Error(), "hunter2") {
-				t.Errorf("Open(%q) error %q shows the password", tt.url, err)
-			}
-		})
-	}
-}
-
-func TestPostgresUnreachable(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	// Port 1 on loopback: nothing listens, the connection is refused at once.
-	s, err := store.Open(ctx, "postgres://user:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2")
-	if err == nil {
-		s.Close()
-		t.Fatal("Open of an unreachable PostgreSQL succeeded")
-	}
-	if strings.Contains(err.Error(), "hunter2") {
-		t.Errorf("error %q shows the password", err)
-	}
-}
-
-func TestSQLiteRelativePath(t *testing.T) {
-	t.Chdir(t.TempDir())
-	s := open(t, "sqlite://nested/dir/longhaul.db")
-	put(t, s, store.Blob{Run: "run-1", Kind: "tool_output", Name: "call_1", Data: []byte("x")})
-	if _, err := os.Stat(filepath.Join("nested", "dir", "longhaul.db")); err != nil {
-		t.Errorf("database file: %v", err)
-	}
-	// WAL mode leaves a -wal file beside the database while it is open.
-	if _, err := os.Stat(filepath.Join("nested", "dir", "longhaul.db-wal")); err != nil {
-		t.Errorf("WAL file: %v", err)
 	}
 }
 

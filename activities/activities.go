@@ -2,7 +2,10 @@
 // (whose text streams to the API over NATS while it arrives), tool calls and
 // the store's claim checks. Each is a method on
 // Activities, which holds the dependencies (model client, tool registry,
-// agent catalog, Temporal client) and is registered once per worker.
+// agent catalog, Temporal client) and is registered once per worker. The
+// activities' requests and responses are package contract's, which the
+// workflows that schedule them import too; what stays here is how the
+// activities do their work.
 //
 // Retrying a failed activity is Temporal's job, by the retry policies of
 // workflows/options.go: no activity sends a failed model, tool, store or

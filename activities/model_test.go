@@ -1,3 +1,5 @@
+// Over 600 lines: ChatCompletion's tests, one behaviour each, against the one scripted endpoint they share.
+
 package activities_test
 
 import (

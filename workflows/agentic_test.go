@@ -1,3 +1,5 @@
+// Over 600 lines: the agentic pipeline's tests, which share one scripted pipeline (classify, plan, review).
+
 package workflows_test
 
 import (

@@ -2,7 +2,10 @@
 // (whose text streams to the API over NATS while it arrives), tool calls and
 // the store's claim checks. Each is a method on
 // Activities, which holds the dependencies (model client, tool registry,
-// agent catalog, Temporal client) and is registered once per worker.
+// agent catalog, Temporal client) and is registered once per worker. The
+// activities' requests and responses are package contract's, which the
+// workflows that schedule them import too; what stays here is how the
+// activities do their work.
 //
 // Retrying a failed activity is Temporal's job, by the retry policies of
 // workflows/options.go: no activity sends a failed model, tool, store or
@@ -52,6 +55,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
@@ -178,77 +182,6 @@ func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, log *
 	}
 }
 
-// AgentSpec is what a workflow needs to know of an agent: everything but the
-// prompt text, which the model activity adds itself so it is not repeated in
-// every activity input.
-type AgentSpec struct {
-	ID         string `json:"id"`
-	Mode       string `json:"mode"`
-	Model      string `json:"model"`
-	MaxTurns   int    `json:"max_turns"`
-	MaxReplans int    `json:"max_replans"`
-	// Context is the agent's own context window (context:), 0 for the
-	// model's.
-	Context int      `json:"context,omitempty"`
-	Tools   []string `json:"tools,omitempty"`
-	// Skills are the agent's skills, in file order: what a plan's skill
-	// steps and slash commands may run.
-	Skills []SkillSpec `json:"skills,omitempty"`
-	// ReviewPlan asks for a model review of each plan on top of the
-	// deterministic checks.
-	ReviewPlan bool `json:"review_plan,omitempty"`
-	// Approval lists the agent's tools whose every call a person must
-	// approve first (approval: required in a skill file).
-	Approval []string `json:"approval,omitempty"`
-	// Temperature is the agent's own, used when a request sets none.
-	Temperature *float32 `json:"temperature,omitempty"`
-	// Memory is the agent's memory mode ("tools", "recall"), empty when
-	// it has none or this worker has no memory (LONGHAUL_EMBED_MODEL
-	// unset); Remember asks for the facts of each turn to be saved.
-	Memory   string `json:"memory,omitempty"`
-	Remember bool   `json:"remember,omitempty"`
-	// Access says which allow: filter applied, for the Temporal UI (the
-	// ResolveAgent marker's result): the user's role and groups and what
-	// they hid, e.g. "role=user groups=[media]: hidden skill seerr; tools
-	// files__write_file". Tools and Skills above are already filtered.
-	Access string `json:"access,omitempty"`
-	// Models are the models the agent names per role (models:), each
-	// empty when it names none; the workflow falls back to Model.
-	Models RoleModels `json:"models,omitzero"`
-	// Language is "auto" when the agent answers in the user's language,
-	// working in ReasonIn.
-	Language string `json:"language,omitempty"`
-	ReasonIn string `json:"reason_in,omitempty"`
-	// VectorStores are the agent's own vector stores (vector_stores:),
-	// searched beside the request's.
-	VectorStores []string `json:"vector_stores,omitempty"`
-}
-
-// RoleModels are an agent's models per role (skills.RoleModels), as the
-// workflow reads them: an empty one is the agent's model.
-type RoleModels struct {
-	Plan      string `json:"plan,omitempty"`
-	Review    string `json:"review,omitempty"`
-	Classify  string `json:"classify,omitempty"`
-	Answer    string `json:"answer,omitempty"`
-	Translate string `json:"translate,omitempty"`
-	Compact   string `json:"compact,omitempty"`
-}
-
-// SkillSpec is what a workflow needs to know of a skill.
-type SkillSpec struct {
-	ID          string `json:"id"`
-	Description string `json:"description"`
-	// Command is the slash command that runs the skill directly, or empty.
-	Command string `json:"command,omitempty"`
-	// Tools are the tools the skill's own loop may call: its scope.
-	Tools []string `json:"tools,omitempty"`
-	// Model is the skill's own model, or empty for the agent's.
-	Model string `json:"model,omitempty"`
-	// MaxTurns bounds the skill's loop.
-	MaxTurns int `json:"max_turns"`
-}
-
 // DefaultSkillMaxTurns bounds a skill's own loop when it names no max_turns.
 const DefaultSkillMaxTurns = 6
 
@@ -261,13 +194,13 @@ const DefaultMaxTurns = 8
 // what plans may name and which slash commands run), and an agent user may
 // not use is unknown. user comes from the workflow's input, which the API
 // built from the request's credential.
-func (a *Activities) ResolveAgent(_ context.Context, id string, user longhaul.User) (AgentSpec, error) {
+func (a *Activities) ResolveAgent(_ context.Context, id string, user longhaul.User) (contract.AgentSpec, error) {
 	ag, ok := a.catalog.AgentFor(id, user)
 	if !ok {
-		return AgentSpec{}, nonRetryable("UnknownAgent", fmt.Errorf("unknown agent %q", id))
+		return contract.AgentSpec{}, nonRetryable("UnknownAgent", fmt.Errorf("unknown agent %q", id))
 	}
 	all := a.available(a.catalog.AgentTools(ag))
-	spec := AgentSpec{
+	spec := contract.AgentSpec{
 		ID:          ag.ID,
 		Mode:        string(ag.Mode),
 		Model:       ag.Model,
@@ -276,7 +209,7 @@ func (a *Activities) ResolveAgent(_ context.Context, id string, user longhaul.Us
 		Tools:       a.permitted(a.available(a.catalog.AgentToolsFor(ag, user)), user),
 		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,
-		Models:      RoleModels(ag.Models),
+		Models:      contract.RoleModels(ag.Models),
 		Context:     ag.Context,
 		Language:    ag.Language,
 		ReasonIn:    ag.ReasonIn,
@@ -304,7 +237,7 @@ func (a *Activities) ResolveAgent(_ context.Context, id string, user longhaul.Us
 			hiddenSkills = append(hiddenSkills, s.ID)
 			continue
 		}
-		ss := SkillSpec{
+		ss := contract.SkillSpec{
 			ID: s.ID, Description: s.Description, Command: s.Command,
 			Tools: a.permitted(a.available(s.Tools), user), Model: s.Model, MaxTurns: s.MaxTurns,
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/skills"
 )
@@ -31,35 +32,35 @@ func TestResolveAgent(t *testing.T) {
 
 	// web_fetch is not in this worker's registry, so it is offered to no
 	// agent and no skill.
-	clock := activities.SkillSpec{ID: "clock", Description: "Tells the current date and time, in any time zone",
+	clock := contract.SkillSpec{ID: "clock", Description: "Tells the current date and time, in any time zone",
 		Tools: []string{"current_time"}, MaxTurns: activities.DefaultSkillMaxTurns}
-	reading := activities.SkillSpec{ID: "web_reading", Description: "Fetches and reads web pages", MaxTurns: activities.DefaultSkillMaxTurns}
-	research := activities.SkillSpec{ID: "web_research", Description: "Searches the web and reads the most relevant pages", MaxTurns: 8}
-	backlog := activities.SkillSpec{ID: "backlog_manager", Description: "Keeps the user's backlog of open items (to-dos, follow-ups) across conversations",
+	reading := contract.SkillSpec{ID: "web_reading", Description: "Fetches and reads web pages", MaxTurns: activities.DefaultSkillMaxTurns}
+	research := contract.SkillSpec{ID: "web_research", Description: "Searches the web and reads the most relevant pages", MaxTurns: 8}
+	backlog := contract.SkillSpec{ID: "backlog_manager", Description: "Keeps the user's backlog of open items (to-dos, follow-ups) across conversations",
 		MaxTurns: activities.DefaultSkillMaxTurns}
 	// Nor is document_search (this worker has no document store).
-	documents := activities.SkillSpec{ID: "documents", Description: "Searches the documents attached to the conversation or the agent, and cites them",
+	documents := contract.SkillSpec{ID: "documents", Description: "Searches the documents attached to the conversation or the agent, and cites them",
 		MaxTurns: activities.DefaultSkillMaxTurns}
 	tests := []struct {
 		id   string
-		want activities.AgentSpec
+		want contract.AgentSpec
 	}{
-		{id: "researcher", want: activities.AgentSpec{
+		{id: "researcher", want: contract.AgentSpec{
 			ID: "researcher", Mode: "agentic", Model: "default-model", MaxTurns: 12, MaxReplans: 2,
-			Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, research, reading, documents},
+			Tools: []string{"current_time"}, Skills: []contract.SkillSpec{clock, research, reading, documents},
 		}},
-		{id: "assistant", want: activities.AgentSpec{
+		{id: "assistant", want: contract.AgentSpec{
 			ID: "assistant", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
-			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []activities.SkillSpec{clock, reading, research, backlog, documents},
+			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []contract.SkillSpec{clock, reading, research, backlog, documents},
 		}},
-		{id: "naked", want: activities.AgentSpec{
+		{id: "naked", want: contract.AgentSpec{
 			ID: "naked", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
 			MaxReplans: skills.DefaultMaxReplans,
 		}},
-		{id: "pinned", want: activities.AgentSpec{
+		{id: "pinned", want: contract.AgentSpec{
 			ID: "pinned", Mode: "chat", Model: "big-model", MaxTurns: 3, MaxReplans: 0,
 			Tools: []string{"current_time", "probe"},
-			Skills: []activities.SkillSpec{{ID: "probing", Description: "Probes things",
+			Skills: []contract.SkillSpec{{ID: "probing", Description: "Probes things",
 				Tools: []string{"probe", "current_time"}, MaxTurns: activities.DefaultSkillMaxTurns}, clock},
 		}},
 	}
@@ -69,7 +70,7 @@ func TestResolveAgent(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ResolveAgent(%q): %v", tt.id, err)
 			}
-			var got activities.AgentSpec
+			var got contract.AgentSpec
 			if err := val.Get(&got); err != nil {
 				t.Fatalf("decode AgentSpec: %v", err)
 			}

@@ -24,7 +24,7 @@ var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // offeredTools are the tools a model call offers: the agent's (by name,
 // from the catalog) and the client's own.
-func (a *Activities) offeredTools(req ModelRequest) ([]openai.Tool, error) {
+func (a *Activities) offeredTools(req contract.ModelRequest) ([]openai.Tool, error) {
 	var out []openai.Tool
 	if len(req.Tools) > 0 {
 		defs, err := a.tools.Definitions(req.Tools)
@@ -120,7 +120,7 @@ func responseFormat(f *longhaul.ResponseFormat) *openai.ChatCompletionResponseFo
 // that is not the JSON asked for (an endpoint may ignore response_format) is
 // sent back once with the problems, as structured calls are; the JSON
 // object found in it is the answer. A second miss fails the call.
-func (a *Activities) checkFormat(ctx context.Context, ep endpoint, oreq openai.ChatCompletionRequest, f *longhaul.ResponseFormat, resp ModelResponse) (ModelResponse, error) {
+func (a *Activities) checkFormat(ctx context.Context, ep endpoint, oreq openai.ChatCompletionRequest, f *longhaul.ResponseFormat, resp contract.ModelResponse) (contract.ModelResponse, error) {
 	if f == nil || (f.Type != longhaul.FormatJSONObject && f.Type != longhaul.FormatJSONSchema) {
 		return resp, nil
 	}
@@ -135,13 +135,13 @@ func (a *Activities) checkFormat(ctx context.Context, ep endpoint, oreq openai.C
 	var quiet *natsbus.Bus
 	again, err := a.stream(ctx, ep, oreq, quiet.OpenCall("", "", 0, 0))
 	if err != nil {
-		return ModelResponse{}, err
+		return contract.ModelResponse{}, err
 	}
 	again.Usage = resp.Usage.Add(again.Usage)
 	again.Reasoning = resp.Reasoning
 	raw, err = decodeStructured(again.Message.Content, f.Schema, nil)
 	if err != nil {
-		return ModelResponse{}, temporal.NewApplicationError(
+		return contract.ModelResponse{}, temporal.NewApplicationError(
 			"the model's answer does not match response_format after one correction: "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
 	again.Message.Content = string(raw)

@@ -157,7 +157,7 @@ func TestCallToolRunsApprovalRequiredToolOnlyWithItsRecordedApproval(t *testing.
 			}
 			env := quietSuite().NewTestActivityEnvironment()
 			env.RegisterActivity(f.acts)
-			_, err := callTool(t, env, f.acts, activities.ToolRequest{Call: call, Agent: "mover", Seq: 7, Approval: tt.approval})
+			_, err := callTool(t, env, f.acts, contract.ToolRequest{Call: call, Agent: "mover", Seq: 7, Approval: tt.approval})
 			wantAppError(t, err, longhaul.ErrTypeToolRefused, true, tt.msg)
 			if n := f.served(); n != 0 {
 				t.Errorf("the service got %d requests, want none", n)
@@ -172,7 +172,7 @@ func TestCallToolRunsApprovalRequiredToolOnlyWithItsRecordedApproval(t *testing.
 		env.RegisterActivity(f.acts)
 		env.RegisterActivity(workflowIDActivity)
 		wfID, runID := envWorkflow(t, env)
-		res, err := callTool(t, env, f.acts, activities.ToolRequest{Call: call, Agent: "mover", Seq: 7, Approval: "u-7"})
+		res, err := callTool(t, env, f.acts, contract.ToolRequest{Call: call, Agent: "mover", Seq: 7, Approval: "u-7"})
 		if err != nil {
 			t.Fatalf("CallTool: %v", err)
 		}
@@ -195,7 +195,7 @@ func TestCallToolRunsApprovalRequiredToolOnlyWithItsRecordedApproval(t *testing.
 		f := newApprovalFixture(t)
 		env := quietSuite().NewTestActivityEnvironment()
 		env.RegisterActivity(f.acts)
-		if _, err := callTool(t, env, f.acts, activities.ToolRequest{
+		if _, err := callTool(t, env, f.acts, contract.ToolRequest{
 			Call: longhaul.ToolCall{ID: "c", Name: "current_time", Arguments: `{}`}, Agent: "mover", Seq: 1,
 		}); err != nil {
 			t.Fatalf("CallTool: %v", err)
@@ -210,7 +210,7 @@ func TestCallToolRunsApprovalRequiredToolOnlyWithItsRecordedApproval(t *testing.
 		f.acts.Updates = unreachable{}
 		env := quietSuite().NewTestActivityEnvironment()
 		env.RegisterActivity(f.acts)
-		_, err := callTool(t, env, f.acts, activities.ToolRequest{Call: call, Agent: "mover", Seq: 7, Approval: "u-7"})
+		_, err := callTool(t, env, f.acts, contract.ToolRequest{Call: call, Agent: "mover", Seq: 7, Approval: "u-7"})
 		var appErr *temporal.ApplicationError
 		if !errors.As(err, &appErr) || appErr.NonRetryable() {
 			t.Fatalf("err = %v, want a retryable error", err)
@@ -229,7 +229,7 @@ func TestHTTPToolRefusesUndeclaredArguments(t *testing.T) {
 	f.updates.outcomes["u-3"] = map[string]any{"decision": "approved", "approved": contract.GrantFor(3, longhaul.ToolCall{Name: "delete_title", Arguments: `{"id":5,"all":true}`})}
 	env := quietSuite().NewTestActivityEnvironment()
 	env.RegisterActivity(f.acts)
-	_, err := callTool(t, env, f.acts, activities.ToolRequest{
+	_, err := callTool(t, env, f.acts, contract.ToolRequest{
 		Call: longhaul.ToolCall{ID: "c", Name: "delete_title", Arguments: `{"id":5,"all":true}`}, Agent: "mover", Seq: 3, Approval: "u-3",
 	})
 	wantAppError(t, err, longhaul.ErrTypeToolRefused, true, "all")

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 )
 
@@ -29,7 +29,7 @@ func TestChatCompletionCapsTheOutput(t *testing.T) {
 			f.acts.MaxOutputBytes = limit
 			f.srv.Enqueue(tt.reply)
 			env := f.activityEnv()
-			_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Tools: []string{"probe"}})
+			_, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Tools: []string{"probe"}})
 			if tt.ok {
 				if err != nil {
 					t.Fatalf("ChatCompletion: %v", err)
@@ -56,7 +56,7 @@ func TestChatCompletionGivesUpOnASilentStream(t *testing.T) {
 			f.srv.Enqueue(tt.reply)
 			env := f.activityEnv()
 			start := time.Now()
-			_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
+			_, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
 			wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "LONGHAUL_MODEL_IDLE_TIMEOUT")
 			if d := time.Since(start); d > 20*time.Second {
 				t.Errorf("the call gave up after %v, want about the idle timeout", d)
@@ -77,14 +77,14 @@ func TestChatCompletionRetriesASilentStream(t *testing.T) {
 	f.acts.IdleTimeout = 200 * time.Millisecond
 	f.srv.Enqueue(llmtest.Text(text).With(llmtest.StallAfter(1)), llmtest.Text(text))
 	env := f.workflowEnv(t, "run-idle")
-	env.ExecuteWorkflow(chatWorkflow, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
+	env.ExecuteWorkflow(chatWorkflow, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("workflow: %v", err)
 	}
-	var resp activities.ModelResponse
+	var resp contract.ModelResponse
 	if err := env.GetWorkflowResult(&resp); err != nil {
 		t.Fatalf("decode result: %v", err)
 	}
@@ -98,7 +98,7 @@ func TestStructuredCallCapsTheOutput(t *testing.T) {
 	f.acts.MaxOutputBytes = 1000
 	f.srv.Enqueue(llmtest.JSON(map[string]string{"mode": "chat", "reason": strings.Repeat("r", 2000)}))
 	env := f.activityEnv()
-	_, err := env.ExecuteActivity(f.acts.Classify, activities.ClassifyRequest{Messages: userMessage("hi")})
+	_, err := env.ExecuteActivity(f.acts.Classify, contract.ClassifyRequest{Messages: userMessage("hi")})
 	wantAppError(t, err, longhaul.ErrTypeModelOutputTooLarge, true, "LONGHAUL_MAX_MODEL_OUTPUT_BYTES")
 	if n := len(f.srv.Requests()); n != 1 {
 		t.Errorf("model got %d requests, want 1 (no correction asked for)", n)

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -34,7 +34,7 @@ func TestActivitiesStopWhenCancelledOrTimedOut(t *testing.T) {
 	model := func(reply llmtest.Reply, before string) setupFunc {
 		return func(t *testing.T, f *fixture, fl *follower) (any, any, func(), *string) {
 			f.srv.Enqueue(reply)
-			req := activities.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Publish: true}
+			req := contract.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Publish: true}
 			return f.acts.ChatCompletion, req, func() {
 				ctx, stop := context.WithTimeout(context.Background(), promptly)
 				defer stop()
@@ -50,7 +50,7 @@ func TestActivitiesStopWhenCancelledOrTimedOut(t *testing.T) {
 	blockedTool := func(t *testing.T, f *fixture, fl *follower) (any, any, func(), *string) {
 		f.probe.progress = []string{"started"}
 		f.probe.block = make(chan struct{})
-		req := activities.ToolRequest{Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9}
+		req := contract.ToolRequest{Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9}
 		return f.acts.CallTool, req, func() {
 			// The tool's progress is published at once.
 			fl.waitFor(t, "tool_status delta", func(ds []longhaul.Delta) bool {
@@ -88,11 +88,11 @@ func TestActivitiesStopWhenCancelledOrTimedOut(t *testing.T) {
 			if !canceled.HasDetails() {
 				t.Fatal("the cancellation carries no details, want the partial response")
 			}
-			var got activities.ModelResponse
+			var got contract.ModelResponse
 			if err := canceled.Details(&got); err != nil {
 				t.Fatalf("decode the cancellation's details: %v", err)
 			}
-			diff(t, "partial response", activities.ModelResponse{
+			diff(t, "partial response", contract.ModelResponse{
 				Message: longhaul.Message{Role: longhaul.RoleAssistant, Content: *partial},
 				Model:   "llmtest",
 				Attempt: 1,

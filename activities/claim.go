@@ -56,15 +56,9 @@ func (a *Activities) loadConversation(ctx context.Context, ref string) ([]longha
 	return msgs, nil
 }
 
-// ArchiveRequest is a stretch of a run's event log to keep in the blob store
-// before the workflow continues as new without it.
-type ArchiveRequest struct {
-	Events []longhaul.Event `json:"events"`
-}
-
 // ArchiveEvents stores a stretch of the event log and returns its reference.
 // Putting the same stretch again (a retry) stores nothing new.
-func (a *Activities) ArchiveEvents(ctx context.Context, req ArchiveRequest) (contract.EventArchive, error) {
+func (a *Activities) ArchiveEvents(ctx context.Context, req contract.ArchiveRequest) (contract.EventArchive, error) {
 	if len(req.Events) == 0 {
 		return contract.EventArchive{}, nonRetryable(longhaul.ErrTypeModelRejected, errors.New("no events to archive"))
 	}

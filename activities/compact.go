@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/skills"
@@ -25,33 +26,6 @@ const summaryHeading = "## The conversation so far (summarized to fit the contex
 // is in the answers that followed.
 const compactToolRunes = 2000
 
-// CompactRequest asks for the conversation's older turns to be summarized:
-// messages Previous.Covers (0 without a summary) to Upto, folded into
-// Previous's text.
-type CompactRequest struct {
-	Call  string `json:"call"`
-	Agent string `json:"agent"`
-	// Model is the compact role's model.
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages,omitempty"`
-	// ConvRef is the stored start of the conversation; Messages follow it.
-	ConvRef  string            `json:"conv_ref,omitempty"`
-	Previous *longhaul.Summary `json:"previous,omitempty"`
-	Upto     int               `json:"upto"`
-	// Window is the agent's own context window (context:), zero for the
-	// model's.
-	Window int `json:"window,omitempty"`
-}
-
-// CompactResponse is the new summary and what writing it cost.
-type CompactResponse struct {
-	Summary longhaul.Summary `json:"summary"`
-	Usage   longhaul.Usage   `json:"usage"`
-	// Calls is how many model calls it took: one per stretch of the
-	// conversation that fits the compact model's window.
-	Calls int `json:"calls"`
-}
-
 // Compact summarizes the conversation's older turns with the compact
 // role's model, so that later model calls send the summary instead. The
 // turns are read in stretches that each fit the model's window, each
@@ -59,19 +33,19 @@ type CompactResponse struct {
 // is always sent whole). The summary is bounded by the answer reserve of
 // the compact model's window, and is workflow state once returned: a
 // retried or replayed run never compacts the same turns twice.
-func (a *Activities) Compact(ctx context.Context, req CompactRequest) (resp CompactResponse, err error) {
+func (a *Activities) Compact(ctx context.Context, req contract.CompactRequest) (resp contract.CompactResponse, err error) {
 	model := cmp.Or(req.Model, a.defaultModel)
 	ctx, end := modelSpan(ctx, "compact", model)
 	defer func() { end("", resp.Usage, err) }()
 	ep, err := a.resolve(model)
 	if err != nil {
-		return CompactResponse{}, err
+		return contract.CompactResponse{}, err
 	}
 	conv := req.Messages
 	if req.ConvRef != "" {
 		base, err := a.loadConversation(ctx, req.ConvRef)
 		if err != nil {
-			return CompactResponse{}, err
+			return contract.CompactResponse{}, err
 		}
 		conv = append(base, conv...)
 	}
@@ -81,12 +55,12 @@ func (a *Activities) Compact(ctx context.Context, req CompactRequest) (resp Comp
 	}
 	upto := min(req.Upto, len(conv))
 	if upto <= from {
-		return CompactResponse{}, temporal.NewNonRetryableApplicationError(
+		return contract.CompactResponse{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("nothing to compact: messages %d to %d", from, upto), longhaul.ErrTypeBadInput, nil)
 	}
 	f, err := a.newFitting(ctx, ep, req.Window, longhaul.ModelOptions{})
 	if err != nil {
-		return CompactResponse{}, err
+		return contract.CompactResponse{}, err
 	}
 	// An attempt after a dead worker's goes on from the stretch it had
 	// reached, with the summary it had written so far.
@@ -169,7 +143,7 @@ func summaryLine(m longhaul.Message) string {
 }
 
 // summarize asks the compact role to fold chunk into the summary so far.
-func (a *Activities) summarize(ctx context.Context, ep endpoint, f fitting, prompt, summary, chunk string, resp *CompactResponse) (string, error) {
+func (a *Activities) summarize(ctx context.Context, ep endpoint, f fitting, prompt, summary, chunk string, resp *contract.CompactResponse) (string, error) {
 	var user strings.Builder
 	user.WriteString("Summary so far:\n")
 	if summary == "" {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/window"
 )
@@ -45,14 +45,14 @@ func TestCompact(t *testing.T) {
 		return llmtest.Text(strings.Join(marks, " "))
 	}))
 	conv := compactConv(8)
-	req := activities.CompactRequest{Call: "turn-1-compact", Agent: "assistant", Messages: conv, Upto: 16}
+	req := contract.CompactRequest{Call: "turn-1-compact", Agent: "assistant", Messages: conv, Upto: 16}
 
 	env := f.activityEnv()
 	val, err := env.ExecuteActivity(f.acts.Compact, req)
 	if err != nil {
 		t.Fatalf("Compact: %v", err)
 	}
-	var resp activities.CompactResponse
+	var resp contract.CompactResponse
 	if err := val.Get(&resp); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
@@ -28,54 +27,20 @@ import (
 // Activities.RestoreChars is zero.
 const DefaultRestoreChars = 32000
 
-// RecordTurnRequest is a finished chat turn to store.
-type RecordTurnRequest struct {
-	User   string `json:"user"`
-	ChatID string `json:"chat_id"`
-	Turn   int    `json:"turn"`
-	Agent  string `json:"agent"`
-	Status string `json:"status"`
-	// Title is the start of the turn's user message (the workflow's
-	// turnTitle), which titles the chat.
-	Title string `json:"title,omitempty"`
-	// Messages are what the run added to the conversation: assistant
-	// messages with their tool calls, tool results, the final answer.
-	Messages []longhaul.Message `json:"messages"`
-	// FirstSeq numbers Messages[0] among the turn's messages: a turn that
-	// continued as new stores its messages in parts.
-	FirstSeq int `json:"first_seq,omitempty"`
-	// Calls is what became of these messages' tool calls, by call id
-	// (the workflow's callRecords of the run's tool events).
-	Calls      map[string]CallRecord `json:"calls,omitempty"`
-	Usage      longhaul.Usage        `json:"usage"`
-	StartedAt  time.Time             `json:"started_at"`
-	FinishedAt time.Time             `json:"finished_at"`
-	// VisibleKey and AnswerKey are the longhaul.MatchKey of every assistant text
-	// the client was shown, in order, joined by newlines, and of the final
-	// answer: what later requests are matched against. A part of a turn
-	// that continued as new has neither.
-	VisibleKey string `json:"visible_key,omitempty"`
-	AnswerKey  string `json:"answer_key,omitempty"`
-	// Summary is the chat's summary of its earlier messages when the
-	// turn's model calls needed one (Compact): kept with the turn, so the
-	// next turn reuses it instead of compacting again.
-	Summary *longhaul.Summary `json:"summary,omitempty"`
-}
-
 // summaryKind is the blob kind of a turn's conversation summary.
 const summaryKind = "summary"
 
 // RecordTurn stores a chat turn's timeline, keyed by the run (the workflow
 // id) and each message's number, so a retry stores nothing twice. A worker
 // without a store records nothing.
-func (a *Activities) RecordTurn(ctx context.Context, req RecordTurnRequest) error {
+func (a *Activities) RecordTurn(ctx context.Context, req contract.RecordTurnRequest) error {
 	if a.Blobs == nil || req.ChatID == "" {
 		return nil
 	}
 	return a.recordTurn(ctx, activity.GetInfo(ctx).WorkflowExecution.ID, req)
 }
 
-func (a *Activities) recordTurn(ctx context.Context, run string, req RecordTurnRequest) error {
+func (a *Activities) recordTurn(ctx context.Context, run string, req contract.RecordTurnRequest) error {
 	t := store.Turn{
 		User: req.User, Chat: req.ChatID, Run: run, Turn: req.Turn, Agent: req.Agent, Status: req.Status,
 		AnswerKey: req.AnswerKey, VisibleKey: req.VisibleKey,
@@ -143,71 +108,6 @@ func (a *Activities) latestSummary(ctx context.Context, turns []store.Turn) (*lo
 	return nil, nil
 }
 
-// CallRecord is what became of one tool call: its result's reference and
-// flags, and its events.
-type CallRecord struct {
-	Ref       string                `json:"ref,omitempty"`
-	Truncated bool                  `json:"truncated,omitempty"`
-	Error     bool                  `json:"error,omitempty"`
-	Status    []contract.CallStatus `json:"status,omitempty"`
-}
-
-// RestoreRequest is a chat turn's history as the client sent it.
-type RestoreRequest struct {
-	User     string             `json:"user"`
-	ChatID   string             `json:"chat_id"`
-	Messages []longhaul.Message `json:"messages"`
-}
-
-// RestoreResult is the history the model should see instead.
-type RestoreResult struct {
-	// Turns is how many earlier answers were replaced by their stored
-	// timelines.
-	Turns int `json:"turns"`
-	// Replaced holds those timelines, by the index of the message each
-	// replaces: only what restoring adds, so the history the workflow
-	// already holds is not written into its history a second time.
-	Replaced []Replacement `json:"replaced,omitempty"`
-	// Messages is the whole new history as the first runs that restored
-	// turns received it; Apply still reads it from their histories.
-	Messages []longhaul.Message `json:"messages,omitempty"`
-	// Cut is how many older tool results were shortened to fit the budget.
-	Cut int `json:"cut,omitempty"`
-	// Summary is the summary the chat's latest turns kept of its earlier
-	// messages (see RecordTurnRequest.Summary), for the workflow to reuse
-	// when its key matches the restored history.
-	Summary *longhaul.Summary `json:"summary,omitempty"`
-}
-
-// Replacement is a stored turn's timeline, standing in for the answer at
-// Index of the history.
-type Replacement struct {
-	Index    int                `json:"index"`
-	Messages []longhaul.Message `json:"messages"`
-}
-
-// Apply returns msgs with the restored timelines in place of the answers
-// they replace (msgs itself when nothing was restored).
-func (r RestoreResult) Apply(msgs []longhaul.Message) []longhaul.Message {
-	if r.Messages != nil {
-		return r.Messages
-	}
-	if len(r.Replaced) == 0 {
-		return msgs
-	}
-	out := make([]longhaul.Message, 0, len(msgs))
-	next := 0
-	for i, m := range msgs {
-		if next < len(r.Replaced) && r.Replaced[next].Index == i {
-			out = append(out, r.Replaced[next].Messages...)
-			next++
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // RestoreConversation replaces each assistant message of the history that
 // matches a stored turn of the chat (its final answer, or all it showed,
 // cards stripped and whitespace normalised) by that turn's timeline: the
@@ -216,21 +116,21 @@ func (r RestoreResult) Apply(msgs []longhaul.Message) []longhaul.Message {
 // sent. Restored tool results share the budget of RestoreChars: the newest
 // turn's are kept whole, older ones are cut, oldest first, and the cut says
 // so. A worker without a store restores nothing.
-func (a *Activities) RestoreConversation(ctx context.Context, req RestoreRequest) (RestoreResult, error) {
+func (a *Activities) RestoreConversation(ctx context.Context, req contract.RestoreRequest) (contract.RestoreResult, error) {
 	if a.Blobs == nil || req.ChatID == "" {
-		return RestoreResult{}, nil
+		return contract.RestoreResult{}, nil
 	}
 	turns, err := a.Blobs.Turns(ctx, req.User, req.ChatID, store.TurnQuery{})
 	if err != nil {
-		return RestoreResult{}, fmt.Errorf("read the chat's turns: %w", err)
+		return contract.RestoreResult{}, fmt.Errorf("read the chat's turns: %w", err)
 	}
 	summary, err := a.latestSummary(ctx, turns)
 	if err != nil {
-		return RestoreResult{}, err
+		return contract.RestoreResult{}, err
 	}
 	matched := matchTurns(req.Messages, turns)
 	if len(matched) == 0 {
-		return RestoreResult{Summary: summary}, nil
+		return contract.RestoreResult{Summary: summary}, nil
 	}
 	runs := make([]string, 0, len(matched))
 	for _, run := range matched {
@@ -238,7 +138,7 @@ func (a *Activities) RestoreConversation(ctx context.Context, req RestoreRequest
 	}
 	stored, err := a.Blobs.Turns(ctx, req.User, req.ChatID, store.TurnQuery{Runs: runs, Messages: true})
 	if err != nil {
-		return RestoreResult{}, fmt.Errorf("read the chat's turns: %w", err)
+		return contract.RestoreResult{}, fmt.Errorf("read the chat's turns: %w", err)
 	}
 	timelines := map[string][]contract.TimelineMessage{}
 	for _, t := range stored {
@@ -321,19 +221,19 @@ func hasToolCalls(tl []contract.TimelineMessage) bool {
 
 // restore builds the history with the matched answers replaced by their
 // timelines, and bounds the restored tool results.
-func restore(msgs []longhaul.Message, matched map[int]string, timelines map[string][]contract.TimelineMessage, budget int) RestoreResult {
+func restore(msgs []longhaul.Message, matched map[int]string, timelines map[string][]contract.TimelineMessage, budget int) contract.RestoreResult {
 	type result struct {
 		rep, msg int // the replacement, the message in it
 		ref      string
 	}
-	var res RestoreResult
+	var res contract.RestoreResult
 	var results []result
 	for i := range msgs {
 		tl, ok := timelines[matched[i]]
 		if !ok {
 			continue
 		}
-		rep := Replacement{Index: i}
+		rep := contract.Replacement{Index: i}
 		for _, tm := range tl {
 			if tm.Role == longhaul.RoleTool {
 				results = append(results, result{rep: len(res.Replaced), msg: len(rep.Messages), ref: tm.Ref})
@@ -344,7 +244,7 @@ func restore(msgs []longhaul.Message, matched map[int]string, timelines map[stri
 	}
 	res.Turns = len(res.Replaced)
 	if res.Turns == 0 {
-		return RestoreResult{}
+		return contract.RestoreResult{}
 	}
 	left := budget
 	for j := len(results) - 1; j >= 0; j-- {

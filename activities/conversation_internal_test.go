@@ -67,9 +67,9 @@ func TestRestoreMatching(t *testing.T) {
 	defer blobs.Close()
 	a := &Activities{Blobs: blobs, log: slog.New(slog.DiscardHandler)}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	record := func(run string, n int, msgs []longhaul.Message, calls map[string]CallRecord) {
+	record := func(run string, n int, msgs []longhaul.Message, calls map[string]contract.CallRecord) {
 		t.Helper()
-		err := a.recordTurn(t.Context(), run, RecordTurnRequest{
+		err := a.recordTurn(t.Context(), run, contract.RecordTurnRequest{
 			User: "alice", ChatID: "alice/chat", Turn: n, Agent: "assistant", Status: "completed",
 			Messages: msgs, Calls: calls, StartedAt: now.Add(time.Duration(n) * time.Minute), FinishedAt: now.Add(time.Duration(n) * time.Minute),
 			VisibleKey: longhaul.MatchKey(visible(msgs)), AnswerKey: longhaul.MatchKey(msgs[len(msgs)-1].Content),
@@ -80,7 +80,7 @@ func TestRestoreMatching(t *testing.T) {
 	}
 	record("run-1", 1, turn1, nil)
 	// The second page was long: the model read an excerpt, the store keeps it whole.
-	record("run-2", 2, turn2, map[string]CallRecord{"c3": {
+	record("run-2", 2, turn2, map[string]contract.CallRecord{"c3": {
 		Truncated: true, Ref: "sha256:" + strings.Repeat("b", 64),
 		Status: []contract.CallStatus{{Type: string(longhaul.EventToolOutput), Time: now}},
 	}})
@@ -171,7 +171,7 @@ func TestRestoreMatching(t *testing.T) {
 				u = "alice"
 			}
 			a.RestoreChars = tc.budget
-			res, err := a.RestoreConversation(t.Context(), RestoreRequest{User: u, ChatID: "alice/chat", Messages: tc.in})
+			res, err := a.RestoreConversation(t.Context(), contract.RestoreRequest{User: u, ChatID: "alice/chat", Messages: tc.in})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +232,7 @@ func TestRestoreBudget(t *testing.T) {
 
 // restoredOrNil is the history a restore gives the model, nil when it
 // restored nothing (as the result's Messages was).
-func restoredOrNil(in []longhaul.Message, res RestoreResult) []longhaul.Message {
+func restoredOrNil(in []longhaul.Message, res contract.RestoreResult) []longhaul.Message {
 	if res.Turns == 0 {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/skills"
 )
 
@@ -14,15 +15,15 @@ func onlyDocuments(tools []string) bool {
 	return len(tools) > 0 && !slices.ContainsFunc(tools, func(t string) bool { return t != longhaul.DocumentSearchTool })
 }
 
-// WithoutDocuments returns the spec as a run without vector stores has it:
+// WithoutDocuments returns s as a run without vector stores has it:
 // without document_search, and without the skills that had no other tool
 // (so plans cannot name them either), the built-in documents skill among
 // them. The workflow calls it; it is pure.
-func (s AgentSpec) WithoutDocuments() AgentSpec {
+func WithoutDocuments(s contract.AgentSpec) contract.AgentSpec {
 	drop := func(t string) bool { return t == longhaul.DocumentSearchTool }
 	s.Tools = slices.DeleteFunc(slices.Clone(s.Tools), drop)
 	s.Approval = slices.DeleteFunc(slices.Clone(s.Approval), drop)
-	var kept []SkillSpec
+	var kept []contract.SkillSpec
 	for _, sk := range s.Skills {
 		if sk.ID == skills.DocumentsSkill || onlyDocuments(sk.Tools) {
 			continue

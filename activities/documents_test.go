@@ -5,24 +5,25 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 )
 
 func TestWithoutDocuments(t *testing.T) {
-	s := activities.AgentSpec{
+	s := contract.AgentSpec{
 		ID:    "a",
 		Tools: []string{"current_time", longhaul.DocumentSearchTool, "web_fetch"},
-		Skills: []activities.SkillSpec{
+		Skills: []contract.SkillSpec{
 			{ID: "clock", Tools: []string{"current_time"}},
 			{ID: "documents", Tools: []string{longhaul.DocumentSearchTool}},
 			{ID: "mixed", Tools: []string{longhaul.DocumentSearchTool, "web_fetch"}},
 			{ID: "triage"},
 		},
 	}
-	got := s.WithoutDocuments()
-	want := activities.AgentSpec{
+	got := activities.WithoutDocuments(s)
+	want := contract.AgentSpec{
 		ID:    "a",
 		Tools: []string{"current_time", "web_fetch"},
-		Skills: []activities.SkillSpec{
+		Skills: []contract.SkillSpec{
 			{ID: "clock", Tools: []string{"current_time"}},
 			{ID: "mixed", Tools: []string{"web_fetch"}},
 			{ID: "triage"},
@@ -31,7 +32,7 @@ func TestWithoutDocuments(t *testing.T) {
 	diff(t, "spec", want, got)
 	// The spec it came from is left as it was.
 	if len(s.Tools) != 3 || len(s.Skills) != 4 || len(s.Skills[2].Tools) != 2 {
-		t.Errorf("WithoutDocuments changed its receiver: %+v", s)
+		t.Errorf("WithoutDocuments changed its argument: %+v", s)
 	}
 }
 

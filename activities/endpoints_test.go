@@ -5,6 +5,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 )
@@ -31,7 +32,7 @@ func TestChatCompletionOnANamedEndpoint(t *testing.T) {
 	env := f.activityEnv()
 	wfID, _ := envWorkflow(t, env)
 	fl := f.follow(t, wfID)
-	got, err := chat(t, env, f.acts, activities.ModelRequest{Call: "answer", Agent: "assistant", Model: "remote:big", Messages: userMessage("hi"), Publish: true})
+	got, err := chat(t, env, f.acts, contract.ModelRequest{Call: "answer", Agent: "assistant", Model: "remote:big", Messages: userMessage("hi"), Publish: true})
 	if err != nil {
 		t.Fatalf("ChatCompletion: %v", err)
 	}
@@ -48,7 +49,7 @@ func TestChatCompletionOnANamedEndpoint(t *testing.T) {
 	checkContent(t, fl.drain(t), "answer", 1, 0, "from the remote model")
 
 	f.srv.Enqueue(llmtest.Text("local"))
-	if _, err := chat(t, f.activityEnv(), f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Model: "llama3.1:8b", Messages: userMessage("hi")}); err != nil {
+	if _, err := chat(t, f.activityEnv(), f.acts, contract.ModelRequest{Call: "turn-1", Agent: "assistant", Model: "llama3.1:8b", Messages: userMessage("hi")}); err != nil {
 		t.Fatal(err)
 	}
 	if lr := f.srv.Requests(); len(lr) != 1 || lr[0].Chat.Model != "llama3.1:8b" {
@@ -75,12 +76,12 @@ func TestNamedEndpointFaultsAreClassifiedAlike(t *testing.T) {
 			remote, withRemote := namedEndpoint(t)
 			f := newFixture(t, nil, withRemote)
 			remote.Enqueue(tt.reply)
-			_, err := chat(t, f.activityEnv(), f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Model: "remote:big", Messages: userMessage("hi")})
+			_, err := chat(t, f.activityEnv(), f.acts, contract.ModelRequest{Call: "turn-1", Agent: "assistant", Model: "remote:big", Messages: userMessage("hi")})
 			wantAppError(t, err, tt.typ, tt.nonRetryable, "")
 		})
 	}
 	f := newFixture(t, nil, nil)
-	_, err := chat(t, f.activityEnv(), f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Model: "remote:big", Messages: userMessage("hi")})
+	_, err := chat(t, f.activityEnv(), f.acts, contract.ModelRequest{Call: "turn-1", Agent: "assistant", Model: "remote:big", Messages: userMessage("hi")})
 	wantAppError(t, err, longhaul.ErrTypeModelRejected, true, `unknown model endpoint "remote"`)
 	if n := len(f.srv.Requests()); n != 0 {
 		t.Errorf("an unknown endpoint's call reached the default endpoint %d times", n)

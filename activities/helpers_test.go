@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/tools"
@@ -339,13 +340,13 @@ func envWorkflow(t *testing.T, env *testsuite.TestActivityEnvironment) (id, runI
 }
 
 // chat runs ChatCompletion in env and decodes its response.
-func chat(t *testing.T, env *testsuite.TestActivityEnvironment, acts *activities.Activities, req activities.ModelRequest) (activities.ModelResponse, error) {
+func chat(t *testing.T, env *testsuite.TestActivityEnvironment, acts *activities.Activities, req contract.ModelRequest) (contract.ModelResponse, error) {
 	t.Helper()
 	val, err := env.ExecuteActivity(acts.ChatCompletion, req)
 	if err != nil {
-		return activities.ModelResponse{}, err
+		return contract.ModelResponse{}, err
 	}
-	var resp activities.ModelResponse
+	var resp contract.ModelResponse
 	if err := val.Get(&resp); err != nil {
 		t.Fatalf("decode ModelResponse: %v", err)
 	}
@@ -353,13 +354,13 @@ func chat(t *testing.T, env *testsuite.TestActivityEnvironment, acts *activities
 }
 
 // callTool runs CallTool in env and decodes its response.
-func callTool(t *testing.T, env *testsuite.TestActivityEnvironment, acts *activities.Activities, req activities.ToolRequest) (activities.ToolResponse, error) {
+func callTool(t *testing.T, env *testsuite.TestActivityEnvironment, acts *activities.Activities, req contract.ToolRequest) (contract.ToolResponse, error) {
 	t.Helper()
 	val, err := env.ExecuteActivity(acts.CallTool, req)
 	if err != nil {
-		return activities.ToolResponse{}, err
+		return contract.ToolResponse{}, err
 	}
-	var resp activities.ToolResponse
+	var resp contract.ToolResponse
 	if err := val.Get(&resp); err != nil {
 		t.Fatalf("decode ToolResponse: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/chunk"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/extract"
@@ -68,39 +69,6 @@ func (a *Activities) docsOff() error {
 	return nil
 }
 
-// IngestRequest names the file to ingest into a vector store, and the
-// static chunking strategy's sizes (zero: OpenAI's defaults).
-type IngestRequest struct {
-	Owner              string `json:"owner"`
-	VectorStoreID      string `json:"vector_store_id"`
-	FileID             string `json:"file_id"`
-	MaxChunkSizeTokens int    `json:"max_chunk_size_tokens,omitempty"`
-	ChunkOverlapTokens int    `json:"chunk_overlap_tokens,omitempty"`
-}
-
-// ChunkPart is one stored part of a file's chunks: chunks First to
-// First+Count-1, in the blob Ref.
-type ChunkPart struct {
-	Ref   string `json:"ref"`
-	First int    `json:"first"`
-	Count int    `json:"count"`
-}
-
-// ChunkedFile is what ExtractChunks made of a file: its chunks' parts and
-// counts, or, when the file cannot be ingested, OpenAI's error code
-// (unsupported_file, invalid_file) and message; or Status cancelled when
-// the attachment is gone.
-type ChunkedFile struct {
-	Parts   []ChunkPart `json:"parts,omitempty"`
-	Chunks  int         `json:"chunks"`
-	Tokens  int         `json:"tokens"`
-	Pages   int         `json:"pages,omitempty"`
-	Format  string      `json:"format,omitempty"`
-	Status  string      `json:"status,omitempty"`
-	Code    string      `json:"code,omitempty"`
-	Message string      `json:"message,omitempty"`
-}
-
 // partChunk is one chunk as a part stores it.
 type partChunk struct {
 	Index  int    `json:"i"`
@@ -154,13 +122,13 @@ func (a *Activities) heartbeatProgress(ctx context.Context, initial string) (*pr
 // writes a clean slate), extracts the file's text, cuts it into chunks by
 // the strategy and stores them in parts of one embedding batch each. A file
 // that cannot be read is no error: the result says why (Code, Message).
-func (a *Activities) ExtractChunks(ctx context.Context, req IngestRequest) (ChunkedFile, error) {
+func (a *Activities) ExtractChunks(ctx context.Context, req contract.IngestRequest) (contract.ChunkedFile, error) {
 	if err := a.docsOff(); err != nil {
-		return ChunkedFile{}, err
+		return contract.ChunkedFile{}, err
 	}
 	strategy, err := chunk.Resolve(req.MaxChunkSizeTokens, req.ChunkOverlapTokens)
 	if err != nil {
-		return ChunkedFile{}, nonRetryable(longhaul.ErrTypeBadInput, err)
+		return contract.ChunkedFile{}, nonRetryable(longhaul.ErrTypeBadInput, err)
 	}
 	p, stop := a.heartbeatProgress(ctx, "reading the file")
 	defer stop()
@@ -168,19 +136,19 @@ func (a *Activities) ExtractChunks(ctx context.Context, req IngestRequest) (Chun
 		if errors.Is(err, docstore.ErrNotFound) {
 			return detached(), nil
 		}
-		return ChunkedFile{}, fmt.Errorf("clear chunks: %w", err)
+		return contract.ChunkedFile{}, fmt.Errorf("clear chunks: %w", err)
 	}
 	f, err := a.Docs.GetFile(ctx, req.Owner, req.FileID)
 	if errors.Is(err, docstore.ErrNotFound) {
-		return ChunkedFile{Code: extract.CodeInvalid, Message: "the file no longer exists"}, nil
+		return contract.ChunkedFile{Code: extract.CodeInvalid, Message: "the file no longer exists"}, nil
 	} else if err != nil {
-		return ChunkedFile{}, fmt.Errorf("get file: %w", err)
+		return contract.ChunkedFile{}, fmt.Errorf("get file: %w", err)
 	}
 	rc, err := a.Docs.OpenFile(ctx, req.Owner, req.FileID)
 	if errors.Is(err, docstore.ErrNotFound) {
-		return ChunkedFile{Code: extract.CodeInvalid, Message: "the file no longer exists"}, nil
+		return contract.ChunkedFile{Code: extract.CodeInvalid, Message: "the file no longer exists"}, nil
 	} else if err != nil {
-		return ChunkedFile{}, fmt.Errorf("open file: %w", err)
+		return contract.ChunkedFile{}, fmt.Errorf("open file: %w", err)
 	}
 	p.set(fmt.Sprintf("extracting the text of %s (%d bytes)", f.Filename, f.Bytes))
 	// A file the extraction refuses, or that kills its child process
@@ -189,25 +157,25 @@ func (a *Activities) ExtractChunks(ctx context.Context, req IngestRequest) (Chun
 	doc, err := a.extractor().Extract(ctx, rc, f.Filename, f.ContentType)
 	_ = rc.Close()
 	if e, ok := extract.AsError(err); ok {
-		return ChunkedFile{Code: e.Code, Message: e.Message}, nil
+		return contract.ChunkedFile{Code: e.Code, Message: e.Message}, nil
 	} else if err != nil {
-		return ChunkedFile{}, fmt.Errorf("extract: %w", err)
+		return contract.ChunkedFile{}, fmt.Errorf("extract: %w", err)
 	}
 	p.set(fmt.Sprintf("cutting %s into chunks", f.Filename))
 	chunks, tokens, err := chunk.Split(doc.Text(), strategy)
 	if err != nil {
-		return ChunkedFile{}, nonRetryable(longhaul.ErrTypeBadInput, err)
+		return contract.ChunkedFile{}, nonRetryable(longhaul.ErrTypeBadInput, err)
 	}
 	if len(chunks) == 0 {
-		return ChunkedFile{Code: extract.CodeInvalid, Message: "no text found in the file"}, nil
+		return contract.ChunkedFile{Code: extract.CodeInvalid, Message: "no text found in the file"}, nil
 	}
 	for i, c := range chunks {
 		if len(c.Text) > docstore.MaxChunkBytes {
-			return ChunkedFile{Code: extract.CodeInvalid, Message: fmt.Sprintf(
+			return contract.ChunkedFile{Code: extract.CodeInvalid, Message: fmt.Sprintf(
 				"chunk %d is %d bytes, over the limit of %d (the file's text is not prose: try a smaller max_chunk_size_tokens)", i, len(c.Text), docstore.MaxChunkBytes)}, nil
 		}
 	}
-	out := ChunkedFile{Chunks: len(chunks), Tokens: tokens, Pages: doc.PageCount(), Format: doc.Format}
+	out := contract.ChunkedFile{Chunks: len(chunks), Tokens: tokens, Pages: doc.PageCount(), Format: doc.Format}
 	run := activity.GetInfo(ctx).WorkflowExecution.ID
 	batch := a.embedBatch()
 	for first := 0; first < len(chunks); {
@@ -222,44 +190,21 @@ func (a *Activities) ExtractChunks(ctx context.Context, req IngestRequest) (Chun
 		}
 		data, err := json.Marshal(part)
 		if err != nil {
-			return ChunkedFile{}, err
+			return contract.ChunkedFile{}, err
 		}
 		ref, err := a.Blobs.Put(ctx, store.Blob{Run: run, Kind: IngestChunksKind, Name: fmt.Sprintf("part-%06d", first), Data: data})
 		if err != nil {
-			return ChunkedFile{}, fmt.Errorf("store chunks %d-%d: %w", first, first+len(part)-1, err)
+			return contract.ChunkedFile{}, fmt.Errorf("store chunks %d-%d: %w", first, first+len(part)-1, err)
 		}
-		out.Parts = append(out.Parts, ChunkPart{Ref: ref, First: first, Count: len(part)})
+		out.Parts = append(out.Parts, contract.ChunkPart{Ref: ref, First: first, Count: len(part)})
 		first += len(part)
 		p.set(fmt.Sprintf("stored %d/%d chunks", first, len(chunks)))
 	}
 	return out, nil
 }
 
-func detached() ChunkedFile {
-	return ChunkedFile{Status: docstore.StatusCancelled, Message: "the file was detached from the vector store"}
-}
-
-// EmbedRequest asks for a file's chunks, stored in Parts, to be embedded
-// and written to the document store.
-type EmbedRequest struct {
-	Owner         string      `json:"owner"`
-	VectorStoreID string      `json:"vector_store_id"`
-	FileID        string      `json:"file_id"`
-	Chunks        int         `json:"chunks"`
-	Parts         []ChunkPart `json:"parts"`
-}
-
-// EmbedResult counts the chunks EmbedChunks wrote, and those it found
-// already written (by an earlier attempt).
-type EmbedResult struct {
-	Written int `json:"written"`
-	Skipped int `json:"skipped"`
-	// Vectors is false when the worker has no embedder
-	// (LONGHAUL_EMBED_MODEL unset): the chunks are kept for full-text
-	// search only.
-	Vectors bool `json:"vectors"`
-	// Detached is set when the attachment went away meanwhile.
-	Detached bool `json:"detached,omitempty"`
+func detached() contract.ChunkedFile {
+	return contract.ChunkedFile{Status: docstore.StatusCancelled, Message: "the file was detached from the vector store"}
 }
 
 // EmbedChunks embeds the chunks of req's parts, one embeddings call per
@@ -267,24 +212,24 @@ type EmbedResult struct {
 // already wrote are skipped, so a worker that dies mid-file costs at most
 // the batch it was embedding. It heartbeats its progress ("embedded
 // 128/400 chunks").
-func (a *Activities) EmbedChunks(ctx context.Context, req EmbedRequest) (EmbedResult, error) {
+func (a *Activities) EmbedChunks(ctx context.Context, req contract.EmbedRequest) (contract.EmbedResult, error) {
 	if err := a.docsOff(); err != nil {
-		return EmbedResult{}, err
+		return contract.EmbedResult{}, err
 	}
-	res := EmbedResult{Vectors: a.Embedder != nil}
+	res := contract.EmbedResult{Vectors: a.Embedder != nil}
 	p, stop := a.heartbeatProgress(ctx, fmt.Sprintf("embedded 0/%d chunks", req.Chunks))
 	defer stop()
 	stored, err := a.storedChunks(ctx, req)
 	if errors.Is(err, docstore.ErrNotFound) {
-		return EmbedResult{Detached: true}, nil
+		return contract.EmbedResult{Detached: true}, nil
 	} else if err != nil {
-		return EmbedResult{}, err
+		return contract.EmbedResult{}, err
 	}
 	done := 0
 	for _, part := range req.Parts {
 		written, err := a.embedPart(ctx, req, part, stored)
 		if errors.Is(err, docstore.ErrNotFound) {
-			return EmbedResult{Detached: true}, nil
+			return contract.EmbedResult{Detached: true}, nil
 		} else if err != nil {
 			return res, err
 		}
@@ -299,7 +244,7 @@ func (a *Activities) EmbedChunks(ctx context.Context, req EmbedRequest) (EmbedRe
 // storedChunks are the indexes of the file's chunks already in the
 // document store: an earlier attempt's. docstore.ErrNotFound says the file
 // left the vector store.
-func (a *Activities) storedChunks(ctx context.Context, req EmbedRequest) (map[int]bool, error) {
+func (a *Activities) storedChunks(ctx context.Context, req contract.EmbedRequest) (map[int]bool, error) {
 	have, err := a.Docs.Chunks(ctx, req.Owner, req.VectorStoreID, req.FileID)
 	if errors.Is(err, docstore.ErrNotFound) {
 		return nil, err
@@ -316,7 +261,7 @@ func (a *Activities) storedChunks(ctx context.Context, req EmbedRequest) (map[in
 // embedPart embeds the chunks of part not yet stored, in one embeddings
 // call, and writes them to the document store. It returns how many it
 // wrote; docstore.ErrNotFound says the file left the vector store.
-func (a *Activities) embedPart(ctx context.Context, req EmbedRequest, part ChunkPart, stored map[int]bool) (int, error) {
+func (a *Activities) embedPart(ctx context.Context, req contract.EmbedRequest, part contract.ChunkPart, stored map[int]bool) (int, error) {
 	missing := 0
 	for i := part.First; i < part.First+part.Count; i++ {
 		if !stored[i] {
@@ -387,21 +332,10 @@ func (a *Activities) embedError(ctx context.Context, err error) error {
 	return fmt.Errorf("embed: %w", err)
 }
 
-// FinishRequest records how an ingestion ended: Status completed, or
-// failed with OpenAI's Code and Message.
-type FinishRequest struct {
-	Owner         string `json:"owner"`
-	VectorStoreID string `json:"vector_store_id"`
-	FileID        string `json:"file_id"`
-	Status        string `json:"status"`
-	Code          string `json:"code,omitempty"`
-	Message       string `json:"message,omitempty"`
-}
-
 // FinishIngest sets the attachment's status; a failed ingestion leaves no
 // chunks behind. It deletes the run's stored parts either way. An
 // attachment that is gone (detached meanwhile) is no error.
-func (a *Activities) FinishIngest(ctx context.Context, req FinishRequest) error {
+func (a *Activities) FinishIngest(ctx context.Context, req contract.FinishRequest) error {
 	if err := a.docsOff(); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -22,7 +23,7 @@ type ingestFixture struct {
 	docs  docstore.Store
 	blobs store.Store
 	model *llmtest.Server
-	req   activities.IngestRequest
+	req   contract.IngestRequest
 }
 
 func newIngestFixture(t *testing.T, text string, vectors bool) *ingestFixture {
@@ -55,7 +56,7 @@ func newIngestFixture(t *testing.T, text string, vectors bool) *ingestFixture {
 	if _, err := docs.AttachFile(ctx, docstore.VectorStoreFile{VectorStoreID: vs.ID, FileID: f.ID, Owner: "u", Run: "ingest-test"}); err != nil {
 		t.Fatal(err)
 	}
-	fx.req = activities.IngestRequest{Owner: "u", VectorStoreID: vs.ID, FileID: f.ID, MaxChunkSizeTokens: 100, ChunkOverlapTokens: 20}
+	fx.req = contract.IngestRequest{Owner: "u", VectorStoreID: vs.ID, FileID: f.ID, MaxChunkSizeTokens: 100, ChunkOverlapTokens: 20}
 	return fx
 }
 
@@ -65,27 +66,27 @@ func (fx *ingestFixture) env() *testsuite.TestActivityEnvironment {
 	return env
 }
 
-func (fx *ingestFixture) extract(t *testing.T) activities.ChunkedFile {
+func (fx *ingestFixture) extract(t *testing.T) contract.ChunkedFile {
 	t.Helper()
 	v, err := fx.env().ExecuteActivity(fx.acts.ExtractChunks, fx.req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cf activities.ChunkedFile
+	var cf contract.ChunkedFile
 	if err := v.Get(&cf); err != nil {
 		t.Fatal(err)
 	}
 	return cf
 }
 
-func (fx *ingestFixture) embed(t *testing.T, cf activities.ChunkedFile) activities.EmbedResult {
+func (fx *ingestFixture) embed(t *testing.T, cf contract.ChunkedFile) contract.EmbedResult {
 	t.Helper()
-	v, err := fx.env().ExecuteActivity(fx.acts.EmbedChunks, activities.EmbedRequest{
+	v, err := fx.env().ExecuteActivity(fx.acts.EmbedChunks, contract.EmbedRequest{
 		Owner: fx.req.Owner, VectorStoreID: fx.req.VectorStoreID, FileID: fx.req.FileID, Chunks: cf.Chunks, Parts: cf.Parts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res activities.EmbedResult
+	var res contract.EmbedResult
 	if err := v.Get(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestIngestWithoutEmbedder(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	ctx := context.Background()
-	if _, err := fx.env().ExecuteActivity(fx.acts.FinishIngest, activities.FinishRequest{Owner: "u", VectorStoreID: fx.req.VectorStoreID, FileID: fx.req.FileID, Status: "completed"}); err != nil {
+	if _, err := fx.env().ExecuteActivity(fx.acts.FinishIngest, contract.FinishRequest{Owner: "u", VectorStoreID: fx.req.VectorStoreID, FileID: fx.req.FileID, Status: "completed"}); err != nil {
 		t.Fatal(err)
 	}
 	hits, err := fx.docs.Search(ctx, docstore.Query{Owner: "u", VectorStoreIDs: []string{fx.req.VectorStoreID}, Text: "harbour tide", Mode: "text"})
@@ -192,7 +193,7 @@ func TestFinishIngestFailed(t *testing.T) {
 	fx := newIngestFixture(t, longText(), true)
 	cf := fx.extract(t)
 	fx.embed(t, cf)
-	if _, err := fx.env().ExecuteActivity(fx.acts.FinishIngest, activities.FinishRequest{Owner: "u", VectorStoreID: fx.req.VectorStoreID, FileID: fx.req.FileID,
+	if _, err := fx.env().ExecuteActivity(fx.acts.FinishIngest, contract.FinishRequest{Owner: "u", VectorStoreID: fx.req.VectorStoreID, FileID: fx.req.FileID,
 		Status: "failed", Code: "server_error", Message: "embedding failed"}); err != nil {
 		t.Fatal(err)
 	}

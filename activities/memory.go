@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
@@ -26,32 +27,14 @@ func (a *Activities) memoryOff() error {
 // MaxExtractedFacts bounds the facts one turn's extraction saves.
 const MaxExtractedFacts = 8
 
-// RecallRequest asks for the user's memories closest to Query.
-type RecallRequest struct {
-	User  string `json:"user"`
-	Query string `json:"query"`
-	// All returns the closest memories whatever their score (a plan's
-	// memory step, which the step review judges); otherwise only those at
-	// or above the recall threshold.
-	All bool `json:"all,omitempty"`
-}
-
-// RecallResponse lists the memories found, most similar first.
-type RecallResponse struct {
-	Memories []longhaul.MemoryItem `json:"memories"`
-	// Note is the system message that gives the turn its memories: the
-	// recall prompt and one line per memory; empty without memories.
-	Note string `json:"note,omitempty"`
-}
-
 // RecallMemories embeds the query and searches the user's memories: the
 // top K (LONGHAUL_MEMORY_K) at or above LONGHAUL_MEMORY_THRESHOLD.
-func (a *Activities) RecallMemories(ctx context.Context, req RecallRequest) (RecallResponse, error) {
+func (a *Activities) RecallMemories(ctx context.Context, req contract.RecallRequest) (contract.RecallResponse, error) {
 	if err := a.memoryOff(); err != nil {
-		return RecallResponse{}, err
+		return contract.RecallResponse{}, err
 	}
 	if strings.TrimSpace(req.Query) == "" || req.User == "" {
-		return RecallResponse{Memories: []longhaul.MemoryItem{}}, nil
+		return contract.RecallResponse{Memories: []longhaul.MemoryItem{}}, nil
 	}
 	var found []memory.Memory
 	var err error
@@ -61,9 +44,9 @@ func (a *Activities) RecallMemories(ctx context.Context, req RecallRequest) (Rec
 		found, err = a.Memory.Recall(ctx, req.User, req.Query)
 	}
 	if err != nil {
-		return RecallResponse{}, a.memoryError(ctx, err)
+		return contract.RecallResponse{}, a.memoryError(ctx, err)
 	}
-	out := RecallResponse{Memories: []longhaul.MemoryItem{}}
+	out := contract.RecallResponse{Memories: []longhaul.MemoryItem{}}
 	for _, m := range found {
 		out.Memories = append(out.Memories, longhaul.MemoryItem{ID: m.ID, Text: m.Text, Score: m.Score})
 	}
@@ -87,27 +70,12 @@ func (a *Activities) memoryError(ctx context.Context, err error) error {
 	return err
 }
 
-// ExtractRequest asks for the lasting facts about the user in a turn.
-type ExtractRequest struct {
-	Agent string `json:"agent"`
-	Model string `json:"model,omitempty"`
-	// Messages are the turn: the user's message and the answer (earlier
-	// turns may come first, for context).
-	Messages []longhaul.Message `json:"messages"`
-}
-
-// ExtractResponse lists the facts found, each one sentence.
-type ExtractResponse struct {
-	Facts []string       `json:"facts"`
-	Usage longhaul.Usage `json:"usage"`
-}
-
 var extractSchema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"facts":{"type":"array","maxItems":%d,"items":{"type":"string"}}},"required":["facts"],"additionalProperties":false}`, MaxExtractedFacts))
 
 // ExtractMemories is the extraction call of remember: true: structured
 // output {facts: [...]} over the turn, through the planner's mechanism
 // (json_schema, parsed and checked, asked once to fix invalid JSON).
-func (a *Activities) ExtractMemories(ctx context.Context, req ExtractRequest) (ExtractResponse, error) {
+func (a *Activities) ExtractMemories(ctx context.Context, req contract.ExtractRequest) (contract.ExtractResponse, error) {
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptMemoryExtract)}}
 	msgs = append(msgs, conversation(lastTurns(req.Messages, 4))...)
 	zero := float32(0)
@@ -115,15 +83,15 @@ func (a *Activities) ExtractMemories(ctx context.Context, req ExtractRequest) (E
 		model: a.model(req.Model), messages: msgs, name: "memory_facts", schema: extractSchema, temperature: &zero,
 	})
 	if err != nil {
-		return ExtractResponse{Usage: usage}, err
+		return contract.ExtractResponse{Usage: usage}, err
 	}
 	var out struct {
 		Facts []string `json:"facts"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return ExtractResponse{Usage: usage}, temporal.NewApplicationError("memory facts: "+err.Error(), longhaul.ErrTypeModelBadOutput)
+		return contract.ExtractResponse{Usage: usage}, temporal.NewApplicationError("memory facts: "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
-	resp := ExtractResponse{Facts: []string{}, Usage: usage}
+	resp := contract.ExtractResponse{Facts: []string{}, Usage: usage}
 	for _, f := range out.Facts {
 		f = strings.Join(strings.Fields(f), " ")
 		if f == "" || len(f) > memory.MaxTextBytes || len(resp.Facts) == MaxExtractedFacts {
@@ -134,33 +102,21 @@ func (a *Activities) ExtractMemories(ctx context.Context, req ExtractRequest) (E
 	return resp, nil
 }
 
-// SaveRequest saves facts as the user's memories, learned in Chat.
-type SaveRequest struct {
-	User  string   `json:"user"`
-	Chat  string   `json:"chat,omitempty"`
-	Facts []string `json:"facts"`
-}
-
-// SaveResponse lists what was saved or updated.
-type SaveResponse struct {
-	Memories []longhaul.MemoryItem `json:"memories"`
-}
-
 // SaveMemories embeds the facts and saves them; a near-duplicate of a
 // memory the user has (cosine ≥ 0.95) updates it. Saving again on a retry
 // finds its own earlier saves as duplicates, so a retry adds nothing twice.
-func (a *Activities) SaveMemories(ctx context.Context, req SaveRequest) (SaveResponse, error) {
+func (a *Activities) SaveMemories(ctx context.Context, req contract.SaveRequest) (contract.SaveResponse, error) {
 	if err := a.memoryOff(); err != nil {
-		return SaveResponse{}, err
+		return contract.SaveResponse{}, err
 	}
 	if req.User == "" {
-		return SaveResponse{}, nonRetryable(longhaul.ErrTypeMemoryInvalid, errors.New("save memories: no user"))
+		return contract.SaveResponse{}, nonRetryable(longhaul.ErrTypeMemoryInvalid, errors.New("save memories: no user"))
 	}
 	saved, err := a.Memory.Remember(ctx, req.User, req.Chat, activity.GetInfo(ctx).WorkflowExecution.ID, req.Facts)
 	if err != nil {
-		return SaveResponse{}, a.memoryError(ctx, err)
+		return contract.SaveResponse{}, a.memoryError(ctx, err)
 	}
-	out := SaveResponse{Memories: []longhaul.MemoryItem{}}
+	out := contract.SaveResponse{Memories: []longhaul.MemoryItem{}}
 	for _, s := range saved {
 		out.Memories = append(out.Memories, longhaul.MemoryItem{ID: s.ID, Text: s.Text, Updated: s.Updated})
 	}

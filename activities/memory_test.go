@@ -7,6 +7,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -31,7 +32,7 @@ func TestPlanCheckMemorySteps(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := acts.SupervisePlan(context.Background(), activities.PlanCheckRequest{
+			got, err := acts.SupervisePlan(context.Background(), contract.PlanCheckRequest{
 				Plan: longhaul.Plan{Steps: []longhaul.PlanStep{c.step, answer}}, Memory: c.memory,
 			})
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/modelcheck"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/window"
@@ -23,96 +24,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
-
-// ModelRequest is one call to the model.
-type ModelRequest struct {
-	// Call names this call within the run (e.g. "turn-2"); events carry it.
-	Call string `json:"call"`
-	// Principal is the run's user: the prompt leaves out the fragments of
-	// the skills their allow: rules hide. Without it (a call scheduled
-	// before it existed) the user has no role or groups.
-	Principal *longhaul.User `json:"principal,omitempty"`
-	// Agent is the agent whose prompt leads the conversation.
-	Agent string `json:"agent"`
-	// Model overrides the agent's model.
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages"`
-	// Tools are the names of the tools offered to the model.
-	Tools []string `json:"tools,omitempty"`
-	// ClientTools are offered too: the client's own, which it runs (their
-	// calls get ids from contract.ClientCallID).
-	ClientTools []longhaul.ToolSpec   `json:"client_tools,omitempty"`
-	Options     longhaul.ModelOptions `json:"options,omitempty"`
-	// NoPrompt leaves the agent's prompt out (background tasks).
-	NoPrompt bool `json:"no_prompt,omitempty"`
-	// Final marks the call after an agent used all its turns: the
-	// max-turns prompt follows the conversation, so the model answers with
-	// what it has.
-	Final bool `json:"final,omitempty"`
-	// Skill, when set, narrows the prompt to the agent's base prompt and
-	// this skill's fragment: a skill's own loop.
-	Skill string `json:"skill,omitempty"`
-	// Instructions are added to the system prompt: a plan step's task and
-	// what earlier steps found.
-	Instructions string `json:"instructions,omitempty"`
-	// Publish streams the answer's text to the API as ephemeral deltas
-	// (over NATS) while it arrives.
-	Publish bool `json:"publish,omitempty"`
-	// After is the offset of the run's last durable event when the call
-	// was scheduled: its deltas belong after it.
-	After int64 `json:"after,omitempty"`
-	// ConvRef, when set, is the stored start of the conversation (a claim
-	// check): the call reads it from the blob store and Messages follow it.
-	ConvRef string `json:"conv_ref,omitempty"`
-	// NextCall is the sequence number the first tool call of the answer
-	// will have (see ToolRequest.Seq): a call the model gave no id, or an
-	// id the conversation already has, is named after it.
-	NextCall int64 `json:"next_call,omitempty"`
-	// Store asks the call to store the whole conversation with its answer
-	// and return the reference, so the next call sends only what follows.
-	Store bool `json:"store,omitempty"`
-	// Documents says the run has vector stores to search. Without them the
-	// prompt leaves out the fragments of the skills whose only tool is
-	// document_search (the documents skill), as the run is not offered it.
-	Documents bool `json:"documents,omitempty"`
-	// Window is the agent's own context window (context: in its file),
-	// zero for the model's (see fit.go).
-	Window int `json:"window,omitempty"`
-	// Findings are material for the answer (a plan's step results), sent
-	// after the system prompt, one message each: what a window too small
-	// for all of them cuts first, each in turn (see fit.go).
-	Findings []string `json:"findings,omitempty"`
-	// Summary, when set, stands for the conversation's first
-	// Summary.Covers messages, which are not sent (see Compact).
-	Summary *longhaul.Summary `json:"summary,omitempty"`
-}
-
-// ModelResponse is the model's complete answer: the authoritative message,
-// whatever was streamed before.
-type ModelResponse struct {
-	Message longhaul.Message `json:"message"`
-	// Reasoning is what the model streamed as reasoning_content before its
-	// answer.
-	Reasoning    string         `json:"reasoning,omitempty"`
-	FinishReason string         `json:"finish_reason"`
-	Usage        longhaul.Usage `json:"usage"`
-	Model        string         `json:"model"`
-	// Targets names what each tool call acts on (a host, a zone, a path),
-	// by tool call id, for progress lines and the Temporal UI.
-	Targets map[string]string `json:"targets,omitempty"`
-	// ConvRef is the stored conversation including this answer, when the
-	// request asked for Store and the worker has a store.
-	ConvRef string `json:"conv_ref,omitempty"`
-	// Attempt is the activity attempt that produced the answer.
-	Attempt int `json:"attempt,omitempty"`
-	// Context says how the request was made to fit the model's window,
-	// when anything was shortened (see fit.go).
-	Context *longhaul.ContextData `json:"context,omitempty"`
-	// Compact, when positive, says the model was not called: the
-	// conversation's older turns, up to this index, must be compacted
-	// first (Compact), and the call made again with the summary.
-	Compact int `json:"compact,omitempty"`
-}
 
 // nameCalls gives every call an id no other call of the conversation has:
 // a model may send none, or the same ones each turn ("call_0"), and a tool
@@ -145,7 +56,7 @@ func nameCalls(calls []longhaul.ToolCall, conv []longhaul.Message, next int64) {
 // so a retry's text replaces a failed attempt's), heartbeats, and returns
 // the assembled message. Cancelled while it streams, it returns the text it
 // had as the cancellation's details.
-func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp ModelResponse, err error) {
+func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelRequest) (resp contract.ModelResponse, err error) {
 	info := activity.GetInfo(ctx)
 	model := req.Model
 	if model == "" {
@@ -155,22 +66,22 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 	defer func() { end(resp.Model, resp.Usage, err) }()
 	ep, err := a.resolve(model)
 	if err != nil {
-		return ModelResponse{}, err
+		return contract.ModelResponse{}, err
 	}
 	if req.ConvRef != "" {
 		base, err := a.loadConversation(ctx, req.ConvRef)
 		if err != nil {
-			return ModelResponse{}, err
+			return contract.ModelResponse{}, err
 		}
 		req.Messages = append(base, req.Messages...)
 	}
 	oreq, shape, refs, err := a.chatRequest(ctx, ep, req)
 	if err != nil {
-		return ModelResponse{}, err
+		return contract.ModelResponse{}, err
 	}
 	fit, compact, err := a.fitCall(ctx, ep, req, &oreq, shape, refs)
 	if err != nil || compact > 0 {
-		return ModelResponse{Compact: compact, Context: fit, Attempt: int(info.Attempt)}, err
+		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: int(info.Attempt)}, err
 	}
 
 	bus := a.Bus
@@ -187,13 +98,13 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 	stopBeat()
 	if err != nil {
 		if ctx.Err() != nil {
-			partial := ModelResponse{Model: model, Attempt: int(info.Attempt)}
+			partial := contract.ModelResponse{Model: model, Attempt: int(info.Attempt)}
 			reasoning, text, _ := longhaul.SplitThinking(out.Text())
 			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: text}
 			partial.Reasoning = reasoning
-			return ModelResponse{}, temporal.NewCanceledError(partial)
+			return contract.ModelResponse{}, temporal.NewCanceledError(partial)
 		}
-		return ModelResponse{}, err
+		return contract.ModelResponse{}, err
 	}
 	resp.Attempt = int(info.Attempt)
 	resp.Context = fit
@@ -204,7 +115,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req ModelRequest) (resp
 // context event's data when the request was shortened (nil when it was
 // sent as built), or the conversation index up to which the workflow
 // must compact first.
-func (a *Activities) fitCall(ctx context.Context, ep endpoint, req ModelRequest, oreq *openai.ChatCompletionRequest, shape chatShape, refs []string) (*longhaul.ContextData, int, error) {
+func (a *Activities) fitCall(ctx context.Context, ep endpoint, req contract.ModelRequest, oreq *openai.ChatCompletionRequest, shape chatShape, refs []string) (*longhaul.ContextData, int, error) {
 	f, err := a.newFitting(ctx, ep, req.Window, req.Options)
 	if err != nil {
 		return nil, 0, err
@@ -240,7 +151,7 @@ func (a *Activities) fitCall(ctx context.Context, ep endpoint, req ModelRequest,
 // chatRequest is the streamed Chat Completions request of req, sent to ep:
 // the prompt and the conversation, the request's options, and the tools
 // offered.
-func (a *Activities) chatRequest(ctx context.Context, ep endpoint, req ModelRequest) (openai.ChatCompletionRequest, chatShape, []string, error) {
+func (a *Activities) chatRequest(ctx context.Context, ep endpoint, req contract.ModelRequest) (openai.ChatCompletionRequest, chatShape, []string, error) {
 	msgs, shape, refs, err := a.buildMessages(ctx, req)
 	if err != nil {
 		return openai.ChatCompletionRequest{}, shape, nil, err
@@ -278,7 +189,7 @@ func (a *Activities) chatRequest(ctx context.Context, ep endpoint, req ModelRequ
 // finishResponse completes the model's answer to req: the model as a
 // reference, the tool calls named and their targets, and, when req asks
 // for it, the conversation with the answer stored.
-func (a *Activities) finishResponse(ctx context.Context, ep endpoint, req ModelRequest, resp ModelResponse) (ModelResponse, error) {
+func (a *Activities) finishResponse(ctx context.Context, ep endpoint, req contract.ModelRequest, resp contract.ModelResponse) (contract.ModelResponse, error) {
 	run := activity.GetInfo(ctx).WorkflowExecution.ID
 	// The model the endpoint says it used, as a reference to the same
 	// endpoint ("remote:gpt-4o"), so that a run that goes on with it stays
@@ -297,7 +208,7 @@ func (a *Activities) finishResponse(ctx context.Context, ep endpoint, req ModelR
 	if req.Store && a.Blobs != nil {
 		ref, err := a.storeConversation(ctx, run, append(req.Messages, resp.Message))
 		if err != nil {
-			return ModelResponse{}, err
+			return contract.ModelResponse{}, err
 		}
 		resp.ConvRef = ref
 	}
@@ -322,7 +233,7 @@ func sampling(v *float32) float32 {
 // the messages the summary does not stand for, and the max-turns prompt of
 // a final call. It also says which conversation message each is, and their
 // tool results' stored references (see fit.go).
-func (a *Activities) buildMessages(ctx context.Context, req ModelRequest) ([]openai.ChatCompletionMessage, chatShape, []string, error) {
+func (a *Activities) buildMessages(ctx context.Context, req contract.ModelRequest) ([]openai.ChatCompletionMessage, chatShape, []string, error) {
 	out := make([]openai.ChatCompletionMessage, 0, len(req.Messages)+1)
 	var shape chatShape
 	var refs []string
@@ -378,11 +289,11 @@ func (a *Activities) buildMessages(ctx context.Context, req ModelRequest) ([]ope
 // systemPrompt is the system message of req: the agent's prompt (or its
 // base prompt and one skill's fragment), the call's instructions, and the
 // summary of the conversation's first covers messages.
-func (a *Activities) systemPrompt(req ModelRequest, covers int) string {
+func (a *Activities) systemPrompt(req contract.ModelRequest, covers int) string {
 	var parts []string
 	if ag, ok := a.catalog.Agent(req.Agent); ok {
 		if req.Skill == "" {
-			parts = append(parts, strings.TrimSpace(a.catalog.SystemPromptKeeping(ag, req.who(), func(s *skills.Skill) bool {
+			parts = append(parts, strings.TrimSpace(a.catalog.SystemPromptKeeping(ag, modelUser(req), func(s *skills.Skill) bool {
 				return req.Documents || !onlyDocuments(s.Tools)
 			})))
 		} else {
@@ -436,7 +347,7 @@ func (a *Activities) heartbeatWith(ctx context.Context, details func() any) func
 // stream reads the model's streamed answer, writing its text to out as it
 // arrives. It gives up on a stream that stays silent for the idle timeout
 // (retryable) and on an answer larger than the output cap (not retryable).
-func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCompletionRequest, out *natsbus.CallStream) (ModelResponse, error) {
+func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCompletionRequest, out *natsbus.CallStream) (contract.ModelResponse, error) {
 	limit := a.outputLimit()
 	// The stream runs under a context of its own, which the watchdog
 	// cancels when no chunk came for the idle timeout.
@@ -446,7 +357,7 @@ func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCom
 	defer watch.stop()
 	s, err := ep.client.CreateChatCompletionStream(sctx, req)
 	if err != nil {
-		return ModelResponse{}, a.streamError(ctx, watch, err, ep)
+		return contract.ModelResponse{}, a.streamError(ctx, watch, err, ep)
 	}
 	defer s.Close()
 	ans := streamed{calls: map[int]*longhaul.ToolCall{}}
@@ -456,12 +367,12 @@ func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCom
 			break
 		}
 		if err != nil {
-			return ModelResponse{}, a.streamError(ctx, watch, err, ep)
+			return contract.ModelResponse{}, a.streamError(ctx, watch, err, ep)
 		}
 		watch.reset()
 		ans.size += chunkSize(chunk)
 		if ans.size > limit {
-			return ModelResponse{}, outputTooLarge(limit)
+			return contract.ModelResponse{}, outputTooLarge(limit)
 		}
 		ans.add(chunk, out)
 	}
@@ -470,7 +381,7 @@ func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCom
 
 // streamed assembles a model's answer from the chunks of its stream.
 type streamed struct {
-	resp    ModelResponse
+	resp    contract.ModelResponse
 	content strings.Builder
 	think   thinking
 	// calls are the tool calls by their index in the answer.
@@ -536,10 +447,10 @@ func (st *streamed) add(chunk openai.ChatCompletionStreamResponse, out *natsbus.
 // response is the answer once the stream ended: its text, reasoning and
 // tool calls in order. A stream that ended without a finish reason was cut
 // off (retryable).
-func (st *streamed) response(out *natsbus.CallStream) (ModelResponse, error) {
+func (st *streamed) response(out *natsbus.CallStream) (contract.ModelResponse, error) {
 	if st.resp.FinishReason == "" {
 		// A stream that ends without a finish reason was cut off.
-		return ModelResponse{}, temporal.NewApplicationError("model stream ended without a finish reason", longhaul.ErrTypeModelUnavailable)
+		return contract.ModelResponse{}, temporal.NewApplicationError("model stream ended without a finish reason", longhaul.ErrTypeModelUnavailable)
 	}
 	st.think.answer(out)
 	resp := st.resp
@@ -673,8 +584,8 @@ func toolFailed(name string, err error) error {
 	return temporal.NewApplicationErrorWithCause(fmt.Sprintf("tool %s failed: %v", name, err), longhaul.ErrTypeToolFailed, err)
 }
 
-// who is the user a call's allow: rules judge.
-func (r ModelRequest) who() longhaul.User {
+// modelUser is the user a model call's allow: rules judge.
+func modelUser(r contract.ModelRequest) longhaul.User {
 	if r.Principal != nil {
 		return *r.Principal
 	}

@@ -1,3 +1,5 @@
+// Over 600 lines: ChatCompletion's tests, one behaviour each, against the one scripted endpoint they share.
+
 package activities_test
 
 import (
@@ -14,6 +16,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/skills"
@@ -29,11 +32,11 @@ func TestChatCompletionReturnsStreamedText(t *testing.T) {
 	wfID, _ := envWorkflow(t, env)
 	fl := f.follow(t, wfID)
 
-	got, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi")})
+	got, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi")})
 	if err != nil {
 		t.Fatalf("ChatCompletion: %v", err)
 	}
-	want := activities.ModelResponse{
+	want := contract.ModelResponse{
 		Message:      longhaul.Message{Role: longhaul.RoleAssistant, Content: text},
 		FinishReason: "stop",
 		Usage:        longhaul.Usage{PromptTokens: 11, CompletionTokens: 7, TotalTokens: 18},
@@ -96,7 +99,7 @@ func TestChatCompletionLeadsWithTheAgentPrompt(t *testing.T) {
 			f := newFixture(t, nil, nil)
 			f.srv.Enqueue(llmtest.Text("Sunny."))
 			env := f.activityEnv()
-			if _, err := chat(t, env, f.acts, activities.ModelRequest{
+			if _, err := chat(t, env, f.acts, contract.ModelRequest{
 				Call: "turn-1", Agent: tt.agent, NoPrompt: tt.noPrompt, Documents: tt.documents, Messages: userMessage(user.Content),
 			}); err != nil {
 				t.Fatalf("ChatCompletion: %v", err)
@@ -125,7 +128,7 @@ func TestChatCompletionSendsTheConversation(t *testing.T) {
 		}},
 		{Role: longhaul.RoleTool, ToolCallID: "call_1", Name: "current_time", Content: "time: 2025-03-14T16:09:26+01:00"},
 	}
-	if _, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-2", Agent: "naked", Messages: conv}); err != nil {
+	if _, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-2", Agent: "naked", Messages: conv}); err != nil {
 		t.Fatalf("ChatCompletion: %v", err)
 	}
 	want := []openai.ChatCompletionMessage{
@@ -147,7 +150,7 @@ func TestChatCompletionFinalAddsTheMaxTurnsPrompt(t *testing.T) {
 	f.srv.Enqueue(llmtest.Text("Here is what I found."))
 	env := f.activityEnv()
 	conv := []longhaul.Message{{Role: longhaul.RoleUser, Content: "Research this."}}
-	if _, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-3", Agent: "naked", Messages: conv, Final: true}); err != nil {
+	if _, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-3", Agent: "naked", Messages: conv, Final: true}); err != nil {
 		t.Fatalf("ChatCompletion: %v", err)
 	}
 	got := f.srv.Requests()[0].Chat
@@ -169,7 +172,7 @@ func TestChatCompletionSendsModelAndOptions(t *testing.T) {
 	f.srv.Enqueue(llmtest.Text("ok"))
 	env := f.activityEnv()
 	temp, topP, seed := float32(0.25), float32(0.5), 42
-	got, err := chat(t, env, f.acts, activities.ModelRequest{
+	got, err := chat(t, env, f.acts, contract.ModelRequest{
 		Call: "turn-1", Agent: "naked", Model: "bigger-model", Messages: userMessage("hi"),
 		Options: longhaul.ModelOptions{Temperature: &temp, TopP: &topP, MaxTokens: 64, Stop: []string{"END"}, Seed: &seed},
 	})
@@ -200,7 +203,7 @@ func TestChatCompletionSendsZeroTemperature(t *testing.T) {
 	f.srv.Enqueue(llmtest.Text("ok"))
 	env := f.activityEnv()
 	zero := float32(0)
-	if _, err := chat(t, env, f.acts, activities.ModelRequest{
+	if _, err := chat(t, env, f.acts, contract.ModelRequest{
 		Call: "turn-1", Agent: "naked", Messages: userMessage("hi"),
 		Options: longhaul.ModelOptions{Temperature: &zero, TopP: &zero},
 	}); err != nil {
@@ -256,7 +259,7 @@ func TestChatCompletionOffersTheRequestedTools(t *testing.T) {
 			f := newFixture(t, nil, nil)
 			f.srv.Enqueue(llmtest.Text("ok"))
 			env := f.activityEnv()
-			if _, err := chat(t, env, f.acts, activities.ModelRequest{
+			if _, err := chat(t, env, f.acts, contract.ModelRequest{
 				Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: tt.tools,
 			}); err != nil {
 				t.Fatalf("ChatCompletion: %v", err)
@@ -285,7 +288,7 @@ func TestChatCompletionRefusesUnknownTools(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	f.srv.SetDefault(llmtest.Text("must not be asked"))
 	env := f.activityEnv()
-	_, err := chat(t, env, f.acts, activities.ModelRequest{
+	_, err := chat(t, env, f.acts, contract.ModelRequest{
 		Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: []string{"current_time", "launch_rockets"},
 	})
 	wantAppError(t, err, longhaul.ErrTypeToolRefused, true, "launch_rockets")
@@ -329,7 +332,7 @@ func TestChatCompletionPublishesContent(t *testing.T) {
 				t.Fatalf("Flush: %v", err)
 			}
 
-			resp, err := chat(t, env, f.acts, activities.ModelRequest{
+			resp, err := chat(t, env, f.acts, contract.ModelRequest{
 				Call: "turn-3", Agent: "assistant", Messages: userMessage("hi"), Publish: true, After: tt.after,
 			})
 			if err != nil {
@@ -371,7 +374,7 @@ func TestChatCompletionKeepsItsTextWithoutNATS(t *testing.T) {
 			tt.disrupt(f)
 			f.srv.Enqueue(llmtest.Text(text, llmtest.ChunkSize(2)))
 			env := f.activityEnv()
-			resp, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true})
+			resp, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true})
 			if err != nil {
 				t.Fatalf("ChatCompletion: %v", err)
 			}
@@ -402,7 +405,7 @@ func TestChatCompletionAnswersSnapshots(t *testing.T) {
 
 	bg, stop := context.WithCancelCause(context.Background())
 	defer stop(nil)
-	err := runUntil(t, f, bg, f.acts.ChatCompletion, activities.ModelRequest{
+	err := runUntil(t, f, bg, f.acts.ChatCompletion, contract.ModelRequest{
 		Call: "turn-5", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 41,
 	}, func() {
 		fl.waitText(t, "one two three")
@@ -451,13 +454,13 @@ func TestChatCompletionReassemblesToolCalls(t *testing.T) {
 			f := newFixture(t, nil, nil)
 			f.srv.Enqueue(tt.reply.With(llmtest.Usage(20, 30)))
 			env := f.activityEnv()
-			got, err := chat(t, env, f.acts, activities.ModelRequest{
+			got, err := chat(t, env, f.acts, contract.ModelRequest{
 				Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: []string{"current_time", "probe"},
 			})
 			if err != nil {
 				t.Fatalf("ChatCompletion: %v", err)
 			}
-			diff(t, "response", activities.ModelResponse{
+			diff(t, "response", contract.ModelResponse{
 				Message:      longhaul.Message{Role: longhaul.RoleAssistant, Content: tt.text, ToolCalls: want},
 				FinishReason: "tool_calls",
 				Usage:        longhaul.Usage{PromptTokens: 20, CompletionTokens: 30, TotalTokens: 50},
@@ -505,7 +508,7 @@ func TestChatCompletionGeneratesMissingToolCallIDs(t *testing.T) {
 		llmtest.ToolCall{ID: "drop-me", Name: "probe", Arguments: `{"q":"two"}`},
 	))
 	env := f.activityEnv()
-	got, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: []string{"current_time", "probe"}, NextCall: 12})
+	got, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: []string{"current_time", "probe"}, NextCall: 12})
 	if err != nil {
 		t.Fatalf("ChatCompletion: %v", err)
 	}
@@ -551,7 +554,7 @@ func TestChatCompletionRenamesToolCallIDsTheConversationHas(t *testing.T) {
 		{Role: longhaul.RoleTool, ToolCallID: "call_0", Name: "probe", Content: "probed"},
 	}
 	env := f.activityEnv()
-	got, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-2", Agent: "assistant", Messages: conv, Tools: []string{"probe"}, NextCall: 4})
+	got, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-2", Agent: "assistant", Messages: conv, Tools: []string{"probe"}, NextCall: 4})
 	if err != nil {
 		t.Fatalf("ChatCompletion: %v", err)
 	}
@@ -590,7 +593,7 @@ func TestChatCompletionClassifiesModelErrors(t *testing.T) {
 			f := newFixture(t, nil, nil)
 			f.srv.Enqueue(tt.reply)
 			env := f.activityEnv()
-			_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Publish: true})
+			_, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Publish: true})
 			wantAppError(t, err, tt.typ, tt.nonRetryable, tt.msg)
 			// Retrying is Temporal's job: the activity asks the model once.
 			if n := len(f.srv.Requests()); n != 1 {
@@ -607,7 +610,7 @@ func TestChatCompletionPublishesTextBeforeACut(t *testing.T) {
 	env := f.activityEnv()
 	wfID, _ := envWorkflow(t, env)
 	fl := f.follow(t, wfID)
-	_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 2})
+	_, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 2})
 	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "")
 	// The words that arrived before the cut were streamed; subscribers
 	// learn they are void from the retry's deltas, which name attempt 2.
@@ -626,7 +629,7 @@ func TestChatCompletionNamesToolCallTargets(t *testing.T) {
 		llmtest.ToolCall{ID: "broken", Name: "probe", Arguments: `{"q":`},
 	))
 	env := f.activityEnv()
-	got, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: []string{"current_time", "probe"}})
+	got, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi"), Tools: []string{"current_time", "probe"}})
 	if err != nil {
 		t.Fatalf("ChatCompletion: %v", err)
 	}
@@ -644,7 +647,7 @@ func TestChatCompletionStreamWithoutFinishReasonIsRetryable(t *testing.T) {
 	})
 	f.srv.Enqueue(llmtest.Text("complete text, but no finish reason"))
 	env := f.activityEnv()
-	_, err := chat(t, env, f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
+	_, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
 	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "finish reason")
 }
 
@@ -660,7 +663,7 @@ func TestChatCompletionUnreachableEndpoint(t *testing.T) {
 	closed := "http://" + ln.Addr().String() + "/v1"
 	ln.Close()
 	f := newFixture(t, nil, func(c *activities.LLMConfig) { c.BaseURL = closed })
-	_, err = chat(t, f.activityEnv(), f.acts, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
+	_, err = chat(t, f.activityEnv(), f.acts, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
 	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false,
 		"model call failed: cannot reach "+closed+" (connection refused); check that the endpoint runs, or set LONGHAUL_LLM_BASE_URL to your model endpoint")
 }

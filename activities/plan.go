@@ -10,60 +10,27 @@ import (
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
 )
 
-// DefaultMaxPlanSteps bounds a plan's length when a request sets no bound.
-const DefaultMaxPlanSteps = 8
-
 // resultExcerpt bounds a step result as shown to the planner and reviewers.
 const resultExcerpt = 4000
-
-// PlanRequest asks the planner for a plan, or for a revision of the steps
-// that remain.
-type PlanRequest struct {
-	Agent    string             `json:"agent"`
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages"`
-	// Tools and Skills are the run's scope: the only targets a step may name.
-	Tools  []string    `json:"tools,omitempty"`
-	Skills []SkillSpec `json:"skills,omitempty"`
-	// MaxSteps bounds the new steps; DefaultMaxPlanSteps when zero.
-	MaxSteps int `json:"max_steps,omitempty"`
-	// Memory offers memory steps: the agent has the user's long-term memory.
-	Memory bool `json:"memory,omitempty"`
-	// Revision is the number the new plan will have.
-	Revision int `json:"revision"`
-	// Done are the steps already finished, with their results; a revision
-	// plans only what comes after them.
-	Done []longhaul.PlanStep `json:"done,omitempty"`
-	// Previous is the plan being revised, and Feedback why.
-	Previous *longhaul.Plan `json:"previous,omitempty"`
-	Feedback string         `json:"feedback,omitempty"`
-}
-
-// PlanResponse is the planner's answer: the goal and the new steps (ids and
-// statuses are the workflow's to assign).
-type PlanResponse struct {
-	Goal  string              `json:"goal"`
-	Steps []longhaul.PlanStep `json:"steps"`
-	Usage longhaul.Usage      `json:"usage"`
-}
 
 // Plan asks the model for a plan through structured output. The schema is
 // built from the run's scope, so step kinds, tool and skill names are enums
 // and tool arguments follow the tools' own schemas.
-func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, error) {
+func (a *Activities) Plan(ctx context.Context, req contract.PlanRequest) (contract.PlanResponse, error) {
 	maxSteps := req.MaxSteps
 	if maxSteps <= 0 {
-		maxSteps = DefaultMaxPlanSteps
+		maxSteps = contract.DefaultMaxPlanSteps
 	}
 	schema, err := a.planSchema(req.Tools, req.Skills, maxSteps, req.Memory)
 	if err != nil {
-		return PlanResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
+		return contract.PlanResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
 	var sys strings.Builder
 	if p := a.agentPrompt(req.Agent, req.Skills); p != "" {
@@ -84,7 +51,7 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 		model: a.model(req.Model), messages: msgs, name: "plan", schema: schema,
 	})
 	if err != nil {
-		return PlanResponse{Usage: usage}, err
+		return contract.PlanResponse{Usage: usage}, err
 	}
 	var out struct {
 		Goal  string `json:"goal"`
@@ -98,9 +65,9 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 		} `json:"steps"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return PlanResponse{Usage: usage}, temporal.NewApplicationError("plan: "+err.Error(), longhaul.ErrTypeModelBadOutput)
+		return contract.PlanResponse{Usage: usage}, temporal.NewApplicationError("plan: "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
-	resp := PlanResponse{Goal: strings.TrimSpace(out.Goal), Usage: usage}
+	resp := contract.PlanResponse{Goal: strings.TrimSpace(out.Goal), Usage: usage}
 	for _, s := range out.Steps {
 		step := longhaul.PlanStep{
 			Kind: s.Kind, Target: s.Target, Title: strings.TrimSpace(s.Title),
@@ -121,7 +88,7 @@ func (a *Activities) Plan(ctx context.Context, req PlanRequest) (PlanResponse, e
 // planSchema is the JSON schema of a plan for the given scope: each step is
 // one of a tool variant per tool (its target fixed, its arguments the tool's
 // own schema made strict), a skill variant and the completion variant.
-func (a *Activities) planSchema(toolNames []string, skills []SkillSpec, maxSteps int, mem bool) (json.RawMessage, error) {
+func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec, maxSteps int, mem bool) (json.RawMessage, error) {
 	str := map[string]any{"type": "string"}
 	enum := func(v ...string) map[string]any {
 		vals := make([]any, len(v))
@@ -177,7 +144,7 @@ func (a *Activities) planSchema(toolNames []string, skills []SkillSpec, maxSteps
 }
 
 // scopeText describes the tools and skills a plan may use.
-func (a *Activities) scopeText(toolNames []string, skills []SkillSpec) string {
+func (a *Activities) scopeText(toolNames []string, skills []contract.SkillSpec) string {
 	var b strings.Builder
 	b.WriteString("Tools:\n")
 	defs, _ := a.tools.Definitions(toolNames)
@@ -198,7 +165,7 @@ func (a *Activities) scopeText(toolNames []string, skills []SkillSpec) string {
 }
 
 // replanText tells the planner what has been done and why the plan changes.
-func replanText(req PlanRequest) string {
+func replanText(req contract.PlanRequest) string {
 	var b strings.Builder
 	if len(req.Done) > 0 {
 		b.WriteString("Steps already carried out (keep their results; do not repeat them unless they failed):\n\n")
@@ -235,41 +202,16 @@ func stepLabel(s longhaul.PlanStep) string {
 	return label
 }
 
-// PlanCheckRequest asks the plan supervisor to review a plan.
-type PlanCheckRequest struct {
-	Agent    string             `json:"agent"`
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages,omitempty"`
-	Plan     longhaul.Plan      `json:"plan"`
-	// Tools and Skills are the run's scope.
-	Tools  []string    `json:"tools,omitempty"`
-	Skills []SkillSpec `json:"skills,omitempty"`
-	// MaxSteps bounds the plan's steps still to run.
-	MaxSteps int `json:"max_steps,omitempty"`
-	// ModelReview asks for a model's review after the deterministic checks.
-	ModelReview bool `json:"model_review,omitempty"`
-	// Memory allows memory steps.
-	Memory bool `json:"memory,omitempty"`
-}
-
-// PlanCheck is the plan supervisor's verdict.
-type PlanCheck struct {
-	OK bool `json:"ok"`
-	// Problems say what is wrong, for the planner to fix.
-	Problems []string       `json:"problems,omitempty"`
-	Usage    longhaul.Usage `json:"usage"`
-}
-
 // SupervisePlan reviews a plan: deterministic checks first (targets in
 // scope, tool arguments valid against the tools' schemas, one completion
 // step and it is last, a bound on the steps), then, when asked and the
 // checks pass, a model review.
-func (a *Activities) SupervisePlan(ctx context.Context, req PlanCheckRequest) (PlanCheck, error) {
+func (a *Activities) SupervisePlan(ctx context.Context, req contract.PlanCheckRequest) (contract.PlanCheck, error) {
 	if problems := a.checkPlan(req); len(problems) > 0 {
-		return PlanCheck{Problems: problems}, nil
+		return contract.PlanCheck{Problems: problems}, nil
 	}
 	if !req.ModelReview {
-		return PlanCheck{OK: true}, nil
+		return contract.PlanCheck{OK: true}, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n\nPlan:\n", req.Plan.Goal)
@@ -282,21 +224,21 @@ func (a *Activities) SupervisePlan(ctx context.Context, req PlanCheckRequest) (P
 	var v verdict
 	usage, err := a.verdict(ctx, req.Model, "plan_review", msgs, &v)
 	if err != nil {
-		return PlanCheck{Usage: usage}, err
+		return contract.PlanCheck{Usage: usage}, err
 	}
 	if v.Decision == longhaul.ReviewOK {
-		return PlanCheck{OK: true, Usage: usage}, nil
+		return contract.PlanCheck{OK: true, Usage: usage}, nil
 	}
-	return PlanCheck{Problems: []string{v.Reason}, Usage: usage}, nil
+	return contract.PlanCheck{Problems: []string{v.Reason}, Usage: usage}, nil
 }
 
 // checkPlan returns what is wrong with req.Plan, deterministically.
-func (a *Activities) checkPlan(req PlanCheckRequest) []string {
+func (a *Activities) checkPlan(req contract.PlanCheckRequest) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	maxSteps := req.MaxSteps
 	if maxSteps <= 0 {
-		maxSteps = DefaultMaxPlanSteps
+		maxSteps = contract.DefaultMaxPlanSteps
 	}
 	var pending []longhaul.PlanStep
 	for _, s := range req.Plan.Steps {
@@ -361,26 +303,9 @@ func (a *Activities) checkPlan(req PlanCheckRequest) []string {
 	return problems
 }
 
-// StepReviewRequest asks the step supervisor to review a step's result.
-type StepReviewRequest struct {
-	Agent    string             `json:"agent"`
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages,omitempty"`
-	Plan     longhaul.Plan      `json:"plan"`
-	// Step is the reviewed step, with its status and result.
-	Step longhaul.PlanStep `json:"step"`
-}
-
-// StepReview is the step supervisor's verdict.
-type StepReview struct {
-	Decision string         `json:"decision"`
-	Reason   string         `json:"reason"`
-	Usage    longhaul.Usage `json:"usage"`
-}
-
 // ReviewStep asks the model whether a step's result lets the plan go on
 // ({decision: ok|adjust, reason}).
-func (a *Activities) ReviewStep(ctx context.Context, req StepReviewRequest) (StepReview, error) {
+func (a *Activities) ReviewStep(ctx context.Context, req contract.StepReviewRequest) (contract.StepReview, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n\nPlan:\n", req.Plan.Goal)
 	for i, s := range req.Plan.Steps {
@@ -394,9 +319,9 @@ func (a *Activities) ReviewStep(ctx context.Context, req StepReviewRequest) (Ste
 	var v verdict
 	usage, err := a.verdict(ctx, req.Model, "step_review", msgs, &v)
 	if err != nil {
-		return StepReview{Usage: usage}, err
+		return contract.StepReview{Usage: usage}, err
 	}
-	return StepReview{Decision: v.Decision, Reason: v.Reason, Usage: usage}, nil
+	return contract.StepReview{Decision: v.Decision, Reason: v.Reason, Usage: usage}, nil
 }
 
 // verdict is a reviewer's structured answer.
@@ -420,36 +345,21 @@ func (a *Activities) verdict(ctx context.Context, model, name string, msgs []ope
 	return usage, nil
 }
 
-// ClassifyRequest asks how an auto-mode agent should run a request.
-type ClassifyRequest struct {
-	Agent    string             `json:"agent"`
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages"`
-}
-
-// Dispatch is the dispatcher's choice for a request.
-type Dispatch struct {
-	// Mode is "chat" or "agentic".
-	Mode   string         `json:"mode"`
-	Reason string         `json:"reason"`
-	Usage  longhaul.Usage `json:"usage"`
-}
-
 var dispatchSchema = json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string","enum":["chat","agentic"]},"reason":{"type":"string"}},"required":["mode","reason"],"additionalProperties":false}`)
 
 // Classify is the dispatcher's model call for auto-mode agents: structured
 // output {mode, reason} deciding chat or agentic.
-func (a *Activities) Classify(ctx context.Context, req ClassifyRequest) (Dispatch, error) {
+func (a *Activities) Classify(ctx context.Context, req contract.ClassifyRequest) (contract.Dispatch, error) {
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptClassify)}}
 	msgs = append(msgs, conversation(lastTurns(req.Messages, 6))...)
 	zero := float32(0)
 	raw, usage, err := a.structured(ctx, structuredCall{model: a.model(req.Model), messages: msgs, name: "dispatch", schema: dispatchSchema, temperature: &zero})
 	if err != nil {
-		return Dispatch{Usage: usage}, err
+		return contract.Dispatch{Usage: usage}, err
 	}
-	var d Dispatch
+	var d contract.Dispatch
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return Dispatch{Usage: usage}, temporal.NewApplicationError("dispatch: "+err.Error(), longhaul.ErrTypeModelBadOutput)
+		return contract.Dispatch{Usage: usage}, temporal.NewApplicationError("dispatch: "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
 	d.Usage = usage
 	return d, nil
@@ -480,7 +390,7 @@ func lastTurns(msgs []longhaul.Message, n int) []longhaul.Message {
 // agentPrompt is the system prompt of the agent, or "", with the prompt
 // fragments of the run's skills only (the spec's, which the user's allow:
 // rules filtered).
-func (a *Activities) agentPrompt(id string, run []SkillSpec) string {
+func (a *Activities) agentPrompt(id string, run []contract.SkillSpec) string {
 	ag, ok := a.catalog.Agent(id)
 	if !ok {
 		return ""
@@ -488,7 +398,7 @@ func (a *Activities) agentPrompt(id string, run []SkillSpec) string {
 	kept := *ag
 	kept.Skills = nil
 	for _, s := range ag.Skills {
-		if slices.ContainsFunc(run, func(r SkillSpec) bool { return r.ID == s }) {
+		if slices.ContainsFunc(run, func(r contract.SkillSpec) bool { return r.ID == s }) {
 			kept.Skills = append(kept.Skills, s)
 		}
 	}

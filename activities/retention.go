@@ -30,12 +30,6 @@ type RunDescriber interface {
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
 }
 
-// RetentionRequest asks for the blobs of runs that closed more than
-// Retention ago to be deleted.
-type RetentionRequest struct {
-	Retention time.Duration `json:"retention"`
-}
-
 // DeleteExpiredBlobs deletes the blobs created more than req.Retention ago,
 // and the stored conversation turns, of every run that is not open and did
 // not close within req.Retention: closed long enough ago, or gone from
@@ -43,7 +37,7 @@ type RetentionRequest struct {
 // since it may read it again (its stored conversation, above all). It
 // heartbeats once a run, and running it again after a failure deletes what
 // is left. (Its name predates the turns; the schedule starts it by it.)
-func (a *Activities) DeleteExpiredBlobs(ctx context.Context, req RetentionRequest) (contract.RetentionResult, error) {
+func (a *Activities) DeleteExpiredBlobs(ctx context.Context, req contract.RetentionRequest) (contract.RetentionResult, error) {
 	if req.Retention <= 0 {
 		return contract.RetentionResult{}, nonRetryable(longhaul.ErrTypeBadRetention, fmt.Errorf("retention %v must be positive", req.Retention))
 	}

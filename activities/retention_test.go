@@ -94,7 +94,7 @@ func TestDeleteExpiredBlobs(t *testing.T) {
 			env := quietSuite().NewTestActivityEnvironment()
 			env.RegisterActivity(acts)
 
-			v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, activities.RetentionRequest{Retention: 24 * time.Hour})
+			v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: 24 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestDeleteExpiredBlobsFailures(t *testing.T) {
 			acts.Runs = tc.runs
 			env := quietSuite().NewTestActivityEnvironment()
 			env.RegisterActivity(acts)
-			_, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, activities.RetentionRequest{Retention: tc.retention})
+			_, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: tc.retention})
 			var appErr *temporal.ApplicationError
 			if err == nil {
 				t.Fatal("the job succeeded")
@@ -209,7 +209,7 @@ func TestRetentionDeletesTurns(t *testing.T) {
 			}
 			env := quietSuite().NewTestActivityEnvironment()
 			env.RegisterActivity(acts)
-			v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, activities.RetentionRequest{Retention: 24 * time.Hour})
+			v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: 24 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +255,7 @@ func TestRetentionDeletesTurns(t *testing.T) {
 				t.Errorf("the archived events of run-gone: %v, want ErrNotFound", err)
 			}
 			// A second job finds nothing more to do.
-			v, err = env.ExecuteActivity(acts.DeleteExpiredBlobs, activities.RetentionRequest{Retention: 24 * time.Hour})
+			v, err = env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: 24 * time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/nats-io/nats.go"
 	"go.temporal.io/sdk/client"
@@ -29,17 +30,17 @@ var retryOptions = workflow.ActivityOptions{
 }
 
 // chatWorkflow runs one ChatCompletion with retries.
-func chatWorkflow(ctx workflow.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
+func chatWorkflow(ctx workflow.Context, req contract.ModelRequest) (contract.ModelResponse, error) {
 	var a *activities.Activities
-	var resp activities.ModelResponse
+	var resp contract.ModelResponse
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, retryOptions), a.ChatCompletion, req).Get(ctx, &resp)
 	return resp, err
 }
 
 // toolWorkflow runs one CallTool with retries.
-func toolWorkflow(ctx workflow.Context, req activities.ToolRequest) (activities.ToolResponse, error) {
+func toolWorkflow(ctx workflow.Context, req contract.ToolRequest) (contract.ToolResponse, error) {
 	var a *activities.Activities
-	var resp activities.ToolResponse
+	var resp contract.ToolResponse
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, retryOptions), a.CallTool, req).Get(ctx, &resp)
 	return resp, err
 }
@@ -78,14 +79,14 @@ func TestChatCompletionRetryPublishesUnderTheNewAttempt(t *testing.T) {
 	if err := f.watcher.Conn().Flush(); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
-	env.ExecuteWorkflow(chatWorkflow, activities.ModelRequest{Call: "turn-4", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 30})
+	env.ExecuteWorkflow(chatWorkflow, contract.ModelRequest{Call: "turn-4", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 30})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("workflow: %v", err)
 	}
-	var resp activities.ModelResponse
+	var resp contract.ModelResponse
 	if err := env.GetWorkflowResult(&resp); err != nil {
 		t.Fatalf("decode result: %v", err)
 	}
@@ -127,7 +128,7 @@ func TestChatCompletionRetryWithoutPublishPublishesNothing(t *testing.T) {
 	f.srv.Enqueue(llmtest.Status(503, "overloaded"), llmtest.Text("fine now"))
 	env := f.workflowEnv(t, "run-8")
 	fl := f.follow(t, "run-8")
-	env.ExecuteWorkflow(chatWorkflow, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
+	env.ExecuteWorkflow(chatWorkflow, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("workflow: %v", err)
 	}
@@ -143,7 +144,7 @@ func TestChatCompletionRejectionIsNotRetried(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	f.srv.SetDefault(llmtest.Status(401, "invalid api key"))
 	env := f.workflowEnv(t, "run-9")
-	env.ExecuteWorkflow(chatWorkflow, activities.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
+	env.ExecuteWorkflow(chatWorkflow, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
 	wantAppError(t, env.GetWorkflowError(), longhaul.ErrTypeModelRejected, true, "invalid api key")
 	if n := len(f.srv.Requests()); n != 1 {
 		t.Errorf("model got %d requests, want 1", n)
@@ -164,7 +165,7 @@ func TestCallToolRetriesWithTheSameIdempotencyKey(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, tt.probe, nil)
 			env := f.workflowEnv(t, "run-42")
-			env.ExecuteWorkflow(toolWorkflow, activities.ToolRequest{
+			env.ExecuteWorkflow(toolWorkflow, contract.ToolRequest{
 				Call: longhaul.ToolCall{ID: "call_9", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 			})
 			if err := env.GetWorkflowError(); (err != nil) != tt.wantErr {
@@ -186,7 +187,7 @@ func TestCallToolRetriesWithTheSameIdempotencyKey(t *testing.T) {
 func TestCallToolRefusalIsNotRetried(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	env := f.workflowEnv(t, "run-43")
-	env.ExecuteWorkflow(toolWorkflow, activities.ToolRequest{
+	env.ExecuteWorkflow(toolWorkflow, contract.ToolRequest{
 		Call: longhaul.ToolCall{ID: "call_9", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "timekeeper", Seq: 9,
 	})
 	wantAppError(t, env.GetWorkflowError(), longhaul.ErrTypeToolRefused, true, "not allowed")

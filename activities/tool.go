@@ -22,48 +22,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// ToolRequest is one tool call to run.
-type ToolRequest struct {
-	Call longhaul.ToolCall `json:"call"`
-	// Agent, and Skill when the call comes from a skill's own loop, say
-	// whose call it is. CallTool reads what they may use from the catalog
-	// the worker loaded, never from the request: a forged or stale request
-	// (a checkpoint carried across continue-as-new, a workflow started by
-	// hand) cannot widen it.
-	Agent string `json:"agent"`
-	Skill string `json:"skill,omitempty"`
-	// Seq numbers the call among all the run's tool calls, from 1. The
-	// workflow carries it across continue-as-new, so it is never reused;
-	// the idempotency key is made of it (see IdempotencyKey).
-	Seq int64 `json:"seq"`
-	// Approval is the id of the input update with which a person approved
-	// the call. A tool that requires approval runs only when that update is
-	// recorded in the run's history as approving this call (see
-	// ApprovalGrant).
-	Approval string `json:"approval,omitempty"`
-	// After is the offset of the call's tool_start event: its progress
-	// belongs after it.
-	After int64 `json:"after,omitempty"`
-	// User is the run's user key and Chat its chat id: what the memory
-	// tools are scoped by. The workflow sets them from its input, which the
-	// API built from the authenticated principal; the model's arguments
-	// never carry them.
-	User string `json:"user,omitempty"`
-	Chat string `json:"chat,omitempty"`
-	// Principal is the run's user whole (role, groups, id, e-mail), what
-	// allow: rules judge: CallTool refuses a tool they do not let the user
-	// use, as it refuses one outside the scope. The workflow sets it from
-	// its input; a request without it (a call scheduled before it existed)
-	// is judged as the user key alone, with no role or groups.
-	Principal *longhaul.User `json:"principal,omitempty"`
-	// VectorStores are the run's vector stores (the agent's and the
-	// request's): what document_search searches, as User. The workflow
-	// sets them; the model's arguments never carry them.
-	VectorStores []string `json:"vector_stores,omitempty"`
-}
-
-// who is the user a call's allow: rules judge.
-func (r ToolRequest) who() longhaul.User {
+// toolUser is the user a tool call's allow: rules judge.
+func toolUser(r contract.ToolRequest) longhaul.User {
 	if r.Principal != nil {
 		return *r.Principal
 	}
@@ -84,14 +44,6 @@ type UpdateReader interface {
 	GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions) client.WorkflowUpdateHandle
 }
 
-// ToolResponse is a tool's result as the model will read it.
-type ToolResponse struct {
-	Content   string `json:"content"`
-	Truncated bool   `json:"truncated,omitempty"`
-	// Ref names the whole result in the store when Content is an excerpt.
-	Ref string `json:"ref,omitempty"`
-}
-
 // CallTool runs one tool call. It refuses, without running anything
 // (non-retryable errors), a tool the catalog does not give the request's
 // agent or skill, a tool that requires approval without a recorded approval
@@ -99,7 +51,7 @@ type ToolResponse struct {
 // failures of the tool itself are retryable, and the workflow feeds the
 // final error back to the model. The idempotency key is the same on every
 // attempt (see IdempotencyKey).
-func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolResponse, err error) {
+func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ contract.ToolResponse, err error) {
 	info := activity.GetInfo(ctx)
 	name := req.Call.Name
 	// A name the model made up is no label of its own.
@@ -109,27 +61,27 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 	}
 	ctx, end := toolSpan(ctx, req.Call, label, a.toolTarget(name, req.Call.Arguments))
 	defer func() { end(err) }()
-	allowed, err := a.toolScope(req.Agent, req.Skill, req.who())
+	allowed, err := a.toolScope(req.Agent, req.Skill, toolUser(req))
 	if err != nil {
-		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
+		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
 	if !slices.Contains(allowed, name) {
-		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allowed: %v)", name, allowed))
+		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allowed: %v)", name, allowed))
 	}
 	if req.Seq <= 0 {
 		// Without its number the call has no idempotency key of its own.
-		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool call %q has no sequence number", req.Call.ID))
+		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool call %q has no sequence number", req.Call.ID))
 	}
 	t, ok := a.tools.Get(name)
 	if !ok {
-		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("unknown tool %q", name))
+		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("unknown tool %q", name))
 	}
-	if !access.ToolAllows(t, req.who()) {
-		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allow: rules, %s)", name, access.Describe(req.who())))
+	if !access.ToolAllows(t, toolUser(req)) {
+		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allow: rules, %s)", name, access.Describe(toolUser(req))))
 	}
 	if tools.NeedsApproval(t) {
 		if err := a.checkApproval(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, req); err != nil {
-			return ToolResponse{}, err
+			return contract.ToolResponse{}, err
 		}
 	}
 	args := json.RawMessage(req.Call.Arguments)
@@ -137,7 +89,7 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 		args = json.RawMessage("{}")
 	}
 	if err := a.tools.Validate(name, args); err != nil {
-		return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
+		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
 	stopBeat := a.heartbeat(ctx)
 	defer stopBeat()
@@ -158,16 +110,16 @@ func (a *Activities) CallTool(ctx context.Context, req ToolRequest) (_ ToolRespo
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return ToolResponse{}, ctx.Err()
+			return contract.ToolResponse{}, ctx.Err()
 		}
 		if errors.Is(err, tools.ErrInvalidArguments) {
-			return ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
+			return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 		}
 		if errors.Is(err, tools.ErrPermanent) {
 			// The same call would fail the same way: tell the model now.
-			return ToolResponse{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("tool %s failed: %v", name, err), longhaul.ErrTypeToolFailed, err)
+			return contract.ToolResponse{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("tool %s failed: %v", name, err), longhaul.ErrTypeToolFailed, err)
 		}
-		return ToolResponse{}, toolFailed(name, err)
+		return contract.ToolResponse{}, toolFailed(name, err)
 	}
 	return a.toolResponse(ctx, info.WorkflowExecution.ID, req.Call, res)
 }
@@ -193,7 +145,7 @@ func (a *Activities) toolScope(agent, skill string, user longhaul.User) ([]strin
 // checkApproval checks that the run's history records a person's approval
 // of the call: the input update req.Approval names completed with the
 // grant of this call. Without one the call is refused.
-func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string, req ToolRequest) error {
+func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string, req contract.ToolRequest) error {
 	name := req.Call.Name
 	if req.Approval == "" {
 		return nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval and the call has none", name))
@@ -224,25 +176,25 @@ func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string
 // toolResponse bounds a result for the model. A longer one is cut; with a
 // store, the whole of it is kept there first and the excerpt says how to
 // find it, so history holds the excerpt only.
-func (a *Activities) toolResponse(ctx context.Context, run string, call longhaul.ToolCall, res tools.Result) (ToolResponse, error) {
+func (a *Activities) toolResponse(ctx context.Context, run string, call longhaul.ToolCall, res tools.Result) (contract.ToolResponse, error) {
 	if a.MaxToolOutput <= 0 || utf8.RuneCountInString(res.Content) <= a.MaxToolOutput {
-		return ToolResponse{Content: res.Content, Truncated: res.Truncated}, nil
+		return contract.ToolResponse{Content: res.Content, Truncated: res.Truncated}, nil
 	}
 	if a.Blobs == nil {
 		content, _ := truncate(res.Content, a.MaxToolOutput)
-		return ToolResponse{Content: content, Truncated: true}, nil
+		return contract.ToolResponse{Content: content, Truncated: true}, nil
 	}
 	ref, err := a.Blobs.Put(ctx, store.Blob{Run: run, Kind: "tool_output", Name: call.ID, Data: []byte(res.Content)})
 	if err != nil {
 		if errors.Is(err, store.ErrTooLarge) {
 			content, _ := truncate(res.Content, a.MaxToolOutput)
-			return ToolResponse{Content: content, Truncated: true}, nil
+			return contract.ToolResponse{Content: content, Truncated: true}, nil
 		}
-		return ToolResponse{}, fmt.Errorf("store the output of %s: %w", call.Name, err)
+		return contract.ToolResponse{}, fmt.Errorf("store the output of %s: %w", call.Name, err)
 	}
 	content := textcut.Runes(res.Content, a.MaxToolOutput) + fmt.Sprintf(
 		"\n\n[output cut: %d of %d characters shown; the whole output is stored as %s]", a.MaxToolOutput, utf8.RuneCountInString(res.Content), ref)
-	return ToolResponse{Content: content, Truncated: true, Ref: ref}, nil
+	return contract.ToolResponse{Content: content, Truncated: true, Ref: ref}, nil
 }
 
 // toolTarget names what a call acts on: the tool's own answer when it is a

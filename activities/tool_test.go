@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -64,7 +64,7 @@ func TestCallToolRefusesWithoutRunning(t *testing.T) {
 			case -1:
 				seq = 0
 			}
-			_, err := callTool(t, env, f.acts, activities.ToolRequest{Call: tt.call, Agent: tt.agent, Skill: tt.skill, Seq: seq, After: 4})
+			_, err := callTool(t, env, f.acts, contract.ToolRequest{Call: tt.call, Agent: tt.agent, Skill: tt.skill, Seq: seq, After: 4})
 			wantAppError(t, err, longhaul.ErrTypeToolRefused, true, tt.msg)
 			if n := f.probe.count(); n != 0 {
 				t.Errorf("the tool ran %d times, want never", n)
@@ -81,7 +81,7 @@ func TestCallToolRefusesArgumentsTheToolRejects(t *testing.T) {
 	// unknown and answers ErrInvalidArguments, which retrying cannot fix.
 	f := newFixture(t, nil, nil)
 	env := f.activityEnv()
-	_, err := callTool(t, env, f.acts, activities.ToolRequest{
+	_, err := callTool(t, env, f.acts, contract.ToolRequest{
 		Call:  longhaul.ToolCall{ID: "c1", Name: "current_time", Arguments: `{"timezone":"Mars/Olympus_Mons"}`},
 		Agent: "timekeeper", Seq: 9,
 	})
@@ -92,7 +92,7 @@ func TestCallToolFailureIsRetryable(t *testing.T) {
 	p := &probe{err: errors.New("upstream answered 502")}
 	f := newFixture(t, p, nil)
 	env := f.activityEnv()
-	_, err := callTool(t, env, f.acts, activities.ToolRequest{
+	_, err := callTool(t, env, f.acts, contract.ToolRequest{
 		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 	})
 	wantAppError(t, err, longhaul.ErrTypeToolFailed, false, "upstream answered 502")
@@ -113,17 +113,17 @@ func TestCallToolReturnsTheToolsContent(t *testing.T) {
 	tests := []struct {
 		name string
 		call longhaul.ToolCall
-		want activities.ToolResponse
+		want contract.ToolResponse
 	}{
 		{name: "current_time in a zone",
 			call: longhaul.ToolCall{ID: "c1", Name: "current_time", Arguments: `{"timezone":"Europe/Berlin"}`},
-			want: activities.ToolResponse{Content: direct(t, `{"timezone":"Europe/Berlin"}`)}},
+			want: contract.ToolResponse{Content: direct(t, `{"timezone":"Europe/Berlin"}`)}},
 		{name: "empty arguments are the empty object",
 			call: longhaul.ToolCall{ID: "c1", Name: "current_time"},
-			want: activities.ToolResponse{Content: direct(t, `{}`)}},
+			want: contract.ToolResponse{Content: direct(t, `{}`)}},
 		{name: "probe",
 			call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`},
-			want: activities.ToolResponse{Content: "probed"}},
+			want: contract.ToolResponse{Content: "probed"}},
 	}
 	if !strings.Contains(tests[0].want.Content, "2025-03-14T16:09:26+01:00") {
 		t.Fatalf("current_time does not use the fixed clock: %q", tests[0].want.Content)
@@ -132,7 +132,7 @@ func TestCallToolReturnsTheToolsContent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil, nil)
 			env := f.activityEnv()
-			got, err := callTool(t, env, f.acts, activities.ToolRequest{Call: tt.call, Agent: "prober", Seq: 9})
+			got, err := callTool(t, env, f.acts, contract.ToolRequest{Call: tt.call, Agent: "prober", Seq: 9})
 			if err != nil {
 				t.Fatalf("CallTool: %v", err)
 			}
@@ -165,7 +165,7 @@ func TestCallToolTruncatesLongOutput(t *testing.T) {
 			f := newFixture(t, p, nil)
 			f.acts.MaxToolOutput = tt.max
 			env := f.activityEnv()
-			got, err := callTool(t, env, f.acts, activities.ToolRequest{
+			got, err := callTool(t, env, f.acts, contract.ToolRequest{
 				Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 			})
 			if err != nil {
@@ -203,7 +203,7 @@ func TestCallToolPublishesProgress(t *testing.T) {
 	if err := f.watcher.Conn().Flush(); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
-	if _, err := callTool(t, env, f.acts, activities.ToolRequest{
+	if _, err := callTool(t, env, f.acts, contract.ToolRequest{
 		Call: longhaul.ToolCall{ID: "call_p", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9, After: 12,
 	}); err != nil {
 		t.Fatalf("CallTool: %v", err)
@@ -251,7 +251,7 @@ func TestCallToolWithoutProgressPublishesNothing(t *testing.T) {
 	env := f.activityEnv()
 	wfID, _ := envWorkflow(t, env)
 	fl := f.follow(t, wfID)
-	if _, err := callTool(t, env, f.acts, activities.ToolRequest{
+	if _, err := callTool(t, env, f.acts, contract.ToolRequest{
 		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 	}); err != nil {
 		t.Fatalf("CallTool: %v", err)
@@ -266,20 +266,20 @@ func TestCallToolProgressWithoutBus(t *testing.T) {
 	f := newFixture(t, p, nil)
 	f.acts.Bus = nil
 	env := f.activityEnv()
-	got, err := callTool(t, env, f.acts, activities.ToolRequest{
+	got, err := callTool(t, env, f.acts, contract.ToolRequest{
 		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 	})
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
-	diff(t, "tool response", activities.ToolResponse{Content: "done"}, got)
+	diff(t, "tool response", contract.ToolResponse{Content: "done"}, got)
 }
 
 func TestCallToolPassesTheCall(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	env := f.activityEnv()
 	wfID, _ := envWorkflow(t, env)
-	if _, err := callTool(t, env, f.acts, activities.ToolRequest{
+	if _, err := callTool(t, env, f.acts, contract.ToolRequest{
 		Call: longhaul.ToolCall{ID: "call_k", Name: "probe", Arguments: `{"q":"needle"}`}, Agent: "prober", Seq: 9,
 	}); err != nil {
 		t.Fatalf("CallTool: %v", err)

@@ -99,7 +99,7 @@ func restoreActivity(b *testing.B, url string, n int) []time.Duration {
 	var d []time.Duration
 	for range n {
 		t0 := time.Now()
-		res, err := acts.RestoreConversation(ctx, activities.RestoreRequest{User: "bench", ChatID: "bench/chat", Messages: history})
+		res, err := acts.RestoreConversation(ctx, contract.RestoreRequest{User: "bench", ChatID: "bench/chat", Messages: history})
 		d = append(d, time.Since(t0))
 		if err != nil || res.Turns != restoreTurns {
 			b.Fatalf("restore: %d turns, %v", res.Turns, err)

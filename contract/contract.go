@@ -1,10 +1,27 @@
-// Package contract is what the HTTP layer, the workflows and the
-// activities agree on about a run: workflow, query, update and search
-// attribute names, run ids, the workflow's input, result and state, run
-// modes and statuses, approval grants, the continue-as-new checkpoint and
-// the event archives it refers to. It imports nothing of Longhaul's but the
-// domain types (package longhaul), so a reader of runs (the API) needs
-// neither the workflows nor the activities.
+// Package contract is every type that crosses a Temporal boundary, in one
+// place, so that both sides of each boundary name the same type and a
+// recorded payload keeps one JSON shape:
+//
+//   - API ↔ workflow: workflow, query, update and search attribute names,
+//     run ids, the workflows' inputs and results (AgentInput, IngestInput,
+//     RetentionInput), the run's state as QueryState answers it, run modes
+//     and statuses, approval decisions and grants, client tool call ids,
+//     the event pages and the event archives a page may name (the API
+//     reads them from the blob store, so EventArchive is here and not with
+//     the checkpoint), the stored timeline of a chat turn, the blob kinds
+//     both sides read.
+//   - workflow ↔ activity, a file per area: the agent's spec (agent.go),
+//     model calls (model.go), tool calls (tool.go), the agentic pipeline's
+//     plan, reviews and dispatch (plan.go), compaction (compact.go), a
+//     chat's stored turns (conversation.go), long-term memory (memory.go),
+//     translation (translate.go), file ingestion (ingest.go), event
+//     archiving (archive.go) and retention (retention.go).
+//
+// State only the workflow reads and writes (the continue-as-new checkpoint,
+// a tool loop's state) is not here: it lives in package workflows. The
+// package imports nothing of Longhaul's but the domain types (package
+// longhaul), so a reader of runs (the API) needs neither the workflows nor
+// the activities, and the activities need no workflow code.
 package contract
 
 import (
@@ -224,9 +241,6 @@ type AgentInput struct {
 	// an agent with language: auto (set by the run itself, kept across
 	// continue-as-new): the user's language and both texts.
 	Translation *longhaul.Translation `json:"translation,omitempty"`
-	// Resume is set when the run continued as new: what the earlier
-	// execution handed over.
-	Resume *Checkpoint `json:"resume,omitempty"`
 	// Forget says the run is not to be kept (a Responses request with
 	// store: false): at its end it marks itself deleted (DeletedRunKind),
 	// so it reads as gone even if the API that was to delete it died.

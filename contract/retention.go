@@ -36,3 +36,9 @@ type RetentionResult struct {
 	// were kept: runs still open, or closed less than Retention ago.
 	Kept int `json:"kept"`
 }
+
+// RetentionRequest asks for the blobs of runs that closed more than
+// Retention ago to be deleted.
+type RetentionRequest struct {
+	Retention time.Duration `json:"retention"`
+}

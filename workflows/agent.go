@@ -20,8 +20,8 @@ const toolOutputExcerpt = 2000
 
 // run is the state of one AgentWorkflow execution.
 type run struct {
-	in    contract.AgentInput
-	spec  activities.AgentSpec
+	in    Input
+	spec  contract.AgentSpec
 	log   *eventLog
 	state contract.RunState
 	usage longhaul.Usage
@@ -62,7 +62,7 @@ type run struct {
 // model and tool call an activity, keeping the run's durable events in a log
 // that QueryEvents serves (the text of a running model call streams to the
 // API over NATS, outside history).
-func AgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.AgentResult, error) {
+func AgentWorkflow(ctx workflow.Context, in Input) (contract.AgentResult, error) {
 	r := &run{
 		in:    in,
 		log:   newEventLog(),
@@ -92,7 +92,7 @@ func AgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contract.Agent
 	now := workflow.Now(ctx)
 	if r.usage.TotalTokens > 0 {
 		var data any = r.usage
-		if r.spec.Models != (activities.RoleModels{}) {
+		if r.spec.Models != (contract.RoleModels{}) {
 			// Per model, beside the OpenAI fields, when the agent gives
 			// its roles models of their own.
 			data = longhaul.UsageData{Usage: r.usage, Models: contract.ModelUsage(r.state.Calls)}
@@ -165,7 +165,7 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	// no such tool: nothing changes for it.)
 	r.stores = activities.RunVectorStores(r.spec.VectorStores, r.in.VectorStores)
 	if len(r.stores) == 0 {
-		r.spec = r.spec.WithoutDocuments()
+		r.spec = activities.WithoutDocuments(r.spec)
 	}
 	if cp := r.in.Resume; cp != nil {
 		return r.resume(ctx, cp)
@@ -181,7 +181,7 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 // follow-up questions) with one model call: no agent prompt, no tools.
 func (r *run) background(ctx workflow.Context) (contract.AgentResult, error) {
 	r.state.Turns = 1
-	resp, err := r.callModel(ctx, activities.ModelRequest{
+	resp, err := r.callModel(ctx, contract.ModelRequest{
 		Call:     "task",
 		Agent:    r.spec.ID,
 		Model:    r.model,
@@ -200,7 +200,7 @@ func (r *run) background(ctx workflow.Context) (contract.AgentResult, error) {
 
 // chat runs the agent's own tool loop on the conversation.
 func (r *run) chat(ctx workflow.Context) (contract.AgentResult, error) {
-	l := contract.LoopState{
+	l := LoopState{
 		Summary:     r.summary,
 		Messages:    r.in.Messages,
 		Scope:       r.spec.Tools,
@@ -220,7 +220,7 @@ func (r *run) chat(ctx workflow.Context) (contract.AgentResult, error) {
 // toolLoop calls the model; runs the tool calls it asks for (in parallel)
 // and gives it their results; repeats until it answers or the turns are used
 // up, then has it answer with what it has.
-func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.AgentResult, error) {
+func (r *run) toolLoop(ctx workflow.Context, l LoopState) (contract.AgentResult, error) {
 	// conv is the conversation after ref, its stored start (the whole of it
 	// while ref is empty).
 	conv := append([]longhaul.Message(nil), l.Messages...)
@@ -297,7 +297,7 @@ func (r *run) toolLoop(ctx workflow.Context, l contract.LoopState) (contract.Age
 // state. The next execution starts without what this one added: a chat turn
 // stores it first. It returns nil when the run stays in this execution
 // (the event log could not be archived), else the error that ends it.
-func (r *run) continueLoop(ctx workflow.Context, next *contract.LoopState, added []longhaul.Message) error {
+func (r *run) continueLoop(ctx workflow.Context, next *LoopState, added []longhaul.Message) error {
 	stored := len(added) > 0 && r.keepsConversation(ctx)
 	if stored {
 		r.recordTurn(ctx, added, contract.StatusRunning, false)
@@ -316,13 +316,13 @@ func (r *run) continueLoop(ctx workflow.Context, next *contract.LoopState, added
 
 // modelRequest is the model call of the loop l's turn: the last one (past
 // max turns) offers no tools and asks for an answer with what it has.
-func (r *run) modelRequest(l contract.LoopState, turn int, last bool, opts longhaul.ModelOptions, publish bool, ref string, conv []longhaul.Message) activities.ModelRequest {
+func (r *run) modelRequest(l LoopState, turn int, last bool, opts longhaul.ModelOptions, publish bool, ref string, conv []longhaul.Message) contract.ModelRequest {
 	model := l.Model
 	if model == "" {
 		// The endpoint's answer names the model it used; keep using it.
 		model = r.model
 	}
-	req := activities.ModelRequest{
+	req := contract.ModelRequest{
 		Call:         fmt.Sprintf("%sturn-%d", l.Call, turn),
 		Agent:        r.spec.ID,
 		Model:        model,
@@ -350,7 +350,7 @@ func (r *run) modelRequest(l contract.LoopState, turn int, last bool, opts longh
 
 // loopAnswered keeps what the run's own loop added as the run's answer; a
 // plan step's loop answers the plan.
-func (r *run) loopAnswered(l contract.LoopState, added []longhaul.Message) {
+func (r *run) loopAnswered(l LoopState, added []longhaul.Message) {
 	if l.StepID == "" {
 		r.answered = added
 	}
@@ -360,7 +360,7 @@ func (r *run) loopAnswered(l contract.LoopState, added []longhaul.Message) {
 // model call named call: the worker's in parallel, the client's through
 // the client. It returns their results in call order or, when the client
 // never came back, the worker's results and the client's calls, pending.
-func (r *run) runToolCalls(ctx workflow.Context, l contract.LoopState, call string, calls []longhaul.ToolCall, targets map[string]string) (results []longhaul.Message, pending []longhaul.ToolCall, err error) {
+func (r *run) runToolCalls(ctx workflow.Context, l LoopState, call string, calls []longhaul.ToolCall, targets map[string]string) (results []longhaul.Message, pending []longhaul.ToolCall, err error) {
 	if l.Skill != "" && l.StepID != "" {
 		names := make([]string, len(calls))
 		for i, c := range calls {
@@ -389,13 +389,13 @@ func (r *run) runToolCalls(ctx workflow.Context, l contract.LoopState, call stri
 // of the run's answer, it reconciles the streamed text with the answer the
 // call returns; a plan step's own loop is not the answer (its result goes to
 // step_result), so its text stays out of the log's content.
-func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label string, answer bool) (activities.ModelResponse, error) {
+func (r *run) callModel(ctx workflow.Context, req contract.ModelRequest, label string, answer bool) (contract.ModelResponse, error) {
 	actx := r.modelOptions(ctx, strings.TrimSpace(label+" llm "+req.Model))
 	req.After = r.log.last
 	who := r.in.User
 	req.Principal = &who
 	req.Documents = len(r.stores) > 0
-	var resp activities.ModelResponse
+	var resp contract.ModelResponse
 	if err := r.awaitModel(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
 		if answer && (resp.Message.Content != "" || resp.Reasoning != "") {
 			r.partial = resp.Message.Content
@@ -403,7 +403,7 @@ func (r *run) callModel(ctx workflow.Context, req activities.ModelRequest, label
 				Text: r.partial, Reasoning: resp.Reasoning, Call: req.Call, Attempt: resp.Attempt, Cancelled: true,
 			})
 		}
-		return activities.ModelResponse{}, err
+		return contract.ModelResponse{}, err
 	}
 	r.addUsage(req.Call, req.Model, resp.Usage)
 	if resp.Model != "" {
@@ -425,7 +425,7 @@ const versionPartialOnCancel = "partial-on-cancel"
 // awaitModel waits for a model call. When the run is cancelled meanwhile,
 // it waits for the call to stop as well (its activity options wait for the
 // cancellation) and puts the text the call had into resp.
-func (r *run) awaitModel(ctx workflow.Context, f workflow.Future, resp *activities.ModelResponse) error {
+func (r *run) awaitModel(ctx workflow.Context, f workflow.Future, resp *contract.ModelResponse) error {
 	cancelled := false
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(f, func(workflow.Future) {})
@@ -464,7 +464,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 	for i, c := range calls {
 		target := targets[c.ID]
 		r.toolSeq++
-		req := activities.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq, User: r.in.User.Key(), Chat: r.in.ChatID, Principal: &who, VectorStores: r.stores}
+		req := contract.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq, User: r.in.User.Key(), Chat: r.in.ChatID, Principal: &who, VectorStores: r.stores}
 		if r.needsApproval(c.Name) {
 			ok, msg, err := r.approve(ctx, c, req.Seq, target)
 			if err != nil {
@@ -493,7 +493,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 			outcomes[i] = toolOutcome{failed: true}
 			continue
 		}
-		var res activities.ToolResponse
+		var res contract.ToolResponse
 		err := futures[i].Get(ctx, &res)
 		content, failed := res.Content, false
 		if err != nil {

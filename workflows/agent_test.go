@@ -1,3 +1,5 @@
+// Over 600 lines: the harness every workflow test in the package uses, beside the chat tool loop's tests.
+
 package workflows_test
 
 import (
@@ -31,7 +33,7 @@ var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // spec is the agent the tests' ResolveAgent mock returns unless a test says
 // otherwise.
-var spec = activities.AgentSpec{
+var spec = contract.AgentSpec{
 	ID:       "assistant",
 	Mode:     "chat",
 	Model:    "test-model",
@@ -47,7 +49,7 @@ type harness struct {
 	acts *activities.Activities
 
 	mu       sync.Mutex // mock callbacks run on their own goroutines
-	model    []activities.ModelRequest
+	model    []contract.ModelRequest
 	attempts []int32
 }
 
@@ -73,13 +75,13 @@ var u1 = &longhaul.User{ID: "u1"}
 
 // resolve mocks the ResolveAgent local activity (OnActivity mocks local
 // activities too).
-func (h *harness) resolve(s activities.AgentSpec) {
+func (h *harness) resolve(s contract.AgentSpec) {
 	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, s.ID, mock.Anything).Return(s, nil).Once()
 }
 
 // reply is one scripted answer of the model activity.
 type reply struct {
-	resp activities.ModelResponse
+	resp contract.ModelResponse
 	err  error
 }
 
@@ -92,18 +94,18 @@ func assistant(content string, calls ...longhaul.ToolCall) longhaul.Message {
 }
 
 func answer(content string, u longhaul.Usage) reply {
-	return reply{resp: activities.ModelResponse{Message: assistant(content), FinishReason: "stop", Usage: u, Model: "test-model-v2"}}
+	return reply{resp: contract.ModelResponse{Message: assistant(content), FinishReason: "stop", Usage: u, Model: "test-model-v2"}}
 }
 
 func askTools(content string, u longhaul.Usage, calls ...longhaul.ToolCall) reply {
-	return reply{resp: activities.ModelResponse{Message: assistant(content, calls...), FinishReason: "tool_calls", Usage: u, Model: "test-model-v2"}}
+	return reply{resp: contract.ModelResponse{Message: assistant(content, calls...), FinishReason: "tool_calls", Usage: u, Model: "test-model-v2"}}
 }
 
 // scriptModel mocks ChatCompletion: attempt n (counting retries) gets
 // replies[n]; an unscripted call fails the run.
 func (h *harness) scriptModel(replies ...reply) *testsuite.MockCallWrapper {
 	return h.env.OnActivity(h.acts.ChatCompletion, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
+		func(ctx context.Context, req contract.ModelRequest) (contract.ModelResponse, error) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			n := len(h.model)
@@ -113,7 +115,7 @@ func (h *harness) scriptModel(replies ...reply) *testsuite.MockCallWrapper {
 			h.model = append(h.model, req)
 			h.attempts = append(h.attempts, activity.GetInfo(ctx).Attempt)
 			if n >= len(replies) {
-				return activities.ModelResponse{}, temporal.NewNonRetryableApplicationError(
+				return contract.ModelResponse{}, temporal.NewNonRetryableApplicationError(
 					fmt.Sprintf("unscripted model call %d", n+1), "Unscripted", nil)
 			}
 			return replies[n].resp, replies[n].err
@@ -121,15 +123,15 @@ func (h *harness) scriptModel(replies ...reply) *testsuite.MockCallWrapper {
 }
 
 // modelCalls returns the requests the model activity received, in order.
-func (h *harness) modelCalls() []activities.ModelRequest {
+func (h *harness) modelCalls() []contract.ModelRequest {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]activities.ModelRequest(nil), h.model...)
+	return append([]contract.ModelRequest(nil), h.model...)
 }
 
 // onTool mocks the CallTool activity for the call with the given id.
-func (h *harness) onTool(id string, res activities.ToolResponse, err error) *testsuite.MockCallWrapper {
-	match := mock.MatchedBy(func(r activities.ToolRequest) bool { return r.Call.ID == id })
+func (h *harness) onTool(id string, res contract.ToolResponse, err error) *testsuite.MockCallWrapper {
+	match := mock.MatchedBy(func(r contract.ToolRequest) bool { return r.Call.ID == id })
 	return h.env.OnActivity(h.acts.CallTool, mock.Anything, match).Return(res, err)
 }
 
@@ -269,7 +271,7 @@ func TestFinalAnswerWithoutTools(t *testing.T) {
 		Model:        "test-model-v2",
 		LastOffset:   3,
 	}, res)
-	diff(t, "model requests", []activities.ModelRequest{{
+	diff(t, "model requests", []contract.ModelRequest{{
 		Call:     "turn-1",
 		Agent:    "assistant",
 		Model:    "test-model",
@@ -390,8 +392,8 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		askTools("", usage(10, 2), call),
 		answer("It is Thursday.", usage(20, 4)),
 	).Twice()
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, activities.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1, User: "u1", Principal: u1}).
-		Return(activities.ToolResponse{Content: "2025-01-02T04:04:05+01:00 Thursday"}, nil).Once()
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, contract.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1, User: "u1", Principal: u1}).
+		Return(contract.ToolResponse{Content: "2025-01-02T04:04:05+01:00 Thursday"}, nil).Once()
 	h.run(input(hi...))
 
 	toolMsg := longhaul.Message{Role: longhaul.RoleTool, Name: "current_time", ToolCallID: "call_1", Content: "2025-01-02T04:04:05+01:00 Thursday"}
@@ -410,7 +412,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		t.Fatalf("model called %d times, want 2", len(reqs))
 	}
 	// The model's own answer names the model for the next turns.
-	diff(t, "second model request", activities.ModelRequest{
+	diff(t, "second model request", contract.ModelRequest{
 		Call:     "turn-2",
 		Agent:    "assistant",
 		Model:    "test-model-v2",
@@ -444,8 +446,8 @@ func TestParallelToolCalls(t *testing.T) {
 	h.scriptModel(ask, answer("Done.", usage(30, 2))).Twice()
 	// The first call takes longer: the results must still come in call
 	// order, and the run must take as long as the slower call, not the sum.
-	h.onTool("call_a", activities.ToolResponse{Content: "page text", Truncated: true}, nil).After(2 * time.Second).Once()
-	h.onTool("call_b", activities.ToolResponse{Content: "now"}, nil).After(time.Second).Once()
+	h.onTool("call_a", contract.ToolResponse{Content: "page text", Truncated: true}, nil).After(2 * time.Second).Once()
+	h.onTool("call_b", contract.ToolResponse{Content: "now"}, nil).After(time.Second).Once()
 	h.run(input(hi...))
 
 	added := []longhaul.Message{
@@ -498,7 +500,7 @@ func TestToolRefusedIsFedBackToModel(t *testing.T) {
 	).Twice()
 	refusal := `tool "shell" is not allowed here (allowed: [current_time web_fetch])`
 	// Non-retryable: exactly one attempt.
-	h.onTool("call_1", activities.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, longhaul.ErrTypeToolRefused, nil)).Once()
+	h.onTool("call_1", contract.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, longhaul.ErrTypeToolRefused, nil)).Once()
 	h.run(input(hi...))
 
 	toolMsg := longhaul.Message{Role: longhaul.RoleTool, Name: "shell", ToolCallID: "call_1", Content: "error: " + refusal}
@@ -536,7 +538,7 @@ func TestToolFailureIsRetriedThenFedBack(t *testing.T) {
 		answer("The site is down.", usage(9, 4)),
 	).Twice()
 	// Retryable: the tool retry policy allows three attempts.
-	h.onTool("call_1", activities.ToolResponse{}, temporal.NewApplicationError("tool web_fetch failed: 503", longhaul.ErrTypeToolFailed)).Times(3)
+	h.onTool("call_1", contract.ToolResponse{}, temporal.NewApplicationError("tool web_fetch failed: 503", longhaul.ErrTypeToolFailed)).Times(3)
 	h.run(input(hi...))
 
 	res := h.result()
@@ -558,7 +560,7 @@ func TestToolOutputExcerpt(t *testing.T) {
 	call := longhaul.ToolCall{ID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://example.com/"}`}
 	h.scriptModel(askTools("", usage(1, 1), call), answer("Long.", usage(1, 1))).Twice()
 	long := strings.Repeat("x", 2500)
-	h.onTool("call_1", activities.ToolResponse{Content: long}, nil).Once()
+	h.onTool("call_1", contract.ToolResponse{Content: long}, nil).Once()
 	h.run(input(hi...))
 
 	// The model reads everything; the event carries an excerpt.
@@ -588,8 +590,8 @@ func TestMaxTurns(t *testing.T) {
 		askTools("", usage(20, 1), call(2)),
 		answer("Partial answer: the step limit was reached.", usage(30, 9)),
 	).Times(3)
-	h.onTool("call_1", activities.ToolResponse{Content: "t1"}, nil).Once()
-	h.onTool("call_2", activities.ToolResponse{Content: "t2"}, nil).Once()
+	h.onTool("call_1", contract.ToolResponse{Content: "t1"}, nil).Once()
+	h.onTool("call_2", contract.ToolResponse{Content: "t2"}, nil).Once()
 	h.run(input(hi...))
 
 	reqs := h.modelCalls()
@@ -641,7 +643,7 @@ func TestMaxTurnsContract(t *testing.T) {
 		askTools("", usage(10, 1), first),
 		askTools("I would check again.", usage(20, 5), again),
 	).Twice()
-	h.onTool("call_1", activities.ToolResponse{Content: "t1"}, nil).Once()
+	h.onTool("call_1", contract.ToolResponse{Content: "t1"}, nil).Once()
 	h.run(input(hi...))
 
 	res := h.result()
@@ -657,7 +659,7 @@ func TestModelRejectedFailsRun(t *testing.T) {
 	call := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
 	rejected := temporal.NewNonRetryableApplicationError("model endpoint answered 400: context too long", longhaul.ErrTypeModelRejected, nil)
 	h.scriptModel(askTools("", usage(10, 2), call), reply{err: rejected}).Twice()
-	h.onTool("call_1", activities.ToolResponse{Content: "now"}, nil).Once()
+	h.onTool("call_1", contract.ToolResponse{Content: "now"}, nil).Once()
 	h.run(input(hi...))
 
 	err := h.env.GetWorkflowError()
@@ -715,7 +717,7 @@ func TestContentIsDurableWhole(t *testing.T) {
 	final := answer("Hello world", usage(3, 2))
 	final.resp.Attempt = 2
 	h.scriptModel(askTools("", usage(1, 1), call), final).After(5 * time.Second).Twice()
-	h.onTool("call_1", activities.ToolResponse{Content: "now"}, nil).Once()
+	h.onTool("call_1", contract.ToolResponse{Content: "now"}, nil).Once()
 	var running contract.EventsPage
 	h.env.RegisterDelayedCallback(func() { running = h.page(contract.EventsRequest{}) }, 8*time.Second)
 	h.run(input(hi...))
@@ -736,7 +738,7 @@ func TestContentIsDurableWhole(t *testing.T) {
 	diff(t, "content", want, evs[2], eventOpts)
 }
 
-func afters(reqs []activities.ModelRequest) []int64 {
+func afters(reqs []contract.ModelRequest) []int64 {
 	var out []int64
 	for _, r := range reqs {
 		out = append(out, r.After)
@@ -749,7 +751,7 @@ func TestEventsPaging(t *testing.T) {
 	h.resolve(spec)
 	call := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
 	h.scriptModel(askTools("", usage(1, 1), call), answer("ok", usage(1, 1))).Twice()
-	h.onTool("call_1", activities.ToolResponse{Content: "now"}, nil).Once()
+	h.onTool("call_1", contract.ToolResponse{Content: "now"}, nil).Once()
 	h.run(input(hi...))
 
 	all := h.events() // tool_start, tool_output, content, usage, done
@@ -796,7 +798,7 @@ func TestNoMessagesIsBadInput(t *testing.T) {
 func TestUnknownAgentFailsRun(t *testing.T) {
 	h := newHarness(t)
 	h.env.OnActivity(h.acts.ResolveAgent, mock.Anything, "nobody", mock.Anything).
-		Return(activities.AgentSpec{}, temporal.NewNonRetryableApplicationError(`unknown agent "nobody"`, longhaul.ErrTypeUnknownAgent, nil)).Once()
+		Return(contract.AgentSpec{}, temporal.NewNonRetryableApplicationError(`unknown agent "nobody"`, longhaul.ErrTypeUnknownAgent, nil)).Once()
 	in := input(hi...)
 	in.Agent = "nobody"
 	h.run(in)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"go.temporal.io/sdk/temporal"
@@ -16,7 +15,7 @@ import (
 // Bounds of an agentic run.
 const (
 	// maxPlanSteps bounds the steps a plan may still have to run.
-	maxPlanSteps = activities.DefaultMaxPlanSteps
+	maxPlanSteps = contract.DefaultMaxPlanSteps
 	// stepResultLimit bounds a step's result kept in the run's state.
 	stepResultLimit = 16000
 	// resultContext bounds each step result given to the final answer.
@@ -131,7 +130,7 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 // the plan checked. It returns the plan and its problems, none when it
 // passed; an output the planner could not get right is a problem too.
 func (r *run) draftPlan(ctx workflow.Context, rev int, cur *contract.PlanRevision, reason, feedback string) (longhaul.Plan, []string, error) {
-	req := activities.PlanRequest{
+	req := contract.PlanRequest{
 		Agent: r.spec.ID, Model: r.roleModel(rolePlan), Messages: r.in.Messages,
 		Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps,
 		Revision: rev, Feedback: feedback, Memory: r.spec.Memory != "",
@@ -148,7 +147,7 @@ func (r *run) draftPlan(ctx workflow.Context, rev int, cur *contract.PlanRevisio
 		req.Done = kept
 	}
 	r.think(ctx, planningMessage(rev))
-	var resp activities.PlanResponse
+	var resp contract.PlanResponse
 	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("plan v%d", rev), req.Model)), a.Plan, req).Get(ctx, &resp)
 	r.addUsage(fmt.Sprintf("plan-v%d", rev), req.Model, resp.Usage)
 	plan := longhaul.Plan{Revision: rev, Reason: reason, Goal: resp.Goal, Steps: append([]longhaul.PlanStep(nil), kept...), Translation: r.in.Translation}
@@ -177,9 +176,9 @@ func (r *run) draftPlan(ctx workflow.Context, rev int, cur *contract.PlanRevisio
 // deterministic checks, and a model review when the agent asks for one)
 // and returns its problems, none when it passed.
 func (r *run) checkPlan(ctx workflow.Context, rev int, plan longhaul.Plan) ([]string, error) {
-	var check activities.PlanCheck
+	var check contract.PlanCheck
 	review := r.roleModel(roleReview)
-	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review plan v%d", rev), review)), a.SupervisePlan, activities.PlanCheckRequest{
+	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review plan v%d", rev), review)), a.SupervisePlan, contract.PlanCheckRequest{
 		Agent: r.spec.ID, Model: review, Messages: r.in.Messages, Plan: plan,
 		Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps, ModelReview: r.spec.ReviewPlan,
 		Memory: r.spec.Memory != "",
@@ -245,7 +244,7 @@ func (r *run) runStep(ctx workflow.Context, i int) error {
 			result, failed = fmt.Sprintf("error: skill %q is not available", step.Target), true
 			break
 		}
-		res, err := r.toolLoop(ctx, contract.LoopState{
+		res, err := r.toolLoop(ctx, LoopState{
 			Call:         "step-" + step.ID + "-",
 			Label:        label + " skill " + s.ID,
 			Messages:     []longhaul.Message{{Role: longhaul.RoleUser, Content: step.Input}},
@@ -275,13 +274,13 @@ func (r *run) runStep(ctx workflow.Context, i int) error {
 	return nil
 }
 
-func (r *run) skill(id string) (activities.SkillSpec, bool) {
+func (r *run) skill(id string) (contract.SkillSpec, bool) {
 	for _, s := range r.spec.Skills {
 		if s.ID == id {
 			return s, true
 		}
 	}
-	return activities.SkillSpec{}, false
+	return contract.SkillSpec{}, false
 }
 
 func (r *run) startStep(ctx workflow.Context, p *contract.PlanRevision, i int) {
@@ -354,9 +353,9 @@ func (r *run) stepFindings(p *contract.PlanRevision, i, limit int) []string {
 func (r *run) reviewStep(ctx workflow.Context, i int) error {
 	p := r.current()
 	step := p.Steps[i]
-	var v activities.StepReview
+	var v contract.StepReview
 	model := r.roleModel(roleReview)
-	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review step %d", i+1), model)), a.ReviewStep, activities.StepReviewRequest{
+	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review step %d", i+1), model)), a.ReviewStep, contract.StepReviewRequest{
 		Agent: r.spec.ID, Model: model, Messages: r.in.Messages, Plan: p.Plan, Step: step,
 	}).Get(ctx, &v)
 	r.addUsage("review-step-"+step.ID, model, v.Usage)
@@ -364,7 +363,7 @@ func (r *run) reviewStep(ctx workflow.Context, i int) error {
 		return err
 	}
 	if err != nil {
-		v = activities.StepReview{Decision: longhaul.ReviewOK, Reason: "review unavailable: " + errorMessage(err)}
+		v = contract.StepReview{Decision: longhaul.ReviewOK, Reason: "review unavailable: " + errorMessage(err)}
 	}
 	review := longhaul.ReviewData{StepID: step.ID, Revision: p.Revision, Decision: v.Decision, Reason: v.Reason, ReplansRemaining: r.state.ReplansRemaining}
 	if v.Decision != longhaul.ReviewAdjust {
@@ -416,7 +415,7 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 	opts := r.callOptions(true)
 	r.state.Turns++
 	runModel := r.model
-	req := activities.ModelRequest{
+	req := contract.ModelRequest{
 		Call: "answer", Agent: r.spec.ID, Model: r.roleModel(roleAnswer), Messages: r.in.Messages, Options: opts,
 		Publish: !r.in.NotStreamed && publishes(opts), Instructions: b.String(), Findings: findings, Summary: r.summary,
 	}

@@ -1,3 +1,5 @@
+// Over 600 lines: the agentic pipeline's tests, which share one scripted pipeline (classify, plan, review).
+
 package workflows_test
 
 import (
@@ -11,7 +13,6 @@ import (
 
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 	sdkpb "go.temporal.io/api/sdk/v1"
@@ -21,7 +22,7 @@ import (
 
 // briefing is a skill with a slash command and a narrower scope than the
 // agent's.
-var briefing = activities.SkillSpec{
+var briefing = contract.SkillSpec{
 	ID:          "briefing",
 	Description: "Writes a short briefing on a topic",
 	Command:     "/briefing",
@@ -31,14 +32,14 @@ var briefing = activities.SkillSpec{
 
 // researcher is an agentic agent with the briefing skill; tests copy it and
 // change what they need.
-var researcher = activities.AgentSpec{
+var researcher = contract.AgentSpec{
 	ID:         spec.ID,
 	Mode:       contract.ModeAgentic,
 	Model:      "test-model",
 	MaxTurns:   8,
 	MaxReplans: 2,
 	Tools:      []string{"current_time", "web_fetch"},
-	Skills:     []activities.SkillSpec{briefing},
+	Skills:     []contract.SkillSpec{briefing},
 }
 
 var question = []longhaul.Message{{Role: longhaul.RoleUser, Content: "What changed in the EU AI act?"}}
@@ -85,11 +86,11 @@ type pipeline struct {
 	h *harness
 
 	mu       sync.Mutex // mock callbacks run on their own goroutines
-	classify []activities.ClassifyRequest
-	plans    []activities.PlanRequest
-	checks   []activities.PlanCheckRequest
-	reviews  []activities.StepReviewRequest
-	tools    []activities.ToolRequest
+	classify []contract.ClassifyRequest
+	plans    []contract.PlanRequest
+	checks   []contract.PlanCheckRequest
+	reviews  []contract.StepReviewRequest
+	tools    []contract.ToolRequest
 }
 
 func newPipeline(h *harness) *pipeline { return &pipeline{h: h} }
@@ -109,28 +110,28 @@ func scripted[Req, Resp any](p *pipeline, name string, log *[]Req, replies []out
 	}
 }
 
-func (p *pipeline) onClassify(replies ...outcome[activities.Dispatch]) *testsuite.MockCallWrapper {
+func (p *pipeline) onClassify(replies ...outcome[contract.Dispatch]) *testsuite.MockCallWrapper {
 	return p.h.env.OnActivity(p.h.acts.Classify, mock.Anything, mock.Anything).Return(scripted(p, "Classify", &p.classify, replies))
 }
 
-func (p *pipeline) onPlan(replies ...outcome[activities.PlanResponse]) *testsuite.MockCallWrapper {
+func (p *pipeline) onPlan(replies ...outcome[contract.PlanResponse]) *testsuite.MockCallWrapper {
 	return p.h.env.OnActivity(p.h.acts.Plan, mock.Anything, mock.Anything).Return(scripted(p, "Plan", &p.plans, replies))
 }
 
-func (p *pipeline) onSupervisePlan(replies ...outcome[activities.PlanCheck]) *testsuite.MockCallWrapper {
+func (p *pipeline) onSupervisePlan(replies ...outcome[contract.PlanCheck]) *testsuite.MockCallWrapper {
 	return p.h.env.OnActivity(p.h.acts.SupervisePlan, mock.Anything, mock.Anything).Return(scripted(p, "SupervisePlan", &p.checks, replies))
 }
 
-func (p *pipeline) onReviewStep(replies ...outcome[activities.StepReview]) *testsuite.MockCallWrapper {
+func (p *pipeline) onReviewStep(replies ...outcome[contract.StepReview]) *testsuite.MockCallWrapper {
 	return p.h.env.OnActivity(p.h.acts.ReviewStep, mock.Anything, mock.Anything).Return(scripted(p, "ReviewStep", &p.reviews, replies))
 }
 
 // onTool mocks CallTool for the call with the given id and records the
 // request.
-func (p *pipeline) onTool(id string, res activities.ToolResponse, err error) *testsuite.MockCallWrapper {
-	match := mock.MatchedBy(func(r activities.ToolRequest) bool { return r.Call.ID == id })
+func (p *pipeline) onTool(id string, res contract.ToolResponse, err error) *testsuite.MockCallWrapper {
+	match := mock.MatchedBy(func(r contract.ToolRequest) bool { return r.Call.ID == id })
 	return p.h.env.OnActivity(p.h.acts.CallTool, mock.Anything, match).Return(
-		func(_ context.Context, req activities.ToolRequest) (activities.ToolResponse, error) {
+		func(_ context.Context, req contract.ToolRequest) (contract.ToolResponse, error) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.tools = append(p.tools, req)
@@ -139,35 +140,35 @@ func (p *pipeline) onTool(id string, res activities.ToolResponse, err error) *te
 }
 
 // calls returns copies of the recorded requests.
-func (p *pipeline) calls() (classify []activities.ClassifyRequest, plans []activities.PlanRequest, checks []activities.PlanCheckRequest, reviews []activities.StepReviewRequest, tools []activities.ToolRequest) {
+func (p *pipeline) calls() (classify []contract.ClassifyRequest, plans []contract.PlanRequest, checks []contract.PlanCheckRequest, reviews []contract.StepReviewRequest, tools []contract.ToolRequest) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append(classify, p.classify...), append(plans, p.plans...), append(checks, p.checks...),
 		append(reviews, p.reviews...), append(tools, p.tools...)
 }
 
-func (p *pipeline) planRequests() []activities.PlanRequest {
+func (p *pipeline) planRequests() []contract.PlanRequest {
 	_, plans, _, _, _ := p.calls()
 	return plans
 }
 
-func (p *pipeline) toolRequests() []activities.ToolRequest {
+func (p *pipeline) toolRequests() []contract.ToolRequest {
 	_, _, _, _, tools := p.calls()
 	return tools
 }
 
-var planOK = ok(activities.PlanCheck{OK: true})
+var planOK = ok(contract.PlanCheck{OK: true})
 
-func stepOK(reason string) outcome[activities.StepReview] {
-	return ok(activities.StepReview{Decision: longhaul.ReviewOK, Reason: reason})
+func stepOK(reason string) outcome[contract.StepReview] {
+	return ok(contract.StepReview{Decision: longhaul.ReviewOK, Reason: reason})
 }
 
-func stepAdjust(reason string) outcome[activities.StepReview] {
-	return ok(activities.StepReview{Decision: longhaul.ReviewAdjust, Reason: reason})
+func stepAdjust(reason string) outcome[contract.StepReview] {
+	return ok(contract.StepReview{Decision: longhaul.ReviewAdjust, Reason: reason})
 }
 
-func planned(goal string, steps ...longhaul.PlanStep) outcome[activities.PlanResponse] {
-	return ok(activities.PlanResponse{Goal: goal, Steps: steps})
+func planned(goal string, steps ...longhaul.PlanStep) outcome[contract.PlanResponse] {
+	return ok(contract.PlanResponse{Goal: goal, Steps: steps})
 }
 
 const goal = "Explain what changed in the EU AI act"
@@ -221,14 +222,14 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 	h := newHarness(t)
 	p := newPipeline(h)
 	s := spec // a chat agent: the command wins over the mode
-	s.Skills = []activities.SkillSpec{briefing}
+	s.Skills = []contract.SkillSpec{briefing}
 	h.resolve(s)
 	call := longhaul.ToolCall{ID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://eur-lex.europa.eu/ai-act"}`}
 	h.scriptModel(
 		askTools("", usage(10, 2), call),
 		answer("Briefing: the act bans social scoring.", usage(20, 8)),
 	).Twice()
-	p.onTool("call_1", activities.ToolResponse{Content: "act text"}, nil).Once()
+	p.onTool("call_1", contract.ToolResponse{Content: "act text"}, nil).Once()
 	p.onPlan().Maybe()
 	p.onClassify().Maybe()
 	h.run(input(longhaul.Message{Role: longhaul.RoleUser, Content: "/briefing EU AI act"}))
@@ -240,7 +241,7 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("model called %d times, want 2", len(reqs))
 	}
-	diff(t, "first model request", activities.ModelRequest{
+	diff(t, "first model request", contract.ModelRequest{
 		Call:     "turn-1",
 		Agent:    "assistant",
 		Model:    "test-model",
@@ -254,7 +255,7 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 	if r := reqs[1]; r.Call != "turn-2" || r.Skill != "briefing" {
 		t.Errorf("second model request: Call %q, Skill %q; want turn-2, briefing", r.Call, r.Skill)
 	}
-	diff(t, "tool requests", []activities.ToolRequest{{Call: call, Agent: "assistant", Skill: "briefing", Seq: 1, After: 2, User: "u1", Principal: u1}}, p.toolRequests())
+	diff(t, "tool requests", []contract.ToolRequest{{Call: call, Agent: "assistant", Skill: "briefing", Seq: 1, After: 2, User: "u1", Principal: u1}}, p.toolRequests())
 	if classify, plans, _, _, _ := p.calls(); len(classify)+len(plans) != 0 {
 		t.Errorf("Classify called %d times, Plan %d times; want neither", len(classify), len(plans))
 	}
@@ -283,7 +284,7 @@ func TestSlashCommandNotASkill(t *testing.T) {
 		t.Run(text, func(t *testing.T) {
 			h := newHarness(t)
 			s := spec
-			s.Skills = []activities.SkillSpec{briefing}
+			s.Skills = []contract.SkillSpec{briefing}
 			h.resolve(s)
 			h.scriptModel(answer("A chat answer.", usage(1, 1))).Once()
 			msgs := []longhaul.Message{{Role: longhaul.RoleUser, Content: text}}
@@ -322,7 +323,7 @@ func TestBackgroundTaskSkipsDispatch(t *testing.T) {
 	in.Background = true
 	h.run(in)
 
-	diff(t, "model requests", []activities.ModelRequest{{
+	diff(t, "model requests", []contract.ModelRequest{{
 		Call: "task", Agent: "assistant", Model: "test-model", Messages: task, NoPrompt: true, Publish: true,
 	}}, h.modelCalls())
 	if classify, plans, _, _, _ := p.calls(); len(classify)+len(plans) != 0 {
@@ -342,7 +343,7 @@ func TestAutoDispatchChat(t *testing.T) {
 	s := researcher
 	s.Mode = "auto"
 	h.resolve(s)
-	p.onClassify(ok(activities.Dispatch{Mode: contract.ModeChat, Reason: "a greeting needs no plan", Usage: usage(7, 2)})).Once()
+	p.onClassify(ok(contract.Dispatch{Mode: contract.ModeChat, Reason: "a greeting needs no plan", Usage: usage(7, 2)})).Once()
 	p.onPlan().Maybe()
 	h.scriptModel(answer("Hello!", usage(10, 1))).Once()
 	h.run(input(hi...))
@@ -351,7 +352,7 @@ func TestAutoDispatchChat(t *testing.T) {
 		t.Errorf("Content = %q, want Hello!", got)
 	}
 	classify, plans, _, _, _ := p.calls()
-	diff(t, "classify requests", []activities.ClassifyRequest{{Agent: "assistant", Model: "test-model", Messages: hi}}, classify)
+	diff(t, "classify requests", []contract.ClassifyRequest{{Agent: "assistant", Model: "test-model", Messages: hi}}, classify)
 	if len(plans) != 0 {
 		t.Errorf("Plan called %d times, want 0", len(plans))
 	}
@@ -375,7 +376,7 @@ func TestAutoDispatchFailureChats(t *testing.T) {
 	s := researcher
 	s.Mode = "auto"
 	h.resolve(s)
-	p.onClassify(fail[activities.Dispatch](temporal.NewNonRetryableApplicationError("dispatch: unexpected end of JSON input", longhaul.ErrTypeModelBadOutput, nil))).Once()
+	p.onClassify(fail[contract.Dispatch](temporal.NewNonRetryableApplicationError("dispatch: unexpected end of JSON input", longhaul.ErrTypeModelBadOutput, nil))).Once()
 	p.onPlan().Maybe()
 	h.scriptModel(answer("Hello!", usage(10, 1))).Once()
 	h.run(input(hi...))
@@ -397,7 +398,7 @@ func TestAutoDispatchAgentic(t *testing.T) {
 	s := researcher
 	s.Mode = "auto"
 	h.resolve(s)
-	p.onClassify(ok(activities.Dispatch{Mode: contract.ModeAgentic, Reason: "research across sources"})).Once()
+	p.onClassify(ok(contract.Dispatch{Mode: contract.ModeAgentic, Reason: "research across sources"})).Once()
 	p.onPlan(planned(goal, answerStep)).Once()
 	p.onSupervisePlan(planOK).Once()
 	h.scriptModel(answer("Nothing changed.", usage(10, 3))).Once()
@@ -426,10 +427,10 @@ func TestAgenticRun(t *testing.T) {
 	h := newHarness(t)
 	p := newPipeline(h)
 	h.resolve(researcher)
-	p.onPlan(ok(activities.PlanResponse{Goal: goal, Steps: []longhaul.PlanStep{fetchAct, answerStep}, Usage: usage(100, 40)})).Once()
+	p.onPlan(ok(contract.PlanResponse{Goal: goal, Steps: []longhaul.PlanStep{fetchAct, answerStep}, Usage: usage(100, 40)})).Once()
 	p.onSupervisePlan(planOK).Once()
-	p.onReviewStep(ok(activities.StepReview{Decision: longhaul.ReviewOK, Reason: "the act was read", Usage: usage(50, 5)})).Once()
-	p.onTool("step-1", activities.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
+	p.onReviewStep(ok(contract.StepReview{Decision: longhaul.ReviewOK, Reason: "the act was read", Usage: usage(50, 5)})).Once()
+	p.onTool("step-1", contract.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
 	const final = "The act bans social scoring (Article 5)."
 	h.scriptModel(answer(final, usage(200, 30))).Once()
 	h.run(input(question...))
@@ -441,24 +442,24 @@ func TestAgenticRun(t *testing.T) {
 	}, h.result())
 
 	_, plans, checks, reviews, tools := p.calls()
-	diff(t, "plan requests", []activities.PlanRequest{{
+	diff(t, "plan requests", []contract.PlanRequest{{
 		Agent: "assistant", Model: "test-model", Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
-		MaxSteps: activities.DefaultMaxPlanSteps, Revision: 1,
+		MaxSteps: contract.DefaultMaxPlanSteps, Revision: 1,
 	}}, plans)
 	v1 := longhaul.Plan{Revision: 1, Reason: "initial plan", Goal: goal, Steps: []longhaul.PlanStep{
 		as(fetchAct, "1", longhaul.StepPending), as(answerStep, "2", longhaul.StepPending),
 	}}
-	diff(t, "plan check requests", []activities.PlanCheckRequest{{
+	diff(t, "plan check requests", []contract.PlanCheckRequest{{
 		Agent: "assistant", Model: "test-model", Messages: question, Plan: v1,
-		Tools: researcher.Tools, Skills: researcher.Skills, MaxSteps: activities.DefaultMaxPlanSteps,
+		Tools: researcher.Tools, Skills: researcher.Skills, MaxSteps: contract.DefaultMaxPlanSteps,
 	}}, checks)
 	fetched := as(fetchAct, "1", longhaul.StepDone, "Article 5 bans social scoring.")
 	reviewed := v1
 	reviewed.Steps = []longhaul.PlanStep{fetched, as(answerStep, "2", longhaul.StepPending)}
-	diff(t, "step review requests", []activities.StepReviewRequest{{
+	diff(t, "step review requests", []contract.StepReviewRequest{{
 		Agent: "assistant", Model: "test-model", Messages: question, Plan: reviewed, Step: fetched,
 	}}, reviews)
-	diff(t, "tool requests", []activities.ToolRequest{{
+	diff(t, "tool requests", []contract.ToolRequest{{
 		Call:      longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)},
 		Agent:     "assistant",
 		Seq:       1,
@@ -472,9 +473,9 @@ func TestAgenticRun(t *testing.T) {
 		t.Fatalf("model called %d times, want 1", len(reqs))
 	}
 	ans := reqs[0]
-	diff(t, "answer request", activities.ModelRequest{
+	diff(t, "answer request", contract.ModelRequest{
 		Call: "answer", Agent: "assistant", Model: "test-model", Messages: question, Publish: true, After: 8,
-	}, ans, cmpopts.IgnoreFields(activities.ModelRequest{}, "Instructions", "Findings"))
+	}, ans, cmpopts.IgnoreFields(contract.ModelRequest{}, "Instructions", "Findings"))
 	for _, want := range []string{goal, "The answer must: list the changes", "## Step 1: tool web_fetch — Read the act (eur-lex.europa.eu)", "Article 5 bans social scoring."} {
 		if !strings.Contains(answerText(ans), want) {
 			t.Errorf("answer instructions lack %q:\n%s", want, answerText(ans))
@@ -535,7 +536,7 @@ func TestCurrentDetailsWhileRunning(t *testing.T) {
 	p.onPlan(planned(goal, fetchAct, answerStep)).Once()
 	p.onSupervisePlan(planOK).Once()
 	p.onReviewStep(stepOK("fine")).Once()
-	p.onTool("step-1", activities.ToolResponse{Content: "text"}, nil).After(10 * time.Second).Once()
+	p.onTool("step-1", contract.ToolResponse{Content: "text"}, nil).After(10 * time.Second).Once()
 	h.scriptModel(answer("Done.", usage(1, 1))).Once()
 	var running string
 	h.env.RegisterDelayedCallback(func() { running = h.currentDetails() }, 5*time.Second)
@@ -555,7 +556,7 @@ func TestInvalidPlanIsReplanned(t *testing.T) {
 	shell := longhaul.PlanStep{Kind: longhaul.StepTool, Target: "shell", Title: "Look around", Arguments: json.RawMessage(`{}`)}
 	problem := `step 1 calls tool "shell", which is not available here (available: current_time, web_fetch)`
 	p.onPlan(planned(goal, shell, answerStep), planned(goal, answerStep)).Twice()
-	p.onSupervisePlan(ok(activities.PlanCheck{Problems: []string{problem}}), planOK).Twice()
+	p.onSupervisePlan(ok(contract.PlanCheck{Problems: []string{problem}}), planOK).Twice()
 	p.onReviewStep().Maybe()
 	h.scriptModel(answer("Nothing changed.", usage(10, 3))).Once()
 	h.run(input(question...))
@@ -621,8 +622,8 @@ func TestAdjustReplansKeepingFinishedSteps(t *testing.T) {
 	p.onPlan(planned(goal, fetchAct, answerStep), planned(goal, fetchNews, answerStep)).Twice()
 	p.onSupervisePlan(planOK, planOK).Twice()
 	p.onReviewStep(stepAdjust(adjust), stepOK("the news report has it")).Twice()
-	p.onTool("step-1", activities.ToolResponse{Content: empty}, nil).Once()
-	p.onTool("step-3", activities.ToolResponse{Content: news}, nil).Once()
+	p.onTool("step-1", contract.ToolResponse{Content: empty}, nil).Once()
+	p.onTool("step-3", contract.ToolResponse{Content: news}, nil).Once()
 	h.scriptModel(answer(final, usage(10, 5))).Once()
 	h.run(input(question...))
 
@@ -636,9 +637,9 @@ func TestAdjustReplansKeepingFinishedSteps(t *testing.T) {
 	if len(plans) != 2 {
 		t.Fatalf("Plan called %d times, want 2", len(plans))
 	}
-	diff(t, "second plan request", activities.PlanRequest{
+	diff(t, "second plan request", contract.PlanRequest{
 		Agent: "assistant", Model: "test-model", Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
-		MaxSteps: activities.DefaultMaxPlanSteps, Revision: 2,
+		MaxSteps: contract.DefaultMaxPlanSteps, Revision: 2,
 		Done:     []longhaul.PlanStep{kept},
 		Previous: &v1,
 		Feedback: "the review of step 1 asked for a change: " + adjust,
@@ -695,7 +696,7 @@ func TestAdjustReplansKeepingFinishedSteps(t *testing.T) {
 		"- [x] 3. Answer\n", h.currentDetails())
 }
 
-func toolIDs(reqs []activities.ToolRequest) []string {
+func toolIDs(reqs []contract.ToolRequest) []string {
 	ids := make([]string, len(reqs))
 	for i, r := range reqs {
 		ids[i] = r.Call.ID
@@ -714,7 +715,7 @@ func TestAdjustWithoutBudgetIsForced(t *testing.T) {
 	p.onPlan(planned(goal, fetchAct, answerStep)).Once()
 	p.onSupervisePlan(planOK).Once()
 	p.onReviewStep(stepAdjust("the page was not found")).Once()
-	p.onTool("step-1", activities.ToolResponse{Content: "404"}, nil).Once()
+	p.onTool("step-1", contract.ToolResponse{Content: "404"}, nil).Once()
 	h.scriptModel(answer("I could not read the act.", usage(10, 5))).Once()
 	h.run(input(question...))
 
@@ -753,8 +754,8 @@ func TestReplanBudgetSpentThenForced(t *testing.T) {
 	p.onPlan(planned(goal, fetchAct, answerStep), planned(goal, fetchNews, answerStep)).Twice()
 	p.onSupervisePlan(planOK, planOK).Twice()
 	p.onReviewStep(stepAdjust("not found"), stepAdjust("still thin")).Twice()
-	p.onTool("step-1", activities.ToolResponse{Content: "404"}, nil).Once()
-	p.onTool("step-3", activities.ToolResponse{Content: "a short report"}, nil).Once()
+	p.onTool("step-1", contract.ToolResponse{Content: "404"}, nil).Once()
+	p.onTool("step-3", contract.ToolResponse{Content: "a short report"}, nil).Once()
 	h.scriptModel(answer("Little is known.", usage(10, 5))).Once()
 	h.run(input(question...))
 
@@ -780,12 +781,12 @@ func TestSkillStepLoop(t *testing.T) {
 	sk := briefing
 	sk.MaxTurns = 1
 	sk.Model = "briefing-model"
-	s.Skills = []activities.SkillSpec{sk}
+	s.Skills = []contract.SkillSpec{sk}
 	h.resolve(s)
 	p.onPlan(planned(goal, fetchAct, briefStep, answerStep)).Once()
 	p.onSupervisePlan(planOK).Once()
 	p.onReviewStep(stepOK("read"), stepOK("a good briefing")).Twice()
-	p.onTool("step-1", activities.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
+	p.onTool("step-1", contract.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
 	fetch := longhaul.ToolCall{ID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://news.example/ai-act"}`}
 	ask := askTools("Let me read the news.", usage(10, 2), fetch)
 	ask.resp.Targets = map[string]string{"call_1": "news.example"}
@@ -795,7 +796,7 @@ func TestSkillStepLoop(t *testing.T) {
 		answer(brief, usage(20, 10)),
 		answer("Final answer.", usage(30, 5)),
 	).Times(3)
-	p.onTool("call_1", activities.ToolResponse{Content: "news text"}, nil).Once()
+	p.onTool("call_1", contract.ToolResponse{Content: "news text"}, nil).Once()
 	h.run(input(question...))
 
 	if got := h.result().Content; got != "Final answer." {
@@ -807,10 +808,10 @@ func TestSkillStepLoop(t *testing.T) {
 	}
 	task := []longhaul.Message{{Role: longhaul.RoleUser, Content: briefStep.Input}}
 	first := reqs[0]
-	diff(t, "skill's first model request", activities.ModelRequest{
+	diff(t, "skill's first model request", contract.ModelRequest{
 		Call: "step-2-turn-1", Agent: "assistant", Model: "briefing-model", Messages: task,
 		Tools: sk.Tools, Skill: "briefing", After: 8, NextCall: 2, // step 1's tool call was the first
-	}, first, cmpopts.IgnoreFields(activities.ModelRequest{}, "Instructions"))
+	}, first, cmpopts.IgnoreFields(contract.ModelRequest{}, "Instructions"))
 	for _, want := range []string{"step 2 of 3", goal, "This step: Brief on the act", "It succeeds when: a briefing with sources", "## Step 1: tool web_fetch", "Article 5 bans social scoring."} {
 		if !strings.Contains(first.Instructions, want) {
 			t.Errorf("skill instructions lack %q:\n%s", want, first.Instructions)
@@ -825,7 +826,7 @@ func TestSkillStepLoop(t *testing.T) {
 	if n := len(second.Messages); n != 3 || !second.Final {
 		t.Errorf("skill's second model request messages %+v, Final %v; want the task, the call, its result, and Final (the max-turns prompt)", second.Messages, second.Final)
 	}
-	diff(t, "tool requests", []activities.ToolRequest{
+	diff(t, "tool requests", []contract.ToolRequest{
 		{Call: longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)}, Agent: "assistant", Seq: 1, After: 4, User: "u1", Principal: u1},
 		{Call: fetch, Agent: "assistant", Skill: sk.ID, Seq: 2, After: 10, User: "u1", Principal: u1},
 	}, p.toolRequests())
@@ -875,7 +876,7 @@ func TestSkillStepToolOutOfScope(t *testing.T) {
 	p.onReviewStep(stepOK("fine")).Once()
 	clock := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
 	refusal := `tool "current_time" is not allowed here (allowed: [web_fetch])`
-	p.onTool("call_1", activities.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, longhaul.ErrTypeToolRefused, nil)).Once()
+	p.onTool("call_1", contract.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, longhaul.ErrTypeToolRefused, nil)).Once()
 	h.scriptModel(
 		askTools("", usage(1, 1), clock),
 		answer("Briefing without the date.", usage(1, 1)),
@@ -886,7 +887,7 @@ func TestSkillStepToolOutOfScope(t *testing.T) {
 	if got := h.result().Content; got != "Final answer." {
 		t.Errorf("Content = %q", got)
 	}
-	diff(t, "tool requests", []activities.ToolRequest{{Call: clock, Agent: "assistant", Skill: "briefing", Seq: 1, After: 5, User: "u1", Principal: u1}}, p.toolRequests())
+	diff(t, "tool requests", []contract.ToolRequest{{Call: clock, Agent: "assistant", Skill: "briefing", Seq: 1, After: 5, User: "u1", Principal: u1}}, p.toolRequests())
 	reqs := h.modelCalls()
 	if len(reqs) != 3 {
 		t.Fatalf("model called %d times, want 3", len(reqs))
@@ -917,9 +918,9 @@ func TestNoValidPlanFallsBackToChat(t *testing.T) {
 	badOutput := "plan: unexpected end of JSON input"
 	p.onPlan(
 		planned(goal, fetchAct),
-		fail[activities.PlanResponse](temporal.NewNonRetryableApplicationError(badOutput, longhaul.ErrTypeModelBadOutput, nil)),
+		fail[contract.PlanResponse](temporal.NewNonRetryableApplicationError(badOutput, longhaul.ErrTypeModelBadOutput, nil)),
 	).Twice()
-	p.onSupervisePlan(ok(activities.PlanCheck{Problems: []string{"the last step must be the completion step that writes the answer"}})).Once()
+	p.onSupervisePlan(ok(contract.PlanCheck{Problems: []string{"the last step must be the completion step that writes the answer"}})).Once()
 	p.onReviewStep().Maybe()
 	h.scriptModel(answer("A direct answer.", usage(10, 5))).Once()
 	h.run(input(question...))
@@ -968,12 +969,12 @@ func TestResponseFormatAnswersOnly(t *testing.T) {
 	s := researcher
 	sk := briefing
 	sk.MaxTurns = 1
-	s.Skills = []activities.SkillSpec{sk}
+	s.Skills = []contract.SkillSpec{sk}
 	h.resolve(s)
 	p.onPlan(planned(goal, fetchAct, briefStep, answerStep)).Once()
 	p.onSupervisePlan(planOK).Once()
 	p.onReviewStep(stepOK("read"), stepOK("a good briefing")).Twice()
-	p.onTool("step-1", activities.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
+	p.onTool("step-1", contract.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
 	h.scriptModel(answer("Briefing.", usage(1, 1)), answer(`{"answer":"banned"}`, usage(1, 1))).Twice()
 	in := input(question...)
 	in.Options.ResponseFormat = &longhaul.ResponseFormat{Type: longhaul.FormatJSONObject}
@@ -994,6 +995,6 @@ func TestResponseFormatAnswersOnly(t *testing.T) {
 
 // answerText is what an answer request tells the model beside the
 // conversation: its instructions and its findings, one a step.
-func answerText(req activities.ModelRequest) string {
+func answerText(req contract.ModelRequest) string {
 	return req.Instructions + "\n\n" + strings.Join(req.Findings, "\n\n")
 }

@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
 )
 
 // approvalSpec is an agent whose order tool needs a person's approval.
-var approvalSpec = activities.AgentSpec{
+var approvalSpec = contract.AgentSpec{
 	ID: "shop", Mode: "chat", Model: "test-model", MaxTurns: 4,
 	Tools: []string{"current_time", "place_order"}, Approval: []string{"place_order"},
 }
@@ -47,9 +46,9 @@ func TestApprovalApproved(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(approvalSpec)
 	h.scriptModel(askTools("", usage(1, 1), order), answer("Ordered.", usage(1, 1))).Twice()
-	var ran activities.ToolRequest
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.MatchedBy(func(r activities.ToolRequest) bool { ran = r; return true })).
-		Return(activities.ToolResponse{Content: "order ord-1 placed"}, nil).Once()
+	var ran contract.ToolRequest
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.MatchedBy(func(r contract.ToolRequest) bool { ran = r; return true })).
+		Return(contract.ToolResponse{Content: "order ord-1 placed"}, nil).Once()
 	var waiting contract.RunState
 	h.env.RegisterDelayedCallback(func() { waiting = h.state() }, time.Minute)
 	var got sent
@@ -66,7 +65,7 @@ func TestApprovalApproved(t *testing.T) {
 	// activity is told which update to read it from.
 	grant := contract.GrantFor(1, order)
 	diff(t, "update result", contract.InputResult{Decision: contract.DecisionApproved, Approved: &grant}, got.result)
-	diff(t, "tool request", activities.ToolRequest{Call: order, Agent: "shop", Seq: 1, Approval: "input-after-1h0m0s", After: 3, User: "u1", Principal: u1}, ran)
+	diff(t, "tool request", contract.ToolRequest{Call: order, Agent: "shop", Seq: 1, Approval: "input-after-1h0m0s", After: 3, User: "u1", Principal: u1}, ran)
 	if waiting.Status != contract.StatusWaiting || waiting.Waiting == nil || waiting.Waiting.ToolCallID != "call_o" {
 		t.Errorf("state while waiting: status %q, waiting %+v", waiting.Status, waiting.Waiting)
 	}
@@ -144,7 +143,7 @@ func TestApprovalTimeoutDenies(t *testing.T) {
 func TestInputWhenNotWaitingIsRejected(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)
-	h.scriptModel(reply{resp: activities.ModelResponse{Message: assistant("hi"), FinishReason: "stop"}}).Once().After(time.Hour)
+	h.scriptModel(reply{resp: contract.ModelResponse{Message: assistant("hi"), FinishReason: "stop"}}).Once().After(time.Hour)
 	var got sent
 	yes := true
 	h.sendInput(time.Minute, contract.InputRequest{Approve: &yes}, &got)

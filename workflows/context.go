@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -19,7 +19,7 @@ const maxCompactions = 3
 // caller carries it to its next calls and across continue-as-new), and
 // calls again. Each shortened request and each compaction is a context
 // event.
-func (r *run) callFitted(ctx workflow.Context, req *activities.ModelRequest, label string, answer bool) (activities.ModelResponse, error) {
+func (r *run) callFitted(ctx workflow.Context, req *contract.ModelRequest, label string, answer bool) (contract.ModelResponse, error) {
 	req.Window = r.spec.Context
 	for i := 0; ; i++ {
 		resp, err := r.callModel(ctx, *req, label, answer)
@@ -31,7 +31,7 @@ func (r *run) callFitted(ctx workflow.Context, req *activities.ModelRequest, lab
 		}
 		sum, err := r.compact(ctx, *req, resp)
 		if err != nil {
-			return activities.ModelResponse{}, err
+			return contract.ModelResponse{}, err
 		}
 		req.Summary = &sum
 	}
@@ -39,7 +39,7 @@ func (r *run) callFitted(ctx workflow.Context, req *activities.ModelRequest, lab
 
 // compact summarizes the older turns of req's conversation, up to where
 // the model call resp said, and emits the context event that says so.
-func (r *run) compact(ctx workflow.Context, req activities.ModelRequest, resp activities.ModelResponse) (longhaul.Summary, error) {
+func (r *run) compact(ctx workflow.Context, req contract.ModelRequest, resp contract.ModelResponse) (longhaul.Summary, error) {
 	model := r.roleModel(roleCompact)
 	data := longhaul.ContextData{Model: req.Model}
 	if resp.Context != nil {
@@ -52,8 +52,8 @@ func (r *run) compact(ctx workflow.Context, req activities.ModelRequest, resp ac
 	summary := fmt.Sprintf("%s compact messages %d-%d for %s (window %d, %d tokens over)",
 		callName(req), from, resp.Compact, data.Model, data.Window, max(data.Used+data.Reserved-data.Window, 0))
 	actx := r.structuredOptions(ctx, summary)
-	var out activities.CompactResponse
-	err := workflow.ExecuteActivity(actx, a.Compact, activities.CompactRequest{
+	var out contract.CompactResponse
+	err := workflow.ExecuteActivity(actx, a.Compact, contract.CompactRequest{
 		Call: req.Call + "-compact", Agent: r.spec.ID, Model: model, Messages: req.Messages, ConvRef: req.ConvRef,
 		Previous: req.Summary, Upto: resp.Compact, Window: r.spec.Context,
 	}).Get(ctx, &out)
@@ -70,7 +70,7 @@ func (r *run) compact(ctx workflow.Context, req activities.ModelRequest, resp ac
 }
 
 // callName is how a call is named in activity summaries.
-func callName(req activities.ModelRequest) string {
+func callName(req contract.ModelRequest) string {
 	if req.Call == "" {
 		return "llm"
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 )
@@ -17,24 +16,24 @@ import (
 func TestCompactsOlderTurnsOnce(t *testing.T) {
 	h := newHarness(t)
 	s := spec
-	s.Models = activities.RoleModels{Compact: "small-model"}
+	s.Models = contract.RoleModels{Compact: "small-model"}
 	s.Context = 4096
 	h.resolve(s)
 	call := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}
 	over := longhaul.ContextData{Model: "test-model", Window: 4096, Used: 5000, Reserved: 512}
 	fitted := longhaul.ContextData{Call: "turn-1", Model: "test-model", Window: 4096, Used: 3000, Reserved: 512, Left: 584, Summarized: 2}
 	h.scriptModel(
-		reply{resp: activities.ModelResponse{Compact: 2, Context: &over}},
-		reply{resp: activities.ModelResponse{Message: assistant("", call), FinishReason: "tool_calls", Usage: usage(10, 2), Model: "test-model", Context: &fitted}},
+		reply{resp: contract.ModelResponse{Compact: 2, Context: &over}},
+		reply{resp: contract.ModelResponse{Message: assistant("", call), FinishReason: "tool_calls", Usage: usage(10, 2), Model: "test-model", Context: &fitted}},
 		answer("It is Thursday.", usage(20, 4)),
 	).Times(3)
-	h.onTool("call_1", activities.ToolResponse{Content: "Thursday"}, nil).Once()
+	h.onTool("call_1", contract.ToolResponse{Content: "Thursday"}, nil).Once()
 	summary := longhaul.Summary{Text: "The user said hello twice.", Covers: 2, Key: "k", Model: "small-model", Tokens: 7}
-	var compacts []activities.CompactRequest
+	var compacts []contract.CompactRequest
 	h.env.OnActivity(h.acts.Compact, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req activities.CompactRequest) (activities.CompactResponse, error) {
+		func(_ context.Context, req contract.CompactRequest) (contract.CompactResponse, error) {
 			compacts = append(compacts, req)
-			return activities.CompactResponse{Summary: summary, Usage: usage(100, 20), Calls: 1}, nil
+			return contract.CompactResponse{Summary: summary, Usage: usage(100, 20), Calls: 1}, nil
 		}).Once()
 	msgs := []longhaul.Message{
 		{Role: longhaul.RoleUser, Content: "hello"}, {Role: longhaul.RoleAssistant, Content: "hi"},
@@ -44,7 +43,7 @@ func TestCompactsOlderTurnsOnce(t *testing.T) {
 	if res := h.result(); res.Content != "It is Thursday." {
 		t.Fatalf("result %q", res.Content)
 	}
-	diff(t, "compact requests", []activities.CompactRequest{{
+	diff(t, "compact requests", []contract.CompactRequest{{
 		Call: "turn-1-compact", Agent: "assistant", Model: "small-model", Messages: msgs, Upto: 2, Window: 4096,
 	}}, compacts)
 	reqs := h.modelCalls()

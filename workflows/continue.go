@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -33,7 +32,7 @@ const (
 )
 
 // loopAt is l going on at turn with conv after the stored ref.
-func loopAt(l contract.LoopState, turn int, ref string, conv []longhaul.Message, summary *longhaul.Summary) *contract.LoopState {
+func loopAt(l LoopState, turn int, ref string, conv []longhaul.Message, summary *longhaul.Summary) *LoopState {
 	l.Turn, l.ConvRef, l.Messages, l.Summary = turn, ref, conv, summary
 	return &l
 }
@@ -55,7 +54,7 @@ func (r *run) shouldContinue(ctx workflow.Context) bool {
 // execution and starts the next with cp. When the log cannot be archived
 // (a worker without a store) it returns nil: the run goes on in this
 // execution, and does not try again.
-func (r *run) continueAsNew(ctx workflow.Context, lp *contract.LoopState) error {
+func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 	// An update being handled (a person's input) finishes first.
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
@@ -68,7 +67,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *contract.LoopState) error 
 		actx := archiveOptions(ctx)
 		futures := make([]workflow.Future, len(chunks))
 		for i, c := range chunks {
-			futures[i] = workflow.ExecuteActivity(actx, a.ArchiveEvents, activities.ArchiveRequest{Events: c})
+			futures[i] = workflow.ExecuteActivity(actx, a.ArchiveEvents, contract.ArchiveRequest{Events: c})
 		}
 		for _, f := range futures {
 			var ar contract.EventArchive
@@ -89,7 +88,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *contract.LoopState) error 
 	}
 	state.Continued++
 	next := r.in
-	next.Resume = &contract.Checkpoint{
+	next.Resume = &Checkpoint{
 		State: state, Usage: r.usage, Model: r.model, StepSeq: r.stepSeq, ToolSeq: r.toolSeq, Recorded: r.recorded,
 		Offset: r.log.last, Archives: r.log.archives, Loop: lp,
 	}
@@ -98,7 +97,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *contract.LoopState) error 
 
 // resume restores the state an earlier execution handed over and goes on
 // where it stopped.
-func (r *run) resume(ctx workflow.Context, cp *contract.Checkpoint) (contract.AgentResult, error) {
+func (r *run) resume(ctx workflow.Context, cp *Checkpoint) (contract.AgentResult, error) {
 	switch {
 	case cp.Loop != nil:
 		return r.toolLoop(ctx, *cp.Loop)
@@ -110,7 +109,7 @@ func (r *run) resume(ctx workflow.Context, cp *contract.Checkpoint) (contract.Ag
 }
 
 // restore takes over the state of cp.
-func (r *run) restore(cp *contract.Checkpoint) {
+func (r *run) restore(cp *Checkpoint) {
 	r.state = cp.State
 	r.usage = cp.Usage
 	r.model = cp.Model

@@ -11,6 +11,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -27,7 +28,7 @@ type archiver struct {
 func (h *harness) onArchive() *archiver {
 	ar := &archiver{stored: map[string][]longhaul.Event{}}
 	h.env.OnActivity(h.acts.ArchiveEvents, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req activities.ArchiveRequest) (contract.EventArchive, error) {
+		func(_ context.Context, req contract.ArchiveRequest) (contract.EventArchive, error) {
 			ar.mu.Lock()
 			defer ar.mu.Unlock()
 			from, to := req.Events[0].Offset, req.Events[len(req.Events)-1].Offset
@@ -39,7 +40,7 @@ func (h *harness) onArchive() *archiver {
 }
 
 // continued returns the input of the execution the run continued as.
-func (h *harness) continued() contract.AgentInput {
+func (h *harness) continued() workflows.Input {
 	h.t.Helper()
 	var cane *workflow.ContinueAsNewError
 	if err := h.env.GetWorkflowError(); !errors.As(err, &cane) {
@@ -48,7 +49,7 @@ func (h *harness) continued() contract.AgentInput {
 	if cane.WorkflowType.Name != contract.AgentWorkflowName {
 		h.t.Fatalf("continued as %q", cane.WorkflowType.Name)
 	}
-	var next contract.AgentInput
+	var next workflows.Input
 	if err := converter.GetDefaultDataConverter().FromPayloads(cane.Input, &next); err != nil {
 		h.t.Fatal(err)
 	}
@@ -56,6 +57,16 @@ func (h *harness) continued() contract.AgentInput {
 		h.t.Fatal("continued without a checkpoint")
 	}
 	return next
+}
+
+// resume runs the execution a run continued as: next carries the
+// checkpoint, which no AgentInput the API sends does.
+func (h *harness) resume(next workflows.Input) {
+	h.t.Helper()
+	h.env.ExecuteWorkflow(contract.AgentWorkflowName, next)
+	if !h.env.IsWorkflowCompleted() {
+		h.t.Fatal("workflow did not complete")
+	}
 }
 
 // readAll reads a run's whole log the way the API does: the archives a page
@@ -109,7 +120,7 @@ func TestChatContinuesAsNew(t *testing.T) {
 	first := askTools("", usage(10, 2), call("c1"))
 	first.resp.ConvRef = "sha256:conv-2"
 	h.scriptModel(first).Once()
-	h.onTool("c1", activities.ToolResponse{Content: "12:00"}, nil).Once()
+	h.onTool("c1", contract.ToolResponse{Content: "12:00"}, nil).Once()
 	h.run(input(q...))
 	next := h.continued()
 
@@ -119,7 +130,7 @@ func TestChatContinuesAsNew(t *testing.T) {
 	}
 	cp := next.Resume
 	tail := []longhaul.Message{{Role: longhaul.RoleTool, ToolCallID: "c1", Name: "current_time", Content: "12:00"}}
-	diff(t, "loop", &contract.LoopState{
+	diff(t, "loop", &workflows.LoopState{
 		Scope: spec.Tools, MaxTurns: spec.MaxTurns, Publish: true, Turn: 2, ConvRef: "sha256:conv-2", Messages: tail,
 	}, cp.Loop)
 	if cp.Offset != 2 || len(cp.Archives) != 1 || cp.Archives[0] != (contract.EventArchive{From: 1, To: 2, Ref: "sha256:events-1-2"}) {
@@ -138,13 +149,13 @@ func TestChatContinuesAsNew(t *testing.T) {
 	end := answer("It is noon.", usage(20, 4))
 	end.resp.ConvRef = "sha256:conv-4"
 	h2.scriptModel(end).Once()
-	h2.run(next)
+	h2.resume(next)
 	res := h2.result()
 	if res.Content != "It is noon." || res.Usage != usage(30, 6) || res.LastOffset != 5 {
 		t.Fatalf("result %+v", res)
 	}
 	reqs = h2.modelCalls()
-	diff(t, "second execution's model call", activities.ModelRequest{
+	diff(t, "second execution's model call", contract.ModelRequest{
 		Call: "turn-2", Agent: "assistant", Model: "test-model-v2", Messages: tail, Tools: spec.Tools,
 		Publish: true, ConvRef: "sha256:conv-2", Store: true, After: 2,
 		NextCall: 2, // the numbering goes on across continue-as-new
@@ -175,10 +186,10 @@ func TestPlanContinuesAsNewBetweenSteps(t *testing.T) {
 	h.env.SetContinueAsNewSuggested(true)
 	h.resolve(researcher)
 	ar := h.onArchive()
-	p.onPlan(ok(activities.PlanResponse{Goal: goal, Steps: []longhaul.PlanStep{fetchAct, answerStep}, Usage: usage(100, 40)})).Once()
+	p.onPlan(ok(contract.PlanResponse{Goal: goal, Steps: []longhaul.PlanStep{fetchAct, answerStep}, Usage: usage(100, 40)})).Once()
 	p.onSupervisePlan(planOK).Once()
-	p.onReviewStep(ok(activities.StepReview{Decision: longhaul.ReviewOK, Reason: "the act was read", Usage: usage(50, 5)})).Once()
-	p.onTool("step-1", activities.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
+	p.onReviewStep(ok(contract.StepReview{Decision: longhaul.ReviewOK, Reason: "the act was read", Usage: usage(50, 5)})).Once()
+	p.onTool("step-1", contract.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
 	h.run(input(question...))
 	next := h.continued()
 	cp := next.Resume
@@ -194,7 +205,7 @@ func TestPlanContinuesAsNewBetweenSteps(t *testing.T) {
 	h2.resolve(researcher)
 	const final = "The act bans social scoring (Article 5)."
 	h2.scriptModel(answer(final, usage(200, 30))).Once()
-	h2.run(next)
+	h2.resume(next)
 	if res := h2.result(); res.Content != final || res.Usage != usage(350, 75) {
 		t.Fatalf("result %+v", res)
 	}
@@ -231,11 +242,11 @@ type keyRecorder struct {
 
 func (h *harness) onAnyTool(k *keyRecorder) {
 	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, req activities.ToolRequest) (activities.ToolResponse, error) {
+		func(ctx context.Context, req contract.ToolRequest) (contract.ToolResponse, error) {
 			k.mu.Lock()
 			defer k.mu.Unlock()
 			k.keys = append(k.keys, activities.IdempotencyKey(activity.GetInfo(ctx).WorkflowExecution.ID, req.Seq))
-			return activities.ToolResponse{Content: "12:00"}, nil
+			return contract.ToolResponse{Content: "12:00"}, nil
 		})
 }
 
@@ -270,7 +281,7 @@ func TestIdempotencyKeysSurviveContinueAsNew(t *testing.T) {
 		answer("Noon, both times.", usage(1, 1)),
 	).Times(3)
 	h2.onAnyTool(keys)
-	h2.run(next)
+	h2.resume(next)
 	if got := h2.result().Content; got != "Noon, both times." {
 		t.Fatalf("Content = %q", got)
 	}

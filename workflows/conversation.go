@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"go.temporal.io/sdk/temporal"
@@ -53,9 +52,9 @@ func (r *run) restoreConversation(ctx workflow.Context) error {
 	if answers == 0 {
 		return nil
 	}
-	var res activities.RestoreResult
+	var res contract.RestoreResult
 	err := workflow.ExecuteLocalActivity(conversationOptions(ctx, fmt.Sprintf("conversation restore %d turns", answers)),
-		a.RestoreConversation, activities.RestoreRequest{
+		a.RestoreConversation, contract.RestoreRequest{
 			User: r.in.User.Key(), ChatID: r.in.ChatID, Messages: r.in.Messages,
 		}).Get(ctx, &res)
 	switch {
@@ -93,7 +92,7 @@ func (r *run) reuseSummary(ctx workflow.Context, s *longhaul.Summary) {
 // all of them when the turn ends, those so far when it continues as new.
 // A failure is logged: the answer stands, only its restoration is lost.
 func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status string, final bool) {
-	req := activities.RecordTurnRequest{
+	req := contract.RecordTurnRequest{
 		User: r.in.User.Key(), ChatID: r.in.ChatID, Turn: r.in.Turn, Agent: r.in.Agent, Status: status,
 		Title: turnTitle(lastUserText(r.in.Messages)), Messages: boundRecord(msgs), FirstSeq: r.recorded,
 		Usage: r.usage, StartedAt: r.state.StartedAt, FinishedAt: workflow.Now(ctx),
@@ -164,8 +163,8 @@ func boundRecord(msgs []longhaul.Message) []longhaul.Message {
 // callRecords groups tool events (tool_start, approval_required, approval,
 // tool_output) by call: what a RecordTurnRequest carries of them instead
 // of the events, whose arguments and outputs the messages already hold.
-func callRecords(events []longhaul.Event) map[string]activities.CallRecord {
-	out := map[string]activities.CallRecord{}
+func callRecords(events []longhaul.Event) map[string]contract.CallRecord {
+	out := map[string]contract.CallRecord{}
 	for _, e := range events {
 		var d struct {
 			ToolCallID string `json:"tool_call_id"`

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 )
 
@@ -27,15 +27,15 @@ func TestChatTurnRestoresAndRecords(t *testing.T) {
 		assistant("It is noon."),
 		history[2],
 	}
-	var restoreReq activities.RestoreRequest
+	var restoreReq contract.RestoreRequest
 	h.env.OnActivity(h.acts.RestoreConversation, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req activities.RestoreRequest) (activities.RestoreResult, error) {
+		func(_ context.Context, req contract.RestoreRequest) (contract.RestoreResult, error) {
 			restoreReq = req
-			return activities.RestoreResult{Turns: 1, Messages: restored}, nil
+			return contract.RestoreResult{Turns: 1, Messages: restored}, nil
 		}).Once()
-	var rec activities.RecordTurnRequest
+	var rec contract.RecordTurnRequest
 	h.env.OnActivity(h.acts.RecordTurn, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req activities.RecordTurnRequest) error {
+		func(_ context.Context, req contract.RecordTurnRequest) error {
 			rec = req
 			return nil
 		}).Once()
@@ -43,13 +43,13 @@ func TestChatTurnRestoresAndRecords(t *testing.T) {
 		askTools("Checking.", usage(10, 2), longhaul.ToolCall{ID: "c2", Name: "current_time", Arguments: `{"tz":"UTC"}`}),
 		answer("It will be 13:00.", usage(20, 4)),
 	)
-	h.onTool("c2", activities.ToolResponse{Content: "12:01", Ref: "sha256:abc", Truncated: true}, nil).Once()
+	h.onTool("c2", contract.ToolResponse{Content: "12:01", Ref: "sha256:abc", Truncated: true}, nil).Once()
 	in := input(history...)
 	in.ChatID, in.Turn = "u1/chat-1", 2
 	h.run(in)
 	h.result()
 
-	diff(t, "restore request", activities.RestoreRequest{User: "u1", ChatID: "u1/chat-1", Messages: history}, restoreReq)
+	diff(t, "restore request", contract.RestoreRequest{User: "u1", ChatID: "u1/chat-1", Messages: history}, restoreReq)
 	calls := h.modelCalls()
 	diff(t, "first model call's messages", restored, calls[0].Messages)
 	if rec.ChatID != "u1/chat-1" || rec.User != "u1" || rec.Turn != 2 || rec.Status != "completed" || rec.FirstSeq != 0 {
@@ -94,12 +94,12 @@ func TestNoConversationWithoutChat(t *testing.T) {
 			h := newHarness(t)
 			h.resolve(spec)
 			h.env.OnActivity(h.acts.RestoreConversation, mock.Anything, mock.Anything).Return(
-				func(context.Context, activities.RestoreRequest) (activities.RestoreResult, error) {
+				func(context.Context, contract.RestoreRequest) (contract.RestoreResult, error) {
 					t.Error("RestoreConversation called")
-					return activities.RestoreResult{}, nil
+					return contract.RestoreResult{}, nil
 				}).Maybe()
 			h.env.OnActivity(h.acts.RecordTurn, mock.Anything, mock.Anything).Return(
-				func(context.Context, activities.RecordTurnRequest) error {
+				func(context.Context, contract.RecordTurnRequest) error {
 					t.Error("RecordTurn called")
 					return nil
 				}).Maybe()

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -41,9 +40,9 @@ func (r *run) dispatch(ctx workflow.Context) (contract.AgentResult, error) {
 	case contract.ModeAgentic:
 		r.state.Dispatch = "the agent always plans"
 	case contract.ModeAuto:
-		var d activities.Dispatch
+		var d contract.Dispatch
 		model := r.roleModel(roleClassify)
-		err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary("dispatch", model)), a.Classify, activities.ClassifyRequest{
+		err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary("dispatch", model)), a.Classify, contract.ClassifyRequest{
 			Agent: r.spec.ID, Model: model, Messages: r.in.Messages,
 		}).Get(ctx, &d)
 		r.addUsage("dispatch", model, d.Usage)
@@ -70,10 +69,10 @@ func (r *run) dispatch(ctx workflow.Context) (contract.AgentResult, error) {
 // slashCommand finds a skill command at the start of the last user message:
 // "/briefing EU AI act" gives the skill with command "/briefing" and "EU AI
 // act". Only the agent's own skills are reachable this way.
-func (r *run) slashCommand() (activities.SkillSpec, string, bool) {
+func (r *run) slashCommand() (contract.SkillSpec, string, bool) {
 	text := strings.TrimSpace(lastUserText(r.in.Messages))
 	if !strings.HasPrefix(text, "/") {
-		return activities.SkillSpec{}, "", false
+		return contract.SkillSpec{}, "", false
 	}
 	cmd, rest, _ := strings.Cut(text, " ")
 	if i := strings.IndexAny(cmd, "\n\t"); i >= 0 {
@@ -84,7 +83,7 @@ func (r *run) slashCommand() (activities.SkillSpec, string, bool) {
 			return s, strings.TrimSpace(rest), true
 		}
 	}
-	return activities.SkillSpec{}, "", false
+	return contract.SkillSpec{}, "", false
 }
 
 func lastUserText(msgs []longhaul.Message) string {
@@ -98,7 +97,7 @@ func lastUserText(msgs []longhaul.Message) string {
 
 // runCommand runs a skill invoked by its slash command: the skill's own loop
 // on the rest of the message, streamed like a chat turn.
-func (r *run) runCommand(ctx workflow.Context, s activities.SkillSpec, input string) (contract.AgentResult, error) {
+func (r *run) runCommand(ctx workflow.Context, s contract.SkillSpec, input string) (contract.AgentResult, error) {
 	r.state.Mode, r.state.Skill = contract.ModeSkill, s.ID
 	r.state.Dispatch = "the message starts with " + s.Command
 	msgs := append([]longhaul.Message(nil), r.in.Messages...)
@@ -111,7 +110,7 @@ func (r *run) runCommand(ctx workflow.Context, s activities.SkillSpec, input str
 		}
 	}
 	r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, Message: "running " + s.Command})
-	return r.toolLoop(ctx, contract.LoopState{
+	return r.toolLoop(ctx, LoopState{
 		Label:    "skill " + s.ID,
 		Messages: msgs,
 		Scope:    s.Tools,

@@ -8,17 +8,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 )
 
 // docSpec is an agent with the documents skill and vector stores of its
 // own.
-var docSpec = activities.AgentSpec{
+var docSpec = contract.AgentSpec{
 	ID: "assistant", Mode: "chat", Model: "test-model", MaxTurns: 8,
 	Tools:        []string{"current_time", longhaul.DocumentSearchTool},
-	Skills:       []activities.SkillSpec{{ID: "clock", Tools: []string{"current_time"}}, {ID: "documents", Tools: []string{longhaul.DocumentSearchTool}}},
+	Skills:       []contract.SkillSpec{{ID: "clock", Tools: []string{"current_time"}}, {ID: "documents", Tools: []string{longhaul.DocumentSearchTool}}},
 	VectorStores: []string{"vs_agent"},
 }
 
@@ -32,9 +31,9 @@ func TestDocumentSearchOffered(t *testing.T) {
 	h.scriptModel(askTools("", usage(1, 1), call), answer("It is 42.7 [report.pdf, chunk 1].", usage(1, 1)))
 	var got []string
 	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, r activities.ToolRequest) (activities.ToolResponse, error) {
+		func(_ context.Context, r contract.ToolRequest) (contract.ToolResponse, error) {
 			got = r.VectorStores
-			return activities.ToolResponse{Content: `{"results":[]}`}, nil
+			return contract.ToolResponse{Content: `{"results":[]}`}, nil
 		})
 	h.run(contract.AgentInput{Agent: "assistant", User: longhaul.User{ID: "u1"}, VectorStores: []string{"vs_chat", "vs_agent"},
 		Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What is the coefficient?"}}})
@@ -75,7 +74,7 @@ func TestDocumentSearchOutputWhole(t *testing.T) {
 	call := longhaul.ToolCall{ID: "c1", Name: longhaul.DocumentSearchTool, Arguments: `{"query":"coefficient"}`}
 	h.scriptModel(askTools("", usage(1, 1), call), answer("It is 42.7 [report.pdf, chunk 1].", usage(1, 1)))
 	out := `{"results":[{"file_id":"file-1","filename":"report.pdf","chunk":1,"score":0.9,"text":"` + strings.Repeat("The coefficient was 42.7. ", 200) + `"}]}`
-	h.onTool("c1", activities.ToolResponse{Content: out}, nil).Once()
+	h.onTool("c1", contract.ToolResponse{Content: out}, nil).Once()
 	h.run(contract.AgentInput{Agent: "assistant", User: longhaul.User{ID: "u1"},
 		Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What is the coefficient?"}}})
 	h.result()

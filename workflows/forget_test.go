@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -63,9 +63,9 @@ func TestRunNotKeptRemembersNothing(t *testing.T) {
 	h.env.OnActivity(h.acts.MarkDeleted, mock.Anything, mock.Anything).Return(nil).Once()
 	var extracted atomic.Int32
 	h.env.OnActivity(h.acts.ExtractMemories, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.ExtractRequest) (activities.ExtractResponse, error) {
+		func(context.Context, contract.ExtractRequest) (contract.ExtractResponse, error) {
 			extracted.Add(1)
-			return activities.ExtractResponse{}, nil
+			return contract.ExtractResponse{}, nil
 		}).Maybe()
 	in := input(longhaul.Message{Role: longhaul.RoleUser, Content: "I'm allergic to peanuts"})
 	in.Forget = true

@@ -30,12 +30,12 @@ const (
 // chunks").
 func IngestWorkflow(ctx workflow.Context, in contract.IngestInput) (contract.IngestResult, error) {
 	var a *activities.Activities
-	req := activities.IngestRequest{
+	req := contract.IngestRequest{
 		Owner: in.Owner, VectorStoreID: in.VectorStoreID, FileID: in.FileID,
 		MaxChunkSizeTokens: in.MaxChunkSizeTokens, ChunkOverlapTokens: in.ChunkOverlapTokens,
 	}
 	finish := func(res contract.IngestResult) (contract.IngestResult, error) {
-		fr := activities.FinishRequest{Owner: in.Owner, VectorStoreID: in.VectorStoreID, FileID: in.FileID,
+		fr := contract.FinishRequest{Owner: in.Owner, VectorStoreID: in.VectorStoreID, FileID: in.FileID,
 			Status: res.Status, Code: res.Code, Message: res.Message}
 		if err := workflow.ExecuteActivity(finishOptions(ctx), a.FinishIngest, fr).Get(ctx, nil); err != nil {
 			return res, err
@@ -48,7 +48,7 @@ func IngestWorkflow(ctx workflow.Context, in contract.IngestInput) (contract.Ing
 	}
 
 	workflow.SetCurrentDetails(ctx, "extracting text and cutting it into chunks")
-	var cf activities.ChunkedFile
+	var cf contract.ChunkedFile
 	if err := workflow.ExecuteActivity(extractOptions(ctx), a.ExtractChunks, req).Get(ctx, &cf); err != nil {
 		return failed(codeServerError, "extracting the file's text failed: "+cause(err))
 	}
@@ -61,8 +61,8 @@ func IngestWorkflow(ctx workflow.Context, in contract.IngestInput) (contract.Ing
 	res := contract.IngestResult{Status: ingestCompleted, Chunks: cf.Chunks, Tokens: cf.Tokens, Pages: cf.Pages}
 
 	workflow.SetCurrentDetails(ctx, fmt.Sprintf("embedding %d chunks (%d tokens, %d pages) in %d batches", cf.Chunks, cf.Tokens, cf.Pages, len(cf.Parts)))
-	er := activities.EmbedRequest{Owner: in.Owner, VectorStoreID: in.VectorStoreID, FileID: in.FileID, Chunks: cf.Chunks, Parts: cf.Parts}
-	var emb activities.EmbedResult
+	er := contract.EmbedRequest{Owner: in.Owner, VectorStoreID: in.VectorStoreID, FileID: in.FileID, Chunks: cf.Chunks, Parts: cf.Parts}
+	var emb contract.EmbedResult
 	summary := fmt.Sprintf("embed %d chunks in %d batches", cf.Chunks, len(cf.Parts))
 	if err := workflow.ExecuteActivity(embedOptions(ctx, summary), a.EmbedChunks, er).Get(ctx, &emb); err != nil {
 		return failed(codeServerError, "embedding the file's chunks failed: "+cause(err))

@@ -32,10 +32,10 @@ func ingestEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Ac
 
 var ingestIn = contract.IngestInput{Owner: "alice", VectorStoreID: "vs_1", FileID: "file-1", MaxChunkSizeTokens: 200, ChunkOverlapTokens: 100}
 
-var ingestReq = activities.IngestRequest{Owner: "alice", VectorStoreID: "vs_1", FileID: "file-1", MaxChunkSizeTokens: 200, ChunkOverlapTokens: 100}
+var ingestReq = contract.IngestRequest{Owner: "alice", VectorStoreID: "vs_1", FileID: "file-1", MaxChunkSizeTokens: 200, ChunkOverlapTokens: 100}
 
-func finishReq(status, code, msg string) activities.FinishRequest {
-	return activities.FinishRequest{Owner: "alice", VectorStoreID: "vs_1", FileID: "file-1", Status: status, Code: code, Message: msg}
+func finishReq(status, code, msg string) contract.FinishRequest {
+	return contract.FinishRequest{Owner: "alice", VectorStoreID: "vs_1", FileID: "file-1", Status: status, Code: code, Message: msg}
 }
 
 func runIngest(t *testing.T, env *testsuite.TestWorkflowEnvironment) contract.IngestResult {
@@ -55,11 +55,11 @@ func runIngest(t *testing.T, env *testsuite.TestWorkflowEnvironment) contract.In
 // result counts what was ingested and the details say so.
 func TestIngestWorkflow(t *testing.T) {
 	env, acts := ingestEnv(t)
-	parts := []activities.ChunkPart{{Ref: "sha256:a", First: 0, Count: 2}, {Ref: "sha256:b", First: 2, Count: 1}}
+	parts := []contract.ChunkPart{{Ref: "sha256:a", First: 0, Count: 2}, {Ref: "sha256:b", First: 2, Count: 1}}
 	env.OnActivity(acts.ExtractChunks, mock.Anything, ingestReq).
-		Return(activities.ChunkedFile{Parts: parts, Chunks: 3, Tokens: 512, Pages: 2, Format: "pdf"}, nil).Once()
-	env.OnActivity(acts.EmbedChunks, mock.Anything, activities.EmbedRequest{Owner: "alice", VectorStoreID: "vs_1", FileID: "file-1", Chunks: 3, Parts: parts}).
-		Return(activities.EmbedResult{Written: 3, Vectors: true}, nil).Once()
+		Return(contract.ChunkedFile{Parts: parts, Chunks: 3, Tokens: 512, Pages: 2, Format: "pdf"}, nil).Once()
+	env.OnActivity(acts.EmbedChunks, mock.Anything, contract.EmbedRequest{Owner: "alice", VectorStoreID: "vs_1", FileID: "file-1", Chunks: 3, Parts: parts}).
+		Return(contract.EmbedResult{Written: 3, Vectors: true}, nil).Once()
 	env.OnActivity(acts.FinishIngest, mock.Anything, finishReq("completed", "", "")).Return(nil).Once()
 	res := runIngest(t, env)
 	if diff := cmp.Diff(contract.IngestResult{Status: "completed", Chunks: 3, Tokens: 512, Pages: 2}, res); diff != "" {
@@ -75,7 +75,7 @@ func TestIngestWorkflowBadFile(t *testing.T) {
 		t.Run(code, func(t *testing.T) {
 			env, acts := ingestEnv(t)
 			env.OnActivity(acts.ExtractChunks, mock.Anything, ingestReq).
-				Return(activities.ChunkedFile{Code: code, Message: "why"}, nil).Once()
+				Return(contract.ChunkedFile{Code: code, Message: "why"}, nil).Once()
 			env.OnActivity(acts.FinishIngest, mock.Anything, finishReq("failed", code, "why")).Return(nil).Once()
 			res := runIngest(t, env)
 			if diff := cmp.Diff(contract.IngestResult{Status: "failed", Code: code, Message: "why"}, res); diff != "" {
@@ -91,12 +91,12 @@ func TestIngestWorkflowBadFile(t *testing.T) {
 func TestIngestWorkflowEmbeddingFails(t *testing.T) {
 	env, acts := ingestEnv(t)
 	env.OnActivity(acts.ExtractChunks, mock.Anything, ingestReq).
-		Return(activities.ChunkedFile{Parts: []activities.ChunkPart{{Ref: "sha256:a", Count: 1}}, Chunks: 1, Tokens: 9}, nil).Once()
+		Return(contract.ChunkedFile{Parts: []contract.ChunkPart{{Ref: "sha256:a", Count: 1}}, Chunks: 1, Tokens: 9}, nil).Once()
 	env.OnActivity(acts.EmbedChunks, mock.Anything, mock.Anything).
-		Return(activities.EmbedResult{}, temporal.NewApplicationError("model endpoint answered 503: busy", longhaul.ErrTypeModelUnavailable)).Times(6)
-	var got activities.FinishRequest
+		Return(contract.EmbedResult{}, temporal.NewApplicationError("model endpoint answered 503: busy", longhaul.ErrTypeModelUnavailable)).Times(6)
+	var got contract.FinishRequest
 	env.OnActivity(acts.FinishIngest, mock.Anything, mock.Anything).Run(func(args mock.Arguments) {
-		got = args.Get(1).(activities.FinishRequest)
+		got = args.Get(1).(contract.FinishRequest)
 	}).Return(nil).Once()
 	res := runIngest(t, env)
 	if res.Status != "failed" || res.Code != "server_error" || !strings.Contains(res.Message, "model endpoint answered 503: busy") {
@@ -112,9 +112,9 @@ func TestIngestWorkflowEmbeddingFails(t *testing.T) {
 func TestIngestWorkflowEmbeddingRejected(t *testing.T) {
 	env, acts := ingestEnv(t)
 	env.OnActivity(acts.ExtractChunks, mock.Anything, ingestReq).
-		Return(activities.ChunkedFile{Parts: []activities.ChunkPart{{Ref: "sha256:a", Count: 1}}, Chunks: 1}, nil).Once()
+		Return(contract.ChunkedFile{Parts: []contract.ChunkPart{{Ref: "sha256:a", Count: 1}}, Chunks: 1}, nil).Once()
 	env.OnActivity(acts.EmbedChunks, mock.Anything, mock.Anything).
-		Return(activities.EmbedResult{}, temporal.NewNonRetryableApplicationError("model endpoint answered 400: too long", longhaul.ErrTypeModelRejected, nil)).Once()
+		Return(contract.EmbedResult{}, temporal.NewNonRetryableApplicationError("model endpoint answered 400: too long", longhaul.ErrTypeModelRejected, nil)).Once()
 	env.OnActivity(acts.FinishIngest, mock.Anything, finishReq("failed", "server_error", "embedding the file's chunks failed: model endpoint answered 400: too long")).Return(nil).Once()
 	if res := runIngest(t, env); res.Status != "failed" {
 		t.Errorf("result %+v", res)
@@ -125,7 +125,7 @@ func TestIngestWorkflowEmbeddingRejected(t *testing.T) {
 // attachment with server_error after the retries.
 func TestIngestWorkflowExtractFails(t *testing.T) {
 	env, acts := ingestEnv(t)
-	env.OnActivity(acts.ExtractChunks, mock.Anything, ingestReq).Return(activities.ChunkedFile{}, errors.New("database is locked")).Times(5)
+	env.OnActivity(acts.ExtractChunks, mock.Anything, ingestReq).Return(contract.ChunkedFile{}, errors.New("database is locked")).Times(5)
 	env.OnActivity(acts.FinishIngest, mock.Anything, finishReq("failed", "server_error", "extracting the file's text failed: database is locked")).Return(nil).Once()
 	if res := runIngest(t, env); res.Status != "failed" || res.Code != "server_error" {
 		t.Errorf("result %+v", res)
@@ -137,8 +137,8 @@ func TestIngestWorkflowExtractFails(t *testing.T) {
 func TestIngestWorkflowDetached(t *testing.T) {
 	env, acts := ingestEnv(t)
 	env.OnActivity(acts.ExtractChunks, mock.Anything, ingestReq).
-		Return(activities.ChunkedFile{Parts: []activities.ChunkPart{{Ref: "sha256:a", Count: 1}}, Chunks: 1}, nil).Once()
-	env.OnActivity(acts.EmbedChunks, mock.Anything, mock.Anything).Return(activities.EmbedResult{Detached: true}, nil).Once()
+		Return(contract.ChunkedFile{Parts: []contract.ChunkPart{{Ref: "sha256:a", Count: 1}}, Chunks: 1}, nil).Once()
+	env.OnActivity(acts.EmbedChunks, mock.Anything, mock.Anything).Return(contract.EmbedResult{Detached: true}, nil).Once()
 	env.OnActivity(acts.FinishIngest, mock.Anything, finishReq("cancelled", "", "the file was detached from the vector store")).Return(nil).Once()
 	if res := runIngest(t, env); res.Status != "cancelled" {
 		t.Errorf("result %+v", res)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -24,7 +24,7 @@ const (
 	versionMemoryStep = "memory-step"
 )
 
-// memoryRecall is the memory mode (activities.AgentSpec.Memory) that
+// memoryRecall is the memory mode (contract.AgentSpec.Memory) that
 // recalls into each turn.
 const memoryRecall = "recall"
 
@@ -44,9 +44,9 @@ func (r *run) recall(ctx workflow.Context) error {
 	if workflow.GetVersion(ctx, versionMemoryRecall, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil
 	}
-	var resp activities.RecallResponse
+	var resp contract.RecallResponse
 	err := workflow.ExecuteActivity(r.memoryOptions(ctx, "memory recall", time.Minute), a.RecallMemories,
-		activities.RecallRequest{User: r.in.User.Key(), Query: query}).Get(ctx, &resp)
+		contract.RecallRequest{User: r.in.User.Key(), Query: query}).Get(ctx, &resp)
 	if temporal.IsCanceledError(err) {
 		return err
 	}
@@ -101,9 +101,9 @@ func (r *run) remember(ctx workflow.Context, answer string) {
 		return
 	}
 	msgs := append(append([]longhaul.Message(nil), r.in.Messages...), longhaul.Message{Role: longhaul.RoleAssistant, Content: answer})
-	var ex activities.ExtractResponse
+	var ex contract.ExtractResponse
 	err := workflow.ExecuteActivity(r.structuredOptions(ctx, "memory extract"), a.ExtractMemories,
-		activities.ExtractRequest{Agent: r.spec.ID, Model: r.model, Messages: msgs}).Get(ctx, &ex)
+		contract.ExtractRequest{Agent: r.spec.ID, Model: r.model, Messages: msgs}).Get(ctx, &ex)
 	r.addUsage("memory-extract", r.model, ex.Usage)
 	if err != nil {
 		if !temporal.IsCanceledError(err) {
@@ -114,9 +114,9 @@ func (r *run) remember(ctx workflow.Context, answer string) {
 	if len(ex.Facts) == 0 {
 		return
 	}
-	var saved activities.SaveResponse
+	var saved contract.SaveResponse
 	err = workflow.ExecuteActivity(r.memoryOptions(ctx, fmt.Sprintf("memory save %d", len(ex.Facts)), 2*time.Minute), a.SaveMemories,
-		activities.SaveRequest{User: r.in.User.Key(), Chat: r.in.ChatID, Facts: ex.Facts}).Get(ctx, &saved)
+		contract.SaveRequest{User: r.in.User.Key(), Chat: r.in.ChatID, Facts: ex.Facts}).Get(ctx, &saved)
 	if err != nil {
 		if !temporal.IsCanceledError(err) {
 			r.think(ctx, "Could not save memories: "+errorMessage(err))
@@ -138,9 +138,9 @@ func (r *run) memoryStep(ctx workflow.Context, step *longhaul.PlanStep, label st
 	if r.spec.Memory == "" {
 		return "error: this agent has no memory", true, nil
 	}
-	var resp activities.RecallResponse
+	var resp contract.RecallResponse
 	err := workflow.ExecuteActivity(r.memoryOptions(ctx, label+" memory", time.Minute), a.RecallMemories,
-		activities.RecallRequest{User: r.in.User.Key(), Query: step.Input, All: true}).Get(ctx, &resp)
+		contract.RecallRequest{User: r.in.User.Key(), Query: step.Input, All: true}).Get(ctx, &resp)
 	if temporal.IsCanceledError(err) {
 		return "", true, err
 	}

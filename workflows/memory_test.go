@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
 )
@@ -30,18 +29,18 @@ func TestRecallBeforeFirstModelCall(t *testing.T) {
 	s := spec
 	s.Memory = "recall"
 	h.resolve(s)
-	var asked []activities.RecallRequest
+	var asked []contract.RecallRequest
 	h.env.OnActivity(h.acts.RecallMemories, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req activities.RecallRequest) (activities.RecallResponse, error) {
+		func(_ context.Context, req contract.RecallRequest) (contract.RecallResponse, error) {
 			asked = append(asked, req)
-			return activities.RecallResponse{Memories: []longhaul.MemoryItem{{ID: "mem_1", Text: "The user is vegetarian.", Score: 0.8}}}, nil
+			return contract.RecallResponse{Memories: []longhaul.MemoryItem{{ID: "mem_1", Text: "The user is vegetarian.", Score: 0.8}}}, nil
 		}).Once()
 	h.scriptModel(answer("Try the lentil soup.", usage(10, 5)))
 	h.run(contract.AgentInput{Agent: "assistant", User: longhaul.User{Principal: "owui/ann"}, Messages: []longhaul.Message{
 		{Role: longhaul.RoleUser, Content: "Hi"}, {Role: longhaul.RoleAssistant, Content: "Hello"}, {Role: longhaul.RoleUser, Content: "What should I cook?"},
 	}})
 	h.result()
-	if diff := cmp.Diff([]activities.RecallRequest{{User: "owui/ann", Query: "What should I cook?"}}, asked); diff != "" {
+	if diff := cmp.Diff([]contract.RecallRequest{{User: "owui/ann", Query: "What should I cook?"}}, asked); diff != "" {
 		t.Errorf("recall requests (-want +got):\n%s", diff)
 	}
 	msgs := h.modelCalls()[0].Messages
@@ -61,7 +60,7 @@ func TestRecallOfNothing(t *testing.T) {
 	s := spec
 	s.Memory = "recall"
 	h.resolve(s)
-	h.env.OnActivity(h.acts.RecallMemories, mock.Anything, mock.Anything).Return(activities.RecallResponse{Memories: []longhaul.MemoryItem{}}, nil).Once()
+	h.env.OnActivity(h.acts.RecallMemories, mock.Anything, mock.Anything).Return(contract.RecallResponse{Memories: []longhaul.MemoryItem{}}, nil).Once()
 	h.scriptModel(answer("Hello.", usage(1, 1)))
 	h.run(contract.AgentInput{Agent: "assistant", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "Hi"}}})
 	h.result()
@@ -82,12 +81,12 @@ func TestRememberAfterTheTurn(t *testing.T) {
 	s.Remember = true
 	h.resolve(s)
 	h.scriptModel(answer("Noted, no peanuts.", usage(10, 5)))
-	h.env.OnActivity(h.acts.ExtractMemories, mock.Anything, mock.MatchedBy(func(r activities.ExtractRequest) bool {
+	h.env.OnActivity(h.acts.ExtractMemories, mock.Anything, mock.MatchedBy(func(r contract.ExtractRequest) bool {
 		n := len(r.Messages)
 		return n == 2 && r.Messages[0].Content == "I'm allergic to peanuts" && r.Messages[1].Content == "Noted, no peanuts."
-	})).Return(activities.ExtractResponse{Facts: []string{"The user is allergic to peanuts."}, Usage: usage(3, 2)}, nil).Once()
-	h.env.OnActivity(h.acts.SaveMemories, mock.Anything, activities.SaveRequest{User: "owui/ann", Chat: "owui/c1", Facts: []string{"The user is allergic to peanuts."}}).
-		Return(activities.SaveResponse{Memories: []longhaul.MemoryItem{{ID: "mem_9", Text: "The user is allergic to peanuts."}}}, nil).Once()
+	})).Return(contract.ExtractResponse{Facts: []string{"The user is allergic to peanuts."}, Usage: usage(3, 2)}, nil).Once()
+	h.env.OnActivity(h.acts.SaveMemories, mock.Anything, contract.SaveRequest{User: "owui/ann", Chat: "owui/c1", Facts: []string{"The user is allergic to peanuts."}}).
+		Return(contract.SaveResponse{Memories: []longhaul.MemoryItem{{ID: "mem_9", Text: "The user is allergic to peanuts."}}}, nil).Once()
 	h.run(contract.AgentInput{Agent: "assistant", User: longhaul.User{Principal: "owui/ann"}, ChatID: "owui/c1",
 		Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "I'm allergic to peanuts"}}})
 	res := h.result()
@@ -114,11 +113,11 @@ func TestPlanMemoryStep(t *testing.T) {
 	h.resolve(s)
 	p := newPipeline(h)
 	memStep := longhaul.PlanStep{Kind: longhaul.StepMemory, Title: "Recall diet", Input: "diet"}
-	p.onPlan(ok(activities.PlanResponse{Goal: "cook", Steps: []longhaul.PlanStep{memStep, answerStep}}))
-	p.onSupervisePlan(ok(activities.PlanCheck{OK: true}))
-	p.onReviewStep(ok(activities.StepReview{Decision: longhaul.ReviewOK}))
-	h.env.OnActivity(h.acts.RecallMemories, mock.Anything, activities.RecallRequest{User: "anonymous", Query: "diet", All: true}).
-		Return(activities.RecallResponse{Memories: []longhaul.MemoryItem{{ID: "mem_1", Text: "The user is vegetarian.", Score: 0.42}}}, nil).Once()
+	p.onPlan(ok(contract.PlanResponse{Goal: "cook", Steps: []longhaul.PlanStep{memStep, answerStep}}))
+	p.onSupervisePlan(ok(contract.PlanCheck{OK: true}))
+	p.onReviewStep(ok(contract.StepReview{Decision: longhaul.ReviewOK}))
+	h.env.OnActivity(h.acts.RecallMemories, mock.Anything, contract.RecallRequest{User: "anonymous", Query: "diet", All: true}).
+		Return(contract.RecallResponse{Memories: []longhaul.MemoryItem{{ID: "mem_1", Text: "The user is vegetarian.", Score: 0.42}}}, nil).Once()
 	h.scriptModel(answer("Lentils.", usage(1, 1)))
 	h.run(contract.AgentInput{Agent: s.ID, Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What should I cook?"}}})
 	h.result()

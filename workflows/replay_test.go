@@ -91,13 +91,13 @@ func changedAgentWorkflow(ctx workflow.Context, in contract.AgentInput) (contrac
 		return contract.AgentResult{}, err
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
-	var spec activities.AgentSpec
+	var spec contract.AgentSpec
 	if err := workflow.ExecuteLocalActivity(lctx, acts.ResolveAgent, in.Agent, in.User).Get(ctx, &spec); err != nil {
 		return contract.AgentResult{}, err
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
-	var res activities.ToolResponse
-	err = workflow.ExecuteActivity(actx, acts.CallTool, activities.ToolRequest{
+	var res contract.ToolResponse
+	err = workflow.ExecuteActivity(actx, acts.CallTool, contract.ToolRequest{
 		Call:  longhaul.ToolCall{ID: "call_0", Name: "current_time", Arguments: `{}`},
 		Agent: spec.ID,
 		Seq:   1,

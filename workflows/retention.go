@@ -22,6 +22,6 @@ func RetentionWorkflow(ctx workflow.Context, in contract.RetentionInput) (contra
 	var a *activities.Activities
 	ctx = retentionOptions(ctx, in.Retention)
 	var res contract.RetentionResult
-	err := workflow.ExecuteActivity(ctx, a.DeleteExpiredBlobs, activities.RetentionRequest{Retention: in.Retention}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(ctx, a.DeleteExpiredBlobs, contract.RetentionRequest{Retention: in.Retention}).Get(ctx, &res)
 	return res, err
 }

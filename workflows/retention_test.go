@@ -33,7 +33,7 @@ func retentionEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities
 // DeleteExpiredBlobs activity and returns what it did.
 func TestRetentionWorkflow(t *testing.T) {
 	env, acts := retentionEnv(t)
-	env.OnActivity(acts.DeleteExpiredBlobs, mock.Anything, activities.RetentionRequest{Retention: 36 * time.Hour}).
+	env.OnActivity(acts.DeleteExpiredBlobs, mock.Anything, contract.RetentionRequest{Retention: 36 * time.Hour}).
 		Return(contract.RetentionResult{Deleted: 7, Runs: 2, Kept: 1}, nil).Once()
 	env.ExecuteWorkflow(contract.RetentionWorkflowName, contract.RetentionInput{Retention: 36 * time.Hour})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -55,7 +55,7 @@ func (r *run) roleModel(role string) string {
 // agent gives the roles models of their own, so the Temporal UI shows
 // which model did what.
 func (r *run) roleSummary(what, model string) string {
-	if r.spec.Models == (activities.RoleModels{}) {
+	if r.spec.Models == (contract.RoleModels{}) {
 		return what
 	}
 	return what + " llm " + model
@@ -83,8 +83,8 @@ func (r *run) translateRequest(ctx workflow.Context) error {
 	original := r.in.Messages[last].Content
 	into := r.spec.ReasonIn
 	model := r.roleModel(roleTranslate)
-	var resp activities.TranslateResponse
-	err := workflow.ExecuteActivity(r.structuredOptions(ctx, "detect language, translate into "+into+" llm "+model), a.Translate, activities.TranslateRequest{
+	var resp contract.TranslateResponse
+	err := workflow.ExecuteActivity(r.structuredOptions(ctx, "detect language, translate into "+into+" llm "+model), a.Translate, contract.TranslateRequest{
 		Agent: r.spec.ID, Model: model, Text: original, Into: into,
 	}).Get(ctx, &resp)
 	r.addUsage("translate-request", model, resp.Usage)

@@ -1,20 +1,28 @@
-package contract
+package workflows
 
-import "github.com/longhaul-dev/longhaul"
+import (
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
+)
 
-// DefaultHistoryLimit is the number of history events after which a run
-// continues as new when AgentInput leaves HistoryLimit zero. Temporal's
-// own suggestion (about 4 MB or 4,000 events on a default server) may
-// come first.
-const DefaultHistoryLimit = 5000
+// Input is AgentWorkflow's input: the API's AgentInput and, once the run
+// continued as new, what the earlier execution handed over. The checkpoint
+// is the workflow's own state, which no other package reads, so it is not
+// part of the contract; AgentInput is embedded, so the input stays one flat
+// JSON object, the shape the API sends and recorded histories hold.
+type Input struct {
+	contract.AgentInput
+	// Resume is set when the run continued as new.
+	Resume *Checkpoint `json:"resume,omitempty"`
+}
 
 // Checkpoint is what an execution hands the next when the run continues as
 // new.
 type Checkpoint struct {
-	State   RunState       `json:"state"`
-	Usage   longhaul.Usage `json:"usage"`
-	Model   string         `json:"model,omitempty"`
-	StepSeq int            `json:"step_seq,omitempty"`
+	State   contract.RunState `json:"state"`
+	Usage   longhaul.Usage    `json:"usage"`
+	Model   string            `json:"model,omitempty"`
+	StepSeq int               `json:"step_seq,omitempty"`
 	// ToolSeq is the last tool call's sequence number.
 	ToolSeq int64 `json:"tool_seq,omitempty"`
 	// Recorded is how many of a chat turn's messages are already in the
@@ -22,8 +30,8 @@ type Checkpoint struct {
 	Recorded int `json:"recorded,omitempty"`
 	// Offset is the offset of the run's last event so far; Archives hold
 	// every event up to it.
-	Offset   int64          `json:"offset"`
-	Archives []EventArchive `json:"archives"`
+	Offset   int64                   `json:"offset"`
+	Archives []contract.EventArchive `json:"archives"`
 	// Loop is the tool loop to go on with; nil for a plan, whose state is
 	// all in State.Plans.
 	Loop *LoopState `json:"loop,omitempty"`
@@ -39,8 +47,9 @@ type LoopState struct {
 	Label string `json:"label,omitempty"`
 	// Scope is the tools offered to the model and allowed to run.
 	Scope []string `json:"scope,omitempty"`
-	// ClientTools offers the request's client tools (AgentInput.ClientTools)
-	// too: the run's own chat loop does, a skill's or a plan step's not.
+	// ClientTools offers the request's client tools
+	// (contract.AgentInput.ClientTools) too: the run's own chat loop does,
+	// a skill's or a plan step's not.
 	ClientTools  bool   `json:"client_tools,omitempty"`
 	MaxTurns     int    `json:"max_turns"`
 	Skill        string `json:"skill,omitempty"`

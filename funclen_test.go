@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,5 +104,49 @@ func TestFunctionLength(t *testing.T) {
 		if f.lines > maxFuncLines && !f.why {
 			t.Errorf("%s is %d lines: split it along its seams, or give it a doc comment that says why (%q…)", f.name, f.lines, longReason)
 		}
+	}
+}
+
+// maxFileLines is how long a Go file may be before its first line must say
+// why: past it a newcomer scrolls instead of reading.
+const maxFileLines = 600
+
+// TestFileLength fails on a Go file (tests included) over maxFileLines
+// lines whose first line is not a comment saying why it is long ("// Long
+// because …", set apart from the package clause by a blank line).
+func TestFileLength(t *testing.T) {
+	files := 0
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "testdata" || n == "node_modules" || (strings.HasPrefix(n, ".") && n != ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files++
+		text := string(data)
+		lines := strings.Count(text, "\n")
+		first, _, _ := strings.Cut(text, "\n")
+		why := strings.HasPrefix(first, "//") && strings.Contains(strings.ToLower(first), longReason)
+		if lines > maxFileLines && !why {
+			t.Errorf("%s is %d lines: split it along its seams, or open it with a line that says why (\"// Long because …\")", p, lines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("read %d files; the walk missed the module", files)
 	}
 }

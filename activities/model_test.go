@@ -1,4 +1,4 @@
-// Over 600 lines: ChatCompletion's tests, one behaviour each, against the one scripted endpoint they share.
+// Long because: ChatCompletion's tests, one behaviour each, against the one scripted endpoint they share.
 
 package activities_test
 

@@ -1,4 +1,4 @@
-// Over 600 lines: the harness every workflow test in the package uses, beside the chat tool loop's tests.
+// Long because: the harness every workflow test in the package uses, beside the chat tool loop's tests.
 
 package workflows_test
 

@@ -1,4 +1,4 @@
-// Over 600 lines: the agentic pipeline's tests, which share one scripted pipeline (classify, plan, review).
+// Long because: the agentic pipeline's tests, which share one scripted pipeline (classify, plan, review).
 
 package workflows_test
 

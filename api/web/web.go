@@ -172,3 +172,27 @@ func JSONProblem(err error) string {
 	}
 	return err.Error()
 }
+
+type drainedKey struct{}
+
+// Drain reads what is left of a streamed request body (an upload's
+// multipart epilogue), at most n bytes, and marks the body read when it
+// ended, so the server may keep the connection for another request (see
+// Drained).
+func Drain(c *fiber.Ctx, n int64) {
+	stream := c.Context().RequestBodyStream()
+	if stream == nil || Discard(stream, n) {
+		c.Locals(drainedKey{}, true)
+	}
+}
+
+// Drained reports whether the handler read c's streamed body to its end
+// (Drain): the unread bytes of one that did not would be parsed as the
+// connection's next request, so the server closes it.
+func Drained(c *fiber.Ctx) bool { return c.Locals(drainedKey{}) != nil }
+
+// Discard reads and drops up to n bytes of r, reporting whether r ended.
+func Discard(r io.Reader, n int64) bool {
+	m, err := io.Copy(io.Discard, io.LimitReader(r, n+1))
+	return err == nil && m <= n
+}

@@ -248,7 +248,7 @@ func TestDeleteMeDeletesDocuments(t *testing.T) {
 	uploadText(t, base, aliceAuth, "a.txt", "a")
 	uploadText(t, base, bobAuth, "b.txt", "b")
 	doAt(t, base, "POST", "/v1/vector_stores", map[string]any{"name": "a"}, aliceAuth)
-	out := decode[api.UserDeleted](t, doAt(t, base, "DELETE", "/v1/me", nil, aliceAuth))
+	out := decode[wire.UserDeleted](t, doAt(t, base, "DELETE", "/v1/me", nil, aliceAuth))
 	if !out.Documents {
 		t.Errorf("DELETE /v1/me = %+v", out)
 	}
@@ -262,7 +262,7 @@ func TestDeleteMeDeletesDocuments(t *testing.T) {
 	if n := countFiles(t, docs, "bob"); n != 1 {
 		t.Errorf("bob has %d files, want 1", n)
 	}
-	if again := decode[api.UserDeleted](t, doAt(t, base, "DELETE", "/v1/me", nil, aliceAuth)); again.Documents {
+	if again := decode[wire.UserDeleted](t, doAt(t, base, "DELETE", "/v1/me", nil, aliceAuth)); again.Documents {
 		t.Errorf("a second DELETE /v1/me = %+v, want no documents deleted", again)
 	}
 }

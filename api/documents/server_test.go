@@ -3,14 +3,12 @@ package documents_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,10 +16,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/longhaul-dev/longhaul/api/documents"
-	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
-	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -77,11 +74,6 @@ func (f *fakeIngester) cancelled() string {
 	return strings.Join(f.canceled, " ")
 }
 
-var (
-	aliceAuth = map[string]string{"Authorization": "Bearer sk-alice"}
-	bobAuth   = map[string]string{"Authorization": "Bearer sk-bob"}
-)
-
 // docsServer is the documents routes over a SQLite document store, with
 // the ingestions faked.
 func docsServer(t *testing.T, maxFile int64) (*fiber.App, docstore.Store, *fakeIngester) {
@@ -105,95 +97,53 @@ func docsServerQuotas(t *testing.T, maxFile int64, quotas documents.Quotas) (*fi
 	return app(t, h), docs, ing
 }
 
-// app serves h's routes as the server's routes table does, behind a key
-// check standing in for the server's authentication, with its errors
-// written as OpenAI's envelope.
+// app serves h's routes as the server's routes table does.
 func app(t *testing.T, h *documents.Handlers) *fiber.App {
 	t.Helper()
-	a := fiber.New(fiber.Config{ErrorHandler: writeError, StreamRequestBody: true, DisablePreParseMultipartForm: true})
-	keys := identity.Resolver{Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}, {Name: "bob", Secret: "sk-bob"}}}
-	v1 := a.Group("/v1", func(c *fiber.Ctx) error {
-		p, err := keys.Resolve(c.Get(fiber.HeaderAuthorization), func(name string) string { return c.Get(name) })
-		if err != nil {
-			return web.Unauthorized(err.Error())
-		}
-		web.SetPrincipal(c, p)
-		return c.Next()
-	}, h.Require)
-	v1.Post("/files", h.UploadFile)
-	v1.Get("/files", h.ListFiles)
-	v1.Get("/files/:id", h.GetFile)
-	v1.Get("/files/:id/content", h.FileContent)
-	v1.Delete("/files/:id", h.DeleteFile)
-	v1.Post("/vector_stores", h.CreateVectorStore)
-	v1.Get("/vector_stores", h.ListVectorStores)
-	v1.Get("/vector_stores/:id", h.GetVectorStore)
-	v1.Post("/vector_stores/:id", h.UpdateVectorStore)
-	v1.Delete("/vector_stores/:id", h.DeleteVectorStore)
-	v1.Post("/vector_stores/:id/search", h.SearchVectorStore)
-	v1.Post("/vector_stores/:id/files", h.AttachVectorStoreFile)
-	v1.Get("/vector_stores/:id/files", h.ListVectorStoreFiles)
-	v1.Get("/vector_stores/:id/files/:file_id", h.GetVectorStoreFile)
-	v1.Post("/vector_stores/:id/files/:file_id", h.UpdateVectorStoreFile)
-	v1.Delete("/vector_stores/:id/files/:file_id", h.DetachVectorStoreFile)
-	v1.Get("/vector_stores/:id/files/:file_id/content", h.VectorStoreFileContent)
-	v1.Post("/vector_stores/:id/file_batches", h.CreateFileBatch)
-	v1.Get("/vector_stores/:id/file_batches/:batch_id", h.GetFileBatch)
-	v1.Get("/vector_stores/:id/file_batches/:batch_id/files", h.ListVectorStoreFiles)
-	v1.Post("/vector_stores/:id/file_batches/:batch_id/cancel", h.CancelFileBatch)
-	return a
+	return webtest.App(t, func(_, root fiber.Router) {
+		v1 := root.Group("", h.Require)
+		v1.Post("/files", h.UploadFile)
+		v1.Get("/files", h.ListFiles)
+		v1.Get("/files/:id", h.GetFile)
+		v1.Get("/files/:id/content", h.FileContent)
+		v1.Delete("/files/:id", h.DeleteFile)
+		v1.Post("/vector_stores", h.CreateVectorStore)
+		v1.Get("/vector_stores", h.ListVectorStores)
+		v1.Get("/vector_stores/:id", h.GetVectorStore)
+		v1.Post("/vector_stores/:id", h.UpdateVectorStore)
+		v1.Delete("/vector_stores/:id", h.DeleteVectorStore)
+		v1.Post("/vector_stores/:id/search", h.SearchVectorStore)
+		v1.Post("/vector_stores/:id/files", h.AttachVectorStoreFile)
+		v1.Get("/vector_stores/:id/files", h.ListVectorStoreFiles)
+		v1.Get("/vector_stores/:id/files/:file_id", h.GetVectorStoreFile)
+		v1.Post("/vector_stores/:id/files/:file_id", h.UpdateVectorStoreFile)
+		v1.Delete("/vector_stores/:id/files/:file_id", h.DetachVectorStoreFile)
+		v1.Get("/vector_stores/:id/files/:file_id/content", h.VectorStoreFileContent)
+		v1.Post("/vector_stores/:id/file_batches", h.CreateFileBatch)
+		v1.Get("/vector_stores/:id/file_batches/:batch_id", h.GetFileBatch)
+		v1.Get("/vector_stores/:id/file_batches/:batch_id/files", h.ListVectorStoreFiles)
+		v1.Post("/vector_stores/:id/file_batches/:batch_id/cancel", h.CancelFileBatch)
+	})
 }
 
-// writeError writes err as the server's error handler does.
-func writeError(c *fiber.Ctx, err error) error {
-	var e *web.Error
-	if !errors.As(err, &e) {
-		e = &web.Error{Status: http.StatusInternalServerError, Type: "server_error", Message: err.Error()}
-	}
-	if e.RetryAfter > 0 {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(e.RetryAfter))
-	}
-	return c.Status(e.Status).JSON(wire.ErrorBody{Error: wire.ErrorDetail{Message: e.Message, Type: e.Type, Code: e.Code}})
-}
+var (
+	aliceAuth = webtest.Alice
+	bobAuth   = webtest.Bob
+)
 
-// doAt sends a request to a (a JSON body unless body is a string) and
-// returns the answer.
 func doAt(t *testing.T, a *fiber.App, method, path string, body any, headers map[string]string) *http.Response {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, _ := json.Marshal(b)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	return send(t, a, req)
-}
-
-func send(t *testing.T, a *fiber.App, req *http.Request) *http.Response {
-	t.Helper()
-	resp, err := a.Test(req, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return webtest.Do(t, a, method, path, body, headers)
 }
 
 func decode[T any](t *testing.T, resp *http.Response) T {
 	t.Helper()
-	var v T
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	return v
+	return webtest.Decode[T](t, resp)
+}
+
+func wantError(t *testing.T, resp *http.Response, status int, msg string) {
+	t.Helper()
+	webtest.WantError(t, resp, status, msg)
 }
 
 // multipartBody is an upload as openai-node sends one: the file part
@@ -224,7 +174,7 @@ func upload(t *testing.T, a *fiber.App, key map[string]string, ct string, body [
 	for k, v := range key {
 		req.Header.Set(k, v)
 	}
-	return send(t, a, req)
+	return webtest.Send(t, a, req)
 }
 
 func uploadText(t *testing.T, a *fiber.App, key map[string]string, name, text string) wire.FileObject {
@@ -245,13 +195,4 @@ func countFiles(t *testing.T, docs docstore.Store, owner string) int {
 		t.Fatal(err)
 	}
 	return len(files)
-}
-
-func wantError(t *testing.T, resp *http.Response, status int, msg string) {
-	t.Helper()
-	b, _ := io.ReadAll(resp.Body)
-	var e wire.ErrorBody
-	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != status || !strings.Contains(e.Error.Message, msg) || e.Error.Type == "" {
-		t.Errorf("%s %s = %d %s, want %d with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, msg)
-	}
 }

@@ -241,32 +241,6 @@ func TestBodyLimitWithStreamedBodies(t *testing.T) {
 	}
 }
 
-// TestDeleteMeDeletesDocuments checks that DELETE /v1/me takes the
-// caller's files and stores, and only theirs.
-func TestDeleteMeDeletesDocuments(t *testing.T) {
-	base, docs, _ := docsServer(t, 0)
-	uploadText(t, base, aliceAuth, "a.txt", "a")
-	uploadText(t, base, bobAuth, "b.txt", "b")
-	doAt(t, base, "POST", "/v1/vector_stores", map[string]any{"name": "a"}, aliceAuth)
-	out := decode[wire.UserDeleted](t, doAt(t, base, "DELETE", "/v1/me", nil, aliceAuth))
-	if !out.Documents {
-		t.Errorf("DELETE /v1/me = %+v", out)
-	}
-	if n := countFiles(t, docs, "alice"); n != 0 {
-		t.Errorf("alice has %d files after DELETE /v1/me", n)
-	}
-	stores, _, err := docs.ListVectorStores(context.Background(), "alice", docstore.Page{})
-	if err != nil || len(stores) != 0 {
-		t.Errorf("alice's stores after DELETE /v1/me = %v, %v", stores, err)
-	}
-	if n := countFiles(t, docs, "bob"); n != 1 {
-		t.Errorf("bob has %d files, want 1", n)
-	}
-	if again := decode[wire.UserDeleted](t, doAt(t, base, "DELETE", "/v1/me", nil, aliceAuth)); again.Documents {
-		t.Errorf("a second DELETE /v1/me = %+v, want no documents deleted", again)
-	}
-}
-
 // TestIngestStartOptions checks the server's ingester, which the
 // documents routes start and cancel ingestions through: a new
 // attachment's run replaces any of an earlier one (TERMINATE_EXISTING,

@@ -85,14 +85,14 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // UploadFile is POST /v1/files: a multipart form of file, purpose and
 // optionally expires_after[anchor] and expires_after[seconds], as
 // openai-node's createForm encodes them (internal/uploads.js:484-528:
-// objects as key[name]). The body is read as a stream (see bodyLimit):
+// objects as key[name]). The body is read as a stream (see the server's bodyLimit):
 // the file part goes to the document store in parts, never whole in
 // memory, and a file over LONGHAUL_MAX_FILE_BYTES is a 413 that leaves
 // nothing stored.
 func (h *Handlers) UploadFile(c *fiber.Ctx) error {
 	if n := c.Request().Header.ContentLength(); n > 0 && int64(n) > h.MaxFileBytes+multipartOverhead {
 		// Refused on its declared length, unread: the connection closes
-		// (see bodyLimit).
+		// (see the server's bodyLimit).
 		return h.fileTooLarge()
 	}
 	err := h.upload(c)

@@ -40,7 +40,7 @@ func (h *Handlers) ListBacklog(c *fiber.Ctx) error {
 	case errors.Is(err, store.ErrInvalidBacklogItem):
 		return web.BadRequest("status: must be active, closed, all, open, in_progress, done or wont_do")
 	case err != nil:
-		h.Log.Error("list backlog", "error", err)
+		h.log().Error("list backlog", "error", err)
 		return web.Internal("reading the backlog failed")
 	}
 	out := wire.BacklogList{Object: "list", Data: make([]wire.BacklogObject, 0, len(items)), Total: total}

@@ -40,7 +40,7 @@ func (h *Handlers) credentialsError(err error) error {
 	case errors.Is(err, usercreds.ErrOtherBrowser):
 		return web.Forbidden(err.Error())
 	}
-	h.Log.Error("users' credentials failed", "error", err)
+	h.log().Error("users' credentials failed", "error", err)
 	return web.Upstream("connecting the account failed: " + err.Error())
 }
 

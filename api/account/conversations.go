@@ -43,7 +43,7 @@ func (h *Handlers) findConversation(c *fiber.Ctx, cs store.Conversations, doing 
 	case errors.Is(err, store.ErrNoConversation):
 		return "", "", "", cv, web.NotFound("no conversation " + id)
 	case err != nil:
-		h.Log.Error("read conversation", "error", err)
+		h.log().Error("read conversation", "error", err)
 		return "", "", "", cv, web.Internal(doing + " the conversation failed")
 	}
 	return user, chat, id, cv, nil
@@ -79,7 +79,7 @@ func (h *Handlers) ListConversations(c *fiber.Ctx) error {
 	// One more than asked tells whether a next page exists.
 	list, err := cs.ListConversations(c.UserContext(), user, limit+1, after)
 	if err != nil {
-		h.Log.Error("list conversations", "error", err)
+		h.log().Error("list conversations", "error", err)
 		return web.Internal("listing conversations failed")
 	}
 	out := wire.ConversationList{Object: "list", Data: []wire.ConversationSummary{}}
@@ -137,7 +137,7 @@ func (h *Handlers) GetConversation(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	turns, err := cs.Turns(ctx, user, chat, store.TurnQuery{Messages: true})
 	if err != nil {
-		h.Log.Error("read conversation turns", "error", err)
+		h.log().Error("read conversation turns", "error", err)
 		return web.Internal("reading the conversation failed")
 	}
 	out := wire.ConversationDetail{ConversationSummary: summaryOfConversation(c, cv), Timeline: []wire.ConversationTurn{}}
@@ -150,7 +150,7 @@ func (h *Handlers) GetConversation(c *fiber.Ctx) error {
 		for _, m := range t.Messages {
 			var tm contract.TimelineMessage
 			if err := json.Unmarshal(m.Data, &tm); err != nil {
-				h.Log.Error("a stored conversation message is damaged", "run", t.Run, "seq", m.Seq, "error", err)
+				h.log().Error("a stored conversation message is damaged", "run", t.Run, "seq", m.Seq, "error", err)
 				continue
 			}
 			cm := wire.ConversationMessage{
@@ -188,13 +188,13 @@ func (h *Handlers) DeleteConversation(c *fiber.Ctx) error {
 	// is still there to delete again.
 	if h.Forget != nil {
 		if err := h.Forget.ForgetConversation(ctx, user, chat); err != nil {
-			h.Log.Error("forget what was learnt from a conversation", "error", err)
+			h.log().Error("forget what was learnt from a conversation", "error", err)
 			return web.Internal("forgetting what was learnt from the conversation failed; nothing was deleted, try again")
 		}
 	}
 	// So do the files attached in the chat, and its vector store.
 	if err := h.deleteChatFiles(ctx, user, chat); err != nil {
-		h.Log.Error("delete a conversation's files", "error", err)
+		h.log().Error("delete a conversation's files", "error", err)
 		return web.Internal("deleting the conversation's files failed; nothing else was deleted, try again")
 	}
 	runs, err := cs.DeleteConversation(ctx, user, chat)
@@ -202,7 +202,7 @@ func (h *Handlers) DeleteConversation(c *fiber.Ctx) error {
 	case errors.Is(err, store.ErrNoConversation):
 		return web.NotFound("no conversation " + id)
 	case err != nil:
-		h.Log.Error("delete conversation", "error", err)
+		h.log().Error("delete conversation", "error", err)
 		return web.Internal("deleting the conversation failed")
 	}
 	return c.JSON(wire.ConversationDeleted{ID: id, Object: "conversation.deleted", Deleted: true, Runs: runs})

@@ -50,7 +50,8 @@ type Handlers struct {
 	// Docs keeps users' files and vector stores, which DELETE /v1/me
 	// deletes.
 	Docs docstore.Store
-	Log  *slog.Logger
+	// Log takes what the handlers log; nil is slog's default.
+	Log *slog.Logger
 }
 
 // Bounds of a conversations list's limit query parameter.
@@ -78,4 +79,12 @@ func (h *Handlers) deleteChatFiles(ctx context.Context, owner, chat string) erro
 		return nil
 	}
 	return h.ChatFiles.DeleteChatFiles(ctx, owner, chat)
+}
+
+// log is h.Log, or slog's default when none is set.
+func (h *Handlers) log() *slog.Logger {
+	if h.Log == nil {
+		return slog.Default()
+	}
+	return h.Log
 }

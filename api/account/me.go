@@ -29,31 +29,31 @@ func (h *Handlers) DeleteMe(c *fiber.Ctx) error {
 	var err error
 	if h.Credentials != nil {
 		if out.Connections, out.Credentials, err = h.deleteCredentials(ctx, user); err != nil {
-			h.Log.Error("delete the user's credentials", "error", err)
+			h.log().Error("delete the user's credentials", "error", err)
 			return web.Internal("deleting your credentials failed; nothing else was deleted, try again")
 		}
 	}
 	if h.Conversations != nil {
 		if out.Conversations, err = h.deleteConversations(ctx, user); err != nil {
-			h.Log.Error("delete the user's conversations", "error", err)
+			h.log().Error("delete the user's conversations", "error", err)
 			return web.Internal("deleting your conversations failed part-way; try again")
 		}
 	}
 	if h.Backlog != nil {
 		if out.BacklogItems, err = h.Backlog.DeleteUserBacklog(ctx, user); err != nil {
-			h.Log.Error("delete the user's backlog", "error", err)
+			h.log().Error("delete the user's backlog", "error", err)
 			return web.Internal("deleting your backlog failed; try again")
 		}
 	}
 	if h.Memory != nil {
 		if out.Memories, err = deleteMemories(ctx, h.Memory.Store, user); err != nil {
-			h.Log.Error("delete the user's memories", "error", err)
+			h.log().Error("delete the user's memories", "error", err)
 			return web.Internal("deleting your memories failed part-way; try again")
 		}
 	}
 	if h.Docs != nil {
 		if out.Documents, err = deleteDocuments(ctx, h.Docs, user); err != nil {
-			h.Log.Error("delete the user's documents", "error", err)
+			h.log().Error("delete the user's documents", "error", err)
 			return web.Internal("deleting your files and vector stores failed; try again")
 		}
 	}
@@ -91,7 +91,7 @@ func (h *Handlers) deleteCredentials(ctx context.Context, user string) (int, int
 		// A revocation the server refuses must not keep the user's data:
 		// Forget below deletes the tokens whatever Disconnect managed.
 		if ok, err := svc.Disconnect(ctx, user, cn.Server); err != nil {
-			h.Log.Warn("revoke a connection", "mcp_server", cn.Server, "error", err)
+			h.log().Warn("revoke a connection", "mcp_server", cn.Server, "error", err)
 		} else if ok {
 			n++
 		}

@@ -100,7 +100,7 @@ func (h *Handlers) memoryError(err error) error {
 	if errors.Is(err, memory.ErrEmbed) {
 		return web.Upstream("the embedding endpoint failed: " + err.Error())
 	}
-	h.Log.Error("memory store failed", "error", err)
+	h.log().Error("memory store failed", "error", err)
 	return web.Internal("the memory store failed")
 }
 

@@ -157,7 +157,7 @@ type fileUpload struct {
 func (u *fileUpload) drop() {
 	if u.stored != nil {
 		if err := u.h.Docs.DeleteFile(context.WithoutCancel(u.ctx), u.owner, u.stored.ID); err != nil {
-			u.h.Log.ErrorContext(u.ctx, "drop an upload refused after storing it", "file", u.stored.ID, "error", err)
+			u.h.log().ErrorContext(u.ctx, "drop an upload refused after storing it", "file", u.stored.ID, "error", err)
 		}
 		u.stored = nil
 	}

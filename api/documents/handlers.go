@@ -61,7 +61,8 @@ type Handlers struct {
 	// MaxFileBytes bounds one uploaded file (LONGHAUL_MAX_FILE_BYTES).
 	MaxFileBytes int64
 	Quotas       Quotas
-	Log          *slog.Logger
+	// Log takes what the handlers log; nil is slog's default.
+	Log *slog.Logger
 }
 
 // Require answers the documents' routes with a 404 on a server that keeps
@@ -98,4 +99,12 @@ func (h *Handlers) StoreError(err error, notFound string) error {
 		return web.Unavailable("the document store did not answer in time: " + err.Error())
 	}
 	return fmt.Errorf("document store: %w", err)
+}
+
+// log is h.Log, or slog's default when none is set.
+func (h *Handlers) log() *slog.Logger {
+	if h.Log == nil {
+		return slog.Default()
+	}
+	return h.Log
 }

@@ -284,7 +284,7 @@ func (h *Handlers) DetachVectorStoreFile(c *fiber.Ctx) error {
 func (h *Handlers) cancelIngest(ctx context.Context, vsID, fileID string) {
 	id := contract.IngestWorkflowID(vsID, fileID)
 	if err := h.Ingest.CancelIngest(ctx, id); err != nil {
-		h.Log.WarnContext(ctx, "cancel an ingestion", "workflow", id, "error", err)
+		h.log().WarnContext(ctx, "cancel an ingestion", "workflow", id, "error", err)
 	}
 }
 
@@ -562,7 +562,7 @@ func (h *Handlers) searchDocs(ctx context.Context, q docstore.Query, queries []s
 		out = out[:q.K]
 	}
 	if err := docs.Touch(ctx, q.Owner, q.VectorStoreIDs...); err != nil {
-		h.Log.WarnContext(ctx, "touch vector stores after a search", "error", err)
+		h.log().WarnContext(ctx, "touch vector stores after a search", "error", err)
 	}
 	return out, nil
 }

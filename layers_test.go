@@ -11,7 +11,9 @@ import (
 // of the layers its rule names, never one above: the domain types know
 // nothing; the contract knows only them; libraries and adapters know nothing
 // of the agent-file format or the engine; the HTTP layer reads runs through
-// the contract, never through the activities or the workflows; the wiring
+// the contract, never through the activities or the workflows, and its
+// handler packages (one per API) know neither the server nor the run
+// engine's client (TestHandlersImportNoTemporal); the wiring
 // (cmd/longhaul) may import everything but the test doubles, which nothing
 // outside tests imports. README's "Layout" draws the same map.
 const module = "github.com/longhaul-dev/longhaul"

@@ -11,7 +11,9 @@ import (
 // of the layers its rule names, never one above: the domain types know
 // nothing; the contract knows only them; libraries and adapters know nothing
 // of the agent-file format or the engine; the HTTP layer reads runs through
-// the contract, never through the activities or the workflows; the wiring
+// the contract, never through the activities or the workflows, and its
+// handler packages (one per API) know neither the server nor the run
+// engine's client (TestHandlersImportNoTemporal); the wiring
 // (cmd/longhaul) may import everything but the test doubles, which nothing
 // outside tests imports. README's "Layout" draws the same map.
 const module = "github.com/longhaul-dev/longhaul"
@@ -30,7 +32,10 @@ var (
 	adapters = []string{"internal/tools", "internal/mcp", "internal/store", "internal/memory",
 		"internal/natsbus", "internal/devserver", "internal/modelcheck", "internal/usercreds", "internal/docstore",
 		"internal/docsearch"}
-	catalog   = []string{"skills", "internal/toolset"}
+	catalog = []string{"skills", "internal/toolset"}
+	// handlers are the HTTP API's handler packages, one per API, which
+	// the server (api) registers.
+	handlers  = []string{"api/documents", "api/account"}
 	harnesses = []string{"internal/testing/...", "test/...", "bench", "deploy"}
 )
 
@@ -59,7 +64,11 @@ var layers = []struct {
 	// What every HTTP handler package shares: errors, the principal, JSON
 	// bodies; no handler, no run engine.
 	{pkgs: [][]string{{"api/web"}}, may: [][]string{domain, libs}},
-	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, {"internal/feed", "internal/wire", "api/web"}}},
+	// One package per API's handlers, with a small handlers struct over
+	// the stores: the domain, the contract, libraries, adapters, the wire
+	// types and web; never the run feed, the server or the engine's code.
+	{pkgs: [][]string{handlers}, may: [][]string{domain, contract, libs, adapters, {"internal/wire", "api/web"}}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, {"internal/feed", "internal/wire", "api/web"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
 		{"activities", "workflows", "worker", "internal/feed", "api"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},
@@ -146,6 +155,10 @@ func TestLayersRefuse(t *testing.T) {
 		{"workflows", "internal/store"},
 		{"api", "internal/testing/llmtest"},
 		{"cmd/longhaul", "internal/testing/testenv"},
+		{"api/documents", "api"},
+		{"api/account", "internal/feed"},
+		{"api/account", "activities"},
+		{"api/documents", "workflows"},
 	} {
 		if ok, known := allowed(c.from, c.to); ok || !known {
 			t.Errorf("allowed(%s, %s) = %v, %v; want refused", c.from, c.to, ok, known)
@@ -158,5 +171,39 @@ func TestLayersRefuse(t *testing.T) {
 	}
 	if ok, _ := allowed("api", "contract"); !ok {
 		t.Error("api may not import contract")
+	}
+}
+
+// temporalClients are the import paths that reach the run engine's
+// client: Temporal's SDK client and its API's generated packages.
+var temporalClients = []string{"go.temporal.io/sdk/client", "go.temporal.io/api/"}
+
+// TestHandlersImportNoTemporal fails when a handler package imports
+// Temporal's client or API packages itself: what a handler needs of the
+// run engine comes through an interface the package declares (the
+// documents' Ingester), which the server implements.
+func TestHandlersImportNoTemporal(t *testing.T) {
+	args := []string{"list", "-e", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}
+	for _, h := range handlers {
+		args = append(args, "./"+h)
+	}
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := 0
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		seen++
+		for _, imp := range fields[1:] {
+			for _, bad := range temporalClients {
+				if imp == bad || (strings.HasSuffix(bad, "/") && strings.HasPrefix(imp, bad)) {
+					t.Errorf("%s imports %s: take the run engine through an interface the package declares", fields[0], imp)
+				}
+			}
+		}
+	}
+	if seen != len(handlers) {
+		t.Errorf("go list listed %d handler packages, want %d", seen, len(handlers))
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -36,7 +35,7 @@ func backlogTitles(t *testing.T, env *testenv.Env, user, query string) []string 
 		t.Fatalf("GET /v1/backlog%s as %s = %d", query, user, resp.StatusCode)
 	}
 	out := []string{}
-	for _, it := range decode[api.BacklogList](t, resp).Data {
+	for _, it := range decode[wire.BacklogList](t, resp).Data {
 		out = append(out, it.Title+" "+it.Status)
 	}
 	return out

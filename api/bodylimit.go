@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/api/web"
 )
 
 // Request bodies are read as streams (fiber.Config.StreamRequestBody), so
@@ -35,7 +36,7 @@ import (
 // /v1/files into memory up to MaxBodyBytes (413 past it, the connection
 // closed), so handlers see c.Body() as before. For POST /v1/files it lets
 // the handler stream, and closes the connection after the response unless
-// the handler read the body to its end (drained).
+// the handler read the body to its end (web.Drain).
 func (s *Server) bodyLimit(c *fiber.Ctx) error {
 	stream := c.Context().RequestBodyStream()
 	if stream == nil {
@@ -43,7 +44,7 @@ func (s *Server) bodyLimit(c *fiber.Ctx) error {
 	}
 	if c.Method() == fiber.MethodPost && strings.EqualFold(strings.TrimSuffix(c.Path(), "/"), "/v1/files") {
 		err := c.Next()
-		if c.Locals(drainedKey{}) == nil {
+		if !web.Drained(c) {
 			c.Context().SetConnectionClose()
 		}
 		return err
@@ -86,27 +87,9 @@ func errBodyTooLarge() error {
 	return errPayloadTooLarge("request body is larger than the limit (LONGHAUL_MAX_BODY_BYTES)")
 }
 
-type drainedKey struct{}
-
-// drained reads what is left of an upload's body (the multipart epilogue,
-// bounded) and marks it read, so the connection can serve another request.
-func (s *Server) drained(c *fiber.Ctx) {
-	stream := c.Context().RequestBodyStream()
-	if stream == nil {
-		c.Locals(drainedKey{}, true)
-		return
-	}
-	if discard(stream, multipartOverhead) {
-		c.Locals(drainedKey{}, true)
-	}
-}
-
 // lingerBytes is how much of a refused body is read and dropped before
 // the connection closes (net/http's server reads up to 256 KiB too).
 const lingerBytes = 256 << 10
 
 // discard reads and drops up to n bytes of r, reporting whether r ended.
-func discard(r io.Reader, n int64) bool {
-	m, err := io.Copy(io.Discard, io.LimitReader(r, n+1))
-	return err == nil && m <= n
-}
+var discard = web.Discard

@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -160,11 +161,11 @@ func TestConversationsAPI(t *testing.T) {
 		t.Fatalf("chat = %d", r.StatusCode)
 	}
 
-	list := decode[api.ConversationList](t, do(t, env, "GET", "/v1/conversations?limit=1", nil, owui))
+	list := decode[wire.ConversationList](t, do(t, env, "GET", "/v1/conversations?limit=1", nil, owui))
 	if len(list.Data) != 1 || list.Data[0].ID != "chat-8" || list.NextPageToken == "" {
 		t.Fatalf("first page = %+v, want chat-8 and a next page", list)
 	}
-	page2 := decode[api.ConversationList](t, do(t, env, "GET", "/v1/conversations?limit=1&page_token="+list.NextPageToken, nil, owui))
+	page2 := decode[wire.ConversationList](t, do(t, env, "GET", "/v1/conversations?limit=1&page_token="+list.NextPageToken, nil, owui))
 	if len(page2.Data) != 1 || page2.Data[0].ID != "chat-7" || page2.Data[0].Title != "trending movies please" || page2.Data[0].Turns != 1 || page2.NextPageToken != "" {
 		t.Fatalf("second page = %+v, want chat-7 alone", page2)
 	}
@@ -175,7 +176,7 @@ func TestConversationsAPI(t *testing.T) {
 		t.Errorf("limit=0: status %d, want 400", r.StatusCode)
 	}
 
-	detail := decode[api.ConversationDetail](t, do(t, env, "GET", "/v1/conversations/chat-7", nil, owui))
+	detail := decode[wire.ConversationDetail](t, do(t, env, "GET", "/v1/conversations/chat-7", nil, owui))
 	if detail.ID != "chat-7" || len(detail.Timeline) != 1 {
 		t.Fatalf("detail = %+v", detail)
 	}
@@ -200,7 +201,7 @@ func TestConversationsAPI(t *testing.T) {
 
 	// Another user of the same proxy, and another key, see nothing.
 	other := map[string]string{"X-OpenWebUI-User-Id": "u2"}
-	if l := decode[api.ConversationList](t, do(t, env, "GET", "/v1/conversations", nil, other)); len(l.Data) != 0 {
+	if l := decode[wire.ConversationList](t, do(t, env, "GET", "/v1/conversations", nil, other)); len(l.Data) != 0 {
 		t.Errorf("u2 lists %+v", l.Data)
 	}
 	for _, m := range []string{"GET", "DELETE"} {
@@ -216,7 +217,7 @@ func TestConversationsAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	del := decode[api.ConversationDeleted](t, do(t, env, "DELETE", "/v1/conversations/chat-7", nil, owui))
+	del := decode[wire.ConversationDeleted](t, do(t, env, "DELETE", "/v1/conversations/chat-7", nil, owui))
 	if !del.Deleted || len(del.Runs) != 1 || del.Runs[0] != run {
 		t.Errorf("delete = %+v", del)
 	}
@@ -231,7 +232,7 @@ func TestConversationsAPI(t *testing.T) {
 			t.Errorf("%s after delete: status %d, want 404", m, r.StatusCode)
 		}
 	}
-	if l := decode[api.ConversationList](t, do(t, env, "GET", "/v1/conversations", nil, owui)); len(l.Data) != 1 || l.Data[0].ID != "chat-8" {
+	if l := decode[wire.ConversationList](t, do(t, env, "GET", "/v1/conversations", nil, owui)); len(l.Data) != 1 || l.Data[0].ID != "chat-8" {
 		t.Errorf("list after delete = %+v, want chat-8 alone", l.Data)
 	}
 }

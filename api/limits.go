@@ -22,7 +22,7 @@ type Limits struct {
 	Streams int
 	// Files is the most files a principal may store (uploads and chat
 	// file parts): beyond it a new file is refused with 403
-	// quota_exceeded (see quota.go).
+	// quota_exceeded (see api/documents/quota.go).
 	Files int
 	// FileBytes is the most bytes of files a principal may store; a file
 	// that would pass it is refused with 403 quota_exceeded.

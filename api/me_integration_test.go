@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // TestDeleteMe: DELETE /v1/me deletes everything the server keeps of its
@@ -51,10 +51,10 @@ func TestDeleteMe(t *testing.T) {
 	counts := func(u string) (conversations, memories, backlog, secrets int) {
 		t.Helper()
 		h := chatUser(u, "")
-		return len(decode[api.ConversationList](t, do(t, env, "GET", "/v1/conversations", nil, h)).Data),
-			len(decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, h)).Data),
-			len(decode[api.BacklogList](t, do(t, env, "GET", "/v1/backlog?status=all", nil, h)).Data),
-			len(decode[api.SecretList](t, do(t, env, "GET", "/v1/secrets", nil, h)).Data)
+		return len(decode[wire.ConversationList](t, do(t, env, "GET", "/v1/conversations", nil, h)).Data),
+			len(decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, h)).Data),
+			len(decode[wire.BacklogList](t, do(t, env, "GET", "/v1/backlog?status=all", nil, h)).Data),
+			len(decode[wire.SecretList](t, do(t, env, "GET", "/v1/secrets", nil, h)).Data)
 	}
 	if c, m, b, s := counts("alice"); c != 2 || m != 1 || b != 2 || s != 1 {
 		t.Fatalf("before: alice has %d conversations, %d memories, %d backlog items, %d secrets; want 2, 1, 2, 1", c, m, b, s)
@@ -66,8 +66,8 @@ func TestDeleteMe(t *testing.T) {
 	}
 	// Deleting chat c1 forgets its memory and deleting c2 its backlog item,
 	// so what is counted apart is what no chat took: the plumber item.
-	got := decode[api.UserDeleted](t, resp)
-	want := api.UserDeleted{Object: "user.deleted", Deleted: true, Conversations: 2, BacklogItems: 1, Credentials: 1}
+	got := decode[wire.UserDeleted](t, resp)
+	want := wire.UserDeleted{Object: "user.deleted", Deleted: true, Conversations: 2, BacklogItems: 1, Credentials: 1}
 	if got != want {
 		t.Errorf("DELETE /v1/me = %+v, want %+v", got, want)
 	}
@@ -77,8 +77,8 @@ func TestDeleteMe(t *testing.T) {
 	if c, m, b, s := counts("bob"); c != 2 || m != 1 || b != 1 || s != 1 {
 		t.Errorf("after: bob has %d conversations, %d memories, %d backlog items, %d secrets; want 2, 1, 1, 1", c, m, b, s)
 	}
-	again := decode[api.UserDeleted](t, do(t, env, "DELETE", "/v1/me", nil, chatUser("alice", "")))
-	if again != (api.UserDeleted{Object: "user.deleted", Deleted: true}) {
+	again := decode[wire.UserDeleted](t, do(t, env, "DELETE", "/v1/me", nil, chatUser("alice", "")))
+	if again != (wire.UserDeleted{Object: "user.deleted", Deleted: true}) {
 		t.Errorf("a second DELETE /v1/me = %+v, want nothing deleted", again)
 	}
 }

@@ -125,7 +125,7 @@ func TestMemoryAcrossChats(t *testing.T) {
 
 	// Chat 1: Alice states the fact; it is saved, learned in chat c1.
 	run1 := chatOK(t, env, "friend", "I am allergic to peanuts, by the way.", chatUser("alice", "c1"))
-	list := decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", "")))
+	list := decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", "")))
 	if len(list.Data) != 1 || list.Data[0].Text != peanutFact || list.Data[0].ChatID != "c1" || list.Data[0].Object != "memory" {
 		t.Fatalf("alice's memories after chat 1 = %+v", list)
 	}
@@ -158,10 +158,10 @@ func TestMemoryAcrossChats(t *testing.T) {
 	if modelSawFact(t, env, snackQ) {
 		t.Error("bob's chat got alice's fact")
 	}
-	if l := decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("bob", ""))); len(l.Data) != 0 {
+	if l := decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("bob", ""))); len(l.Data) != 0 {
 		t.Errorf("bob lists %+v", l.Data)
 	}
-	if l := decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories?q=peanuts", nil, chatUser("bob", ""))); len(l.Data) != 0 {
+	if l := decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories?q=peanuts", nil, chatUser("bob", ""))); len(l.Data) != 0 {
 		t.Errorf("bob's search finds %+v", l.Data)
 	}
 	if resp := do(t, env, "DELETE", "/v1/memories/"+id, nil, chatUser("bob", "")); resp.StatusCode != http.StatusNotFound {
@@ -170,7 +170,7 @@ func TestMemoryAcrossChats(t *testing.T) {
 
 	// Alice searches by meaning: the snack question finds the fact, with
 	// its score.
-	found := decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories?q="+urlQuery(snackQ), nil, chatUser("alice", "")))
+	found := decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories?q="+urlQuery(snackQ), nil, chatUser("alice", "")))
 	if len(found.Data) != 1 || found.Data[0].ID != id || found.Data[0].Score == nil || *found.Data[0].Score < 0.79 {
 		t.Errorf("alice's search = %+v", found.Data)
 	}
@@ -183,10 +183,10 @@ func TestMemoryAcrossChats(t *testing.T) {
 
 	// Alice deletes it; it is gone, and a second delete is a 404.
 	del := do(t, env, "DELETE", "/v1/memories/"+id, nil, chatUser("alice", ""))
-	if d := decode[api.MemoryDeleted](t, del); del.StatusCode != http.StatusOK || !d.Deleted || d.ID != id {
+	if d := decode[wire.MemoryDeleted](t, del); del.StatusCode != http.StatusOK || !d.Deleted || d.ID != id {
 		t.Fatalf("alice DELETE: %d %+v", del.StatusCode, d)
 	}
-	if l := decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", ""))); len(l.Data) != 0 {
+	if l := decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", ""))); len(l.Data) != 0 {
 		t.Errorf("after DELETE alice lists %+v", l.Data)
 	}
 	if resp := do(t, env, "DELETE", "/v1/memories/"+id, nil, chatUser("alice", "")); resp.StatusCode != http.StatusNotFound {
@@ -214,14 +214,14 @@ func TestDeleteConversationForgetsItsMemories(t *testing.T) {
 	env.Model.SetDefault(llmtest.Text("Noted."))
 	chatOK(t, env, "friend", "I am allergic to peanuts, by the way.", chatUser("alice", "c1"))
 	chatOK(t, env, "friend", "My cat is called Miso.", chatUser("alice", "c2"))
-	if l := decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", ""))); len(l.Data) != 2 {
+	if l := decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", ""))); len(l.Data) != 2 {
 		t.Fatalf("alice's memories = %+v, want one from each chat", l.Data)
 	}
 
 	if resp := do(t, env, "DELETE", "/v1/conversations/c1", nil, chatUser("alice", "")); resp.StatusCode != http.StatusOK {
 		t.Fatalf("DELETE the chat = %d", resp.StatusCode)
 	}
-	l := decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", "")))
+	l := decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", "")))
 	if len(l.Data) != 1 || l.Data[0].Text != other || l.Data[0].ChatID != "c2" {
 		t.Errorf("after deleting chat c1 alice's memories = %+v, want only c2's", l.Data)
 	}
@@ -240,7 +240,7 @@ func TestMemoryToolsAreScopedToTheRunsUser(t *testing.T) {
 		llmtest.Text("Saved."),
 	)
 	chatOK(t, env, "notes", "remember my door code hint", chatUser("alice", "n1"))
-	list := decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", "")))
+	list := decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", "")))
 	if len(list.Data) != 1 || list.Data[0].ChatID != "n1" {
 		t.Fatalf("alice's memories = %+v", list.Data)
 	}
@@ -273,7 +273,7 @@ func TestMemoryToolsAreScopedToTheRunsUser(t *testing.T) {
 	if !strings.Contains(forget, "no memory") {
 		t.Errorf("bob's memory_forget answered %q", forget)
 	}
-	if l := decode[api.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", ""))); len(l.Data) != 1 {
+	if l := decode[wire.MemoryList](t, do(t, env, "GET", "/v1/memories", nil, chatUser("alice", ""))); len(l.Data) != 1 {
 		t.Errorf("alice's memory after bob's tools: %+v", l.Data)
 	}
 }

@@ -22,13 +22,13 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -473,7 +473,7 @@ Use the tools.`)},
 	revoked = as.revoked
 	as.mu.Unlock()
 	resp = do(t, env, "DELETE", "/v1/me", nil, user("alice"))
-	if gone := decode[api.UserDeleted](t, resp); gone.Connections != 1 || gone.Credentials < 1 {
+	if gone := decode[wire.UserDeleted](t, resp); gone.Connections != 1 || gone.Credentials < 1 {
 		t.Errorf("DELETE /v1/me = %+v, want one connection revoked and her secret deleted", gone)
 	}
 	as.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 )
 
@@ -150,7 +151,7 @@ func TestOAuthLinkBoundToRequester(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("authorize route: status %d", resp.StatusCode)
 		}
-		l := decode[api.AuthorizeLink](t, resp).URL
+		l := decode[wire.AuthorizeLink](t, resp).URL
 		if !strings.HasPrefix(l, base+usercreds.ConnectPath) || strings.Contains(l, "state=") || strings.Contains(l, as.URL) {
 			t.Fatalf("the connect link is %q, want a Longhaul link %s<id> with no OAuth state in it", l, base+usercreds.ConnectPath)
 		}

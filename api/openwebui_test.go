@@ -14,6 +14,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // The Open WebUI scenarios: Longhaul behind an OpenAI connection of Open
@@ -297,7 +298,7 @@ func TestOpenWebUITwoUsers(t *testing.T) {
 		t.Errorf("bob GET ann's run = %d, want 404", resp.StatusCode)
 	}
 	// The chat id Bob sent is a chat of his own, holding his turn alone.
-	conv := decode[api.ConversationDetail](t, doAt(t, env.URL, "GET", "/v1/conversations/"+annChat.ID, nil, bobAuth))
+	conv := decode[wire.ConversationDetail](t, doAt(t, env.URL, "GET", "/v1/conversations/"+annChat.ID, nil, bobAuth))
 	if len(conv.Timeline) != 1 || conv.Timeline[0].RunID != b.RunID {
 		t.Errorf("bob's chat %q holds %+v, want his run %q alone", annChat.ID, conv.Timeline, b.RunID)
 	}

@@ -9,6 +9,8 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,4 +173,57 @@ func JSONProblem(err error) string {
 		return fmt.Sprintf("field %q has the wrong type (%s)", te.Field, te.Value)
 	}
 	return err.Error()
+}
+
+type drainedKey struct{}
+
+// Drain reads what is left of a streamed request body (an upload's
+// multipart epilogue), at most n bytes, and marks the body read when it
+// ended, so the server may keep the connection for another request (see
+// Drained).
+func Drain(c *fiber.Ctx, n int64) {
+	stream := c.Context().RequestBodyStream()
+	if stream == nil || Discard(stream, n) {
+		c.Locals(drainedKey{}, true)
+	}
+}
+
+// Drained reports whether the handler read c's streamed body to its end
+// (Drain): the unread bytes of one that did not would be parsed as the
+// connection's next request, so the server closes it.
+func Drained(c *fiber.Ctx) bool { return c.Locals(drainedKey{}) != nil }
+
+// Discard reads and drops up to n bytes of r, reporting whether r ended.
+func Discard(r io.Reader, n int64) bool {
+	m, err := io.Copy(io.Discard, io.LimitReader(r, n+1))
+	return err == nil && m <= n
+}
+
+// pageCheckLen is the length of the check that starts a page token.
+const pageCheckLen = 8
+
+// SealPageToken wraps a list's page token (a store's cursor, Temporal's
+// token) with a check of the query it belongs to, so that a damaged
+// token, or one of other filters, is a 400 (OpenPageToken fails) rather
+// than the backend's internal error or a wrong page. It is not a secret:
+// the query always holds the caller's user, so no token reaches another's
+// items.
+func SealPageToken(query string, token []byte) string {
+	sum := pageCheck(query, token)
+	return base64.RawURLEncoding.EncodeToString(append(sum[:pageCheckLen:pageCheckLen], token...))
+}
+
+// OpenPageToken unwraps a page token sealed for query.
+func OpenPageToken(query, v string) ([]byte, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(b) <= pageCheckLen {
+		return nil, false
+	}
+	token := b[pageCheckLen:]
+	sum := pageCheck(query, token)
+	return token, bytes.Equal(sum[:pageCheckLen], b[:pageCheckLen])
+}
+
+func pageCheck(query string, token []byte) [sha256.Size]byte {
+	return sha256.Sum256(append([]byte(query+"\x00"), token...))
 }

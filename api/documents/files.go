@@ -1,4 +1,4 @@
-package api
+package documents
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // Purposes a file may be uploaded with: the ones file_search reads.
@@ -80,42 +82,42 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// uploadFile is POST /v1/files: a multipart form of file, purpose and
+// UploadFile is POST /v1/files: a multipart form of file, purpose and
 // optionally expires_after[anchor] and expires_after[seconds], as
 // openai-node's createForm encodes them (internal/uploads.js:484-528:
-// objects as key[name]). The body is read as a stream (see bodyLimit):
+// objects as key[name]). The body is read as a stream (see the server's bodyLimit):
 // the file part goes to the document store in parts, never whole in
 // memory, and a file over LONGHAUL_MAX_FILE_BYTES is a 413 that leaves
 // nothing stored.
-func (s *Server) uploadFile(c *fiber.Ctx) error {
-	if n := c.Request().Header.ContentLength(); n > 0 && int64(n) > s.maxFileBytes()+multipartOverhead {
+func (h *Handlers) UploadFile(c *fiber.Ctx) error {
+	if n := c.Request().Header.ContentLength(); n > 0 && int64(n) > h.MaxFileBytes+multipartOverhead {
 		// Refused on its declared length, unread: the connection closes
-		// (see bodyLimit).
-		return s.fileTooLarge()
+		// (see the server's bodyLimit).
+		return h.fileTooLarge()
 	}
-	err := s.upload(c)
+	err := h.upload(c)
 	if err != nil {
 		// What is left of a refused upload is read (a little at most), so
 		// the client reads the answer rather than a reset connection.
-		s.drained(c)
+		web.Drain(c, multipartOverhead)
 	}
 	return err
 }
 
 // upload reads, checks and stores an upload, and answers the file; a
 // file stored before the upload turned out bad is deleted.
-func (s *Server) upload(c *fiber.Ctx) error {
+func (h *Handlers) upload(c *fiber.Ctx) error {
 	mr, err := uploadReader(c)
 	if err != nil {
 		return err
 	}
-	u := &fileUpload{s: s, ctx: c.UserContext(), owner: principal(c).User.Key()}
+	u := &fileUpload{h: h, ctx: c.UserContext(), owner: web.Principal(c).User.Key()}
 	f, err := u.complete(mr)
 	if err != nil {
 		u.drop()
 		return err
 	}
-	s.drained(c)
+	web.Drain(c, multipartOverhead)
 	return c.JSON(fileObject(f))
 }
 
@@ -123,10 +125,10 @@ func (s *Server) upload(c *fiber.Ctx) error {
 func uploadReader(c *fiber.Ctx) (*multipart.Reader, error) {
 	ct, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || ct != fiber.MIMEMultipartForm || params["boundary"] == "" {
-		return nil, errBadRequest("POST /v1/files takes a multipart/form-data body (file, purpose)")
+		return nil, web.BadRequest("POST /v1/files takes a multipart/form-data body (file, purpose)")
 	}
 	if enc := c.Get(fiber.HeaderContentEncoding); enc != "" && enc != "identity" {
-		return nil, errBadRequest("POST /v1/files takes no Content-Encoding (got " + strconv.Quote(enc) + ")")
+		return nil, web.BadRequest("POST /v1/files takes no Content-Encoding (got " + strconv.Quote(enc) + ")")
 	}
 	body := c.Context().RequestBodyStream()
 	if body == nil {
@@ -138,7 +140,7 @@ func uploadReader(c *fiber.Ctx) (*multipart.Reader, error) {
 // fileUpload is one upload as its parts are read: the file stored from
 // its file part and its other parts' values.
 type fileUpload struct {
-	s     *Server
+	h     *Handlers
 	ctx   context.Context
 	owner string
 
@@ -154,8 +156,8 @@ type fileUpload struct {
 // drop deletes a file stored before the request turned out bad.
 func (u *fileUpload) drop() {
 	if u.stored != nil {
-		if err := u.s.cfg.Docs.DeleteFile(context.WithoutCancel(u.ctx), u.owner, u.stored.ID); err != nil {
-			u.s.log.ErrorContext(u.ctx, "drop an upload refused after storing it", "file", u.stored.ID, "error", err)
+		if err := u.h.Docs.DeleteFile(context.WithoutCancel(u.ctx), u.owner, u.stored.ID); err != nil {
+			u.h.log().ErrorContext(u.ctx, "drop an upload refused after storing it", "file", u.stored.ID, "error", err)
 		}
 		u.stored = nil
 	}
@@ -177,7 +179,7 @@ func (u *fileUpload) complete(mr *multipart.Reader) (docstore.File, error) {
 	if u.stored.Purpose != u.purpose || !expires.IsZero() {
 		// Read before the purpose (or with an expiry, which PutFile alone
 		// sets): stored again with them, within the store.
-		f, err := u.s.restore(u.ctx, *u.stored, u.purpose, expires)
+		f, err := u.h.restore(u.ctx, *u.stored, u.purpose, expires)
 		u.drop()
 		if err != nil {
 			return docstore.File{}, err
@@ -196,10 +198,10 @@ func (u *fileUpload) readParts(mr *multipart.Reader) error {
 			return nil
 		}
 		if err != nil {
-			return errBadRequest("malformed multipart body: " + err.Error())
+			return web.BadRequest("malformed multipart body: " + err.Error())
 		}
 		if parts >= maxUploadParts {
-			return errBadRequest(fmt.Sprintf("multipart body: at most %d parts (file, purpose, expires_after[anchor], expires_after[seconds])", maxUploadParts))
+			return web.BadRequest(fmt.Sprintf("multipart body: at most %d parts (file, purpose, expires_after[anchor], expires_after[seconds])", maxUploadParts))
 		}
 		if p.FormName() == "file" {
 			err = u.storeFile(p)
@@ -217,12 +219,12 @@ func (u *fileUpload) readParts(mr *multipart.Reader) error {
 // uploadPurpose).
 func (u *fileUpload) storeFile(p *multipart.Part) error {
 	if u.sawFile {
-		return errBadRequest("file: one file per upload")
+		return web.BadRequest("file: one file per upload")
 	}
 	u.sawFile = true
 	filename := p.FileName()
 	if filename == "" || filename == "." || len(filename) > maxFilenameBytes {
-		return errBadRequest(fmt.Sprintf("file: the part needs a filename of 1 to %d bytes", maxFilenameBytes))
+		return web.BadRequest(fmt.Sprintf("file: the part needs a filename of 1 to %d bytes", maxFilenameBytes))
 	}
 	want := uploadPurpose
 	if u.sawPurpose {
@@ -230,43 +232,43 @@ func (u *fileUpload) storeFile(p *multipart.Part) error {
 	}
 	// The principal's quotas (LONGHAUL_MAX_FILES, _FILE_STORAGE) leave
 	// room for the file, read no further than they allow.
-	room, err := u.s.fileRoom(u.ctx, u.owner, 0)
+	room, err := u.h.FileRoom(u.ctx, u.owner, 0)
 	if err != nil {
 		return err
 	}
 	lr := &limitedReader{r: p, n: room}
-	f, err := u.s.cfg.Docs.PutFile(u.ctx, docstore.File{Owner: u.owner, Filename: filename, Purpose: want, ContentType: p.Header.Get(fiber.HeaderContentType)}, lr)
+	f, err := u.h.Docs.PutFile(u.ctx, docstore.File{Owner: u.owner, Filename: filename, Purpose: want, ContentType: p.Header.Get(fiber.HeaderContentType)}, lr)
 	if f.ID != "" {
 		// Whatever comes next, drop deletes it if the upload fails.
 		u.stored = &f
 	}
-	if lr.exceeded && room < u.s.maxFileBytes() {
+	if lr.exceeded && room < u.h.MaxFileBytes {
 		return errQuota(fmt.Sprintf("not enough file storage: this file is larger than the %d bytes you have left of %d (LONGHAUL_MAX_FILE_STORAGE); delete some files to store more; nothing was stored",
-			max(room, 0), u.s.cfg.Limits.FileBytes))
+			max(room, 0), u.h.Quotas.FileBytes))
 	}
 	if lr.exceeded || errors.Is(err, docstore.ErrTooLarge) {
-		return u.s.fileTooLarge()
+		return u.h.fileTooLarge()
 	}
 	if lr.err != nil {
-		return errBadRequest("malformed multipart body: the file part: " + lr.err.Error())
+		return web.BadRequest("malformed multipart body: the file part: " + lr.err.Error())
 	}
 	if err != nil {
 		return u.storeError(err)
 	}
 	u.stored = &f
-	return u.s.storedWithin(u.ctx, u.owner, f)
+	return u.h.StoredWithin(u.ctx, u.owner, f)
 }
 
 // storeError is the answer to a store that could not take the file.
 func (u *fileUpload) storeError(err error) error {
-	var ae *apiError
+	var ae *web.Error
 	if errors.As(err, &ae) {
 		return ae
 	}
 	if errors.Is(err, docstore.ErrInvalid) {
-		return errBadRequest("could not store the file: " + err.Error())
+		return web.BadRequest("could not store the file: " + err.Error())
 	}
-	return u.s.docsError(err, "no file")
+	return u.h.StoreError(err, "no file")
 }
 
 // readField reads one of the other parts (purpose, expires_after[…]); a
@@ -275,7 +277,7 @@ func (u *fileUpload) readField(p *multipart.Part) error {
 	name := p.FormName()
 	v, err := io.ReadAll(io.LimitReader(p, maxUploadField+1))
 	if err != nil {
-		return errBadRequest("malformed multipart body: " + err.Error())
+		return web.BadRequest("malformed multipart body: " + err.Error())
 	}
 	if len(v) > maxUploadField {
 		u.fieldsTooLong = true
@@ -288,7 +290,7 @@ func (u *fileUpload) readField(p *multipart.Part) error {
 	case "expires_after[seconds]":
 		u.seconds = string(v)
 	default:
-		return errBadRequest("unknown multipart field " + strconv.Quote(name) + " (POST /v1/files takes file, purpose and expires_after)")
+		return web.BadRequest("unknown multipart field " + strconv.Quote(name) + " (POST /v1/files takes file, purpose and expires_after)")
 	}
 	return nil
 }
@@ -297,15 +299,15 @@ func (u *fileUpload) readField(p *multipart.Part) error {
 func (u *fileUpload) check() error {
 	switch {
 	case u.fieldsTooLong:
-		return errBadRequest(fmt.Sprintf("a multipart field is longer than %d bytes", maxUploadField))
+		return web.BadRequest(fmt.Sprintf("a multipart field is longer than %d bytes", maxUploadField))
 	case !u.sawFile:
-		return errBadRequest("file: required (a multipart part named file, with a filename)")
+		return web.BadRequest("file: required (a multipart part named file, with a filename)")
 	case !u.sawPurpose:
-		return errBadRequest("purpose: required, one of " + strings.Join(filePurposes, ", "))
+		return web.BadRequest("purpose: required, one of " + strings.Join(filePurposes, ", "))
 	case contains(unsupportedPurposes, u.purpose):
-		return errBadRequest("purpose " + strconv.Quote(u.purpose) + " is not supported: Longhaul has no API that reads it; use " + strings.Join(filePurposes, " or "))
+		return web.BadRequest("purpose " + strconv.Quote(u.purpose) + " is not supported: Longhaul has no API that reads it; use " + strings.Join(filePurposes, " or "))
 	case !contains(filePurposes, u.purpose):
-		return errBadRequest("purpose: must be one of " + strings.Join(filePurposes, ", ") + ", got " + strconv.Quote(u.purpose))
+		return web.BadRequest("purpose: must be one of " + strings.Join(filePurposes, ", ") + ", got " + strconv.Quote(u.purpose))
 	}
 	return nil
 }
@@ -316,32 +318,32 @@ func (u *fileUpload) expiry() (time.Time, error) {
 		return time.Time{}, nil
 	}
 	if u.anchor != "created_at" {
-		return time.Time{}, errBadRequest("expires_after[anchor]: must be created_at, got " + strconv.Quote(u.anchor))
+		return time.Time{}, web.BadRequest("expires_after[anchor]: must be created_at, got " + strconv.Quote(u.anchor))
 	}
 	n, err := strconv.Atoi(u.seconds)
 	if err != nil || n < minFileExpiry || n > maxFileExpiry {
-		return time.Time{}, errBadRequest(fmt.Sprintf("expires_after[seconds]: must be a number from %d to %d", minFileExpiry, maxFileExpiry))
+		return time.Time{}, web.BadRequest(fmt.Sprintf("expires_after[seconds]: must be a number from %d to %d", minFileExpiry, maxFileExpiry))
 	}
 	return u.stored.CreatedAt.Add(time.Duration(n) * time.Second), nil
 }
 
 // restore stores f's content again as a file of purpose expiring at
 // expires (zero: never).
-func (s *Server) restore(ctx context.Context, f docstore.File, purpose string, expires time.Time) (docstore.File, error) {
-	rc, err := s.cfg.Docs.OpenFile(ctx, f.Owner, f.ID)
+func (h *Handlers) restore(ctx context.Context, f docstore.File, purpose string, expires time.Time) (docstore.File, error) {
+	rc, err := h.Docs.OpenFile(ctx, f.Owner, f.ID)
 	if err != nil {
-		return docstore.File{}, s.docsError(err, "no file "+strconv.Quote(f.ID))
+		return docstore.File{}, h.StoreError(err, "no file "+strconv.Quote(f.ID))
 	}
 	defer rc.Close()
-	nf, err := s.cfg.Docs.PutFile(ctx, docstore.File{Owner: f.Owner, Filename: f.Filename, Purpose: purpose, ContentType: f.ContentType, ExpiresAt: expires}, rc)
+	nf, err := h.Docs.PutFile(ctx, docstore.File{Owner: f.Owner, Filename: f.Filename, Purpose: purpose, ContentType: f.ContentType, ExpiresAt: expires}, rc)
 	if err != nil {
-		return docstore.File{}, s.docsError(err, "no file "+strconv.Quote(f.ID))
+		return docstore.File{}, h.StoreError(err, "no file "+strconv.Quote(f.ID))
 	}
 	return nf, nil
 }
 
-func (s *Server) fileTooLarge() error {
-	return errPayloadTooLarge(fmt.Sprintf("file is larger than the limit of %d bytes (LONGHAUL_MAX_FILE_BYTES); nothing was stored", s.maxFileBytes()))
+func (h *Handlers) fileTooLarge() error {
+	return web.PayloadTooLarge(fmt.Sprintf("file is larger than the limit of %d bytes (LONGHAUL_MAX_FILE_BYTES); nothing was stored", h.MaxFileBytes))
 }
 
 func contains(list []string, v string) bool {
@@ -359,7 +361,7 @@ func page(c *fiber.Ctx) (docstore.Page, error) {
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			return p, errBadRequest("limit: must be a number from 1 to 100")
+			return p, web.BadRequest("limit: must be a number from 1 to 100")
 		}
 		p.Limit = n
 	}
@@ -368,16 +370,16 @@ func page(c *fiber.Ctx) (docstore.Page, error) {
 	case "asc":
 		p.Ascending = true
 	default:
-		return p, errBadRequest("order: must be asc or desc")
+		return p, web.BadRequest("order: must be asc or desc")
 	}
 	if p.After != "" && p.Before != "" {
-		return p, errBadRequest("after and before: give one of them")
+		return p, web.BadRequest("after and before: give one of them")
 	}
 	return p, nil
 }
 
 // sendList answers a list route: it reads the request's page (see page),
-// lists it, and sends the items rendered as a CursorPage, first_id and
+// lists it, and sends the items rendered as a wire.CursorPage, first_id and
 // last_id being the ids of its first and last item. list's error is
 // returned as it is: list translates it.
 func sendList[D, T any](c *fiber.Ctx, list func(docstore.Page) ([]D, bool, error), render func(D) T, id func(D) string) error {
@@ -389,7 +391,7 @@ func sendList[D, T any](c *fiber.Ctx, list func(docstore.Page) ([]D, bool, error
 	if err != nil {
 		return err
 	}
-	out := CursorPage[T]{Object: "list", Data: make([]T, 0, len(items)), HasMore: more}
+	out := wire.CursorPage[T]{Object: "list", Data: make([]T, 0, len(items)), HasMore: more}
 	for _, it := range items {
 		out.Data = append(out.Data, render(it))
 	}
@@ -400,41 +402,41 @@ func sendList[D, T any](c *fiber.Ctx, list func(docstore.Page) ([]D, bool, error
 	return c.JSON(out)
 }
 
-// listFiles is GET /v1/files (purpose, limit, after, order).
-func (s *Server) listFiles(c *fiber.Ctx) error {
+// ListFiles is GET /v1/files (purpose, limit, after, order).
+func (h *Handlers) ListFiles(c *fiber.Ctx) error {
 	return sendList(c, func(p docstore.Page) ([]docstore.File, bool, error) {
-		files, more, err := s.cfg.Docs.ListFiles(c.UserContext(), principal(c).User.Key(), c.Query("purpose"), p)
+		files, more, err := h.Docs.ListFiles(c.UserContext(), web.Principal(c).User.Key(), c.Query("purpose"), p)
 		if err != nil {
-			return nil, false, s.docsError(err, "no file "+strconv.Quote(p.After+p.Before))
+			return nil, false, h.StoreError(err, "no file "+strconv.Quote(p.After+p.Before))
 		}
 		return files, more, nil
 	}, fileObject, func(f docstore.File) string { return f.ID })
 }
 
-// getFile is GET /v1/files/{id}.
-func (s *Server) getFile(c *fiber.Ctx) error {
-	docs := s.cfg.Docs
+// GetFile is GET /v1/files/{id}.
+func (h *Handlers) GetFile(c *fiber.Ctx) error {
+	docs := h.Docs
 	id := c.Params("id")
-	f, err := docs.GetFile(c.UserContext(), principal(c).User.Key(), id)
+	f, err := docs.GetFile(c.UserContext(), web.Principal(c).User.Key(), id)
 	if err != nil {
-		return s.docsError(err, "no file "+strconv.Quote(id))
+		return h.StoreError(err, "no file "+strconv.Quote(id))
 	}
 	return c.JSON(fileObject(f))
 }
 
-// fileContent is GET /v1/files/{id}/content: the bytes as uploaded,
+// FileContent is GET /v1/files/{id}/content: the bytes as uploaded,
 // streamed from the store.
-func (s *Server) fileContent(c *fiber.Ctx) error {
-	docs := s.cfg.Docs
+func (h *Handlers) FileContent(c *fiber.Ctx) error {
+	docs := h.Docs
 	id := c.Params("id")
-	owner := principal(c).User.Key()
+	owner := web.Principal(c).User.Key()
 	f, err := docs.GetFile(c.UserContext(), owner, id)
 	if err != nil {
-		return s.docsError(err, "no file "+strconv.Quote(id))
+		return h.StoreError(err, "no file "+strconv.Quote(id))
 	}
 	rc, err := docs.OpenFile(c.UserContext(), owner, id)
 	if err != nil {
-		return s.docsError(err, "no file "+strconv.Quote(id))
+		return h.StoreError(err, "no file "+strconv.Quote(id))
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
 	c.Set(fiber.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": f.Filename}))
@@ -442,13 +444,13 @@ func (s *Server) fileContent(c *fiber.Ctx) error {
 	return c.SendStream(rc, int(f.Bytes))
 }
 
-// deleteFile is DELETE /v1/files/{id}: the file, and it in every vector
+// DeleteFile is DELETE /v1/files/{id}: the file, and it in every vector
 // store.
-func (s *Server) deleteFile(c *fiber.Ctx) error {
-	docs := s.cfg.Docs
+func (h *Handlers) DeleteFile(c *fiber.Ctx) error {
+	docs := h.Docs
 	id := c.Params("id")
-	if err := docs.DeleteFile(c.UserContext(), principal(c).User.Key(), id); err != nil {
-		return s.docsError(err, "no file "+strconv.Quote(id))
+	if err := docs.DeleteFile(c.UserContext(), web.Principal(c).User.Key(), id); err != nil {
+		return h.StoreError(err, "no file "+strconv.Quote(id))
 	}
-	return c.JSON(DeletedObject{ID: id, Object: "file", Deleted: true})
+	return c.JSON(wire.DeletedObject{ID: id, Object: "file", Deleted: true})
 }

@@ -1,33 +1,20 @@
-package api
+package account
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/store"
 )
 
-// UserDeleted answers DELETE /v1/me: what went of the caller's data.
-type UserDeleted struct {
-	Object        string `json:"object"`
-	Deleted       bool   `json:"deleted"`
-	Conversations int    `json:"conversations"`
-	Memories      int    `json:"memories"`
-	BacklogItems  int64  `json:"backlog_items"`
-	Connections   int    `json:"connections"`
-	Credentials   int64  `json:"credentials"`
-	// Documents reports that the caller had files or vector stores, now
-	// deleted with their chunks (false when there were none, or the
-	// server keeps no documents).
-	Documents bool `json:"documents"`
-}
-
-// deleteMe deletes everything this server keeps of the caller: every
+// DeleteMe deletes everything this server keeps of the caller: every
 // conversation (with what was learnt from it and its runs' turns), the
 // memories left, the backlog, the files and vector stores, and the user's own credentials — connections
 // revoked at their authorization servers first (best effort), then every
@@ -35,37 +22,39 @@ type UserDeleted struct {
 // so a call that fails half-way is repeated; a second call deletes nothing.
 // Workflow histories of the user's runs stay in Temporal until its
 // retention ends them; they hold no credentials.
-func (s *Server) deleteMe(c *fiber.Ctx) error {
+func (h *Handlers) DeleteMe(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	user := principal(c).User.Key()
-	out := UserDeleted{Object: "user.deleted", Deleted: true}
+	user := web.Principal(c).User.Key()
+	out := wire.UserDeleted{Object: "user.deleted", Deleted: true}
 	var err error
-	if s.cfg.Credentials != nil {
-		if out.Connections, out.Credentials, err = s.deleteCredentials(ctx, user); err != nil {
-			s.log.Error("delete the user's credentials", "error", err)
-			return errInternal("deleting your credentials failed; nothing else was deleted, try again")
+	if h.Credentials != nil {
+		if out.Connections, out.Credentials, err = h.deleteCredentials(ctx, user); err != nil {
+			h.log().Error("delete the user's credentials", "error", err)
+			return web.Internal("deleting your credentials failed; nothing else was deleted, try again")
 		}
 	}
-	if s.cfg.Blobs != nil {
-		if out.Conversations, err = s.deleteConversations(ctx, user); err != nil {
-			s.log.Error("delete the user's conversations", "error", err)
-			return errInternal("deleting your conversations failed part-way; try again")
-		}
-		if out.BacklogItems, err = s.cfg.Blobs.DeleteUserBacklog(ctx, user); err != nil {
-			s.log.Error("delete the user's backlog", "error", err)
-			return errInternal("deleting your backlog failed; try again")
+	if h.Conversations != nil {
+		if out.Conversations, err = h.deleteConversations(ctx, user); err != nil {
+			h.log().Error("delete the user's conversations", "error", err)
+			return web.Internal("deleting your conversations failed part-way; try again")
 		}
 	}
-	if s.cfg.Memory != nil {
-		if out.Memories, err = deleteMemories(ctx, s.cfg.Memory.Store, user); err != nil {
-			s.log.Error("delete the user's memories", "error", err)
-			return errInternal("deleting your memories failed part-way; try again")
+	if h.Backlog != nil {
+		if out.BacklogItems, err = h.Backlog.DeleteUserBacklog(ctx, user); err != nil {
+			h.log().Error("delete the user's backlog", "error", err)
+			return web.Internal("deleting your backlog failed; try again")
 		}
 	}
-	if s.cfg.Docs != nil {
-		if out.Documents, err = deleteDocuments(ctx, s.cfg.Docs, user); err != nil {
-			s.log.Error("delete the user's documents", "error", err)
-			return errInternal("deleting your files and vector stores failed; try again")
+	if h.Memory != nil {
+		if out.Memories, err = deleteMemories(ctx, h.Memory.Store, user); err != nil {
+			h.log().Error("delete the user's memories", "error", err)
+			return web.Internal("deleting your memories failed part-way; try again")
+		}
+	}
+	if h.Docs != nil {
+		if out.Documents, err = deleteDocuments(ctx, h.Docs, user); err != nil {
+			h.log().Error("delete the user's documents", "error", err)
+			return web.Internal("deleting your files and vector stores failed; try again")
 		}
 	}
 	return c.JSON(out)
@@ -88,8 +77,8 @@ func deleteDocuments(ctx context.Context, docs docstore.Store, owner string) (bo
 // deleteCredentials disconnects every connected MCP server (revoking its
 // tokens where the server allows) and deletes the rest of the user's
 // sealed credentials.
-func (s *Server) deleteCredentials(ctx context.Context, user string) (int, int64, error) {
-	svc := s.cfg.Credentials
+func (h *Handlers) deleteCredentials(ctx context.Context, user string) (int, int64, error) {
+	svc := h.Credentials
 	conns, err := svc.Connections(ctx, user)
 	if err != nil {
 		return 0, 0, err
@@ -102,7 +91,7 @@ func (s *Server) deleteCredentials(ctx context.Context, user string) (int, int64
 		// A revocation the server refuses must not keep the user's data:
 		// Forget below deletes the tokens whatever Disconnect managed.
 		if ok, err := svc.Disconnect(ctx, user, cn.Server); err != nil {
-			s.log.Warn("revoke a connection", "mcp_server", cn.Server, "error", err)
+			h.log().Warn("revoke a connection", "mcp_server", cn.Server, "error", err)
 		} else if ok {
 			n++
 		}
@@ -113,10 +102,10 @@ func (s *Server) deleteCredentials(ctx context.Context, user string) (int, int64
 
 // deleteConversations deletes every conversation of the user, each the way
 // DELETE /v1/conversations/{id} does.
-func (s *Server) deleteConversations(ctx context.Context, user string) (int, error) {
+func (h *Handlers) deleteConversations(ctx context.Context, user string) (int, error) {
 	n, seen := 0, map[string]bool{}
 	for {
-		page, err := s.cfg.Blobs.ListConversations(ctx, user, 100, nil)
+		page, err := h.Conversations.ListConversations(ctx, user, 100, nil)
 		if err != nil || len(page) == 0 {
 			return n, err
 		}
@@ -125,12 +114,12 @@ func (s *Server) deleteConversations(ctx context.Context, user string) (int, err
 				return n, fmt.Errorf("conversation %q listed again after its deletion", cv.Chat)
 			}
 			seen[cv.Chat] = true
-			if s.cfg.Forget != nil {
-				if err := s.cfg.Forget.ForgetConversation(ctx, user, cv.Chat); err != nil {
+			if h.Forget != nil {
+				if err := h.Forget.ForgetConversation(ctx, user, cv.Chat); err != nil {
 					return n, err
 				}
 			}
-			if _, err := s.cfg.Blobs.DeleteConversation(ctx, user, cv.Chat); err != nil && !errors.Is(err, store.ErrNoConversation) {
+			if _, err := h.Conversations.DeleteConversation(ctx, user, cv.Chat); err != nil && !errors.Is(err, store.ErrNoConversation) {
 				return n, err
 			}
 			n++

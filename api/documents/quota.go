@@ -1,10 +1,11 @@
-package api
+package documents
 
 import (
 	"context"
 	"fmt"
 	"net/http"
 
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 )
 
@@ -22,32 +23,32 @@ const retryIngestions = 30
 // asking again will not help until something is deleted (a 429 would be
 // retried by OpenAI's client libraries).
 func errQuota(msg string) error {
-	return &apiError{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "quota_exceeded", Message: msg}
+	return &web.Error{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "quota_exceeded", Message: msg}
 }
 
 // usage is what the owner holds, for the quotas.
-func (s *Server) usage(ctx context.Context, owner string) (docstore.Usage, error) {
-	u, err := s.cfg.Docs.Usage(ctx, owner)
+func (h *Handlers) usage(ctx context.Context, owner string) (docstore.Usage, error) {
+	u, err := h.Docs.Usage(ctx, owner)
 	if err != nil {
-		return docstore.Usage{}, s.docsError(err, "no usage")
+		return docstore.Usage{}, h.StoreError(err, "no usage")
 	}
 	return u, nil
 }
 
-// fileRoom checks the owner may store one more file, of adding bytes,
+// FileRoom checks the owner may store one more file, of adding bytes,
 // and returns how many bytes the owner may still store (the upload
 // limit, when the byte quota leaves more).
-func (s *Server) fileRoom(ctx context.Context, owner string, adding int64) (int64, error) {
-	l := s.cfg.Limits
-	room := s.maxFileBytes()
+func (h *Handlers) FileRoom(ctx context.Context, owner string, adding int64) (int64, error) {
+	l := h.Quotas
+	room := h.MaxFileBytes
 	if l.Files <= 0 && l.FileBytes <= 0 {
 		return room, nil
 	}
-	u, err := s.usage(ctx, owner)
+	u, err := h.usage(ctx, owner)
 	if err != nil {
 		return 0, err
 	}
-	if err := s.overQuota(u, 1, adding); err != nil {
+	if err := h.overQuota(u, 1, adding); err != nil {
 		return 0, err
 	}
 	if l.FileBytes > 0 {
@@ -58,8 +59,8 @@ func (s *Server) fileRoom(ctx context.Context, owner string, adding int64) (int6
 
 // overQuota is the error of usage u grown by files files of bytes bytes,
 // when that passes a quota.
-func (s *Server) overQuota(u docstore.Usage, files int, bytes int64) error {
-	l := s.cfg.Limits
+func (h *Handlers) overQuota(u docstore.Usage, files int, bytes int64) error {
+	l := h.Quotas
 	switch {
 	case l.Files > 0 && u.Files+files > l.Files:
 		return errQuota(fmt.Sprintf("too many files: you store %d, at most %d (LONGHAUL_MAX_FILES); delete some to store more", u.Files, l.Files))
@@ -70,35 +71,35 @@ func (s *Server) overQuota(u docstore.Usage, files int, bytes int64) error {
 	return nil
 }
 
-// storedWithin checks, once a file is stored, that the owner is within
+// StoredWithin checks, once a file is stored, that the owner is within
 // the quotas; the caller deletes the file when not.
-func (s *Server) storedWithin(ctx context.Context, owner string, f docstore.File) error {
-	l := s.cfg.Limits
+func (h *Handlers) StoredWithin(ctx context.Context, owner string, f docstore.File) error {
+	l := h.Quotas
 	if l.Files <= 0 && l.FileBytes <= 0 {
 		return nil
 	}
-	u, err := s.usage(ctx, owner)
+	u, err := h.usage(ctx, owner)
 	if err != nil {
 		return err
 	}
 	u.Files--
 	u.Bytes -= f.Bytes
-	return s.overQuota(u, 1, f.Bytes)
+	return h.overQuota(u, 1, f.Bytes)
 }
 
 // checkIngestions refuses, with a 429, n more ingestions of a principal
 // who has as many in progress as the quota allows.
-func (s *Server) checkIngestions(ctx context.Context, owner string, n int) error {
-	limit := s.cfg.Limits.Ingestions
+func (h *Handlers) checkIngestions(ctx context.Context, owner string, n int) error {
+	limit := h.Quotas.Ingestions
 	if limit <= 0 {
 		return nil
 	}
-	u, err := s.usage(ctx, owner)
+	u, err := h.usage(ctx, owner)
 	if err != nil {
 		return err
 	}
 	if u.Ingesting+n > limit {
-		return errTooMany(fmt.Sprintf("too many files being ingested: you have %d in progress, at most %d at once (LONGHAUL_MAX_INGESTIONS), and this asks for %d more; wait for some to finish",
+		return web.TooMany(fmt.Sprintf("too many files being ingested: you have %d in progress, at most %d at once (LONGHAUL_MAX_INGESTIONS), and this asks for %d more; wait for some to finish",
 			u.Ingesting, limit, n), retryIngestions)
 	}
 	return nil

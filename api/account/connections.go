@@ -1,4 +1,4 @@
-package api
+package account
 
 import (
 	"crypto/rand"
@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // The users' own credentials: the MCP servers they connect with their own
@@ -21,105 +23,81 @@ import (
 // tools send (${user.secret:NAME}). Tokens and secret values are sealed in
 // the store and never answered, logged or handed to a workflow.
 
-// ConnectionList is GET /v1/connections.
-type ConnectionList struct {
-	Object string                 `json:"object"`
-	Data   []usercreds.Connection `json:"data"`
-}
-
-// AuthorizeLink is GET /v1/connections/{server}/authorize?redirect=false.
-type AuthorizeLink struct {
-	Server string `json:"server"`
-	URL    string `json:"url"`
-}
-
-// Deleted answers a DELETE of a connection or a secret.
-type Deleted struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Deleted bool   `json:"deleted"`
-}
-
-// SecretObject is one of the user's secrets: its name, never its value.
-type SecretObject struct {
-	Name      string `json:"name"`
-	Object    string `json:"object"`
-	UpdatedAt int64  `json:"updated_at"`
-}
-
-// SecretList is GET /v1/secrets.
-type SecretList struct {
-	Object string         `json:"object"`
-	Data   []SecretObject `json:"data"`
-}
-
-func (s *Server) credentials() (*usercreds.Service, error) {
-	if s.cfg.Credentials == nil {
-		return nil, errNotFound("users' own credentials are off on this server (LONGHAUL_TOKEN_KEY is not set)")
+func (h *Handlers) credentials() (*usercreds.Service, error) {
+	if h.Credentials == nil {
+		return nil, web.NotFound("users' own credentials are off on this server (LONGHAUL_TOKEN_KEY is not set)")
 	}
-	return s.cfg.Credentials, nil
+	return h.Credentials, nil
 }
 
 // credentialsError translates a credentials failure.
-func (s *Server) credentialsError(err error) error {
+func (h *Handlers) credentialsError(err error) error {
 	switch {
 	case errors.Is(err, usercreds.ErrUnknownServer):
-		return errNotFound(err.Error())
+		return web.NotFound(err.Error())
 	case errors.Is(err, usercreds.ErrBadSecretName), errors.Is(err, usercreds.ErrBadState):
-		return errBadRequest(err.Error())
+		return web.BadRequest(err.Error())
 	case errors.Is(err, usercreds.ErrOtherBrowser):
-		return errForbidden(err.Error())
+		return web.Forbidden(err.Error())
 	}
-	s.log.Error("users' credentials failed", "error", err)
-	return errUpstream("connecting the account failed: " + err.Error())
+	h.log().Error("users' credentials failed", "error", err)
+	return web.Upstream("connecting the account failed: " + err.Error())
 }
 
-func (s *Server) listConnections(c *fiber.Ctx) error {
-	svc, err := s.credentials()
+// ListConnections is GET /v1/connections: every MCP server the caller may
+// connect with their own account, and whether they did.
+func (h *Handlers) ListConnections(c *fiber.Ctx) error {
+	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
-	list, err := svc.Connections(c.UserContext(), principal(c).User.Key())
+	list, err := svc.Connections(c.UserContext(), web.Principal(c).User.Key())
 	if err != nil {
-		return s.credentialsError(err)
+		return h.credentialsError(err)
 	}
-	return c.JSON(ConnectionList{Object: "list", Data: list})
+	out := wire.ConnectionList{Object: "list", Data: make([]wire.Connection, 0, len(list))}
+	for _, cn := range list {
+		out.Data = append(out.Data, wire.Connection{Server: cn.Server, Connected: cn.Connected, Scopes: cn.Scopes, ExpiresAt: cn.ExpiresAt, UpdatedAt: cn.UpdatedAt})
+	}
+	return c.JSON(out)
 }
 
-// authorizeConnection gives the caller a connect link for an MCP server
+// AuthorizeConnection gives the caller a connect link for an MCP server
 // (usercreds.Service.ConnectLink): a 302 to it, or with ?redirect=false
 // the link as JSON. The link leads to the page that names the caller and
 // asks to confirm; the authorization starts there.
-func (s *Server) authorizeConnection(c *fiber.Ctx) error {
-	svc, err := s.credentials()
+func (h *Handlers) AuthorizeConnection(c *fiber.Ctx) error {
+	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
 	server := c.Params("server")
-	link, err := svc.ConnectLink(c.UserContext(), principal(c).User.Key(), server)
+	link, err := svc.ConnectLink(c.UserContext(), web.Principal(c).User.Key(), server)
 	if err != nil {
-		return s.credentialsError(err)
+		return h.credentialsError(err)
 	}
 	if c.Query("redirect") == "false" {
-		return c.JSON(AuthorizeLink{Server: server, URL: link})
+		return c.JSON(wire.AuthorizeLink{Server: server, URL: link})
 	}
 	return c.Redirect(link, fiber.StatusFound)
 }
 
-func (s *Server) deleteConnection(c *fiber.Ctx) error {
-	svc, err := s.credentials()
+// DeleteConnection is DELETE /v1/connections/{server}: the caller's
+// tokens for the server are revoked (where it allows) and deleted.
+func (h *Handlers) DeleteConnection(c *fiber.Ctx) error {
+	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
 	server := c.Params("server")
-	ok, err := svc.Disconnect(c.UserContext(), principal(c).User.Key(), server)
+	ok, err := svc.Disconnect(c.UserContext(), web.Principal(c).User.Key(), server)
 	if err != nil {
-		return s.credentialsError(err)
+		return h.credentialsError(err)
 	}
 	if !ok {
-		return errNotFound("no connection to " + strconv.Quote(server))
+		return web.NotFound("no connection to " + strconv.Quote(server))
 	}
-	return c.JSON(Deleted{ID: server, Object: "connection.deleted", Deleted: true})
+	return c.JSON(wire.Deleted{ID: server, Object: "connection.deleted", Deleted: true})
 }
 
 // browserCookie names the cookie that binds an authorization to the
@@ -171,19 +149,19 @@ func pageHeaders(c *fiber.Ctx) {
 	c.Set("Referrer-Policy", "no-referrer")
 }
 
-// connectPage answers a connect link (usercreds.ConnectPath): a page that
+// ConnectPage answers a connect link (usercreds.ConnectPath): a page that
 // names the Longhaul user and the server the account would be connected
 // to, with a button that POSTs the confirmation. Opening the link starts
 // nothing: the authorization starts only on that POST, from this browser.
-func (s *Server) connectPage(c *fiber.Ctx) error {
-	svc, err := s.credentials()
+func (h *Handlers) ConnectPage(c *fiber.Ctx) error {
+	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
 	id := c.Params("id")
 	user, server, err := svc.Link(c.UserContext(), id)
 	if err != nil {
-		return s.credentialsError(err)
+		return h.credentialsError(err)
 	}
 	secret := setBrowserSecret(c, svc.PublicURL)
 	pageHeaders(c)
@@ -196,116 +174,118 @@ func (s *Server) connectPage(c *fiber.Ctx) error {
 		"<button type=submit>Connect my " + html.EscapeString(server) + " account to " + html.EscapeString(user) + "</button></form>")
 }
 
-// confirmConnect is the connect page's POST: with the browser cookie and
+// ConfirmConnect is the connect page's POST: with the browser cookie and
 // the same secret in the form (a request from another site carries
 // neither), it spends the link, starts the authorization bound to this
 // browser and sends it to the authorization server.
-func (s *Server) confirmConnect(c *fiber.Ctx) error {
-	svc, err := s.credentials()
+func (h *Handlers) ConfirmConnect(c *fiber.Ctx) error {
+	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
 	secret := browserSecret(c)
 	if secret == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(c.FormValue("confirm"))) != 1 {
-		return errForbidden("confirm on the connect page: open the connect link in your browser and press its button")
+		return web.Forbidden("confirm on the connect page: open the connect link in your browser and press its button")
 	}
 	link, err := svc.Confirm(c.UserContext(), c.Params("id"), secret)
 	if err != nil {
-		return s.credentialsError(err)
+		return h.credentialsError(err)
 	}
 	c.Set("Cache-Control", "no-store")
 	c.Set("Referrer-Policy", "no-referrer")
 	return c.Redirect(link, fiber.StatusSeeOther)
 }
 
-// oauthCallback is the redirect URI, LONGHAUL_PUBLIC_URL/oauth/callback:
+// OAuthCallback is the redirect URI, LONGHAUL_PUBLIC_URL/oauth/callback:
 // unauthenticated by nature (the user's browser brings it). It completes
 // only with a state that is unguessable, single-use, expiring and bound to
 // the principal the link was made for, in the browser that confirmed the
 // link (its browser cookie): a flow started by one user cannot be
 // finished by another's browser.
-func (s *Server) oauthCallback(c *fiber.Ctx) error {
-	svc, err := s.credentials()
+func (h *Handlers) OAuthCallback(c *fiber.Ctx) error {
+	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
 	if e := c.Query("error"); e != "" {
 		// The user declined, or the server refused: the state is spent.
 		_, _, _ = svc.Callback(c.UserContext(), c.Query("state"), "", "")
-		return errBadRequest("the authorization server answered " + strconv.Quote(e) + "; nothing was connected")
+		return web.BadRequest("the authorization server answered " + strconv.Quote(e) + "; nothing was connected")
 	}
 	_, server, err := svc.Callback(c.UserContext(), c.Query("state"), c.Query("code"), browserSecret(c))
 	if err != nil {
-		return s.credentialsError(err)
+		return h.credentialsError(err)
 	}
 	pageHeaders(c)
 	return c.SendString("<!doctype html><meta charset=utf-8><title>Connected</title><p>Your " + html.EscapeString(server) +
 		" account is connected to Longhaul. You can close this tab and ask again in the chat.</p>")
 }
 
-func (s *Server) listSecrets(c *fiber.Ctx) error {
-	svc, err := s.credentials()
+// ListSecrets is GET /v1/secrets: the names of the caller's secrets.
+func (h *Handlers) ListSecrets(c *fiber.Ctx) error {
+	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
-	list, err := svc.SecretNames(c.UserContext(), principal(c).User.Key())
+	list, err := svc.SecretNames(c.UserContext(), web.Principal(c).User.Key())
 	if err != nil {
-		return s.credentialsError(err)
+		return h.credentialsError(err)
 	}
-	out := SecretList{Object: "list", Data: []SecretObject{}}
+	out := wire.SecretList{Object: "list", Data: []wire.SecretObject{}}
 	for _, cr := range list {
 		out.Data = append(out.Data, secretObject(cr))
 	}
 	return c.JSON(out)
 }
 
-func secretObject(cr store.Credential) SecretObject {
-	return SecretObject{Name: cr.Name, Object: "secret", UpdatedAt: cr.UpdatedAt.Unix()}
+func secretObject(cr store.Credential) wire.SecretObject {
+	return wire.SecretObject{Name: cr.Name, Object: "secret", UpdatedAt: cr.UpdatedAt.Unix()}
 }
 
-// putSecret sets one of the caller's secrets: {"value": "..."}.
-func (s *Server) putSecret(c *fiber.Ctx) error {
-	svc, err := s.credentials()
+// PutSecret sets one of the caller's secrets: {"value": "..."}.
+func (h *Handlers) PutSecret(c *fiber.Ctx) error {
+	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
 	name := c.Params("name")
 	if !usercreds.ValidSecretName(name) {
-		return errBadRequest(usercreds.ErrBadSecretName.Error())
+		return web.BadRequest(usercreds.ErrBadSecretName.Error())
 	}
 	if len(c.Body()) > 2*usercreds.MaxSecretSize {
-		return errPayloadTooLarge("a secret is at most " + strconv.Itoa(usercreds.MaxSecretSize) + " bytes")
+		return web.PayloadTooLarge("a secret is at most " + strconv.Itoa(usercreds.MaxSecretSize) + " bytes")
 	}
 	var body struct {
 		Value *string `json:"value"`
 	}
 	if err := json.Unmarshal(c.Body(), &body); err != nil || body.Value == nil {
-		return errBadRequest(`the body must be {"value": "<the secret>"}`)
+		return web.BadRequest(`the body must be {"value": "<the secret>"}`)
 	}
 	if *body.Value == "" {
-		return errBadRequest("value: empty; DELETE the secret instead")
+		return web.BadRequest("value: empty; DELETE the secret instead")
 	}
 	if len(*body.Value) > usercreds.MaxSecretSize {
-		return errPayloadTooLarge("a secret is at most " + strconv.Itoa(usercreds.MaxSecretSize) + " bytes")
+		return web.PayloadTooLarge("a secret is at most " + strconv.Itoa(usercreds.MaxSecretSize) + " bytes")
 	}
-	if err := svc.SetSecret(c.UserContext(), principal(c).User.Key(), name, *body.Value); err != nil {
-		return s.credentialsError(err)
+	if err := svc.SetSecret(c.UserContext(), web.Principal(c).User.Key(), name, *body.Value); err != nil {
+		return h.credentialsError(err)
 	}
-	return c.JSON(SecretObject{Name: name, Object: "secret", UpdatedAt: time.Now().Unix()})
+	return c.JSON(wire.SecretObject{Name: name, Object: "secret", UpdatedAt: time.Now().Unix()})
 }
 
-func (s *Server) deleteSecret(c *fiber.Ctx) error {
-	svc, err := s.credentials()
+// DeleteSecret is DELETE /v1/secrets/{name}.
+func (h *Handlers) DeleteSecret(c *fiber.Ctx) error {
+	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
 	name := c.Params("name")
-	ok, err := svc.DeleteSecret(c.UserContext(), principal(c).User.Key(), name)
+	ok, err := svc.DeleteSecret(c.UserContext(), web.Principal(c).User.Key(), name)
 	if err != nil {
-		return s.credentialsError(err)
+		return h.credentialsError(err)
 	}
 	if !ok {
-		return errNotFound("no secret " + strconv.Quote(name))
+		return web.NotFound("no secret " + strconv.Quote(name))
 	}
-	return c.JSON(Deleted{ID: name, Object: "secret.deleted", Deleted: true})
+	return c.JSON(wire.Deleted{ID: name, Object: "secret.deleted", Deleted: true})
 }

@@ -1,0 +1,90 @@
+// Package account serves the routes of what the server keeps for each
+// user: their conversations (/v1/conversations), long-term memories
+// (/v1/memories), own credentials (/v1/connections, /v1/secrets and the
+// OAuth connect pages and callback), backlog (/v1/backlog), and DELETE
+// /v1/me, which takes all of it. These routes read and delete stores; they
+// start no run. The package is apart from the chat engine so that they are
+// read and tested with the stores alone: what they need of the rest of the
+// server (a chat's files, what was learnt from a chat) comes through small
+// interfaces, and the package imports no Temporal client. The server
+// (package api) builds a Handlers and registers its methods in its routes
+// table.
+package account
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/api/web"
+	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/memory"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
+)
+
+// ChatFiles deletes the files attached in a chat, and its vector store,
+// when the chat is deleted.
+type ChatFiles interface {
+	DeleteChatFiles(ctx context.Context, owner, chat string) error
+}
+
+// Handlers serves the account routes. A nil store or service answers its
+// routes 404 (the server keeps none of it), and DELETE /v1/me skips it.
+type Handlers struct {
+	// Conversations keeps users' chats, turn by turn.
+	Conversations store.Conversations
+	// Backlog keeps the backlog_manager skill's items.
+	Backlog store.Backlog
+	// Forget, when set, is told of every deleted conversation, so that
+	// what was derived from it (memories) goes too.
+	Forget ConversationForgetter
+	// ChatFiles, when set, deletes a deleted conversation's files.
+	ChatFiles ChatFiles
+	// Memory is users' long-term memory.
+	Memory *memory.Service
+	// Credentials keeps users' own MCP OAuth tokens and HTTP-tool secrets.
+	Credentials *usercreds.Service
+	// Docs keeps users' files and vector stores, which DELETE /v1/me
+	// deletes.
+	Docs docstore.Store
+	// Log takes what the handlers log; nil is slog's default.
+	Log *slog.Logger
+}
+
+// Bounds of a conversations list's limit query parameter.
+const (
+	defaultListLimit = 20
+	maxListLimit     = 100
+)
+
+// listLimit is a list's limit query parameter: defaultListLimit when
+// absent, a 400 when not from 1 to maxListLimit.
+func listLimit(c *fiber.Ctx) (int, error) {
+	v := c.Query("limit")
+	if v == "" {
+		return defaultListLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxListLimit {
+		return 0, web.BadRequest(fmt.Sprintf("limit: must be a number from 1 to %d", maxListLimit))
+	}
+	return n, nil
+}
+
+func (h *Handlers) deleteChatFiles(ctx context.Context, owner, chat string) error {
+	if h.ChatFiles == nil {
+		return nil
+	}
+	return h.ChatFiles.DeleteChatFiles(ctx, owner, chat)
+}
+
+// log is h.Log, or slog's default when none is set.
+func (h *Handlers) log() *slog.Logger {
+	if h.Log == nil {
+		return slog.Default()
+	}
+	return h.Log
+}

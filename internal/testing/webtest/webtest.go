@@ -1,0 +1,126 @@
+// Package webtest serves an API's handler package (api/documents,
+// api/account) the way the server does, without the server: a fiber app
+// with the server's body streaming, its error envelope and a key check
+// standing in for its authentication. So a handler package's tests need
+// its stores alone, and answer in milliseconds.
+package webtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/longhaul-dev/longhaul/api/web"
+	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/wire"
+)
+
+// The two principals App knows, by their keys' headers.
+var (
+	Alice = map[string]string{"Authorization": "Bearer sk-alice"}
+	Bob   = map[string]string{"Authorization": "Bearer sk-bob"}
+)
+
+// Keys resolves Alice's and Bob's keys, as the server's identity does.
+var Keys = identity.Resolver{Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}, {Name: "bob", Secret: "sk-bob"}}}
+
+// Principal is who headers (Alice, Bob) name.
+func Principal(t testing.TB, headers map[string]string) identity.Principal {
+	t.Helper()
+	p, err := Keys.Resolve(headers["Authorization"], func(name string) string { return headers[name] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// App is a fiber app whose routes mount registers: root takes requests
+// as they come (the OAuth pages), v1 (under /v1) those of Alice or Bob
+// only.
+func App(t testing.TB, mount func(root, v1 fiber.Router)) *fiber.App {
+	t.Helper()
+	a := fiber.New(fiber.Config{ErrorHandler: writeError, StreamRequestBody: true, DisablePreParseMultipartForm: true})
+	v1 := a.Group("/v1", func(c *fiber.Ctx) error {
+		p, err := Keys.Resolve(c.Get(fiber.HeaderAuthorization), func(name string) string { return c.Get(name) })
+		if err != nil {
+			return web.Unauthorized(err.Error())
+		}
+		web.SetPrincipal(c, p)
+		return c.Next()
+	})
+	mount(a, v1)
+	return a
+}
+
+// writeError writes err as the server's error handler does.
+func writeError(c *fiber.Ctx, err error) error {
+	var e *web.Error
+	if !errors.As(err, &e) {
+		e = &web.Error{Status: http.StatusInternalServerError, Type: "server_error", Message: err.Error()}
+	}
+	if e.RetryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(e.RetryAfter))
+	}
+	return c.Status(e.Status).JSON(wire.ErrorBody{Error: wire.ErrorDetail{Message: e.Message, Type: e.Type, Code: e.Code}})
+}
+
+// Do sends a request to a (a JSON body unless body is a string) and
+// returns the answer.
+func Do(t testing.TB, a *fiber.App, method, path string, body any, headers map[string]string) *http.Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return Send(t, a, req)
+}
+
+// Send sends req to a, with no time limit, and closes the answer's body
+// when the test ends.
+func Send(t testing.TB, a *fiber.App, req *http.Request) *http.Response {
+	t.Helper()
+	resp, err := a.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// Decode reads resp's JSON body as a T.
+func Decode[T any](t testing.TB, resp *http.Response) T {
+	t.Helper()
+	var v T
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return v
+}
+
+// WantError checks that resp is an OpenAI error envelope of status whose
+// message holds msg.
+func WantError(t testing.TB, resp *http.Response, status int, msg string) {
+	t.Helper()
+	b, _ := io.ReadAll(resp.Body)
+	var e wire.ErrorBody
+	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != status || !strings.Contains(e.Error.Message, msg) || e.Error.Type == "" {
+		t.Errorf("%s %s = %d %s, want %d with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, msg)
+	}
+}

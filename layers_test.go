@@ -50,18 +50,19 @@ var layers = []struct {
 	// no network and no clock of its own.
 	{pkgs: [][]string{{"workflows"}}, may: [][]string{domain, contract, {"activities", "internal/textcut"}}},
 	{pkgs: [][]string{{"worker"}}, may: [][]string{domain, contract, libs, {"activities", "workflows"}}},
-	// The run feed follows a run below the HTTP layer: the contract's events
-	// query and archives, the NATS deltas and the blob store; no HTTP.
-	{pkgs: [][]string{{"internal/feed"}}, may: [][]string{domain, contract, libs, adapters}},
+	// The runs service owns what the HTTP API does to a run, and alone
+	// speaks to Temporal for it: the contract's workflows and queries, the
+	// NATS deltas and the blob store; no HTTP, no workflow code.
+	{pkgs: [][]string{{"internal/runs"}}, may: [][]string{domain, contract, libs, adapters}},
 	// The HTTP API's wire types and their pure converters: a library the
 	// api package decodes into and answers with; no HTTP, no adapter.
 	{pkgs: [][]string{{"internal/wire"}}, may: [][]string{domain, contract, libs}},
 	// What every HTTP handler package shares: errors, the principal, JSON
 	// bodies; no handler, no run engine.
 	{pkgs: [][]string{{"api/web"}}, may: [][]string{domain, libs}},
-	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, {"internal/feed", "internal/wire", "api/web"}}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, {"internal/runs", "internal/wire", "api/web"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
-		{"activities", "workflows", "worker", "internal/feed", "api"}}},
+		{"activities", "workflows", "worker", "internal/runs", "api"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},
 }
 
@@ -133,6 +134,41 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// handlers are the HTTP handler packages: they reach runs through
+// internal/runs's Service, never through the Temporal client or its
+// services (see TestHandlersKnowNoTemporal).
+var handlers = []string{"api", "api/..."}
+
+// temporalImport reports whether an import path is Temporal's: its SDK
+// (client, converter, temporal) or its API (the service, its errors and
+// protobuf types).
+func temporalImport(imp string) bool {
+	return strings.HasPrefix(imp, "go.temporal.io/")
+}
+
+// TestHandlersKnowNoTemporal fails on a handler package that imports
+// Temporal: the runs service is the one place that speaks to it, so the
+// three APIs that run agents share one run lifecycle, and their tests can
+// serve them from a fake (internal/testing/runsfake).
+func TestHandlersKnowNoTemporal(t *testing.T) {
+	out, err := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		from, _ := rel(fields[0])
+		if !matchAny([][]string{handlers}, from) {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if temporalImport(imp) {
+				t.Errorf("%s imports %s: a handler reaches runs through internal/runs's Service", from, imp)
+			}
+		}
+	}
+}
+
 // TestLayersRefuse proves the table catches the upward imports the
 // layering removed, and a production package reaching for a test double.
 func TestLayersRefuse(t *testing.T) {
@@ -146,6 +182,10 @@ func TestLayersRefuse(t *testing.T) {
 		{"workflows", "internal/store"},
 		{"api", "internal/testing/llmtest"},
 		{"cmd/longhaul", "internal/testing/testenv"},
+		{"api/web", "internal/runs"},
+		{"internal/runs", "api"},
+		{"internal/runs", "workflows"},
+		{"internal/runs", "activities"},
 	} {
 		if ok, known := allowed(c.from, c.to); ok || !known {
 			t.Errorf("allowed(%s, %s) = %v, %v; want refused", c.from, c.to, ok, known)
@@ -155,6 +195,11 @@ func TestLayersRefuse(t *testing.T) {
 	// layer.
 	if _, known := allowed("internal/command", "api"); known {
 		t.Error("internal/command has a layer; wiring belongs in cmd/longhaul")
+	}
+	for _, imp := range []string{"go.temporal.io/sdk/client", "go.temporal.io/api/workflowservice/v1", "go.temporal.io/api/serviceerror"} {
+		if !temporalImport(imp) {
+			t.Errorf("temporalImport(%s) = false; a handler could import it", imp)
+		}
 	}
 	if ok, _ := allowed("api", "contract"); !ok {
 		t.Error("api may not import contract")

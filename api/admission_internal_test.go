@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"log/slog"
 	"net/http"
@@ -66,7 +67,7 @@ func admissionServer(t *testing.T, adm Admission) (*Server, gatedTemporal, <-cha
 		t.Fatal(err)
 	}
 	g := gatedTemporal{started: make(chan string), release: make(chan struct{})}
-	s := New(Config{TaskQueue: "q", Admission: adm}, g, catalog, slog.New(slog.DiscardHandler))
+	s := New(Config{TaskQueue: "q", Admission: adm}, runs.NewTemporal(g, runs.Config{TaskQueue: "q"}), catalog, slog.New(slog.DiscardHandler))
 	depth := make(chan int, 100)
 	s.admit.depth = func(n int) { depth <- n }
 	return s, g, depth

@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
@@ -79,35 +75,18 @@ func (s *Server) attachFile(ctx context.Context, owner, vsID, fileID, batchID st
 // or timed-out run as failed, and a completed run as done: the
 // attachment's status is being recorded by it).
 func (s *Server) startIngest(ctx context.Context, vsf docstore.VectorStoreFile, fresh bool) error {
-	id := contract.IngestWorkflowID(vsf.VectorStoreID, vsf.FileID)
-	opts := client.StartWorkflowOptions{
-		ID:                       id,
-		TaskQueue:                s.cfg.TaskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-		StaticSummary:            "ingest " + vsf.FileID + " into " + vsf.VectorStoreID,
-		Memo:                     map[string]any{memoOwner: vsf.Owner},
-	}
-	if fresh {
-		opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING
-		opts.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
-	}
 	in := contract.IngestInput{
 		Owner: vsf.Owner, VectorStoreID: vsf.VectorStoreID, FileID: vsf.FileID,
 		MaxChunkSizeTokens: vsf.Chunking.MaxChunkSizeTokens, ChunkOverlapTokens: vsf.Chunking.ChunkOverlapTokens,
 	}
-	sctx, cancel := s.temporalCall(ctx)
-	defer cancel()
-	_, err := s.temporal.ExecuteWorkflow(sctx, opts, contract.IngestWorkflow, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	err := s.runs.StartIngest(ctx, in, fresh)
 	switch {
-	case err == nil, errors.As(err, &started):
-		// Already started: its last run completed, recording the status.
+	case err == nil:
 		return nil
 	case unreachable(err):
 		return errUnavailable("could not start ingesting " + vsf.FileID + ": " + err.Error())
 	default:
-		s.log.ErrorContext(ctx, "start ingestion", "workflow", id, "error", err)
+		s.log.ErrorContext(ctx, "start ingestion", "workflow", contract.IngestWorkflowID(vsf.VectorStoreID, vsf.FileID), "error", err)
 		return errUnavailable("could not start ingesting " + vsf.FileID + ": " + err.Error())
 	}
 }
@@ -148,10 +127,3 @@ func (s *Server) docsError(err error, notFound string) error {
 
 // maxFileBytes is the upload limit.
 func (s *Server) maxFileBytes() int64 { return s.cfg.MaxFileBytes }
-
-// isNotFound reports whether Temporal answered that the workflow is not
-// there.
-func isNotFound(err error) bool {
-	var nf *serviceerror.NotFound
-	return errors.As(err, &nf)
-}

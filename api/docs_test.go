@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -106,7 +107,7 @@ func docsServerLimits(t *testing.T, maxFile int64, limits api.Limits) (string, d
 		t.Fatal(err)
 	}
 	srv := api.New(api.Config{TaskQueue: "q", Docs: docs, MaxFileBytes: maxFile, MaxBodyBytes: 64 << 10, Limits: limits,
-		Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}, {Name: "bob", Secret: "sk-bob"}}}, tc, catalog, slog.New(slog.DiscardHandler))
+		Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}, {Name: "bob", Secret: "sk-bob"}}}, runs.NewTemporal(tc, runs.Config{TaskQueue: "q"}), catalog, slog.New(slog.DiscardHandler))
 	return serve(t, srv), docs, tc
 }
 
@@ -631,7 +632,7 @@ func TestDocsRoutesWithoutStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := api.New(api.Config{TaskQueue: "q", MaxBodyBytes: 64 << 10,
-		Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}}}, tc, catalog, slog.New(slog.DiscardHandler))
+		Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}}}, runs.NewTemporal(tc, runs.Config{TaskQueue: "q"}), catalog, slog.New(slog.DiscardHandler))
 	base := serve(t, srv)
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/v1/files"}, {"POST", "/v1/vector_stores"}, {"GET", "/v1/vector_stores/vs_0/files"},

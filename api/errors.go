@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"net/http"
 	"strconv"
 
@@ -26,7 +27,7 @@ var (
 	errPayloadTooLarge = web.PayloadTooLarge
 	errInternal        = web.Internal
 	errUnavailable     = web.Unavailable
-	unreachable        = web.Unreachable
+	unreachable        = runs.Unreachable
 )
 
 // handleError is the one place errors become HTTP statuses and OpenAI

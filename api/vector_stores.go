@@ -282,10 +282,8 @@ func (s *Server) detachVectorStoreFile(c *fiber.Ctx) error {
 // cancelIngest asks the ingestion run of a file to stop; a run already
 // ended (or never started) is no error.
 func (s *Server) cancelIngest(ctx context.Context, vsID, fileID string) {
-	cctx, cancel := s.temporalCall(ctx)
-	defer cancel()
 	id := contract.IngestWorkflowID(vsID, fileID)
-	if err := s.temporal.CancelWorkflow(cctx, id, ""); err != nil && !isNotFound(err) {
+	if err := s.runs.CancelIngest(ctx, id); err != nil {
 		s.log.WarnContext(ctx, "cancel an ingestion", "workflow", id, "error", err)
 	}
 }

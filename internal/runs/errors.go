@@ -57,12 +57,20 @@ func (f *Failure) Error() string {
 
 func (f *Failure) Unwrap() error { return f.cause }
 
-// kindError is an engine error classified as one of the kinds above.
+// kindError is an engine error classified as one of the kinds above; msg,
+// when set, is what the engine said, without what wrapped it.
 type kindError struct {
 	kind, cause error
+	msg         string
 }
 
-func (e *kindError) Error() string        { return e.cause.Error() }
+func (e *kindError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
+	return e.cause.Error()
+}
+
 func (e *kindError) Unwrap() error        { return e.cause }
 func (e *kindError) Is(target error) bool { return target == e.kind }
 
@@ -96,7 +104,7 @@ func classify(err error) error {
 	case errors.As(err, &nsnf):
 		return kind(ErrNoNamespace)
 	case errors.As(err, &invalid):
-		return kind(ErrInvalid)
+		return &kindError{kind: ErrInvalid, cause: err, msg: invalid.Message}
 	case errors.As(err, &started), temporal.IsWorkflowExecutionAlreadyStartedError(err):
 		return kind(ErrAlreadyStarted)
 	case errors.As(err, &deadline), errors.Is(err, context.DeadlineExceeded):

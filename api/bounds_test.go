@@ -445,7 +445,8 @@ func TestStreamPanicEndsTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs logBuffer
-	srv := api.New(api.Config{TaskQueue: "q"}, runs.NewTemporal(streamPanicking{}, runs.Config{TaskQueue: "q"}), catalog, slog.New(slog.NewTextHandler(&logs, nil)))
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	srv := api.New(api.Config{TaskQueue: "q"}, runs.NewTemporal(streamPanicking{}, runs.Config{TaskQueue: "q", Log: log}), catalog, log)
 	base := serve(t, srv)
 	resp := doAt(t, base, "GET", "/v1/runs/run-1/events", nil, nil)
 	frames, err := ssetest.ReadAll(resp.Body)

@@ -13,7 +13,7 @@ import (
 // of the agent-file format or the engine; the HTTP layer reads runs through
 // the contract, never through the activities or the workflows, and its
 // handler packages (one per API) know neither the server nor the run
-// engine's client (TestHandlersImportNoTemporal); the wiring
+// engine's client (TestHandlersKnowNoTemporal); the wiring
 // (cmd/longhaul) may import everything but the test doubles, which nothing
 // outside tests imports. README's "Layout" draws the same map.
 const module = "github.com/longhaul-dev/longhaul"
@@ -55,9 +55,10 @@ var layers = []struct {
 	// no network and no clock of its own.
 	{pkgs: [][]string{{"workflows"}}, may: [][]string{domain, contract, {"activities", "internal/textcut"}}},
 	{pkgs: [][]string{{"worker"}}, may: [][]string{domain, contract, libs, {"activities", "workflows"}}},
-	// The run feed follows a run below the HTTP layer: the contract's events
-	// query and archives, the NATS deltas and the blob store; no HTTP.
-	{pkgs: [][]string{{"internal/feed"}}, may: [][]string{domain, contract, libs, adapters}},
+	// The runs service owns what the HTTP API does to a run, and alone
+	// speaks to Temporal for it: the contract's workflows and queries, the
+	// NATS deltas and the blob store; no HTTP, no workflow code.
+	{pkgs: [][]string{{"internal/runs"}}, may: [][]string{domain, contract, libs, adapters}},
 	// The HTTP API's wire types and their pure converters: a library the
 	// api package decodes into and answers with; no HTTP, no adapter.
 	{pkgs: [][]string{{"internal/wire"}}, may: [][]string{domain, contract, libs}},
@@ -66,11 +67,11 @@ var layers = []struct {
 	{pkgs: [][]string{{"api/web"}}, may: [][]string{domain, libs}},
 	// One package per API's handlers, with a small handlers struct over
 	// the stores: the domain, the contract, libraries, adapters, the wire
-	// types and web; never the run feed, the server or the engine's code.
+	// types and web; never the run engine, the server or the engine's code.
 	{pkgs: [][]string{handlers}, may: [][]string{domain, contract, libs, adapters, {"internal/wire", "api/web"}}},
-	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, {"internal/feed", "internal/wire", "api/web"}}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, {"internal/runs", "internal/wire", "api/web"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
-		{"activities", "workflows", "worker", "internal/feed", "api"}}},
+		{"activities", "workflows", "worker", "internal/runs", "api"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},
 }
 
@@ -142,6 +143,41 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// httpLayer is the server and its handler packages: they reach runs through
+// internal/runs's Service, never through the Temporal client or its
+// services (see TestHandlersKnowNoTemporal).
+var httpLayer = []string{"api", "api/..."}
+
+// temporalImport reports whether an import path is Temporal's: its SDK
+// (client, converter, temporal) or its API (the service, its errors and
+// protobuf types).
+func temporalImport(imp string) bool {
+	return strings.HasPrefix(imp, "go.temporal.io/")
+}
+
+// TestHandlersKnowNoTemporal fails on a handler package that imports
+// Temporal: the runs service is the one place that speaks to it, so the
+// three APIs that run agents share one run lifecycle, and their tests can
+// serve them from a fake (internal/testing/runsfake).
+func TestHandlersKnowNoTemporal(t *testing.T) {
+	out, err := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		from, _ := rel(fields[0])
+		if !matchAny([][]string{httpLayer}, from) {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if temporalImport(imp) {
+				t.Errorf("%s imports %s: a handler reaches runs through internal/runs's Service", from, imp)
+			}
+		}
+	}
+}
+
 // TestLayersRefuse proves the table catches the upward imports the
 // layering removed, and a production package reaching for a test double.
 func TestLayersRefuse(t *testing.T) {
@@ -156,9 +192,13 @@ func TestLayersRefuse(t *testing.T) {
 		{"api", "internal/testing/llmtest"},
 		{"cmd/longhaul", "internal/testing/testenv"},
 		{"api/documents", "api"},
-		{"api/account", "internal/feed"},
+		{"api/account", "internal/runs"},
 		{"api/account", "activities"},
 		{"api/documents", "workflows"},
+		{"api/web", "internal/runs"},
+		{"internal/runs", "api"},
+		{"internal/runs", "workflows"},
+		{"internal/runs", "activities"},
 	} {
 		if ok, known := allowed(c.from, c.to); ok || !known {
 			t.Errorf("allowed(%s, %s) = %v, %v; want refused", c.from, c.to, ok, known)
@@ -169,41 +209,12 @@ func TestLayersRefuse(t *testing.T) {
 	if _, known := allowed("internal/command", "api"); known {
 		t.Error("internal/command has a layer; wiring belongs in cmd/longhaul")
 	}
-	if ok, _ := allowed("api", "contract"); !ok {
-		t.Error("api may not import contract")
-	}
-}
-
-// temporalClients are the import paths that reach the run engine's
-// client: Temporal's SDK client and its API's generated packages.
-var temporalClients = []string{"go.temporal.io/sdk/client", "go.temporal.io/api/"}
-
-// TestHandlersImportNoTemporal fails when a handler package imports
-// Temporal's client or API packages itself: what a handler needs of the
-// run engine comes through an interface the package declares (the
-// documents' Ingester), which the server implements.
-func TestHandlersImportNoTemporal(t *testing.T) {
-	args := []string{"list", "-e", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}
-	for _, h := range handlers {
-		args = append(args, "./"+h)
-	}
-	out, err := exec.Command("go", args...).Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	seen := 0
-	for line := range strings.Lines(string(out)) {
-		fields := strings.Fields(line)
-		seen++
-		for _, imp := range fields[1:] {
-			for _, bad := range temporalClients {
-				if imp == bad || (strings.HasSuffix(bad, "/") && strings.HasPrefix(imp, bad)) {
-					t.Errorf("%s imports %s: take the run engine through an interface the package declares", fields[0], imp)
-				}
-			}
+	for _, imp := range []string{"go.temporal.io/sdk/client", "go.temporal.io/api/workflowservice/v1", "go.temporal.io/api/serviceerror"} {
+		if !temporalImport(imp) {
+			t.Errorf("temporalImport(%s) = false; a handler could import it", imp)
 		}
 	}
-	if seen != len(handlers) {
-		t.Errorf("go list listed %d handler packages, want %d", seen, len(handlers))
+	if ok, _ := allowed("api", "contract"); !ok {
+		t.Error("api may not import contract")
 	}
 }

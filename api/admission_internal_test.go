@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +31,8 @@ type gatedTemporal struct {
 	client.Client
 	started chan string
 	release chan struct{}
+	// answers holds each started run's answer, by run id.
+	answers *sync.Map
 }
 
 func (gatedTemporal) WorkflowService() workflowservice.WorkflowServiceClient { return nil }
@@ -41,7 +45,14 @@ func (g gatedTemporal) ExecuteWorkflow(ctx context.Context, opts client.StartWor
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	g.answers.Store(opts.ID, "answer to "+q)
 	return answeredRun{id: opts.ID, answer: "answer to " + q}, nil
+}
+
+// GetWorkflow is the run ExecuteWorkflow started under id, answered.
+func (g gatedTemporal) GetWorkflow(_ context.Context, id, _ string) client.WorkflowRun {
+	answer, _ := g.answers.Load(id)
+	return answeredRun{id: id, answer: answer.(string)}
 }
 
 // answeredRun is a run that has answered.
@@ -65,8 +76,8 @@ func admissionServer(t *testing.T, adm Admission) (*Server, gatedTemporal, <-cha
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := gatedTemporal{started: make(chan string), release: make(chan struct{})}
-	s := New(Config{TaskQueue: "q", Admission: adm}, g, catalog, slog.New(slog.DiscardHandler))
+	g := gatedTemporal{started: make(chan string), release: make(chan struct{}), answers: &sync.Map{}}
+	s := New(Config{TaskQueue: "q", Admission: adm}, runs.NewTemporal(g, runs.Config{TaskQueue: "q"}), catalog, slog.New(slog.DiscardHandler))
 	depth := make(chan int, 100)
 	s.admit.depth = func(n int) { depth <- n }
 	return s, g, depth

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,11 +11,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/feed"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 )
 
 // This file is tool approval in a chat. A chat user has no button to
@@ -141,9 +138,7 @@ func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*ch
 	if err != nil || id == "" {
 		return nil, err
 	}
-	lctx, cancel := s.temporalCall(ctx)
-	inputAt, err := s.lastOffset(lctx, id)
-	cancel()
+	inputAt, err := s.runs.LastOffset(ctx, id)
 	if err != nil {
 		return nil, errUnavailable("cannot read run " + id + ": " + err.Error())
 	}
@@ -195,18 +190,13 @@ func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(s
 // newest first, so of two that fit (a Regenerate left one behind), the
 // person's latest is taken.
 func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func(string, contract.RunState) bool) (string, error) {
-	lctx, cancel := s.temporalCall(ctx)
-	defer cancel()
-	resp, err := s.temporal.ListWorkflow(lctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query:    waitingQuery(chat, user),
-		PageSize: waitingLookupPage,
-	})
+	page, err := s.runs.List(ctx, waitingQuery(chat, user), waitingLookupPage, nil)
 	if err != nil {
 		return "", err
 	}
-	for _, e := range resp.GetExecutions() {
-		id := e.GetExecution().GetWorkflowId()
-		st, err := s.readState(lctx, id, user)
+	for _, e := range page.Runs {
+		id := e.ID
+		st, err := s.readState(ctx, id, user)
 		if err != nil {
 			s.log.Warn("read a waiting run of the chat", "run", id, "error", err)
 			continue
@@ -218,26 +208,11 @@ func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func
 	return "", nil
 }
 
-// lastOffset is the offset of the last event of run id's log.
-func (s *Server) lastOffset(ctx context.Context, id string) (int64, error) {
-	// Asking for the events after the end returns none, only where the
-	// end is.
-	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryEvents, contract.EventsRequest{After: math.MaxInt64, Limit: 1})
-	if err != nil {
-		return 0, err
-	}
-	var page contract.EventsPage
-	if err := v.Get(&page); err != nil {
-		return 0, err
-	}
-	return page.Last, nil
-}
-
 // pickUp reads run's log through f up to offset inputAt, the log's end when
 // a person's input reached the run, and returns the offset after which the
 // response goes on: that of the last approval_required up to inputAt, where
 // the chat's previous response stopped. The events up to it go to shown.
-func pickUp(ctx context.Context, f *feed.Feed, inputAt int64, shown func(longhaul.Event)) (int64, error) {
+func pickUp(ctx context.Context, f runs.Follower, inputAt int64, shown func(longhaul.Event)) (int64, error) {
 	var held []longhaul.Event
 	var after int64
 	for after < inputAt {
@@ -282,7 +257,7 @@ type watched struct {
 // watch follows run id's log from where at says until the run is done,
 // waits for an approval nobody gave yet, or hands tool calls to the client.
 func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, error) {
-	f := s.hub.Subscribe(id)
+	f := s.runs.Follow(id)
 	defer f.Release()
 	w := &watched{shown: map[string]bool{}}
 	args := map[string]string{}
@@ -339,28 +314,28 @@ func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, e
 // stops at a pending approval first, with the approval prompt (the run goes
 // on waiting, and the chat's next message answers it). before, when set,
 // resumes where the chat's previous response stopped.
-func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model string, openWebUI bool, at resumeAt) error {
+func (s *Server) respondWatching(c *fiber.Ctx, run string, model string, openWebUI bool, at resumeAt) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
-	w, err := s.watch(ctx, run.GetID(), at)
+	w, err := s.watch(ctx, run, at)
 	switch {
 	case ctx.Err() != nil:
-		return errTimeout(stillGoing(s.cfg.RequestTimeout, run.GetID()))
+		return errTimeout(stillGoing(s.cfg.RequestTimeout, run))
 	case err != nil:
-		return errUnavailable("lost the event log of run " + run.GetID() + ": " + err.Error())
+		return errUnavailable("lost the event log of run " + run + ": " + err.Error())
 	case w.pending != nil:
-		content := approvalPrompt(*w.pending, run.GetID())
+		content := approvalPrompt(*w.pending, run)
 		if openWebUI {
 			content = w.cards.String() + content
 		}
-		return s.completion(c, run.GetID(), at, model, wire.ResponseEntry{Content: content}, "stop", longhaul.Usage{})
+		return s.completion(c, run, at, model, wire.ResponseEntry{Content: content}, "stop", longhaul.Usage{})
 	case w.client != nil:
 		msg := wire.ResponseEntry{Content: w.text, ToolCalls: wireCalls(w.client.Calls, false)}
-		return s.completion(c, run.GetID(), at, model, msg, "tool_calls", longhaul.Usage{})
+		return s.completion(c, run, at, model, msg, "tool_calls", longhaul.Usage{})
 	}
-	var res contract.AgentResult
-	if err := run.Get(ctx, &res); err != nil {
-		return resultError(ctx, err, s.cfg.RequestTimeout, run.GetID())
+	res, err := s.runs.Result(ctx, run)
+	if err != nil {
+		return resultError(ctx, err, s.cfg.RequestTimeout, run)
 	}
 	content := res.Content
 	if openWebUI {
@@ -372,5 +347,5 @@ func (s *Server) respondWatching(c *fiber.Ctx, run client.WorkflowRun, model str
 		}
 		content = cardsFor(msgs) + content
 	}
-	return s.completion(c, run.GetID(), at, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
+	return s.completion(c, run, at, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }

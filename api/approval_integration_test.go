@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -452,7 +453,7 @@ func (l *laggyVisibility) lookCount() int {
 func TestApprovalVisibilityLag(t *testing.T) {
 	env, sh := approvalStack(t)
 	laggy := &laggyVisibility{Client: env.Client, hide: 3}
-	srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Blobs: env.Blobs, ModelTimeout: 30 * time.Second}, laggy, env.Catalog, slog.New(slog.DiscardHandler))
+	srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Blobs: env.Blobs, ModelTimeout: 30 * time.Second}, runs.NewTemporal(laggy, runs.Config{TaskQueue: testenv.TaskQueue, Blobs: env.Blobs}), env.Catalog, slog.New(slog.DiscardHandler))
 	base := serve(t, srv)
 	lagged := &testenv.Env{T: t, URL: base}
 

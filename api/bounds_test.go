@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"log/slog"
 	"net"
@@ -273,7 +274,7 @@ func TestTemporalDownIsAPrompt503(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(c.Close)
-			srv := api.New(api.Config{TaskQueue: "nowhere", TemporalTimeout: limit, Limits: api.Limits{Runs: 3}}, c, catalog, slog.New(slog.DiscardHandler))
+			srv := api.New(api.Config{TaskQueue: "nowhere", Limits: api.Limits{Runs: 3}}, runs.NewTemporal(c, runs.Config{TaskQueue: "nowhere", Timeout: limit}), catalog, slog.New(slog.DiscardHandler))
 			base := serve(t, srv)
 			checkUnavailable(t, base, limit)
 		})
@@ -382,7 +383,7 @@ func TestHandlerPanicIsA500(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs logBuffer
-	srv := api.New(api.Config{TaskQueue: "q"}, panicking{}, catalog, slog.New(slog.NewTextHandler(&logs, nil)))
+	srv := api.New(api.Config{TaskQueue: "q"}, runs.NewTemporal(panicking{}, runs.Config{TaskQueue: "q"}), catalog, slog.New(slog.NewTextHandler(&logs, nil)))
 	base := serve(t, srv)
 	for _, path := range []string{"/v1/runs", "/readyz"} {
 		resp := doAt(t, base, "GET", path, nil, nil)
@@ -444,7 +445,8 @@ func TestStreamPanicEndsTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs logBuffer
-	srv := api.New(api.Config{TaskQueue: "q"}, streamPanicking{}, catalog, slog.New(slog.NewTextHandler(&logs, nil)))
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	srv := api.New(api.Config{TaskQueue: "q"}, runs.NewTemporal(streamPanicking{}, runs.Config{TaskQueue: "q", Log: log}), catalog, log)
 	base := serve(t, srv)
 	resp := doAt(t, base, "GET", "/v1/runs/run-1/events", nil, nil)
 	frames, err := ssetest.ReadAll(resp.Body)
@@ -492,7 +494,7 @@ func TestReadyzDetailNeedsAKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Keys: keys}, c, catalog, slog.New(slog.DiscardHandler))
+		srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Keys: keys}, runs.NewTemporal(c, runs.Config{TaskQueue: testenv.TaskQueue}), catalog, slog.New(slog.DiscardHandler))
 		base := serve(t, srv)
 		for _, h := range []map[string]string{nil, {"Authorization": "Bearer sk-wrong"}} {
 			status, body := readyz(t, base, h)

@@ -16,15 +16,11 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 )
 
 // Headers Longhaul reads and writes.
@@ -34,16 +30,39 @@ const (
 )
 
 // chatCall is one chat completions request on its way: what it asks, for
-// which agent, the run's input, and the principal's stream (release) and
-// admission (admitted) it holds.
+// which agent, the run's input, and the principal's stream and admission
+// it holds.
 type chatCall struct {
 	c         *fiber.Ctx
 	req       *wire.ChatRequest
 	agent     *skills.Agent
 	in        contract.AgentInput
 	openWebUI bool
-	release   *func()
+	stream    *streamSlot
 	admitted  func()
+}
+
+// streamSlot is one of a principal's open streams, taken before the run
+// starts so that a stream over the limit starts nothing. The path that
+// answers with a stream hands it to the stream writer (hand), which frees
+// it when the stream ends; otherwise it is freed when the handler returns
+// (drop).
+type streamSlot struct{ release func() }
+
+// hand gives the slot's release to the stream writer; the slot no longer
+// frees it.
+func (sl *streamSlot) hand() func() {
+	r := sl.release
+	sl.release = nil
+	return r
+}
+
+// drop frees the slot unless it was handed on.
+func (sl *streamSlot) drop() {
+	if sl.release != nil {
+		sl.release()
+		sl.release = nil
+	}
 }
 
 // chatCompletions answers POST /v1/chat/completions by one of three paths:
@@ -57,20 +76,15 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		return err
 	}
 	ctx := c.UserContext()
-	// A stream is refused before its run starts; the writer releases it.
-	var release func()
-	cc.release = &release
+	// A stream is refused before its run starts.
+	cc.stream = &streamSlot{}
 	if cc.req.Stream {
 		r, err := s.acquireStream(principal(c).Name)
 		if err != nil {
 			return err
 		}
-		release = r
-		defer func() {
-			if release != nil {
-				release()
-			}
-		}()
+		cc.stream.release = r
+		defer cc.stream.drop()
 	}
 	// What follows asks Temporal, and may start a run: it waits its turn
 	// in the admission queue, and lets the next go once the run started.
@@ -167,9 +181,9 @@ func (s *Server) continueChat(cc *chatCall) (done bool, err error) {
 	cc.admitted()
 	cc.c.Set(HeaderRunID, run)
 	if !cc.req.Stream {
-		return true, s.respondWatching(cc.c, s.temporal.GetWorkflow(ctx, run, ""), cc.agent.ID, cc.openWebUI, *cont)
+		return true, s.respondWatching(cc.c, run, cc.agent.ID, cc.openWebUI, *cont)
 	}
-	s.streamResponse(cc.c, cc.req, run, cc.agent.ID, cc.openWebUI, *cont, cc.release)
+	s.streamResponse(cc.c, cc.req, run, cc.agent.ID, cc.openWebUI, *cont, cc.stream)
 	return true, nil
 }
 
@@ -187,7 +201,7 @@ func (s *Server) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 	}
 	if answer != nil {
 		cc.admitted()
-		return "", true, s.resume(cc.c, cc.req, cc.agent.ID, cc.openWebUI, answer, cc.release)
+		return "", true, s.resume(cc.c, cc.req, cc.agent.ID, cc.openWebUI, answer, cc.stream)
 	}
 	// Without a message id, a finished run is never handed back: the
 	// request may be a Regenerate (see chatrun.go).
@@ -203,7 +217,7 @@ func (s *Server) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 // or as a stream.
 func (s *Server) startChat(cc *chatCall, runID string) error {
 	c, in := cc.c, cc.in
-	run, err := s.start(c.UserContext(), runID, in, summarize(in.Messages, 60))
+	err := s.start(c.UserContext(), runID, in, summarize(in.Messages, 60))
 	cc.admitted()
 	if err != nil {
 		return err
@@ -211,11 +225,11 @@ func (s *Server) startChat(cc *chatCall, runID string) error {
 	c.Set(HeaderRunID, runID)
 	if !cc.req.Stream {
 		if !in.Background && (s.asksApproval(cc.agent) || len(in.ClientTools) > 0) {
-			return s.respondWatching(c, run, cc.agent.ID, cc.openWebUI, resumeAt{})
+			return s.respondWatching(c, runID, cc.agent.ID, cc.openWebUI, resumeAt{})
 		}
-		return s.respond(c, run, cc.agent.ID, cc.openWebUI)
+		return s.respond(c, runID, cc.agent.ID, cc.openWebUI)
 	}
-	s.streamResponse(c, cc.req, runID, cc.agent.ID, cc.openWebUI, resumeAt{}, cc.release)
+	s.streamResponse(c, cc.req, runID, cc.agent.ID, cc.openWebUI, resumeAt{}, cc.stream)
 	return nil
 }
 
@@ -241,21 +255,21 @@ func (p resumeAt) suffix() string {
 
 // resume answers the chat message that a waiting run took as its input:
 // with the run's events from where the chat's previous response stopped.
-func (s *Server) resume(c *fiber.Ctx, req *wire.ChatRequest, model string, openWebUI bool, a *chatAnswer, release *func()) error {
+func (s *Server) resume(c *fiber.Ctx, req *wire.ChatRequest, model string, openWebUI bool, a *chatAnswer, stream *streamSlot) error {
 	c.Set(HeaderRunID, a.runID)
 	at := resumeAt{inputAt: a.inputAt}
 	if !req.Stream {
-		return s.respondWatching(c, s.temporal.GetWorkflow(c.UserContext(), a.runID, ""), model, openWebUI, at)
+		return s.respondWatching(c, a.runID, model, openWebUI, at)
 	}
-	s.streamResponse(c, req, a.runID, model, openWebUI, at, release)
+	s.streamResponse(c, req, a.runID, model, openWebUI, at, stream)
 	return nil
 }
 
 // streamResponse answers with run's events as an OpenAI chat stream, from
 // the start of its log or (inputAt > 0) from where the chat's previous
-// response stopped (see resumeAt). It takes over *release, the principal's
-// stream, and releases it when the stream ends.
-func (s *Server) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, model string, openWebUI bool, at resumeAt, release *func()) {
+// response stopped (see resumeAt). The stream's writer frees the
+// principal's stream slot when the stream ends.
+func (s *Server) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, model string, openWebUI bool, at resumeAt, stream *streamSlot) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	r := newRenderer("chatcmpl-"+runID+at.suffix(), model, time.Now().Unix(), openWebUI)
 	r.run = runID
@@ -264,10 +278,8 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, mode
 		// stream outlives it.
 		r.auditOwner = strings.Clone(principal(c).Name)
 	}
-	done := *release
-	*release = nil
 	r.start = c.Context().Time()
-	s.sendSSE(c, "chat", func(sw *sseWriter) { s.stream(sw, runID, r, includeUsage, at) }, done)
+	s.sendSSE(c, "chat", func(sw *sseWriter) { s.stream(sw, runID, r, includeUsage, at) }, stream.hand())
 }
 
 // start starts the run, or attaches to the one a previous identical request
@@ -278,95 +290,74 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, mode
 // images of in go to the blob store (claimParts, which changes in.Messages
 // in place) only once every check has passed, and go again if the run does
 // not start.
-func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, question string) (client.WorkflowRun, error) {
+func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, question string) error {
 	if err := checkPayload("the conversation", s.asClaimed(in)); err != nil {
-		return nil, err
+		return err
 	}
 	owner := in.User.Key()
 	if in.ChatID != "" && !in.Background {
-		dctx, cancel := s.temporalCall(ctx)
-		d, err := s.temporal.DescribeWorkflowExecution(dctx, id, "")
-		cancel()
-		var nf *serviceerror.NotFound
+		info, err := s.runs.Describe(ctx, id)
 		switch {
 		case err == nil:
-			if got := payloadString(d.GetWorkflowExecutionInfo().GetMemo().GetFields()[memoOwner]); got != owner {
+			if info.Memo[memoOwner] != owner {
 				s.log.Warn("a request named another principal's run", "run", id, "principal", owner)
-				return nil, errNotFound("no run " + id)
+				return errNotFound("no run " + id)
 			}
-			return s.temporal.GetWorkflow(ctx, id, ""), nil
-		case !errors.As(err, &nf):
-			return nil, errUnavailable("could not read run " + id + ": " + err.Error())
+			return nil
+		case !errors.Is(err, runs.ErrNotFound):
+			return errUnavailable("could not read run " + id + ": " + err.Error())
 		}
 	}
 	if err := s.checkRuns(ctx, owner); err != nil {
-		return nil, err
+		return err
 	}
 	stored, err := s.claimParts(ctx, id, in.Messages)
 	if err != nil {
 		if stored {
 			s.dropClaims(ctx, id)
 		}
-		return nil, err
+		return err
 	}
 	summary := strings.TrimSpace(in.Agent + ": " + question)
-	opts := client.StartWorkflowOptions{
-		ID:                       id,
-		TaskQueue:                s.cfg.TaskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		StaticSummary:            summary,
+	err = s.runs.Start(ctx, runs.Start{
+		ID: id, Input: in, Owner: owner, Summary: summary,
 		// The memo repeats the summary for run listings (GET /v1/runs),
 		// which do not carry the static summary, and names the owner.
-		Memo: map[string]any{memoSummary: summary, memoOwner: owner, memoAsked: askedKey(in.Messages)},
-		// The run sets these itself too; set at the start, they count it
-		// against its principal's limit at once.
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			contract.SearchAttrUser.ValueSet(owner),
-			contract.SearchAttrAgent.ValueSet(in.Agent),
-		),
-		EnableEagerStart: s.cfg.EagerStart,
+		Memo: map[string]string{memoSummary: summary, memoOwner: owner, memoAsked: askedKey(in.Messages)},
+	})
+	switch {
+	case err == nil, errors.Is(err, runs.ErrAlreadyStarted):
+		// Already started: closed since a moment ago; a concurrent
+		// identical request of the same principal started it.
+		return nil
+	case stored:
+		s.dropClaims(ctx, id)
 	}
-	sctx, cancel := s.temporalCall(ctx)
-	defer cancel()
-	run, err := s.temporal.ExecuteWorkflow(sctx, opts, contract.AgentWorkflowName, in)
-	if err != nil {
-		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-			// Closed since a moment ago; a concurrent identical request of
-			// the same principal started it.
-			return s.temporal.GetWorkflow(ctx, id, ""), nil
+	if errors.Is(err, runs.ErrInvalid) {
+		// Refused, not unreachable: trying again gets the same answer.
+		s.log.ErrorContext(ctx, "Temporal refused to start a run", "run", id, "error", err)
+		if strings.Contains(strings.ToLower(err.Error()), "size") {
+			return errPayloadTooLarge("Temporal refused the run as too large: " + err.Error())
 		}
-		if stored {
-			s.dropClaims(ctx, id)
-		}
-		var invalid *serviceerror.InvalidArgument
-		if errors.As(err, &invalid) {
-			// Refused, not unreachable: trying again gets the same answer.
-			s.log.ErrorContext(ctx, "Temporal refused to start a run", "run", id, "error", err)
-			if strings.Contains(strings.ToLower(invalid.Message), "size") {
-				return nil, errPayloadTooLarge("Temporal refused the run as too large: " + invalid.Message)
-			}
-			return nil, errBadRequest("Temporal refused the run: " + invalid.Message)
-		}
-		s.log.ErrorContext(ctx, "start run", "run", id, "error", err)
-		return nil, errUnavailable("could not start the run: " + err.Error())
+		return errBadRequest("Temporal refused the run: " + err.Error())
 	}
-	return run, nil
+	s.log.ErrorContext(ctx, "start run", "run", id, "error", err)
+	return errUnavailable("could not start the run: " + err.Error())
 }
 
 // respond waits for the run's result, up to the request timeout.
-func (s *Server) respond(c *fiber.Ctx, run client.WorkflowRun, model string, openWebUI bool) error {
+func (s *Server) respond(c *fiber.Ctx, run string, model string, openWebUI bool) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
-	var res contract.AgentResult
-	if err := run.Get(ctx, &res); err != nil {
-		return resultError(ctx, err, s.cfg.RequestTimeout, run.GetID())
+	res, err := s.runs.Result(ctx, run)
+	if err != nil {
+		return resultError(ctx, err, s.cfg.RequestTimeout, run)
 	}
 	content := res.Content
 	if openWebUI {
 		content = cardsFor(res.Messages) + content
 	}
-	return s.completion(c, run.GetID(), resumeAt{}, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
+	return s.completion(c, run, resumeAt{}, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }
 
 // completion writes a non-streamed answer of run; at says which of its
@@ -390,8 +381,7 @@ func (s *Server) completion(c *fiber.Ctx, runID string, at resumeAt, model strin
 // resultError translates a failed wait for a run's result: the request's
 // time ran out (the run goes on), or the run failed.
 func resultError(ctx context.Context, err error, timeout time.Duration, runID string) error {
-	var deadline *serviceerror.DeadlineExceeded
-	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) {
+	if ctx.Err() != nil || errors.Is(err, runs.ErrTimeout) {
 		return errTimeout(stillGoing(timeout, runID))
 	}
 	return runError(err)
@@ -403,25 +393,25 @@ func stillGoing(timeout time.Duration, runID string) string {
 
 // runError translates a failed run into an API error.
 func runError(err error) error {
-	var appErr *temporal.ApplicationError
+	var appErr *runs.Failure
 	if errors.As(err, &appErr) {
-		switch appErr.Type() {
+		switch appErr.Type {
 		case longhaul.ErrTypeModelRejected, longhaul.ErrTypeModelUnavailable:
-			return errUpstream(appErr.Message())
+			return errUpstream(appErr.Message)
 		case longhaul.ErrTypeModelBadOutput:
-			return &apiError{Status: http.StatusBadGateway, Type: "api_error", Code: "model_bad_output", Message: appErr.Message()}
+			return &apiError{Status: http.StatusBadGateway, Type: "api_error", Code: "model_bad_output", Message: appErr.Message}
 		case longhaul.ErrTypeModelOutputTooLarge:
-			return &apiError{Status: http.StatusBadGateway, Type: "api_error", Code: "model_output_too_large", Message: appErr.Message()}
+			return &apiError{Status: http.StatusBadGateway, Type: "api_error", Code: "model_output_too_large", Message: appErr.Message}
 		case longhaul.ErrTypeUnknownAgent:
-			return errModelNotFound(appErr.Message())
+			return errModelNotFound(appErr.Message)
 		case longhaul.ErrTypeBadInput:
-			return errBadRequest(appErr.Message())
+			return errBadRequest(appErr.Message)
 		case longhaul.ErrTypeContextLength:
-			return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: longhaul.ErrTypeContextLength, Message: appErr.Message()}
+			return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: longhaul.ErrTypeContextLength, Message: appErr.Message}
 		}
-		return errInternal(appErr.Message())
+		return errInternal(appErr.Message)
 	}
-	if temporal.IsCanceledError(err) {
+	if errors.Is(err, runs.ErrCanceled) {
 		return errInternal("the run was cancelled")
 	}
 	return errInternal(err.Error())
@@ -449,7 +439,7 @@ func cardsFor(msgs []longhaul.Message) string {
 // client tool calls the model made: the client runs them. at says where the
 // log is picked up (see resumeAt).
 func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage bool, at resumeAt) {
-	f := s.hub.Subscribe(runID)
+	f := s.runs.Follow(runID)
 	defer f.Release()
 	ctx, cancel := context.WithCancel(s.stopping)
 	defer cancel()
@@ -474,7 +464,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 			return
 		}
 	}
-	pos := f.Join(feed.After(after))
+	pos := f.Join(runs.After(after))
 	for {
 		items, done, err := sw.wait(ctx, f, pos)
 		switch {
@@ -530,7 +520,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 }
 
 // durableEvents are the durable events among items, in order.
-func durableEvents(items []feed.Item) []longhaul.Event {
+func durableEvents(items []runs.Item) []longhaul.Event {
 	var out []longhaul.Event
 	for _, it := range items {
 		if it.Offset > 0 {

@@ -12,9 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 )
 
 // Which run answers a chat request. A chat turn's run is named by
@@ -37,7 +36,7 @@ import (
 
 // memoAsked is the memo field of a chat run holding askedKey of the
 // conversation it answers.
-const memoAsked = "asked"
+const memoAsked = runs.MemoAsked
 
 // maxRetakes bounds the runs of one chat turn looked at for a request
 // without a message id; past them it gets a run of its own.
@@ -95,23 +94,18 @@ func (s *Server) unfinishedRun(ctx context.Context, base string, in contract.Age
 		if k > 1 {
 			id = contract.ChatRetakeID(base, k)
 		}
-		dctx, cancel := s.temporalCall(ctx)
-		d, err := s.temporal.DescribeWorkflowExecution(dctx, id, "")
-		cancel()
-		var nf *serviceerror.NotFound
+		info, err := s.runs.Describe(ctx, id)
 		switch {
-		case errors.As(err, &nf):
+		case errors.Is(err, runs.ErrNotFound):
 			return id, nil
 		case err != nil:
 			return "", errUnavailable("could not read run " + id + ": " + err.Error())
 		}
-		info := d.GetWorkflowExecutionInfo()
-		memo := info.GetMemo().GetFields()
-		if payloadString(memo[memoOwner]) != owner {
+		if info.Memo[memoOwner] != owner {
 			// Not the caller's: start refuses it as unknown.
 			return id, nil
 		}
-		if info.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING && payloadString(memo[memoAsked]) == key {
+		if info.Status == runs.ExecRunning && info.Memo[memoAsked] == key {
 			return id, nil
 		}
 	}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"errors"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -111,7 +112,7 @@ func TestRefusedRequestsStoreNoImages(t *testing.T) {
 			f.ok.Store(1)
 			c.Blobs = f
 		}).URL, "/v1/responses", map[string]any{"model": "naked", "input": imageInput("Two", img, img2)}, bob, http.StatusServiceUnavailable},
-		{"Temporal refuses the start", serve(t, api.New(api.Config{TaskQueue: "nowhere", Blobs: env.Blobs}, refusingStarts{env.Client}, env.Catalog, slog.New(slog.DiscardHandler))),
+		{"Temporal refuses the start", serve(t, api.New(api.Config{TaskQueue: "nowhere", Blobs: env.Blobs}, runs.NewTemporal(refusingStarts{env.Client}, runs.Config{TaskQueue: "nowhere", Blobs: env.Blobs}), env.Catalog, slog.New(slog.DiscardHandler))),
 			"/v1/responses", map[string]any{"model": "naked", "input": imageInput("Where?", img)}, nil, http.StatusBadRequest},
 	}
 	for _, tc := range refused {

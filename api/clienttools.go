@@ -14,11 +14,10 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 )
 
 // This file is the API's side of client tools (see workflows/clienttools.go)
@@ -173,7 +172,7 @@ func (s *Server) tookResults(ctx context.Context, run string, at int64) (bool, e
 func (s *Server) scanLog(ctx context.Context, run string, after int64, visit func(longhaul.Event) bool) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, pickUpTimeout)
 	defer cancel()
-	f := s.hub.Subscribe(run)
+	f := s.runs.Follow(run)
 	defer f.Release()
 	for {
 		events, done, err := f.Next(ctx, after)
@@ -198,7 +197,7 @@ func (s *Server) deliverAs(ctx context.Context, id, updateID string, in contract
 	if err := checkPayload("the tool results", in); err != nil {
 		return contract.InputResult{}, err
 	}
-	return s.deliverOpts(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: updateID}, in)
+	return s.deliverOpts(ctx, id, updateID, in)
 }
 
 // wireCalls are tool calls in OpenAI's wire form; indexed, for stream
@@ -288,15 +287,11 @@ func (s *Server) claimParts(ctx context.Context, run string, msgs []longhaul.Mes
 // once their retention has passed (it deletes the blobs of unknown runs).
 func (s *Server) dropClaims(ctx context.Context, run string) {
 	ctx = context.WithoutCancel(ctx)
-	dctx, cancel := s.temporalCall(ctx)
-	_, err := s.temporal.DescribeWorkflowExecution(dctx, run, "")
-	cancel()
-	var nf *serviceerror.NotFound
-	var nsnf *serviceerror.NamespaceNotFound
+	_, err := s.runs.Describe(ctx, run)
 	switch {
 	case err == nil:
 		return
-	case !errors.As(err, &nf) && !errors.As(err, &nsnf):
+	case !errors.Is(err, runs.ErrNotFound) && !errors.Is(err, runs.ErrNoNamespace):
 		s.log.WarnContext(ctx, "a run failed to start and Temporal cannot say whether it exists: its stored images stay until their retention", "run", run, "error", err)
 		return
 	}

@@ -244,7 +244,7 @@ func (s *Server) awaitIngest(ctx context.Context, vsf docstore.VectorStoreFile, 
 	if run == "" {
 		run = contract.IngestWorkflowID(vsf.VectorStoreID, vsf.FileID)
 	}
-	res, err := ingester{s}.AwaitIngest(ctx, run)
+	res, err := s.runs.AwaitIngest(ctx, run)
 	switch {
 	case ctx.Err() != nil:
 		return errTimeout(fmt.Sprintf("file %s is still being read (ingestion run %s); send the request again to wait for it", name, run))

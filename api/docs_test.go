@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -105,7 +106,7 @@ func docsServerLimits(t *testing.T, maxFile int64, limits api.Limits) (string, d
 		t.Fatal(err)
 	}
 	srv := api.New(api.Config{TaskQueue: "q", Docs: docs, MaxFileBytes: maxFile, MaxBodyBytes: 64 << 10, Limits: limits,
-		Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}, {Name: "bob", Secret: "sk-bob"}}}, tc, catalog, slog.New(slog.DiscardHandler))
+		Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}, {Name: "bob", Secret: "sk-bob"}}}, runs.NewTemporal(tc, runs.Config{TaskQueue: "q"}), catalog, slog.New(slog.DiscardHandler))
 	return serve(t, srv), docs, tc
 }
 

@@ -9,10 +9,10 @@ import (
 )
 
 // documents is the documents routes' handlers (package documents) over
-// the server's document store, ingesting through Temporal (ingester).
+// the server's document store, ingesting through the runs service.
 func (s *Server) documents() *documents.Handlers {
 	return &documents.Handlers{
-		Docs: s.cfg.Docs, Ingest: ingester{s}, Embedder: s.cfg.DocsEmbedder, MaxFileBytes: s.cfg.MaxFileBytes,
+		Docs: s.cfg.Docs, Ingest: s.runs, Embedder: s.cfg.DocsEmbedder, MaxFileBytes: s.cfg.MaxFileBytes,
 		Quotas: documents.Quotas{Files: s.cfg.Limits.Files, FileBytes: s.cfg.Limits.FileBytes, Ingestions: s.cfg.Limits.Ingestions},
 		Log:    s.log,
 	}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"math"
 	"net"
@@ -34,7 +35,7 @@ func embeddingsAPI(t *testing.T, up api.Upstream, edit ...func(*api.Config)) str
 	for _, f := range edit {
 		f(&cfg)
 	}
-	return serve(t, api.New(cfg, panicking{}, catalog, nil))
+	return serve(t, api.New(cfg, runs.NewTemporal(panicking{}, runs.Config{TaskQueue: cfg.TaskQueue}), catalog, nil))
 }
 
 var annKey = map[string]string{"Authorization": "Bearer sk-ann"}

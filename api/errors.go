@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"net/http"
 	"strconv"
 
@@ -26,7 +27,7 @@ var (
 	errPayloadTooLarge = web.PayloadTooLarge
 	errInternal        = web.Internal
 	errUnavailable     = web.Unavailable
-	unreachable        = web.Unreachable
+	unreachable        = runs.Unreachable
 )
 
 // handleError is the one place errors become HTTP statuses and OpenAI
@@ -54,6 +55,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 			}
 			ae = &apiError{Status: fe.Code, Type: typ, Code: "", Message: fe.Message}
 		}
+	case errors.As(runsError(err), &ae):
+		// A runs service error a handler passed on as it was: its kind
+		// says the status.
 	default:
 		s.log.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "path", c.Path(), "run", c.GetRespHeader(HeaderRunID), "error", err)
 		ae = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "internal error"}
@@ -62,4 +66,23 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.RetryAfter))
 	}
 	return c.Status(ae.Status).JSON(wire.ErrorBody{Error: wire.ErrorDetail{Message: ae.Message, Type: ae.Type, Code: ae.Code}})
+}
+
+// runsError translates an error of the runs service that no handler
+// translated with words of its own, or returns nil for any other error.
+func runsError(err error) error {
+	var failure *runs.Failure
+	switch {
+	case errors.As(err, &failure):
+		return runError(err)
+	case errors.Is(err, runs.ErrNotFound):
+		return errNotFound("no such run")
+	case errors.Is(err, runs.ErrInvalid):
+		return errBadRequest(err.Error())
+	case errors.Is(err, runs.ErrCanceled):
+		return errConflict("the run was cancelled")
+	case errors.Is(err, runs.ErrUnreachable), errors.Is(err, runs.ErrTimeout), errors.Is(err, runs.ErrNoNamespace):
+		return errUnavailable("Temporal did not answer: " + err.Error())
+	}
+	return nil
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/converter"
-	"google.golang.org/protobuf/proto"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 )
 
 // Limits bound what one principal holds at once. Zero is no limit.
@@ -87,17 +85,12 @@ func (s *Server) checkRuns(ctx context.Context, principal string) error {
 		// the limit count someone else's runs (see literalOK).
 		return errInternal("your runs cannot be counted: your principal's name cannot be matched by a visibility query")
 	}
-	ctx, cancel := s.temporalCall(ctx)
-	defer cancel()
-	resp, err := s.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-		Namespace: s.cfg.Namespace,
-		Query:     runningQuery(principal),
-	})
+	n, err := s.runs.Count(ctx, runningQuery(principal))
 	if err != nil {
 		return errUnavailable("cannot count your runs: " + err.Error())
 	}
-	if resp.GetCount() >= int64(limit) {
-		return errTooMany(fmt.Sprintf("too many runs: you have %d running, at most %d at once (LONGHAUL_MAX_RUNS); cancel one or wait for one to end", resp.GetCount(), limit), retryRuns)
+	if n >= int64(limit) {
+		return errTooMany(fmt.Sprintf("too many runs: you have %d running, at most %d at once (LONGHAUL_MAX_RUNS); cancel one or wait for one to end", n, limit), retryRuns)
 	}
 	return nil
 }
@@ -113,11 +106,11 @@ const maxRunPayload = 3 << 19 // 1.5 MiB
 // payload (see maxRunPayload): said so at once, rather than as the 503 of a
 // failed start that clients retry.
 func checkPayload(what string, v any) error {
-	p, err := converter.GetDefaultDataConverter().ToPayload(v)
+	n, err := runs.PayloadSize(v)
 	if err != nil {
 		return errInternal("cannot encode " + what)
 	}
-	if n := proto.Size(p); n > maxRunPayload {
+	if n > maxRunPayload {
 		return errPayloadTooLarge(fmt.Sprintf("%s is %s encoded; a run takes at most %s at once (Temporal's payload limit): "+
 			"shorten the conversation or leave the large parts out (give the agent a URL it can fetch instead of a pasted document)",
 			what, megabytes(n), megabytes(maxRunPayload)))

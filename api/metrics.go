@@ -8,7 +8,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.temporal.io/api/workflowservice/v1"
 )
 
 // apiMetrics are the HTTP API's series. A nil *apiMetrics records nothing.
@@ -73,14 +72,11 @@ func (s *Server) newAPIMetrics(reg prometheus.Registerer) *apiMetrics {
 func (s *Server) countWaiting() float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	resp, err := s.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-		Namespace: s.cfg.Namespace,
-		Query:     allWaitingQuery(),
-	})
+	n, err := s.runs.Count(ctx, allWaitingQuery())
 	if err != nil {
 		return -1
 	}
-	return float64(resp.GetCount())
+	return float64(n)
 }
 
 // request records an answered request; a stream's duration is recorded

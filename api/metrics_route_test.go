@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"log/slog"
 	"net/http"
@@ -42,7 +43,7 @@ func TestMetricsRoute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := api.New(api.Config{TaskQueue: "q", Keys: keys, Metrics: prometheus.NewRegistry(), MetricsHandler: tt.handler}, panicking{}, catalog, slog.New(slog.DiscardHandler))
+			srv := api.New(api.Config{TaskQueue: "q", Keys: keys, Metrics: prometheus.NewRegistry(), MetricsHandler: tt.handler}, runs.NewTemporal(panicking{}, runs.Config{TaskQueue: "q"}), catalog, slog.New(slog.DiscardHandler))
 			resp, err := srv.App().Test(httptest.NewRequest(http.MethodGet, tt.path, nil))
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"net"
 	"net/http"
@@ -48,7 +49,7 @@ func linkAPI(t *testing.T, as *authServer, skew *atomic.Int64) (string, *usercre
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := api.New(api.Config{TaskQueue: "q", Credentials: svc}, panicking{}, catalog, nil)
+	srv := api.New(api.Config{TaskQueue: "q", Credentials: svc}, runs.NewTemporal(panicking{}, runs.Config{TaskQueue: "q"}), catalog, nil)
 	go func() { _ = srv.App().Listener(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

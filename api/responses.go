@@ -17,13 +17,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/feed"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/skills"
-	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/converter"
 )
 
 // This file is OpenAI's Responses API: POST /v1/responses and GET, cancel,
@@ -56,6 +52,8 @@ const (
 	// cancelWait bounds how long a cancel waits for the run to end, so
 	// that the response it returns shows it cancelled.
 	cancelWait = 10 * time.Second
+	// readResultTimeout bounds the read of a completed run's result.
+	readResultTimeout = 10 * time.Second
 	// defaultItemsLimit and maxItemsLimit bound a page of input items.
 	defaultItemsLimit = 20
 	maxItemsLimit     = 100
@@ -156,25 +154,16 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 	if err != nil {
 		return err
 	}
-	meta := map[string]string{}
-	for k, v := range req.Metadata {
-		meta[k] = v
+	state := &contract.ResponseState{
+		PreviousResponseID: req.PreviousResponseID, Store: req.stored(), Background: req.Background,
+		CreatedAt: time.Now().Unix(), SearchResults: slices.Contains(req.Include, includeSearchResults),
 	}
 	if req.Instructions != "" {
 		msgs = append([]longhaul.Message{{Role: longhaul.RoleSystem, Content: req.Instructions}}, msgs...)
-		meta[metaInstructions] = "1"
+		state.Instructions = true
 	}
-	meta[metaInputFrom] = strconv.Itoa(len(msgs))
+	state.InputFrom = len(msgs)
 	msgs = append(msgs, rc.msgs...)
-	if req.PreviousResponseID != "" {
-		meta[metaPrevious] = req.PreviousResponseID
-	}
-	meta[metaStore] = strconv.FormatBool(req.stored())
-	meta[metaCreated] = strconv.FormatInt(time.Now().Unix(), 10)
-	meta[metaBackground] = strconv.FormatBool(req.Background)
-	if slices.Contains(req.Include, includeSearchResults) {
-		meta[metaSearchResults] = "1"
-	}
 	in := contract.AgentInput{
 		Agent:           rc.agent.ID,
 		Messages:        msgs,
@@ -185,7 +174,8 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 		HistoryLimit:    s.cfg.HistoryLimit,
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
 		NotStreamed:     !req.Stream && !req.Background,
-		Metadata:        meta,
+		Metadata:        req.Metadata,
+		Response:        state,
 		Forget:          !req.stored(),
 		VectorStores:    rc.stores,
 	}
@@ -194,7 +184,7 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.start(ctx, run, in, summarize(msgs, 60))
+	err = s.start(ctx, run, in, summarize(msgs, 60))
 	admitted()
 	if err != nil {
 		return err
@@ -227,7 +217,7 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string,
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
-	f := s.hub.Subscribe(run)
+	f := s.runs.Follow(run)
 	defer f.Release()
 	r := newRespRenderer(base, longhaul.Usage{})
 	r.begin(false)
@@ -254,7 +244,7 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string,
 // stream ends: complete, the client gone, an error or the server shutting
 // down (see forget).
 func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base Response, background bool, after int64, store bool) {
-	f := s.hub.Subscribe(run)
+	f := s.runs.Follow(run)
 	defer f.Release()
 	ctx, cancel := context.WithCancel(s.stopping)
 	defer cancel()
@@ -276,7 +266,7 @@ func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base Resp
 	if emit(r.begin(background)) != nil {
 		return
 	}
-	read := func(ctx context.Context, pos feed.Cursor) ([]feed.Item, bool, error) { return sw.wait(ctx, f, pos) }
+	read := func(ctx context.Context, pos runs.Cursor) ([]runs.Item, bool, error) { return sw.wait(ctx, f, pos) }
 	err := followSegment(ctx, f, start, r, true, read, emit)
 	switch {
 	case errors.Is(err, errClientGone):
@@ -306,8 +296,8 @@ type liveText struct {
 // after offset start — its durable events, and with live the live text of
 // its model calls — until the event that ends it. emit gets each event's
 // stream events.
-func followSegment(ctx context.Context, f *feed.Feed, start int64, r *respRenderer, live bool, read func(context.Context, feed.Cursor) ([]feed.Item, bool, error), emit func([]StreamEvent) error) error {
-	pos := f.Join(feed.Cursor{})
+func followSegment(ctx context.Context, f runs.Follower, start int64, r *respRenderer, live bool, read func(context.Context, runs.Cursor) ([]runs.Item, bool, error), emit func([]StreamEvent) error) error {
+	pos := f.Join(runs.Cursor{})
 	texts := map[string]*liveText{}
 	for {
 		items, done, err := read(ctx, pos)
@@ -367,7 +357,7 @@ func followSegment(ctx context.Context, f *feed.Feed, start int64, r *respRender
 // contentFollows reports whether the item after k is call's durable text:
 // the delta at k is the part of it the follower had not seen, which the
 // durable event brings anyway.
-func contentFollows(items []feed.Item, k int, call string) bool {
+func contentFollows(items []runs.Item, k int, call string) bool {
 	if k+1 >= len(items) || items[k+1].Type != longhaul.EventContent {
 		return false
 	}
@@ -458,10 +448,11 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := s.temporalCall(ctx)
+	// The run has completed: its result is there to read at once.
+	rctx, cancel := context.WithTimeout(ctx, readResultTimeout)
 	defer cancel()
-	var res contract.AgentResult
-	if err := s.temporal.GetWorkflow(rctx, run, "").Get(rctx, &res); err != nil {
+	res, err := s.runs.Result(rctx, run)
+	if err != nil {
 		return nil, errUnavailable("cannot read the result of response " + id + ": " + err.Error())
 	}
 	msgs := append(withoutInstructions(in), res.Messages...)
@@ -503,7 +494,7 @@ func endsWithCalls(msgs []longhaul.Message, calls []longhaul.ToolCall) bool {
 // over to the next response.
 func withoutInstructions(in contract.AgentInput) []longhaul.Message {
 	msgs := in.Messages
-	if in.Metadata[metaInstructions] == "1" && len(msgs) > 0 {
+	if responseState(in).Instructions && len(msgs) > 0 {
 		msgs = msgs[1:]
 	}
 	return slices.Clone(msgs)
@@ -514,22 +505,20 @@ func withoutInstructions(in contract.AgentInput) []longhaul.Message {
 // is when the segment began; a run's first response was created when its
 // request came.
 func responseBase(id string, in contract.AgentInput, created int64, previous *string) Response {
-	o := in.Options
-	if _, start, _ := parseResponseID(id); start == 0 {
-		if at, err := strconv.ParseInt(in.Metadata[metaCreated], 10, 64); err == nil {
-			created = at
-		}
+	o, state := in.Options, responseState(in)
+	if _, start, _ := parseResponseID(id); start == 0 && state.CreatedAt != 0 {
+		created = state.CreatedAt
 	}
 	r := Response{
 		ID: id, Object: "response", CreatedAt: created, Status: respInProgress,
-		Background: in.Metadata[metaBackground] == "true", Model: in.Agent,
+		Background: state.Background, Model: in.Agent,
 		Output: []OutputItem{}, ParallelToolCalls: o.ParallelToolCalls == nil || *o.ParallelToolCalls,
-		Store: in.Metadata[metaStore] != "false", Temperature: o.Temperature, TopP: o.TopP,
+		Store: state.Store, Temperature: o.Temperature, TopP: o.TopP,
 		Text: ResponseText{Format: &ResponseTextFormat{Type: longhaul.FormatText}}, ToolChoice: responsesToolChoice(o.ToolChoice),
-		Tools: []ResponseTool{}, Truncation: cmp.Or(o.Truncation, longhaul.TruncationDisabled), Metadata: map[string]string{},
-		SearchResults: in.Metadata[metaSearchResults] == "1",
+		Tools: []ResponseTool{}, Truncation: cmp.Or(o.Truncation, longhaul.TruncationDisabled), Metadata: callerMetadata(in),
+		SearchResults: state.SearchResults,
 	}
-	if in.Metadata[metaInstructions] == "1" && len(in.Messages) > 0 {
+	if state.Instructions && len(in.Messages) > 0 {
 		r.Instructions = &in.Messages[0].Content
 	}
 	if o.MaxCompletionTokens > 0 {
@@ -537,7 +526,7 @@ func responseBase(id string, in contract.AgentInput, created int64, previous *st
 	}
 	if previous != nil {
 		r.PreviousResponseID = previous
-	} else if p := in.Metadata[metaPrevious]; p != "" {
+	} else if p := state.PreviousResponseID; p != "" {
 		r.PreviousResponseID = &p
 	}
 	if o.ReasoningEffort != "" {
@@ -550,11 +539,6 @@ func responseBase(id string, in contract.AgentInput, created int64, previous *st
 	for _, t := range in.ClientTools {
 		strict := t.Strict
 		r.Tools = append(r.Tools, ResponseTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: &strict})
-	}
-	for k, v := range in.Metadata {
-		if !strings.HasPrefix(k, metaPrefix) {
-			r.Metadata[k] = v
-		}
 	}
 	return r
 }
@@ -598,36 +582,16 @@ func previousSegment(run string, log []longhaul.Event, start int64) *string {
 // startInput is the input run was started with — its first execution's,
 // the one the client's request made — and when it started.
 func (s *Server) startInput(ctx context.Context, run string) (contract.AgentInput, int64, error) {
-	ctx, cancel := s.temporalCall(ctx)
-	defer cancel()
-	var in contract.AgentInput
-	exec := ""
-	for range 2 {
-		resp, err := s.temporal.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
-			Namespace: s.cfg.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: run, RunId: exec}, MaximumPageSize: 1,
-		})
-		var nf *serviceerror.NotFound
-		switch {
-		case errors.As(err, &nf):
-			return in, 0, errNotFound("no response of run " + run)
-		case err != nil:
-			return in, 0, errUnavailable("cannot read run " + run + ": " + err.Error())
-		}
-		events := resp.GetHistory().GetEvents()
-		if len(events) == 0 {
-			return in, 0, errInternal("run " + run + " has an empty history")
-		}
-		attrs := events[0].GetWorkflowExecutionStartedEventAttributes()
-		if attrs.GetContinuedExecutionRunId() != "" && exec == "" {
-			exec = attrs.GetFirstExecutionRunId()
-			continue
-		}
-		if err := converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in); err != nil {
-			return in, 0, errInternal("cannot decode the input of run " + run)
-		}
-		return in, events[0].GetEventTime().AsTime().Unix(), nil
+	in, started, err := s.runs.FirstInput(ctx, run)
+	switch {
+	case errors.Is(err, runs.ErrNotFound):
+		return in, 0, errNotFound("no response of run " + run)
+	case errors.Is(err, runs.ErrCorrupt):
+		return in, 0, errInternal(err.Error())
+	case err != nil:
+		return in, 0, errUnavailable("cannot read run " + run + ": " + err.Error())
 	}
-	return in, 0, errInternal("cannot find the first execution of run " + run)
+	return in, started.Unix(), nil
 }
 
 // readLog reads run's whole event log as it stands, archives included.
@@ -635,12 +599,12 @@ func (s *Server) readLog(ctx context.Context, run string) ([]longhaul.Event, err
 	var out []longhaul.Event
 	var after int64
 	for {
-		page, err := s.hub.Query(ctx, run, after)
+		page, err := s.runs.Events(ctx, run, after)
 		if err != nil {
 			return nil, errUnavailable("cannot read the events of run " + run + ": " + err.Error())
 		}
 		if len(page.Archives) > 0 {
-			events, err := s.hub.ReadArchives(ctx, run, page.Archives, after)
+			events, err := s.runs.Archived(ctx, run, page.Archives, after)
 			if err != nil {
 				return nil, errUnavailable(err.Error())
 			}
@@ -781,17 +745,14 @@ func (s *Server) cancelResponse(c *fiber.Ctx) error {
 	if resp.Status != respInProgress {
 		return errConflict(fmt.Sprintf("response %s has already ended (%s)", resp.ID, resp.Status))
 	}
-	cctx, cancel := s.temporalCall(c.UserContext())
-	defer cancel()
-	if err := s.temporal.CancelWorkflow(cctx, run, ""); err != nil {
-		var nf *serviceerror.NotFound
-		if !errors.As(err, &nf) {
+	if err := s.runs.Cancel(c.UserContext(), run); err != nil {
+		if !errors.Is(err, runs.ErrNotFound) {
 			return errUnavailable("cannot cancel the run of response " + resp.ID + ": " + err.Error())
 		}
 	}
 	wctx, wcancel := context.WithTimeout(c.UserContext(), cancelWait)
 	defer wcancel()
-	f := s.hub.Subscribe(run)
+	f := s.runs.Follow(run)
 	defer f.Release()
 	r := newRespRenderer(*resp, longhaul.Usage{})
 	r.begin(false)
@@ -815,12 +776,9 @@ func (s *Server) deleteResponse(c *fiber.Ctx) error {
 }
 
 // deleteRun deletes run's outputs from the blob store, marks it deleted
-// there, and deletes it from Temporal, which terminates it first if it is
-// still running (go.temporal.io/server v1.32.1,
-// service/frontend/workflow_handler.go:2484-2510 asks with
-// ClosedWorkflowOnly false, and service/history/api/deleteworkflow/api.go:
-// 41-67 terminates an open execution with deleteAfterTerminate). The mark
-// comes first, so that the run reads as gone by the time it ends.
+// there, and deletes the run, which is terminated first if it is still
+// running (see runs.Temporal.Delete). The mark comes first, so that the run
+// reads as gone by the time it ends.
 func (s *Server) deleteRun(ctx context.Context, run string) error {
 	if s.cfg.Blobs != nil {
 		if err := s.cfg.Blobs.DeleteRun(ctx, run); err != nil {
@@ -830,13 +788,7 @@ func (s *Server) deleteRun(ctx context.Context, run string) error {
 			return errUnavailable("cannot mark run " + run + " deleted: " + err.Error())
 		}
 	}
-	dctx, cancel := s.temporalCall(ctx)
-	defer cancel()
-	_, err := s.temporal.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
-		Namespace: s.cfg.Namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: run},
-	})
-	var nf *serviceerror.NotFound
-	if err != nil && !errors.As(err, &nf) {
+	if err := s.runs.Delete(ctx, run); err != nil && !errors.Is(err, runs.ErrNotFound) {
 		return errUnavailable("cannot delete run " + run + ": " + err.Error())
 	}
 	return nil
@@ -937,7 +889,7 @@ func (s *Server) inputOf(ctx context.Context, run string, start int64) ([]InputI
 	if err != nil {
 		return nil, err
 	}
-	from, _ := strconv.Atoi(in.Metadata[metaInputFrom])
+	from := responseState(in).InputFrom
 	return messagesToItems(in.Messages[min(max(from, 0), len(in.Messages)):], key), nil
 }
 
@@ -959,32 +911,17 @@ func (s *Server) deliveredResults(ctx context.Context, run string, at int64) ([]
 	if len(calls) == 0 {
 		return nil, errNotFound("no response of run " + run + " starts at " + strconv.FormatInt(at, 10))
 	}
-	hctx, cancel := s.temporalCall(ctx)
-	defer cancel()
-	var token []byte
-	for {
-		resp, err := s.temporal.WorkflowService().GetWorkflowExecutionHistory(hctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
-			Namespace: s.cfg.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: run}, NextPageToken: token,
-		})
-		if err != nil {
-			return nil, errUnavailable("cannot read the history of run " + run + ": " + err.Error())
+	inputs, err := s.runs.Inputs(ctx, run)
+	if err != nil {
+		return nil, errUnavailable("cannot read the history of run " + run + ": " + err.Error())
+	}
+	for _, in := range inputs {
+		if len(in.ToolResults) == 0 {
+			continue
 		}
-		for _, e := range resp.GetHistory().GetEvents() {
-			req := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput()
-			if req.GetName() != contract.UpdateInput {
-				continue
-			}
-			var in contract.InputRequest
-			if converter.GetDefaultDataConverter().FromPayloads(req.GetArgs(), &in) != nil || len(in.ToolResults) == 0 {
-				continue
-			}
-			if slices.ContainsFunc(calls, func(tc longhaul.ToolCall) bool { return tc.ID == in.ToolResults[0].ToolCallID }) {
-				return in.ToolResults, nil
-			}
-		}
-		token = resp.GetNextPageToken()
-		if len(token) == 0 {
-			return nil, nil
+		if slices.ContainsFunc(calls, func(tc longhaul.ToolCall) bool { return tc.ID == in.ToolResults[0].ToolCallID }) {
+			return in.ToolResults, nil
 		}
 	}
+	return nil, nil
 }

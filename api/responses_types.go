@@ -60,26 +60,6 @@ func parseResponseID(id string) (run string, start int64, ok bool) {
 	return string(b), n, true
 }
 
-// Metadata keys the Responses API keeps in a run's AgentInput.Metadata for
-// rebuilding its responses; they are never echoed in a response's metadata.
-const (
-	metaPrefix       = "longhaul.responses."
-	metaInstructions = metaPrefix + "instructions"
-	metaPrevious     = metaPrefix + "previous_response_id"
-	metaStore        = metaPrefix + "store"
-	metaBackground   = metaPrefix + "background"
-	// metaInputFrom is the index of the first message of the request's
-	// own input in the run's messages (after its instructions and the
-	// previous responses' conversation).
-	metaInputFrom = metaPrefix + "input_from"
-	// metaCreated is when the request came (Unix seconds): the response's
-	// created_at, the same on every read.
-	metaCreated = metaPrefix + "created_at"
-	// metaSearchResults is "1" when the request's include asked for the
-	// file_search_call items' results.
-	metaSearchResults = metaPrefix + "file_search_results"
-)
-
 // truncationAuto is the Responses truncation that compacts what does not
 // fit the model's window.
 const truncationAuto = "auto"

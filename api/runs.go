@@ -13,15 +13,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/feed"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/wire"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	workflowpb "go.temporal.io/api/workflow/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 )
 
 // This file is the native runs API, for long tasks that outlive a request:
@@ -67,7 +61,7 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.start(c.UserContext(), id, in, summarize(msgs, 60))
+	err = s.start(c.UserContext(), id, in, summarize(msgs, 60))
 	admitted()
 	if err != nil {
 		return err
@@ -101,46 +95,40 @@ func (s *Server) readState(ctx context.Context, id, owner string) (contract.RunS
 
 // readRun is readState, with the execution as Temporal described it
 // before its state was read.
-func (s *Server) readRun(ctx context.Context, id, owner string) (contract.RunState, *workflowpb.WorkflowExecutionInfo, error) {
-	ctx, cancel := s.temporalCall(ctx)
-	defer cancel()
+func (s *Server) readRun(ctx context.Context, id, owner string) (contract.RunState, runs.Info, error) {
 	var st contract.RunState
 	unknown := errNotFound("no run " + id)
-	d, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
-	var nf *serviceerror.NotFound
-	var bad *serviceerror.InvalidArgument
+	info, err := s.runs.Describe(ctx, id)
 	switch {
-	case errors.As(err, &nf), errors.As(err, &bad):
+	case errors.Is(err, runs.ErrNotFound), errors.Is(err, runs.ErrInvalid):
 		// No such workflow, or an id no workflow can have (too long).
-		return st, nil, unknown
+		return st, info, unknown
 	case err != nil:
 		// Temporal did not answer: whether the id exists is not in what
 		// it said.
 		s.log.WarnContext(ctx, "describe run", "run", id, "error", err)
-		return st, nil, errUnavailable("cannot read run " + id + ": Temporal did not answer")
+		return st, info, errUnavailable("cannot read run " + id + ": Temporal did not answer")
 	}
-	info := d.GetWorkflowExecutionInfo()
-	recorded, hasOwner := info.GetMemo().GetFields()[memoOwner]
-	if info.GetType().GetName() != contract.AgentWorkflowName || hasOwner && payloadString(recorded) != owner {
-		return st, nil, unknown
+	recorded, hasOwner := info.Memo[memoOwner]
+	if info.Type != contract.AgentWorkflowName || hasOwner && recorded != owner {
+		return st, info, unknown
 	}
-	v, err := s.temporal.QueryWorkflow(ctx, id, "", contract.QueryState)
+	st, err = s.runs.State(ctx, id)
 	switch {
-	case errors.As(err, &nf):
-		return st, nil, unknown
+	case errors.Is(err, runs.ErrNotFound):
+		return st, info, unknown
+	case errors.Is(err, runs.ErrCorrupt):
+		return st, info, errInternal("cannot decode the state of run " + id)
 	case err != nil && !hasOwner:
 		// A run without an owner in its memo is known to be the caller's
 		// only once its state says so.
 		s.log.WarnContext(ctx, "query run", "run", id, "error", err)
-		return st, nil, errUnavailable("cannot read run " + id)
+		return st, info, errUnavailable("cannot read run " + id)
 	case err != nil:
-		return st, nil, errUnavailable("cannot read run " + id + ": " + err.Error())
-	}
-	if err := v.Get(&st); err != nil {
-		return st, nil, errInternal("cannot decode the state of run " + id)
+		return st, info, errUnavailable("cannot read run " + id + ": " + err.Error())
 	}
 	if st.User != owner {
-		return contract.RunState{}, nil, unknown
+		return contract.RunState{}, info, unknown
 	}
 	return st, info, nil
 }
@@ -149,10 +137,10 @@ func (s *Server) readRun(ctx context.Context, id, owner string) (contract.RunSta
 // Temporal describes as info: the recorded one, unless Temporal closed the
 // run without one (terminated or timed out, see closedStatus), or the run
 // has recorded none yet (its first step is queued).
-func statusOf(recorded string, info *workflowpb.WorkflowExecutionInfo) string {
+func statusOf(recorded string, info runs.Info) string {
 	switch {
-	case info.GetCloseTime() != nil && !finished(recorded):
-		return closedStatus(info.GetStatus())
+	case info.Closed != nil && !finished(recorded):
+		return closedStatus(info.Status)
 	case recorded == "":
 		return contract.StatusRunning
 	}
@@ -170,11 +158,11 @@ func finished(status string) bool {
 
 // closedStatus is the status of a closed execution whose own status was left
 // open: Temporal terminated it or timed it out, so it never recorded one.
-func closedStatus(st enums.WorkflowExecutionStatus) string {
+func closedStatus(st string) string {
 	switch st {
-	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+	case runs.ExecCompleted:
 		return contract.StatusCompleted
-	case enums.WORKFLOW_EXECUTION_STATUS_CANCELED:
+	case runs.ExecCanceled:
 		return contract.StatusCancelled
 	}
 	return contract.StatusFailed
@@ -190,18 +178,14 @@ func (s *Server) getRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if finished(st.Status) && info.GetCloseTime() == nil {
+	if finished(st.Status) && info.Closed == nil {
 		// The run ended between the description and the state: describe
 		// it again for its close time.
-		ctx, cancel := s.temporalCall(c.UserContext())
-		desc, err := s.temporal.DescribeWorkflowExecution(ctx, id, "")
-		cancel()
-		if err != nil {
+		if info, err = s.runs.Describe(c.UserContext(), id); err != nil {
 			return errUnavailable("cannot describe run " + id + ": " + err.Error())
 		}
-		info = desc.GetWorkflowExecutionInfo()
 	}
-	created, closed := timeOf(info.GetStartTime()), timeOf(info.GetCloseTime())
+	created, closed := info.Started, info.Closed
 	if !st.StartedAt.IsZero() {
 		// The run continued as new: the current execution started later.
 		created = &st.StartedAt
@@ -209,7 +193,7 @@ func (s *Server) getRun(c *fiber.Ctx) error {
 	if status := statusOf(st.Status, info); status != st.Status {
 		st.Status = status
 		if closed != nil && st.Error == "" {
-			st.Error = "the run ended without finishing: " + strings.ToLower(strings.TrimPrefix(info.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
+			st.Error = "the run ended without finishing: " + info.Status
 		}
 	}
 	return c.JSON(wire.Run{
@@ -253,25 +237,18 @@ func (s *Server) listRuns(c *fiber.Ctx) error {
 			return errBadRequest("page_token: not a token this API returned for this user and these filters")
 		}
 	}
-	ctx, cancel := s.temporalCall(c.UserContext())
-	defer cancel()
-	resp, err := s.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query:         query,
-		PageSize:      int32(limit),
-		NextPageToken: token,
-	})
-	var invalid *serviceerror.InvalidArgument
+	page, err := s.runs.List(c.UserContext(), query, limit, token)
 	switch {
-	case errors.As(err, &invalid):
-		return errInternal("the runs query was refused: " + invalid.Message)
+	case errors.Is(err, runs.ErrInvalid):
+		return errInternal("the runs query was refused: " + err.Error())
 	case err != nil:
 		return errUnavailable("cannot list runs: " + err.Error())
 	}
 	list := wire.RunList{Object: "list", Data: []wire.RunSummary{}}
-	for _, e := range resp.GetExecutions() {
+	for _, e := range page.Runs {
 		list.Data = append(list.Data, summaryOf(e))
 	}
-	if t := resp.GetNextPageToken(); len(t) > 0 {
+	if t := page.Next; len(t) > 0 {
 		list.NextPageToken = sealPageToken(query, t)
 	}
 	return c.JSON(list)
@@ -322,25 +299,25 @@ func (s *Server) runEvents(c *fiber.Ctx) error {
 
 // resumePosition is where a client wants the stream to go on: the
 // Last-Event-ID header, else the after query parameter, else the start.
-func resumePosition(c *fiber.Ctx) (feed.Cursor, error) {
+func resumePosition(c *fiber.Ctx) (runs.Cursor, error) {
 	name, v := "Last-Event-ID", c.Get("Last-Event-ID")
 	if v == "" {
 		name, v = "after", c.Query("after")
 	}
 	if v == "" {
-		return feed.Cursor{}, nil
+		return runs.Cursor{}, nil
 	}
-	pos, ok := feed.ParseCursor(strings.TrimSpace(v))
+	pos, ok := runs.ParseCursor(strings.TrimSpace(v))
 	if !ok {
-		return feed.Cursor{}, errBadRequest(name + ": must be an event id: an offset (a whole number, 0 or more), or offset:bytes[:attempt] from a content_delta")
+		return runs.Cursor{}, errBadRequest(name + ": must be an event id: an offset (a whole number, 0 or more), or offset:bytes[:attempt] from a content_delta")
 	}
 	return pos, nil
 }
 
 // streamEvents writes the run's events from pos until the done event, until
 // the client leaves (a failed flush) or until the server shuts down.
-func (s *Server) streamEvents(sw *sseWriter, id string, pos feed.Cursor) {
-	f := s.hub.Subscribe(id)
+func (s *Server) streamEvents(sw *sseWriter, id string, pos runs.Cursor) {
+	f := s.runs.Follow(id)
 	defer f.Release()
 	// The request's context is gone once the handler returned; the stream
 	// lives until the log ends, a write fails or the server shuts down.
@@ -392,11 +369,8 @@ func (s *Server) cancelRun(c *fiber.Ctx) error {
 	if finished(st.Status) {
 		return errConflict(fmt.Sprintf("run %s has already finished (%s)", id, st.Status))
 	}
-	ctx, cancel := s.temporalCall(c.UserContext())
-	defer cancel()
-	if err := s.temporal.CancelWorkflow(ctx, id, ""); err != nil {
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
+	if err := s.runs.Cancel(c.UserContext(), id); err != nil {
+		if errors.Is(err, runs.ErrNotFound) {
 			// It existed a moment ago: it has closed since.
 			return errConflict("run " + id + " has already finished")
 		}
@@ -444,22 +418,17 @@ func (s *Server) deliver(ctx context.Context, id string, in contract.InputReques
 	if err := checkPayload("the input", in); err != nil {
 		return contract.InputResult{}, err
 	}
-	return s.deliverOpts(ctx, client.UpdateWorkflowOptions{WorkflowID: id}, in)
+	return s.deliverOpts(ctx, id, "", in)
 }
 
-// deliverOpts sends the input update with opts (the run, and the update's
-// id when the caller names it).
-func (s *Server) deliverOpts(ctx context.Context, opts client.UpdateWorkflowOptions, in contract.InputRequest) (contract.InputResult, error) {
+// deliverOpts sends the input update to run id, with the update's id when
+// the caller names one.
+func (s *Server) deliverOpts(ctx context.Context, id, updateID string, in contract.InputRequest) (contract.InputResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, inputTimeout)
 	defer cancel()
-	opts.UpdateName, opts.Args, opts.WaitForStage = contract.UpdateInput, []any{in}, client.WorkflowUpdateStageCompleted
-	var res contract.InputResult
-	h, err := s.temporal.UpdateWorkflow(ctx, opts)
-	if err == nil {
-		err = h.Get(ctx, &res)
-	}
+	res, err := s.runs.Input(ctx, id, updateID, in)
 	if err != nil {
-		return res, inputError(opts.WorkflowID, err)
+		return res, inputError(id, err)
 	}
 	return res, nil
 }
@@ -468,16 +437,15 @@ func (s *Server) deliverOpts(ctx context.Context, opts client.UpdateWorkflowOpti
 // rejects input the run is not waiting for; a run of a version without the
 // update rejects it as unknown; a closed run is not found.
 func inputError(id string, err error) error {
-	var appErr *temporal.ApplicationError
-	var nf *serviceerror.NotFound
+	var appErr *runs.Failure
 	switch {
 	case errors.As(err, &appErr):
-		msg := appErr.Message()
+		msg := appErr.Message
 		if strings.Contains(msg, contract.ErrNotWaiting) || strings.Contains(msg, "unknown update") {
 			return errConflict("run " + id + " is not waiting for input")
 		}
 		return errConflict("run " + id + " turned the input away: " + msg)
-	case errors.As(err, &nf):
+	case errors.Is(err, runs.ErrNotFound):
 		return errConflict("run " + id + " has finished; it waits for no input")
 	case errors.Is(err, context.DeadlineExceeded):
 		return errUnavailable("run " + id + " did not take the input in time; is a worker running?")

@@ -7,11 +7,10 @@
 // request starts (or attaches to) a Temporal workflow and answers with its
 // result, or streams it; a runs request starts a run and answers at once,
 // and the run's events are followed on a stream of their own, resumable
-// from any event id. Both streams read a run through one feed per run
-// (internal/feed) — its durable events from the workflow's event query, read
-// whenever the run's history grows, and the live text of its running model
-// call from NATS — and are written as Server-Sent Events by one writer
-// (sse.go). Wire types and pure converters live apart from the handlers
+// from any event id. Every handler reaches runs through one interface,
+// runs.Service (internal/runs), which alone knows Temporal and follows a
+// run through one feed per run; the streams are written as Server-Sent
+// Events by one writer (sse.go). Wire types and pure converters live apart from the handlers
 // (internal/wire for Chat Completions, Runs and the audit; render.go and
 // responses_types.go here), the visibility queries in
 // visibility.go; errors are translated to OpenAI's envelope in one place
@@ -33,42 +32,21 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
-	"github.com/longhaul-dev/longhaul/internal/feed"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
-	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 )
-
-// temporalClient is what the API needs of Temporal; client.Client is one.
-type temporalClient interface {
-	feed.Querier
-	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
-	GetWorkflow(ctx context.Context, workflowID, runID string) client.WorkflowRun
-	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
-	ListWorkflow(ctx context.Context, request *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
-	CountWorkflow(ctx context.Context, request *workflowservice.CountWorkflowExecutionsRequest) (*workflowservice.CountWorkflowExecutionsResponse, error)
-	CancelWorkflow(ctx context.Context, workflowID, runID string) error
-	UpdateWorkflow(ctx context.Context, options client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error)
-	DescribeTaskQueue(ctx context.Context, taskQueue string, taskQueueType enums.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error)
-	CheckHealth(ctx context.Context, request *client.CheckHealthRequest) (*client.CheckHealthResponse, error)
-	WorkflowService() workflowservice.WorkflowServiceClient
-}
-
-var _ temporalClient = client.Client(nil)
 
 // Config configures the API.
 type Config struct {
+	// TaskQueue names the runs' task queue in what /readyz tells a
+	// caller with a key.
 	TaskQueue string
-	// Namespace is the Temporal namespace the client is bound to.
-	Namespace string
 	// Keys are the API and proxy keys; none serves anyone (development),
 	// trusting whatever user the headers name.
 	Keys []identity.Key
@@ -83,19 +61,13 @@ type Config struct {
 	Headers        identity.Headers
 	MaxBodyBytes   int64
 	RequestTimeout time.Duration
-	// TemporalTimeout bounds each call to Temporal made for a request, so
-	// that an unreachable Temporal is a prompt 503, not a hanging request.
-	TemporalTimeout time.Duration
-	ModelTimeout    time.Duration
+	ModelTimeout   time.Duration
 	// HistoryLimit is the history events after which a run continues as
 	// new; zero is the workflow's default.
 	HistoryLimit int
 	// ApprovalTimeout bounds the wait for a person's approval of a tool
 	// call; zero waits as long as it takes.
 	ApprovalTimeout time.Duration
-	// EagerStart asks Temporal to hand a new run straight to a worker in this
-	// process (dev mode), saving a round trip.
-	EagerStart bool
 	// Blobs is the store of big tool outputs the runs reference and of the
 	// event logs of runs that continued as new; nil serves neither.
 	Blobs store.Store
@@ -104,9 +76,6 @@ type Config struct {
 	// Admission bounds the runs this process starts at once, queueing
 	// the rest (see Admission); its zero value admits every start at once.
 	Admission Admission
-	// Deltas carries the live text of running model calls (NATS); nil
-	// streams each call's text whole when it finishes.
-	Deltas *natsbus.Bus
 	// Forget, when set, is told of every deleted conversation, so what was
 	// derived from it (memories) goes too; nil forgets nothing else.
 	Forget ConversationForgetter
@@ -158,9 +127,8 @@ type Server struct {
 	identity identity.Resolver
 	streams  streamCounter
 	embeds   streamCounter
-	temporal temporalClient
+	runs     runs.Service
 	catalog  *skills.Catalog
-	hub      *feed.Hub
 	metrics  *apiMetrics
 	admit    *admission
 	log      *slog.Logger
@@ -172,8 +140,8 @@ type Server struct {
 	stop     context.CancelFunc
 }
 
-// New builds the server and its routes.
-func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logger) *Server {
+// New builds the server and its routes, on the runs of svc.
+func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -186,16 +154,10 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 	if cfg.MaxFileBytes <= 0 {
 		cfg.MaxFileBytes = DefaultMaxFileBytes
 	}
-	if cfg.TemporalTimeout <= 0 {
-		cfg.TemporalTimeout = DefaultTemporalTimeout
-	}
-	if cfg.Namespace == "" {
-		cfg.Namespace = "default"
-	}
 	if cfg.Headers == (identity.Headers{}) {
 		cfg.Headers = identity.OpenWebUIHeaders
 	}
-	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, MaxTokenLifetime: cfg.JWTMaxLifetime, Headers: cfg.Headers}, temporal: tc, catalog: catalog, hub: feed.New(tc, tc.WorkflowService(), cfg.Namespace, cfg.Deltas, cfg.Blobs, log), log: log, started: time.Now()}
+	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, MaxTokenLifetime: cfg.JWTMaxLifetime, Headers: cfg.Headers}, runs: svc, catalog: catalog, log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
@@ -224,14 +186,6 @@ func New(cfg Config, tc temporalClient, catalog *skills.Catalog, log *slog.Logge
 
 // DefaultMaxFileBytes is Config.MaxFileBytes when none is set: 50 MiB.
 const DefaultMaxFileBytes = 50 << 20
-
-// DefaultTemporalTimeout is Config.TemporalTimeout when none is set.
-const DefaultTemporalTimeout = 10 * time.Second
-
-// temporalCall bounds one call to Temporal made for a request.
-func (s *Server) temporalCall(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.cfg.TemporalTimeout)
-}
 
 // App is the fiber application, for tests (app.Test) and for serving.
 func (s *Server) App() *fiber.App { return s.app }
@@ -395,12 +349,12 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 		}
 		return c.Status(fiber.StatusServiceUnavailable).JSON(body)
 	}
-	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+	if err := s.runs.Health(ctx); err != nil {
 		body["temporal"] = "unavailable"
 		return unready("temporal: " + err.Error())
 	}
 	body["temporal"] = "ok"
-	recent, err := s.pollers(ctx)
+	recent, err := s.runs.Pollers(ctx)
 	if err != nil {
 		body["workers"] = "unknown"
 		return unready("workers: " + err.Error())
@@ -424,39 +378,6 @@ func (s *Server) keyed(c *fiber.Ctx) bool {
 	}
 	p, err := s.identity.Resolve(c.Get(fiber.HeaderAuthorization), func(name string) string { return c.Get(name) })
 	return err == nil && p.Key != ""
-}
-
-// defaultPartitions is Temporal's default number of task queue partitions.
-// DescribeTaskQueue reports the pollers of one partition, and a worker polls
-// any of them, so readiness looks at each until it finds one.
-const defaultPartitions = 4
-
-// pollers counts the workers seen polling the workflow task queue in the
-// last two minutes.
-func (s *Server) pollers(ctx context.Context) (int, error) {
-	for p := range defaultPartitions {
-		name := s.cfg.TaskQueue
-		if p > 0 {
-			name = fmt.Sprintf("/_sys/%s/%d", s.cfg.TaskQueue, p)
-		}
-		resp, err := s.temporal.DescribeTaskQueue(ctx, name, enums.TASK_QUEUE_TYPE_WORKFLOW)
-		if err != nil {
-			if p > 0 {
-				break // fewer partitions than the default
-			}
-			return 0, err
-		}
-		recent := 0
-		for _, pi := range resp.GetPollers() {
-			if t := pi.GetLastAccessTime(); t != nil && time.Since(t.AsTime()) < 2*time.Minute {
-				recent++
-			}
-		}
-		if recent > 0 {
-			return recent, nil
-		}
-	}
-	return 0, nil
 }
 
 func (s *Server) listModels(c *fiber.Ctx) error {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/longhaul-dev/longhaul/internal/feed"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -134,17 +134,17 @@ func (sw *sseWriter) write(b []byte) error {
 	return nil
 }
 
-// feedReader reads a run's feed from a cursor on; *feed.Feed is one.
+// feedReader reads a run's feed from a cursor on; runs.Follower is one.
 type feedReader interface {
-	Read(ctx context.Context, pos feed.Cursor) ([]feed.Item, bool, error)
+	Read(ctx context.Context, pos runs.Cursor) ([]runs.Item, bool, error)
 }
 
-var _ feedReader = (*feed.Feed)(nil)
+var _ feedReader = runs.Follower(nil)
 
-// wait reads what f has after pos (see feed.Feed.Read), writing a
+// wait reads what f has after pos (see runs.Feed.Read), writing a
 // keep-alive comment each keepAlive the run stays quiet. It returns
 // errClientGone when a keep-alive cannot reach the client.
-func (sw *sseWriter) wait(ctx context.Context, f feedReader, pos feed.Cursor) ([]feed.Item, bool, error) {
+func (sw *sseWriter) wait(ctx context.Context, f feedReader, pos runs.Cursor) ([]runs.Item, bool, error) {
 	for {
 		wctx, cancel := context.WithTimeout(ctx, sw.keepAlive)
 		items, done, err := f.Read(wctx, pos)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/internal/feed"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 )
 
 // TestSSEFrames writes frames and compares the exact bytes a client gets.
@@ -113,12 +113,12 @@ type quietFeed struct{ news chan struct{} }
 
 var _ feedReader = (*quietFeed)(nil)
 
-func (f *quietFeed) Read(ctx context.Context, _ feed.Cursor) ([]feed.Item, bool, error) {
+func (f *quietFeed) Read(ctx context.Context, _ runs.Cursor) ([]runs.Item, bool, error) {
 	select {
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	case <-f.news:
-		return []feed.Item{{Event: longhaul.Event{Offset: 1, Type: longhaul.EventDone}}}, true, nil
+		return []runs.Item{{Event: longhaul.Event{Offset: 1, Type: longhaul.EventDone}}}, true, nil
 	}
 }
 
@@ -132,7 +132,7 @@ func TestSSEKeepAlive(t *testing.T) {
 		<-out.wrote   // the first keep-alive reached the client
 		close(f.news) // the run's done event
 	}()
-	items, done, err := sw.wait(context.Background(), f, feed.Cursor{})
+	items, done, err := sw.wait(context.Background(), f, runs.Cursor{})
 	if err != nil || !done || len(items) != 1 || items[0].Offset != 1 {
 		t.Fatalf("wait = %+v, %v, %v; want the done event", items, done, err)
 	}
@@ -155,7 +155,7 @@ func (w *failingWriter) Write([]byte) (int, error) {
 func TestSSEFlushFailureEndsTheStream(t *testing.T) {
 	out := &failingWriter{}
 	sw := &sseWriter{w: bufio.NewWriter(out), keepAlive: time.Millisecond}
-	_, _, err := sw.wait(context.Background(), &quietFeed{}, feed.Cursor{})
+	_, _, err := sw.wait(context.Background(), &quietFeed{}, runs.Cursor{})
 	if !errors.Is(err, errClientGone) {
 		t.Fatalf("wait on a gone client = %v, want errClientGone", err)
 	}

@@ -5,14 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"strings"
-	"time"
 
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
-	commonpb "go.temporal.io/api/common/v1"
-	workflowpb "go.temporal.io/api/workflow/v1"
-	"go.temporal.io/sdk/converter"
-	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // The visibility queries of the API — a user's runs, the runs of a chat
@@ -23,10 +19,10 @@ import (
 const (
 	// memoSummary is the memo field holding a run's summary, so a listing
 	// shows it without describing each run.
-	memoSummary = "summary"
+	memoSummary = runs.MemoSummary
 	// memoOwner is the memo field holding the principal a run was started
 	// for.
-	memoOwner = "owner"
+	memoOwner = runs.MemoOwner
 )
 
 // quoteLiteral quotes s as a string literal of Temporal's visibility query
@@ -116,35 +112,15 @@ func listQuery(user, agent, status string) string {
 var runStatuses = []string{contract.StatusRunning, contract.StatusWaiting, contract.StatusCompleted, contract.StatusFailed, contract.StatusCancelled}
 
 // summaryOf converts one visibility record.
-func summaryOf(e *workflowpb.WorkflowExecutionInfo) wire.RunSummary {
-	attrs := e.GetSearchAttributes().GetIndexedFields()
+func summaryOf(e runs.Info) wire.RunSummary {
 	return wire.RunSummary{
-		ID:         e.GetExecution().GetWorkflowId(),
-		Agent:      payloadString(attrs[contract.SearchAttrAgent.GetName()]),
-		Status:     statusOf(payloadString(attrs[contract.SearchAttrStatus.GetName()]), e),
-		CreatedAt:  timeOf(e.GetStartTime()),
-		FinishedAt: timeOf(e.GetCloseTime()),
-		Summary:    payloadString(e.GetMemo().GetFields()[memoSummary]),
+		ID:         e.ID,
+		Agent:      e.Attrs[contract.SearchAttrAgent.GetName()],
+		Status:     statusOf(e.Attrs[contract.SearchAttrStatus.GetName()], e),
+		CreatedAt:  e.Started,
+		FinishedAt: e.Closed,
+		Summary:    e.Memo[memoSummary],
 	}
-}
-
-// timeOf converts a Temporal timestamp; unset is nil.
-func timeOf(ts *timestamppb.Timestamp) *time.Time {
-	if ts == nil {
-		return nil
-	}
-	t := ts.AsTime()
-	return &t
-}
-
-// payloadString decodes a string payload (a keyword search attribute or a
-// memo field), or returns "".
-func payloadString(p *commonpb.Payload) string {
-	var s string
-	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &s) != nil {
-		return ""
-	}
-	return s
 }
 
 // pageCheckLen is the length of the check that starts a page token.

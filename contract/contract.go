@@ -234,6 +234,10 @@ type AgentInput struct {
 	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
 	// Metadata is free-form caller data kept with the run.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Response is what the Responses API keeps of the request that started
+	// the run, to rebuild its responses; nil for the runs of the other APIs.
+	// The workflow passes it on untouched.
+	Response *ResponseState `json:"response,omitempty"`
 	// HistoryLimit is the number of history events after which the run
 	// continues as new; zero means DefaultHistoryLimit.
 	HistoryLimit int `json:"history_limit,omitempty"`
@@ -377,4 +381,31 @@ func ModelUsage(calls []CallUsage) []longhaul.ModelUsage {
 		out[i].Usage = out[i].Usage.Add(c.Usage)
 	}
 	return out
+}
+
+// ResponseState is what the Responses API keeps of the request that
+// started a run (AgentInput.Response). Runs started before it existed keep
+// the same as "longhaul.responses.*" keys of AgentInput.Metadata, which the
+// API still reads.
+type ResponseState struct {
+	// Instructions says the run's first message is the request's
+	// instructions (a system message), which do not carry over to the
+	// next response.
+	Instructions bool `json:"instructions,omitempty"`
+	// PreviousResponseID is the response the request continued.
+	PreviousResponseID string `json:"previous_response_id,omitempty"`
+	// Store says the response is kept (the request's store).
+	Store bool `json:"store"`
+	// Background says the request ran in the background.
+	Background bool `json:"background,omitempty"`
+	// InputFrom is the index of the first message of the request's own
+	// input in the run's messages (after its instructions and the previous
+	// responses' conversation).
+	InputFrom int `json:"input_from"`
+	// CreatedAt is when the request came (Unix seconds): the response's
+	// created_at, the same on every read.
+	CreatedAt int64 `json:"created_at"`
+	// SearchResults says the request's include asked for the
+	// file_search_call items' results.
+	SearchResults bool `json:"file_search_results,omitempty"`
 }

@@ -8,7 +8,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/internal/identity"
-	"go.temporal.io/api/serviceerror"
 )
 
 // Error is an error with its HTTP status and OpenAI error type and code;
@@ -105,14 +103,6 @@ const RetryUnavailable = 5
 func HasStatus(err error, status int) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Status == status
-}
-
-// Unreachable reports whether err says Temporal could not be reached in
-// time, as opposed to an answer it gave.
-func Unreachable(err error) bool {
-	var unavailable *serviceerror.Unavailable
-	var deadline *serviceerror.DeadlineExceeded
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &unavailable) || errors.As(err, &deadline)
 }
 
 type principalKey struct{}

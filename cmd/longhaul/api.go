@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"log/slog"
 	"net/http"
@@ -108,16 +109,12 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		MaxFileBytes:    cfg.MaxFileBytes,
 		RequestTimeout:  cfg.RequestTimeout,
-		TemporalTimeout: cfg.TemporalTimeout,
 		ModelTimeout:    cfg.LLMTimeout,
 		HistoryLimit:    cfg.HistoryLimit,
 		ApprovalTimeout: cfg.ApprovalTimeout,
-		EagerStart:      eager,
 		Blobs:           blobs,
 		Docs:            docs,
 		DocsEmbedder:    docEmbedder(cfg),
-		Deltas:          bus,
-		Namespace:       cfg.TemporalNamespace,
 		MCPApproval:     mcpApproval(topts.MCP),
 		Memory:          topts.Memory,
 		Credentials:     topts.Credentials,
@@ -129,7 +126,10 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 			MaxAnswer:    cfg.MaxEmbeddingsAnswer,
 		},
 		Images: api.ImagePolicy{AllowHTTP: cfg.ImageURLHTTP, AllowPrivate: cfg.ImageURLPrivate},
-	}, c, cat, log)
+	}, runs.NewTemporal(c, runs.Config{
+		TaskQueue: cfg.TaskQueue, Namespace: cfg.TemporalNamespace, Timeout: cfg.TemporalTimeout,
+		EagerStart: eager, Deltas: bus, Blobs: blobs, Log: log,
+	}), cat, log)
 }
 
 // mcpApproval is api.Config.MCPApproval for an MCP configuration.

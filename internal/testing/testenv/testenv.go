@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"context"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/window"
 	"io/fs"
 	"log/slog"
@@ -313,7 +314,6 @@ func (e *Env) apiConfigFor() api.Config {
 	if e.Memory != nil {
 		cfg.Forget = e.Memory.Store
 	}
-	cfg.Namespace = "default"
 	if cfg.ModelTimeout == 0 {
 		cfg.ModelTimeout = 30 * time.Second
 	}
@@ -328,14 +328,19 @@ func (e *Env) apiConfigFor() api.Config {
 func (e *Env) serveAPI(ln net.Listener) {
 	e.apiConfig = e.apiConfigFor()
 	apiCfg := e.apiConfig
-	apiCfg.Deltas = e.Bus("testenv api")
-	e.API = api.New(apiCfg, e.Client, e.Catalog, e.log)
+	e.API = api.New(apiCfg, e.Runs(e.Bus("testenv api")), e.Catalog, e.log)
 	go func() { _ = e.API.App().Listener(ln) }()
 	e.T.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = e.API.Shutdown(sctx)
 	})
+}
+
+// Runs is a runs service on the env's Temporal, its store and deltas (nil:
+// none), as an API process has one.
+func (e *Env) Runs(deltas *natsbus.Bus) *runs.Temporal {
+	return runs.NewTemporal(e.Client, runs.Config{TaskQueue: TaskQueue, Namespace: "default", Deltas: deltas, Blobs: e.Blobs, Log: e.log})
 }
 
 // credentials builds the users' credentials service of the env.
@@ -381,8 +386,7 @@ func (e *Env) StartAPI(edit ...func(*api.Config)) *APIServer {
 	for _, f := range edit {
 		f(&cfg)
 	}
-	cfg.Deltas = e.Bus("testenv api")
-	a := &APIServer{Server: api.New(cfg, e.Client, e.Catalog, e.log), URL: "http://" + ln.Addr().String(),
+	a := &APIServer{Server: api.New(cfg, e.Runs(e.Bus("testenv api")), e.Catalog, e.log), URL: "http://" + ln.Addr().String(),
 		ln: &connListener{Listener: ln, conns: map[net.Conn]struct{}{}}}
 	go func() { _ = a.App().Listener(a.ln) }()
 	e.T.Cleanup(a.Stop)

@@ -1,4 +1,4 @@
-package feed
+package runs
 
 import (
 	"context"
@@ -189,7 +189,7 @@ func (f *Feed) query(ctx context.Context, after int64) (contract.EventsPage, err
 }
 
 // Query reads run's events after offset after with the events query.
-func (h *Hub) Query(ctx context.Context, run string, after int64) (contract.EventsPage, error) {
+func (h *hub) Query(ctx context.Context, run string, after int64) (contract.EventsPage, error) {
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var page contract.EventsPage
@@ -206,7 +206,7 @@ func (f *Feed) readArchives(ctx context.Context, archives []contract.EventArchiv
 }
 
 // ReadArchives reads run's archived events after offset after.
-func (h *Hub) ReadArchives(ctx context.Context, run string, archives []contract.EventArchive, after int64) ([]longhaul.Event, error) {
+func (h *hub) ReadArchives(ctx context.Context, run string, archives []contract.EventArchive, after int64) ([]longhaul.Event, error) {
 	if h.blobs == nil {
 		return nil, errors.New("the run's older events are archived in the blob store, and this API has none (set LONGHAUL_DATABASE_URL as for the workers)")
 	}

@@ -1,4 +1,4 @@
-package feed
+package runs
 
 import (
 	"math"
@@ -69,3 +69,6 @@ func (it Item) ID() string {
 	}
 	return id
 }
+
+// Offset is the offset of the last durable event the cursor has read.
+func (c Cursor) Offset() int64 { return c.after }

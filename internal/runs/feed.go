@@ -1,19 +1,4 @@
-// Package feed follows runs for the API: one feed per run however many
-// clients follow it, each client reading through its own cursor.
-//
-// A run reaches its followers by two paths. Its durable events are the
-// workflow's log: the feed reads them with the events query (and, for a
-// run that continued as new, from its event archives in the blob store),
-// once each time the run's history grows — a long poll of the history is
-// the doorbell — so queries follow the run's progress, not the clock. The
-// text of its running model call comes as ephemeral deltas over NATS,
-// straight from the activity; a follower that joins late, or notices a
-// gap, asks the running call for its text so far. A finished call's whole
-// text is a durable content event, so when deltas are lost the text still
-// arrives, whole. A follower reads both in order: durable events, then the
-// live text of the call running after the last of them, then tool
-// progress; a retried call's text is replaced after a content_reset.
-package feed
+package runs
 
 import (
 	"context"
@@ -54,8 +39,8 @@ type Deltas interface {
 // maxStatuses bounds the tool progress a feed keeps for its followers.
 const maxStatuses = 32
 
-// Hub runs one feed per run, however many clients follow it.
-type Hub struct {
+// hub runs one feed per run, however many clients follow it.
+type hub struct {
 	q         Querier
 	history   HistoryPoller
 	namespace string
@@ -69,18 +54,18 @@ type Hub struct {
 	feeds map[string]*Feed
 }
 
-// New returns a hub that reads runs' event logs through q, waits on their
+// newHub returns a hub that reads runs' event logs through q, waits on their
 // history in namespace through history, and takes their live text from
 // deltas (nil: none). blobs holds the event archives of runs that continued
 // as new (nil: the API has no store); log takes a feed's panic.
-func New(q Querier, history HistoryPoller, namespace string, deltas Deltas, blobs store.Store, log *slog.Logger) *Hub {
-	return &Hub{q: q, history: history, namespace: namespace, deltas: deltas, blobs: blobs, log: log, feeds: map[string]*Feed{}}
+func newHub(q Querier, history HistoryPoller, namespace string, deltas Deltas, blobs store.Store, log *slog.Logger) *hub {
+	return &hub{q: q, history: history, namespace: namespace, deltas: deltas, blobs: blobs, log: log, feeds: map[string]*Feed{}}
 }
 
 // Feed follows one run for this API process: its durable events, and the
 // live text and tool progress of what runs now.
 type Feed struct {
-	h      *Hub
+	h      *hub
 	runID  string
 	cancel context.CancelFunc
 	subs   int
@@ -117,7 +102,7 @@ type status struct {
 }
 
 // Subscribe follows run; Release the feed when done.
-func (h *Hub) Subscribe(runID string) *Feed {
+func (h *hub) Subscribe(runID string) *Feed {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f, ok := h.feeds[runID]

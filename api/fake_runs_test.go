@@ -1,0 +1,213 @@
+package api_test
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
+	"github.com/longhaul-dev/longhaul/skills"
+)
+
+// The tests of this file serve the handlers from runsfake: no Temporal, no
+// worker, no model. What they check is the HTTP side of a run — statuses,
+// error envelopes, SSE frames — for runs whose events the test scripts.
+
+// fakeServer is an API on fake runs, for principal alice (key sk-alice).
+func fakeServer(t *testing.T, fake *runsfake.Service) *api.Server {
+	t.Helper()
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api.New(api.Config{TaskQueue: "q", Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}}}, fake, catalog, slog.New(slog.DiscardHandler))
+}
+
+// fakeDo sends one request as alice and returns the answer, its body read.
+func fakeDo(t *testing.T, srv *api.Server, method, path, body string) (*http.Response, string) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer sk-alice")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := srv.App().Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+// fakeFrames are the data of a stream's frames, in order, with each frame's
+// id and event type when it has them ("id event data").
+func fakeFrames(t *testing.T, body string) []string {
+	t.Helper()
+	var out []string
+	var id, event string
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			out = append(out, strings.TrimSpace(id+" "+event+" "+strings.TrimPrefix(line, "data: ")))
+			id, event = "", ""
+		}
+	}
+	return out
+}
+
+// answered scripts a run that says text and completes.
+func answered(text string) func(*runsfake.Run) {
+	return func(r *runsfake.Run) {
+		r.Say("c1", text)
+		r.Finish(contract.AgentResult{Content: text, FinishReason: "stop"})
+	}
+}
+
+func TestRunsAPIOnFakeRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		setup        func(*runsfake.Service)
+		method, path string
+		body         string
+		status       int
+		// want is a piece of the answer's body.
+		want string
+	}{
+		{name: "start", method: "POST", path: "/v1/runs", body: `{"agent":"assistant","messages":[{"role":"user","content":"hi"}]}`,
+			status: 202, want: `"status":"running"`},
+		{name: "start an unknown agent", method: "POST", path: "/v1/runs", body: `{"agent":"nobody","messages":[{"role":"user","content":"hi"}]}`,
+			status: 404},
+		{name: "start refused", setup: func(f *runsfake.Service) { f.StartErr = errUnreachable{} },
+			method: "POST", path: "/v1/runs", body: `{"agent":"assistant","messages":[{"role":"user","content":"hi"}]}`,
+			status: 503, want: "could not start the run"},
+		{name: "state", setup: func(f *runsfake.Service) { f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}) },
+			method: "GET", path: "/v1/runs/run-1", status: 200, want: `"status":"running"`},
+		{name: "unknown run", method: "GET", path: "/v1/runs/run-none", status: 404, want: `"message":"no run run-none"`},
+		{name: "another's run", setup: func(f *runsfake.Service) { f.Add("run-1", "bob", contract.AgentInput{Agent: "assistant"}) },
+			method: "GET", path: "/v1/runs/run-1", status: 404, want: `"message":"no run run-1"`},
+		{name: "cancel", setup: func(f *runsfake.Service) { f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}) },
+			method: "POST", path: "/v1/runs/run-1/cancel", status: 202, want: `"status":"cancelling"`},
+		{name: "cancel a finished run", setup: func(f *runsfake.Service) {
+			answered("x")(f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}))
+		},
+			method: "POST", path: "/v1/runs/run-1/cancel", status: 409, want: "has already finished"},
+		{name: "input to a run that waits for nothing", setup: func(f *runsfake.Service) { f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}) },
+			method: "POST", path: "/v1/runs/run-1/input", body: `{"text":"yes"}`, status: 409, want: "is not waiting for input"},
+		{name: "input to a waiting run", setup: func(f *runsfake.Service) { f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}).Wait() },
+			method: "POST", path: "/v1/runs/run-1/input", body: `{"text":"yes"}`, status: 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := runsfake.New()
+			if tc.setup != nil {
+				tc.setup(fake)
+			}
+			resp, body := fakeDo(t, fakeServer(t, fake), tc.method, tc.path, tc.body)
+			if resp.StatusCode != tc.status || !strings.Contains(body, tc.want) {
+				t.Errorf("%s %s = %d %s, want %d with %s", tc.method, tc.path, resp.StatusCode, body, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+// errUnreachable is what a runs service says when its engine does not
+// answer.
+type errUnreachable struct{}
+
+func (errUnreachable) Error() string { return "connection refused" }
+
+func TestRunEventsOnFakeRuns(t *testing.T) {
+	fake := runsfake.New()
+	answered("Hello.")(fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}))
+	srv := fakeServer(t, fake)
+	for _, tc := range []struct {
+		name, path string
+		want       []string
+	}{
+		{"from the start", "/v1/runs/run-1/events", []string{
+			`1 content {"offset":1,"type":"content",`,
+			`2 done {"offset":2,"type":"done",`,
+		}},
+		{"after the first", "/v1/runs/run-1/events?after=1", []string{`2 done {"offset":2,"type":"done",`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := fakeDo(t, srv, "GET", tc.path, "")
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+				t.Fatalf("GET %s = %d %s", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			got := fakeFrames(t, body)
+			for i := range got {
+				if i < len(tc.want) && strings.HasPrefix(got[i], tc.want[i]) {
+					got[i] = tc.want[i]
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestChatCompletionsOnFakeRuns(t *testing.T) {
+	const ask = `{"model":"assistant","messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct {
+		name   string
+		script func(*runsfake.Run)
+		body   string
+		status int
+		want   string
+		frames []string
+	}{
+		{name: "answered", script: answered("Hello."), body: ask + `}`, status: 200, want: `"content":"Hello."`},
+		{name: "the model endpoint failed", script: func(r *runsfake.Run) { r.Fail(longhaul.ErrTypeModelUnavailable, "the model is down") },
+			body: ask + `}`, status: 502, want: `"message":"the model is down"`},
+		{name: "streamed", script: answered("Hello."), body: ask + `,"stream":true}`, status: 200, frames: []string{
+			`"delta":{"role":"assistant","content":"Hello."}`, `"finish_reason":"stop"`, `[DONE]`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := runsfake.New()
+			fake.OnStart = tc.script
+			resp, body := fakeDo(t, fakeServer(t, fake), "POST", "/v1/chat/completions", tc.body)
+			if resp.StatusCode != tc.status || !strings.Contains(body, tc.want) {
+				t.Fatalf("POST = %d %s, want %d with %s", resp.StatusCode, body, tc.status, tc.want)
+			}
+			if run := resp.Header.Get(api.HeaderRunID); fake.Run(run) == nil {
+				t.Errorf("%s names run %q, which the service did not start", api.HeaderRunID, run)
+			}
+			frames := fakeFrames(t, body)
+			for _, want := range tc.frames {
+				i := indexContaining(frames, want)
+				if i < 0 {
+					t.Fatalf("no frame with %s in %q", want, frames)
+				}
+				frames = frames[i+1:]
+			}
+		})
+	}
+}
+
+// indexContaining is the index of the first of list that contains s, or -1.
+func indexContaining(list []string, s string) int {
+	for i, v := range list {
+		if strings.Contains(v, s) {
+			return i
+		}
+	}
+	return -1
+}

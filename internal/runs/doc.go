@@ -1,0 +1,28 @@
+// Package runs owns what the HTTP API does to a run, behind one interface
+// (Service): start it or attach to it, describe it, read its state, its
+// log and its result, follow it from a cursor, hand it a person's input
+// or a client's tool results, cancel it, delete it, find it through
+// visibility; and start, await and cancel the ingestion runs of
+// documents. The handlers speak to Service only, so that the three APIs
+// that run agents (Chat Completions, Responses, Runs) share one idea of a
+// run, a test serves them from an in-memory fake
+// (internal/testing/runsfake), and nothing above this package knows it is
+// Temporal: the Temporal client, its service errors and its protobuf
+// types stop here (Temporal); what leaves is the contract's types and this
+// package's errors (errors.go).
+//
+// Following a run is a feed per run, however many clients follow it, each
+// reading through its own cursor (feed.go, cursor.go, log.go). A run
+// reaches its followers by two paths. Its durable events are the
+// workflow's log: the feed reads them with the events query (and, for a
+// run that continued as new, from its event archives in the blob store),
+// once each time the run's history grows — a long poll of the history is
+// the doorbell — so queries follow the run's progress, not the clock. The
+// text of its running model call comes as ephemeral deltas over NATS,
+// straight from the activity; a follower that joins late, or notices a
+// gap, asks the running call for its text so far. A finished call's whole
+// text is a durable content event, so when deltas are lost the text still
+// arrives, whole. A follower reads both in order: durable events, then the
+// live text of the call running after the last of them, then tool
+// progress; a retried call's text is replaced after a content_reset.
+package runs

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Remote MCP servers' headers and origins, configuration mistakes,
 // secrets in errors, reconnection under concurrent calls, and approval.
 

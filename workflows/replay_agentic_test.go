@@ -23,17 +23,15 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-var agenticHistoryFile = filepath.Join("testdata", "agentic_history.json")
-
 // TestReplayAgenticHistory replays a committed history of a real agentic
 // run of the built-in researcher — plan, plan check, a tool step, its
 // review, the streamed answer — against the current code.
 func TestReplayAgenticHistory(t *testing.T) {
-	if *updateHistory {
-		generateAgenticHistory(t)
-	}
-	checkAgenticShape(t, loadHistoryFile(t, agenticHistoryFile))
-	replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, agenticHistoryFile)
+	replayTest{
+		file: filepath.Join("testdata", "agentic_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		shape: checkAgenticShape, generate: generateAgenticHistory,
+	}.run(t)
 }
 
 func checkAgenticShape(t *testing.T, h *historypb.History) {
@@ -41,7 +39,7 @@ func checkAgenticShape(t *testing.T, h *historypb.History) {
 	checkScheduledThenCompleted(t, h, []string{"Plan", "SupervisePlan", "CallTool", "ReviewStep", "ChatCompletion"})
 }
 
-func generateAgenticHistory(t *testing.T) {
+func generateAgenticHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -70,21 +68,11 @@ func generateAgenticHistory(t *testing.T) {
 	env.Model.SetDefault(llmtest.Text("Up to 47 cm ["+page.URL+"].", llmtest.ChunkSize(3), llmtest.ChunkDelay(20*time.Millisecond)))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := env.Client.ExecuteWorkflow(ctx,
-		client.StartWorkflowOptions{ID: "replay-agentic-1", TaskQueue: testenv.TaskQueue},
-		contract.AgentWorkflowName,
-		contract.AgentInput{Agent: "researcher", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "How long is a pelican's bill?"}}})
-	if err != nil {
-		t.Fatalf("start workflow: %v", err)
-	}
 	var res contract.AgentResult
-	if err := run.Get(ctx, &res); err != nil {
-		t.Fatalf("workflow: %v", err)
-	}
+	run := execute(ctx, t, env, "replay-agentic-1", contract.AgentWorkflowName,
+		contract.AgentInput{Agent: "researcher", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "How long is a pelican's bill?"}}}, &res)
 	if !strings.HasPrefix(res.Content, "Up to 47 cm") {
 		t.Fatalf("unexpected result: %+v", res)
 	}
-	h := fetchHistory(t, env, run)
-	checkAgenticShape(t, h)
-	writeHistory(t, h, agenticHistoryFile)
+	return env, run
 }

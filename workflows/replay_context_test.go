@@ -17,17 +17,15 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// contextHistoryFile is a chat turn whose older turns do not fit a window
-// of 4,096 tokens: the first model call asks for a compaction, Compact
-// summarizes them, and the call is made again with the summary.
-var contextHistoryFile = filepath.Join("testdata", "context_history.json")
-
+// TestReplayContextHistory: a chat turn whose older turns do not fit a
+// window of 4,096 tokens: the first model call asks for a compaction,
+// Compact summarizes them, and the call is made again with the summary.
 func TestReplayContextHistory(t *testing.T) {
-	if *updateHistory {
-		generateContextHistory(t)
-	}
-	checkContextShape(t, loadHistoryFile(t, contextHistoryFile))
-	replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, contextHistoryFile)
+	replayTest{
+		file: filepath.Join("testdata", "context_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		shape: checkContextShape, generate: generateContextHistory,
+	}.run(t)
 }
 
 // checkContextShape: the call that asked for the compaction, the
@@ -37,7 +35,7 @@ func checkContextShape(t *testing.T, h *historypb.History) {
 	checkScheduledThenCompleted(t, h, []string{"ChatCompletion", "Compact", "ChatCompletion"})
 }
 
-func generateContextHistory(t *testing.T) {
+func generateContextHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{Context: window.Settings{"llmtest": 4096}})
 	env.Model.SetWindow(4096, llmtest.BehaviourOpenAI)
@@ -52,19 +50,14 @@ func generateContextHistory(t *testing.T) {
 			longhaul.Message{Role: longhaul.RoleAssistant, Content: strings.Repeat("A film about a river, a mill and a long summer. ", 20) + string(rune('A'+i))})
 	}
 	msgs = append(msgs, longhaul.Message{Role: longhaul.RoleUser, Content: "Which was the 2026 one?"})
-	run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "context-1", TaskQueue: testenv.TaskQueue},
-		contract.AgentWorkflowName, contract.AgentInput{Agent: "naked", Messages: msgs, User: longhaul.User{ID: "u1"}})
-	if err != nil {
-		t.Fatalf("start workflow: %v", err)
-	}
 	var res contract.AgentResult
-	if err := run.Get(ctx, &res); err != nil || !strings.Contains(res.Content, "931285") {
-		t.Fatalf("workflow: %q, %v", res.Content, err)
+	run := execute(ctx, t, env, "context-1", contract.AgentWorkflowName,
+		contract.AgentInput{Agent: "naked", Messages: msgs, User: longhaul.User{ID: "u1"}}, &res)
+	if !strings.Contains(res.Content, "931285") {
+		t.Fatalf("workflow: %q", res.Content)
 	}
 	if cut := env.Model.CutRequests(); len(cut) > 0 {
 		t.Fatalf("%d requests over the window", len(cut))
 	}
-	h := fetchHistory(t, env, run)
-	checkContextShape(t, h)
-	writeHistory(t, h, contextHistoryFile)
+	return env, run
 }

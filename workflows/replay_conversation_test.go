@@ -16,16 +16,14 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// conversationHistoryFile is the second turn of a chat whose first turn
-// called a tool: it restores that turn and records its own.
-var conversationHistoryFile = filepath.Join("testdata", "conversation_history.json")
-
+// TestReplayConversationHistory: the second turn of a chat whose first
+// turn called a tool: it restores that turn and records its own.
 func TestReplayConversationHistory(t *testing.T) {
-	if *updateHistory {
-		generateConversationHistory(t)
-	}
-	checkConversationShape(t, loadHistoryFile(t, conversationHistoryFile))
-	replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, conversationHistoryFile)
+	replayTest{
+		file: filepath.Join("testdata", "conversation_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		shape: checkConversationShape, generate: generateConversationHistory,
+	}.run(t)
 }
 
 // checkConversationShape: the version marker, the restore and record local
@@ -36,23 +34,16 @@ func checkConversationShape(t *testing.T, h *historypb.History) {
 	checkMarkers(t, h, "conversation-store", "RestoreConversation", "RecordTurn")
 }
 
-func generateConversationHistory(t *testing.T) {
+func generateConversationHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	turn := func(id string, n int, msgs []longhaul.Message) (client.WorkflowRun, contract.AgentResult) {
-		run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: testenv.TaskQueue},
-			contract.AgentWorkflowName, contract.AgentInput{
-				Agent: "assistant", Messages: msgs, User: longhaul.User{ID: "u1"}, ChatID: "u1/chat-1", Turn: n,
-			})
-		if err != nil {
-			t.Fatalf("start workflow: %v", err)
-		}
 		var res contract.AgentResult
-		if err := run.Get(ctx, &res); err != nil {
-			t.Fatalf("workflow: %v", err)
-		}
+		run := execute(ctx, t, env, id, contract.AgentWorkflowName, contract.AgentInput{
+			Agent: "assistant", Messages: msgs, User: longhaul.User{ID: "u1"}, ChatID: "u1/chat-1", Turn: n,
+		}, &res)
 		return run, res
 	}
 	env.Model.Enqueue(
@@ -68,7 +59,5 @@ func generateConversationHistory(t *testing.T) {
 	if !strings.Contains(second.Content, "04:04") {
 		t.Fatalf("unexpected result: %+v", second)
 	}
-	h := fetchHistory(t, env, run)
-	checkConversationShape(t, h)
-	writeHistory(t, h, conversationHistoryFile)
+	return env, run
 }

@@ -8,21 +8,19 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/workflows"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 )
 
-// ingestHistoryFile is a real ingestion of a two-page PDF: extracted,
-// chunked, embedded in batches, completed.
-var ingestHistoryFile = filepath.Join("testdata", "ingest_history.json")
-
-// TestReplayIngestHistory replays a committed IngestFile run against the
-// current code: ingestions of big files run for minutes, so an upgraded
-// worker meets them mid-way.
+// TestReplayIngestHistory replays a committed IngestFile run, a real
+// ingestion of a two-page PDF (extracted, chunked, embedded in batches,
+// completed), against the current code: ingestions of big files run for
+// minutes, so an upgraded worker meets them mid-way.
 func TestReplayIngestHistory(t *testing.T) {
-	if *updateHistory {
-		generateIngestHistory(t)
-	}
-	checkIngestShape(t, loadHistoryFile(t, ingestHistoryFile))
-	replay(t, workflows.IngestWorkflow, contract.IngestWorkflow, ingestHistoryFile)
+	replayTest{
+		file: filepath.Join("testdata", "ingest_history.json"),
+		fn:   workflows.IngestWorkflow, name: contract.IngestWorkflow,
+		shape: checkIngestShape, generate: generateIngestHistory,
+	}.run(t)
 }
 
 // checkIngestShape: the three steps, in order.
@@ -31,14 +29,12 @@ func checkIngestShape(t *testing.T, h *historypb.History) {
 	checkScheduledThenCompleted(t, h, []string{"ExtractChunks", "EmbedChunks", "FinishIngest"})
 }
 
-func generateIngestHistory(t *testing.T) {
+func generateIngestHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{EmbedBatch: 4})
 	run, _ := attach(t, env, "logbook.pdf", "application/pdf", logbookPDF(t, 2), contract.IngestInput{MaxChunkSizeTokens: 200, ChunkOverlapTokens: 50})
 	if res := ingestResult(t, run); res.Status != "completed" {
 		t.Fatalf("result %+v", res)
 	}
-	h := fetchHistory(t, env, run)
-	checkIngestShape(t, h)
-	writeHistory(t, h, ingestHistoryFile)
+	return env, run
 }

@@ -19,17 +19,15 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// memoryHistoryFile is a turn of an agent with memory: recall and
+// TestReplayMemoryHistory: a turn of an agent with memory: recall and
 // remember: true: it recalls a fact an earlier run saved, answers, and
 // extracts and saves a new one.
-var memoryHistoryFile = filepath.Join("testdata", "memory_history.json")
-
 func TestReplayMemoryHistory(t *testing.T) {
-	if *updateHistory {
-		generateMemoryHistory(t)
-	}
-	checkMemoryShape(t, loadHistoryFile(t, memoryHistoryFile))
-	replay(t, workflows.AgentWorkflow, contract.AgentWorkflowName, memoryHistoryFile)
+	replayTest{
+		file: filepath.Join("testdata", "memory_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		shape: checkMemoryShape, generate: generateMemoryHistory,
+	}.run(t)
 }
 
 // checkMemoryShape: the version markers of recall and remember, and the
@@ -40,7 +38,7 @@ func checkMemoryShape(t *testing.T, h *historypb.History) {
 	checkMarkers(t, h, "memory-recall", "memory-remember")
 }
 
-func generateMemoryHistory(t *testing.T) {
+func generateMemoryHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	agents := fstest.MapFS{"friend.md": {Data: []byte("---\nagent: friend\ndescription: Remembers you\nmemory: recall\nremember: true\n---\nYou are a friend.\n")}}
 	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{agents}, Memory: true})
@@ -60,21 +58,10 @@ func generateMemoryHistory(t *testing.T) {
 	}))
 	env.Model.SetDefault(llmtest.Text("Noted."))
 	turn := func(id, text string) client.WorkflowRun {
-		run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: testenv.TaskQueue},
-			contract.AgentWorkflowName, contract.AgentInput{
-				Agent: "friend", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: text}}, User: longhaul.User{ID: "u1"},
-			})
-		if err != nil {
-			t.Fatalf("start workflow: %v", err)
-		}
-		if err := run.Get(ctx, nil); err != nil {
-			t.Fatalf("workflow: %v", err)
-		}
-		return run
+		return execute(ctx, t, env, id, contract.AgentWorkflowName, contract.AgentInput{
+			Agent: "friend", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: text}}, User: longhaul.User{ID: "u1"},
+		}, nil)
 	}
 	turn("memory-1", "I am allergic to peanuts, by the way.")
-	run := turn("memory-2", question)
-	h := fetchHistory(t, env, run)
-	checkMemoryShape(t, h)
-	writeHistory(t, h, memoryHistoryFile)
+	return env, turn("memory-2", question)
 }

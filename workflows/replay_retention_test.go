@@ -13,18 +13,16 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// retentionHistoryFile is a real run of RetentionWorkflow.
-var retentionHistoryFile = filepath.Join("testdata", "retention_history.json")
-
-// TestReplayRetentionHistory replays a committed run of RetentionWorkflow
-// against the current code. Its runs are short, but the schedule starts
-// one every hour, so one may be in flight when a worker is upgraded.
+// TestReplayRetentionHistory replays a committed real run of
+// RetentionWorkflow against the current code. Its runs are short, but the
+// schedule starts one every hour, so one may be in flight when a worker is
+// upgraded.
 func TestReplayRetentionHistory(t *testing.T) {
-	if *updateHistory {
-		generateRetentionHistory(t)
-	}
-	checkRetentionShape(t, loadHistoryFile(t, retentionHistoryFile))
-	replay(t, workflows.RetentionWorkflow, contract.RetentionWorkflowName, retentionHistoryFile)
+	replayTest{
+		file: filepath.Join("testdata", "retention_history.json"),
+		fn:   workflows.RetentionWorkflow, name: contract.RetentionWorkflowName,
+		shape: checkRetentionShape, generate: generateRetentionHistory,
+	}.run(t)
 }
 
 // checkRetentionShape makes sure the committed history is what it stands
@@ -35,23 +33,13 @@ func checkRetentionShape(t *testing.T, h *historypb.History) {
 }
 
 // generateRetentionHistory runs RetentionWorkflow on the real embedded
-// server and writes its history to retentionHistoryFile.
-func generateRetentionHistory(t *testing.T) {
+// server.
+func generateRetentionHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := env.Client.ExecuteWorkflow(ctx,
-		client.StartWorkflowOptions{ID: "replay-retention-1", TaskQueue: testenv.TaskQueue},
-		contract.RetentionWorkflowName, contract.RetentionInput{Retention: 24 * time.Hour})
-	if err != nil {
-		t.Fatalf("start workflow: %v", err)
-	}
 	var res contract.RetentionResult
-	if err := run.Get(ctx, &res); err != nil {
-		t.Fatalf("workflow: %v", err)
-	}
-	h := fetchHistory(t, env, run)
-	checkRetentionShape(t, h)
-	writeHistory(t, h, retentionHistoryFile)
+	run := execute(ctx, t, env, "replay-retention-1", contract.RetentionWorkflowName, contract.RetentionInput{Retention: 24 * time.Hour}, &res)
+	return env, run
 }

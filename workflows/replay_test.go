@@ -170,20 +170,11 @@ func generateHistory(t *testing.T) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := env.Client.ExecuteWorkflow(ctx,
-		client.StartWorkflowOptions{ID: "replay-1", TaskQueue: testenv.TaskQueue},
-		contract.AgentWorkflowName,
-		contract.AgentInput{
-			Agent:    "assistant",
-			Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What time is it?"}},
-		})
-	if err != nil {
-		t.Fatalf("start workflow: %v", err)
-	}
 	var res contract.AgentResult
-	if err := run.Get(ctx, &res); err != nil {
-		t.Fatalf("workflow: %v", err)
-	}
+	run := execute(ctx, t, env, "replay-1", contract.AgentWorkflowName, contract.AgentInput{
+		Agent:    "assistant",
+		Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What time is it?"}},
+	}, &res)
 	if !strings.HasPrefix(res.Content, "It is Thursday") || len(res.Messages) != 3 {
 		t.Fatalf("unexpected result: %+v", res)
 	}
@@ -233,6 +224,46 @@ func writeHistory(t *testing.T, h *historypb.History, file string) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s: %d events", file, len(h.Events))
+}
+
+// replayTest is a committed history of one run: the workflow it replays
+// against, registered as name, what its shape must be, and, for
+// -update-history, a real run to make it again from.
+type replayTest struct {
+	file     string
+	fn       any
+	name     string
+	shape    func(*testing.T, *historypb.History)
+	generate func(*testing.T) (*testenv.Env, client.WorkflowRun)
+}
+
+// run checks the committed history's shape and replays it; with
+// -update-history it first writes it again from a fresh run, checked
+// likewise.
+func (r replayTest) run(t *testing.T) {
+	t.Helper()
+	if *updateHistory {
+		env, run := r.generate(t)
+		h := fetchHistory(t, env, run)
+		r.shape(t, h)
+		writeHistory(t, h, r.file)
+	}
+	r.shape(t, loadHistoryFile(t, r.file))
+	replay(t, r.fn, r.name, r.file)
+}
+
+// execute starts the workflow name with in on env's task queue, as id, and
+// waits for its result into res (nil drops it).
+func execute(ctx context.Context, t *testing.T, env *testenv.Env, id, name string, in, res any) client.WorkflowRun {
+	t.Helper()
+	run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: testenv.TaskQueue}, name, in)
+	if err != nil {
+		t.Fatalf("start workflow: %v", err)
+	}
+	if err := run.Get(ctx, res); err != nil {
+		t.Fatalf("workflow: %v", err)
+	}
+	return run
 }
 
 // replay replays the committed histories files of the workflow fn,

@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"errors"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -11,22 +10,13 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 )
 
 func retentionEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
-	env := s.NewTestWorkflowEnvironment()
-	acts := &activities.Activities{}
-	env.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: contract.RetentionWorkflowName})
-	env.RegisterActivity(acts)
-	t.Cleanup(func() { env.AssertExpectations(t) })
-	return env, acts
+	return suiteEnv(t, workflows.RetentionWorkflow, contract.RetentionWorkflowName)
 }
 
 // TestRetentionWorkflow: the workflow hands its retention to one

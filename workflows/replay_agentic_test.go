@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,27 +17,11 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
-	"github.com/longhaul-dev/longhaul/workflows"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 )
 
-// TestReplayAgenticHistory replays a committed history of a real agentic
-// run of the built-in researcher — plan, plan check, a tool step, its
-// review, the streamed answer — against the current code.
-func TestReplayAgenticHistory(t *testing.T) {
-	replayTest{
-		file: filepath.Join("testdata", "agentic_history.json"),
-		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
-		shape: checkAgenticShape, generate: generateAgenticHistory,
-	}.run(t)
-}
-
-func checkAgenticShape(t *testing.T, h *historypb.History) {
-	t.Helper()
-	checkScheduledThenCompleted(t, h, []string{"Plan", "SupervisePlan", "CallTool", "ReviewStep", "ChatCompletion"})
-}
-
+// generateAgenticHistory makes the run of testdata/agentic_history.json again
+// (see replays) on the embedded server.
 func generateAgenticHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

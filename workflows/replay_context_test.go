@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,29 +11,11 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/window"
-	"github.com/longhaul-dev/longhaul/workflows"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 )
 
-// TestReplayContextHistory: a chat turn whose older turns do not fit a
-// window of 4,096 tokens: the first model call asks for a compaction,
-// Compact summarizes them, and the call is made again with the summary.
-func TestReplayContextHistory(t *testing.T) {
-	replayTest{
-		file: filepath.Join("testdata", "context_history.json"),
-		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
-		shape: checkContextShape, generate: generateContextHistory,
-	}.run(t)
-}
-
-// checkContextShape: the call that asked for the compaction, the
-// compaction, and the call that answered.
-func checkContextShape(t *testing.T, h *historypb.History) {
-	t.Helper()
-	checkScheduledThenCompleted(t, h, []string{"ChatCompletion", "Compact", "ChatCompletion"})
-}
-
+// generateContextHistory makes the run of testdata/context_history.json again
+// (see replays) on the embedded server.
 func generateContextHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{Context: window.Settings{"llmtest": 4096}})

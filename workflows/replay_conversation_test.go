@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,29 +10,11 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 )
 
-// TestReplayConversationHistory: the second turn of a chat whose first
-// turn called a tool: it restores that turn and records its own.
-func TestReplayConversationHistory(t *testing.T) {
-	replayTest{
-		file: filepath.Join("testdata", "conversation_history.json"),
-		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
-		shape: checkConversationShape, generate: generateConversationHistory,
-	}.run(t)
-}
-
-// checkConversationShape: the version marker, the restore and record local
-// activities (markers), one model call, a completed run.
-func checkConversationShape(t *testing.T, h *historypb.History) {
-	t.Helper()
-	checkScheduledThenCompleted(t, h, []string{"ChatCompletion"})
-	checkMarkers(t, h, "conversation-store", "RestoreConversation", "RecordTurn")
-}
-
+// generateConversationHistory makes the run of testdata/conversation_history.json again
+// (see replays) on the embedded server.
 func generateConversationHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{})

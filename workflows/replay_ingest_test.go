@@ -1,34 +1,15 @@
 package workflows_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 )
 
-// TestReplayIngestHistory replays a committed IngestFile run, a real
-// ingestion of a two-page PDF (extracted, chunked, embedded in batches,
-// completed), against the current code: ingestions of big files run for
-// minutes, so an upgraded worker meets them mid-way.
-func TestReplayIngestHistory(t *testing.T) {
-	replayTest{
-		file: filepath.Join("testdata", "ingest_history.json"),
-		fn:   workflows.IngestWorkflow, name: contract.IngestWorkflow,
-		shape: checkIngestShape, generate: generateIngestHistory,
-	}.run(t)
-}
-
-// checkIngestShape: the three steps, in order.
-func checkIngestShape(t *testing.T, h *historypb.History) {
-	t.Helper()
-	checkScheduledThenCompleted(t, h, []string{"ExtractChunks", "EmbedChunks", "FinishIngest"})
-}
-
+// generateIngestHistory makes the run of testdata/ingest_history.json again
+// (see replays) on the embedded server.
 func generateIngestHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{EmbedBatch: 4})

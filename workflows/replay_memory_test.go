@@ -3,7 +3,6 @@ package workflows_test
 import (
 	"context"
 	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -14,30 +13,11 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	"github.com/longhaul-dev/longhaul/workflows"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 )
 
-// TestReplayMemoryHistory: a turn of an agent with memory: recall and
-// remember: true: it recalls a fact an earlier run saved, answers, and
-// extracts and saves a new one.
-func TestReplayMemoryHistory(t *testing.T) {
-	replayTest{
-		file: filepath.Join("testdata", "memory_history.json"),
-		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
-		shape: checkMemoryShape, generate: generateMemoryHistory,
-	}.run(t)
-}
-
-// checkMemoryShape: the version markers of recall and remember, and the
-// recall, the answer, the extraction and the save, in that order.
-func checkMemoryShape(t *testing.T, h *historypb.History) {
-	t.Helper()
-	checkScheduledThenCompleted(t, h, []string{"RecallMemories", "ChatCompletion", "ExtractMemories", "SaveMemories"})
-	checkMarkers(t, h, "memory-recall", "memory-remember")
-}
-
+// generateMemoryHistory makes the run of testdata/memory_history.json again
+// (see replays) on the embedded server.
 func generateMemoryHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	agents := fstest.MapFS{"friend.md": {Data: []byte("---\nagent: friend\ndescription: Remembers you\nmemory: recall\nremember: true\n---\nYou are a friend.\n")}}

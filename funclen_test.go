@@ -27,13 +27,11 @@ type funcLen struct {
 	why   bool // its doc comment says why it is long
 }
 
-// funcLengths measures every function and method with a body in the
-// module's non-test Go files (test harnesses included: they are read and
-// changed like the rest), skipping testdata and node_modules.
-func funcLengths(t *testing.T) []funcLen {
+// walkGoFiles calls f with the path of each Go file of the module, tests
+// included, skipping testdata, node_modules and hidden folders; an error
+// of the walk or of f fails t.
+func walkGoFiles(t *testing.T, f func(p string) error) {
 	t.Helper()
-	var fns []funcLen
-	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -44,7 +42,25 @@ func funcLengths(t *testing.T) []funcLen {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		return f(p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// funcLengths measures every function and method with a body in the
+// module's non-test Go files (test harnesses included: they are read and
+// changed like the rest), skipping testdata and node_modules.
+func funcLengths(t *testing.T) []funcLen {
+	t.Helper()
+	var fns []funcLen
+	fset := token.NewFileSet()
+	walkGoFiles(t, func(p string) error {
+		if strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
@@ -65,9 +81,6 @@ func funcLengths(t *testing.T) []funcLen {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	slices.SortFunc(fns, func(a, b funcLen) int { return cmp.Compare(b.lines, a.lines) })
 	return fns
 }
@@ -116,19 +129,7 @@ const maxFileLines = 600
 // because …", set apart from the package clause by a blank line).
 func TestFileLength(t *testing.T) {
 	files := 0
-	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); n == "testdata" || n == "node_modules" || (strings.HasPrefix(n, ".") && n != ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") {
-			return nil
-		}
+	walkGoFiles(t, func(p string) error {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -143,9 +144,6 @@ func TestFileLength(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if files < 100 {
 		t.Fatalf("read %d files; the walk missed the module", files)
 	}

@@ -77,17 +77,7 @@ func TestChatCompletionRetriesASilentStream(t *testing.T) {
 	f.acts.IdleTimeout = 200 * time.Millisecond
 	f.srv.Enqueue(llmtest.Text(text).With(llmtest.StallAfter(1)), llmtest.Text(text))
 	env := f.workflowEnv(t, "run-idle")
-	env.ExecuteWorkflow(chatWorkflow, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
-	if !env.IsWorkflowCompleted() {
-		t.Fatal("workflow did not complete")
-	}
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatalf("workflow: %v", err)
-	}
-	var resp contract.ModelResponse
-	if err := env.GetWorkflowResult(&resp); err != nil {
-		t.Fatalf("decode result: %v", err)
-	}
+	resp := runChat(t, env, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
 	if resp.Message.Content != text || resp.Attempt != 2 {
 		t.Errorf("response = %q from attempt %d, want %q from attempt 2", resp.Message.Content, resp.Attempt, text)
 	}

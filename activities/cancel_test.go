@@ -122,8 +122,8 @@ type setupFunc func(t *testing.T, f *fixture, fl *follower) (fn any, req any, ru
 // activities in.
 func (f *fixture) followTestEnv(t *testing.T) *follower {
 	t.Helper()
-	wfID, _ := envWorkflow(t, f.activityEnv())
-	return f.follow(t, wfID)
+	_, fl := f.followedEnv(t)
+	return fl
 }
 
 // runUntil runs fn(req) in a test activity environment whose activity

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
@@ -72,8 +71,8 @@ func (a *Activities) Compact(ctx context.Context, req contract.CompactRequest) (
 			resp.Usage, resp.Calls = p.Usage, p.Calls
 		}
 	}
-	progress := newProgress(at)
-	defer a.heartbeatWith(ctx, progress.get)()
+	prog := &progress[compactProgress]{details: at}
+	defer a.heartbeatWith(ctx, prog.heartbeatDetails)()
 	_, user := currentRound(conv)
 	prompt := a.catalog.Prompt(skills.PromptCompact)
 	text = at.Text
@@ -89,8 +88,8 @@ func (a *Activities) Compact(ctx context.Context, req contract.CompactRequest) (
 		i = next
 		// Recorded at once, not at the next tick: a worker that dies now
 		// loses no stretch already summarized.
-		progress.set(compactProgress{Next: i, Text: text, Usage: resp.Usage, Calls: resp.Calls})
-		activity.RecordHeartbeat(ctx, progress.get())
+		prog.set(compactProgress{Next: i, Text: text, Usage: resp.Usage, Calls: resp.Calls})
+		activity.RecordHeartbeat(ctx, prog.get())
 	}
 	resp.Summary = longhaul.Summary{Text: text, Covers: upto, Key: longhaul.SummaryKey(conv[:upto]), Model: a.ref(ep, ""), Tokens: window.Text(text)}
 	activity.GetMetricsHandler(ctx).WithTags(map[string]string{"model": resp.Summary.Model}).Counter(MetricCompactions).Inc(1)
@@ -186,24 +185,4 @@ type compactProgress struct {
 	Text  string         `json:"text"`
 	Usage longhaul.Usage `json:"usage"`
 	Calls int            `json:"calls"`
-}
-
-// progressOf holds a compaction's progress for its heartbeats.
-type progressOf struct {
-	mu sync.Mutex
-	p  compactProgress
-}
-
-func newProgress(p compactProgress) *progressOf { return &progressOf{p: p} }
-
-func (p *progressOf) set(v compactProgress) {
-	p.mu.Lock()
-	p.p = v
-	p.mu.Unlock()
-}
-
-func (p *progressOf) get() any {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.p
 }

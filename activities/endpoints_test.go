@@ -29,9 +29,7 @@ func TestChatCompletionOnANamedEndpoint(t *testing.T) {
 	remote, withRemote := namedEndpoint(t)
 	f := newFixture(t, nil, withRemote)
 	remote.Enqueue(llmtest.Text("from the remote model", llmtest.ChunkSize(5), llmtest.Usage(3, 4)))
-	env := f.activityEnv()
-	wfID, _ := envWorkflow(t, env)
-	fl := f.follow(t, wfID)
+	env, fl := f.followedEnv(t)
 	got, err := chat(t, env, f.acts, contract.ModelRequest{Call: "answer", Agent: "assistant", Model: "remote:big", Messages: userMessage("hi"), Publish: true})
 	if err != nil {
 		t.Fatalf("ChatCompletion: %v", err)

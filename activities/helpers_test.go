@@ -325,6 +325,15 @@ func workflowIDActivity(ctx context.Context) ([2]string, error) {
 	return [2]string{we.ID, we.RunID}, nil
 }
 
+// followedEnv is an activity environment and a follower of the run its
+// activities run in.
+func (f *fixture) followedEnv(t *testing.T) (*testsuite.TestActivityEnvironment, *follower) {
+	t.Helper()
+	env := f.activityEnv()
+	wfID, _ := envWorkflow(t, env)
+	return env, f.follow(t, wfID)
+}
+
 // envWorkflow returns the workflow id and run id activities in env run under.
 func envWorkflow(t *testing.T, env *testsuite.TestActivityEnvironment) (id, runID string) {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
@@ -76,46 +75,35 @@ type partChunk struct {
 	Tokens int    `json:"n"`
 }
 
-// progress heartbeats, every HeartbeatInterval until stop, the details
-// last set: what the Temporal UI shows of a running activity.
-type progress struct {
+// progress holds the details an activity's heartbeats record, set as it
+// goes: what the Temporal UI shows of a running activity, and what a retry
+// may go on from.
+type progress[T any] struct {
 	mu      sync.Mutex
-	details string
+	details T
 }
 
-func (p *progress) set(s string) {
+func (p *progress[T]) set(v T) {
 	p.mu.Lock()
-	p.details = s
+	p.details = v
 	p.mu.Unlock()
 }
 
-func (p *progress) get() string {
+func (p *progress[T]) get() T {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.details
 }
 
-func (a *Activities) heartbeatProgress(ctx context.Context, initial string) (*progress, func()) {
-	p := &progress{details: initial}
+// heartbeatDetails is get, as heartbeatWith takes it.
+func (p *progress[T]) heartbeatDetails() any { return p.get() }
+
+// heartbeatProgress heartbeats initial now and then, every
+// HeartbeatInterval until the returned stop, the details last set.
+func (a *Activities) heartbeatProgress(ctx context.Context, initial string) (*progress[string], func()) {
+	p := &progress[string]{details: initial}
 	activity.RecordHeartbeat(ctx, initial)
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(max(a.HeartbeatInterval, 10*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx, p.get())
-			}
-		}
-	}()
-	return p, func() { close(done); <-stopped }
+	return p, a.heartbeatWith(ctx, p.heartbeatDetails)
 }
 
 // ExtractChunks clears the attachment's chunks (an ingestion started over

@@ -28,9 +28,7 @@ func TestChatCompletionReturnsStreamedText(t *testing.T) {
 	const text = "The quick brown fox jumps over the lazy dog, twice."
 	f := newFixture(t, nil, nil)
 	f.srv.Enqueue(llmtest.Text(text, llmtest.ChunkSize(3), llmtest.Usage(11, 7)))
-	env := f.activityEnv()
-	wfID, _ := envWorkflow(t, env)
-	fl := f.follow(t, wfID)
+	env, fl := f.followedEnv(t)
 
 	got, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: userMessage("hi")})
 	if err != nil {
@@ -319,12 +317,10 @@ func TestChatCompletionPublishesContent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil, nil)
 			f.srv.Enqueue(tt.reply)
-			env := f.activityEnv()
-			wfID, _ := envWorkflow(t, env)
-			fl := f.follow(t, wfID)
+			env, fl := f.followedEnv(t)
 			// A subscriber of the exact subject checks the deltas go where
 			// the subjects say.
-			raw, err := f.watcher.Conn().SubscribeSync(f.subj.Call(wfID, "turn-3", 1))
+			raw, err := f.watcher.Conn().SubscribeSync(f.subj.Call(fl.run, "turn-3", 1))
 			if err != nil {
 				t.Fatalf("SubscribeSync: %v", err)
 			}
@@ -352,7 +348,7 @@ func TestChatCompletionPublishesContent(t *testing.T) {
 			// The barrier is in: every delta is queued on the raw
 			// subscription of the same connection already.
 			if n, _, err := raw.Pending(); err != nil || n != len(ds) {
-				t.Errorf("subject %s holds %d messages (err %v), want the %d deltas", f.subj.Call(wfID, "turn-3", 1), n, err, len(ds))
+				t.Errorf("subject %s holds %d messages (err %v), want the %d deltas", f.subj.Call(fl.run, "turn-3", 1), n, err, len(ds))
 			}
 		})
 	}
@@ -393,13 +389,11 @@ func TestChatCompletionAnswersSnapshots(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	// The model sends three words and then nothing until the call gives up.
 	f.srv.Enqueue(llmtest.Text(text).With(llmtest.StallAfter(3)))
-	env := f.activityEnv()
-	wfID, _ := envWorkflow(t, env)
-	fl := f.follow(t, wfID)
+	_, fl := f.followedEnv(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), promptly)
 	defer cancel()
-	if _, err := f.watcher.Snapshot(ctx, wfID); !errors.Is(err, natsbus.ErrNoCall) {
+	if _, err := f.watcher.Snapshot(ctx, fl.run); !errors.Is(err, natsbus.ErrNoCall) {
 		t.Fatalf("Snapshot before the call = %v, want ErrNoCall", err)
 	}
 
@@ -409,7 +403,7 @@ func TestChatCompletionAnswersSnapshots(t *testing.T) {
 		Call: "turn-5", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 41,
 	}, func() {
 		fl.waitText(t, "one two three")
-		snap, err := f.watcher.Snapshot(ctx, wfID)
+		snap, err := f.watcher.Snapshot(ctx, fl.run)
 		if err != nil {
 			t.Errorf("Snapshot while the call streams: %v", err)
 		}
@@ -426,7 +420,7 @@ func TestChatCompletionAnswersSnapshots(t *testing.T) {
 	if err := f.acts.Bus.Conn().Flush(); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
-	if snap, err := f.watcher.Snapshot(ctx, wfID); !errors.Is(err, natsbus.ErrNoCall) {
+	if snap, err := f.watcher.Snapshot(ctx, fl.run); !errors.Is(err, natsbus.ErrNoCall) {
 		t.Errorf("Snapshot after the call = %+v, %v; want ErrNoCall", snap, err)
 	}
 }
@@ -607,9 +601,7 @@ func TestChatCompletionPublishesTextBeforeACut(t *testing.T) {
 	const text = "alpha beta gamma delta epsilon"
 	f := newFixture(t, nil, nil)
 	f.srv.Enqueue(llmtest.Text(text).With(llmtest.CutAfter(3)))
-	env := f.activityEnv()
-	wfID, _ := envWorkflow(t, env)
-	fl := f.follow(t, wfID)
+	env, fl := f.followedEnv(t)
 	_, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 2})
 	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "")
 	// The words that arrived before the cut were streamed; subscribers

@@ -50,73 +50,85 @@ func (f *fakeRuns) DescribeWorkflowExecution(_ context.Context, id, runID string
 	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: info}, nil
 }
 
+// knownRuns is what Temporal knows at now of the runs the tests store
+// for: run-open is open, run-closed-long-ago closed 30 hours ago,
+// run-closed-lately 2 hours ago; any other run is gone.
+func knownRuns(now time.Time) *fakeRuns {
+	return &fakeRuns{
+		open:   map[string]bool{"run-open": true},
+		closed: map[string]time.Time{"run-closed-long-ago": now.Add(-30 * time.Hour), "run-closed-lately": now.Add(-2 * time.Hour)},
+	}
+}
+
+// retentionJob returns a function that runs the DeleteExpiredBlobs
+// activity over blobs with a retention, asking runs about the runs, each
+// time in the same test environment.
+func retentionJob(blobs store.Store, runs activities.RunDescriber) func(retention time.Duration) (contract.RetentionResult, error) {
+	acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
+	acts.Blobs = blobs
+	acts.Runs = runs
+	env := quietSuite().NewTestActivityEnvironment()
+	env.RegisterActivity(acts)
+	return func(retention time.Duration) (contract.RetentionResult, error) {
+		var res contract.RetentionResult
+		v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: retention})
+		if err == nil {
+			err = v.Get(&res)
+		}
+		return res, err
+	}
+}
+
 // TestDeleteExpiredBlobs runs the retention activity on each store backend
 // with a retention of a day: blobs two days old go when their run is gone
 // from Temporal or closed over a day ago; they stay when the run is open or
 // closed within the day; blobs an hour old always stay.
 func TestDeleteExpiredBlobs(t *testing.T) {
-	for _, be := range storetest.Backends {
-		t.Run(be.Name, func(t *testing.T) {
-			be.Ready(t)
-			u := be.Fresh(t)
-			now := time.Now()
-			putAt := func(at time.Time, run, name string) string {
-				s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return at }))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
-				ref, err := s.Put(t.Context(), store.Blob{Run: run, Kind: "tool_output", Name: name, Data: []byte(run + name)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ref
-			}
-			old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
-			gone := []string{putAt(old, "run-gone", "a"), putAt(old, "run-gone", "b"), putAt(old, "run-closed-long-ago", "a")}
-			kept := []string{
-				putAt(recent, "run-gone", "c"),
-				putAt(old, "run-open", "a"),
-				putAt(old, "run-closed-lately", "a"),
-				putAt(recent, "run-new", "a"),
-			}
-			blobs, err := store.Open(t.Context(), u)
+	storetest.Each(t, func(t *testing.T, u string) {
+		now := time.Now()
+		putAt := func(at time.Time, run, name string) string {
+			s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return at }))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer blobs.Close()
-			acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
-			acts.Blobs = blobs
-			acts.Runs = &fakeRuns{
-				open:   map[string]bool{"run-open": true},
-				closed: map[string]time.Time{"run-closed-long-ago": now.Add(-30 * time.Hour), "run-closed-lately": now.Add(-2 * time.Hour)},
-			}
-			env := quietSuite().NewTestActivityEnvironment()
-			env.RegisterActivity(acts)
-
-			v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: 24 * time.Hour})
+			defer s.Close()
+			ref, err := s.Put(t.Context(), store.Blob{Run: run, Kind: "tool_output", Name: name, Data: []byte(run + name)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var res contract.RetentionResult
-			if err := v.Get(&res); err != nil {
-				t.Fatal(err)
+			return ref
+		}
+		old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
+		gone := []string{putAt(old, "run-gone", "a"), putAt(old, "run-gone", "b"), putAt(old, "run-closed-long-ago", "a")}
+		kept := []string{
+			putAt(recent, "run-gone", "c"),
+			putAt(old, "run-open", "a"),
+			putAt(old, "run-closed-lately", "a"),
+			putAt(recent, "run-new", "a"),
+		}
+		blobs, err := store.Open(t.Context(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer blobs.Close()
+		res, err := retentionJob(blobs, knownRuns(now))(24 * time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(contract.RetentionResult{Deleted: 3, Runs: 2, Kept: 2}, res); diff != "" {
+			t.Errorf("result (-want +got):\n%s", diff)
+		}
+		for _, ref := range gone {
+			if _, err := blobs.Get(t.Context(), ref); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Get(%s) after the retention job: %v, want ErrNotFound", ref, err)
 			}
-			if diff := cmp.Diff(contract.RetentionResult{Deleted: 3, Runs: 2, Kept: 2}, res); diff != "" {
-				t.Errorf("result (-want +got):\n%s", diff)
+		}
+		for _, ref := range kept {
+			if _, err := blobs.Get(t.Context(), ref); err != nil {
+				t.Errorf("Get(%s) after the retention job: %v, want the blob kept", ref, err)
 			}
-			for _, ref := range gone {
-				if _, err := blobs.Get(t.Context(), ref); !errors.Is(err, store.ErrNotFound) {
-					t.Errorf("Get(%s) after the retention job: %v, want ErrNotFound", ref, err)
-				}
-			}
-			for _, ref := range kept {
-				if _, err := blobs.Get(t.Context(), ref); err != nil {
-					t.Errorf("Get(%s) after the retention job: %v, want the blob kept", ref, err)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestDeleteExpiredBlobsFailures: a Temporal that does not answer fails
@@ -144,12 +156,7 @@ func TestDeleteExpiredBlobsFailures(t *testing.T) {
 		{"zero retention", &fakeRuns{}, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
-			acts.Blobs = s
-			acts.Runs = tc.runs
-			env := quietSuite().NewTestActivityEnvironment()
-			env.RegisterActivity(acts)
-			_, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: tc.retention})
+			_, err := retentionJob(s, tc.runs)(tc.retention)
 			var appErr *temporal.ApplicationError
 			if err == nil {
 				t.Fatal("the job succeeded")
@@ -170,102 +177,83 @@ func TestDeleteExpiredBlobsFailures(t *testing.T) {
 // events of the run and every chat left without a turn; the turns of an
 // open run or one closed lately stay, and so does their chat.
 func TestRetentionDeletesTurns(t *testing.T) {
-	for _, be := range storetest.Backends {
-		t.Run(be.Name, func(t *testing.T) {
-			be.Ready(t)
-			u := be.Fresh(t)
-			now := time.Now()
-			old := now.Add(-48 * time.Hour)
-			s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return old }))
+	storetest.Each(t, func(t *testing.T, u string) {
+		now := time.Now()
+		old := now.Add(-48 * time.Hour)
+		s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return old }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		put := func(chat, run string) {
+			t.Helper()
+			err := s.PutTurn(t.Context(), store.Turn{
+				User: "key/ann", Chat: chat, Run: run, Turn: 1, Agent: "chat", Status: "completed", Title: "Hi",
+				StartedAt: old, FinishedAt: old.Add(time.Minute),
+				Messages: []store.TurnMessage{{Seq: 0, Data: []byte(`{"role":"assistant","content":"Hello."}`)}},
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
-			put := func(chat, run string) {
-				t.Helper()
-				err := s.PutTurn(t.Context(), store.Turn{
-					User: "key/ann", Chat: chat, Run: run, Turn: 1, Agent: "chat", Status: "completed", Title: "Hi",
-					StartedAt: old, FinishedAt: old.Add(time.Minute),
-					Messages: []store.TurnMessage{{Seq: 0, Data: []byte(`{"role":"assistant","content":"Hello."}`)}},
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			put("chat-mixed", "run-gone")          // expired: its run is gone
-			put("chat-mixed", "run-closed-lately") // kept: closed within the retention
-			put("chat-expired", "run-closed-long-ago")
-			put("chat-open", "run-open")
-			archive, err := s.Put(t.Context(), store.Blob{Run: "run-gone", Kind: contract.ArchiveKind, Name: "1-40", Data: []byte(`[]`)})
-			if err != nil {
-				t.Fatal(err)
-			}
+		}
+		put("chat-mixed", "run-gone")          // expired: its run is gone
+		put("chat-mixed", "run-closed-lately") // kept: closed within the retention
+		put("chat-expired", "run-closed-long-ago")
+		put("chat-open", "run-open")
+		archive, err := s.Put(t.Context(), store.Blob{Run: "run-gone", Kind: contract.ArchiveKind, Name: "1-40", Data: []byte(`[]`)})
+		if err != nil {
+			t.Fatal(err)
+		}
 
-			acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
-			acts.Blobs = s
-			acts.Runs = &fakeRuns{
-				open:   map[string]bool{"run-open": true},
-				closed: map[string]time.Time{"run-closed-long-ago": now.Add(-30 * time.Hour), "run-closed-lately": now.Add(-2 * time.Hour)},
-			}
-			env := quietSuite().NewTestActivityEnvironment()
-			env.RegisterActivity(acts)
-			v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: 24 * time.Hour})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var res contract.RetentionResult
-			if err := v.Get(&res); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(contract.RetentionResult{Deleted: 1, Turns: 2, Runs: 2, Kept: 2}, res); diff != "" {
-				t.Errorf("result (-want +got):\n%s", diff)
-			}
+		job := retentionJob(s, knownRuns(now))
+		res, err := job(24 * time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(contract.RetentionResult{Deleted: 1, Turns: 2, Runs: 2, Kept: 2}, res); diff != "" {
+			t.Errorf("result (-want +got):\n%s", diff)
+		}
 
-			runsOf := func(chat string) []string {
-				t.Helper()
-				turns, err := s.Turns(t.Context(), "key/ann", chat, store.TurnQuery{Messages: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var runs []string
-				for _, tn := range turns {
-					if len(tn.Messages) != 1 {
-						t.Errorf("turn of %s in %s has %d messages, want 1", tn.Run, chat, len(tn.Messages))
-					}
-					runs = append(runs, tn.Run)
-				}
-				return runs
-			}
-			if diff := cmp.Diff([]string{"run-closed-lately"}, runsOf("chat-mixed")); diff != "" {
-				t.Errorf("turns of chat-mixed (-want +got):\n%s", diff)
-			}
-			if c, err := s.Conversation(t.Context(), "key/ann", "chat-mixed"); err != nil || c.Turns != 1 {
-				t.Errorf("chat-mixed = %+v, %v; want it kept with 1 turn", c, err)
-			}
-			if runs := runsOf("chat-expired"); len(runs) != 0 {
-				t.Errorf("turns of chat-expired = %v, want none", runs)
-			}
-			if _, err := s.Conversation(t.Context(), "key/ann", "chat-expired"); !errors.Is(err, store.ErrNoConversation) {
-				t.Errorf("chat-expired after the job: %v, want ErrNoConversation", err)
-			}
-			if diff := cmp.Diff([]string{"run-open"}, runsOf("chat-open")); diff != "" {
-				t.Errorf("turns of chat-open (-want +got):\n%s", diff)
-			}
-			if _, err := s.Get(t.Context(), archive); !errors.Is(err, store.ErrNotFound) {
-				t.Errorf("the archived events of run-gone: %v, want ErrNotFound", err)
-			}
-			// A second job finds nothing more to do.
-			v, err = env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: 24 * time.Hour})
+		runsOf := func(chat string) []string {
+			t.Helper()
+			turns, err := s.Turns(t.Context(), "key/ann", chat, store.TurnQuery{Messages: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			res = contract.RetentionResult{}
-			if err := v.Get(&res); err != nil {
-				t.Fatal(err)
+			var runs []string
+			for _, tn := range turns {
+				if len(tn.Messages) != 1 {
+					t.Errorf("turn of %s in %s has %d messages, want 1", tn.Run, chat, len(tn.Messages))
+				}
+				runs = append(runs, tn.Run)
 			}
-			if diff := cmp.Diff(contract.RetentionResult{Kept: 2}, res); diff != "" {
-				t.Errorf("second job (-want +got):\n%s", diff)
-			}
-		})
-	}
+			return runs
+		}
+		if diff := cmp.Diff([]string{"run-closed-lately"}, runsOf("chat-mixed")); diff != "" {
+			t.Errorf("turns of chat-mixed (-want +got):\n%s", diff)
+		}
+		if c, err := s.Conversation(t.Context(), "key/ann", "chat-mixed"); err != nil || c.Turns != 1 {
+			t.Errorf("chat-mixed = %+v, %v; want it kept with 1 turn", c, err)
+		}
+		if runs := runsOf("chat-expired"); len(runs) != 0 {
+			t.Errorf("turns of chat-expired = %v, want none", runs)
+		}
+		if _, err := s.Conversation(t.Context(), "key/ann", "chat-expired"); !errors.Is(err, store.ErrNoConversation) {
+			t.Errorf("chat-expired after the job: %v, want ErrNoConversation", err)
+		}
+		if diff := cmp.Diff([]string{"run-open"}, runsOf("chat-open")); diff != "" {
+			t.Errorf("turns of chat-open (-want +got):\n%s", diff)
+		}
+		if _, err := s.Get(t.Context(), archive); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the archived events of run-gone: %v, want ErrNotFound", err)
+		}
+		// A second job finds nothing more to do.
+		res, err = job(24 * time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(contract.RetentionResult{Kept: 2}, res); diff != "" {
+			t.Errorf("second job (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -45,6 +45,24 @@ func toolWorkflow(ctx workflow.Context, req contract.ToolRequest) (contract.Tool
 	return resp, err
 }
 
+// runChat runs chatWorkflow with req in env and returns its answer; a run
+// that does not complete, or fails, fails t.
+func runChat(t *testing.T, env *testsuite.TestWorkflowEnvironment, req contract.ModelRequest) contract.ModelResponse {
+	t.Helper()
+	env.ExecuteWorkflow(chatWorkflow, req)
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow: %v", err)
+	}
+	var resp contract.ModelResponse
+	if err := env.GetWorkflowResult(&resp); err != nil {
+		t.Fatalf("decode result: %v", err)
+	}
+	return resp
+}
+
 func (f *fixture) workflowEnv(t *testing.T, workflowID string) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	env := quietSuite().NewTestWorkflowEnvironment()
@@ -79,17 +97,7 @@ func TestChatCompletionRetryPublishesUnderTheNewAttempt(t *testing.T) {
 	if err := f.watcher.Conn().Flush(); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
-	env.ExecuteWorkflow(chatWorkflow, contract.ModelRequest{Call: "turn-4", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 30})
-	if !env.IsWorkflowCompleted() {
-		t.Fatal("workflow did not complete")
-	}
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatalf("workflow: %v", err)
-	}
-	var resp contract.ModelResponse
-	if err := env.GetWorkflowResult(&resp); err != nil {
-		t.Fatalf("decode result: %v", err)
-	}
+	resp := runChat(t, env, contract.ModelRequest{Call: "turn-4", Agent: "naked", Messages: userMessage("hi"), Publish: true, After: 30})
 	if resp.Message.Content != text {
 		t.Errorf("content = %q, want %q", resp.Message.Content, text)
 	}

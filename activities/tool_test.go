@@ -54,9 +54,7 @@ func TestCallToolRefusesWithoutRunning(t *testing.T) {
 			f := newFixture(t, nil, nil)
 			// A refused call reports no progress, even if the tool would.
 			f.probe.progress = []string{"must not be seen"}
-			env := f.activityEnv()
-			wfID, _ := envWorkflow(t, env)
-			fl := f.follow(t, wfID)
+			env, fl := f.followedEnv(t)
 			seq := tt.seq
 			switch seq {
 			case 0:
@@ -191,12 +189,10 @@ func TestCallToolTruncatesLongOutput(t *testing.T) {
 func TestCallToolPublishesProgress(t *testing.T) {
 	p := &probe{content: "done", progress: []string{"connecting", "reading", "parsing", "finishing"}}
 	f := newFixture(t, p, nil)
-	env := f.activityEnv()
-	wfID, _ := envWorkflow(t, env)
-	fl := f.follow(t, wfID)
+	env, fl := f.followedEnv(t)
 	// A subscriber of the exact subject checks the deltas go where the
 	// subjects say.
-	raw, err := f.watcher.Conn().SubscribeSync(f.subj.Tool(wfID))
+	raw, err := f.watcher.Conn().SubscribeSync(f.subj.Tool(fl.run))
 	if err != nil {
 		t.Fatalf("SubscribeSync: %v", err)
 	}
@@ -230,7 +226,7 @@ func TestCallToolPublishesProgress(t *testing.T) {
 	for i := range len(ds) + 1 {
 		m, err := raw.NextMsg(promptly)
 		if err != nil {
-			t.Fatalf("message %d on %s: %v", i, f.subj.Tool(wfID), err)
+			t.Fatalf("message %d on %s: %v", i, f.subj.Tool(fl.run), err)
 		}
 		var d longhaul.Delta
 		if err := json.Unmarshal(m.Data, &d); err != nil {
@@ -248,9 +244,7 @@ func TestCallToolPublishesProgress(t *testing.T) {
 
 func TestCallToolWithoutProgressPublishesNothing(t *testing.T) {
 	f := newFixture(t, nil, nil)
-	env := f.activityEnv()
-	wfID, _ := envWorkflow(t, env)
-	fl := f.follow(t, wfID)
+	env, fl := f.followedEnv(t)
 	if _, err := callTool(t, env, f.acts, contract.ToolRequest{
 		Call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":"x"}`}, Agent: "prober", Seq: 9,
 	}); err != nil {

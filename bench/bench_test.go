@@ -136,18 +136,25 @@ func BenchmarkEngine(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	var out strings.Builder
-	fmt.Fprintf(&out, "%s on %s/%s, %d CPUs, bench built with %s; longhaul dev as a child process (%s), %.1f CPU s in all\n\n",
+	head := fmt.Sprintf("%s on %s/%s, %d CPUs, bench built with %s; longhaul dev as a child process (%s), %.1f CPU s in all\n\n",
 		time.Now().Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), bin, (totalCPU - startCPU).Seconds())
-	var md strings.Builder
-	md.WriteString(out.String())
-	for _, t := range []table{seq, conc, hist} {
-		t.text(&out)
+	report(b, head, set.out, seq, conc, hist)
+}
+
+// report prints head and the tables aligned for a terminal and, unless
+// path is empty, writes head and the tables as Markdown to path.
+func report(b *testing.B, head, path string, tables ...table) {
+	b.Helper()
+	var text, md strings.Builder
+	text.WriteString(head)
+	md.WriteString(head)
+	for _, t := range tables {
+		t.text(&text)
 		t.markdown(&md)
 	}
-	fmt.Print("\n" + out.String())
-	if set.out != "" {
-		if err := os.WriteFile(set.out, []byte(md.String()), 0o644); err != nil {
+	fmt.Print("\n" + text.String())
+	if path != "" {
+		if err := os.WriteFile(path, []byte(md.String()), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}

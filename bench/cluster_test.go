@@ -82,13 +82,11 @@ func BenchmarkCluster(b *testing.B) {
 		procs = append(procs, fmt.Sprintf("API %d", i+1))
 	}
 	procs = append(procs, "NATS")
-	var out strings.Builder
+	var out strings.Builder // the report's head
 	fmt.Fprintf(&out, "%s on %s/%s, %d CPUs, bench built with %s; load average %s at the start, %s at the end (other work shares the machine; the benchmark process runs the model and the clients)\n\n",
 		time.Now().Format(time.DateTime), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load0, loadAverage())
 	fmt.Fprintf(&out, "temporal-server %s on PostgreSQL (%s), %s history shards, persistence maxConns %s (visibility %s); nats-server %s; %s as worker and api processes, %d APIs\n\n",
 		cl.temporalVersion, cl.pgVersion, cl.shards, cl.maxConns, cl.visMaxConns, cl.natsVersion, bin, clusterAPIs)
-	var md strings.Builder
-	md.WriteString(out.String())
 	tables := []table{
 		{
 			title: "the cluster at rest: CPU ms per second of each process, PostgreSQL connections",
@@ -102,16 +100,7 @@ func BenchmarkCluster(b *testing.B) {
 			rows: rows,
 		},
 	}
-	for _, t := range tables {
-		t.text(&out)
-		t.markdown(&md)
-	}
-	fmt.Print("\n" + out.String())
-	if set.out != "" {
-		if err := os.WriteFile(set.out, []byte(md.String()), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	report(b, out.String(), set.out, tables...)
 }
 
 // cluster is the scaled-out deployment under measurement, each program a

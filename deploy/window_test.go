@@ -1,18 +1,14 @@
 package deploy_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/composetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
-	"github.com/longhaul-dev/longhaul/internal/toolset"
+	"github.com/longhaul-dev/longhaul/internal/testing/tooltest"
 	"github.com/longhaul-dev/longhaul/internal/window"
-	"github.com/longhaul-dev/longhaul/skills"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -75,28 +71,7 @@ func TestComposeWindowFitsAgents(t *testing.T) {
 	}
 	win := settings["m"]
 
-	cat, err := skills.Load(skills.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := toolset.Build(context.Background(), cat, toolset.Options{
-		SearchURL: "http://127.0.0.1:9",
-		LookupEnv: func(string) (string, bool) { return "http://127.0.0.1:9", true },
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	defs, err := set.Registry.Definitions(set.Registry.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tools []openai.Tool
-	for _, d := range defs {
-		tools = append(tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: d.Name, Description: d.Description, Parameters: d.Parameters,
-		}})
-	}
+	tools := tooltest.Builtin(t)
 	page, err := os.ReadFile(filepath.Join(root, "docs", "deploy.md"))
 	if err != nil {
 		t.Fatal(err)

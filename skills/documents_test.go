@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -33,23 +32,9 @@ func TestAgentVectorStores(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			front := c.front
-			if !strings.Contains(front, "skills:") {
-				front += "skills: [clock]\n"
-			}
-			cat, err := loadAndValidate(t, knownTools, mapFS(map[string]string{
-				"a.md":         "---\nagent: a\ndescription: A\n" + front + "---\nPrompt.\n",
-				"clock.md":     "---\nskill: clock\ndescription: Clock\ntools: [current_time]\n---\nTime.\n",
-				"documents.md": docSkill,
-			}))
+			cat, err := loadAgentA(t, knownTools, c.front, "documents.md", docSkill)
 			if c.wantErr != nil {
-				if !errors.Is(err, c.wantErr) {
-					t.Fatalf("err = %v, want %v", err, c.wantErr)
-				}
-				var fe *FileError
-				if !errors.As(err, &fe) || fe.Path != "a.md" || !strings.Contains(err.Error(), c.wantDetail) {
-					t.Errorf("err = %v, want it to name a.md and say %q", err, c.wantDetail)
-				}
+				checkAgentAError(t, err, c.wantErr, c.wantDetail)
 				return
 			}
 			if err != nil {

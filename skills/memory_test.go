@@ -1,8 +1,6 @@
 package skills
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,23 +28,9 @@ func TestAgentMemoryKeys(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			front := c.front
-			if !strings.Contains(front, "skills:") {
-				front += "skills: [clock]\n"
-			}
-			cat, err := loadAndValidate(t, knownTools, mapFS(map[string]string{
-				"a.md":      "---\nagent: a\ndescription: A\n" + front + "---\nPrompt.\n",
-				"clock.md":  "---\nskill: clock\ndescription: Clock\ntools: [current_time]\n---\nTime.\n",
-				"memory.md": memSkill,
-			}))
+			cat, err := loadAgentA(t, knownTools, c.front, "memory.md", memSkill)
 			if c.wantErr != nil {
-				if !errors.Is(err, c.wantErr) {
-					t.Fatalf("err = %v, want %v", err, c.wantErr)
-				}
-				var fe *FileError
-				if !errors.As(err, &fe) || fe.Path != "a.md" {
-					t.Errorf("err = %v, want it to name a.md", err)
-				}
+				checkAgentAError(t, err, c.wantErr, "")
 				return
 			}
 			if err != nil {

@@ -39,6 +39,34 @@ func mapFS(files map[string]string) fstest.MapFS {
 
 // loadAndValidate loads layers and validates the catalog against knownTool,
 // as the server does at start.
+// loadAgentA loads and validates agent a, with the front matter front
+// (and skills: [clock] where it names none), beside a clock skill and the
+// skill file name holding text, with the tools knownTool knows.
+func loadAgentA(t *testing.T, knownTool func(string) bool, front, name, text string) (*Catalog, error) {
+	t.Helper()
+	if !strings.Contains(front, "skills:") {
+		front += "skills: [clock]\n"
+	}
+	return loadAndValidate(t, knownTool, mapFS(map[string]string{
+		"a.md":     "---\nagent: a\ndescription: A\n" + front + "---\nPrompt.\n",
+		"clock.md": "---\nskill: clock\ndescription: Clock\ntools: [current_time]\n---\nTime.\n",
+		name:       text,
+	}))
+}
+
+// checkAgentAError fails t unless err is want, from a FileError that
+// names a.md and says detail.
+func checkAgentAError(t *testing.T, err, want error, detail string) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("err = %v, want %v", err, want)
+	}
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Path != "a.md" || !strings.Contains(err.Error(), detail) {
+		t.Errorf("err = %v, want it to name a.md and say %q", err, detail)
+	}
+}
+
 func loadAndValidate(t *testing.T, knownTool func(string) bool, layers ...fs.FS) (*Catalog, error) {
 	t.Helper()
 	c, err := Load(layers...)

@@ -70,6 +70,21 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
+// suiteEnv runs the workflow fn, registered as name, in the SDK's test
+// environment with the activities for mocking, and asserts the mocks'
+// expectations when t ends.
+func suiteEnv(t *testing.T, fn any, name string) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := s.NewTestWorkflowEnvironment()
+	acts := &activities.Activities{}
+	env.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name})
+	env.RegisterActivity(acts)
+	t.Cleanup(func() { env.AssertExpectations(t) })
+	return env, acts
+}
+
 // u1 is the harness's user as tool calls carry it (allow: rules judge it).
 var u1 = &longhaul.User{ID: "u1"}
 

@@ -100,8 +100,10 @@ func checkChunks(t *testing.T, env *testenv.Env, in contract.IngestInput, n int)
 	return chunks
 }
 
-// embeddedInputs counts the texts the scripted model embedded.
-func embeddedInputs(env *testenv.Env) (map[string]int, int) {
+// checkEmbeddedOnce checks the scripted model embedded the text of each
+// of chunks once, and nothing else.
+func checkEmbeddedOnce(t *testing.T, env *testenv.Env, chunks []docstore.Chunk) {
+	t.Helper()
 	seen := map[string]int{}
 	total := 0
 	for _, r := range env.Model.EmbeddingRequests() {
@@ -110,7 +112,14 @@ func embeddedInputs(env *testenv.Env) (map[string]int, int) {
 			total++
 		}
 	}
-	return seen, total
+	if total != len(chunks) {
+		t.Errorf("%d texts embedded for %d chunks, want each once", total, len(chunks))
+	}
+	for _, c := range chunks {
+		if seen[c.Text] != 1 {
+			t.Errorf("chunk %d embedded %d times", c.Index, seen[c.Text])
+		}
+	}
 }
 
 // TestIngestEndToEnd: a PDF attached to a vector store is extracted,
@@ -125,14 +134,8 @@ func TestIngestEndToEnd(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	chunks := checkChunks(t, env, in, res.Chunks)
-	seen, total := embeddedInputs(env)
-	if total != res.Chunks {
-		t.Errorf("%d texts embedded for %d chunks", total, res.Chunks)
-	}
+	checkEmbeddedOnce(t, env, chunks)
 	for _, c := range chunks {
-		if seen[c.Text] != 1 {
-			t.Errorf("chunk %d embedded %d times", c.Index, seen[c.Text])
-		}
 		if c.Tokens <= 0 || c.Tokens > 200 {
 			t.Errorf("chunk %d has %d tokens", c.Index, c.Tokens)
 		}
@@ -222,15 +225,7 @@ func TestIngestWorkerKilled(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	chunks := checkChunks(t, env, in, res.Chunks)
-	seen, total := embeddedInputs(env)
-	if total != res.Chunks {
-		t.Errorf("%d texts embedded for %d chunks: a written batch was embedded again", total, res.Chunks)
-	}
-	for _, c := range chunks {
-		if seen[c.Text] != 1 {
-			t.Errorf("chunk %d embedded %d times", c.Index, seen[c.Text])
-		}
-	}
+	checkEmbeddedOnce(t, env, chunks) // a written batch is not embedded again
 	for i, c := range written {
 		if chunks[i].Text != c.Text {
 			t.Errorf("chunk %d changed after the restart", i)

@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -12,22 +11,13 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 )
 
 func ingestEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
-	env := s.NewTestWorkflowEnvironment()
-	acts := &activities.Activities{}
-	env.RegisterWorkflowWithOptions(workflows.IngestWorkflow, workflow.RegisterOptions{Name: contract.IngestWorkflow})
-	env.RegisterActivity(acts)
-	t.Cleanup(func() { env.AssertExpectations(t) })
-	return env, acts
+	return suiteEnv(t, workflows.IngestWorkflow, contract.IngestWorkflow)
 }
 
 var ingestIn = contract.IngestInput{Owner: "alice", VectorStoreID: "vs_1", FileID: "file-1", MaxChunkSizeTokens: 200, ChunkOverlapTokens: 100}

@@ -32,7 +32,7 @@ import (
 // selected replay tests:
 //
 //	go test ./workflows -run TestReplay -update-history
-//	go test ./workflows -run TestReplayMemoryHistory -update-history
+//	go test ./workflows -run TestReplayHistories/memory -update-history
 var updateHistory = flag.Bool("update-history", false, "regenerate the histories in testdata of the replay tests that run, from real runs")
 
 var historyFile = filepath.Join("testdata", "agent_history.json")
@@ -170,20 +170,11 @@ func generateHistory(t *testing.T) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := env.Client.ExecuteWorkflow(ctx,
-		client.StartWorkflowOptions{ID: "replay-1", TaskQueue: testenv.TaskQueue},
-		contract.AgentWorkflowName,
-		contract.AgentInput{
-			Agent:    "assistant",
-			Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What time is it?"}},
-		})
-	if err != nil {
-		t.Fatalf("start workflow: %v", err)
-	}
 	var res contract.AgentResult
-	if err := run.Get(ctx, &res); err != nil {
-		t.Fatalf("workflow: %v", err)
-	}
+	run := execute(ctx, t, env, "replay-1", contract.AgentWorkflowName, contract.AgentInput{
+		Agent:    "assistant",
+		Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "What time is it?"}},
+	}, &res)
 	if !strings.HasPrefix(res.Content, "It is Thursday") || len(res.Messages) != 3 {
 		t.Fatalf("unexpected result: %+v", res)
 	}
@@ -233,6 +224,123 @@ func writeHistory(t *testing.T, h *historypb.History, file string) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s: %d events", file, len(h.Events))
+}
+
+// replayTest is a committed history of one run: the workflow it replays
+// against, registered as name, what its shape must be (the activities it
+// schedules, in order, before it completes, and what its markers name),
+// and, for -update-history, a real run to make it again from.
+type replayTest struct {
+	file      string
+	fn        any
+	name      string
+	scheduled []string
+	markers   []string
+	generate  func(*testing.T) (*testenv.Env, client.WorkflowRun)
+}
+
+func (r replayTest) shape(t *testing.T, h *historypb.History) {
+	t.Helper()
+	checkScheduledThenCompleted(t, h, r.scheduled)
+	checkMarkers(t, h, r.markers...)
+}
+
+// run checks the committed history's shape and replays it; with
+// -update-history it first writes it again from a fresh run, checked
+// likewise.
+func (r replayTest) run(t *testing.T) {
+	t.Helper()
+	if *updateHistory {
+		env, run := r.generate(t)
+		h := fetchHistory(t, env, run)
+		r.shape(t, h)
+		writeHistory(t, h, r.file)
+	}
+	r.shape(t, loadHistoryFile(t, r.file))
+	replay(t, r.fn, r.name, r.file)
+}
+
+// replays are the committed histories of single runs that
+// TestReplayHistories replays, a subtest each, named for its file.
+var replays = []replayTest{
+	{
+		// A real agentic run of the built-in researcher: plan, plan check,
+		// a tool step, its review, the streamed answer.
+		file: filepath.Join("testdata", "agentic_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		scheduled: []string{"Plan", "SupervisePlan", "CallTool", "ReviewStep", "ChatCompletion"},
+		generate:  generateAgenticHistory,
+	},
+	{
+		// A chat turn whose older turns do not fit a window of 4,096
+		// tokens: the first model call asks for a compaction, Compact
+		// summarizes them, and the call is made again with the summary.
+		file: filepath.Join("testdata", "context_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		scheduled: []string{"ChatCompletion", "Compact", "ChatCompletion"},
+		generate:  generateContextHistory,
+	},
+	{
+		// The second turn of a chat whose first turn called a tool: it
+		// restores that turn and records its own (local activities, so
+		// markers, as is the version marker), and calls the model once.
+		file: filepath.Join("testdata", "conversation_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		scheduled: []string{"ChatCompletion"},
+		markers:   []string{"conversation-store", "RestoreConversation", "RecordTurn"},
+		generate:  generateConversationHistory,
+	},
+	{
+		// A turn of an agent with memory: recall and remember: true: it
+		// recalls a fact an earlier run saved, answers, and extracts and
+		// saves a new one, behind the version markers of recall and
+		// remember.
+		file: filepath.Join("testdata", "memory_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		scheduled: []string{"RecallMemories", "ChatCompletion", "ExtractMemories", "SaveMemories"},
+		markers:   []string{"memory-recall", "memory-remember"},
+		generate:  generateMemoryHistory,
+	},
+	{
+		// A real ingestion of a two-page PDF: extracted, chunked, embedded
+		// in batches, completed. Ingestions of big files run for minutes,
+		// so an upgraded worker meets them mid-way.
+		file: filepath.Join("testdata", "ingest_history.json"),
+		fn:   workflows.IngestWorkflow, name: contract.IngestWorkflow,
+		scheduled: []string{"ExtractChunks", "EmbedChunks", "FinishIngest"},
+		generate:  generateIngestHistory,
+	},
+	{
+		// A run of RetentionWorkflow. Its runs are short, but the schedule
+		// starts one every hour, so one may be in flight when a worker is
+		// upgraded.
+		file: filepath.Join("testdata", "retention_history.json"),
+		fn:   workflows.RetentionWorkflow, name: contract.RetentionWorkflowName,
+		scheduled: []string{"DeleteExpiredBlobs"},
+		generate:  generateRetentionHistory,
+	},
+}
+
+// TestReplayHistories replays each of replays against the current code,
+// after checking the committed history is what it stands for.
+func TestReplayHistories(t *testing.T) {
+	for _, r := range replays {
+		t.Run(strings.TrimSuffix(filepath.Base(r.file), "_history.json"), r.run)
+	}
+}
+
+// execute starts the workflow name with in on env's task queue, as id, and
+// waits for its result into res (nil drops it).
+func execute(ctx context.Context, t *testing.T, env *testenv.Env, id, name string, in, res any) client.WorkflowRun {
+	t.Helper()
+	run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: testenv.TaskQueue}, name, in)
+	if err != nil {
+		t.Fatalf("start workflow: %v", err)
+	}
+	if err := run.Get(ctx, res); err != nil {
+		t.Fatalf("workflow: %v", err)
+	}
+	return run
 }
 
 // replay replays the committed histories files of the workflow fn,

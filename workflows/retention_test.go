@@ -2,37 +2,20 @@ package workflows_test
 
 import (
 	"errors"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 )
-
-func retentionEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
-	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
-	env := s.NewTestWorkflowEnvironment()
-	acts := &activities.Activities{}
-	env.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: contract.RetentionWorkflowName})
-	env.RegisterActivity(acts)
-	t.Cleanup(func() { env.AssertExpectations(t) })
-	return env, acts
-}
 
 // TestRetentionWorkflow: the workflow hands its retention to one
 // DeleteExpiredBlobs activity and returns what it did.
 func TestRetentionWorkflow(t *testing.T) {
-	env, acts := retentionEnv(t)
+	env, acts := suiteEnv(t, workflows.RetentionWorkflow, contract.RetentionWorkflowName)
 	env.OnActivity(acts.DeleteExpiredBlobs, mock.Anything, contract.RetentionRequest{Retention: 36 * time.Hour}).
 		Return(contract.RetentionResult{Deleted: 7, Runs: 2, Kept: 1}, nil).Once()
 	env.ExecuteWorkflow(contract.RetentionWorkflowName, contract.RetentionInput{Retention: 36 * time.Hour})
@@ -51,7 +34,7 @@ func TestRetentionWorkflow(t *testing.T) {
 // TestRetentionWorkflowBadInput: a retention that is not positive fails
 // the run at once, deleting nothing.
 func TestRetentionWorkflowBadInput(t *testing.T) {
-	env, _ := retentionEnv(t)
+	env, _ := suiteEnv(t, workflows.RetentionWorkflow, contract.RetentionWorkflowName)
 	env.ExecuteWorkflow(contract.RetentionWorkflowName, contract.RetentionInput{})
 	var appErr *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != longhaul.ErrTypeBadInput {

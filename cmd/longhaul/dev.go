@@ -13,7 +13,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/metrics"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/redact"
-	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/worker"
 	"go.temporal.io/sdk/client"
 )
@@ -64,17 +63,11 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer closeBus()
-	docs, err := openDocs(ctx, cfg, log)
+	docs, set, closeTools, err := openTools(ctx, cfg, cat, &topts, log)
 	if err != nil {
 		return err
 	}
-	defer docs.Close()
-	docSearch(&topts, cfg, docs)
-	set, err := toolset.Build(ctx, cat, topts, log)
-	if err != nil {
-		return err
-	}
-	defer set.Close()
+	defer closeTools()
 	// dev's worker is unversioned whatever LONGHAUL_WORKER_DEPLOYMENT says:
 	// it is the only worker and goes when its process goes, so there is no
 	// old version to keep runs from, and the embedded server, killed with

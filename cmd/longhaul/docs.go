@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/toolset"
+	"github.com/longhaul-dev/longhaul/skills"
 )
 
 // openDocs opens the document store (files, vector stores and their
@@ -48,4 +49,24 @@ func docSearch(topts *toolset.Options, cfg config.Config, docs docstore.Store) {
 		topts.DocsEmbedder = e
 	}
 	topts.DocsMaxChars = cfg.MaxToolChars * 3 / 4
+}
+
+// openTools opens the document store, points topts' document search at it
+// (docSearch) and builds the tool set of cat; closeTools closes the set,
+// then the store.
+func openTools(ctx context.Context, cfg config.Config, cat *skills.Catalog, topts *toolset.Options, log *slog.Logger) (docstore.Store, *toolset.Set, func(), error) {
+	docs, err := openDocs(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	docSearch(topts, cfg, docs)
+	set, err := toolset.Build(ctx, cat, *topts, log)
+	if err != nil {
+		docs.Close()
+		return nil, nil, nil, err
+	}
+	return docs, set, func() {
+		set.Close()
+		docs.Close()
+	}, nil
 }

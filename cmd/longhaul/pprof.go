@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"runtime"
-	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/metrics"
 )
 
 // Sampling rates of the block and mutex profiles while LONGHAUL_PPROF_ADDR
@@ -44,18 +44,7 @@ func startPprof(ctx context.Context, addr string, log *slog.Logger) (string, err
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("pprof endpoint stopped", "error", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
+	metrics.ServeOn(ctx, ln, mux, "pprof", log)
 	return ln.Addr().String(), nil
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
-	"github.com/longhaul-dev/longhaul/internal/toolset"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/longhaul-dev/longhaul/worker"
 	"go.temporal.io/sdk/client"
@@ -33,17 +32,11 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	}
 	defer r.close()
 	maddr, cat, topts, c, blobs, mem := r.metricsAddr, r.catalog, r.tools, r.temporal, r.blobs, r.memory
-	docs, err := openDocs(ctx, cfg, log)
+	docs, set, closeTools, err := openTools(ctx, cfg, cat, &topts, log)
 	if err != nil {
 		return err
 	}
-	defer docs.Close()
-	docSearch(&topts, cfg, docs)
-	set, err := toolset.Build(ctx, cat, topts, log)
-	if err != nil {
-		return err
-	}
-	defer set.Close()
+	defer closeTools()
 	bus, closeBus, err := openBus(cfg, nil, "longhaul worker", log)
 	if err != nil {
 		return err

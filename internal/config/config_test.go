@@ -11,6 +11,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// loadRefused sets env to value on an otherwise clear environment and
+// returns Load's error, failing t unless there is one that says want.
+func loadRefused(t *testing.T, env, value, want string) error {
+	t.Helper()
+	clearEnv(t)
+	t.Setenv(env, value)
+	_, err := Load()
+	if err == nil {
+		t.Fatalf("Load accepted %s=%q", env, value)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+	return err
+}
+
 // clearEnv removes every LONGHAUL_ variable for the test.
 func clearEnv(t *testing.T) {
 	t.Helper()
@@ -206,15 +222,7 @@ func TestBadValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clearEnv(t)
-			t.Setenv(tt.env, tt.value)
-			_, err := Load()
-			if err == nil {
-				t.Fatalf("Load accepted %s=%q", tt.env, tt.value)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %q does not name %q", err, tt.want)
-			}
+			err := loadRefused(t, tt.env, tt.value, tt.want)
 			if strings.Contains(err.Error(), "pw@") || strings.Contains(err.Error(), "s3cret") {
 				t.Fatalf("error leaks a password: %q", err)
 			}
@@ -294,15 +302,7 @@ func TestPlaceholderSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clearEnv(t)
-			t.Setenv(tt.env, tt.value)
-			_, err := Load()
-			if err == nil {
-				t.Fatalf("Load accepted %s=%q", tt.env, tt.value)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %q does not say %q", err, tt.want)
-			}
+			err := loadRefused(t, tt.env, tt.value, tt.want)
 			for _, secret := range []string{"change-me-", "CHANGE-ME", "Change-Me", "tooshort", "s3@"} {
 				if strings.Contains(err.Error(), secret) {
 					t.Fatalf("error repeats the secret (%q): %q", secret, err)

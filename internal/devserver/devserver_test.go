@@ -17,6 +17,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
@@ -243,13 +244,7 @@ func uiPost(t *testing.T, ctx context.Context, base, target, body string, header
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return webtest.RoundTrip(t, req)
 }
 
 // TestUIReadOnlyRefusesCraftedWrites: the UI's own read-only switch lets

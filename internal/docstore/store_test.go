@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -14,11 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	memorytest.StopPGlite()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { memorytest.Main(m) }
 
 const dim = 32
 

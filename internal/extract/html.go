@@ -21,7 +21,14 @@ var droppedTags = []string{"nav", "form", "svg", "math", "template", "object", "
 
 // markdown renders HTML as Markdown, which keeps headings, lists and
 // tables. It is safe for concurrent use.
-var markdown = func() *converter.Converter {
+var markdown = MarkdownConverter(droppedTags...)
+
+// MarkdownConverter returns a converter of HTML to Markdown, which keeps
+// the headings, lists, links and tables a model reads well, leaves out a
+// link without text, and drops the elements of the tags dropped, content
+// and all, beyond those it drops itself (scripts, styles, iframes,
+// inputs). It is safe for concurrent use.
+func MarkdownConverter(dropped ...string) *converter.Converter {
 	conv := converter.NewConverter(converter.WithPlugins(
 		base.NewBasePlugin(),
 		commonmark.NewCommonmarkPlugin(
@@ -30,11 +37,11 @@ var markdown = func() *converter.Converter {
 		),
 		table.NewTablePlugin(),
 	))
-	for _, tag := range droppedTags {
+	for _, tag := range dropped {
 		conv.Register.TagType(tag, converter.TagTypeRemove, converter.PriorityStandard)
 	}
 	return conv
-}()
+}
 
 // htmlText renders an HTML document's text as Markdown.
 func htmlText(src string) (string, error) {

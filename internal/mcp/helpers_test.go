@@ -5,6 +5,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -267,6 +268,19 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	case <-time.After(time.Minute):
 		t.Fatalf("timed out waiting for %s", what)
 		panic("unreachable")
+	}
+}
+
+// wantSum calls the everything server's get-sum tool, registered as
+// name, with a and b, and fails t unless it answers with their sum.
+func wantSum(t *testing.T, reg *tools.Registry, name string, a, b int) {
+	t.Helper()
+	res, err := call(t.Context(), t, reg, name, fmt.Sprintf(`{"a": %d, "b": %d}`, a, b), nil)
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	if want := fmt.Sprintf("The sum of %d and %d is %d.", a, b, a+b); res.Content != want {
+		t.Errorf("%s content = %q, want %q", name, res.Content, want)
 	}
 }
 

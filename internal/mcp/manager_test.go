@@ -273,13 +273,7 @@ func TestStdioServerKilledMidCall(t *testing.T) {
 	}
 	t.Logf("interrupted call: %v", err)
 
-	res, err := call(t.Context(), t, reg, "everything__get-sum", `{"a": 1, "b": 2}`, nil)
-	if err != nil {
-		t.Fatalf("call after the server was killed: %v", err)
-	}
-	if res.Content != "The sum of 1 and 2 is 3." {
-		t.Errorf("content = %q", res.Content)
-	}
+	wantSum(t, reg, "everything__get-sum", 1, 2)
 	if got := currentPID(t, m, "everything"); got == pid || got == 0 {
 		t.Errorf("pid after reconnecting = %d, want a new process (was %d)", got, pid)
 	}
@@ -344,13 +338,7 @@ func TestSSE(t *testing.T) {
 	if st := serverStatus(t, m, "old"); !st.Connected || st.Transport != TransportSSE {
 		t.Fatalf("status = %+v", st)
 	}
-	res, err := call(t.Context(), t, reg, "old__get-sum", `{"a": 1, "b": 1}`, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Content != "The sum of 1 and 1 is 2." {
-		t.Errorf("content = %q", res.Content)
-	}
+	wantSum(t, reg, "old__get-sum", 1, 1)
 }
 
 func TestHTTPServerKilledMidCall(t *testing.T) {
@@ -372,11 +360,5 @@ func TestHTTPServerKilledMidCall(t *testing.T) {
 	}
 	t.Logf("interrupted call: %v", err)
 
-	res, err := call(t.Context(), t, reg, "remote__get-sum", `{"a": 3, "b": 4}`, nil)
-	if err != nil {
-		t.Fatalf("call after the server restarted: %v", err)
-	}
-	if res.Content != "The sum of 3 and 4 is 7." {
-		t.Errorf("content = %q", res.Content)
-	}
+	wantSum(t, reg, "remote__get-sum", 3, 4)
 }

@@ -77,13 +77,7 @@ func TestHeadersAndBackgroundRetry(t *testing.T) {
 	startEverythingHTTP(t, "streamableHttp", port)
 	for waitFor(t, listed, "the background retry to connect") != "connect" {
 	}
-	res, err := call(t.Context(), t, reg, "remote__get-sum", `{"a": 5, "b": 5}`, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Content != "The sum of 5 and 5 is 10." {
-		t.Errorf("content = %q", res.Content)
-	}
+	wantSum(t, reg, "remote__get-sum", 5, 5)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(auth) == 0 {
@@ -146,13 +140,7 @@ func TestHeadersNotSentAcrossOrigins(t *testing.T) {
 	if st := serverStatus(t, m, "remote"); !st.Connected {
 		t.Fatalf("status = %+v, want connected through the redirect", st)
 	}
-	res, err := call(t.Context(), t, reg, "remote__get-sum", `{"a": 2, "b": 3}`, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Content != "The sum of 2 and 3 is 5." {
-		t.Errorf("content = %q", res.Content)
-	}
+	wantSum(t, reg, "remote__get-sum", 2, 3)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(atFront) == 0 || len(atOther) == 0 {

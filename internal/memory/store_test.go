@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,11 +14,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	memorytest.StopPGlite()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { memorytest.Main(m) }
 
 const dim = 64
 

@@ -87,10 +87,19 @@ func (m *Metrics) Serve(ctx context.Context, addr string, log *slog.Logger) (str
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ServeOn(ctx, ln, mux, "metrics", log, m.provider.Shutdown)
+	return ln.Addr().String(), nil
+}
+
+// ServeOn serves h on ln in the background until ctx ends, then shuts the
+// server down, and after it each of stop, within 5 seconds in all. An
+// error that stops the server early is logged as the what endpoint's: a
+// process's own endpoints (metrics, profiles) beside its work.
+func ServeOn(ctx context.Context, ln net.Listener, h http.Handler, what string, log *slog.Logger, stop ...func(context.Context) error) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics endpoint stopped", "error", err)
+			log.Error(what+" endpoint stopped", "error", err)
 		}
 	}()
 	go func() {
@@ -98,7 +107,8 @@ func (m *Metrics) Serve(ctx context.Context, addr string, log *slog.Logger) (str
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
-		_ = m.provider.Shutdown(sctx)
+		for _, f := range stop {
+			_ = f(sctx)
+		}
 	}()
-	return ln.Addr().String(), nil
 }

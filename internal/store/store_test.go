@@ -117,22 +117,29 @@ func testIdempotentPut(t *testing.T, u string) {
 	}
 }
 
-func testConcurrentIdenticalPuts(t *testing.T, u string) {
-	s := open(t, u)
-	const n = 8
-	b := store.Blob{Run: "run-1", Kind: "page", Name: "https://example.com/", Data: bytes.Repeat([]byte("page "), 10_000)}
-	refs := make([]string, n)
+// together calls f from n goroutines released at once and returns what
+// each call returned, in the goroutines' order.
+func together[T any](n int, f func() (T, error)) ([]T, []error) {
+	vals := make([]T, n)
 	errs := make([]error, n)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			refs[i], errs[i] = s.Put(t.Context(), b)
+			vals[i], errs[i] = f()
 		})
 	}
 	close(start)
 	wg.Wait()
+	return vals, errs
+}
+
+func testConcurrentIdenticalPuts(t *testing.T, u string) {
+	s := open(t, u)
+	const n = 8
+	b := store.Blob{Run: "run-1", Kind: "page", Name: "https://example.com/", Data: bytes.Repeat([]byte("page "), 10_000)}
+	refs, errs := together(n, func() (string, error) { return s.Put(t.Context(), b) })
 	for i := range n {
 		if errs[i] != nil {
 			t.Errorf("Put %d: %v", i, errs[i])
@@ -369,18 +376,7 @@ func testConcurrentOpens(t *testing.T, u string) {
 			u = freshLike(t, u)
 		}
 		const n = 4
-		stores := make([]store.Store, n)
-		errs := make([]error, n)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() {
-				<-start
-				stores[i], errs[i] = store.Open(t.Context(), u)
-			})
-		}
-		close(start)
-		wg.Wait()
+		stores, errs := together(n, func() (store.Store, error) { return store.Open(t.Context(), u) })
 		for i := range n {
 			if errs[i] != nil {
 				t.Fatalf("round %d: Open %d: %v", round, i, errs[i])

@@ -32,11 +32,7 @@ func TestCurrentTime(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Call(%s) error = %v", tt.args, err)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(res.Content, w) {
-					t.Errorf("Content = %q, want it to contain %q", res.Content, w)
-				}
-			}
+			checkContains(t, "Content", res.Content, tt.want, nil)
 			if res.Target != tt.target {
 				t.Errorf("Target = %q, want %q", res.Target, tt.target)
 			}

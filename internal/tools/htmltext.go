@@ -7,9 +7,7 @@ import (
 
 	"github.com/JohannesKaufmann/dom"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"github.com/longhaul-dev/longhaul/internal/extract"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -42,20 +40,7 @@ var dropped = []string{
 // markdown renders HTML as Markdown, which keeps the headings, lists, links
 // and tables a model reads well. A link without text (an image, once
 // images are dropped) is left out. It is safe for concurrent use.
-var markdown = func() *converter.Converter {
-	conv := converter.NewConverter(converter.WithPlugins(
-		base.NewBasePlugin(),
-		commonmark.NewCommonmarkPlugin(
-			commonmark.WithListEndComment(false),
-			commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip),
-		),
-		table.NewTablePlugin(),
-	))
-	for _, tag := range dropped {
-		conv.Register.TagType(tag, converter.TagTypeRemove, converter.PriorityStandard)
-	}
-	return conv
-}()
+var markdown = extract.MarkdownConverter(dropped...)
 
 // htmlToMarkdown renders n (a document or an element) as Markdown, with
 // relative links made absolute against base. It changes n, through prune.

@@ -78,11 +78,7 @@ func TestValidateArguments(t *testing.T) {
 			if !errors.Is(err, ErrInvalidArguments) {
 				t.Fatalf("ValidateArguments(%s) = %v, want ErrInvalidArguments", tt.args, err)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error = %q, want it to contain %q", err, w)
-				}
-			}
+			checkContains(t, "error", err.Error(), tt.want, nil)
 		})
 	}
 }

@@ -66,6 +66,22 @@ func testFetch(opts WebFetchOptions) *WebFetch {
 	return NewWebFetch(opts)
 }
 
+// checkContains fails t unless got, a call's what, contains each of want
+// and none of absent.
+func checkContains(t *testing.T, what, got string, want, absent []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s =\n%s\nwant it to contain %q", what, got, w)
+		}
+	}
+	for _, a := range absent {
+		if strings.Contains(got, a) {
+			t.Errorf("%s =\n%s\nwant no %q", what, got, a)
+		}
+	}
+}
+
 func fetchArgs(u string, maxChars int) json.RawMessage {
 	m := map[string]any{"url": u}
 	if maxChars > 0 {
@@ -153,16 +169,7 @@ func TestWebFetchContent(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Call error = %v", err)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(res.Content, w) {
-					t.Errorf("Content =\n%s\nwant it to contain %q", res.Content, w)
-				}
-			}
-			for _, a := range tt.absent {
-				if strings.Contains(res.Content, a) {
-					t.Errorf("Content =\n%s\nwant no %q", res.Content, a)
-				}
-			}
+			checkContains(t, "Content", res.Content, tt.want, tt.absent)
 			if first, _, _ := strings.Cut(res.Content, "\n"); tt.first != "" && first != tt.first {
 				t.Errorf("first line = %q, want %q", first, tt.first)
 			}
@@ -340,11 +347,7 @@ func TestWebFetchTruncation(t *testing.T) {
 			if res.Truncated != tt.wantTruncated {
 				t.Errorf("Truncated = %v, want %v", res.Truncated, tt.wantTruncated)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(res.Content, w) {
-					t.Errorf("Content = %q, want it to contain %q", res.Content, w)
-				}
-			}
+			checkContains(t, "Content", res.Content, tt.want, nil)
 			_, text, _ := strings.Cut(res.Content, "\n\n")
 			text, _, _ = strings.Cut(text, "\n\n[truncated")
 			if n := len([]rune(text)); n > tt.maxTextRunes {

@@ -333,16 +333,7 @@ func TestWebSearchFormatting(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Call error = %v", err)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(res.Content, w) {
-					t.Errorf("Content =\n%s\nwant it to contain %q", res.Content, w)
-				}
-			}
-			for _, a := range tt.absent {
-				if strings.Contains(res.Content, a) {
-					t.Errorf("Content =\n%s\nwant no %q", res.Content, a)
-				}
-			}
+			checkContains(t, "Content", res.Content, tt.want, tt.absent)
 		})
 	}
 }
@@ -395,11 +386,7 @@ func TestWebSearchErrors(t *testing.T) {
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Errorf("Call error = %v, want %v", err, tt.wantErr)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error = %q, want it to contain %q", err, w)
-				}
-			}
+			checkContains(t, "error", err.Error(), tt.want, nil)
 			if len(err.Error()) > 600 {
 				t.Errorf("error is %d bytes long, want a short excerpt", len(err.Error()))
 			}

@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -19,9 +17,8 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
-	"github.com/longhaul-dev/longhaul/internal/toolset"
+	"github.com/longhaul-dev/longhaul/internal/testing/tooltest"
 	"github.com/longhaul-dev/longhaul/internal/window"
-	"github.com/longhaul-dev/longhaul/skills"
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -268,7 +265,7 @@ func corpus(t *testing.T, root string) []sample {
 		}
 	}
 
-	tools := builtinTools(t)
+	tools := tooltest.Builtin(t)
 	all, _ := json.Marshal(tools)
 	addText("tools: all built-in, as one JSON array", "tools", string(all))
 	for _, tl := range tools {
@@ -314,36 +311,6 @@ func chunks(text string, size int) []string {
 	}
 	if cur.Len() > 0 {
 		out = append(out, cur.String())
-	}
-	return out
-}
-
-// builtinTools are the built-in tools' definitions as a model call offers
-// them (activities/answer.go offeredTools), HTTP tools of the built-in
-// skills included.
-func builtinTools(t *testing.T) []openai.Tool {
-	t.Helper()
-	cat, err := skills.Load(skills.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := toolset.Build(context.Background(), cat, toolset.Options{
-		SearchURL: "http://127.0.0.1:9",
-		LookupEnv: func(string) (string, bool) { return "http://127.0.0.1:9", true },
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	defs, err := set.Registry.Definitions(set.Registry.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []openai.Tool
-	for _, d := range defs {
-		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: d.Name, Description: d.Description, Parameters: d.Parameters,
-		}})
 	}
 	return out
 }

@@ -48,8 +48,8 @@ var (
 )
 
 // PGlite starts the shared PGlite server the first time it is asked for,
-// with pgvector created in its public schema. StopPGlite (in TestMain)
-// stops it.
+// with pgvector created in its public schema. Main (the TestMain of the
+// package that uses it) stops it.
 func PGlite() (*pglite.Server, error) {
 	pgliteOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -63,11 +63,15 @@ func PGlite() (*pglite.Server, error) {
 	return pgliteServer, pgliteErr
 }
 
-// StopPGlite stops the shared PGlite server, if one was started.
-func StopPGlite() {
+// Main runs a package's tests, stops the shared PGlite server if they
+// started one, and exits with the tests' code: a package whose tests use
+// PGlite makes it its TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
 	if pgliteServer != nil {
 		pgliteServer.Close()
 	}
+	os.Exit(code)
 }
 
 // PGliteReady skips the test when PGlite is not installed, or fails it

@@ -1,10 +1,11 @@
 package seerrtest
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 )
 
 func send(t *testing.T, s *Server, method, path, key, body string) (int, string) {
@@ -19,13 +20,7 @@ func send(t *testing.T, s *Server, method, path, key, body string) (int, string)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return webtest.RoundTrip(t, req)
 }
 
 // TestRefusesMalformed shows that the stand-in refuses what real Seerr's

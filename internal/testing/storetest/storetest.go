@@ -47,6 +47,17 @@ var Backends = []Backend{
 	{Name: "postgres", Ready: Ready, Fresh: postgresFresh},
 }
 
+// Each runs f as a subtest of t per backend, named for it, with the URL of
+// a fresh database of it.
+func Each(t *testing.T, f func(t *testing.T, u string)) {
+	for _, be := range Backends {
+		t.Run(be.Name, func(t *testing.T) {
+			be.Ready(t)
+			f(t, be.Fresh(t))
+		})
+	}
+}
+
 // PostgresURL is the test server, LONGHAUL_TEST_POSTGRES_URL, or "" when
 // it is not set; its database must exist and allow CREATE SCHEMA.
 func PostgresURL() string {

@@ -92,6 +92,19 @@ func Do(t testing.TB, a *fiber.App, method, path string, body any, headers map[s
 	return Send(t, a, req)
 }
 
+// RoundTrip sends req over the network with the default client and
+// returns the answer's status and body; a request that fails fails t.
+func RoundTrip(t testing.TB, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // Send sends req to a, with no time limit, and closes the answer's body
 // when the test ends.
 func Send(t testing.TB, a *fiber.App, req *http.Request) *http.Response {

@@ -302,10 +302,10 @@ func segment() []longhaul.Event {
 	}
 }
 
-// TestRespRendererLiveMatchesLog renders a segment twice — from its
+// TestResponseRendererLiveMatchesLog renders a segment twice — from its
 // durable events alone, and with each call's text streaming live first in
 // uneven pieces — and checks both streams are the same, numbered 0, 1, 2, …
-func TestRespRendererLiveMatchesLog(t *testing.T) {
+func TestResponseRendererLiveMatchesLog(t *testing.T) {
 	render := func(live bool) []StreamEvent {
 		r := NewResponseRenderer(Response{ID: "resp_x.0", Object: "response"}, longhaul.Usage{})
 		out := r.Begin(false)
@@ -366,7 +366,7 @@ func TestRespRendererLiveMatchesLog(t *testing.T) {
 	}
 }
 
-func TestRespRendererFunctionCalls(t *testing.T) {
+func TestResponseRendererFunctionCalls(t *testing.T) {
 	r := NewResponseRenderer(Response{ID: "resp_x.0"}, longhaul.Usage{PromptTokens: 4, TotalTokens: 4})
 	r.Begin(false)
 	calls := longhaul.NewEvent(longhaul.EventClientToolCalls, time.Unix(0, 0), longhaul.ClientToolCallsData{Calls: []longhaul.ToolCall{{ID: "call_lh_a.1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}}})
@@ -399,10 +399,10 @@ func TestRespRendererFunctionCalls(t *testing.T) {
 	}
 }
 
-// TestRespRendererFileSearch checks that a document_search call shows as
+// TestResponseRendererFileSearch checks that a document_search call shows as
 // a file_search_call item, streamed as OpenAI streams one, with its
 // results only when the request's include asked for them.
-func TestRespRendererFileSearch(t *testing.T) {
+func TestResponseRendererFileSearch(t *testing.T) {
 	out := `{"results":[{"file_id":"file-1","filename":"paper.pdf","vector_store_id":"vs_1","chunk":3,"score":0.8,"text":"the answer","attributes":{"year":2024}}]}`
 	for _, include := range []bool{false, true} {
 		r := NewResponseRenderer(Response{ID: "resp_x.0", SearchResults: include}, longhaul.Usage{})

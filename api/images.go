@@ -103,14 +103,14 @@ func (p ImagePolicy) checkChatImages(msgs []wire.ChatMessage) error {
 }
 
 // checkInputImages checks the image parts of Responses input items.
-func (p ImagePolicy) checkInputImages(items []InputItem) error {
+func (p ImagePolicy) checkInputImages(items []wire.InputItem) error {
 	return p.checkImages(len(items), func(i int) []longhaul.Part {
 		if items[i].Type != "message" {
 			return nil
 		}
-		m, err := itemMessage(items[i])
+		m, err := wire.ItemMessage(items[i])
 		if err != nil {
-			return nil // itemsToMessages has refused it already
+			return nil // wire.ItemsToMessages has refused it already
 		}
 		return m.Parts
 	}, func(i, j int) string { return fmt.Sprintf("input[%d].content[%d].image_url", i, j) })

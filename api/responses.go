@@ -1,31 +1,30 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/runs"
-	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 )
 
-// This file is OpenAI's Responses API: POST /v1/responses and GET, cancel,
-// DELETE and input_items of a response. A response is a run, or the
-// segment of a run after it stopped for the client's function calls (see
-// responses_types.go); everything a response shows is rebuilt from the
+// This file is OpenAI's Responses API: POST /v1/responses and GET of a
+// response (responses_read.go rebuilds, cancels and deletes one,
+// responses_stream.go streams it, responses_input.go lists its input
+// items). A response is a run, or the segment of a run after it stopped
+// for the client's function calls (see internal/wire/responses.go, which
+// holds its wire types); everything a response shows is rebuilt from the
 // run's durable state — its first execution's input (the started event of
 // its history) and its event log — so any API process answers for it.
 //
@@ -62,9 +61,9 @@ const (
 // responseCall is one POST /v1/responses request on its way: what it asks,
 // for which agent, and its input as messages and items.
 type responseCall struct {
-	req         *ResponsesRequest
+	req         *wire.ResponsesRequest
 	agent       *skills.Agent
-	items       []InputItem
+	items       []wire.InputItem
 	msgs        []longhaul.Message
 	opts        longhaul.ModelOptions
 	clientTools []longhaul.ToolSpec
@@ -88,33 +87,33 @@ func (s *Server) createResponse(c *fiber.Ctx) error {
 // readResponseRequest reads and checks a Responses request: its body, its
 // agent, its input, its client tools and vector stores.
 func (s *Server) readResponseRequest(c *fiber.Ctx) (*responseCall, error) {
-	var req ResponsesRequest
+	var req wire.ResponsesRequest
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
 		return nil, errBadRequest("invalid JSON body: " + jsonProblem(err))
 	}
-	if err := req.validate(); err != nil {
+	if err := req.Validate(tools.CheckSchema, checkRanking); err != nil {
 		return nil, errBadRequest(err.Error())
 	}
 	agent, err := s.agentFor(req.Model, principal(c).User)
 	if err != nil {
 		return nil, err
 	}
-	items, err := inputItems(req.Input)
+	items, err := wire.InputItems(req.Input)
 	if err != nil {
 		return nil, errBadRequest(err.Error())
 	}
-	newMsgs, err := itemsToMessages(items)
+	newMsgs, err := wire.ItemsToMessages(items)
 	if err != nil {
 		return nil, errBadRequest(err.Error())
 	}
 	if err := s.cfg.Images.checkInputImages(items); err != nil {
 		return nil, err
 	}
-	opts, clientTools := req.options(), req.clientTools()
+	opts, clientTools := req.Options(), req.ClientTools()
 	if err := s.checkClientTools(agent, principal(c).User, clientTools, opts.ToolChoice, "tools[%d]"); err != nil {
 		return nil, err
 	}
-	stores := req.vectorStores()
+	stores := req.VectorStores()
 	if err := s.checkVectorStores(c.UserContext(), principal(c).Name, stores); err != nil {
 		return nil, err
 	}
@@ -125,7 +124,7 @@ func (s *Server) readResponseRequest(c *fiber.Ctx) (*responseCall, error) {
 // items to the run that waits for them and answers with the segment they
 // start (done); a run that did not take them is not done.
 func (s *Server) continueResponse(c *fiber.Ctx, rc *responseCall) (done bool, err error) {
-	run, results, ok := functionOutputs(rc.items)
+	run, results, ok := wire.FunctionOutputs(rc.items)
 	if !ok {
 		return false, nil
 	}
@@ -142,7 +141,7 @@ func (s *Server) continueResponse(c *fiber.Ctx, rc *responseCall) (done bool, er
 	if err != nil {
 		return true, err
 	}
-	base := responseBase(responseID(run, start), in, segmentTime(log, start), previousSegment(run, log, start))
+	base := wire.ResponseBase(wire.ResponseID(run, start), in, wire.SegmentTime(log, start), wire.PreviousSegment(run, log, start))
 	return true, s.answerResponse(c, rc.req, run, start, base)
 }
 
@@ -155,8 +154,8 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 		return err
 	}
 	state := &contract.ResponseState{
-		PreviousResponseID: req.PreviousResponseID, Store: req.stored(), Background: req.Background,
-		CreatedAt: time.Now().Unix(), SearchResults: slices.Contains(req.Include, includeSearchResults),
+		PreviousResponseID: req.PreviousResponseID, Store: req.Stored(), Background: req.Background,
+		CreatedAt: time.Now().Unix(), SearchResults: slices.Contains(req.Include, wire.IncludeSearchResults),
 	}
 	if req.Instructions != "" {
 		msgs = append([]longhaul.Message{{Role: longhaul.RoleSystem, Content: req.Instructions}}, msgs...)
@@ -176,7 +175,7 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 		NotStreamed:     !req.Stream && !req.Background,
 		Metadata:        req.Metadata,
 		Response:        state,
-		Forget:          !req.stored(),
+		Forget:          !req.Stored(),
 		VectorStores:    rc.stores,
 	}
 	run := "run-" + uuid.NewString()
@@ -189,16 +188,16 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 	if err != nil {
 		return err
 	}
-	base := responseBase(responseID(run, 0), in, 0, nil)
+	base := wire.ResponseBase(wire.ResponseID(run, 0), in, 0, nil)
 	return s.answerResponse(c, req, run, 0, base)
 }
 
 // answerResponse answers a request whose response is the segment of run
 // after start: at once (background), as a stream, or whole once the
 // segment ends (up to the request timeout).
-func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string, start int64, base Response) error {
+func (s *Server) answerResponse(c *fiber.Ctx, req *wire.ResponsesRequest, run string, start int64, base wire.Response) error {
 	c.Set(HeaderRunID, run)
-	store := req.stored()
+	store := req.Stored()
 	switch {
 	case req.Stream:
 		release, err := s.acquireStream(principal(c).Name)
@@ -212,21 +211,21 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string,
 		return nil
 	case req.Background:
 		resp := base
-		resp.Status = respQueued
+		resp.Status = wire.ResponseQueued
 		return c.JSON(resp)
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
 	defer cancel()
 	f := s.runs.Follow(run)
 	defer f.Release()
-	r := newRespRenderer(base, longhaul.Usage{})
-	r.begin(false)
+	r := wire.NewResponseRenderer(base, longhaul.Usage{})
+	r.Begin(false)
 	if !store {
 		// Not to be kept, however the request ends: answered, timed out
 		// (the run is then stopped) or failed.
 		defer s.forget(c.UserContext(), run)
 	}
-	if err := followSegment(ctx, f, start, r, false, f.Read, func([]StreamEvent) error { return nil }); err != nil {
+	if err := followSegment(ctx, f, start, r, false, f.Read, func([]wire.StreamEvent) error { return nil }); err != nil {
 		switch {
 		case ctx.Err() != nil && !store:
 			return errTimeout(fmt.Sprintf("the response was not complete after %s; as it is not to be stored (store: false), it was stopped and deleted", s.cfg.RequestTimeout))
@@ -235,134 +234,7 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *ResponsesRequest, run string,
 		}
 		return errInternal("lost the run's event log: " + err.Error())
 	}
-	return c.JSON(r.snapshot())
-}
-
-// streamSegment writes the segment of run after start as a Responses
-// event stream, from the event after sequence number after (-1: from the
-// start). A response that is not stored goes with its stream however the
-// stream ends: complete, the client gone, an error or the server shutting
-// down (see forget).
-func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base Response, background bool, after int64, store bool) {
-	f := s.runs.Follow(run)
-	defer f.Release()
-	ctx, cancel := context.WithCancel(s.stopping)
-	defer cancel()
-	if !store {
-		defer s.forget(ctx, run)
-	}
-	r := newRespRenderer(base, longhaul.Usage{})
-	emit := func(evs []StreamEvent) error {
-		for _, e := range evs {
-			if e.SequenceNumber <= after {
-				continue
-			}
-			if err := sw.frameJSON("", e.Type, e); err != nil {
-				return err
-			}
-		}
-		return sw.flush()
-	}
-	if emit(r.begin(background)) != nil {
-		return
-	}
-	read := func(ctx context.Context, pos runs.Cursor) ([]runs.Item, bool, error) { return sw.wait(ctx, f, pos) }
-	err := followSegment(ctx, f, start, r, true, read, emit)
-	switch {
-	case errors.Is(err, errClientGone):
-		return
-	case err != nil:
-		msg := "lost the run's event stream: " + err.Error()
-		switch {
-		case ctx.Err() != nil && !store:
-			msg = "the server is shutting down; the response is not to be stored (store: false), so it ends here"
-		case ctx.Err() != nil:
-			msg = "the server is shutting down; the response goes on: GET /v1/responses/" + base.ID + "?stream=true&starting_after=N resumes it"
-		default:
-			s.log.Warn("stream response", "run", run, "error", err)
-		}
-		_ = sw.frameJSON("", "error", r.event(StreamEvent{Type: "error", Code: "stream_error", Message: msg}))
-		_ = sw.flush()
-	}
-}
-
-// liveText is the streamed text of a model call's attempt so far.
-type liveText struct {
-	attempt int
-	text    string
-}
-
-// followSegment feeds r the segment of the run f follows that starts
-// after offset start — its durable events, and with live the live text of
-// its model calls — until the event that ends it. emit gets each event's
-// stream events.
-func followSegment(ctx context.Context, f runs.Follower, start int64, r *respRenderer, live bool, read func(context.Context, runs.Cursor) ([]runs.Item, bool, error), emit func([]StreamEvent) error) error {
-	pos := f.Join(runs.Cursor{})
-	texts := map[string]*liveText{}
-	for {
-		items, done, err := read(ctx, pos)
-		if err != nil {
-			return err
-		}
-		for k, it := range items {
-			pos = it.Pos
-			var evs []StreamEvent
-			end := false
-			switch {
-			case it.Offset > 0 && it.Offset <= start:
-				var u longhaul.Usage
-				if it.Type == longhaul.EventUsage && it.Decode(&u) == nil {
-					r.usageFrom = u
-				}
-				continue
-			case it.Offset > 0:
-				evs, end = r.durable(it.Event)
-			case !live:
-				continue
-			case it.Type == longhaul.EventContentDelta:
-				var d longhaul.Delta
-				if it.Decode(&d) != nil || d.After < start || contentFollows(items, k, d.Call) {
-					continue
-				}
-				t := texts[d.Call]
-				if t == nil || t.attempt != d.Attempt || d.From == 0 || d.From > len(t.text) {
-					t = &liveText{attempt: d.Attempt}
-					texts[d.Call] = t
-					if d.From > 0 {
-						continue // a gap: the durable text will bring it
-					}
-				}
-				t.text = t.text[:d.From] + d.Text
-				evs = r.live(d.Call, d.Attempt, t.text)
-			case it.Type == longhaul.EventContentReset:
-				var d longhaul.ContentResetData
-				if it.Decode(&d) == nil {
-					r.reset(d.Call)
-					delete(texts, d.Call)
-				}
-			}
-			if err := emit(evs); err != nil {
-				return err
-			}
-			if end {
-				return nil
-			}
-		}
-		if done {
-			return errors.New("the run's log ended before the response did")
-		}
-	}
-}
-
-// contentFollows reports whether the item after k is call's durable text:
-// the delta at k is the part of it the follower had not seen, which the
-// durable event brings anyway.
-func contentFollows(items []runs.Item, k int, call string) bool {
-	if k+1 >= len(items) || items[k+1].Type != longhaul.EventContent {
-		return false
-	}
-	var d longhaul.ContentData
-	return items[k+1].Decode(&d) == nil && d.Call == call
+	return c.JSON(r.Snapshot())
 }
 
 // continueRun delivers function outputs to run, which waits for them (see
@@ -387,21 +259,6 @@ func (s *Server) continueRun(ctx context.Context, user longhaul.User, run string
 	return at.after, true, nil
 }
 
-// afterCalls reads the log after a client_tool_calls event: moved, the
-// run took results and went on; ended, it ended without them.
-func afterCalls(rest []longhaul.Event) (moved, ended bool) {
-	for _, e := range rest {
-		var d longhaul.DoneData
-		switch {
-		case e.Type == longhaul.EventDone && e.Decode(&d) == nil && d.FinishReason == "tool_calls":
-			return false, true
-		case e.Type != longhaul.EventUsage:
-			moved = true
-		}
-	}
-	return moved, false
-}
-
 // conversationBefore is the conversation up to the end of response id
 // (none when id is empty): the input of its run, less its instructions,
 // and what the run added. Only a run's latest response can be continued
@@ -410,7 +267,7 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 	if id == "" {
 		return nil, nil
 	}
-	run, start, ok := parseResponseID(id)
+	run, start, ok := wire.ParseResponseID(id)
 	if !ok {
 		return nil, errNotFound("previous_response_id: no response " + id)
 	}
@@ -422,18 +279,18 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 	if err != nil {
 		return nil, err
 	}
-	if start > 0 && !segmentStart(log, start) {
+	if start > 0 && !wire.SegmentStart(log, start) {
 		return nil, errNotFound("previous_response_id: no response " + id)
 	}
 	for i, e := range log {
 		if e.Offset > start && e.Type == longhaul.EventClientToolCalls {
 			var d longhaul.ClientToolCallsData
 			_ = e.Decode(&d)
-			if moved, _ := afterCalls(log[i+1:]); moved {
+			if moved, _ := wire.AfterCalls(log[i+1:]); moved {
 				return nil, errBadRequest("previous_response_id: response " + id + " was continued by a later response; continue from that one")
 			}
 			if !finished(st.Status) {
-				return nil, errBadRequest("No tool output found for function call " + callIDs(d.Calls) + ".")
+				return nil, errBadRequest("No tool output found for function call " + wire.CallIDs(d.Calls) + ".")
 			}
 		}
 	}
@@ -455,8 +312,8 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 	if err != nil {
 		return nil, errUnavailable("cannot read the result of response " + id + ": " + err.Error())
 	}
-	msgs := append(withoutInstructions(in), res.Messages...)
-	if len(res.ToolCalls) > 0 && !endsWithCalls(msgs, res.ToolCalls) {
+	msgs := append(wire.WithoutInstructions(in), res.Messages...)
+	if len(res.ToolCalls) > 0 && !wire.EndsWithCalls(msgs, res.ToolCalls) {
 		msgs = append(msgs, longhaul.Message{Role: longhaul.RoleAssistant, ToolCalls: res.ToolCalls})
 	}
 	return msgs, nil
@@ -469,217 +326,6 @@ func relabel(err error, msg string) error {
 		return errNotFound(msg)
 	}
 	return err
-}
-
-// callIDs lists the ids of calls.
-func callIDs(calls []longhaul.ToolCall) string {
-	var ids []string
-	for _, c := range calls {
-		ids = append(ids, c.ID)
-	}
-	return strings.Join(ids, ", ")
-}
-
-// endsWithCalls reports whether the last message of msgs asks for calls.
-func endsWithCalls(msgs []longhaul.Message, calls []longhaul.ToolCall) bool {
-	if len(msgs) == 0 {
-		return false
-	}
-	last := msgs[len(msgs)-1]
-	return last.Role == longhaul.RoleAssistant && len(last.ToolCalls) == len(calls) && last.ToolCalls[0].ID == calls[0].ID
-}
-
-// withoutInstructions is a run's input conversation less the system
-// message its request's instructions became: instructions do not carry
-// over to the next response.
-func withoutInstructions(in contract.AgentInput) []longhaul.Message {
-	msgs := in.Messages
-	if responseState(in).Instructions && len(msgs) > 0 {
-		msgs = msgs[1:]
-	}
-	return slices.Clone(msgs)
-}
-
-// responseBase is the response object of the segment id of a run started
-// with in, before any of its output: what the request asked for. created
-// is when the segment began; a run's first response was created when its
-// request came.
-func responseBase(id string, in contract.AgentInput, created int64, previous *string) Response {
-	o, state := in.Options, responseState(in)
-	if _, start, _ := parseResponseID(id); start == 0 && state.CreatedAt != 0 {
-		created = state.CreatedAt
-	}
-	r := Response{
-		ID: id, Object: "response", CreatedAt: created, Status: respInProgress,
-		Background: state.Background, Model: in.Agent,
-		Output: []OutputItem{}, ParallelToolCalls: o.ParallelToolCalls == nil || *o.ParallelToolCalls,
-		Store: state.Store, Temperature: o.Temperature, TopP: o.TopP,
-		Text: ResponseText{Format: &ResponseTextFormat{Type: longhaul.FormatText}}, ToolChoice: responsesToolChoice(o.ToolChoice),
-		Tools: []ResponseTool{}, Truncation: cmp.Or(o.Truncation, longhaul.TruncationDisabled), Metadata: callerMetadata(in),
-		SearchResults: state.SearchResults,
-	}
-	if state.Instructions && len(in.Messages) > 0 {
-		r.Instructions = &in.Messages[0].Content
-	}
-	if o.MaxCompletionTokens > 0 {
-		r.MaxOutputTokens = &o.MaxCompletionTokens
-	}
-	if previous != nil {
-		r.PreviousResponseID = previous
-	} else if p := state.PreviousResponseID; p != "" {
-		r.PreviousResponseID = &p
-	}
-	if o.ReasoningEffort != "" {
-		r.Reasoning.Effort = &o.ReasoningEffort
-	}
-	if f := o.ResponseFormat; f != nil {
-		strict := f.Strict
-		r.Text.Format = &ResponseTextFormat{Type: f.Type, Name: f.Name, Schema: f.Schema, Strict: &strict}
-	}
-	for _, t := range in.ClientTools {
-		strict := t.Strict
-		r.Tools = append(r.Tools, ResponseTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: &strict})
-	}
-	return r
-}
-
-// segmentStart reports whether a response of the run whose log this is
-// starts after offset start: its client_tool_calls event is there.
-func segmentStart(log []longhaul.Event, start int64) bool {
-	return slices.ContainsFunc(log, func(e longhaul.Event) bool {
-		return e.Offset == start && e.Type == longhaul.EventClientToolCalls
-	})
-}
-
-// segmentTime is when the segment after start began: the time of the
-// event at start.
-func segmentTime(log []longhaul.Event, start int64) int64 {
-	for _, e := range log {
-		if e.Offset == start {
-			return e.Time.Unix()
-		}
-	}
-	return time.Now().Unix()
-}
-
-// previousSegment is the id of the response before the segment of run
-// after start: the one that ended with the client_tool_calls event at
-// start.
-func previousSegment(run string, log []longhaul.Event, start int64) *string {
-	prev := int64(0)
-	for _, e := range log {
-		if e.Offset >= start {
-			break
-		}
-		if e.Type == longhaul.EventClientToolCalls {
-			prev = e.Offset
-		}
-	}
-	id := responseID(run, prev)
-	return &id
-}
-
-// startInput is the input run was started with — its first execution's,
-// the one the client's request made — and when it started.
-func (s *Server) startInput(ctx context.Context, run string) (contract.AgentInput, int64, error) {
-	in, started, err := s.runs.FirstInput(ctx, run)
-	switch {
-	case errors.Is(err, runs.ErrNotFound):
-		return in, 0, errNotFound("no response of run " + run)
-	case errors.Is(err, runs.ErrCorrupt):
-		return in, 0, errInternal(err.Error())
-	case err != nil:
-		return in, 0, errUnavailable("cannot read run " + run + ": " + err.Error())
-	}
-	return in, started.Unix(), nil
-}
-
-// readLog reads run's whole event log as it stands, archives included.
-func (s *Server) readLog(ctx context.Context, run string) ([]longhaul.Event, error) {
-	var out []longhaul.Event
-	var after int64
-	for {
-		page, err := s.runs.Events(ctx, run, after)
-		if err != nil {
-			return nil, errUnavailable("cannot read the events of run " + run + ": " + err.Error())
-		}
-		if len(page.Archives) > 0 {
-			events, err := s.runs.Archived(ctx, run, page.Archives, after)
-			if err != nil {
-				return nil, errUnavailable(err.Error())
-			}
-			out = append(out, events...)
-			after = max(after, page.Archives[len(page.Archives)-1].To)
-			if len(events) > 0 {
-				after = max(after, events[len(events)-1].Offset)
-			}
-			continue
-		}
-		out = append(out, page.Events...)
-		if len(page.Events) > 0 {
-			after = page.Events[len(page.Events)-1].Offset
-		}
-		if len(page.Events) == 0 || after >= page.Last {
-			return out, nil
-		}
-	}
-}
-
-// findResponse resolves the response named in the path for the caller:
-// its run, segment start and run state; another principal's is unknown.
-func (s *Server) findResponse(c *fiber.Ctx) (run string, start int64, st contract.RunState, err error) {
-	id, err := url.PathUnescape(c.Params("id"))
-	if err != nil {
-		return "", 0, st, errNotFound("no response " + c.Params("id"))
-	}
-	run, start, ok := parseResponseID(id)
-	if !ok {
-		return "", 0, st, errNotFound("no response " + id)
-	}
-	st, err = s.responseState(c.UserContext(), run, principal(c).Name)
-	if err != nil {
-		return "", 0, st, relabel(err, "no response "+id)
-	}
-	return strings.Clone(run), start, st, nil
-}
-
-// currentResponse rebuilds a response from its run's durable state as it
-// stands.
-func (s *Server) currentResponse(ctx context.Context, run string, start int64, st contract.RunState) (*Response, error) {
-	in, created, err := s.startInput(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	log, err := s.readLog(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	var previous *string
-	if start > 0 {
-		if !segmentStart(log, start) {
-			return nil, errNotFound("no response " + responseID(run, start))
-		}
-		created = segmentTime(log, start)
-		previous = previousSegment(run, log, start)
-	}
-	r := newRespRenderer(responseBase(responseID(run, start), in, created, previous), longhaul.Usage{})
-	r.begin(false)
-	for _, e := range log {
-		var u longhaul.Usage
-		switch {
-		case e.Offset <= start:
-			if e.Type == longhaul.EventUsage && e.Decode(&u) == nil {
-				r.usageFrom = u
-			}
-		case !r.ended:
-			r.durable(e)
-		}
-	}
-	if !r.ended && finished(st.Status) {
-		// Closed without finishing its log (terminated outside Longhaul).
-		r.resp.Status, r.resp.Error = respFailed, &ResponseError{Code: "server_error", Message: "the run ended without finishing"}
-	}
-	return r.snapshot(), nil
 }
 
 // getResponse answers GET /v1/responses/{id}: the response as it stands,
@@ -716,212 +362,16 @@ func (s *Server) getResponse(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		if !segmentStart(log, start) {
-			return errNotFound("no response " + responseID(run, start))
+		if !wire.SegmentStart(log, start) {
+			return errNotFound("no response " + wire.ResponseID(run, start))
 		}
-		created, previous = segmentTime(log, start), previousSegment(run, log, start)
+		created, previous = wire.SegmentTime(log, start), wire.PreviousSegment(run, log, start)
 	}
-	base := responseBase(responseID(run, start), in, created, previous)
+	base := wire.ResponseBase(wire.ResponseID(run, start), in, created, previous)
 	release, err := s.acquireStream(principal(c).Name)
 	if err != nil {
 		return err
 	}
 	s.sendSSE(c, "responses", func(sw *sseWriter) { s.streamSegment(sw, run, start, base, base.Background && start == 0, after, true) }, release)
 	return nil
-}
-
-// cancelResponse answers POST /v1/responses/{id}/cancel: the run is
-// cancelled and the response returned once it shows it (or after
-// cancelWait, as it stands). A response that has ended is a 409.
-func (s *Server) cancelResponse(c *fiber.Ctx) error {
-	run, start, st, err := s.findResponse(c)
-	if err != nil {
-		return err
-	}
-	resp, err := s.currentResponse(c.UserContext(), run, start, st)
-	if err != nil {
-		return err
-	}
-	if resp.Status != respInProgress {
-		return errConflict(fmt.Sprintf("response %s has already ended (%s)", resp.ID, resp.Status))
-	}
-	if err := s.runs.Cancel(c.UserContext(), run); err != nil {
-		if !errors.Is(err, runs.ErrNotFound) {
-			return errUnavailable("cannot cancel the run of response " + resp.ID + ": " + err.Error())
-		}
-	}
-	wctx, wcancel := context.WithTimeout(c.UserContext(), cancelWait)
-	defer wcancel()
-	f := s.runs.Follow(run)
-	defer f.Release()
-	r := newRespRenderer(*resp, longhaul.Usage{})
-	r.begin(false)
-	if followSegment(wctx, f, start, r, false, f.Read, func([]StreamEvent) error { return nil }) == nil {
-		resp = r.snapshot()
-	}
-	return c.JSON(resp)
-}
-
-// deleteResponse answers DELETE /v1/responses/{id}: the run goes, with
-// every response it made and its stored outputs.
-func (s *Server) deleteResponse(c *fiber.Ctx) error {
-	run, start, _, err := s.findResponse(c)
-	if err != nil {
-		return err
-	}
-	if err := s.deleteRun(c.UserContext(), run); err != nil {
-		return err
-	}
-	return c.JSON(ResponseDeleted{ID: responseID(run, start), Object: "response.deleted", Deleted: true})
-}
-
-// deleteRun deletes run's outputs from the blob store, marks it deleted
-// there, and deletes the run, which is terminated first if it is still
-// running (see runs.Temporal.Delete). The mark comes first, so that the run
-// reads as gone by the time it ends.
-func (s *Server) deleteRun(ctx context.Context, run string) error {
-	if s.cfg.Blobs != nil {
-		if err := s.cfg.Blobs.DeleteRun(ctx, run); err != nil {
-			return errUnavailable("cannot delete the outputs of run " + run + ": " + err.Error())
-		}
-		if _, err := s.cfg.Blobs.Put(ctx, store.Blob{Run: run, Kind: deletedKind, Name: "run", Data: []byte("deleted")}); err != nil {
-			return errUnavailable("cannot mark run " + run + " deleted: " + err.Error())
-		}
-	}
-	if err := s.runs.Delete(ctx, run); err != nil && !errors.Is(err, runs.ErrNotFound) {
-		return errUnavailable("cannot delete run " + run + ": " + err.Error())
-	}
-	return nil
-}
-
-// deletedKind is the blob kind that marks a run deleted (see
-// contract.DeletedRunKind): Temporal deletes a run a while after it is
-// asked to (once its close has reached visibility), and until then the run
-// must read as gone.
-const deletedKind = contract.DeletedRunKind
-
-// responseState is readState for a run that the Responses API may have
-// deleted: a deleted one is unknown.
-func (s *Server) responseState(ctx context.Context, run, owner string) (contract.RunState, error) {
-	if s.cfg.Blobs != nil {
-		blobs, err := s.cfg.Blobs.List(ctx, run)
-		if err != nil {
-			return contract.RunState{}, errUnavailable("cannot read the outputs of run " + run + ": " + err.Error())
-		}
-		if slices.ContainsFunc(blobs, func(b store.Blob) bool { return b.Kind == deletedKind }) {
-			return contract.RunState{}, errNotFound("no run " + run)
-		}
-	}
-	return s.readState(ctx, run, owner)
-}
-
-// forget deletes the run of a response that is not to be stored, logging
-// a failure: the client has its answer already.
-func (s *Server) forget(ctx context.Context, run string) {
-	if err := s.deleteRun(context.WithoutCancel(ctx), run); err != nil {
-		s.log.Error("delete the run of a response that is not stored", "run", run, "error", err)
-	}
-}
-
-// responseInputItems answers GET /v1/responses/{id}/input_items: the
-// items the response's request added, newest first unless order=asc,
-// paged with limit and after (an item id).
-func (s *Server) responseInputItems(c *fiber.Ctx) error {
-	run, start, _, err := s.findResponse(c)
-	if err != nil {
-		return err
-	}
-	limit := defaultItemsLimit
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxItemsLimit {
-			return errBadRequest(fmt.Sprintf("limit: must be a number from 1 to %d", maxItemsLimit))
-		}
-		limit = n
-	}
-	order := c.Query("order", "desc")
-	if order != "asc" && order != "desc" {
-		return errBadRequest(`order: must be "asc" or "desc"`)
-	}
-	items, err := s.inputOf(c.UserContext(), run, start)
-	if err != nil {
-		return err
-	}
-	if order == "desc" {
-		slices.Reverse(items)
-	}
-	if after := c.Query("after"); after != "" {
-		i := slices.IndexFunc(items, func(it InputItem) bool { return it.ID == after })
-		if i < 0 {
-			return errBadRequest("after: no input item " + after + " in this response")
-		}
-		items = items[i+1:]
-	}
-	list := InputItemList{Object: "list", Data: []InputItem{}}
-	if len(items) > limit {
-		items, list.HasMore = items[:limit], true
-	}
-	list.Data = append(list.Data, items...)
-	if len(items) > 0 {
-		list.FirstID, list.LastID = &items[0].ID, &items[len(items)-1].ID
-	}
-	return c.JSON(list)
-}
-
-// inputOf is the input items of the segment of run after start, in order:
-// a run's first response's are its request's input; a later one's, the
-// function outputs delivered to the run.
-func (s *Server) inputOf(ctx context.Context, run string, start int64) ([]InputItem, error) {
-	key := strings.TrimPrefix(responseID(run, start), respPrefix)
-	key = strings.NewReplacer(".", "_", "-", "_").Replace(key)
-	if start > 0 {
-		results, err := s.deliveredResults(ctx, run, start)
-		if err != nil {
-			return nil, err
-		}
-		var msgs []longhaul.Message
-		for _, r := range results {
-			msgs = append(msgs, longhaul.Message{Role: longhaul.RoleTool, ToolCallID: r.ToolCallID, Content: r.Content})
-		}
-		return messagesToItems(msgs, key), nil
-	}
-	in, _, err := s.startInput(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	from := responseState(in).InputFrom
-	return messagesToItems(in.Messages[min(max(from, 0), len(in.Messages)):], key), nil
-}
-
-// deliveredResults are the function outputs delivered to run that answer
-// the client_tool_calls event at offset at: the input update that carried
-// them, read from the run's history (of its current execution).
-func (s *Server) deliveredResults(ctx context.Context, run string, at int64) ([]contract.ToolResult, error) {
-	log, err := s.readLog(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	var calls []longhaul.ToolCall
-	for _, e := range log {
-		var d longhaul.ClientToolCallsData
-		if e.Offset == at && e.Type == longhaul.EventClientToolCalls && e.Decode(&d) == nil {
-			calls = d.Calls
-		}
-	}
-	if len(calls) == 0 {
-		return nil, errNotFound("no response of run " + run + " starts at " + strconv.FormatInt(at, 10))
-	}
-	inputs, err := s.runs.Inputs(ctx, run)
-	if err != nil {
-		return nil, errUnavailable("cannot read the history of run " + run + ": " + err.Error())
-	}
-	for _, in := range inputs {
-		if len(in.ToolResults) == 0 {
-			continue
-		}
-		if slices.ContainsFunc(calls, func(tc longhaul.ToolCall) bool { return tc.ID == in.ToolResults[0].ToolCallID }) {
-			return in.ToolResults, nil
-		}
-	}
-	return nil, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -28,7 +29,7 @@ func respStack(t *testing.T) (*testenv.Env, map[string]string, map[string]string
 
 // respEvents reads a Responses stream: each frame an event line naming its
 // type and a data line holding it, no [DONE].
-func respEvents(t *testing.T, resp *http.Response) []api.StreamEvent {
+func respEvents(t *testing.T, resp *http.Response) []wire.StreamEvent {
 	t.Helper()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, readBody(t, resp))
@@ -37,12 +38,12 @@ func respEvents(t *testing.T, resp *http.Response) []api.StreamEvent {
 	if err != nil {
 		t.Fatalf("read SSE: %v", err)
 	}
-	var out []api.StreamEvent
+	var out []wire.StreamEvent
 	for _, f := range frames {
 		if !slices.Equal(f.Fields, []string{"event", "data"}) {
 			t.Fatalf("frame %+v: want an event and a data line", f)
 		}
-		var e api.StreamEvent
+		var e wire.StreamEvent
 		if err := json.Unmarshal([]byte(f.Data), &e); err != nil {
 			t.Fatalf("frame data %q: %v", f.Data, err)
 		}
@@ -68,16 +69,16 @@ func readBody(t *testing.T, resp *http.Response) string {
 }
 
 // okResponse decodes a 200 response object.
-func okResponse(t *testing.T, resp *http.Response) api.Response {
+func okResponse(t *testing.T, resp *http.Response) wire.Response {
 	t.Helper()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, readBody(t, resp))
 	}
-	return decode[api.Response](t, resp)
+	return decode[wire.Response](t, resp)
 }
 
 // outputText is the text of a response's message items.
-func outputText(r api.Response) string {
+func outputText(r wire.Response) string {
 	var b strings.Builder
 	for _, it := range r.Output {
 		if it.Type == "message" && it.Content != nil {
@@ -145,7 +146,7 @@ func TestResponsesChain(t *testing.T) {
 		t.Errorf("GET = %+v; output (-post +get):\n%s", got, diff)
 	}
 	// Its input items are its own input, not the conversation before it.
-	items := decode[api.InputItemList](t, do(t, env, "GET", "/v1/responses/"+second.ID+"/input_items", nil, alice))
+	items := decode[wire.InputItemList](t, do(t, env, "GET", "/v1/responses/"+second.ID+"/input_items", nil, alice))
 	if len(items.Data) != 1 || items.Data[0].Role != "user" || !strings.Contains(string(items.Data[0].Content), "I like blue.") || items.HasMore {
 		t.Errorf("input items = %+v", items)
 	}
@@ -209,13 +210,13 @@ func TestResponsesStream(t *testing.T) {
 	bg := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Tell a story.", "background": true}, alice))
 	cut := do(t, env, "GET", "/v1/responses/"+bg.ID+"?stream=true", nil, alice)
 	rd := ssetest.NewReader(cut.Body)
-	var head []api.StreamEvent
+	var head []wire.StreamEvent
 	for len(head) < 7 {
 		f, err := rd.Next()
 		if err != nil {
 			t.Fatalf("read the live stream: %v", err)
 		}
-		var e api.StreamEvent
+		var e wire.StreamEvent
 		if err := json.Unmarshal([]byte(f.Data), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -317,11 +318,11 @@ func TestResponsesLifecycle(t *testing.T) {
 				t.Errorf("GET %s: status %d", path, resp.StatusCode)
 			}
 		}
-		items := decode[api.InputItemList](t, do(t, env, "GET", "/v1/responses/"+r.ID+"/input_items", nil, alice))
+		items := decode[wire.InputItemList](t, do(t, env, "GET", "/v1/responses/"+r.ID+"/input_items", nil, alice))
 		if items.Object != "list" || len(items.Data) != 1 || *items.FirstID != items.Data[0].ID {
 			t.Errorf("input items = %+v", items)
 		}
-		del := decode[api.ResponseDeleted](t, do(t, env, "DELETE", "/v1/responses/"+r.ID, nil, alice))
+		del := decode[wire.ResponseDeleted](t, do(t, env, "DELETE", "/v1/responses/"+r.ID, nil, alice))
 		if !del.Deleted || del.ID != r.ID || del.Object != "response.deleted" {
 			t.Errorf("delete = %+v", del)
 		}
@@ -408,12 +409,12 @@ func TestResponsesFunctionCalls(t *testing.T) {
 		output[0],
 	}
 	resent := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": history, "tools": weather}, alice))
-	for _, r := range []api.Response{again, resent} {
+	for _, r := range []wire.Response{again, resent} {
 		if r.ID != second.ID || outputText(r) != outputText(*second) {
 			t.Errorf("repeat = %+v, want response %s", r, second.ID)
 		}
 	}
-	items := decode[api.InputItemList](t, do(t, env, "GET", "/v1/responses/"+second.ID+"/input_items", nil, alice))
+	items := decode[wire.InputItemList](t, do(t, env, "GET", "/v1/responses/"+second.ID+"/input_items", nil, alice))
 	if len(items.Data) != 1 || items.Data[0].Type != "function_call_output" || items.Data[0].CallID != call.CallID || string(items.Data[0].Output) != `"rain"` {
 		t.Errorf("input items = %+v", items)
 	}

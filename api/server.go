@@ -11,8 +11,8 @@
 // runs.Service (internal/runs), which alone knows Temporal and follows a
 // run through one feed per run; the streams are written as Server-Sent
 // Events by one writer (sse.go). Wire types and pure converters live apart from the handlers
-// (internal/wire for Chat Completions, Runs and the audit; render.go and
-// responses_types.go here), the visibility queries in
+// (internal/wire for Chat Completions, the Responses API, Runs and the
+// audit; render.go here), the visibility queries in
 // visibility.go; errors are translated to OpenAI's envelope in one place
 // (errors.go), and every route is registered in routes.
 package api

@@ -67,7 +67,7 @@ func TestUnstoredResponseGoesHoweverItEnds(t *testing.T) {
 			if !ok {
 				continue
 			}
-			var e api.StreamEvent
+			var e wire.StreamEvent
 			if err := json.Unmarshal([]byte(data), &e); err != nil {
 				t.Fatalf("frame %q: %v", data, err)
 			}

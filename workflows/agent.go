@@ -503,7 +503,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		// document_search's output stays whole (bounded by the tool,
 		// internal/docsearch's DefaultMaxChars, and by what the model
 		// reads): the Responses API renders a file_search_call's results
-		// from this event (api/responses_render.go toolOutput), and an
+		// from this event (internal/wire/responses_events.go toolOutput), and an
 		// excerpt of its JSON has none.
 		if r := []rune(excerpt); len(r) > toolOutputExcerpt && c.Name != longhaul.DocumentSearchTool {
 			excerpt = string(r[:toolOutputExcerpt])

@@ -1,7 +1,8 @@
-package api
+package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,14 +17,14 @@ func TestResponseIDRoundTrip(t *testing.T) {
 		run   string
 		start int64
 	}{{"run-1b4e28ba-2fa1-11d2-883f-0016d3cca427", 0}, {"chat-x_y.z-turn-3", 57}} {
-		id := responseID(tc.run, tc.start)
-		run, start, ok := parseResponseID(id)
+		id := ResponseID(tc.run, tc.start)
+		run, start, ok := ParseResponseID(id)
 		if !ok || run != tc.run || start != tc.start {
 			t.Errorf("parseResponseID(%q) = %q, %d, %v; want %q, %d", id, run, start, ok, tc.run, tc.start)
 		}
 	}
 	for _, bad := range []string{"", "resp_", "resp_abc", "resp_!!.1", "resp_YQ.-1", "resp_YQ.x", "chatcmpl-1", "resp_.3"} {
-		if _, _, ok := parseResponseID(bad); ok {
+		if _, _, ok := ParseResponseID(bad); ok {
 			t.Errorf("parseResponseID(%q) accepted", bad)
 		}
 	}
@@ -75,10 +76,10 @@ func TestItemsToMessages(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			items, err := inputItems(json.RawMessage(tc.input))
+			items, err := InputItems(json.RawMessage(tc.input))
 			var got []longhaul.Message
 			if err == nil {
-				got, err = itemsToMessages(items)
+				got, err = ItemsToMessages(items)
 			}
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -103,7 +104,7 @@ func TestMessagesToItems(t *testing.T) {
 		{Role: "tool", ToolCallID: "c1", Content: "out"},
 		{Role: "assistant", Content: "Done."},
 	}
-	got := messagesToItems(msgs, "k")
+	got := MessagesToItems(msgs, "k")
 	wire, _ := json.Marshal(got)
 	want := `[{"type":"message","id":"msg_k_0","role":"user","status":"completed","content":[{"type":"input_text","text":"look"},{"type":"input_image","image_url":"http://img"}]},` +
 		`{"type":"message","id":"msg_k_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Checking.","annotations":[],"logprobs":[]}]},` +
@@ -114,13 +115,35 @@ func TestMessagesToItems(t *testing.T) {
 		t.Errorf("items (-want +got):\n%s", diff)
 	}
 	// And back: the conversation survives the round trip.
-	back, err := itemsToMessages(got)
+	back, err := ItemsToMessages(got)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(msgs, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
+}
+
+// autoRanker is a RankingCheck that takes the rankers none and auto, as
+// the documents package's takes.
+func autoRanker(ranker string) error {
+	switch ranker {
+	case "", "none", "auto":
+		return nil
+	}
+	return fmt.Errorf("ranking_options.ranker: %q is not supported", ranker)
+}
+
+// objectSchema is a SchemaCheck that takes object schemas only, as
+// tools.CheckSchema does a structured answer's.
+func objectSchema(raw json.RawMessage) error {
+	var s struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &s) != nil || (s.Type != "" && s.Type != "object") {
+		return fmt.Errorf("not an object schema")
+	}
+	return nil
 }
 
 func TestResponsesRequestValidate(t *testing.T) {
@@ -152,7 +175,7 @@ func TestResponsesRequestValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.req.validate()
+			err := tc.req.Validate(objectSchema, autoRanker)
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -174,7 +197,7 @@ func TestResponsesOptions(t *testing.T) {
 		Text:       &ResponseText{Format: &ResponseTextFormat{Type: "json_schema", Name: "s", Schema: json.RawMessage(`{"type":"object"}`), Strict: &strict}},
 		Tools:      []ResponseTool{{Type: "function", Name: "lookup", Description: "Look up", Parameters: json.RawMessage(`{"type":"object"}`), Strict: &strict}},
 	}
-	got := req.options()
+	got := req.Options()
 	want := longhaul.ModelOptions{
 		Temperature: &temp, MaxCompletionTokens: 99, ReasoningEffort: "high",
 		ToolChoice:     json.RawMessage(`{"function":{"name":"lookup"},"type":"function"}`),
@@ -186,14 +209,14 @@ func TestResponsesOptions(t *testing.T) {
 		t.Errorf("options (-want +got):\n%s", diff)
 	}
 	req.Truncation = "auto"
-	if got := req.options().Truncation; got != "auto" {
+	if got := req.Options().Truncation; got != "auto" {
 		t.Errorf("truncation auto: options say %q", got)
 	}
 	req.Model, req.Input, req.Truncation = "assistant", json.RawMessage(`"hi"`), "sometimes"
-	if err := req.validate(); err == nil || !strings.Contains(err.Error(), "truncation") {
+	if err := req.Validate(anySchema, autoRanker); err == nil || !strings.Contains(err.Error(), "truncation") {
 		t.Errorf("truncation sometimes: validate = %v, want an error naming truncation", err)
 	}
-	if diff := cmp.Diff([]longhaul.ToolSpec{{Name: "lookup", Description: "Look up", Parameters: json.RawMessage(`{"type":"object"}`), Strict: true}}, req.clientTools()); diff != "" {
+	if diff := cmp.Diff([]longhaul.ToolSpec{{Name: "lookup", Description: "Look up", Parameters: json.RawMessage(`{"type":"object"}`), Strict: true}}, req.ClientTools()); diff != "" {
 		t.Errorf("client tools (-want +got):\n%s", diff)
 	}
 	if got := string(responsesToolChoice(got.ToolChoice)); got != `{"name":"lookup","type":"function"}` {
@@ -218,7 +241,7 @@ func TestFunctionOutputs(t *testing.T) {
 		{"not last", []InputItem{out(a1, "x"), {Type: "message", Role: "user"}}, "", 0},
 	}
 	for _, tc := range tests {
-		run, results, ok := functionOutputs(tc.items)
+		run, results, ok := FunctionOutputs(tc.items)
 		if run != tc.run || len(results) != tc.n || ok != (tc.run != "") {
 			t.Errorf("%s: functionOutputs = %q, %d results, %v", tc.name, run, len(results), ok)
 		}
@@ -279,22 +302,22 @@ func segment() []longhaul.Event {
 	}
 }
 
-// TestRespRendererLiveMatchesLog renders a segment twice — from its
+// TestResponseRendererLiveMatchesLog renders a segment twice — from its
 // durable events alone, and with each call's text streaming live first in
 // uneven pieces — and checks both streams are the same, numbered 0, 1, 2, …
-func TestRespRendererLiveMatchesLog(t *testing.T) {
+func TestResponseRendererLiveMatchesLog(t *testing.T) {
 	render := func(live bool) []StreamEvent {
-		r := newRespRenderer(Response{ID: "resp_x.0", Object: "response"}, longhaul.Usage{})
-		out := r.begin(false)
+		r := NewResponseRenderer(Response{ID: "resp_x.0", Object: "response"}, longhaul.Usage{})
+		out := r.Begin(false)
 		for _, e := range segment() {
 			var d longhaul.ContentData
 			if live && e.Type == longhaul.EventContent && e.Decode(&d) == nil {
 				streamed := d.Streamed()
 				for n := 0; n < len(streamed); n += 7 {
-					out = append(out, r.live(d.Call, 1, streamed[:n])...)
+					out = append(out, r.Live(d.Call, 1, streamed[:n])...)
 				}
 			}
-			evs, _ := r.durable(e)
+			evs, _ := r.Durable(e)
 			out = append(out, evs...)
 		}
 		return out
@@ -334,7 +357,7 @@ func TestRespRendererLiveMatchesLog(t *testing.T) {
 	}
 	final := fromLog[len(fromLog)-1].Response
 	wire, _ := json.Marshal(final.Output)
-	wantOut := `[{"type":"reasoning","id":"rs_` + newRespRenderer(Response{ID: "resp_x.0"}, longhaul.Usage{}).key + `_0","summary":[{"type":"summary_text","text":"think hard"}]},`
+	wantOut := `[{"type":"reasoning","id":"rs_` + NewResponseRenderer(Response{ID: "resp_x.0"}, longhaul.Usage{}).key + `_0","summary":[{"type":"summary_text","text":"think hard"}]},`
 	if !strings.HasPrefix(string(wire), wantOut) {
 		t.Errorf("output = %s", wire)
 	}
@@ -343,15 +366,15 @@ func TestRespRendererLiveMatchesLog(t *testing.T) {
 	}
 }
 
-func TestRespRendererFunctionCalls(t *testing.T) {
-	r := newRespRenderer(Response{ID: "resp_x.0"}, longhaul.Usage{PromptTokens: 4, TotalTokens: 4})
-	r.begin(false)
+func TestResponseRendererFunctionCalls(t *testing.T) {
+	r := NewResponseRenderer(Response{ID: "resp_x.0"}, longhaul.Usage{PromptTokens: 4, TotalTokens: 4})
+	r.Begin(false)
 	calls := longhaul.NewEvent(longhaul.EventClientToolCalls, time.Unix(0, 0), longhaul.ClientToolCallsData{Calls: []longhaul.ToolCall{{ID: "call_lh_a.1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}}})
 	calls.Offset = 3
 	usage := longhaul.NewEvent(longhaul.EventUsage, time.Unix(0, 0), longhaul.Usage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12})
 	usage.Offset = 2
-	r.durable(usage)
-	evs, end := r.durable(calls)
+	r.Durable(usage)
+	evs, end := r.Durable(calls)
 	if !end {
 		t.Fatal("the client's calls did not end the response")
 	}
@@ -376,20 +399,20 @@ func TestRespRendererFunctionCalls(t *testing.T) {
 	}
 }
 
-// TestRespRendererFileSearch checks that a document_search call shows as
+// TestResponseRendererFileSearch checks that a document_search call shows as
 // a file_search_call item, streamed as OpenAI streams one, with its
 // results only when the request's include asked for them.
-func TestRespRendererFileSearch(t *testing.T) {
+func TestResponseRendererFileSearch(t *testing.T) {
 	out := `{"results":[{"file_id":"file-1","filename":"paper.pdf","vector_store_id":"vs_1","chunk":3,"score":0.8,"text":"the answer","attributes":{"year":2024}}]}`
 	for _, include := range []bool{false, true} {
-		r := newRespRenderer(Response{ID: "resp_x.0", SearchResults: include}, longhaul.Usage{})
-		r.begin(false)
+		r := NewResponseRenderer(Response{ID: "resp_x.0", SearchResults: include}, longhaul.Usage{})
+		r.Begin(false)
 		start := longhaul.NewEvent(longhaul.EventToolStart, time.Unix(0, 0), longhaul.ToolStartData{ToolCallID: "t1", Name: documentSearchTool, Arguments: `{"query":"what is the answer"}`})
 		start.Offset = 1
 		done := longhaul.NewEvent(longhaul.EventToolOutput, time.Unix(0, 0), longhaul.ToolOutputData{ToolCallID: "t1", Name: documentSearchTool, Output: out})
 		done.Offset = 2
-		evs, _ := r.durable(start)
-		more, _ := r.durable(done)
+		evs, _ := r.Durable(start)
+		more, _ := r.Durable(done)
 		var types []string
 		for _, e := range append(evs, more...) {
 			types = append(types, e.Type)

@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"testing"
@@ -29,7 +29,7 @@ func TestResponseStateReadsOldRuns(t *testing.T) {
 		{"old run without keys", contract.AgentInput{}, contract.ResponseState{Store: true}, map[string]string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, responseState(tc.in)); diff != "" {
+			if diff := cmp.Diff(tc.want, ResponseStateOf(tc.in)); diff != "" {
 				t.Errorf("responseState (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.caller, callerMetadata(tc.in)); diff != "" {

@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"crypto/sha256"
@@ -8,6 +8,27 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 )
+
+// StreamEvent is one event of a streamed response. Which fields are set
+// depends on its type.
+type StreamEvent struct {
+	Type           string       `json:"type"`
+	SequenceNumber int64        `json:"sequence_number"`
+	Response       *Response    `json:"response,omitempty"`
+	OutputIndex    *int         `json:"output_index,omitempty"`
+	ItemID         string       `json:"item_id,omitempty"`
+	ContentIndex   *int         `json:"content_index,omitempty"`
+	Item           *OutputItem  `json:"item,omitempty"`
+	Part           *ContentPart `json:"part,omitempty"`
+	Delta          *string      `json:"delta,omitempty"`
+	Text           *string      `json:"text,omitempty"`
+	Arguments      *string      `json:"arguments,omitempty"`
+	Name           string       `json:"name,omitempty"`
+	Logprobs       *[]any       `json:"logprobs,omitempty"`
+	Code           string       `json:"code,omitempty"`
+	Message        string       `json:"message,omitempty"`
+	Param          *string      `json:"param,omitempty"`
+}
 
 // A streamed response is derived from its run's log, so that a client that
 // lost the stream resumes it exactly (GET /v1/responses/{id}?stream=true&
@@ -68,9 +89,9 @@ type respCall struct {
 	frozen   bool // a retry voided the live text: wait for the durable text
 }
 
-// respRenderer turns the events of one response's segment into stream
+// ResponseRenderer turns the events of one response's segment into stream
 // events and keeps the response object up to date. It is pure.
-type respRenderer struct {
+type ResponseRenderer struct {
 	resp  Response
 	key   string
 	seq   int64
@@ -81,47 +102,66 @@ type respRenderer struct {
 	ended     bool
 }
 
-// newRespRenderer starts the rendering of resp (its echo fields set, its
+// NewResponseRenderer starts the rendering of resp (its echo fields set, its
 // output empty); usageFrom is the run's usage before the segment.
-func newRespRenderer(resp Response, usageFrom longhaul.Usage) *respRenderer {
+func NewResponseRenderer(resp Response, usageFrom longhaul.Usage) *ResponseRenderer {
 	sum := sha256.Sum256([]byte(resp.ID))
 	resp.Output = []OutputItem{}
-	return &respRenderer{resp: resp, key: hex.EncodeToString(sum[:6]), calls: map[string]*respCall{}, tools: map[string]int{}, usageFrom: usageFrom}
+	return &ResponseRenderer{resp: resp, key: hex.EncodeToString(sum[:6]), calls: map[string]*respCall{}, tools: map[string]int{}, usageFrom: usageFrom}
 }
 
 // event numbers one stream event.
-func (r *respRenderer) event(e StreamEvent) StreamEvent {
+func (r *ResponseRenderer) event(e StreamEvent) StreamEvent {
 	e.SequenceNumber = r.seq
 	r.seq++
 	return e
 }
 
-// snapshot is a copy of the response as it stands.
-func (r *respRenderer) snapshot() *Response {
+// Snapshot is a copy of the response as it stands.
+func (r *ResponseRenderer) Snapshot() *Response {
 	c := r.resp
 	c.Output = append([]OutputItem{}, r.resp.Output...)
 	return &c
 }
 
-// begin is the stream's first events: created (queued for a background
+// SetUsageFrom sets the run's usage before the segment, which the
+// segment's usage events count from.
+func (r *ResponseRenderer) SetUsageFrom(u longhaul.Usage) { r.usageFrom = u }
+
+// Ended reports whether the segment's final event has been rendered.
+func (r *ResponseRenderer) Ended() bool { return r.ended }
+
+// Unfinished marks the response failed: its run closed without finishing
+// its log (it was terminated outside Longhaul).
+func (r *ResponseRenderer) Unfinished() {
+	r.resp.Status, r.resp.Error = ResponseFailed, &ResponseError{Code: "server_error", Message: "the run ended without finishing"}
+}
+
+// ErrorEvent is the numbered error event that ends a stream the server
+// could not carry on.
+func (r *ResponseRenderer) ErrorEvent(code, message string) StreamEvent {
+	return r.event(StreamEvent{Type: "error", Code: code, Message: message})
+}
+
+// Begin is the stream's first events: created (queued for a background
 // response) and in_progress.
-func (r *respRenderer) begin(background bool) []StreamEvent {
-	r.resp.Status = respInProgress
-	created := r.snapshot()
+func (r *ResponseRenderer) Begin(background bool) []StreamEvent {
+	r.resp.Status = ResponseInProgress
+	created := r.Snapshot()
 	if background {
-		created.Status = respQueued
+		created.Status = ResponseQueued
 	}
 	out := []StreamEvent{r.event(StreamEvent{Type: "response.created", Response: created})}
-	return append(out, r.event(StreamEvent{Type: "response.in_progress", Response: r.snapshot()}))
+	return append(out, r.event(StreamEvent{Type: "response.in_progress", Response: r.Snapshot()}))
 }
 
 // itemID is the id of the output item at index of this response.
-func (r *respRenderer) itemID(kind string, index int) string {
+func (r *ResponseRenderer) itemID(kind string, index int) string {
 	return kind + "_" + r.key + "_" + strconv.Itoa(index)
 }
 
 // add appends an output item and returns its added event.
-func (r *respRenderer) add(it OutputItem) (int, StreamEvent) {
+func (r *ResponseRenderer) add(it OutputItem) (int, StreamEvent) {
 	i := len(r.resp.Output)
 	r.resp.Output = append(r.resp.Output, it)
 	c := it
@@ -129,12 +169,12 @@ func (r *respRenderer) add(it OutputItem) (int, StreamEvent) {
 }
 
 // doneItem is the output_item.done event of the item at index i.
-func (r *respRenderer) doneItem(i int) StreamEvent {
+func (r *ResponseRenderer) doneItem(i int) StreamEvent {
 	c := r.resp.Output[i]
 	return r.event(StreamEvent{Type: "response.output_item.done", OutputIndex: &i, Item: &c})
 }
 
-func (r *respRenderer) call(name string) *respCall {
+func (r *ResponseRenderer) call(name string) *respCall {
 	c := r.calls[name]
 	if c == nil {
 		c = &respCall{msg: -1}
@@ -143,10 +183,10 @@ func (r *respRenderer) call(name string) *respCall {
 	return c
 }
 
-// live takes the live text of a model call's attempt so far (its
+// Live takes the live text of a model call's attempt so far (its
 // reasoning first, between longhaul.ThinkOpen and ThinkClose, as it
 // streams) and returns the events it completes.
-func (r *respRenderer) live(name string, attempt int, streamed string) []StreamEvent {
+func (r *ResponseRenderer) Live(name string, attempt int, streamed string) []StreamEvent {
 	c := r.call(name)
 	if attempt > c.attempt && c.attempt != 0 {
 		c.frozen = true
@@ -167,9 +207,9 @@ func (r *respRenderer) live(name string, attempt int, streamed string) []StreamE
 	return append(out, r.text(c, text, false)...)
 }
 
-// reset takes a model call's retry: the text sent so far may not come
+// Reset takes a model call's retry: the text sent so far may not come
 // again, so the rest waits for the call's durable text.
-func (r *respRenderer) reset(name string) {
+func (r *ResponseRenderer) Reset(name string) {
 	c := r.call(name)
 	if c.msg >= 0 || c.reasoned {
 		c.frozen = true
@@ -177,7 +217,7 @@ func (r *respRenderer) reset(name string) {
 }
 
 // reasoningItem is the added and done events of a call's reasoning.
-func (r *respRenderer) reasoningItem(c *respCall, reasoning string) []StreamEvent {
+func (r *ResponseRenderer) reasoningItem(c *respCall, reasoning string) []StreamEvent {
 	c.reasoned = true
 	i, added := r.add(OutputItem{Type: "reasoning", ID: r.itemID("rs", len(r.resp.Output)), Summary: &[]SummaryPart{}})
 	r.resp.Output[i].Summary = &[]SummaryPart{{Type: "summary_text", Text: reasoning}}
@@ -186,14 +226,14 @@ func (r *respRenderer) reasoningItem(c *respCall, reasoning string) []StreamEven
 
 // text sends what of a call's text is due: the message item's opening, and
 // the deltas up to the last cut the text decides (final: all of it).
-func (r *respRenderer) text(c *respCall, text string, final bool) []StreamEvent {
+func (r *ResponseRenderer) text(c *respCall, text string, final bool) []StreamEvent {
 	if text == "" {
 		return nil
 	}
 	var out []StreamEvent
 	if c.msg < 0 {
 		var added StreamEvent
-		c.msg, added = r.add(OutputItem{Type: "message", ID: r.itemID("msg", len(r.resp.Output)), Status: respInProgress, Role: "assistant", Content: &[]ContentPart{}})
+		c.msg, added = r.add(OutputItem{Type: "message", ID: r.itemID("msg", len(r.resp.Output)), Status: ResponseInProgress, Role: "assistant", Content: &[]ContentPart{}})
 		zero, part := 0, outputTextPart("")
 		out = append(out, added, r.event(StreamEvent{Type: "response.content_part.added", ItemID: r.resp.Output[c.msg].ID, OutputIndex: &c.msg, ContentIndex: &zero, Part: &part}))
 	}
@@ -208,10 +248,10 @@ func (r *respRenderer) text(c *respCall, text string, final bool) []StreamEvent 
 	}
 }
 
-// durable takes one durable event of the segment and returns its stream
+// Durable takes one durable event of the segment and returns its stream
 // events; after the event that ends the segment (client_tool_calls or
 // done) it returns the final event, and end reports true.
-func (r *respRenderer) durable(e longhaul.Event) (out []StreamEvent, end bool) {
+func (r *ResponseRenderer) Durable(e longhaul.Event) (out []StreamEvent, end bool) {
 	if r.ended {
 		return nil, true
 	}
@@ -236,7 +276,7 @@ func (r *respRenderer) durable(e longhaul.Event) (out []StreamEvent, end bool) {
 		if e.Decode(&d) == nil {
 			out = r.functionCalls(d.Calls)
 		}
-		r.resp.Status = respCompleted
+		r.resp.Status = ResponseCompleted
 		return append(out, r.finish()), true
 	case longhaul.EventUsage:
 		var u longhaul.Usage
@@ -266,42 +306,42 @@ func (r *respRenderer) durable(e longhaul.Event) (out []StreamEvent, end bool) {
 }
 
 // doneStatus is the response status of a run that ended as d says.
-func (r *respRenderer) doneStatus(d longhaul.DoneData) string {
+func (r *ResponseRenderer) doneStatus(d longhaul.DoneData) string {
 	switch {
 	case d.Status == "cancelled":
-		return respCancelled
+		return ResponseCancelled
 	case d.Status == "failed" || r.resp.Error != nil:
 		if r.resp.Error == nil {
 			r.resp.Error = &ResponseError{Code: "server_error", Message: "the run failed"}
 		}
-		return respFailed
+		return ResponseFailed
 	case d.FinishReason == "length":
 		r.resp.IncompleteDetails = &IncompleteDetails{Reason: "max_output_tokens"}
-		return respIncomplete
+		return ResponseIncomplete
 	}
-	return respCompleted
+	return ResponseCompleted
 }
 
 // finish is the final event: response.completed, .incomplete, or .failed
 // (a cancelled response too: the API has no event of its own for it).
-func (r *respRenderer) finish() StreamEvent {
+func (r *ResponseRenderer) finish() StreamEvent {
 	r.ended = true
 	if r.resp.Usage == nil {
 		r.resp.Usage = responseUsage(longhaul.Usage{})
 	}
 	typ := "response.completed"
 	switch r.resp.Status {
-	case respIncomplete:
+	case ResponseIncomplete:
 		typ = "response.incomplete"
-	case respFailed, respCancelled:
+	case ResponseFailed, ResponseCancelled:
 		typ = "response.failed"
 	}
-	return r.event(StreamEvent{Type: typ, Response: r.snapshot()})
+	return r.event(StreamEvent{Type: typ, Response: r.Snapshot()})
 }
 
 // content takes a model call's whole text: its reasoning item and message,
 // what the live text did not send of them, and the message's end.
-func (r *respRenderer) content(d longhaul.ContentData) []StreamEvent {
+func (r *ResponseRenderer) content(d longhaul.ContentData) []StreamEvent {
 	c := r.call(d.Call)
 	delete(r.calls, d.Call)
 	var out []StreamEvent
@@ -315,9 +355,9 @@ func (r *respRenderer) content(d longhaul.ContentData) []StreamEvent {
 	i, zero, text := c.msg, 0, d.Text
 	id := r.resp.Output[i].ID
 	part := outputTextPart(d.Text)
-	status := respCompleted
+	status := ResponseCompleted
 	if d.Cancelled {
-		status = respIncomplete
+		status = ResponseIncomplete
 	}
 	r.resp.Output[i].Status = status
 	r.resp.Output[i].Content = &[]ContentPart{part}
@@ -332,13 +372,13 @@ func (r *respRenderer) content(d longhaul.ContentData) []StreamEvent {
 // for document_search a file_search_call item (in_progress, then
 // searching, as OpenAI streams one: openai-node responses.d.ts
 // ResponseFileSearchCall{InProgress,Searching,Completed}Event).
-func (r *respRenderer) toolStart(d longhaul.ToolStartData) []StreamEvent {
+func (r *ResponseRenderer) toolStart(d longhaul.ToolStartData) []StreamEvent {
 	if _, ok := r.tools[d.ToolCallID]; ok {
 		return nil
 	}
 	if d.Name == documentSearchTool {
 		queries := searchQuery(d.Arguments)
-		i, added := r.add(OutputItem{Type: "file_search_call", ID: r.itemID("fs", len(r.resp.Output)), Status: respInProgress, Queries: &queries})
+		i, added := r.add(OutputItem{Type: "file_search_call", ID: r.itemID("fs", len(r.resp.Output)), Status: ResponseInProgress, Queries: &queries})
 		r.tools[d.ToolCallID] = i
 		id := r.resp.Output[i].ID
 		r.resp.Output[i].Status = "searching"
@@ -347,7 +387,7 @@ func (r *respRenderer) toolStart(d longhaul.ToolStartData) []StreamEvent {
 			r.event(StreamEvent{Type: "response.file_search_call.searching", ItemID: id, OutputIndex: &i})}
 	}
 	args := d.Arguments
-	i, added := r.add(OutputItem{Type: "mcp_call", ID: r.itemID("mcp", len(r.resp.Output)), Status: respInProgress, Name: d.Name, Arguments: &args, ServerLabel: mcpServerLabel})
+	i, added := r.add(OutputItem{Type: "mcp_call", ID: r.itemID("mcp", len(r.resp.Output)), Status: ResponseInProgress, Name: d.Name, Arguments: &args, ServerLabel: mcpServerLabel})
 	r.tools[d.ToolCallID] = i
 	id := r.resp.Output[i].ID
 	return []StreamEvent{added, r.event(StreamEvent{Type: "response.mcp_call.in_progress", ItemID: id, OutputIndex: &i})}
@@ -355,7 +395,7 @@ func (r *respRenderer) toolStart(d longhaul.ToolStartData) []StreamEvent {
 
 // toolOutput closes the mcp_call item of a tool call with its output or
 // error.
-func (r *respRenderer) toolOutput(d longhaul.ToolOutputData) []StreamEvent {
+func (r *ResponseRenderer) toolOutput(d longhaul.ToolOutputData) []StreamEvent {
 	var out []StreamEvent
 	i, ok := r.tools[d.ToolCallID]
 	if !ok {
@@ -366,9 +406,9 @@ func (r *respRenderer) toolOutput(d longhaul.ToolOutputData) []StreamEvent {
 	if it.Type == "file_search_call" {
 		// OpenAI's stream has no failed event for a file search: a failed
 		// one completes with status failed.
-		it.Status = respCompleted
+		it.Status = ResponseCompleted
 		if d.Error {
-			it.Status = respFailed
+			it.Status = ResponseFailed
 		} else if r.resp.SearchResults {
 			it.Results = searchResults(d.Output)
 		}
@@ -377,23 +417,23 @@ func (r *respRenderer) toolOutput(d longhaul.ToolOutputData) []StreamEvent {
 	typ := "response.mcp_call.completed"
 	text := d.Output
 	if d.Error {
-		it.Status, it.Error = respFailed, &text
+		it.Status, it.Error = ResponseFailed, &text
 		typ = "response.mcp_call.failed"
 	} else {
-		it.Status, it.Output = respCompleted, &text
+		it.Status, it.Output = ResponseCompleted, &text
 	}
 	return append(out, r.event(StreamEvent{Type: typ, ItemID: it.ID, OutputIndex: &i}), r.doneItem(i))
 }
 
 // functionCalls shows the client's tool calls the model made as
 // function_call items: added, their arguments, done.
-func (r *respRenderer) functionCalls(calls []longhaul.ToolCall) []StreamEvent {
+func (r *ResponseRenderer) functionCalls(calls []longhaul.ToolCall) []StreamEvent {
 	var out []StreamEvent
 	for _, tc := range calls {
 		empty := ""
-		i, added := r.add(OutputItem{Type: "function_call", ID: r.itemID("fc", len(r.resp.Output)), Status: respInProgress, CallID: tc.ID, Name: tc.Name, Arguments: &empty})
+		i, added := r.add(OutputItem{Type: "function_call", ID: r.itemID("fc", len(r.resp.Output)), Status: ResponseInProgress, CallID: tc.ID, Name: tc.Name, Arguments: &empty})
 		id, args := r.resp.Output[i].ID, tc.Arguments
-		r.resp.Output[i].Arguments, r.resp.Output[i].Status = &args, respCompleted
+		r.resp.Output[i].Arguments, r.resp.Output[i].Status = &args, ResponseCompleted
 		out = append(out, added,
 			r.event(StreamEvent{Type: "response.function_call_arguments.delta", ItemID: id, OutputIndex: &i, Delta: &args}),
 			r.event(StreamEvent{Type: "response.function_call_arguments.done", ItemID: id, OutputIndex: &i, Arguments: &args, Name: tc.Name}),

@@ -1,0 +1,216 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/wire"
+)
+
+// This file reads, cancels and deletes a response, all from its run's
+// durable state: the input it was started with and its event log.
+
+// startInput is the input run was started with — its first execution's,
+// the one the client's request made — and when it started.
+func (s *Server) startInput(ctx context.Context, run string) (contract.AgentInput, int64, error) {
+	in, started, err := s.runs.FirstInput(ctx, run)
+	switch {
+	case errors.Is(err, runs.ErrNotFound):
+		return in, 0, errNotFound("no response of run " + run)
+	case errors.Is(err, runs.ErrCorrupt):
+		return in, 0, errInternal(err.Error())
+	case err != nil:
+		return in, 0, errUnavailable("cannot read run " + run + ": " + err.Error())
+	}
+	return in, started.Unix(), nil
+}
+
+// readLog reads run's whole event log as it stands, archives included.
+func (s *Server) readLog(ctx context.Context, run string) ([]longhaul.Event, error) {
+	var out []longhaul.Event
+	var after int64
+	for {
+		page, err := s.runs.Events(ctx, run, after)
+		if err != nil {
+			return nil, errUnavailable("cannot read the events of run " + run + ": " + err.Error())
+		}
+		if len(page.Archives) > 0 {
+			events, err := s.runs.Archived(ctx, run, page.Archives, after)
+			if err != nil {
+				return nil, errUnavailable(err.Error())
+			}
+			out = append(out, events...)
+			after = max(after, page.Archives[len(page.Archives)-1].To)
+			if len(events) > 0 {
+				after = max(after, events[len(events)-1].Offset)
+			}
+			continue
+		}
+		out = append(out, page.Events...)
+		if len(page.Events) > 0 {
+			after = page.Events[len(page.Events)-1].Offset
+		}
+		if len(page.Events) == 0 || after >= page.Last {
+			return out, nil
+		}
+	}
+}
+
+// findResponse resolves the response named in the path for the caller:
+// its run, segment start and run state; another principal's is unknown.
+func (s *Server) findResponse(c *fiber.Ctx) (run string, start int64, st contract.RunState, err error) {
+	id, err := url.PathUnescape(c.Params("id"))
+	if err != nil {
+		return "", 0, st, errNotFound("no response " + c.Params("id"))
+	}
+	run, start, ok := wire.ParseResponseID(id)
+	if !ok {
+		return "", 0, st, errNotFound("no response " + id)
+	}
+	st, err = s.responseState(c.UserContext(), run, principal(c).Name)
+	if err != nil {
+		return "", 0, st, relabel(err, "no response "+id)
+	}
+	return strings.Clone(run), start, st, nil
+}
+
+// currentResponse rebuilds a response from its run's durable state as it
+// stands.
+func (s *Server) currentResponse(ctx context.Context, run string, start int64, st contract.RunState) (*wire.Response, error) {
+	in, created, err := s.startInput(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	log, err := s.readLog(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	var previous *string
+	if start > 0 {
+		if !wire.SegmentStart(log, start) {
+			return nil, errNotFound("no response " + wire.ResponseID(run, start))
+		}
+		created = wire.SegmentTime(log, start)
+		previous = wire.PreviousSegment(run, log, start)
+	}
+	r := wire.NewResponseRenderer(wire.ResponseBase(wire.ResponseID(run, start), in, created, previous), longhaul.Usage{})
+	r.Begin(false)
+	for _, e := range log {
+		var u longhaul.Usage
+		switch {
+		case e.Offset <= start:
+			if e.Type == longhaul.EventUsage && e.Decode(&u) == nil {
+				r.SetUsageFrom(u)
+			}
+		case !r.Ended():
+			r.Durable(e)
+		}
+	}
+	if !r.Ended() && finished(st.Status) {
+		// Closed without finishing its log (terminated outside Longhaul).
+		r.Unfinished()
+	}
+	return r.Snapshot(), nil
+}
+
+// cancelResponse answers POST /v1/responses/{id}/cancel: the run is
+// cancelled and the response returned once it shows it (or after
+// cancelWait, as it stands). A response that has ended is a 409.
+func (s *Server) cancelResponse(c *fiber.Ctx) error {
+	run, start, st, err := s.findResponse(c)
+	if err != nil {
+		return err
+	}
+	resp, err := s.currentResponse(c.UserContext(), run, start, st)
+	if err != nil {
+		return err
+	}
+	if resp.Status != wire.ResponseInProgress {
+		return errConflict(fmt.Sprintf("response %s has already ended (%s)", resp.ID, resp.Status))
+	}
+	if err := s.runs.Cancel(c.UserContext(), run); err != nil {
+		if !errors.Is(err, runs.ErrNotFound) {
+			return errUnavailable("cannot cancel the run of response " + resp.ID + ": " + err.Error())
+		}
+	}
+	wctx, wcancel := context.WithTimeout(c.UserContext(), cancelWait)
+	defer wcancel()
+	f := s.runs.Follow(run)
+	defer f.Release()
+	r := wire.NewResponseRenderer(*resp, longhaul.Usage{})
+	r.Begin(false)
+	if followSegment(wctx, f, start, r, false, f.Read, func([]wire.StreamEvent) error { return nil }) == nil {
+		resp = r.Snapshot()
+	}
+	return c.JSON(resp)
+}
+
+// deleteResponse answers DELETE /v1/responses/{id}: the run goes, with
+// every response it made and its stored outputs.
+func (s *Server) deleteResponse(c *fiber.Ctx) error {
+	run, start, _, err := s.findResponse(c)
+	if err != nil {
+		return err
+	}
+	if err := s.deleteRun(c.UserContext(), run); err != nil {
+		return err
+	}
+	return c.JSON(wire.ResponseDeleted{ID: wire.ResponseID(run, start), Object: "response.deleted", Deleted: true})
+}
+
+// deleteRun deletes run's outputs from the blob store, marks it deleted
+// there, and deletes the run, which is terminated first if it is still
+// running (see runs.Temporal.Delete). The mark comes first, so that the run
+// reads as gone by the time it ends.
+func (s *Server) deleteRun(ctx context.Context, run string) error {
+	if s.cfg.Blobs != nil {
+		if err := s.cfg.Blobs.DeleteRun(ctx, run); err != nil {
+			return errUnavailable("cannot delete the outputs of run " + run + ": " + err.Error())
+		}
+		if _, err := s.cfg.Blobs.Put(ctx, store.Blob{Run: run, Kind: deletedKind, Name: "run", Data: []byte("deleted")}); err != nil {
+			return errUnavailable("cannot mark run " + run + " deleted: " + err.Error())
+		}
+	}
+	if err := s.runs.Delete(ctx, run); err != nil && !errors.Is(err, runs.ErrNotFound) {
+		return errUnavailable("cannot delete run " + run + ": " + err.Error())
+	}
+	return nil
+}
+
+// deletedKind is the blob kind that marks a run deleted (see
+// contract.DeletedRunKind): Temporal deletes a run a while after it is
+// asked to (once its close has reached visibility), and until then the run
+// must read as gone.
+const deletedKind = contract.DeletedRunKind
+
+// responseState is readState for a run that the Responses API may have
+// deleted: a deleted one is unknown.
+func (s *Server) responseState(ctx context.Context, run, owner string) (contract.RunState, error) {
+	if s.cfg.Blobs != nil {
+		blobs, err := s.cfg.Blobs.List(ctx, run)
+		if err != nil {
+			return contract.RunState{}, errUnavailable("cannot read the outputs of run " + run + ": " + err.Error())
+		}
+		if slices.ContainsFunc(blobs, func(b store.Blob) bool { return b.Kind == deletedKind }) {
+			return contract.RunState{}, errNotFound("no run " + run)
+		}
+	}
+	return s.readState(ctx, run, owner)
+}
+
+// forget deletes the run of a response that is not to be stored, logging
+// a failure: the client has its answer already.
+func (s *Server) forget(ctx context.Context, run string) {
+	if err := s.deleteRun(context.WithoutCancel(ctx), run); err != nil {
+		s.log.Error("delete the run of a response that is not stored", "run", run, "error", err)
+	}
+}

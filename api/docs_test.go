@@ -9,7 +9,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
 	"log/slog"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -26,6 +25,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 )
@@ -110,35 +110,14 @@ func docsServerLimits(t *testing.T, maxFile int64, limits api.Limits) (string, d
 	return serve(t, srv), docs, tc
 }
 
-// multipartBody is an upload as openai-node sends one: the file part
-// first, then the fields (internal/uploads.js:235, createForm in the
-// order of the params object).
 func multipartBody(t *testing.T, filename string, content []byte, fields ...string) (string, []byte) {
 	t.Helper()
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	if filename != "" {
-		fw, err := w.CreateFormFile("file", filename)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fw.Write(content)
-	}
-	for i := 0; i+1 < len(fields); i += 2 {
-		w.WriteField(fields[i], fields[i+1])
-	}
-	w.Close()
-	return w.FormDataContentType(), buf.Bytes()
+	return webtest.MultipartBody(t, filename, content, fields...)
 }
 
 func upload(t *testing.T, base string, key map[string]string, ct string, body []byte) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/v1/files", bytes.NewReader(body))
-	req.Header.Set("Content-Type", ct)
-	for k, v := range key {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(webtest.UploadRequest(base+"/v1/files", key, ct, body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +138,7 @@ func uploadText(t *testing.T, base string, key map[string]string, name, text str
 
 func countFiles(t *testing.T, docs docstore.Store, owner string) int {
 	t.Helper()
-	files, _, err := docs.ListFiles(context.Background(), owner, "", docstore.Page{Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(files)
+	return webtest.CountFiles(t, docs, owner)
 }
 
 func wantError(t *testing.T, resp *http.Response, status int, msg string) {

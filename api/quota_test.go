@@ -2,21 +2,16 @@ package api_test
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 )
 
 // wantQuota checks resp is a 403 quota_exceeded saying msg.
 func wantQuota(t *testing.T, resp *http.Response, msg string) {
 	t.Helper()
-	e := decode[struct {
-		Error struct{ Message, Type, Code string }
-	}](t, resp)
-	if resp.StatusCode != http.StatusForbidden || e.Error.Code != "quota_exceeded" || !strings.Contains(e.Error.Message, msg) {
-		t.Errorf("%d %+v, want 403 quota_exceeded with %q", resp.StatusCode, e.Error, msg)
-	}
+	webtest.WantCode(t, resp, http.StatusForbidden, "quota_exceeded", msg)
 }
 
 // TestFileQuotaChatFilePart: a chat file part is a stored file too: past

@@ -8,18 +8,14 @@ import (
 
 	"github.com/longhaul-dev/longhaul/api/documents"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // wantQuota checks resp is a 403 quota_exceeded saying msg.
 func wantQuota(t *testing.T, resp *http.Response, msg string) {
 	t.Helper()
-	e := decode[struct {
-		Error struct{ Message, Type, Code string }
-	}](t, resp)
-	if resp.StatusCode != http.StatusForbidden || e.Error.Code != "quota_exceeded" || !strings.Contains(e.Error.Message, msg) {
-		t.Errorf("%d %+v, want 403 quota_exceeded with %q", resp.StatusCode, e.Error, msg)
-	}
+	webtest.WantCode(t, resp, http.StatusForbidden, "quota_exceeded", msg)
 }
 
 // TestFileQuotas: a principal stores at most Limits.Files files of at

@@ -1,12 +1,10 @@
 package documents_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
-	"mime/multipart"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -146,35 +144,14 @@ func wantError(t *testing.T, resp *http.Response, status int, msg string) {
 	webtest.WantError(t, resp, status, msg)
 }
 
-// multipartBody is an upload as openai-node sends one: the file part
-// first, then the fields (internal/uploads.js:235, createForm in the
-// order of the params object).
 func multipartBody(t *testing.T, filename string, content []byte, fields ...string) (string, []byte) {
 	t.Helper()
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	if filename != "" {
-		fw, err := w.CreateFormFile("file", filename)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fw.Write(content)
-	}
-	for i := 0; i+1 < len(fields); i += 2 {
-		w.WriteField(fields[i], fields[i+1])
-	}
-	w.Close()
-	return w.FormDataContentType(), buf.Bytes()
+	return webtest.MultipartBody(t, filename, content, fields...)
 }
 
 func upload(t *testing.T, a *fiber.App, key map[string]string, ct string, body []byte) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest("POST", "/v1/files", bytes.NewReader(body))
-	req.Header.Set("Content-Type", ct)
-	for k, v := range key {
-		req.Header.Set(k, v)
-	}
-	return webtest.Send(t, a, req)
+	return webtest.Send(t, a, webtest.UploadRequest("/v1/files", key, ct, body))
 }
 
 func uploadText(t *testing.T, a *fiber.App, key map[string]string, name, text string) wire.FileObject {
@@ -190,9 +167,5 @@ func uploadText(t *testing.T, a *fiber.App, key map[string]string, name, text st
 
 func countFiles(t *testing.T, docs docstore.Store, owner string) int {
 	t.Helper()
-	files, _, err := docs.ListFiles(context.Background(), owner, "", docstore.Page{Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(files)
+	return webtest.CountFiles(t, docs, owner)
 }

@@ -75,6 +75,12 @@ func writeError(c *fiber.Ctx, err error) error {
 // returns the answer.
 func Do(t testing.TB, a *fiber.App, method, path string, body any, headers map[string]string) *http.Response {
 	t.Helper()
+	return Send(t, a, NewRequest(method, path, body, headers))
+}
+
+// NewRequest is a request to url with a JSON body (unless body is a
+// string, sent as it is) and the headers.
+func NewRequest(method, url string, body any, headers map[string]string) *http.Request {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -84,12 +90,12 @@ func Do(t testing.TB, a *fiber.App, method, path string, body any, headers map[s
 		raw, _ := json.Marshal(b)
 		rd = bytes.NewReader(raw)
 	}
-	req, _ := http.NewRequest(method, path, rd)
+	req, _ := http.NewRequest(method, url, rd)
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	return Send(t, a, req)
+	return req
 }
 
 // RoundTrip sends req over the network with the default client and
@@ -131,9 +137,17 @@ func Decode[T any](t testing.TB, resp *http.Response) T {
 // message holds msg.
 func WantError(t testing.TB, resp *http.Response, status int, msg string) {
 	t.Helper()
+	WantCode(t, resp, status, "", msg)
+}
+
+// WantCode is WantError that also wants the envelope's code (any when
+// empty).
+func WantCode(t testing.TB, resp *http.Response, status int, code, msg string) {
+	t.Helper()
 	b, _ := io.ReadAll(resp.Body)
 	var e wire.ErrorBody
-	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != status || !strings.Contains(e.Error.Message, msg) || e.Error.Type == "" {
-		t.Errorf("%s %s = %d %s, want %d with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, msg)
+	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != status || !strings.Contains(e.Error.Message, msg) || e.Error.Type == "" ||
+		(code != "" && e.Error.Code != code) {
+		t.Errorf("%s %s = %d %s, want %d %s with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, code, msg)
 	}
 }

@@ -74,8 +74,9 @@ type Config struct {
 	// Limits bound what one principal holds at once.
 	Limits Limits
 	// Admission bounds the runs this process starts at once, queueing
-	// the rest (see Admission); its zero value admits every start at once.
-	Admission Admission
+	// the rest (see runs.Admission); its zero value admits every start at
+	// once.
+	Admission runs.Admission
 	// Forget, when set, is told of every deleted conversation, so what was
 	// derived from it (memories) goes too; nil forgets nothing else.
 	Forget ConversationForgetter
@@ -125,15 +126,16 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	identity identity.Resolver
-	streams  streamCounter
 	embeds   streamCounter
 	runs     runs.Service
 	catalog  *skills.Catalog
 	metrics  *apiMetrics
-	admit    *admission
-	log      *slog.Logger
-	app      *fiber.App
-	started  time.Time
+	// gate bounds the runs this process starts and what each principal
+	// holds (runs.Gate).
+	gate    *runs.Gate
+	log     *slog.Logger
+	app     *fiber.App
+	started time.Time
 	// stopping ends when Shutdown begins, and with it every event stream:
 	// a stream would otherwise hold the shutdown until its deadline.
 	stopping context.Context
@@ -162,9 +164,9 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
-	s.admit = newAdmission(cfg.Admission)
+	s.gate = runs.NewGate(svc, runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams}, cfg.Admission)
 	if s.metrics != nil {
-		s.admit.observe, s.admit.depth = s.metrics.admissionWait, s.metrics.admissionDepth
+		s.gate.Observe(s.metrics.admissionWait, s.metrics.admissionDepth)
 	}
 	s.app = fiber.New(fiber.Config{
 		AppName:   "longhaul",

@@ -11,6 +11,13 @@
 // types stop here (Temporal); what leaves is the contract's types and this
 // package's errors (errors.go).
 //
+// What the API asks of runs is bounded here too, by the Gate: the starts
+// this process makes at once wait in its admission queue, and a principal
+// holds at most so many runs and streams (Admission, Limits). It sits over
+// any Service, so the Temporal runs and the fake are bounded by the same
+// code, and its refusals are errors of this package (a *Refusal), which
+// the API says as 429, 413 or 503 like any other.
+//
 // Following a run is a feed per run, however many clients follow it, each
 // reading through its own cursor (feed.go, cursor.go, log.go). A run
 // reaches its followers by two paths. Its durable events are the

@@ -90,7 +90,8 @@ func runsError(err error) error {
 	return nil
 }
 
-// refusalError translates the runs gate's refusal, in its own words.
+// refusalError translates the runs gate's refusal (of a start, a stream,
+// a payload), in its own words.
 func refusalError(r *runs.Refusal) error {
 	switch r.Kind {
 	case runs.ErrTooMany:
@@ -99,6 +100,10 @@ func refusalError(r *runs.Refusal) error {
 		return errPayloadTooLarge(r.Message)
 	case runs.ErrUnreachable:
 		return errUnavailable(r.Message)
+	case runs.ErrNotFound:
+		return errNotFound(r.Message)
+	case runs.ErrInvalid:
+		return errBadRequest(r.Message)
 	}
 	return errInternal(r.Message)
 }

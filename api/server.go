@@ -164,7 +164,10 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
-	s.gate = runs.NewGate(svc, runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams}, cfg.Admission)
+	s.gate = runs.NewGate(svc, runs.GateConfig{
+		Limits:    runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams},
+		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log,
+	})
 	if s.metrics != nil {
 		s.gate.Observe(s.metrics.admissionWait, s.metrics.admissionDepth)
 	}

@@ -24,7 +24,7 @@ func refusal(t *testing.T, err error, kind error) *runs.Refusal {
 // Retry-After, another principal is not, and a released stream (released
 // twice) frees one place.
 func TestGateStreams(t *testing.T) {
-	g := runs.NewGate(runsfake.New(), runs.Limits{Streams: 1}, runs.Admission{})
+	g := runs.NewGate(runsfake.New(), runs.GateConfig{Limits: runs.Limits{Streams: 1}, Admission: runs.Admission{}})
 	release, err := g.Stream("alice")
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestGateStreams(t *testing.T) {
 // visibility query can match exactly, which is refused as internal.
 func TestGateRuns(t *testing.T) {
 	fake := runsfake.New()
-	g := runs.NewGate(fake, runs.Limits{Runs: 1}, runs.Admission{})
+	g := runs.NewGate(fake, runs.GateConfig{Limits: runs.Limits{Runs: 1}, Admission: runs.Admission{}})
 	ctx := context.Background()
 	if err := g.CheckRuns(ctx, "alice"); err != nil {
 		t.Fatalf("no run yet: %v", err)
@@ -71,7 +71,7 @@ func TestGateRuns(t *testing.T) {
 // TestGateAdmitLeft: a request that ends while it waits in the admission
 // queue is refused as too many (nobody reads it), not with ctx's error.
 func TestGateAdmitLeft(t *testing.T) {
-	g := runs.NewGate(runsfake.New(), runs.Limits{}, runs.Admission{Concurrency: 1, Queue: 1})
+	g := runs.NewGate(runsfake.New(), runs.GateConfig{Limits: runs.Limits{}, Admission: runs.Admission{Concurrency: 1, Queue: 1}})
 	hold, err := g.Admit(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -3,8 +3,11 @@ package runs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/store"
 )
 
 // Limits bound the runs and streams one principal holds at once. Zero is
@@ -36,13 +39,28 @@ type Gate struct {
 	limits  Limits
 	admit   *admission
 	svc     Service
+	blobs   store.Store
+	log     *slog.Logger
 	mu      sync.Mutex
 	streams map[string]int
 }
 
-// NewGate bounds the work asked of svc by l and a.
-func NewGate(svc Service, l Limits, a Admission) *Gate {
-	return &Gate{limits: l, admit: newAdmission(a), svc: svc, streams: map[string]int{}}
+// GateConfig configures a Gate.
+type GateConfig struct {
+	Limits    Limits
+	Admission Admission
+	// Blobs takes the big inline images of a run's conversation before it
+	// starts (see StartOrAttach); nil keeps them inline.
+	Blobs store.Store
+	Log   *slog.Logger
+}
+
+// NewGate bounds the work asked of svc as cfg says.
+func NewGate(svc Service, cfg GateConfig) *Gate {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Gate{limits: cfg.Limits, admit: newAdmission(cfg.Admission), svc: svc, blobs: cfg.Blobs, log: cfg.Log, streams: map[string]int{}}
 }
 
 // Observe tells wait of each start's wait in the admission queue (how long,

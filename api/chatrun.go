@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -27,14 +26,6 @@ import (
 // identical requests at once); otherwise it starts a new run. A retry
 // after the run finished therefore runs again. The runs package picks the
 // run (runs.StartRequest.Retake).
-
-// memoAsked is the memo field of a chat run holding askedKey of the
-// conversation it answers.
-const memoAsked = runs.MemoAsked
-
-// askedKey is the key of the conversation a chat turn's run answers
-// (runs.AskedKey).
-var askedKey = runs.AskedKey
 
 // messageID is the answer a chat request asks for: the message id header,
 // else a plain client's metadata.message_id. Blank is none: Open WebUI

@@ -73,3 +73,17 @@ func TestStartOrAttachRefusals(t *testing.T) {
 		t.Errorf("said %q", r.Message)
 	}
 }
+
+// TestAskedKey: moving an image to the blob store keeps a conversation's
+// key; an edit changes it.
+func TestAskedKey(t *testing.T) {
+	base := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi", Parts: []longhaul.Part{{Type: longhaul.PartImage, URL: "data:image/png;base64,AAAA"}}}}
+	claimed := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi", Parts: []longhaul.Part{{Type: longhaul.PartImage, Ref: "blob-1"}}}}
+	edited := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi!", Parts: base[0].Parts}}
+	if runs.AskedKey(base) != runs.AskedKey(claimed) {
+		t.Error("moving an image to the blob store changed the key")
+	}
+	if runs.AskedKey(base) == runs.AskedKey(edited) {
+		t.Error("an edited message kept the key")
+	}
+}

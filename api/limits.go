@@ -52,12 +52,6 @@ func (s *Server) acquireStream(principal string) (func(), error) {
 	return release, refused(err)
 }
 
-// checkRuns refuses a new run of a principal who has as many running as
-// the limit allows (see runs.Gate.CheckRuns).
-func (s *Server) checkRuns(ctx context.Context, principal string) error {
-	return refused(s.gate.CheckRuns(ctx, principal))
-}
-
 // checkPayload refuses, with a 413, a value that Temporal would refuse as a
 // payload (see runs.CheckPayload).
 func checkPayload(what string, v any) error { return refused(runs.CheckPayload(what, v)) }

@@ -7,9 +7,12 @@
 // request starts (or attaches to) a Temporal workflow and answers with its
 // result, or streams it; a runs request starts a run and answers at once,
 // and the run's events are followed on a stream of their own, resumable
-// from any event id. Every handler reaches runs through one interface,
-// runs.Service (internal/runs), which alone knows Temporal and follows a
-// run through one feed per run; the streams are written as Server-Sent
+// from any event id. Every handler reaches runs through internal/runs:
+// runs.Service, which alone knows Temporal and follows a run through one
+// feed per run, and runs.Gate, the one way the three APIs start or attach
+// to a run (chat-turn retakes, the admission queue, each principal's
+// limits, image claims), so that they cannot differ in how a run starts
+// or in what they refuse; the streams are written as Server-Sent
 // Events by one writer (sse.go). Wire types and pure converters live apart from the handlers
 // (internal/wire for Chat Completions, Runs and the audit; render.go and
 // responses_types.go here), the visibility queries in

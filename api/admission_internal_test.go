@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"io"
@@ -70,7 +69,7 @@ func (r answeredRun) Get(_ context.Context, v any) error {
 
 // admissionServer is an API on a gatedTemporal with adm, and the channel
 // its admission queue's length goes to as it changes.
-func admissionServer(t *testing.T, adm Admission) (*Server, gatedTemporal, <-chan int) {
+func admissionServer(t *testing.T, adm runs.Admission) (*Server, gatedTemporal, <-chan int) {
 	t.Helper()
 	catalog, err := skills.Load(skills.Builtin())
 	if err != nil {
@@ -79,7 +78,7 @@ func admissionServer(t *testing.T, adm Admission) (*Server, gatedTemporal, <-cha
 	g := gatedTemporal{started: make(chan string), release: make(chan struct{}), answers: &sync.Map{}}
 	s := New(Config{TaskQueue: "q", Admission: adm}, runs.NewTemporal(g, runs.Config{TaskQueue: "q"}), catalog, slog.New(slog.DiscardHandler))
 	depth := make(chan int, 100)
-	s.admit.depth = func(n int) { depth <- n }
+	s.gate.Observe(nil, func(n int) { depth <- n })
 	return s, g, depth
 }
 
@@ -135,18 +134,22 @@ func wantTooMany(t *testing.T, got answer, what string) {
 	if got.err != nil || json.Unmarshal(got.body, &eb) != nil {
 		t.Fatalf("%s: %d %s (%v)", what, got.status, got.body, got.err)
 	}
-	if got.status != http.StatusTooManyRequests || got.retryAfter != fmt.Sprint(retryAdmission) ||
+	if got.status != http.StatusTooManyRequests || got.retryAfter != fmt.Sprint(runs.RetryAdmission) ||
 		eb.Error.Type != "rate_limit_error" || eb.Error.Code != "rate_limit_exceeded" || eb.Error.Message == "" {
-		t.Errorf("%s: %d Retry-After %q %s; want 429, Retry-After %d, a rate_limit_exceeded error", what, got.status, got.retryAfter, got.body, retryAdmission)
+		t.Errorf("%s: %d Retry-After %q %s; want 429, Retry-After %d, a rate_limit_exceeded error", what, got.status, got.retryAfter, got.body, runs.RetryAdmission)
 	}
 }
+
+// The admission queue is internal/runs's (runs.Gate); these tests check
+// what a client of the API sees of it: the order of the starts, and the
+// 429 with Retry-After of a refusal.
 
 // TestAdmissionQueuesStartsInOrder: with one start at a time and a queue
 // of two, the starts past the first wait and go in the order they came as
 // each start before them ends, every request answered; a request past the
 // queue's depth gets 429 with Retry-After at once, while the others wait.
 func TestAdmissionQueuesStartsInOrder(t *testing.T) {
-	s, g, depth := admissionServer(t, Admission{Concurrency: 1, Queue: 2})
+	s, g, depth := admissionServer(t, runs.Admission{Concurrency: 1, Queue: 2})
 	first := ask(s, "q0")
 	if got := <-g.started; got != "q0" {
 		t.Fatalf("started %q, want q0", got)
@@ -168,16 +171,15 @@ func TestAdmissionQueuesStartsInOrder(t *testing.T) {
 		g.release <- struct{}{}
 		wantAnswer(t, <-queued[i], q)
 	}
-	if !s.admit.idle() {
-		t.Error("starts in flight after every request ended, want none")
-	}
+	// That no start holds a slot after it is internal/runs's to test
+	// (TestAdmissionLeftQueue).
 }
 
 // TestAdmissionWaitBound: a start that waits in the queue longer than
 // MaxWait gets 429 with Retry-After and leaves the queue; the start that
 // held it up still answers.
 func TestAdmissionWaitBound(t *testing.T) {
-	s, g, depth := admissionServer(t, Admission{Concurrency: 1, Queue: 5, MaxWait: 20 * time.Millisecond})
+	s, g, depth := admissionServer(t, runs.Admission{Concurrency: 1, Queue: 5, MaxWait: 20 * time.Millisecond})
 	first := ask(s, "q0")
 	<-g.started
 	wantTooMany(t, <-ask(s, "q1"), "a request past the wait bound")
@@ -185,58 +187,4 @@ func TestAdmissionWaitBound(t *testing.T) {
 	wantDepth(t, depth, 0)
 	g.release <- struct{}{}
 	wantAnswer(t, <-first, "q0")
-}
-
-// TestAdmissionLeftQueue: a request whose client leaves while it waits
-// leaves the queue, and the slot goes to the next one; a release called
-// twice frees one slot.
-func TestAdmissionLeftQueue(t *testing.T) {
-	a := newAdmission(Admission{Concurrency: 1, Queue: 2})
-	hold, err := a.acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	gone := make(chan error, 1)
-	depth := make(chan int, 10)
-	a.depth = func(n int) { depth <- n }
-	go func() {
-		_, err := a.acquire(ctx)
-		gone <- err
-	}()
-	wantDepth(t, depth, 1)
-	next := make(chan func(), 1)
-	go func() {
-		r, err := a.acquire(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
-		next <- r
-	}()
-	wantDepth(t, depth, 2)
-	cancel()
-	if err := <-gone; !errors.Is(err, context.Canceled) {
-		t.Fatalf("a request that left: %v, want context.Canceled", err)
-	}
-	wantDepth(t, depth, 1)
-	hold()
-	hold()
-	r := <-next
-	wantDepth(t, depth, 0)
-	if a.idle() {
-		t.Fatal("no start in flight, want 1 (a release called twice frees once)")
-	}
-	r()
-	if !a.idle() || a.waiting.Load() != 0 {
-		t.Fatalf("after every release: idle %v, %d waiting; want idle and none", a.idle(), a.waiting.Load())
-	}
-}
-
-// idle reports whether no start holds a slot.
-func (a *admission) idle() bool {
-	if !a.sem.TryAcquire(int64(a.cfg.Concurrency)) {
-		return false
-	}
-	a.sem.Release(int64(a.cfg.Concurrency))
-	return true
 }

@@ -40,6 +40,9 @@ type chatCall struct {
 	openWebUI bool
 	stream    *streamSlot
 	admitted  func()
+	// retake: the run that answers is the first unfinished one of its
+	// chat turn's (runs.StartRequest.Retake).
+	retake bool
 }
 
 // streamSlot is one of a principal's open streams, taken before the run
@@ -205,11 +208,7 @@ func (s *Server) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 	}
 	// Without a message id, a finished run is never handed back: the
 	// request may be a Regenerate (see chatrun.go).
-	if cc.in.MessageID == "" {
-		if runID, err = s.unfinishedRun(ctx, runID, cc.in); err != nil {
-			return "", false, err
-		}
-	}
+	cc.retake = cc.in.MessageID == ""
 	return runID, false, nil
 }
 
@@ -217,10 +216,11 @@ func (s *Server) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 // or as a stream.
 func (s *Server) startChat(cc *chatCall, runID string) error {
 	c, in := cc.c, cc.in
-	err := s.start(c.UserContext(), runID, in, summarize(in.Messages, 60))
-	cc.admitted()
+	runID, err := s.gate.StartOrAttach(c.UserContext(), runs.StartRequest{
+		ID: runID, Input: in, Question: summarize(in.Messages, 60), Retake: cc.retake, Admitted: cc.admitted,
+	})
 	if err != nil {
-		return err
+		return refused(err)
 	}
 	c.Set(HeaderRunID, runID)
 	if !cc.req.Stream {
@@ -282,67 +282,12 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, mode
 	s.sendSSE(c, "chat", func(sw *sseWriter) { s.stream(sw, runID, r, includeUsage, at) }, stream.hand())
 }
 
-// start starts the run, or attaches to the one a previous identical request
-// started: running, it is followed; finished, its result is returned. A run
-// found under the id must be the caller's (chat ids are scoped to their
-// principal, so only a forged id finds another's run): else it is unknown.
-// A new run counts against the principal's limit of runs. The big inline
-// images of in go to the blob store (claimParts, which changes in.Messages
-// in place) only once every check has passed, and go again if the run does
-// not start.
+// start starts run id with in, or attaches to the one a previous identical
+// request started (runs.Gate.StartOrAttach), once its turn in the
+// admission queue came.
 func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, question string) error {
-	if err := checkPayload("the conversation", s.asClaimed(in)); err != nil {
-		return err
-	}
-	owner := in.User.Key()
-	if in.ChatID != "" && !in.Background {
-		info, err := s.runs.Describe(ctx, id)
-		switch {
-		case err == nil:
-			if info.Memo[memoOwner] != owner {
-				s.log.Warn("a request named another principal's run", "run", id, "principal", owner)
-				return errNotFound("no run " + id)
-			}
-			return nil
-		case !errors.Is(err, runs.ErrNotFound):
-			return errUnavailable("could not read run " + id + ": " + err.Error())
-		}
-	}
-	if err := s.checkRuns(ctx, owner); err != nil {
-		return err
-	}
-	stored, err := s.claimParts(ctx, id, in.Messages)
-	if err != nil {
-		if stored {
-			s.dropClaims(ctx, id)
-		}
-		return err
-	}
-	summary := strings.TrimSpace(in.Agent + ": " + question)
-	err = s.runs.Start(ctx, runs.Start{
-		ID: id, Input: in, Owner: owner, Summary: summary,
-		// The memo repeats the summary for run listings (GET /v1/runs),
-		// which do not carry the static summary, and names the owner.
-		Memo: map[string]string{memoSummary: summary, memoOwner: owner, memoAsked: askedKey(in.Messages)},
-	})
-	switch {
-	case err == nil, errors.Is(err, runs.ErrAlreadyStarted):
-		// Already started: closed since a moment ago; a concurrent
-		// identical request of the same principal started it.
-		return nil
-	case stored:
-		s.dropClaims(ctx, id)
-	}
-	if errors.Is(err, runs.ErrInvalid) {
-		// Refused, not unreachable: trying again gets the same answer.
-		s.log.ErrorContext(ctx, "Temporal refused to start a run", "run", id, "error", err)
-		if strings.Contains(strings.ToLower(err.Error()), "size") {
-			return errPayloadTooLarge("Temporal refused the run as too large: " + err.Error())
-		}
-		return errBadRequest("Temporal refused the run: " + err.Error())
-	}
-	s.log.ErrorContext(ctx, "start run", "run", id, "error", err)
-	return errUnavailable("could not start the run: " + err.Error())
+	_, err := s.gate.StartOrAttach(ctx, runs.StartRequest{ID: id, Input: in, Question: question})
+	return refused(err)
 }
 
 // respond waits for the run's result, up to the request timeout.

@@ -3,7 +3,6 @@ package api
 import (
 	"testing"
 
-	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -33,17 +32,5 @@ func TestIsBackgroundTask(t *testing.T) {
 				t.Errorf("isBackgroundTask = %v, want %v", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestAskedKey(t *testing.T) {
-	base := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi", Parts: []longhaul.Part{{Type: longhaul.PartImage, URL: "data:image/png;base64,AAAA"}}}}
-	claimed := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi", Parts: []longhaul.Part{{Type: longhaul.PartImage, Ref: "blob-1"}}}}
-	edited := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi!", Parts: base[0].Parts}}
-	if askedKey(base) != askedKey(claimed) {
-		t.Error("moving an image to the blob store changed the key")
-	}
-	if askedKey(base) == askedKey(edited) {
-		t.Error("an edited message kept the key")
 	}
 }

@@ -9,13 +9,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/runs"
-	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 )
@@ -25,10 +21,6 @@ import (
 // the response that reaches the client's tool calls hands them over as
 // OpenAI does, and the client's next request, carrying the results,
 // continues the same run; big inline images go to the claim-check store.
-
-// inlinePartLimit is the size of a data: URL above which an image travels
-// through the blob store instead of the workflow's history.
-const inlinePartLimit = 16 << 10
 
 // checkClientTools refuses a request (of either API) whose tools clash
 // with the agent's own by name, or whose tool_choice (in the Chat
@@ -216,86 +208,4 @@ func wireCalls(calls []longhaul.ToolCall, indexed bool) []wire.WireToolCall {
 		out[i] = w
 	}
 	return out
-}
-
-// claimable reports whether p is a big inline image (a data: URL) that
-// claimParts moves to the blob store.
-func (s *Server) claimable(p longhaul.Part) bool {
-	return s.cfg.Blobs != nil && p.Type == longhaul.PartImage && len(p.URL) > inlinePartLimit && strings.HasPrefix(p.URL, "data:")
-}
-
-// placeholderRef stands for a blob reference in asClaimed: as long as the
-// references Put returns ("sha256:" and 64 hex digits).
-var placeholderRef = "sha256:" + strings.Repeat("0", 64)
-
-// asClaimed returns in as claimParts would leave it, storing nothing: each
-// big inline image replaced by a reference. Its encoded size is the one
-// Temporal gets, so the payload check can run before anything is stored.
-// in itself is not changed.
-func (s *Server) asClaimed(in contract.AgentInput) contract.AgentInput {
-	msgs := slices.Clone(in.Messages)
-	for i := range msgs {
-		if !slices.ContainsFunc(msgs[i].Parts, s.claimable) {
-			continue
-		}
-		parts := slices.Clone(msgs[i].Parts)
-		for j := range parts {
-			if s.claimable(parts[j]) {
-				parts[j].URL, parts[j].Ref = "", placeholderRef
-			}
-		}
-		msgs[i].Parts = parts
-	}
-	in.Messages = msgs
-	return in
-}
-
-// claimParts moves the big inline images of msgs (data: URLs) to the blob
-// store, under run, so that the workflow's history carries references; the
-// model call reads them back. Without a store they stay inline, and the
-// payload limit applies. stored reports that it stored at least one, even
-// when it fails after: the caller then owes a dropClaims. Call it only once
-// the request has passed every check (see start): a refused request must
-// leave nothing behind.
-func (s *Server) claimParts(ctx context.Context, run string, msgs []longhaul.Message) (stored bool, err error) {
-	for i := range msgs {
-		for j := range msgs[i].Parts {
-			p := &msgs[i].Parts[j]
-			if !s.claimable(*p) {
-				continue
-			}
-			ref, err := s.cfg.Blobs.Put(ctx, store.Blob{Run: run, Kind: "image", Name: strconv.Itoa(i) + "." + strconv.Itoa(j), Data: []byte(p.URL)})
-			if errors.Is(err, store.ErrTooLarge) {
-				return stored, errPayloadTooLarge(fmt.Sprintf("messages[%d].content[%d]: the image is too large to store: %v", i, j, err))
-			}
-			if err != nil {
-				return stored, errUnavailable("cannot store the message's image: " + err.Error())
-			}
-			stored = true
-			p.URL, p.Ref = "", ref
-		}
-	}
-	return stored, nil
-}
-
-// dropClaims deletes the blobs a request stored under run (claimParts)
-// when the run did not start, so that nothing reads them ever. A run that
-// exists after all keeps them: a start whose answer was lost on its way
-// back may have started it, and an identical request of the same chat may
-// have started it first, with the same images under the same references.
-// When Temporal cannot say, they stay, and the retention job deletes them
-// once their retention has passed (it deletes the blobs of unknown runs).
-func (s *Server) dropClaims(ctx context.Context, run string) {
-	ctx = context.WithoutCancel(ctx)
-	_, err := s.runs.Describe(ctx, run)
-	switch {
-	case err == nil:
-		return
-	case !errors.Is(err, runs.ErrNotFound) && !errors.Is(err, runs.ErrNoNamespace):
-		s.log.WarnContext(ctx, "a run failed to start and Temporal cannot say whether it exists: its stored images stay until their retention", "run", run, "error", err)
-		return
-	}
-	if err := s.cfg.Blobs.DeleteRun(ctx, run); err != nil {
-		s.log.ErrorContext(ctx, "delete the stored images of a run that did not start", "run", run, "error", err)
-	}
 }

@@ -72,7 +72,10 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 // translated with words of its own, or returns nil for any other error.
 func runsError(err error) error {
 	var failure *runs.Failure
+	var refusal *runs.Refusal
 	switch {
+	case errors.As(err, &refusal):
+		return refusalError(refusal)
 	case errors.As(err, &failure):
 		return runError(err)
 	case errors.Is(err, runs.ErrNotFound):
@@ -85,4 +88,22 @@ func runsError(err error) error {
 		return errUnavailable("Temporal did not answer: " + err.Error())
 	}
 	return nil
+}
+
+// refusalError translates the runs gate's refusal (of a start, a stream,
+// a payload), in its own words.
+func refusalError(r *runs.Refusal) error {
+	switch r.Kind {
+	case runs.ErrTooMany:
+		return errTooMany(r.Message, r.RetryAfter)
+	case runs.ErrTooLarge:
+		return errPayloadTooLarge(r.Message)
+	case runs.ErrUnreachable:
+		return errUnavailable(r.Message)
+	case runs.ErrNotFound:
+		return errNotFound(r.Message)
+	case runs.ErrInvalid:
+		return errBadRequest(r.Message)
+	}
+	return errInternal(r.Message)
 }

@@ -179,12 +179,7 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 		VectorStores:    rc.stores,
 	}
 	run := "run-" + uuid.NewString()
-	admitted, err := s.admitStart(ctx)
-	if err != nil {
-		return err
-	}
 	err = s.start(ctx, run, in, summarize(msgs, 60))
-	admitted()
 	if err != nil {
 		return err
 	}

@@ -57,12 +57,7 @@ func (s *Server) createRun(c *fiber.Ctx) error {
 		Metadata:        req.Metadata,
 	}
 	id := "run-" + uuid.NewString()
-	admitted, err := s.admitStart(c.UserContext())
-	if err != nil {
-		return err
-	}
-	err = s.start(c.UserContext(), id, in, summarize(msgs, 60))
-	admitted()
+	err := s.start(c.UserContext(), id, in, summarize(msgs, 60))
 	if err != nil {
 		return err
 	}

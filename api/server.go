@@ -7,9 +7,12 @@
 // request starts (or attaches to) a Temporal workflow and answers with its
 // result, or streams it; a runs request starts a run and answers at once,
 // and the run's events are followed on a stream of their own, resumable
-// from any event id. Every handler reaches runs through one interface,
-// runs.Service (internal/runs), which alone knows Temporal and follows a
-// run through one feed per run; the streams are written as Server-Sent
+// from any event id. Every handler reaches runs through internal/runs:
+// runs.Service, which alone knows Temporal and follows a run through one
+// feed per run, and runs.Gate, the one way the three APIs start or attach
+// to a run (chat-turn retakes, the admission queue, each principal's
+// limits, image claims), so that they cannot differ in how a run starts
+// or in what they refuse; the streams are written as Server-Sent
 // Events by one writer (sse.go). Wire types and pure converters live apart from the handlers
 // (internal/wire for Chat Completions, the Responses API, Runs and the
 // audit; render.go here), the visibility queries in
@@ -74,8 +77,9 @@ type Config struct {
 	// Limits bound what one principal holds at once.
 	Limits Limits
 	// Admission bounds the runs this process starts at once, queueing
-	// the rest (see Admission); its zero value admits every start at once.
-	Admission Admission
+	// the rest (see runs.Admission); its zero value admits every start at
+	// once.
+	Admission runs.Admission
 	// Forget, when set, is told of every deleted conversation, so what was
 	// derived from it (memories) goes too; nil forgets nothing else.
 	Forget ConversationForgetter
@@ -125,15 +129,16 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	identity identity.Resolver
-	streams  streamCounter
 	embeds   streamCounter
 	runs     runs.Service
 	catalog  *skills.Catalog
 	metrics  *apiMetrics
-	admit    *admission
-	log      *slog.Logger
-	app      *fiber.App
-	started  time.Time
+	// gate bounds the runs this process starts and what each principal
+	// holds (runs.Gate).
+	gate    *runs.Gate
+	log     *slog.Logger
+	app     *fiber.App
+	started time.Time
 	// stopping ends when Shutdown begins, and with it every event stream:
 	// a stream would otherwise hold the shutdown until its deadline.
 	stopping context.Context
@@ -162,9 +167,12 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
-	s.admit = newAdmission(cfg.Admission)
+	s.gate = runs.NewGate(svc, runs.GateConfig{
+		Limits:    runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams},
+		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log,
+	})
 	if s.metrics != nil {
-		s.admit.observe, s.admit.depth = s.metrics.admissionWait, s.metrics.admissionDepth
+		s.gate.Observe(s.metrics.admissionWait, s.metrics.admissionDepth)
 	}
 	s.app = fiber.New(fiber.Config{
 		AppName:   "longhaul",

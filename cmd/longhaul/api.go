@@ -105,7 +105,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		JWTMaxLifetime:  cfg.OpenWebUIJWTMaxLifetime,
 		Headers:         cfg.Headers(),
 		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams, Files: cfg.MaxFiles, FileBytes: cfg.MaxFileStorage, Ingestions: cfg.MaxIngestions},
-		Admission:       api.Admission{Concurrency: cfg.AdmissionConcurrency, Queue: cfg.AdmissionQueue, MaxWait: cfg.AdmissionWait},
+		Admission:       runs.Admission{Concurrency: cfg.AdmissionConcurrency, Queue: cfg.AdmissionQueue, MaxWait: cfg.AdmissionWait},
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		MaxFileBytes:    cfg.MaxFileBytes,
 		RequestTimeout:  cfg.RequestTimeout,

@@ -11,6 +11,17 @@
 // types stop here (Temporal); what leaves is the contract's types and this
 // package's errors (errors.go).
 //
+// A run starts through the Gate (Gate.StartOrAttach), the one way the
+// three APIs start or attach to one: it picks a chat turn's run (a retake
+// when the finished one may be a Regenerate), checks the run is the
+// caller's, bounds the starts this process makes at once by its admission
+// queue and what a principal holds by its limits of runs and streams
+// (Admission, Limits), moves big inline images to the blob store, and
+// starts the run with its memo. It sits over any Service, so the Temporal
+// runs and the fake are started by the same code, and its refusals are
+// errors of this package (a *Refusal), which the API says as 404, 429,
+// 413 or 503 like any other.
+//
 // Following a run is a feed per run, however many clients follow it, each
 // reading through its own cursor (feed.go, cursor.go, log.go). A run
 // reaches its followers by two paths. Its durable events are the

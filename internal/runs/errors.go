@@ -32,7 +32,33 @@ var (
 	// ErrCorrupt: what the engine keeps of a run cannot be read (an empty
 	// history, a payload that does not decode).
 	ErrCorrupt = errors.New("unreadable run")
+	// ErrTooMany: a bound of the Gate was reached (the admission queue, a
+	// principal's runs or streams); a *Refusal says when to try again.
+	ErrTooMany = errors.New("too many")
+	// ErrTooLarge: a run's input is larger than the engine takes.
+	ErrTooLarge = errors.New("too large")
+	// ErrInternal: this side failed (a value that does not encode, a name
+	// no query can match); the *Refusal's message says what, not why.
+	ErrInternal = errors.New("internal error")
 )
+
+// Refusal is the Gate's refusal of a request, of one of the kinds above:
+// Message is said to the client as it is, and RetryAfter (seconds), when
+// set, is when to ask again.
+type Refusal struct {
+	Kind       error
+	Message    string
+	RetryAfter int
+}
+
+func (r *Refusal) Error() string        { return r.Message }
+func (r *Refusal) Is(target error) bool { return target == r.Kind }
+
+func refuse(kind error, msg string) error { return &Refusal{Kind: kind, Message: msg} }
+
+func tooMany(msg string, retryAfter int) error {
+	return &Refusal{Kind: ErrTooMany, Message: msg, RetryAfter: retryAfter}
+}
 
 // corrupt is an ErrCorrupt that says msg.
 func corrupt(msg string) error { return &kindError{kind: ErrCorrupt, cause: errors.New(msg)} }

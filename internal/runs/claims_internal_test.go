@@ -1,4 +1,4 @@
-package api
+package runs
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestAsClaimedWeighsAsClaimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	s := &Server{cfg: Config{Blobs: st}}
+	g := &Gate{blobs: st}
 	big := "data:image/png;base64," + strings.Repeat("iVBORw0KGgo", 3000)
 	in := contract.AgentInput{Agent: "a", Messages: []longhaul.Message{
 		{Role: longhaul.RoleSystem, Content: "Be brief."},
@@ -45,14 +45,14 @@ func TestAsClaimedWeighsAsClaimed(t *testing.T) {
 		return proto.Size(p)
 	}
 	before := weigh(in)
-	estimate := weigh(s.asClaimed(in))
+	estimate := weigh(g.asClaimed(in))
 	if got := weigh(in); got != before || in.Messages[1].Parts[1].URL != big {
 		t.Fatal("asClaimed changed its input")
 	}
 	if runs, _ := st.RunsBefore(ctx, time.Now().Add(time.Hour)); len(runs) != 0 {
 		t.Fatalf("asClaimed stored blobs of %v", runs)
 	}
-	stored, err := s.claimParts(ctx, "run-1", in.Messages)
+	stored, err := g.claimParts(ctx, "run-1", in.Messages)
 	if err != nil || !stored {
 		t.Fatalf("claimParts = %v, %v", stored, err)
 	}

@@ -1,4 +1,4 @@
-package api
+package runs
 
 import (
 	"context"
@@ -29,9 +29,9 @@ type Admission struct {
 	MaxWait time.Duration
 }
 
-// retryAdmission is the Retry-After of a 429 for a full admission queue,
+// RetryAdmission is the Retry-After of a 429 for a full admission queue,
 // in seconds: a start takes a fraction of a second once admitted.
-const retryAdmission = 2
+const RetryAdmission = 2
 
 // admission is the queue of starts of this process (see Admission): a
 // FIFO semaphore (golang.org/x/sync/semaphore, whose waiters are served in
@@ -58,8 +58,8 @@ func newAdmission(cfg Admission) *admission {
 
 // acquire admits a start, waiting in the queue when Concurrency starts are
 // under way; the caller calls release once its start is made. It fails
-// with a 429 when the queue is full or the wait passes MaxWait, and with
-// ctx's error when the request ends first.
+// with an ErrTooMany when the queue is full or the wait passes MaxWait,
+// and with ctx's error when the request ends first.
 func (a *admission) acquire(ctx context.Context) (release func(), err error) {
 	if a == nil || a.sem == nil {
 		return func() {}, nil
@@ -71,7 +71,7 @@ func (a *admission) acquire(ctx context.Context) (release func(), err error) {
 	if n > int64(a.cfg.Queue) {
 		a.waiting.Add(-1)
 		a.observeWait(0, false)
-		return nil, a.tooMany(fmt.Sprintf("the server is starting as many runs as it can and %d more wait: try again shortly (LONGHAUL_ADMISSION_QUEUE)", a.cfg.Queue))
+		return nil, tooMany(fmt.Sprintf("the server is starting as many runs as it can and %d more wait: try again shortly (LONGHAUL_ADMISSION_QUEUE)", a.cfg.Queue), RetryAdmission)
 	}
 	a.setDepth(int(n))
 	defer func() { a.setDepth(int(a.waiting.Add(-1))) }()
@@ -87,7 +87,7 @@ func (a *admission) acquire(ctx context.Context) (release func(), err error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, a.tooMany(fmt.Sprintf("the run waited %v to start and the server is still busy: try again shortly (LONGHAUL_ADMISSION_WAIT)", a.cfg.MaxWait))
+		return nil, tooMany(fmt.Sprintf("the run waited %v to start and the server is still busy: try again shortly (LONGHAUL_ADMISSION_WAIT)", a.cfg.MaxWait), RetryAdmission)
 	}
 	a.observeWait(time.Since(start), true)
 	return a.releaser(), nil
@@ -100,8 +100,6 @@ func (a *admission) releaser() func() {
 	return func() { once.Do(func() { a.sem.Release(1) }) }
 }
 
-func (a *admission) tooMany(msg string) error { return errTooMany(msg, retryAdmission) }
-
 func (a *admission) setDepth(n int) {
 	if a.depth != nil {
 		a.depth(n)
@@ -112,15 +110,4 @@ func (a *admission) observeWait(d time.Duration, admitted bool) {
 	if a.observe != nil {
 		a.observe(d, admitted)
 	}
-}
-
-// admitStart waits for the request's turn to start a run (see Admission)
-// and returns what lets the next one go; calling it again does nothing.
-func (s *Server) admitStart(ctx context.Context) (func(), error) {
-	release, err := s.admit.acquire(ctx)
-	if err != nil && ctx.Err() != nil {
-		// The client left while it waited: nobody reads the answer.
-		return nil, errTooMany("the request ended while it waited to start", retryAdmission)
-	}
-	return release, err
 }

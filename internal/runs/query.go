@@ -1,0 +1,46 @@
+package runs
+
+import (
+	"strings"
+
+	"github.com/longhaul-dev/longhaul/contract"
+)
+
+// QuoteLiteral quotes s as a string literal of Temporal's visibility query
+// language. Temporal reads the query with its sqlparser, whose tokenizer
+// decodes backslash escapes (github.com/temporalio/sqlparser@v0.1.0
+// token.go:755-811), so an escaped quote is one quote of the value. What
+// the value becomes after that depends on the server, and LiteralOK tells
+// which values come through whole.
+func QuoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}
+
+// LiteralOK reports whether a value can be matched exactly in a visibility
+// query of Temporal's SQL visibility (go.temporal.io/server@v1.32.1):
+//
+//   - Not one beginning or ending with a single quote. The query converter
+//     puts the parsed value back between quotes
+//     (common/persistence/visibility/store/query/converter.go:612-618) and
+//     sqlquery.ParseValue takes them off with strings.Trim
+//     (common/sqlquery/query.go:56-58), which strips every quote at either
+//     end: `x'` is matched as `x`, another principal's value, and
+//     `x' OR LonghaulUser != '` as one that matches nothing.
+//   - No backslash, double quote or control character. The SQL store
+//     escapes the value for its database MySQL's way, a backslash before
+//     each of these (common/persistence/visibility/store/sql/
+//     query_converter.go:26-34, 275-277); SQLite (the embedded server)
+//     and PostgreSQL read those backslashes as part of the value.
+//
+// identity.Bounded gives every principal and chat a name that passes.
+func LiteralOK(s string) bool {
+	return !strings.HasPrefix(s, "'") && !strings.HasSuffix(s, "'") &&
+		!strings.ContainsFunc(s, func(r rune) bool { return r == '\\' || r == '"' || r < ' ' || r == 0x7f })
+}
+
+// RunningQuery is the visibility query of the runs principal has running,
+// which its limit of runs counts.
+func RunningQuery(principal string) string {
+	return "WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName) + " AND " +
+		contract.SearchAttrUser.GetName() + " = " + QuoteLiteral(principal) + " AND ExecutionStatus = 'Running'"
+}

@@ -1,11 +1,9 @@
 package api
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"strings"
 
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -91,30 +89,11 @@ func summaryOf(e runs.Info) wire.RunSummary {
 	}
 }
 
-// pageCheckLen is the length of the check that starts a page token.
-const pageCheckLen = 8
-
-// sealPageToken wraps Temporal's page token with a check of the query it
-// belongs to. Temporal answers a damaged token with an internal error that
-// clients retry until they give up, and a token of other filters with a
-// wrong page; the check turns both into a 400. It is not a secret: the
-// query always holds the caller's user, so no token reaches other runs.
-func sealPageToken(query string, token []byte) string {
-	sum := pageCheck(query, token)
-	return base64.RawURLEncoding.EncodeToString(append(sum[:pageCheckLen:pageCheckLen], token...))
-}
-
-// openPageToken unwraps a page token sealed for query.
-func openPageToken(query, v string) ([]byte, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(v)
-	if err != nil || len(b) <= pageCheckLen {
-		return nil, false
-	}
-	token := b[pageCheckLen:]
-	sum := pageCheck(query, token)
-	return token, bytes.Equal(sum[:pageCheckLen], b[:pageCheckLen])
-}
-
-func pageCheck(query string, token []byte) [sha256.Size]byte {
-	return sha256.Sum256(append([]byte(query+"\x00"), token...))
-}
+// Temporal's page tokens go out sealed with the query they belong to:
+// Temporal answers a damaged token with an internal error that clients
+// retry until they give up, and a token of other filters with a wrong page;
+// the seal turns both into a 400.
+var (
+	sealPageToken = web.SealPageToken
+	openPageToken = web.OpenPageToken
+)

@@ -2,8 +2,9 @@
 // chat API that Open WebUI and the OpenAI SDKs talk to (chat.go,
 // approval.go), the native runs API for long tasks that outlive a request
 // (runs.go), OpenAI's Responses API, whose responses are runs too
-// (responses.go), the owner-only conversations and memories APIs, and the
-// embeddings route, passed on to the model endpoint (embeddings.go). A chat
+// (responses.go), and the embeddings route, passed on to the model
+// endpoint (embeddings.go); the documents and account routes are packages
+// of their own (api/documents, api/account), registered here. A chat
 // request starts (or attaches to) a Temporal workflow and answers with its
 // result, or streams it; a runs request starts a run and answers at once,
 // and the run's events are followed on a stream of their own, resumable
@@ -12,10 +13,10 @@
 // feed per run, and runs.Gate, the one way the three APIs start or attach
 // to a run (chat-turn retakes, the admission queue, each principal's
 // limits, image claims), so that they cannot differ in how a run starts
-// or in what they refuse; the streams are written as Server-Sent
-// Events by one writer (sse.go). Wire types and pure converters live apart from the handlers
-// (internal/wire for Chat Completions, the Responses API, Runs and the
-// audit; render.go here), the visibility queries in
+// or in what they refuse; the streams are written as Server-Sent Events
+// by one writer (sse.go). Wire types and pure converters live apart from
+// the handlers (internal/wire for every API and the audit; render.go
+// here), the visibility queries in
 // visibility.go; errors are translated to OpenAI's envelope in one place
 // (errors.go), and every route is registered in routes.
 package api
@@ -23,7 +24,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"github.com/longhaul-dev/longhaul/api/web"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -34,6 +34,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"

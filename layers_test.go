@@ -109,6 +109,23 @@ func allowed(from, to string) (ok, known bool) {
 	return false, false
 }
 
+// moduleImports lists each package of the module (relative, as rel
+// gives it) with its imports.
+func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		from, _ := rel(fields[0])
+		pkgs[from] = fields[1:]
+	}
+	return pkgs
+}
+
 func rel(importPath string) (string, bool) {
 	if importPath == module {
 		return ".", true
@@ -120,18 +137,12 @@ func rel(importPath string) (string, bool) {
 // TestLayers fails on an import that goes up a layer, and on a package
 // that has no layer (place it in the table above and in README's map).
 func TestLayers(t *testing.T) {
-	out, err := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for line := range strings.Lines(string(out)) {
-		fields := strings.Fields(line)
-		from, _ := rel(fields[0])
+	for from, imports := range moduleImports(t) {
 		if _, known := allowed(from, "."); !known {
 			t.Errorf("%s has no layer: add it to layers_test.go and the README's layout", from)
 			continue
 		}
-		for _, imp := range fields[1:] {
+		for _, imp := range imports {
 			to, ours := rel(imp)
 			if !ours {
 				continue
@@ -160,17 +171,11 @@ func temporalImport(imp string) bool {
 // three APIs that run agents share one run lifecycle, and their tests can
 // serve them from a fake (internal/testing/runsfake).
 func TestHandlersKnowNoTemporal(t *testing.T) {
-	out, err := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for line := range strings.Lines(string(out)) {
-		fields := strings.Fields(line)
-		from, _ := rel(fields[0])
+	for from, imports := range moduleImports(t) {
 		if !matchAny([][]string{httpLayer}, from) {
 			continue
 		}
-		for _, imp := range fields[1:] {
+		for _, imp := range imports {
 			if temporalImport(imp) {
 				t.Errorf("%s imports %s: a handler reaches runs through internal/runs's Service", from, imp)
 			}

@@ -128,12 +128,7 @@ func upload(t *testing.T, base string, key map[string]string, ct string, body []
 func uploadText(t *testing.T, base string, key map[string]string, name, text string) wire.FileObject {
 	t.Helper()
 	ct, body := multipartBody(t, name, []byte(text), "purpose", "assistants")
-	resp := upload(t, base, key, ct, body)
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("upload = %d %s", resp.StatusCode, b)
-	}
-	return decode[wire.FileObject](t, resp)
+	return webtest.Uploaded(t, upload(t, base, key, ct, body))
 }
 
 func countFiles(t *testing.T, docs docstore.Store, owner string) int {

@@ -3,7 +3,6 @@ package documents_test
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -157,12 +156,7 @@ func upload(t *testing.T, a *fiber.App, key map[string]string, ct string, body [
 func uploadText(t *testing.T, a *fiber.App, key map[string]string, name, text string) wire.FileObject {
 	t.Helper()
 	ct, body := multipartBody(t, name, []byte(text), "purpose", "assistants")
-	resp := upload(t, a, key, ct, body)
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("upload = %d %s", resp.StatusCode, b)
-	}
-	return decode[wire.FileObject](t, resp)
+	return webtest.Uploaded(t, upload(t, a, key, ct, body))
 }
 
 func countFiles(t *testing.T, docs docstore.Store, owner string) int {

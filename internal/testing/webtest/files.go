@@ -3,11 +3,13 @@ package webtest
 import (
 	"bytes"
 	"context"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // MultipartBody is an upload as openai-node sends one: the file part
@@ -50,4 +52,15 @@ func CountFiles(t testing.TB, docs docstore.Store, owner string) int {
 		t.Fatal(err)
 	}
 	return len(files)
+}
+
+// Uploaded reads the file object of a successful upload; another answer
+// fails t with its status and body.
+func Uploaded(t testing.TB, resp *http.Response) wire.FileObject {
+	t.Helper()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("upload = %d %s", resp.StatusCode, b)
+	}
+	return Decode[wire.FileObject](t, resp)
 }

@@ -100,10 +100,11 @@ bench: build
 # longhaul dev (bench/doc.go, BenchmarkCluster): temporal-server (built
 # from go.mod's go.temporal.io/server, with docker-compose.yml's temporal
 # settings) on a throwaway PostgreSQL, Debian's nats-server, longhaul
-# setup, then one and two `longhaul worker`s and two `longhaul api`s of the
-# binary make build ships, each a child process; it prints turns per
-# second, TTFT and each process's CPU time per turn, and PostgreSQL's
-# connections. LONGHAUL_BENCH_LEVELS and LONGHAUL_BENCH_OUT apply. It needs
+# setup, then one, two and four `longhaul worker`s and two `longhaul api`s
+# of the binary make build ships, each a child process; it prints turns per
+# second, TTFT and each process's CPU time per turn (PostgreSQL's too), and
+# PostgreSQL's connections. test/benchbox brings it to a machine without
+# Go, PostgreSQL or NATS. bench/doc.go lists its settings. It needs
 # Debian's nats-server and postgresql (make test-deps installs them).
 bench-cluster: build
 	LONGHAUL_BENCH_CLUSTER=1 LONGHAUL_BENCH_BIN=$(CURDIR)/$(BIN) test/postgres/with-postgres.sh \

@@ -85,16 +85,7 @@ func loadSettings(b *testing.B, levels ...int) settings {
 		}
 		s.samples = n
 	}
-	if v := os.Getenv("LONGHAUL_BENCH_LEVELS"); v != "" {
-		s.levels = nil
-		for f := range strings.SplitSeq(v, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				b.Fatalf("LONGHAUL_BENCH_LEVELS=%q: want comma-separated positive numbers", v)
-			}
-			s.levels = append(s.levels, n)
-		}
-	}
+	s.levels = positiveList(b, "LONGHAUL_BENCH_LEVELS", levels...)
 	if v := os.Getenv("LONGHAUL_BENCH_LONG"); v != "" {
 		long, err := strconv.ParseBool(v)
 		if err != nil {
@@ -103,6 +94,25 @@ func loadSettings(b *testing.B, levels ...int) settings {
 		s.long = long
 	}
 	return s
+}
+
+// positiveList is the comma-separated positive numbers of the environment
+// variable name, or def when it is unset.
+func positiveList(b *testing.B, name string, def ...int) []int {
+	b.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("%s=%q: want comma-separated positive numbers", name, v)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // BenchmarkEngine runs `longhaul dev` as a child process against the

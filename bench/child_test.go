@@ -3,7 +3,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -163,34 +161,10 @@ func (c *child) settle() { proctest.Settle(c.cpu) }
 
 // resetPeak resets the child's peak resident set size (VmHWM) to its
 // current size, so the next peak read is the peak since now.
-func (c *child) resetPeak() error {
-	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", c.pid), []byte("5"), 0)
-}
+func (c *child) resetPeak() error { return proctest.ResetPeak(c.pid) }
 
 // peakRSS is the child's peak resident set size (VmHWM), in bytes.
-func (c *child) peakRSS() (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		v, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("VmHWM %q: %w", v, err)
-		}
-		return kb << 10, nil
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", c.pid)
-}
+func (c *child) peakRSS() (int64, error) { return proctest.PeakRSS(c.pid) }
 
 // temporalClient dials the child's Temporal frontend, to read histories.
 func (c *child) temporalClient(b *testing.B) client.Client {

@@ -50,7 +50,9 @@ func BenchmarkCluster(b *testing.B) {
 	if pg == "" {
 		b.Fatal("LONGHAUL_TEST_POSTGRES_URL is not set: make bench-cluster runs the benchmark under test/postgres/with-postgres.sh, a throwaway PostgreSQL")
 	}
-	set := loadSettings(b, 100, 250, 500)
+	set := loadSettings(b, 100, 500, 1000)
+	workerCounts := positiveList(b, "LONGHAUL_BENCH_WORKERS", 1, 2, 4)
+	modes := clusterArrivals(b)
 	model := llmtest.New(b)
 	model.On(llmtest.LastUserContains(streamPrompt(streamLength)), llmtest.Text(streamAnswer(streamLength), llmtest.ChunkDelay(tokenDelay)))
 	model.SetDefault(llmtest.Text(shortAnswer))
@@ -59,25 +61,30 @@ func BenchmarkCluster(b *testing.B) {
 	bindir, schema := proctest.TemporalBinaries(b)
 	load0 := loadAverage()
 	cl := startCluster(b, bin, bindir, schema, pg, model.URL())
+	cl.slots = slices.Max(workerCounts)
 	b.ResetTimer()
 
 	run := 0
-	var rows, rest [][]string
-	for workers := 1; workers <= 2; workers++ {
-		if workers > len(cl.workers) {
+	var rows, rest, mem [][]string
+	for _, workers := range workerCounts {
+		for len(cl.workers) < workers {
 			cl.startWorker()
 		}
 		rest = append(rest, cl.atRest(workers))
 		for _, n := range set.levels {
-			for _, steady := range []bool{true, false} {
+			for _, mode := range modes {
 				run++
-				rows = append(rows, cl.level(fmt.Sprintf("c%d-%d", run, workers), workers, n, steady))
+				row, peaks := cl.level(fmt.Sprintf("c%d-%d", run, workers), workers, n, mode.name, mode.interval(n))
+				rows, mem = append(rows, row), append(mem, peaks)
 			}
 		}
 	}
 	b.StopTimer()
 
-	procs := []string{"Temporal", "worker 1", "worker 2"}
+	procs := []string{"Temporal", "PostgreSQL"}
+	for i := range cl.slots {
+		procs = append(procs, fmt.Sprintf("worker %d", i+1))
+	}
 	for i := range clusterAPIs {
 		procs = append(procs, fmt.Sprintf("API %d", i+1))
 	}
@@ -94,10 +101,15 @@ func BenchmarkCluster(b *testing.B) {
 			rows:  rest,
 		},
 		{
-			title: fmt.Sprintf("concurrent streaming chats through the cluster, 20 tok/s for %v each, spread over %d APIs; steady: one every %v/N; CPU ms per completed turn of each process", streamLength, clusterAPIs, streamLength),
+			title: fmt.Sprintf("concurrent streaming chats through the cluster, 20 tok/s for %v each, spread over %d APIs; steady: one every %v/N; 100/s: one every %v; CPU ms per completed turn of each process", streamLength, clusterAPIs, streamLength, arrivalRate),
 			head: append(append([]string{"workers", "streams", "arrival", "ok", "errors", "turns/s", "TTFT p50 ms", "TTFT p99 ms", "duration p99 s"},
 				procs...), "CPU ms/turn, all", "PG connections, peak (temporal + visibility + longhaul)"),
 			rows: rows,
+		},
+		{
+			title: "peak resident memory of each process over each level, MB (PostgreSQL's is its settings': shared_buffers and work_mem per connection)",
+			head:  append([]string{"workers", "streams", "arrival"}, slices.DeleteFunc(slices.Clone(procs), func(p string) bool { return p == "PostgreSQL" })...),
+			rows:  mem,
 		},
 	}
 	report(b, out.String(), set.out, tables...)
@@ -116,8 +128,13 @@ type cluster struct {
 
 	temporal, nats *proctest.Proc
 	workers        []*proctest.Proc
-	apis           []*proctest.Proc
-	apiURLs        []string
+	// slots is the most workers the benchmark runs: the tables' columns.
+	slots int
+	// postgres is the test PostgreSQL's postmaster when it runs on this
+	// machine (0 otherwise): its CPU, and its backends', is measured too.
+	postgres int
+	apis     []*proctest.Proc
+	apiURLs  []string
 
 	temporalVersion, pgVersion, natsVersion string
 	shards, maxConns, visMaxConns           string
@@ -150,6 +167,8 @@ func startCluster(b *testing.B, bin, bindir, schema, pgURL, modelURL string) *cl
 	})
 	if m := regexp.MustCompile(`@(v[^/]+)`).FindStringSubmatch(schema); m != nil {
 		cl.temporalVersion = m[1]
+	} else if out, err := exec.Command(filepath.Join(bindir, "temporal-server"), "--version").Output(); err == nil {
+		cl.temporalVersion = strings.TrimSpace(string(out))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -175,6 +194,7 @@ func startCluster(b *testing.B, bin, bindir, schema, pgURL, modelURL string) *cl
 	}); err != nil {
 		b.Fatal(err)
 	}
+	cl.postgres = cl.postmaster()
 	user := pg.User.Username()
 	password, _ := pg.User.Password()
 
@@ -299,28 +319,54 @@ func (cl *cluster) startWorker() {
 	}
 }
 
-// procs are the measured processes, in the tables' order: Temporal, two
-// worker slots (nil when not running), the APIs, NATS.
-func (cl *cluster) procs() []*proctest.Proc {
-	ps := []*proctest.Proc{cl.temporal, nil, nil}
-	copy(ps[1:3], cl.workers)
-	ps = append(ps, cl.apis...)
-	return append(ps, cl.nats)
+// measured is one column of the tables: a child process, PostgreSQL's
+// process tree, or an empty worker slot (neither).
+type measured struct {
+	proc     *proctest.Proc
+	postgres int
+	pg       bool // PostgreSQL's column, even when postgres is 0
 }
 
-// cpus is the CPU time each process of procs has used so far (0 for an
-// empty slot).
+func (m measured) empty() bool { return m.proc == nil && m.postgres == 0 }
+
+func (m measured) cpu() (time.Duration, error) {
+	switch {
+	case m.proc != nil:
+		return m.proc.CPU()
+	case m.postgres != 0:
+		return proctest.TreeCPU(m.postgres)
+	}
+	return 0, nil
+}
+
+// procs are the measured processes, in the tables' order: Temporal,
+// PostgreSQL (empty when it is not on this machine), the worker slots
+// (empty when not running), the APIs, NATS.
+func (cl *cluster) procs() []measured {
+	ps := []measured{{proc: cl.temporal}, {postgres: cl.postgres, pg: true}}
+	for i := range cl.slots {
+		var w measured
+		if i < len(cl.workers) {
+			w.proc = cl.workers[i]
+		}
+		ps = append(ps, w)
+	}
+	for _, p := range cl.apis {
+		ps = append(ps, measured{proc: p})
+	}
+	return append(ps, measured{proc: cl.nats})
+}
+
+// cpus is the CPU time each of procs has used so far (0 for an empty
+// one).
 func (cl *cluster) cpus() []time.Duration {
 	cl.b.Helper()
 	cl.check()
 	var out []time.Duration
 	for _, p := range cl.procs() {
-		var d time.Duration
-		if p != nil {
-			var err error
-			if d, err = p.CPU(); err != nil {
-				cl.fatal(err)
-			}
+		d, err := p.cpu()
+		if err != nil {
+			cl.fatal(err)
 		}
 		out = append(out, d)
 	}
@@ -332,13 +378,11 @@ func (cl *cluster) settle() {
 	proctest.Settle(func() (time.Duration, error) {
 		var sum time.Duration
 		for _, p := range cl.procs() {
-			if p != nil {
-				d, err := p.CPU()
-				if err != nil {
-					return 0, err
-				}
-				sum += d
+			d, err := p.cpu()
+			if err != nil {
+				return 0, err
 			}
+			sum += d
 		}
 		return sum, nil
 	})
@@ -354,7 +398,7 @@ func (cl *cluster) atRest(workers int) []string {
 	c1 := cl.cpus()
 	row := []string{strconv.Itoa(workers)}
 	for i, p := range cl.procs() {
-		if p == nil {
+		if p.empty() {
 			row = append(row, "—")
 			continue
 		}
@@ -365,34 +409,49 @@ func (cl *cluster) atRest(workers int) []string {
 
 // level runs one level of concurrent streams spread over the APIs and
 // returns its row.
-func (cl *cluster) level(prefix string, workers, n int, steady bool) []string {
+func (cl *cluster) level(prefix string, workers, n int, mode string, interval time.Duration) (row, peaks []string) {
 	cl.b.Helper()
-	mode := "burst"
-	if steady {
-		mode = "steady"
-	}
 	cl.settle()
 	w := cl.watchConnections()
+	for _, p := range cl.procs() {
+		if p.proc != nil {
+			if err := proctest.ResetPeak(p.proc.Cmd.Process.Pid); err != nil {
+				cl.fatal(err)
+			}
+		}
+	}
 	c0 := cl.cpus()
 	start := time.Now()
-	var interval time.Duration
-	if steady {
-		interval = streamLength / time.Duration(n)
-	}
 	r := streams(cl.apiURLs, prefix, n, interval)
 	wall := time.Since(start)
 	c1 := cl.cpus()
 	conns := w.stop()
+	peaks = []string{strconv.Itoa(workers), strconv.Itoa(n), mode}
+	for _, p := range cl.procs() {
+		switch {
+		case p.pg:
+			// Its memory is its settings', and shared between its
+			// processes: the title says so.
+		case p.proc == nil:
+			peaks = append(peaks, "—")
+		default:
+			rss, err := proctest.PeakRSS(p.proc.Cmd.Process.Pid)
+			if err != nil {
+				cl.fatal(err)
+			}
+			peaks = append(peaks, strconv.FormatInt(rss>>20, 10))
+		}
+	}
 	fmt.Fprintf(os.Stderr, "bench: %d workers, %d %s streams: %d ok, %d errors in %.1f s\n", workers, n, mode, len(r.ttft), r.errors, wall.Seconds())
 	if r.errors > 0 {
 		cl.b.Logf("%d workers, %d %s streams: %d errors: %s", workers, n, mode, r.errors, r.summary())
 	}
 	ok := len(r.ttft)
-	row := []string{strconv.Itoa(workers), strconv.Itoa(n), mode, strconv.Itoa(ok), strconv.Itoa(r.errors),
+	row = []string{strconv.Itoa(workers), strconv.Itoa(n), mode, strconv.Itoa(ok), strconv.Itoa(r.errors),
 		fmt.Sprintf("%.1f", float64(ok)/wall.Seconds()), ms(r.ttft.pct(.5)), ms(r.ttft.pct(.99)), secs(r.total.pct(.99))}
 	var all time.Duration
 	for i, p := range cl.procs() {
-		if p == nil {
+		if p.empty() {
 			row = append(row, "—")
 			continue
 		}
@@ -400,14 +459,14 @@ func (cl *cluster) level(prefix string, workers, n int, steady bool) []string {
 		row = append(row, perTurn(c1[i]-c0[i], ok))
 	}
 	row = append(row, perTurn(all, ok), conns)
-	key := fmt.Sprintf("w%d-%s%d-", workers, mode, n)
+	key := fmt.Sprintf("w%d-%s%d-", workers, strings.ReplaceAll(mode, "/", ""), n)
 	cl.b.ReportMetric(float64(r.errors), key+"errors")
 	cl.b.ReportMetric(msf(r.ttft.pct(.99)), key+"ttft-p99-ms")
 	cl.b.ReportMetric(float64(ok)/wall.Seconds(), key+"turns/s")
 	if ok > 0 {
 		cl.b.ReportMetric(msf(all)/float64(ok), key+"cpu-ms/turn")
 	}
-	return row
+	return row, peaks
 }
 
 // perTurn is d per turn of ok, in milliseconds.
@@ -496,7 +555,13 @@ func (cl *cluster) log(name string) string { return filepath.Join(cl.logs, name+
 // check fails the benchmark when a process has exited by itself.
 func (cl *cluster) check() {
 	cl.b.Helper()
-	if err := proctest.ExitedByThemselves(cl.procs()...); err != nil {
+	var ps []*proctest.Proc
+	for _, p := range cl.procs() {
+		if p.proc != nil {
+			ps = append(ps, p.proc)
+		}
+	}
+	if err := proctest.ExitedByThemselves(ps...); err != nil {
 		cl.fatal(err)
 	}
 }
@@ -537,4 +602,55 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " / ")
+}
+
+// postmaster is the test PostgreSQL's postmaster process when it runs on
+// this machine, found as the parent of its checkpointer (a backend
+// pg_stat_activity lists with its pid); 0 when it is elsewhere, or it
+// cannot be told.
+func (cl *cluster) postmaster() int {
+	var pid int
+	if err := cl.adminQuery(func(c *pgx.Conn) error {
+		return c.QueryRow(context.Background(), `SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'`).Scan(&pid)
+	}); err != nil {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0 // not on this machine
+	}
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// clusterArrival is one way BenchmarkCluster's streams arrive.
+type clusterArrival struct {
+	name     string
+	interval func(n int) time.Duration
+}
+
+// clusterArrivals are LONGHAUL_BENCH_ARRIVALS' (default 100/s, the rate
+// of the issue's targets): steady (one every streamLength/n), burst (all
+// at once) and 100/s (one every arrivalRate).
+func clusterArrivals(b *testing.B) []clusterArrival {
+	b.Helper()
+	known := map[string]func(int) time.Duration{
+		"steady": func(n int) time.Duration { return streamLength / time.Duration(n) },
+		"burst":  func(int) time.Duration { return 0 },
+		"100/s":  func(int) time.Duration { return arrivalRate },
+	}
+	var out []clusterArrival
+	for name := range strings.SplitSeq(cmp.Or(os.Getenv("LONGHAUL_BENCH_ARRIVALS"), "100/s"), ",") {
+		name = strings.TrimSpace(name)
+		f, ok := known[name]
+		if !ok {
+			b.Fatalf("LONGHAUL_BENCH_ARRIVALS: %q is none of steady, burst, 100/s", name)
+		}
+		out = append(out, clusterArrival{name, f})
+	}
+	return out
 }

@@ -28,15 +28,18 @@
 // (make bench-cluster starts a throwaway one), its schema set up with
 // temporal-sql-tool and its settings (history shards, dynamic config)
 // those of docker-compose.yml's temporal service, as test/stack runs them;
-// Debian's nats-server; `longhaul setup`; then one and, in a second pass,
-// two `longhaul worker`s, and two `longhaul api`s over which the clients
-// spread their streams, each a child process, the scripted model in the
-// benchmark process. It prints, per configuration and level (default
-// 100,250,500; steady and burst as above): turns per second (completed
-// streams over the level's wall time), TTFT p50/p99, errors, the CPU
-// milliseconds per completed turn of each process (Temporal, each worker,
-// each API, NATS) and the peak of PostgreSQL connections to the cluster's
-// databases (pg_stat_activity); and each process's CPU use at rest.
+// Debian's nats-server; `longhaul setup`; then one, two and four `longhaul
+// worker`s in turn (LONGHAUL_BENCH_WORKERS), and two `longhaul api`s over
+// which the clients spread their streams, each a child process, the
+// scripted model in the benchmark process. It prints, per configuration
+// and level (default 100,500,1000, arriving at 100/s; LONGHAUL_BENCH_ARRIVALS
+// adds steady and burst as above): turns per second (completed streams over
+// the level's wall time), TTFT p50/p99, errors, the CPU milliseconds per
+// completed turn of each process (Temporal, PostgreSQL with its backends
+// when it runs on this machine, each worker, each API, NATS) and the peak
+// of PostgreSQL connections to the cluster's databases (pg_stat_activity);
+// and each process's CPU use at rest. test/benchbox packs it, with every
+// binary it runs, for a machine without Go, PostgreSQL or NATS.
 //
 // BenchmarkRestore measures what restoring a 50-turn chat (every turn with
 // a tool call) adds to a turn: the RestoreConversation activity alone on
@@ -77,7 +80,14 @@
 //	                        temporary directory
 //	LONGHAUL_BENCH_LEVELS   comma-separated numbers of concurrent streams
 //	                        (default 100,250,500,1000; BenchmarkCluster's
-//	                        100,250,500)
+//	                        100,500,1000)
+//	LONGHAUL_BENCH_WORKERS  BenchmarkCluster's numbers of workers, in turn
+//	                        (default 1,2,4)
+//	LONGHAUL_BENCH_ARRIVALS BenchmarkCluster's arrivals, of steady, burst
+//	                        and 100/s (default 100/s)
+//	LONGHAUL_BENCH_TEMPORAL_DIR  a directory holding temporal-server,
+//	                        temporal-sql-tool and schema/ (test/benchbox),
+//	                        instead of building them
 //	LONGHAUL_BENCH_CLUSTER  1 runs BenchmarkCluster (make bench-cluster)
 //	LONGHAUL_BENCH_SAMPLES  sequential samples per latency row (default 200)
 //	LONGHAUL_BENCH_LONG     0 skips the 60 s streamed turn (its history row)

@@ -25,11 +25,14 @@ if [ -n "${LONGHAUL_TEST_POSTGRES_URL:-}" ]; then
 	exec "$@"
 fi
 
-# The newest installed server's binaries.
-bindir=""
-for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V); do
-	[ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && bindir=$d
-done
+# The newest installed server's binaries, or those LONGHAUL_PG_BINDIR names
+# (a copy of them on a machine without the package: test/benchbox).
+bindir=${LONGHAUL_PG_BINDIR:-}
+if [ -z "$bindir" ]; then
+	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V); do
+		[ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && bindir=$d
+	done
+fi
 if [ -z "$bindir" ]; then
 	if command -v pg_config >/dev/null && [ -x "$(pg_config --bindir)/initdb" ]; then
 		bindir=$(pg_config --bindir)

@@ -35,8 +35,15 @@ const (
 // /etc/temporal/schema: the module's schema/ (.github/actions/build-docker-
 // images/scripts/main.go:271-285 copies it to docker/build/temporal/schema,
 // which admin-tools.Dockerfile:28 copies into the image).
+//
+// LONGHAUL_BENCH_TEMPORAL_DIR, when set, names a directory that already
+// holds both binaries and the schema (schema/): a machine without a Go
+// toolchain (the benchmark brought to a bigger machine) uses them instead.
 func TemporalBinaries(t testing.TB) (bindir, schema string) {
 	t.Helper()
+	if dir := os.Getenv("LONGHAUL_BENCH_TEMPORAL_DIR"); dir != "" {
+		return dir, filepath.Join(dir, "schema")
+	}
 	server := Build(t, "temporal-server", temporalServerPkg)
 	sqlTool := Build(t, "temporal-sql-tool", temporalSQLToolPkg)
 	bindir = t.TempDir()

@@ -30,6 +30,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/proto"
 )
 
 const (
@@ -262,7 +263,7 @@ func histories(b *testing.B, lh *child, tc client.Client, engineURL string, long
 	if resp.StatusCode != http.StatusOK {
 		b.Fatalf("short turn: status %d", resp.StatusCode)
 	}
-	events, execs, err := historyEvents(ctx, tc, resp.Header.Get(api.HeaderRunID))
+	events, _, execs, err := historyEvents(ctx, tc, resp.Header.Get(api.HeaderRunID))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func histories(b *testing.B, lh *child, tc client.Client, engineURL string, long
 				errs[i] = fmt.Errorf("%v streamed turn: %w", d, err)
 				return
 			}
-			events, execs, err := historyEvents(ctx, tc, chatRunID(chat))
+			events, _, execs, err := historyEvents(ctx, tc, chatRunID(chat))
 			if err != nil {
 				errs[i] = fmt.Errorf("%v streamed turn: %w", d, err)
 				return
@@ -307,10 +308,11 @@ func histories(b *testing.B, lh *child, tc client.Client, engineURL string, long
 }
 
 // historyEvents waits for a workflow to close and counts the events of its
-// history, across the executions it continued as new into.
-func historyEvents(ctx context.Context, tc client.Client, workflowID string) (events, executions int, err error) {
+// history and their bytes (as protobuf, as the server stores them), across
+// the executions it continued as new into.
+func historyEvents(ctx context.Context, tc client.Client, workflowID string) (events, size, executions int, err error) {
 	if err := tc.GetWorkflow(ctx, workflowID, "").Get(ctx, nil); err != nil {
-		return 0, 0, fmt.Errorf("run %s: %w", workflowID, err)
+		return 0, 0, 0, fmt.Errorf("run %s: %w", workflowID, err)
 	}
 	runID := "" // the latest execution; each names the one before it
 	for executions < 1000 {
@@ -319,8 +321,9 @@ func historyEvents(ctx context.Context, tc client.Client, workflowID string) (ev
 		for it.HasNext() {
 			ev, err := it.Next()
 			if err != nil {
-				return 0, 0, fmt.Errorf("history of %s: %w", workflowID, err)
+				return 0, 0, 0, fmt.Errorf("history of %s: %w", workflowID, err)
 			}
+			size += proto.Size(ev)
 			if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
 				prev = a.GetContinuedExecutionRunId()
 			}
@@ -328,11 +331,11 @@ func historyEvents(ctx context.Context, tc client.Client, workflowID string) (ev
 		}
 		executions++
 		if prev == "" {
-			return events, executions, nil
+			return events, size, executions, nil
 		}
 		runID = prev
 	}
-	return 0, 0, fmt.Errorf("history of %s: more than %d executions", workflowID, executions)
+	return 0, 0, 0, fmt.Errorf("history of %s: more than %d executions", workflowID, executions)
 }
 
 // concurrent runs each level of concurrent streams twice, arriving

@@ -177,6 +177,7 @@ func startServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*dev
 		FrontendAddr:     cfg.EmbeddedTemporalAddr,
 		UIAddr:           ui,
 		UIWrite:          cfg.EmbeddedUIWrite,
+		MetricsAddr:      cfg.EmbeddedMetricsAddr,
 		Namespaces:       []string{cfg.TemporalNamespace},
 		SearchAttributes: contract.SearchAttributes(),
 		Logger:           log,

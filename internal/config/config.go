@@ -44,6 +44,7 @@ type Config struct {
 	TemporalAddress       string `envconfig:"LONGHAUL_TEMPORAL_ADDRESS" desc:"a real Temporal frontend host:port; empty = embedded (dev); required for worker and api; when set, dev embeds nothing"`
 	EmbeddedTemporalAddr  string `envconfig:"LONGHAUL_EMBEDDED_TEMPORAL_ADDR" default:"127.0.0.1:7233" desc:"where dev and server serve the embedded Temporal frontend (gRPC)"`
 	EmbeddedUIAddr        string `envconfig:"LONGHAUL_EMBEDDED_UI_ADDR" default:"127.0.0.1:8233" desc:"where dev and server serve the Temporal Web UI; off disables it"`
+	EmbeddedMetricsAddr   string `envconfig:"LONGHAUL_EMBEDDED_METRICS_ADDR" desc:"where dev and server serve the embedded Temporal server's own Prometheus metrics at /metrics (its persistence requests by operation, task latencies: what make bench counts writes per turn with); empty = none"`
 	EmbeddedUIWrite       bool   `envconfig:"LONGHAUL_EMBEDDED_UI_WRITE" default:"false" desc:"let the embedded Temporal Web UI terminate, cancel, signal, reset and start runs; false = read-only (it has no login): Longhaul's own allow-list passes reads and workflow queries only, however the path is encoded, and answers anything else 403 (the UI's own read-only switch lets crafted paths through)"`
 	TemporalNamespace     string `envconfig:"LONGHAUL_TEMPORAL_NAMESPACE" default:"default" desc:"Temporal namespace"`
 	TaskQueue             string `envconfig:"LONGHAUL_TASK_QUEUE" default:"longhaul" desc:"Temporal task queue of the workers"`

@@ -189,6 +189,7 @@ func TestBadValues(t *testing.T) {
 		{"log level", "LONGHAUL_LOG_LEVEL", "loud", "LONGHAUL_LOG_LEVEL"},
 		{"tiny body limit", "LONGHAUL_MAX_BODY_BYTES", "10", "LONGHAUL_MAX_BODY_BYTES: must be at least 1024"},
 		{"ui address", "LONGHAUL_EMBEDDED_UI_ADDR", "8233", "LONGHAUL_EMBEDDED_UI_ADDR"},
+		{"embedded metrics address", "LONGHAUL_EMBEDDED_METRICS_ADDR", "9090", "LONGHAUL_EMBEDDED_METRICS_ADDR: \"9090\" is not host:port"},
 		{"token key not hex", "LONGHAUL_TOKEN_KEY", "not-a-key", "LONGHAUL_TOKEN_KEY: must be 32 bytes as 64 hex digits"},
 		{"token key short", "LONGHAUL_TOKEN_KEY", "00112233", "LONGHAUL_TOKEN_KEY: must be 32 bytes as 64 hex digits"},
 		{"public url relative", "LONGHAUL_PUBLIC_URL", "longhaul.example.com", "LONGHAUL_PUBLIC_URL: must be an absolute http(s) URL"},

@@ -81,6 +81,7 @@ func (c Config) checkAddresses(p *problems) {
 		p.addr("METRICS_ADDR", c.MetricsAddr, false)
 	}
 	p.addr("PPROF_ADDR", c.PprofAddr, false)
+	p.addr("EMBEDDED_METRICS_ADDR", c.EmbeddedMetricsAddr, false)
 	if !c.UIDisabled() {
 		p.addr("EMBEDDED_UI_ADDR", c.EmbeddedUIAddr, true)
 	}

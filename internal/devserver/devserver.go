@@ -33,6 +33,7 @@ import (
 	"go.temporal.io/server/common/dynamicconfig"
 	tlog "go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/membership/static"
+	"go.temporal.io/server/common/metrics"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
@@ -68,6 +69,10 @@ type Options struct {
 	// whoever can reach it and however the path is spelled (see
 	// readOnlyAPI).
 	UIWrite bool
+	// MetricsAddr is the host:port where the server serves its own
+	// Prometheus metrics (persistence requests by operation, task
+	// latencies, …) at /metrics; empty serves none.
+	MetricsAddr string
 	// Namespaces are registered on every start (idempotent). Must not be empty.
 	Namespaces []string
 	// SearchAttributes are custom search attributes registered in every namespace.
@@ -124,7 +129,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	p := servicePorts{frontend: port, frontendHTTP: ports[0], history: ports[1], matching: ports[2], worker: ports[3]}
-	srv, err := newTemporal(host, p, buildConfig(host, p, sqlConf), newLogger(opts.DataDir, os.Stderr))
+	srv, err := newTemporal(host, p, buildConfig(host, p, sqlConf, opts.MetricsAddr), newLogger(opts.DataDir, os.Stderr))
 	if err != nil {
 		return nil, err
 	}
@@ -362,8 +367,18 @@ func prepareDatabase(file string, opts Options) (*config.SQL, error) {
 	return conf, nil
 }
 
-func buildConfig(host string, p servicePorts, sqlConf *config.SQL) *config.Config {
+func buildConfig(host string, p servicePorts, sqlConf *config.SQL, metricsAddr string) *config.Config {
 	var conf config.Config
+	if metricsAddr != "" {
+		// Temporal builds its handler from this (temporal/fx.go:213 at
+		// v1.32.1) and serves it on an HTTP server of its own
+		// (common/metrics/opentelemetry_provider.go:138-150).
+		conf.Global.Metrics = &metrics.Config{Prometheus: &metrics.PrometheusConfig{
+			Framework:     metrics.FrameworkOpentelemetry,
+			ListenAddress: metricsAddr,
+			HandlerPath:   "/metrics",
+		}}
+	}
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
 	conf.Global.Membership.BroadcastAddress = host
 	conf.Persistence.DefaultStore = "sqlite"

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-func startServer(t *testing.T, dir, addr, ui string) *devserver.Server {
+func startServer(t *testing.T, dir, addr, ui, metrics string) *devserver.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -35,6 +36,7 @@ func startServer(t *testing.T, dir, addr, ui string) *devserver.Server {
 		DataDir:          dir,
 		FrontendAddr:     addr,
 		UIAddr:           ui,
+		MetricsAddr:      metrics,
 		Namespaces:       []string{"default"},
 		SearchAttributes: map[string]enums.IndexedValueType{"LonghaulAgent": enums.INDEXED_VALUE_TYPE_KEYWORD},
 		Logger:           slog.New(slog.DiscardHandler),
@@ -56,10 +58,12 @@ func greeting(_ context.Context, name string) (string, error) { return "hello " 
 
 // TestRestartKeepsHistory runs a workflow through a real worker, stops the
 // server, starts it again on the same file and finds the run still there.
+// The first server serves its own metrics too, which count the run's
+// writes.
 func TestRestartKeepsHistory(t *testing.T) {
 	dir := t.TempDir()
-	addr, ui := testenv.FreeAddr(t), testenv.FreeAddr(t)
-	s := startServer(t, dir, addr, ui)
+	addr, ui, metrics := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
+	s := startServer(t, dir, addr, ui, metrics)
 
 	// The UI serves.
 	conn, err := net.DialTimeout("tcp", ui, time.Second)
@@ -87,11 +91,20 @@ func TestRestartKeepsHistory(t *testing.T) {
 	if err := run.Get(ctx, &got); err != nil || got != "hello durable" {
 		t.Fatalf("result = %q, %v", got, err)
 	}
+	resp, err := http.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`(?m)^persistence_requests_total\{[^}]*operation="CreateWorkflowExecution"[^}]*\} [1-9]`).Match(body) {
+		t.Fatalf("metrics count no CreateWorkflowExecution:\n%.3000s", body)
+	}
 	w.Stop()
 	c.Close()
 	s.Stop()
 
-	s = startServer(t, dir, addr, "")
+	s = startServer(t, dir, addr, "", "")
 	defer s.Stop()
 	c, err = client.Dial(client.Options{HostPort: addr})
 	if err != nil {

@@ -41,6 +41,14 @@
 // and each process's CPU use at rest. test/benchbox packs it, with every
 // binary it runs, for a machine without Go, PostgreSQL or NATS.
 //
+// BenchmarkWrites counts what one chat turn costs the embedded Temporal's
+// persistence, from the server's own metrics (`longhaul dev` with
+// LONGHAUL_EMBEDDED_METRICS_ADDR): its persistence and visibility requests
+// by operation, per short turn and per 10 s streamed turn (20 of each,
+// less what the idle server does meanwhile), and each kind of turn's
+// history events and bytes. They are counts, so a loaded machine changes
+// them little.
+//
 // BenchmarkRestore measures what restoring a 50-turn chat (every turn with
 // a tool call) adds to a turn: the RestoreConversation activity alone on
 // SQLite and PostgreSQL, and the 51st turn through the API with the chat id

@@ -211,7 +211,13 @@ func (c *child) profile(b *testing.B, name string, d time.Duration) (wait func()
 			}
 		}
 	}()
-	return func() { <-done }
+	return func() {
+		<-done
+		// The heap as the level leaves it: what a long-lived engine keeps.
+		if err := c.fetchProfile(fmt.Sprintf("http://%s/debug/pprof/heap", c.pprof), filepath.Join(c.profDir, name+".heap.pprof")); err != nil {
+			b.Logf("profile %s: %v", name, err)
+		}
+	}
 }
 
 // fetchProfile writes the profile at url to file.

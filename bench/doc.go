@@ -103,8 +103,9 @@
 //	LONGHAUL_BENCH_PROFILE  a directory: the child serves its profiles
 //	                        (LONGHAUL_PPROF_ADDR on a free loopback port)
 //	                        and each level's arrival writes there the CPU,
-//	                        block and mutex profiles of the child over it,
-//	                        as <streams>-<arrival>.{cpu,block,mutex}.pprof
+//	                        block and mutex profiles of the child over it
+//	                        and its heap at its end, as
+//	                        <streams>-<arrival>.{cpu,block,mutex,heap}.pprof
 //	                        (read them with go tool pprof -top)
 //	LONGHAUL_BENCH_KEEP     1 keeps the child's data directory and log, and
 //	                        BenchmarkCluster's logs (they are kept anyway

@@ -65,11 +65,14 @@ var layers = []struct {
 	// What every HTTP handler package shares: errors, the principal, JSON
 	// bodies; no handler, no run engine.
 	{pkgs: [][]string{{"api/web"}}, may: [][]string{domain, libs}},
+	// The one SSE writer of every stream; generic over what a stream
+	// follows, so it knows no run engine either.
+	{pkgs: [][]string{{"api/sse"}}, may: [][]string{domain, libs, {"api/web"}}},
 	// One package per API's handlers, with a small handlers struct over
 	// the stores: the domain, the contract, libraries, adapters, the wire
 	// types and web; never the run engine, the server or the engine's code.
 	{pkgs: [][]string{handlers}, may: [][]string{domain, contract, libs, adapters, {"internal/wire", "api/web"}}},
-	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, {"internal/runs", "internal/wire", "api/web"}}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, {"internal/runs", "internal/wire", "api/web", "api/sse"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
 		{"activities", "workflows", "worker", "internal/runs", "api"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},
@@ -201,6 +204,7 @@ func TestLayersRefuse(t *testing.T) {
 		{"api/account", "activities"},
 		{"api/documents", "workflows"},
 		{"api/web", "internal/runs"},
+		{"api/sse", "internal/runs"},
 		{"internal/runs", "api"},
 		{"internal/runs", "workflows"},
 		{"internal/runs", "activities"},

@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
@@ -25,7 +26,7 @@ import (
 
 // Headers Longhaul reads and writes.
 const (
-	HeaderRunID      = "X-Longhaul-Run-Id"
+	HeaderRunID      = web.HeaderRunID
 	headerOWUIPrefix = "X-Openwebui-"
 )
 
@@ -279,7 +280,7 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, mode
 		r.auditOwner = strings.Clone(principal(c).Name)
 	}
 	r.start = c.Context().Time()
-	s.sendSSE(c, "chat", func(sw *sseWriter) { s.stream(sw, runID, r, includeUsage, at) }, stream.hand())
+	s.streams.Send(c, "chat", func(sw *sse.Writer) { s.stream(sw, runID, r, includeUsage, at) }, stream.hand())
 }
 
 // start starts run id with in, or attaches to the one a previous identical
@@ -383,7 +384,7 @@ func cardsFor(msgs []longhaul.Message) string {
 // the server shuts down; the run goes on either way. It stops, too, at the
 // client tool calls the model made: the client runs them. at says where the
 // log is picked up (see resumeAt).
-func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage bool, at resumeAt) {
+func (s *Server) stream(sw *sse.Writer, runID string, r *renderer, includeUsage bool, at resumeAt) {
 	f := s.runs.Follow(runID)
 	defer f.Release()
 	ctx, cancel := context.WithCancel(s.stopping)
@@ -395,7 +396,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 		} else {
 			s.log.Warn("stream run", "run", runID, "error", err)
 		}
-		_ = sw.frameJSON("", "", wire.ErrorBody{Error: wire.ErrorDetail{Message: msg, Type: "server_error", Code: "stream_error"}})
+		_ = sw.FrameJSON("", "", wire.ErrorBody{Error: wire.ErrorDetail{Message: msg, Type: "server_error", Code: "stream_error"}})
 		_ = writeDone(sw)
 	}
 	after := at.after
@@ -411,9 +412,9 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 	}
 	pos := f.Join(runs.After(after))
 	for {
-		items, done, err := sw.wait(ctx, f, pos)
+		items, done, err := sse.Wait(ctx, sw, f, pos)
 		switch {
-		case errors.Is(err, errClientGone):
+		case errors.Is(err, sse.ErrClientGone):
 			return
 		case err != nil:
 			lost(err)
@@ -433,7 +434,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 				}
 			}
 			for _, fr := range frames {
-				if err := sw.frameJSON("", "", fr); err != nil {
+				if err := sw.FrameJSON("", "", fr); err != nil {
 					return
 				}
 			}
@@ -441,7 +442,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 				break
 			}
 		}
-		if err := sw.flush(); err != nil {
+		if err := sw.Flush(); err != nil {
 			return
 		}
 		if !r.start.IsZero() && r.roleSent {
@@ -454,7 +455,7 @@ func (s *Server) stream(sw *sseWriter, runID string, r *renderer, includeUsage b
 				frames = append(frames, r.auditChunk(s.audit(ctx, runID, r.auditOwner)))
 			}
 			for _, fr := range frames {
-				if sw.frameJSON("", "", fr) != nil {
+				if sw.FrameJSON("", "", fr) != nil {
 					return
 				}
 			}
@@ -486,11 +487,11 @@ func indexOf(events []longhaul.Event, offset int64) int {
 }
 
 // writeDone ends a chat stream as OpenAI's do: a [DONE] frame.
-func writeDone(sw *sseWriter) error {
-	if err := sw.frame("", "", []byte("[DONE]")); err != nil {
+func writeDone(sw *sse.Writer) error {
+	if err := sw.Frame("", "", []byte("[DONE]")); err != nil {
 		return err
 	}
-	return sw.flush()
+	return sw.Flush()
 }
 
 // isOpenWebUI reports whether the caller is Open WebUI: it sends its

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -202,7 +203,7 @@ func (s *Server) answerResponse(c *fiber.Ctx, req *wire.ResponsesRequest, run st
 			}
 			return err
 		}
-		s.sendSSE(c, "responses", func(sw *sseWriter) { s.streamSegment(sw, run, start, base, req.Background, -1, store) }, release)
+		s.streams.Send(c, "responses", func(sw *sse.Writer) { s.streamSegment(sw, run, start, base, req.Background, -1, store) }, release)
 		return nil
 	case req.Background:
 		resp := base
@@ -367,6 +368,8 @@ func (s *Server) getResponse(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s.sendSSE(c, "responses", func(sw *sseWriter) { s.streamSegment(sw, run, start, base, base.Background && start == 0, after, true) }, release)
+	s.streams.Send(c, "responses", func(sw *sse.Writer) {
+		s.streamSegment(sw, run, start, base, base.Background && start == 0, after, true)
+	}, release)
 	return nil
 }

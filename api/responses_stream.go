@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -18,7 +19,7 @@ import (
 // start). A response that is not stored goes with its stream however the
 // stream ends: complete, the client gone, an error or the server shutting
 // down (see forget).
-func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base wire.Response, background bool, after int64, store bool) {
+func (s *Server) streamSegment(sw *sse.Writer, run string, start int64, base wire.Response, background bool, after int64, store bool) {
 	f := s.runs.Follow(run)
 	defer f.Release()
 	ctx, cancel := context.WithCancel(s.stopping)
@@ -32,19 +33,21 @@ func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base wire
 			if e.SequenceNumber <= after {
 				continue
 			}
-			if err := sw.frameJSON("", e.Type, e); err != nil {
+			if err := sw.FrameJSON("", e.Type, e); err != nil {
 				return err
 			}
 		}
-		return sw.flush()
+		return sw.Flush()
 	}
 	if emit(r.Begin(background)) != nil {
 		return
 	}
-	read := func(ctx context.Context, pos runs.Cursor) ([]runs.Item, bool, error) { return sw.wait(ctx, f, pos) }
+	read := func(ctx context.Context, pos runs.Cursor) ([]runs.Item, bool, error) {
+		return sse.Wait(ctx, sw, f, pos)
+	}
 	err := followSegment(ctx, f, start, r, true, read, emit)
 	switch {
-	case errors.Is(err, errClientGone):
+	case errors.Is(err, sse.ErrClientGone):
 		return
 	case err != nil:
 		msg := "lost the run's event stream: " + err.Error()
@@ -56,8 +59,8 @@ func (s *Server) streamSegment(sw *sseWriter, run string, start int64, base wire
 		default:
 			s.log.Warn("stream response", "run", run, "error", err)
 		}
-		_ = sw.frameJSON("", "error", r.ErrorEvent("stream_error", msg))
-		_ = sw.flush()
+		_ = sw.FrameJSON("", "error", r.ErrorEvent("stream_error", msg))
+		_ = sw.Flush()
 	}
 }
 

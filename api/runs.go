@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/tools"
@@ -288,7 +289,7 @@ func (s *Server) runEvents(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(HeaderRunID, id)
-	s.sendSSE(c, "runs", func(sw *sseWriter) { s.streamEvents(sw, id, pos) }, release)
+	s.streams.Send(c, "runs", func(sw *sse.Writer) { s.streamEvents(sw, id, pos) }, release)
 	return nil
 }
 
@@ -311,7 +312,7 @@ func resumePosition(c *fiber.Ctx) (runs.Cursor, error) {
 
 // streamEvents writes the run's events from pos until the done event, until
 // the client leaves (a failed flush) or until the server shuts down.
-func (s *Server) streamEvents(sw *sseWriter, id string, pos runs.Cursor) {
+func (s *Server) streamEvents(sw *sse.Writer, id string, pos runs.Cursor) {
 	f := s.runs.Follow(id)
 	defer f.Release()
 	// The request's context is gone once the handler returned; the stream
@@ -320,30 +321,30 @@ func (s *Server) streamEvents(sw *sseWriter, id string, pos runs.Cursor) {
 	defer cancel()
 	pos = f.Join(pos)
 	for {
-		items, done, err := sw.wait(ctx, f, pos)
+		items, done, err := sse.Wait(ctx, sw, f, pos)
 		switch {
-		case errors.Is(err, errClientGone):
+		case errors.Is(err, sse.ErrClientGone):
 			return
 		case ctx.Err() != nil:
 			// The server is shutting down: end without done, so the client
 			// reconnects and resumes after the last id it read.
-			_ = sw.comment("server shutting down; reconnect with Last-Event-ID")
+			_ = sw.Comment("server shutting down; reconnect with Last-Event-ID")
 			return
 		case err != nil:
 			// Not the run's error: the log could not be read. No id, so a
 			// client that reconnects resumes where it was.
 			s.log.Warn("stream run events", "run", id, "error", err)
-			_ = sw.frameJSON("", "stream_error", wire.ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
-			_ = sw.flush()
+			_ = sw.FrameJSON("", "stream_error", wire.ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
+			_ = sw.Flush()
 			return
 		}
 		for _, it := range items {
-			if err := sw.frameJSON(it.ID(), string(it.Type), it.Event); err != nil {
+			if err := sw.FrameJSON(it.ID(), string(it.Type), it.Event); err != nil {
 				return
 			}
 			pos = it.Pos
 		}
-		if sw.flush() != nil || done {
+		if sw.Flush() != nil || done {
 			return
 		}
 	}

@@ -14,7 +14,7 @@
 // to a run (chat-turn retakes, the admission queue, each principal's
 // limits, image claims), so that they cannot differ in how a run starts
 // or in what they refuse; the streams are written as Server-Sent Events
-// by one writer (sse.go). Wire types and pure converters live apart from
+// by one writer (api/sse). Wire types and pure converters live apart from
 // the handlers (internal/wire for every API and the audit; render.go
 // here), the visibility queries in
 // visibility.go; errors are translated to OpenAI's envelope in one place
@@ -34,6 +34,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/identity"
@@ -134,6 +135,7 @@ type Server struct {
 	runs     runs.Service
 	catalog  *skills.Catalog
 	metrics  *apiMetrics
+	streams  *sse.Streams
 	// gate bounds the runs this process starts and what each principal
 	// holds (runs.Gate).
 	gate    *runs.Gate
@@ -168,6 +170,7 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
+	s.streams = &sse.Streams{Log: log, Opened: s.metrics.streamOpened}
 	s.gate = runs.NewGate(svc, runs.GateConfig{
 		Limits:    runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams},
 		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log,

@@ -105,6 +105,11 @@ func HasStatus(err error, status int) bool {
 	return errors.As(err, &e) && e.Status == status
 }
 
+// HeaderRunID names, in an answer, the run that answers it: every API that
+// runs agents sets it, and the server's log, traces and the opening
+// comment of an event stream read it.
+const HeaderRunID = "X-Longhaul-Run-Id"
+
 type principalKey struct{}
 
 // SetPrincipal keeps who c's request acts for; the server's authentication

@@ -1,4 +1,4 @@
-package api
+package sse
 
 import (
 	"bufio"
@@ -9,9 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/internal/runs"
 )
 
 // TestSSEFrames writes frames and compares the exact bytes a client gets.
@@ -39,14 +36,14 @@ func TestSSEFrames(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			sw := &sseWriter{w: bufio.NewWriter(&buf), keepAlive: time.Hour}
-			if err := sw.frame(tt.id, tt.event, []byte(tt.data)); err != nil {
+			sw := &Writer{w: bufio.NewWriter(&buf), keepAlive: time.Hour}
+			if err := sw.Frame(tt.id, tt.event, []byte(tt.data)); err != nil {
 				t.Fatal(err)
 			}
 			if buf.Len() != 0 {
 				t.Errorf("%q reached the client before a flush", buf.String())
 			}
-			if err := sw.flush(); err != nil {
+			if err := sw.Flush(); err != nil {
 				t.Fatal(err)
 			}
 			if got := buf.String(); got != tt.want {
@@ -58,14 +55,14 @@ func TestSSEFrames(t *testing.T) {
 
 func TestSSEFrameJSON(t *testing.T) {
 	var buf bytes.Buffer
-	sw := &sseWriter{w: bufio.NewWriter(&buf)}
-	if err := sw.frameJSON("3", "note", map[string]string{"text": "a\nb\u2028"}); err != nil {
+	sw := &Writer{w: bufio.NewWriter(&buf)}
+	if err := sw.FrameJSON("3", "note", map[string]string{"text": "a\nb\u2028"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sw.frameJSON("", "", func() {}); err == nil || errors.Is(err, errClientGone) {
+	if err := sw.FrameJSON("", "", func() {}); err == nil || errors.Is(err, ErrClientGone) {
 		t.Errorf("a value JSON cannot encode: error %v, want an encoding error", err)
 	}
-	_ = sw.flush()
+	_ = sw.Flush()
 	if want := "id: 3\nevent: note\ndata: {\"text\":\"a\\nb\\u2028\"}\n\n"; buf.String() != want {
 		t.Errorf("got %q\nwant %q", buf.String(), want)
 	}
@@ -73,8 +70,8 @@ func TestSSEFrameJSON(t *testing.T) {
 
 func TestSSEComment(t *testing.T) {
 	var buf bytes.Buffer
-	sw := &sseWriter{w: bufio.NewWriter(&buf)}
-	if err := sw.comment("run run-1"); err != nil {
+	sw := &Writer{w: bufio.NewWriter(&buf)}
+	if err := sw.Comment("run run-1"); err != nil {
 		t.Fatal(err)
 	}
 	// A comment is flushed at once: it proves the connection alive.
@@ -107,33 +104,33 @@ func (w *notifyingWriter) String() string {
 	return w.buf.String()
 }
 
-// quietFeed is a run that stays quiet until news is closed, and then
-// has its done event; a nil news never comes.
+// quietFeed is a source that stays quiet until news is closed, and then
+// has its last item, 1; a nil news never comes.
 type quietFeed struct{ news chan struct{} }
 
-var _ feedReader = (*quietFeed)(nil)
+var _ Reader[int, int] = (*quietFeed)(nil)
 
-func (f *quietFeed) Read(ctx context.Context, _ runs.Cursor) ([]runs.Item, bool, error) {
+func (f *quietFeed) Read(ctx context.Context, _ int) ([]int, bool, error) {
 	select {
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	case <-f.news:
-		return []runs.Item{{Event: longhaul.Event{Offset: 1, Type: longhaul.EventDone}}}, true, nil
+		return []int{1}, true, nil
 	}
 }
 
-// TestSSEKeepAlive: while the run is quiet, wait writes keep-alive
-// comments; once the run has news, it returns it.
+// TestSSEKeepAlive: while the source is quiet, Wait writes keep-alive
+// comments; once the source has news, it returns it.
 func TestSSEKeepAlive(t *testing.T) {
 	f := &quietFeed{news: make(chan struct{})}
 	out := &notifyingWriter{wrote: make(chan struct{}, 1)}
-	sw := &sseWriter{w: bufio.NewWriter(out), keepAlive: time.Millisecond}
+	sw := &Writer{w: bufio.NewWriter(out), keepAlive: time.Millisecond}
 	go func() {
 		<-out.wrote   // the first keep-alive reached the client
 		close(f.news) // the run's done event
 	}()
-	items, done, err := sw.wait(context.Background(), f, runs.Cursor{})
-	if err != nil || !done || len(items) != 1 || items[0].Offset != 1 {
+	items, done, err := Wait(context.Background(), sw, f, 0)
+	if err != nil || !done || len(items) != 1 || items[0] != 1 {
 		t.Fatalf("wait = %+v, %v, %v; want the done event", items, done, err)
 	}
 	got := out.String()
@@ -151,26 +148,26 @@ func (w *failingWriter) Write([]byte) (int, error) {
 }
 
 // TestSSEFlushFailureEndsTheStream: a keep-alive that cannot be flushed
-// ends the wait with errClientGone, at once; so does a frame.
+// ends Wait with ErrClientGone, at once; so does a frame.
 func TestSSEFlushFailureEndsTheStream(t *testing.T) {
 	out := &failingWriter{}
-	sw := &sseWriter{w: bufio.NewWriter(out), keepAlive: time.Millisecond}
-	_, _, err := sw.wait(context.Background(), &quietFeed{}, runs.Cursor{})
-	if !errors.Is(err, errClientGone) {
-		t.Fatalf("wait on a gone client = %v, want errClientGone", err)
+	sw := &Writer{w: bufio.NewWriter(out), keepAlive: time.Millisecond}
+	_, _, err := Wait(context.Background(), sw, &quietFeed{}, 0)
+	if !errors.Is(err, ErrClientGone) {
+		t.Fatalf("wait on a gone client = %v, want ErrClientGone", err)
 	}
 	if out.writes != 1 {
 		t.Errorf("%d writes to a gone client, want 1: the first failure ends the stream", out.writes)
 	}
-	if err := sw.frame("1", "done", []byte("{}")); err == nil {
+	if err := sw.Frame("1", "done", []byte("{}")); err == nil {
 		// bufio keeps the first error: every later write fails too.
 		t.Error("a frame after the failure was taken")
 	}
-	sw = &sseWriter{w: bufio.NewWriter(&failingWriter{})}
-	if err := sw.frame("", "", []byte("x")); err != nil {
+	sw = &Writer{w: bufio.NewWriter(&failingWriter{})}
+	if err := sw.Frame("", "", []byte("x")); err != nil {
 		t.Fatalf("frame = %v; it is buffered until the flush", err)
 	}
-	if err := sw.flush(); !errors.Is(err, errClientGone) {
-		t.Errorf("flush = %v, want errClientGone", err)
+	if err := sw.Flush(); !errors.Is(err, ErrClientGone) {
+		t.Errorf("flush = %v, want ErrClientGone", err)
 	}
 }

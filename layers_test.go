@@ -35,8 +35,12 @@ var (
 	catalog = []string{"skills", "internal/toolset"}
 	// handlers are the HTTP API's handler packages, one per API, which
 	// the server (api) registers.
-	handlers  = []string{"api/documents", "api/account"}
-	harnesses = []string{"internal/testing/...", "test/...", "bench", "deploy"}
+	handlers = []string{"api/documents", "api/account"}
+	// runHandlers are the handler packages of the APIs that run agents:
+	// they reach runs through the runs service and its Gate, never the
+	// engine's client.
+	runHandlers = []string{"api/runsapi"}
+	harnesses   = []string{"internal/testing/...", "test/...", "bench", "deploy"}
 )
 
 // layers maps each package (a pattern: "x/..." is x and everything under
@@ -72,7 +76,14 @@ var layers = []struct {
 	// the stores: the domain, the contract, libraries, adapters, the wire
 	// types and web; never the run engine, the server or the engine's code.
 	{pkgs: [][]string{handlers}, may: [][]string{domain, contract, libs, adapters, {"internal/wire", "api/web"}}},
-	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, {"internal/runs", "internal/wire", "api/web", "api/sse"}}},
+	// What the handler packages that run agents share over the runs
+	// service: a run read for its owner, input handed to it, its audit,
+	// its errors in the API's words; no handler, no server.
+	{pkgs: [][]string{{"api/runweb"}}, may: [][]string{domain, contract, libs, {"internal/runs", "internal/wire", "api/web"}}},
+	{pkgs: [][]string{runHandlers}, may: [][]string{domain, contract, libs, adapters,
+		{"skills", "internal/runs", "internal/wire", "api/web", "api/sse", "api/runweb"}}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, runHandlers,
+		{"internal/runs", "internal/wire", "api/web", "api/sse", "api/runweb"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
 		{"activities", "workflows", "worker", "internal/runs", "api"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},
@@ -205,6 +216,11 @@ func TestLayersRefuse(t *testing.T) {
 		{"api/documents", "workflows"},
 		{"api/web", "internal/runs"},
 		{"api/sse", "internal/runs"},
+		{"api/runsapi", "api"},
+		{"api/runsapi", "workflows"},
+		{"api/runsapi", "internal/toolset"},
+		{"api/runweb", "api/runsapi"},
+		{"api/runweb", "api"},
 		{"internal/runs", "api"},
 		{"internal/runs", "workflows"},
 		{"internal/runs", "activities"},

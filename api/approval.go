@@ -122,8 +122,8 @@ func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*ch
 		return nil, nil
 	}
 	chat, user := in.ChatID, in.User.Key()
-	if !literalOK(chat) || !literalOK(user) {
-		// Visibility cannot match such values exactly (see literalOK).
+	if !runs.LiteralOK(chat) || !runs.LiteralOK(user) {
+		// Visibility cannot match such values exactly (see runs.LiteralOK).
 		return nil, nil
 	}
 	var prompt string
@@ -143,7 +143,7 @@ func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*ch
 		return nil, errUnavailable("cannot read run " + id + ": " + err.Error())
 	}
 	input := answerInput(in.Messages[last].Content, prompt != "")
-	res, err := s.deliver(ctx, id, input)
+	res, err := s.runsWeb.Deliver(ctx, id, input)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
 		s.log.Info("the waiting run took no input; the message starts a new turn", "run", id, "chat", chat, "reason", ae.Message)
@@ -190,13 +190,13 @@ func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(s
 // newest first, so of two that fit (a Regenerate left one behind), the
 // person's latest is taken.
 func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func(string, contract.RunState) bool) (string, error) {
-	page, err := s.runs.List(ctx, waitingQuery(chat, user), waitingLookupPage, nil)
+	page, err := s.runs.List(ctx, runs.WaitingQuery(chat, user), waitingLookupPage, nil)
 	if err != nil {
 		return "", err
 	}
 	for _, e := range page.Runs {
 		id := e.ID
-		st, err := s.readState(ctx, id, user)
+		st, err := s.runsWeb.ReadState(ctx, id, user)
 		if err != nil {
 			s.log.Warn("read a waiting run of the chat", "run", id, "error", err)
 			continue

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -232,8 +233,8 @@ func TestApprovalWhichRunAnswers(t *testing.T) {
 			t.Errorf("%s: answers = %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	if got, want := waitingQuery("o'chat", "u1"), `WorkflowType = 'AgentWorkflow' AND LonghaulChat = 'o\'chat' AND LonghaulUser = 'u1' AND LonghaulStatus = 'waiting' AND ExecutionStatus = 'Running'`; got != want {
-		t.Errorf("waitingQuery = %s\nwant %s", got, want)
+	if got, want := runs.WaitingQuery("o'chat", "u1"), `WorkflowType = 'AgentWorkflow' AND LonghaulChat = 'o\'chat' AND LonghaulUser = 'u1' AND LonghaulStatus = 'waiting' AND ExecutionStatus = 'Running'`; got != want {
+		t.Errorf("runs.WaitingQuery = %s\nwant %s", got, want)
 	}
 }
 

@@ -1,13 +1,15 @@
 package api
 
 import (
-	"context"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
+
+// HeaderAudit asks for the audit trail: any value but "", "0", "false",
+// "no" or "off" does (Open WebUI sends it as a connection header).
+const HeaderAudit = "X-Longhaul-Audit"
 
 // auditKey is the fiber local that marks a chat request asking for the
 // audit trail.
@@ -36,44 +38,4 @@ func headerOn(v string) bool {
 func asked(c *fiber.Ctx) bool {
 	v, _ := c.Locals(auditKey{}).(bool)
 	return v
-}
-
-// audit reads run's audit trail for owner. A run that cannot be read
-// yields an Audit that says why, so the answer it rides on still goes out.
-func (s *Server) audit(ctx context.Context, run, owner string) *wire.Audit {
-	a, err := s.readAudit(ctx, run, owner)
-	if err != nil {
-		s.log.WarnContext(ctx, "read the audit trail", "run", run, "error", err)
-		a = buildAudit(run, contract.RunState{}, nil)
-		a.Status, a.Error = "", "the audit trail could not be read: "+err.Error()
-	}
-	return &a
-}
-
-// readAudit reads run's state with readState, which refuses another
-// principal's run as unknown, and its whole event log (readLog).
-func (s *Server) readAudit(ctx context.Context, run, owner string) (wire.Audit, error) {
-	st, err := s.readState(ctx, run, owner)
-	if err != nil {
-		return wire.Audit{}, err
-	}
-	log, err := s.readLog(ctx, run)
-	if err != nil {
-		return wire.Audit{}, err
-	}
-	return buildAudit(run, st, log), nil
-}
-
-// runAudit answers GET /v1/runs/{id}/audit: the run's audit trail, as a
-// chat completion carries it.
-func (s *Server) runAudit(c *fiber.Ctx) error {
-	id, err := runID(c)
-	if err != nil {
-		return err
-	}
-	a, err := s.readAudit(c.UserContext(), id, principal(c).Name)
-	if err != nil {
-		return err
-	}
-	return c.JSON(a)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
@@ -124,7 +124,7 @@ func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
 	if err := req.Validate(tools.CheckSchema); err != nil {
 		return nil, errBadRequest(err.Error())
 	}
-	if err := s.cfg.Images.checkChatImages(req.Messages); err != nil {
+	if err := s.cfg.Images.CheckChatImages(req.Messages); err != nil {
 		return nil, err
 	}
 	agent, err := s.agentFor(req.Model, principal(c).User)
@@ -218,7 +218,7 @@ func (s *Server) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 func (s *Server) startChat(cc *chatCall, runID string) error {
 	c, in := cc.c, cc.in
 	runID, err := s.gate.StartOrAttach(c.UserContext(), runs.StartRequest{
-		ID: runID, Input: in, Question: summarize(in.Messages, 60), Retake: cc.retake, Admitted: cc.admitted,
+		ID: runID, Input: in, Question: runweb.Summarize(in.Messages, 60), Retake: cc.retake, Admitted: cc.admitted,
 	})
 	if err != nil {
 		return refused(err)
@@ -287,8 +287,7 @@ func (s *Server) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, mode
 // request started (runs.Gate.StartOrAttach), once its turn in the
 // admission queue came.
 func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, question string) error {
-	_, err := s.gate.StartOrAttach(ctx, runs.StartRequest{ID: id, Input: in, Question: question})
-	return refused(err)
+	return runweb.Start(ctx, s.gate, id, in, question)
 }
 
 // respond waits for the run's result, up to the request timeout.
@@ -319,7 +318,7 @@ func (s *Server) completion(c *fiber.Ctx, runID string, at resumeAt, model strin
 		Usage:   wire.UsageOf(usage),
 	}
 	if asked(c) {
-		cc.Longhaul = s.audit(c.UserContext(), runID, principal(c).Name)
+		cc.Longhaul = s.runsWeb.Audit(c.UserContext(), runID, principal(c).Name)
 	}
 	return c.JSON(cc)
 }
@@ -330,37 +329,11 @@ func resultError(ctx context.Context, err error, timeout time.Duration, runID st
 	if ctx.Err() != nil || errors.Is(err, runs.ErrTimeout) {
 		return errTimeout(stillGoing(timeout, runID))
 	}
-	return runError(err)
+	return runweb.RunError(err)
 }
 
 func stillGoing(timeout time.Duration, runID string) string {
 	return fmt.Sprintf("the run is still going after %s; it goes on: follow run %s", timeout, runID)
-}
-
-// runError translates a failed run into an API error.
-func runError(err error) error {
-	var appErr *runs.Failure
-	if errors.As(err, &appErr) {
-		switch appErr.Type {
-		case longhaul.ErrTypeModelRejected, longhaul.ErrTypeModelUnavailable:
-			return errUpstream(appErr.Message)
-		case longhaul.ErrTypeModelBadOutput:
-			return &apiError{Status: http.StatusBadGateway, Type: "api_error", Code: "model_bad_output", Message: appErr.Message}
-		case longhaul.ErrTypeModelOutputTooLarge:
-			return &apiError{Status: http.StatusBadGateway, Type: "api_error", Code: "model_output_too_large", Message: appErr.Message}
-		case longhaul.ErrTypeUnknownAgent:
-			return errModelNotFound(appErr.Message)
-		case longhaul.ErrTypeBadInput:
-			return errBadRequest(appErr.Message)
-		case longhaul.ErrTypeContextLength:
-			return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: longhaul.ErrTypeContextLength, Message: appErr.Message}
-		}
-		return errInternal(appErr.Message)
-	}
-	if errors.Is(err, runs.ErrCanceled) {
-		return errInternal("the run was cancelled")
-	}
-	return errInternal(err.Error())
 }
 
 // cardsFor renders the tool calls of a finished run as Open WebUI cards.
@@ -452,7 +425,7 @@ func (s *Server) stream(sw *sse.Writer, runID string, r *renderer, includeUsage 
 		if done || paused {
 			frames := r.finishFrames(includeUsage)
 			if r.auditOwner != "" && r.failed == nil {
-				frames = append(frames, r.auditChunk(s.audit(ctx, runID, r.auditOwner)))
+				frames = append(frames, r.auditChunk(s.runsWeb.Audit(ctx, runID, r.auditOwner)))
 			}
 			for _, fr := range frames {
 				if sw.FrameJSON("", "", fr) != nil {

@@ -77,14 +77,14 @@ func (s *Server) visibleTools(agent *skills.Agent, user longhaul.User) []string 
 // attaches the same way. nil means the run stopped waiting without them
 // (its wait timed out): the conversation then starts a new run.
 func (s *Server) continueClient(ctx context.Context, in contract.AgentInput, run string, results []contract.ToolResult) (*resumeAt, error) {
-	if _, err := s.readState(ctx, run, in.User.Key()); err != nil {
+	if _, err := s.runsWeb.ReadState(ctx, run, in.User.Key()); err != nil {
 		return nil, err
 	}
 	at, err := s.clientCallsAt(ctx, run, results[0].ToolCallID)
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.deliverAs(ctx, run, resultsUpdateID(results), contract.InputRequest{ToolResults: results})
+	_, err = s.runsWeb.DeliverAs(ctx, run, resultsUpdateID(results), contract.InputRequest{ToolResults: results})
 	var ae *apiError
 	switch {
 	case err == nil:
@@ -181,15 +181,6 @@ func (s *Server) scanLog(ctx context.Context, run string, after int64, visit fun
 			return false, nil
 		}
 	}
-}
-
-// deliverAs is deliver with the update's id set: Temporal runs an update
-// once per id and answers a repeat with the first outcome.
-func (s *Server) deliverAs(ctx context.Context, id, updateID string, in contract.InputRequest) (contract.InputResult, error) {
-	if err := checkPayload("the tool results", in); err != nil {
-		return contract.InputResult{}, err
-	}
-	return s.deliverOpts(ctx, id, updateID, in)
 }
 
 // wireCalls are tool calls in OpenAI's wire form; indexed, for stream

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
@@ -76,90 +75,6 @@ func answered(text string) func(*runsfake.Run) {
 	return func(r *runsfake.Run) {
 		r.Say("c1", text)
 		r.Finish(contract.AgentResult{Content: text, FinishReason: "stop"})
-	}
-}
-
-func TestRunsAPIOnFakeRuns(t *testing.T) {
-	for _, tc := range []struct {
-		name         string
-		setup        func(*runsfake.Service)
-		method, path string
-		body         string
-		status       int
-		// want is a piece of the answer's body.
-		want string
-	}{
-		{name: "start", method: "POST", path: "/v1/runs", body: `{"agent":"assistant","messages":[{"role":"user","content":"hi"}]}`,
-			status: 202, want: `"status":"running"`},
-		{name: "start an unknown agent", method: "POST", path: "/v1/runs", body: `{"agent":"nobody","messages":[{"role":"user","content":"hi"}]}`,
-			status: 404},
-		{name: "start refused", setup: func(f *runsfake.Service) { f.StartErr = errUnreachable{} },
-			method: "POST", path: "/v1/runs", body: `{"agent":"assistant","messages":[{"role":"user","content":"hi"}]}`,
-			status: 503, want: "could not start the run"},
-		{name: "state", setup: func(f *runsfake.Service) { f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}) },
-			method: "GET", path: "/v1/runs/run-1", status: 200, want: `"status":"running"`},
-		{name: "unknown run", method: "GET", path: "/v1/runs/run-none", status: 404, want: `"message":"no run run-none"`},
-		{name: "another's run", setup: func(f *runsfake.Service) { f.Add("run-1", "bob", contract.AgentInput{Agent: "assistant"}) },
-			method: "GET", path: "/v1/runs/run-1", status: 404, want: `"message":"no run run-1"`},
-		{name: "cancel", setup: func(f *runsfake.Service) { f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}) },
-			method: "POST", path: "/v1/runs/run-1/cancel", status: 202, want: `"status":"cancelling"`},
-		{name: "cancel a finished run", setup: func(f *runsfake.Service) {
-			answered("x")(f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}))
-		},
-			method: "POST", path: "/v1/runs/run-1/cancel", status: 409, want: "has already finished"},
-		{name: "input to a run that waits for nothing", setup: func(f *runsfake.Service) { f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}) },
-			method: "POST", path: "/v1/runs/run-1/input", body: `{"text":"yes"}`, status: 409, want: "is not waiting for input"},
-		{name: "input to a waiting run", setup: func(f *runsfake.Service) { f.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}).Wait() },
-			method: "POST", path: "/v1/runs/run-1/input", body: `{"text":"yes"}`, status: 200},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := runsfake.New()
-			if tc.setup != nil {
-				tc.setup(fake)
-			}
-			resp, body := fakeDo(t, fakeServer(t, fake), tc.method, tc.path, tc.body)
-			if resp.StatusCode != tc.status || !strings.Contains(body, tc.want) {
-				t.Errorf("%s %s = %d %s, want %d with %s", tc.method, tc.path, resp.StatusCode, body, tc.status, tc.want)
-			}
-		})
-	}
-}
-
-// errUnreachable is what a runs service says when its engine does not
-// answer.
-type errUnreachable struct{}
-
-func (errUnreachable) Error() string { return "connection refused" }
-
-func TestRunEventsOnFakeRuns(t *testing.T) {
-	fake := runsfake.New()
-	answered("Hello.")(fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}))
-	srv := fakeServer(t, fake)
-	for _, tc := range []struct {
-		name, path string
-		want       []string
-	}{
-		{"from the start", "/v1/runs/run-1/events", []string{
-			`1 content {"offset":1,"type":"content",`,
-			`2 done {"offset":2,"type":"done",`,
-		}},
-		{"after the first", "/v1/runs/run-1/events?after=1", []string{`2 done {"offset":2,"type":"done",`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			resp, body := fakeDo(t, srv, "GET", tc.path, "")
-			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-				t.Fatalf("GET %s = %d %s", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"))
-			}
-			got := fakeFrames(t, body)
-			for i := range got {
-				if i < len(tc.want) && strings.HasPrefix(got[i], tc.want[i]) {
-					got[i] = tc.want[i]
-				}
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("frames (-want +got):\n%s", diff)
-			}
-		})
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/runweb"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -56,7 +58,7 @@ func FuzzChatRequest(f *testing.F) {
 				t.Fatalf("a tool card survived: %q", m.Content)
 			}
 		}
-		if s := summarize(msgs, 60); utf8.RuneCountInString(s) > 61 {
+		if s := runweb.Summarize(msgs, 60); utf8.RuneCountInString(s) > 61 {
 			t.Fatalf("summary of %d runes", utf8.RuneCountInString(s))
 		}
 		opts := req.Options()
@@ -90,7 +92,7 @@ func FuzzRunRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req wire.RunRequest
-		if err := decodeStrict(body, &req); err != nil {
+		if err := web.DecodeStrict(body, &req); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}
@@ -119,7 +121,7 @@ func FuzzRunInput(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var in wire.RunInput
-		if err := decodeStrict(body, &in); err != nil {
+		if err := web.DecodeStrict(body, &in); err != nil {
 			checkMessage(t, err.Error())
 			return
 		}

@@ -2,10 +2,9 @@ package api
 
 import (
 	"context"
-	"errors"
 	"sync"
 
-	"github.com/longhaul-dev/longhaul/internal/runs"
+	"github.com/longhaul-dev/longhaul/api/runweb"
 )
 
 // Limits bound what one principal holds at once. Zero is no limit. Runs
@@ -52,16 +51,9 @@ func (s *Server) acquireStream(principal string) (func(), error) {
 	return release, refused(err)
 }
 
-// checkPayload refuses, with a 413, a value that Temporal would refuse as a
-// payload (see runs.CheckPayload).
-func checkPayload(what string, v any) error { return refused(runs.CheckPayload(what, v)) }
-
-// refused is err with a refusal of the runs gate translated at once, so
-// that whatever looks at the error sees the API's (see refusalError).
-func refused(err error) error {
-	var r *runs.Refusal
-	if errors.As(err, &r) {
-		return refusalError(r)
-	}
-	return err
-}
+// The runs gate's refusals, and a payload too large for a run, in the
+// API's words (see runweb.Refused).
+var (
+	refused      = runweb.Refused
+	checkPayload = runweb.CheckPayload
+)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -51,18 +50,6 @@ func toolCard(d longhaul.ToolOutputData, arguments string) string {
 	result, _ := json.Marshal(d.Output)
 	return fmt.Sprintf("\n<details type=\"tool_calls\" done=\"true\" id=\"%s\" name=\"%s\" arguments=\"%s\" result=\"%s\" files=\"\" embeds=\"\">\n<summary>Tool Executed</summary>\n</details>\n",
 		html.EscapeString(d.ToolCallID), html.EscapeString(d.Name), html.EscapeString(string(args)), html.EscapeString(string(result)))
-}
-
-// summarize gives the last user message, cut to limit runes with "…",
-// for the run's summary in the Temporal UI.
-func summarize(msgs []longhaul.Message, limit int) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != longhaul.RoleUser {
-			continue
-		}
-		return textcut.Ellipsis(strings.Join(strings.Fields(msgs[i].Content), " "), limit)
-	}
-	return ""
 }
 
 // chatInput reads a chat message that answers a run waiting for a person:

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/tools"
@@ -107,7 +108,7 @@ func (s *Server) readResponseRequest(c *fiber.Ctx) (*responseCall, error) {
 	if err != nil {
 		return nil, errBadRequest(err.Error())
 	}
-	if err := s.cfg.Images.checkInputImages(items); err != nil {
+	if err := s.cfg.Images.CheckInputImages(items); err != nil {
 		return nil, err
 	}
 	opts, clientTools := req.Options(), req.ClientTools()
@@ -138,7 +139,7 @@ func (s *Server) continueResponse(c *fiber.Ctx, rc *responseCall) (done bool, er
 	if err != nil {
 		return true, err
 	}
-	log, err := s.readLog(ctx, run)
+	log, err := s.runsWeb.ReadLog(ctx, run)
 	if err != nil {
 		return true, err
 	}
@@ -180,7 +181,7 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 		VectorStores:    rc.stores,
 	}
 	run := "run-" + uuid.NewString()
-	err = s.start(ctx, run, in, summarize(msgs, 60))
+	err = s.start(ctx, run, in, runweb.Summarize(msgs, 60))
 	if err != nil {
 		return err
 	}
@@ -271,7 +272,7 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 	if err != nil {
 		return nil, relabel(err, "previous_response_id: no response "+id)
 	}
-	log, err := s.readLog(ctx, run)
+	log, err := s.runsWeb.ReadLog(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +286,7 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 			if moved, _ := wire.AfterCalls(log[i+1:]); moved {
 				return nil, errBadRequest("previous_response_id: response " + id + " was continued by a later response; continue from that one")
 			}
-			if !finished(st.Status) {
+			if !runweb.Finished(st.Status) {
 				return nil, errBadRequest("No tool output found for function call " + wire.CallIDs(d.Calls) + ".")
 			}
 		}
@@ -354,7 +355,7 @@ func (s *Server) getResponse(c *fiber.Ctx) error {
 	}
 	var previous *string
 	if start > 0 {
-		log, err := s.readLog(c.UserContext(), run)
+		log, err := s.runsWeb.ReadLog(c.UserContext(), run)
 		if err != nil {
 			return err
 		}

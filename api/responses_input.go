@@ -91,7 +91,7 @@ func (s *Server) inputOf(ctx context.Context, run string, start int64) ([]wire.I
 // the client_tool_calls event at offset at: the input update that carried
 // them, read from the run's history (of its current execution).
 func (s *Server) deliveredResults(ctx context.Context, run string, at int64) ([]contract.ToolResult, error) {
-	log, err := s.readLog(ctx, run)
+	log, err := s.runsWeb.ReadLog(ctx, run)
 	if err != nil {
 		return nil, err
 	}

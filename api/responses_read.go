@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -32,37 +33,6 @@ func (s *Server) startInput(ctx context.Context, run string) (contract.AgentInpu
 		return in, 0, errUnavailable("cannot read run " + run + ": " + err.Error())
 	}
 	return in, started.Unix(), nil
-}
-
-// readLog reads run's whole event log as it stands, archives included.
-func (s *Server) readLog(ctx context.Context, run string) ([]longhaul.Event, error) {
-	var out []longhaul.Event
-	var after int64
-	for {
-		page, err := s.runs.Events(ctx, run, after)
-		if err != nil {
-			return nil, errUnavailable("cannot read the events of run " + run + ": " + err.Error())
-		}
-		if len(page.Archives) > 0 {
-			events, err := s.runs.Archived(ctx, run, page.Archives, after)
-			if err != nil {
-				return nil, errUnavailable(err.Error())
-			}
-			out = append(out, events...)
-			after = max(after, page.Archives[len(page.Archives)-1].To)
-			if len(events) > 0 {
-				after = max(after, events[len(events)-1].Offset)
-			}
-			continue
-		}
-		out = append(out, page.Events...)
-		if len(page.Events) > 0 {
-			after = page.Events[len(page.Events)-1].Offset
-		}
-		if len(page.Events) == 0 || after >= page.Last {
-			return out, nil
-		}
-	}
 }
 
 // findResponse resolves the response named in the path for the caller:
@@ -90,7 +60,7 @@ func (s *Server) currentResponse(ctx context.Context, run string, start int64, s
 	if err != nil {
 		return nil, err
 	}
-	log, err := s.readLog(ctx, run)
+	log, err := s.runsWeb.ReadLog(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +85,7 @@ func (s *Server) currentResponse(ctx context.Context, run string, start int64, s
 			r.Durable(e)
 		}
 	}
-	if !r.Ended() && finished(st.Status) {
+	if !r.Ended() && runweb.Finished(st.Status) {
 		// Closed without finishing its log (terminated outside Longhaul).
 		r.Unfinished()
 	}
@@ -192,8 +162,8 @@ func (s *Server) deleteRun(ctx context.Context, run string) error {
 // must read as gone.
 const deletedKind = contract.DeletedRunKind
 
-// responseState is readState for a run that the Responses API may have
-// deleted: a deleted one is unknown.
+// responseState is runweb.Runs.ReadState for a run that the Responses API
+// may have deleted: a deleted one is unknown.
 func (s *Server) responseState(ctx context.Context, run, owner string) (contract.RunState, error) {
 	if s.cfg.Blobs != nil {
 		blobs, err := s.cfg.Blobs.List(ctx, run)
@@ -204,7 +174,7 @@ func (s *Server) responseState(ctx context.Context, run, owner string) (contract
 			return contract.RunState{}, errNotFound("no run " + run)
 		}
 	}
-	return s.readState(ctx, run, owner)
+	return s.runsWeb.ReadState(ctx, run, owner)
 }
 
 // forget deletes the run of a response that is not to be stored, logging

@@ -1,24 +1,26 @@
 // Package api is Longhaul's HTTP layer, on fiber: the OpenAI-compatible
 // chat API that Open WebUI and the OpenAI SDKs talk to (chat.go,
-// approval.go), the native runs API for long tasks that outlive a request
-// (runs.go), OpenAI's Responses API, whose responses are runs too
+// approval.go), OpenAI's Responses API, whose responses are runs too
 // (responses.go), and the embeddings route, passed on to the model
-// endpoint (embeddings.go); the documents and account routes are packages
-// of their own (api/documents, api/account), registered here. A chat
-// request starts (or attaches to) a Temporal workflow and answers with its
-// result, or streams it; a runs request starts a run and answers at once,
-// and the run's events are followed on a stream of their own, resumable
-// from any event id. Every handler reaches runs through internal/runs:
-// runs.Service, which alone knows Temporal and follows a run through one
-// feed per run, and runs.Gate, the one way the three APIs start or attach
-// to a run (chat-turn retakes, the admission queue, each principal's
-// limits, image claims), so that they cannot differ in how a run starts
-// or in what they refuse; the streams are written as Server-Sent Events
+// endpoint (embeddings.go); the native runs API for long tasks that
+// outlive a request (api/runsapi), the documents and the account routes
+// are packages of their own (api/documents, api/account), registered
+// here. A chat request starts (or attaches to) a Temporal workflow and
+// answers with its result, or streams it; a runs request starts a run and
+// answers at once, and the run's events are followed on a stream of their
+// own, resumable from any event id. Every handler reaches runs through
+// internal/runs: runs.Service, which alone knows Temporal and follows a
+// run through one feed per run, and runs.Gate, the one way the three APIs
+// start or attach to a run (chat-turn retakes, the admission queue, each
+// principal's limits, image claims), so that they cannot differ in how a
+// run starts or in what they refuse; what they share above it (a run read
+// for its owner, input handed to it, its audit, run errors in the API's
+// words) is api/runweb, and the streams are written as Server-Sent Events
 // by one writer (api/sse). Wire types and pure converters live apart from
 // the handlers (internal/wire for every API and the audit; render.go
-// here), the visibility queries in
-// visibility.go; errors are translated to OpenAI's envelope in one place
-// (errors.go), and every route is registered in routes.
+// here), the visibility queries in internal/runs; errors are translated to
+// OpenAI's envelope in one place (errors.go, with runweb.Error), and every
+// route is registered in routes.
 package api
 
 import (
@@ -34,6 +36,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/longhaul-dev/longhaul/api/runsapi"
+	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
@@ -127,15 +131,22 @@ type Config struct {
 	MetricsHandler http.Handler
 }
 
+// ImagePolicy says which image URLs requests may send to the model
+// endpoint (see runweb.ImagePolicy).
+type ImagePolicy = runweb.ImagePolicy
+
 // Server serves the HTTP API.
 type Server struct {
 	cfg      Config
 	identity identity.Resolver
 	embeds   streamCounter
 	runs     runs.Service
-	catalog  *skills.Catalog
-	metrics  *apiMetrics
-	streams  *sse.Streams
+	// runsWeb reads runs for their owner and hands them input, as every
+	// API that runs agents does (runweb.Runs).
+	runsWeb *runweb.Runs
+	catalog *skills.Catalog
+	metrics *apiMetrics
+	streams *sse.Streams
 	// gate bounds the runs this process starts and what each principal
 	// holds (runs.Gate).
 	gate    *runs.Gate
@@ -167,6 +178,7 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	}
 	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, MaxTokenLifetime: cfg.JWTMaxLifetime, Headers: cfg.Headers}, runs: svc, catalog: catalog, log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
+	s.runsWeb = &runweb.Runs{Service: svc, Log: log}
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
@@ -232,14 +244,15 @@ func (s *Server) routes() {
 	v1.Get("/models", s.listModels)
 	v1.Post("/chat/completions", s.chatCompletions)
 	v1.Post("/embeddings", s.embeddings)
-	v1.Post("/runs", s.createRun)
-	v1.Get("/runs", s.listRuns)
-	v1.Get("/runs/:id", s.getRun)
-	v1.Get("/runs/:id/events", s.runEvents)
-	v1.Post("/runs/:id/cancel", s.cancelRun)
-	v1.Post("/runs/:id/input", s.runInput)
-	v1.Get("/runs/:id/outputs/:ref", s.runOutput)
-	v1.Get("/runs/:id/audit", s.runAudit)
+	rh := s.runsAPI()
+	v1.Post("/runs", rh.CreateRun)
+	v1.Get("/runs", rh.ListRuns)
+	v1.Get("/runs/:id", rh.GetRun)
+	v1.Get("/runs/:id/events", rh.Events)
+	v1.Post("/runs/:id/cancel", rh.Cancel)
+	v1.Post("/runs/:id/input", rh.Input)
+	v1.Get("/runs/:id/outputs/:ref", rh.Output)
+	v1.Get("/runs/:id/audit", rh.Audit)
 	v1.Post("/responses", s.createResponse)
 	v1.Get("/responses/:id", s.getResponse)
 	v1.Post("/responses/:id/cancel", s.cancelResponse)
@@ -285,6 +298,16 @@ func (s *Server) routes() {
 		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
 	})
+}
+
+// runsAPI is the runs API's handlers, over the server's runs.
+func (s *Server) runsAPI() *runsapi.Handlers {
+	return &runsapi.Handlers{
+		Runs: s.runsWeb, Gate: s.gate, Catalog: s.catalog, Streams: s.streams, Stopping: s.stopping,
+		Blobs: s.cfg.Blobs, Images: s.cfg.Images,
+		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
+		Log: s.log,
+	}
 }
 
 // panicked logs a handler's panic with its stack and marks the request, so

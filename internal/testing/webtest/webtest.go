@@ -1,7 +1,7 @@
 // Package webtest serves an API's handler package (api/documents,
-// api/account) the way the server does, without the server: a fiber app
-// with the server's body streaming, its error envelope and a key check
-// standing in for its authentication. So a handler package's tests need
+// api/account, api/runsapi) the way the server does, without the server:
+// a fiber app with the server's body streaming, its error envelope and a
+// key check standing in for its authentication. So a handler package's tests need
 // its stores alone, and answer in milliseconds.
 package webtest
 
@@ -17,6 +17,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -59,10 +60,11 @@ func App(t testing.TB, mount func(root, v1 fiber.Router)) *fiber.App {
 	return a
 }
 
-// writeError writes err as the server's error handler does.
+// writeError writes err as the server's error handler does: a runs
+// service's error a handler passed on is said as the server says it.
 func writeError(c *fiber.Ctx, err error) error {
 	var e *web.Error
-	if !errors.As(err, &e) {
+	if !errors.As(err, &e) && !errors.As(runweb.Error(err), &e) {
 		e = &web.Error{Status: http.StatusInternalServerError, Type: "server_error", Message: err.Error()}
 	}
 	if e.RetryAfter > 0 {

@@ -1,4 +1,4 @@
-package api
+package runweb
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -88,22 +89,22 @@ func (p ImagePolicy) checkImages(n int, parts func(i int) []longhaul.Part, where
 				continue
 			}
 			if err := p.checkURL(part.URL); err != nil {
-				return errBadRequest(where(i, j) + ": " + err.Error())
+				return web.BadRequest(where(i, j) + ": " + err.Error())
 			}
 		}
 	}
 	return nil
 }
 
-// checkChatImages checks the image parts of chat messages (Chat Completions
+// CheckChatImages checks the image parts of chat messages (Chat Completions
 // and the runs API).
-func (p ImagePolicy) checkChatImages(msgs []wire.ChatMessage) error {
+func (p ImagePolicy) CheckChatImages(msgs []wire.ChatMessage) error {
 	return p.checkImages(len(msgs), func(i int) []longhaul.Part { return msgs[i].Content.Parts },
 		func(i, j int) string { return fmt.Sprintf("messages[%d].content[%d].image_url.url", i, j) })
 }
 
-// checkInputImages checks the image parts of Responses input items.
-func (p ImagePolicy) checkInputImages(items []wire.InputItem) error {
+// CheckInputImages checks the image parts of Responses input items.
+func (p ImagePolicy) CheckInputImages(items []wire.InputItem) error {
 	return p.checkImages(len(items), func(i int) []longhaul.Part {
 		if items[i].Type != "message" {
 			return nil

@@ -1,4 +1,4 @@
-package api
+package runs
 
 import (
 	"fmt"
@@ -20,17 +20,17 @@ import (
 // string value put between quotes and read by sqlquery.ParseValue
 // (converter.go:612-618). The principal's comparison must be there once,
 // under AND only, with the principal's name whole, and that name must hold
-// nothing the SQL store escapes MySQL's way (see literalOK).
+// nothing the SQL store escapes MySQL's way (see LiteralOK).
 func FuzzPrincipalQuery(f *testing.F) {
 	for _, s := range []string{"ann", "o'brien", "' OR LonghaulUser != '", "x' OR LonghaulUser != '", "bob'", "'bob", "''", `a\'b`, `say "hi"`, "m/x", "a\nb", "~", strings.Repeat("'", 90)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
 		for _, principal := range []string{identity.Bounded(id), "owui/" + identity.Bounded(id)} {
-			if !literalOK(principal) {
+			if !LiteralOK(principal) {
 				t.Fatalf("user %q becomes principal %q, which no query can match", id, principal)
 			}
-			for _, q := range []string{listQuery(principal, "", ""), listQuery(principal, "naked", contract.StatusFailed), runningQuery(principal), waitingQuery(principal+"/c", principal)} {
+			for _, q := range []string{ListQuery(principal, "", ""), ListQuery(principal, "naked", contract.StatusFailed), RunningQuery(principal), WaitingQuery(principal+"/c", principal)} {
 				got, err := temporalUserValues(q)
 				if err != nil {
 					t.Fatalf("query %q: %v", q, err)

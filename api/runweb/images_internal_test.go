@@ -1,4 +1,4 @@
-package api
+package runweb
 
 import (
 	"net/netip"

@@ -1,6 +1,7 @@
-package api
+package runweb
 
 import (
+	"context"
 	"net/url"
 	"strconv"
 	"unicode/utf8"
@@ -16,7 +17,7 @@ import (
 // gets, beside a chat completion, the run's plan with its revisions, each
 // step's outcome and every tool call with its arguments and a bounded
 // result. This file holds its pure builder (the wire types are internal/wire's
-// audit.go); audit.go reads the run and hands the object out.
+// audit.go) and what reads the run for it.
 
 // Bounds of an audit object's results, in runes: each tool call's (and each
 // step's) result is cut at auditResultLimit, and all of them together at
@@ -26,10 +27,6 @@ const (
 	auditResultLimit = 1000
 	auditTotalLimit  = 16000
 )
-
-// HeaderAudit asks for the audit trail: any value but "", "0", "false",
-// "no" or "off" does (Open WebUI sends it as a connection header).
-const HeaderAudit = "X-Longhaul-Audit"
 
 // budget hands out the audit's result bounds.
 type budget struct {
@@ -51,17 +48,17 @@ func (b *budget) take(s string) (string, bool) {
 	return out, cut
 }
 
-// buildAudit describes run from its state (the same as GET /v1/runs/{id}
+// BuildAudit describes run from its state (the same as GET /v1/runs/{id}
 // reads) and its event log: tool calls come from tool_start, tool_output,
 // approval_required, approval and client_tool_calls events, each placed in
 // the plan step whose step_start and step_result enclose it.
-func buildAudit(run string, st contract.RunState, log []longhaul.Event) wire.Audit {
+func BuildAudit(run string, st contract.RunState, log []longhaul.Event) wire.Audit {
 	ab := &auditBuilder{
 		run: run, b: &budget{left: auditTotalLimit}, byID: map[string]int{},
 		a: wire.Audit{
 			RunID: run, Agent: st.Agent, Status: st.Status, Mode: st.Mode,
-			Reviews: nonNil(st.Reviews), ToolCalls: []wire.AuditToolCall{},
-			RunURL: "/v1/runs/" + url.PathEscape(run), EventsURL: eventsURL(run),
+			Reviews: NonNil(st.Reviews), ToolCalls: []wire.AuditToolCall{},
+			RunURL: "/v1/runs/" + url.PathEscape(run), EventsURL: EventsURL(run),
 		},
 	}
 	a := &ab.a
@@ -78,12 +75,12 @@ func buildAudit(run string, st contract.RunState, log []longhaul.Event) wire.Aud
 		p.Steps = boundSteps(p.Steps, ab.b)
 		a.Plans[i] = p
 	}
-	a.Steps = nonNil(currentSteps(a.Plans))
+	a.Steps = NonNil(CurrentSteps(a.Plans))
 	a.Truncated = ab.b.cut
 	return ab.a
 }
 
-// auditBuilder is buildAudit's state as it reads the log: the audit so
+// auditBuilder is BuildAudit's state as it reads the log: the audit so
 // far, the results' budget, each tool call's index by id and the plan
 // step the log is in.
 type auditBuilder struct {
@@ -165,7 +162,7 @@ func (ab *auditBuilder) toolOutput(offset int64, d longhaul.ToolOutputData) {
 	case d.Ref != "":
 		c.OutputURL = "/v1/runs/" + url.PathEscape(ab.run) + "/outputs/" + url.PathEscape(d.Ref)
 	case c.Truncated:
-		c.OutputURL = eventsURL(ab.run) + "?after=" + strconv.FormatInt(offset-1, 10)
+		c.OutputURL = EventsURL(ab.run) + "?after=" + strconv.FormatInt(offset-1, 10)
 	}
 }
 
@@ -177,4 +174,30 @@ func boundSteps(steps []longhaul.PlanStep, b *budget) []longhaul.PlanStep {
 		out[i] = s
 	}
 	return out
+}
+
+// Audit reads run's audit trail for owner. A run that cannot be read
+// yields an Audit that says why, so the answer it rides on still goes out.
+func (r *Runs) Audit(ctx context.Context, run, owner string) *wire.Audit {
+	a, err := r.ReadAudit(ctx, run, owner)
+	if err != nil {
+		r.log().WarnContext(ctx, "read the audit trail", "run", run, "error", err)
+		a = BuildAudit(run, contract.RunState{}, nil)
+		a.Status, a.Error = "", "the audit trail could not be read: "+err.Error()
+	}
+	return &a
+}
+
+// ReadAudit reads run's state with ReadState, which refuses another
+// principal's run as unknown, and its whole event log (ReadLog).
+func (r *Runs) ReadAudit(ctx context.Context, run, owner string) (wire.Audit, error) {
+	st, err := r.ReadState(ctx, run, owner)
+	if err != nil {
+		return wire.Audit{}, err
+	}
+	log, err := r.ReadLog(ctx, run)
+	if err != nil {
+		return wire.Audit{}, err
+	}
+	return BuildAudit(run, st, log), nil
 }

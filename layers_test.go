@@ -39,7 +39,7 @@ var (
 	// runHandlers are the handler packages of the APIs that run agents:
 	// they reach runs through the runs service and its Gate, never the
 	// engine's client.
-	runHandlers = []string{"api/runsapi"}
+	runHandlers = []string{"api/runsapi", "api/responsesapi"}
 	harnesses   = []string{"internal/testing/...", "test/...", "bench", "deploy"}
 )
 
@@ -78,8 +78,9 @@ var layers = []struct {
 	{pkgs: [][]string{handlers}, may: [][]string{domain, contract, libs, adapters, {"internal/wire", "api/web"}}},
 	// What the handler packages that run agents share over the runs
 	// service: a run read for its owner, input handed to it, its audit,
-	// its errors in the API's words; no handler, no server.
-	{pkgs: [][]string{{"api/runweb"}}, may: [][]string{domain, contract, libs, {"internal/runs", "internal/wire", "api/web"}}},
+	// the agent a request names, its errors in the API's words; no
+	// handler, no server.
+	{pkgs: [][]string{{"api/runweb"}}, may: [][]string{domain, contract, libs, {"skills", "internal/runs", "internal/wire", "api/web"}}},
 	{pkgs: [][]string{runHandlers}, may: [][]string{domain, contract, libs, adapters,
 		{"skills", "internal/runs", "internal/wire", "api/web", "api/sse", "api/runweb"}}},
 	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, runHandlers,
@@ -220,6 +221,8 @@ func TestLayersRefuse(t *testing.T) {
 		{"api/runsapi", "workflows"},
 		{"api/runsapi", "internal/toolset"},
 		{"api/runweb", "api/runsapi"},
+		{"api/responsesapi", "api/documents"},
+		{"api/responsesapi", "api"},
 		{"api/runweb", "api"},
 		{"internal/runs", "api"},
 		{"internal/runs", "workflows"},

@@ -31,9 +31,6 @@ const (
 	waitingLookupBudget = 3 * time.Second
 	// waitingLookupPage bounds the waiting runs of one chat looked at.
 	waitingLookupPage = 10
-	// pickUpTimeout bounds reading the log up to where a previous response
-	// stopped.
-	pickUpTimeout = 30 * time.Second
 )
 
 // chatAnswer is a chat message delivered to a run that waited for it.

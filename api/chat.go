@@ -127,7 +127,7 @@ func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
 	if err := s.cfg.Images.CheckChatImages(req.Messages); err != nil {
 		return nil, err
 	}
-	agent, err := s.agentFor(req.Model, principal(c).User)
+	agent, err := s.agents.AgentFor(req.Model, principal(c).User)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
 	// sends its connection's headers with it: it gets no audit trail.
 	c.Locals(auditKey{}, wantsAudit(c, &req) && !req.IsBackgroundTask())
 	clientTools := req.ClientTools()
-	if err := s.checkClientTools(agent, principal(c).User, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
+	if err := s.agents.CheckClientTools(agent, principal(c).User, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
 		return nil, err
 	}
 	// The body's user field is the client's label for its end user, never
@@ -178,16 +178,17 @@ func (s *Server) continueChat(cc *chatCall) (done bool, err error) {
 		return false, nil
 	}
 	ctx := cc.c.UserContext()
-	cont, err := s.continueClient(ctx, cc.in, run, results)
-	if err != nil || cont == nil {
+	after, took, err := s.runsWeb.ContinueClient(ctx, cc.in.User, run, results)
+	if err != nil || !took {
 		return false, err
 	}
+	cont := resumeAt{after: after}
 	cc.admitted()
 	cc.c.Set(HeaderRunID, run)
 	if !cc.req.Stream {
-		return true, s.respondWatching(cc.c, run, cc.agent.ID, cc.openWebUI, *cont)
+		return true, s.respondWatching(cc.c, run, cc.agent.ID, cc.openWebUI, cont)
 	}
-	s.streamResponse(cc.c, cc.req, run, cc.agent.ID, cc.openWebUI, *cont, cc.stream)
+	s.streamResponse(cc.c, cc.req, run, cc.agent.ID, cc.openWebUI, cont, cc.stream)
 	return true, nil
 }
 
@@ -374,7 +375,7 @@ func (s *Server) stream(sw *sse.Writer, runID string, r *renderer, includeUsage 
 	}
 	after := at.after
 	if at.inputAt > 0 {
-		pctx, pcancel := context.WithTimeout(ctx, pickUpTimeout)
+		pctx, pcancel := context.WithTimeout(ctx, runweb.PickUpTimeout)
 		var err error
 		after, err = pickUp(pctx, f, at.inputAt, r.replayShown)
 		pcancel()

@@ -11,10 +11,9 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api"
-	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
-	"github.com/longhaul-dev/longhaul/skills"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 )
 
 // The tests of this file serve the handlers from runsfake: no Temporal, no
@@ -24,10 +23,7 @@ import (
 // fakeServer is an API on fake runs, for principal alice (key sk-alice).
 func fakeServer(t *testing.T, fake *runsfake.Service) *api.Server {
 	t.Helper()
-	catalog, err := skills.Load(skills.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
+	catalog := webtest.Catalog(t)
 	return api.New(api.Config{TaskQueue: "q", Keys: []identity.Key{{Name: "alice", Secret: "sk-alice"}}}, fake, catalog, slog.New(slog.DiscardHandler))
 }
 
@@ -70,14 +66,6 @@ func fakeFrames(t *testing.T, body string) []string {
 	return out
 }
 
-// answered scripts a run that says text and completes.
-func answered(text string) func(*runsfake.Run) {
-	return func(r *runsfake.Run) {
-		r.Say("c1", text)
-		r.Finish(contract.AgentResult{Content: text, FinishReason: "stop"})
-	}
-}
-
 func TestChatCompletionsOnFakeRuns(t *testing.T) {
 	const ask = `{"model":"assistant","messages":[{"role":"user","content":"hi"}]`
 	for _, tc := range []struct {
@@ -88,10 +76,10 @@ func TestChatCompletionsOnFakeRuns(t *testing.T) {
 		want   string
 		frames []string
 	}{
-		{name: "answered", script: answered("Hello."), body: ask + `}`, status: 200, want: `"content":"Hello."`},
+		{name: "answered", script: runsfake.Answered("Hello."), body: ask + `}`, status: 200, want: `"content":"Hello."`},
 		{name: "the model endpoint failed", script: func(r *runsfake.Run) { r.Fail(longhaul.ErrTypeModelUnavailable, "the model is down") },
 			body: ask + `}`, status: 502, want: `"message":"the model is down"`},
-		{name: "streamed", script: answered("Hello."), body: ask + `,"stream":true}`, status: 200, frames: []string{
+		{name: "streamed", script: runsfake.Answered("Hello."), body: ask + `,"stream":true}`, status: 200, frames: []string{
 			`"delta":{"role":"assistant","content":"Hello."}`, `"finish_reason":"stop"`, `[DONE]`,
 		}},
 	} {

@@ -47,8 +47,7 @@ func (s *Server) admitStart(ctx context.Context) (func(), error) {
 // acquireStream takes one of the principal's streams, or says no: the
 // caller must call the release it returns when the stream ends.
 func (s *Server) acquireStream(principal string) (func(), error) {
-	release, err := s.gate.Stream(principal)
-	return release, refused(err)
+	return runweb.Stream(s.gate, principal)
 }
 
 // The runs gate's refusals, and a payload too large for a run, in the

@@ -1,11 +1,10 @@
 // Package api is Longhaul's HTTP layer, on fiber: the OpenAI-compatible
 // chat API that Open WebUI and the OpenAI SDKs talk to (chat.go,
-// approval.go), OpenAI's Responses API, whose responses are runs too
-// (responses.go), and the embeddings route, passed on to the model
-// endpoint (embeddings.go); the native runs API for long tasks that
-// outlive a request (api/runsapi), the documents and the account routes
-// are packages of their own (api/documents, api/account), registered
-// here. A chat request starts (or attaches to) a Temporal workflow and
+// approval.go) and the embeddings route, passed on to the model endpoint
+// (embeddings.go); OpenAI's Responses API, whose responses are runs too
+// (api/responsesapi), the native runs API for long tasks that outlive a
+// request (api/runsapi), the documents and the account routes are
+// packages of their own (api/documents, api/account), registered here. A chat request starts (or attaches to) a Temporal workflow and
 // answers with its result, or streams it; a runs request starts a run and
 // answers at once, and the run's events are followed on a stream of their
 // own, resumable from any event id. Every handler reaches runs through
@@ -36,6 +35,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/longhaul-dev/longhaul/api/documents"
+	"github.com/longhaul-dev/longhaul/api/responsesapi"
 	"github.com/longhaul-dev/longhaul/api/runsapi"
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
@@ -144,6 +145,8 @@ type Server struct {
 	// runsWeb reads runs for their owner and hands them input, as every
 	// API that runs agents does (runweb.Runs).
 	runsWeb *runweb.Runs
+	// agents finds the agent a request names, for its caller.
+	agents  *runweb.Agents
 	catalog *skills.Catalog
 	metrics *apiMetrics
 	streams *sse.Streams
@@ -179,10 +182,11 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, MaxTokenLifetime: cfg.JWTMaxLifetime, Headers: cfg.Headers}, runs: svc, catalog: catalog, log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.runsWeb = &runweb.Runs{Service: svc, Log: log}
+	s.agents = &runweb.Agents{Catalog: catalog}
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
-	s.streams = &sse.Streams{Log: log, Opened: s.metrics.streamOpened}
+	s.streams = &sse.Streams{Log: log, Opened: s.metrics.streamOpened, Stopping: s.stopping}
 	s.gate = runs.NewGate(svc, runs.GateConfig{
 		Limits:    runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams},
 		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log,
@@ -253,11 +257,12 @@ func (s *Server) routes() {
 	v1.Post("/runs/:id/input", rh.Input)
 	v1.Get("/runs/:id/outputs/:ref", rh.Output)
 	v1.Get("/runs/:id/audit", rh.Audit)
-	v1.Post("/responses", s.createResponse)
-	v1.Get("/responses/:id", s.getResponse)
-	v1.Post("/responses/:id/cancel", s.cancelResponse)
-	v1.Delete("/responses/:id", s.deleteResponse)
-	v1.Get("/responses/:id/input_items", s.responseInputItems)
+	resp := s.responsesAPI()
+	v1.Post("/responses", resp.Create)
+	v1.Get("/responses/:id", resp.Get)
+	v1.Post("/responses/:id/cancel", resp.Cancel)
+	v1.Delete("/responses/:id", resp.Delete)
+	v1.Get("/responses/:id/input_items", resp.InputItems)
 	v1.Get("/conversations", acct.ListConversations)
 	v1.Get("/conversations/:id", acct.GetConversation)
 	v1.Delete("/conversations/:id", acct.DeleteConversation)
@@ -303,10 +308,19 @@ func (s *Server) routes() {
 // runsAPI is the runs API's handlers, over the server's runs.
 func (s *Server) runsAPI() *runsapi.Handlers {
 	return &runsapi.Handlers{
-		Runs: s.runsWeb, Gate: s.gate, Catalog: s.catalog, Streams: s.streams, Stopping: s.stopping,
+		Runs: s.runsWeb, Gate: s.gate, Catalog: s.catalog, Streams: s.streams,
 		Blobs: s.cfg.Blobs, Images: s.cfg.Images,
 		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
-		Log: s.log,
+	}
+}
+
+// responsesAPI is the Responses API's handlers, over the server's runs.
+func (s *Server) responsesAPI() *responsesapi.Handlers {
+	return &responsesapi.Handlers{
+		Runs: s.runsWeb, Gate: s.gate, Agents: s.agents, Streams: s.streams,
+		Blobs: s.cfg.Blobs, VectorStores: s.documents(), Ranking: documents.CheckRanking, Images: s.cfg.Images,
+		RequestTimeout: s.cfg.RequestTimeout, ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit,
+		ApprovalTimeout: s.cfg.ApprovalTimeout,
 	}
 }
 
@@ -417,7 +431,7 @@ func (s *Server) keyed(c *fiber.Ctx) bool {
 
 func (s *Server) listModels(c *fiber.Ctx) error {
 	list := wire.ModelList{Object: "list", Data: []wire.ModelInfo{}}
-	// Only the agents whose allow: admits the principal (see agentFor).
+	// Only the agents whose allow: admits the principal (see runweb.Agents.AgentFor).
 	for _, a := range s.catalog.AgentsFor(principal(c).User) {
 		list.Data = append(list.Data, wire.ModelInfo{
 			ID: a.ID, Object: "model", Created: s.started.Unix(), OwnedBy: "longhaul", Description: a.Description,

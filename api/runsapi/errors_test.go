@@ -16,7 +16,7 @@ func TestRunsErrors(t *testing.T) {
 	fake := runsfake.New()
 	started := 0
 	fake.OnStart = func(*runsfake.Run) { started++ }
-	answered("finish")(fake.Add("run-done", "alice", contract.AgentInput{Agent: "naked"}))
+	runsfake.Answered("finish")(fake.Add("run-done", "alice", contract.AgentInput{Agent: "naked"}))
 	fake.Add("run-running", "alice", contract.AgentInput{Agent: "naked"})
 	app := serve(t, fake)
 	ann, bob := webtest.Alice, webtest.Bob

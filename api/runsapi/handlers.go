@@ -13,8 +13,6 @@
 package runsapi
 
 import (
-	"context"
-	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -36,11 +34,9 @@ type Handlers struct {
 	Gate *runs.Gate
 	// Catalog holds the agents a run may be started for.
 	Catalog *skills.Catalog
-	// Streams writes the event streams.
+	// Streams writes the event streams, and ends them when the server
+	// shuts down.
 	Streams *sse.Streams
-	// Stopping ends when the server shuts down, and with it every event
-	// stream; nil never ends.
-	Stopping context.Context
 	// Blobs keeps the stored tool outputs a run's events reference; nil
 	// keeps none, and GET /v1/runs/{id}/outputs/{ref} answers 404.
 	Blobs store.Store
@@ -51,8 +47,6 @@ type Handlers struct {
 	ModelTimeout    time.Duration
 	HistoryLimit    int
 	ApprovalTimeout time.Duration
-	// Log takes what the handlers log; nil is slog's default.
-	Log *slog.Logger
 }
 
 // runID is the run named in the path.
@@ -64,20 +58,4 @@ func runID(c *fiber.Ctx) (string, error) {
 	// fiber's strings point into the request's buffer, which is reused once
 	// the handler returns; an event stream outlives it.
 	return strings.Clone(id), nil
-}
-
-// stopping is h.Stopping, or a context that never ends.
-func (h *Handlers) stopping() context.Context {
-	if h.Stopping == nil {
-		return context.Background()
-	}
-	return h.Stopping
-}
-
-// log is h.Log, or slog's default when none is set.
-func (h *Handlers) log() *slog.Logger {
-	if h.Log == nil {
-		return slog.Default()
-	}
-	return h.Log
 }

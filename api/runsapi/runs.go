@@ -160,8 +160,7 @@ func (h *Handlers) Events(c *fiber.Ctx) error {
 	if _, err := h.Runs.ReadState(c.UserContext(), id, web.Principal(c).Name); err != nil {
 		return err
 	}
-	release, err := h.Gate.Stream(web.Principal(c).Name)
-	err = runweb.Refused(err)
+	release, err := runweb.Stream(h.Gate, web.Principal(c).Name)
 	if err != nil {
 		return err
 	}
@@ -194,7 +193,7 @@ func (h *Handlers) streamEvents(sw *sse.Writer, id string, pos runs.Cursor) {
 	defer f.Release()
 	// The request's context is gone once the handler returned; the stream
 	// lives until the log ends, a write fails or the server shuts down.
-	ctx, cancel := context.WithCancel(h.stopping())
+	ctx, cancel := context.WithCancel(h.Streams.Context())
 	defer cancel()
 	pos = f.Join(pos)
 	for {
@@ -210,7 +209,7 @@ func (h *Handlers) streamEvents(sw *sse.Writer, id string, pos runs.Cursor) {
 		case err != nil:
 			// Not the run's error: the log could not be read. No id, so a
 			// client that reconnects resumes where it was.
-			h.log().Warn("stream run events", "run", id, "error", err)
+			h.Runs.Logger().Warn("stream run events", "run", id, "error", err)
 			_ = sw.FrameJSON("", "stream_error", wire.ErrorDetail{Message: "lost the run's event stream: " + err.Error(), Type: "server_error", Code: "stream_error"})
 			_ = sw.Flush()
 			return

@@ -2,7 +2,6 @@ package runsapi_test
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,14 +9,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul/api/runsapi"
-	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
-	"github.com/longhaul-dev/longhaul/skills"
 )
 
 // The runs API served from runsfake: no Temporal, no worker, no model.
@@ -28,14 +24,8 @@ import (
 // serve is the runs API's routes over fake, as the server registers them.
 func serve(t *testing.T, fake *runsfake.Service) *fiber.App {
 	t.Helper()
-	catalog, err := skills.Load(skills.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &runsapi.Handlers{
-		Runs: &runweb.Runs{Service: fake}, Gate: runs.NewGate(fake, runs.GateConfig{Log: slog.New(slog.DiscardHandler)}),
-		Catalog: catalog, Streams: &sse.Streams{},
-	}
+	rw, gate := webtest.RunsOver(fake)
+	h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}}
 	return webtest.App(t, func(_, v1 fiber.Router) {
 		v1.Post("/runs", h.CreateRun)
 		v1.Get("/runs", h.ListRuns)
@@ -47,20 +37,6 @@ func serve(t *testing.T, fake *runsfake.Service) *fiber.App {
 		v1.Get("/runs/:id/audit", h.Audit)
 	})
 }
-
-// answered scripts a run that says text and completes.
-func answered(text string) func(*runsfake.Run) {
-	return func(r *runsfake.Run) {
-		r.Say("c1", text)
-		r.Finish(contract.AgentResult{Content: text, FinishReason: "stop"})
-	}
-}
-
-// errUnreachable is what a runs service says when its engine does not
-// answer.
-type errUnreachable struct{}
-
-func (errUnreachable) Error() string { return "connection refused" }
 
 func TestRunsAPI(t *testing.T) {
 	const start = `{"agent":"assistant","messages":[{"role":"user","content":"hi"}]}`
@@ -84,20 +60,20 @@ func TestRunsAPI(t *testing.T) {
 		{name: "start", method: "POST", path: "/v1/runs", body: start, status: 202, want: `"status":"running"`},
 		{name: "start an unknown agent", method: "POST", path: "/v1/runs", body: `{"agent":"nobody","messages":[{"role":"user","content":"hi"}]}`,
 			status: 404},
-		{name: "start refused", setup: func(f *runsfake.Service) { f.StartErr = errUnreachable{} },
+		{name: "start refused", setup: func(f *runsfake.Service) { f.StartErr = runsfake.ErrUnreachable },
 			method: "POST", path: "/v1/runs", body: start, status: 503, want: "could not start the run"},
 		{name: "state", setup: add("alice"), method: "GET", path: "/v1/runs/run-1", status: 200, want: `"status":"running"`},
 		{name: "unknown run", method: "GET", path: "/v1/runs/run-none", status: 404, want: `"message":"no run run-none"`},
 		{name: "another's run", setup: add("bob"), method: "GET", path: "/v1/runs/run-1", status: 404, want: `"message":"no run run-1"`},
 		{name: "cancel", setup: add("alice"), method: "POST", path: "/v1/runs/run-1/cancel", status: 202, want: `"status":"cancelling"`},
-		{name: "cancel a finished run", setup: add("alice", answered("x")),
+		{name: "cancel a finished run", setup: add("alice", runsfake.Answered("x")),
 			method: "POST", path: "/v1/runs/run-1/cancel", status: 409, want: "has already finished"},
 		{name: "input to a run that waits for nothing", setup: add("alice"),
 			method: "POST", path: "/v1/runs/run-1/input", body: `{"text":"yes"}`, status: 409, want: "is not waiting for input"},
 		{name: "input to a waiting run", setup: add("alice", (*runsfake.Run).Wait),
 			method: "POST", path: "/v1/runs/run-1/input", body: `{"text":"yes"}`, status: 200},
 		{name: "list", setup: add("alice"), method: "GET", path: "/v1/runs", status: 200, want: `"id":"run-1"`},
-		{name: "audit", setup: add("alice", answered("x")), method: "GET", path: "/v1/runs/run-1/audit", status: 200, want: `"status":"completed"`},
+		{name: "audit", setup: add("alice", runsfake.Answered("x")), method: "GET", path: "/v1/runs/run-1/audit", status: 200, want: `"status":"completed"`},
 		{name: "outputs on a server that keeps none", setup: add("alice"),
 			method: "GET", path: "/v1/runs/run-1/outputs/blob", status: 404, want: "keeps no stored outputs"},
 	} {
@@ -117,7 +93,7 @@ func TestRunsAPI(t *testing.T) {
 
 func TestRunEvents(t *testing.T) {
 	fake := runsfake.New()
-	answered("Hello.")(fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}))
+	runsfake.Answered("Hello.")(fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}))
 	app := serve(t, fake)
 	for _, tc := range []struct {
 		name, path string

@@ -181,7 +181,7 @@ func boundSteps(steps []longhaul.PlanStep, b *budget) []longhaul.PlanStep {
 func (r *Runs) Audit(ctx context.Context, run, owner string) *wire.Audit {
 	a, err := r.ReadAudit(ctx, run, owner)
 	if err != nil {
-		r.log().WarnContext(ctx, "read the audit trail", "run", run, "error", err)
+		r.Logger().WarnContext(ctx, "read the audit trail", "run", run, "error", err)
 		a = BuildAudit(run, contract.RunState{}, nil)
 		a.Status, a.Error = "", "the audit trail could not be read: "+err.Error()
 	}

@@ -30,7 +30,9 @@ type Runs struct {
 	Log *slog.Logger
 }
 
-func (r *Runs) log() *slog.Logger {
+// Logger is r.Log, or slog's default when none is set: the handlers over
+// r log with it too.
+func (r *Runs) Logger() *slog.Logger {
 	if r.Log == nil {
 		return slog.Default()
 	}
@@ -62,7 +64,7 @@ func (r *Runs) ReadRun(ctx context.Context, id, owner string) (contract.RunState
 	case err != nil:
 		// Temporal did not answer: whether the id exists is not in what
 		// it said.
-		r.log().WarnContext(ctx, "describe run", "run", id, "error", err)
+		r.Logger().WarnContext(ctx, "describe run", "run", id, "error", err)
 		return st, info, web.Unavailable("cannot read run " + id + ": Temporal did not answer")
 	}
 	recorded, hasOwner := info.Memo[runs.MemoOwner]
@@ -78,7 +80,7 @@ func (r *Runs) ReadRun(ctx context.Context, id, owner string) (contract.RunState
 	case err != nil && !hasOwner:
 		// A run without an owner in its memo is known to be the caller's
 		// only once its state says so.
-		r.log().WarnContext(ctx, "query run", "run", id, "error", err)
+		r.Logger().WarnContext(ctx, "query run", "run", id, "error", err)
 		return st, info, web.Unavailable("cannot read run " + id)
 	case err != nil:
 		return st, info, web.Unavailable("cannot read run " + id + ": " + err.Error())
@@ -249,4 +251,12 @@ func Summarize(msgs []longhaul.Message, limit int) string {
 func Start(ctx context.Context, gate *runs.Gate, id string, in contract.AgentInput, question string) error {
 	_, err := gate.StartOrAttach(ctx, runs.StartRequest{ID: id, Input: in, Question: question})
 	return Refused(err)
+}
+
+// Stream takes one of principal's event streams through the runs gate, or
+// says no in the API's words: the caller must call the release it returns
+// when the stream ends.
+func Stream(gate *runs.Gate, principal string) (func(), error) {
+	release, err := gate.Stream(principal)
+	return release, Refused(err)
 }

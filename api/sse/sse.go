@@ -40,6 +40,19 @@ type Streams struct {
 	// (chat, runs, responses), and returns what to call when it ends (the
 	// server's metrics of open streams and their durations).
 	Opened func(c *fiber.Ctx, kind string) func()
+	// Stopping ends when the server shuts down, and with it every stream
+	// (see Context); nil never ends.
+	Stopping context.Context
+}
+
+// Context is what a stream's writer follows its source under: the
+// request's context is gone once the handler returned, so a stream lives
+// until its source ends, a write fails or the server shuts down.
+func (s *Streams) Context() context.Context {
+	if s.Stopping == nil {
+		return context.Background()
+	}
+	return s.Stopping
 }
 
 type streamingKey struct{}

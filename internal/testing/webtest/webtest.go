@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,7 +21,9 @@ import (
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
+	"github.com/longhaul-dev/longhaul/skills"
 )
 
 // The two principals App knows, by their keys' headers.
@@ -40,6 +43,24 @@ func Principal(t testing.TB, headers map[string]string) identity.Principal {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Catalog is the built-in agents and skills, for the handler packages
+// that start runs.
+func Catalog(t testing.TB) *skills.Catalog {
+	t.Helper()
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return catalog
+}
+
+// RunsOver is what the handlers of an API that runs agents reach the runs
+// of svc (a runsfake.Service) through: the runs read for their owner, and
+// a gate with no limits that logs nothing.
+func RunsOver(svc runs.Service) (*runweb.Runs, *runs.Gate) {
+	return &runweb.Runs{Service: svc}, runs.NewGate(svc, runs.GateConfig{Log: slog.New(slog.DiscardHandler)})
 }
 
 // App is a fiber app whose routes mount registers: root takes requests

@@ -1,4 +1,4 @@
-package api
+package responsesapi
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -17,11 +18,11 @@ import (
 // items, rebuilt from its run's input or from the function outputs
 // delivered to it.
 
-// responseInputItems answers GET /v1/responses/{id}/input_items: the
+// InputItems answers GET /v1/responses/{id}/input_items: the
 // items the response's request added, newest first unless order=asc,
 // paged with limit and after (an item id).
-func (s *Server) responseInputItems(c *fiber.Ctx) error {
-	run, start, _, err := s.findResponse(c)
+func (h *Handlers) InputItems(c *fiber.Ctx) error {
+	run, start, _, err := h.findResponse(c)
 	if err != nil {
 		return err
 	}
@@ -29,15 +30,15 @@ func (s *Server) responseInputItems(c *fiber.Ctx) error {
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxItemsLimit {
-			return errBadRequest(fmt.Sprintf("limit: must be a number from 1 to %d", maxItemsLimit))
+			return web.BadRequest(fmt.Sprintf("limit: must be a number from 1 to %d", maxItemsLimit))
 		}
 		limit = n
 	}
 	order := c.Query("order", "desc")
 	if order != "asc" && order != "desc" {
-		return errBadRequest(`order: must be "asc" or "desc"`)
+		return web.BadRequest(`order: must be "asc" or "desc"`)
 	}
-	items, err := s.inputOf(c.UserContext(), run, start)
+	items, err := h.inputOf(c.UserContext(), run, start)
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func (s *Server) responseInputItems(c *fiber.Ctx) error {
 	if after := c.Query("after"); after != "" {
 		i := slices.IndexFunc(items, func(it wire.InputItem) bool { return it.ID == after })
 		if i < 0 {
-			return errBadRequest("after: no input item " + after + " in this response")
+			return web.BadRequest("after: no input item " + after + " in this response")
 		}
 		items = items[i+1:]
 	}
@@ -65,11 +66,11 @@ func (s *Server) responseInputItems(c *fiber.Ctx) error {
 // inputOf is the input items of the segment of run after start, in order:
 // a run's first response's are its request's input; a later one's, the
 // function outputs delivered to the run.
-func (s *Server) inputOf(ctx context.Context, run string, start int64) ([]wire.InputItem, error) {
+func (h *Handlers) inputOf(ctx context.Context, run string, start int64) ([]wire.InputItem, error) {
 	key := strings.TrimPrefix(wire.ResponseID(run, start), wire.ResponsePrefix)
 	key = strings.NewReplacer(".", "_", "-", "_").Replace(key)
 	if start > 0 {
-		results, err := s.deliveredResults(ctx, run, start)
+		results, err := h.deliveredResults(ctx, run, start)
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +80,7 @@ func (s *Server) inputOf(ctx context.Context, run string, start int64) ([]wire.I
 		}
 		return wire.MessagesToItems(msgs, key), nil
 	}
-	in, _, err := s.startInput(ctx, run)
+	in, _, err := h.startInput(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -90,8 +91,8 @@ func (s *Server) inputOf(ctx context.Context, run string, start int64) ([]wire.I
 // deliveredResults are the function outputs delivered to run that answer
 // the client_tool_calls event at offset at: the input update that carried
 // them, read from the run's history (of its current execution).
-func (s *Server) deliveredResults(ctx context.Context, run string, at int64) ([]contract.ToolResult, error) {
-	log, err := s.runsWeb.ReadLog(ctx, run)
+func (h *Handlers) deliveredResults(ctx context.Context, run string, at int64) ([]contract.ToolResult, error) {
+	log, err := h.Runs.ReadLog(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -103,11 +104,11 @@ func (s *Server) deliveredResults(ctx context.Context, run string, at int64) ([]
 		}
 	}
 	if len(calls) == 0 {
-		return nil, errNotFound("no response of run " + run + " starts at " + strconv.FormatInt(at, 10))
+		return nil, web.NotFound("no response of run " + run + " starts at " + strconv.FormatInt(at, 10))
 	}
-	inputs, err := s.runs.Inputs(ctx, run)
+	inputs, err := h.Runs.Service.Inputs(ctx, run)
 	if err != nil {
-		return nil, errUnavailable("cannot read the history of run " + run + ": " + err.Error())
+		return nil, web.Unavailable("cannot read the history of run " + run + ": " + err.Error())
 	}
 	for _, in := range inputs {
 		if len(in.ToolResults) == 0 {

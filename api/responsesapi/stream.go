@@ -1,4 +1,4 @@
-package api
+package responsesapi
 
 import (
 	"context"
@@ -19,13 +19,13 @@ import (
 // start). A response that is not stored goes with its stream however the
 // stream ends: complete, the client gone, an error or the server shutting
 // down (see forget).
-func (s *Server) streamSegment(sw *sse.Writer, run string, start int64, base wire.Response, background bool, after int64, store bool) {
-	f := s.runs.Follow(run)
+func (h *Handlers) streamSegment(sw *sse.Writer, run string, start int64, base wire.Response, background bool, after int64, store bool) {
+	f := h.Runs.Service.Follow(run)
 	defer f.Release()
-	ctx, cancel := context.WithCancel(s.stopping)
+	ctx, cancel := context.WithCancel(h.Streams.Context())
 	defer cancel()
 	if !store {
-		defer s.forget(ctx, run)
+		defer h.forget(ctx, run)
 	}
 	r := wire.NewResponseRenderer(base, longhaul.Usage{})
 	emit := func(evs []wire.StreamEvent) error {
@@ -57,7 +57,7 @@ func (s *Server) streamSegment(sw *sse.Writer, run string, start int64, base wir
 		case ctx.Err() != nil:
 			msg = "the server is shutting down; the response goes on: GET /v1/responses/" + base.ID + "?stream=true&starting_after=N resumes it"
 		default:
-			s.log.Warn("stream response", "run", run, "error", err)
+			h.Runs.Logger().Warn("stream response", "run", run, "error", err)
 		}
 		_ = sw.FrameJSON("", "error", r.ErrorEvent("stream_error", msg))
 		_ = sw.Flush()

@@ -1,9 +1,8 @@
-package api
+package responsesapi
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -22,9 +22,8 @@ import (
 )
 
 // This file is OpenAI's Responses API: POST /v1/responses and GET of a
-// response (responses_read.go rebuilds, cancels and deletes one,
-// responses_stream.go streams it, responses_input.go lists its input
-// items). A response is a run, or the segment of a run after it stopped
+// response (read.go rebuilds, cancels and deletes one, stream.go streams
+// it, input.go lists its input items). A response is a run, or the segment of a run after it stopped
 // for the client's function calls (see internal/wire/responses.go, which
 // holds its wire types); everything a response shows is rebuilt from the
 // run's durable state — its first execution's input (the started event of
@@ -72,51 +71,51 @@ type responseCall struct {
 	stores      []string
 }
 
-// createResponse answers POST /v1/responses: function_call_output items
+// Create answers POST /v1/responses: function_call_output items
 // that answer a run waiting for them continue it (continueResponse);
 // otherwise a new run starts (startResponse).
-func (s *Server) createResponse(c *fiber.Ctx) error {
-	rc, err := s.readResponseRequest(c)
+func (h *Handlers) Create(c *fiber.Ctx) error {
+	rc, err := h.readResponseRequest(c)
 	if err != nil {
 		return err
 	}
-	if done, err := s.continueResponse(c, rc); done || err != nil {
+	if done, err := h.continueResponse(c, rc); done || err != nil {
 		return err
 	}
-	return s.startResponse(c, rc)
+	return h.startResponse(c, rc)
 }
 
 // readResponseRequest reads and checks a Responses request: its body, its
 // agent, its input, its client tools and vector stores.
-func (s *Server) readResponseRequest(c *fiber.Ctx) (*responseCall, error) {
+func (h *Handlers) readResponseRequest(c *fiber.Ctx) (*responseCall, error) {
 	var req wire.ResponsesRequest
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
-		return nil, errBadRequest("invalid JSON body: " + jsonProblem(err))
+		return nil, web.BadRequest("invalid JSON body: " + web.JSONProblem(err))
 	}
-	if err := req.Validate(tools.CheckSchema, checkRanking); err != nil {
-		return nil, errBadRequest(err.Error())
+	if err := req.Validate(tools.CheckSchema, h.Ranking); err != nil {
+		return nil, web.BadRequest(err.Error())
 	}
-	agent, err := s.agentFor(req.Model, principal(c).User)
+	agent, err := h.Agents.AgentFor(req.Model, web.Principal(c).User)
 	if err != nil {
 		return nil, err
 	}
 	items, err := wire.InputItems(req.Input)
 	if err != nil {
-		return nil, errBadRequest(err.Error())
+		return nil, web.BadRequest(err.Error())
 	}
 	newMsgs, err := wire.ItemsToMessages(items)
 	if err != nil {
-		return nil, errBadRequest(err.Error())
+		return nil, web.BadRequest(err.Error())
 	}
-	if err := s.cfg.Images.CheckInputImages(items); err != nil {
+	if err := h.Images.CheckInputImages(items); err != nil {
 		return nil, err
 	}
 	opts, clientTools := req.Options(), req.ClientTools()
-	if err := s.checkClientTools(agent, principal(c).User, clientTools, opts.ToolChoice, "tools[%d]"); err != nil {
+	if err := h.Agents.CheckClientTools(agent, web.Principal(c).User, clientTools, opts.ToolChoice, "tools[%d]"); err != nil {
 		return nil, err
 	}
 	stores := req.VectorStores()
-	if err := s.checkVectorStores(c.UserContext(), principal(c).Name, stores); err != nil {
+	if err := h.VectorStores.CheckVectorStores(c.UserContext(), web.Principal(c).Name, stores); err != nil {
 		return nil, err
 	}
 	return &responseCall{req: &req, agent: agent, items: items, msgs: newMsgs, opts: opts, clientTools: clientTools, stores: stores}, nil
@@ -125,33 +124,33 @@ func (s *Server) readResponseRequest(c *fiber.Ctx) (*responseCall, error) {
 // continueResponse delivers the request's trailing function_call_output
 // items to the run that waits for them and answers with the segment they
 // start (done); a run that did not take them is not done.
-func (s *Server) continueResponse(c *fiber.Ctx, rc *responseCall) (done bool, err error) {
+func (h *Handlers) continueResponse(c *fiber.Ctx, rc *responseCall) (done bool, err error) {
 	run, results, ok := wire.FunctionOutputs(rc.items)
 	if !ok {
 		return false, nil
 	}
 	ctx := c.UserContext()
-	start, took, err := s.continueRun(ctx, principal(c).User, run, results)
+	start, took, err := h.continueRun(ctx, web.Principal(c).User, run, results)
 	if err != nil || !took {
 		return false, err
 	}
-	in, _, err := s.startInput(ctx, run)
+	in, _, err := h.startInput(ctx, run)
 	if err != nil {
 		return true, err
 	}
-	log, err := s.runsWeb.ReadLog(ctx, run)
+	log, err := h.Runs.ReadLog(ctx, run)
 	if err != nil {
 		return true, err
 	}
 	base := wire.ResponseBase(wire.ResponseID(run, start), in, wire.SegmentTime(log, start), wire.PreviousSegment(run, log, start))
-	return true, s.answerResponse(c, rc.req, run, start, base)
+	return true, h.answerResponse(c, rc.req, run, start, base)
 }
 
 // startResponse starts a new run for the request, its conversation the
 // previous response's (if any) and its input, and answers with it.
-func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
+func (h *Handlers) startResponse(c *fiber.Ctx, rc *responseCall) error {
 	ctx, req := c.UserContext(), rc.req
-	msgs, err := s.conversationBefore(ctx, principal(c).Name, req.PreviousResponseID)
+	msgs, err := h.conversationBefore(ctx, web.Principal(c).Name, req.PreviousResponseID)
 	if err != nil {
 		return err
 	}
@@ -168,12 +167,12 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 	in := contract.AgentInput{
 		Agent:           rc.agent.ID,
 		Messages:        msgs,
-		User:            principal(c).User,
+		User:            web.Principal(c).User,
 		Options:         rc.opts,
 		ClientTools:     rc.clientTools,
-		ModelTimeout:    s.cfg.ModelTimeout,
-		HistoryLimit:    s.cfg.HistoryLimit,
-		ApprovalTimeout: s.cfg.ApprovalTimeout,
+		ModelTimeout:    h.ModelTimeout,
+		HistoryLimit:    h.HistoryLimit,
+		ApprovalTimeout: h.ApprovalTimeout,
 		NotStreamed:     !req.Stream && !req.Background,
 		Metadata:        req.Metadata,
 		Response:        state,
@@ -181,133 +180,128 @@ func (s *Server) startResponse(c *fiber.Ctx, rc *responseCall) error {
 		VectorStores:    rc.stores,
 	}
 	run := "run-" + uuid.NewString()
-	err = s.start(ctx, run, in, runweb.Summarize(msgs, 60))
+	err = runweb.Start(ctx, h.Gate, run, in, runweb.Summarize(msgs, 60))
 	if err != nil {
 		return err
 	}
 	base := wire.ResponseBase(wire.ResponseID(run, 0), in, 0, nil)
-	return s.answerResponse(c, req, run, 0, base)
+	return h.answerResponse(c, req, run, 0, base)
 }
 
 // answerResponse answers a request whose response is the segment of run
 // after start: at once (background), as a stream, or whole once the
 // segment ends (up to the request timeout).
-func (s *Server) answerResponse(c *fiber.Ctx, req *wire.ResponsesRequest, run string, start int64, base wire.Response) error {
-	c.Set(HeaderRunID, run)
+func (h *Handlers) answerResponse(c *fiber.Ctx, req *wire.ResponsesRequest, run string, start int64, base wire.Response) error {
+	c.Set(web.HeaderRunID, run)
 	store := req.Stored()
 	switch {
 	case req.Stream:
-		release, err := s.acquireStream(principal(c).Name)
+		release, err := runweb.Stream(h.Gate, web.Principal(c).Name)
 		if err != nil {
 			if !store {
-				s.forget(c.UserContext(), run)
+				h.forget(c.UserContext(), run)
 			}
 			return err
 		}
-		s.streams.Send(c, "responses", func(sw *sse.Writer) { s.streamSegment(sw, run, start, base, req.Background, -1, store) }, release)
+		h.Streams.Send(c, "responses", func(sw *sse.Writer) { h.streamSegment(sw, run, start, base, req.Background, -1, store) }, release)
 		return nil
 	case req.Background:
 		resp := base
 		resp.Status = wire.ResponseQueued
 		return c.JSON(resp)
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.RequestTimeout)
 	defer cancel()
-	f := s.runs.Follow(run)
+	f := h.Runs.Service.Follow(run)
 	defer f.Release()
 	r := wire.NewResponseRenderer(base, longhaul.Usage{})
 	r.Begin(false)
 	if !store {
 		// Not to be kept, however the request ends: answered, timed out
 		// (the run is then stopped) or failed.
-		defer s.forget(c.UserContext(), run)
+		defer h.forget(c.UserContext(), run)
 	}
 	if err := followSegment(ctx, f, start, r, false, f.Read, func([]wire.StreamEvent) error { return nil }); err != nil {
 		switch {
 		case ctx.Err() != nil && !store:
-			return errTimeout(fmt.Sprintf("the response was not complete after %s; as it is not to be stored (store: false), it was stopped and deleted", s.cfg.RequestTimeout))
+			return web.Timeout(fmt.Sprintf("the response was not complete after %s; as it is not to be stored (store: false), it was stopped and deleted", h.RequestTimeout))
 		case ctx.Err() != nil:
-			return errTimeout(fmt.Sprintf("the response is still in progress after %s; it goes on: GET /v1/responses/%s", s.cfg.RequestTimeout, base.ID))
+			return web.Timeout(fmt.Sprintf("the response is still in progress after %s; it goes on: GET /v1/responses/%s", h.RequestTimeout, base.ID))
 		}
-		return errInternal("lost the run's event log: " + err.Error())
+		return web.Internal("lost the run's event log: " + err.Error())
 	}
 	return c.JSON(r.Snapshot())
 }
 
 // continueRun delivers function outputs to run, which waits for them (see
-// continueClient: a retried request's delivery is the same update, and
-// attaches). took reports that the run took them, and start is then the
-// offset of the client_tool_calls event the new segment follows. A run
-// that is gone (deleted, or never the caller's), or that ended without the
-// results, took nothing: the request then starts a new run.
-func (s *Server) continueRun(ctx context.Context, user longhaul.User, run string, results []contract.ToolResult) (start int64, took bool, err error) {
-	_, err = s.responseState(ctx, run, user.Key())
-	var ae *apiError
-	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+// runweb.Runs.ContinueClient: a retried request's delivery is the same
+// update, and attaches). took reports that the run took them, and start is
+// then the offset of the client_tool_calls event the new segment follows.
+// A run that is gone (deleted, or never the caller's), or that ended
+// without the results, took nothing: the request then starts a new run.
+func (h *Handlers) continueRun(ctx context.Context, user longhaul.User, run string, results []contract.ToolResult) (start int64, took bool, err error) {
+	_, err = h.responseState(ctx, run, user.Key())
+	if web.HasStatus(err, http.StatusNotFound) {
 		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, err
 	}
-	at, err := s.continueClient(ctx, contract.AgentInput{User: user}, run, results)
-	if err != nil || at == nil {
-		return 0, false, err
-	}
-	return at.after, true, nil
+	return h.Runs.ContinueClient(ctx, user, run, results)
 }
 
 // conversationBefore is the conversation up to the end of response id
 // (none when id is empty): the input of its run, less its instructions,
 // and what the run added. Only a run's latest response can be continued
 // this way, once it has ended.
-func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]longhaul.Message, error) {
+func (h *Handlers) conversationBefore(ctx context.Context, owner, id string) ([]longhaul.Message, error) {
 	if id == "" {
 		return nil, nil
 	}
 	run, start, ok := wire.ParseResponseID(id)
 	if !ok {
-		return nil, errNotFound("previous_response_id: no response " + id)
+		return nil, web.NotFound("previous_response_id: no response " + id)
 	}
-	st, err := s.responseState(ctx, run, owner)
+	st, err := h.responseState(ctx, run, owner)
 	if err != nil {
 		return nil, relabel(err, "previous_response_id: no response "+id)
 	}
-	log, err := s.runsWeb.ReadLog(ctx, run)
+	log, err := h.Runs.ReadLog(ctx, run)
 	if err != nil {
 		return nil, err
 	}
 	if start > 0 && !wire.SegmentStart(log, start) {
-		return nil, errNotFound("previous_response_id: no response " + id)
+		return nil, web.NotFound("previous_response_id: no response " + id)
 	}
 	for i, e := range log {
 		if e.Offset > start && e.Type == longhaul.EventClientToolCalls {
 			var d longhaul.ClientToolCallsData
 			_ = e.Decode(&d)
 			if moved, _ := wire.AfterCalls(log[i+1:]); moved {
-				return nil, errBadRequest("previous_response_id: response " + id + " was continued by a later response; continue from that one")
+				return nil, web.BadRequest("previous_response_id: response " + id + " was continued by a later response; continue from that one")
 			}
 			if !runweb.Finished(st.Status) {
-				return nil, errBadRequest("No tool output found for function call " + wire.CallIDs(d.Calls) + ".")
+				return nil, web.BadRequest("No tool output found for function call " + wire.CallIDs(d.Calls) + ".")
 			}
 		}
 	}
 	switch st.Status {
 	case contract.StatusCompleted:
 	case contract.StatusFailed, contract.StatusCancelled:
-		return nil, errBadRequest("previous_response_id: response " + id + " is " + st.Status + "; it cannot be continued")
+		return nil, web.BadRequest("previous_response_id: response " + id + " is " + st.Status + "; it cannot be continued")
 	default:
-		return nil, errBadRequest("previous_response_id: response " + id + " is still in progress")
+		return nil, web.BadRequest("previous_response_id: response " + id + " is still in progress")
 	}
-	in, _, err := s.startInput(ctx, run)
+	in, _, err := h.startInput(ctx, run)
 	if err != nil {
 		return nil, err
 	}
 	// The run has completed: its result is there to read at once.
 	rctx, cancel := context.WithTimeout(ctx, readResultTimeout)
 	defer cancel()
-	res, err := s.runs.Result(rctx, run)
+	res, err := h.Runs.Service.Result(rctx, run)
 	if err != nil {
-		return nil, errUnavailable("cannot read the result of response " + id + ": " + err.Error())
+		return nil, web.Unavailable("cannot read the result of response " + id + ": " + err.Error())
 	}
 	msgs := append(wire.WithoutInstructions(in), res.Messages...)
 	if len(res.ToolCalls) > 0 && !wire.EndsWithCalls(msgs, res.ToolCalls) {
@@ -318,24 +312,23 @@ func (s *Server) conversationBefore(ctx context.Context, owner, id string) ([]lo
 
 // relabel replaces the message of a not-found error.
 func relabel(err error, msg string) error {
-	var ae *apiError
-	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return errNotFound(msg)
+	if web.HasStatus(err, http.StatusNotFound) {
+		return web.NotFound(msg)
 	}
 	return err
 }
 
-// getResponse answers GET /v1/responses/{id}: the response as it stands,
+// Get answers GET /v1/responses/{id}: the response as it stands,
 // or with stream=true its event stream, from the event after
 // starting_after when given.
-func (s *Server) getResponse(c *fiber.Ctx) error {
-	run, start, st, err := s.findResponse(c)
+func (h *Handlers) Get(c *fiber.Ctx) error {
+	run, start, st, err := h.findResponse(c)
 	if err != nil {
 		return err
 	}
-	c.Set(HeaderRunID, run)
+	c.Set(web.HeaderRunID, run)
 	if c.Query("stream") != "true" {
-		resp, err := s.currentResponse(c.UserContext(), run, start, st)
+		resp, err := h.currentResponse(c.UserContext(), run, start, st)
 		if err != nil {
 			return err
 		}
@@ -345,32 +338,32 @@ func (s *Server) getResponse(c *fiber.Ctx) error {
 	if v := c.Query("starting_after"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return errBadRequest("starting_after: must be a sequence number (a whole number, 0 or more)")
+			return web.BadRequest("starting_after: must be a sequence number (a whole number, 0 or more)")
 		}
 		after = n
 	}
-	in, created, err := s.startInput(c.UserContext(), run)
+	in, created, err := h.startInput(c.UserContext(), run)
 	if err != nil {
 		return err
 	}
 	var previous *string
 	if start > 0 {
-		log, err := s.runsWeb.ReadLog(c.UserContext(), run)
+		log, err := h.Runs.ReadLog(c.UserContext(), run)
 		if err != nil {
 			return err
 		}
 		if !wire.SegmentStart(log, start) {
-			return errNotFound("no response " + wire.ResponseID(run, start))
+			return web.NotFound("no response " + wire.ResponseID(run, start))
 		}
 		created, previous = wire.SegmentTime(log, start), wire.PreviousSegment(run, log, start)
 	}
 	base := wire.ResponseBase(wire.ResponseID(run, start), in, created, previous)
-	release, err := s.acquireStream(principal(c).Name)
+	release, err := runweb.Stream(h.Gate, web.Principal(c).Name)
 	if err != nil {
 		return err
 	}
-	s.streams.Send(c, "responses", func(sw *sse.Writer) {
-		s.streamSegment(sw, run, start, base, base.Background && start == 0, after, true)
+	h.Streams.Send(c, "responses", func(sw *sse.Writer) {
+		h.streamSegment(sw, run, start, base, base.Background && start == 0, after, true)
 	}, release)
 	return nil
 }

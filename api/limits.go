@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"sync"
 
 	"github.com/longhaul-dev/longhaul/api/runweb"
@@ -34,20 +33,6 @@ type Limits struct {
 type streamCounter struct {
 	mu   sync.Mutex
 	open map[string]int
-}
-
-// admitStart waits for the request's turn to start a run (see
-// runs.Admission) and returns what lets the next one go; calling it again
-// does nothing.
-func (s *Server) admitStart(ctx context.Context) (func(), error) {
-	release, err := s.gate.Admit(ctx)
-	return release, refused(err)
-}
-
-// acquireStream takes one of the principal's streams, or says no: the
-// caller must call the release it returns when the stream ends.
-func (s *Server) acquireStream(principal string) (func(), error) {
-	return runweb.Stream(s.gate, principal)
 }
 
 // The runs gate's refusals, and a payload too large for a run, in the

@@ -1,25 +1,27 @@
-// Package api is Longhaul's HTTP layer, on fiber: the OpenAI-compatible
-// chat API that Open WebUI and the OpenAI SDKs talk to (chat.go,
-// approval.go) and the embeddings route, passed on to the model endpoint
-// (embeddings.go); OpenAI's Responses API, whose responses are runs too
-// (api/responsesapi), the native runs API for long tasks that outlive a
-// request (api/runsapi), the documents and the account routes are
-// packages of their own (api/documents, api/account), registered here. A chat request starts (or attaches to) a Temporal workflow and
-// answers with its result, or streams it; a runs request starts a run and
-// answers at once, and the run's events are followed on a stream of their
-// own, resumable from any event id. Every handler reaches runs through
-// internal/runs: runs.Service, which alone knows Temporal and follows a
-// run through one feed per run, and runs.Gate, the one way the three APIs
-// start or attach to a run (chat-turn retakes, the admission queue, each
-// principal's limits, image claims), so that they cannot differ in how a
-// run starts or in what they refuse; what they share above it (a run read
-// for its owner, input handed to it, its audit, run errors in the API's
+// Package api is Longhaul's HTTP layer, on fiber: the server, its routes
+// table, authentication, errors in OpenAI's envelope, metrics and traces,
+// and the embeddings route, passed on to the model endpoint
+// (embeddings.go). Each API is a package of its own, registered here: the
+// OpenAI-compatible Chat Completions API that Open WebUI and the OpenAI
+// SDKs talk to (api/chatapi), OpenAI's Responses API, whose responses are
+// runs too (api/responsesapi), the native runs API for long tasks that
+// outlive a request (api/runsapi), the documents and the account routes
+// (api/documents, api/account). A chat request starts (or attaches to) a
+// Temporal workflow and answers with its result, or streams it; a runs
+// request starts a run and answers at once, and the run's events are
+// followed on a stream of their own, resumable from any event id. Every
+// handler reaches runs through internal/runs: runs.Service, which alone
+// knows Temporal and follows a run through one feed per run, and
+// runs.Gate, the one way the three APIs start or attach to a run
+// (chat-turn retakes, the admission queue, each principal's limits, image
+// claims), so that they cannot differ in how a run starts or in what they
+// refuse; what they share above it (a run read for its owner, input handed
+// to it, its audit, the agent a request names, run errors in the API's
 // words) is api/runweb, and the streams are written as Server-Sent Events
 // by one writer (api/sse). Wire types and pure converters live apart from
-// the handlers (internal/wire for every API and the audit; render.go
-// here), the visibility queries in internal/runs; errors are translated to
-// OpenAI's envelope in one place (errors.go, with runweb.Error), and every
-// route is registered in routes.
+// the handlers (internal/wire), the visibility queries in internal/runs;
+// errors are translated to OpenAI's envelope in one place (errors.go, with
+// runweb.Error), and every route is registered in routes.
 package api
 
 import (
@@ -35,6 +37,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/longhaul-dev/longhaul/api/chatapi"
 	"github.com/longhaul-dev/longhaul/api/documents"
 	"github.com/longhaul-dev/longhaul/api/responsesapi"
 	"github.com/longhaul-dev/longhaul/api/runsapi"
@@ -246,7 +249,7 @@ func (s *Server) routes() {
 	s.app.Post(usercreds.ConnectPath+":id", acct.ConfirmConnect)
 	v1 := s.app.Group("/v1", s.auth)
 	v1.Get("/models", s.listModels)
-	v1.Post("/chat/completions", s.chatCompletions)
+	v1.Post("/chat/completions", s.chat().Completions)
 	v1.Post("/embeddings", s.embeddings)
 	rh := s.runsAPI()
 	v1.Post("/runs", rh.CreateRun)
@@ -304,6 +307,25 @@ func (s *Server) routes() {
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
 	})
 }
+
+// chat is the Chat Completions handlers, over the server's runs and
+// document store.
+func (s *Server) chat() *chatapi.Handlers {
+	return &chatapi.Handlers{
+		Runs: s.runsWeb, Gate: s.gate, Agents: s.agents, Streams: s.streams, Docs: s.documents(),
+		Headers: s.cfg.Headers, Images: s.cfg.Images, MCPApproval: s.cfg.MCPApproval,
+		RequestTimeout: s.cfg.RequestTimeout, ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit,
+		ApprovalTimeout: s.cfg.ApprovalTimeout, FirstText: s.metrics.firstText,
+	}
+}
+
+// Headers Longhaul reads and writes.
+const (
+	// HeaderRunID names the run that answers (see web.HeaderRunID).
+	HeaderRunID = web.HeaderRunID
+	// HeaderAudit asks for a chat's audit trail (see chatapi.HeaderAudit).
+	HeaderAudit = chatapi.HeaderAudit
+)
 
 // runsAPI is the runs API's handlers, over the server's runs.
 func (s *Server) runsAPI() *runsapi.Handlers {

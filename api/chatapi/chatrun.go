@@ -1,4 +1,4 @@
-package api
+package chatapi
 
 import (
 	"encoding/json"
@@ -31,8 +31,8 @@ import (
 // else a plain client's metadata.message_id. Blank is none: Open WebUI
 // sends the header empty for its background tasks when the connection's
 // custom header names {{MESSAGE_ID}}.
-func (s *Server) messageID(c *fiber.Ctx, req *wire.ChatRequest) string {
-	if id := strings.TrimSpace(c.Get(s.cfg.Headers.MessageID)); id != "" {
+func (h *Handlers) messageID(c *fiber.Ctx, req *wire.ChatRequest) string {
+	if id := strings.TrimSpace(c.Get(h.Headers.MessageID)); id != "" {
 		return id
 	}
 	if len(req.Metadata) == 0 {

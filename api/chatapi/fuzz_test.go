@@ -1,4 +1,4 @@
-package api
+package chatapi
 
 import (
 	"encoding/json"
@@ -36,7 +36,7 @@ func FuzzChatRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req wire.ChatRequest
 		if err := json.Unmarshal(body, &req); err != nil {
-			checkMessage(t, "invalid JSON body: "+jsonProblem(err))
+			checkMessage(t, "invalid JSON body: "+web.JSONProblem(err))
 			return
 		}
 		if err := req.Validate(tools.CheckSchema); err != nil {

@@ -1,4 +1,4 @@
-package api
+package chatapi
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/documents"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -41,7 +43,7 @@ const runFileStoreDays = 1
 // file part whose data was stored before in the same store (a client
 // sends the whole conversation again each turn) is not stored again. A
 // background task (a title) gets the notes only.
-func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []wire.ChatMessage, background bool) (string, error) {
+func (h *Handlers) chatFiles(ctx context.Context, owner, chat string, msgs []wire.ChatMessage, background bool) (string, error) {
 	n := 0
 	for _, m := range msgs {
 		n += len(m.Content.Files)
@@ -57,9 +59,9 @@ func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []wire.
 		}
 		return "", nil
 	}
-	docs, err := s.docs()
+	docs, err := h.Docs.Store()
 	if err != nil {
-		return "", errBadRequest("file content parts need the document store, which this server does not have")
+		return "", web.BadRequest("file content parts need the document store, which this server does not have")
 	}
 	var vs docstore.VectorStore
 	if chat != "" {
@@ -69,14 +71,14 @@ func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []wire.
 			ExpiresAfter: &docstore.ExpiresAfter{Anchor: "last_active_at", Days: runFileStoreDays}})
 	}
 	if err != nil {
-		return "", s.docsError(err, "no vector store for this chat")
+		return "", h.Docs.StoreError(err, "no vector store for this chat")
 	}
 	ingesting := map[string]docstore.VectorStoreFile{}
 	names := map[string]string{}
 	var order []string
 	for i := range msgs {
 		for j, f := range msgs[i].Content.Files {
-			id, name, err := s.chatFile(ctx, docs, owner, vs.ID, f)
+			id, name, err := h.chatFile(ctx, docs, owner, vs.ID, f)
 			if err != nil {
 				return "", fmt.Errorf("messages[%d]: %w", i, err)
 			}
@@ -90,7 +92,7 @@ func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []wire.
 			if f.FileID == "" {
 				attrs = map[string]any{"source": chatFileSource}
 			}
-			vsf, err := s.attachFile(ctx, owner, vs.ID, id, "", attrs, defaultChunking())
+			vsf, err := h.Docs.AttachFile(ctx, owner, vs.ID, id, "", attrs, defaultChunking())
 			if err != nil {
 				return "", err
 			}
@@ -100,7 +102,7 @@ func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []wire.
 	wctx, cancel := context.WithTimeout(ctx, fileIngestWait)
 	defer cancel()
 	for _, id := range order {
-		if err := s.awaitIngest(wctx, ingesting[id], names[id]); err != nil {
+		if err := h.awaitIngest(wctx, ingesting[id], names[id]); err != nil {
 			return "", err
 		}
 	}
@@ -109,7 +111,7 @@ func (s *Server) chatFiles(ctx context.Context, owner, chat string, msgs []wire.
 
 // defaultChunking is OpenAI's static strategy with its default sizes.
 func defaultChunking() docstore.ChunkingStrategy {
-	return docstore.ChunkingStrategy{Type: "static", MaxChunkSizeTokens: defaultChunkTokens, ChunkOverlapTokens: defaultOverlapTokens}
+	return docstore.ChunkingStrategy{Type: "static", MaxChunkSizeTokens: documents.DefaultChunkTokens, ChunkOverlapTokens: documents.DefaultOverlapTokens}
 }
 
 // fileLabel names a file part before it is stored.
@@ -125,20 +127,20 @@ func fileLabel(f wire.FilePart) string {
 
 // chatFile returns the file a part names: the owner's uploaded file for a
 // file_id, else the part's data, stored unless the store has it already.
-func (s *Server) chatFile(ctx context.Context, docs docstore.Store, owner, vsID string, f wire.FilePart) (id, name string, err error) {
+func (h *Handlers) chatFile(ctx context.Context, docs docstore.Store, owner, vsID string, f wire.FilePart) (id, name string, err error) {
 	if f.FileID != "" {
 		got, err := docs.GetFile(ctx, owner, f.FileID)
 		if err != nil {
-			return "", "", s.docsError(err, "no file "+f.FileID)
+			return "", "", h.Docs.StoreError(err, "no file "+f.FileID)
 		}
 		return got.ID, got.Filename, nil
 	}
 	data, contentType, err := decodeFileData(f.FileData)
 	if err != nil {
-		return "", "", errBadRequest("file.file_data: " + err.Error())
+		return "", "", web.BadRequest("file.file_data: " + err.Error())
 	}
-	if int64(len(data)) > s.maxFileBytes() {
-		return "", "", errPayloadTooLarge(fmt.Sprintf("file is larger than the limit of %d bytes (LONGHAUL_MAX_FILE_BYTES)", s.maxFileBytes()))
+	if int64(len(data)) > h.Docs.MaxFileBytes {
+		return "", "", web.PayloadTooLarge(fmt.Sprintf("file is larger than the limit of %d bytes (LONGHAUL_MAX_FILE_BYTES)", h.Docs.MaxFileBytes))
 	}
 	name = fileLabel(f)
 	if name == "file" && contentType == "application/pdf" {
@@ -146,23 +148,23 @@ func (s *Server) chatFile(ctx context.Context, docs docstore.Store, owner, vsID 
 	}
 	sum := sha256.Sum256(data)
 	if id, ok, err := storedCopy(ctx, docs, owner, vsID, name, hex.EncodeToString(sum[:])); err != nil {
-		return "", "", s.docsError(err, "no vector store "+vsID)
+		return "", "", h.Docs.StoreError(err, "no vector store "+vsID)
 	} else if ok {
 		return id, name, nil
 	}
 	if contentType == "" {
 		contentType = mime.TypeByExtension(path.Ext(name))
 	}
-	if _, err := s.fileRoom(ctx, owner, int64(len(data))); err != nil {
+	if _, err := h.Docs.FileRoom(ctx, owner, int64(len(data))); err != nil {
 		return "", "", err
 	}
 	stored, err := docs.PutFile(ctx, docstore.File{Owner: owner, Filename: name, Purpose: "user_data", ContentType: contentType}, bytes.NewReader(data))
 	if err != nil {
-		return "", "", s.docsError(err, "no file")
+		return "", "", h.Docs.StoreError(err, "no file")
 	}
-	if err := s.storedWithin(ctx, owner, stored); err != nil {
+	if err := h.Docs.StoredWithin(ctx, owner, stored); err != nil {
 		if derr := docs.DeleteFile(context.WithoutCancel(ctx), owner, stored.ID); derr != nil {
-			s.log.ErrorContext(ctx, "drop a file part over the quota", "file", stored.ID, "error", derr)
+			h.Runs.Logger().ErrorContext(ctx, "drop a file part over the quota", "file", stored.ID, "error", derr)
 		}
 		return "", "", err
 	}
@@ -226,9 +228,9 @@ func decodeFileData(s string) ([]byte, string, error) {
 // awaitIngest waits for an attachment's ingestion run to end: an
 // ingestion that failed is the client's 400 (the file is not readable), a
 // wait past the bound a 504.
-func (s *Server) awaitIngest(ctx context.Context, vsf docstore.VectorStoreFile, name string) error {
+func (h *Handlers) awaitIngest(ctx context.Context, vsf docstore.VectorStoreFile, name string) error {
 	failed := func(msg string) error {
-		return errBadRequest(fmt.Sprintf("file %s could not be read: %s", name, msg))
+		return web.BadRequest(fmt.Sprintf("file %s could not be read: %s", name, msg))
 	}
 	switch vsf.Status {
 	case docstore.StatusCompleted:
@@ -244,12 +246,12 @@ func (s *Server) awaitIngest(ctx context.Context, vsf docstore.VectorStoreFile, 
 	if run == "" {
 		run = contract.IngestWorkflowID(vsf.VectorStoreID, vsf.FileID)
 	}
-	res, err := s.runs.AwaitIngest(ctx, run)
+	res, err := h.Runs.Service.AwaitIngest(ctx, run)
 	switch {
 	case ctx.Err() != nil:
-		return errTimeout(fmt.Sprintf("file %s is still being read (ingestion run %s); send the request again to wait for it", name, run))
+		return web.Timeout(fmt.Sprintf("file %s is still being read (ingestion run %s); send the request again to wait for it", name, run))
 	case err != nil:
-		return errUnavailable(fmt.Sprintf("reading file %s failed: %v", name, err))
+		return web.Unavailable(fmt.Sprintf("reading file %s failed: %v", name, err))
 	case res.Status != docstore.StatusCompleted:
 		msg := res.Message
 		if msg == "" {
@@ -260,13 +262,13 @@ func (s *Server) awaitIngest(ctx context.Context, vsf docstore.VectorStoreFile, 
 	return nil
 }
 
-// deleteChatFiles deletes the chat's vector store, and the files the API
+// DeleteChatFiles deletes the chat's vector store, and the files the API
 // stored from the chat's file parts, when the chat is deleted.
-func (s *Server) deleteChatFiles(ctx context.Context, owner, chat string) error {
-	if s.cfg.Docs == nil {
+func (h *Handlers) DeleteChatFiles(ctx context.Context, owner, chat string) error {
+	if h.Docs.Docs == nil {
 		return nil
 	}
-	docs := s.cfg.Docs
+	docs := h.Docs.Docs
 	vs, err := docs.ChatVectorStore(ctx, owner, chat)
 	if err != nil {
 		return err

@@ -1,7 +1,7 @@
 // The words a chat client is shown beside the answer: plan blocks,
 // approval prompts and the status lines of memory, context and approvals.
 
-package api
+package chatapi
 
 import (
 	"fmt"

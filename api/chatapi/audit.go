@@ -1,4 +1,4 @@
-package api
+package chatapi
 
 import (
 	"strings"
@@ -34,7 +34,7 @@ func headerOn(v string) bool {
 }
 
 // asked reports whether the request being answered asked for the audit
-// trail (see chatCompletions).
+// trail (see Completions).
 func asked(c *fiber.Ctx) bool {
 	v, _ := c.Locals(auditKey{}).(bool)
 	return v

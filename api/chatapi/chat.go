@@ -1,4 +1,4 @@
-package api
+package chatapi
 
 import (
 	"context"
@@ -24,11 +24,8 @@ import (
 	"github.com/longhaul-dev/longhaul/skills"
 )
 
-// Headers Longhaul reads and writes.
-const (
-	HeaderRunID      = web.HeaderRunID
-	headerOWUIPrefix = "X-Openwebui-"
-)
+// headerOWUIPrefix starts the names of the headers Open WebUI sends.
+const headerOWUIPrefix = "X-Openwebui-"
 
 // chatCall is one chat completions request on its way: what it asks, for
 // which agent, the run's input, and the principal's stream and admission
@@ -69,13 +66,13 @@ func (sl *streamSlot) drop() {
 	}
 }
 
-// chatCompletions answers POST /v1/chat/completions by one of three paths:
+// Completions answers POST /v1/chat/completions by one of three paths:
 // the results of the client's tool calls continue the run that waits for
 // them (continueChat); a chat's message answers its run that waits for the
 // person, or picks a chat turn's run (chatTurn); otherwise a new run starts
 // (startChat).
-func (s *Server) chatCompletions(c *fiber.Ctx) error {
-	cc, err := s.readChat(c)
+func (h *Handlers) Completions(c *fiber.Ctx) error {
+	cc, err := h.readChat(c)
 	if err != nil {
 		return err
 	}
@@ -83,7 +80,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	// A stream is refused before its run starts.
 	cc.stream = &streamSlot{}
 	if cc.req.Stream {
-		r, err := s.acquireStream(principal(c).Name)
+		r, err := h.takeStream(web.Principal(c).Name)
 		if err != nil {
 			return err
 		}
@@ -92,42 +89,42 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 	}
 	// What follows asks Temporal, and may start a run: it waits its turn
 	// in the admission queue, and lets the next go once the run started.
-	admitted, err := s.admitStart(ctx)
+	admitted, err := h.admit(ctx)
 	if err != nil {
 		return err
 	}
 	defer admitted()
 	cc.admitted = admitted
-	if done, err := s.continueChat(cc); done || err != nil {
+	if done, err := h.continueChat(cc); done || err != nil {
 		return err
 	}
 	runID := "run-" + uuid.NewString()
 	// A background task carries the chat's headers too; it must never take
 	// (or attach to) the chat turn's run, so it always gets its own.
 	if cc.in.ChatID != "" && !cc.in.Background {
-		id, done, err := s.chatTurn(cc)
+		id, done, err := h.chatTurn(cc)
 		if done || err != nil {
 			return err
 		}
 		runID = id
 	}
-	return s.startChat(cc, runID)
+	return h.startChat(cc, runID)
 }
 
 // readChat reads and checks a chat completions request and builds its
 // run's input: its client tools checked, its file parts stored.
-func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
+func (h *Handlers) readChat(c *fiber.Ctx) (*chatCall, error) {
 	var req wire.ChatRequest
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
-		return nil, errBadRequest("invalid JSON body: " + jsonProblem(err))
+		return nil, web.BadRequest("invalid JSON body: " + web.JSONProblem(err))
 	}
 	if err := req.Validate(tools.CheckSchema); err != nil {
-		return nil, errBadRequest(err.Error())
+		return nil, web.BadRequest(err.Error())
 	}
-	if err := s.cfg.Images.CheckChatImages(req.Messages); err != nil {
+	if err := h.Images.CheckChatImages(req.Messages); err != nil {
 		return nil, err
 	}
-	agent, err := s.agents.AgentFor(req.Model, principal(c).User)
+	agent, err := h.Agents.AgentFor(req.Model, web.Principal(c).User)
 	if err != nil {
 		return nil, err
 	}
@@ -135,16 +132,16 @@ func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
 	// sends its connection's headers with it: it gets no audit trail.
 	c.Locals(auditKey{}, wantsAudit(c, &req) && !req.IsBackgroundTask())
 	clientTools := req.ClientTools()
-	if err := s.agents.CheckClientTools(agent, principal(c).User, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
+	if err := h.Agents.CheckClientTools(agent, web.Principal(c).User, clientTools, req.ToolChoice, "tools[%d].function"); err != nil {
 		return nil, err
 	}
 	// The body's user field is the client's label for its end user, never
 	// an identity: who asks comes from the credential.
-	user := principal(c).User
-	chatID := s.chatID(c, &req)
+	user := web.Principal(c).User
+	chatID := h.chatID(c, &req)
 	// File parts are stored, ingested into the chat's vector store and
 	// replaced by a note before the run starts; the run searches them.
-	filesStore, err := s.chatFiles(c.UserContext(), user.Key(), chatID, req.Messages, req.IsBackgroundTask())
+	filesStore, err := h.chatFiles(c.UserContext(), user.Key(), chatID, req.Messages, req.IsBackgroundTask())
 	if err != nil {
 		return nil, err
 	}
@@ -154,9 +151,9 @@ func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
 		User:            user,
 		ChatID:          chatID,
 		Options:         req.Options(),
-		ModelTimeout:    s.cfg.ModelTimeout,
-		HistoryLimit:    s.cfg.HistoryLimit,
-		ApprovalTimeout: s.cfg.ApprovalTimeout,
+		ModelTimeout:    h.ModelTimeout,
+		HistoryLimit:    h.HistoryLimit,
+		ApprovalTimeout: h.ApprovalTimeout,
 		NotStreamed:     !req.Stream,
 		Background:      req.IsBackgroundTask(),
 		ClientTools:     clientTools,
@@ -165,48 +162,48 @@ func (s *Server) readChat(c *fiber.Ctx) (*chatCall, error) {
 	if filesStore != "" {
 		in.VectorStores = append(slices.Clone(in.VectorStores), filesStore)
 	}
-	return &chatCall{c: c, req: &req, agent: agent, in: in, openWebUI: s.isOpenWebUI(c)}, nil
+	return &chatCall{c: c, req: &req, agent: agent, in: in, openWebUI: h.isOpenWebUI(c)}, nil
 }
 
 // continueChat is the path of the results of the client's tool calls:
 // they continue the run that waits for them, whose answer this request
 // gets (done). A run that stopped waiting is not done: the conversation
 // starts a new one.
-func (s *Server) continueChat(cc *chatCall) (done bool, err error) {
+func (h *Handlers) continueChat(cc *chatCall) (done bool, err error) {
 	run, results, ok := clientResults(cc.req.Messages)
 	if !ok || cc.in.Background {
 		return false, nil
 	}
 	ctx := cc.c.UserContext()
-	after, took, err := s.runsWeb.ContinueClient(ctx, cc.in.User, run, results)
+	after, took, err := h.Runs.ContinueClient(ctx, cc.in.User, run, results)
 	if err != nil || !took {
 		return false, err
 	}
 	cont := resumeAt{after: after}
 	cc.admitted()
-	cc.c.Set(HeaderRunID, run)
+	cc.c.Set(web.HeaderRunID, run)
 	if !cc.req.Stream {
-		return true, s.respondWatching(cc.c, run, cc.agent.ID, cc.openWebUI, cont)
+		return true, h.respondWatching(cc.c, run, cc.agent.ID, cc.openWebUI, cont)
 	}
-	s.streamResponse(cc.c, cc.req, run, cc.agent.ID, cc.openWebUI, cont, cc.stream)
+	h.streamResponse(cc.c, cc.req, run, cc.agent.ID, cc.openWebUI, cont, cc.stream)
 	return true, nil
 }
 
 // chatTurn is the path of a chat's message: it numbers the turn and
 // returns the id of its run; a run of the chat that waits for the person
 // takes the message as its answer instead of a new turn starting (done).
-func (s *Server) chatTurn(cc *chatCall) (runID string, done bool, err error) {
+func (h *Handlers) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 	ctx := cc.c.UserContext()
 	cc.in.Turn = cc.req.Turn()
-	cc.in.MessageID = s.messageID(cc.c, cc.req)
+	cc.in.MessageID = h.messageID(cc.c, cc.req)
 	runID = contract.ChatRunID(cc.in.ChatID, cc.in.Turn, cc.in.MessageID)
-	answer, err := s.answerWaiting(ctx, cc.in)
+	answer, err := h.answerWaiting(ctx, cc.in)
 	if err != nil {
 		return "", false, err
 	}
 	if answer != nil {
 		cc.admitted()
-		return "", true, s.resume(cc.c, cc.req, cc.agent.ID, cc.openWebUI, answer, cc.stream)
+		return "", true, h.resume(cc.c, cc.req, cc.agent.ID, cc.openWebUI, answer, cc.stream)
 	}
 	// Without a message id, a finished run is never handed back: the
 	// request may be a Regenerate (see chatrun.go).
@@ -216,22 +213,22 @@ func (s *Server) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 
 // startChat starts (or attaches to) run runID and answers with it: whole,
 // or as a stream.
-func (s *Server) startChat(cc *chatCall, runID string) error {
+func (h *Handlers) startChat(cc *chatCall, runID string) error {
 	c, in := cc.c, cc.in
-	runID, err := s.gate.StartOrAttach(c.UserContext(), runs.StartRequest{
+	runID, err := h.Gate.StartOrAttach(c.UserContext(), runs.StartRequest{
 		ID: runID, Input: in, Question: runweb.Summarize(in.Messages, 60), Retake: cc.retake, Admitted: cc.admitted,
 	})
 	if err != nil {
-		return refused(err)
+		return runweb.Refused(err)
 	}
-	c.Set(HeaderRunID, runID)
+	c.Set(web.HeaderRunID, runID)
 	if !cc.req.Stream {
-		if !in.Background && (s.asksApproval(cc.agent) || len(in.ClientTools) > 0) {
-			return s.respondWatching(c, runID, cc.agent.ID, cc.openWebUI, resumeAt{})
+		if !in.Background && (h.asksApproval(cc.agent) || len(in.ClientTools) > 0) {
+			return h.respondWatching(c, runID, cc.agent.ID, cc.openWebUI, resumeAt{})
 		}
-		return s.respond(c, runID, cc.agent.ID, cc.openWebUI)
+		return h.respond(c, runID, cc.agent.ID, cc.openWebUI)
 	}
-	s.streamResponse(c, cc.req, runID, cc.agent.ID, cc.openWebUI, resumeAt{}, cc.stream)
+	h.streamResponse(c, cc.req, runID, cc.agent.ID, cc.openWebUI, resumeAt{}, cc.stream)
 	return nil
 }
 
@@ -257,13 +254,13 @@ func (p resumeAt) suffix() string {
 
 // resume answers the chat message that a waiting run took as its input:
 // with the run's events from where the chat's previous response stopped.
-func (s *Server) resume(c *fiber.Ctx, req *wire.ChatRequest, model string, openWebUI bool, a *chatAnswer, stream *streamSlot) error {
-	c.Set(HeaderRunID, a.runID)
+func (h *Handlers) resume(c *fiber.Ctx, req *wire.ChatRequest, model string, openWebUI bool, a *chatAnswer, stream *streamSlot) error {
+	c.Set(web.HeaderRunID, a.runID)
 	at := resumeAt{inputAt: a.inputAt}
 	if !req.Stream {
-		return s.respondWatching(c, a.runID, model, openWebUI, at)
+		return h.respondWatching(c, a.runID, model, openWebUI, at)
 	}
-	s.streamResponse(c, req, a.runID, model, openWebUI, at, stream)
+	h.streamResponse(c, req, a.runID, model, openWebUI, at, stream)
 	return nil
 }
 
@@ -271,44 +268,44 @@ func (s *Server) resume(c *fiber.Ctx, req *wire.ChatRequest, model string, openW
 // the start of its log or (inputAt > 0) from where the chat's previous
 // response stopped (see resumeAt). The stream's writer frees the
 // principal's stream slot when the stream ends.
-func (s *Server) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, model string, openWebUI bool, at resumeAt, stream *streamSlot) {
+func (h *Handlers) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, model string, openWebUI bool, at resumeAt, stream *streamSlot) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	r := newRenderer("chatcmpl-"+runID+at.suffix(), model, time.Now().Unix(), openWebUI)
 	r.run = runID
 	if asked(c) {
 		// fiber's strings are reused once the handler returns; the
 		// stream outlives it.
-		r.auditOwner = strings.Clone(principal(c).Name)
+		r.auditOwner = strings.Clone(web.Principal(c).Name)
 	}
 	r.start = c.Context().Time()
-	s.streams.Send(c, "chat", func(sw *sse.Writer) { s.stream(sw, runID, r, includeUsage, at) }, stream.hand())
+	h.Streams.Send(c, "chat", func(sw *sse.Writer) { h.stream(sw, runID, r, includeUsage, at) }, stream.hand())
 }
 
 // start starts run id with in, or attaches to the one a previous identical
 // request started (runs.Gate.StartOrAttach), once its turn in the
 // admission queue came.
-func (s *Server) start(ctx context.Context, id string, in contract.AgentInput, question string) error {
-	return runweb.Start(ctx, s.gate, id, in, question)
+func (h *Handlers) start(ctx context.Context, id string, in contract.AgentInput, question string) error {
+	return runweb.Start(ctx, h.Gate, id, in, question)
 }
 
 // respond waits for the run's result, up to the request timeout.
-func (s *Server) respond(c *fiber.Ctx, run string, model string, openWebUI bool) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+func (h *Handlers) respond(c *fiber.Ctx, run string, model string, openWebUI bool) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.RequestTimeout)
 	defer cancel()
-	res, err := s.runs.Result(ctx, run)
+	res, err := h.Runs.Service.Result(ctx, run)
 	if err != nil {
-		return resultError(ctx, err, s.cfg.RequestTimeout, run)
+		return resultError(ctx, err, h.RequestTimeout, run)
 	}
 	content := res.Content
 	if openWebUI {
 		content = cardsFor(res.Messages) + content
 	}
-	return s.completion(c, run, resumeAt{}, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
+	return h.completion(c, run, resumeAt{}, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }
 
 // completion writes a non-streamed answer of run; at says which of its
 // responses it is.
-func (s *Server) completion(c *fiber.Ctx, runID string, at resumeAt, model string, msg wire.ResponseEntry, reason string, usage longhaul.Usage) error {
+func (h *Handlers) completion(c *fiber.Ctx, runID string, at resumeAt, model string, msg wire.ResponseEntry, reason string, usage longhaul.Usage) error {
 	if reason == "" {
 		reason = "stop"
 	}
@@ -319,7 +316,7 @@ func (s *Server) completion(c *fiber.Ctx, runID string, at resumeAt, model strin
 		Usage:   wire.UsageOf(usage),
 	}
 	if asked(c) {
-		cc.Longhaul = s.runsWeb.Audit(c.UserContext(), runID, principal(c).Name)
+		cc.Longhaul = h.Runs.Audit(c.UserContext(), runID, web.Principal(c).Name)
 	}
 	return c.JSON(cc)
 }
@@ -328,7 +325,7 @@ func (s *Server) completion(c *fiber.Ctx, runID string, at resumeAt, model strin
 // time ran out (the run goes on), or the run failed.
 func resultError(ctx context.Context, err error, timeout time.Duration, runID string) error {
 	if ctx.Err() != nil || errors.Is(err, runs.ErrTimeout) {
-		return errTimeout(stillGoing(timeout, runID))
+		return web.Timeout(stillGoing(timeout, runID))
 	}
 	return runweb.RunError(err)
 }
@@ -358,17 +355,17 @@ func cardsFor(msgs []longhaul.Message) string {
 // the server shuts down; the run goes on either way. It stops, too, at the
 // client tool calls the model made: the client runs them. at says where the
 // log is picked up (see resumeAt).
-func (s *Server) stream(sw *sse.Writer, runID string, r *renderer, includeUsage bool, at resumeAt) {
-	f := s.runs.Follow(runID)
+func (h *Handlers) stream(sw *sse.Writer, runID string, r *renderer, includeUsage bool, at resumeAt) {
+	f := h.Runs.Service.Follow(runID)
 	defer f.Release()
-	ctx, cancel := context.WithCancel(s.stopping)
+	ctx, cancel := context.WithCancel(h.Streams.Context())
 	defer cancel()
 	lost := func(err error) {
 		msg := "lost the run's event stream: " + err.Error()
 		if ctx.Err() != nil {
 			msg = "the server is shutting down; the run goes on: follow run " + runID
 		} else {
-			s.log.Warn("stream run", "run", runID, "error", err)
+			h.Runs.Logger().Warn("stream run", "run", runID, "error", err)
 		}
 		_ = sw.FrameJSON("", "", wire.ErrorBody{Error: wire.ErrorDetail{Message: msg, Type: "server_error", Code: "stream_error"}})
 		_ = writeDone(sw)
@@ -420,13 +417,13 @@ func (s *Server) stream(sw *sse.Writer, runID string, r *renderer, includeUsage 
 			return
 		}
 		if !r.start.IsZero() && r.roleSent {
-			s.metrics.firstText(r.model, r.start)
+			h.firstText(r.model, r.start)
 			r.start = time.Time{}
 		}
 		if done || paused {
 			frames := r.finishFrames(includeUsage)
 			if r.auditOwner != "" && r.failed == nil {
-				frames = append(frames, r.auditChunk(s.runsWeb.Audit(ctx, runID, r.auditOwner)))
+				frames = append(frames, r.auditChunk(h.Runs.Audit(ctx, runID, r.auditOwner)))
 			}
 			for _, fr := range frames {
 				if sw.FrameJSON("", "", fr) != nil {
@@ -470,9 +467,9 @@ func writeDone(sw *sse.Writer) error {
 
 // isOpenWebUI reports whether the caller is Open WebUI: it sends its
 // X-OpenWebUI-* headers, or the ones the operator renamed them to.
-func (s *Server) isOpenWebUI(c *fiber.Ctx) bool {
-	h := s.cfg.Headers
-	for _, name := range []string{h.ChatID, h.MessageID, h.UserID, h.UserEmail, h.UserJWT} {
+func (h *Handlers) isOpenWebUI(c *fiber.Ctx) bool {
+	hd := h.Headers
+	for _, name := range []string{hd.ChatID, hd.MessageID, hd.UserID, hd.UserEmail, hd.UserJWT} {
 		if name != "" && c.Get(name) != "" {
 			return true
 		}
@@ -490,8 +487,8 @@ func (s *Server) isOpenWebUI(c *fiber.Ctx) bool {
 // passes in metadata (chat_id or conversation_id), scoped to the caller's
 // principal so two callers' conversation ids never meet. A long or unusual
 // id is hashed (see identity.Part).
-func (s *Server) chatID(c *fiber.Ctx, req *wire.ChatRequest) string {
-	id := c.Get(s.cfg.Headers.ChatID)
+func (h *Handlers) chatID(c *fiber.Ctx, req *wire.ChatRequest) string {
+	id := c.Get(h.Headers.ChatID)
 	if id == "" && len(req.Metadata) > 0 {
 		var md map[string]any
 		if json.Unmarshal(req.Metadata, &md) == nil {
@@ -508,7 +505,7 @@ func (s *Server) chatID(c *fiber.Ctx, req *wire.ChatRequest) string {
 	}
 	// Escaped and bounded, as the principal's name is: it becomes a
 	// search attribute and, hashed, part of run ids (identity.ChatKey).
-	return identity.ChatKey(principal(c).Name, id)
+	return identity.ChatKey(web.Principal(c).Name, id)
 }
 
 var jsonProblem = web.JSONProblem

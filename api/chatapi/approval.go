@@ -1,4 +1,4 @@
-package api
+package chatapi
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -95,14 +96,14 @@ func answerInput(text string, prompted bool) contract.InputRequest {
 // asksApproval reports whether agent may stop a run for a person's
 // approval: one of its tools is an HTTP tool marked approval: required or
 // an MCP tool whose server configuration requires approval.
-func (s *Server) asksApproval(agent *skills.Agent) bool {
-	tools := s.catalog.AgentTools(agent)
-	for _, h := range s.catalog.HTTPTools() {
-		if h.RequiresApproval && slices.Contains(tools, h.Name) {
+func (h *Handlers) asksApproval(agent *skills.Agent) bool {
+	tools := h.Agents.Catalog.AgentTools(agent)
+	for _, t := range h.Agents.Catalog.HTTPTools() {
+		if t.RequiresApproval && slices.Contains(tools, t.Name) {
 			return true
 		}
 	}
-	return s.cfg.MCPApproval != nil && slices.ContainsFunc(tools, s.cfg.MCPApproval)
+	return h.MCPApproval != nil && slices.ContainsFunc(tools, h.MCPApproval)
 }
 
 // answerWaiting delivers the chat message of in to a run of the same chat
@@ -111,7 +112,7 @@ func (s *Server) asksApproval(agent *skills.Agent) bool {
 // through visibility is checked with its state query first, and one that
 // stopped waiting meanwhile (another answer came first) leaves the message
 // to a new turn too.
-func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*chatAnswer, error) {
+func (h *Handlers) answerWaiting(ctx context.Context, in contract.AgentInput) (*chatAnswer, error) {
 	last := lastUser(in.Messages)
 	prev := replyTo(in.Messages)
 	if last < 0 || prev == nil {
@@ -131,44 +132,44 @@ func (s *Server) answerWaiting(ctx context.Context, in contract.AgentInput) (*ch
 	// A message that answers a prompt this API showed knows its run waits:
 	// if visibility does not show it yet, it will in a moment. Other
 	// messages look once, not to slow every chat turn down.
-	id, err := s.findWaiting(ctx, chat, user, fits, prompt != "")
+	id, err := h.findWaiting(ctx, chat, user, fits, prompt != "")
 	if err != nil || id == "" {
 		return nil, err
 	}
-	inputAt, err := s.runs.LastOffset(ctx, id)
+	inputAt, err := h.Runs.Service.LastOffset(ctx, id)
 	if err != nil {
-		return nil, errUnavailable("cannot read run " + id + ": " + err.Error())
+		return nil, web.Unavailable("cannot read run " + id + ": " + err.Error())
 	}
 	input := answerInput(in.Messages[last].Content, prompt != "")
-	res, err := s.runsWeb.Deliver(ctx, id, input)
-	var ae *apiError
+	res, err := h.Runs.Deliver(ctx, id, input)
+	var ae *web.Error
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
-		s.log.Info("the waiting run took no input; the message starts a new turn", "run", id, "chat", chat, "reason", ae.Message)
+		h.Runs.Logger().Info("the waiting run took no input; the message starts a new turn", "run", id, "chat", chat, "reason", ae.Message)
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("chat message answered a waiting run", "run", id, "chat", chat, "decision", res.Decision)
+	h.Runs.Logger().Info("chat message answered a waiting run", "run", id, "chat", chat, "decision", res.Decision)
 	return &chatAnswer{runID: id, inputAt: inputAt}, nil
 }
 
 // findWaiting looks a run of chat up through visibility that waits for
 // user and fits, double-checked with its state query. Patient, it looks
 // again for a while when visibility shows none (yet).
-func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(string, contract.RunState) bool, patient bool) (string, error) {
+func (h *Handlers) findWaiting(ctx context.Context, chat, user string, fits func(string, contract.RunState) bool, patient bool) (string, error) {
 	deadline := time.Now().Add(waitingLookupBudget)
 	delay := 20 * time.Millisecond
 	for {
-		id, err := s.lookupWaiting(ctx, chat, user, fits)
-		if err != nil && unreachable(err) {
+		id, err := h.lookupWaiting(ctx, chat, user, fits)
+		if err != nil && runs.Unreachable(err) {
 			// Nor would the new turn start.
-			return "", errUnavailable("Temporal did not answer: " + err.Error())
+			return "", web.Unavailable("Temporal did not answer: " + err.Error())
 		}
 		if err != nil {
 			// Without visibility the chat still works: the message is a
 			// new turn.
-			s.log.Warn("look up a waiting run of the chat", "chat", chat, "error", err)
+			h.Runs.Logger().Warn("look up a waiting run of the chat", "chat", chat, "error", err)
 			return "", nil
 		}
 		if id != "" || !patient || time.Now().Add(delay).After(deadline) {
@@ -186,16 +187,16 @@ func (s *Server) findWaiting(ctx context.Context, chat, user string, fits func(s
 // lookupWaiting is one look of findWaiting. Visibility lists open runs
 // newest first, so of two that fit (a Regenerate left one behind), the
 // person's latest is taken.
-func (s *Server) lookupWaiting(ctx context.Context, chat, user string, fits func(string, contract.RunState) bool) (string, error) {
-	page, err := s.runs.List(ctx, runs.WaitingQuery(chat, user), waitingLookupPage, nil)
+func (h *Handlers) lookupWaiting(ctx context.Context, chat, user string, fits func(string, contract.RunState) bool) (string, error) {
+	page, err := h.Runs.Service.List(ctx, runs.WaitingQuery(chat, user), waitingLookupPage, nil)
 	if err != nil {
 		return "", err
 	}
 	for _, e := range page.Runs {
 		id := e.ID
-		st, err := s.runsWeb.ReadState(ctx, id, user)
+		st, err := h.Runs.ReadState(ctx, id, user)
 		if err != nil {
-			s.log.Warn("read a waiting run of the chat", "run", id, "error", err)
+			h.Runs.Logger().Warn("read a waiting run of the chat", "run", id, "error", err)
 			continue
 		}
 		if fits(id, st) {
@@ -253,8 +254,8 @@ type watched struct {
 
 // watch follows run id's log from where at says until the run is done,
 // waits for an approval nobody gave yet, or hands tool calls to the client.
-func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, error) {
-	f := s.runs.Follow(id)
+func (h *Handlers) watch(ctx context.Context, id string, at resumeAt) (*watched, error) {
+	f := h.Runs.Service.Follow(id)
 	defer f.Release()
 	w := &watched{shown: map[string]bool{}}
 	args := map[string]string{}
@@ -311,28 +312,28 @@ func (s *Server) watch(ctx context.Context, id string, at resumeAt) (*watched, e
 // stops at a pending approval first, with the approval prompt (the run goes
 // on waiting, and the chat's next message answers it). before, when set,
 // resumes where the chat's previous response stopped.
-func (s *Server) respondWatching(c *fiber.Ctx, run string, model string, openWebUI bool, at resumeAt) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.RequestTimeout)
+func (h *Handlers) respondWatching(c *fiber.Ctx, run string, model string, openWebUI bool, at resumeAt) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), h.RequestTimeout)
 	defer cancel()
-	w, err := s.watch(ctx, run, at)
+	w, err := h.watch(ctx, run, at)
 	switch {
 	case ctx.Err() != nil:
-		return errTimeout(stillGoing(s.cfg.RequestTimeout, run))
+		return web.Timeout(stillGoing(h.RequestTimeout, run))
 	case err != nil:
-		return errUnavailable("lost the event log of run " + run + ": " + err.Error())
+		return web.Unavailable("lost the event log of run " + run + ": " + err.Error())
 	case w.pending != nil:
 		content := approvalPrompt(*w.pending, run)
 		if openWebUI {
 			content = w.cards.String() + content
 		}
-		return s.completion(c, run, at, model, wire.ResponseEntry{Content: content}, "stop", longhaul.Usage{})
+		return h.completion(c, run, at, model, wire.ResponseEntry{Content: content}, "stop", longhaul.Usage{})
 	case w.client != nil:
 		msg := wire.ResponseEntry{Content: w.text, ToolCalls: wireCalls(w.client.Calls, false)}
-		return s.completion(c, run, at, model, msg, "tool_calls", longhaul.Usage{})
+		return h.completion(c, run, at, model, msg, "tool_calls", longhaul.Usage{})
 	}
-	res, err := s.runs.Result(ctx, run)
+	res, err := h.Runs.Service.Result(ctx, run)
 	if err != nil {
-		return resultError(ctx, err, s.cfg.RequestTimeout, run)
+		return resultError(ctx, err, h.RequestTimeout, run)
 	}
 	content := res.Content
 	if openWebUI {
@@ -344,5 +345,5 @@ func (s *Server) respondWatching(c *fiber.Ctx, run string, model string, openWeb
 		}
 		content = cardsFor(msgs) + content
 	}
-	return s.completion(c, run, at, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
+	return h.completion(c, run, at, model, wire.ResponseEntry{Content: content, ReasoningContent: res.Reasoning, ToolCalls: wireCalls(res.ToolCalls, false)}, res.FinishReason, res.Usage)
 }

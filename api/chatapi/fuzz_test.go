@@ -18,7 +18,7 @@ import (
 // one-line error, never a panic. `make fuzz` runs each of them; `make test`
 // runs their seeds (and testdata/fuzz) as ordinary tests.
 
-// FuzzChatRequest decodes a chat completions body as chatCompletions does
+// FuzzChatRequest decodes a chat completions body as Completions does
 // and reads everything the handler reads from an accepted one.
 func FuzzChatRequest(f *testing.F) {
 	for _, s := range []string{
@@ -76,7 +76,7 @@ func FuzzChatRequest(f *testing.F) {
 	})
 }
 
-// FuzzRunRequest decodes a POST /v1/runs body as createRun does.
+// FuzzRunRequest decodes a POST /v1/runs body as runsapi.Handlers.CreateRun does.
 func FuzzRunRequest(f *testing.F) {
 	for _, s := range []string{
 		`{"agent":"assistant","input":"research this"}`,

@@ -2,7 +2,6 @@ package api
 
 import (
 	"github.com/longhaul-dev/longhaul/api/documents"
-	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // documents is the documents routes' handlers (package documents) over
@@ -14,6 +13,3 @@ func (s *Server) documents() *documents.Handlers {
 		Log:    s.log,
 	}
 }
-
-// RankingOptions are a file_search tool's ranking options.
-type RankingOptions = wire.RankingOptions

@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
-	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -18,17 +17,12 @@ type apiError = web.Error
 var (
 	errBadRequest      = web.BadRequest
 	errNotFound        = web.NotFound
-	errConflict        = web.Conflict
 	errModelNotFound   = web.ModelNotFound
 	errUnauthorized    = web.Unauthorized
-	errForbidden       = web.Forbidden
 	errUpstream        = web.Upstream
-	errTimeout         = web.Timeout
 	errTooMany         = web.TooMany
 	errPayloadTooLarge = web.PayloadTooLarge
 	errInternal        = web.Internal
-	errUnavailable     = web.Unavailable
-	unreachable        = runs.Unreachable
 )
 
 // handleError is the one place errors become HTTP statuses and OpenAI

@@ -2,8 +2,6 @@ package api
 
 import (
 	"sync"
-
-	"github.com/longhaul-dev/longhaul/api/runweb"
 )
 
 // Limits bound what one principal holds at once. Zero is no limit. Runs
@@ -34,10 +32,3 @@ type streamCounter struct {
 	mu   sync.Mutex
 	open map[string]int
 }
-
-// The runs gate's refusals, and a payload too large for a run, in the
-// API's words (see runweb.Refused).
-var (
-	refused      = runweb.Refused
-	checkPayload = runweb.CheckPayload
-)

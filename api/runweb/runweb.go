@@ -3,7 +3,8 @@
 // read for its owner (Runs.ReadRun, the one place a run's state is read
 // and another principal's run is hidden), its status in the API's words, a
 // person's input or a client's tool results handed to it, its whole log,
-// its audit trail, the image URLs a request may send, and the runs
+// its audit trail, the agent a request names and the client tools it may
+// bring (Agents), the image URLs a request may send, and the runs
 // service's errors in the API's words (Error). It sits below those
 // handler packages and the server, so none of them keeps a copy.
 package runweb

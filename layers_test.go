@@ -35,8 +35,12 @@ var (
 	catalog = []string{"skills", "internal/toolset"}
 	// handlers are the HTTP API's handler packages, one per API, which
 	// the server (api) registers.
-	handlers  = []string{"api/documents", "api/account"}
-	harnesses = []string{"internal/testing/...", "test/...", "bench", "deploy"}
+	handlers = []string{"api/documents", "api/account"}
+	// runHandlers are the handler packages of the APIs that run agents:
+	// they reach runs through the runs service and its Gate, never the
+	// engine's client.
+	runHandlers = []string{"api/runsapi", "api/responsesapi"}
+	harnesses   = []string{"internal/testing/...", "test/...", "bench", "deploy"}
 )
 
 // layers maps each package (a pattern: "x/..." is x and everything under
@@ -65,11 +69,26 @@ var layers = []struct {
 	// What every HTTP handler package shares: errors, the principal, JSON
 	// bodies; no handler, no run engine.
 	{pkgs: [][]string{{"api/web"}}, may: [][]string{domain, libs}},
+	// The one SSE writer of every stream; generic over what a stream
+	// follows, so it knows no run engine either.
+	{pkgs: [][]string{{"api/sse"}}, may: [][]string{domain, libs, {"api/web"}}},
 	// One package per API's handlers, with a small handlers struct over
 	// the stores: the domain, the contract, libraries, adapters, the wire
 	// types and web; never the run engine, the server or the engine's code.
 	{pkgs: [][]string{handlers}, may: [][]string{domain, contract, libs, adapters, {"internal/wire", "api/web"}}},
-	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, {"internal/runs", "internal/wire", "api/web"}}},
+	// What the handler packages that run agents share over the runs
+	// service: a run read for its owner, input handed to it, its audit,
+	// the agent a request names, its errors in the API's words; no
+	// handler, no server.
+	{pkgs: [][]string{{"api/runweb"}}, may: [][]string{domain, contract, libs, {"skills", "internal/runs", "internal/wire", "api/web"}}},
+	{pkgs: [][]string{runHandlers}, may: [][]string{domain, contract, libs, adapters,
+		{"skills", "internal/runs", "internal/wire", "api/web", "api/sse", "api/runweb"}}},
+	// Chat Completions is one of them that stores a chat's file parts as
+	// the documents package stores uploads, through its handlers.
+	{pkgs: [][]string{{"api/chatapi"}}, may: [][]string{domain, contract, libs, adapters,
+		{"skills", "internal/runs", "internal/wire", "api/web", "api/sse", "api/runweb", "api/documents"}}},
+	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, runHandlers,
+		{"api/chatapi", "internal/runs", "internal/wire", "api/web", "api/sse", "api/runweb"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
 		{"activities", "workflows", "worker", "internal/runs", "api"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},
@@ -201,6 +220,18 @@ func TestLayersRefuse(t *testing.T) {
 		{"api/account", "activities"},
 		{"api/documents", "workflows"},
 		{"api/web", "internal/runs"},
+		{"api/sse", "internal/runs"},
+		{"api/runsapi", "api"},
+		{"api/runsapi", "workflows"},
+		{"api/runsapi", "internal/toolset"},
+		{"api/runweb", "api/runsapi"},
+		{"api/responsesapi", "api/documents"},
+		{"api/chatapi", "api"},
+		{"api/chatapi", "api/runsapi"},
+		{"api/chatapi", "activities"},
+		{"api/documents", "api/chatapi"},
+		{"api/responsesapi", "api"},
+		{"api/runweb", "api"},
 		{"internal/runs", "api"},
 		{"internal/runs", "workflows"},
 		{"internal/runs", "activities"},

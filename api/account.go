@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-
 	"github.com/longhaul-dev/longhaul/api/account"
 )
 
@@ -14,15 +12,7 @@ type ConversationForgetter = account.ConversationForgetter
 // server's stores.
 func (s *Server) account() *account.Handlers {
 	return &account.Handlers{
-		Conversations: s.cfg.Blobs, Backlog: s.cfg.Blobs, Forget: s.cfg.Forget, ChatFiles: chatFiles{s},
+		Conversations: s.cfg.Blobs, Backlog: s.cfg.Blobs, Forget: s.cfg.Forget, ChatFiles: s.chat(),
 		Memory: s.cfg.Memory, Credentials: s.cfg.Credentials, Docs: s.cfg.Docs, Log: s.log,
 	}
-}
-
-// chatFiles deletes a deleted conversation's files as the chat handlers
-// stored them (deleteChatFiles).
-type chatFiles struct{ s *Server }
-
-func (f chatFiles) DeleteChatFiles(ctx context.Context, owner, chat string) error {
-	return f.s.deleteChatFiles(ctx, owner, chat)
 }

@@ -2,11 +2,11 @@ package api
 
 import (
 	"errors"
-	"github.com/longhaul-dev/longhaul/internal/runs"
 	"net/http"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -17,17 +17,12 @@ type apiError = web.Error
 var (
 	errBadRequest      = web.BadRequest
 	errNotFound        = web.NotFound
-	errConflict        = web.Conflict
 	errModelNotFound   = web.ModelNotFound
 	errUnauthorized    = web.Unauthorized
-	errForbidden       = web.Forbidden
 	errUpstream        = web.Upstream
-	errTimeout         = web.Timeout
 	errTooMany         = web.TooMany
 	errPayloadTooLarge = web.PayloadTooLarge
 	errInternal        = web.Internal
-	errUnavailable     = web.Unavailable
-	unreachable        = runs.Unreachable
 )
 
 // handleError is the one place errors become HTTP statuses and OpenAI
@@ -55,7 +50,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 			}
 			ae = &apiError{Status: fe.Code, Type: typ, Code: "", Message: fe.Message}
 		}
-	case errors.As(runsError(err), &ae):
+	case errors.As(runweb.Error(err), &ae):
 		// A runs service error a handler passed on as it was: its kind
 		// says the status.
 	default:
@@ -66,44 +61,4 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.RetryAfter))
 	}
 	return c.Status(ae.Status).JSON(wire.ErrorBody{Error: wire.ErrorDetail{Message: ae.Message, Type: ae.Type, Code: ae.Code}})
-}
-
-// runsError translates an error of the runs service that no handler
-// translated with words of its own, or returns nil for any other error.
-func runsError(err error) error {
-	var failure *runs.Failure
-	var refusal *runs.Refusal
-	switch {
-	case errors.As(err, &refusal):
-		return refusalError(refusal)
-	case errors.As(err, &failure):
-		return runError(err)
-	case errors.Is(err, runs.ErrNotFound):
-		return errNotFound("no such run")
-	case errors.Is(err, runs.ErrInvalid):
-		return errBadRequest(err.Error())
-	case errors.Is(err, runs.ErrCanceled):
-		return errConflict("the run was cancelled")
-	case errors.Is(err, runs.ErrUnreachable), errors.Is(err, runs.ErrTimeout), errors.Is(err, runs.ErrNoNamespace):
-		return errUnavailable("Temporal did not answer: " + err.Error())
-	}
-	return nil
-}
-
-// refusalError translates the runs gate's refusal (of a start, a stream,
-// a payload), in its own words.
-func refusalError(r *runs.Refusal) error {
-	switch r.Kind {
-	case runs.ErrTooMany:
-		return errTooMany(r.Message, r.RetryAfter)
-	case runs.ErrTooLarge:
-		return errPayloadTooLarge(r.Message)
-	case runs.ErrUnreachable:
-		return errUnavailable(r.Message)
-	case runs.ErrNotFound:
-		return errNotFound(r.Message)
-	case runs.ErrInvalid:
-		return errBadRequest(r.Message)
-	}
-	return errInternal(r.Message)
 }

@@ -1,11 +1,7 @@
 package api
 
 import (
-	"context"
-	"errors"
 	"sync"
-
-	"github.com/longhaul-dev/longhaul/internal/runs"
 )
 
 // Limits bound what one principal holds at once. Zero is no limit. Runs
@@ -35,33 +31,4 @@ type Limits struct {
 type streamCounter struct {
 	mu   sync.Mutex
 	open map[string]int
-}
-
-// admitStart waits for the request's turn to start a run (see
-// runs.Admission) and returns what lets the next one go; calling it again
-// does nothing.
-func (s *Server) admitStart(ctx context.Context) (func(), error) {
-	release, err := s.gate.Admit(ctx)
-	return release, refused(err)
-}
-
-// acquireStream takes one of the principal's streams, or says no: the
-// caller must call the release it returns when the stream ends.
-func (s *Server) acquireStream(principal string) (func(), error) {
-	release, err := s.gate.Stream(principal)
-	return release, refused(err)
-}
-
-// checkPayload refuses, with a 413, a value that Temporal would refuse as a
-// payload (see runs.CheckPayload).
-func checkPayload(what string, v any) error { return refused(runs.CheckPayload(what, v)) }
-
-// refused is err with a refusal of the runs gate translated at once, so
-// that whatever looks at the error sees the API's (see refusalError).
-func refused(err error) error {
-	var r *runs.Refusal
-	if errors.As(err, &r) {
-		return refusalError(r)
-	}
-	return err
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/internal/tracing"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"go.opentelemetry.io/otel/attribute"
@@ -41,7 +42,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	if code >= 500 {
 		span.SetStatus(codes.Error, "")
 	}
-	stream := c.Locals(sseKey{}) != nil // its span and duration end with it (sendSSE)
+	stream := sse.Streaming(c) // its span and duration end with it (sse.Streams.Send)
 	s.metrics.request(route, method, code, time.Since(start), stream)
 	if !stream {
 		span.End()
@@ -66,9 +67,6 @@ func routeOf(c *fiber.Ctx) string {
 	}
 	return c.Route().Path
 }
-
-// sseKey marks a request answered with an event stream (sendSSE).
-type sseKey struct{}
 
 // unmatchedKey marks a request no route took.
 type unmatchedKey struct{}

@@ -1,24 +1,27 @@
-// Package api is Longhaul's HTTP layer, on fiber: the OpenAI-compatible
-// chat API that Open WebUI and the OpenAI SDKs talk to (chat.go,
-// approval.go), the native runs API for long tasks that outlive a request
-// (runs.go), OpenAI's Responses API, whose responses are runs too
-// (responses.go), and the embeddings route, passed on to the model
-// endpoint (embeddings.go); the documents and account routes are packages
-// of their own (api/documents, api/account), registered here. A chat
-// request starts (or attaches to) a Temporal workflow and answers with its
-// result, or streams it; a runs request starts a run and answers at once,
-// and the run's events are followed on a stream of their own, resumable
-// from any event id. Every handler reaches runs through internal/runs:
-// runs.Service, which alone knows Temporal and follows a run through one
-// feed per run, and runs.Gate, the one way the three APIs start or attach
-// to a run (chat-turn retakes, the admission queue, each principal's
-// limits, image claims), so that they cannot differ in how a run starts
-// or in what they refuse; the streams are written as Server-Sent Events
-// by one writer (sse.go). Wire types and pure converters live apart from
-// the handlers (internal/wire for every API and the audit; render.go
-// here), the visibility queries in
-// visibility.go; errors are translated to OpenAI's envelope in one place
-// (errors.go), and every route is registered in routes.
+// Package api is Longhaul's HTTP layer, on fiber: the server, its routes
+// table, authentication, errors in OpenAI's envelope, metrics and traces,
+// and the embeddings route, passed on to the model endpoint
+// (embeddings.go). Each API is a package of its own, registered here: the
+// OpenAI-compatible Chat Completions API that Open WebUI and the OpenAI
+// SDKs talk to (api/chatapi), OpenAI's Responses API, whose responses are
+// runs too (api/responsesapi), the native runs API for long tasks that
+// outlive a request (api/runsapi), the documents and the account routes
+// (api/documents, api/account). A chat request starts (or attaches to) a
+// Temporal workflow and answers with its result, or streams it; a runs
+// request starts a run and answers at once, and the run's events are
+// followed on a stream of their own, resumable from any event id. Every
+// handler reaches runs through internal/runs: runs.Service, which alone
+// knows Temporal and follows a run through one feed per run, and
+// runs.Gate, the one way the three APIs start or attach to a run
+// (chat-turn retakes, the admission queue, each principal's limits, image
+// claims), so that they cannot differ in how a run starts or in what they
+// refuse; what they share above it (a run read for its owner, input handed
+// to it, its audit, the agent a request names, run errors in the API's
+// words) is api/runweb, and the streams are written as Server-Sent Events
+// by one writer (api/sse). Wire types and pure converters live apart from
+// the handlers (internal/wire), the visibility queries in internal/runs;
+// errors are translated to OpenAI's envelope in one place (errors.go, with
+// runweb.Error), and every route is registered in routes.
 package api
 
 import (
@@ -34,6 +37,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/longhaul-dev/longhaul/api/chatapi"
+	"github.com/longhaul-dev/longhaul/api/documents"
+	"github.com/longhaul-dev/longhaul/api/responsesapi"
+	"github.com/longhaul-dev/longhaul/api/runsapi"
+	"github.com/longhaul-dev/longhaul/api/runweb"
+	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/identity"
@@ -126,14 +135,24 @@ type Config struct {
 	MetricsHandler http.Handler
 }
 
+// ImagePolicy says which image URLs requests may send to the model
+// endpoint (see runweb.ImagePolicy).
+type ImagePolicy = runweb.ImagePolicy
+
 // Server serves the HTTP API.
 type Server struct {
 	cfg      Config
 	identity identity.Resolver
 	embeds   streamCounter
 	runs     runs.Service
-	catalog  *skills.Catalog
-	metrics  *apiMetrics
+	// runsWeb reads runs for their owner and hands them input, as every
+	// API that runs agents does (runweb.Runs).
+	runsWeb *runweb.Runs
+	// agents finds the agent a request names, for its caller.
+	agents  *runweb.Agents
+	catalog *skills.Catalog
+	metrics *apiMetrics
+	streams *sse.Streams
 	// gate bounds the runs this process starts and what each principal
 	// holds (runs.Gate).
 	gate    *runs.Gate
@@ -165,9 +184,12 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	}
 	s := &Server{cfg: cfg, identity: identity.Resolver{Keys: cfg.Keys, JWTSecret: cfg.JWTSecret, MaxTokenLifetime: cfg.JWTMaxLifetime, Headers: cfg.Headers}, runs: svc, catalog: catalog, log: log, started: time.Now()}
 	s.stopping, s.stop = context.WithCancel(context.Background())
+	s.runsWeb = &runweb.Runs{Service: svc, Log: log}
+	s.agents = &runweb.Agents{Catalog: catalog}
 	if cfg.Metrics != nil {
 		s.metrics = s.newAPIMetrics(cfg.Metrics)
 	}
+	s.streams = &sse.Streams{Log: log, Opened: s.metrics.streamOpened, Stopping: s.stopping}
 	s.gate = runs.NewGate(svc, runs.GateConfig{
 		Limits:    runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams},
 		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log,
@@ -221,27 +243,27 @@ func (s *Server) routes() {
 	if s.cfg.MetricsHandler != nil {
 		s.app.Get("/metrics", adaptor.HTTPHandler(s.cfg.MetricsHandler))
 	}
-	acct := s.account()
+	acct, docs, runsAPI, resp := s.account(), s.documents(), s.runsAPI(), s.responsesAPI()
 	s.app.Get(usercreds.CallbackPath, acct.OAuthCallback)
 	s.app.Get(usercreds.ConnectPath+":id", acct.ConnectPage)
 	s.app.Post(usercreds.ConnectPath+":id", acct.ConfirmConnect)
 	v1 := s.app.Group("/v1", s.auth)
 	v1.Get("/models", s.listModels)
-	v1.Post("/chat/completions", s.chatCompletions)
+	v1.Post("/chat/completions", s.chat().Completions)
 	v1.Post("/embeddings", s.embeddings)
-	v1.Post("/runs", s.createRun)
-	v1.Get("/runs", s.listRuns)
-	v1.Get("/runs/:id", s.getRun)
-	v1.Get("/runs/:id/events", s.runEvents)
-	v1.Post("/runs/:id/cancel", s.cancelRun)
-	v1.Post("/runs/:id/input", s.runInput)
-	v1.Get("/runs/:id/outputs/:ref", s.runOutput)
-	v1.Get("/runs/:id/audit", s.runAudit)
-	v1.Post("/responses", s.createResponse)
-	v1.Get("/responses/:id", s.getResponse)
-	v1.Post("/responses/:id/cancel", s.cancelResponse)
-	v1.Delete("/responses/:id", s.deleteResponse)
-	v1.Get("/responses/:id/input_items", s.responseInputItems)
+	v1.Post("/runs", runsAPI.CreateRun)
+	v1.Get("/runs", runsAPI.ListRuns)
+	v1.Get("/runs/:id", runsAPI.GetRun)
+	v1.Get("/runs/:id/events", runsAPI.Events)
+	v1.Post("/runs/:id/cancel", runsAPI.Cancel)
+	v1.Post("/runs/:id/input", runsAPI.Input)
+	v1.Get("/runs/:id/outputs/:ref", runsAPI.Output)
+	v1.Get("/runs/:id/audit", runsAPI.Audit)
+	v1.Post("/responses", resp.Create)
+	v1.Get("/responses/:id", resp.Get)
+	v1.Post("/responses/:id/cancel", resp.Cancel)
+	v1.Delete("/responses/:id", resp.Delete)
+	v1.Get("/responses/:id/input_items", resp.InputItems)
 	v1.Get("/conversations", acct.ListConversations)
 	v1.Get("/conversations/:id", acct.GetConversation)
 	v1.Delete("/conversations/:id", acct.DeleteConversation)
@@ -255,7 +277,6 @@ func (s *Server) routes() {
 	v1.Delete("/secrets/:name", acct.DeleteSecret)
 	v1.Get("/backlog", acct.ListBacklog)
 	// The documents' routes answer 404 on a server without a document store.
-	docs := s.documents()
 	v1.Post("/files", docs.Require, docs.UploadFile)
 	v1.Get("/files", docs.Require, docs.ListFiles)
 	v1.Get("/files/:id", docs.Require, docs.GetFile)
@@ -282,6 +303,44 @@ func (s *Server) routes() {
 		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
 	})
+}
+
+// chat is the Chat Completions handlers, over the server's runs and
+// document store.
+func (s *Server) chat() *chatapi.Handlers {
+	return &chatapi.Handlers{
+		Runs: s.runsWeb, Gate: s.gate, Agents: s.agents, Streams: s.streams, Docs: s.documents(),
+		Headers: s.cfg.Headers, Images: s.cfg.Images, MCPApproval: s.cfg.MCPApproval,
+		RequestTimeout: s.cfg.RequestTimeout, ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit,
+		ApprovalTimeout: s.cfg.ApprovalTimeout, FirstText: s.metrics.firstText,
+	}
+}
+
+// Headers Longhaul reads and writes.
+const (
+	// HeaderRunID names the run that answers (see web.HeaderRunID).
+	HeaderRunID = web.HeaderRunID
+	// HeaderAudit asks for a chat's audit trail (see chatapi.HeaderAudit).
+	HeaderAudit = chatapi.HeaderAudit
+)
+
+// runsAPI is the runs API's handlers, over the server's runs.
+func (s *Server) runsAPI() *runsapi.Handlers {
+	return &runsapi.Handlers{
+		Runs: s.runsWeb, Gate: s.gate, Catalog: s.catalog, Streams: s.streams,
+		Blobs: s.cfg.Blobs, Images: s.cfg.Images,
+		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
+	}
+}
+
+// responsesAPI is the Responses API's handlers, over the server's runs.
+func (s *Server) responsesAPI() *responsesapi.Handlers {
+	return &responsesapi.Handlers{
+		Runs: s.runsWeb, Gate: s.gate, Agents: s.agents, Streams: s.streams,
+		Blobs: s.cfg.Blobs, VectorStores: s.documents(), Ranking: documents.CheckRanking, Images: s.cfg.Images,
+		RequestTimeout: s.cfg.RequestTimeout, ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit,
+		ApprovalTimeout: s.cfg.ApprovalTimeout,
+	}
 }
 
 // panicked logs a handler's panic with its stack and marks the request, so
@@ -391,7 +450,7 @@ func (s *Server) keyed(c *fiber.Ctx) bool {
 
 func (s *Server) listModels(c *fiber.Ctx) error {
 	list := wire.ModelList{Object: "list", Data: []wire.ModelInfo{}}
-	// Only the agents whose allow: admits the principal (see agentFor).
+	// Only the agents whose allow: admits the principal (see runweb.Agents.AgentFor).
 	for _, a := range s.catalog.AgentsFor(principal(c).User) {
 		list.Data = append(list.Data, wire.ModelInfo{
 			ID: a.ID, Object: "model", Created: s.started.Unix(), OwnedBy: "longhaul", Description: a.Description,

@@ -63,7 +63,7 @@ func (h *Handlers) ListConversations(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	limit, err := listLimit(c)
+	limit, err := web.ListLimit(c)
 	if err != nil {
 		return err
 	}

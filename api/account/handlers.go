@@ -13,12 +13,8 @@ package account
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strconv"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -52,26 +48,6 @@ type Handlers struct {
 	Docs docstore.Store
 	// Log takes what the handlers log; nil is slog's default.
 	Log *slog.Logger
-}
-
-// Bounds of a conversations list's limit query parameter.
-const (
-	defaultListLimit = 20
-	maxListLimit     = 100
-)
-
-// listLimit is a list's limit query parameter: defaultListLimit when
-// absent, a 400 when not from 1 to maxListLimit.
-func listLimit(c *fiber.Ctx) (int, error) {
-	v := c.Query("limit")
-	if v == "" {
-		return defaultListLimit, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxListLimit {
-		return 0, web.BadRequest(fmt.Sprintf("limit: must be a number from 1 to %d", maxListLimit))
-	}
-	return n, nil
 }
 
 func (h *Handlers) deleteChatFiles(ctx context.Context, owner, chat string) error {

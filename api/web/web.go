@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -105,6 +106,11 @@ func HasStatus(err error, status int) bool {
 	return errors.As(err, &e) && e.Status == status
 }
 
+// HeaderRunID names, in an answer, the run that answers it: every API that
+// runs agents sets it, and the server's log, traces and the opening
+// comment of an event stream read it.
+const HeaderRunID = "X-Longhaul-Run-Id"
+
 type principalKey struct{}
 
 // SetPrincipal keeps who c's request acts for; the server's authentication
@@ -187,6 +193,26 @@ func Drained(c *fiber.Ctx) bool { return c.Locals(drainedKey{}) != nil }
 func Discard(r io.Reader, n int64) bool {
 	m, err := io.Copy(io.Discard, io.LimitReader(r, n+1))
 	return err == nil && m <= n
+}
+
+// Bounds of a list's limit query parameter.
+const (
+	DefaultListLimit = 20
+	MaxListLimit     = 100
+)
+
+// ListLimit is a list's limit query parameter: DefaultListLimit when
+// absent, a 400 when not from 1 to MaxListLimit.
+func ListLimit(c *fiber.Ctx) (int, error) {
+	v := c.Query("limit")
+	if v == "" {
+		return DefaultListLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxListLimit {
+		return 0, BadRequest(fmt.Sprintf("limit: must be a number from 1 to %d", MaxListLimit))
+	}
+	return n, nil
 }
 
 // pageCheckLen is the length of the check that starts a page token.

@@ -44,3 +44,47 @@ func RunningQuery(principal string) string {
 	return "WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName) + " AND " +
 		contract.SearchAttrUser.GetName() + " = " + QuoteLiteral(principal) + " AND ExecutionStatus = 'Running'"
 }
+
+// WaitingQuery is the visibility query of a user's runs of a chat that
+// wait for a person.
+func WaitingQuery(chat, user string) string {
+	return strings.Join([]string{
+		"WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName),
+		contract.SearchAttrChat.GetName() + " = " + QuoteLiteral(chat),
+		contract.SearchAttrUser.GetName() + " = " + QuoteLiteral(user),
+		contract.SearchAttrStatus.GetName() + " = " + QuoteLiteral(contract.StatusWaiting),
+		"ExecutionStatus = 'Running'",
+	}, " AND ")
+}
+
+// AllWaitingQuery is the visibility query of every run of the namespace
+// that waits for a person.
+func AllWaitingQuery() string {
+	return "ExecutionStatus = 'Running' AND " + contract.SearchAttrStatus.GetName() + " = " + QuoteLiteral(contract.StatusWaiting)
+}
+
+// ListQuery is the visibility query of a user's runs, optionally of one
+// agent and in one status. The runs of a chain continued as new are listed
+// once, by their open or last execution.
+func ListQuery(user, agent, status string) string {
+	q := []string{
+		"WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName),
+		contract.SearchAttrUser.GetName() + " = " + QuoteLiteral(user),
+		"ExecutionStatus != 'ContinuedAsNew'",
+	}
+	if agent != "" {
+		q = append(q, contract.SearchAttrAgent.GetName()+" = "+QuoteLiteral(agent))
+	}
+	st := contract.SearchAttrStatus.GetName()
+	switch status {
+	case "":
+	case contract.StatusRunning, contract.StatusWaiting:
+		// A terminated run never recorded its end: it is not running.
+		q = append(q, st+" = "+QuoteLiteral(status), "ExecutionStatus = 'Running'")
+	case contract.StatusFailed:
+		q = append(q, "("+st+" = 'failed' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut'))")
+	default:
+		q = append(q, st+" = "+QuoteLiteral(status))
+	}
+	return strings.Join(q, " AND ")
+}

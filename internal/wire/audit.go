@@ -9,7 +9,7 @@ import (
 
 // The audit trail's wire types: the "longhaul" options a
 // chat request carries and the audit object an answer carries beside it.
-// The api package builds the object (buildAudit) from a run's state and log.
+// api/runweb builds the object (BuildAudit) from a run's state and log.
 
 // LonghaulOptions are the Longhaul-only fields of a chat request, under
 // its top-level "longhaul" key (openai-python sends them with extra_body,

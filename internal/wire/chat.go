@@ -104,7 +104,7 @@ type MessageContent struct {
 	Text  string
 	Parts []longhaul.Part
 	// Files are the message's file parts, in order: the handler stores
-	// and ingests them (see api's chatFiles) and puts a note in each
+	// and ingests them (see chatapi's chatFiles) and puts a note in each
 	// one's place (NoteFile).
 	Files []FilePart
 	// texts are the text parts, a file's place among them held by its

@@ -7,6 +7,7 @@ package runsfake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,6 +17,10 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 )
+
+// ErrUnreachable is what a runs service says when its engine does not
+// answer (a StartErr).
+var ErrUnreachable = errors.New("connection refused")
 
 // Service keeps runs in memory.
 type Service struct {
@@ -116,6 +121,15 @@ func (r *Run) Finish(res contract.AgentResult) {
 	r.emitLocked(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: reason})
 	r.result = res
 	r.closeLocked(contract.StatusCompleted, "")
+}
+
+// Answered scripts a run that says text and completes (a Service's
+// OnStart, or a run Add put).
+func Answered(text string) func(*Run) {
+	return func(r *Run) {
+		r.Say("c1", text)
+		r.Finish(contract.AgentResult{Content: text, FinishReason: "stop"})
+	}
 }
 
 // Fail ends the run failed with an error of type typ (longhaul.ErrType*).

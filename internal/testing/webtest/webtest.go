@@ -1,7 +1,7 @@
 // Package webtest serves an API's handler package (api/documents,
-// api/account) the way the server does, without the server: a fiber app
-// with the server's body streaming, its error envelope and a key check
-// standing in for its authentication. So a handler package's tests need
+// api/account, api/runsapi) the way the server does, without the server:
+// a fiber app with the server's body streaming, its error envelope and a
+// key check standing in for its authentication. So a handler package's tests need
 // its stores alone, and answer in milliseconds.
 package webtest
 
@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,9 +18,12 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/identity"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
+	"github.com/longhaul-dev/longhaul/skills"
 )
 
 // The two principals App knows, by their keys' headers.
@@ -41,6 +45,24 @@ func Principal(t testing.TB, headers map[string]string) identity.Principal {
 	return p
 }
 
+// Catalog is the built-in agents and skills, for the handler packages
+// that start runs.
+func Catalog(t testing.TB) *skills.Catalog {
+	t.Helper()
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return catalog
+}
+
+// RunsOver is what the handlers of an API that runs agents reach the runs
+// of svc (a runsfake.Service) through: the runs read for their owner, and
+// a gate with no limits that logs nothing.
+func RunsOver(svc runs.Service) (*runweb.Runs, *runs.Gate) {
+	return &runweb.Runs{Service: svc}, runs.NewGate(svc, runs.GateConfig{Log: slog.New(slog.DiscardHandler)})
+}
+
 // App is a fiber app whose routes mount registers: root takes requests
 // as they come (the OAuth pages), v1 (under /v1) those of Alice or Bob
 // only.
@@ -59,10 +81,11 @@ func App(t testing.TB, mount func(root, v1 fiber.Router)) *fiber.App {
 	return a
 }
 
-// writeError writes err as the server's error handler does.
+// writeError writes err as the server's error handler does: a runs
+// service's error a handler passed on is said as the server says it.
 func writeError(c *fiber.Ctx, err error) error {
 	var e *web.Error
-	if !errors.As(err, &e) {
+	if !errors.As(err, &e) && !errors.As(runweb.Error(err), &e) {
 		e = &web.Error{Status: http.StatusInternalServerError, Type: "server_error", Message: err.Error()}
 	}
 	if e.RetryAfter > 0 {

@@ -1,0 +1,92 @@
+package chatapi_test
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/chatapi"
+	"github.com/longhaul-dev/longhaul/api/documents"
+	"github.com/longhaul-dev/longhaul/api/runweb"
+	"github.com/longhaul-dev/longhaul/api/sse"
+	"github.com/longhaul-dev/longhaul/api/web"
+	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
+)
+
+// Chat Completions served from runsfake: no Temporal, no worker, no model.
+// These tests check the HTTP side of a chat — statuses, error envelopes,
+// the completion and its chunks — for runs the test scripts; the
+// end-to-end tests in package api run chats on the whole stack (Open
+// WebUI's headers, approvals, client tools, file parts).
+
+// serve is the chat completions route over fake, on a server that keeps
+// no documents.
+func serve(t *testing.T, fake *runsfake.Service) *fiber.App {
+	t.Helper()
+	rw, gate := webtest.RunsOver(fake)
+	h := &chatapi.Handlers{
+		Runs: rw, Gate: gate, Agents: &runweb.Agents{Catalog: webtest.Catalog(t)}, Streams: &sse.Streams{},
+		Docs: &documents.Handlers{}, RequestTimeout: time.Minute,
+	}
+	return webtest.App(t, func(_, v1 fiber.Router) { v1.Post("/chat/completions", h.Completions) })
+}
+
+func TestChatCompletions(t *testing.T) {
+	const ask = `{"model":"assistant","messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct {
+		name   string
+		script func(*runsfake.Run)
+		start  error
+		body   string
+		status int
+		// want is a piece of the answer's body; frames, of its stream's
+		// frames, in order.
+		want   string
+		frames []string
+	}{
+		{name: "answered", script: runsfake.Answered("Hello."), body: ask + `}`, status: 200, want: `"content":"Hello."`},
+		{name: "the model endpoint failed", script: func(r *runsfake.Run) { r.Fail(longhaul.ErrTypeModelUnavailable, "the model is down") },
+			body: ask + `}`, status: 502, want: `"message":"the model is down"`},
+		{name: "streamed", script: runsfake.Answered("Hello."), body: ask + `,"stream":true}`, status: 200, frames: []string{
+			`"delta":{"role":"assistant","content":"Hello."}`, `"finish_reason":"stop"`, `[DONE]`,
+		}},
+		{name: "an unknown model", body: `{"model":"nobody","messages":[{"role":"user","content":"hi"}]}`, status: 404, want: `"code":"model_not_found"`},
+		{name: "invalid JSON", body: `{"model":`, status: 400, want: "invalid JSON body"},
+		{name: "the run engine does not answer", start: runsfake.ErrUnreachable, body: ask + `}`, status: 503},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := runsfake.New()
+			fake.OnStart, fake.StartErr = tc.script, tc.start
+			resp := webtest.Do(t, serve(t, fake), "POST", "/v1/chat/completions", tc.body, webtest.Alice)
+			b, _ := io.ReadAll(resp.Body)
+			body := string(b)
+			if resp.StatusCode != tc.status || !strings.Contains(body, tc.want) {
+				t.Fatalf("POST = %d %s, want %d with %s", resp.StatusCode, body, tc.status, tc.want)
+			}
+			if run := resp.Header.Get(web.HeaderRunID); tc.status == 200 && fake.Run(run) == nil {
+				t.Errorf("%s names run %q, which the service did not start", web.HeaderRunID, run)
+			}
+			if tc.frames == nil {
+				return
+			}
+			frames, err := ssetest.ReadAll(strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.frames {
+				for len(frames) > 0 && !strings.Contains(frames[0].Data, want) {
+					frames = frames[1:]
+				}
+				if len(frames) == 0 {
+					t.Fatalf("no frame with %s in %s", want, body)
+				}
+				frames = frames[1:]
+			}
+		})
+	}
+}

@@ -2,8 +2,9 @@
 # pack.sh DIR builds, here, what BenchmarkCluster needs on a machine that
 # has neither a Go toolchain nor PostgreSQL nor NATS (a bigger Linux/amd64
 # machine reached only by copying files), and leaves it in DIR as parts
-# of at most PART bytes (default 56 MiB: with the repository, under 64 MiB), DIR/NN/bundle.tar.xz.NN, to copy
-# over in as many steps:
+# DIR/NN/bundle.tar.xz.NN of at most PART bytes (default 56 MiB, so that a
+# part and the repository's files stay under 64 MiB), to copy over in as
+# many steps:
 #
 #   bin/         longhaul (as make build ships it), temporal-server and
 #                temporal-sql-tool (built from go.mod's go.temporal.io/server),

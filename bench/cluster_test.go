@@ -35,10 +35,11 @@ const clusterAPIs = 2
 
 // BenchmarkCluster runs the concurrent streams of BenchmarkEngine against
 // the scaled-out shape instead of `longhaul dev`: temporal-server on
-// PostgreSQL, Debian's nats-server, `longhaul setup`, one and then two
-// `longhaul worker`s and two `longhaul api`s, each a child process, and
-// prints per configuration and level the turns per second, TTFT and the
-// CPU time per turn of every process (see the package comment). It runs
+// PostgreSQL, Debian's nats-server, `longhaul setup`, one, two and then
+// four `longhaul worker`s and two `longhaul api`s, each a child process,
+// and prints per configuration and level the turns per second, TTFT, the
+// CPU time per turn and the peak memory of every process (see the package
+// comment). It runs
 // only when LONGHAUL_BENCH_CLUSTER is set (make bench-cluster sets it):
 // building Temporal and running the cluster take minutes make bench need
 // not spend.

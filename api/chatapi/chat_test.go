@@ -13,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
@@ -31,7 +32,7 @@ func serve(t *testing.T, fake *runsfake.Service) *fiber.App {
 	rw, gate := webtest.RunsOver(fake)
 	h := &chatapi.Handlers{
 		Runs: rw, Gate: gate, Agents: &runweb.Agents{Catalog: webtest.Catalog(t)}, Streams: &sse.Streams{},
-		Docs: &documents.Handlers{}, RequestTimeout: time.Minute,
+		Docs: &documents.Handlers{}, Headers: identity.OpenWebUIHeaders, RequestTimeout: time.Minute,
 	}
 	return webtest.App(t, func(_, v1 fiber.Router) { v1.Post("/chat/completions", h.Completions) })
 }

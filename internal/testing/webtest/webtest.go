@@ -174,3 +174,11 @@ func WantCode(t testing.TB, resp *http.Response, status int, code, msg string) {
 		t.Errorf("%s %s = %d %s, want %d %s with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, code, msg)
 	}
 }
+
+// Client is an http.Client whose requests a answers, with no time limit,
+// for code that sends its own requests (owuitest's Open WebUI).
+func Client(a *fiber.App) *http.Client { return &http.Client{Transport: appTransport{a}} }
+
+type appTransport struct{ a *fiber.App }
+
+func (t appTransport) RoundTrip(req *http.Request) (*http.Response, error) { return t.a.Test(req, -1) }

@@ -91,3 +91,31 @@ func TestChatCompletions(t *testing.T) {
 		})
 	}
 }
+
+// TestChatPayloadLimit: a conversation under the body limit but over what
+// a run takes at once (Temporal's payload limit) is a 413 that says to
+// shorten it, streamed or not, in a chat or not, and starts no run.
+func TestChatPayloadLimit(t *testing.T) {
+	big := strings.Repeat("lorem ipsum ", 3<<20/12) // 3 MB
+	msgs := []map[string]string{{"role": "user", "content": big}}
+	fake := runsfake.New()
+	started := 0
+	fake.OnStart = func(*runsfake.Run) { started++ }
+	app := serve(t, fake)
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+	}{
+		{"chat", map[string]any{"model": "naked", "messages": msgs}},
+		{"chat stream", map[string]any{"model": "naked", "stream": true, "messages": msgs}},
+		{"chat with a chat id", map[string]any{"model": "naked", "messages": msgs, "metadata": map[string]string{"chat_id": "c-big"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := webtest.Do(t, app, "POST", "/v1/chat/completions", tc.body, webtest.Alice)
+			webtest.WantType(t, resp, 413, "invalid_request_error", "request_too_large", "payload limit): shorten")
+		})
+	}
+	if started != 0 {
+		t.Errorf("%d runs started", started)
+	}
+}

@@ -167,11 +167,18 @@ func WantError(t testing.TB, resp *http.Response, status int, msg string) {
 // empty).
 func WantCode(t testing.TB, resp *http.Response, status int, code, msg string) {
 	t.Helper()
+	WantType(t, resp, status, "", code, msg)
+}
+
+// WantType is WantCode that also wants the envelope's type (any when
+// empty).
+func WantType(t testing.TB, resp *http.Response, status int, typ, code, msg string) {
+	t.Helper()
 	b, _ := io.ReadAll(resp.Body)
 	var e wire.ErrorBody
 	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != status || !strings.Contains(e.Error.Message, msg) || e.Error.Type == "" ||
-		(code != "" && e.Error.Code != code) {
-		t.Errorf("%s %s = %d %s, want %d %s with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, code, msg)
+		(typ != "" && e.Error.Type != typ) || (code != "" && e.Error.Code != code) {
+		t.Errorf("%s %s = %d %s, want %d %s %s with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, typ, code, msg)
 	}
 }
 

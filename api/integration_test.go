@@ -1,14 +1,12 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -407,70 +405,6 @@ func TestNonStreamingTimeoutIs504(t *testing.T) {
 	var res struct{ Content string }
 	if err := env.Client.GetWorkflow(context.Background(), runID, "").Get(context.Background(), &res); err != nil || res.Content != "late but done" {
 		t.Fatalf("run result %+v, %v", res, err)
-	}
-}
-
-func TestRetriedRequestAttaches(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{})
-	env.Model.Enqueue(llmtest.Text("only once", llmtest.FirstByteDelay(300*time.Millisecond)))
-	body := chatBody{"model": "naked", "stream": true, "messages": userMsg("hi")}
-	h := withChat(owui, "chat-attach")
-	// Two concurrent requests for the same chat turn share one run.
-	type out struct {
-		id, text string
-	}
-	results := make(chan out, 2)
-	for range 2 {
-		go func() {
-			b, _ := json.Marshal(body)
-			req, _ := http.NewRequest("POST", env.URL+"/v1/chat/completions", bytes.NewReader(b))
-			for k, v := range h {
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				results <- out{}
-				return
-			}
-			defer resp.Body.Close()
-			rec := httptest.NewRecorder()
-			io.Copy(rec, resp.Body)
-			results <- out{resp.Header.Get(api.HeaderRunID), chunkText(t, sseData(t, rec.Body))}
-		}()
-	}
-	a, b := <-results, <-results
-	if a.id == "" || a.id != b.id || a.text != "only once" || b.text != "only once" {
-		t.Fatalf("results %+v %+v", a, b)
-	}
-	// Finished, the same request without a message id may be a
-	// Regenerate: it is not handed the old answer but gets a new run.
-	env.Model.Enqueue(llmtest.Text("a new take"))
-	again := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, h)
-	c := decode[wire.ChatCompletion](t, again)
-	if c.Choices[0].Message.Content != "a new take" || again.Header.Get(api.HeaderRunID) == a.id {
-		t.Fatalf("after the run finished: run %q (first %q), %+v", again.Header.Get(api.HeaderRunID), a.id, c)
-	}
-	if n := len(env.Model.Requests()); n != 2 {
-		t.Fatalf("model called %d times, want 2", n)
-	}
-
-	// Open WebUI names the answer it wants: the same message id attaches,
-	// a new one (Regenerate) is a new run of the same turn.
-	env.Model.Enqueue(llmtest.Text("first take"), llmtest.Text("second take"))
-	msg := func(id string) map[string]string {
-		h := withChat(owui, "chat-regen")
-		h["X-OpenWebUI-Message-Id"] = id
-		return h
-	}
-	ask := func(id string) (string, string) {
-		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, msg(id))
-		return resp.Header.Get(api.HeaderRunID), decode[wire.ChatCompletion](t, resp).Choices[0].Message.Content
-	}
-	id1, c1 := ask("m1")
-	id2, c2 := ask("m1")
-	id3, c3 := ask("m2")
-	if id1 != id2 || c1 != "first take" || c2 != "first take" || id3 == id1 || c3 != "second take" {
-		t.Fatalf("runs %s %s %s, answers %q %q %q", id1, id2, id3, c1, c2, c3)
 	}
 }
 

@@ -50,6 +50,8 @@ type owuiStep struct {
 	run  int
 	// keep puts the answer into the chat's history.
 	keep bool
+	// twice sends the request twice at once: both get the one answer.
+	twice bool
 }
 
 var (
@@ -66,12 +68,15 @@ var (
 // tasks get runs of their own, with the chat's id and an empty message
 // id. Without it (Open WebUI's environment alone never sends it),
 // Regenerate looks exactly like a retry, so a finished run is not handed
-// back: each take is a new run of the turn, "<turn's run>-r…".
+// back: each take is a new run of the turn, "<turn's run>-r…"; but two
+// identical requests while the answer is written share its run.
 func TestOpenWebUIChatRuns(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		messageIDs bool
-		steps      []owuiStep
+		// hold is how long a run takes to answer.
+		hold  time.Duration
+		steps []owuiStep
 	}{
 		{name: "with message ids", messageIDs: true, steps: []owuiStep{
 			{name: "first turn", req: ask("What time is it?"), want: "take 1", run: newRun, keep: true},
@@ -86,6 +91,10 @@ func TestOpenWebUIChatRuns(t *testing.T) {
 			{name: "regenerate", req: regenerate, want: "take 2", run: retake},
 			{name: "regenerate again", want: "take 3", run: retake},
 		}},
+		{name: "a retry while the answer is written", hold: time.Second, steps: []owuiStep{
+			{name: "two at once", req: ask("hi"), twice: true, want: "take 1", run: newRun},
+			{name: "the same once answered", want: "take 2", run: retake},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := runsfake.New()
@@ -96,7 +105,15 @@ func TestOpenWebUIChatRuns(t *testing.T) {
 				if r.Input.Background {
 					what = "task"
 				}
-				runsfake.Answered(fmt.Sprintf("%s %d", what, starts))(r)
+				answer := runsfake.Answered(fmt.Sprintf("%s %d", what, starts))
+				if tc.hold == 0 {
+					answer(r)
+					return
+				}
+				go func() {
+					time.Sleep(tc.hold)
+					answer(r)
+				}()
 			}
 			conn := owuiConn(t, fake)
 			if !tc.messageIDs {
@@ -121,7 +138,12 @@ func runChatSteps(t *testing.T, chat *owuitest.Chat, messageIDs bool, steps []ow
 		if chatID != chat.ID || (msgID != "") != (messageIDs && !s.task) {
 			t.Fatalf("%s: the double sent chat id %q, message id %q", s.name, chatID, msgID)
 		}
-		a := owuitest.OK(t, req)
+		var a owuitest.Answer
+		if s.twice {
+			a = sendTwice(t, req)
+		} else {
+			a = owuitest.OK(t, req)
+		}
 		if i == 0 {
 			first = a
 		}
@@ -142,6 +164,32 @@ func runChatSteps(t *testing.T, chat *owuitest.Chat, messageIDs bool, steps []ow
 			chat.Answer(a.Content)
 		}
 	}
+}
+
+// sendTwice sends req twice at once: both answers must be one.
+func sendTwice(t *testing.T, req *owuitest.Request) owuitest.Answer {
+	t.Helper()
+	first, second := sendAsync(req), sendAsync(req)
+	a, b := <-first, <-second
+	if a.Error != "" || a.RunID == "" || a.RunID != b.RunID || a.Content != b.Content {
+		t.Fatalf("two at once: %+v and %+v", a, b)
+	}
+	return a
+}
+
+// sendAsync sends req and delivers its answer (a failure as its Error).
+func sendAsync(req *owuitest.Request) <-chan owuitest.Answer {
+	answer := make(chan owuitest.Answer, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		a, err := req.Exchange(ctx)
+		if err != nil {
+			a.Error = err.Error()
+		}
+		answer <- a
+	}()
+	return answer
 }
 
 // TestOpenWebUINewChatTitle: for a new chat Open WebUI asks for the title
@@ -166,16 +214,7 @@ func TestOpenWebUINewChatTitle(t *testing.T) {
 	}
 	chat := owuiConn(t, fake).NewChat(owuiUser, "naked")
 	turn, title := chat.Ask("hi"), chat.Title()
-	done := make(chan owuitest.Answer, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		a, err := turn.Exchange(ctx)
-		if err != nil {
-			a.Error = err.Error()
-		}
-		done <- a
-	}()
+	done := sendAsync(turn)
 	select {
 	case <-started:
 	case <-time.After(time.Minute):

@@ -327,30 +327,6 @@ func TestStreaming(t *testing.T) {
 	})
 }
 
-// TestBackgroundTaskGetsItsOwnRun sends Open WebUI's title request with the
-// chat's headers after a turn: it must not attach to the turn's run, and it
-// reaches the model without the agent's prompt or tools.
-func TestBackgroundTaskGetsItsOwnRun(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{})
-	h := withChat(owui, "chat-bg")
-	env.Model.Enqueue(llmtest.Text("The answer."))
-	turn := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": userMsg("question")}, h)
-	turnRun := turn.Header.Get(api.HeaderRunID)
-
-	env.Model.Enqueue(llmtest.Text(`{"title": "A Question"}`))
-	msgs := userMsg("### Task:\nGenerate a concise, 3-5 word title for the chat history.\n<chat_history>\nUSER: question\n</chat_history>")
-	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": msgs}, h)
-	c := decode[wire.ChatCompletion](t, resp)
-	if got := resp.Header.Get(api.HeaderRunID); got == turnRun || c.Choices[0].Message.Content != `{"title": "A Question"}` {
-		t.Fatalf("task run %q (turn %q), answer %q", got, turnRun, c.Choices[0].Message.Content)
-	}
-	reqs := env.Model.Requests()
-	last := reqs[len(reqs)-1].Chat
-	if len(last.Tools) != 0 || last.Messages[0].Role != "user" {
-		t.Fatalf("task reached the model with tools %d, first message %q", len(last.Tools), last.Messages[0].Role)
-	}
-}
-
 // TestModelFailures: the model endpoint's 400 fails the run at once (a
 // 502 with its message), its 500 is retried. How a failed run is written
 // to a stream is chatapi's table.

@@ -68,7 +68,8 @@ var (
 // tasks get runs of their own, with the chat's id and an empty message
 // id. Without it (Open WebUI's environment alone never sends it),
 // Regenerate looks exactly like a retry, so a finished run is not handed
-// back: each take is a new run of the turn, "<turn's run>-r…"; but two
+// back: each take is a new run of the turn, "<turn's run>-r…", and a
+// task with the chat's headers never takes the turn's run; but two
 // identical requests while the answer is written share its run.
 func TestOpenWebUIChatRuns(t *testing.T) {
 	for _, tc := range []struct {
@@ -90,6 +91,7 @@ func TestOpenWebUIChatRuns(t *testing.T) {
 			{name: "first turn", req: ask("hi"), want: "take 1", run: newRun, keep: true},
 			{name: "regenerate", req: regenerate, want: "take 2", run: retake},
 			{name: "regenerate again", want: "take 3", run: retake},
+			{name: "title", req: (*owuitest.Chat).Title, task: true, want: "task 4", run: newRun},
 		}},
 		{name: "a retry while the answer is written", hold: time.Second, steps: []owuiStep{
 			{name: "two at once", req: ask("hi"), twice: true, want: "take 1", run: newRun},

@@ -29,16 +29,16 @@ import (
 // WebUI's headers, approvals, client tools, file parts).
 
 // serve is the chat completions route over fake, on a server that keeps
-// no documents; a request waits a minute for its answer, or timeout.
-func serve(t *testing.T, fake *runsfake.Service, timeout ...time.Duration) *fiber.App {
+// no documents, whose handlers opts change.
+func serve(t *testing.T, fake *runsfake.Service, opts ...func(*chatapi.Handlers)) *fiber.App {
 	t.Helper()
 	rw, gate := webtest.RunsOver(fake)
 	h := &chatapi.Handlers{
 		Runs: rw, Gate: gate, Agents: &runweb.Agents{Catalog: webtest.Catalog(t)}, Streams: &sse.Streams{},
 		Docs: &documents.Handlers{}, Headers: identity.OpenWebUIHeaders, RequestTimeout: time.Minute,
 	}
-	if len(timeout) > 0 {
-		h.RequestTimeout = timeout[0]
+	for _, o := range opts {
+		o(h)
 	}
 	return webtest.App(t, func(_, v1 fiber.Router) { v1.Post("/chat/completions", h.Completions) })
 }
@@ -80,7 +80,7 @@ func TestChatCompletions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := runsfake.New()
 			fake.OnStart, fake.StartErr = tc.script, tc.start
-			resp := webtest.Do(t, serve(t, fake, cmp.Or(tc.timeout, time.Minute)), "POST", "/v1/chat/completions", tc.body, webtest.Alice)
+			resp := webtest.Do(t, serve(t, fake, func(h *chatapi.Handlers) { h.RequestTimeout = cmp.Or(tc.timeout, time.Minute) }), "POST", "/v1/chat/completions", tc.body, webtest.Alice)
 			b, _ := io.ReadAll(resp.Body)
 			body, run := string(b), resp.Header.Get(web.HeaderRunID)
 			if resp.StatusCode != tc.status || !strings.Contains(body, tc.want) {

@@ -259,7 +259,7 @@ func TestAllowTable(t *testing.T) {
 				if tt.who.groups != "" {
 					req = req.WithHeader(headers.UserGroups, tt.who.groups)
 				}
-				run = sendOWUI(t, req).RunID
+				run = owuitest.OK(t, req).RunID
 			} else {
 				resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "desk", "messages": userMsg("use every tool")}, hdr)
 				if resp.StatusCode != 200 {
@@ -316,7 +316,7 @@ func TestAllowTable(t *testing.T) {
 			system = r.Chat.Messages[0].Content
 			return llmtest.Text("ok")
 		}))
-		sendOWUI(t, conn.NewChat(user, "desk").Ask("/staff do it"))
+		owuitest.OK(t, conn.NewChat(user, "desk").Ask("/staff do it"))
 		if slices.Contains(offered, "staff_http") || strings.Contains(system, "Staff work.") {
 			t.Errorf("the user's /staff ran the staff skill: offered %v, system prompt %q", offered, system)
 		}

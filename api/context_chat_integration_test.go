@@ -19,6 +19,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -68,7 +69,7 @@ func TestContextWindowLongOpenWebUIChat(t *testing.T) {
 			case turns:
 				q = "Please request the 2026 one."
 			}
-			a := sendOWUI(t, chat.Ask(q))
+			a := owuitest.OK(t, chat.Ask(q))
 			chat.Answer(a.Content)
 			runs = append(runs, a.RunID)
 			if turn == turns && !strings.Contains(a.Content, "[tmdb:931285]") {

@@ -112,7 +112,7 @@ func TestAgentAnswersFromAnAttachedPDF(t *testing.T) {
 			return llmtest.Text("The documents do not say.")
 		}),
 	)
-	a := sendOWUI(t, req)
+	a := owuitest.OK(t, req)
 	if !strings.Contains(toolResult, "42.7") || !strings.Contains(toolResult, `"filename":"report.pdf"`) {
 		t.Fatalf("document_search's result lacks the fact:\n%s", toolResult)
 	}
@@ -142,7 +142,7 @@ func TestAgentAnswersFromAnAttachedPDF(t *testing.T) {
 	m2 := req2.Messages()
 	m2[len(m2)-3]["content"] = last["content"]
 	env.Model.Enqueue(llmtest.Text("March " + cited + "."))
-	sendOWUI(t, req2)
+	owuitest.OK(t, req2)
 	all, _, err := env.Docs.ListFiles(ctx, owner, "", docstore.Page{})
 	if err != nil || len(all) != 1 {
 		t.Errorf("after a second turn the user has %d files (%v), want 1", len(all), err)
@@ -199,11 +199,7 @@ func TestFilePartErrors(t *testing.T) {
 			last["content"] = []map[string]any{{"type": "text", "text": "Summarise it."}, {"type": "file", "file": c.file}}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			resp, err := req.Send(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := owuitest.Read(resp)
+			a, err := req.Exchange(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,14 +1,12 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -329,30 +327,9 @@ func TestStreaming(t *testing.T) {
 	})
 }
 
-// TestBackgroundTaskGetsItsOwnRun sends Open WebUI's title request with the
-// chat's headers after a turn: it must not attach to the turn's run, and it
-// reaches the model without the agent's prompt or tools.
-func TestBackgroundTaskGetsItsOwnRun(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{})
-	h := withChat(owui, "chat-bg")
-	env.Model.Enqueue(llmtest.Text("The answer."))
-	turn := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": userMsg("question")}, h)
-	turnRun := turn.Header.Get(api.HeaderRunID)
-
-	env.Model.Enqueue(llmtest.Text(`{"title": "A Question"}`))
-	msgs := userMsg("### Task:\nGenerate a concise, 3-5 word title for the chat history.\n<chat_history>\nUSER: question\n</chat_history>")
-	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": msgs}, h)
-	c := decode[wire.ChatCompletion](t, resp)
-	if got := resp.Header.Get(api.HeaderRunID); got == turnRun || c.Choices[0].Message.Content != `{"title": "A Question"}` {
-		t.Fatalf("task run %q (turn %q), answer %q", got, turnRun, c.Choices[0].Message.Content)
-	}
-	reqs := env.Model.Requests()
-	last := reqs[len(reqs)-1].Chat
-	if len(last.Tools) != 0 || last.Messages[0].Role != "user" {
-		t.Fatalf("task reached the model with tools %d, first message %q", len(last.Tools), last.Messages[0].Role)
-	}
-}
-
+// TestModelFailures: the model endpoint's 400 fails the run at once (a
+// 502 with its message), its 500 is retried. How a failed run is written
+// to a stream is chatapi's table.
 func TestModelFailures(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
 	t.Run("400 fails at once as 502", func(t *testing.T) {
@@ -381,97 +358,6 @@ func TestModelFailures(t *testing.T) {
 			t.Fatalf("requests = %d, want 2", n)
 		}
 	})
-	t.Run("streamed failure ends with an error frame", func(t *testing.T) {
-		env.Model.Enqueue(llmtest.Status(401, "bad key"))
-		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "stream": true, "messages": userMsg("hi")}, nil)
-		frames := sseData(t, resp.Body)
-		var e wire.ErrorBody
-		if err := json.Unmarshal([]byte(frames[len(frames)-2]), &e); err != nil || !strings.Contains(e.Error.Message, "bad key") {
-			t.Fatalf("frames %q", frames)
-		}
-	})
-}
-
-func TestNonStreamingTimeoutIs504(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{API: api.Config{RequestTimeout: 300 * time.Millisecond}})
-	env.Model.Enqueue(llmtest.Delay(1500*time.Millisecond, llmtest.Text("late but done")))
-	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("slow")}, nil)
-	if resp.StatusCode != 504 {
-		t.Fatalf("status = %d", resp.StatusCode)
-	}
-	runID := resp.Header.Get(api.HeaderRunID)
-	if e := decode[wire.ErrorBody](t, resp); !strings.Contains(e.Error.Message, runID) {
-		t.Fatalf("504 message %q lacks the run id %q", e.Error.Message, runID)
-	}
-	// The run goes on and finishes without the client.
-	var res struct{ Content string }
-	if err := env.Client.GetWorkflow(context.Background(), runID, "").Get(context.Background(), &res); err != nil || res.Content != "late but done" {
-		t.Fatalf("run result %+v, %v", res, err)
-	}
-}
-
-func TestRetriedRequestAttaches(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{})
-	env.Model.Enqueue(llmtest.Text("only once", llmtest.FirstByteDelay(300*time.Millisecond)))
-	body := chatBody{"model": "naked", "stream": true, "messages": userMsg("hi")}
-	h := withChat(owui, "chat-attach")
-	// Two concurrent requests for the same chat turn share one run.
-	type out struct {
-		id, text string
-	}
-	results := make(chan out, 2)
-	for range 2 {
-		go func() {
-			b, _ := json.Marshal(body)
-			req, _ := http.NewRequest("POST", env.URL+"/v1/chat/completions", bytes.NewReader(b))
-			for k, v := range h {
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				results <- out{}
-				return
-			}
-			defer resp.Body.Close()
-			rec := httptest.NewRecorder()
-			io.Copy(rec, resp.Body)
-			results <- out{resp.Header.Get(api.HeaderRunID), chunkText(t, sseData(t, rec.Body))}
-		}()
-	}
-	a, b := <-results, <-results
-	if a.id == "" || a.id != b.id || a.text != "only once" || b.text != "only once" {
-		t.Fatalf("results %+v %+v", a, b)
-	}
-	// Finished, the same request without a message id may be a
-	// Regenerate: it is not handed the old answer but gets a new run.
-	env.Model.Enqueue(llmtest.Text("a new take"))
-	again := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, h)
-	c := decode[wire.ChatCompletion](t, again)
-	if c.Choices[0].Message.Content != "a new take" || again.Header.Get(api.HeaderRunID) == a.id {
-		t.Fatalf("after the run finished: run %q (first %q), %+v", again.Header.Get(api.HeaderRunID), a.id, c)
-	}
-	if n := len(env.Model.Requests()); n != 2 {
-		t.Fatalf("model called %d times, want 2", n)
-	}
-
-	// Open WebUI names the answer it wants: the same message id attaches,
-	// a new one (Regenerate) is a new run of the same turn.
-	env.Model.Enqueue(llmtest.Text("first take"), llmtest.Text("second take"))
-	msg := func(id string) map[string]string {
-		h := withChat(owui, "chat-regen")
-		h["X-OpenWebUI-Message-Id"] = id
-		return h
-	}
-	ask := func(id string) (string, string) {
-		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "messages": userMsg("hi")}, msg(id))
-		return resp.Header.Get(api.HeaderRunID), decode[wire.ChatCompletion](t, resp).Choices[0].Message.Content
-	}
-	id1, c1 := ask("m1")
-	id2, c2 := ask("m1")
-	id3, c3 := ask("m2")
-	if id1 != id2 || c1 != "first take" || c2 != "first take" || id3 == id1 || c3 != "second take" {
-		t.Fatalf("runs %s %s %s, answers %q %q %q", id1, id2, id3, c1, c2, c3)
-	}
 }
 
 // TestWorkerStoppedMidStream stops the worker while the answer streams and

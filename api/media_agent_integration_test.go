@@ -13,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
 	"github.com/longhaul-dev/longhaul/internal/testing/seerrtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -80,7 +81,7 @@ func TestMediaAgentSeerrScenario(t *testing.T) {
 			return llmtest.Text("Here are the top trending movies!\n1. **Mortal Kombat II** (2026) [tmdb:931285]\n2. **Superman** (2025) [tmdb:1061474]\n3. **Mortal Kombat** (2021) [tmdb:460465]")
 		}),
 	)
-	a1 := sendOWUI(t, chat.Ask("What are trending movies?"))
+	a1 := owuitest.OK(t, chat.Ask("What are trending movies?"))
 	chat.Answer(a1.Content)
 	for _, want := range []string{
 		"- Mortal Kombat II (2026) [tmdb:931285] movie, rated 7.4 — Fan favorite champions",
@@ -116,7 +117,7 @@ func TestMediaAgentSeerrScenario(t *testing.T) {
 			return llmtest.Text("There are several Mortal Kombat entries! Which one?\n1. Mortal Kombat II (2026) [tmdb:931285]\n2. Mortal Kombat (2021) [tmdb:460465]\n3. Mortal Kombat (1995) [tmdb:9312]\n4. Mortal Kombat: Annihilation (1997) [tmdb:9823]")
 		}),
 	)
-	a2 := sendOWUI(t, chat.Ask("could request the mortal kombat one?"))
+	a2 := owuitest.OK(t, chat.Ask("could request the mortal kombat one?"))
 	chat.Answer(a2.Content)
 	for _, want := range []string{"Mortal Kombat II (2026) [tmdb:931285]", "Mortal Kombat (1995) [tmdb:9312]", "Mortal Kombat: Annihilation (1997) [tmdb:9823]"} {
 		if !strings.Contains(found, want) {
@@ -135,7 +136,7 @@ func TestMediaAgentSeerrScenario(t *testing.T) {
 		}
 		return llmtest.ToolCalls(llmtest.ToolCall{ID: "call_req", Name: "seerr_request_media", Arguments: `{"kind":"movie","title":"Mortal Kombat II (2026)","tmdb_id":931285}`})
 	}))
-	a3 := sendOWUI(t, chat.Ask("the 2026 one"))
+	a3 := owuitest.OK(t, chat.Ask("the 2026 one"))
 	chat.Answer(a3.Content)
 	for _, want := range []string{"Approval needed", "`seerr_request_media`", `"tmdb_id":931285`, "Reply `approve`"} {
 		if !strings.Contains(a3.Content, want) {
@@ -152,7 +153,7 @@ func TestMediaAgentSeerrScenario(t *testing.T) {
 		told = lastToolMessage(r)
 		return llmtest.Text("Done! Mortal Kombat II (2026) is requested.")
 	}))
-	a4 := sendOWUI(t, chat.Ask("approve"))
+	a4 := owuitest.OK(t, chat.Ask("approve"))
 	if a4.RunID != a3.RunID {
 		t.Errorf("the approval ran as %q, not in the waiting run %q", a4.RunID, a3.RunID)
 	}
@@ -214,7 +215,7 @@ func TestMediaAgentWithoutSeerr(t *testing.T) {
 		}
 		return llmtest.Text("Searching and requesting through Seerr is unavailable right now.")
 	}))
-	a := sendOWUI(t, owuiConn(env).NewChat(ann, "media-agent").Ask("What are trending movies?"))
+	a := owuitest.OK(t, owuiConn(env).NewChat(ann, "media-agent").Ask("What are trending movies?"))
 	if a.Content != "Searching and requesting through Seerr is unavailable right now." {
 		t.Errorf("answer %q", a.Content)
 	}

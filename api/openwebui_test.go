@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,25 +50,6 @@ var (
 	bob = owuitest.User{ID: "7a21-bob", Email: "bob@example.com", Name: "Bob", Role: "user"}
 )
 
-// sendOWUI sends req and reads the answer as Open WebUI does.
-func sendOWUI(t *testing.T, req *owuitest.Request) owuitest.Answer {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	resp, err := req.Send(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := owuitest.Read(resp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Status != http.StatusOK || a.Error != "" {
-		t.Fatalf("answer: status %d, error %q", a.Status, a.Error)
-	}
-	return a
-}
-
 // modelCalls is the number of model calls so far.
 func modelCalls(env *testenv.Env) int { return len(env.Model.Requests()) }
 
@@ -109,7 +89,7 @@ func TestOpenWebUIChat(t *testing.T) {
 		llmtest.Text("It is noon."),
 	)
 	first := chat.Ask("What time is it?")
-	a1 := sendOWUI(t, first)
+	a1 := owuitest.OK(t, first)
 	if !strings.HasPrefix(a1.RunID, "chat-") || !strings.Contains(a1.Content, `<details type="tool_calls"`) || !strings.HasSuffix(a1.Content, "It is noon.") {
 		t.Fatalf("first turn: run %q, content %q", a1.RunID, a1.Content)
 	}
@@ -126,7 +106,7 @@ func TestOpenWebUIChat(t *testing.T) {
 	// first turn's tool call back (restored from the conversation store),
 	// not Open WebUI's flattened text.
 	env.Model.Enqueue(llmtest.Text("Tomorrow is Friday."))
-	a2 := sendOWUI(t, chat.Ask("And what day is tomorrow?"))
+	a2 := owuitest.OK(t, chat.Ask("And what day is tomorrow?"))
 	if runs[a2.RunID] || a2.Content != "Tomorrow is Friday." {
 		t.Fatalf("follow-up: run %q (seen %v), content %q", a2.RunID, runs, a2.Content)
 	}
@@ -145,7 +125,7 @@ func TestOpenWebUIChat(t *testing.T) {
 	env.Model.Enqueue(llmtest.Text("Tomorrow is Saturday."))
 	regen := chat.Regenerate()
 	calls := modelCalls(env)
-	a3 := sendOWUI(t, regen)
+	a3 := owuitest.OK(t, regen)
 	if runs[a3.RunID] || a3.Content != "Tomorrow is Saturday." || modelCalls(env) != calls+1 {
 		t.Fatalf("regenerate: run %q (seen %v), content %q, model calls %d → %d", a3.RunID, runs, a3.Content, calls, modelCalls(env))
 	}
@@ -155,7 +135,7 @@ func TestOpenWebUIChat(t *testing.T) {
 	// A network retry of the same request (the same message id) attaches
 	// to its run: the same answer, and the model is not called again.
 	calls = modelCalls(env)
-	a4 := sendOWUI(t, regen)
+	a4 := owuitest.OK(t, regen)
 	if a4.RunID != a3.RunID || a4.Content != a3.Content || modelCalls(env) != calls {
 		t.Fatalf("retry: run %q (want %q), content %q, model calls %d → %d", a4.RunID, a3.RunID, a4.Content, calls, modelCalls(env))
 	}
@@ -163,7 +143,7 @@ func TestOpenWebUIChat(t *testing.T) {
 	// Editing the first question makes a new branch: a new run of turn 1
 	// that sees only the edited question.
 	env.Model.Enqueue(llmtest.Text("Paris is in France."))
-	a5 := sendOWUI(t, chat.Edit(1, "Where is Paris?"))
+	a5 := owuitest.OK(t, chat.Edit(1, "Where is Paris?"))
 	if runs[a5.RunID] || a5.Content != "Paris is in France." {
 		t.Fatalf("edit: run %q (seen %v), content %q", a5.RunID, runs, a5.Content)
 	}
@@ -195,7 +175,7 @@ func TestOpenWebUIChat(t *testing.T) {
 		}
 		env.Model.Enqueue(llmtest.Text(task.answer))
 		calls := modelCalls(env)
-		a := sendOWUI(t, task.req)
+		a := owuitest.OK(t, task.req)
 		call := lastCall(t, env)
 		if a.Content != task.answer || runs[a.RunID] || strings.HasPrefix(a.RunID, "chat-") || modelCalls(env) != calls+1 {
 			t.Fatalf("%s task: run %q, content %q, model calls %d → %d", task.name, a.RunID, a.Content, calls, modelCalls(env))
@@ -217,11 +197,11 @@ func TestOpenWebUIToolLoop(t *testing.T) {
 		llmtest.ToolCalls(llmtest.ToolCall{ID: "ts", Name: "get_current_timestamp", Arguments: `{}`}),
 		llmtest.Text("The timestamp is 1767268800."),
 	)
-	a := sendOWUI(t, chat.Ask("What is the Unix time?"))
+	a := owuitest.OK(t, chat.Ask("What is the Unix time?"))
 	if a.FinishReason != "tool_calls" || len(a.ToolCalls) != 1 || a.ToolCalls[0].Name != "get_current_timestamp" {
 		t.Fatalf("first response: finish %q, calls %+v, content %q", a.FinishReason, a.ToolCalls, a.Content)
 	}
-	b := sendOWUI(t, chat.ToolResults(a.Content, a.ToolCalls, map[string]string{a.ToolCalls[0].ID: `{"current_timestamp": 1767268800}`}))
+	b := owuitest.OK(t, chat.ToolResults(a.Content, a.ToolCalls, map[string]string{a.ToolCalls[0].ID: `{"current_timestamp": 1767268800}`}))
 	if b.RunID != a.RunID || !strings.Contains(b.Content, "The timestamp is 1767268800.") {
 		t.Fatalf("continued: run %q (want %q), content %q", b.RunID, a.RunID, b.Content)
 	}
@@ -246,7 +226,7 @@ func TestOpenWebUIAttachments(t *testing.T) {
 	chat := conn.NewChat(ann, "assistant")
 	const pixel = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 	env.Model.Enqueue(llmtest.Text("A single pixel."))
-	a := sendOWUI(t, chat.Ask("What is in the picture?", owuitest.WithImage(pixel)))
+	a := owuitest.OK(t, chat.Ask("What is in the picture?", owuitest.WithImage(pixel)))
 	var parts []string
 	for _, m := range lastCall(t, env).Chat.Messages {
 		for _, p := range m.MultiContent {
@@ -266,7 +246,7 @@ func TestOpenWebUIAttachments(t *testing.T) {
 	if q := doc.Messages()[len(doc.Messages())-1]["content"].(string); !strings.HasPrefix(q, "### Task:") {
 		t.Fatalf("the double sent the document turn as %q", q)
 	}
-	b := sendOWUI(t, doc)
+	b := owuitest.OK(t, doc)
 	call := lastCall(t, env)
 	if !strings.HasPrefix(b.RunID, "chat-") || b.Content != "The report says 42." {
 		t.Fatalf("document turn: run %q, content %q", b.RunID, b.Content)
@@ -285,11 +265,11 @@ func TestOpenWebUITwoUsers(t *testing.T) {
 	annChat := conn.NewChat(ann, "naked")
 	env.Model.Enqueue(llmtest.Text("Ann's answer."))
 	annReq := annChat.Ask("my secret plan")
-	a := sendOWUI(t, annReq)
+	a := owuitest.OK(t, annReq)
 
 	forged := annReq.WithHeader(owuitest.HeaderUserJWT, conn.Token(bob))
 	env.Model.Enqueue(llmtest.Text("Bob's answer."))
-	b := sendOWUI(t, forged)
+	b := owuitest.OK(t, forged)
 	if b.RunID == a.RunID || b.Content != "Bob's answer." {
 		t.Fatalf("bob with ann's ids: run %q (ann's %q), content %q", b.RunID, a.RunID, b.Content)
 	}
@@ -318,33 +298,6 @@ func TestOpenWebUITwoUsers(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("expired user token: %d, want 401", resp.StatusCode)
-	}
-}
-
-// TestOpenWebUIWithoutMessageID: a connection without the message id
-// header (Open WebUI's environment alone never sends it to a connection).
-// Regenerate looks exactly like a retry, so a finished run is not handed
-// back: it gets a new run and a new answer.
-func TestOpenWebUIWithoutMessageID(t *testing.T) {
-	env := owuiEnv(t)
-	conn := owuiConn(env)
-	conn.Headers = nil
-	conn.Tools = nil
-	chat := conn.NewChat(ann, "naked")
-	env.Model.Enqueue(llmtest.Text("first take"), llmtest.Text("second take"), llmtest.Text("third take"))
-	a := sendOWUI(t, chat.Ask("hi"))
-	chat.Answer(a.Content)
-	regen := chat.Regenerate()
-	if regen.Header.Get(owuitest.HeaderMessageID) != "" {
-		t.Fatal("the connection sent a message id")
-	}
-	b := sendOWUI(t, regen)
-	c := sendOWUI(t, regen)
-	if a.Content != "first take" || b.Content != "second take" || c.Content != "third take" || a.RunID == b.RunID || b.RunID == c.RunID {
-		t.Fatalf("runs %q %q %q, answers %q %q %q", a.RunID, b.RunID, c.RunID, a.Content, b.Content, c.Content)
-	}
-	if !strings.HasPrefix(b.RunID, a.RunID+"-r") {
-		t.Errorf("a later take of turn 1 is %q, want %q-r…", b.RunID, a.RunID)
 	}
 }
 
@@ -413,54 +366,6 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 	}
 }
 
-// TestOpenWebUINewChatTitle: for a new chat Open WebUI asks for the title
-// at once, while the first answer is still being written. The task gets
-// its own run at once; the answer goes on in the turn's run.
-func TestOpenWebUINewChatTitle(t *testing.T) {
-	env := owuiEnv(t)
-	conn := owuiConn(env)
-	chat := conn.NewChat(ann, "naked")
-	env.Model.On(llmtest.LastUserContains("### Task:"), llmtest.Text(`{ "title": "👋 Greeting" }`))
-	// The answer waits for release; a test that fails first still lets
-	// it go before the model server closes (cleanups run last first).
-	release := make(chan struct{})
-	var once sync.Once
-	let := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(let)
-	env.Model.Enqueue(llmtest.Func(func(llmtest.Request) llmtest.Reply {
-		<-release
-		return llmtest.Text("Hello!")
-	}))
-	turn := chat.Ask("hi")
-	title := chat.Title()
-	done := make(chan owuitest.Answer, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		resp, err := turn.Send(ctx)
-		if err != nil {
-			done <- owuitest.Answer{Error: err.Error()}
-			return
-		}
-		a, err := owuitest.Read(resp)
-		if err != nil {
-			a.Error = err.Error()
-		}
-		done <- a
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := env.Model.WaitRequests(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	tl := sendOWUI(t, title)
-	let()
-	a := <-done
-	if tl.Content != `{ "title": "👋 Greeting" }` || a.Error != "" || a.Content != "Hello!" || tl.RunID == a.RunID {
-		t.Fatalf("title %q in run %q; answer %q (error %q) in run %q", tl.Content, tl.RunID, a.Content, a.Error, a.RunID)
-	}
-}
-
 // TestOpenWebUIPlainUserHeaders: without the signing secret Open WebUI
 // sends the user as plain headers, its name percent-encoded; each user is
 // still a principal of their own.
@@ -475,7 +380,7 @@ func TestOpenWebUIPlainUserHeaders(t *testing.T) {
 		t.Fatalf("the double sent the name as %q", got)
 	}
 	env.Model.Enqueue(llmtest.Text("hello"))
-	a := sendOWUI(t, req)
+	a := owuitest.OK(t, req)
 	as := func(u owuitest.User) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + owuiKey, owuitest.HeaderUserID: u.ID, owuitest.HeaderUserEmail: u.Email}
 	}

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -232,127 +231,6 @@ func TestResponsesStream(t *testing.T) {
 	if got := outputText(*whole[len(whole)-1].Response); got != long {
 		t.Errorf("answer = %q", got)
 	}
-}
-
-// TestResponsesLifecycle covers background responses, cancel, store:
-// false, DELETE, bad requests and another principal's every route.
-func TestResponsesLifecycle(t *testing.T) {
-	env, alice, bob := respStack(t)
-
-	t.Run("background", func(t *testing.T) {
-		env.Model.Enqueue(llmtest.Text("Done in the background."))
-		bg := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Work quietly.", "background": true}, alice))
-		if bg.Status != "queued" || !bg.Background || len(bg.Output) != 0 {
-			t.Fatalf("background response = %+v", bg)
-		}
-		events := respEvents(t, do(t, env, "GET", "/v1/responses/"+bg.ID+"?stream=true", nil, alice))
-		if events[0].Response.Status != "queued" || events[len(events)-1].Type != "response.completed" {
-			t.Errorf("followed stream: first %+v, last %s", events[0].Response, events[len(events)-1].Type)
-		}
-		got := okResponse(t, do(t, env, "GET", "/v1/responses/"+bg.ID, nil, alice))
-		if got.Status != "completed" || outputText(got) != "Done in the background." || got.Usage == nil {
-			t.Errorf("GET = %+v", got)
-		}
-	})
-
-	t.Run("cancel", func(t *testing.T) {
-		env.Model.Enqueue(llmtest.Hang())
-		asked := len(env.Model.Requests()) + 1
-		bg := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Take forever.", "background": true}, alice))
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := env.Model.WaitRequests(ctx, asked); err != nil {
-			t.Fatal(err)
-		}
-		if resp := do(t, env, "POST", "/v1/responses/"+bg.ID+"/cancel", nil, bob); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("bob cancelling: status %d", resp.StatusCode)
-		}
-		got := okResponse(t, do(t, env, "POST", "/v1/responses/"+bg.ID+"/cancel", nil, alice))
-		if got.Status != "cancelled" {
-			t.Errorf("cancelled response = %+v", got)
-		}
-		if resp := do(t, env, "POST", "/v1/responses/"+bg.ID+"/cancel", nil, alice); resp.StatusCode != http.StatusConflict {
-			t.Errorf("cancelling again: status %d", resp.StatusCode)
-		}
-	})
-
-	t.Run("store false", func(t *testing.T) {
-		env.Model.Enqueue(llmtest.Text("Forget me."), llmtest.Text("Forget me too, as I stream."))
-		r := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Secret.", "store": false}, alice))
-		if r.Store || outputText(r) != "Forget me." {
-			t.Fatalf("response = %+v", r)
-		}
-		events := respEvents(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Secret.", "store": false, "stream": true}, alice))
-		streamed := events[len(events)-1].Response
-		for _, id := range []string{r.ID, streamed.ID} {
-			for _, path := range []string{"/v1/responses/" + id, "/v1/responses/" + id + "/input_items"} {
-				if resp := do(t, env, "GET", path, nil, alice); resp.StatusCode != http.StatusNotFound {
-					t.Errorf("GET %s after store:false: status %d", path, resp.StatusCode)
-				}
-			}
-			resp := do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Again", "previous_response_id": id}, alice)
-			if resp.StatusCode != http.StatusNotFound {
-				t.Errorf("continuing an unstored response: status %d", resp.StatusCode)
-			}
-		}
-	})
-
-	t.Run("delete and isolation", func(t *testing.T) {
-		env.Model.Enqueue(llmtest.Text("Mine."))
-		r := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Hello", "metadata": map[string]string{"k": "v"}}, alice))
-		if r.Metadata["k"] != "v" || len(r.Metadata) != 1 {
-			t.Errorf("metadata = %v", r.Metadata)
-		}
-		for _, rt := range []struct{ method, path string }{
-			{"GET", "/v1/responses/" + r.ID}, {"GET", "/v1/responses/" + r.ID + "?stream=true"},
-			{"GET", "/v1/responses/" + r.ID + "/input_items"}, {"POST", "/v1/responses/" + r.ID + "/cancel"},
-			{"DELETE", "/v1/responses/" + r.ID},
-		} {
-			if resp := do(t, env, rt.method, rt.path, nil, bob); resp.StatusCode != http.StatusNotFound {
-				t.Errorf("bob: %s %s: status %d", rt.method, rt.path, resp.StatusCode)
-			}
-		}
-		forged := strings.TrimSuffix(r.ID, ".0") + ".999"
-		for _, path := range []string{"/v1/responses/" + forged, "/v1/responses/" + forged + "?stream=true", "/v1/responses/" + forged + "/input_items"} {
-			if resp := do(t, env, "GET", path, nil, alice); resp.StatusCode != http.StatusNotFound {
-				t.Errorf("GET %s: status %d", path, resp.StatusCode)
-			}
-		}
-		items := decode[wire.InputItemList](t, do(t, env, "GET", "/v1/responses/"+r.ID+"/input_items", nil, alice))
-		if items.Object != "list" || len(items.Data) != 1 || *items.FirstID != items.Data[0].ID {
-			t.Errorf("input items = %+v", items)
-		}
-		del := decode[wire.ResponseDeleted](t, do(t, env, "DELETE", "/v1/responses/"+r.ID, nil, alice))
-		if !del.Deleted || del.ID != r.ID || del.Object != "response.deleted" {
-			t.Errorf("delete = %+v", del)
-		}
-		if resp := do(t, env, "GET", "/v1/responses/"+r.ID, nil, alice); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("GET after DELETE: status %d", resp.StatusCode)
-		}
-	})
-
-	t.Run("bad requests", func(t *testing.T) {
-		for _, tc := range []struct {
-			body   map[string]any
-			status int
-			msg    string
-		}{
-			{map[string]any{"model": "naked", "input": "x", "tools": []map[string]any{{"type": "web_search"}}}, 400, "bring their own server-side tools"},
-			{map[string]any{"model": "assistant", "input": "x", "tools": []map[string]any{{"type": "function", "name": "current_time"}}}, 400, "is a tool of agent assistant already"},
-			{map[string]any{"model": "nope", "input": "x"}, 404, "does not exist"},
-			{map[string]any{"model": "naked", "input": "x", "previous_response_id": "resp_bm9wZQ.0"}, 404, "no response"},
-			{map[string]any{"model": "naked", "input": []map[string]any{{"type": "item_reference", "id": "msg_1"}}}, 400, "not supported"},
-		} {
-			resp := do(t, env, "POST", "/v1/responses", tc.body, alice)
-			body := readBody(t, resp)
-			if resp.StatusCode != tc.status || !strings.Contains(body, tc.msg) {
-				t.Errorf("%v: status %d, body %s; want %d with %q", tc.body, resp.StatusCode, body, tc.status, tc.msg)
-			}
-		}
-		if resp := do(t, env, "GET", "/v1/responses/resp_garbage", nil, alice); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("GET of a malformed id: status %d", resp.StatusCode)
-		}
-	})
 }
 
 // TestResponsesFunctionCalls runs a client function tool through the

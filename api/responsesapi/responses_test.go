@@ -3,6 +3,7 @@ package responsesapi_test
 import (
 	"context"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -28,10 +30,10 @@ type anyStores struct{}
 func (anyStores) CheckVectorStores(context.Context, string, []string) error { return nil }
 
 // serve is the Responses API's routes over fake, as the server registers
-// them.
-func serve(t *testing.T, fake *runsfake.Service) *fiber.App {
+// them, with limits when given.
+func serve(t *testing.T, fake *runsfake.Service, limits ...runs.Limits) *fiber.App {
 	t.Helper()
-	rw, gate := webtest.RunsOver(fake)
+	rw, gate := webtest.RunsOver(fake, limits...)
 	h := &responsesapi.Handlers{
 		Runs: rw, Gate: gate, Agents: &runweb.Agents{Catalog: webtest.Catalog(t)}, Streams: &sse.Streams{},
 		VectorStores: anyStores{}, Ranking: func(string) error { return nil },
@@ -60,6 +62,7 @@ func TestResponsesAPI(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		setup        func(*runsfake.Service)
+		limits       runs.Limits
 		method, path string
 		body         string
 		status       int
@@ -73,6 +76,8 @@ func TestResponsesAPI(t *testing.T) {
 			want: []string{"event: response.created", `"delta":"Hello."`, "event: response.completed"}},
 		{name: "create in the background", setup: func(f *runsfake.Service) { f.OnStart = runsfake.Answered("Hello.") },
 			method: "POST", path: "/v1/responses", body: ask + `,"background":true}`, status: 200, want: []string{`"status":"queued"`}},
+		{name: "create in the background, with a run running already", setup: add("alice", nil), limits: runs.Limits{Runs: 1},
+			method: "POST", path: "/v1/responses", body: ask + `,"background":true}`, status: 429, want: []string{`"type":"rate_limit_error"`}},
 		{name: "create for an unknown model", method: "POST", path: "/v1/responses", body: `{"model":"nobody","input":"hi"}`,
 			status: 404, want: []string{`"code":"model_not_found"`}},
 		{name: "create with invalid JSON", method: "POST", path: "/v1/responses", body: `{"model":`,
@@ -98,7 +103,10 @@ func TestResponsesAPI(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(fake)
 			}
-			resp := webtest.Do(t, serve(t, fake), tc.method, tc.path, tc.body, webtest.Alice)
+			resp := webtest.Do(t, serve(t, fake, tc.limits), tc.method, tc.path, tc.body, webtest.Alice)
+			if tc.status == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+				t.Errorf("a 429 without Retry-After")
+			}
 			b, _ := io.ReadAll(resp.Body)
 			body := string(b)
 			if resp.StatusCode != tc.status {

@@ -2,6 +2,7 @@ package runsapi_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/contract"
@@ -23,6 +24,9 @@ func TestRunsErrors(t *testing.T) {
 	done, running := "run-done", "run-running"
 	yes := map[string]any{"approve": true}
 	userMsg := []map[string]string{{"role": "user", "content": "hi"}}
+	// 3 MB: under the body limit, over what a run takes at once.
+	big := strings.Repeat("lorem ipsum ", 3<<20/12)
+	const tooLarge = "payload limit): shorten"
 	tests := []struct {
 		name    string
 		method  string
@@ -44,6 +48,8 @@ func TestRunsErrors(t *testing.T) {
 		{"start: input not a string", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": 3}, ann, 400, "invalid_request", `field "input"`},
 		{"start: bad role", "POST", "/v1/runs", map[string]any{"agent": "naked", "messages": []map[string]string{{"role": "robot", "content": "hi"}}}, ann, 400, "invalid_request", "messages[0].role"},
 		{"start: metadata not strings", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": "hi", "metadata": map[string]int{"a": 1}}, ann, 400, "invalid_request", `field "metadata"`},
+		{"start: input over the payload limit", "POST", "/v1/runs", map[string]any{"agent": "naked", "input": big}, ann, 413, "request_too_large", tooLarge},
+		{"start: messages over the payload limit", "POST", "/v1/runs", map[string]any{"agent": "naked", "messages": []map[string]string{{"role": "user", "content": big}}}, ann, 413, "request_too_large", tooLarge},
 		{"start: unknown agent", "POST", "/v1/runs", map[string]any{"agent": "gpt-9", "input": "hi"}, ann, 404, "model_not_found", `"gpt-9" does not exist`},
 
 		{"get: unknown run", "GET", "/v1/runs/run-nope", nil, ann, 404, "not_found", "no run run-nope"},
@@ -75,11 +81,14 @@ func TestRunsErrors(t *testing.T) {
 		{"input: unknown field", "POST", "/v1/runs/" + running + "/input", map[string]any{"answer": "yes"}, ann, 400, "invalid_request", `unknown field "answer"`},
 		{"input: not waiting", "POST", "/v1/runs/" + running + "/input", yes, ann, 409, "conflict", "is not waiting for input"},
 		{"input: text, not waiting", "POST", "/v1/runs/" + running + "/input", map[string]any{"text": "carry on"}, ann, 409, "conflict", "is not waiting for input"},
+		{"input: over the payload limit", "POST", "/v1/runs/" + running + "/input", map[string]any{"text": big}, ann, 413, "request_too_large", tooLarge},
 		{"input: finished run", "POST", "/v1/runs/" + done + "/input", yes, ann, 409, "conflict", "has finished (completed)"},
 	}
+	// The type of the codes whose type a client acts on.
+	types := map[string]string{"request_too_large": "invalid_request_error"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			webtest.WantCode(t, webtest.Do(t, app, tt.method, tt.path, tt.body, tt.headers), tt.status, tt.code, tt.message)
+			webtest.WantType(t, webtest.Do(t, app, tt.method, tt.path, tt.body, tt.headers), tt.status, types[tt.code], tt.code, tt.message)
 		})
 	}
 	// The refused input did not disturb the running run.

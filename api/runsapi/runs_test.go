@@ -11,6 +11,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/runsapi"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
@@ -21,10 +22,11 @@ import (
 // envelopes, SSE frames — for runs whose events the test scripts; the
 // end-to-end tests in package api run them on the whole stack.
 
-// serve is the runs API's routes over fake, as the server registers them.
-func serve(t *testing.T, fake *runsfake.Service) *fiber.App {
+// serve is the runs API's routes over fake, as the server registers them,
+// with limits when given.
+func serve(t *testing.T, fake *runsfake.Service, limits ...runs.Limits) *fiber.App {
 	t.Helper()
-	rw, gate := webtest.RunsOver(fake)
+	rw, gate := webtest.RunsOver(fake, limits...)
 	h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}}
 	return webtest.App(t, func(_, v1 fiber.Router) {
 		v1.Post("/runs", h.CreateRun)

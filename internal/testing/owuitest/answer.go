@@ -1,11 +1,14 @@
 package owuitest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"testing"
+	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 )
@@ -119,4 +122,29 @@ func (a *Answer) add(c chunk, delta bool) {
 			t.Arguments += tc.Function.Arguments
 		}
 	}
+}
+
+// Exchange sends the request and reads its answer, as Open WebUI does.
+func (r *Request) Exchange(ctx context.Context) (Answer, error) {
+	resp, err := r.Send(ctx)
+	if err != nil {
+		return Answer{}, err
+	}
+	return Read(resp)
+}
+
+// OK is the answer to req, given a minute; an answer that is not a 200
+// without an error fails t.
+func OK(t testing.TB, req *Request) Answer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, err := req.Exchange(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != http.StatusOK || a.Error != "" {
+		t.Fatalf("answer: status %d, error %q", a.Status, a.Error)
+	}
+	return a
 }

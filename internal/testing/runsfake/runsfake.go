@@ -63,11 +63,15 @@ type Run struct {
 
 // Add puts a running run of owner under id, as if started elsewhere.
 func (s *Service) Add(id, owner string, in contract.AgentInput) *Run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addLocked(id, owner, in)
+}
+
+func (s *Service) addLocked(id, owner string, in contract.AgentInput) *Run {
 	r := &Run{ID: id, Input: in, Owner: owner, Memo: map[string]string{runs.MemoOwner: owner}, Started: time.Now(),
 		state: contract.RunState{Agent: in.Agent, User: owner, Status: contract.StatusRunning}, wake: make(chan struct{})}
-	s.mu.Lock()
 	s.runs[id] = r
-	s.mu.Unlock()
 	return r
 }
 
@@ -169,7 +173,11 @@ func (s *Service) Start(_ context.Context, st runs.Start) error {
 	if s.StartErr != nil {
 		return s.StartErr
 	}
-	if r := s.Run(st.ID); r != nil {
+	// One of two concurrent starts of an id starts the run, as in the
+	// engine: the check and the add are one step.
+	s.mu.Lock()
+	if r := s.runs[st.ID]; r != nil {
+		s.mu.Unlock()
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.closed != nil {
@@ -177,10 +185,11 @@ func (s *Service) Start(_ context.Context, st runs.Start) error {
 		}
 		return nil
 	}
-	r := s.Add(st.ID, st.Owner, st.Input)
+	r := s.addLocked(st.ID, st.Owner, st.Input)
 	for k, v := range st.Memo {
 		r.Memo[k] = v
 	}
+	s.mu.Unlock()
 	if s.OnStart != nil {
 		s.OnStart(r)
 	}

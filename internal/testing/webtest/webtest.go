@@ -11,10 +11,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -58,9 +60,13 @@ func Catalog(t testing.TB) *skills.Catalog {
 
 // RunsOver is what the handlers of an API that runs agents reach the runs
 // of svc (a runsfake.Service) through: the runs read for their owner, and
-// a gate with no limits that logs nothing.
-func RunsOver(svc runs.Service) (*runweb.Runs, *runs.Gate) {
-	return &runweb.Runs{Service: svc}, runs.NewGate(svc, runs.GateConfig{Log: slog.New(slog.DiscardHandler)})
+// a gate that logs nothing, with limits when given, else none.
+func RunsOver(svc runs.Service, limits ...runs.Limits) (*runweb.Runs, *runs.Gate) {
+	cfg := runs.GateConfig{Log: slog.New(slog.DiscardHandler)}
+	if len(limits) > 0 {
+		cfg.Limits = limits[0]
+	}
+	return &runweb.Runs{Service: svc}, runs.NewGate(svc, cfg)
 }
 
 // App is a fiber app whose routes mount registers: root takes requests
@@ -167,10 +173,63 @@ func WantError(t testing.TB, resp *http.Response, status int, msg string) {
 // empty).
 func WantCode(t testing.TB, resp *http.Response, status int, code, msg string) {
 	t.Helper()
+	WantType(t, resp, status, "", code, msg)
+}
+
+// WantType is WantCode that also wants the envelope's type (any when
+// empty).
+func WantType(t testing.TB, resp *http.Response, status int, typ, code, msg string) {
+	t.Helper()
 	b, _ := io.ReadAll(resp.Body)
 	var e wire.ErrorBody
 	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != status || !strings.Contains(e.Error.Message, msg) || e.Error.Type == "" ||
-		(code != "" && e.Error.Code != code) {
-		t.Errorf("%s %s = %d %s, want %d %s with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, code, msg)
+		(typ != "" && e.Error.Type != typ) || (code != "" && e.Error.Code != code) {
+		t.Errorf("%s %s = %d %s, want %d %s %s with %q", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, b, status, typ, code, msg)
 	}
+}
+
+// Client is an http.Client whose requests a answers, with no time limit,
+// for code that sends its own requests (owuitest's Open WebUI).
+func Client(a *fiber.App) *http.Client { return &http.Client{Transport: appTransport{a}} }
+
+type appTransport struct{ a *fiber.App }
+
+func (t appTransport) RoundTrip(req *http.Request) (*http.Response, error) { return t.a.Test(req, -1) }
+
+// Listen serves a on a port of its own until the test ends and returns
+// its URL: for a client that must see an answer's headers before its end
+// (a stream held open), which Send, waiting for the whole answer, cannot.
+func Listen(t testing.TB, a *fiber.App) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = a.Listener(ln) }()
+	t.Cleanup(func() { _ = a.Shutdown() })
+	return "http://" + ln.Addr().String()
+}
+
+// WantTooMany checks that resp is a limit's refusal: a 429 rate limit
+// error that says when to retry.
+func WantTooMany(t testing.TB, resp *http.Response) {
+	t.Helper()
+	if resp.Header.Get(fiber.HeaderRetryAfter) == "" {
+		t.Errorf("%s %s: a 429 without Retry-After", resp.Request.Method, resp.Request.URL.Path)
+	}
+	WantType(t, resp, http.StatusTooManyRequests, "rate_limit_error", "", "")
+}
+
+// DoAdmitted is Do, sent again while a limit refuses it (for ten seconds
+// at most): a place a run or stream frees comes free a moment after the
+// client sees it end.
+func DoAdmitted(t testing.TB, a *fiber.App, method, path string, body any, headers map[string]string) *http.Response {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	resp := Do(t, a, method, path, body, headers)
+	for resp.StatusCode == http.StatusTooManyRequests && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		resp = Do(t, a, method, path, body, headers)
+	}
+	return resp
 }

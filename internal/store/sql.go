@@ -107,6 +107,29 @@ var schema = []string{
 		user_key TEXT  NOT NULL PRIMARY KEY,
 		last_id  {int} NOT NULL
 	)`,
+	// Webhooks (webhooks.go): a principal's subscriptions and single
+	// runs' own webhooks (run_id set), and every delivery attempt.
+	`CREATE TABLE IF NOT EXISTS webhooks (
+		id         TEXT   NOT NULL PRIMARY KEY,
+		user_key   TEXT   NOT NULL,
+		url        TEXT   NOT NULL,
+		events     TEXT   NOT NULL,
+		secret     TEXT   NOT NULL,
+		run_id     TEXT   NOT NULL,
+		created_at {time} NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS webhooks_user ON webhooks (user_key, run_id, created_at)`,
+	`CREATE TABLE IF NOT EXISTS webhook_deliveries (
+		id          {rowid},
+		webhook_id  TEXT   NOT NULL,
+		event_id    TEXT   NOT NULL,
+		event_type  TEXT   NOT NULL,
+		attempt     {int}  NOT NULL,
+		status_code {int}  NOT NULL,
+		error       TEXT   NOT NULL,
+		at          {time} NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook ON webhook_deliveries (webhook_id, id)`,
 }
 
 // sqlStore is the Store on either database.

@@ -1,0 +1,158 @@
+package store_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul-dev/longhaul/internal/store"
+)
+
+// TestWebhooks is the webhook store's conformance suite: the same cases on
+// SQLite and on PostgreSQL.
+func TestWebhooks(t *testing.T) { conformance(t, webhookCases) }
+
+var webhookCases = []conformanceCase{
+	{"webhooks per owner", testWebhooksPerOwner},
+	{"webhook cap under concurrent creates", testWebhookCap},
+	{"deliveries", testWebhookDeliveries},
+}
+
+func webhooks(t *testing.T, s store.Store) store.Webhooks {
+	t.Helper()
+	w, ok := s.(store.Webhooks)
+	if !ok {
+		t.Fatalf("%T does not keep webhooks", s)
+	}
+	return w
+}
+
+func testWebhooksPerOwner(t *testing.T, u string) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := now
+	ws := webhooks(t, open(t, u, store.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock })))
+	ctx := t.Context()
+	create := func(w store.Webhook) store.Webhook {
+		t.Helper()
+		got, err := ws.CreateWebhook(ctx, w, 0)
+		if err != nil {
+			t.Fatalf("CreateWebhook: %v", err)
+		}
+		return got
+	}
+	a1 := create(store.Webhook{ID: "wh_a1", Owner: "alice", URL: "https://a.example/1", Events: []string{"run.completed", "run.failed"}, Secret: "whsec_a1"})
+	create(store.Webhook{ID: "wh_a2", Owner: "alice", URL: "https://a.example/2", Events: []string{"run.waiting"}, Secret: "whsec_a2"})
+	create(store.Webhook{ID: "wh_b1", Owner: "bob", URL: "https://b.example/", Events: []string{"run.completed"}, Secret: "whsec_b1"})
+	// A run's own webhook: not a subscription.
+	create(store.Webhook{ID: "wh_r1", Owner: "alice", URL: "https://a.example/run", Events: []string{"run.completed"}, Secret: "whsec_r1", Run: "run-1"})
+
+	got, err := ws.GetWebhook(ctx, "wh_a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a1, got); diff != "" {
+		t.Errorf("GetWebhook mismatch (-created +got):\n%s", diff)
+	}
+	if _, err := ws.GetWebhook(ctx, "wh_none"); !errors.Is(err, store.ErrNoWebhook) {
+		t.Errorf("GetWebhook(unknown) = %v, want ErrNoWebhook", err)
+	}
+	list, err := ws.ListWebhooks(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, w := range list {
+		ids = append(ids, w.ID)
+		if w.Secret != "" {
+			t.Errorf("ListWebhooks gave %s's secret", w.ID)
+		}
+	}
+	if diff := cmp.Diff([]string{"wh_a1", "wh_a2"}, ids); diff != "" {
+		t.Errorf("alice's subscriptions (-want +got):\n%s", diff)
+	}
+	match, err := ws.MatchWebhooks(ctx, "alice", "run.completed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"wh_a1"}, match); diff != "" {
+		t.Errorf("MatchWebhooks(alice, run.completed) (-want +got):\n%s", diff)
+	}
+	if ok, err := ws.DeleteWebhook(ctx, "bob", "wh_a1"); err != nil || ok {
+		t.Errorf("bob's DeleteWebhook(wh_a1) = %v, %v; want false: not his", ok, err)
+	}
+	if ok, err := ws.DeleteWebhook(ctx, "alice", "wh_a1"); err != nil || !ok {
+		t.Errorf("DeleteWebhook(wh_a1) = %v, %v; want true", ok, err)
+	}
+	if _, err := ws.GetWebhook(ctx, "wh_a1"); !errors.Is(err, store.ErrNoWebhook) {
+		t.Errorf("GetWebhook after delete = %v, want ErrNoWebhook", err)
+	}
+}
+
+func testWebhookCap(t *testing.T, u string) {
+	ws := webhooks(t, open(t, u))
+	ctx := t.Context()
+	const max, tries = 3, 8
+	var wg sync.WaitGroup
+	errs := make([]error, tries)
+	for i := range tries {
+		wg.Go(func() {
+			_, errs[i] = ws.CreateWebhook(ctx, store.Webhook{
+				ID: "wh_" + string(rune('a'+i)), Owner: "alice", URL: "https://a.example/", Events: []string{"run.completed"}, Secret: "whsec_x",
+			}, max)
+		})
+	}
+	wg.Wait()
+	made := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			made++
+		case !errors.Is(err, store.ErrWebhookLimit):
+			t.Errorf("CreateWebhook: %v, want nil or ErrWebhookLimit", err)
+		}
+	}
+	if made != max {
+		t.Errorf("%d of %d concurrent creates succeeded, want the cap, %d", made, tries, max)
+	}
+	// A run's own webhook is not a subscription: the cap does not count it.
+	if _, err := ws.CreateWebhook(ctx, store.Webhook{ID: "wh_run", Owner: "alice", URL: "https://a.example/", Secret: "whsec_x", Run: "run-1"}, max); err != nil {
+		t.Errorf("a run's webhook over the cap: %v", err)
+	}
+}
+
+func testWebhookDeliveries(t *testing.T, u string) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ws := webhooks(t, open(t, u, store.WithClock(func() time.Time { return now })))
+	ctx := t.Context()
+	if _, err := ws.CreateWebhook(ctx, store.Webhook{ID: "wh_1", Owner: "alice", URL: "https://a.example/", Secret: "whsec_x"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range []store.Delivery{
+		{Webhook: "wh_1", EventID: "evt_1", EventType: "run.completed", Attempt: 1, Error: "connection refused"},
+		{Webhook: "wh_1", EventID: "evt_1", EventType: "run.completed", Attempt: 2, StatusCode: 503},
+		{Webhook: "wh_1", EventID: "evt_1", EventType: "run.completed", Attempt: 3, StatusCode: 200},
+	} {
+		if err := ws.AddDelivery(ctx, d); err != nil {
+			t.Fatalf("AddDelivery %d: %v", i, err)
+		}
+	}
+	got, err := ws.ListDeliveries(ctx, "wh_1", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Delivery{
+		{Webhook: "wh_1", EventID: "evt_1", EventType: "run.completed", Attempt: 3, StatusCode: 200, At: now},
+		{Webhook: "wh_1", EventID: "evt_1", EventType: "run.completed", Attempt: 2, StatusCode: 503, At: now},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ListDeliveries (-want +got):\n%s", diff)
+	}
+	if ok, err := ws.DeleteWebhook(ctx, "alice", "wh_1"); err != nil || !ok {
+		t.Fatalf("DeleteWebhook: %v, %v", ok, err)
+	}
+	if got, err := ws.ListDeliveries(ctx, "wh_1", 10); err != nil || len(got) != 0 {
+		t.Errorf("deliveries of a deleted webhook: %v, %v; want none", got, err)
+	}
+}

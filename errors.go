@@ -55,4 +55,10 @@ const (
 	// does not fit the model's window even after compaction: OpenAI's own
 	// code for it, so clients recognise it.
 	ErrTypeContextLength = "context_length_exceeded"
+	// ErrTypeWebhookRejected is a webhook delivery its receiver refused
+	// for good (a 4xx other than 408 and 429), or one to an address the
+	// SSRF guard refuses: retrying cannot help.
+	ErrTypeWebhookRejected = "WebhookRejected"
+	// ErrTypeWebhookGone is a delivery to a webhook deleted since.
+	ErrTypeWebhookGone = "WebhookGone"
 )

@@ -43,6 +43,7 @@
 //	forget.go        MarkDeleted: a run not to be kept, marked deleted at its end
 //	retention.go     DeleteExpiredBlobs: the retention job's one activity
 //	ingest.go        ExtractChunks, EmbedChunks, FinishIngest: a file into a vector store
+//	webhook.go       WebhookTargets (local), DeliverWebhook: a run's events to its webhooks
 package activities
 
 import (
@@ -134,6 +135,14 @@ type Activities struct {
 	// LONGHAUL_EXTRACT_TIMEOUT, LONGHAUL_EXTRACT_CONCURRENCY); nil is one
 	// with the defaults, shared by the process.
 	Extractor *extract.Child
+	// Webhooks keeps the webhooks run events are delivered to, with their
+	// secrets, and records each delivery attempt (webhook.go); nil
+	// delivers none.
+	Webhooks store.Webhooks
+	// WebhookPrivate lets deliveries reach private and loopback hosts
+	// (LONGHAUL_WEBHOOK_PRIVATE), for receivers on the operator's own
+	// network; otherwise they pass the same SSRF guard as the tools.
+	WebhookPrivate bool
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is

@@ -255,6 +255,10 @@ type AgentInput struct {
 	// Responses file_search tool, Chat Completions' longhaul.vector_stores,
 	// a chat's attached files). Empty: the tool is not offered.
 	VectorStores []string `json:"vector_stores,omitempty"`
+	// Webhook is the run's own webhook, and the response id a background
+	// response's events name; nil for neither. The run's principal's
+	// subscriptions are looked up when an event happens.
+	Webhook *RunWebhook `json:"webhook,omitempty"`
 }
 
 // AgentResult is what an AgentWorkflow returns.

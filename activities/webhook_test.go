@@ -1,0 +1,183 @@
+package activities_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"go.temporal.io/sdk/temporal"
+)
+
+// testSecret is a webhook secret as the API makes them: whsec_ and 32
+// bytes in base64.
+var testSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+
+// webhookFixture is a worker's activities over a webhook store, and one
+// webhook of alice's at url.
+func webhookFixture(t *testing.T, url string, private bool) (*activities.Activities, store.Webhooks) {
+	t.Helper()
+	s, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "store.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ws := s.(store.Webhooks)
+	if _, err := ws.CreateWebhook(t.Context(), store.Webhook{ID: "wh_1", Owner: "alice", URL: url, Events: contract.WebhookEventTypes, Secret: testSecret}, 0); err != nil {
+		t.Fatal(err)
+	}
+	acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1", Model: "m"}, nil, nil, slog.New(slog.DiscardHandler))
+	acts.Webhooks, acts.WebhookPrivate = ws, private
+	return acts, ws
+}
+
+var testEvent = contract.WebhookEvent{ID: "evt_1", Object: "event", Type: contract.WebhookRunCompleted, CreatedAt: 1767225600,
+	Data: contract.WebhookEventData{ID: "run-1", Object: "run", Status: "completed", Agent: "assistant"}}
+
+// deliver runs DeliverWebhook once, as Temporal would.
+func deliver(t *testing.T, acts *activities.Activities, webhook string) (contract.WebhookResult, error) {
+	t.Helper()
+	env := quietSuite().NewTestActivityEnvironment()
+	env.RegisterActivity(acts)
+	v, err := env.ExecuteActivity(acts.DeliverWebhook, contract.WebhookInput{Webhook: webhook, Event: testEvent})
+	var res contract.WebhookResult
+	if err == nil {
+		err = v.Get(&res)
+	}
+	return res, err
+}
+
+// TestDeliverWebhookSigns checks a delivery against the Standard Webhooks
+// scheme, computed here independently of SignWebhook: the three headers,
+// the signed "id.timestamp.body", and the event's body.
+func TestDeliverWebhookSigns(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	bodies := make(chan []byte, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r
+		bodies <- b
+	}))
+	defer srv.Close()
+	acts, ws := webhookFixture(t, srv.URL+"/hook", true)
+	res, err := deliver(t, acts, "wh_1")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("DeliverWebhook = %+v, %v; want 200", res, err)
+	}
+	r, body := <-got, <-bodies
+	if r.Header.Get("webhook-id") != testEvent.ID {
+		t.Errorf("webhook-id = %q, want the event's id %q", r.Header.Get("webhook-id"), testEvent.ID)
+	}
+	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(testSecret, "whsec_"))
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(r.Header.Get("webhook-id") + "." + r.Header.Get("webhook-timestamp") + "." + string(body)))
+	if want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)); r.Header.Get("webhook-signature") != want {
+		t.Errorf("webhook-signature = %q, want %q", r.Header.Get("webhook-signature"), want)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(body, &ev); err != nil || ev["object"] != "event" || ev["type"] != "run.completed" || ev["id"] != "evt_1" {
+		t.Errorf("body = %s (%v), want the event", body, err)
+	}
+	if data, _ := ev["data"].(map[string]any); data["id"] != "run-1" || data["status"] != "completed" {
+		t.Errorf("data = %v, want the run's id and status", ev["data"])
+	}
+	if strings.Contains(string(body), testSecret) {
+		t.Error("the body holds the secret")
+	}
+	ds, err := ws.ListDeliveries(t.Context(), "wh_1", 10)
+	if err != nil || len(ds) != 1 || ds[0].StatusCode != 200 || ds[0].EventID != "evt_1" || ds[0].Attempt != 1 {
+		t.Errorf("recorded deliveries = %+v, %v; want attempt 1 of evt_1, 200", ds, err)
+	}
+}
+
+// TestDeliverWebhookOutcomes classifies answers: 2xx delivers; 408, 429
+// and 5xx are retried; another 4xx is not, nor is a destination the SSRF
+// guard refuses or a deleted webhook.
+func TestDeliverWebhookOutcomes(t *testing.T) {
+	for _, tc := range []struct {
+		status    int
+		retryable bool
+	}{{204, false}, {503, true}, {500, true}, {429, true}, {408, true}, {400, false}, {404, false}, {410, false}} {
+		t.Run(http.StatusText(tc.status), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				io.WriteString(w, strings.Repeat("why ", 5000))
+			}))
+			defer srv.Close()
+			acts, ws := webhookFixture(t, srv.URL, true)
+			_, err := deliver(t, acts, "wh_1")
+			if tc.status/100 == 2 {
+				if err != nil {
+					t.Fatalf("DeliverWebhook: %v, want a delivery", err)
+				}
+				return
+			}
+			checkRetryable(t, err, tc.retryable)
+			ds, _ := ws.ListDeliveries(t.Context(), "wh_1", 10)
+			if len(ds) != 1 || ds[0].StatusCode != tc.status || len(ds[0].Error) > 300 {
+				t.Errorf("recorded = %+v, want the status and a short error", ds)
+			}
+		})
+	}
+	t.Run("loopback without LONGHAUL_WEBHOOK_PRIVATE", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("the guard let a delivery reach loopback") }))
+		defer srv.Close()
+		acts, ws := webhookFixture(t, srv.URL, false)
+		_, err := deliver(t, acts, "wh_1")
+		checkRetryable(t, err, false)
+		if ds, _ := ws.ListDeliveries(t.Context(), "wh_1", 10); len(ds) != 1 || !strings.Contains(ds[0].Error, "safehttp") {
+			t.Errorf("recorded = %+v, want the refusal", ds)
+		}
+	})
+	t.Run("deleted webhook", func(t *testing.T) {
+		acts, _ := webhookFixture(t, "https://example.com/", true)
+		_, err := deliver(t, acts, "wh_gone")
+		checkRetryable(t, err, false)
+		var ae *temporal.ApplicationError
+		if !errors.As(err, &ae) || ae.Type() != longhaul.ErrTypeWebhookGone {
+			t.Errorf("err = %v, want %s", err, longhaul.ErrTypeWebhookGone)
+		}
+	})
+}
+
+func checkRetryable(t *testing.T, err error, retryable bool) {
+	t.Helper()
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		if err == nil || !retryable {
+			t.Fatalf("err = %v, want an application error (retryable %v)", err, retryable)
+		}
+		return
+	}
+	if ae.NonRetryable() == retryable {
+		t.Errorf("err = %v: non-retryable %v, want retryable %v", err, ae.NonRetryable(), retryable)
+	}
+}
+
+// TestWebhookTargets: the owner's subscriptions to the type, then the
+// run's own webhook.
+func TestWebhookTargets(t *testing.T) {
+	acts, ws := webhookFixture(t, "https://example.com/", true)
+	if _, err := ws.CreateWebhook(t.Context(), store.Webhook{ID: "wh_2", Owner: "alice", URL: "https://example.com/", Events: []string{"run.failed"}, Secret: testSecret}, 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := acts.WebhookTargets(t.Context(), contract.WebhookTargetsRequest{Owner: "alice", Type: "run.completed", Run: "wh_run"})
+	if err != nil || strings.Join(got, ",") != "wh_1,wh_run" {
+		t.Errorf("WebhookTargets = %v, %v; want wh_1, wh_run", got, err)
+	}
+	if got, _ := acts.WebhookTargets(t.Context(), contract.WebhookTargetsRequest{Owner: "bob", Type: "run.completed"}); len(got) != 0 {
+		t.Errorf("bob's targets = %v, want none", got)
+	}
+}

@@ -35,7 +35,7 @@ var (
 	catalog = []string{"skills", "internal/toolset"}
 	// handlers are the HTTP API's handler packages, one per API, which
 	// the server (api) registers.
-	handlers = []string{"api/documents", "api/account"}
+	handlers = []string{"api/documents", "api/account", "api/webhooksapi"}
 	// runHandlers are the handler packages of the APIs that run agents:
 	// they reach runs through the runs service and its Gate, never the
 	// engine's client.

@@ -22,6 +22,7 @@ func Register(w sdkworker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: contract.AgentWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: contract.RetentionWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.IngestWorkflow, workflow.RegisterOptions{Name: contract.IngestWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.WebhookWorkflow, workflow.RegisterOptions{Name: contract.WebhookWorkflowName})
 	w.RegisterActivity(acts)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -120,6 +121,7 @@ func AgentWorkflow(ctx workflow.Context, in Input) (contract.AgentResult, error)
 	// Cancellation must not stop the last bookkeeping.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	_ = workflow.UpsertTypedSearchAttributes(dctx, contract.SearchAttrStatus.ValueSet(status))
+	r.notify(dctx, webhookEnd(status), contract.WebhookEventData{Status: status, Error: textcut.Runes(r.state.Error, webhookErrorChars)})
 	r.forget(dctx)
 	res.LastOffset = r.log.last
 	res.Usage = r.usage

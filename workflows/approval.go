@@ -61,6 +61,7 @@ func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, seq int64, t
 	r.log.emit(now, longhaul.EventApprovalRequired, longhaul.ApprovalRequiredData{
 		ToolCallID: call.ID, Name: call.Name, Arguments: call.Arguments, Target: target,
 	})
+	r.notify(ctx, contract.WebhookRunWaiting, contract.WebhookEventData{Status: contract.StatusWaiting, ToolCallID: call.ID, Tool: call.Name})
 	var err error
 	answered := true
 	if r.in.ApprovalTimeout > 0 {

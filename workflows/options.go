@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/activities"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -209,6 +210,37 @@ func finishOptions(ctx workflow.Context) workflow.Context {
 			MaximumInterval:        time.Minute,
 			MaximumAttempts:        20,
 			NonRetryableErrorTypes: []string{longhaul.ErrTypeNoDocStore, longhaul.ErrTypeNoStore},
+		},
+	})
+}
+
+// Webhook deliveries: attempts with exponential backoff from
+// webhookFirstRetry, at most webhookMaxInterval apart, for up to
+// webhookDeadline in all (the Standard Webhooks spec's advice: retry with
+// backoff for a day or so); an attempt is bounded by the activity's own
+// timeout, this leaves it margin.
+const (
+	webhookFirstRetry  = 2 * time.Second
+	webhookMaxInterval = time.Hour
+	webhookDeadline    = 24 * time.Hour
+	webhookAttempt     = activities.WebhookAttemptTimeout + 15*time.Second
+	webhookErrorChars  = 500
+)
+
+// webhookOptions are DeliverWebhook's: retried until the receiver takes
+// the event or refuses it for good (a 4xx other than 408 and 429, a
+// destination the SSRF guard refuses, a deleted webhook).
+func webhookOptions(ctx workflow.Context, typ string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    webhookAttempt,
+		ScheduleToCloseTimeout: webhookDeadline,
+		Summary:                "deliver " + typ,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    webhookFirstRetry,
+			BackoffCoefficient: 2,
+			MaximumInterval:    webhookMaxInterval,
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeWebhookRejected, longhaul.ErrTypeWebhookGone,
+				longhaul.ErrTypeNoStore, longhaul.ErrTypeBadInput},
 		},
 	})
 }

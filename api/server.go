@@ -133,6 +133,9 @@ type Config struct {
 	// Prometheus scrapes with none, and the series carry counts by route,
 	// agent, model and tool, no user's data.
 	MetricsHandler http.Handler
+	// Webhooks bounds the webhooks principals keep (/v1/webhooks, a
+	// run's own webhook), in the blob store's database.
+	Webhooks WebhookPolicy
 }
 
 // ImagePolicy says which image URLs requests may send to the model
@@ -299,6 +302,11 @@ func (s *Server) routes() {
 	v1.Get("/vector_stores/:id/file_batches/:batch_id/files", docs.Require, docs.ListVectorStoreFiles)
 	v1.Post("/vector_stores/:id/file_batches/:batch_id/cancel", docs.Require, docs.CancelFileBatch)
 	v1.Delete("/me", acct.DeleteMe)
+	hooks := s.webhooks()
+	v1.Post("/webhooks", hooks.Require, hooks.Create)
+	v1.Get("/webhooks", hooks.Require, hooks.List)
+	v1.Delete("/webhooks/:id", hooks.Require, hooks.Delete)
+	v1.Get("/webhooks/:id/deliveries", hooks.Require, hooks.Deliveries)
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
@@ -328,7 +336,7 @@ const (
 func (s *Server) runsAPI() *runsapi.Handlers {
 	return &runsapi.Handlers{
 		Runs: s.runsWeb, Gate: s.gate, Catalog: s.catalog, Streams: s.streams,
-		Blobs: s.cfg.Blobs, Images: s.cfg.Images,
+		Blobs: s.cfg.Blobs, Images: s.cfg.Images, Webhooks: s.webhooks(),
 		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
 	}
 }
@@ -337,7 +345,7 @@ func (s *Server) runsAPI() *runsapi.Handlers {
 func (s *Server) responsesAPI() *responsesapi.Handlers {
 	return &responsesapi.Handlers{
 		Runs: s.runsWeb, Gate: s.gate, Agents: s.agents, Streams: s.streams,
-		Blobs: s.cfg.Blobs, VectorStores: s.documents(), Ranking: documents.CheckRanking, Images: s.cfg.Images,
+		Blobs: s.cfg.Blobs, VectorStores: s.documents(), Ranking: documents.CheckRanking, Images: s.cfg.Images, Webhooks: s.webhooks(),
 		RequestTimeout: s.cfg.RequestTimeout, ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit,
 		ApprovalTimeout: s.cfg.ApprovalTimeout,
 	}

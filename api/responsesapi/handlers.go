@@ -47,6 +47,9 @@ type Handlers struct {
 	Ranking      wire.RankingCheck
 	// Images says which image URLs a request's input may send.
 	Images runweb.ImagePolicy
+	// Webhooks makes a background response's own webhook; nil refuses
+	// one.
+	Webhooks runweb.Webhooks
 	// RequestTimeout bounds the wait for a response that is neither
 	// streamed nor in the background.
 	RequestTimeout time.Duration

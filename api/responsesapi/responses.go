@@ -180,11 +180,16 @@ func (h *Handlers) startResponse(c *fiber.Ctx, rc *responseCall) error {
 		VectorStores:    rc.stores,
 	}
 	run := "run-" + uuid.NewString()
+	hook, err := h.backgroundWebhook(c, run, req.Webhook, &in)
+	if err != nil {
+		return err
+	}
 	err = runweb.Start(ctx, h.Gate, run, in, runweb.Summarize(msgs, 60))
 	if err != nil {
 		return err
 	}
 	base := wire.ResponseBase(wire.ResponseID(run, 0), in, 0, nil)
+	base.Webhook = hook
 	return h.answerResponse(c, req, run, 0, base)
 }
 
@@ -366,4 +371,24 @@ func (h *Handlers) Get(c *fiber.Ctx) error {
 		h.streamSegment(sw, run, start, base, base.Background && start == 0, after, true)
 	}, release)
 	return nil
+}
+
+// backgroundWebhook names a background response's events after OpenAI's
+// (response.completed, …, naming the response) for every webhook that
+// gets them, and makes the request's own webhook, if it names one, whose
+// secret the answer shows.
+func (h *Handlers) backgroundWebhook(c *fiber.Ctx, run, url string, in *contract.AgentInput) (*wire.RunWebhook, error) {
+	if rs := in.Response; rs == nil || !rs.Background {
+		return nil, nil
+	}
+	own, hook, err := runweb.RunWebhook(c.UserContext(), h.Webhooks, in.User.Key(), run, url)
+	if err != nil {
+		return nil, err
+	}
+	if own == nil {
+		own = &contract.RunWebhook{}
+	}
+	own.Response = wire.ResponseID(run, 0)
+	in.Webhook = own
+	return hook, nil
 }

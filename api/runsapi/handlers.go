@@ -42,6 +42,8 @@ type Handlers struct {
 	Blobs store.Store
 	// Images says which image URLs a run's messages may send.
 	Images runweb.ImagePolicy
+	// Webhooks makes a run's own webhook; nil refuses one.
+	Webhooks runweb.Webhooks
 	// ModelTimeout, HistoryLimit and ApprovalTimeout go into each run's
 	// input (see contract.AgentInput).
 	ModelTimeout    time.Duration

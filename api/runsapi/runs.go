@@ -46,12 +46,17 @@ func (h *Handlers) CreateRun(c *fiber.Ctx) error {
 		Metadata:        req.Metadata,
 	}
 	id := "run-" + uuid.NewString()
-	err := runweb.Start(c.UserContext(), h.Gate, id, in, runweb.Summarize(msgs, 60))
+	var hook *wire.RunWebhook
+	var err error
+	if in.Webhook, hook, err = runweb.RunWebhook(c.UserContext(), h.Webhooks, in.User.Key(), id, req.Webhook); err != nil {
+		return err
+	}
+	err = runweb.Start(c.UserContext(), h.Gate, id, in, runweb.Summarize(msgs, 60))
 	if err != nil {
 		return err
 	}
 	c.Set(web.HeaderRunID, id)
-	return c.Status(fiber.StatusAccepted).JSON(wire.RunCreated{ID: id, Status: contract.StatusRunning, EventsURL: runweb.EventsURL(id)})
+	return c.Status(fiber.StatusAccepted).JSON(wire.RunCreated{ID: id, Status: contract.StatusRunning, EventsURL: runweb.EventsURL(id), Webhook: hook})
 }
 
 // GetRun answers GET /v1/runs/{id}: the run's state with its timings.

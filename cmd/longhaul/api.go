@@ -125,7 +125,8 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 			PerPrincipal: cfg.MaxEmbeddings,
 			MaxAnswer:    cfg.MaxEmbeddingsAnswer,
 		},
-		Images: api.ImagePolicy{AllowHTTP: cfg.ImageURLHTTP, AllowPrivate: cfg.ImageURLPrivate},
+		Images:   api.ImagePolicy{AllowHTTP: cfg.ImageURLHTTP, AllowPrivate: cfg.ImageURLPrivate},
+		Webhooks: api.WebhookPolicy{Max: webhookCap(cfg.MaxWebhooks), AllowPrivate: cfg.WebhookPrivate},
 	}, runs.NewTemporal(c, runs.Config{
 		TaskQueue: cfg.TaskQueue, Namespace: cfg.TemporalNamespace, Timeout: cfg.TemporalTimeout,
 		EagerStart: eager, Deltas: bus, Blobs: blobs, Log: log,
@@ -157,4 +158,13 @@ func serveAPI(ctx context.Context, s *api.Server, addr string, log *slog.Logger)
 		log.Warn("API shutdown", "error", err)
 	}
 	return nil
+}
+
+// webhookCap is api.WebhookPolicy.Max for LONGHAUL_MAX_WEBHOOKS, whose 0
+// is no limit.
+func webhookCap(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

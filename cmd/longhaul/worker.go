@@ -121,6 +121,10 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.MaxOutputBytes = cfg.MaxModelOutput
 	a.IdleTimeout = cfg.ModelIdleTimeout
 	a.Blobs = blobs
+	if ws, ok := blobs.(store.Webhooks); ok {
+		a.Webhooks = ws
+	}
+	a.WebhookPrivate = cfg.WebhookPrivate
 	a.Memory = mem
 	a.Docs = docs
 	a.Embedder = docEmbedder(cfg)

@@ -292,6 +292,9 @@ func (c Config) checkLimits(p *problems) {
 	if c.MaxIngestions < 0 {
 		p.bad("MAX_INGESTIONS", "must not be negative (0 = no limit)")
 	}
+	if c.MaxWebhooks < 0 {
+		p.bad("MAX_WEBHOOKS", "must not be negative (0 = no limit)")
+	}
 	if c.ExtractMemory < 64<<20 {
 		p.bad("EXTRACT_MEMORY", "must be at least 67108864 (64 MiB)")
 	}

@@ -83,6 +83,9 @@ type ResponsesRequest struct {
 	Store              *bool              `json:"store,omitempty"`
 	Background         bool               `json:"background,omitempty"`
 	Stream             bool               `json:"stream,omitempty"`
+	// Webhook is a URL the background response's events are delivered
+	// to, signed (Longhaul's extension; see docs/api.md, Webhooks).
+	Webhook string `json:"webhook,omitempty"`
 	// Include asks for more in the output; Longhaul reads
 	// file_search_call.results and ignores the rest.
 	Include []string `json:"include,omitempty"`
@@ -195,6 +198,9 @@ func (r *ResponsesRequest) Validate(check SchemaCheck, checkRanking RankingCheck
 	}
 	if r.Background && r.Store != nil && !*r.Store {
 		return errors.New("background: a background response must be stored (store: true)")
+	}
+	if r.Webhook != "" && !r.Background {
+		return errors.New("webhook: only a background response (background: true) takes a webhook")
 	}
 	for i, t := range r.Tools {
 		switch t.Type {
@@ -337,6 +343,10 @@ type Response struct {
 	Usage              *ResponseUsage     `json:"usage"`
 	User               *string            `json:"user"`
 	Metadata           map[string]string  `json:"metadata"`
+	// Webhook is the response's own webhook with its secret (Longhaul's
+	// extension), only in the answer to the background request that named
+	// one.
+	Webhook *RunWebhook `json:"webhook,omitempty"`
 	// searchResults says whether file_search_call items carry their
 	// results (include: file_search_call.results); not on the
 	SearchResults bool `json:"-"`

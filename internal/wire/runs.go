@@ -29,6 +29,9 @@ type RunRequest struct {
 	Messages []ChatMessage     `json:"messages,omitempty"`
 	Input    *string           `json:"input,omitempty"`
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Webhook is a URL the run's events are delivered to, signed (see
+	// docs/api.md, Webhooks).
+	Webhook string `json:"webhook,omitempty"`
 }
 
 // RunCreated answers POST /v1/runs.
@@ -36,6 +39,9 @@ type RunCreated struct {
 	ID        string `json:"id"`
 	Status    string `json:"status"`
 	EventsURL string `json:"events_url"`
+	// Webhook is the run's own webhook, with its secret, when the request
+	// named one: the only answer that shows the secret.
+	Webhook *RunWebhook `json:"webhook,omitempty"`
 }
 
 // Run answers GET /v1/runs/{id}. Times are RFC 3339, as in events;

@@ -1,0 +1,78 @@
+package runsapi_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/api/runsapi"
+	"github.com/longhaul-dev/longhaul/api/sse"
+	"github.com/longhaul-dev/longhaul/api/webhooksapi"
+	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
+	"github.com/longhaul-dev/longhaul/internal/wire"
+)
+
+// TestRunWebhook: a run started with a webhook answers with the webhook's
+// id and secret, once; the run's input carries the id only, never the
+// secret; a URL the SSRF guard refuses, or a server without webhooks,
+// starts no run.
+func TestRunWebhook(t *testing.T) {
+	s, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "store.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for _, tc := range []struct {
+		name     string
+		hooks    bool
+		url      string
+		status   int
+		errorMsg string
+	}{
+		{name: "a webhook", hooks: true, url: "https://hooks.example.com/run", status: 202},
+		{name: "a loopback webhook", hooks: true, url: "http://127.0.0.1:9/run", status: 400, errorMsg: "LONGHAUL_WEBHOOK_PRIVATE"},
+		{name: "no webhooks here", url: "https://hooks.example.com/run", status: 400, errorMsg: "keeps no webhooks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := runsfake.New()
+			rw, gate := webtest.RunsOver(fake)
+			h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}}
+			if tc.hooks {
+				h.Webhooks = &webhooksapi.Handlers{Store: s.(store.Webhooks)}
+			}
+			app := webtest.App(t, func(_, v1 fiber.Router) { v1.Post("/runs", h.CreateRun) })
+			body := map[string]any{"agent": "assistant", "messages": []map[string]string{{"role": "user", "content": "hi"}}, "webhook": tc.url}
+			resp := webtest.Do(t, app, "POST", "/v1/runs", body, webtest.Alice)
+			if tc.status != 202 {
+				webtest.WantError(t, resp, tc.status, tc.errorMsg)
+				if n, _ := fake.Count(t.Context(), "'alice'"); n != 0 {
+					t.Errorf("%d runs started, want none", n)
+				}
+				return
+			}
+			created := webtest.Decode[wire.RunCreated](t, resp)
+			if n, _ := fake.Count(t.Context(), "'alice'"); n != 1 {
+				t.Errorf("%d runs of alice's started, want 1", n)
+			}
+			if created.Webhook == nil || !strings.HasPrefix(created.Webhook.ID, "wh_") || !strings.HasPrefix(created.Webhook.Secret, "whsec_") || created.Webhook.URL != tc.url {
+				t.Fatalf("created = %+v, want the run's webhook with its secret", created)
+			}
+			in, _, err := fake.FirstInput(t.Context(), created.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(in)
+			if in.Webhook == nil || in.Webhook.ID != created.Webhook.ID || strings.Contains(string(raw), "whsec_") {
+				t.Errorf("the run's input = %s, want the webhook's id and no secret", raw)
+			}
+			w, err := s.(store.Webhooks).GetWebhook(t.Context(), created.Webhook.ID)
+			if err != nil || w.Run != created.ID || w.Secret != created.Webhook.Secret || w.Owner != webtest.Principal(t, webtest.Alice).User.Key() {
+				t.Errorf("stored = %+v, %v; want alice's webhook of run %s", w, err, created.ID)
+			}
+		})
+	}
+}

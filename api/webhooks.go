@@ -1,0 +1,26 @@
+package api
+
+import (
+	"github.com/longhaul-dev/longhaul/api/webhooksapi"
+	"github.com/longhaul-dev/longhaul/internal/store"
+)
+
+// WebhookPolicy bounds the webhooks principals keep (see
+// webhooksapi.Handlers).
+type WebhookPolicy struct {
+	// Max is the most subscriptions one principal keeps; zero is
+	// webhooksapi.DefaultMaxWebhooks, below zero no cap.
+	Max int
+	// AllowPrivate accepts URLs of private and loopback hosts.
+	AllowPrivate bool
+}
+
+// webhooks is the webhook routes' handlers, over the blob store's
+// database; without a store (a server that keeps none) they answer 404.
+func (s *Server) webhooks() *webhooksapi.Handlers {
+	h := &webhooksapi.Handlers{Max: s.cfg.Webhooks.Max, AllowPrivate: s.cfg.Webhooks.AllowPrivate, Log: s.log}
+	if ws, ok := s.cfg.Blobs.(store.Webhooks); ok {
+		h.Store = ws
+	}
+	return h
+}

@@ -100,6 +100,7 @@ func TestDefaults(t *testing.T) {
 		MaxFiles:           1000,
 		MaxFileStorage:     1 << 30,
 		MaxIngestions:      100,
+		MaxWebhooks:        20,
 		ExtractMemory:      512 << 20,
 		ExtractTimeout:     5 * time.Minute,
 		ExtractConcurrency: 2,

@@ -81,8 +81,9 @@ func (r *run) notify(ctx workflow.Context, typ string, data contract.WebhookEven
 }
 
 // webhookEvent is the event of typ the run's webhooks get now: its id is
-// derived from the run and the event's place in its log, so it is the
-// same however often the run's code replays it. A background response's
+// derived from the run's first execution (a run id, unique, kept across
+// continue-as-new) and the event's place in its log, so it is the same
+// however often the run's code replays it. A background response's
 // events are sent under OpenAI's names (response.completed, …) and name
 // the response.
 func (r *run) webhookEvent(ctx workflow.Context, typ string, data contract.WebhookEventData) contract.WebhookEvent {
@@ -93,7 +94,7 @@ func (r *run) webhookEvent(ctx workflow.Context, typ string, data contract.Webho
 			typ, data.ID, data.Object, data.Agent = name, w.Response, "response", ""
 		}
 	}
-	h := sha256.Sum256([]byte(info.WorkflowExecution.ID + "\x00" + info.FirstRunID + "\x00" + typ + "\x00" + strconv.FormatInt(r.log.last, 10)))
+	h := sha256.Sum256([]byte(info.FirstRunID + "\x00" + typ + "\x00" + strconv.FormatInt(r.log.last, 10)))
 	return contract.WebhookEvent{
 		ID: "evt_" + hex.EncodeToString(h[:12]), Object: "event", Type: typ,
 		CreatedAt: workflow.Now(ctx).Unix(), Data: data,

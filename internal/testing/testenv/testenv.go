@@ -109,6 +109,10 @@ type Options struct {
 	// a window of NoWindow, as the scripted model has none unless a test
 	// sets one; a test of windows sets the window it gave the model.
 	Context window.Settings
+	// WebhookPrivate lets the worker deliver webhooks to loopback (a
+	// test's receiver) and the API take such URLs, as
+	// LONGHAUL_WEBHOOK_PRIVATE does.
+	WebhookPrivate bool
 }
 
 // NoWindow is the window the env's workers assume of a model when the
@@ -317,6 +321,7 @@ func (e *Env) apiConfigFor() api.Config {
 	if cfg.ModelTimeout == 0 {
 		cfg.ModelTimeout = 30 * time.Second
 	}
+	cfg.Webhooks.AllowPrivate = cfg.Webhooks.AllowPrivate || e.opts.WebhookPrivate
 	if cfg.Embeddings.BaseURL == "" {
 		cfg.Embeddings.BaseURL = e.Model.URL()
 	}
@@ -493,6 +498,8 @@ func (e *Env) Activities() *activities.Activities {
 	a.MaxOutputBytes = e.opts.MaxModelOutput
 	a.IdleTimeout = e.opts.ModelIdleTimeout
 	a.Docs = e.Docs
+	a.Webhooks, _ = e.Blobs.(store.Webhooks)
+	a.WebhookPrivate = e.opts.WebhookPrivate
 	a.EmbedBatch = e.opts.EmbedBatch
 	a.Windows = window.NewResolver(e.opts.Context, nil)
 	if e.opts.Context == nil {

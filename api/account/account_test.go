@@ -107,7 +107,7 @@ func newEnv(t *testing.T) *env {
 	creds := &usercreds.Service{Store: st.(store.Credentials), Box: box, PublicURL: "http://longhaul.test"}
 	rec := &recorder{}
 	h := &account.Handlers{Conversations: st, Backlog: st, Forget: rec, ChatFiles: rec, Memory: &memory.Service{Store: mem, Embedder: embedder{}},
-		Credentials: creds, Docs: docs, Log: slog.New(slog.DiscardHandler)}
+		Credentials: creds, Docs: docs, Webhooks: st.(store.Webhooks), Log: slog.New(slog.DiscardHandler)}
 	return &env{app: serve(t, h), h: h, st: st, mem: mem, docs: docs, creds: creds, rec: rec}
 }
 
@@ -390,9 +390,12 @@ func TestDeleteMe(t *testing.T) {
 			t.Fatal(err)
 		}
 		do(t, e, "PUT", "/v1/secrets/SHOP", map[string]string{"value": "key"}, who)
+		if _, err := e.st.(store.Webhooks).CreateWebhook(t.Context(), store.Webhook{ID: "wh_" + user, Owner: user, URL: "https://hooks.example.com/", Secret: "whsec_x"}, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
 	got := webtest.Decode[wire.UserDeleted](t, do(t, e, "DELETE", "/v1/me", nil, webtest.Alice))
-	want := wire.UserDeleted{Object: "user.deleted", Deleted: true, Conversations: 1, Memories: 1, BacklogItems: 1, Credentials: 1, Documents: true}
+	want := wire.UserDeleted{Object: "user.deleted", Deleted: true, Conversations: 1, Memories: 1, BacklogItems: 1, Credentials: 1, Documents: true, Webhooks: 1}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("DELETE /v1/me (-want +got):\n%s", diff)
 	}

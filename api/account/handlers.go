@@ -46,6 +46,8 @@ type Handlers struct {
 	// Docs keeps users' files and vector stores, which DELETE /v1/me
 	// deletes.
 	Docs docstore.Store
+	// Webhooks keeps users' webhooks, which DELETE /v1/me deletes.
+	Webhooks store.Webhooks
 	// Log takes what the handlers log; nil is slog's default.
 	Log *slog.Logger
 }

@@ -57,6 +57,12 @@ func (h *Handlers) DeleteMe(c *fiber.Ctx) error {
 			return web.Internal("deleting your files and vector stores failed; try again")
 		}
 	}
+	if h.Webhooks != nil {
+		if out.Webhooks, err = h.Webhooks.DeleteUserWebhooks(ctx, user); err != nil {
+			h.log().Error("delete the user's webhooks", "error", err)
+			return web.Internal("deleting your webhooks failed; try again")
+		}
+	}
 	return c.JSON(out)
 }
 

@@ -72,6 +72,9 @@ type Webhooks interface {
 	// ListDeliveries returns the webhook's latest attempts, at most limit,
 	// newest first.
 	ListDeliveries(ctx context.Context, webhook string, limit int) ([]Delivery, error)
+	// DeleteUserWebhooks removes every webhook of the owner (runs' own
+	// too) with their deliveries, and returns how many webhooks.
+	DeleteUserWebhooks(ctx context.Context, owner string) (int64, error)
 }
 
 var _ Webhooks = (*sqlStore)(nil)
@@ -255,4 +258,23 @@ func (s *sqlStore) ListDeliveries(ctx context.Context, webhook string, limit int
 		return nil, fmt.Errorf("list deliveries of %q: %w", webhook, err)
 	}
 	return out, nil
+}
+
+func (s *sqlStore) DeleteUserWebhooks(ctx context.Context, owner string) (int64, error) {
+	if !sqldb.ValidText(owner) {
+		return 0, nil
+	}
+	var n int64
+	err := s.db.Write(ctx, func(tx sqldb.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE webhook_id IN (SELECT id FROM webhooks WHERE user_key = ?)`, owner)
+		if err != nil {
+			return err
+		}
+		n, err = sqldb.Affected(tx.ExecContext(ctx, `DELETE FROM webhooks WHERE user_key = ?`, owner))
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete webhooks of a user: %w", err)
+	}
+	return n, nil
 }

@@ -88,6 +88,17 @@ func testWebhooksPerOwner(t *testing.T, u string) {
 	if _, err := ws.GetWebhook(ctx, "wh_a1"); !errors.Is(err, store.ErrNoWebhook) {
 		t.Errorf("GetWebhook after delete = %v, want ErrNoWebhook", err)
 	}
+	// A user's deletion takes their subscriptions and runs' webhooks,
+	// nobody else's.
+	if n, err := ws.DeleteUserWebhooks(ctx, "alice"); err != nil || n != 2 {
+		t.Errorf("DeleteUserWebhooks(alice) = %d, %v; want wh_a2 and wh_r1", n, err)
+	}
+	if _, err := ws.GetWebhook(ctx, "wh_r1"); !errors.Is(err, store.ErrNoWebhook) {
+		t.Errorf("alice's run webhook after her deletion: %v, want ErrNoWebhook", err)
+	}
+	if _, err := ws.GetWebhook(ctx, "wh_b1"); err != nil {
+		t.Errorf("bob's webhook after alice's deletion: %v", err)
+	}
 }
 
 func testWebhookCap(t *testing.T, u string) {

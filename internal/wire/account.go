@@ -85,6 +85,9 @@ type UserDeleted struct {
 	// deleted with their chunks (false when there were none, or the
 	// server keeps no documents).
 	Documents bool `json:"documents"`
+	// Webhooks is how many webhooks (subscriptions and runs' own) were
+	// deleted with their delivery records.
+	Webhooks int64 `json:"webhooks"`
 }
 
 // MemoryObject is one memory in the answers of /v1/memories.

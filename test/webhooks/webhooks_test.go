@@ -39,8 +39,9 @@ type delivery struct {
 
 // TestWebhookThroughReceiverRestart: a run with a webhook of its own, and
 // a subscription of its principal, end; both events reach a receiver that
-// is down at first (503), then restarted, and whose first answer to each
-// event is lost (500 after processing): every delivery verifies with the
+// is down at first (503), then restarted while the worker is killed and
+// started again, and whose first answer to each event is lost (500 after
+// processing): every delivery verifies with the
 // Standard Webhooks library, every attempt of an event carries the same
 // webhook-id, each event is processed exactly once, and the deliveries
 // routes list every attempt.
@@ -63,7 +64,11 @@ func TestWebhookThroughReceiverRestart(t *testing.T) {
 	down := startReceiver(t, port, secrets, seen, "down")
 	all = append(all, down.until(ctx, t, func(ds []delivery) bool { return answered(ds, 503, "/hook", "/run") })...)
 	down.stop(t)
+	// The worker dies too, while the deliveries wait for their next
+	// attempt; a new one carries them on.
+	env.StopWorker()
 	up := startReceiver(t, port, secrets, seen, "up")
+	env.StartWorker()
 	all = append(all, up.until(ctx, t, func(ds []delivery) bool { return answered(ds, 200, "/hook", "/run") })...)
 	up.stop(t)
 

@@ -184,7 +184,7 @@ func (h *Handlers) startResponse(c *fiber.Ctx, rc *responseCall) error {
 	if err != nil {
 		return err
 	}
-	err = runweb.Start(ctx, h.Gate, run, in, runweb.Summarize(msgs, 60))
+	err = runweb.StartWithWebhook(ctx, h.Gate, h.Webhooks, hook, run, in, runweb.Summarize(msgs, 60))
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func (h *Handlers) CreateRun(c *fiber.Ctx) error {
 	if in.Webhook, hook, err = runweb.RunWebhook(c.UserContext(), h.Webhooks, in.User.Key(), id, req.Webhook); err != nil {
 		return err
 	}
-	err = runweb.Start(c.UserContext(), h.Gate, id, in, runweb.Summarize(msgs, 60))
+	err = runweb.StartWithWebhook(c.UserContext(), h.Gate, h.Webhooks, hook, id, in, runweb.Summarize(msgs, 60))
 	if err != nil {
 		return err
 	}

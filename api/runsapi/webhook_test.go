@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/runsapi"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/webhooksapi"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
@@ -74,5 +75,28 @@ func TestRunWebhook(t *testing.T) {
 				t.Errorf("stored = %+v, %v; want alice's webhook of run %s", w, err, created.ID)
 			}
 		})
+	}
+}
+
+// TestRefusedRunDropsWebhook: a start refused (the principal is at its
+// limit of runs) leaves no webhook behind.
+func TestRefusedRunDropsWebhook(t *testing.T) {
+	s, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "store.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ws := s.(store.Webhooks)
+	fake := runsfake.New()
+	rw, gate := webtest.RunsOver(fake, runs.Limits{Runs: 1})
+	h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}, Webhooks: &webhooksapi.Handlers{Store: ws}}
+	app := webtest.App(t, func(_, v1 fiber.Router) { v1.Post("/runs", h.CreateRun) })
+	body := map[string]any{"agent": "assistant", "input": "hi", "webhook": "https://hooks.example.com/run"}
+	if resp := webtest.Do(t, app, "POST", "/v1/runs", body, webtest.Alice); resp.StatusCode != 202 {
+		t.Fatalf("first run: %d, want 202", resp.StatusCode)
+	}
+	webtest.WantError(t, webtest.Do(t, app, "POST", "/v1/runs", body, webtest.Alice), 429, "")
+	if n, err := ws.DeleteUserWebhooks(t.Context(), webtest.Principal(t, webtest.Alice).User.Key()); err != nil || n != 1 {
+		t.Errorf("alice keeps %d webhooks (%v), want the first run's alone", n, err)
 	}
 }

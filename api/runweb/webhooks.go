@@ -2,9 +2,11 @@ package runweb
 
 import (
 	"context"
+	"errors"
 
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -13,6 +15,22 @@ import (
 // webhooksapi.Handlers, which keeps it and its secret in the store.
 type Webhooks interface {
 	RunWebhook(ctx context.Context, owner, run, url string) (wire.RunWebhook, error)
+	// DropRunWebhook deletes the webhook of a run that did not start.
+	DropRunWebhook(ctx context.Context, owner, id string)
+}
+
+// StartWithWebhook starts the run as Start does, and deletes the run's own
+// webhook (hook, if any) when the start was refused (a principal over its
+// limit, say), so that refusals leave nothing behind. A start that failed
+// otherwise (Temporal did not answer) may have started the run, which
+// keeps its webhook.
+func StartWithWebhook(ctx context.Context, gate *runs.Gate, ws Webhooks, hook *wire.RunWebhook, id string, in contract.AgentInput, summary string) error {
+	err := Start(ctx, gate, id, in, summary)
+	var refused *web.Error
+	if hook != nil && errors.As(err, &refused) && refused.Status < 500 {
+		ws.DropRunWebhook(context.WithoutCancel(ctx), in.User.Key(), hook.ID)
+	}
+	return err
 }
 
 // RunWebhook makes run's own webhook at url for owner, when url is set,

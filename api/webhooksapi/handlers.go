@@ -195,6 +195,13 @@ func (h *Handlers) RunWebhook(ctx context.Context, owner, run, rawURL string) (w
 	return wire.RunWebhook{ID: w.ID, URL: w.URL, Secret: w.Secret}, nil
 }
 
+// DropRunWebhook deletes the webhook of a run that did not start.
+func (h *Handlers) DropRunWebhook(ctx context.Context, owner, id string) {
+	if _, err := h.Store.DeleteWebhook(ctx, owner, id); err != nil {
+		h.log().WarnContext(ctx, "delete the webhook of a run that did not start", "webhook", id, "error", err)
+	}
+}
+
 // CheckURL refuses, with a 400, a URL deliveries would never reach: not
 // http or https, with user info, or, unless AllowPrivate, naming a
 // loopback or private address or a port other than 80 and 443. A host

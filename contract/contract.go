@@ -15,7 +15,8 @@
 //     plan, reviews and dispatch (plan.go), compaction (compact.go), a
 //     chat's stored turns (conversation.go), long-term memory (memory.go),
 //     translation (translate.go), file ingestion (ingest.go), event
-//     archiving (archive.go) and retention (retention.go).
+//     archiving (archive.go), retention (retention.go) and webhook
+//     deliveries (webhook.go).
 //
 // State only the workflow reads and writes (the continue-as-new checkpoint,
 // a tool loop's state) is not here: it lives in package workflows. The

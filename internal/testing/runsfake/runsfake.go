@@ -75,6 +75,13 @@ func (s *Service) addLocked(id, owner string, in contract.AgentInput) *Run {
 	return r
 }
 
+// Len is the number of runs the fake holds.
+func (s *Service) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runs)
+}
+
 // Run is the run under id, or nil.
 func (s *Service) Run(id string) *Run {
 	s.mu.Lock()

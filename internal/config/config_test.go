@@ -87,7 +87,7 @@ func TestDefaults(t *testing.T) {
 		MaxEmbeddings:           4,
 		MaxEmbeddingsAnswer:     32 << 20,
 		LogLevel:                "info",
-		// Safe limits by default (issue 28): a principal cannot hold the
+		// Safe limits by default: a principal cannot hold the
 		// engine with runs, streams or approval waits without end.
 		MaxRuns:         20,
 		MaxStreams:      20,
@@ -96,14 +96,14 @@ func TestDefaults(t *testing.T) {
 		MaxChats:        1000,
 		ApprovalTimeout: time.Hour,
 		// A principal's files and ingestions, and the extraction child
-		// process's limits, are bounded too (issue 36).
+		// process's limits, are bounded too.
 		MaxFiles:           1000,
 		MaxFileStorage:     1 << 30,
 		MaxIngestions:      100,
 		ExtractMemory:      512 << 20,
 		ExtractTimeout:     5 * time.Minute,
 		ExtractConcurrency: 2,
-		// Run starts queue in the API past 32 at once (issue 27).
+		// Run starts queue in the API past 32 at once.
 		AdmissionConcurrency: 32,
 		AdmissionQueue:       2000,
 		AdmissionWait:        time.Minute,

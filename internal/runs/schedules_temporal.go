@@ -62,9 +62,9 @@ func (t *TemporalSchedules) call(ctx context.Context) (context.Context, context.
 
 // RunIDPrefix is the workflow id of a schedule's action: Temporal appends
 // "-" and the fire's nominal time in RFC 3339 to it for each run it starts
-// (go.temporal.io/server v1.32.1, service/worker/scheduler/workflow.go,
-// startWorkflow: workflowID := ... + "-" + nominalTime.Format(time.RFC3339)),
-// so a scheduled run's id reads "run-<schedule id>-<time>".
+// (go.temporal.io/server v1.32.1, service/worker/scheduler/workflow.go:
+// 1476-1480, startWorkflow, with AlwaysAppendTimestamp true by default,
+// line 205), so a scheduled run's id reads "run-<schedule id>-<time>".
 func RunIDPrefix(schedule string) string { return "run-" + schedule }
 
 // action is what each fire of s starts: the agent workflow with s's input,

@@ -42,6 +42,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/responsesapi"
 	"github.com/longhaul-dev/longhaul/api/runsapi"
 	"github.com/longhaul-dev/longhaul/api/runweb"
+	"github.com/longhaul-dev/longhaul/api/schedulesapi"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
@@ -133,6 +134,12 @@ type Config struct {
 	// Prometheus scrapes with none, and the series carry counts by route,
 	// agent, model and tool, no user's data.
 	MetricsHandler http.Handler
+	// Schedules keeps the schedules of runs (/v1/schedules); nil answers
+	// those routes 404.
+	Schedules runs.Schedules
+	// ScheduleCatchupWindow is a schedule's catch-up window when its
+	// request names none; zero is the engine's default.
+	ScheduleCatchupWindow time.Duration
 }
 
 // ImagePolicy says which image URLs requests may send to the model
@@ -259,6 +266,16 @@ func (s *Server) routes() {
 	v1.Post("/runs/:id/input", runsAPI.Input)
 	v1.Get("/runs/:id/outputs/:ref", runsAPI.Output)
 	v1.Get("/runs/:id/audit", runsAPI.Audit)
+	// The schedules' routes answer 404 on a server without schedules.
+	sch := s.schedulesAPI()
+	v1.Post("/schedules", sch.Require, sch.Create)
+	v1.Get("/schedules", sch.Require, sch.List)
+	v1.Get("/schedules/:id", sch.Require, sch.Get)
+	v1.Patch("/schedules/:id", sch.Require, sch.Update)
+	v1.Delete("/schedules/:id", sch.Require, sch.Delete)
+	v1.Post("/schedules/:id/pause", sch.Require, sch.Pause)
+	v1.Post("/schedules/:id/resume", sch.Require, sch.Resume)
+	v1.Post("/schedules/:id/trigger", sch.Require, sch.Trigger)
 	v1.Post("/responses", resp.Create)
 	v1.Get("/responses/:id", resp.Get)
 	v1.Post("/responses/:id/cancel", resp.Cancel)
@@ -329,6 +346,19 @@ func (s *Server) runsAPI() *runsapi.Handlers {
 	return &runsapi.Handlers{
 		Runs: s.runsWeb, Gate: s.gate, Catalog: s.catalog, Streams: s.streams,
 		Blobs: s.cfg.Blobs, Images: s.cfg.Images,
+		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
+	}
+}
+
+// schedulesAPI is the schedules API's handlers, over the server's
+// schedules.
+func (s *Server) schedulesAPI() *schedulesapi.Handlers {
+	return &schedulesapi.Handlers{
+		Schedules: s.cfg.Schedules, Catalog: s.catalog, Images: s.cfg.Images, Log: s.log,
+		Limits: schedulesapi.Limits{
+			Schedules: s.cfg.Limits.Schedules, MinInterval: s.cfg.Limits.MinScheduleInterval,
+			CatchupWindow: s.cfg.ScheduleCatchupWindow,
+		},
 		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
 	}
 }

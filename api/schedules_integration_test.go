@@ -1,0 +1,123 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
+)
+
+// createSchedule creates a schedule and checks the 201 answer.
+func createSchedule(t *testing.T, env *testenv.Env, body any, headers map[string]string) wire.Schedule {
+	t.Helper()
+	resp := do(t, env, "POST", "/v1/schedules", body, headers)
+	if resp.StatusCode != http.StatusCreated {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /v1/schedules = %d %s", resp.StatusCode, b)
+	}
+	return decode[wire.Schedule](t, resp)
+}
+
+// scheduleInfo is what Temporal itself says of schedule id: whether it is
+// paused and how many runs it started.
+func scheduleInfo(t *testing.T, ctx context.Context, env *testenv.Env, id string) (paused bool, actions int) {
+	t.Helper()
+	d, err := env.Client.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
+	if err != nil {
+		t.Fatalf("describe schedule %s: %v", id, err)
+	}
+	return d.Schedule.State.Paused, d.Info.NumActions
+}
+
+// TestSchedulesFireRuns runs schedules on the embedded Temporal's own
+// scheduler (its worker service's per-namespace scheduler worker): a
+// schedule with a one-second interval fires runs of the agent workflow
+// that complete on the scripted model; each is an ordinary run of its
+// owner's, read with its schedule_id and listed by GET
+// /v1/runs?schedule_id=. Paused, it fires none: while a second schedule
+// on the same interval fires three more runs (so the scheduler ran and
+// three intervals passed), Temporal's count of the first's runs stays
+// what it was at the pause, and the runs listed for it are exactly that
+// many; a trigger of the paused schedule then starts one, so the count
+// was live all along.
+func TestSchedulesFireRuns(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{Limits: api.Limits{MinScheduleInterval: time.Second}}})
+	env.Model.SetDefault(llmtest.Text("Good morning."))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ann, bob := user("ann"), user("bob")
+
+	a := createSchedule(t, env, map[string]any{"agent": "naked", "input": "Brief me.", "every": "1s"}, ann)
+	t.Cleanup(func() { do(t, env, "DELETE", "/v1/schedules/"+a.ID, nil, ann) })
+	runsOf := url.Values{"schedule_id": {a.ID}}
+	// Two of its runs finish and are listed as its own.
+	var first wire.RunSummary
+	eventually(t, ctx, func() string {
+		done := 0
+		for _, r := range listRuns(t, env, runsOf, ann) {
+			if r.Status == contract.StatusCompleted && r.ScheduleID == a.ID {
+				done, first = done+1, r
+			}
+		}
+		if done < 2 {
+			return fmt.Sprintf("%d of schedule %s's runs completed, want 2", done, a.ID)
+		}
+		return ""
+	})
+	run := getRun(t, env, first.ID, ann)
+	if run.ScheduleID != a.ID || run.Agent != "naked" || run.Result != "Good morning." || run.Status != contract.StatusCompleted {
+		t.Fatalf("a scheduled run: %+v", run)
+	}
+	if resp := do(t, env, "GET", "/v1/runs/"+first.ID, nil, bob); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another principal's GET of a scheduled run = %d, want 404", resp.StatusCode)
+	}
+	if resp := do(t, env, "GET", "/v1/schedules/"+a.ID, nil, bob); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another principal's GET of the schedule = %d, want 404", resp.StatusCode)
+	}
+
+	paused := decode[wire.Schedule](t, do(t, env, "POST", "/v1/schedules/"+a.ID+"/pause", nil, ann))
+	isPaused, atPause := scheduleInfo(t, ctx, env, a.ID)
+	if !paused.Paused || paused.NextRunAt != nil || !isPaused {
+		t.Fatalf("after pause: API %+v, Temporal paused=%v", paused, isPaused)
+	}
+	// Three fires of another schedule, each a second apart, prove the
+	// scheduler kept going while the first stayed paused.
+	b := createSchedule(t, env, map[string]any{"agent": "naked", "input": "Tick.", "every": "1s"}, ann)
+	t.Cleanup(func() { do(t, env, "DELETE", "/v1/schedules/"+b.ID, nil, ann) })
+	_, bStart := scheduleInfo(t, ctx, env, b.ID)
+	eventually(t, ctx, func() string {
+		if _, n := scheduleInfo(t, ctx, env, b.ID); n < bStart+3 {
+			return fmt.Sprintf("schedule %s started %d runs, want %d", b.ID, n, bStart+3)
+		}
+		return ""
+	})
+	if _, n := scheduleInfo(t, ctx, env, a.ID); n != atPause {
+		t.Fatalf("the paused schedule started %d runs after its pause", n-atPause)
+	}
+	eventually(t, ctx, func() string {
+		if n := len(listRuns(t, env, runsOf, ann)); n != atPause {
+			return fmt.Sprintf("%d runs listed for the paused schedule, Temporal counts %d", n, atPause)
+		}
+		return ""
+	})
+
+	trig := do(t, env, "POST", "/v1/schedules/"+a.ID+"/trigger", nil, ann)
+	if trig.StatusCode != http.StatusAccepted {
+		t.Fatalf("trigger = %d", trig.StatusCode)
+	}
+	eventually(t, ctx, func() string {
+		if _, n := scheduleInfo(t, ctx, env, a.ID); n != atPause+1 {
+			return fmt.Sprintf("the paused schedule counts %d runs after a trigger, want %d", n, atPause+1)
+		}
+		return ""
+	})
+}

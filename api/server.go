@@ -6,7 +6,8 @@
 // SDKs talk to (api/chatapi), OpenAI's Responses API, whose responses are
 // runs too (api/responsesapi), the native runs API for long tasks that
 // outlive a request (api/runsapi), the documents and the account routes
-// (api/documents, api/account). A chat request starts (or attaches to) a
+// (api/documents, api/account), and the schedules of runs
+// (api/schedulesapi). A chat request starts (or attaches to) a
 // Temporal workflow and answers with its result, or streams it; a runs
 // request starts a run and answers at once, and the run's events are
 // followed on a stream of their own, resumable from any event id. Every
@@ -21,7 +22,8 @@
 // by one writer (api/sse). Wire types and pure converters live apart from
 // the handlers (internal/wire), the visibility queries in internal/runs;
 // errors are translated to OpenAI's envelope in one place (errors.go, with
-// runweb.Error), and every route is registered in routes.
+// runweb.Error), and every route is registered in routes (the schedules
+// API's through scheduleRoutes, which it calls).
 package api
 
 import (
@@ -266,16 +268,7 @@ func (s *Server) routes() {
 	v1.Post("/runs/:id/input", runsAPI.Input)
 	v1.Get("/runs/:id/outputs/:ref", runsAPI.Output)
 	v1.Get("/runs/:id/audit", runsAPI.Audit)
-	// The schedules' routes answer 404 on a server without schedules.
-	sch := s.schedulesAPI()
-	v1.Post("/schedules", sch.Require, sch.Create)
-	v1.Get("/schedules", sch.Require, sch.List)
-	v1.Get("/schedules/:id", sch.Require, sch.Get)
-	v1.Patch("/schedules/:id", sch.Require, sch.Update)
-	v1.Delete("/schedules/:id", sch.Require, sch.Delete)
-	v1.Post("/schedules/:id/pause", sch.Require, sch.Pause)
-	v1.Post("/schedules/:id/resume", sch.Require, sch.Resume)
-	v1.Post("/schedules/:id/trigger", sch.Require, sch.Trigger)
+	s.scheduleRoutes(v1)
 	v1.Post("/responses", resp.Create)
 	v1.Get("/responses/:id", resp.Get)
 	v1.Post("/responses/:id/cancel", resp.Cancel)
@@ -320,6 +313,20 @@ func (s *Server) routes() {
 		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
 	})
+}
+
+// scheduleRoutes registers the schedules API's routes under v1 (routes'
+// part); they answer 404 on a server without schedules.
+func (s *Server) scheduleRoutes(v1 fiber.Router) {
+	sch := s.schedulesAPI()
+	v1.Post("/schedules", sch.Require, sch.Create)
+	v1.Get("/schedules", sch.Require, sch.List)
+	v1.Get("/schedules/:id", sch.Require, sch.Get)
+	v1.Patch("/schedules/:id", sch.Require, sch.Update)
+	v1.Delete("/schedules/:id", sch.Require, sch.Delete)
+	v1.Post("/schedules/:id/pause", sch.Require, sch.Pause)
+	v1.Post("/schedules/:id/resume", sch.Require, sch.Resume)
+	v1.Post("/schedules/:id/trigger", sch.Require, sch.Trigger)
 }
 
 // chat is the Chat Completions handlers, over the server's runs and

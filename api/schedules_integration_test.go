@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,6 +39,35 @@ func scheduleInfo(t *testing.T, ctx context.Context, env *testenv.Env, id string
 	return d.Schedule.State.Paused, d.Info.NumActions
 }
 
+// listAndCount checks that Temporal visibility lists owner's schedules
+// (want) and no one else's, and counts them against the limit of two.
+func listAndCount(t *testing.T, ctx context.Context, env *testenv.Env, want []string, owner, other map[string]string) {
+	t.Helper()
+	eventually(t, ctx, func() string {
+		var got []string
+		for _, s := range decode[wire.ScheduleList](t, do(t, env, "GET", "/v1/schedules", nil, owner)).Data {
+			got = append(got, s.ID)
+		}
+		if len(got) != len(want) || !slices.Contains(got, want[0]) || !slices.Contains(got, want[1]) {
+			return fmt.Sprintf("listed schedules %v, want %v", got, want)
+		}
+		return ""
+	})
+	if l := decode[wire.ScheduleList](t, do(t, env, "GET", "/v1/schedules", nil, other)); len(l.Data) != 0 {
+		t.Errorf("another principal lists %+v", l.Data)
+	}
+	eventually(t, ctx, func() string {
+		resp := do(t, env, "POST", "/v1/schedules", map[string]any{"agent": "naked", "input": "x", "every": "1h", "paused": true}, owner)
+		if resp.StatusCode == http.StatusForbidden {
+			return ""
+		}
+		if resp.StatusCode == http.StatusCreated {
+			do(t, env, "DELETE", "/v1/schedules/"+decode[wire.Schedule](t, resp).ID, nil, owner)
+		}
+		return fmt.Sprintf("a third schedule = %d, want 403 quota_exceeded", resp.StatusCode)
+	})
+}
+
 // TestSchedulesFireRuns runs schedules on the embedded Temporal's own
 // scheduler (its worker service's per-namespace scheduler worker): a
 // schedule with a one-second interval fires runs of the agent workflow
@@ -48,9 +78,10 @@ func scheduleInfo(t *testing.T, ctx context.Context, env *testenv.Env, id string
 // three intervals passed), Temporal's count of the first's runs stays
 // what it was at the pause, and the runs listed for it are exactly that
 // many; a trigger of the paused schedule then starts one, so the count
-// was live all along.
+// was live all along. Visibility lists the owner's schedules, no one
+// else's, and counts them against the limit.
 func TestSchedulesFireRuns(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{API: api.Config{Limits: api.Limits{MinScheduleInterval: time.Second}}})
+	env := testenv.Start(t, testenv.Options{API: api.Config{Limits: api.Limits{MinScheduleInterval: time.Second, Schedules: 2}}})
 	env.Model.SetDefault(llmtest.Text("Good morning."))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -103,6 +134,7 @@ func TestSchedulesFireRuns(t *testing.T) {
 	if _, n := scheduleInfo(t, ctx, env, a.ID); n != atPause {
 		t.Fatalf("the paused schedule started %d runs after its pause", n-atPause)
 	}
+	listAndCount(t, ctx, env, []string{a.ID, b.ID}, ann, bob)
 	eventually(t, ctx, func() string {
 		if n := len(listRuns(t, env, runsOf, ann)); n != atPause {
 			return fmt.Sprintf("%d runs listed for the paused schedule, Temporal counts %d", n, atPause)

@@ -175,7 +175,7 @@ func newTemporal(host string, p servicePorts, conf *config.Config, logger tlog.L
 		// Schedules (/v1/schedules, the retention job): it is on for
 		// every namespace unless worker.enableScheduler says otherwise
 		// (go.temporal.io/server v1.32.1, temporal/server.go:35-40;
-		// service/worker/scheduler/fx.go:100-104, DedicatedWorkerOptions;
+		// service/worker/scheduler/fx.go:103-107, DedicatedWorkerOptions;
 		// common/dynamicconfig/constants.go:3500-3504, default true).
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{

@@ -96,7 +96,7 @@ func (h *Handlers) GetRun(c *fiber.Ctx) error {
 }
 
 // ListRuns answers GET /v1/runs: the caller's runs through Temporal
-// visibility. Visibility orders runs without an ORDER BY (which SQL
+// visibility, optionally of one agent, status or schedule (schedule_id). Visibility orders runs without an ORDER BY (which SQL
 // visibility refuses): open runs first, newest first, then finished runs,
 // the last finished first.
 func (h *Handlers) ListRuns(c *fiber.Ctx) error {

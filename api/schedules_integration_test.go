@@ -79,7 +79,8 @@ func listAndCount(t *testing.T, ctx context.Context, env *testenv.Env, want []st
 // what it was at the pause, and the runs listed for it are exactly that
 // many; a trigger of the paused schedule then starts one, so the count
 // was live all along. Visibility lists the owner's schedules, no one
-// else's, and counts them against the limit.
+// else's, and counts them against the limit; a change, a resume and a
+// delete reach Temporal's schedule.
 func TestSchedulesFireRuns(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{API: api.Config{Limits: api.Limits{MinScheduleInterval: time.Second, Schedules: 2}}})
 	env.Model.SetDefault(llmtest.Text("Good morning."))
@@ -160,4 +161,28 @@ func TestSchedulesFireRuns(t *testing.T) {
 		}
 		return ""
 	})
+	changeAndDelete(t, ctx, env, a.ID, ann)
+}
+
+// changeAndDelete changes schedule id (paused) through the API, and reads
+// the change back from Temporal's schedule: its input and spec change, it
+// stays paused until resumed; deleted, it is gone.
+func changeAndDelete(t *testing.T, ctx context.Context, env *testenv.Env, id string, owner map[string]string) {
+	t.Helper()
+	path := "/v1/schedules/" + id
+	do(t, env, "PATCH", path, map[string]any{"every": "1h", "input": "Brief me again.", "metadata": map[string]string{"k": "v"}}, owner)
+	got := decode[wire.Schedule](t, do(t, env, "GET", path, nil, owner))
+	if got.Every != "1h0m0s" || got.Cron != "" || got.Input != "Brief me again." || got.Metadata["k"] != "v" || !got.Paused || got.Agent != "naked" {
+		t.Errorf("after PATCH: %+v", got)
+	}
+	resumed := decode[wire.Schedule](t, do(t, env, "POST", path+"/resume", nil, owner))
+	if paused, _ := scheduleInfo(t, ctx, env, id); paused || resumed.Paused || resumed.NextRunAt == nil {
+		t.Errorf("after resume: API %+v, Temporal paused=%v", resumed, paused)
+	}
+	if resp := do(t, env, "DELETE", path, nil, owner); resp.StatusCode != http.StatusOK {
+		t.Errorf("DELETE = %d", resp.StatusCode)
+	}
+	if resp := do(t, env, "GET", path, nil, owner); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET of a deleted schedule = %d, want 404", resp.StatusCode)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/runsapi"
 	"github.com/longhaul-dev/longhaul/api/schedulesapi"
 	"github.com/longhaul-dev/longhaul/api/sse"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -243,6 +245,14 @@ func TestScheduleEngineErrors(t *testing.T) {
 	webtest.WantCode(t, webtest.Do(t, b, "GET", "/v1/schedules", nil, webtest.Alice), http.StatusNotFound, "not_found", "not available")
 	if _, err := sched.Get(context.Background(), "sched-1"); err == nil {
 		t.Error("the fake found a schedule never made")
+	}
+}
+
+// TestOverlapsAgree holds the overlap policies the wire types accept to
+// those the runs package maps to Temporal's.
+func TestOverlapsAgree(t *testing.T) {
+	if !slices.Equal(wire.ScheduleOverlaps, runs.Overlaps) {
+		t.Errorf("wire.ScheduleOverlaps %v, runs.Overlaps %v", wire.ScheduleOverlaps, runs.Overlaps)
 	}
 }
 

@@ -111,11 +111,6 @@ const (
 // Overlaps are the overlap policies, in the order the API lists them.
 var Overlaps = []string{OverlapSkip, OverlapBufferOne, OverlapAllow}
 
-// MinCatchupWindow is the shortest catch-up window Temporal keeps; it
-// raises a shorter one to it (go.temporal.io/server v1.32.1,
-// service/worker/scheduler/workflow.go:202, MinCatchupWindow).
-const MinCatchupWindow = 10 * time.Second
-
 // specs compiles schedule specs as Temporal's scheduler does, with no
 // bound on the iterations of an over-excluded calendar (a spec here has
 // none: one cron expression or one interval).

@@ -90,11 +90,14 @@ type ScheduleDeleted struct {
 	Deleted bool   `json:"deleted"`
 }
 
-// ScheduleOverlaps are the overlap policies a schedule may name.
+// ScheduleOverlaps are the overlap policies a schedule may name, as
+// runs.Overlaps lists them (the schedules API's tests hold the two
+// together).
 var ScheduleOverlaps = []string{"skip", "buffer_one", "allow"}
 
 // MinCatchupWindow is the shortest catch-up window a schedule may name:
-// Temporal's scheduler raises a shorter one to it.
+// Temporal's scheduler raises a shorter one to it (go.temporal.io/server
+// v1.32.1, service/worker/scheduler/workflow.go:202, MinCatchupWindow).
 const MinCatchupWindow = 10 * time.Second
 
 // Validate reports the first problem with a schedule request that its

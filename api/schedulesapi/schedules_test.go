@@ -137,6 +137,20 @@ func TestScheduleLifecycle(t *testing.T) {
 	webtest.WantCode(t, webtest.Do(t, a, "GET", path, nil, webtest.Alice), http.StatusNotFound, "not_found", "no schedule "+s.ID)
 }
 
+// TestCreatePaused creates a schedule paused: it says so and names no
+// next run until resumed; PATCH {"paused": false} resumes it too.
+func TestCreatePaused(t *testing.T) {
+	a := serve(t, newFakes())
+	s := create(t, a, `{"agent":"assistant","input":"x","cron":"0 7 * * *","timezone":"Europe/Berlin","paused":true,"overlap":"allow","catchup_window":"15m"}`, webtest.Alice)
+	if !s.Paused || s.NextRunAt != nil || len(s.NextRuns) != 0 || s.Overlap != "allow" || s.CatchupWindow != "15m0s" {
+		t.Fatalf("created paused: %+v", s)
+	}
+	got := webtest.Decode[wire.Schedule](t, webtest.Do(t, a, "PATCH", "/v1/schedules/"+s.ID, `{"paused":false}`, webtest.Alice))
+	if got.Paused || got.NextRunAt == nil || got.Cron != "0 7 * * *" || got.Overlap != "allow" || got.CatchupWindow != "15m0s" {
+		t.Errorf("after PATCH paused false: %+v", got)
+	}
+}
+
 // TestSchedulePatchRun changes the run a schedule starts: its input, then
 // its agent alone (the conversation stays).
 func TestSchedulePatchRun(t *testing.T) {

@@ -143,6 +143,10 @@ type Config struct {
 	MaxFileStorage int64 `envconfig:"LONGHAUL_MAX_FILE_STORAGE" default:"1073741824" desc:"most bytes of files one principal may store, 1 GiB by default (403 quota_exceeded for a file that would pass it; nothing kept); 0 = no limit"`
 	MaxIngestions  int   `envconfig:"LONGHAUL_MAX_INGESTIONS" default:"100" desc:"most files one principal may have being ingested into vector stores at once, the 100 files of one batch by default (429 with Retry-After for an attach or batch that would pass it); 0 = no limit"`
 
+	MaxSchedules          int           `envconfig:"LONGHAUL_MAX_SCHEDULES" default:"50" desc:"most schedules (/v1/schedules) one principal may have (403 quota_exceeded beyond, until one is deleted); 0 = no limit"`
+	MinScheduleInterval   time.Duration `envconfig:"LONGHAUL_MIN_SCHEDULE_INTERVAL" default:"1m" desc:"least time between two runs of a schedule: an every shorter than it, or a cron expression with two fires closer than it, is a 400; at least 1s"`
+	ScheduleCatchupWindow time.Duration `envconfig:"LONGHAUL_SCHEDULE_CATCHUP_WINDOW" default:"1h" desc:"how late a schedule's run missed while Temporal or its workers were down may still start (after it, that run is skipped), for a schedule whose request names no catchup_window; at least 10s"`
+
 	ExtractMemory      int64         `envconfig:"LONGHAUL_EXTRACT_MEMORY" default:"536870912" desc:"hard memory limit of the child process a worker extracts one file's text in (512 MiB; its address space beyond what it holds once started, RLIMIT_AS on Linux): a file that needs more fails as invalid_file, not retried; at least 64 MiB"`
 	ExtractTimeout     time.Duration `envconfig:"LONGHAUL_EXTRACT_TIMEOUT" default:"5m" desc:"longest the child process extracting one file's text may run (and its CPU time limit): past it the file fails as invalid_file, not retried; 10s to 14m (the extraction activity's own limit is 15m)"`
 	ExtractConcurrency int           `envconfig:"LONGHAUL_EXTRACT_CONCURRENCY" default:"2" desc:"most extraction child processes one worker runs at once (so at most this times EXTRACT_MEMORY of the worker's memory); more ingestions wait their turn"`

@@ -338,6 +338,9 @@ func (e *Env) apiConfigFor() api.Config {
 	if cfg.Embeddings.BaseURL == "" {
 		cfg.Embeddings.BaseURL = e.Model.URL()
 	}
+	if cfg.Schedules == nil {
+		cfg.Schedules = runs.NewTemporalSchedules(e.Client, runs.Config{TaskQueue: TaskQueue, Namespace: "default"})
+	}
 	return cfg
 }
 

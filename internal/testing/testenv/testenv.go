@@ -338,7 +338,7 @@ func (e *Env) apiConfigFor() api.Config {
 	if cfg.Embeddings.BaseURL == "" {
 		cfg.Embeddings.BaseURL = e.Model.URL()
 	}
-	if cfg.Schedules == nil {
+	if cfg.Schedules == nil && e.Client != nil {
 		cfg.Schedules = runs.NewTemporalSchedules(e.Client, runs.Config{TaskQueue: TaskQueue, Namespace: "default"})
 	}
 	return cfg

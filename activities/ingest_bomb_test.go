@@ -12,7 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/pdftest"
 )
 
-// TestExtractChunksPDFBomb: issue 36's 39 KB PDF, which took a worker to
+// TestExtractChunksPDFBomb: a 39 KB PDF, which took a worker to
 // 3.3 GB, ends ExtractChunks as the file's invalid_file (which the
 // ingestion records as failed, without retrying), the worker's memory
 // staying within 256 MiB of idle: refused by the parser's bounds, or,

@@ -121,7 +121,7 @@ Staff work.`)},
 // calls whatever it is offered.
 var deskTools = []string{"calc__add", "media_http", "ping_http", "staff_http"}
 
-// TestAllowTable is issue 25's table over agents, tools and principals,
+// TestAllowTable is the allow-list table over agents, tools and principals,
 // through the real API, Temporal and worker: what /v1/models lists to
 // each, which of the desk agent's tools the model is offered (from the
 // scripted model's request log), that a call the model makes of a tool it

@@ -14,10 +14,8 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 )
 
 // countBlobs counts every blob in st.
@@ -52,14 +50,6 @@ func (f *failingPuts) Put(ctx context.Context, b store.Blob) (string, error) {
 	return f.Store.Put(ctx, b)
 }
 
-// refusingStarts is a Temporal client that refuses to start workflows, as
-// Temporal refuses a run it finds invalid.
-type refusingStarts struct{ client.Client }
-
-func (refusingStarts) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
-	return nil, serviceerror.NewInvalidArgument("refused by the test")
-}
-
 // imageInput is a Responses input of text and images, each a data: URL
 // big enough to be claim-checked.
 func imageInput(text string, images ...string) []any {
@@ -75,23 +65,21 @@ func imageInput(text string, images ...string) []any {
 // run limit, for naming another's response or for its size leaves no blob,
 // and one whose start fails after storing takes its blobs back.
 func TestRefusedRequestsStoreNoImages(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{API: api.Config{
+	fake := runsfake.New()
+	env := testenv.Start(t, testenv.Options{Runs: fake, API: api.Config{
 		Keys:   []identity.Key{{Name: "alice", Secret: "sk-alice"}, {Name: "bob", Secret: "sk-bob"}},
 		Limits: api.Limits{Runs: 1},
 	}})
 	alice, bob := map[string]string{"Authorization": "Bearer sk-alice"}, map[string]string{"Authorization": "Bearer sk-bob"}
 	img := "data:image/png;base64," + strings.Repeat("iVBORw0KGgo", 3000)
 	img2 := "data:image/png;base64," + strings.Repeat("R0lGODlhAQ", 3000)
+	// An engine that refuses every start as invalid, as Temporal refuses
+	// a run it cannot take.
+	refusing := runsfake.New()
+	refusing.StartErr = &runs.Refusal{Kind: runs.ErrInvalid, Message: "refused by the test"}
 
-	// Alice's one run waits for the model: she is at her limit.
-	env.Model.Enqueue(llmtest.Hang())
-	asked := len(env.Model.Requests()) + 1
+	// Alice's one run never ends: she is at her limit.
 	held := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": "Take forever.", "background": true}, alice))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := env.Model.WaitRequests(ctx, asked); err != nil {
-		t.Fatal(err)
-	}
 	before := countBlobs(t, env.Blobs)
 
 	refused := []struct {
@@ -112,7 +100,7 @@ func TestRefusedRequestsStoreNoImages(t *testing.T) {
 			f.ok.Store(1)
 			c.Blobs = f
 		}).URL, "/v1/responses", map[string]any{"model": "naked", "input": imageInput("Two", img, img2)}, bob, http.StatusServiceUnavailable},
-		{"Temporal refuses the start", serve(t, api.New(api.Config{TaskQueue: "nowhere", Blobs: env.Blobs}, runs.NewTemporal(refusingStarts{env.Client}, runs.Config{TaskQueue: "nowhere", Blobs: env.Blobs}), env.Catalog, slog.New(slog.DiscardHandler))),
+		{"the engine refuses the start", serve(t, api.New(api.Config{TaskQueue: "nowhere", Blobs: env.Blobs}, refusing, env.Catalog, slog.New(slog.DiscardHandler))),
 			"/v1/responses", map[string]any{"model": "naked", "input": imageInput("Where?", img)}, nil, http.StatusBadRequest},
 	}
 	for _, tc := range refused {
@@ -128,7 +116,7 @@ func TestRefusedRequestsStoreNoImages(t *testing.T) {
 	}
 
 	// An accepted request does store its image: the count above can see one.
-	env.Model.Enqueue(llmtest.Text("A picture."))
+	fake.OnStart = runsfake.Answered("A picture.")
 	if r := okResponse(t, do(t, env, "POST", "/v1/responses", map[string]any{"model": "naked", "input": imageInput("What is it?", img)}, bob)); outputText(r) != "A picture." {
 		t.Fatalf("response %+v", r)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
-// The context-window scenarios of issue 35: the whole stack (the API over
+// The context-window scenarios: the whole stack (the API over
 // HTTP, the embedded Temporal server, a worker) against a scripted model
 // with a window, as Ollama (which cuts the oldest messages silently) and
 // OpenAI (which answers 400 context_length_exceeded) have one. Each
@@ -361,7 +361,7 @@ func TestContextWindowResearcherSixPages(t *testing.T) {
 // model reads, and a chunk per word only costs time under -race.
 var whole = llmtest.ChunkSize(1 << 16)
 
-// filmList is turn 1's answer: the films of seed 000's search, each with
+// filmList is turn 1's answer: the films of the media agent's search, each with
 // its TMDB reference, as the media agent lists them.
 const filmList = "Here are the films I found:\n" +
 	"1. Project Hail Mary (2026) [tmdb:931285]\n" +

@@ -63,7 +63,8 @@ Use the tools.`)},
 	return testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}, Env: map[string]string{"TMDB_URL": tmdb.URL}, API: cfg})
 }
 
-// TestToolResultInformsNextTurn is seed 000's scenario through the API with
+// TestToolResultInformsNextTurn is the media agent's film search through
+// the API with
 // Open WebUI's headers: turn 1 calls a declared HTTP tool whose answer
 // carries a TMDB id the visible answer leaves out; Open WebUI sends the
 // answer back as text (cards and all), and the model's request for turn 2

@@ -11,19 +11,20 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
-	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
 // TestFirstByteAtOnce: a stream's response headers, with the run's id, and
-// its first frame reach the client while the model still holds its first
-// token. The fake model answers only once the test has read both, so a
-// server that waits for the model (or for its first keep-alive, 15 s on)
-// would show a keep-alive or a token first, not the opening comment. Then
-// the model speaks and the answer streams whole.
+// its first frame reach the client while the run has said nothing yet.
+// The run (scripted on the fake) answers only once the test has read
+// both, so a server that waits for the run's first event (or for its
+// first keep-alive, 15 s on) would show a keep-alive or a token first, not
+// the opening comment. Then the run speaks and the answer streams whole.
 func TestFirstByteAtOnce(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{})
+	fake := runsfake.New()
+	env := testenv.Start(t, testenv.Options{Runs: fake})
 	const answer = "The first byte left before the model spoke."
 	cases := []struct {
 		name string
@@ -108,11 +109,13 @@ func TestFirstByteAtOnce(t *testing.T) {
 					close(release)
 				}
 			}()
-			env.Model.Enqueue(llmtest.Func(func(llmtest.Request) llmtest.Reply {
+			fake.OnStart = func(r *runsfake.Run) {
 				close(asked)
-				<-release
-				return llmtest.Text(answer, llmtest.ChunkSize(8))
-			}))
+				go func() {
+					<-release
+					runsfake.Answered(answer)(r)
+				}()
+			}
 
 			resp := tc.open(t, ctx)
 			run := resp.Header.Get(api.HeaderRunID)
@@ -127,12 +130,12 @@ func TestFirstByteAtOnce(t *testing.T) {
 			if want := ": run " + run + "\n\n"; first != want {
 				t.Fatalf("first frame %q, want %q", first, want)
 			}
-			// The model was asked and has not answered: the headers and the
+			// The run started and has not answered: the headers and the
 			// frame did not wait for it.
 			select {
 			case <-asked:
 			case <-ctx.Done():
-				t.Fatal("the model was never asked")
+				t.Fatal("the run never started")
 			}
 			close(release)
 			released = true

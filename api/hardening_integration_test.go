@@ -13,110 +13,121 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"go.temporal.io/sdk/client"
 )
 
-// TestIdentityHardening covers issue 28's items 3, 4 and 9a through the
-// real server: a proxy key's request without its signed user, chat ids
-// whose parts join alike, and a workflow id that is not a Longhaul run.
-func TestIdentityHardening(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{Memory: true, API: api.Config{Keys: []identity.Key{
-		{Name: "owui", Secret: "sk-owui", Proxy: true},
-		{Name: "app", Secret: "sk-app"},
-	}}})
+// hardeningAPI trusts Open WebUI's proxy key and one plain key.
+var hardeningAPI = api.Config{Keys: []identity.Key{
+	{Name: "owui", Secret: "sk-owui", Proxy: true},
+	{Name: "app", Secret: "sk-app"},
+}}
+
+// TestProxyKeyWithoutSignedUser: behind Open WebUI's proxy key, every
+// route that reads or writes a user's data refuses a request without the
+// signed user (or with plain user headers when a secret is set), naming
+// the header; models and embeddings are served without a user.
+func TestProxyKeyWithoutSignedUser(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Runs: runsfake.New(), Memory: true, API: hardeningAPI})
 	signed := env.StartAPI(func(c *api.Config) { c.JWTSecret = []byte(owuiSecret) })
 	proxy := map[string]string{"Authorization": "Bearer sk-owui"}
 
-	t.Run("a proxy key without its signed user", func(t *testing.T) {
-		// Every route that reads or writes a user's data refuses it.
-		for _, r := range []struct{ method, path string }{
-			{"POST", "/v1/chat/completions"},
-			{"POST", "/v1/runs"},
-			{"GET", "/v1/runs"},
-			{"GET", "/v1/runs/"},
-			{"GET", "/V1/RUNS"},
-			{"GET", "/v1/runs/run-1"},
-			{"GET", "/v1/runs/run-1/events"},
-			{"POST", "/v1/runs/run-1/cancel"},
-			{"POST", "/v1/runs/run-1/input"},
-			{"GET", "/v1/runs/run-1/outputs/o1"},
-			{"POST", "/v1/responses"},
-			{"GET", "/v1/responses/resp_x.0"},
-			{"POST", "/v1/responses/resp_x.0/cancel"},
-			{"DELETE", "/v1/responses/resp_x.0"},
-			{"GET", "/v1/responses/resp_x.0/input_items"},
-			{"GET", "/v1/conversations"},
-			{"GET", "/v1/conversations/c1"},
-			{"DELETE", "/v1/conversations/c1"},
-			{"GET", "/v1/memories"},
-			{"DELETE", "/v1/memories/m1"},
-			{"GET", "/v1/backlog"},
-			{"GET", "/v1/connections"},
-			{"GET", "/v1/connections/secure/authorize"},
-			{"DELETE", "/v1/connections/secure"},
-			{"GET", "/v1/secrets"},
-			{"PUT", "/v1/secrets/SHOP"},
-			{"DELETE", "/v1/secrets/SHOP"},
-			{"DELETE", "/v1/me"},
-			{"POST", "/v1/files"},
-			{"GET", "/v1/files"},
-			{"GET", "/v1/files/file-1"},
-			{"GET", "/v1/files/file-1/content"},
-			{"DELETE", "/v1/files/file-1"},
-			{"POST", "/v1/vector_stores"},
-			{"GET", "/v1/vector_stores"},
-			{"GET", "/v1/vector_stores/vs_1"},
-			{"POST", "/v1/vector_stores/vs_1"},
-			{"DELETE", "/v1/vector_stores/vs_1"},
-			{"POST", "/v1/vector_stores/vs_1/search"},
-			{"POST", "/v1/vector_stores/vs_1/files"},
-			{"GET", "/v1/vector_stores/vs_1/files"},
-			{"GET", "/v1/vector_stores/vs_1/files/file-1"},
-			{"POST", "/v1/vector_stores/vs_1/files/file-1"},
-			{"DELETE", "/v1/vector_stores/vs_1/files/file-1"},
-			{"GET", "/v1/vector_stores/vs_1/files/file-1/content"},
-			{"POST", "/v1/vector_stores/vs_1/file_batches"},
-			{"GET", "/v1/vector_stores/vs_1/file_batches/vsfb_1"},
-			{"GET", "/v1/vector_stores/vs_1/file_batches/vsfb_1/files"},
-			{"POST", "/v1/vector_stores/vs_1/file_batches/vsfb_1/cancel"},
-		} {
-			resp := doAt(t, signed.URL, r.method, r.path, chatBody{"model": "assistant", "messages": userMsg("Hi"), "input": "Hi"}, proxy)
-			b, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), `"error"`) || !strings.Contains(string(b), "X-OpenWebUI-User-Jwt") {
-				t.Errorf("%s %s without a signed user = %d %s, want 401 naming the header", r.method, r.path, resp.StatusCode, b)
-			}
+	// Every route that reads or writes a user's data refuses it.
+	for _, r := range []struct{ method, path string }{
+		{"POST", "/v1/chat/completions"},
+		{"POST", "/v1/runs"},
+		{"GET", "/v1/runs"},
+		{"GET", "/v1/runs/"},
+		{"GET", "/V1/RUNS"},
+		{"GET", "/v1/runs/run-1"},
+		{"GET", "/v1/runs/run-1/events"},
+		{"POST", "/v1/runs/run-1/cancel"},
+		{"POST", "/v1/runs/run-1/input"},
+		{"GET", "/v1/runs/run-1/outputs/o1"},
+		{"POST", "/v1/responses"},
+		{"GET", "/v1/responses/resp_x.0"},
+		{"POST", "/v1/responses/resp_x.0/cancel"},
+		{"DELETE", "/v1/responses/resp_x.0"},
+		{"GET", "/v1/responses/resp_x.0/input_items"},
+		{"GET", "/v1/conversations"},
+		{"GET", "/v1/conversations/c1"},
+		{"DELETE", "/v1/conversations/c1"},
+		{"GET", "/v1/memories"},
+		{"DELETE", "/v1/memories/m1"},
+		{"GET", "/v1/backlog"},
+		{"GET", "/v1/connections"},
+		{"GET", "/v1/connections/secure/authorize"},
+		{"DELETE", "/v1/connections/secure"},
+		{"GET", "/v1/secrets"},
+		{"PUT", "/v1/secrets/SHOP"},
+		{"DELETE", "/v1/secrets/SHOP"},
+		{"DELETE", "/v1/me"},
+		{"POST", "/v1/files"},
+		{"GET", "/v1/files"},
+		{"GET", "/v1/files/file-1"},
+		{"GET", "/v1/files/file-1/content"},
+		{"DELETE", "/v1/files/file-1"},
+		{"POST", "/v1/vector_stores"},
+		{"GET", "/v1/vector_stores"},
+		{"GET", "/v1/vector_stores/vs_1"},
+		{"POST", "/v1/vector_stores/vs_1"},
+		{"DELETE", "/v1/vector_stores/vs_1"},
+		{"POST", "/v1/vector_stores/vs_1/search"},
+		{"POST", "/v1/vector_stores/vs_1/files"},
+		{"GET", "/v1/vector_stores/vs_1/files"},
+		{"GET", "/v1/vector_stores/vs_1/files/file-1"},
+		{"POST", "/v1/vector_stores/vs_1/files/file-1"},
+		{"DELETE", "/v1/vector_stores/vs_1/files/file-1"},
+		{"GET", "/v1/vector_stores/vs_1/files/file-1/content"},
+		{"POST", "/v1/vector_stores/vs_1/file_batches"},
+		{"GET", "/v1/vector_stores/vs_1/file_batches/vsfb_1"},
+		{"GET", "/v1/vector_stores/vs_1/file_batches/vsfb_1/files"},
+		{"POST", "/v1/vector_stores/vs_1/file_batches/vsfb_1/cancel"},
+	} {
+		resp := doAt(t, signed.URL, r.method, r.path, chatBody{"model": "assistant", "messages": userMsg("Hi"), "input": "Hi"}, proxy)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), `"error"`) || !strings.Contains(string(b), "X-OpenWebUI-User-Jwt") {
+			t.Errorf("%s %s without a signed user = %d %s, want 401 naming the header", r.method, r.path, resp.StatusCode, b)
 		}
-		// Plain user headers name nobody there either.
-		resp := doAt(t, signed.URL, "GET", "/v1/runs", nil, merge(proxy, map[string]string{"X-OpenWebUI-User-Id": "ann"}))
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("GET /v1/runs with plain user headers = %d, want 401", resp.StatusCode)
+	}
+	// Plain user headers name nobody there either.
+	resp := doAt(t, signed.URL, "GET", "/v1/runs", nil, merge(proxy, map[string]string{"X-OpenWebUI-User-Id": "ann"}))
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /v1/runs with plain user headers = %d, want 401", resp.StatusCode)
+	}
+	// Open WebUI lists models (and may embed) without a user.
+	if resp := doAt(t, signed.URL, "GET", "/v1/models", nil, proxy); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /v1/models without a signed user = %d, want 200", resp.StatusCode)
+	}
+	if resp := doAt(t, signed.URL, "POST", "/v1/embeddings", map[string]any{"model": "llmtest-embed", "input": "hi"}, proxy); resp.StatusCode == http.StatusUnauthorized {
+		t.Errorf("POST /v1/embeddings without a signed user = 401")
+	}
+	// The signed user, and a plain key, are served.
+	for name, h := range map[string]map[string]string{
+		"signed user": merge(proxy, map[string]string{"X-OpenWebUI-User-Jwt": userToken(t, owuiSecret, "ann")}),
+		"plain key":   {"Authorization": "Bearer sk-app"},
+	} {
+		if resp := doAt(t, signed.URL, "GET", "/v1/runs", nil, h); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /v1/runs as the %s = %d, want 200", name, resp.StatusCode)
 		}
-		// Open WebUI lists models (and may embed) without a user.
-		if resp := doAt(t, signed.URL, "GET", "/v1/models", nil, proxy); resp.StatusCode != http.StatusOK {
-			t.Errorf("GET /v1/models without a signed user = %d, want 200", resp.StatusCode)
-		}
-		if resp := doAt(t, signed.URL, "POST", "/v1/embeddings", map[string]any{"model": "llmtest-embed", "input": "hi"}, proxy); resp.StatusCode == http.StatusUnauthorized {
-			t.Errorf("POST /v1/embeddings without a signed user = 401")
-		}
-		// The signed user, and a plain key, are served.
-		for name, h := range map[string]map[string]string{
-			"signed user": merge(proxy, map[string]string{"X-OpenWebUI-User-Jwt": userToken(t, owuiSecret, "ann")}),
-			"plain key":   {"Authorization": "Bearer sk-app"},
-		} {
-			if resp := doAt(t, signed.URL, "GET", "/v1/runs", nil, h); resp.StatusCode != http.StatusOK {
-				t.Errorf("GET /v1/runs as the %s = %d, want 200", name, resp.StatusCode)
-			}
-		}
-		// Without the secret too, the proxy key itself is no principal
-		// (issue 36, item 6): refused, with the fix on each side named.
-		resp = doAt(t, env.URL, "GET", "/v1/runs", nil, proxy)
-		raw, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(raw), "ENABLE_FORWARD_USER_INFO_HEADERS") ||
-			!strings.Contains(string(raw), "X-OpenWebUI-User-Id") {
-			t.Errorf("GET /v1/runs, proxy key, no secret = %d %s, want 401 naming the fix", resp.StatusCode, raw)
-		}
-	})
+	}
+	// Without the secret too, the proxy key itself is no principal:
+	// refused, with the fix on each side named.
+	resp = doAt(t, env.URL, "GET", "/v1/runs", nil, proxy)
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(raw), "ENABLE_FORWARD_USER_INFO_HEADERS") ||
+		!strings.Contains(string(raw), "X-OpenWebUI-User-Id") {
+		t.Errorf("GET /v1/runs, proxy key, no secret = %d %s, want 401 naming the fix", resp.StatusCode, raw)
+	}
+}
+
+// TestIdentityHardening, through the whole stack: chat ids whose parts
+// join alike are two chats with two runs, and a workflow id that is not a
+// Longhaul run answers as an unknown run does.
+func TestIdentityHardening(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Memory: true, API: hardeningAPI})
+	proxy := map[string]string{"Authorization": "Bearer sk-owui"}
 
 	t.Run("chat ids whose parts join alike", func(t *testing.T) {
 		// User m/x's chat c9 and user m's chat x/c9 are two chats.

@@ -89,9 +89,9 @@ func TestIsolation(t *testing.T) {
 		{"another user behind the same proxy key", env.URL, merge(bearer("sk-owui"), map[string]string{"X-OpenWebUI-User-Id": "bob"}), "owui/bob", 404},
 		{"another user's signed header", signed.URL, merge(bearer("sk-owui"), map[string]string{"X-OpenWebUI-User-Jwt": userToken(t, owuiSecret, "cy")}), "owui/cy", 404},
 		// A proxy key's request that names no user is refused, never the
-		// shared principal of the key: where users come from plain headers
-		// (issue 36, item 6) and where they come only from the signed
-		// header (issue 28, item 3).
+		// shared principal of the key (every user of an Open WebUI would
+		// be one): where users come from plain headers and where they come
+		// only from the signed header.
 		{"the proxy key itself", env.URL, bearer("sk-owui"), "", 401},
 		{"plain headers where only signed ones count", signed.URL, merge(bearer("sk-owui"), annHeaders), "", 401},
 		{"the proxy key itself, signed API", signed.URL, bearer("sk-owui"), "", 401},

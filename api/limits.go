@@ -2,6 +2,7 @@ package api
 
 import (
 	"sync"
+	"time"
 )
 
 // Limits bound what one principal holds at once. Zero is no limit. Runs
@@ -25,6 +26,12 @@ type Limits struct {
 	// into vector stores at once: an attachment beyond it is refused with
 	// 429.
 	Ingestions int
+	// Schedules is the most schedules a principal may have: a new one
+	// beyond it is refused with 403 quota_exceeded.
+	Schedules int
+	// MinScheduleInterval is the least time between two fires of a
+	// schedule: a schedule that would fire more often is a 400.
+	MinScheduleInterval time.Duration
 }
 
 // streamCounter counts the places each key holds (see take).

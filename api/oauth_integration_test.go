@@ -228,14 +228,14 @@ func secureMCP(t *testing.T, as *authServer) (string, func() []seen) {
 
 const testTokenKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
-// TestOAuthMCPPerUser is issue 25 items 2 and 3 end to end, through the real
-// server: a local authorization server and an MCP server that requires its
+// TestOAuthMCPPerUser: users' own MCP OAuth connections and HTTP-tool
+// secrets end to end, through the real server: a local authorization server and an MCP server that requires its
 // bearer token (both real HTTP), two users, the connect-first result, the
 // flow (discovery, registration, PKCE checked by the server), each user's
 // own token reaching the MCP server, refresh, revocation, per-user HTTP-tool
 // secrets, and no token, secret or OAuth state in any workflow history or
 // log (the tool result carries a Longhaul connect link, not the
-// authorization URL: issue 36 item 2).
+// authorization URL, which would bind whoever opens it).
 func TestOAuthMCPPerUser(t *testing.T) {
 	as := newAuthServer(t)
 	mcpURL, mcpCalls := secureMCP(t, as)

@@ -133,7 +133,7 @@ func (b *testBrowser) authorize(authURL string) string {
 	return loc
 }
 
-// TestOAuthLinkBoundToRequester is issue 36 item 2: a connect link given
+// TestOAuthLinkBoundToRequester: a connect link given
 // to user A and sent to V must not attach V's account to A. The link in a
 // tool result or API answer is a Longhaul link with no OAuth state; opening
 // it starts nothing but a page that names A; the authorization starts only

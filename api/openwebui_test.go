@@ -12,6 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
+	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -23,14 +24,25 @@ import (
 
 const owuiKey = "sk-open-webui-connection"
 
-// owuiEnv starts a stack whose API trusts the connection's proxy key and
-// verifies Open WebUI's signed user.
+// owuiAPI is an API that trusts the connection's proxy key and verifies
+// Open WebUI's signed user.
+var owuiAPI = api.Config{
+	Keys:      []identity.Key{{Name: "owui", Secret: owuiKey, Proxy: true}},
+	JWTSecret: []byte(owuiSecret),
+}
+
+// owuiEnv starts a stack with owuiAPI.
 func owuiEnv(t *testing.T) *testenv.Env {
 	t.Helper()
-	return testenv.Start(t, testenv.Options{API: api.Config{
-		Keys:      []identity.Key{{Name: "owui", Secret: owuiKey, Proxy: true}},
-		JWTSecret: []byte(owuiSecret),
-	}})
+	return testenv.Start(t, testenv.Options{API: owuiAPI})
+}
+
+// owuiFake serves owuiAPI over runs the test scripts: for what the API
+// alone decides (who the user is, what it refuses).
+func owuiFake(t *testing.T) (*testenv.Env, *runsfake.Service) {
+	t.Helper()
+	fake := runsfake.New()
+	return testenv.Start(t, testenv.Options{Runs: fake, API: owuiAPI}), fake
 }
 
 // owuiConn is the connection the compose file sets up: user forwarding on,
@@ -304,13 +316,11 @@ func TestOpenWebUITwoUsers(t *testing.T) {
 // TestOpenWebUIForwardingOff: with ENABLE_FORWARD_USER_INFO_HEADERS off
 // Open WebUI sends neither the user nor the chat. Where Longhaul expects
 // the signed user, such a request is refused (it would otherwise make
-// every user of that Open WebUI one principal: issue 28, item 3), while
-// its model list still answers. Where Longhaul reads plain user headers,
-// it is refused the same way (issue 36, item 6: it was the proxy key's one
-// principal, shared by every user of that Open WebUI), with an error that
-// names the fix.
+// every user of that Open WebUI one principal), while its model list
+// still answers. Where Longhaul reads plain user headers, it is refused
+// the same way, with an error that names the fix.
 func TestOpenWebUIForwardingOff(t *testing.T) {
-	env := owuiEnv(t)
+	env, fake := owuiFake(t)
 	conn := owuiConn(env)
 	conn.ForwardUserInfo = false
 	conn.Tools = nil
@@ -332,8 +342,8 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	if refused.Status != http.StatusUnauthorized || !strings.Contains(refused.Error, "X-OpenWebUI-User-Jwt") ||
-		!strings.Contains(refused.Error, "ENABLE_FORWARD_USER_INFO_HEADERS") || modelCalls(env) != 0 {
-		t.Fatalf("no signed user: status %d, error %q, %d model calls; want a 401 saying so", refused.Status, refused.Error, modelCalls(env))
+		!strings.Contains(refused.Error, "ENABLE_FORWARD_USER_INFO_HEADERS") || fake.Len() != 0 {
+		t.Fatalf("no signed user: status %d, error %q, %d runs; want a 401 saying so", refused.Status, refused.Error, fake.Len())
 	}
 	if models := doAt(t, env.URL, "GET", "/v1/models", nil, map[string]string{"Authorization": "Bearer " + owuiKey}); models.StatusCode != http.StatusOK {
 		t.Errorf("GET /v1/models without a user = %d, want 200", models.StatusCode)
@@ -354,8 +364,8 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 			t.Fatal(err)
 		}
 		if refused.Status != http.StatusUnauthorized || !strings.Contains(refused.Error, "ENABLE_FORWARD_USER_INFO_HEADERS") ||
-			!strings.Contains(refused.Error, "LONGHAUL_API_KEYS") || modelCalls(env) != 0 {
-			t.Fatalf("plain headers, no user: status %d, error %q, %d model calls; want a 401 naming the fix", refused.Status, refused.Error, modelCalls(env))
+			!strings.Contains(refused.Error, "LONGHAUL_API_KEYS") || fake.Len() != 0 {
+			t.Fatalf("plain headers, no user: status %d, error %q, %d runs; want a 401 naming the fix", refused.Status, refused.Error, fake.Len())
 		}
 	}
 	if resp := doAt(t, plain.URL, "GET", "/v1/runs", nil, map[string]string{"Authorization": "Bearer " + owuiKey}); resp.StatusCode != http.StatusUnauthorized {
@@ -370,7 +380,9 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 // sends the user as plain headers, its name percent-encoded; each user is
 // still a principal of their own.
 func TestOpenWebUIPlainUserHeaders(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{API: api.Config{Keys: []identity.Key{{Name: "owui", Secret: owuiKey, Proxy: true}}}})
+	fake := runsfake.New()
+	fake.OnStart = runsfake.Answered("hello")
+	env := testenv.Start(t, testenv.Options{Runs: fake, API: api.Config{Keys: []identity.Key{{Name: "owui", Secret: owuiKey, Proxy: true}}}})
 	conn := owuiConn(env)
 	conn.JWTSecret = ""
 	conn.Tools = nil
@@ -379,8 +391,10 @@ func TestOpenWebUIPlainUserHeaders(t *testing.T) {
 	if got := req.Header.Get(owuitest.HeaderUserName); got != "Zo%C3%AB %2F Ops" {
 		t.Fatalf("the double sent the name as %q", got)
 	}
-	env.Model.Enqueue(llmtest.Text("hello"))
 	a := owuitest.OK(t, req)
+	if a.Content != "hello" {
+		t.Errorf("answer %q", a.Content)
+	}
 	as := func(u owuitest.User) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + owuiKey, owuitest.HeaderUserID: u.ID, owuitest.HeaderUserEmail: u.Email}
 	}

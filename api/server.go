@@ -6,7 +6,8 @@
 // SDKs talk to (api/chatapi), OpenAI's Responses API, whose responses are
 // runs too (api/responsesapi), the native runs API for long tasks that
 // outlive a request (api/runsapi), the documents and the account routes
-// (api/documents, api/account). A chat request starts (or attaches to) a
+// (api/documents, api/account), the schedules of runs
+// (api/schedulesapi) and the webhooks (api/webhooksapi). A chat request starts (or attaches to) a
 // Temporal workflow and answers with its result, or streams it; a runs
 // request starts a run and answers at once, and the run's events are
 // followed on a stream of their own, resumable from any event id. Every
@@ -21,7 +22,9 @@
 // by one writer (api/sse). Wire types and pure converters live apart from
 // the handlers (internal/wire), the visibility queries in internal/runs;
 // errors are translated to OpenAI's envelope in one place (errors.go, with
-// runweb.Error), and every route is registered in routes.
+// runweb.Error), and every route is registered in routes (the schedules
+// API's through scheduleRoutes, the webhooks' through webhookRoutes, which
+// it calls).
 package api
 
 import (
@@ -42,6 +45,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/responsesapi"
 	"github.com/longhaul-dev/longhaul/api/runsapi"
 	"github.com/longhaul-dev/longhaul/api/runweb"
+	"github.com/longhaul-dev/longhaul/api/schedulesapi"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
@@ -133,6 +137,12 @@ type Config struct {
 	// Prometheus scrapes with none, and the series carry counts by route,
 	// agent, model and tool, no user's data.
 	MetricsHandler http.Handler
+	// Schedules keeps the schedules of runs (/v1/schedules); nil answers
+	// those routes 404.
+	Schedules runs.Schedules
+	// ScheduleCatchupWindow is a schedule's catch-up window when its
+	// request names none; zero is the engine's default.
+	ScheduleCatchupWindow time.Duration
 	// Webhooks bounds the webhooks principals keep (/v1/webhooks, a
 	// run's own webhook), in the blob store's database.
 	Webhooks WebhookPolicy
@@ -262,6 +272,8 @@ func (s *Server) routes() {
 	v1.Post("/runs/:id/input", runsAPI.Input)
 	v1.Get("/runs/:id/outputs/:ref", runsAPI.Output)
 	v1.Get("/runs/:id/audit", runsAPI.Audit)
+	s.scheduleRoutes(v1)
+	s.webhookRoutes(v1)
 	v1.Post("/responses", resp.Create)
 	v1.Get("/responses/:id", resp.Get)
 	v1.Post("/responses/:id/cancel", resp.Cancel)
@@ -302,15 +314,24 @@ func (s *Server) routes() {
 	v1.Get("/vector_stores/:id/file_batches/:batch_id/files", docs.Require, docs.ListVectorStoreFiles)
 	v1.Post("/vector_stores/:id/file_batches/:batch_id/cancel", docs.Require, docs.CancelFileBatch)
 	v1.Delete("/me", acct.DeleteMe)
-	hooks := s.webhooks()
-	v1.Post("/webhooks", hooks.Require, hooks.Create)
-	v1.Get("/webhooks", hooks.Require, hooks.List)
-	v1.Delete("/webhooks/:id", hooks.Require, hooks.Delete)
-	v1.Get("/webhooks/:id/deliveries", hooks.Require, hooks.Deliveries)
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(unmatchedKey{}, true)
 		return errNotFound("no route for " + c.Method() + " " + c.Path())
 	})
+}
+
+// scheduleRoutes registers the schedules API's routes under v1 (routes'
+// part); they answer 404 on a server without schedules.
+func (s *Server) scheduleRoutes(v1 fiber.Router) {
+	sch := s.schedulesAPI()
+	v1.Post("/schedules", sch.Require, sch.Create)
+	v1.Get("/schedules", sch.Require, sch.List)
+	v1.Get("/schedules/:id", sch.Require, sch.Get)
+	v1.Patch("/schedules/:id", sch.Require, sch.Update)
+	v1.Delete("/schedules/:id", sch.Require, sch.Delete)
+	v1.Post("/schedules/:id/pause", sch.Require, sch.Pause)
+	v1.Post("/schedules/:id/resume", sch.Require, sch.Resume)
+	v1.Post("/schedules/:id/trigger", sch.Require, sch.Trigger)
 }
 
 // chat is the Chat Completions handlers, over the server's runs and
@@ -337,6 +358,19 @@ func (s *Server) runsAPI() *runsapi.Handlers {
 	return &runsapi.Handlers{
 		Runs: s.runsWeb, Gate: s.gate, Catalog: s.catalog, Streams: s.streams,
 		Blobs: s.cfg.Blobs, Images: s.cfg.Images, Webhooks: s.webhooks(),
+		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
+	}
+}
+
+// schedulesAPI is the schedules API's handlers, over the server's
+// schedules.
+func (s *Server) schedulesAPI() *schedulesapi.Handlers {
+	return &schedulesapi.Handlers{
+		Schedules: s.cfg.Schedules, Catalog: s.catalog, Images: s.cfg.Images, Log: s.log,
+		Limits: schedulesapi.Limits{
+			Schedules: s.cfg.Limits.Schedules, MinInterval: s.cfg.Limits.MinScheduleInterval,
+			CatchupWindow: s.cfg.ScheduleCatchupWindow,
+		},
 		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
 	}
 }

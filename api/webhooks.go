@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/longhaul-dev/longhaul/api/webhooksapi"
 	"github.com/longhaul-dev/longhaul/internal/store"
 )
@@ -23,4 +25,14 @@ func (s *Server) webhooks() *webhooksapi.Handlers {
 		h.Store = ws
 	}
 	return h
+}
+
+// webhookRoutes registers the webhook routes under v1 (routes' part);
+// they answer 404 on a server without a store.
+func (s *Server) webhookRoutes(v1 fiber.Router) {
+	hooks := s.webhooks()
+	v1.Post("/webhooks", hooks.Require, hooks.Create)
+	v1.Get("/webhooks", hooks.Require, hooks.List)
+	v1.Delete("/webhooks/:id", hooks.Require, hooks.Delete)
+	v1.Get("/webhooks/:id/deliveries", hooks.Require, hooks.Deliveries)
 }

@@ -28,7 +28,7 @@ func TestHelmChartRefuses(t *testing.T) {
 		want string
 	}{
 		// No keys at all (the defaults): the API would serve every caller
-		// and trust anyone's user headers (issue 36 item 3).
+		// and trust anyone's user headers.
 		{nil, "auth.allowAnonymous=true"},
 		{nil, "auth.apiKeys.existingSecret"},
 		// An Ingress or a published Service in front of an API with no

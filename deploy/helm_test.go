@@ -511,7 +511,8 @@ func selects(sel map[string]string, podLabels map[string]string) bool {
 // renders the Deployments, Services and the setup hook, each decoding
 // strictly, and nothing optional.
 // keyedValues are the defaults plus the one value the chart requires of
-// every install: where the API's keys are (issue 36 item 3).
+// every install: where the API's keys are, since an API without keys
+// serves anyone.
 const keyedValues = "helm/longhaul/ci/keys-values.yaml"
 
 func TestHelmChartDefaults(t *testing.T) {

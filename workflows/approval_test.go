@@ -97,8 +97,7 @@ func TestApprovalDeniedNeverRuns(t *testing.T) {
 		{"approve false", contract.InputRequest{Approve: new(bool)}, contract.DecisionDenied, "error: the user denied this call"},
 		{"deny in words", contract.InputRequest{Text: "Deny"}, contract.DecisionDenied, "error: the user denied this call"},
 		{"a reply", contract.InputRequest{Text: "only if it costs under 10 euros"}, contract.DecisionReplied, "only if it costs under 10 euros"},
-		// Issue 36 item 5: words of a person who was shown no prompt are
-		// a reply, "ok" too, never an approval.
+		// Words of a person who was shown no prompt are a reply, "ok" too, never an approval.
 		{"ok, shown no prompt", contract.InputRequest{Text: "ok", Unprompted: true}, contract.DecisionReplied, "said: ok"},
 		{"approve, shown no prompt", contract.InputRequest{Approve: new(true), Text: "yes", Unprompted: true}, contract.DecisionReplied, "said: yes"},
 	} {

@@ -11,7 +11,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
-// TestIngestPDFBomb is issue 36's end-to-end case on the real embedded
+// TestIngestPDFBomb is the PDF bomb end to end on the real embedded
 // Temporal, whose worker runs in this process: the 39 KB PDF that took
 // longhaul dev from 164 MB to 3.3 GB ends as a failed file with a clear
 // last_error, its extraction tried once, and this process's memory stays

@@ -41,7 +41,7 @@ func TestApprovalChatInput(t *testing.T) {
 	}
 }
 
-// TestApprovalUnpromptedIsText is issue 36 item 5: a chat message that
+// TestApprovalUnpromptedIsText: a chat message that
 // replies to no approval prompt (the response was cut off before it showed
 // one) reaches the waiting run as text that decides nothing, "ok" too; one
 // that replies to a shown prompt decides.

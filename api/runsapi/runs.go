@@ -96,11 +96,12 @@ func (h *Handlers) GetRun(c *fiber.Ctx) error {
 		Waiting: st.Waiting, Result: st.Result, Error: st.Error, Usage: st.Usage,
 		UsageByModel: contract.ModelUsage(st.Calls),
 		Continued:    st.Continued, EventsURL: runweb.EventsURL(id),
+		ScheduleID: info.Attrs[runs.SearchAttrScheduledBy],
 	})
 }
 
 // ListRuns answers GET /v1/runs: the caller's runs through Temporal
-// visibility. Visibility orders runs without an ORDER BY (which SQL
+// visibility, optionally of one agent, status or schedule (schedule_id). Visibility orders runs without an ORDER BY (which SQL
 // visibility refuses): open runs first, newest first, then finished runs,
 // the last finished first.
 func (h *Handlers) ListRuns(c *fiber.Ctx) error {
@@ -121,6 +122,12 @@ func (h *Handlers) ListRuns(c *fiber.Ctx) error {
 		return web.Internal("your runs cannot be listed: your principal's name cannot be matched by a visibility query")
 	}
 	query := runs.ListQuery(user, agent, status)
+	if sched := c.Query("schedule_id"); sched != "" {
+		if strings.Contains(sched, "'") || !runs.LiteralOK(sched) {
+			return web.BadRequest("schedule_id: not a schedule id (no quotes, backslashes or control characters)")
+		}
+		query = runs.ScheduledQuery(query, sched)
+	}
 	var token []byte
 	if v := c.Query("page_token"); v != "" {
 		var ok bool
@@ -300,5 +307,6 @@ func summaryOf(e runs.Info) wire.RunSummary {
 		CreatedAt:  e.Started,
 		FinishedAt: e.Closed,
 		Summary:    e.Memo[runs.MemoSummary],
+		ScheduleID: e.Attrs[runs.SearchAttrScheduledBy],
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
-// The audit trail beside the answer (issue 24, item 4; seed 004's `steps`
-// and `metadata.plan` / `metadata.tool_results`): a client that asks for it
+// The audit trail beside the answer (the `steps`, `metadata.plan` and
+// `metadata.tool_results` a research client reads): a client that asks for it
 // gets, beside a chat completion, the run's plan with its revisions, each
 // step's outcome and every tool call with its arguments and a bounded
 // result. This file holds its pure builder (the wire types are internal/wire's

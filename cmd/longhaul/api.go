@@ -96,30 +96,37 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		}
 	}
 	embedURL, embedKey := cfg.Embedder()
+	rcfg := runs.Config{
+		TaskQueue: cfg.TaskQueue, Namespace: cfg.TemporalNamespace, Timeout: cfg.TemporalTimeout,
+		EagerStart: eager, Deltas: bus, Blobs: blobs, Log: log,
+	}
 	return api.New(api.Config{
-		Metrics:         reg,
-		MetricsHandler:  metricsHandler,
-		TaskQueue:       cfg.TaskQueue,
-		Keys:            keys,
-		JWTSecret:       []byte(cfg.OpenWebUIJWTSecret),
-		JWTMaxLifetime:  cfg.OpenWebUIJWTMaxLifetime,
-		Headers:         cfg.Headers(),
-		Limits:          api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams, Files: cfg.MaxFiles, FileBytes: cfg.MaxFileStorage, Ingestions: cfg.MaxIngestions},
-		Admission:       runs.Admission{Concurrency: cfg.AdmissionConcurrency, Queue: cfg.AdmissionQueue, MaxWait: cfg.AdmissionWait},
-		MaxBodyBytes:    cfg.MaxBodyBytes,
-		MaxFileBytes:    cfg.MaxFileBytes,
-		RequestTimeout:  cfg.RequestTimeout,
-		ModelTimeout:    cfg.LLMTimeout,
-		HistoryLimit:    cfg.HistoryLimit,
-		ApprovalTimeout: cfg.ApprovalTimeout,
-		Blobs:           blobs,
-		Docs:            docs,
-		DocsEmbedder:    docEmbedder(cfg),
-		MCPApproval:     mcpApproval(topts.MCP),
-		Memory:          topts.Memory,
-		Credentials:     topts.Credentials,
-		Forget:          forget,
-		Embeddings:      api.Upstream{BaseURL: embedURL, APIKey: embedKey},
+		Metrics:        reg,
+		MetricsHandler: metricsHandler,
+		TaskQueue:      cfg.TaskQueue,
+		Keys:           keys,
+		JWTSecret:      []byte(cfg.OpenWebUIJWTSecret),
+		JWTMaxLifetime: cfg.OpenWebUIJWTMaxLifetime,
+		Headers:        cfg.Headers(),
+		Limits: api.Limits{Runs: cfg.MaxRuns, Streams: cfg.MaxStreams, Files: cfg.MaxFiles, FileBytes: cfg.MaxFileStorage, Ingestions: cfg.MaxIngestions,
+			Schedules: cfg.MaxSchedules, MinScheduleInterval: cfg.MinScheduleInterval},
+		Schedules:             runs.NewTemporalSchedules(c, rcfg),
+		ScheduleCatchupWindow: cfg.ScheduleCatchupWindow,
+		Admission:             runs.Admission{Concurrency: cfg.AdmissionConcurrency, Queue: cfg.AdmissionQueue, MaxWait: cfg.AdmissionWait},
+		MaxBodyBytes:          cfg.MaxBodyBytes,
+		MaxFileBytes:          cfg.MaxFileBytes,
+		RequestTimeout:        cfg.RequestTimeout,
+		ModelTimeout:          cfg.LLMTimeout,
+		HistoryLimit:          cfg.HistoryLimit,
+		ApprovalTimeout:       cfg.ApprovalTimeout,
+		Blobs:                 blobs,
+		Docs:                  docs,
+		DocsEmbedder:          docEmbedder(cfg),
+		MCPApproval:           mcpApproval(topts.MCP),
+		Memory:                topts.Memory,
+		Credentials:           topts.Credentials,
+		Forget:                forget,
+		Embeddings:            api.Upstream{BaseURL: embedURL, APIKey: embedKey},
 		EmbeddingsPolicy: api.EmbeddingsPolicy{
 			Models:       cfg.EmbeddingModels(),
 			PerPrincipal: cfg.MaxEmbeddings,
@@ -127,10 +134,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		},
 		Images:   api.ImagePolicy{AllowHTTP: cfg.ImageURLHTTP, AllowPrivate: cfg.ImageURLPrivate},
 		Webhooks: api.WebhookPolicy{Max: webhookCap(cfg.MaxWebhooks), AllowPrivate: cfg.WebhookPrivate},
-	}, runs.NewTemporal(c, runs.Config{
-		TaskQueue: cfg.TaskQueue, Namespace: cfg.TemporalNamespace, Timeout: cfg.TemporalTimeout,
-		EagerStart: eager, Deltas: bus, Blobs: blobs, Log: log,
-	}), cat, log)
+	}, runs.NewTemporal(c, rcfg), cat, log)
 }
 
 // mcpApproval is api.Config.MCPApproval for an MCP configuration.

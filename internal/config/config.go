@@ -143,6 +143,10 @@ type Config struct {
 	MaxFileStorage int64 `envconfig:"LONGHAUL_MAX_FILE_STORAGE" default:"1073741824" desc:"most bytes of files one principal may store, 1 GiB by default (403 quota_exceeded for a file that would pass it; nothing kept); 0 = no limit"`
 	MaxIngestions  int   `envconfig:"LONGHAUL_MAX_INGESTIONS" default:"100" desc:"most files one principal may have being ingested into vector stores at once, the 100 files of one batch by default (429 with Retry-After for an attach or batch that would pass it); 0 = no limit"`
 
+	MaxSchedules          int           `envconfig:"LONGHAUL_MAX_SCHEDULES" default:"50" desc:"most schedules (/v1/schedules) one principal may have (403 quota_exceeded beyond, until one is deleted); 0 = no limit"`
+	MinScheduleInterval   time.Duration `envconfig:"LONGHAUL_MIN_SCHEDULE_INTERVAL" default:"1m" desc:"least time between two runs of a schedule: an every shorter than it, or a cron expression with two fires closer than it, is a 400; at least 1s"`
+	ScheduleCatchupWindow time.Duration `envconfig:"LONGHAUL_SCHEDULE_CATCHUP_WINDOW" default:"1h" desc:"how late a schedule's run missed while Temporal or its workers were down may still start (after it, that run is skipped), for a schedule whose request names no catchup_window; at least 10s"`
+
 	MaxWebhooks    int  `envconfig:"LONGHAUL_MAX_WEBHOOKS" default:"20" desc:"most webhook subscriptions (/v1/webhooks) one principal may keep (403 beyond, until one is deleted); a run's own webhook (the webhook field of POST /v1/runs, of a background response) is not one; 0 = no limit"`
 	WebhookPrivate bool `envconfig:"LONGHAUL_WEBHOOK_PRIVATE" default:"false" desc:"deliver webhooks to hosts that are localhost or a loopback, link-local, private or other non-public address, and to any port (a receiver on the operator's own network); otherwise webhook URLs pass the same SSRF guard as the tools: public addresses, ports 80 and 443"`
 

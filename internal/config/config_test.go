@@ -87,7 +87,7 @@ func TestDefaults(t *testing.T) {
 		MaxEmbeddings:           4,
 		MaxEmbeddingsAnswer:     32 << 20,
 		LogLevel:                "info",
-		// Safe limits by default (issue 28): a principal cannot hold the
+		// Safe limits by default: a principal cannot hold the
 		// engine with runs, streams or approval waits without end.
 		MaxRuns:         20,
 		MaxStreams:      20,
@@ -96,15 +96,19 @@ func TestDefaults(t *testing.T) {
 		MaxChats:        1000,
 		ApprovalTimeout: time.Hour,
 		// A principal's files and ingestions, and the extraction child
-		// process's limits, are bounded too (issue 36).
-		MaxFiles:           1000,
-		MaxFileStorage:     1 << 30,
-		MaxIngestions:      100,
-		MaxWebhooks:        20,
-		ExtractMemory:      512 << 20,
-		ExtractTimeout:     5 * time.Minute,
-		ExtractConcurrency: 2,
-		// Run starts queue in the API past 32 at once (issue 27).
+		// process's limits, are bounded too.
+		MaxFiles:       1000,
+		MaxFileStorage: 1 << 30,
+		MaxIngestions:  100,
+		// A principal's schedules are bounded in number and frequency.
+		MaxWebhooks:           20,
+		MaxSchedules:          50,
+		MinScheduleInterval:   time.Minute,
+		ScheduleCatchupWindow: time.Hour,
+		ExtractMemory:         512 << 20,
+		ExtractTimeout:        5 * time.Minute,
+		ExtractConcurrency:    2,
+		// Run starts queue in the API past 32 at once.
 		AdmissionConcurrency: 32,
 		AdmissionQueue:       2000,
 		AdmissionWait:        time.Minute,
@@ -210,6 +214,9 @@ func TestBadValues(t *testing.T) {
 		{"two keys of one name", "LONGHAUL_API_KEYS", "ci:sk-a,ci:sk-b", "LONGHAUL_API_KEYS: key name \"ci\" is used twice"},
 		{"header name", "LONGHAUL_USER_ID_HEADER", "X User", "LONGHAUL_USER_ID_HEADER: \"X User\" is not an HTTP header name"},
 		{"negative run limit", "LONGHAUL_MAX_RUNS", "-1", "LONGHAUL_MAX_RUNS: must not be negative"},
+		{"negative schedule limit", "LONGHAUL_MAX_SCHEDULES", "-1", "LONGHAUL_MAX_SCHEDULES: must not be negative"},
+		{"sub-second schedule interval", "LONGHAUL_MIN_SCHEDULE_INTERVAL", "500ms", "LONGHAUL_MIN_SCHEDULE_INTERVAL: must be at least 1s"},
+		{"short catch-up window", "LONGHAUL_SCHEDULE_CATCHUP_WINDOW", "5s", "LONGHAUL_SCHEDULE_CATCHUP_WINDOW: must be at least 10s"},
 		{"negative embeddings limit", "LONGHAUL_MAX_EMBEDDINGS", "-1", "LONGHAUL_MAX_EMBEDDINGS: must not be negative"},
 		{"tiny embeddings answer", "LONGHAUL_MAX_EMBEDDINGS_BYTES", "10", "LONGHAUL_MAX_EMBEDDINGS_BYTES: must be at least 1024"},
 		{"negative idle timeout", "LONGHAUL_MODEL_IDLE_TIMEOUT", "-1s", "LONGHAUL_MODEL_IDLE_TIMEOUT: must not be negative"},

@@ -262,6 +262,15 @@ func (c Config) checkLimits(p *problems) {
 	if c.MaxRuns < 0 {
 		p.bad("MAX_RUNS", "must not be negative (0 = no limit)")
 	}
+	if c.MaxSchedules < 0 {
+		p.bad("MAX_SCHEDULES", "must not be negative (0 = no limit)")
+	}
+	if c.MinScheduleInterval < time.Second {
+		p.bad("MIN_SCHEDULE_INTERVAL", "must be at least 1s")
+	}
+	if c.ScheduleCatchupWindow < 10*time.Second {
+		p.bad("SCHEDULE_CATCHUP_WINDOW", "must be at least 10s (Temporal's least catch-up window)")
+	}
 	if c.AdmissionConcurrency < 0 {
 		p.bad("ADMISSION_CONCURRENCY", "must not be negative (0 = no limit)")
 	}

@@ -170,6 +170,13 @@ func newTemporal(host string, p servicePorts, conf *config.Config, logger tlog.L
 	}
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(conf),
+		// DefaultServices includes the worker service, whose
+		// per-namespace worker runs the scheduler that fires Temporal
+		// Schedules (/v1/schedules, the retention job): it is on for
+		// every namespace unless worker.enableScheduler says otherwise
+		// (go.temporal.io/server v1.32.1, temporal/server.go:35-40;
+		// service/worker/scheduler/fx.go:103-107, DedicatedWorkerOptions;
+		// common/dynamicconfig/constants.go:3500-3504, default true).
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
 			primitives.FrontendService: hostPort(p.frontend),

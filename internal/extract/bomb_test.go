@@ -23,7 +23,7 @@ func allocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// TestExtractOperandBomb: issue 36's PDF, a few KB whose content stream
+// TestExtractOperandBomb: a PDF of a few KB whose content stream
 // stacks millions of operands, is refused as invalid_file with memory
 // bounded, whether its content is under the per-page budget (the operand
 // bound refuses it) or over it (the budget does).

@@ -30,7 +30,7 @@ func TestChildExtract(t *testing.T) {
 	}
 }
 
-// TestChildOutOfMemory: with the parser's bounds off, issue 36's PDF takes
+// TestChildOutOfMemory: with the parser's bounds off, the PDF bomb takes
 // the child past its hard memory limit; the child dies and the file is
 // invalid_file, said so.
 func TestChildOutOfMemory(t *testing.T) {

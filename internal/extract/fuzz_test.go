@@ -14,7 +14,7 @@ import (
 
 // fuzzCeiling is the most the heap may grow while one input is
 // extracted: garbage not yet collected included, far above what the
-// bounds let any input take (a few MiB), far below what issue 36's PDFs
+// bounds let any input take (a few MiB), far below what the PDF bombs
 // took (hundreds of MiB from a few KB).
 const fuzzCeiling = 64 << 20
 
@@ -85,8 +85,8 @@ func FuzzExtract(f *testing.F) {
 	})
 }
 
-// TestHeapPeakCatchesTheBomb: the fuzz target's ceiling catches what
-// issue 36 found: with the operand bound off, a 2.5 KB PDF grows the heap
+// TestHeapPeakCatchesTheBomb: the fuzz target's ceiling catches the
+// operand bomb: with the operand bound off, a 2.5 KB PDF grows the heap
 // past it.
 func TestHeapPeakCatchesTheBomb(t *testing.T) {
 	data := pdftest.OperandBomb(t, 1<<20)

@@ -65,7 +65,7 @@ func TestResolveBoundsLongUsers(t *testing.T) {
 
 // TestScopeKeysDoNotCollide: a principal's name and its chat keys join
 // parts with '/', so each part escapes it: user "m/x" with chat "c9" and
-// user "m" with chat "x/c9" are two chats (issue 28, item 4), while ids
+// user "m" with chat "x/c9" are two chats, while ids
 // with neither '/' nor '%' keep the keys they always had.
 func TestScopeKeysDoNotCollide(t *testing.T) {
 	keys, _ := ParseKeys(nil, []string{"owui:sk-owui"})

@@ -154,9 +154,8 @@ func TestSignedUserHeader(t *testing.T) {
 		}
 	}
 	// Without a secret too, a proxy key's request that names no user is
-	// marked (issue 36 item 6: it was the key's shared principal, one for
-	// every user of an Open WebUI whose forwarding is off); a plain key is
-	// never marked.
+	// marked (as a principal it would be one for every user of an Open
+	// WebUI whose forwarding is off); a plain key is never marked.
 	plain := &Resolver{Keys: append(keys, Key{Name: "app", Secret: "sk-app"}), Headers: OpenWebUIHeaders}
 	for name, h := range map[string]func(string) string{
 		"no headers":  headers(),

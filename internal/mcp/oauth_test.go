@@ -41,7 +41,7 @@ func (f *fakeTokens) LoadTools(context.Context, string) ([]byte, error) {
 	return slices.Clone(f.saved), nil
 }
 
-// TestOAuthListingIsNotEveryones is issue 36 item 4: a user's connection
+// TestOAuthListingIsNotEveryones: a user's connection
 // lists the server's tools with their own token, and what it lists must
 // not decide what every user is offered: a tool no agent names is never
 // added (alice's account shows admin_nuke), and a user whose account shows

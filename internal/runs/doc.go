@@ -11,6 +11,13 @@
 // types stop here (Temporal); what leaves is the contract's types and this
 // package's errors (errors.go).
 //
+// Schedules of runs are a second interface, Schedules, kept as Temporal
+// Schedules (TemporalSchedules): each fire starts the same agent workflow
+// with the same memo and search attributes as Start, so a scheduled run is
+// an ordinary run, and Temporal names its schedule in the built-in
+// TemporalScheduledById search attribute (SearchAttrScheduledBy).
+// CheckSpec reads a schedule's spec with Temporal's own scheduler code.
+//
 // A run starts through the Gate (Gate.StartOrAttach), the one way the
 // three APIs start or attach to one: it picks a chat turn's run (a retake
 // when the finished one may be a Regenerate), checks the run is the

@@ -88,3 +88,17 @@ func ListQuery(user, agent, status string) string {
 	}
 	return strings.Join(q, " AND ")
 }
+
+// SearchAttrScheduledBy is the search attribute Temporal's scheduler sets
+// on each workflow a schedule starts, to the schedule's id: the built-in
+// TemporalScheduledById (go.temporal.io/server v1.32.1,
+// common/searchattribute/sadefs/constants.go:45, a keyword (line 161);
+// set by service/worker/scheduler/workflow.go:1594-1596,
+// addSearchAttributes, on every start the scheduler makes).
+const SearchAttrScheduledBy = "TemporalScheduledById"
+
+// ScheduledQuery narrows a runs query (ListQuery's) to the runs schedule
+// started.
+func ScheduledQuery(query, schedule string) string {
+	return query + " AND " + SearchAttrScheduledBy + " = " + QuoteLiteral(schedule)
+}

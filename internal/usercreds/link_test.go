@@ -14,7 +14,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/store"
 )
 
-// TestConnectLinkBinding is issue 36 item 2 at the service: a connect link
+// TestConnectLinkBinding, at the service: a connect link
 // holds no OAuth state, works once and expires after LinkTTL; the state it
 // starts completes only with the secret of the browser that confirmed it,
 // so a victim's browser that finishes the requester's flow stores nothing.

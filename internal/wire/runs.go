@@ -73,6 +73,8 @@ type Run struct {
 	// history bounded.
 	Continued int    `json:"continued"`
 	EventsURL string `json:"events_url"`
+	// ScheduleID names the schedule that started the run, if one did.
+	ScheduleID string `json:"schedule_id,omitempty"`
 }
 
 // RunList answers GET /v1/runs. NextPageToken, when set, is the page_token
@@ -91,6 +93,7 @@ type RunSummary struct {
 	CreatedAt  *time.Time `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at"`
 	Summary    string     `json:"summary,omitempty"`
+	ScheduleID string     `json:"schedule_id,omitempty"`
 }
 
 // RunCancelling answers POST /v1/runs/{id}/cancel.

@@ -50,6 +50,9 @@ type Run struct {
 	Owner   string
 	Memo    map[string]string
 	Started time.Time
+	// ScheduledBy is the schedule that started the run (Schedules.Fire),
+	// which the run's search attributes name as Temporal's do.
+	ScheduledBy string
 
 	mu     sync.Mutex
 	state  contract.RunState
@@ -73,6 +76,13 @@ func (s *Service) addLocked(id, owner string, in contract.AgentInput) *Run {
 		state: contract.RunState{Agent: in.Agent, User: owner, Status: contract.StatusRunning}, wake: make(chan struct{})}
 	s.runs[id] = r
 	return r
+}
+
+// Len is the number of runs the fake holds.
+func (s *Service) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runs)
 }
 
 // Run is the run under id, or nil.
@@ -218,6 +228,9 @@ func (r *Run) info() runs.Info {
 		Started: &started, Closed: r.closed}
 	for k, v := range r.Memo {
 		info.Memo[k] = v
+	}
+	if r.ScheduledBy != "" {
+		info.Attrs[runs.SearchAttrScheduledBy] = r.ScheduledBy
 	}
 	switch r.state.Status {
 	case contract.StatusCompleted:
@@ -434,9 +447,13 @@ func (s *Service) named(query string) []*Run {
 	defer s.mu.Unlock()
 	var out []*Run
 	for _, r := range s.runs {
-		if strings.Contains(query, "'"+r.Owner+"'") {
-			out = append(out, r)
+		if !strings.Contains(query, "'"+r.Owner+"'") {
+			continue
 		}
+		if _, sched, ok := strings.Cut(query, runs.SearchAttrScheduledBy+" = "); ok && sched != runs.QuoteLiteral(r.ScheduledBy) {
+			continue
+		}
+		out = append(out, r)
 	}
 	return out
 }

@@ -2,6 +2,9 @@
 // real embedded Temporal server on free ports in a temporary directory, a
 // worker, the API on a real port, and the scripted model (the one fake).
 // Everything is stopped by t.Cleanup, so a test leaves no process behind.
+// With Options.Runs it serves the API alone over that runs service (the
+// in-memory runsfake), with the same stores, catalog and scripted model:
+// for the API's tests whose runs a test scripts rather than a worker.
 package testenv
 
 import (
@@ -75,6 +78,11 @@ type Options struct {
 	API api.Config
 	// NoWorker starts the stack without a worker.
 	NoWorker bool
+	// Runs, when set, is the runs service the API runs on (a
+	// runsfake.Service): the env then starts no Temporal, NATS or worker,
+	// and Client, Server and NATS stay nil. The stores, the catalog and
+	// the scripted model (embeddings) are the env's as ever.
+	Runs runs.Service
 	// Log receives the stack's logs; nil discards them.
 	Log *slog.Logger
 	// NATSURL makes the stack use that NATS server (an external one)
@@ -166,7 +174,9 @@ func Start(t testing.TB, opts Options) *Env {
 	e := &Env{T: t, Model: llmtest.New(t), log: log, opts: opts}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	e.startTemporal(ctx)
+	if opts.Runs == nil {
+		e.startTemporal(ctx)
+	}
 	e.openStores(ctx)
 	topts := e.toolOptions()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -180,17 +190,25 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	e.loadCatalog(topts)
 	e.buildTools(ctx, topts)
-	e.NATSURL = opts.NATSURL
-	if e.NATSURL == "" {
-		e.natsAddr = FreeAddr(t)
-		e.StartNATS()
-		e.NATSURL = "nats://" + e.natsAddr
-	}
-	if !opts.NoWorker {
-		e.StartWorker()
+	if opts.Runs == nil {
+		e.startEngine()
 	}
 	e.serveAPI(ln)
 	return e
+}
+
+// startEngine starts NATS, unless Options.NATSURL names one, and the
+// worker, unless Options.NoWorker says not to.
+func (e *Env) startEngine() {
+	e.NATSURL = e.opts.NATSURL
+	if e.NATSURL == "" {
+		e.natsAddr = FreeAddr(e.T)
+		e.StartNATS()
+		e.NATSURL = "nats://" + e.natsAddr
+	}
+	if !e.opts.NoWorker {
+		e.StartWorker()
+	}
 }
 
 // startTemporal starts the embedded Temporal server in the test's
@@ -325,6 +343,9 @@ func (e *Env) apiConfigFor() api.Config {
 	if cfg.Embeddings.BaseURL == "" {
 		cfg.Embeddings.BaseURL = e.Model.URL()
 	}
+	if cfg.Schedules == nil && e.Client != nil {
+		cfg.Schedules = runs.NewTemporalSchedules(e.Client, runs.Config{TaskQueue: TaskQueue, Namespace: "default"})
+	}
 	return cfg
 }
 
@@ -332,14 +353,22 @@ func (e *Env) apiConfigFor() api.Config {
 // t.Cleanup shuts it down.
 func (e *Env) serveAPI(ln net.Listener) {
 	e.apiConfig = e.apiConfigFor()
-	apiCfg := e.apiConfig
-	e.API = api.New(apiCfg, e.Runs(e.Bus("testenv api")), e.Catalog, e.log)
+	e.API = api.New(e.apiConfig, e.apiRuns(), e.Catalog, e.log)
 	go func() { _ = e.API.App().Listener(ln) }()
 	e.T.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = e.API.Shutdown(sctx)
 	})
+}
+
+// apiRuns is the runs service of one more API: Options.Runs, or one on
+// the env's Temporal with a NATS connection of its own.
+func (e *Env) apiRuns() runs.Service {
+	if e.opts.Runs != nil {
+		return e.opts.Runs
+	}
+	return e.Runs(e.Bus("testenv api"))
 }
 
 // Runs is a runs service on the env's Temporal, its store and deltas (nil:
@@ -368,70 +397,6 @@ func credentials(t testing.TB, opts Options, blobs store.Store, publicURL string
 		}
 	}
 	return &usercreds.Service{Store: blobs.(store.Credentials), Box: box, PublicURL: publicURL, Servers: servers, Log: log}
-}
-
-// APIServer is one more API on the env's Temporal, as another `longhaul
-// api` process would be.
-type APIServer struct {
-	*api.Server
-	URL string // its base URL, e.g. http://127.0.0.1:1234
-	ln  *connListener
-}
-
-// StartAPI starts another API server against the env's Temporal client,
-// with the env's catalog, store and API configuration, which edit (if
-// any) adjusts. Stop stops it; t.Cleanup does too.
-func (e *Env) StartAPI(edit ...func(*api.Config)) *APIServer {
-	e.T.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	cfg := e.apiConfig
-	for _, f := range edit {
-		f(&cfg)
-	}
-	a := &APIServer{Server: api.New(cfg, e.Runs(e.Bus("testenv api")), e.Catalog, e.log), URL: "http://" + ln.Addr().String(),
-		ln: &connListener{Listener: ln, conns: map[net.Conn]struct{}{}}}
-	go func() { _ = a.App().Listener(a.ln) }()
-	e.T.Cleanup(a.Stop)
-	return a
-}
-
-// Stop stops the server as SIGTERM stops `longhaul api`: it refuses new
-// connections, gives open requests a short grace, then ends as the process
-// does, cutting the connections still open (event streams).
-func (a *APIServer) Stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_ = a.Shutdown(ctx)
-	a.ln.closeAll()
-}
-
-// connListener remembers the connections it accepted, so they can be cut.
-type connListener struct {
-	net.Listener
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-}
-
-func (l *connListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.mu.Lock()
-		l.conns[c] = struct{}{}
-		l.mu.Unlock()
-	}
-	return c, err
-}
-
-func (l *connListener) closeAll() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for c := range l.conns {
-		_ = c.Close()
-	}
-	clear(l.conns)
 }
 
 // Bus opens a NATS connection of its own to the env's NATS, as another

@@ -1,0 +1,188 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
+)
+
+// createSchedule creates a schedule and checks the 201 answer.
+func createSchedule(t *testing.T, env *testenv.Env, body any, headers map[string]string) wire.Schedule {
+	t.Helper()
+	resp := do(t, env, "POST", "/v1/schedules", body, headers)
+	if resp.StatusCode != http.StatusCreated {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /v1/schedules = %d %s", resp.StatusCode, b)
+	}
+	return decode[wire.Schedule](t, resp)
+}
+
+// scheduleInfo is what Temporal itself says of schedule id: whether it is
+// paused and how many runs it started.
+func scheduleInfo(t *testing.T, ctx context.Context, env *testenv.Env, id string) (paused bool, actions int) {
+	t.Helper()
+	d, err := env.Client.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
+	if err != nil {
+		t.Fatalf("describe schedule %s: %v", id, err)
+	}
+	return d.Schedule.State.Paused, d.Info.NumActions
+}
+
+// listAndCount checks that Temporal visibility lists owner's schedules
+// (want) and no one else's, and counts them against the limit of two.
+func listAndCount(t *testing.T, ctx context.Context, env *testenv.Env, want []string, owner, other map[string]string) {
+	t.Helper()
+	eventually(t, ctx, func() string {
+		var got []string
+		for _, s := range decode[wire.ScheduleList](t, do(t, env, "GET", "/v1/schedules", nil, owner)).Data {
+			got = append(got, s.ID)
+		}
+		if len(got) != len(want) || !slices.Contains(got, want[0]) || !slices.Contains(got, want[1]) {
+			return fmt.Sprintf("listed schedules %v, want %v", got, want)
+		}
+		return ""
+	})
+	if l := decode[wire.ScheduleList](t, do(t, env, "GET", "/v1/schedules", nil, other)); len(l.Data) != 0 {
+		t.Errorf("another principal lists %+v", l.Data)
+	}
+	eventually(t, ctx, func() string {
+		resp := do(t, env, "POST", "/v1/schedules", map[string]any{"agent": "naked", "input": "x", "every": "1h", "paused": true}, owner)
+		if resp.StatusCode == http.StatusForbidden {
+			return ""
+		}
+		if resp.StatusCode == http.StatusCreated {
+			do(t, env, "DELETE", "/v1/schedules/"+decode[wire.Schedule](t, resp).ID, nil, owner)
+		}
+		return fmt.Sprintf("a third schedule = %d, want 403 quota_exceeded", resp.StatusCode)
+	})
+}
+
+// TestSchedulesFireRuns runs schedules on the embedded Temporal's own
+// scheduler (its worker service's per-namespace scheduler worker): a
+// schedule with a one-second interval fires runs of the agent workflow
+// that complete on the scripted model; each is an ordinary run of its
+// owner's, read with its schedule_id and listed by GET
+// /v1/runs?schedule_id=. Paused, it fires none: while a second schedule
+// on the same interval fires three more runs (so the scheduler ran and
+// three intervals passed), Temporal's count of the first's runs stays
+// what it was at the pause, and the runs listed for it are exactly that
+// many; a trigger of the paused schedule then starts one, so the count
+// was live all along. Visibility lists the owner's schedules, no one
+// else's, and counts them against the limit; a change, a resume and a
+// delete reach Temporal's schedule.
+func TestSchedulesFireRuns(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{Limits: api.Limits{MinScheduleInterval: time.Second, Schedules: 2}}})
+	env.Model.SetDefault(llmtest.Text("Good morning."))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ann, bob := user("ann"), user("bob")
+
+	a := createSchedule(t, env, map[string]any{"agent": "naked", "input": "Brief me.", "every": "1s"}, ann)
+	t.Cleanup(func() { do(t, env, "DELETE", "/v1/schedules/"+a.ID, nil, ann) })
+	runsOf := url.Values{"schedule_id": {a.ID}}
+	// Two of its runs finish and are listed as its own.
+	var first wire.RunSummary
+	eventually(t, ctx, func() string {
+		done := 0
+		for _, r := range listRuns(t, env, runsOf, ann) {
+			if r.Status == contract.StatusCompleted && r.ScheduleID == a.ID {
+				done, first = done+1, r
+			}
+		}
+		if done < 2 {
+			return fmt.Sprintf("%d of schedule %s's runs completed, want 2", done, a.ID)
+		}
+		return ""
+	})
+	run := getRun(t, env, first.ID, ann)
+	if run.ScheduleID != a.ID || run.Agent != "naked" || run.Result != "Good morning." || run.Status != contract.StatusCompleted {
+		t.Fatalf("a scheduled run: %+v", run)
+	}
+	if resp := do(t, env, "GET", "/v1/runs/"+first.ID, nil, bob); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another principal's GET of a scheduled run = %d, want 404", resp.StatusCode)
+	}
+	if resp := do(t, env, "GET", "/v1/schedules/"+a.ID, nil, bob); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another principal's GET of the schedule = %d, want 404", resp.StatusCode)
+	}
+
+	paused := decode[wire.Schedule](t, do(t, env, "POST", "/v1/schedules/"+a.ID+"/pause", nil, ann))
+	isPaused, atPause := scheduleInfo(t, ctx, env, a.ID)
+	if !paused.Paused || paused.NextRunAt != nil || !isPaused {
+		t.Fatalf("after pause: API %+v, Temporal paused=%v", paused, isPaused)
+	}
+	// Three fires of another schedule, each a second apart, prove the
+	// scheduler kept going while the first stayed paused.
+	b := createSchedule(t, env, map[string]any{"agent": "naked", "input": "Tick.", "every": "1s"}, ann)
+	t.Cleanup(func() { do(t, env, "DELETE", "/v1/schedules/"+b.ID, nil, ann) })
+	_, bStart := scheduleInfo(t, ctx, env, b.ID)
+	eventually(t, ctx, func() string {
+		if _, n := scheduleInfo(t, ctx, env, b.ID); n < bStart+3 {
+			return fmt.Sprintf("schedule %s started %d runs, want %d", b.ID, n, bStart+3)
+		}
+		return ""
+	})
+	if _, n := scheduleInfo(t, ctx, env, a.ID); n != atPause {
+		t.Fatalf("the paused schedule started %d runs after its pause", n-atPause)
+	}
+	listAndCount(t, ctx, env, []string{a.ID, b.ID}, ann, bob)
+	// Its runs are exactly as many as Temporal counts, and all finished,
+	// so the trigger below is not skipped under the skip overlap policy.
+	eventually(t, ctx, func() string {
+		listed, done := listRuns(t, env, runsOf, ann), 0
+		for _, r := range listed {
+			if r.Status == contract.StatusCompleted {
+				done++
+			}
+		}
+		if len(listed) != atPause || done != atPause {
+			return fmt.Sprintf("%d runs listed for the paused schedule (%d completed), Temporal counts %d", len(listed), done, atPause)
+		}
+		return ""
+	})
+
+	trig := do(t, env, "POST", "/v1/schedules/"+a.ID+"/trigger", nil, ann)
+	if trig.StatusCode != http.StatusAccepted {
+		t.Fatalf("trigger = %d", trig.StatusCode)
+	}
+	eventually(t, ctx, func() string {
+		if _, n := scheduleInfo(t, ctx, env, a.ID); n != atPause+1 {
+			return fmt.Sprintf("the paused schedule counts %d runs after a trigger, want %d", n, atPause+1)
+		}
+		return ""
+	})
+	changeAndDelete(t, ctx, env, a.ID, ann)
+}
+
+// changeAndDelete changes schedule id (paused) through the API, and reads
+// the change back from Temporal's schedule: its input and spec change, it
+// stays paused until resumed; deleted, it is gone.
+func changeAndDelete(t *testing.T, ctx context.Context, env *testenv.Env, id string, owner map[string]string) {
+	t.Helper()
+	path := "/v1/schedules/" + id
+	do(t, env, "PATCH", path, map[string]any{"every": "1h", "input": "Brief me again.", "metadata": map[string]string{"k": "v"}}, owner)
+	got := decode[wire.Schedule](t, do(t, env, "GET", path, nil, owner))
+	if got.Every != "1h0m0s" || got.Cron != "" || got.Input != "Brief me again." || got.Metadata["k"] != "v" || !got.Paused || got.Agent != "naked" {
+		t.Errorf("after PATCH: %+v", got)
+	}
+	resumed := decode[wire.Schedule](t, do(t, env, "POST", path+"/resume", nil, owner))
+	if paused, _ := scheduleInfo(t, ctx, env, id); paused || resumed.Paused || resumed.NextRunAt == nil {
+		t.Errorf("after resume: API %+v, Temporal paused=%v", resumed, paused)
+	}
+	if resp := do(t, env, "DELETE", path, nil, owner); resp.StatusCode != http.StatusOK {
+		t.Errorf("DELETE = %d", resp.StatusCode)
+	}
+	if resp := do(t, env, "GET", path, nil, owner); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET of a deleted schedule = %d, want 404", resp.StatusCode)
+	}
+}

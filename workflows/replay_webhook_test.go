@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +59,32 @@ func TestAgentWebhookHistoryStartsDelivery(t *testing.T) {
 	c := started[0]
 	if c.GetWorkflowType().GetName() != contract.WebhookWorkflowName || c.GetParentClosePolicy() != enumspb.PARENT_CLOSE_POLICY_ABANDON {
 		t.Errorf("child = %s, %s; want %s, abandoned", c.GetWorkflowType().GetName(), c.GetParentClosePolicy(), contract.WebhookWorkflowName)
+	}
+}
+
+// TestWebhookHistoryRetryPolicy: the committed delivery asked the server
+// for attempts with exponential backoff from 2 s, at most an hour apart,
+// for up to a day, and none after a refusal for good; and no secret is in
+// its history.
+func TestWebhookHistoryRetryPolicy(t *testing.T) {
+	h := loadHistoryFile(t, filepath.Join("testdata", "webhook_history.json"))
+	var a *historypb.ActivityTaskScheduledEventAttributes
+	for _, e := range h.GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+			a = e.GetActivityTaskScheduledEventAttributes()
+		}
+		if strings.Contains(e.String(), "whsec_") {
+			t.Errorf("event %d holds a webhook secret", e.GetEventId())
+		}
+	}
+	if a == nil {
+		t.Fatal("no activity scheduled")
+	}
+	p := a.GetRetryPolicy()
+	if a.GetScheduleToCloseTimeout().AsDuration() != 24*time.Hour || p.GetInitialInterval().AsDuration() != 2*time.Second ||
+		p.GetBackoffCoefficient() != 2 || p.GetMaximumInterval().AsDuration() != time.Hour || p.GetMaximumAttempts() != 0 ||
+		!slices.Contains(p.GetNonRetryableErrorTypes(), longhaul.ErrTypeWebhookRejected) || !slices.Contains(p.GetNonRetryableErrorTypes(), longhaul.ErrTypeWebhookGone) {
+		t.Errorf("DeliverWebhook scheduled with %v to close and retry policy %v", a.GetScheduleToCloseTimeout().AsDuration(), p)
 	}
 }
 

@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
@@ -43,8 +47,9 @@ type delivery struct {
 // started again, and whose first answer to each event is lost (500 after
 // processing): every delivery verifies with the
 // Standard Webhooks library, every attempt of an event carries the same
-// webhook-id, each event is processed exactly once, and the deliveries
-// routes list every attempt.
+// webhook-id, each event is processed exactly once, the deliveries
+// routes list every attempt, and neither the run's history nor the
+// deliveries' holds a secret.
 func TestWebhookThroughReceiverRestart(t *testing.T) {
 	requireNode(t)
 	env := testenv.Start(t, testenv.Options{WebhookPrivate: true})
@@ -94,6 +99,31 @@ func TestWebhookThroughReceiverRestart(t *testing.T) {
 	}
 	checkDeliveries(t, env.URL, sub.ID, ids["/hook"])
 	checkDeliveries(t, env.URL, run.Webhook.ID, ids["/run"])
+	for _, id := range []string{run.ID, contract.WebhookWorkflowID(ids["/hook"], sub.ID), contract.WebhookWorkflowID(ids["/run"], run.Webhook.ID)} {
+		noSecret(ctx, t, env, id, sub.Secret, run.Webhook.Secret)
+	}
+}
+
+// noSecret fails t when the history of workflow id holds a secret.
+func noSecret(ctx context.Context, t *testing.T, env *testenv.Env, id string, secrets ...string) {
+	t.Helper()
+	it := env.Client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	n := 0
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", id, err)
+		}
+		n++
+		for _, s := range secrets {
+			if strings.Contains(e.String(), strings.TrimPrefix(s, "whsec_")) {
+				t.Errorf("event %d of %s holds a webhook secret", e.GetEventId(), id)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no history of %s", id)
+	}
 }
 
 // checkDeliveries: GET /v1/webhooks/{id}/deliveries lists every attempt

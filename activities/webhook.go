@@ -20,6 +20,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
@@ -173,6 +174,9 @@ func answerExcerpt(b []byte) string {
 // of "<webhook-id>.<webhook-timestamp>.<body>", keyed with the secret's
 // base64-decoded bytes after its whsec_ prefix.
 func SignWebhook(secret, id, timestamp string, body []byte) (string, error) {
+	if strings.HasPrefix(secret, usercreds.SealedSecretPrefix) {
+		return "", errors.New("the webhook's secret is sealed with LONGHAUL_TOKEN_KEY, which this worker is not given")
+	}
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, WebhookSecretPrefix))
 	if err != nil || len(key) == 0 {
 		return "", errors.New("the webhook's secret is not whsec_ and base64")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/api/webhooksapi"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 )
 
 // WebhookPolicy bounds the webhooks principals keep (see
@@ -23,6 +24,11 @@ func (s *Server) webhooks() *webhooksapi.Handlers {
 	h := &webhooksapi.Handlers{Max: s.cfg.Webhooks.Max, AllowPrivate: s.cfg.Webhooks.AllowPrivate, Log: s.log}
 	if ws, ok := s.cfg.Blobs.(store.Webhooks); ok {
 		h.Store = ws
+		// With LONGHAUL_TOKEN_KEY, secrets are kept sealed as users'
+		// credentials are.
+		if s.cfg.Credentials != nil {
+			h.Store = usercreds.SealedWebhooks{Webhooks: ws, Box: s.cfg.Credentials.Box}
+		}
 	}
 	return h
 }

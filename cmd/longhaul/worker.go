@@ -18,6 +18,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/longhaul-dev/longhaul/worker"
 	"go.temporal.io/sdk/client"
@@ -121,9 +122,7 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.MaxOutputBytes = cfg.MaxModelOutput
 	a.IdleTimeout = cfg.ModelIdleTimeout
 	a.Blobs = blobs
-	if ws, ok := blobs.(store.Webhooks); ok {
-		a.Webhooks = ws
-	}
+	a.Webhooks = webhookStore(cfg, blobs)
 	a.WebhookPrivate = cfg.WebhookPrivate
 	a.Memory = mem
 	a.Docs = docs
@@ -194,4 +193,22 @@ func windowNote(ctx context.Context, cfg config.Config, w *window.Resolver) stri
 		note += "; the endpoint does not say, so Ollama's default is assumed: set LONGHAUL_LLM_CONTEXT=" + cfg.LLMModel + "=<the model's window in tokens>"
 	}
 	return note
+}
+
+// webhookStore is the worker's webhook store, over the blob store's
+// database (nil without one), its secrets opened with LONGHAUL_TOKEN_KEY
+// when it is set (config.Validate checked it).
+func webhookStore(cfg config.Config, blobs store.Store) store.Webhooks {
+	ws, ok := blobs.(store.Webhooks)
+	if !ok {
+		return nil
+	}
+	if cfg.TokenKey == "" {
+		return ws
+	}
+	box, err := usercreds.NewBox(cfg.TokenKey)
+	if err != nil {
+		return ws
+	}
+	return usercreds.SealedWebhooks{Webhooks: ws, Box: box}
 }

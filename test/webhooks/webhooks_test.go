@@ -14,9 +14,11 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -49,10 +51,11 @@ type delivery struct {
 // Standard Webhooks library, every attempt of an event carries the same
 // webhook-id, each event is processed exactly once, the deliveries
 // routes list every attempt, and neither the run's history nor the
-// deliveries' holds a secret.
+// deliveries' holds a secret. With LONGHAUL_TOKEN_KEY set, as here, the
+// store keeps both secrets sealed, and the worker signs with them opened.
 func TestWebhookThroughReceiverRestart(t *testing.T) {
 	requireNode(t)
-	env := testenv.Start(t, testenv.Options{WebhookPrivate: true})
+	env := testenv.Start(t, testenv.Options{WebhookPrivate: true, TokenKey: strings.Repeat("5a", usercreds.KeySize)})
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	sub := webtest.Decode[wire.Webhook](t, post(t, env.URL+"/v1/webhooks", map[string]any{"url": base + "/hook", "events": []string{"run.completed"}}, 201))
@@ -61,6 +64,11 @@ func TestWebhookThroughReceiverRestart(t *testing.T) {
 		"agent": "assistant", "messages": []map[string]string{{"role": "user", "content": "Hi"}}, "webhook": base + "/run",
 	}, 202))
 	secrets := map[string]string{"/hook": sub.Secret, "/run": run.Webhook.Secret}
+	for _, id := range []string{sub.ID, run.Webhook.ID} {
+		if w, err := env.Blobs.(store.Webhooks).GetWebhook(t.Context(), id); err != nil || !strings.HasPrefix(w.Secret, usercreds.SealedSecretPrefix) {
+			t.Fatalf("the store keeps webhook %s's secret as %.12q… (%v), want it sealed", id, w.Secret, err)
+		}
+	}
 	seen := filepath.Join(t.TempDir(), "seen")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -464,6 +464,9 @@ func (e *Env) Activities() *activities.Activities {
 	a.IdleTimeout = e.opts.ModelIdleTimeout
 	a.Docs = e.Docs
 	a.Webhooks, _ = e.Blobs.(store.Webhooks)
+	if e.Credentials != nil && a.Webhooks != nil {
+		a.Webhooks = usercreds.SealedWebhooks{Webhooks: a.Webhooks, Box: e.Credentials.Box}
+	}
 	a.WebhookPrivate = e.opts.WebhookPrivate
 	a.EmbedBatch = e.opts.EmbedBatch
 	a.Windows = window.NewResolver(e.opts.Context, nil)

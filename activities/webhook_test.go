@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -29,11 +29,7 @@ var testSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789
 // webhook of alice's at url.
 func webhookFixture(t *testing.T, url string, private bool) (*activities.Activities, store.Webhooks) {
 	t.Helper()
-	s, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "store.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := storetest.SQLiteStore(t)
 	ws := s.(store.Webhooks)
 	if _, err := ws.CreateWebhook(t.Context(), store.Webhook{ID: "wh_1", Owner: "alice", URL: url, Events: contract.WebhookEventTypes, Secret: testSecret}, 0); err != nil {
 		t.Fatal(err)

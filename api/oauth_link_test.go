@@ -3,12 +3,12 @@ package api_test
 import (
 	"context"
 	"github.com/longhaul-dev/longhaul/internal/runs"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -28,11 +28,7 @@ import (
 // service's clock is now plus *skew.
 func linkAPI(t *testing.T, as *authServer, skew *atomic.Int64) (string, *usercreds.Service) {
 	t.Helper()
-	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := storetest.SQLiteStore(t)
 	box, err := usercreds.NewBox(testTokenKey)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package responsesapi_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/webhooksapi"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -21,11 +21,7 @@ import (
 // names a webhook of its own; one that does gets its secret in the
 // answer; a webhook on a response not in the background is a 400.
 func TestBackgroundWebhook(t *testing.T) {
-	s, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "store.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := storetest.SQLiteStore(t)
 	fake := runsfake.New()
 	rw, gate := webtest.RunsOver(fake)
 	h := &responsesapi.Handlers{

@@ -22,11 +22,8 @@ import (
 // on without any client.
 func (h *Handlers) CreateRun(c *fiber.Ctx) error {
 	var req wire.RunRequest
-	if err := web.DecodeStrict(c.Body(), &req); err != nil {
-		return web.BadRequest(err.Error())
-	}
-	if err := req.Validate(tools.CheckSchema); err != nil {
-		return web.BadRequest(err.Error())
+	if err := runweb.DecodeRequest(c.Body(), &req, tools.CheckSchema); err != nil {
+		return err
 	}
 	if err := h.Images.CheckChatImages(req.Messages); err != nil {
 		return err

@@ -2,7 +2,6 @@ package runsapi_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -22,11 +22,7 @@ import (
 // secret; a URL the SSRF guard refuses, or a server without webhooks,
 // starts no run.
 func TestRunWebhook(t *testing.T) {
-	s, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "store.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := storetest.SQLiteStore(t)
 	for _, tc := range []struct {
 		name     string
 		hooks    bool
@@ -81,11 +77,7 @@ func TestRunWebhook(t *testing.T) {
 // TestRefusedRunDropsWebhook: a start refused (the principal is at its
 // limit of runs) leaves no webhook behind.
 func TestRefusedRunDropsWebhook(t *testing.T) {
-	s, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "store.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := storetest.SQLiteStore(t)
 	ws := s.(store.Webhooks)
 	fake := runsfake.New()
 	rw, gate := webtest.RunsOver(fake, runs.Limits{Runs: 1})

@@ -22,6 +22,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 // Runs reads and answers runs for the handlers.
@@ -260,4 +261,17 @@ func Start(ctx context.Context, gate *runs.Gate, id string, in contract.AgentInp
 func Stream(gate *runs.Gate, principal string) (func(), error) {
 	release, err := gate.Stream(principal)
 	return release, Refused(err)
+}
+
+// DecodeRequest decodes body strictly into req and validates it with
+// check (the JSON Schema check of the tools it declares): a 400 for
+// either, in the API's words.
+func DecodeRequest(body []byte, req interface{ Validate(wire.SchemaCheck) error }, check wire.SchemaCheck) error {
+	if err := web.DecodeStrict(body, req); err != nil {
+		return web.BadRequest(err.Error())
+	}
+	if err := req.Validate(check); err != nil {
+		return web.BadRequest(err.Error())
+	}
+	return nil
 }

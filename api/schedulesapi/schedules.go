@@ -22,11 +22,8 @@ import (
 // schedule and when it fires next.
 func (h *Handlers) Create(c *fiber.Ctx) error {
 	var req wire.ScheduleRequest
-	if err := web.DecodeStrict(c.Body(), &req); err != nil {
-		return web.BadRequest(err.Error())
-	}
-	if err := req.Validate(tools.CheckSchema); err != nil {
-		return web.BadRequest(err.Error())
+	if err := runweb.DecodeRequest(c.Body(), &req, tools.CheckSchema); err != nil {
+		return err
 	}
 	s := runs.Schedule{ID: "sched-" + uuid.NewString(), Owner: web.Principal(c).Name, Paused: req.Paused}
 	if err := h.setRun(c, &s, req.RunRequest()); err != nil {

@@ -2,7 +2,6 @@ package webhooksapi_test
 
 import (
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/api/webhooksapi"
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -20,11 +20,7 @@ import (
 func serve(t *testing.T, h *webhooksapi.Handlers, noStore bool) (*fiber.App, store.Webhooks) {
 	t.Helper()
 	if h.Store == nil && !noStore {
-		s, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "store.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
+		s := storetest.SQLiteStore(t)
 		h.Store = s.(store.Webhooks)
 	}
 	app := webtest.App(t, func(_, v1 fiber.Router) {

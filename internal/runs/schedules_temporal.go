@@ -38,13 +38,7 @@ var _ Schedules = (*TemporalSchedules)(nil)
 // NewTemporalSchedules returns the schedules c reaches, whose runs start
 // on cfg.TaskQueue; cfg's Namespace and Timeout are as for NewTemporal.
 func NewTemporalSchedules(c ScheduleClient, cfg Config) *TemporalSchedules {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Namespace == "" {
-		cfg.Namespace = "default"
-	}
-	return &TemporalSchedules{c: c, cfg: cfg}
+	return &TemporalSchedules{c: c, cfg: cfg.withDefaults()}
 }
 
 // The memo fields of a schedule's action (and so of its runs) that say

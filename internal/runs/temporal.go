@@ -69,6 +69,21 @@ type Config struct {
 // DefaultTimeout is Config.Timeout when none is set.
 const DefaultTimeout = 10 * time.Second
 
+// withDefaults is cfg with DefaultTimeout, the "default" namespace and
+// slog's default logger where it names none.
+func (cfg Config) withDefaults() Config {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return cfg
+}
+
 // Temporal is the Service that runs runs on Temporal.
 type Temporal struct {
 	c   Client
@@ -80,15 +95,7 @@ var _ Service = (*Temporal)(nil)
 
 // NewTemporal returns the Service of the runs c reaches.
 func NewTemporal(c Client, cfg Config) *Temporal {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Namespace == "" {
-		cfg.Namespace = "default"
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
+	cfg = cfg.withDefaults()
 	var history HistoryPoller
 	if ws := c.WorkflowService(); ws != nil {
 		history = ws

@@ -19,20 +19,22 @@ var credentialCases = []conformanceCase{
 	{"credential delete is single-use", testCredentialSingleUse},
 }
 
-// credentials returns s as the Credentials the store implements.
-func credentials(t *testing.T, s store.Store) store.Credentials {
+// kept returns s as the part of the store T is (store.Credentials,
+// store.Webhooks, …), which every backend implements.
+func kept[T any](t *testing.T, s store.Store) T {
 	t.Helper()
-	c, ok := s.(store.Credentials)
+	k, ok := s.(T)
 	if !ok {
-		t.Fatalf("%T does not keep credentials", s)
+		var want T
+		t.Fatalf("%T is not a %T", s, &want)
 	}
-	return c
+	return k
 }
 
 func testCredentials(t *testing.T, u string) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clock := now
-	cs := credentials(t, open(t, u, store.WithClock(func() time.Time { return clock })))
+	cs := kept[store.Credentials](t, open(t, u, store.WithClock(func() time.Time { return clock })))
 	ctx := t.Context()
 	put := func(c store.Credential) {
 		t.Helper()
@@ -79,7 +81,7 @@ func testCredentials(t *testing.T, u string) {
 }
 
 func testCredentialSingleUse(t *testing.T, u string) {
-	cs := credentials(t, open(t, u))
+	cs := kept[store.Credentials](t, open(t, u))
 	ctx := t.Context()
 	if err := cs.PutCredential(ctx, store.Credential{Kind: "oauth_state", Name: "h"}); err != nil {
 		t.Fatal(err)

@@ -20,19 +20,10 @@ var webhookCases = []conformanceCase{
 	{"deliveries", testWebhookDeliveries},
 }
 
-func webhooks(t *testing.T, s store.Store) store.Webhooks {
-	t.Helper()
-	w, ok := s.(store.Webhooks)
-	if !ok {
-		t.Fatalf("%T does not keep webhooks", s)
-	}
-	return w
-}
-
 func testWebhooksPerOwner(t *testing.T, u string) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clock := now
-	ws := webhooks(t, open(t, u, store.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock })))
+	ws := kept[store.Webhooks](t, open(t, u, store.WithClock(func() time.Time { clock = clock.Add(time.Second); return clock })))
 	ctx := t.Context()
 	create := func(w store.Webhook) store.Webhook {
 		t.Helper()
@@ -102,7 +93,7 @@ func testWebhooksPerOwner(t *testing.T, u string) {
 }
 
 func testWebhookCap(t *testing.T, u string) {
-	ws := webhooks(t, open(t, u))
+	ws := kept[store.Webhooks](t, open(t, u))
 	ctx := t.Context()
 	const max, tries = 3, 8
 	var wg sync.WaitGroup
@@ -135,7 +126,7 @@ func testWebhookCap(t *testing.T, u string) {
 
 func testWebhookDeliveries(t *testing.T, u string) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	ws := webhooks(t, open(t, u, store.WithClock(func() time.Time { return now })))
+	ws := kept[store.Webhooks](t, open(t, u, store.WithClock(func() time.Time { return now })))
 	ctx := t.Context()
 	if _, err := ws.CreateWebhook(ctx, store.Webhook{ID: "wh_1", Owner: "alice", URL: "https://a.example/", Secret: "whsec_x"}, 0); err != nil {
 		t.Fatal(err)

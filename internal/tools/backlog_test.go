@@ -3,11 +3,11 @@ package tools_test
 import (
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
@@ -15,11 +15,7 @@ import (
 // max active items, in a registry that checks arguments as the engine does.
 func backlogRegistry(t *testing.T, max int) (*tools.Registry, store.Store) {
 	t.Helper()
-	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "b.db"), store.WithMaxBacklogItems(max))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLiteStore(t, store.WithMaxBacklogItems(max))
 	reg, err := tools.NewRegistry(tools.BacklogTools(st)...)
 	if err != nil {
 		t.Fatal(err)

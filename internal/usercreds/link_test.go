@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 )
 
 // TestConnectLinkBinding, at the service: a connect link
@@ -32,11 +32,7 @@ func TestConnectLinkBinding(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at-" + r.PostForm.Get("code"), "token_type": "Bearer", "expires_in": 3600})
 	})
-	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := storetest.SQLiteStore(t)
 	box, _ := NewBox(strings.Repeat("ab", KeySize))
 	now := time.Now()
 	s := &Service{Store: st.(store.Credentials), Box: box, PublicURL: "https://lh.example/", Now: func() time.Time { return now },

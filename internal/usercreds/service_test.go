@@ -5,13 +5,13 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"golang.org/x/oauth2"
 )
 
@@ -41,11 +41,7 @@ func TestRefreshRotationAndRefusal(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "a" + next, "refresh_token": next, "expires_in": 30, "token_type": "Bearer"})
 	}))
 	t.Cleanup(tokenURL.Close)
-	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := storetest.SQLiteStore(t)
 	box, _ := NewBox(strings.Repeat("ab", KeySize))
 	s := &Service{Store: st.(store.Credentials), Box: box, PublicURL: "http://x", Servers: map[string]Server{"srv": {URL: "http://x/mcp"}}}
 	c := client{ClientID: "c", TokenURL: tokenURL.URL, AuthStyle: oauth2.AuthStyleInParams}

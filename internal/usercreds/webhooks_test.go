@@ -2,11 +2,11 @@ package usercreds
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/longhaul-dev/longhaul/internal/store"
+	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 )
 
 // TestSealedWebhooks: a webhook's secret reaches the store's database
@@ -14,11 +14,7 @@ import (
 // webhook stored plain before the key was set, and does not open with
 // another key or in another webhook's row.
 func TestSealedWebhooks(t *testing.T) {
-	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := storetest.SQLiteStore(t)
 	raw := st.(store.Webhooks)
 	box, _ := NewBox(strings.Repeat("ab", KeySize))
 	sealed := SealedWebhooks{Webhooks: raw, Box: box}

@@ -31,6 +31,14 @@ func schemaName(r llmtest.Request) string {
 	return ""
 }
 
+// scriptPlan has the model plan goal in steps, and pass each step's
+// review with reason.
+func scriptPlan(env *testenv.Env, goal string, steps []map[string]any, reason string) {
+	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{"goal": goal, "steps": steps}))
+	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
+		llmtest.JSON(map[string]string{"decision": "ok", "reason": reason}))
+}
+
 // pageServer serves one HTML page and lets web_fetch (which refuses
 // loopback to the model) reach it.
 func pageServer(t *testing.T, body string) (*httptest.Server, tools.WebFetchOptions) {
@@ -58,15 +66,10 @@ func TestResearcherStreamsPlanStepsAndAnswer(t *testing.T) {
 <p>The Australian pelican has the longest bill of any living bird, up to 47 cm.</p></article></body></html>`)
 	env := testenv.Start(t, testenv.Options{Fetch: fetch})
 	pageURL := page.URL + "/pelicans"
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{
-		"goal": "Say which bird has the longest bill, with a source",
-		"steps": []map[string]any{
-			{"kind": "tool", "target": "web_fetch", "title": "Read the pelican page", "arguments": map[string]any{"url": pageURL, "max_chars": nil}, "success": "the page names the bill length"},
-			{"kind": "completion", "title": "Answer with the citation", "input": "the bird, the length, the URL", "success": "cited"},
-		},
-	}))
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
-		llmtest.JSON(map[string]string{"decision": "ok", "reason": "the page gives the length"}))
+	scriptPlan(env, "Say which bird has the longest bill, with a source", []map[string]any{
+		{"kind": "tool", "target": "web_fetch", "title": "Read the pelican page", "arguments": map[string]any{"url": pageURL, "max_chars": nil}, "success": "the page names the bill length"},
+		{"kind": "completion", "title": "Answer with the citation", "input": "the bird, the length, the URL", "success": "cited"},
+	}, "the page gives the length")
 	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		sys := r.SystemPrompt()
 		if !strings.Contains(sys, "47 cm") {
@@ -159,15 +162,10 @@ func TestInjectedOutOfScopeToolNeverRuns(t *testing.T) {
 		"auditor.md": {Data: []byte("---\nagent: auditor\ndescription: Reads pages\nmode: agentic\nskills: [web_reading, admin]\n---\nYou read pages.\n")},
 	}
 	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}, Fetch: fetch, Tools: []tools.Tool{wipe{&calls}}})
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{
-		"goal": "Report the weather page",
-		"steps": []map[string]any{
-			{"kind": "skill", "target": "web_reading", "title": "Read the page", "input": "Read " + page.URL + " and report it", "success": "read"},
-			{"kind": "completion", "title": "Answer", "input": "the weather", "success": "answered"},
-		},
-	}))
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
-		llmtest.JSON(map[string]string{"decision": "ok", "reason": "fine"}))
+	scriptPlan(env, "Report the weather page", []map[string]any{
+		{"kind": "skill", "target": "web_reading", "title": "Read the page", "input": "Read " + page.URL + " and report it", "success": "read"},
+		{"kind": "completion", "title": "Answer", "input": "the weather", "success": "answered"},
+	}, "fine")
 	env.Model.Enqueue(
 		llmtest.ToolCalls(llmtest.ToolCall{ID: "f1", Name: "web_fetch", Arguments: fmt.Sprintf(`{"url":%q}`, page.URL)}),
 		// The page's injected instruction, obeyed.

@@ -158,8 +158,7 @@ func checkPrompt(t *testing.T, text string) {
 
 func TestApprovalThroughRunsAPI(t *testing.T) {
 	env, sh := approvalStack(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := within(t, 2*time.Minute)
 	ann := user("ann")
 	told := make(chan string, 1)
 	scriptOrder(env, "o1", told)
@@ -222,8 +221,7 @@ func TestApprovalThroughRunsAPI(t *testing.T) {
 
 func TestApprovalThroughChat(t *testing.T) {
 	env, sh := approvalStack(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := within(t, 2*time.Minute)
 	orders := 0
 	checkOrders := func(t *testing.T, want int) {
 		t.Helper()
@@ -338,10 +336,8 @@ func TestApprovalThroughChat(t *testing.T) {
 			),
 			llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 				var tools []string
-				for _, m := range r.Chat.Messages {
-					if m.Role == openai.ChatMessageRoleTool {
-						tools = append(tools, m.ToolCallID+": "+m.Content)
-					}
+				for _, m := range r.ToolResults() {
+					tools = append(tools, m.ToolCallID+": "+m.Content)
 				}
 				told <- tools
 				return llmtest.Text("Handled both.")

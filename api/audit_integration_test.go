@@ -291,15 +291,10 @@ func TestAuditAgentic(t *testing.T) {
 		"planner.md": {Data: []byte("---\nagent: planner\ndescription: Plans\nmode: agentic\nskills: [facts]\n---\nYou plan.\n")},
 	}
 	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}, Tools: []tools.Tool{lookup{}}})
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{
-		"goal": "Say how long a pelican's bill is",
-		"steps": []map[string]any{
-			{"kind": "tool", "target": "lookup", "title": "Look pelicans up", "arguments": map[string]any{"topic": "pelican"}, "success": "a length"},
-			{"kind": "completion", "title": "Answer", "input": "the length", "success": "answered"},
-		},
-	}))
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
-		llmtest.JSON(map[string]string{"decision": "ok", "reason": "fine"}))
+	scriptPlan(env, "Say how long a pelican's bill is", []map[string]any{
+		{"kind": "tool", "target": "lookup", "title": "Look pelicans up", "arguments": map[string]any{"topic": "pelican"}, "success": "a length"},
+		{"kind": "completion", "title": "Answer", "input": "the length", "success": "answered"},
+	}, "fine")
 	env.Model.SetDefault(llmtest.Text("Up to 47 cm."))
 
 	for _, stream := range []bool{false, true} {

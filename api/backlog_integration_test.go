@@ -158,16 +158,11 @@ var backlogAgents = fstest.MapFS{
 // (a tool step and a skill step) change the run's user's backlog.
 func TestBacklogAsPlanSteps(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{backlogAgents}})
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{
-		"goal": "Note the tasks and show the list",
-		"steps": []map[string]any{
-			{"kind": "tool", "target": "backlog_add", "title": "Note the report", "arguments": map[string]any{"title": "Write the quarterly report", "notes": nil, "priority": "high"}, "success": "added"},
-			{"kind": "skill", "target": "backlog_manager", "title": "Note the slides", "input": "Add 'Prepare the slides' to the backlog", "success": "added"},
-			{"kind": "completion", "title": "Answer", "input": "list what was noted", "success": "lists both"},
-		},
-	}))
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
-		llmtest.JSON(map[string]string{"decision": "ok", "reason": "done"}))
+	scriptPlan(env, "Note the tasks and show the list", []map[string]any{
+		{"kind": "tool", "target": "backlog_add", "title": "Note the report", "arguments": map[string]any{"title": "Write the quarterly report", "notes": nil, "priority": "high"}, "success": "added"},
+		{"kind": "skill", "target": "backlog_manager", "title": "Note the slides", "input": "Add 'Prepare the slides' to the backlog", "success": "added"},
+		{"kind": "completion", "title": "Answer", "input": "list what was noted", "success": "lists both"},
+	}, "done")
 	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan_review" },
 		llmtest.JSON(map[string]string{"decision": "ok", "reason": "fine"}))
 	// The skill step's own loop: one add, then its report.

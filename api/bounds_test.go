@@ -36,8 +36,7 @@ import (
 // runStatus waits until run id has closed and returns how.
 func runStatus(t *testing.T, env *testenv.Env, id string) enums.WorkflowExecutionStatus {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	// Get returns once the run has closed, whichever way.
 	_ = env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil)
 	d, err := env.Client.DescribeWorkflowExecution(ctx, id, "")
@@ -96,8 +95,7 @@ func TestModelOutputCapEndsTheRun(t *testing.T) {
 // that is no retry of the cap.)
 func checkCapFinal(t *testing.T, env *testenv.Env, run string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	it := env.Client.GetWorkflowHistory(ctx, run, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	capped := 0
 	for it.HasNext() {
@@ -146,8 +144,7 @@ func TestRequestJustUnderTheRunPayloadLimit(t *testing.T) {
 func TestLongIDsAreBounded(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{API: api.Config{Keys: []identity.Key{{Name: "owui", Secret: "sk-owui", Proxy: true}}}})
 	limited := env.StartAPI(func(c *api.Config) { c.Limits.Runs = 1 })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := within(t, 2*time.Minute)
 	env.Model.On(llmtest.LastUserContains("hang"), llmtest.Hang())
 	env.Model.SetDefault(llmtest.Text("ok"))
 	as := func(id string, more ...string) map[string]string {
@@ -498,8 +495,7 @@ func TestReadyzDetailNeedsAKey(t *testing.T) {
 		}
 
 		env.StartWorker()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
+		ctx := within(t, time.Minute)
 		eventually(t, ctx, func() string {
 			if status, body := readyz(t, env.URL, nil); status != http.StatusOK || body["status"] != "ready" {
 				return fmt.Sprintf("readyz = %d %v", status, body)
@@ -524,8 +520,7 @@ func serve(t *testing.T, srv *api.Server) string {
 	}
 	go func() { _ = srv.App().Listener(ln) }()
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
+		ctx := within(t, 5*time.Second)
 		_ = srv.Shutdown(ctx)
 	})
 	return "http://" + ln.Addr().String()

@@ -4,7 +4,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -214,8 +213,7 @@ func TestContextWindowClientToolLoop(t *testing.T) {
 func TestContextWindowWorkerKilledMidCompaction(t *testing.T) {
 	eachWindow(t, func(t *testing.T, wc windowCase) {
 		env := windowEnv(t, wc, testenv.Options{})
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
+		ctx := within(t, 2*time.Minute)
 		started := make(chan struct{})
 		var compacts atomic.Int32
 		keep := compactKeeping("MARK-")

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -127,8 +126,7 @@ func requestText(r llmtest.Request) string {
 // queryEvents reads run id's whole event log with the events query.
 func queryEvents(t *testing.T, env *testenv.Env, id string) []longhaul.Event {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := within(t, 30*time.Second)
 	var out []longhaul.Event
 	var after int64
 	for {
@@ -336,11 +334,7 @@ func TestContextWindowResearcherSixPages(t *testing.T) {
 				"arguments": map[string]any{"url": fmt.Sprintf("%s/page/%d", site.URL, n), "max_chars": nil}, "success": "the page names its marker"})
 		}
 		steps = append(steps, map[string]any{"kind": "completion", "title": "Answer", "input": "the first and the last marker", "success": "both markers"})
-		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{
-			"goal": "Tell the first and the last section's survey marker", "steps": steps,
-		}))
-		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
-			llmtest.JSON(map[string]string{"decision": "ok", "reason": "the page was read"}))
+		scriptPlan(env, "Tell the first and the last section's survey marker", steps, "the page was read")
 		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan_review" },
 			llmtest.JSON(map[string]string{"decision": "ok", "reason": "the plan reads every page"}))
 		env.Model.On(isCompact, llmtest.Func(compactKeeping("FACT-")))

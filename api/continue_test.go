@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // TestRunEventsAcrossContinueAsNew: a run that continued as new several
@@ -20,20 +18,10 @@ import (
 // status with its start time and how often it continued.
 func TestRunEventsAcrossContinueAsNew(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{API: api.Config{HistoryLimit: 30}})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := within(t, 2*time.Minute)
 	const checks = 8
-	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
-		n := 0
-		for _, m := range r.Chat.Messages {
-			if m.Role == openai.ChatMessageRoleTool {
-				n++
-			}
-		}
-		if n >= checks {
-			return llmtest.Text(fmt.Sprintf("I checked the time %d times.", n), llmtest.ChunkSize(5))
-		}
-		return llmtest.ToolCalls(llmtest.ToolCall{Name: "current_time", Arguments: `{}`})
+	env.Model.SetDefault(llmtest.CallsUntil(checks, llmtest.ToolCall{Name: "current_time", Arguments: `{}`}, func(n int) llmtest.Reply {
+		return llmtest.Text(fmt.Sprintf("I checked the time %d times.", n), llmtest.ChunkSize(5))
 	}))
 	ann := user("ann")
 	r := startRun(t, env, map[string]any{"agent": "assistant", "input": "Check the time eight times."}, ann)

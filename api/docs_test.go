@@ -131,11 +131,6 @@ func uploadText(t *testing.T, base string, key map[string]string, name, text str
 	return webtest.Uploaded(t, upload(t, base, key, ct, body))
 }
 
-func countFiles(t *testing.T, docs docstore.Store, owner string) int {
-	t.Helper()
-	return webtest.CountFiles(t, docs, owner)
-}
-
 func wantError(t *testing.T, resp *http.Response, status int, msg string) {
 	t.Helper()
 	b, _ := io.ReadAll(resp.Body)
@@ -177,7 +172,7 @@ func TestUploadOfAHundredMegabytes(t *testing.T) {
 	if resp.StatusCode != 413 || !strings.Contains(string(b), "request_too_large") || !strings.Contains(string(b), "52428800") || !resp.Close {
 		t.Errorf("100 MB upload = %d close=%v %s, want a 413 closing the connection", resp.StatusCode, resp.Close, b)
 	}
-	if n := countFiles(t, docs, "alice"); n != 0 {
+	if n := webtest.CountFiles(t, docs, "alice"); n != 0 {
 		t.Errorf("alice has %d files, want 0", n)
 	}
 }

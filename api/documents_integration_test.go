@@ -197,8 +197,7 @@ func TestFilePartErrors(t *testing.T) {
 			msgs := req.Messages()
 			last := msgs[len(msgs)-1]
 			last["content"] = []map[string]any{{"type": "text", "text": "Summarise it."}, {"type": "file", "file": c.file}}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
+			ctx := within(t, 2*time.Minute)
 			a, err := req.Exchange(ctx)
 			if err != nil {
 				t.Fatal(err)

@@ -100,8 +100,7 @@ func TestFirstByteAtOnce(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
+			ctx := within(t, time.Minute)
 			asked, release := make(chan struct{}), make(chan struct{})
 			released := false
 			defer func() {

@@ -68,6 +68,13 @@ func chunkText(t *testing.T, frames []string) string {
 
 type chatBody map[string]any
 
+// within is a context that ends after d, or when the test does.
+func within(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func userMsg(s string) []map[string]string {
 	return []map[string]string{{"role": "user", "content": s}}
 }
@@ -136,14 +143,7 @@ func TestErrorStatuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := do(t, env, tt.method, tt.path, tt.body, tt.headers)
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status = %d, want %d", resp.StatusCode, tt.status)
-			}
-			e := decode[wire.ErrorBody](t, resp)
-			if e.Error.Code != tt.code || !strings.Contains(e.Error.Message, tt.message) || e.Error.Type == "" {
-				t.Fatalf("error = %+v, want code %q and a message with %q", e.Error, tt.code, tt.message)
-			}
+			webtest.WantCode(t, do(t, env, tt.method, tt.path, tt.body, tt.headers), tt.status, tt.code, tt.message)
 		})
 	}
 	if n := len(env.Model.Requests()); n != 0 {

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -58,8 +57,7 @@ func modelSawFact(t *testing.T, env *testenv.Env, q string) bool {
 // runEvents reads a finished run's durable events through the runs API.
 func runEvents(t *testing.T, env *testenv.Env, id string, h map[string]string) []longhaul.Event {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	var out []longhaul.Event
 	for _, e := range followToDone(t, ctx, env, id, h) {
 		out = append(out, e.Event)

@@ -493,8 +493,7 @@ Use the tools.`)},
 	secrets := append(slices.Clone(as.issued), aliceKey)
 	secrets = append(secrets, states...)
 	as.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	// Every run of the test, by the ids the API answered, and whatever
 	// else visibility lists.
 	list, err := env.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default"})

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"io"
@@ -48,8 +47,7 @@ func linkAPI(t *testing.T, as *authServer, skew *atomic.Int64) (string, *usercre
 	srv := api.New(api.Config{TaskQueue: "q", Credentials: svc}, runs.NewTemporal(panicking{}, runs.Config{TaskQueue: "q"}), catalog, nil)
 	go func() { _ = srv.App().Listener(ln) }()
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
+		ctx := within(t, 5*time.Second)
 		_ = srv.Shutdown(ctx)
 	})
 	return base, svc

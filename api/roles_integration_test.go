@@ -31,14 +31,14 @@ func runState(t *testing.T, env *testenv.Env, runID string) contract.RunState {
 	return st
 }
 
-// clockPlan is a plan of one current_time step and the answer.
-var clockPlan = llmtest.JSON(map[string]any{
-	"goal": "Tell the time in Stockholm",
-	"steps": []map[string]any{
-		{"kind": "tool", "target": "current_time", "title": "Read the clock", "arguments": map[string]any{"timezone": "Europe/Stockholm"}, "success": "a time"},
-		{"kind": "completion", "title": "Answer", "input": "the time", "success": "answered"},
-	},
-})
+// clockGoal is planned in clockSteps: one current_time step and the
+// answer.
+const clockGoal = "Tell the time in Stockholm"
+
+var clockSteps = []map[string]any{
+	{"kind": "tool", "target": "current_time", "title": "Read the clock", "arguments": map[string]any{"timezone": "Europe/Stockholm"}, "success": "a time"},
+	{"kind": "completion", "title": "Answer", "input": "the time", "success": "answered"},
+}
 
 // TestModelsPerRoleSendEachRoleToItsEndpoint: an agent whose models: puts
 // planning and reviews on the default endpoint and the answer on a named
@@ -64,7 +64,7 @@ You tell the time.
 		Layers:    []fs.FS{layer},
 		Endpoints: []endpoints.Endpoint{{Name: "remote", BaseURL: remote.URL(), APIKey: "sk-remote"}},
 	})
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, clockPlan)
+	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{"goal": clockGoal, "steps": clockSteps}))
 	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan_review" || schemaName(r) == "step_review" },
 		llmtest.JSON(map[string]string{"decision": "ok", "reason": "fine"}))
 
@@ -175,9 +175,7 @@ You tell the time.
 		}
 		return llmtest.JSON(map[string]string{"language": "sv", "language_name": "Swedish", "translation": english})
 	}))
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, clockPlan)
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
-		llmtest.JSON(map[string]string{"decision": "ok", "reason": "fine"}))
+	scriptPlan(env, clockGoal, clockSteps, "fine")
 	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		if strings.Contains(r.SystemPrompt(), "write your final answer to the user in Swedish (sv)") {
 			return llmtest.Text("Klockan är tolv i Stockholm.")

@@ -25,8 +25,7 @@ import (
 // another user's, whatever the user id holds.
 func TestListRuns(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	env.Model.On(llmtest.LastUserContains("hang"), llmtest.Hang())
 	env.Model.SetDefault(llmtest.Text("ok"))
 	ann, bob := user("ann"), user("bob")
@@ -105,8 +104,7 @@ func TestListRuns(t *testing.T) {
 // their deltas to the answer, with nothing missed or repeated.
 func TestRunEvents(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	ann := user("ann")
 
 	answer := strings.TrimSpace(strings.Repeat("every word arrives once and in order ", 8))

@@ -23,8 +23,7 @@ import (
 // answer's text continues where it left off, nothing missed or repeated.
 func TestRunEventsAcrossAPIRestart(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	ann := user("ann")
 	answer := strings.TrimSpace(strings.Repeat("the stream outlives the API that served it ", 12))
 	env.Model.Enqueue(llmtest.Text(answer, llmtest.ChunkDelay(20*time.Millisecond)))

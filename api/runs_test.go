@@ -299,8 +299,7 @@ func getRunAt(t *testing.T, base, id string, headers map[string]string) wire.Run
 func TestRunLifecycle(t *testing.T) {
 	layer := fstest.MapFS{"planner.md": {Data: []byte("---\nagent: planner\ndescription: Plans its work\nmode: agentic\nskills: [clock]\n---\nYou plan.\n")}}
 	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	ann := user("ann")
 
 	t.Run("input", func(t *testing.T) {
@@ -361,15 +360,10 @@ func TestRunLifecycle(t *testing.T) {
 	})
 
 	t.Run("agentic", func(t *testing.T) {
-		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{
-			"goal": "Tell the time",
-			"steps": []map[string]any{
-				{"kind": "tool", "target": "current_time", "title": "Read the clock", "arguments": map[string]any{"timezone": "UTC"}, "success": "a time"},
-				{"kind": "completion", "title": "Answer", "input": "the time", "success": "answered"},
-			},
-		}))
-		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
-			llmtest.JSON(map[string]string{"decision": "ok", "reason": "the clock answered"}))
+		scriptPlan(env, "Tell the time", []map[string]any{
+			{"kind": "tool", "target": "current_time", "title": "Read the clock", "arguments": map[string]any{"timezone": "UTC"}, "success": "a time"},
+			{"kind": "completion", "title": "Answer", "input": "the time", "success": "answered"},
+		}, "the clock answered")
 		env.Model.SetDefault(llmtest.Text("It is noon."))
 		r := startRun(t, env, map[string]any{"agent": "planner", "input": "What time is it?"}, ann)
 		followToDone(t, ctx, env, r.ID, ann)

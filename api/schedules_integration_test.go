@@ -84,8 +84,7 @@ func listAndCount(t *testing.T, ctx context.Context, env *testenv.Env, want []st
 func TestSchedulesFireRuns(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{API: api.Config{Limits: api.Limits{MinScheduleInterval: time.Second, Schedules: 2}}})
 	env.Model.SetDefault(llmtest.Text("Good morning."))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	ctx := within(t, 3*time.Minute)
 	ann, bob := user("ann"), user("bob")
 
 	a := createSchedule(t, env, map[string]any{"agent": "naked", "input": "Brief me.", "every": "1s"}, ann)

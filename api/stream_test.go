@@ -79,8 +79,7 @@ func (s *chatStream) text() string { return chunkText(s.t, s.frames) }
 // touched.
 func TestStreamWithoutNATS(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	answer := strings.TrimSpace(strings.Repeat("the answer arrives whole without NATS ", 10))
 	env.Model.Enqueue(llmtest.Text(answer, llmtest.ChunkDelay(30*time.Millisecond)))
 	ann := user("ann")
@@ -120,8 +119,7 @@ func TestStreamWithoutNATS(t *testing.T) {
 // running call) and then the rest, as the first request does.
 func TestAttachMidAnswer(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	answer := strings.TrimSpace(strings.Repeat("a retry joins the answer midway ", 10))
 	env.Model.Enqueue(llmtest.Text(answer, llmtest.ChunkDelay(30*time.Millisecond)))
 	h := withChat(owui, "attach-mid")
@@ -150,8 +148,7 @@ func TestAttachMidAnswer(t *testing.T) {
 // error frame and [DONE], and its runs API stream ends too.
 func TestTerminatedRunEndsStreams(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	env.Model.Enqueue(llmtest.Hang())
 	ann := user("ann")
 	chat := postChat(t, ctx, env.URL, chatBody{"model": "naked", "stream": true, "messages": userMsg("wait"),

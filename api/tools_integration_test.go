@@ -123,10 +123,8 @@ Use the tools.`)},
 		),
 		llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 			results := map[string]string{}
-			for _, m := range r.Chat.Messages {
-				if m.Role == openai.ChatMessageRoleTool {
-					results[m.ToolCallID] = m.Content
-				}
+			for _, m := range r.ToolResults() {
+				results[m.ToolCallID] = m.Content
 			}
 			return llmtest.Text(fmt.Sprintf("sum: %s | notes: %s | order: %s", results["c1"], results["c2"], results["c3"]))
 		}),
@@ -184,10 +182,8 @@ func TestBigOutputStaysOutOfHistory(t *testing.T) {
 	env.Model.Enqueue(
 		llmtest.ToolCalls(llmtest.ToolCall{ID: "p1", Name: "big_page", Arguments: `{}`}),
 		llmtest.Func(func(r llmtest.Request) llmtest.Reply {
-			for _, m := range r.Chat.Messages {
-				if m.Role == openai.ChatMessageRoleTool {
-					toolMsg = m.Content
-				}
+			for _, m := range r.ToolResults() {
+				toolMsg = m.Content
 			}
 			return llmtest.Text("read it")
 		}),

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"testing"
@@ -19,8 +18,7 @@ import (
 // its own run, never bob's, and its run limit counts that run.
 func TestNastyPrincipals(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{API: api.Config{Limits: api.Limits{Runs: 1}}})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := within(t, time.Minute)
 	env.Model.On(llmtest.LastUserContains("hang"), llmtest.Hang())
 	body := map[string]any{"agent": "naked", "input": "hang on"}
 	bob := user("bob")

@@ -21,7 +21,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/wire"
-	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -62,12 +61,7 @@ func BenchmarkLongRun(b *testing.B) {
 	// The model reads one page per turn, saying a sentence about it, until
 	// it has read them all.
 	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
-		read := 0
-		for _, m := range r.Chat.Messages {
-			if m.Role == openai.ChatMessageRoleTool {
-				read++
-			}
-		}
+		read := len(r.ToolResults())
 		if read >= turns {
 			return llmtest.Text(fmt.Sprintf("I read %d pages.", read))
 		}

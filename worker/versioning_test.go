@@ -21,7 +21,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	lhworker "github.com/longhaul-dev/longhaul/worker"
-	"github.com/sashabaranov/go-openai"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -41,10 +40,8 @@ func approvalStack(t *testing.T) (*testenv.Env, *atomic.Int32) {
 	// The model orders a book, and says so once the shop answered: each
 	// run, whenever it asks and whichever worker asks for it.
 	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
-		for _, m := range r.Chat.Messages {
-			if m.Role == openai.ChatMessageRoleTool {
-				return llmtest.Text("Ordered: " + m.Content)
-			}
+		if res := r.ToolResults(); len(res) > 0 {
+			return llmtest.Text("Ordered: " + res[0].Content)
 		}
 		return llmtest.ToolCalls(llmtest.ToolCall{ID: "o1", Name: "place_order", Arguments: `{"item":"book"}`})
 	}))

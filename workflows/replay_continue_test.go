@@ -12,7 +12,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/workflows"
-	openai "github.com/sashabaranov/go-openai"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
@@ -66,17 +65,8 @@ func generateContinuedHistory(t *testing.T) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{})
 	const pages = 6
-	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
-		n := 0
-		for _, m := range r.Chat.Messages {
-			if m.Role == openai.ChatMessageRoleTool {
-				n++
-			}
-		}
-		if n >= pages {
-			return llmtest.Text(fmt.Sprintf("Checked the time %d times.", n), llmtest.ChunkSize(4))
-		}
-		return llmtest.ToolCalls(llmtest.ToolCall{Name: "current_time", Arguments: `{}`})
+	env.Model.SetDefault(llmtest.CallsUntil(pages, llmtest.ToolCall{Name: "current_time", Arguments: `{}`}, func(n int) llmtest.Reply {
+		return llmtest.Text(fmt.Sprintf("Checked the time %d times.", n), llmtest.ChunkSize(4))
 	}))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/documents"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -30,7 +31,7 @@ func TestFilesRoutes(t *testing.T) {
 		t.Errorf("file = %+v", f)
 	}
 	// The file part came before its purpose: stored once, not twice.
-	if n := countFiles(t, docs, "alice"); n != 1 {
+	if n := webtest.CountFiles(t, docs, "alice"); n != 1 {
 		t.Errorf("alice has %d files, want 1", n)
 	}
 	other := uploadText(t, base, aliceAuth, "b.md", "# B")
@@ -103,7 +104,7 @@ func TestUploadRefusals(t *testing.T) {
 				ct, body = multipartBody(t, "big.txt", bytes.Repeat([]byte("a"), limit+1), "purpose", "assistants")
 			}
 			wantError(t, upload(t, base, aliceAuth, ct, body), tt.status, tt.msg)
-			if n := countFiles(t, docs, "alice"); n != 0 {
+			if n := webtest.CountFiles(t, docs, "alice"); n != 0 {
 				t.Errorf("alice has %d files after a refused upload, want 0", n)
 			}
 		})
@@ -262,7 +263,7 @@ func TestVectorStoreRoutes(t *testing.T) {
 		t.Errorf("delete store = %+v", del)
 	}
 	wantError(t, doAt(t, base, "GET", "/v1/vector_stores/"+vs.ID, nil, aliceAuth), 404, "no vector store")
-	if n := countFiles(t, docs, "alice"); n != 3 {
+	if n := webtest.CountFiles(t, docs, "alice"); n != 3 {
 		t.Errorf("files after deleting the store = %d, want 3", n)
 	}
 }

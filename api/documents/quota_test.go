@@ -12,12 +12,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
-// wantQuota checks resp is a 403 quota_exceeded saying msg.
-func wantQuota(t *testing.T, resp *http.Response, msg string) {
-	t.Helper()
-	webtest.WantCode(t, resp, http.StatusForbidden, "quota_exceeded", msg)
-}
-
 // TestFileQuotas: a principal stores at most Limits.Files files of at
 // most Limits.FileBytes bytes in all; past either an upload is a 403
 // quota_exceeded that keeps nothing, and deleting makes room. Another
@@ -29,8 +23,8 @@ func TestFileQuotas(t *testing.T) {
 		uploadText(t, base, aliceAuth, "b.txt", "two")
 		uploadText(t, base, bobAuth, "c.txt", "bob's own")
 		ct, body := multipartBody(t, "c.txt", []byte("three"), "purpose", "assistants")
-		wantQuota(t, upload(t, base, aliceAuth, ct, body), "you store 2, at most 2 (LONGHAUL_MAX_FILES)")
-		if n := countFiles(t, docs, "alice"); n != 2 {
+		webtest.WantQuota(t, upload(t, base, aliceAuth, ct, body), "you store 2, at most 2 (LONGHAUL_MAX_FILES)")
+		if n := webtest.CountFiles(t, docs, "alice"); n != 2 {
 			t.Errorf("alice has %d files, want 2", n)
 		}
 		if resp := doAt(t, base, "DELETE", "/v1/files/"+a.ID, nil, aliceAuth); resp.StatusCode != http.StatusOK {
@@ -42,7 +36,7 @@ func TestFileQuotas(t *testing.T) {
 		base, docs, _ := docsServerQuotas(t, 1<<20, documents.Quotas{FileBytes: 100})
 		uploadText(t, base, aliceAuth, "a.txt", strings.Repeat("a", 60))
 		ct, body := multipartBody(t, "b.txt", []byte(strings.Repeat("b", 50)), "purpose", "assistants")
-		wantQuota(t, upload(t, base, aliceAuth, ct, body), "larger than the 40 bytes you have left of 100 (LONGHAUL_MAX_FILE_STORAGE)")
+		webtest.WantQuota(t, upload(t, base, aliceAuth, ct, body), "larger than the 40 bytes you have left of 100 (LONGHAUL_MAX_FILE_STORAGE)")
 		// The purpose after the file: stored, then copied within the store.
 		ct, body = multipartBody(t, "c.txt", []byte(strings.Repeat("c", 40)), "purpose", "user_data")
 		if resp := upload(t, base, aliceAuth, ct, body); resp.StatusCode != http.StatusOK {
@@ -53,7 +47,7 @@ func TestFileQuotas(t *testing.T) {
 			t.Errorf("alice's usage %+v, %v", u, err)
 		}
 		ct, body = multipartBody(t, "d.txt", []byte("d"), "purpose", "assistants")
-		wantQuota(t, upload(t, base, aliceAuth, ct, body), "LONGHAUL_MAX_FILE_STORAGE")
+		webtest.WantQuota(t, upload(t, base, aliceAuth, ct, body), "LONGHAUL_MAX_FILE_STORAGE")
 		uploadText(t, base, bobAuth, "e.txt", strings.Repeat("e", 100))
 	})
 }

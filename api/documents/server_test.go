@@ -158,8 +158,3 @@ func uploadText(t *testing.T, a *fiber.App, key map[string]string, name, text st
 	ct, body := multipartBody(t, name, []byte(text), "purpose", "assistants")
 	return webtest.Uploaded(t, upload(t, a, key, ct, body))
 }
-
-func countFiles(t *testing.T, docs docstore.Store, owner string) int {
-	t.Helper()
-	return webtest.CountFiles(t, docs, owner)
-}

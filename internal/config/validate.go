@@ -253,17 +253,24 @@ func (c Config) checkHeaders(p *problems) {
 // checkLimits checks the limits of a principal, a user and the admission
 // queue.
 func (c Config) checkLimits(p *problems) {
-	if c.MaxEmbeddings < 0 {
-		p.bad("MAX_EMBEDDINGS", "must not be negative (0 = no limit)")
+	// Caps of which 0 means none, in the order they are reported.
+	for _, limit := range []struct {
+		name string
+		v    int64
+	}{
+		{"MAX_EMBEDDINGS", int64(c.MaxEmbeddings)}, {"MAX_RUNS", int64(c.MaxRuns)},
+		{"MAX_SCHEDULES", int64(c.MaxSchedules)}, {"ADMISSION_CONCURRENCY", int64(c.AdmissionConcurrency)},
+		{"MAX_STREAMS", int64(c.MaxStreams)}, {"MAX_CONVERSATIONS", int64(c.MaxChats)},
+		{"MAX_MEMORIES", int64(c.MaxMemories)}, {"MAX_FILES", int64(c.MaxFiles)},
+		{"MAX_FILE_STORAGE", c.MaxFileStorage}, {"MAX_INGESTIONS", int64(c.MaxIngestions)},
+		{"MAX_WEBHOOKS", int64(c.MaxWebhooks)},
+	} {
+		if limit.v < 0 {
+			p.bad(limit.name, "must not be negative (0 = no limit)")
+		}
 	}
 	if c.MaxEmbeddingsAnswer < 1024 {
 		p.bad("MAX_EMBEDDINGS_BYTES", "must be at least 1024")
-	}
-	if c.MaxRuns < 0 {
-		p.bad("MAX_RUNS", "must not be negative (0 = no limit)")
-	}
-	if c.MaxSchedules < 0 {
-		p.bad("MAX_SCHEDULES", "must not be negative (0 = no limit)")
 	}
 	if c.MinScheduleInterval < time.Second {
 		p.bad("MIN_SCHEDULE_INTERVAL", "must be at least 1s")
@@ -271,38 +278,14 @@ func (c Config) checkLimits(p *problems) {
 	if c.ScheduleCatchupWindow < 10*time.Second {
 		p.bad("SCHEDULE_CATCHUP_WINDOW", "must be at least 10s (Temporal's least catch-up window)")
 	}
-	if c.AdmissionConcurrency < 0 {
-		p.bad("ADMISSION_CONCURRENCY", "must not be negative (0 = no limit)")
-	}
 	if c.AdmissionQueue < 0 {
 		p.bad("ADMISSION_QUEUE", "must not be negative")
 	}
 	if c.AdmissionWait < 0 {
 		p.bad("ADMISSION_WAIT", "must not be negative (0 = as long as the request lasts)")
 	}
-	if c.MaxStreams < 0 {
-		p.bad("MAX_STREAMS", "must not be negative (0 = no limit)")
-	}
-	if c.MaxChats < 0 {
-		p.bad("MAX_CONVERSATIONS", "must not be negative (0 = no limit)")
-	}
 	if c.EmbedBatch < 1 || c.EmbedBatch > 2048 {
 		p.bad("EMBED_BATCH", "must be between 1 and 2048 (OpenAI's most inputs of one embeddings request)")
-	}
-	if c.MaxMemories < 0 {
-		p.bad("MAX_MEMORIES", "must not be negative (0 = no limit)")
-	}
-	if c.MaxFiles < 0 {
-		p.bad("MAX_FILES", "must not be negative (0 = no limit)")
-	}
-	if c.MaxFileStorage < 0 {
-		p.bad("MAX_FILE_STORAGE", "must not be negative (0 = no limit)")
-	}
-	if c.MaxIngestions < 0 {
-		p.bad("MAX_INGESTIONS", "must not be negative (0 = no limit)")
-	}
-	if c.MaxWebhooks < 0 {
-		p.bad("MAX_WEBHOOKS", "must not be negative (0 = no limit)")
 	}
 	if c.ExtractMemory < 64<<20 {
 		p.bad("EXTRACT_MEMORY", "must be at least 67108864 (64 MiB)")

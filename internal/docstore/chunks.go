@@ -68,7 +68,7 @@ func checkChunks(chunks []Chunk) (vecs [][]float32, dim int, err error) {
 		if len(c.Vector) == 0 || len(c.Vector) > MaxDimensions || (dim != 0 && len(c.Vector) != dim) {
 			return nil, 0, fmt.Errorf("%w: chunk %d: a vector of %d dimensions (want 1 to %d, all of one length)", ErrInvalid, c.Index, len(c.Vector), MaxDimensions)
 		}
-		v, ok := normalize(c.Vector)
+		v, ok := pgvector.Normalize(c.Vector)
 		if !ok {
 			return nil, 0, fmt.Errorf("%w: chunk %d: zero or non-finite vector", ErrInvalid, c.Index)
 		}

@@ -46,9 +46,8 @@ const (
 type Option func(*options)
 
 type options struct {
-	now      func() time.Time
+	sqldb.Options
 	maxBytes int64
-	maxConns int32
 }
 
 // WithMaxFileBytes sets the largest file PutFile keeps; larger ones are
@@ -64,17 +63,13 @@ func WithMaxFileBytes(n int64) Option {
 // WithClock sets the clock the store reads creation, activity and expiry
 // times from. nil keeps the system clock.
 func WithClock(now func() time.Time) Option {
-	return func(o *options) {
-		if now != nil {
-			o.now = now
-		}
-	}
+	return func(o *options) { sqldb.WithClock(now)(&o.Options) }
 }
 
 // WithMaxConns bounds the PostgreSQL connection pool (PGlite serves one
 // connection at a time: give it 1). It does not apply to SQLite.
 func WithMaxConns(n int32) Option {
-	return func(o *options) { o.maxConns = n }
+	return func(o *options) { o.MaxConns = n }
 }
 
 // Open connects to the database named by rawURL (the URL forms of
@@ -82,7 +77,7 @@ func WithMaxConns(n int32) Option {
 // document tables if they are missing. On PostgreSQL it enables pgvector
 // when the server has it, and otherwise searches exactly, in Go.
 func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
-	o := options{now: time.Now, maxBytes: DefaultMaxFileBytes}
+	o := options{Options: sqldb.NewOptions(), maxBytes: DefaultMaxFileBytes}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -136,7 +131,7 @@ func fromMicros(n int64) time.Time {
 }
 
 // now is the store's clock, to the microsecond.
-func (o options) clock() time.Time { return o.now().UTC().Truncate(time.Microsecond) }
+func (o options) clock() time.Time { return o.Now().UTC().Truncate(time.Microsecond) }
 
 // checkPage checks a List page and returns its limit.
 func checkPage(op string, p Page) (int, error) {
@@ -214,22 +209,4 @@ func expiresAt(last time.Time, e *ExpiresAfter) time.Time {
 		return time.Time{}
 	}
 	return last.AddDate(0, 0, e.Days)
-}
-
-// normalize returns v scaled to unit length, and false for a zero or
-// non-finite vector.
-func normalize(v []float32) ([]float32, bool) {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	n := math.Sqrt(sum)
-	if n == 0 || math.IsNaN(n) || math.IsInf(n, 0) {
-		return nil, false
-	}
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(float64(x) / n)
-	}
-	return out, true
 }

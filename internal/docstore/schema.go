@@ -139,7 +139,7 @@ func openSQL(ctx context.Context, rawURL string, o options) (*sqlStore, error) {
 	s := &sqlStore{opts: o}
 	s.vec.Table, s.vec.Lock = "chunks", schemaLock
 	db, err := sqldb.Open(ctx, rawURL, sqldb.Config{
-		Store: "document store", Schema: schema, Lock: schemaLock, MaxConns: o.maxConns,
+		Store: "document store", Schema: schema, Lock: schemaLock, MaxConns: o.MaxConns,
 		Setup: s.vec.Setup,
 	})
 	if err != nil {

@@ -143,7 +143,7 @@ func checkQuery(q Query) (k int, mode string, vec []float32, err error) {
 		return 0, "", nil, err
 	}
 	if q.Vector != nil {
-		v, ok := normalize(q.Vector)
+		v, ok := pgvector.Normalize(q.Vector)
 		if !ok || len(v) > MaxDimensions {
 			return 0, "", nil, fmt.Errorf("%w: zero, non-finite or oversized query vector", ErrInvalid)
 		}

@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/pgvector"
 	"github.com/longhaul-dev/longhaul/internal/sqldb"
 )
 
@@ -143,40 +144,22 @@ type Backend interface {
 }
 
 // Option changes how Open sets up a store.
-type Option func(*options)
-
-type options struct {
-	now func() time.Time
-	// maxConns bounds the PostgreSQL pool; 0 is pgxpool's default.
-	maxConns int32
-}
+type Option = sqldb.Option
 
 // WithClock sets the clock Save reads a memory's times from, so a test can
 // save memories as if at given times. nil keeps the system clock.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) {
-		if now != nil {
-			o.now = now
-		}
-	}
-}
+func WithClock(now func() time.Time) Option { return sqldb.WithClock(now) }
 
 // WithMaxConns bounds the PostgreSQL connection pool (PGlite serves one
 // connection at a time: give it 1). It does not apply to SQLite.
-func WithMaxConns(n int32) Option {
-	return func(o *options) { o.maxConns = n }
-}
+func WithMaxConns(n int32) Option { return sqldb.WithMaxConns(n) }
 
 // Open connects to the database named by rawURL (the URL forms of
 // LONGHAUL_DATABASE_URL: sqlite:///path.db or postgres://…) and creates the
 // memories table if it is missing. On PostgreSQL it enables pgvector when
 // the server has it, and otherwise searches exactly, in Go.
 func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
-	o := options{now: time.Now}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return openSQL(ctx, rawURL, o)
+	return openSQL(ctx, rawURL, sqldb.NewOptions(opts...))
 }
 
 // prepare checks m and makes its vector unit length.
@@ -194,7 +177,7 @@ func prepare(m Memory) (Memory, error) {
 	case len(m.Vector) == 0 || len(m.Vector) > MaxDimensions:
 		return Memory{}, fmt.Errorf("save memory: %w: vector of %d dimensions, want 1 to %d", ErrInvalid, len(m.Vector), MaxDimensions)
 	}
-	v, ok := normalize(m.Vector)
+	v, ok := pgvector.Normalize(m.Vector)
 	if !ok {
 		return Memory{}, fmt.Errorf("save memory: %w: zero or non-finite vector", ErrInvalid)
 	}
@@ -213,29 +196,11 @@ func checkQuery(user string, vector []float32, k int) ([]float32, error) {
 	if len(vector) == 0 || len(vector) > MaxDimensions {
 		return nil, fmt.Errorf("search memories: %w: vector of %d dimensions", ErrInvalid, len(vector))
 	}
-	v, ok := normalize(vector)
+	v, ok := pgvector.Normalize(vector)
 	if !ok {
 		return nil, fmt.Errorf("search memories: %w: zero or non-finite vector", ErrInvalid)
 	}
 	return v, nil
-}
-
-// normalize returns v scaled to unit length, and false for a zero or
-// non-finite vector.
-func normalize(v []float32) ([]float32, bool) {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	n := math.Sqrt(sum)
-	if n == 0 || math.IsNaN(n) || math.IsInf(n, 0) {
-		return nil, false
-	}
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(float64(x) / n)
-	}
-	return out, true
 }
 
 // dot is the dot product of two vectors of equal length: their cosine
@@ -251,8 +216,8 @@ func dot(a, b []float32) float64 {
 // Cosine is the cosine similarity of two vectors of equal length (0 when
 // either is zero or their lengths differ).
 func Cosine(a, b []float32) float64 {
-	ua, ok1 := normalize(a)
-	ub, ok2 := normalize(b)
+	ua, ok1 := pgvector.Normalize(a)
+	ub, ok2 := pgvector.Normalize(b)
 	if !ok1 || !ok2 || len(a) != len(b) {
 		return 0
 	}

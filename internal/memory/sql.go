@@ -44,7 +44,7 @@ const schemaLock = "longhaul/memory/schema"
 // vectors in Go.
 type sqlStore struct {
 	db   *sqldb.DB
-	opts options
+	opts sqldb.Options
 	// vec is the embedding column on PostgreSQL: with pgvector 0.8,
 	// iterative index scans keep finding a user's memories however many
 	// other users' are nearer.
@@ -53,11 +53,11 @@ type sqlStore struct {
 
 var _ Store = (*sqlStore)(nil)
 
-func openSQL(ctx context.Context, rawURL string, o options) (*sqlStore, error) {
+func openSQL(ctx context.Context, rawURL string, o sqldb.Options) (*sqlStore, error) {
 	s := &sqlStore{opts: o}
 	s.vec.Table, s.vec.Lock = "memories", schemaLock
 	db, err := sqldb.Open(ctx, rawURL, sqldb.Config{
-		Store: "memory store", Schema: schema, Lock: schemaLock, MaxConns: o.maxConns,
+		Store: "memory store", Schema: schema, Lock: schemaLock, MaxConns: o.MaxConns,
 		Setup: s.vec.Setup,
 	})
 	if err != nil {
@@ -172,7 +172,7 @@ func (s *sqlStore) Save(ctx context.Context, m Memory) (Saved, error) {
 			return Saved{}, fmt.Errorf("save memory: %w", err)
 		}
 	}
-	now := timestamp(s.opts.now())
+	now := timestamp(s.opts.Now())
 	out := Saved{Memory: m}
 	// The user's saves take turns (SQLite's write transactions do
 	// anyway), so two saves of near-duplicates do not both insert.
@@ -345,7 +345,7 @@ func (s *sqlStore) Close() error { return s.db.Close() }
 // rows, which is faster than row by row).
 func (s *sqlStore) Import(ctx context.Context, ms []Memory) error {
 	const batch = 200
-	now := s.db.Time(s.opts.now())
+	now := s.db.Time(s.opts.Now())
 	dims := map[int]bool{}
 	err := s.db.Write(ctx, func(tx sqldb.Tx) error {
 		for start := 0; start < len(ms); start += batch {

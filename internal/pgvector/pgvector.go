@@ -12,6 +12,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,4 +157,23 @@ func (c *Column) Setup(ctx context.Context, tx sqldb.Tx) error {
 	sup, err := Enable(ctx, tx.Raw, c.Table)
 	c.Support = sup
 	return err
+}
+
+// Normalize returns v scaled to unit length, and false for a zero or
+// non-finite vector: the vectors both stores keep, so a dot
+// product is their cosine similarity.
+func Normalize(v []float32) ([]float32, bool) {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	n := math.Sqrt(sum)
+	if n == 0 || math.IsNaN(n) || math.IsInf(n, 0) {
+		return nil, false
+	}
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) / n)
+	}
+	return out, true
 }

@@ -177,6 +177,18 @@ func ToolCalls(calls ...ToolCall) Reply {
 	return r
 }
 
+// CallsUntil returns a Reply that asks for call until the request holds n
+// tool results, then answers with answer(the number of results): a model
+// that works through a task one tool call at a time.
+func CallsUntil(n int, call ToolCall, answer func(results int) Reply) Reply {
+	return Func(func(r Request) Reply {
+		if got := len(r.ToolResults()); got >= n {
+			return answer(got)
+		}
+		return ToolCalls(call)
+	})
+}
+
 // Func returns a Reply computed per request by fn, for dynamic answers such
 // as echoing the last user message. fn runs on the server's handler goroutine
 // without any lock held and may call the Server's methods. A zero Reply from

@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -50,6 +51,12 @@ func (r Request) LastUserMessage() string {
 		}
 	}
 	return ""
+}
+
+// ToolResults returns the messages with role "tool" (the results of
+// earlier tool calls), in order.
+func (r Request) ToolResults() []openai.ChatCompletionMessage {
+	return slices.DeleteFunc(slices.Clone(r.Chat.Messages), func(m openai.ChatCompletionMessage) bool { return m.Role != openai.ChatMessageRoleTool })
 }
 
 // SystemPrompt returns the text of the system prompt as the model reads

@@ -176,6 +176,13 @@ func WantCode(t testing.TB, resp *http.Response, status int, code, msg string) {
 	WantType(t, resp, status, "", code, msg)
 }
 
+// WantQuota checks resp is a 403 quota_exceeded saying msg: what a
+// principal gets past a storage quota.
+func WantQuota(t testing.TB, resp *http.Response, msg string) {
+	t.Helper()
+	WantCode(t, resp, http.StatusForbidden, "quota_exceeded", msg)
+}
+
 // WantType is WantCode that also wants the envelope's type (any when
 // empty).
 func WantType(t testing.TB, resp *http.Response, status int, typ, code, msg string) {

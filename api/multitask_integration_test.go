@@ -282,15 +282,6 @@ func checkOWUIMultitask(t *testing.T, ctx context.Context, env *testenv.Env, m *
 	}
 }
 
-// requestText is every message of a model request, one a line.
-func requestText(r llmtest.Request) string {
-	var b strings.Builder
-	for _, m := range r.Chat.Messages {
-		b.WriteString(m.Role + ": " + llmtest.MessageText(m) + "\n")
-	}
-	return b.String()
-}
-
 // owuiUser is the headers that read runs as Ann through conn.
 func owuiUser(t *testing.T, conn *owuitest.Connection) map[string]string {
 	t.Helper()

@@ -1,0 +1,76 @@
+package workflows_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/workflows"
+	"go.temporal.io/sdk/client"
+)
+
+// The multitask history replays beside the others (TestReplayHistories):
+// a run queued after another of its chat (it waited for it, AwaitRun, and
+// started from its conversation) that took a steered message while its
+// first model call ran, and called the model again for it.
+func init() {
+	replays = append(replays, replayTest{
+		file: filepath.Join("testdata", "multitask_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		scheduled: []string{"AwaitRun", "ChatCompletion", "ChatCompletion"},
+		generate:  generateMultitaskHistory,
+	})
+}
+
+// generateMultitaskHistory makes the run of testdata/multitask_history.json
+// again on the embedded server.
+func generateMultitaskHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
+	t.Helper()
+	env := testenv.Start(t, testenv.Options{})
+	gate := make(chan struct{})
+	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+		q := r.LastUserMessage()
+		if q == "And MySQL?" {
+			<-gate
+			return llmtest.Text("MySQL is popular.")
+		}
+		return llmtest.Text("Answer to: " + q)
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	user := longhaul.User{ID: "u1"}
+	execute(ctx, t, env, "replay-multitask-0", contract.AgentWorkflowName, contract.AgentInput{
+		Agent: "assistant", User: user, Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "Compare SQLite and PostgreSQL"}},
+	}, nil)
+	run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "replay-multitask-1", TaskQueue: testenv.TaskQueue}, contract.AgentWorkflowName, contract.AgentInput{
+		Agent: "assistant", User: user, Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "And MySQL?"}},
+		Follows: &contract.Follow{Run: "replay-multitask-0", Prepend: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Model.WaitRequests(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	h, err := env.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: "replay-multitask-1", UpdateName: contract.UpdateSteer,
+		Args: []any{contract.SteerRequest{Text: "In one sentence."}}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		t.Fatalf("steer: %v", err)
+	}
+	close(gate)
+	var res contract.AgentResult
+	if err := run.Get(ctx, &res); err != nil || res.Content != "Answer to: In one sentence." {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	return env, run
+}

@@ -85,6 +85,9 @@ type Config struct {
 	// ApprovalTimeout bounds the wait for a person's approval of a tool
 	// call; zero waits as long as it takes.
 	ApprovalTimeout time.Duration
+	// ChatMultitask is the chats' multitask strategy (see
+	// chatapi.Handlers.Multitask).
+	ChatMultitask string
 	// Blobs is the store of big tool outputs the runs reference and of the
 	// event logs of runs that continued as new; nil serves neither.
 	Blobs store.Store
@@ -342,6 +345,7 @@ func (s *Server) chat() *chatapi.Handlers {
 		Headers: s.cfg.Headers, Images: s.cfg.Images, MCPApproval: s.cfg.MCPApproval,
 		RequestTimeout: s.cfg.RequestTimeout, ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit,
 		ApprovalTimeout: s.cfg.ApprovalTimeout, FirstText: s.metrics.firstText,
+		Multitask: s.cfg.ChatMultitask,
 	}
 }
 

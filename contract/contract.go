@@ -260,6 +260,9 @@ type AgentInput struct {
 	// response's events name; nil for neither. The run's principal's
 	// subscriptions are looked up when an event happens.
 	Webhook *RunWebhook `json:"webhook,omitempty"`
+	// Follows, when set, is the run of the same chat this run waits for
+	// before it starts (a multitask strategy; see Follow).
+	Follows *Follow `json:"follows,omitempty"`
 }
 
 // AgentResult is what an AgentWorkflow returns.

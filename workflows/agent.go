@@ -57,6 +57,13 @@ type run struct {
 	// chat kept (restoreConversation), then the run's own (Compact). The
 	// turn records it for the chat's next request.
 	summary *longhaul.Summary
+	// steers are the user messages the run took (UpdateSteer) for its
+	// next model call; steerable says whether it takes one now, and final
+	// is what the run added to its conversation once it ended (see
+	// multitask.go).
+	steers    []string
+	steerable bool
+	final     []longhaul.Message
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
@@ -79,6 +86,7 @@ func AgentWorkflow(ctx workflow.Context, in Input) (contract.AgentResult, error)
 	if workflow.IsContinueAsNewError(err) {
 		return contract.AgentResult{}, err
 	}
+	r.keepEnded(ctx, res, err)
 	if err == nil && r.keepsConversation(ctx) {
 		// Before done: the chat's next request may come as soon as it.
 		msgs := r.answered
@@ -144,6 +152,9 @@ func (r *run) register(ctx workflow.Context) error {
 	if err := r.registerInput(ctx); err != nil {
 		return err
 	}
+	if err := r.registerMultitask(ctx); err != nil {
+		return err
+	}
 	attrs := []temporal.SearchAttributeUpdate{
 		contract.SearchAttrAgent.ValueSet(r.in.Agent),
 		contract.SearchAttrUser.ValueSet(r.in.User.Key()),
@@ -173,6 +184,9 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 		return r.resume(ctx, cp)
 	}
 	r.model = r.spec.Model
+	if err := r.follow(ctx); err != nil {
+		return contract.AgentResult{}, err
+	}
 	if err := r.restoreConversation(ctx); err != nil {
 		return contract.AgentResult{}, err
 	}
@@ -234,7 +248,11 @@ func (r *run) toolLoop(ctx workflow.Context, l LoopState) (contract.AgentResult,
 	opts := r.callOptions(l.StepID == "")
 	first := max(l.Turn, 1)
 	publish := l.Publish && publishes(opts)
+	// Once the loop ended, a new message would wait for a call that never
+	// comes: the run refuses it.
+	defer r.setSteerable(l, true)
 	for turn := first; ; turn++ {
+		conv, added = r.takeSteers(ctx, l, conv, added)
 		if turn > 1 {
 			// A tool_choice that forces a call binds the request's first
 			// model call; the loop could not end otherwise.
@@ -248,6 +266,7 @@ func (r *run) toolLoop(ctx workflow.Context, l LoopState) (contract.AgentResult,
 			}
 		}
 		last := turn > l.MaxTurns
+		r.setSteerable(l, last)
 		req := r.modelRequest(l, turn, last, opts, publish, ref, conv)
 		req.Summary = summary
 		if l.StepID == "" {
@@ -273,6 +292,9 @@ func (r *run) toolLoop(ctx workflow.Context, l LoopState) (contract.AgentResult,
 			conv = append(conv, msg)
 		}
 		if len(msg.ToolCalls) == 0 {
+			if r.steerPending(l, last) {
+				continue
+			}
 			reason := "stop"
 			if last || resp.FinishReason == "length" {
 				reason = "length"

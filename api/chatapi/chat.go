@@ -205,6 +205,11 @@ func (h *Handlers) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 		cc.admitted()
 		return "", true, h.resume(cc.c, cc.req, cc.agent.ID, cc.openWebUI, answer, cc.stream)
 	}
+	// A run of an earlier message still going: the chat's multitask
+	// strategy says what becomes of the new one (multitask.go).
+	if done, err := h.multitask(cc, runID); done || err != nil {
+		return "", done, err
+	}
 	// Without a message id, a finished run is never handed back: the
 	// request may be a Regenerate (see chatrun.go).
 	cc.retake = cc.in.MessageID == ""

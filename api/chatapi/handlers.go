@@ -57,6 +57,10 @@ type Handlers struct {
 	// FirstText, when set, is told when a streamed chat sends its first
 	// text, with when the request came (the time-to-first-token metric).
 	FirstText func(model string, start time.Time)
+	// Multitask is the chats' multitask strategy (LONGHAUL_CHAT_MULTITASK):
+	// what a chat's new message does while a run of the chat still goes;
+	// empty is runs.DefaultChatMultitask.
+	Multitask string
 }
 
 func (h *Handlers) firstText(model string, start time.Time) {

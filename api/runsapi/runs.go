@@ -42,9 +42,12 @@ func (h *Handlers) CreateRun(c *fiber.Ctx) error {
 		ApprovalTimeout: h.ApprovalTimeout,
 		Metadata:        req.Metadata,
 	}
+	mt, done, err := h.multitask(c, &req, &in)
+	if done || err != nil {
+		return err
+	}
 	id := "run-" + uuid.NewString()
 	var hook *wire.RunWebhook
-	var err error
 	if in.Webhook, hook, err = runweb.RunWebhook(c.UserContext(), h.Webhooks, in.User.Key(), id, req.Webhook); err != nil {
 		return err
 	}
@@ -53,7 +56,10 @@ func (h *Handlers) CreateRun(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(web.HeaderRunID, id)
-	return c.Status(fiber.StatusAccepted).JSON(wire.RunCreated{ID: id, Status: contract.StatusRunning, EventsURL: runweb.EventsURL(id), Webhook: hook})
+	return c.Status(fiber.StatusAccepted).JSON(wire.RunStarted{
+		RunCreated: wire.RunCreated{ID: id, Status: contract.StatusRunning, EventsURL: runweb.EventsURL(id), Webhook: hook},
+		Multitask:  mt,
+	})
 }
 
 // GetRun answers GET /v1/runs/{id}: the run's state with its timings.

@@ -119,6 +119,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		ModelTimeout:          cfg.LLMTimeout,
 		HistoryLimit:          cfg.HistoryLimit,
 		ApprovalTimeout:       cfg.ApprovalTimeout,
+		ChatMultitask:         cfg.ChatMultitask,
 		Blobs:                 blobs,
 		Docs:                  docs,
 		DocsEmbedder:          docEmbedder(cfg),

@@ -95,6 +95,7 @@ func TestDefaults(t *testing.T) {
 		MaxBacklog:      200,
 		MaxChats:        1000,
 		ApprovalTimeout: time.Hour,
+		ChatMultitask:   "interrupt",
 		// A principal's files and ingestions, and the extraction child
 		// process's limits, are bounded too.
 		MaxFiles:       1000,

@@ -35,6 +35,7 @@ func (c Config) Validate() error {
 	c.checkHeaders(&p)
 	c.checkLimits(&p)
 	c.checkRequests(&p)
+	c.checkMultitask(&p)
 	return errors.Join(p.errs...)
 }
 

@@ -56,6 +56,11 @@ type Service interface {
 	// Pollers counts the workers seen polling for runs lately.
 	Pollers(ctx context.Context) (int, error)
 	Ingestions
+	// Steer hands running run id a user message for its next model call
+	// (contract.UpdateSteer); updateID, when set, makes a repeat answer the
+	// first outcome. A run that takes none now answers a *Failure whose
+	// message starts with contract.ErrNotSteerable.
+	Steer(ctx context.Context, id, updateID string, req contract.SteerRequest) (contract.SteerResult, error)
 }
 
 // Ingestions starts, awaits and cancels the runs that read documents into
@@ -100,6 +105,10 @@ type Start struct {
 	// Memo is what run listings show without describing each run (see the
 	// Memo* keys).
 	Memo map[string]string
+	// Chat is the chat the run answers a message of (see ChatOf), set as
+	// its chat search attribute from the start so the chat's next message
+	// finds it; empty for none.
+	Chat string
 }
 
 // The memo fields of a run.

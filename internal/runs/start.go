@@ -90,12 +90,14 @@ func (g *Gate) start(ctx context.Context, id string, in contract.AgentInput, que
 		return err
 	}
 	summary := strings.TrimSpace(in.Agent + ": " + question)
-	err = g.svc.Start(ctx, Start{
+	st := Start{
 		ID: id, Input: in, Owner: owner, Summary: summary,
 		// The memo repeats the summary for run listings (GET /v1/runs),
 		// which do not carry the static summary, and names the owner.
 		Memo: map[string]string{MemoSummary: summary, MemoOwner: owner, MemoAsked: AskedKey(in.Messages)},
-	})
+	}
+	chatMemo(&st)
+	err = g.svc.Start(ctx, st)
 	switch {
 	case err == nil, errors.Is(err, ErrAlreadyStarted):
 		// Already started: closed since a moment ago; a concurrent

@@ -129,6 +129,13 @@ func (t *Temporal) Start(ctx context.Context, r Start) error {
 		),
 		EnableEagerStart: t.cfg.EagerStart,
 	}
+	if r.Chat != "" {
+		opts.TypedSearchAttributes = temporal.NewSearchAttributes(
+			contract.SearchAttrUser.ValueSet(r.Owner),
+			contract.SearchAttrAgent.ValueSet(r.Input.Agent),
+			contract.SearchAttrChat.ValueSet(r.Chat),
+		)
+	}
 	ctx, cancel := t.call(ctx)
 	defer cancel()
 	_, err := t.c.ExecuteWorkflow(ctx, opts, contract.AgentWorkflowName, r.Input)

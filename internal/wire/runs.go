@@ -32,6 +32,9 @@ type RunRequest struct {
 	// Webhook is a URL the run's events are delivered to, signed (see
 	// docs/api.md, Webhooks).
 	Webhook string `json:"webhook,omitempty"`
+	// MultitaskStrategy says what happens when a run of the same
+	// metadata.chat_id is still running (see contract.MultitaskStrategies).
+	MultitaskStrategy string `json:"multitask_strategy,omitempty"`
 }
 
 // RunCreated answers POST /v1/runs.
@@ -141,7 +144,7 @@ func (r *RunRequest) Validate(check SchemaCheck) error {
 			return fmt.Errorf("metadata[%q]: at most %d characters", k, MaxMetadataValue)
 		}
 	}
-	return nil
+	return r.checkMultitask()
 }
 
 // Conversation is the conversation the run starts with.

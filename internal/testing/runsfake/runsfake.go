@@ -53,6 +53,8 @@ type Run struct {
 	// ScheduledBy is the schedule that started the run (Schedules.Fire),
 	// which the run's search attributes name as Temporal's do.
 	ScheduledBy string
+	// Chat is the chat the run answers a message of (runs.Start's).
+	Chat string
 
 	mu     sync.Mutex
 	state  contract.RunState
@@ -62,6 +64,9 @@ type Run struct {
 	err    error
 	inputs []contract.InputRequest
 	wake   chan struct{}
+	// steers and refuseSteer: see Steer.
+	steers      []string
+	refuseSteer bool
 }
 
 // Add puts a running run of owner under id, as if started elsewhere.
@@ -196,6 +201,7 @@ func (s *Service) Start(_ context.Context, st runs.Start) error {
 		return nil
 	}
 	r := s.addLocked(st.ID, st.Owner, st.Input)
+	r.Chat = st.Chat
 	for k, v := range st.Memo {
 		r.Memo[k] = v
 	}
@@ -451,6 +457,9 @@ func (s *Service) named(query string) []*Run {
 			continue
 		}
 		if _, sched, ok := strings.Cut(query, runs.SearchAttrScheduledBy+" = "); ok && sched != runs.QuoteLiteral(r.ScheduledBy) {
+			continue
+		}
+		if _, chat, ok := strings.Cut(query, contract.SearchAttrChat.GetName()+" = "); ok && !strings.HasPrefix(chat, runs.QuoteLiteral(r.Chat)+" ") {
 			continue
 		}
 		out = append(out, r)

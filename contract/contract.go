@@ -127,6 +127,8 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		SearchAttrUser.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD,
 		SearchAttrStatus.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD,
 		SearchAttrChat.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD,
+		// Forks (fork.go).
+		SearchAttrForkedFrom.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 
@@ -260,6 +262,9 @@ type AgentInput struct {
 	// response's events name; nil for neither. The run's principal's
 	// subscriptions are looked up when an event happens.
 	Webhook *RunWebhook `json:"webhook,omitempty"`
+	// Fork, when set, makes the run a fork of an earlier run (fork.go):
+	// it starts from that run's state at Fork's point.
+	Fork *Fork `json:"fork,omitempty"`
 }
 
 // AgentResult is what an AgentWorkflow returns.

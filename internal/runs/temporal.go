@@ -129,6 +129,9 @@ func (t *Temporal) Start(ctx context.Context, r Start) error {
 		),
 		EnableEagerStart: t.cfg.EagerStart,
 	}
+	if r.Input.Fork != nil {
+		forkOptions(&opts, r, t.cfg.Namespace)
+	}
 	ctx, cancel := t.call(ctx)
 	defer cancel()
 	_, err := t.c.ExecuteWorkflow(ctx, opts, contract.AgentWorkflowName, r.Input)

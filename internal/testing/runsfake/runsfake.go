@@ -156,6 +156,14 @@ func (r *Run) Fail(typ, msg string) {
 	r.closeLocked(contract.StatusFailed, msg)
 }
 
+// SetState changes the run's state with change (a plan, a mode).
+func (r *Run) SetState(change func(*contract.RunState)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	change(&r.state)
+	r.notifyLocked()
+}
+
 // Wait marks the run waiting for a person: Input then takes input.
 func (r *Run) Wait() {
 	r.mu.Lock()
@@ -451,6 +459,9 @@ func (s *Service) named(query string) []*Run {
 			continue
 		}
 		if _, sched, ok := strings.Cut(query, runs.SearchAttrScheduledBy+" = "); ok && sched != runs.QuoteLiteral(r.ScheduledBy) {
+			continue
+		}
+		if _, from, ok := strings.Cut(query, contract.SearchAttrForkedFrom.GetName()+" = "); ok && (r.Input.Fork == nil || !strings.HasPrefix(from, runs.QuoteLiteral(r.Input.Fork.Run))) {
 			continue
 		}
 		out = append(out, r)

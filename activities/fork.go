@@ -101,7 +101,7 @@ func (rec *recorded) upTo(call string) ([]longhaul.Message, int, int64, error) {
 				if c.ID == call {
 					return nil, 0, 0, fmt.Errorf("tool call %s has no recorded result (a call the client ran, or one a person denied)", call)
 				}
-				return nil, 0, 0, fmt.Errorf("tool call %s, before %s, has no recorded result", c.ID, call)
+				return nil, 0, 0, fmt.Errorf("tool call %s, of the turns up to %s, has no recorded result", c.ID, call)
 			}
 			msgs = append(msgs, res.msg)
 			seq = max(seq, res.seq)

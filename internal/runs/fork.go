@@ -222,9 +222,11 @@ func forkMemo(memo map[string]string, f *contract.Fork) map[string]string {
 	return memo
 }
 
-// forkOptions marks the start of fork f for visibility (the search
+// forkOptions marks the start of r, a fork, for visibility (the search
 // attribute its old run finds it by) and for the Temporal UI: the run's
-// details name the old run, with a link to it.
+// details name the old run, with a link to it. (The SDK sets a start's
+// Links only for Nexus operations, go.temporal.io/sdk v1.50.0
+// internal/client.go:1315-1316 and 1945-1951, so the link is Markdown.)
 func forkOptions(opts *client.StartWorkflowOptions, r Start, namespace string) {
 	f := r.Input.Fork
 	opts.TypedSearchAttributes = temporal.NewSearchAttributes(

@@ -95,13 +95,13 @@ func (h *Handlers) Fork(c *fiber.Ctx) error {
 
 // lineage is what GET /v1/runs/{id} shows of a run's forks: the run it was
 // forked from (its memo), and the caller's runs forked from it (a
-// visibility query; none when visibility does not answer).
+// visibility query; none when visibility does not answer), nil for none.
 func (h *Handlers) lineage(c *fiber.Ctx, id string, info runs.Info) (*wire.ForkedFrom, []wire.RunFork) {
 	var from *wire.ForkedFrom
 	if run := info.Memo[runs.MemoForkedFrom]; run != "" {
 		from = &wire.ForkedFrom{Run: run, At: info.Memo[runs.MemoForkAt]}
 	}
-	forks := []wire.RunFork{}
+	var forks []wire.RunFork
 	owner := web.Principal(c).Name
 	if !runs.LiteralOK(owner) || !runs.LiteralOK(id) || len(id) > 200 {
 		return from, forks

@@ -143,6 +143,9 @@ type Activities struct {
 	// (LONGHAUL_WEBHOOK_PRIVATE), for receivers on the operator's own
 	// network; otherwise they pass the same SSRF guard as the tools.
 	WebhookPrivate bool
+	// Forks reads the runs forks start from (ReadFork): the worker's
+	// Temporal client; nil refuses every fork that reuses anything.
+	Forks ForkReader
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is

@@ -273,6 +273,7 @@ func (s *Server) routes() {
 	v1.Get("/runs/:id/events", runsAPI.Events)
 	v1.Post("/runs/:id/cancel", runsAPI.Cancel)
 	v1.Post("/runs/:id/input", runsAPI.Input)
+	v1.Post("/runs/:id/fork", runsAPI.Fork)
 	v1.Get("/runs/:id/outputs/:ref", runsAPI.Output)
 	v1.Get("/runs/:id/audit", runsAPI.Audit)
 	s.scheduleRoutes(v1)

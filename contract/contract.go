@@ -127,6 +127,8 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		SearchAttrUser.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD,
 		SearchAttrStatus.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD,
 		SearchAttrChat.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD,
+		// Forks (fork.go).
+		SearchAttrForkedFrom.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }
 
@@ -263,6 +265,9 @@ type AgentInput struct {
 	// Follows, when set, is the run of the same chat this run waits for
 	// before it starts (a multitask strategy; see Follow).
 	Follows *Follow `json:"follows,omitempty"`
+	// Fork, when set, makes the run a fork of an earlier run (fork.go):
+	// it starts from that run's state at Fork's point.
+	Fork *Fork `json:"fork,omitempty"`
 }
 
 // AgentResult is what an AgentWorkflow returns.

@@ -173,6 +173,9 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	if err := workflow.ExecuteLocalActivity(resolveOptions(ctx), a.ResolveAgent, r.in.Agent, r.in.User).Get(ctx, &r.spec); err != nil {
 		return contract.AgentResult{}, err
 	}
+	if f := r.in.Fork; f != nil && f.Model != "" {
+		r.spec = forkModel(r.spec, f.Model)
+	}
 	// document_search is offered only to a run with vector stores to
 	// search. (A run recorded before it existed has none and its agent
 	// no such tool: nothing changes for it.)
@@ -182,6 +185,9 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	}
 	if cp := r.in.Resume; cp != nil {
 		return r.resume(ctx, cp)
+	}
+	if f := r.in.Fork; f != nil {
+		return r.fork(ctx, f)
 	}
 	r.model = r.spec.Model
 	if err := r.follow(ctx); err != nil {

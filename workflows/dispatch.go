@@ -100,7 +100,16 @@ func lastUserText(msgs []longhaul.Message) string {
 func (r *run) runCommand(ctx workflow.Context, s contract.SkillSpec, input string) (contract.AgentResult, error) {
 	r.state.Mode, r.state.Skill = contract.ModeSkill, s.ID
 	r.state.Dispatch = "the message starts with " + s.Command
-	msgs := append([]longhaul.Message(nil), r.in.Messages...)
+	r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, Message: "running " + s.Command})
+	l := commandLoop(s, r.in.Messages, input)
+	l.Publish = !r.in.NotStreamed
+	return r.toolLoop(ctx, l)
+}
+
+// commandLoop is the loop of skill s run by its slash command on msgs,
+// input standing for the last user message (the text after the command).
+func commandLoop(s contract.SkillSpec, msgs []longhaul.Message, input string) LoopState {
+	msgs = append([]longhaul.Message(nil), msgs...)
 	if input != "" {
 		for i := len(msgs) - 1; i >= 0; i-- {
 			if msgs[i].Role == longhaul.RoleUser {
@@ -109,14 +118,12 @@ func (r *run) runCommand(ctx workflow.Context, s contract.SkillSpec, input strin
 			}
 		}
 	}
-	r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, Message: "running " + s.Command})
-	return r.toolLoop(ctx, LoopState{
+	return LoopState{
 		Label:    "skill " + s.ID,
 		Messages: msgs,
 		Scope:    s.Tools,
 		MaxTurns: s.MaxTurns,
 		Skill:    s.ID,
 		Model:    s.Model,
-		Publish:  !r.in.NotStreamed,
-	})
+	}
 }

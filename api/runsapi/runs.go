@@ -90,7 +90,9 @@ func (h *Handlers) GetRun(c *fiber.Ctx) error {
 			st.Error = "the run ended without finishing: " + info.Status
 		}
 	}
+	forkedFrom, forks := h.lineage(c, id, info)
 	return c.JSON(wire.Run{
+		ForkedFrom: forkedFrom, Forks: forks,
 		ID: id, Agent: st.Agent, Status: st.Status, Mode: st.Mode, Dispatch: st.Dispatch, Skill: st.Skill,
 		CreatedAt: created, FinishedAt: closed, Turns: st.Turns,
 		Plans:   runweb.NonNil(st.Plans),

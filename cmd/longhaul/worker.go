@@ -132,6 +132,7 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.Bus = bus
 	a.Runs = c
 	a.Updates = c
+	a.Forks = c
 	return a
 }
 

@@ -94,7 +94,7 @@ func (g *Gate) start(ctx context.Context, id string, in contract.AgentInput, que
 		ID: id, Input: in, Owner: owner, Summary: summary,
 		// The memo repeats the summary for run listings (GET /v1/runs),
 		// which do not carry the static summary, and names the owner.
-		Memo: map[string]string{MemoSummary: summary, MemoOwner: owner, MemoAsked: AskedKey(in.Messages)},
+		Memo: forkMemo(map[string]string{MemoSummary: summary, MemoOwner: owner, MemoAsked: AskedKey(in.Messages)}, in.Fork),
 	}
 	chatMemo(&st)
 	err = g.svc.Start(ctx, st)

@@ -129,12 +129,20 @@ func (t *Temporal) Start(ctx context.Context, r Start) error {
 		),
 		EnableEagerStart: t.cfg.EagerStart,
 	}
+	// The attributes a chat's runs and a fork are found by.
+	var found []temporal.SearchAttributeUpdate
 	if r.Chat != "" {
-		opts.TypedSearchAttributes = temporal.NewSearchAttributes(
+		found = append(found, contract.SearchAttrChat.ValueSet(r.Chat))
+	}
+	if r.Input.Fork != nil {
+		forkOptions(&opts, r, t.cfg.Namespace)
+		found = append(found, contract.SearchAttrForkedFrom.ValueSet(r.Input.Fork.Run))
+	}
+	if len(found) > 0 {
+		opts.TypedSearchAttributes = temporal.NewSearchAttributes(append([]temporal.SearchAttributeUpdate{
 			contract.SearchAttrUser.ValueSet(r.Owner),
 			contract.SearchAttrAgent.ValueSet(r.Input.Agent),
-			contract.SearchAttrChat.ValueSet(r.Chat),
-		)
+		}, found...)...)
 	}
 	ctx, cancel := t.call(ctx)
 	defer cancel()

@@ -78,6 +78,11 @@ type Run struct {
 	EventsURL string `json:"events_url"`
 	// ScheduleID names the schedule that started the run, if one did.
 	ScheduleID string `json:"schedule_id,omitempty"`
+	// ForkedFrom is the run this one was forked from, and where; Forks
+	// are the runs forked from this one (fork.go). Both are left out when
+	// there are none.
+	ForkedFrom *ForkedFrom `json:"forked_from,omitempty"`
+	Forks      []RunFork   `json:"forks,omitempty"`
 }
 
 // RunList answers GET /v1/runs. NextPageToken, when set, is the page_token

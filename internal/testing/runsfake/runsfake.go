@@ -161,6 +161,14 @@ func (r *Run) Fail(typ, msg string) {
 	r.closeLocked(contract.StatusFailed, msg)
 }
 
+// SetState changes the run's state with change (a plan, a mode).
+func (r *Run) SetState(change func(*contract.RunState)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	change(&r.state)
+	r.notifyLocked()
+}
+
 // Wait marks the run waiting for a person: Input then takes input.
 func (r *Run) Wait() {
 	r.mu.Lock()
@@ -460,6 +468,9 @@ func (s *Service) named(query string) []*Run {
 			continue
 		}
 		if _, chat, ok := strings.Cut(query, contract.SearchAttrChat.GetName()+" = "); ok && !strings.HasPrefix(chat, runs.QuoteLiteral(r.Chat)+" ") {
+			continue
+		}
+		if _, from, ok := strings.Cut(query, contract.SearchAttrForkedFrom.GetName()+" = "); ok && (r.Input.Fork == nil || !strings.HasPrefix(from, runs.QuoteLiteral(r.Input.Fork.Run))) {
 			continue
 		}
 		out = append(out, r)

@@ -457,6 +457,7 @@ func (e *Env) Activities() *activities.Activities {
 	a.Memory = e.Memory
 	a.Runs = e.Client
 	a.Updates = e.Client
+	a.Forks = e.Client
 	if e.opts.MaxToolOutput > 0 {
 		a.MaxToolOutput = e.opts.MaxToolOutput
 	}

@@ -1,0 +1,121 @@
+package runsapi
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/longhaul-dev/longhaul/api/runweb"
+	"github.com/longhaul-dev/longhaul/api/web"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+	"github.com/longhaul-dev/longhaul/internal/wire"
+)
+
+// maxForks bounds the forks GET /v1/runs/{id} lists.
+const maxForks = 100
+
+// Fork starts a new run from a run's state at a point: POST
+// /v1/runs/{id}/fork. What the old run did before the point is reused (its
+// finished plan steps, its recorded tool results), never done again; the
+// new run goes on from there with the overrides, under its own id. Only
+// the old run's owner may fork it, and the fork counts against the
+// owner's limits as any run does.
+func (h *Handlers) Fork(c *fiber.Ctx) error {
+	id, err := runID(c)
+	if err != nil {
+		return err
+	}
+	var req wire.ForkRequest
+	if err := runweb.DecodeRequest(c.Body(), &req, tools.CheckSchema); err != nil {
+		return err
+	}
+	if err := h.Images.CheckChatImages(req.Messages); err != nil {
+		return err
+	}
+	at, err := runs.ParseForkAt(req.At)
+	if err != nil {
+		return web.BadRequest(err.Error())
+	}
+	who := web.Principal(c)
+	st, err := h.Runs.ReadState(c.UserContext(), id, who.Name)
+	if err != nil {
+		return err
+	}
+	log, err := h.Runs.ReadLog(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	fork, err := runs.ForkPoint(st, log, at)
+	if errors.Is(err, runs.ErrForkPoint) {
+		return web.BadRequest(err.Error())
+	}
+	old, _, err := h.Runs.Service.FirstInput(c.UserContext(), id)
+	if err != nil {
+		return web.Unavailable("cannot read the input of run " + id + ": " + err.Error())
+	}
+	agentID := old.Agent
+	if req.Agent != "" {
+		agentID = req.Agent
+	}
+	agent, ok := h.Catalog.AgentFor(agentID, who.User)
+	if !ok {
+		return web.ModelNotFound(fmt.Sprintf("the agent %q does not exist; GET /v1/models lists the agents", agentID))
+	}
+	fork.Run, fork.Model = id, req.Model
+	msgs := req.Conversation()
+	if msgs == nil {
+		msgs = old.Messages
+	}
+	in := contract.AgentInput{
+		Agent:           agent.ID,
+		Messages:        msgs,
+		User:            who.User,
+		Options:         old.Options,
+		ModelTimeout:    h.ModelTimeout,
+		HistoryLimit:    h.HistoryLimit,
+		ApprovalTimeout: h.ApprovalTimeout,
+		Metadata:        old.Metadata,
+		VectorStores:    old.VectorStores,
+		Fork:            &fork,
+	}
+	newID := "run-" + uuid.NewString()
+	question := "fork of " + id + " at " + fork.At + ": " + runweb.Summarize(msgs, 60)
+	if err := runweb.Start(c.UserContext(), h.Gate, newID, in, question); err != nil {
+		return err
+	}
+	c.Set(web.HeaderRunID, newID)
+	return c.Status(fiber.StatusAccepted).JSON(wire.ForkCreated{
+		ID: newID, Status: contract.StatusRunning, EventsURL: runweb.EventsURL(newID),
+		ForkedFrom: wire.ForkedFrom{Run: id, At: fork.At},
+	})
+}
+
+// lineage is what GET /v1/runs/{id} shows of a run's forks: the run it was
+// forked from (its memo), and the caller's runs forked from it (a
+// visibility query; none when visibility does not answer), nil for none.
+func (h *Handlers) lineage(c *fiber.Ctx, id string, info runs.Info) (*wire.ForkedFrom, []wire.RunFork) {
+	var from *wire.ForkedFrom
+	if run := info.Memo[runs.MemoForkedFrom]; run != "" {
+		from = &wire.ForkedFrom{Run: run, At: info.Memo[runs.MemoForkAt]}
+	}
+	var forks []wire.RunFork
+	owner := web.Principal(c).Name
+	if !runs.LiteralOK(owner) || !runs.LiteralOK(id) || len(id) > 200 {
+		return from, forks
+	}
+	page, err := h.Runs.Service.List(c.UserContext(), runs.ForksQuery(owner, id), maxForks, nil)
+	if err != nil {
+		h.Runs.Logger().Warn("list the forks of a run", "run", id, "error", err)
+		return from, forks
+	}
+	for _, e := range page.Runs {
+		forks = append(forks, wire.RunFork{
+			ID: e.ID, At: e.Memo[runs.MemoForkAt], CreatedAt: e.Started,
+			Status: runweb.StatusOf(e.Attrs[contract.SearchAttrStatus.GetName()], e),
+		})
+	}
+	return from, forks
+}

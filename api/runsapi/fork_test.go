@@ -1,0 +1,170 @@
+package runsapi_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/runsapi"
+	"github.com/longhaul-dev/longhaul/api/sse"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
+	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
+	"github.com/longhaul-dev/longhaul/internal/wire"
+)
+
+// serveForks is the routes forking reads and writes, over fake.
+func serveForks(t *testing.T, fake *runsfake.Service) *fiber.App {
+	t.Helper()
+	rw, gate := webtest.RunsOver(fake)
+	h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}}
+	return webtest.App(t, func(_, v1 fiber.Router) {
+		v1.Get("/runs/:id", h.GetRun)
+		v1.Post("/runs/:id/fork", h.Fork)
+	})
+}
+
+// planned makes run an agentic run whose plan finished steps 1 and 2 and
+// has its answer (step 3) to write.
+func planned(r *runsfake.Run) {
+	r.SetState(func(st *contract.RunState) {
+		st.Mode = contract.ModeAgentic
+		st.Plans = []contract.PlanRevision{{Status: contract.PlanActive, Plan: longhaul.Plan{Revision: 1, Steps: []longhaul.PlanStep{
+			{ID: "1", Kind: longhaul.StepTool, Status: longhaul.StepDone, Result: "one"},
+			{ID: "2", Kind: longhaul.StepTool, Status: longhaul.StepDone, Result: "two"},
+			{ID: "3", Kind: longhaul.StepCompletion, Status: longhaul.StepPending},
+		}}}}
+	})
+	r.Emit(longhaul.EventPlan, longhaul.Plan{Revision: 1})
+	r.Emit(longhaul.EventStepResult, longhaul.StepResultData{StepID: "1", Status: longhaul.StepDone})
+	r.Emit(longhaul.EventStepResult, longhaul.StepResultData{StepID: "2", Status: longhaul.StepDone})
+}
+
+// chatted makes run a chat whose loop made tool call c1.
+func chatted(r *runsfake.Run) {
+	r.SetState(func(st *contract.RunState) { st.Mode = contract.ModeChat })
+	r.Emit(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "c1", Name: "current_time"})
+	r.Emit(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "c1", Name: "current_time", Output: "noon"})
+}
+
+var question = []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi"}}
+
+func TestForkAPI(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		owner  string
+		script func(*runsfake.Run)
+		body   string
+		status int
+		// fork is the Fork the new run starts with; want a piece of the
+		// error's body.
+		fork *contract.Fork
+		msgs []longhaul.Message
+		want string
+	}{
+		{name: "a step", owner: "alice", script: planned, body: `{"at":"step-2","model":"big"}`, status: 202,
+			fork: &contract.Fork{Run: "run-1", At: "step-2", Step: "2", Model: "big"}, msgs: question},
+		{name: "a step by its id", owner: "alice", script: planned, body: `{"at":"2"}`, status: 202,
+			fork: &contract.Fork{Run: "run-1", At: "step-2", Step: "2"}, msgs: question},
+		{name: "the end", owner: "alice", script: planned, body: `{}`, status: 202,
+			fork: &contract.Fork{Run: "run-1", At: "step-3", Step: "3"}, msgs: question},
+		{name: "an offset", owner: "alice", script: planned, body: `{"at":2}`, status: 202,
+			fork: &contract.Fork{Run: "run-1", At: "step-2", Step: "2"}, msgs: question},
+		{name: "an offset before the plan", owner: "alice", script: planned, body: `{"at":0}`, status: 202,
+			fork: &contract.Fork{Run: "run-1", At: "start"}, msgs: question},
+		{name: "a tool call, with an edited input", owner: "alice", script: chatted, body: `{"at":"c1","input":"edited"}`, status: 202,
+			fork: &contract.Fork{Run: "run-1", At: "c1", Call: "c1"}, msgs: []longhaul.Message{{Role: longhaul.RoleUser, Content: "edited"}}},
+		{name: "the start, with other messages", owner: "alice", script: chatted, body: `{"at":"start","messages":[{"role":"user","content":"new"}]}`, status: 202,
+			fork: &contract.Fork{Run: "run-1", At: "start"}, msgs: []longhaul.Message{{Role: longhaul.RoleUser, Content: "new"}}},
+		{name: "an unknown step", owner: "alice", script: planned, body: `{"at":"step-7"}`, status: 400,
+			want: `the run's points are start, step-1, step-2, step-3, end, an event offset from 0 to 3`},
+		{name: "an unknown call", owner: "alice", script: chatted, body: `{"at":"c9"}`, status: 400, want: `start, c1, end`},
+		{name: "a bad at", owner: "alice", script: chatted, body: `{"at":true}`, status: 400, want: "at: an event offset"},
+		{name: "a negative offset", owner: "alice", script: chatted, body: `{"at":-1}`, status: 400, want: "0 or more"},
+		{name: "messages and input", owner: "alice", script: chatted, body: `{"input":"a","messages":[{"role":"user","content":"b"}]}`, status: 400, want: "not both"},
+		{name: "a model with a space", owner: "alice", script: chatted, body: `{"model":"a b"}`, status: 400, want: "model:"},
+		{name: "an unknown agent", owner: "alice", script: chatted, body: `{"agent":"nobody"}`, status: 404, want: "nobody"},
+		{name: "another's run", owner: "bob", script: chatted, body: `{}`, status: 404, want: "no run run-1"},
+		{name: "an unknown field", owner: "alice", script: chatted, body: `{"from":1}`, status: 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := runsfake.New()
+			tc.script(fake.Add("run-1", tc.owner, contract.AgentInput{Agent: "assistant", Messages: question, Metadata: map[string]string{"k": "v"}}))
+			app := serveForks(t, fake)
+			resp := webtest.Do(t, app, "POST", "/v1/runs/run-1/fork", tc.body, webtest.Alice)
+			body := readBody(t, resp)
+			if resp.StatusCode != tc.status || !strings.Contains(body, tc.want) {
+				t.Fatalf("fork = %d %s, want %d with %s", resp.StatusCode, body, tc.status, tc.want)
+			}
+			if tc.fork == nil {
+				if fake.Len() != 1 {
+					t.Errorf("a refused fork started a run")
+				}
+				return
+			}
+			var created wire.ForkCreated
+			if err := json.Unmarshal([]byte(body), &created); err != nil {
+				t.Fatal(err)
+			}
+			if created.ForkedFrom != (wire.ForkedFrom{Run: "run-1", At: tc.fork.At}) || created.Status != "running" || resp.Header.Get("X-Longhaul-Run-Id") != created.ID {
+				t.Errorf("answer %s", body)
+			}
+			r := fake.Run(created.ID)
+			if r == nil {
+				t.Fatalf("no run %s", created.ID)
+			}
+			if diff := cmp.Diff(tc.fork, r.Input.Fork); diff != "" {
+				t.Errorf("the fork's Fork (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.msgs, r.Input.Messages); diff != "" {
+				t.Errorf("the fork's messages (-want +got):\n%s", diff)
+			}
+			if r.Input.Metadata["k"] != "v" || r.Input.Agent != "assistant" || r.Owner != "alice" {
+				t.Errorf("the fork's input = %+v, owner %s", r.Input, r.Owner)
+			}
+			if r.Memo[runs.MemoForkedFrom] != "run-1" || r.Memo[runs.MemoForkAt] != tc.fork.At {
+				t.Errorf("the fork's memo = %v", r.Memo)
+			}
+		})
+	}
+}
+
+// TestForkLineage: GET shows forked_from on the fork and forks on the old
+// run; a run with neither shows neither.
+func TestForkLineage(t *testing.T) {
+	fake := runsfake.New()
+	planned(fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant", Messages: question}))
+	app := serveForks(t, fake)
+	get := func(id string) wire.Run {
+		t.Helper()
+		resp := webtest.Do(t, app, "GET", "/v1/runs/"+id, nil, webtest.Alice)
+		body := readBody(t, resp)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s = %d %s", id, resp.StatusCode, body)
+		}
+		var r wire.Run
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := get("run-1"); r.ForkedFrom != nil || r.Forks != nil {
+		t.Errorf("before any fork: forked_from %v, forks %v", r.ForkedFrom, r.Forks)
+	}
+	resp := webtest.Do(t, app, "POST", "/v1/runs/run-1/fork", `{"at":"step-2"}`, webtest.Alice)
+	var created wire.ForkCreated
+	if err := json.Unmarshal([]byte(readBody(t, resp)), &created); err != nil || resp.StatusCode != 202 {
+		t.Fatalf("fork = %d %v", resp.StatusCode, err)
+	}
+	if r := get(created.ID); r.ForkedFrom == nil || *r.ForkedFrom != (wire.ForkedFrom{Run: "run-1", At: "step-2"}) {
+		t.Errorf("the fork's forked_from = %v", r.ForkedFrom)
+	}
+	r := get("run-1")
+	if len(r.Forks) != 1 || r.Forks[0].ID != created.ID || r.Forks[0].At != "step-2" || r.Forks[0].Status != "running" {
+		t.Errorf("the old run's forks = %+v", r.Forks)
+	}
+}

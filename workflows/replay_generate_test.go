@@ -31,14 +31,32 @@ import (
 // (see replays) on the embedded server.
 func generateAgenticHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
+	env, pageURL := pelicanResearch(t)
+	env.Model.SetDefault(llmtest.Text("Up to 47 cm ["+pageURL+"].", llmtest.ChunkSize(3), llmtest.ChunkDelay(20*time.Millisecond)))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var res contract.AgentResult
+	run := execute(ctx, t, env, "replay-agentic-1", contract.AgentWorkflowName,
+		contract.AgentInput{Agent: "researcher", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "How long is a pelican's bill?"}}}, &res)
+	if !strings.HasPrefix(res.Content, "Up to 47 cm") {
+		t.Fatalf("unexpected result: %+v", res)
+	}
+	return env, run
+}
+
+// pelicanResearch starts an environment whose researcher plans to read
+// one page about pelicans (served at pageURL) and answer, and whose
+// reviewer passes the step; the answer is the caller's to script.
+func pelicanResearch(t *testing.T) (env *testenv.Env, pageURL string) {
+	t.Helper()
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, "<html><body><p>The Australian pelican's bill is up to 47 cm long.</p></body></html>")
 	}))
-	defer page.Close()
+	t.Cleanup(page.Close)
 	u, _ := url.Parse(page.URL)
 	ap := netip.MustParseAddrPort(u.Host)
-	env := testenv.Start(t, testenv.Options{Fetch: tools.WebFetchOptions{
+	env = testenv.Start(t, testenv.Options{Fetch: tools.WebFetchOptions{
 		HTTP: safehttp.Options{AllowAddrs: []netip.AddrPort{ap}}, AllowedPorts: []int{int(ap.Port())},
 	}})
 	name := func(r llmtest.Request) string {
@@ -55,16 +73,7 @@ func generateAgenticHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 		},
 	}))
 	env.Model.On(func(r llmtest.Request) bool { return name(r) == "step_review" }, llmtest.JSON(map[string]string{"decision": "ok", "reason": "found"}))
-	env.Model.SetDefault(llmtest.Text("Up to 47 cm ["+page.URL+"].", llmtest.ChunkSize(3), llmtest.ChunkDelay(20*time.Millisecond)))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var res contract.AgentResult
-	run := execute(ctx, t, env, "replay-agentic-1", contract.AgentWorkflowName,
-		contract.AgentInput{Agent: "researcher", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "How long is a pelican's bill?"}}}, &res)
-	if !strings.HasPrefix(res.Content, "Up to 47 cm") {
-		t.Fatalf("unexpected result: %+v", res)
-	}
-	return env, run
+	return env, page.URL
 }
 
 // generateContextHistory makes the run of testdata/context_history.json again

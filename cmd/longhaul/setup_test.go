@@ -60,7 +60,7 @@ func TestSetupRegistersSearchAttributes(t *testing.T) {
 		return code, out.String(), errs.String()
 	}
 	code, out, errs := setup("default")
-	if code != 0 || !strings.Contains(out, "registered the search attributes LonghaulAgent, LonghaulChat, LonghaulStatus, LonghaulUser") {
+	if code != 0 || !strings.Contains(out, "registered the search attributes LonghaulAgent, LonghaulChat, LonghaulForkedFrom, LonghaulStatus, LonghaulUser") {
 		t.Fatalf("first setup = %d, out %q, err %q", code, out, errs)
 	}
 	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})

@@ -102,8 +102,11 @@ func (g *Gate) Multitask(ctx context.Context, m Multitask) (MultitaskOutcome, er
 	if !slices.Contains(contract.MultitaskStrategies, m.Strategy) {
 		return MultitaskOutcome{}, refuse(ErrInvalid, "multitask_strategy: must be one of "+strings.Join(contract.MultitaskStrategies, ", "))
 	}
-	if !LiteralOK(m.Chat) || !LiteralOK(m.Owner) {
-		// Visibility cannot match such values exactly (see LiteralOK).
+	if m.Turn == 1 || !LiteralOK(m.Chat) || !LiteralOK(m.Owner) {
+		// A chat's first message on a chat route has no earlier message
+		// whose run could still go: not asking visibility keeps a new
+		// chat's answer as quick as it was. Visibility cannot match the
+		// other values exactly (see LiteralOK).
 		return MultitaskOutcome{}, nil
 	}
 	running, err := g.chatRunning(ctx, m)

@@ -97,6 +97,7 @@ func TestMultitaskNothingRunning(t *testing.T) {
 	if _, err := g.StartOrAttach(context.Background(), runs.StartRequest{ID: "chat-turn-2", Input: turn}); err != nil {
 		t.Fatal(err)
 	}
+	startChatRun(t, g, "run-running", "running", nil)
 	bg := turn
 	bg.Background, bg.Turn = true, 1
 	if _, err := g.StartOrAttach(context.Background(), runs.StartRequest{ID: "run-title", Input: bg}); err != nil {
@@ -106,6 +107,9 @@ func TestMultitaskNothingRunning(t *testing.T) {
 		{Strategy: contract.MultitaskReject, Chat: chatOf("c1"), Owner: "ann"},
 		{Strategy: contract.MultitaskReject, Chat: chat, Owner: "ann", Turn: 2},
 		{Strategy: contract.MultitaskReject, Chat: chatOf("c1"), Owner: "bob"},
+		// A chat route's first message looks for no earlier run, not
+		// even a runs API run of the same chat.
+		{Strategy: contract.MultitaskReject, Chat: chatOf("running"), Owner: "ann", Turn: 1},
 	} {
 		out, err := g.Multitask(context.Background(), m)
 		if err != nil || out.Strategy != "" || out.Follows != nil {

@@ -213,3 +213,14 @@ func MatchKey(text string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// LastUserText is the text of the last message of msgs with role user, or
+// "" when there is none.
+func LastUserText(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}

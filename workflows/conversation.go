@@ -94,7 +94,7 @@ func (r *run) reuseSummary(ctx workflow.Context, s *longhaul.Summary) {
 func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status string, final bool) {
 	req := contract.RecordTurnRequest{
 		User: r.in.User.Key(), ChatID: r.in.ChatID, Turn: r.in.Turn, Agent: r.in.Agent, Status: status,
-		Title: turnTitle(lastUserText(r.in.Messages)), Messages: boundRecord(msgs), FirstSeq: r.recorded,
+		Title: turnTitle(longhaul.LastUserText(r.in.Messages)), Messages: boundRecord(msgs), FirstSeq: r.recorded,
 		Usage: r.usage, StartedAt: r.state.StartedAt, FinishedAt: workflow.Now(ctx),
 	}
 	if req.StartedAt.IsZero() {

@@ -70,7 +70,7 @@ func (r *run) dispatch(ctx workflow.Context) (contract.AgentResult, error) {
 // "/briefing EU AI act" gives the skill with command "/briefing" and "EU AI
 // act". Only the agent's own skills are reachable this way.
 func (r *run) slashCommand() (contract.SkillSpec, string, bool) {
-	text := strings.TrimSpace(lastUserText(r.in.Messages))
+	text := strings.TrimSpace(longhaul.LastUserText(r.in.Messages))
 	if !strings.HasPrefix(text, "/") {
 		return contract.SkillSpec{}, "", false
 	}
@@ -84,15 +84,6 @@ func (r *run) slashCommand() (contract.SkillSpec, string, bool) {
 		}
 	}
 	return contract.SkillSpec{}, "", false
-}
-
-func lastUserText(msgs []longhaul.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == longhaul.RoleUser {
-			return msgs[i].Content
-		}
-	}
-	return ""
 }
 
 // runCommand runs a skill invoked by its slash command: the skill's own loop

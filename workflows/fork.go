@@ -1,11 +1,8 @@
 package workflows
 
 import (
-	"time"
-
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -14,22 +11,6 @@ import (
 // checkpoint: ReadFork reads what the old run recorded up to the point,
 // the fork makes a checkpoint of it and resumes from there. Only runs
 // started with a Fork take this path, so no recorded history changes.
-
-// forkOptions run ReadFork: reads of Temporal, retried while it does not
-// answer; a point the old run lacks is not retried.
-func forkOptions(ctx workflow.Context, summary string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
-		Summary:             summary,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        10,
-			NonRetryableErrorTypes: []string{longhaul.ErrTypeBadInput, longhaul.ErrTypeNoTemporal},
-		},
-	})
-}
 
 // forkModel gives every model call of spec the model m: the agent's, its
 // roles' and its skills'.

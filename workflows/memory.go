@@ -37,7 +37,7 @@ func (r *run) recall(ctx workflow.Context) error {
 	if r.spec.Memory != memoryRecall || r.in.Background {
 		return nil
 	}
-	query := strings.TrimSpace(lastUserText(r.in.Messages))
+	query := strings.TrimSpace(longhaul.LastUserText(r.in.Messages))
 	if query == "" {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (r *run) remember(ctx workflow.Context, answer string) {
 	if !r.spec.Remember || r.in.Background || ctx.Err() != nil {
 		return
 	}
-	user := strings.TrimSpace(lastUserText(r.in.Messages))
+	user := strings.TrimSpace(longhaul.LastUserText(r.in.Messages))
 	if user == "" {
 		return
 	}

@@ -244,3 +244,19 @@ func webhookOptions(ctx workflow.Context, typ string) workflow.Context {
 		},
 	})
 }
+
+// forkOptions run ReadFork: reads of Temporal, retried while it does not
+// answer; a point the old run lacks is not retried.
+func forkOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		Summary:             summary,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        10,
+			NonRetryableErrorTypes: []string{longhaul.ErrTypeBadInput, longhaul.ErrTypeNoTemporal},
+		},
+	})
+}

@@ -2,6 +2,7 @@ package chatapi
 
 import (
 	"encoding/json"
+	"github.com/longhaul-dev/longhaul"
 	"slices"
 	"strings"
 
@@ -24,7 +25,7 @@ func (h *Handlers) multitask(cc *chatCall, runID string) (done bool, err error) 
 	ctx := cc.c.UserContext()
 	out, err := h.Gate.Multitask(ctx, runs.Multitask{
 		Strategy: strategy, Chat: cc.in.ChatID, Owner: cc.in.User.Key(), Turn: cc.in.Turn,
-		Text: runs.LastUserText(cc.in.Messages), UpdateID: "steer-" + runID,
+		Text: longhaul.LastUserText(cc.in.Messages), UpdateID: "steer-" + runID,
 	})
 	if err != nil {
 		return false, runweb.Refused(err)

@@ -2,6 +2,7 @@ package runsapi
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
@@ -24,7 +25,7 @@ func (h *Handlers) multitask(c *fiber.Ctx, req *wire.RunRequest, in *contract.Ag
 		strategy = runs.DefaultRunsMultitask
 	}
 	out, err := h.Gate.Multitask(c.UserContext(), runs.Multitask{
-		Strategy: strategy, Chat: chat, Owner: in.User.Key(), Text: runs.LastUserText(in.Messages), Prepend: true,
+		Strategy: strategy, Chat: chat, Owner: in.User.Key(), Text: longhaul.LastUserText(in.Messages), Prepend: true,
 	})
 	if err != nil {
 		return nil, false, runweb.Refused(err)

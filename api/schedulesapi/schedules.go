@@ -220,7 +220,7 @@ func (h *Handlers) Delete(c *fiber.Ctx) error {
 // view is s as the API answers it.
 func view(s runs.Schedule) wire.Schedule {
 	v := wire.Schedule{
-		ID: s.ID, Object: "schedule", Agent: s.Input.Agent, Input: lastUserText(s.Input.Messages),
+		ID: s.ID, Object: "schedule", Agent: s.Input.Agent, Input: longhaul.LastUserText(s.Input.Messages),
 		Metadata: s.Input.Metadata, Cron: s.Spec.Cron, Timezone: s.Spec.TimeZone, Overlap: s.Overlap,
 		CatchupWindow: s.CatchupWindow.String(), Paused: s.Paused, NextRuns: []time.Time{},
 		RunCount: s.Actions, RecentRuns: []wire.ScheduledRun{}, CreatedAt: s.Created, UpdatedAt: s.Updated,
@@ -251,14 +251,4 @@ func view(s runs.Schedule) wire.Schedule {
 		v.RecentRuns = append(v.RecentRuns, wire.ScheduledRun{ID: f.RunID, ScheduledAt: f.ScheduledAt, StartedAt: f.StartedAt})
 	}
 	return v
-}
-
-// lastUserText is the text of the last user message of msgs.
-func lastUserText(msgs []longhaul.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == longhaul.RoleUser {
-			return msgs[i].Content
-		}
-	}
-	return ""
 }

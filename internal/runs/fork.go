@@ -119,7 +119,7 @@ func finishedCalls(log []longhaul.Event) []string {
 			continue
 		}
 		var d longhaul.ToolOutputData
-		if json.Unmarshal(e.Data, &d) == nil && d.ToolCallID != "" {
+		if e.Decode(&d) == nil && d.ToolCallID != "" {
 			out = append(out, d.ToolCallID)
 		}
 	}
@@ -146,12 +146,12 @@ func callAt(log []longhaul.Event, n int64) contract.Fork {
 		switch e.Type {
 		case longhaul.EventToolStart:
 			var d longhaul.ToolStartData
-			if json.Unmarshal(e.Data, &d) == nil {
+			if e.Decode(&d) == nil {
 				running[d.ToolCallID] = true
 			}
 		case longhaul.EventToolOutput:
 			var d longhaul.ToolOutputData
-			if json.Unmarshal(e.Data, &d) == nil {
+			if e.Decode(&d) == nil {
 				delete(running, d.ToolCallID)
 				if len(running) == 0 && d.ToolCallID != "" {
 					point = contract.Fork{At: d.ToolCallID, Call: d.ToolCallID}
@@ -175,12 +175,12 @@ func stepAt(st contract.RunState, log []longhaul.Event, n int64) contract.Fork {
 		switch e.Type {
 		case longhaul.EventPlan:
 			var p longhaul.Plan
-			if json.Unmarshal(e.Data, &p) == nil {
+			if e.Decode(&p) == nil {
 				rev = p.Revision
 			}
 		case longhaul.EventStepResult:
 			var d longhaul.StepResultData
-			if json.Unmarshal(e.Data, &d) == nil {
+			if e.Decode(&d) == nil {
 				finished[d.StepID] = true
 			}
 		}

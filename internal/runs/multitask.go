@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 )
@@ -223,15 +222,4 @@ func chatMemo(st *Start) {
 	if st.Chat = ChatOf(st.Input); st.Chat != "" {
 		st.Memo[MemoChatTurn] = strconv.Itoa(st.Input.Turn)
 	}
-}
-
-// LastUserText is the text of the conversation's last user message: what
-// a steer hands the running run.
-func LastUserText(msgs []longhaul.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == longhaul.RoleUser {
-			return msgs[i].Content
-		}
-	}
-	return ""
 }

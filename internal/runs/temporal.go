@@ -264,10 +264,16 @@ func (t *Temporal) Result(ctx context.Context, id string) (contract.AgentResult,
 
 // Input implements Service.
 func (t *Temporal) Input(ctx context.Context, id, updateID string, in contract.InputRequest) (contract.InputResult, error) {
-	var res contract.InputResult
-	h, err := t.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+	return update[contract.InputResult](ctx, t.c, id, updateID, contract.UpdateInput, in)
+}
+
+// update sends run id the update name with arg, updateID making a repeat
+// answer the first outcome, and waits until the run completed it.
+func update[R any](ctx context.Context, c Client, id, updateID, name string, arg any) (R, error) {
+	var res R
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: id, UpdateID: updateID,
-		UpdateName: contract.UpdateInput, Args: []any{in}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
 		err = h.Get(ctx, &res)

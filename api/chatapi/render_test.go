@@ -45,6 +45,25 @@ func frames(t *testing.T, r *renderer, events []longhaul.Event, includeUsage boo
 
 const chunkHead = `{"id":"c1","object":"chat.completion.chunk","created":7,"model":"assistant",`
 
+// The frames of an answer: its first piece (with the role), a later one,
+// and the finish.
+func first(text string) string {
+	return chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"` + text + `"},"finish_reason":null}]}`
+}
+
+func more(text string) string {
+	return chunkHead + `"choices":[{"index":0,"delta":{"content":"` + text + `"},"finish_reason":null}]}`
+}
+
+const stop = chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+
+// reset is a call's retry, and completed the run's end.
+func reset(attempt int) longhaul.Event {
+	return ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: attempt})
+}
+
+var completed = ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"})
+
 func TestRenderFrames(t *testing.T) {
 	toolRun := []longhaul.Event{
 		ev(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://a.test"}`, Target: "a.test"}),
@@ -68,17 +87,17 @@ func TestRenderFrames(t *testing.T) {
 			name:   "plain client sees text only",
 			events: toolRun,
 			want: []string{
-				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				first("Hi"),
+				more(" there"),
+				stop,
 			},
 		},
 		{
 			name: "plain client with usage", includeUsage: true, events: toolRun,
 			want: []string{
-				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				first("Hi"),
+				more(" there"),
+				stop,
 				chunkHead + `"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`,
 			},
 		},
@@ -88,59 +107,59 @@ func TestRenderFrames(t *testing.T) {
 				`{"event":{"type":"status","data":{"description":"Running web_fetch · a.test","done":false}}}`,
 				`{"event":{"type":"status","data":{"description":"web_fetch: reading (50%)","done":false}}}`,
 				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"` + card + `"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":null}]}`,
+				more("Hi"),
+				more(" there"),
 				`{"event":{"type":"status","data":{"description":"Used 1 tool call","done":true}}}`,
-				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				stop,
 			},
 		},
 		{
 			name: "a retried call does not repeat what was shown",
 			events: []longhaul.Event{
 				delta("turn-1", "Hel"),
-				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 2}),
+				reset(2),
 				delta("turn-1", "He"),
 				delta("turn-1", "llo"),
 				content("turn-1", "Hello"),
-				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+				completed,
 			},
 			want: []string{
-				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				first("Hel"),
+				more("lo"),
+				stop,
 			},
 		},
 		{
 			name: "a retried call that says something else starts a new paragraph",
 			events: []longhaul.Event{
 				delta("turn-1", "Yes"),
-				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 2}),
+				reset(2),
 				delta("turn-1", "No"),
 				content("turn-1", "No"),
-				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+				completed,
 			},
 			want: []string{
-				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Yes"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{"content":"\n\nNo"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				first("Yes"),
+				more(`\n\nNo`),
+				stop,
 			},
 		},
 		{
 			name: "a call retried twice still shows each piece once",
 			events: []longhaul.Event{
 				delta("turn-1", "Hello wo"),
-				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 2}),
+				reset(2),
 				delta("turn-1", "Hel"),
-				ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 3}),
+				reset(3),
 				delta("turn-1", "Hello"),
 				delta("turn-1", " world"),
 				content("turn-1", "Hello world"),
-				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+				completed,
 			},
 			want: []string{
-				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello wo"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{"content":"rld"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				first("Hello wo"),
+				more("rld"),
+				stop,
 			},
 		},
 		{
@@ -148,23 +167,23 @@ func TestRenderFrames(t *testing.T) {
 			events: []longhaul.Event{
 				delta("turn-1", "Hel"),
 				content("turn-1", "Hello world"),
-				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+				completed,
 			},
 			want: []string{
-				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{"content":"lo world"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				first("Hel"),
+				more("lo world"),
+				stop,
 			},
 		},
 		{
 			name: "without deltas the whole text arrives at once",
 			events: []longhaul.Event{
 				content("turn-1", "Hello world"),
-				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+				completed,
 			},
 			want: []string{
-				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello world"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				first("Hello world"),
+				stop,
 			},
 		},
 		{
@@ -172,12 +191,12 @@ func TestRenderFrames(t *testing.T) {
 			events: []longhaul.Event{
 				delta("turn-1", "Yes"),
 				content("turn-1", "No"),
-				ev(longhaul.EventDone, longhaul.DoneData{Status: "completed"}),
+				completed,
 			},
 			want: []string{
-				chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Yes"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{"content":"\n\nNo"},"finish_reason":null}]}`,
-				chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				first("Yes"),
+				more(`\n\nNo`),
+				stop,
 			},
 		},
 		{
@@ -222,7 +241,7 @@ func TestRenderAgenticEvents(t *testing.T) {
 		`{"event":{"type":"status","data":{"description":"Step 2/2: Answer","done":false}}}`,
 		`{"event":{"type":"status","data":{"description":"Continuing with the current plan (no re-plans left): empty page","done":false}}}`,
 		`{"event":{"type":"status","data":{"description":"web_reading: calling web_fetch a.test","done":false}}}`,
-		chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		stop,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Open WebUI frames (-want +got):\n%s", diff)
@@ -277,7 +296,7 @@ func TestRenderClientToolCalls(t *testing.T) {
 		ev(longhaul.EventClientToolCalls, longhaul.ClientToolCallsData{Calls: calls}),
 	}, false)
 	want := []string{
-		chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Checking."},"finish_reason":null}]}`,
+		first("Checking."),
 		chunkHead + `"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_lh_x.1","type":"function","function":{"name":"lookup","arguments":"{\"id\":\"A\"}"}}]},"finish_reason":null}]}`,
 		chunkHead + `"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 	}

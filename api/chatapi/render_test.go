@@ -86,11 +86,7 @@ func TestRenderFrames(t *testing.T) {
 		{
 			name:   "plain client sees text only",
 			events: toolRun,
-			want: []string{
-				first("Hi"),
-				more(" there"),
-				stop,
-			},
+			want:   []string{first("Hi"), more(" there"), stop},
 		},
 		{
 			name: "plain client with usage", includeUsage: true, events: toolRun,
@@ -123,11 +119,7 @@ func TestRenderFrames(t *testing.T) {
 				content("turn-1", "Hello"),
 				completed,
 			},
-			want: []string{
-				first("Hel"),
-				more("lo"),
-				stop,
-			},
+			want: []string{first("Hel"), more("lo"), stop},
 		},
 		{
 			name: "a retried call that says something else starts a new paragraph",
@@ -138,11 +130,7 @@ func TestRenderFrames(t *testing.T) {
 				content("turn-1", "No"),
 				completed,
 			},
-			want: []string{
-				first("Yes"),
-				more(`\n\nNo`),
-				stop,
-			},
+			want: []string{first("Yes"), more(`\n\nNo`), stop},
 		},
 		{
 			name: "a call retried twice still shows each piece once",
@@ -156,11 +144,7 @@ func TestRenderFrames(t *testing.T) {
 				content("turn-1", "Hello world"),
 				completed,
 			},
-			want: []string{
-				first("Hello wo"),
-				more("rld"),
-				stop,
-			},
+			want: []string{first("Hello wo"), more("rld"), stop},
 		},
 		{
 			name: "the whole text brings what the deltas did not",
@@ -169,11 +153,7 @@ func TestRenderFrames(t *testing.T) {
 				content("turn-1", "Hello world"),
 				completed,
 			},
-			want: []string{
-				first("Hel"),
-				more("lo world"),
-				stop,
-			},
+			want: []string{first("Hel"), more("lo world"), stop},
 		},
 		{
 			name: "without deltas the whole text arrives at once",
@@ -181,10 +161,7 @@ func TestRenderFrames(t *testing.T) {
 				content("turn-1", "Hello world"),
 				completed,
 			},
-			want: []string{
-				first("Hello world"),
-				stop,
-			},
+			want: []string{first("Hello world"), stop},
 		},
 		{
 			name: "whole text that differs from the deltas shown starts a new paragraph",
@@ -193,11 +170,7 @@ func TestRenderFrames(t *testing.T) {
 				content("turn-1", "No"),
 				completed,
 			},
-			want: []string{
-				first("Yes"),
-				more(`\n\nNo`),
-				stop,
-			},
+			want: []string{first("Yes"), more(`\n\nNo`), stop},
 		},
 		{
 			name: "a failed run ends with an error frame",

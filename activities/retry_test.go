@@ -37,11 +37,15 @@ func chatWorkflow(ctx workflow.Context, req contract.ModelRequest) (contract.Mod
 	return resp, err
 }
 
-// toolWorkflow runs one CallTool with retries.
+// toolWorkflow runs one CallTool with retries and, as the run workflows
+// do, no limit on attempts: CallTool itself stops a failing tool at
+// contract.ToolAttempts.
 func toolWorkflow(ctx workflow.Context, req contract.ToolRequest) (contract.ToolResponse, error) {
 	var a *activities.Activities
 	var resp contract.ToolResponse
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, retryOptions), a.CallTool, req).Get(ctx, &resp)
+	opts := retryOptions
+	opts.RetryPolicy = &temporal.RetryPolicy{InitialInterval: time.Second}
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), a.CallTool, req).Get(ctx, &resp)
 	return resp, err
 }
 
@@ -167,7 +171,7 @@ func TestCallToolRetriesWithTheSameIdempotencyKey(t *testing.T) {
 		wantErr   bool
 	}{
 		{name: "fails once, then succeeds", probe: &probe{err: errors.New("flaky"), failFirst: 1, content: "ok"}, wantCalls: 2},
-		{name: "fails every time", probe: &probe{err: errors.New("down")}, wantCalls: 3, wantErr: true},
+		{name: "fails every time", probe: &probe{err: errors.New("down")}, wantCalls: contract.ToolAttempts, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -119,6 +119,9 @@ func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ 
 			// The same call would fail the same way: tell the model now.
 			return contract.ToolResponse{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("tool %s failed: %v", name, err), longhaul.ErrTypeToolFailed, err)
 		}
+		if info.Attempt >= contract.ToolAttempts {
+			return contract.ToolResponse{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("tool %s failed: %v", name, err), longhaul.ErrTypeToolFailed, err)
+		}
 		return contract.ToolResponse{}, toolFailed(name, err)
 	}
 	return a.toolResponse(ctx, info.WorkflowExecution.ID, req.Call, res)

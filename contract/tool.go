@@ -4,6 +4,13 @@ import (
 	"github.com/longhaul-dev/longhaul"
 )
 
+// ToolAttempts is how many times a tool call is tried when the tool itself
+// fails. An attempt lost to the infrastructure (a worker killed, a
+// heartbeat that could not reach a restarting Temporal server) is not the
+// tool's failure: it does not count, and the call is tried again within
+// its time limit (see workflows' toolOptions).
+const ToolAttempts = 3
+
 // ToolRequest is one tool call to run.
 type ToolRequest struct {
 	Call longhaul.ToolCall `json:"call"`

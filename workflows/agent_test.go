@@ -552,8 +552,15 @@ func TestToolFailureIsRetriedThenFedBack(t *testing.T) {
 		askTools("", usage(5, 5), call),
 		answer("The site is down.", usage(9, 4)),
 	).Twice()
-	// Retryable: the tool retry policy allows three attempts.
-	h.onTool("call_1", contract.ToolResponse{}, temporal.NewApplicationError("tool web_fetch failed: 503", longhaul.ErrTypeToolFailed)).Times(3)
+	// Retryable, as CallTool fails a tool: the last of its attempts is
+	// final.
+	match := mock.MatchedBy(func(r contract.ToolRequest) bool { return r.Call.ID == "call_1" })
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, match).Return(func(ctx context.Context, _ contract.ToolRequest) (contract.ToolResponse, error) {
+		if activity.GetInfo(ctx).Attempt >= contract.ToolAttempts {
+			return contract.ToolResponse{}, temporal.NewNonRetryableApplicationError("tool web_fetch failed: 503", longhaul.ErrTypeToolFailed, nil)
+		}
+		return contract.ToolResponse{}, temporal.NewApplicationError("tool web_fetch failed: 503", longhaul.ErrTypeToolFailed)
+	}).Times(contract.ToolAttempts)
 	h.run(input(hi...))
 
 	res := h.result()

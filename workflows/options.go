@@ -5,6 +5,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/contract"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -22,6 +23,10 @@ const (
 	// toolHeartbeat is the same for a tool call; calls heartbeat every
 	// couple of seconds while they wait (activities.HeartbeatInterval).
 	toolHeartbeat = 10 * time.Second
+	// toolCallLimit bounds a tool call, all attempts together: as many
+	// attempts as contract.ToolAttempts each using its whole time limit,
+	// and the waits between them.
+	toolCallLimit = contract.ToolAttempts*DefaultToolTimeout + time.Minute
 	// conversationTimeout bounds one attempt of a conversation store
 	// activity.
 	conversationTimeout = 30 * time.Second
@@ -88,14 +93,17 @@ func (r *run) modelCallOptions(ctx workflow.Context, summary string, attempts in
 // toolOptions are the options of one tool call.
 func toolOptions(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: DefaultToolTimeout,
-		HeartbeatTimeout:    toolHeartbeat,
-		Summary:             summary,
+		StartToCloseTimeout:    DefaultToolTimeout,
+		ScheduleToCloseTimeout: toolCallLimit,
+		HeartbeatTimeout:       toolHeartbeat,
+		Summary:                summary,
+		// The tool's own failures stop at contract.ToolAttempts (CallTool
+		// makes the last one final); attempts lost to a killed worker or
+		// a restarting server are retried until toolCallLimit.
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
 			MaximumInterval:        20 * time.Second,
-			MaximumAttempts:        3,
 			NonRetryableErrorTypes: []string{longhaul.ErrTypeToolRefused},
 		},
 	})

@@ -93,9 +93,9 @@ func TestUsageOperatorSeesAll(t *testing.T) {
 		t.Fatalf("status %d", status)
 	}
 	want := []usageapi.Row{
-		{Row: budget.Row{Principal: "alice", Agent: "assistant", Calls: 1, TokensIn: 1000, TokensOut: 100, Cost: 3000}, CostUSD: 0.003},
-		{Row: budget.Row{Principal: "alice", Agent: "researcher", Calls: 1, TokensIn: 1000, TokensOut: 100, Cost: 3000}, CostUSD: 0.003},
-		{Row: budget.Row{Principal: "bob", Agent: "assistant", Calls: 1, TokensIn: 1000, TokensOut: 100, Cost: 3000}, CostUSD: 0.003},
+		{Row: budget.Row{Principal: "alice", Agent: "assistant", Calls: 1, TokensIn: 1000, TokensOut: 100}, CostUSD: 0.003},
+		{Row: budget.Row{Principal: "alice", Agent: "researcher", Calls: 1, TokensIn: 1000, TokensOut: 100}, CostUSD: 0.003},
+		{Row: budget.Row{Principal: "bob", Agent: "assistant", Calls: 1, TokensIn: 1000, TokensOut: 100}, CostUSD: 0.003},
 	}
 	if d := cmp.Diff(want, r.Data); d != "" {
 		t.Errorf("(-want +got):\n%s", d)

@@ -55,6 +55,11 @@ const (
 	// does not fit the model's window even after compaction: OpenAI's own
 	// code for it, so clients recognise it.
 	ErrTypeContextLength = "context_length_exceeded"
+	// ErrTypeInsufficientQuota is a model call refused because a budget
+	// (LONGHAUL_BUDGETS) that applies to it is used up: OpenAI's own code
+	// for an exhausted quota, which the API answers with a 429. It is not
+	// retried: the budget resets at a time, not on a retry.
+	ErrTypeInsufficientQuota = "insufficient_quota"
 	// ErrTypeWebhookRejected is a webhook delivery its receiver refused
 	// for good (a 4xx other than 408 and 429), or one to an address the
 	// SSRF guard refuses: retrying cannot help.

@@ -25,7 +25,7 @@ var (
 	libs = []string{"internal/redact", "internal/safehttp", "internal/sqlitedb", "internal/sqldb", "internal/tlsfiles",
 		"internal/metrics", "internal/tracing", "internal/searchattr", "internal/identity", "internal/access",
 		"internal/config", "internal/textcut", "internal/endpoints", "internal/extract", "internal/chunk", "internal/pgvector",
-		"internal/strict", "internal/window"}
+		"internal/strict", "internal/window", "internal/budget"}
 	// adapters talk to one outside thing each: tools and HTTP tools, MCP
 	// servers, the stores, NATS, the embedded Temporal server, the model
 	// endpoint's start-up check.
@@ -35,7 +35,7 @@ var (
 	catalog = []string{"skills", "internal/toolset"}
 	// handlers are the HTTP API's handler packages, one per API, which
 	// the server (api) registers.
-	handlers = []string{"api/documents", "api/account", "api/webhooksapi"}
+	handlers = []string{"api/documents", "api/account", "api/webhooksapi", "api/usageapi"}
 	// runHandlers are the handler packages of the APIs that run agents:
 	// they reach runs through the runs service and its Gate, never the
 	// engine's client.

@@ -34,6 +34,7 @@
 //
 //	activities.go    ResolveAgent: the agent's spec from the catalog (local)
 //	model.go         ChatCompletion: one model call of a tool loop, streamed
+//	budget.go        ChatCompletion's reservation and settlement of its spend
 //	tool.go          CallTool: one tool call, checked against the catalog and approvals
 //	plan.go          Classify, Plan, SupervisePlan, ReviewStep: the agentic pipeline
 //	translate.go     Translate: the user's message into the language the agent reasons in
@@ -146,6 +147,17 @@ type Activities struct {
 	// Forks reads the runs forks start from (ReadFork): the worker's
 	// Temporal client; nil refuses every fork that reuses anything.
 	Forks ForkReader
+	// Spend, when set, records what each chat model call spends and holds
+	// it to the budgets (budget.go): a call reserves before it is sent and
+	// settles when it ends.
+	Spend SpendLedger
+	// BudgetOutputTokens is what a call whose request sets no max_tokens
+	// reserves for its output (LONGHAUL_BUDGET_OUTPUT_TOKENS); zero is
+	// DefaultBudgetOutputTokens.
+	BudgetOutputTokens int
+	// MetricsPrincipal labels the spend counters by principal too
+	// (LONGHAUL_METRICS_PRINCIPAL).
+	MetricsPrincipal bool
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is

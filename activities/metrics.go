@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/budget"
 	"github.com/longhaul-dev/longhaul/internal/tracing"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -38,6 +39,13 @@ const (
 	MetricContextUsed = "longhaul_context_used_ratio"
 	// MetricCompactions counts compactions by model (the compact role's).
 	MetricCompactions = "longhaul_context_compactions"
+	// MetricSpendTokens counts the settled tokens of chat model calls by
+	// agent, model and direction, and by principal where
+	// LONGHAUL_METRICS_PRINCIPAL asks for it.
+	MetricSpendTokens = "longhaul_spend_tokens"
+	// MetricSpendCost counts their cost (LONGHAUL_MODEL_PRICES) in
+	// millionths of a US dollar, by the same labels.
+	MetricSpendCost = "longhaul_spend_microdollars"
 )
 
 // MetricHelp describes the activities' series for Prometheus.
@@ -49,6 +57,8 @@ var MetricHelp = map[string]string{
 	MetricContextFits:  "Model requests by model and how they fit its context window (as_built, shortened, compact, exceeded).",
 	MetricContextUsed:  "Share of its context window the model's latest request used, by model.",
 	MetricCompactions:  "Compactions of older turns into a summary, by the compact role's model.",
+	MetricSpendTokens:  "Settled tokens of chat model calls, by agent, model, direction (in, out) and, with LONGHAUL_METRICS_PRINCIPAL, principal.",
+	MetricSpendCost:    "Cost of chat model calls in millionths of a US dollar (LONGHAUL_MODEL_PRICES), by agent, model and, with LONGHAUL_METRICS_PRINCIPAL, principal.",
 }
 
 // observeWindow records how one model request fit its window.
@@ -140,4 +150,18 @@ func outcome(ctx context.Context, err error) string {
 		return "refused"
 	}
 	return "error"
+}
+
+// countSpend records one settled chat model call's tokens and cost. The
+// principal is a label only when byPrincipal is set: one series per user
+// is more than Prometheus should hold where users are many.
+func countSpend(ctx context.Context, c budget.Call, in, out, cost int64, byPrincipal bool) {
+	tags := map[string]string{"agent": c.Agent, "model": c.Model}
+	if byPrincipal {
+		tags["principal"] = c.Principal
+	}
+	h := activity.GetMetricsHandler(ctx).WithTags(tags)
+	h.WithTags(map[string]string{"direction": "in"}).Counter(MetricSpendTokens).Inc(in)
+	h.WithTags(map[string]string{"direction": "out"}).Counter(MetricSpendTokens).Inc(out)
+	h.Counter(MetricSpendCost).Inc(cost)
 }

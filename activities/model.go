@@ -84,6 +84,12 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: int(info.Attempt)}, err
 	}
 
+	spend := spendCall(ctx, req, model)
+	if err := a.reserve(ctx, spend, oreq); err != nil {
+		return contract.ModelResponse{}, err
+	}
+	defer func() { a.settle(ctx, spend, resp.Usage) }()
+
 	bus := a.Bus
 	if !req.Publish {
 		bus = nil // the text is kept, not published

@@ -149,6 +149,9 @@ type Config struct {
 	// Webhooks bounds the webhooks principals keep (/v1/webhooks, a
 	// run's own webhook), in the blob store's database.
 	Webhooks WebhookPolicy
+	// Usage is the usage ledger (GET /v1/usage, and the budgets' check
+	// before a run starts); nil answers /v1/usage 404 and checks none.
+	Usage UsageLedger
 }
 
 // ImagePolicy says which image URLs requests may send to the model
@@ -264,6 +267,7 @@ func (s *Server) routes() {
 	s.app.Get(usercreds.ConnectPath+":id", acct.ConnectPage)
 	s.app.Post(usercreds.ConnectPath+":id", acct.ConfirmConnect)
 	v1 := s.app.Group("/v1", s.auth)
+	s.usageRoutes(v1)
 	v1.Get("/models", s.listModels)
 	v1.Post("/chat/completions", s.chat().Completions)
 	v1.Post("/embeddings", s.embeddings)

@@ -81,6 +81,8 @@ func RunError(err error) error {
 			return web.ModelNotFound(appErr.Message)
 		case longhaul.ErrTypeBadInput:
 			return web.BadRequest(appErr.Message)
+		case longhaul.ErrTypeInsufficientQuota:
+			return web.InsufficientQuota(appErr.Message)
 		case longhaul.ErrTypeContextLength:
 			return &web.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: longhaul.ErrTypeContextLength, Message: appErr.Message}
 		}

@@ -80,6 +80,14 @@ func TooMany(msg string, retryAfter int) error {
 	return &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: msg, RetryAfter: retryAfter}
 }
 
+// InsufficientQuota is OpenAI's 429 for a used-up quota: here a budget
+// (LONGHAUL_BUDGETS) that applies to the request; the message names the
+// limit and when it resets. Retrying before then cannot help, so it has no
+// Retry-After.
+func InsufficientQuota(msg string) error {
+	return &Error{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: "insufficient_quota", Message: msg}
+}
+
 // PayloadTooLarge is a 413.
 func PayloadTooLarge(msg string) error {
 	return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large", Message: msg}

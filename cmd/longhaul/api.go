@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
+	"github.com/longhaul-dev/longhaul/internal/budget"
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
@@ -46,6 +47,11 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer docs.Close()
+	ledger, err := openLedger(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
 	// With LONGHAUL_METRICS_ADDR empty the API serves /metrics on its own
 	// listener, so an API and a worker on one host never collide on a
 	// metrics port.
@@ -54,7 +60,7 @@ func runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		maddr = cfg.HTTPAddr
 	}
 	fmt.Fprintf(out, "Longhaul %s — API on http://%s/v1 against %s, NATS %s%s\n", version(), cfg.HTTPAddr, cfg.TemporalAddress, redact.URLs(cfg.NATSURL), metricsNote(maddr))
-	return serveAPI(ctx, newAPI(cfg, c, cat, topts, blobs, docs, bus, log, false, m, onAPI, forget), cfg.HTTPAddr, log)
+	return serveAPI(ctx, newAPI(cfg, c, cat, topts, blobs, docs, bus, log, false, m, onAPI, forget, ledger), cfg.HTTPAddr, log)
 }
 
 // forgetter is what deleting a conversation also deletes: the memories
@@ -71,7 +77,7 @@ func forgetter(ctx context.Context, cfg config.Config, mem *memory.Service) (api
 	return st, func() { st.Close() }, nil
 }
 
-func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts toolset.Options, blobs store.Store, docs docstore.Store, bus *natsbus.Bus, log *slog.Logger, eager bool, m *metrics.Metrics, metricsOnAPI bool, forget api.ConversationForgetter) *api.Server {
+func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts toolset.Options, blobs store.Store, docs docstore.Store, bus *natsbus.Bus, log *slog.Logger, eager bool, m *metrics.Metrics, metricsOnAPI bool, forget api.ConversationForgetter, ledger *budget.Ledger) *api.Server {
 	keys, _ := cfg.Keys() // checked by Validate
 	if len(keys) == 0 {
 		log.Warn("NO API KEYS: LONGHAUL_API_KEYS and LONGHAUL_PROXY_KEYS are empty, so the API serves every caller and trusts the user headers of anyone who sends them; every caller can read every user's runs. Fine for local development only.")
@@ -135,6 +141,7 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		},
 		Images:   api.ImagePolicy{AllowHTTP: cfg.ImageURLHTTP, AllowPrivate: cfg.ImageURLPrivate},
 		Webhooks: api.WebhookPolicy{Max: webhookCap(cfg.MaxWebhooks), AllowPrivate: cfg.WebhookPrivate},
+		Usage:    ledger,
 	}, runs.NewTemporal(c, rcfg), cat, log)
 }
 

@@ -73,14 +73,20 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	// old version to keep runs from, and the embedded server, killed with
 	// it, takes up to a minute after a restart to take polls from a
 	// versioned worker again (its deployment bookkeeping is a workflow too).
+	ledger, err := openLedger(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
 	acts := newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log)
+	spendOn(acts, cfg, ledger)
 	w := worker.New(c, cfg.TaskQueue, acts, tuning(cfg), worker.Versioning{})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
 	scheduleRetention(ctx, cfg, c, log)
-	s := newAPI(cfg, c, cat, topts, blobs, docs, bus, log, true, m, false, forget)
+	s := newAPI(cfg, c, cat, topts, blobs, docs, bus, log, true, m, false, forget, ledger)
 	printDev(out, cfg, t, natsLine(cfg, ns), modelLine(cfg, model(), log)+windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), maddr)
 	return serveAPI(ctx, s, cfg.HTTPAddr, log)
 }

@@ -103,6 +103,7 @@ func TestDefaults(t *testing.T) {
 		MaxIngestions:  100,
 		// A principal's schedules are bounded in number and frequency.
 		MaxWebhooks:           20,
+		BudgetOutputTokens:    4096,
 		MaxSchedules:          50,
 		MinScheduleInterval:   time.Minute,
 		ScheduleCatchupWindow: time.Hour,

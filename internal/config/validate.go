@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/budget"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/window"
@@ -36,6 +37,7 @@ func (c Config) Validate() error {
 	c.checkLimits(&p)
 	c.checkRequests(&p)
 	c.checkMultitask(&p)
+	c.checkBudgets(&p)
 	return errors.Join(p.errs...)
 }
 
@@ -393,4 +395,17 @@ func (c Config) placeholderSecrets() []error {
 		}
 	}
 	return errs
+}
+
+// checkBudgets checks the models' prices and the budgets' grammar.
+func (c Config) checkBudgets(p *problems) {
+	if _, err := budget.ParsePrices(c.ModelPrices); err != nil {
+		p.bad("MODEL_PRICES", "%v", err)
+	}
+	if _, err := budget.ParseBudgets(c.Budgets); err != nil {
+		p.bad("BUDGETS", "%v", err)
+	}
+	if c.BudgetOutputTokens < 1 {
+		p.bad("BUDGET_OUTPUT_TOKENS", "%d: must be at least 1", c.BudgetOutputTokens)
+	}
 }

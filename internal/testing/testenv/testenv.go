@@ -23,6 +23,7 @@ import (
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/budget"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
@@ -121,6 +122,10 @@ type Options struct {
 	// test's receiver) and the API take such URLs, as
 	// LONGHAUL_WEBHOOK_PRIVATE does.
 	WebhookPrivate bool
+	// Budgets and ModelPrices are LONGHAUL_BUDGETS and
+	// LONGHAUL_MODEL_PRICES of the env's usage ledger, which the workers
+	// and APIs share; empty: no limits, no prices (spend is recorded).
+	Budgets, ModelPrices string
 }
 
 // NoWindow is the window the env's workers assume of a model when the
@@ -147,12 +152,15 @@ type Env struct {
 	DocsEmbedder memory.Embedder
 	// Credentials are users' own credentials when Options.TokenKey is set.
 	Credentials *usercreds.Service
-	API         *api.Server
-	URL         string // the API's base URL, e.g. http://127.0.0.1:1234
-	log         *slog.Logger
-	opts        Options
-	mu          sync.Mutex
-	worker      sdkworker.Worker
+	// Ledger is the usage ledger (on the env's database), with
+	// Options.Budgets and Options.ModelPrices.
+	Ledger *budget.Ledger
+	API    *api.Server
+	URL    string // the API's base URL, e.g. http://127.0.0.1:1234
+	log    *slog.Logger
+	opts   Options
+	mu     sync.Mutex
+	worker sdkworker.Worker
 
 	// apiConfig is the configuration of the env's APIs.
 	apiConfig api.Config
@@ -271,6 +279,7 @@ func (e *Env) openStores(ctx context.Context) {
 		t.Fatalf("testenv: store: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Blobs.Close() })
+	e.openLedger(ctx, dbURL)
 	e.Docs, err = docstore.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatalf("testenv: document store: %v", err)
@@ -280,6 +289,24 @@ func (e *Env) openStores(ctx context.Context) {
 		// Queries are embedded with the chunks' model, or not at all.
 		e.DocsEmbedder = memory.NewOpenAIEmbedder(e.Model.URL(), "", "llmtest-embed", nil)
 	}
+}
+
+// openLedger opens the env's usage ledger on dbURL.
+func (e *Env) openLedger(ctx context.Context, dbURL string) {
+	t := e.T
+	t.Helper()
+	limits, err := budget.ParseBudgets(e.opts.Budgets)
+	if err != nil {
+		t.Fatalf("testenv: budgets: %v", err)
+	}
+	prices, err := budget.ParsePrices(e.opts.ModelPrices)
+	if err != nil {
+		t.Fatalf("testenv: model prices: %v", err)
+	}
+	if e.Ledger, err = budget.Open(ctx, dbURL, limits, prices); err != nil {
+		t.Fatalf("testenv: usage ledger: %v", err)
+	}
+	t.Cleanup(func() { _ = e.Ledger.Close() })
 }
 
 // toolOptions are the options of the env's tool set, over its stores.
@@ -333,6 +360,9 @@ func (e *Env) apiConfigFor() api.Config {
 	cfg.Credentials = e.Credentials
 	cfg.Docs = e.Docs
 	cfg.DocsEmbedder = e.DocsEmbedder
+	if cfg.Usage == nil {
+		cfg.Usage = e.Ledger
+	}
 	if e.Memory != nil {
 		cfg.Forget = e.Memory.Store
 	}
@@ -464,6 +494,7 @@ func (e *Env) Activities() *activities.Activities {
 	a.MaxOutputBytes = e.opts.MaxModelOutput
 	a.IdleTimeout = e.opts.ModelIdleTimeout
 	a.Docs = e.Docs
+	a.Spend = e.Ledger
 	a.Webhooks, _ = e.Blobs.(store.Webhooks)
 	if e.Credentials != nil && a.Webhooks != nil {
 		a.Webhooks = usercreds.SealedWebhooks{Webhooks: a.Webhooks, Box: e.Credentials.Box}

@@ -1,0 +1,126 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/budget"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+)
+
+// errorBody is an OpenAI error envelope.
+type errorBody struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    string `json:"code"`
+	} `json:"error"`
+}
+
+// spentBy is what the ledger has settled for principal, all time.
+func spentBy(t *testing.T, env *testenv.Env, principal string) budget.Row {
+	t.Helper()
+	rows, err := env.Ledger.Usage(context.Background(), budget.Filter{To: time.Now().Add(time.Hour), Principal: principal})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("usage of %s: %v, %v", principal, rows, err)
+	}
+	return rows[0]
+}
+
+// TestBudgetConcurrentRuns: 20 chats of one principal at once against a
+// token budget. Each model call reserves its estimate before it is sent,
+// atomically against what the others spent and reserved, so together
+// they never spend past the limit; the runs that find it used up fail
+// with insufficient_quota, and so does the next request, with the limit
+// and when it resets.
+func TestBudgetConcurrentRuns(t *testing.T) {
+	const limit = 600
+	env := testenv.Start(t, testenv.Options{Budgets: fmt.Sprintf("principal:*=%dtokens/month", limit)})
+	// Every call spends 50 tokens, under the 20 of output plus the
+	// estimated input it reserves.
+	env.Model.SetDefault(llmtest.Text("fine", llmtest.Usage(40, 10)))
+	var wg sync.WaitGroup
+	statuses := make([]int, 20)
+	bodies := make([]errorBody, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "max_tokens": 20, "messages": userMsg("hello")},
+				withChat(owui, fmt.Sprint("chat-", i)))
+			statuses[i] = resp.StatusCode
+			if resp.StatusCode != http.StatusOK {
+				bodies[i] = decode[errorBody](t, resp)
+			}
+		})
+	}
+	wg.Wait()
+	ok, refused := 0, 0
+	for i, s := range statuses {
+		switch {
+		case s == http.StatusOK:
+			ok++
+		case s == http.StatusTooManyRequests && bodies[i].Error.Code == "insufficient_quota" && bodies[i].Error.Type == "insufficient_quota":
+			refused++
+		default:
+			t.Errorf("request %d: %d %+v", i, s, bodies[i])
+		}
+	}
+	spent := spentBy(t, env, "u1")
+	if tokens := spent.TokensIn + spent.TokensOut; tokens > limit || tokens != int64(50*ok) {
+		t.Errorf("settled %d tokens for %d answered runs (limit %d)", tokens, ok, limit)
+	}
+	if ok == 0 || refused == 0 {
+		t.Fatalf("%d answered, %d refused: want both", ok, refused)
+	}
+	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "max_tokens": 20, "messages": userMsg("more")}, withChat(owui, "chat-next"))
+	e := decode[errorBody](t, resp)
+	reset := time.Now().UTC().AddDate(0, 1, 0)
+	month := time.Date(reset.Year(), reset.Month(), 1, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)
+	if resp.StatusCode != http.StatusTooManyRequests || e.Error.Code != "insufficient_quota" ||
+		!strings.Contains(e.Error.Message, "principal:*=600tokens/month") || !strings.Contains(e.Error.Message, "resets at "+month) {
+		t.Fatalf("next request: %d %+v; want 429 insufficient_quota naming the limit and %s", resp.StatusCode, e, month)
+	}
+}
+
+// TestBudgetWorkerKilledMidCall: the worker dies while the model answers;
+// the retried call (same workflow, run and activity) replaces the
+// reservation the dead attempt left, so the ledger counts the call once,
+// with what the answer that arrived spent.
+func TestBudgetWorkerKilledMidCall(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Budgets: "principal:*=100000tokens/month"})
+	env.Model.Enqueue(llmtest.Hang())
+	env.Model.SetDefault(llmtest.Text("back again", llmtest.Usage(70, 30)))
+	done := make(chan *http.Response, 1)
+	go func() {
+		done <- do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "max_tokens": 50, "messages": userMsg("hello")}, withChat(owui, "kill"))
+	}()
+	if err := env.Model.WaitRequests(within(t, time.Minute), 1); err != nil {
+		t.Fatal(err)
+	}
+	// The hanging call has reserved and not settled.
+	open, err := env.Ledger.Usage(context.Background(), budget.Filter{To: time.Now().Add(time.Hour), Principal: "u1"})
+	if err != nil || open[0].Calls != 0 {
+		t.Fatalf("settled before the call ended: %v %v", open, err)
+	}
+	if err := env.Ledger.Check(context.Background(), budget.Call{Principal: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	env.StopWorker()
+	env.StartWorker()
+	resp := <-done
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if n := len(env.Model.Requests()); n != 2 {
+		t.Fatalf("model called %d times, want 2 (the killed attempt and its retry)", n)
+	}
+	got := spentBy(t, env, "u1")
+	if got.Calls != 1 || got.TokensIn != 70 || got.TokensOut != 30 {
+		t.Fatalf("ledger = %+v; want one call of 70 in, 30 out", got)
+	}
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/longhaul-dev/longhaul/activities"
+	"github.com/longhaul-dev/longhaul/internal/budget"
+	"github.com/longhaul-dev/longhaul/internal/config"
+)
+
+// openLedger opens the usage ledger on LONGHAUL_DATABASE_URL, beside the
+// other stores, with LONGHAUL_BUDGETS and LONGHAUL_MODEL_PRICES (checked
+// by config.Validate).
+func openLedger(ctx context.Context, cfg config.Config, log *slog.Logger) (*budget.Ledger, error) {
+	limits, _ := budget.ParseBudgets(cfg.Budgets)
+	prices, _ := budget.ParsePrices(cfg.ModelPrices)
+	l, err := budget.Open(ctx, cfg.DatabaseURL, limits, prices)
+	if err != nil {
+		return nil, fmt.Errorf("LONGHAUL_DATABASE_URL (usage ledger): %w", err)
+	}
+	if len(limits) > 0 {
+		log.Info("model spend is held to budgets", "budgets", len(limits), "priced_models", len(prices))
+	}
+	return l, nil
+}
+
+// spendOn gives the activities the ledger and the budgets' settings.
+func spendOn(a *activities.Activities, cfg config.Config, l *budget.Ledger) {
+	a.Spend = l
+	a.BudgetOutputTokens = cfg.BudgetOutputTokens
+	a.MetricsPrincipal = cfg.MetricsPrincipal
+}

@@ -148,13 +148,13 @@ type EvalResult struct {
 }
 
 // CanonicalJSON is s as canonical JSON: decoded and encoded again, so
-// object keys are sorted and spacing is gone; s itself, trimmed, when it
-// is not JSON.
+// object keys are sorted and spacing is gone (numbers are float64s, as
+// JSON Schema's: 1.0 and 1 are the same); s itself, trimmed, when it is
+// not JSON. (json.Unmarshal, which workflowcheck is told is safe: Marshal
+// sorts the keys of the maps it decoded.)
 func CanonicalJSON(s string) string {
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil || d.More() {
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
 		return strings.TrimSpace(s)
 	}
 	b, err := json.Marshal(v)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -256,8 +257,11 @@ func evalID(f runFlags, in contract.EvalInput) string {
 	if f.id != "" {
 		return "eval-" + f.id
 	}
+	// JSON, not %v: the same inputs hash alike in every process.
+	data, _ := json.Marshal(in)
 	h := sha256.New()
-	fmt.Fprintf(h, "%+v|%s", in, f.agents)
+	h.Write(data)
+	h.Write([]byte("|" + f.agents))
 	return "eval-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 

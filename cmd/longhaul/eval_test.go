@@ -43,3 +43,17 @@ func TestEvalCommandUsage(t *testing.T) {
 		t.Errorf("longhaul eval: %d %q", code, errs.String())
 	}
 }
+
+func TestEvalIDIsStable(t *testing.T) {
+	in := contract.EvalInput{Cases: []contract.EvalCase{{ID: "a", Agent: "researcher"}}, Graders: "graders: []"}
+	a, b := evalID(runFlags{}, in), evalID(runFlags{}, in)
+	if a != b || !strings.HasPrefix(a, "eval-") {
+		t.Errorf("ids %s, %s", a, b)
+	}
+	if c := evalID(runFlags{agents: "candidate"}, in); c == a {
+		t.Error("another agents directory has the same id")
+	}
+	if got := evalID(runFlags{id: "nightly"}, in); got != "eval-nightly" {
+		t.Errorf("--id nightly: %s", got)
+	}
+}

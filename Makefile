@@ -8,7 +8,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 TESTFLAGS   ?= -race -count=1 -timeout 30m
 BENCHFLAGS  ?= -run '^$$' -bench . -benchtime 1x -timeout 60m
 
-.PHONY: all build run test chaos topology lint bench bench-cluster fuzz clean docs
+.PHONY: all build run test chaos topology lint bench bench-cluster fuzz clean docs eval
 
 all: build
 
@@ -23,6 +23,12 @@ run: build
 # the two differ.
 docs:
 	$(GO) test -count=1 -run '^TestSettingsDoc$$' ./internal/config/ -update
+
+# The shipped agents against the committed cases of evals/cases, replayed
+# with pinned tool results on the scripted model (docs/evals.md); make test
+# runs the same package.
+eval:
+	$(GO) test -race -count=1 ./test/eval/
 
 # The tests run against a throwaway PostgreSQL (test/postgres/with-postgres.sh:
 # initdb in a temporary directory, a free loopback port, removed when the

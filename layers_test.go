@@ -54,7 +54,8 @@ var layers = []struct {
 	{pkgs: [][]string{adapters}, may: [][]string{domain, libs, adapters}},
 	{pkgs: [][]string{{"skills"}}, may: [][]string{domain, libs, {"internal/tools"}}},
 	{pkgs: [][]string{{"internal/toolset"}}, may: [][]string{domain, libs, adapters, {"skills"}}},
-	{pkgs: [][]string{{"activities"}}, may: [][]string{domain, contract, libs, adapters, {"skills"}}},
+	{pkgs: [][]string{{"internal/evals"}}, may: [][]string{domain, contract, libs}},
+	{pkgs: [][]string{{"activities"}}, may: [][]string{domain, contract, libs, adapters, {"skills", "internal/evals"}}},
 	// Workflow code orchestrates: it names activities and reads no store,
 	// no network and no clock of its own.
 	{pkgs: [][]string{{"workflows"}}, may: [][]string{domain, contract, {"activities", "internal/textcut"}}},
@@ -90,7 +91,7 @@ var layers = []struct {
 	{pkgs: [][]string{{"api"}}, may: [][]string{domain, contract, libs, adapters, catalog, handlers, runHandlers,
 		{"api/chatapi", "internal/runs", "internal/wire", "api/web", "api/sse", "api/runweb"}}},
 	{pkgs: [][]string{{"cmd/longhaul"}}, may: [][]string{domain, contract, libs, adapters, catalog,
-		{"activities", "workflows", "worker", "internal/runs", "api"}}},
+		{"activities", "workflows", "worker", "internal/runs", "api", "internal/evals"}}},
 	{pkgs: [][]string{harnesses}, may: [][]string{{"..."}}},
 }
 

@@ -45,6 +45,7 @@
 //	retention.go     DeleteExpiredBlobs: the retention job's one activity
 //	ingest.go        ExtractChunks, EmbedChunks, FinishIngest: a file into a vector store
 //	webhook.go       WebhookTargets (local), DeliverWebhook: a run's events to its webhooks
+//	eval.go          GradeCase: an evaluation's graders and comparisons of one replayed case
 package activities
 
 import (

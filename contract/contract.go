@@ -268,6 +268,10 @@ type AgentInput struct {
 	// Fork, when set, makes the run a fork of an earlier run (fork.go):
 	// it starts from that run's state at Fork's point.
 	Fork *Fork `json:"fork,omitempty"`
+	// Pinned, when set, makes the run a pinned replay of a recorded run
+	// (eval.go): its tool calls are answered from the recording and never
+	// run.
+	Pinned *Pinned `json:"pinned,omitempty"`
 }
 
 // AgentResult is what an AgentWorkflow returns.
@@ -291,6 +295,9 @@ type AgentResult struct {
 	Model string `json:"model,omitempty"`
 	// LastOffset is the offset of the run's last event (done).
 	LastOffset int64 `json:"last_offset"`
+	// Replay is what a pinned replay (AgentInput.Pinned) did with its
+	// tool calls; nil for other runs.
+	Replay *ReplayData `json:"replay,omitempty"`
 }
 
 // EventsRequest is the argument of QueryEvents.

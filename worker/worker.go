@@ -23,6 +23,7 @@ func Register(w sdkworker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.RetentionWorkflow, workflow.RegisterOptions{Name: contract.RetentionWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.IngestWorkflow, workflow.RegisterOptions{Name: contract.IngestWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.WebhookWorkflow, workflow.RegisterOptions{Name: contract.WebhookWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.EvaluationWorkflow, workflow.RegisterOptions{Name: contract.EvaluationWorkflowName})
 	w.RegisterActivity(acts)
 }
 

@@ -64,6 +64,8 @@ type run struct {
 	steers    []string
 	steerable bool
 	final     []longhaul.Message
+	// pinned is a pinned replay's use of its recorded tool calls.
+	pinned *PinnedState
 }
 
 // AgentWorkflow runs one request to an agent: the chat tool loop, with every
@@ -95,7 +97,8 @@ func AgentWorkflow(ctx workflow.Context, in Input) (contract.AgentResult, error)
 		}
 		r.recordTurn(ctx, msgs, contract.StatusCompleted, true)
 	}
-	if err == nil && !r.forgets(ctx) {
+	// A pinned replay saves no memories: it has no side effects.
+	if err == nil && r.in.Pinned == nil && !r.forgets(ctx) {
 		r.remember(ctx, res.Content)
 	}
 	now := workflow.Now(ctx)
@@ -133,6 +136,9 @@ func AgentWorkflow(ctx workflow.Context, in Input) (contract.AgentResult, error)
 	r.forget(dctx)
 	res.LastOffset = r.log.last
 	res.Usage = r.usage
+	if r.in.Pinned != nil {
+		res.Replay = r.replayData()
+	}
 	return res, err
 }
 
@@ -175,6 +181,9 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	}
 	if f := r.in.Fork; f != nil && f.Model != "" {
 		r.spec = forkModel(r.spec, f.Model)
+	}
+	if p := r.in.Pinned; p != nil {
+		r.spec = pinnedModels(r.spec, p)
 	}
 	// document_search is offered only to a run with vector stores to
 	// search. (A run recorded before it existed has none and its agent
@@ -489,13 +498,15 @@ type toolOutcome struct {
 // from the catalog what they may use.
 func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets map[string]string, skill string, label string) ([]longhaul.Message, []toolOutcome) {
 	futures := make([]workflow.Future, len(calls))
+	pinned := make([]*contract.PinnedCall, len(calls))
 	refused := make([]string, len(calls))
 	who := r.in.User
 	for i, c := range calls {
 		target := targets[c.ID]
 		r.toolSeq++
 		req := contract.ToolRequest{Call: c, Agent: r.spec.ID, Skill: skill, Seq: r.toolSeq, User: r.in.User.Key(), Chat: r.in.ChatID, Principal: &who, VectorStores: r.stores}
-		if r.needsApproval(c.Name) {
+		// A pinned replay runs nothing, so it needs nobody's approval.
+		if r.in.Pinned == nil && r.needsApproval(c.Name) {
 			ok, msg, err := r.approve(ctx, c, req.Seq, target)
 			if err != nil {
 				msg = "error: " + errorMessage(err)
@@ -509,6 +520,11 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		r.log.emit(workflow.Now(ctx), longhaul.EventToolStart, longhaul.ToolStartData{
 			ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments, Target: target,
 		})
+		if r.in.Pinned != nil {
+			p := r.pinnedResult(ctx, c)
+			pinned[i] = &p
+			continue
+		}
 		req.After = r.log.last
 		summary := strings.TrimSpace(label + " tool " + c.Name + " " + target)
 		actx := toolOptions(ctx, summary)
@@ -517,18 +533,13 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 	out := make([]longhaul.Message, len(calls))
 	outcomes := make([]toolOutcome, len(calls))
 	for i, c := range calls {
-		if futures[i] == nil {
+		if futures[i] == nil && pinned[i] == nil {
 			// Not approved: the call never ran.
 			out[i] = longhaul.Message{Role: longhaul.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: refused[i]}
 			outcomes[i] = toolOutcome{failed: true}
 			continue
 		}
-		var res contract.ToolResponse
-		err := futures[i].Get(ctx, &res)
-		content, failed := res.Content, false
-		if err != nil {
-			content, failed = "error: "+errorMessage(err), true
-		}
+		res, content, failed := toolResult(ctx, futures[i], pinned[i])
 		excerpt := content
 		// document_search's output stays whole (bounded by the tool,
 		// internal/docsearch's DefaultMaxChars, and by what the model
@@ -546,6 +557,18 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		outcomes[i] = toolOutcome{failed: failed, ref: res.Ref}
 	}
 	return out, outcomes
+}
+
+// toolResult is a call's result: the activity's, or the recorded one of
+// a pinned replay.
+func toolResult(ctx workflow.Context, f workflow.Future, pinned *contract.PinnedCall) (res contract.ToolResponse, content string, failed bool) {
+	if pinned != nil {
+		return contract.ToolResponse{Content: pinned.Content}, pinned.Content, pinned.Error
+	}
+	if err := f.Get(ctx, &res); err != nil {
+		return res, "error: " + errorMessage(err), true
+	}
+	return res, res.Content, false
 }
 
 // errorMessage is the innermost useful message of a workflow or activity

@@ -35,6 +35,8 @@ type Checkpoint struct {
 	// Loop is the tool loop to go on with; nil for a plan, whose state is
 	// all in State.Plans.
 	Loop *LoopState `json:"loop,omitempty"`
+	// Pinned is a pinned replay's use of its recorded tool calls.
+	Pinned *PinnedState `json:"pinned,omitempty"`
 }
 
 // LoopState is one tool loop — a chat turn, a skill's own loop or a slash

@@ -90,7 +90,7 @@ func (r *run) continueAsNew(ctx workflow.Context, lp *LoopState) error {
 	next := r.in
 	next.Resume = &Checkpoint{
 		State: state, Usage: r.usage, Model: r.model, StepSeq: r.stepSeq, ToolSeq: r.toolSeq, Recorded: r.recorded,
-		Offset: r.log.last, Archives: r.log.archives, Loop: lp,
+		Offset: r.log.last, Archives: r.log.archives, Loop: lp, Pinned: r.pinned,
 	}
 	return workflow.NewContinueAsNewError(ctx, contract.AgentWorkflowName, next)
 }
@@ -115,6 +115,7 @@ func (r *run) restore(cp *Checkpoint) {
 	r.model = cp.Model
 	r.stepSeq, r.toolSeq = cp.StepSeq, cp.ToolSeq
 	r.recorded = cp.Recorded
+	r.pinned = cp.Pinned
 	r.log.restore(cp.Offset, cp.Archives)
 }
 

@@ -41,7 +41,9 @@ func WebhookWorkflow(ctx workflow.Context, in contract.WebhookInput) (contract.W
 // delivery's workflow to start, so that the run may end at once. A
 // housekeeping run (a client's title task) notifies nobody.
 func (r *run) notify(ctx workflow.Context, typ string, data contract.WebhookEventData) {
-	if r.in.Background || workflow.GetVersion(ctx, versionWebhooks, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	// A pinned replay (an evaluation's) notifies nobody: it has no side
+	// effects. (Only such runs take the first test, before the version.)
+	if r.in.Pinned != nil || r.in.Background || workflow.GetVersion(ctx, versionWebhooks, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
 	req := contract.WebhookTargetsRequest{Owner: r.in.User.Key(), Type: typ}

@@ -38,6 +38,8 @@ Usage:
   longhaul setup     register Longhaul's search attributes in LONGHAUL_TEMPORAL_NAMESPACE
                      of the cluster at LONGHAUL_TEMPORAL_ADDRESS, once (safe to repeat)
   longhaul health    exit 0 when the API at LONGHAUL_HTTP_ADDR answers /readyz (a container healthcheck)
+  longhaul eval      export recorded runs as cases, replay them with pinned tool results and grade
+                     them (longhaul eval for its flags; see docs/evals.md)
   longhaul settings  print the settings below as a Markdown table (docs/settings.md)
   longhaul version   print the version
 
@@ -69,6 +71,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "health":
 		return health(stderr)
+	case "eval":
+		return evalCommand(args[1:], stdout, stderr)
 	case "dev", "server", "worker", "api", "setup":
 	default:
 		fmt.Fprintf(stderr, "longhaul: unknown command %q (see longhaul --help)\n", args[0])

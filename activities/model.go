@@ -68,6 +68,12 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if err != nil {
 		return contract.ModelResponse{}, err
 	}
+	if until, open := a.Breaker.Open(ep.Name); open && req.Fallback {
+		return contract.ModelResponse{}, coolingDown(ep.Name, until)
+	}
+	// A fallback model's attempts are numbered on from the models before
+	// it, so its text replaces theirs as a retry's does.
+	attempt := req.AttemptBase + int(info.Attempt)
 	if req.ConvRef != "" {
 		base, err := a.loadConversation(ctx, req.ConvRef)
 		if err != nil {
@@ -81,14 +87,14 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	fit, compact, err := a.fitCall(ctx, ep, req, &oreq, shape, refs)
 	if err != nil || compact > 0 {
-		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: int(info.Attempt)}, err
+		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: attempt}, err
 	}
 
 	bus := a.Bus
 	if !req.Publish {
 		bus = nil // the text is kept, not published
 	}
-	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, int(info.Attempt), req.After)
+	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, attempt, req.After)
 	defer out.Close()
 	stopBeat := a.heartbeat(ctx)
 	resp, err = a.stream(ctx, ep, oreq, out)
@@ -96,9 +102,10 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 		resp, err = a.checkFormat(ctx, ep, oreq, req.Options.ResponseFormat, resp)
 	}
 	stopBeat()
+	a.noteHealth(ctx, ep, err)
 	if err != nil {
 		if ctx.Err() != nil {
-			partial := contract.ModelResponse{Model: model, Attempt: int(info.Attempt)}
+			partial := contract.ModelResponse{Model: model, Attempt: attempt}
 			reasoning, text, _ := longhaul.SplitThinking(out.Text())
 			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: text}
 			partial.Reasoning = reasoning
@@ -106,9 +113,28 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 		}
 		return contract.ModelResponse{}, err
 	}
-	resp.Attempt = int(info.Attempt)
+	resp.Attempt = attempt
 	resp.Context = fit
 	return a.finishResponse(ctx, ep, req, resp)
+}
+
+// noteHealth tells the breaker how a call to ep ended: an endpoint that
+// did not answer (a refused connection, 429, 5xx, a stream gone silent, the
+// call's time limit) failed; an answer, even one refused, means it is up.
+// A call cancelled with its run says nothing of the endpoint.
+func (a *Activities) noteHealth(ctx context.Context, ep endpoint, err error) {
+	var appErr *temporal.ApplicationError
+	switch {
+	case err == nil:
+		a.Breaker.Succeeded(ep.Name)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		a.Breaker.Failed(ep.Name)
+	case ctx.Err() != nil:
+	case errors.As(err, &appErr) && appErr.Type() == longhaul.ErrTypeModelUnavailable:
+		a.Breaker.Failed(ep.Name)
+	default:
+		a.Breaker.Succeeded(ep.Name)
+	}
 }
 
 // fitCall makes oreq fit its model's window (fit.go). It returns the
@@ -564,6 +590,12 @@ func classifyModelError(ctx context.Context, err error) error {
 		if reqErr.Err != nil {
 			msg = reqErr.Err.Error()
 		}
+	}
+	if apiErr != nil && apiErr.Code == longhaul.ErrTypeContextLength {
+		// The endpoint's own window check: as the worker's (fit.go), a
+		// larger model may take the request.
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("model endpoint answered %d: %s", status, msg), longhaul.ErrTypeContextLength, err, status)
 	}
 	switch status {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity:

@@ -29,8 +29,7 @@ func (h *harness) fallbackCalls() []fallbackCall {
 // (retried once, as a model with a fallback is) and whose b is too small
 // for the request: c answers. Each model is its own activity, attempts
 // numbered on from the ones before so the answer's text replaces theirs; a
-// model_fallback event says why each was passed over; the usage is c's;
-// the run keeps the list as its model.
+// model_fallback event says why each was passed over; the usage is c's.
 func TestModelFallbackList(t *testing.T) {
 	h := newHarness(t)
 	s := spec
@@ -43,8 +42,8 @@ func TestModelFallbackList(t *testing.T) {
 	h.scriptModel(unavailable, unavailable, tooLong, ok)
 	h.run(contract.AgentInput{Agent: "assistant", Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: "Hi"}}})
 	res := h.result()
-	if res.Content != "From c." || res.Model != "a,b,c" {
-		t.Errorf("result = %q on %q, want c's answer and the list kept", res.Content, res.Model)
+	if res.Content != "From c." || res.Model != "test-model-v2" {
+		t.Errorf("result = %q on %q, want c's answer, on the model c's endpoint named", res.Content, res.Model)
 	}
 	diff(t, "model calls", []fallbackCall{
 		{"a", 0, true, 1}, {"a", 0, true, 2}, {"b", 2, true, 1}, {"c", 4, false, 1},

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -87,6 +89,39 @@ func (b *Breaker) Succeeded(endpoint string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.state, endpoint)
+}
+
+// resolveCall resolves a model call's model (see resolve); when the call
+// has a fallback and the model's endpoint is cooling down, it fails at
+// once, so that the fallback answers.
+func (a *Activities) resolveCall(model string, fallback bool) (endpoint, error) {
+	ep, err := a.resolve(model)
+	if err != nil {
+		return endpoint{}, err
+	}
+	if until, open := a.Breaker.Open(ep.Name); open && fallback {
+		return endpoint{}, coolingDown(ep.Name, until)
+	}
+	return ep, nil
+}
+
+// noteHealth tells the breaker how a call to ep ended: an endpoint that
+// did not answer (a refused connection, 429, 5xx, a stream gone silent, the
+// call's time limit) failed; an answer, even one refused, means it is up.
+// A call cancelled with its run says nothing of the endpoint.
+func (a *Activities) noteHealth(ctx context.Context, ep endpoint, err error) {
+	var appErr *temporal.ApplicationError
+	switch {
+	case err == nil:
+		a.Breaker.Succeeded(ep.Name)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		a.Breaker.Failed(ep.Name)
+	case ctx.Err() != nil:
+	case errors.As(err, &appErr) && appErr.Type() == longhaul.ErrTypeModelUnavailable:
+		a.Breaker.Failed(ep.Name)
+	default:
+		a.Breaker.Succeeded(ep.Name)
+	}
 }
 
 // coolingDown is the error of a call skipped because its endpoint is

@@ -1,11 +1,13 @@
 package activities
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -64,5 +66,37 @@ func TestCoolingDownIsNotRetried(t *testing.T) {
 	}
 	if want := "endpoint remote failed repeatedly and is skipped until 2026-01-02T03:04:05Z (LONGHAUL_MODEL_BREAKER_COOLDOWN)"; appErr.Message() != want {
 		t.Errorf("message = %q, want %q", appErr.Message(), want)
+	}
+}
+
+// TestResolveCallSkipsACoolingEndpoint: a call with a fallback skips an
+// endpoint that cools down; one without tries it anyway; a list resolves
+// to its first model; how a call ended opens or closes its endpoint.
+func TestResolveCallSkipsACoolingEndpoint(t *testing.T) {
+	a := New(LLMConfig{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Endpoints: []endpoints.Endpoint{{Name: "remote", BaseURL: "http://127.0.0.1:2/v1"}}}, nil, nil, nil)
+	a.Breaker = NewBreaker(2, time.Minute)
+	ctx := context.Background()
+	ep, err := a.resolveCall("remote:big,m", true)
+	if err != nil || ep.Name != "remote" || ep.model != "big" {
+		t.Fatalf("resolveCall of a list = %+v, %v; want its first model", ep, err)
+	}
+	a.noteHealth(ctx, ep, temporal.NewApplicationError("503", longhaul.ErrTypeModelUnavailable))
+	expired, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel()
+	a.noteHealth(expired, ep, expired.Err())
+	var appErr *temporal.ApplicationError
+	if _, err := a.resolveCall("remote:big", true); !errors.As(err, &appErr) || appErr.Type() != longhaul.ErrTypeModelCoolingDown {
+		t.Fatalf("after an outage and a timeout, resolveCall = %v, want ModelCoolingDown", err)
+	}
+	if _, err := a.resolveCall("remote:big", false); err != nil {
+		t.Errorf("a call without a fallback was refused: %v", err)
+	}
+	if _, err := a.resolveCall("m", true); err != nil {
+		t.Errorf("the default endpoint was refused with remote: %v", err)
+	}
+	// An answer, even a refusal, says the endpoint is up.
+	a.noteHealth(ctx, ep, temporal.NewNonRetryableApplicationError("400", longhaul.ErrTypeModelRejected, nil))
+	if _, err := a.resolveCall("remote:big", true); err != nil {
+		t.Errorf("after an answer, resolveCall = %v", err)
 	}
 }

@@ -64,15 +64,11 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	ctx, end := modelSpan(ctx, "chat", model)
 	defer func() { end(resp.Model, resp.Usage, err) }()
-	ep, err := a.resolve(model)
+	ep, err := a.resolveCall(model, req.Fallback)
 	if err != nil {
 		return contract.ModelResponse{}, err
 	}
-	if until, open := a.Breaker.Open(ep.Name); open && req.Fallback {
-		return contract.ModelResponse{}, coolingDown(ep.Name, until)
-	}
-	// A fallback model's attempts are numbered on from the models before
-	// it, so its text replaces theirs as a retry's does.
+	// A fallback model's attempts number on from the models' before it.
 	attempt := req.AttemptBase + int(info.Attempt)
 	if req.ConvRef != "" {
 		base, err := a.loadConversation(ctx, req.ConvRef)
@@ -116,25 +112,6 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	resp.Attempt = attempt
 	resp.Context = fit
 	return a.finishResponse(ctx, ep, req, resp)
-}
-
-// noteHealth tells the breaker how a call to ep ended: an endpoint that
-// did not answer (a refused connection, 429, 5xx, a stream gone silent, the
-// call's time limit) failed; an answer, even one refused, means it is up.
-// A call cancelled with its run says nothing of the endpoint.
-func (a *Activities) noteHealth(ctx context.Context, ep endpoint, err error) {
-	var appErr *temporal.ApplicationError
-	switch {
-	case err == nil:
-		a.Breaker.Succeeded(ep.Name)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		a.Breaker.Failed(ep.Name)
-	case ctx.Err() != nil:
-	case errors.As(err, &appErr) && appErr.Type() == longhaul.ErrTypeModelUnavailable:
-		a.Breaker.Failed(ep.Name)
-	default:
-		a.Breaker.Succeeded(ep.Name)
-	}
 }
 
 // fitCall makes oreq fit its model's window (fit.go). It returns the
@@ -592,10 +569,7 @@ func classifyModelError(ctx context.Context, err error) error {
 		}
 	}
 	if apiErr != nil && apiErr.Code == longhaul.ErrTypeContextLength {
-		// The endpoint's own window check: as the worker's (fit.go), a
-		// larger model may take the request.
-		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("model endpoint answered %d: %s", status, msg), longhaul.ErrTypeContextLength, err, status)
+		return endpointTooLong(status, msg, err)
 	}
 	switch status {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity:

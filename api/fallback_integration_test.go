@@ -149,3 +149,46 @@ func TestModelFallbackOnContextLength(t *testing.T) {
 		t.Errorf("fallback events = %+v, want one for the window", fb)
 	}
 }
+
+// TestModelFallbackMidStreamIsOneCoherentStream: the first model streams
+// the start of an answer and goes silent (given up on after the idle
+// timeout, twice); the second answers. A follower of the runs API saw the
+// first model's text, then a content_reset before the model_fallback
+// event, then the second model's text from its start: what it shows is the
+// second model's answer alone, and the durable content is too.
+func TestModelFallbackMidStreamIsOneCoherentStream(t *testing.T) {
+	stall, up := llmtest.New(t), llmtest.New(t)
+	stall.SetDefault(llmtest.Text("The first model begins to say something", llmtest.StallAfter(3)))
+	up.SetDefault(llmtest.Text("The second model answers."))
+	env := fallbackEnv(t, "model: [stall:m1, up:m2]", map[string]*llmtest.Server{"stall": stall, "up": up})
+
+	run := startRun(t, env, map[string]any{"agent": "fallback", "input": "Hello?"}, nil)
+	events := followToDone(t, within(t, time.Minute), env, run.ID, nil)
+	if got := deltaText(t, events); got != "The second model answers." {
+		t.Errorf("the follower shows %q, want the second model's answer alone", got)
+	}
+	var sawFirst bool
+	resetBeforeFallback := false
+	for i, e := range events {
+		var d longhaul.Delta
+		if e.Type == string(longhaul.EventContentDelta) && e.Event.Decode(&d) == nil && strings.Contains(d.Text, "first") {
+			sawFirst = true
+		}
+		if e.Type == string(longhaul.EventModelFallback) && i > 0 && events[i-1].Type == string(longhaul.EventContentReset) {
+			resetBeforeFallback = true
+		}
+	}
+	if !sawFirst || !resetBeforeFallback {
+		t.Errorf("saw the first model's text %v, a reset right before the fallback %v; events %v", sawFirst, resetBeforeFallback, types(events))
+	}
+	var content []string
+	for _, e := range durableOnly(events) {
+		var d longhaul.ContentData
+		if e.Type == string(longhaul.EventContent) && e.Event.Decode(&d) == nil {
+			content = append(content, d.Text)
+		}
+	}
+	if len(content) != 1 || content[0] != "The second model answers." {
+		t.Errorf("durable content = %q", content)
+	}
+}

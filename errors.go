@@ -18,6 +18,10 @@ const (
 	ErrTypeModelRejected = "ModelRejected"
 	// ErrTypeModelUnavailable is a model endpoint that did not answer.
 	ErrTypeModelUnavailable = "ModelUnavailable"
+	// ErrTypeModelCoolingDown is a model call skipped because its
+	// endpoint failed repeatedly and cools down (LONGHAUL_MODEL_BREAKER_*):
+	// the run's next fallback model answers.
+	ErrTypeModelCoolingDown = "ModelCoolingDown"
 	// ErrTypeModelOutputTooLarge is a model call whose answer went past the
 	// output cap (LONGHAUL_MAX_MODEL_OUTPUT_BYTES); it is not retried.
 	ErrTypeModelOutputTooLarge = "ModelOutputTooLarge"

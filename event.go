@@ -2,6 +2,7 @@ package longhaul
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,8 +44,12 @@ const (
 	// EventContext: a model call's request was compacted to fit the
 	// model's window (ContextData).
 	EventContext EventType = "context"
-	EventError   EventType = "error"
-	EventDone    EventType = "done"
+	// EventModelFallback: a model call's model failed after its retries
+	// and the next model of its fallback list answers instead
+	// (ModelFallbackData).
+	EventModelFallback EventType = "model_fallback"
+	EventError         EventType = "error"
+	EventDone          EventType = "done"
 )
 
 // Event is one entry of a run's event log. Offsets start at 1 and strictly
@@ -136,6 +141,38 @@ type ContentResetData struct {
 	Call    string `json:"call,omitempty"`
 	Attempt int    `json:"attempt"`
 	Reason  string `json:"reason,omitempty"`
+}
+
+// ModelFallbackData is the payload of model_fallback: which model of a
+// call failed, why, and which one answers instead. A follower that streamed
+// the failed model's text drops it (a content_reset comes first): the next
+// model's text replaces it, as a retry's does.
+type ModelFallbackData struct {
+	Call string `json:"call,omitempty"`
+	// Model is the model reference that failed; Next is the one that
+	// answers instead.
+	Model string `json:"model"`
+	Next  string `json:"next"`
+	// Reason is the failure, as the run would have reported it; Code is
+	// its kind (ModelUnavailable, context_length_exceeded,
+	// ModelCoolingDown, timeout) and Status the endpoint's HTTP status,
+	// when it answered one.
+	Reason string `json:"reason"`
+	Code   string `json:"code,omitempty"`
+	Status int    `json:"status,omitempty"`
+}
+
+// Message is the fallback as a status line:
+// "model remote:big failed (503), answering with llama3.1:8b".
+func (d ModelFallbackData) Message() string {
+	why := d.Code
+	switch {
+	case d.Status != 0:
+		why = strconv.Itoa(d.Status)
+	case d.Code == "":
+		why = "failed"
+	}
+	return "model " + d.Model + " failed (" + why + "), answering with " + d.Next
 }
 
 // ThinkingData is the payload of thinking: a short progress line.

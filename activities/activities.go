@@ -159,6 +159,11 @@ type Activities struct {
 	// MetricsPrincipal labels the spend counters by principal too
 	// (LONGHAUL_METRICS_PRINCIPAL).
 	MetricsPrincipal bool
+	// Breaker counts each model endpoint's consecutive failures across
+	// the worker's model calls; an endpoint past its limit is skipped for
+	// a while by calls that have a fallback model (breaker.go). Nil skips
+	// none.
+	Breaker *Breaker
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is
@@ -345,6 +350,9 @@ func (a *Activities) resolve(ref string) (endpoint, error) {
 	if ref == "" {
 		ref = a.defaultModel
 	}
+	// A fallback list's later models answer only a call the workflow
+	// makes for each (its model loop); any other call takes the first.
+	ref = longhaul.PrimaryModel(ref)
 	e, model, err := a.ends.Resolve(ref)
 	if err != nil {
 		return endpoint{}, temporal.NewNonRetryableApplicationError(err.Error(), longhaul.ErrTypeModelRejected, err)

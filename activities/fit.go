@@ -68,6 +68,15 @@ func (f fitting) report(est int) longhaul.ContextData {
 	}
 }
 
+// endpointTooLong is the error of a request the endpoint itself found
+// longer than its window (400 context_length_exceeded): as a window error
+// of the worker's own (tooLong), not retried, and a larger model may take
+// the request.
+func endpointTooLong(status int, msg string, err error) error {
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("model endpoint answered %d: %s", status, msg), longhaul.ErrTypeContextLength, err, status)
+}
+
 // tooLong is the error of a request whose irreducible part does not fit.
 func (f fitting) tooLong(what string, est int) error {
 	setting := "LONGHAUL_LLM_CONTEXT (" + f.model + "=<tokens>)"

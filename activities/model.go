@@ -64,10 +64,12 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	ctx, end := modelSpan(ctx, "chat", model)
 	defer func() { end(resp.Model, resp.Usage, err) }()
-	ep, err := a.resolve(model)
+	ep, err := a.resolveCall(model, req.Fallback)
 	if err != nil {
 		return contract.ModelResponse{}, err
 	}
+	// A fallback model's attempts number on from the models' before it.
+	attempt := req.AttemptBase + int(info.Attempt)
 	if req.ConvRef != "" {
 		base, err := a.loadConversation(ctx, req.ConvRef)
 		if err != nil {
@@ -81,7 +83,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	fit, compact, err := a.fitCall(ctx, ep, req, &oreq, shape, refs)
 	if err != nil || compact > 0 {
-		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: int(info.Attempt)}, err
+		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: attempt}, err
 	}
 
 	spend := spendCall(ctx, req, model)
@@ -94,7 +96,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if !req.Publish {
 		bus = nil // the text is kept, not published
 	}
-	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, int(info.Attempt), req.After)
+	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, attempt, req.After)
 	defer out.Close()
 	stopBeat := a.heartbeat(ctx)
 	resp, err = a.stream(ctx, ep, oreq, out)
@@ -102,9 +104,10 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 		resp, err = a.checkFormat(ctx, ep, oreq, req.Options.ResponseFormat, resp)
 	}
 	stopBeat()
+	a.noteHealth(ctx, ep, err)
 	if err != nil {
 		if ctx.Err() != nil {
-			partial := contract.ModelResponse{Model: model, Attempt: int(info.Attempt)}
+			partial := contract.ModelResponse{Model: model, Attempt: attempt}
 			reasoning, text, _ := longhaul.SplitThinking(out.Text())
 			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: text}
 			partial.Reasoning = reasoning
@@ -112,7 +115,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 		}
 		return contract.ModelResponse{}, err
 	}
-	resp.Attempt = int(info.Attempt)
+	resp.Attempt = attempt
 	resp.Context = fit
 	return a.finishResponse(ctx, ep, req, resp)
 }
@@ -570,6 +573,9 @@ func classifyModelError(ctx context.Context, err error) error {
 		if reqErr.Err != nil {
 			msg = reqErr.Err.Error()
 		}
+	}
+	if apiErr != nil && apiErr.Code == longhaul.ErrTypeContextLength {
+		return endpointTooLong(status, msg, err)
 	}
 	switch status {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity:

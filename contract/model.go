@@ -55,6 +55,14 @@ type ModelRequest struct {
 	// prompt leaves out the fragments of the skills whose only tool is
 	// document_search (the documents skill), as the run is not offered it.
 	Documents bool `json:"documents,omitempty"`
+	// AttemptBase numbers the call's attempts on from the attempts of the
+	// models that failed before this one (a fallback): the streamed text of
+	// attempt AttemptBase+n replaces theirs, as a retry's does.
+	AttemptBase int `json:"attempt_base,omitempty"`
+	// Fallback says another model answers when this one fails: an endpoint
+	// that cools down after repeated failures (activities.Breaker) is
+	// skipped at once rather than tried.
+	Fallback bool `json:"fallback,omitempty"`
 	// Window is the agent's own context window (context: in its file),
 	// zero for the model's (see activities/fit.go).
 	Window int `json:"window,omitempty"`

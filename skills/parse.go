@@ -146,6 +146,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	switch {
+	case t.Kind() == reflect.String && n.Kind == yaml.SequenceNode && modelKey(path):
+		d.modelList(n, v, path)
 	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 		// An optional mapping (allow:): absent stays nil, {} is set.
 		p := reflect.New(t.Elem())
@@ -191,6 +193,35 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 		d.report(n, ErrInvalid, "%s: bad value: got %s, want %s", path, got, wantNames[t.Kind()])
 	}
+}
+
+// modelKey reports whether the key at path names a model reference, which
+// may be a fallback list: an agent's or a skill's model:, an agent's
+// models: entries.
+func modelKey(path string) bool {
+	return path == "model" || strings.HasPrefix(path, "models.")
+}
+
+// modelList stores a list of model references (model: [a, b]) as one
+// reference, the models joined by longhaul.ModelListSep: a fallback list
+// travels wherever a single model does.
+func (d *decoder) modelList(n *yaml.Node, v reflect.Value, path string) {
+	refs := make([]string, 0, len(n.Content))
+	for i, c := range n.Content {
+		var ref string
+		if c.Kind != yaml.ScalarNode || c.Decode(&ref) != nil || strings.TrimSpace(ref) == "" || strings.Contains(ref, longhaul.ModelListSep) {
+			d.damaged = true
+			d.report(c, ErrInvalid, "%s[%d]: bad value: want a model reference, such as llama3.1:8b or endpoint:model", path, i)
+			return
+		}
+		refs = append(refs, strings.TrimSpace(ref))
+	}
+	if len(refs) == 0 {
+		d.damaged = true
+		d.report(n, ErrInvalid, "%s: an empty list: name a model, or leave the key out", path)
+		return
+	}
+	v.SetString(strings.Join(refs, longhaul.ModelListSep))
 }
 
 // each calls f with every key and value of mapping n, reporting keys that

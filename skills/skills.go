@@ -126,7 +126,9 @@ type Agent struct {
 	Mode Mode
 	// Skills are the ids of the skills the agent combines, in file order.
 	Skills []string
-	// Model is the backing model, or empty for the engine's default.
+	// Model is the backing model, or empty for the engine's default. A
+	// fallback list (model: [a, b]) is its models joined by commas
+	// (longhaul.ModelList).
 	Model string
 	// MaxTurns bounds the model turns of one request; 0 means the engine default.
 	MaxTurns int
@@ -169,7 +171,7 @@ type Agent struct {
 
 // RoleModels is an agent's models: frontmatter, a model reference per
 // role ("llama3.1:8b", or "endpoint:model" for a named endpoint of
-// LONGHAUL_LLM_ENDPOINTS).
+// LONGHAUL_LLM_ENDPOINTS), or a fallback list of them joined by commas.
 type RoleModels struct {
 	// Plan writes the plans of agentic runs.
 	Plan string `yaml:"plan" json:"plan,omitempty"`

@@ -424,12 +424,13 @@ func (r *run) runToolCalls(ctx workflow.Context, l LoopState, call string, calls
 	return inCallOrder(calls, append(results, answers...)), nil, nil
 }
 
-// callModel runs one ChatCompletion activity. When the call's text is part
-// of the run's answer, it reconciles the streamed text with the answer the
-// call returns; a plan step's own loop is not the answer (its result goes to
+// callOneModel runs one ChatCompletion activity, with attempts attempts,
+// under summary in the Temporal UI. When the call's text is part of the
+// run's answer, it reconciles the streamed text with the answer the call
+// returns; a plan step's own loop is not the answer (its result goes to
 // step_result), so its text stays out of the log's content.
-func (r *run) callModel(ctx workflow.Context, req contract.ModelRequest, label string, answer bool) (contract.ModelResponse, error) {
-	actx := r.modelOptions(ctx, strings.TrimSpace(label+" llm "+req.Model))
+func (r *run) callOneModel(ctx workflow.Context, req contract.ModelRequest, summary string, answer bool, attempts int32) (contract.ModelResponse, error) {
+	actx := r.modelCallOptions(ctx, strings.TrimSpace(summary), attempts, true)
 	req.After = r.log.last
 	who := r.in.User
 	req.Principal = &who
@@ -445,9 +446,6 @@ func (r *run) callModel(ctx workflow.Context, req contract.ModelRequest, label s
 		return contract.ModelResponse{}, err
 	}
 	r.addUsage(req.Call, req.Model, resp.Usage)
-	if resp.Model != "" {
-		r.model = resp.Model
-	}
 	if answer && (resp.Message.Content != "" || resp.Reasoning != "") {
 		r.log.emit(workflow.Now(ctx), longhaul.EventContent, longhaul.ContentData{
 			Text: resp.Message.Content, Reasoning: resp.Reasoning, Call: req.Call, Attempt: resp.Attempt,

@@ -61,12 +61,6 @@ func (r *run) modelTimeout() time.Duration {
 	return DefaultModelTimeout
 }
 
-// modelOptions are the options of a tool loop's model call. A cancelled run
-// waits for the call to stop, and keeps its text.
-func (r *run) modelOptions(ctx workflow.Context, summary string) workflow.Context {
-	return r.modelCallOptions(ctx, summary, 5, true)
-}
-
 // structuredOptions are the activity options of the planner, the
 // supervisors and the dispatcher: model calls with fewer retries, since a
 // plan can go on without one.
@@ -74,6 +68,9 @@ func (r *run) structuredOptions(ctx workflow.Context, summary string) workflow.C
 	return r.modelCallOptions(ctx, summary, 3, false)
 }
 
+// modelCallOptions are the options of a model call: a tool loop's
+// (callOneModel: attempts per model of a fallback list, and a cancelled run
+// waits for the call to stop and keeps its text) or a structured one.
 func (r *run) modelCallOptions(ctx workflow.Context, summary string, attempts int32, waitCancel bool) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: r.modelTimeout(),

@@ -95,6 +95,8 @@ func (r *renderer) render(e longhaul.Event) []any {
 		return statusLine(r, e, true, func(d longhaul.MemorySavedData) string { return memoryStatus("Saved", d.Count) })
 	case longhaul.EventContext:
 		return statusLine(r, e, false, contextStatus)
+	case longhaul.EventModelFallback:
+		return statusLine(r, e, false, func(d longhaul.ModelFallbackData) string { return d.Message() })
 	default:
 		r.note(e)
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
@@ -246,7 +247,7 @@ func memoryLine(cfg config.Config, mem *memory.Service) string {
 func checkModel(ctx context.Context, cfg config.Config) func() modelcheck.Result {
 	done := make(chan modelcheck.Result, 1)
 	go func() {
-		done <- modelcheck.Check(ctx, &http.Client{}, cfg.LLMBaseURL, cfg.LLMAPIKey, cfg.LLMModel)
+		done <- modelcheck.Check(ctx, &http.Client{}, cfg.LLMBaseURL, cfg.LLMAPIKey, longhaul.PrimaryModel(cfg.LLMModel))
 	}()
 	return func() modelcheck.Result { return <-done }
 }
@@ -258,7 +259,7 @@ func modelLine(cfg config.Config, r modelcheck.Result, log *slog.Logger) string 
 	if !r.OK() {
 		log.Warn("the model endpoint is not ready: "+r.Problem, "fix", r.Fix, "url", redact.URLs(cfg.LLMBaseURL), "model", cfg.LLMModel)
 	}
-	return fmt.Sprintf("%s (default %s): %s", redact.URLs(cfg.LLMBaseURL), cfg.LLMModel, r.Status(cfg.LLMModel))
+	return fmt.Sprintf("%s (default %s): %s", redact.URLs(cfg.LLMBaseURL), cfg.LLMModel, r.Status(longhaul.PrimaryModel(cfg.LLMModel)))
 }
 
 // openCredentials is the users' own credentials (MCP OAuth tokens,

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/config"
@@ -127,6 +128,7 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.RestoreChars = cfg.RestoreChars
 	a.MaxOutputBytes = cfg.MaxModelOutput
 	a.IdleTimeout = cfg.ModelIdleTimeout
+	a.Breaker = activities.NewBreaker(cfg.ModelBreakerFailures, cfg.ModelBreakerCooldown)
 	a.Blobs = blobs
 	a.Webhooks = webhookStore(cfg, blobs)
 	a.WebhookPrivate = cfg.WebhookPrivate
@@ -181,9 +183,11 @@ func windows(cfg config.Config) *window.Resolver {
 // its size and where it came from and, when it is Ollama's small default
 // (or a guess), the setting that raises it and what that costs.
 func windowNote(ctx context.Context, cfg config.Config, w *window.Resolver) string {
-	t := window.Target{Ref: cfg.LLMModel, Canonical: cfg.LLMModel, BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel}
+	// Of a fallback list, the first model, which answers when all is well.
+	first := longhaul.PrimaryModel(cfg.LLMModel)
+	t := window.Target{Ref: first, Canonical: first, BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: first}
 	if set, err := cfg.ModelEndpoints(); err == nil {
-		if e, model, err := set.Resolve(cfg.LLMModel); err == nil {
+		if e, model, err := set.Resolve(first); err == nil {
 			t.BaseURL, t.APIKey, t.Model = e.BaseURL, e.APIKey, model
 		}
 	}
@@ -193,11 +197,11 @@ func windowNote(ctx context.Context, cfg config.Config, w *window.Resolver) stri
 	case win.Source == window.SourceOllamaDefault && win.Tokens <= window.Default:
 		note += "; that holds an agent's prompt and about one web page, and Ollama cuts silently past it: " +
 			"set OLLAMA_CONTEXT_LENGTH=16384 on the Ollama server (llama3.1:8b's KV cache grows from 0.5 to 2 GiB in f16, 1 GiB with OLLAMA_KV_CACHE_TYPE=q8_0) " +
-			"and LONGHAUL_LLM_CONTEXT=" + cfg.LLMModel + "=16384"
+			"and LONGHAUL_LLM_CONTEXT=" + first + "=16384"
 	case win.Source == window.SourceDefault:
 		// An endpoint that does not say (OpenAI's own, LiteLLM): its
 		// model may read far more than Ollama's default assumed here.
-		note += "; the endpoint does not say, so Ollama's default is assumed: set LONGHAUL_LLM_CONTEXT=" + cfg.LLMModel + "=<the model's window in tokens>"
+		note += "; the endpoint does not say, so Ollama's default is assumed: set LONGHAUL_LLM_CONTEXT=" + first + "=<the model's window in tokens>"
 	}
 	return note
 }

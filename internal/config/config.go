@@ -79,7 +79,7 @@ type Config struct {
 
 	LLMBaseURL string `envconfig:"LONGHAUL_LLM_BASE_URL" default:"http://localhost:11434/v1" desc:"any OpenAI-compatible endpoint (Ollama, LiteLLM, vLLM, OpenAI)"`
 	LLMAPIKey  string `envconfig:"LONGHAUL_LLM_API_KEY" desc:"bearer key for the model endpoint (never logged)"`
-	LLMModel   string `envconfig:"LONGHAUL_LLM_MODEL" default:"llama3.1:8b" desc:"default model; agents and skills may name their own"`
+	LLMModel   string `envconfig:"LONGHAUL_LLM_MODEL" default:"llama3.1:8b" desc:"default model, or a fallback list model,model,… whose next model answers when the one before fails (429, 5xx, timeouts, a refused connection, context_length_exceeded; see README, Model fallbacks); agents and skills may name their own"`
 	// LLMEndpoints names more model endpoints beside LLMBaseURL, and
 	// LLMKeys their keys (see internal/endpoints).
 	LLMEndpoints string        `envconfig:"LONGHAUL_LLM_ENDPOINTS" desc:"more OpenAI-compatible endpoints beside LLM_BASE_URL, name=url,… (e.g. remote=https://openrouter.ai/api/v1); a model reference name:model uses one (see docs/agents.md, A model for each role)"`
@@ -88,7 +88,11 @@ type Config struct {
 	LLMTimeout   time.Duration `envconfig:"LONGHAUL_LLM_TIMEOUT" default:"5m" desc:"time limit of one model call (one attempt)"`
 	// ModelIdleTimeout gives up on a model stream that went silent.
 	ModelIdleTimeout time.Duration `envconfig:"LONGHAUL_MODEL_IDLE_TIMEOUT" default:"2m" desc:"how long a model call waits for the next chunk of its stream, the first included, before the attempt fails and is retried; 0 = as long as LLM_TIMEOUT"`
-	MaxModelOutput   int           `envconfig:"LONGHAUL_MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together, at most 1.5 MiB); past it the run fails with an error, not retried"`
+	// ModelBreakerFailures and ModelBreakerCooldown are each worker's
+	// breaker of model endpoints that keep failing (activities/breaker.go).
+	ModelBreakerFailures int           `envconfig:"LONGHAUL_MODEL_BREAKER_FAILURES" default:"3" desc:"consecutive failed calls (429, 5xx, timeouts, refused connections) after which a worker skips a model endpoint for MODEL_BREAKER_COOLDOWN: a call with a fallback model goes to it at once; 0 = never skip"`
+	ModelBreakerCooldown time.Duration `envconfig:"LONGHAUL_MODEL_BREAKER_COOLDOWN" default:"30s" desc:"how long a worker skips a model endpoint that failed MODEL_BREAKER_FAILURES times in a row; the first call after it tries the endpoint again"`
+	MaxModelOutput       int           `envconfig:"LONGHAUL_MAX_MODEL_OUTPUT_BYTES" default:"1048576" desc:"largest answer one model call may give (text and tool-call arguments together, at most 1.5 MiB); past it the run fails with an error, not retried"`
 
 	SkillsDir string   `envconfig:"LONGHAUL_SKILLS_DIR" desc:"extra agent and skill files, loaded over the built-ins"`
 	APIKeys   []string `envconfig:"LONGHAUL_API_KEYS" desc:"comma-separated bearer keys for /v1, each name:key or name:key:role=<role> (or a bare key, named by a short hash); each is its own principal, the role what allow: rules judge it by (see docs/security.md, Who may use what); empty with no PROXY_KEYS = no auth (dev only; warned at start)"`

@@ -122,6 +122,12 @@ func (c Config) checkModel(p *problems) {
 	if c.ModelIdleTimeout < 0 {
 		p.bad("MODEL_IDLE_TIMEOUT", "must not be negative (0 waits as long as LLM_TIMEOUT)")
 	}
+	if c.ModelBreakerFailures < 0 {
+		p.bad("MODEL_BREAKER_FAILURES", "must not be negative (0 never skips an endpoint)")
+	}
+	if c.ModelBreakerFailures > 0 && c.ModelBreakerCooldown <= 0 {
+		p.bad("MODEL_BREAKER_COOLDOWN", "must be positive while MODEL_BREAKER_FAILURES is set")
+	}
 	if c.MaxModelOutput < 1024 || c.MaxModelOutput > MaxModelOutput {
 		p.bad("MAX_MODEL_OUTPUT_BYTES", "must be from 1024 to %d (an answer travels in one Temporal payload, 2 MB at most), got %d", MaxModelOutput, c.MaxModelOutput)
 	}

@@ -36,6 +36,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 )
 
@@ -194,10 +195,24 @@ func (s *Set) Resolve(ref string) (Endpoint, string, error) {
 		ErrUnknownEndpoint, prefix, ref, names(s.named), ":"+ref)
 }
 
-// Check reports whether ref resolves (see Resolve).
+// Check reports whether ref resolves (see Resolve). A fallback list
+// ("remote:big-model,llama3.1:8b", longhaul.ModelList) is checked model by
+// model; a list with an empty entry is refused, as a stray comma is a typo.
 func (s *Set) Check(ref string) error {
-	_, _, err := s.Resolve(ref)
-	return err
+	if !strings.Contains(ref, longhaul.ModelListSep) {
+		_, _, err := s.Resolve(ref)
+		return err
+	}
+	parts := strings.Split(ref, longhaul.ModelListSep)
+	for _, m := range parts {
+		if strings.TrimSpace(m) == "" {
+			return fmt.Errorf("model list %q has an empty entry", ref)
+		}
+		if _, _, err := s.Resolve(strings.TrimSpace(m)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Ref is the reference of model on the endpoint named name ("" the

@@ -88,3 +88,27 @@ func TestResolve(t *testing.T) {
 		t.Errorf("Ref(llama3.1:8b) = %q", got)
 	}
 }
+
+// TestCheckModelList: a fallback list is checked model by model; an empty
+// entry (a stray comma) is refused.
+func TestCheckModelList(t *testing.T) {
+	s := NewSet(Endpoint{BaseURL: "http://localhost:11434/v1"}, []Endpoint{{Name: "remote", BaseURL: "https://openrouter.ai/api/v1"}})
+	for _, tc := range []struct {
+		ref  string
+		want string
+	}{
+		{"remote:big-model,llama3.1:8b", ""},
+		{"remote:big-model, llama3.1:8b", ""},
+		{"remote:big-model,nowhere:x", `"nowhere"`},
+		{"remote:big-model,", "empty entry"},
+		{",llama3.1:8b", "empty entry"},
+	} {
+		err := s.Check(tc.ref)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Check(%q) = %v, want nil", tc.ref, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Check(%q) = %v, want an error with %s", tc.ref, err, tc.want)
+		}
+	}
+}

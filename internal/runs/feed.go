@@ -250,6 +250,9 @@ func (f *Feed) itemsAfter(c *Cursor) []Item {
 				}
 			}
 		}
+		if e.Type == longhaul.EventModelFallback {
+			f.dropFailedModel(c, e, add)
+		}
 		*c = Cursor{after: e.Offset, status: c.status}
 		add(e)
 	}
@@ -290,6 +293,20 @@ func (f *Feed) itemsAfter(c *Cursor) []Item {
 		add(longhaul.NewEvent(longhaul.EventToolStatus, time.Now(), st.data))
 	}
 	return out
+}
+
+// dropFailedModel resets the text the follower at c streamed of a call
+// whose model failed and hands over to the next model of its fallback
+// list: the next model's text replaces it, from its start, as a retry's
+// does, so a client never reads two models' text run together.
+func (f *Feed) dropFailedModel(c *Cursor, e longhaul.Event, add func(longhaul.Event)) {
+	var d longhaul.ModelFallbackData
+	if e.Decode(&d) != nil || d.Call == "" || d.Call != c.call || c.bytes == 0 {
+		return
+	}
+	add(longhaul.NewEvent(longhaul.EventContentReset, e.Time, longhaul.ContentResetData{
+		Call: d.Call, Attempt: c.attempt, Reason: "model " + d.Model + " failed; " + d.Next + " answers instead",
+	}))
 }
 
 // liveAfter lists the running calls that started at or before offset after,

@@ -71,3 +71,26 @@ func TestFeedRetriedCall(t *testing.T) {
 		t.Fatalf("durable (-want +got):\n%s", diff)
 	}
 }
+
+// TestFeedModelFallback: a call's first model streamed some text and
+// failed; the run says the next model answers (model_fallback) and that
+// one streams from its start, under attempts numbered on. A follower that
+// read the failed model's text gets a reset before the fallback event, so
+// it never shows the two models' text run together; one that read nothing
+// of it gets no reset.
+func TestFeedModelFallback(t *testing.T) {
+	f := newTestFeed()
+	f.addText("turn-1", 1, 0, 0, "The first mod")
+	var streamed, late Cursor
+	readAll(f, &streamed)
+	fb := longhaul.NewEvent(longhaul.EventModelFallback, time.Time{}, longhaul.ModelFallbackData{Call: "turn-1", Model: "a", Next: "b", Reason: "x", Code: "timeout"})
+	fb.Offset = 1
+	f.update([]longhaul.Event{fb}, false, nil)
+	f.addText("turn-1", 3, 1, 0, "B says")
+	if diff := cmp.Diff([]string{"content_reset 0:13", "model_fallback 1", "content_delta 1:6:3 B says"}, readAll(f, &streamed)); diff != "" {
+		t.Errorf("a follower that streamed a's text (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"model_fallback 1", "content_delta 1:6:3 B says"}, readAll(f, &late)); diff != "" {
+		t.Errorf("a follower that joined after a failed (-want +got):\n%s", diff)
+	}
+}

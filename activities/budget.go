@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/budget"
 	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/sashabaranov/go-openai"
@@ -31,32 +30,57 @@ var _ SpendLedger = (*budget.Ledger)(nil)
 // set.
 const DefaultBudgetOutputTokens = 4096
 
-// spendCall is the ledger's view of the running ChatCompletion: keyed by
-// its workflow, run and activity, which stay the same on every attempt,
-// so a retry (after a worker died mid-call or before it settled) replaces
-// the reservation instead of adding one.
-func spendCall(ctx context.Context, req contract.ModelRequest, model string) budget.Call {
+// spender counts one activity's model calls against the budgets of a
+// principal and an agent.
+type spender struct {
+	a     *Activities
+	who   *longhaul.User
+	agent string
+}
+
+// spender counts against who's and agent's budgets; with neither (an
+// evaluation's grading), or as a zero spender, nothing is counted.
+func (a *Activities) spender(who *longhaul.User, agent string) spender {
+	return spender{a: a, who: who, agent: agent}
+}
+
+// call reserves what oreq, a call to model, may spend and returns what
+// settles it with the usage the endpoint reported (none, when it failed).
+// part names the call within the activity when it makes several (a
+// structured answer's correction, a compaction's chunks); empty for one.
+func (s spender) call(ctx context.Context, model, part string, oreq openai.ChatCompletionRequest) (settle func(longhaul.Usage), err error) {
+	if s.a == nil || s.a.Spend == nil || s.who == nil && s.agent == "" {
+		return func(longhaul.Usage) {}, nil
+	}
+	c := spendCall(ctx, s.who, s.agent, model, part)
+	if err := s.a.reserve(ctx, c, oreq); err != nil {
+		return nil, err
+	}
+	return func(u longhaul.Usage) { s.a.settle(ctx, c, u) }, nil
+}
+
+// spendCall is the ledger's view of a model call of the running activity:
+// keyed by its workflow, run and activity (and part), which stay the same
+// on every attempt, so a retry (after a worker died mid-call or before it
+// settled) replaces the reservation instead of adding one. A request
+// scheduled before it carried its principal counts as "anonymous".
+func spendCall(ctx context.Context, principal *longhaul.User, agent, model, part string) budget.Call {
 	info := activity.GetInfo(ctx)
 	who := "anonymous"
-	if req.Principal != nil {
-		who = req.Principal.Key()
+	if principal != nil {
+		who = principal.Key()
 	}
-	return budget.Call{
-		ID:        info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID,
-		Principal: who,
-		Key:       budget.KeyOf(who),
-		Agent:     req.Agent,
-		Model:     model,
+	id := info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID + "/" + info.ActivityID
+	if part != "" {
+		id += "/" + part
 	}
+	return budget.Call{ID: id, Principal: who, Key: budget.KeyOf(who), Agent: agent, Model: model}
 }
 
 // reserve reserves what oreq may spend against the budgets: its estimated
 // input and its max_tokens (else BudgetOutputTokens). Over a budget, the
 // call fails with insufficient_quota and is not retried.
 func (a *Activities) reserve(ctx context.Context, c budget.Call, oreq openai.ChatCompletionRequest) error {
-	if a.Spend == nil {
-		return nil
-	}
 	out := max(oreq.MaxCompletionTokens, oreq.MaxTokens)
 	if out <= 0 {
 		out = a.BudgetOutputTokens
@@ -77,9 +101,6 @@ func (a *Activities) reserve(ctx context.Context, c budget.Call, oreq openai.Cha
 // that fails is logged, not the call's failure: the answer is there, and
 // the reservation stays counted until a retry or the next call settles.
 func (a *Activities) settle(ctx context.Context, c budget.Call, usage longhaul.Usage) {
-	if a.Spend == nil {
-		return
-	}
 	in, out := int64(usage.PromptTokens), int64(usage.CompletionTokens)
 	// The activity's own context may be cancelled already: settling must
 	// still be recorded.

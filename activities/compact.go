@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
@@ -81,7 +82,7 @@ func (a *Activities) Compact(ctx context.Context, req contract.CompactRequest) (
 		if err != nil {
 			return resp, err
 		}
-		text, err = a.summarize(ctx, ep, f, prompt, text, chunk, &resp)
+		text, err = a.summarize(ctx, a.spender(req.Principal, req.Agent), ep, f, prompt, text, chunk, &resp)
 		if err != nil {
 			return resp, err
 		}
@@ -142,7 +143,7 @@ func summaryLine(m longhaul.Message) string {
 }
 
 // summarize asks the compact role to fold chunk into the summary so far.
-func (a *Activities) summarize(ctx context.Context, ep endpoint, f fitting, prompt, summary, chunk string, resp *contract.CompactResponse) (string, error) {
+func (a *Activities) summarize(ctx context.Context, spend spender, ep endpoint, f fitting, prompt, summary, chunk string, resp *contract.CompactResponse) (string, error) {
 	var user strings.Builder
 	user.WriteString("Summary so far:\n")
 	if summary == "" {
@@ -151,21 +152,28 @@ func (a *Activities) summarize(ctx context.Context, ep endpoint, f fitting, prom
 	user.WriteString(summary)
 	user.WriteString("\n\nConversation to add to it:\n\n")
 	user.WriteString(chunk)
-	out, err := ep.client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+	oreq := openai.ChatCompletionRequest{
 		Model: ep.model,
 		Messages: []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleSystem, Content: prompt},
 			{Role: openai.ChatMessageRoleUser, Content: user.String()},
 		},
 		MaxTokens: f.reserve,
-	})
+	}
+	// Each chunk's call is a part of its own, numbered as the calls the
+	// progress carries across attempts: a retry replaces its reservation.
+	settle, err := spend.call(ctx, a.ref(ep, ""), strconv.Itoa(resp.Calls+1), oreq)
+	if err != nil {
+		return "", err
+	}
+	out, err := ep.client.CreateChatCompletion(ctx, oreq)
+	usage := longhaul.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
+	settle(usage)
 	if err != nil {
 		return "", a.modelError(ctx, err, ep)
 	}
 	resp.Calls++
-	resp.Usage = resp.Usage.Add(longhaul.Usage{
-		PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens,
-	})
+	resp.Usage = resp.Usage.Add(usage)
 	if len(out.Choices) == 0 || strings.TrimSpace(out.Choices[0].Message.Content) == "" {
 		return "", temporal.NewApplicationError("the compact model answered no summary", longhaul.ErrTypeModelBadOutput)
 	}

@@ -81,6 +81,7 @@ func (a *Activities) ExtractMemories(ctx context.Context, req contract.ExtractRe
 	zero := float32(0)
 	raw, usage, err := a.structured(ctx, structuredCall{
 		model: a.model(req.Model), messages: msgs, name: "memory_facts", schema: extractSchema, temperature: &zero,
+		spend: a.spender(req.Principal, req.Agent),
 	})
 	if err != nil {
 		return contract.ExtractResponse{Usage: usage}, err

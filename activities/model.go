@@ -85,11 +85,11 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: attempt}, err
 	}
 
-	spend := spendCall(ctx, req, model)
-	if err := a.reserve(ctx, spend, oreq); err != nil {
+	settle, err := a.spender(req.Principal, req.Agent).call(ctx, model, "", oreq)
+	if err != nil {
 		return contract.ModelResponse{}, err
 	}
-	defer func() { a.settle(ctx, spend, resp.Usage) }()
+	defer func() { settle(resp.Usage) }()
 
 	bus := a.Bus
 	if !req.Publish {

@@ -49,6 +49,7 @@ func (a *Activities) Plan(ctx context.Context, req contract.PlanRequest) (contra
 	}
 	raw, usage, err := a.structured(ctx, structuredCall{
 		model: a.model(req.Model), messages: msgs, name: "plan", schema: schema,
+		spend: a.spender(req.Principal, req.Agent),
 	})
 	if err != nil {
 		return contract.PlanResponse{Usage: usage}, err
@@ -222,7 +223,7 @@ func (a *Activities) SupervisePlan(ctx context.Context, req contract.PlanCheckRe
 	msgs = append(msgs, conversation(req.Messages)...)
 	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: b.String()})
 	var v verdict
-	usage, err := a.verdict(ctx, req.Model, "plan_review", msgs, &v)
+	usage, err := a.verdict(ctx, a.spender(req.Principal, req.Agent), req.Model, "plan_review", msgs, &v)
 	if err != nil {
 		return contract.PlanCheck{Usage: usage}, err
 	}
@@ -317,7 +318,7 @@ func (a *Activities) ReviewStep(ctx context.Context, req contract.StepReviewRequ
 	msgs = append(msgs, conversation(req.Messages)...)
 	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: b.String()})
 	var v verdict
-	usage, err := a.verdict(ctx, req.Model, "step_review", msgs, &v)
+	usage, err := a.verdict(ctx, a.spender(req.Principal, req.Agent), req.Model, "step_review", msgs, &v)
 	if err != nil {
 		return contract.StepReview{Usage: usage}, err
 	}
@@ -332,9 +333,9 @@ type verdict struct {
 
 var verdictSchema = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","enum":["ok","adjust"]},"reason":{"type":"string"}},"required":["decision","reason"],"additionalProperties":false}`)
 
-func (a *Activities) verdict(ctx context.Context, model, name string, msgs []openai.ChatCompletionMessage, v *verdict) (longhaul.Usage, error) {
+func (a *Activities) verdict(ctx context.Context, spend spender, model, name string, msgs []openai.ChatCompletionMessage, v *verdict) (longhaul.Usage, error) {
 	zero := float32(0)
-	raw, usage, err := a.structured(ctx, structuredCall{model: a.model(model), messages: msgs, name: name, schema: verdictSchema, temperature: &zero})
+	raw, usage, err := a.structured(ctx, structuredCall{model: a.model(model), messages: msgs, name: name, schema: verdictSchema, temperature: &zero, spend: spend})
 	if err != nil {
 		return usage, err
 	}
@@ -353,7 +354,7 @@ func (a *Activities) Classify(ctx context.Context, req contract.ClassifyRequest)
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptClassify)}}
 	msgs = append(msgs, conversation(lastTurns(req.Messages, 6))...)
 	zero := float32(0)
-	raw, usage, err := a.structured(ctx, structuredCall{model: a.model(req.Model), messages: msgs, name: "dispatch", schema: dispatchSchema, temperature: &zero})
+	raw, usage, err := a.structured(ctx, structuredCall{model: a.model(req.Model), messages: msgs, name: "dispatch", schema: dispatchSchema, temperature: &zero, spend: a.spender(req.Principal, req.Agent)})
 	if err != nil {
 		return contract.Dispatch{Usage: usage}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
@@ -28,6 +29,8 @@ type structuredCall struct {
 	check func(raw json.RawMessage) error
 	// temperature is the sampling temperature; nil leaves the endpoint's.
 	temperature *float32
+	// spend counts each call against the run's budgets (zero: none).
+	spend spender
 }
 
 // structured runs c: it asks for response_format json_schema (strict when
@@ -67,15 +70,17 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 		if err != nil {
 			return nil, usage, err
 		}
+		settle, err := c.spend.call(ctx, c.model, strconv.Itoa(attempt), req)
+		if err != nil {
+			return nil, usage, err
+		}
 		resp, err := ep.client.CreateChatCompletion(ctx, req)
+		call := longhaul.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.TotalTokens}
+		settle(call)
 		if err != nil {
 			return nil, usage, a.modelError(ctx, err, ep)
 		}
-		usage = usage.Add(longhaul.Usage{
-			PromptTokens:     resp.Usage.PromptTokens,
-			CompletionTokens: resp.Usage.CompletionTokens,
-			TotalTokens:      resp.Usage.TotalTokens,
-		})
+		usage = usage.Add(call)
 		if len(resp.Choices) == 0 {
 			return nil, usage, temporal.NewApplicationError("model answered without a choice", longhaul.ErrTypeModelUnavailable)
 		}

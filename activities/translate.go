@@ -48,6 +48,7 @@ func (a *Activities) Translate(ctx context.Context, req contract.TranslateReques
 	zero := float32(0)
 	raw, usage, err := a.structured(ctx, structuredCall{
 		model: a.model(req.Model), messages: msgs, name: "translation", schema: translateSchema, temperature: &zero,
+		spend: a.spender(req.Principal, req.Agent),
 		check: func(raw json.RawMessage) error {
 			var v struct {
 				Language    string `json:"language"`

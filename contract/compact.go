@@ -10,6 +10,9 @@ import (
 type CompactRequest struct {
 	Call  string `json:"call"`
 	Agent string `json:"agent"`
+	// Principal is the run's user, whose budgets the call's spend counts
+	// against (nil on a call scheduled before it existed: "anonymous").
+	Principal *longhaul.User `json:"principal,omitempty"`
 	// Model is the compact role's model.
 	Model    string             `json:"model,omitempty"`
 	Messages []longhaul.Message `json:"messages,omitempty"`

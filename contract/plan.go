@@ -10,9 +10,12 @@ const DefaultMaxPlanSteps = 8
 // PlanRequest asks the planner for a plan, or for a revision of the steps
 // that remain.
 type PlanRequest struct {
-	Agent    string             `json:"agent"`
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages"`
+	Agent string `json:"agent"`
+	// Principal is the run's user, whose budgets the call's spend counts
+	// against (nil on a call scheduled before it existed: "anonymous").
+	Principal *longhaul.User     `json:"principal,omitempty"`
+	Model     string             `json:"model,omitempty"`
+	Messages  []longhaul.Message `json:"messages"`
 	// Tools and Skills are the run's scope: the only targets a step may name.
 	Tools  []string    `json:"tools,omitempty"`
 	Skills []SkillSpec `json:"skills,omitempty"`
@@ -40,10 +43,13 @@ type PlanResponse struct {
 
 // PlanCheckRequest asks the plan supervisor to review a plan.
 type PlanCheckRequest struct {
-	Agent    string             `json:"agent"`
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages,omitempty"`
-	Plan     longhaul.Plan      `json:"plan"`
+	Agent string `json:"agent"`
+	// Principal is the run's user, whose budgets the call's spend counts
+	// against (nil on a call scheduled before it existed: "anonymous").
+	Principal *longhaul.User     `json:"principal,omitempty"`
+	Model     string             `json:"model,omitempty"`
+	Messages  []longhaul.Message `json:"messages,omitempty"`
+	Plan      longhaul.Plan      `json:"plan"`
 	// Tools and Skills are the run's scope.
 	Tools  []string    `json:"tools,omitempty"`
 	Skills []SkillSpec `json:"skills,omitempty"`
@@ -65,10 +71,13 @@ type PlanCheck struct {
 
 // StepReviewRequest asks the step supervisor to review a step's result.
 type StepReviewRequest struct {
-	Agent    string             `json:"agent"`
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages,omitempty"`
-	Plan     longhaul.Plan      `json:"plan"`
+	Agent string `json:"agent"`
+	// Principal is the run's user, whose budgets the call's spend counts
+	// against (nil on a call scheduled before it existed: "anonymous").
+	Principal *longhaul.User     `json:"principal,omitempty"`
+	Model     string             `json:"model,omitempty"`
+	Messages  []longhaul.Message `json:"messages,omitempty"`
+	Plan      longhaul.Plan      `json:"plan"`
 	// Step is the reviewed step, with its status and result.
 	Step longhaul.PlanStep `json:"step"`
 }
@@ -82,9 +91,12 @@ type StepReview struct {
 
 // ClassifyRequest asks how an auto-mode agent should run a request.
 type ClassifyRequest struct {
-	Agent    string             `json:"agent"`
-	Model    string             `json:"model,omitempty"`
-	Messages []longhaul.Message `json:"messages"`
+	Agent string `json:"agent"`
+	// Principal is the run's user, whose budgets the call's spend counts
+	// against (nil on a call scheduled before it existed: "anonymous").
+	Principal *longhaul.User     `json:"principal,omitempty"`
+	Model     string             `json:"model,omitempty"`
+	Messages  []longhaul.Message `json:"messages"`
 }
 
 // Dispatch is the dispatcher's choice for a request.

@@ -8,6 +8,9 @@ import (
 // message in Into: the first step of an agent with language: auto.
 type TranslateRequest struct {
 	Agent string `json:"agent"`
+	// Principal is the run's user, whose budgets the call's spend counts
+	// against (nil on a call scheduled before it existed: "anonymous").
+	Principal *longhaul.User `json:"principal,omitempty"`
 	// Model is the agent's translate model (models.translate, else
 	// models.answer, else its model).
 	Model string `json:"model,omitempty"`

@@ -432,8 +432,7 @@ func (r *run) runToolCalls(ctx workflow.Context, l LoopState, call string, calls
 func (r *run) callOneModel(ctx workflow.Context, req contract.ModelRequest, summary string, answer bool, attempts int32) (contract.ModelResponse, error) {
 	actx := r.modelCallOptions(ctx, strings.TrimSpace(summary), attempts, true)
 	req.After = r.log.last
-	who := r.in.User
-	req.Principal = &who
+	req.Principal = r.principal()
 	req.Documents = len(r.stores) > 0
 	var resp contract.ModelResponse
 	if err := r.awaitModel(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
@@ -567,6 +566,13 @@ func toolResult(ctx workflow.Context, f workflow.Future, pinned *contract.Pinned
 		return res, "error: " + errorMessage(err), true
 	}
 	return res, res.Content, false
+}
+
+// principal is the run's user, as a request to an activity carries it:
+// what allow: rules judge and budgets count against.
+func (r *run) principal() *longhaul.User {
+	who := r.in.User
+	return &who
 }
 
 // errorMessage is the innermost useful message of a workflow or activity

@@ -352,7 +352,7 @@ func TestAutoDispatchChat(t *testing.T) {
 		t.Errorf("Content = %q, want Hello!", got)
 	}
 	classify, plans, _, _, _ := p.calls()
-	diff(t, "classify requests", []contract.ClassifyRequest{{Agent: "assistant", Model: "test-model", Messages: hi}}, classify)
+	diff(t, "classify requests", []contract.ClassifyRequest{{Agent: "assistant", Principal: u1, Model: "test-model", Messages: hi}}, classify)
 	if len(plans) != 0 {
 		t.Errorf("Plan called %d times, want 0", len(plans))
 	}
@@ -443,21 +443,21 @@ func TestAgenticRun(t *testing.T) {
 
 	_, plans, checks, reviews, tools := p.calls()
 	diff(t, "plan requests", []contract.PlanRequest{{
-		Agent: "assistant", Model: "test-model", Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
+		Agent: "assistant", Principal: u1, Model: "test-model", Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
 		MaxSteps: contract.DefaultMaxPlanSteps, Revision: 1,
 	}}, plans)
 	v1 := longhaul.Plan{Revision: 1, Reason: "initial plan", Goal: goal, Steps: []longhaul.PlanStep{
 		as(fetchAct, "1", longhaul.StepPending), as(answerStep, "2", longhaul.StepPending),
 	}}
 	diff(t, "plan check requests", []contract.PlanCheckRequest{{
-		Agent: "assistant", Model: "test-model", Messages: question, Plan: v1,
+		Agent: "assistant", Principal: u1, Model: "test-model", Messages: question, Plan: v1,
 		Tools: researcher.Tools, Skills: researcher.Skills, MaxSteps: contract.DefaultMaxPlanSteps,
 	}}, checks)
 	fetched := as(fetchAct, "1", longhaul.StepDone, "Article 5 bans social scoring.")
 	reviewed := v1
 	reviewed.Steps = []longhaul.PlanStep{fetched, as(answerStep, "2", longhaul.StepPending)}
 	diff(t, "step review requests", []contract.StepReviewRequest{{
-		Agent: "assistant", Model: "test-model", Messages: question, Plan: reviewed, Step: fetched,
+		Agent: "assistant", Principal: u1, Model: "test-model", Messages: question, Plan: reviewed, Step: fetched,
 	}}, reviews)
 	diff(t, "tool requests", []contract.ToolRequest{{
 		Call:      longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)},
@@ -638,7 +638,7 @@ func TestAdjustReplansKeepingFinishedSteps(t *testing.T) {
 		t.Fatalf("Plan called %d times, want 2", len(plans))
 	}
 	diff(t, "second plan request", contract.PlanRequest{
-		Agent: "assistant", Model: "test-model", Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
+		Agent: "assistant", Principal: u1, Model: "test-model", Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
 		MaxSteps: contract.DefaultMaxPlanSteps, Revision: 2,
 		Done:     []longhaul.PlanStep{kept},
 		Previous: &v1,

@@ -85,7 +85,7 @@ func (r *run) translateRequest(ctx workflow.Context) error {
 	model := r.roleModel(roleTranslate)
 	var resp contract.TranslateResponse
 	err := workflow.ExecuteActivity(r.structuredOptions(ctx, "detect language, translate into "+into+" llm "+model), a.Translate, contract.TranslateRequest{
-		Agent: r.spec.ID, Model: model, Text: original, Into: into,
+		Agent: r.spec.ID, Principal: r.principal(), Model: model, Text: original, Into: into,
 	}).Get(ctx, &resp)
 	r.addUsage("translate-request", model, resp.Usage)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,13 @@ func (l *Ledger) Cost(model string, in, out int64) int64 { return l.prices.Cost(
 // period has spent and reserved; otherwise it records nothing and returns
 // an *ExceededError. A call reserved before (a retried attempt) has its
 // reservation replaced, in the period it first counted in.
+//
+// A call no limit applies to reserves nothing (its settlement records it):
+// without budgets, the model call waits on no write.
 func (l *Ledger) Reserve(ctx context.Context, c Call, in, out int64) error {
+	if !slices.ContainsFunc(l.limits, func(lim Limit) bool { return lim.Applies(c) }) {
+		return nil
+	}
 	cost := l.prices.Cost(c.Model, in, out)
 	return l.db.Write(ctx, func(tx sqldb.Tx) error {
 		if err := tx.Lock(ctx, reserveLock); err != nil {

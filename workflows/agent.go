@@ -556,18 +556,6 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 	return out, outcomes
 }
 
-// toolResult is a call's result: the activity's, or the recorded one of
-// a pinned replay.
-func toolResult(ctx workflow.Context, f workflow.Future, pinned *contract.PinnedCall) (res contract.ToolResponse, content string, failed bool) {
-	if pinned != nil {
-		return contract.ToolResponse{Content: pinned.Content}, pinned.Content, pinned.Error
-	}
-	if err := f.Get(ctx, &res); err != nil {
-		return res, "error: " + errorMessage(err), true
-	}
-	return res, res.Content, false
-}
-
 // principal is the run's user, as a request to an activity carries it:
 // what allow: rules judge and budgets count against.
 func (r *run) principal() *longhaul.User {

@@ -81,3 +81,15 @@ func (r *run) replayData() *contract.ReplayData {
 	}
 	return &out
 }
+
+// toolResult is a call's result: the activity's, or the recorded one of
+// a pinned replay.
+func toolResult(ctx workflow.Context, f workflow.Future, pinned *contract.PinnedCall) (res contract.ToolResponse, content string, failed bool) {
+	if pinned != nil {
+		return contract.ToolResponse{Content: pinned.Content}, pinned.Content, pinned.Error
+	}
+	if err := f.Get(ctx, &res); err != nil {
+		return res, "error: " + errorMessage(err), true
+	}
+	return res, res.Content, false
+}

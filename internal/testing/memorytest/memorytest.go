@@ -21,13 +21,9 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 )
 
-// Backend is one database a test runs against.
+// Backend is one database a test runs against, as storetest's are.
 type Backend struct {
-	Name string
-	// Ready skips or fails the test when the database cannot be used.
-	Ready func(t testing.TB)
-	// Fresh returns the URL of an empty database no other test uses.
-	Fresh func(t testing.TB) string
+	storetest.Backend
 	// Serial says the database serves one connection at a time (PGlite):
 	// its tests must not run in parallel, and a store on it needs a pool
 	// of one (memory.WithMaxConns(1)).
@@ -36,9 +32,9 @@ type Backend struct {
 
 // Backends are SQLite, PostgreSQL (exact search) and PGlite with pgvector.
 var Backends = []Backend{
-	{Name: "sqlite", Ready: storetest.Backends[0].Ready, Fresh: storetest.Backends[0].Fresh},
-	{Name: "postgres", Ready: storetest.Backends[1].Ready, Fresh: storetest.Backends[1].Fresh},
-	{Name: "pgvector", Ready: PGliteReady, Fresh: PGliteFresh, Serial: true},
+	{Backend: storetest.Backends[0]},
+	{Backend: storetest.Backends[1]},
+	{Backend: storetest.Backend{Name: "pgvector", Ready: PGliteReady, Fresh: PGliteFresh}, Serial: true},
 }
 
 var (

@@ -29,8 +29,8 @@ type Backend struct {
 	Name string
 	// Ready skips or fails the test when the database cannot be used.
 	Ready func(t testing.TB)
-	// Fresh returns the URL of an empty database no other test uses,
-	// removed when the test ends.
+	// Fresh returns the URL of an empty database no other test uses
+	// (SQLite's and PostgreSQL's are removed when the test ends).
 	Fresh func(t testing.TB) string
 }
 

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/pglite"
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
@@ -85,31 +83,34 @@ func PGliteReady(t testing.TB) {
 }
 
 // PGliteFresh empties the shared PGlite (drops the memories table) and
-// returns its URL. PGlite is one session, so a connection's startup
-// parameters (a search_path of its own) do not apply: tests on it run one
-// at a time on the public schema, and start from an empty one.
-func PGliteFresh(t testing.TB) string {
+// returns its URL.
+func PGliteFresh(t testing.TB) string { return PGliteWithout(t, "memories") }
+
+// PGliteWithout drops tables from the shared PGlite and returns its URL:
+// the Fresh of a store on PGlite whose tables they are. PGlite is one
+// session, so a connection's startup parameters (a search_path of its
+// own) do not apply: tests on it run one at a time on the public schema,
+// and start from an empty one.
+func PGliteWithout(t testing.TB, tables ...string) string {
 	t.Helper()
 	srv, err := PGlite()
 	if err != nil {
 		t.Fatalf("PGlite: %v", err)
 	}
-	if err := admin(srv.URL, "DROP TABLE IF EXISTS memories CASCADE"); err != nil {
+	drops := make([]string, len(tables))
+	for i, tb := range tables {
+		drops[i] = "DROP TABLE IF EXISTS " + tb + " CASCADE"
+	}
+	if err := admin(srv.URL, drops...); err != nil {
 		t.Fatalf("empty PGlite: %v", err)
 	}
 	return srv.URL
 }
 
-func admin(u, sql string) error {
+func admin(u string, statements ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
-	return err
+	return storetest.Exec(ctx, u, statements...)
 }
 
 // Vector returns the unit vector llmtest's embeddings endpoint answers for

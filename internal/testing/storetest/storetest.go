@@ -115,13 +115,7 @@ func postgresFresh(t testing.TB) string {
 	admin := func(sql string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, PostgresURL())
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
+		return Exec(ctx, PostgresURL(), sql)
 	}
 	if err := admin("CREATE SCHEMA " + schema); err != nil {
 		t.Fatalf("create schema %s: %v", schema, err)
@@ -139,4 +133,20 @@ func postgresFresh(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// Exec runs statements, in order, on a connection of their own to the
+// PostgreSQL database u names.
+func Exec(ctx context.Context, u string, statements ...string) error {
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for _, s := range statements {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

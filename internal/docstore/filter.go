@@ -174,25 +174,21 @@ func listOf(v any) ([]any, bool) {
 	case []any:
 		return x, true
 	case []string:
-		out := make([]any, len(x))
-		for i, s := range x {
-			out[i] = s
-		}
-		return out, true
+		return anys(x), true
 	case []float64:
-		out := make([]any, len(x))
-		for i, s := range x {
-			out[i] = s
-		}
-		return out, true
+		return anys(x), true
 	case []int:
-		out := make([]any, len(x))
-		for i, s := range x {
-			out[i] = s
-		}
-		return out, true
+		return anys(x), true
 	}
 	return nil, false
+}
+
+func anys[T any](x []T) []any {
+	out := make([]any, len(x))
+	for i, v := range x {
+		out[i] = v
+	}
+	return out
 }
 
 func equal(a, b any) bool {

@@ -137,10 +137,8 @@ func openSQL(ctx context.Context, rawURL string, o options) (*sqlStore, error) {
 	// On SQLite the document tables live in the file of the other stores,
 	// opened the same way (WAL, one writer, a few readers).
 	s := &sqlStore{opts: o}
-	s.vec.Table, s.vec.Lock = "chunks", schemaLock
-	db, err := sqldb.Open(ctx, rawURL, sqldb.Config{
+	db, err := s.vec.Open(ctx, rawURL, "chunks", sqldb.Config{
 		Store: "document store", Schema: schema, Lock: schemaLock, MaxConns: o.MaxConns,
-		Setup: s.vec.Setup,
 	})
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
 )
 
@@ -39,28 +38,8 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 var docTables = []string{"files", "file_parts", "vector_stores", "vector_store_files", "file_batches", "chunks"}
 
 // pgliteFresh empties the shared PGlite's document tables and returns its
-// URL (see memorytest.PGliteFresh: PGlite is one session, so its tests
-// run one at a time on the public schema).
-func pgliteFresh(t testing.TB) string {
-	t.Helper()
-	srv, err := memorytest.PGlite()
-	if err != nil {
-		t.Fatalf("PGlite: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, srv.URL)
-	if err != nil {
-		t.Fatalf("PGlite: %v", err)
-	}
-	defer conn.Close(ctx)
-	for _, tb := range docTables {
-		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+tb+" CASCADE"); err != nil {
-			t.Fatalf("empty PGlite: %v", err)
-		}
-	}
-	return srv.URL
-}
+// URL.
+func pgliteFresh(t testing.TB) string { return memorytest.PGliteWithout(t, docTables...) }
 
 func backends() []memorytest.Backend {
 	bs := slices.Clone(memorytest.Backends)

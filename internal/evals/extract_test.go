@@ -9,11 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/evals"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 )
 
-// history reads a committed history of the workflows' replay tests.
-func history(t *testing.T, name string) *evals.Case {
+// events reads a committed history of the workflows' replay tests.
+func events(t *testing.T, name string) []*historypb.HistoryEvent {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "workflows", "testdata", name))
 	if err != nil {
@@ -24,7 +25,13 @@ func history(t *testing.T, name string) *evals.Case {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := evals.Extract("replay-1", h.GetEvents())
+	return h.GetEvents()
+}
+
+// history is the case of a committed history.
+func history(t *testing.T, name string) *evals.Case {
+	t.Helper()
+	c, err := evals.Extract("replay-1", events(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,16 +86,7 @@ func TestCaseFilesRoundTrip(t *testing.T) {
 }
 
 func TestExtractRefusesOtherWorkflows(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "workflows", "testdata", "retention_history.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := evals.Extract("r", h.GetEvents()); err == nil {
+	if _, err := evals.Extract("r", events(t, "retention_history.json")); err == nil {
 		t.Error("a retention history made a case")
 	}
 }

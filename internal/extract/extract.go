@@ -93,25 +93,20 @@ type Limits struct {
 }
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxChars <= 0 {
-		l.MaxChars = DefaultMaxChars
-	}
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultMaxBytes
-	}
-	if l.MaxInflated <= 0 {
-		l.MaxInflated = DefaultMaxInflated
-	}
-	if l.MaxPages <= 0 {
-		l.MaxPages = DefaultMaxPages
-	}
-	if l.MaxPageContent <= 0 {
-		l.MaxPageContent = DefaultMaxPageContent
-	}
-	if l.MaxOperands <= 0 {
-		l.MaxOperands = DefaultMaxOperands
-	}
+	orDefault(&l.MaxChars, DefaultMaxChars)
+	orDefault(&l.MaxBytes, DefaultMaxBytes)
+	orDefault(&l.MaxInflated, DefaultMaxInflated)
+	orDefault(&l.MaxPages, DefaultMaxPages)
+	orDefault(&l.MaxPageContent, DefaultMaxPageContent)
+	orDefault(&l.MaxOperands, DefaultMaxOperands)
 	return l
+}
+
+// orDefault sets a limit that is not positive to its default.
+func orDefault[T int | int64](limit *T, def T) {
+	if *limit <= 0 {
+		*limit = def
+	}
 }
 
 // Formats Extract reads.

@@ -189,24 +189,7 @@ func freePort(t *testing.T) int {
 type httpServer struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
-	out    *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	out    *proctest.SyncBuffer
 }
 
 // startEverythingHTTP runs server-everything with an HTTP transport (mode
@@ -217,7 +200,7 @@ func startEverythingHTTP(t *testing.T, mode string, port int) *httpServer {
 	t.Helper()
 	cmd := exec.Command(node(t), serverScript(t, everythingPkg), mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	out := &lockedBuffer{}
+	out := &proctest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

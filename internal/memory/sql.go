@@ -55,10 +55,8 @@ var _ Store = (*sqlStore)(nil)
 
 func openSQL(ctx context.Context, rawURL string, o sqldb.Options) (*sqlStore, error) {
 	s := &sqlStore{opts: o}
-	s.vec.Table, s.vec.Lock = "memories", schemaLock
-	db, err := sqldb.Open(ctx, rawURL, sqldb.Config{
+	db, err := s.vec.Open(ctx, rawURL, "memories", sqldb.Config{
 		Store: "memory store", Schema: schema, Lock: schemaLock, MaxConns: o.MaxConns,
-		Setup: s.vec.Setup,
 	})
 	if err != nil {
 		return nil, err

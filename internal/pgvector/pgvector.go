@@ -141,16 +141,22 @@ func (x *Indexes) Ensure(ctx context.Context, db *sqldb.DB, dim int) error {
 }
 
 // Column is a store's embedding column: what Enable found for it and the
-// HNSW indexes built on it. Set Table and Lock before use.
+// HNSW indexes built on it. Open sets it up.
 type Column struct {
 	Support
 	Indexes
 }
 
-// Setup is the sqldb.Config.Setup of the column's store: on PostgreSQL it
-// runs Enable on Table and keeps what it found; on SQLite it does nothing
-// and leaves Support zero.
-func (c *Column) Setup(ctx context.Context, tx sqldb.Tx) error {
+// Open opens the column's store as sqldb.Open does, the column on table:
+// once cfg.Schema is created, on PostgreSQL under cfg.Lock, it runs Enable
+// on table and keeps what it found; on SQLite Support stays zero.
+func (c *Column) Open(ctx context.Context, rawURL, table string, cfg sqldb.Config) (*sqldb.DB, error) {
+	c.Table, c.Lock = table, cfg.Lock
+	cfg.Setup = c.setup
+	return sqldb.Open(ctx, rawURL, cfg)
+}
+
+func (c *Column) setup(ctx context.Context, tx sqldb.Tx) error {
 	if !tx.Postgres() {
 		return nil
 	}

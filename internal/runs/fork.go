@@ -205,12 +205,7 @@ func stepAt(st contract.RunState, log []longhaul.Event, n int64) contract.Fork {
 
 // ForksQuery is the visibility query of owner's forks of run.
 func ForksQuery(owner, run string) string {
-	return strings.Join([]string{
-		"WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName),
-		contract.SearchAttrUser.GetName() + " = " + QuoteLiteral(owner),
-		contract.SearchAttrForkedFrom.GetName() + " = " + QuoteLiteral(run),
-		"ExecutionStatus != 'ContinuedAsNew'",
-	}, " AND ")
+	return agentQuery(is(contract.SearchAttrUser, owner), is(contract.SearchAttrForkedFrom, run), "ExecutionStatus != 'ContinuedAsNew'")
 }
 
 // forkMemo adds a fork's lineage to memo, when f is set.

@@ -83,12 +83,7 @@ type MultitaskOutcome struct {
 // ChatRunningQuery is the visibility query of a user's running runs of a
 // chat.
 func ChatRunningQuery(chat, user string) string {
-	return strings.Join([]string{
-		"WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName),
-		contract.SearchAttrChat.GetName() + " = " + QuoteLiteral(chat),
-		contract.SearchAttrUser.GetName() + " = " + QuoteLiteral(user),
-		"ExecutionStatus = 'Running'",
-	}, " AND ")
+	return agentQuery(is(contract.SearchAttrChat, chat), is(contract.SearchAttrUser, user), "ExecutionStatus = 'Running'")
 }
 
 // Multitask applies m's strategy to the chat's running runs of earlier

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/longhaul-dev/longhaul/contract"
+	"go.temporal.io/sdk/temporal"
 )
 
 // QuoteLiteral quotes s as a string literal of Temporal's visibility query
@@ -38,23 +39,28 @@ func LiteralOK(s string) bool {
 		!strings.ContainsFunc(s, func(r rune) bool { return r == '\\' || r == '"' || r < ' ' || r == 0x7f })
 }
 
+// agentQuery is the visibility query of the agent runs that meet every
+// clause.
+func agentQuery(clauses ...string) string {
+	return strings.Join(append([]string{"WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName)}, clauses...), " AND ")
+}
+
+// is is the clause that search attribute attr is v.
+func is(attr temporal.SearchAttributeKeyKeyword, v string) string {
+	return attr.GetName() + " = " + QuoteLiteral(v)
+}
+
 // RunningQuery is the visibility query of the runs principal has running,
 // which its limit of runs counts.
 func RunningQuery(principal string) string {
-	return "WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName) + " AND " +
-		contract.SearchAttrUser.GetName() + " = " + QuoteLiteral(principal) + " AND ExecutionStatus = 'Running'"
+	return agentQuery(is(contract.SearchAttrUser, principal), "ExecutionStatus = 'Running'")
 }
 
 // WaitingQuery is the visibility query of a user's runs of a chat that
 // wait for a person.
 func WaitingQuery(chat, user string) string {
-	return strings.Join([]string{
-		"WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName),
-		contract.SearchAttrChat.GetName() + " = " + QuoteLiteral(chat),
-		contract.SearchAttrUser.GetName() + " = " + QuoteLiteral(user),
-		contract.SearchAttrStatus.GetName() + " = " + QuoteLiteral(contract.StatusWaiting),
-		"ExecutionStatus = 'Running'",
-	}, " AND ")
+	return agentQuery(is(contract.SearchAttrChat, chat), is(contract.SearchAttrUser, user),
+		is(contract.SearchAttrStatus, contract.StatusWaiting), "ExecutionStatus = 'Running'")
 }
 
 // AllWaitingQuery is the visibility query of every run of the namespace
@@ -67,26 +73,21 @@ func AllWaitingQuery() string {
 // agent and in one status. The runs of a chain continued as new are listed
 // once, by their open or last execution.
 func ListQuery(user, agent, status string) string {
-	q := []string{
-		"WorkflowType = " + QuoteLiteral(contract.AgentWorkflowName),
-		contract.SearchAttrUser.GetName() + " = " + QuoteLiteral(user),
-		"ExecutionStatus != 'ContinuedAsNew'",
-	}
+	q := []string{is(contract.SearchAttrUser, user), "ExecutionStatus != 'ContinuedAsNew'"}
 	if agent != "" {
-		q = append(q, contract.SearchAttrAgent.GetName()+" = "+QuoteLiteral(agent))
+		q = append(q, is(contract.SearchAttrAgent, agent))
 	}
-	st := contract.SearchAttrStatus.GetName()
 	switch status {
 	case "":
 	case contract.StatusRunning, contract.StatusWaiting:
 		// A terminated run never recorded its end: it is not running.
-		q = append(q, st+" = "+QuoteLiteral(status), "ExecutionStatus = 'Running'")
+		q = append(q, is(contract.SearchAttrStatus, status), "ExecutionStatus = 'Running'")
 	case contract.StatusFailed:
-		q = append(q, "("+st+" = 'failed' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut'))")
+		q = append(q, "("+contract.SearchAttrStatus.GetName()+" = 'failed' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut'))")
 	default:
-		q = append(q, st+" = "+QuoteLiteral(status))
+		q = append(q, is(contract.SearchAttrStatus, status))
 	}
-	return strings.Join(q, " AND ")
+	return agentQuery(q...)
 }
 
 // SearchAttrScheduledBy is the search attribute Temporal's scheduler sets

@@ -58,12 +58,7 @@ func TestCurrentTimeBadArguments(t *testing.T) {
 
 func TestCurrentTimeDefinition(t *testing.T) {
 	tool := &CurrentTime{}
-	if tool.Name() != CurrentTimeName || !ValidName(tool.Name()) {
-		t.Errorf("Name() = %q", tool.Name())
-	}
-	if _, err := compileSchema(tool.Parameters()); err != nil {
-		t.Errorf("Parameters() is not a valid schema: %v", err)
-	}
+	checkDefinition(t, tool, CurrentTimeName)
 	var _ Targeter = tool
 	if got := tool.Target(json.RawMessage(`{"timezone":"Europe/Berlin"}`)); got != "Europe/Berlin" {
 		t.Errorf("Target = %q", got)
@@ -87,6 +82,21 @@ func TestCurrentTimeDefinition(t *testing.T) {
 type badArgs struct {
 	args string
 	want string
+}
+
+// checkDefinition checks what every tool defines: its name, a description
+// and a parameters schema that compiles.
+func checkDefinition(t *testing.T, tool Tool, name string) {
+	t.Helper()
+	if tool.Name() != name || !ValidName(tool.Name()) {
+		t.Errorf("Name() = %q", tool.Name())
+	}
+	if tool.Description() == "" {
+		t.Error("Description() is empty")
+	}
+	if _, err := compileSchema(tool.Parameters()); err != nil {
+		t.Errorf("Parameters() is not a valid schema: %v", err)
+	}
 }
 
 // checkBadArguments calls tool with each case's arguments and expects an

@@ -274,15 +274,7 @@ func TestWebFetchContextAndTimeout(t *testing.T) {
 
 func TestWebFetchDefinition(t *testing.T) {
 	tool := NewWebFetch(WebFetchOptions{})
-	if tool.Name() != WebFetchName || !ValidName(tool.Name()) {
-		t.Errorf("Name() = %q", tool.Name())
-	}
-	if tool.Description() == "" {
-		t.Error("Description() is empty")
-	}
-	if _, err := compileSchema(tool.Parameters()); err != nil {
-		t.Errorf("Parameters() is not a valid schema: %v", err)
-	}
+	checkDefinition(t, tool, WebFetchName)
 	if !strings.Contains(string(tool.Parameters()), "Defaults to 20000") {
 		t.Errorf("Parameters() = %s, want the default max_chars documented", tool.Parameters())
 	}

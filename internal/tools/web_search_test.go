@@ -431,15 +431,7 @@ func TestWebSearchBadArguments(t *testing.T) {
 
 func TestWebSearchDefinition(t *testing.T) {
 	tool := newTestSearch(t, WebSearchOptions{BaseURL: "http://searxng:8080"})
-	if tool.Name() != WebSearchName || !ValidName(tool.Name()) {
-		t.Errorf("Name() = %q", tool.Name())
-	}
-	if tool.Description() == "" {
-		t.Error("Description() is empty")
-	}
-	if _, err := compileSchema(tool.Parameters()); err != nil {
-		t.Errorf("Parameters() is not a valid schema: %v", err)
-	}
+	checkDefinition(t, tool, WebSearchName)
 	if !strings.Contains(string(tool.Parameters()), "Defaults to 8") {
 		t.Errorf("Parameters() = %s, want the default max_results documented", tool.Parameters())
 	}

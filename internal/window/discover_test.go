@@ -28,6 +28,21 @@ func TestDiscoverLLMTest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// ollama serves m as Ollama would; vllm serves models as vLLM would,
+	// each with a window of tokens.
+	ollama := func(m llmtest.OllamaModel) func(*testing.T, *llmtest.Server) {
+		return func(t *testing.T, srv *llmtest.Server) {
+			srv.SetFlavour(llmtest.FlavourOllama)
+			srv.SetOllamaModel(m)
+		}
+	}
+	vllm := func(tokens int, models ...string) func(*testing.T, *llmtest.Server) {
+		return func(t *testing.T, srv *llmtest.Server) {
+			srv.SetFlavour(llmtest.FlavourVLLM)
+			srv.SetWindow(tokens, llmtest.BehaviourOpenAI)
+			srv.SetModels(models...)
+		}
+	}
 	tests := []struct {
 		name  string
 		setup func(t *testing.T, srv *llmtest.Server)
@@ -49,41 +64,22 @@ func TestDiscoverLLMTest(t *testing.T) {
 			},
 			want: window.Window{Tokens: 8192, Source: window.SourceOllamaPS}, ok: true},
 		{name: "ollama loaded, untagged name", model: "llama3.1",
-			setup: func(t *testing.T, srv *llmtest.Server) {
-				srv.SetFlavour(llmtest.FlavourOllama)
-				srv.SetOllamaModel(llmtest.OllamaModel{Name: "llama3.1:latest", Loaded: 16384})
-			},
-			want: window.Window{Tokens: 16384, Source: window.SourceOllamaPS}, ok: true},
+			setup: ollama(llmtest.OllamaModel{Name: "llama3.1:latest", Loaded: 16384}),
+			want:  window.Window{Tokens: 16384, Source: window.SourceOllamaPS}, ok: true},
 		{name: "ollama without num_ctx: the server's default assumed", model: "llama3.1:8b",
 			setup: func(t *testing.T, srv *llmtest.Server) {
 				srv.SetFlavour(llmtest.FlavourOllama)
 			},
 			want: window.Window{Tokens: window.Default, Source: window.SourceOllamaDefault}, ok: true},
 		{name: "ollama num_ctx over the trained context", model: "qwen3:8b",
-			setup: func(t *testing.T, srv *llmtest.Server) {
-				srv.SetFlavour(llmtest.FlavourOllama)
-				srv.SetOllamaModel(llmtest.OllamaModel{Name: "qwen3:8b", Arch: "qwen3", Trained: 40960, NumCtx: 65536})
-			},
-			want: window.Window{Tokens: 40960, Source: window.SourceOllamaShow}, ok: true},
+			setup: ollama(llmtest.OllamaModel{Name: "qwen3:8b", Arch: "qwen3", Trained: 40960, NumCtx: 65536}),
+			want:  window.Window{Tokens: 40960, Source: window.SourceOllamaShow}, ok: true},
 		{name: "ollama default over a small trained context", model: "tinyllama",
-			setup: func(t *testing.T, srv *llmtest.Server) {
-				srv.SetFlavour(llmtest.FlavourOllama)
-				srv.SetOllamaModel(llmtest.OllamaModel{Name: "tinyllama", Trained: 2048})
-			},
-			want: window.Window{Tokens: 2048, Source: window.SourceOllamaDefault}, ok: true},
-		{name: "vllm max_model_len", model: "Qwen/Qwen3-8B",
-			setup: func(t *testing.T, srv *llmtest.Server) {
-				srv.SetFlavour(llmtest.FlavourVLLM)
-				srv.SetWindow(32768, llmtest.BehaviourOpenAI)
-				srv.SetModels("Qwen/Qwen3-8B")
-			},
+			setup: ollama(llmtest.OllamaModel{Name: "tinyllama", Trained: 2048}),
+			want:  window.Window{Tokens: 2048, Source: window.SourceOllamaDefault}, ok: true},
+		{name: "vllm max_model_len", model: "Qwen/Qwen3-8B", setup: vllm(32768, "Qwen/Qwen3-8B"),
 			want: window.Window{Tokens: 32768, Source: window.SourceVLLM}, ok: true},
-		{name: "vllm, another model", model: "other",
-			setup: func(t *testing.T, srv *llmtest.Server) {
-				srv.SetFlavour(llmtest.FlavourVLLM)
-				srv.SetWindow(32768, llmtest.BehaviourOpenAI)
-				srv.SetModels("Qwen/Qwen3-8B")
-			}},
+		{name: "vllm, another model", model: "other", setup: vllm(32768, "Qwen/Qwen3-8B")},
 		{name: "vllm with the key the endpoint requires", model: "llmtest",
 			setup: func(t *testing.T, srv *llmtest.Server) {
 				srv.SetFlavour(llmtest.FlavourVLLM)

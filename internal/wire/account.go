@@ -21,11 +21,7 @@ type ConversationSummary struct {
 
 // ConversationList answers GET /v1/conversations, newest first; pass
 // NextPageToken as page_token for the next page.
-type ConversationList struct {
-	Object        string                `json:"object"`
-	Data          []ConversationSummary `json:"data"`
-	NextPageToken string                `json:"next_page_token,omitempty"`
-}
+type ConversationList = Page[ConversationSummary]
 
 // ConversationDetail answers GET /v1/conversations/{id}: the chat's turns,
 // oldest first.
@@ -104,24 +100,13 @@ type MemoryObject struct {
 }
 
 // MemoryList answers GET /v1/memories.
-type MemoryList struct {
-	Object        string         `json:"object"`
-	Data          []MemoryObject `json:"data"`
-	NextPageToken string         `json:"next_page_token,omitempty"`
-}
+type MemoryList = Page[MemoryObject]
 
 // MemoryDeleted answers DELETE /v1/memories/{id}.
-type MemoryDeleted struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Deleted bool   `json:"deleted"`
-}
+type MemoryDeleted = Deleted
 
 // ConnectionList is GET /v1/connections.
-type ConnectionList struct {
-	Object string       `json:"object"`
-	Data   []Connection `json:"data"`
-}
+type ConnectionList = List[Connection]
 
 // Connection is an MCP server the user may connect with their own
 // account, and whether they did.
@@ -139,13 +124,6 @@ type AuthorizeLink struct {
 	URL    string `json:"url"`
 }
 
-// Deleted answers a DELETE of a connection or a secret.
-type Deleted struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Deleted bool   `json:"deleted"`
-}
-
 // SecretObject is one of the user's secrets: its name, never its value.
 type SecretObject struct {
 	Name      string `json:"name"`
@@ -154,10 +132,7 @@ type SecretObject struct {
 }
 
 // SecretList is GET /v1/secrets.
-type SecretList struct {
-	Object string         `json:"object"`
-	Data   []SecretObject `json:"data"`
-}
+type SecretList = List[SecretObject]
 
 // BacklogObject is one item in GET /v1/backlog.
 type BacklogObject struct {

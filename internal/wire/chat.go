@@ -320,10 +320,7 @@ func NewStatusFrame(description string, done bool) StatusFrame {
 }
 
 // ModelList is the answer of GET /v1/models.
-type ModelList struct {
-	Object string      `json:"object"`
-	Data   []ModelInfo `json:"data"`
-}
+type ModelList = List[ModelInfo]
 
 // ModelInfo is one entry of ModelList.
 type ModelInfo struct {

@@ -28,27 +28,12 @@ type FileObject struct {
 	Status string `json:"status"`
 }
 
-// CursorPage is a list answer in CursorPage's shape: object "list", the
-// page's items, the first and last item's ids (null on an empty page) and
-// whether more follow.
-type CursorPage[T any] struct {
-	Object  string  `json:"object"`
-	Data    []T     `json:"data"`
-	FirstID *string `json:"first_id"`
-	LastID  *string `json:"last_id"`
-	HasMore bool    `json:"has_more"`
-}
-
 // FileList answers GET /v1/files.
 type FileList = CursorPage[FileObject]
 
 // DeletedObject answers the DELETE routes: object is "file",
 // "vector_store.deleted" or "vector_store.file.deleted".
-type DeletedObject struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Deleted bool   `json:"deleted"`
-}
+type DeletedObject = Deleted
 
 // FileCountsObject counts files by status.
 type FileCountsObject struct {

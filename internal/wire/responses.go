@@ -398,17 +398,7 @@ func responseUsage(u longhaul.Usage) *ResponseUsage {
 }
 
 // ResponseDeleted answers DELETE /v1/responses/{id}.
-type ResponseDeleted struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Deleted bool   `json:"deleted"`
-}
+type ResponseDeleted = Deleted
 
 // InputItemList answers GET /v1/responses/{id}/input_items.
-type InputItemList struct {
-	Object  string      `json:"object"`
-	Data    []InputItem `json:"data"`
-	FirstID *string     `json:"first_id"`
-	LastID  *string     `json:"last_id"`
-	HasMore bool        `json:"has_more"`
-}
+type InputItemList = CursorPage[InputItem]

@@ -257,25 +257,13 @@ func (r *ResponseRenderer) Durable(e longhaul.Event) (out []StreamEvent, end boo
 	}
 	switch e.Type {
 	case longhaul.EventContent:
-		var d longhaul.ContentData
-		if e.Decode(&d) == nil {
-			out = r.content(d)
-		}
+		out = rendered(e, r.content)
 	case longhaul.EventToolStart:
-		var d longhaul.ToolStartData
-		if e.Decode(&d) == nil {
-			out = r.toolStart(d)
-		}
+		out = rendered(e, r.toolStart)
 	case longhaul.EventToolOutput:
-		var d longhaul.ToolOutputData
-		if e.Decode(&d) == nil {
-			out = r.toolOutput(d)
-		}
+		out = rendered(e, r.toolOutput)
 	case longhaul.EventClientToolCalls:
-		var d longhaul.ClientToolCallsData
-		if e.Decode(&d) == nil {
-			out = r.functionCalls(d.Calls)
-		}
+		out = rendered(e, func(d longhaul.ClientToolCallsData) []StreamEvent { return r.functionCalls(d.Calls) })
 		r.resp.Status = ResponseCompleted
 		return append(out, r.finish()), true
 	case longhaul.EventUsage:
@@ -303,6 +291,16 @@ func (r *ResponseRenderer) Durable(e longhaul.Event) (out []StreamEvent, end boo
 		return append(out, r.finish()), true
 	}
 	return out, false
+}
+
+// rendered is the stream events render gives e's data, decoded as D; none
+// when the data does not decode.
+func rendered[D any](e longhaul.Event, render func(D) []StreamEvent) []StreamEvent {
+	var d D
+	if e.Decode(&d) != nil {
+		return nil
+	}
+	return render(d)
 }
 
 // doneStatus is the response status of a run that ended as d says.

@@ -87,11 +87,7 @@ type Run struct {
 
 // RunList answers GET /v1/runs. NextPageToken, when set, is the page_token
 // of the next page.
-type RunList struct {
-	Object        string       `json:"object"`
-	Data          []RunSummary `json:"data"`
-	NextPageToken string       `json:"next_page_token,omitempty"`
-}
+type RunList = Page[RunSummary]
 
 // RunSummary is one run of a RunList.
 type RunSummary struct {

@@ -77,18 +77,10 @@ type ScheduledRun struct {
 }
 
 // ScheduleList answers GET /v1/schedules.
-type ScheduleList struct {
-	Object        string     `json:"object"`
-	Data          []Schedule `json:"data"`
-	NextPageToken string     `json:"next_page_token,omitempty"`
-}
+type ScheduleList = Page[Schedule]
 
 // ScheduleDeleted answers DELETE /v1/schedules/{id}.
-type ScheduleDeleted struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Deleted bool   `json:"deleted"`
-}
+type ScheduleDeleted = Deleted
 
 // ScheduleOverlaps are the overlap policies a schedule may name, as
 // runs.Overlaps lists them (the schedules API's tests hold the two

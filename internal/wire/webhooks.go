@@ -19,10 +19,7 @@ type Webhook struct {
 }
 
 // WebhookList answers GET /v1/webhooks.
-type WebhookList struct {
-	Object string    `json:"object"`
-	Data   []Webhook `json:"data"`
-}
+type WebhookList = List[Webhook]
 
 // RunWebhook is the webhook a single run was started with (the webhook
 // field of POST /v1/runs, of a background POST /v1/responses): its id,
@@ -48,7 +45,4 @@ type WebhookDelivery struct {
 
 // WebhookDeliveryList answers GET /v1/webhooks/{id}/deliveries, newest
 // first.
-type WebhookDeliveryList struct {
-	Object string            `json:"object"`
-	Data   []WebhookDelivery `json:"data"`
-}
+type WebhookDeliveryList = List[WebhookDelivery]

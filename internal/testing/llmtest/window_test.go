@@ -92,16 +92,23 @@ func TestWindowUnlimitedByDefault(t *testing.T) {
 	}
 }
 
-func TestWindowOllamaDropsOldestSilently(t *testing.T) {
+// ollamaReading is a server with an Ollama window of 512 tokens whose
+// model answers "ok" and keeps in *seen the messages it last read.
+func ollamaReading(t *testing.T, seen *[]openai.ChatCompletionMessage) *llmtest.Server {
 	srv := llmtest.New(t)
-	var seen []openai.ChatCompletionMessage
 	srv.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
-		seen = r.Chat.Messages
+		*seen = r.Chat.Messages
 		return llmtest.Text("ok")
 	}))
+	srv.SetWindow(512, llmtest.BehaviourOllama)
+	return srv
+}
+
+func TestWindowOllamaDropsOldestSilently(t *testing.T) {
+	var seen []openai.ChatCompletionMessage
+	srv := ollamaReading(t, &seen)
 	req := longChat(20) // about 1,400 tokens
 	full := llmtest.PromptTokens(req)
-	srv.SetWindow(512, llmtest.BehaviourOllama)
 
 	resp, err := newClient(srv).CreateChatCompletion(context.Background(), req)
 	if err != nil {
@@ -132,17 +139,12 @@ func TestWindowOllamaDropsOldestSilently(t *testing.T) {
 }
 
 func TestWindowOllamaKeepsSystemMessages(t *testing.T) {
-	srv := llmtest.New(t)
 	var seen []openai.ChatCompletionMessage
-	srv.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
-		seen = r.Chat.Messages
-		return llmtest.Text("ok")
-	}))
+	srv := ollamaReading(t, &seen)
 	req := longChat(20)
 	// A system message in the middle of the dropped part stays.
 	mid := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: "Summary: turn 0 listed tmdb:931285."}
 	req.Messages = append(req.Messages[:5:5], append([]openai.ChatCompletionMessage{mid}, req.Messages[5:]...)...)
-	srv.SetWindow(512, llmtest.BehaviourOllama)
 	if _, err := newClient(srv).CreateChatCompletion(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

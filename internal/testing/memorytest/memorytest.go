@@ -14,20 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/pglite"
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 )
 
-// Backend is one database a test runs against.
+// Backend is one database a test runs against, as storetest's are.
 type Backend struct {
-	Name string
-	// Ready skips or fails the test when the database cannot be used.
-	Ready func(t testing.TB)
-	// Fresh returns the URL of an empty database no other test uses.
-	Fresh func(t testing.TB) string
+	storetest.Backend
 	// Serial says the database serves one connection at a time (PGlite):
 	// its tests must not run in parallel, and a store on it needs a pool
 	// of one (memory.WithMaxConns(1)).
@@ -36,9 +30,9 @@ type Backend struct {
 
 // Backends are SQLite, PostgreSQL (exact search) and PGlite with pgvector.
 var Backends = []Backend{
-	{Name: "sqlite", Ready: storetest.Backends[0].Ready, Fresh: storetest.Backends[0].Fresh},
-	{Name: "postgres", Ready: storetest.Backends[1].Ready, Fresh: storetest.Backends[1].Fresh},
-	{Name: "pgvector", Ready: PGliteReady, Fresh: PGliteFresh, Serial: true},
+	{Backend: storetest.Backends[0]},
+	{Backend: storetest.Backends[1]},
+	{Backend: storetest.Backend{Name: "pgvector", Ready: PGliteReady, Fresh: PGliteFresh}, Serial: true},
 }
 
 var (
@@ -89,31 +83,34 @@ func PGliteReady(t testing.TB) {
 }
 
 // PGliteFresh empties the shared PGlite (drops the memories table) and
-// returns its URL. PGlite is one session, so a connection's startup
-// parameters (a search_path of its own) do not apply: tests on it run one
-// at a time on the public schema, and start from an empty one.
-func PGliteFresh(t testing.TB) string {
+// returns its URL.
+func PGliteFresh(t testing.TB) string { return PGliteWithout(t, "memories") }
+
+// PGliteWithout drops tables from the shared PGlite and returns its URL:
+// the Fresh of a store on PGlite whose tables they are. PGlite is one
+// session, so a connection's startup parameters (a search_path of its
+// own) do not apply: tests on it run one at a time on the public schema,
+// and start from an empty one.
+func PGliteWithout(t testing.TB, tables ...string) string {
 	t.Helper()
 	srv, err := PGlite()
 	if err != nil {
 		t.Fatalf("PGlite: %v", err)
 	}
-	if err := admin(srv.URL, "DROP TABLE IF EXISTS memories CASCADE"); err != nil {
+	drops := make([]string, len(tables))
+	for i, tb := range tables {
+		drops[i] = "DROP TABLE IF EXISTS " + tb + " CASCADE"
+	}
+	if err := admin(srv.URL, drops...); err != nil {
 		t.Fatalf("empty PGlite: %v", err)
 	}
 	return srv.URL
 }
 
-func admin(u, sql string) error {
+func admin(u string, statements ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
-	return err
+	return storetest.Exec(ctx, u, statements...)
 }
 
 // Vector returns the unit vector llmtest's embeddings endpoint answers for

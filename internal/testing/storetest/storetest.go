@@ -29,8 +29,8 @@ type Backend struct {
 	Name string
 	// Ready skips or fails the test when the database cannot be used.
 	Ready func(t testing.TB)
-	// Fresh returns the URL of an empty database no other test uses,
-	// removed when the test ends.
+	// Fresh returns the URL of an empty database no other test uses
+	// (SQLite's and PostgreSQL's are removed when the test ends).
 	Fresh func(t testing.TB) string
 }
 
@@ -115,13 +115,7 @@ func postgresFresh(t testing.TB) string {
 	admin := func(sql string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, PostgresURL())
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
+		return Exec(ctx, PostgresURL(), sql)
 	}
 	if err := admin("CREATE SCHEMA " + schema); err != nil {
 		t.Fatalf("create schema %s: %v", schema, err)
@@ -139,4 +133,20 @@ func postgresFresh(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// Exec runs statements, in order, on a connection of their own to the
+// PostgreSQL database u names.
+func Exec(ctx context.Context, u string, statements ...string) error {
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for _, s := range statements {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -333,11 +333,7 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	resp, err := annReq.Send(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused, err := owuitest.Read(resp)
+	refused, err := annReq.Exchange(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,12 +349,7 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 	conn.BaseURL = plain.URL + "/v1"
 	for _, req := range []*owuitest.Request{annChat.Ask("hi"), bobChat.Ask("hi")} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		resp, err := req.Send(ctx)
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		refused, err := owuitest.Read(resp)
+		refused, err := req.Exchange(ctx)
 		cancel()
 		if err != nil {
 			t.Fatal(err)

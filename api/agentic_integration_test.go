@@ -103,14 +103,7 @@ func TestResearcherStreamsPlanStepsAndAnswer(t *testing.T) {
 	}
 
 	runID := resp.Header.Get("X-Longhaul-Run-Id")
-	v, err := env.Client.QueryWorkflow(context.Background(), runID, "", contract.QueryEvents, contract.EventsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pageOfEvents contract.EventsPage
-	if err := v.Get(&pageOfEvents); err != nil {
-		t.Fatal(err)
-	}
+	pageOfEvents := query[contract.EventsPage](t, env, runID, contract.QueryEvents, contract.EventsRequest{})
 	seen := map[longhaul.EventType]int{}
 	for _, e := range pageOfEvents.Events {
 		seen[e.Type]++
@@ -120,14 +113,7 @@ func TestResearcherStreamsPlanStepsAndAnswer(t *testing.T) {
 			t.Errorf("event log lacks %s (has %v)", typ, seen)
 		}
 	}
-	v, err = env.Client.QueryWorkflow(context.Background(), runID, "", contract.QueryState)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st contract.RunState
-	if err := v.Get(&st); err != nil {
-		t.Fatal(err)
-	}
+	st := runState(t, env, runID)
 	if st.Mode != contract.ModeAgentic || len(st.Plans) != 1 || st.Plans[0].Status != contract.PlanDone ||
 		len(st.Plans[0].Steps) != 2 || st.Plans[0].Steps[0].Status != longhaul.StepDone || !strings.Contains(st.Plans[0].Steps[0].Result, "47 cm") {
 		raw, _ := json.MarshalIndent(st, "", " ")

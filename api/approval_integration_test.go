@@ -146,6 +146,27 @@ func conversation(turns ...string) []map[string]string {
 	return out
 }
 
+// say sends the chat's message (Open WebUI's message id) to the clerk at
+// env, streamed, with the conversation so far, turns.
+func say(t *testing.T, env *testenv.Env, chat, message string, turns ...string) *http.Response {
+	t.Helper()
+	return do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true, "messages": conversation(turns...)}, chatHeaders(chat, message))
+}
+
+// askOrder scripts an order with call id (scriptOrder) and sends the
+// chat's first message, asking env's clerk for a book; it returns the run,
+// its answer, checked to ask for approval, and what the model is told of
+// the order.
+func askOrder(t *testing.T, env *testenv.Env, chat, id string) (string, streamFrames, <-chan string) {
+	t.Helper()
+	told := make(chan string, 1)
+	scriptOrder(env, id, told)
+	first := say(t, env, chat, "m1", "Order a book")
+	asked := readStream(t, first)
+	checkPrompt(t, asked.text)
+	return first.Header.Get(api.HeaderRunID), asked, told
+}
+
 // checkPrompt checks that text asks for approval of the scripted order.
 func checkPrompt(t *testing.T, text string) {
 	t.Helper()
@@ -181,11 +202,7 @@ func TestApprovalThroughRunsAPI(t *testing.T) {
 		t.Fatalf("the tool ran %d times before it was approved", n)
 	}
 
-	resp := do(t, env, "POST", "/v1/runs/"+run.ID+"/input", map[string]any{"approve": true}, ann)
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("input = %d %s", resp.StatusCode, b)
-	}
+	resp := doWant(t, env.URL, "POST", "/v1/runs/"+run.ID+"/input", map[string]any{"approve": true}, ann, http.StatusOK)
 	if res := decode[contract.InputResult](t, resp); res.Decision != contract.DecisionApproved {
 		t.Fatalf("input result %+v", res)
 	}
@@ -233,15 +250,10 @@ func TestApprovalThroughChat(t *testing.T) {
 
 	t.Run("approve", func(t *testing.T) {
 		const chat = "chat-approve"
-		told := make(chan string, 1)
-		scriptOrder(env, "a1", told)
-		first := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true, "messages": conversation("Order a book")}, chatHeaders(chat, "m1"))
-		runID := first.Header.Get(api.HeaderRunID)
+		runID, asked, told := askOrder(t, env, chat, "a1")
 		if runID != contract.ChatRunID("u1/"+chat, 1, "m1") {
 			t.Fatalf("run id %q", runID)
 		}
-		asked := readStream(t, first)
-		checkPrompt(t, asked.text)
 		if asked.finish != "stop" || len(asked.statuses) == 0 || !strings.HasPrefix(asked.statuses[len(asked.statuses)-1], "Waiting for your approval: place_order · POST ") {
 			t.Errorf("finish %q, statuses %q", asked.finish, asked.statuses)
 		}
@@ -249,8 +261,7 @@ func TestApprovalThroughChat(t *testing.T) {
 
 		// The next message goes out as soon as the answer ended, before
 		// visibility may show the run waiting.
-		next := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
-			"messages": conversation("Order a book", asked.text, " Approve! ")}, chatHeaders(chat, "m2"))
+		next := say(t, env, chat, "m2", "Order a book", asked.text, " Approve! ")
 		if got := next.Header.Get(api.HeaderRunID); got != runID {
 			t.Fatalf("the answer ran as %q, not in the waiting run %q", got, runID)
 		}
@@ -278,8 +289,7 @@ func TestApprovalThroughChat(t *testing.T) {
 
 		// With nothing waiting, the chat's next message is a new turn.
 		env.Model.Enqueue(llmtest.Text("You're welcome."))
-		thanks := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
-			"messages": conversation("Order a book", asked.text, "Approve!", rest.text, "thanks")}, chatHeaders(chat, "m3"))
+		thanks := say(t, env, chat, "m3", "Order a book", asked.text, "Approve!", rest.text, "thanks")
 		if got := thanks.Header.Get(api.HeaderRunID); got != contract.ChatRunID("u1/"+chat, 3, "m3") {
 			t.Errorf("thanks ran as %q", got)
 		}
@@ -343,14 +353,13 @@ func TestApprovalThroughChat(t *testing.T) {
 				return llmtest.Text("Handled both.")
 			}),
 		)
-		first := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true, "messages": conversation("Order a book and a pen")}, chatHeaders(chat, "m1"))
+		first := say(t, env, chat, "m1", "Order a book and a pen")
 		runID := first.Header.Get(api.HeaderRunID)
 		one := readStream(t, first)
 		if !strings.Contains(one.text, `{"item":"book"}`) || strings.Contains(one.text, "pen") {
 			t.Fatalf("first prompt: %q", one.text)
 		}
-		second := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
-			"messages": conversation("Order a book and a pen", one.text, "ok")}, chatHeaders(chat, "m2"))
+		second := say(t, env, chat, "m2", "Order a book and a pen", one.text, "ok")
 		if got := second.Header.Get(api.HeaderRunID); got != runID {
 			t.Fatalf("the answer ran as %q, not in the waiting run %q", got, runID)
 		}
@@ -381,15 +390,9 @@ func TestApprovalThroughChat(t *testing.T) {
 
 	t.Run("reply", func(t *testing.T) {
 		const chat = "chat-reply"
-		told := make(chan string, 1)
-		scriptOrder(env, "r1", told)
-		first := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true, "messages": conversation("Order a book")}, chatHeaders(chat, "m1"))
-		runID := first.Header.Get(api.HeaderRunID)
-		asked := readStream(t, first)
-		checkPrompt(t, asked.text)
+		runID, asked, told := askOrder(t, env, chat, "r1")
 
-		next := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
-			"messages": conversation("Order a book", asked.text, "Make it a paperback, please.")}, chatHeaders(chat, "m2"))
+		next := say(t, env, chat, "m2", "Order a book", asked.text, "Make it a paperback, please.")
 		if got := next.Header.Get(api.HeaderRunID); got != runID {
 			t.Fatalf("the reply ran as %q, not in the waiting run %q", got, runID)
 		}
@@ -451,21 +454,15 @@ func TestApprovalVisibilityLag(t *testing.T) {
 	laggy := &laggyVisibility{Client: env.Client, hide: 3}
 	srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Blobs: env.Blobs, ModelTimeout: 30 * time.Second}, runs.NewTemporal(laggy, runs.Config{TaskQueue: testenv.TaskQueue, Blobs: env.Blobs}), env.Catalog, slog.New(slog.DiscardHandler))
 	base := serve(t, srv)
-	lagged := &testenv.Env{T: t, URL: base}
+	lagged := &testenv.Env{T: t, URL: base, Model: env.Model}
 
 	const chat = "chat-lag"
-	told := make(chan string, 1)
-	scriptOrder(env, "l1", told)
-	first := do(t, lagged, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true, "messages": conversation("Order a book")}, chatHeaders(chat, "m1"))
-	runID := first.Header.Get(api.HeaderRunID)
-	asked := readStream(t, first)
-	checkPrompt(t, asked.text)
+	runID, asked, told := askOrder(t, lagged, chat, "l1")
 	if n := laggy.lookCount(); n != 0 {
 		t.Fatalf("a chat's first message looked for waiting runs %d times", n)
 	}
 
-	next := do(t, lagged, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
-		"messages": conversation("Order a book", asked.text, "yes")}, chatHeaders(chat, "m2"))
+	next := say(t, lagged, chat, "m2", "Order a book", asked.text, "yes")
 	if got := next.Header.Get(api.HeaderRunID); got != runID {
 		t.Fatalf("the answer ran as %q, not in the waiting run %q", got, runID)
 	}
@@ -485,8 +482,7 @@ func TestApprovalVisibilityLag(t *testing.T) {
 	laggy.looks, laggy.hide = 0, 100
 	laggy.mu.Unlock()
 	env.Model.Enqueue(llmtest.Text("You're welcome."))
-	thanks := do(t, lagged, "POST", "/v1/chat/completions", chatBody{"model": "clerk", "stream": true,
-		"messages": conversation("Order a book", asked.text, "yes", rest.text, "thanks")}, chatHeaders(chat, "m3"))
+	thanks := say(t, lagged, chat, "m3", "Order a book", asked.text, "yes", rest.text, "thanks")
 	if got := thanks.Header.Get(api.HeaderRunID); got != contract.ChatRunID("u1/"+chat, 3, "m3") {
 		t.Errorf("thanks ran as %q", got)
 	}

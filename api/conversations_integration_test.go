@@ -1,13 +1,11 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -15,26 +13,14 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// forgetter records the chats the API asked it to forget.
-type forgetter struct {
-	mu    sync.Mutex
-	calls []string
-}
-
-func (f *forgetter) ForgetConversation(_ context.Context, user, chat string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, user+" "+chat)
-	return nil
-}
-
 // moviesEnv is a stack with an agent whose skill declares an HTTP tool
 // answering trending movies from a stand-in for TMDB.
-func moviesEnv(t *testing.T, f *forgetter) *testenv.Env {
+func moviesEnv(t *testing.T, f *webtest.Forgetter) *testenv.Env {
 	t.Helper()
 	tmdb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -139,7 +125,7 @@ func TestToolResultInformsNextTurn(t *testing.T) {
 // owner alone sees it, and deleting it removes its turns, its stored outputs
 // and (through the hook) what was learnt from it.
 func TestConversationsAPI(t *testing.T) {
-	f := &forgetter{}
+	f := &webtest.Forgetter{}
 	env := moviesEnv(t, f)
 	headers := withChat(owui, "chat-7")
 	env.Model.Enqueue(
@@ -210,8 +196,8 @@ func TestConversationsAPI(t *testing.T) {
 			t.Errorf("u2 %s chat-7: status %d, want 404", m, r.StatusCode)
 		}
 	}
-	if len(f.calls) != 0 {
-		t.Errorf("forget called for another user's delete: %v", f.calls)
+	if got := f.Forgotten(); len(got) != 0 {
+		t.Errorf("forget called for another user's delete: %v", got)
 	}
 
 	put, err := env.Blobs.Put(t.Context(), store.Blob{Run: run, Kind: "tool_output", Name: "call_a", Data: []byte("a long page")})
@@ -222,8 +208,8 @@ func TestConversationsAPI(t *testing.T) {
 	if !del.Deleted || len(del.Runs) != 1 || del.Runs[0] != run {
 		t.Errorf("delete = %+v", del)
 	}
-	if len(f.calls) != 1 || f.calls[0] != "u1 u1/chat-7" {
-		t.Errorf("forget calls = %v, want one for u1's chat-7", f.calls)
+	if got := f.Forgotten(); len(got) != 1 || got[0] != "u1 u1/chat-7" {
+		t.Errorf("forget calls = %v, want one for u1's chat-7", got)
 	}
 	if _, err := env.Blobs.Get(t.Context(), put); err == nil {
 		t.Errorf("the run's stored output survived the delete")

@@ -55,6 +55,22 @@ func TestEmbeddingsModelAllowList(t *testing.T) {
 	}
 }
 
+// statusOf sends req in the background; the channel gets the status of
+// its answer, 0 when it got none.
+func statusOf(req *http.Request) <-chan int {
+	status := make(chan int, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			status <- 0
+			return
+		}
+		resp.Body.Close()
+		status <- resp.StatusCode
+	}()
+	return status
+}
+
 // TestEmbeddingsPerPrincipal holds a principal to its embeddings requests in
 // flight: one more is a 429 with Retry-After, another principal is not held
 // back, and an answered request frees its place.
@@ -78,16 +94,8 @@ func TestEmbeddingsPerPrincipal(t *testing.T) {
 	base := embeddingsAPI(t, api.Upstream{BaseURL: up.URL + "/v1"}, func(c *api.Config) { c.EmbeddingsPolicy.PerPrincipal = 1 })
 	body := `{"model":"m","input":"a"}`
 
-	first, hers, his := make(chan int, 1), embeddingsRequest(t, base, body, annKey), embeddingsRequest(t, base, body, bobKey)
-	go func() {
-		resp, err := http.DefaultClient.Do(hers)
-		if err != nil {
-			first <- 0
-			return
-		}
-		resp.Body.Close()
-		first <- resp.StatusCode
-	}()
+	hers, his := embeddingsRequest(t, base, body, annKey), embeddingsRequest(t, base, body, bobKey)
+	first := statusOf(hers)
 	<-arrived // her first request is in flight
 
 	again, second := embeddingsRequest(t, base, body, annKey), make(chan *http.Response, 1)
@@ -114,16 +122,7 @@ func TestEmbeddingsPerPrincipal(t *testing.T) {
 		t.Errorf("error %+v", e.Error)
 	}
 
-	bobs := make(chan int, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(his)
-		if err != nil {
-			bobs <- 0
-			return
-		}
-		resp.Body.Close()
-		bobs <- resp.StatusCode
-	}()
+	bobs := statusOf(his)
 	<-arrived // bob's reached the endpoint while hers is in flight
 	close(release)
 	if got := <-first; got != 200 {

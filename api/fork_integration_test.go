@@ -94,12 +94,7 @@ func awaitRun(t *testing.T, env *testenv.Env, id string, headers map[string]stri
 // forkRun posts a fork and checks the 202 answer.
 func forkRun(t *testing.T, env *testenv.Env, id string, body any, headers map[string]string) wire.ForkCreated {
 	t.Helper()
-	resp := do(t, env, "POST", "/v1/runs/"+id+"/fork", body, headers)
-	if resp.StatusCode != http.StatusAccepted {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST fork = %d %s", resp.StatusCode, b)
-	}
-	f := decode[wire.ForkCreated](t, resp)
+	f := decode[wire.ForkCreated](t, doWant(t, env.URL, "POST", "/v1/runs/"+id+"/fork", body, headers, http.StatusAccepted))
 	if !strings.HasPrefix(f.ID, "run-") || f.ID == id || f.EventsURL != "/v1/runs/"+f.ID+"/events" || f.ForkedFrom.Run != id {
 		t.Fatalf("fork answered %+v", f)
 	}

@@ -96,6 +96,18 @@ func doAt(t *testing.T, base, method, path string, body any, headers map[string]
 	return resp
 }
 
+// doWant is doAt that fails the test, with the answer's body, unless the
+// answer has status want.
+func doWant(t *testing.T, base, method, path string, body any, headers map[string]string, want int) *http.Response {
+	t.Helper()
+	resp := doAt(t, base, method, path, body, headers)
+	if resp.StatusCode != want {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s %s = %d %s", method, path, resp.StatusCode, b)
+	}
+	return resp
+}
+
 func decode[T any](t *testing.T, resp *http.Response) T {
 	t.Helper()
 	var v T

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -91,12 +90,7 @@ func waitHeld(t *testing.T, ctx context.Context, env *testenv.Env, base, run, q 
 // postRun posts a run to base and decodes the 202 answer.
 func postRun(t *testing.T, base string, body map[string]any, headers map[string]string) wire.RunStarted {
 	t.Helper()
-	resp := doAt(t, base, "POST", "/v1/runs", body, headers)
-	if resp.StatusCode != http.StatusAccepted {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST /v1/runs = %d %s", resp.StatusCode, b)
-	}
-	return decode[wire.RunStarted](t, resp)
+	return decode[wire.RunStarted](t, doWant(t, base, "POST", "/v1/runs", body, headers, http.StatusAccepted))
 }
 
 // firstRun starts a chat's first run on a fresh API, waits until it is
@@ -125,6 +119,21 @@ func TestMultitaskRunsAPI(t *testing.T) {
 		}
 		return body
 	}
+	// replaces holds the first run of the chat named for want on question
+	// q1, sends the chat's second message q2 with strategy (empty: the
+	// default) through another API process, and checks that it started a
+	// new run naming want and the first run; it returns the two runs.
+	replaces := func(t *testing.T, strategy, want, q1, q2 string) (first, next string) {
+		t.Helper()
+		chat := "c-" + want
+		first, api2 := firstRun(t, ctx, env, chat, q1, ann)
+		t.Cleanup(api2.Stop)
+		got := postRun(t, api2.URL, second(chat, strategy, q2), ann)
+		if got.Multitask == nil || got.Multitask.Strategy != want || got.Multitask.Run != first || got.ID == first {
+			t.Fatalf("%s answered %+v %+v", want, got.RunCreated, got.Multitask)
+		}
+		return first, got.ID
+	}
 
 	t.Run("reject", func(t *testing.T) {
 		first, api2 := firstRun(t, ctx, env, "c-reject", "hold reject", ann)
@@ -139,16 +148,11 @@ func TestMultitaskRunsAPI(t *testing.T) {
 	})
 
 	t.Run("enqueue", func(t *testing.T) {
-		first, api2 := firstRun(t, ctx, env, "c-enqueue", "hold enqueue", ann)
-		defer api2.Stop()
 		// No strategy named: enqueue is the runs API's default.
-		got := postRun(t, api2.URL, second("c-enqueue", "", "and then?"), ann)
-		if got.Multitask == nil || got.Multitask.Strategy != contract.MultitaskEnqueue || got.Multitask.Run != first || got.ID == first {
-			t.Fatalf("enqueue answered %+v %+v", got.RunCreated, got.Multitask)
-		}
+		first, next := replaces(t, "", contract.MultitaskEnqueue, "hold enqueue", "and then?")
 		m.release("hold enqueue")
-		followToDone(t, ctx, env, got.ID, ann)
-		if r := getRun(t, env, got.ID, ann); r.Result != "answer to and then?" {
+		followToDone(t, ctx, env, next, ann)
+		if r := getRun(t, env, next, ann); r.Result != "answer to and then?" {
 			t.Fatalf("the queued run answered %q", r.Result)
 		}
 		if r := getRun(t, env, first, ann); r.Status != contract.StatusCompleted {
@@ -161,13 +165,8 @@ func TestMultitaskRunsAPI(t *testing.T) {
 	})
 
 	t.Run("interrupt", func(t *testing.T) {
-		first, api2 := firstRun(t, ctx, env, "c-interrupt", "stall interrupt", ann)
-		defer api2.Stop()
-		got := postRun(t, api2.URL, second("c-interrupt", "interrupt", "stop, answer this"), ann)
-		if got.Multitask == nil || got.Multitask.Strategy != contract.MultitaskInterrupt || got.Multitask.Run != first {
-			t.Fatalf("interrupt answered %+v", got.Multitask)
-		}
-		followToDone(t, ctx, env, got.ID, ann)
+		first, next := replaces(t, "interrupt", contract.MultitaskInterrupt, "stall interrupt", "stop, answer this")
+		followToDone(t, ctx, env, next, ann)
 		if r := getRun(t, env, first, ann); r.Status != contract.StatusCancelled || r.Result == "" {
 			t.Fatalf("the interrupted run is %s with %q", r.Status, r.Result)
 		}
@@ -196,13 +195,8 @@ func TestMultitaskRunsAPI(t *testing.T) {
 	})
 
 	t.Run("rollback", func(t *testing.T) {
-		first, api2 := firstRun(t, ctx, env, "c-rollback", "stall rollback", ann)
-		defer api2.Stop()
-		got := postRun(t, api2.URL, second("c-rollback", "rollback", "forget that"), ann)
-		if got.Multitask == nil || got.Multitask.Strategy != contract.MultitaskRollback || got.Multitask.Run != first {
-			t.Fatalf("rollback answered %+v", got.Multitask)
-		}
-		followToDone(t, ctx, env, got.ID, ann)
+		first, next := replaces(t, "rollback", contract.MultitaskRollback, "stall rollback", "forget that")
+		followToDone(t, ctx, env, next, ann)
 		if resp := do(t, env, "GET", "/v1/runs/"+first, nil, ann); resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("GET the rolled back run = %d", resp.StatusCode)
 		}

@@ -313,6 +313,25 @@ func TestOpenWebUITwoUsers(t *testing.T) {
 	}
 }
 
+// wantRefused sends req, given a minute, and checks that it is refused
+// with a 401 whose error names each of want, and that no run started.
+func wantRefused(t *testing.T, req *owuitest.Request, fake *runsfake.Service, what string, want ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	refused, err := req.Exchange(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := true
+	for _, w := range want {
+		named = named && strings.Contains(refused.Error, w)
+	}
+	if refused.Status != http.StatusUnauthorized || !named || fake.Len() != 0 {
+		t.Fatalf("%s: status %d, error %q, %d runs; want a 401 naming %q", what, refused.Status, refused.Error, fake.Len(), want)
+	}
+}
+
 // TestOpenWebUIForwardingOff: with ENABLE_FORWARD_USER_INFO_HEADERS off
 // Open WebUI sends neither the user nor the chat. Where Longhaul expects
 // the signed user, such a request is refused (it would otherwise make
@@ -331,20 +350,7 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 			t.Fatalf("forwarding off, yet the double sent %s", h)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	resp, err := annReq.Send(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused, err := owuitest.Read(resp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if refused.Status != http.StatusUnauthorized || !strings.Contains(refused.Error, "X-OpenWebUI-User-Jwt") ||
-		!strings.Contains(refused.Error, "ENABLE_FORWARD_USER_INFO_HEADERS") || fake.Len() != 0 {
-		t.Fatalf("no signed user: status %d, error %q, %d runs; want a 401 saying so", refused.Status, refused.Error, fake.Len())
-	}
+	wantRefused(t, annReq, fake, "no signed user", "X-OpenWebUI-User-Jwt", "ENABLE_FORWARD_USER_INFO_HEADERS")
 	if models := doAt(t, env.URL, "GET", "/v1/models", nil, map[string]string{"Authorization": "Bearer " + owuiKey}); models.StatusCode != http.StatusOK {
 		t.Errorf("GET /v1/models without a user = %d, want 200", models.StatusCode)
 	}
@@ -352,21 +358,7 @@ func TestOpenWebUIForwardingOff(t *testing.T) {
 	plain := env.StartAPI(func(c *api.Config) { c.JWTSecret = nil })
 	conn.BaseURL = plain.URL + "/v1"
 	for _, req := range []*owuitest.Request{annChat.Ask("hi"), bobChat.Ask("hi")} {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		resp, err := req.Send(ctx)
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		refused, err := owuitest.Read(resp)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if refused.Status != http.StatusUnauthorized || !strings.Contains(refused.Error, "ENABLE_FORWARD_USER_INFO_HEADERS") ||
-			!strings.Contains(refused.Error, "LONGHAUL_API_KEYS") || fake.Len() != 0 {
-			t.Fatalf("plain headers, no user: status %d, error %q, %d runs; want a 401 naming the fix", refused.Status, refused.Error, fake.Len())
-		}
+		wantRefused(t, req, fake, "plain headers, no user", "ENABLE_FORWARD_USER_INFO_HEADERS", "LONGHAUL_API_KEYS")
 	}
 	if resp := doAt(t, plain.URL, "GET", "/v1/runs", nil, map[string]string{"Authorization": "Bearer " + owuiKey}); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET /v1/runs as the proxy key alone = %d, want 401", resp.StatusCode)

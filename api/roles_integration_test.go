@@ -17,18 +17,25 @@ import (
 	"go.temporal.io/api/enums/v1"
 )
 
-// runState queries a run's state.
-func runState(t *testing.T, env *testenv.Env, runID string) contract.RunState {
+// query asks a run's workflow the query name, with args, and decodes the
+// answer.
+func query[T any](t *testing.T, env *testenv.Env, runID, name string, args ...any) T {
 	t.Helper()
-	v, err := env.Client.QueryWorkflow(context.Background(), runID, "", contract.QueryState)
+	v, err := env.Client.QueryWorkflow(context.Background(), runID, "", name, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st contract.RunState
-	if err := v.Get(&st); err != nil {
+	var out T
+	if err := v.Get(&out); err != nil {
 		t.Fatal(err)
 	}
-	return st
+	return out
+}
+
+// runState queries a run's state.
+func runState(t *testing.T, env *testenv.Env, runID string) contract.RunState {
+	t.Helper()
+	return query[contract.RunState](t, env, runID, contract.QueryState)
 }
 
 // clockGoal is planned in clockSteps: one current_time step and the
@@ -127,14 +134,7 @@ You tell the time.
 	if len(run.UsageByModel) != 2 || run.UsageByModel[0].Model != "llmtest" || run.UsageByModel[1].Model != "remote:big" {
 		t.Errorf("GET /v1/runs: usage_by_model = %+v", run.UsageByModel)
 	}
-	v, err := env.Client.QueryWorkflow(context.Background(), runID, "", contract.QueryEvents, contract.EventsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var events contract.EventsPage
-	if err := v.Get(&events); err != nil {
-		t.Fatal(err)
-	}
+	events := query[contract.EventsPage](t, env, runID, contract.QueryEvents, contract.EventsRequest{})
 	var usage longhaul.UsageData
 	for _, e := range events.Events {
 		if e.Type == longhaul.EventUsage {

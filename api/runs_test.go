@@ -37,11 +37,7 @@ func startRun(t *testing.T, env *testenv.Env, body any, headers map[string]strin
 
 func startRunAt(t *testing.T, base string, body any, headers map[string]string) wire.RunCreated {
 	t.Helper()
-	resp := doAt(t, base, "POST", "/v1/runs", body, headers)
-	if resp.StatusCode != http.StatusAccepted {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST /v1/runs = %d %s", resp.StatusCode, b)
-	}
+	resp := doWant(t, base, "POST", "/v1/runs", body, headers, http.StatusAccepted)
 	r := decode[wire.RunCreated](t, resp)
 	if r.ID == "" || !strings.HasPrefix(r.ID, "run-") || r.Status != "running" || r.EventsURL != "/v1/runs/"+r.ID+"/events" ||
 		resp.Header.Get(api.HeaderRunID) != r.ID {
@@ -285,12 +281,7 @@ func getRun(t *testing.T, env *testenv.Env, id string, headers map[string]string
 
 func getRunAt(t *testing.T, base, id string, headers map[string]string) wire.Run {
 	t.Helper()
-	resp := doAt(t, base, "GET", "/v1/runs/"+id, nil, headers)
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("GET run %s = %d %s", id, resp.StatusCode, b)
-	}
-	return decode[wire.Run](t, resp)
+	return decode[wire.Run](t, doWant(t, base, "GET", "/v1/runs/"+id, nil, headers, http.StatusOK))
 }
 
 // TestRunLifecycle starts runs with input and with messages and reads them

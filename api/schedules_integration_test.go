@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -20,12 +19,7 @@ import (
 // createSchedule creates a schedule and checks the 201 answer.
 func createSchedule(t *testing.T, env *testenv.Env, body any, headers map[string]string) wire.Schedule {
 	t.Helper()
-	resp := do(t, env, "POST", "/v1/schedules", body, headers)
-	if resp.StatusCode != http.StatusCreated {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST /v1/schedules = %d %s", resp.StatusCode, b)
-	}
-	return decode[wire.Schedule](t, resp)
+	return decode[wire.Schedule](t, doWant(t, env.URL, "POST", "/v1/schedules", body, headers, http.StatusCreated))
 }
 
 // scheduleInfo is what Temporal itself says of schedule id: whether it is

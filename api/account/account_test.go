@@ -33,16 +33,9 @@ const tokenKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddee
 // recorder is the handlers' ConversationForgetter and ChatFiles: it
 // records the chats it is told of.
 type recorder struct {
+	webtest.Forgetter
 	mu        sync.Mutex
-	forgotten []string
 	filesGone []string
-}
-
-func (r *recorder) ForgetConversation(_ context.Context, user, chat string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.forgotten = append(r.forgotten, user+" "+chat)
-	return nil
 }
 
 func (r *recorder) DeleteChatFiles(_ context.Context, owner, chat string) error {
@@ -228,8 +221,8 @@ func TestConversations(t *testing.T) {
 		t.Errorf("delete (-want +got):\n%s", diff)
 	}
 	user, ck := keys(t, webtest.Alice, "chat-7")
-	if want := []string{user + " " + ck}; !cmp.Equal(e.rec.forgotten, want) || !cmp.Equal(e.rec.filesGone, want) {
-		t.Errorf("forgotten %q, files deleted %q; want %q each", e.rec.forgotten, e.rec.filesGone, want)
+	if want := []string{user + " " + ck}; !cmp.Equal(e.rec.Forgotten(), want) || !cmp.Equal(e.rec.filesGone, want) {
+		t.Errorf("forgotten %q, files deleted %q; want %q each", e.rec.Forgotten(), e.rec.filesGone, want)
 	}
 	webtest.WantError(t, do(t, e, "GET", "/v1/conversations/chat-7", nil, webtest.Alice), 404, "no conversation")
 	if got := webtest.Decode[wire.ConversationDetail](t, do(t, e, "GET", "/v1/conversations/chat-7", nil, webtest.Bob)); got.Turns != 1 {

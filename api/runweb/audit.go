@@ -102,6 +102,14 @@ func (ab *auditBuilder) call(id, name string, offset int64) *wire.AuditToolCall 
 	return &ab.a.ToolCalls[len(ab.a.ToolCalls)-1]
 }
 
+// callStarted records a call that an approval_required (whose payload has
+// tool_start's fields) or a tool_start event at offset names, with its
+// arguments, target and status.
+func (ab *auditBuilder) callStarted(offset int64, d longhaul.ToolStartData, status string) {
+	c := ab.call(d.ToolCallID, d.Name, offset)
+	c.Arguments, c.Target, c.Status = d.Arguments, d.Target, status
+}
+
 // event reads one event of the log into the audit; an event that does
 // not decode is skipped.
 func (ab *auditBuilder) event(e longhaul.Event) {
@@ -116,8 +124,7 @@ func (ab *auditBuilder) event(e longhaul.Event) {
 	case longhaul.EventApprovalRequired:
 		var d longhaul.ApprovalRequiredData
 		if e.Decode(&d) == nil {
-			c := ab.call(d.ToolCallID, d.Name, e.Offset)
-			c.Arguments, c.Target, c.Status = d.Arguments, d.Target, wire.AuditCallAwaitingApproval
+			ab.callStarted(e.Offset, longhaul.ToolStartData(d), wire.AuditCallAwaitingApproval)
 		}
 	case longhaul.EventApproval:
 		var d longhaul.ApprovalData
@@ -128,8 +135,7 @@ func (ab *auditBuilder) event(e longhaul.Event) {
 	case longhaul.EventToolStart:
 		var d longhaul.ToolStartData
 		if e.Decode(&d) == nil {
-			c := ab.call(d.ToolCallID, d.Name, e.Offset)
-			c.Arguments, c.Target, c.Status = d.Arguments, d.Target, wire.AuditCallRunning
+			ab.callStarted(e.Offset, d, wire.AuditCallRunning)
 		}
 	case longhaul.EventToolOutput:
 		var d longhaul.ToolOutputData

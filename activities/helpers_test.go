@@ -337,43 +337,39 @@ func (f *fixture) followedEnv(t *testing.T) (*testsuite.TestActivityEnvironment,
 // envWorkflow returns the workflow id and run id activities in env run under.
 func envWorkflow(t *testing.T, env *testsuite.TestActivityEnvironment) (id, runID string) {
 	t.Helper()
-	val, err := env.ExecuteActivity(workflowIDActivity)
+	ids, err := execute[[2]string](t, env, workflowIDActivity)
 	if err != nil {
 		t.Fatalf("workflowIDActivity: %v", err)
 	}
-	var ids [2]string
-	if err := val.Get(&ids); err != nil {
-		t.Fatalf("decode workflow ids: %v", err)
-	}
 	return ids[0], ids[1]
+}
+
+// execute runs activity fn with args in env and decodes its result as an
+// R. The activity's error is returned; a result that does not decode fails
+// the test.
+func execute[R any](t *testing.T, env *testsuite.TestActivityEnvironment, fn any, args ...any) (R, error) {
+	t.Helper()
+	var r R
+	val, err := env.ExecuteActivity(fn, args...)
+	if err != nil {
+		return r, err
+	}
+	if err := val.Get(&r); err != nil {
+		t.Fatalf("decode %T: %v", r, err)
+	}
+	return r, nil
 }
 
 // chat runs ChatCompletion in env and decodes its response.
 func chat(t *testing.T, env *testsuite.TestActivityEnvironment, acts *activities.Activities, req contract.ModelRequest) (contract.ModelResponse, error) {
 	t.Helper()
-	val, err := env.ExecuteActivity(acts.ChatCompletion, req)
-	if err != nil {
-		return contract.ModelResponse{}, err
-	}
-	var resp contract.ModelResponse
-	if err := val.Get(&resp); err != nil {
-		t.Fatalf("decode ModelResponse: %v", err)
-	}
-	return resp, nil
+	return execute[contract.ModelResponse](t, env, acts.ChatCompletion, req)
 }
 
 // callTool runs CallTool in env and decodes its response.
 func callTool(t *testing.T, env *testsuite.TestActivityEnvironment, acts *activities.Activities, req contract.ToolRequest) (contract.ToolResponse, error) {
 	t.Helper()
-	val, err := env.ExecuteActivity(acts.CallTool, req)
-	if err != nil {
-		return contract.ToolResponse{}, err
-	}
-	var resp contract.ToolResponse
-	if err := val.Get(&resp); err != nil {
-		t.Fatalf("decode ToolResponse: %v", err)
-	}
-	return resp, nil
+	return execute[contract.ToolResponse](t, env, acts.CallTool, req)
 }
 
 // wantAppError checks that err carries an application error of type typ,

@@ -68,12 +68,8 @@ func (fx *ingestFixture) env() *testsuite.TestActivityEnvironment {
 
 func (fx *ingestFixture) extract(t *testing.T) contract.ChunkedFile {
 	t.Helper()
-	v, err := fx.env().ExecuteActivity(fx.acts.ExtractChunks, fx.req)
+	cf, err := execute[contract.ChunkedFile](t, fx.env(), fx.acts.ExtractChunks, fx.req)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var cf contract.ChunkedFile
-	if err := v.Get(&cf); err != nil {
 		t.Fatal(err)
 	}
 	return cf
@@ -81,13 +77,9 @@ func (fx *ingestFixture) extract(t *testing.T) contract.ChunkedFile {
 
 func (fx *ingestFixture) embed(t *testing.T, cf contract.ChunkedFile) contract.EmbedResult {
 	t.Helper()
-	v, err := fx.env().ExecuteActivity(fx.acts.EmbedChunks, contract.EmbedRequest{
+	res, err := execute[contract.EmbedResult](t, fx.env(), fx.acts.EmbedChunks, contract.EmbedRequest{
 		Owner: fx.req.Owner, VectorStoreID: fx.req.VectorStoreID, FileID: fx.req.FileID, Chunks: cf.Chunks, Parts: cf.Parts})
 	if err != nil {
-		t.Fatal(err)
-	}
-	var res contract.EmbedResult
-	if err := v.Get(&res); err != nil {
 		t.Fatal(err)
 	}
 	return res

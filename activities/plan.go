@@ -219,11 +219,8 @@ func (a *Activities) SupervisePlan(ctx context.Context, req contract.PlanCheckRe
 	for i, s := range req.Plan.Steps {
 		fmt.Fprintf(&b, "%d. [%s] %s — success: %s\n", i+1, s.Status, stepLabel(s), s.Success)
 	}
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptPlanReview) + "\n\n" + a.scopeText(req.Tools, req.Skills)}}
-	msgs = append(msgs, conversation(req.Messages)...)
-	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: b.String()})
-	var v verdict
-	usage, err := a.verdict(ctx, a.spender(req.Principal, req.Agent), req.Model, "plan_review", msgs, &v)
+	prompt := a.catalog.Prompt(skills.PromptPlanReview) + "\n\n" + a.scopeText(req.Tools, req.Skills)
+	v, usage, err := a.verdict(ctx, a.spender(req.Principal, req.Agent), req.Model, "plan_review", prompt, req.Messages, b.String())
 	if err != nil {
 		return contract.PlanCheck{Usage: usage}, err
 	}
@@ -314,11 +311,7 @@ func (a *Activities) ReviewStep(ctx context.Context, req contract.StepReviewRequ
 	}
 	fmt.Fprintf(&b, "\nStep just carried out: %s\nWhat success looks like: %s\nStatus: %s\nResult:\n%s\n",
 		stepLabel(req.Step), req.Step.Success, req.Step.Status, excerpt(req.Step.Result, resultExcerpt))
-	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: a.catalog.Prompt(skills.PromptStepReview)}}
-	msgs = append(msgs, conversation(req.Messages)...)
-	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: b.String()})
-	var v verdict
-	usage, err := a.verdict(ctx, a.spender(req.Principal, req.Agent), req.Model, "step_review", msgs, &v)
+	v, usage, err := a.verdict(ctx, a.spender(req.Principal, req.Agent), req.Model, "step_review", a.catalog.Prompt(skills.PromptStepReview), req.Messages, b.String())
 	if err != nil {
 		return contract.StepReview{Usage: usage}, err
 	}
@@ -333,17 +326,24 @@ type verdict struct {
 
 var verdictSchema = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","enum":["ok","adjust"]},"reason":{"type":"string"}},"required":["decision","reason"],"additionalProperties":false}`)
 
-func (a *Activities) verdict(ctx context.Context, spend spender, model, name string, msgs []openai.ChatCompletionMessage, v *verdict) (longhaul.Usage, error) {
+// verdict asks a reviewer, instructed by prompt, for its verdict on what
+// it reviews (the plan, or a step's result), shown after the run's
+// conversation.
+func (a *Activities) verdict(ctx context.Context, spend spender, model, name, prompt string, conv []longhaul.Message, reviewed string) (verdict, longhaul.Usage, error) {
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: prompt}}
+	msgs = append(msgs, conversation(conv)...)
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: reviewed})
 	zero := float32(0)
 	raw, usage, err := a.structured(ctx, structuredCall{model: a.model(model), messages: msgs, name: name, schema: verdictSchema, temperature: &zero, spend: spend})
 	if err != nil {
-		return usage, err
+		return verdict{}, usage, err
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return usage, temporal.NewApplicationError(name+": "+err.Error(), longhaul.ErrTypeModelBadOutput)
+	var v verdict
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return verdict{}, usage, temporal.NewApplicationError(name+": "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
 	v.Reason = strings.TrimSpace(v.Reason)
-	return usage, nil
+	return v, usage, nil
 }
 
 var dispatchSchema = json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string","enum":["chat","agentic"]},"reason":{"type":"string"}},"required":["mode","reason"],"additionalProperties":false}`)

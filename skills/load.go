@@ -160,23 +160,15 @@ func (c *Catalog) loadLayer(layer fs.FS) []error {
 		if damaged {
 			c.damaged[src] = true
 		}
+		var dup error
 		switch {
 		case a != nil:
-			if prev, ok := agentSrc[a.ID]; ok {
-				problems = append(problems, &FileError{Path: src, Err: ErrDuplicateID,
-					Detail: fmt.Sprintf("agent %q is also defined in %s", a.ID, prev)})
-				return nil
-			}
-			agentSrc[a.ID] = src
-			c.agents[a.ID] = a
+			dup = define(c.agents, agentSrc, "agent", a.ID, src, a)
 		case s != nil:
-			if prev, ok := skillSrc[s.ID]; ok {
-				problems = append(problems, &FileError{Path: src, Err: ErrDuplicateID,
-					Detail: fmt.Sprintf("skill %q is also defined in %s", s.ID, prev)})
-				return nil
-			}
-			skillSrc[s.ID] = src
-			c.skills[s.ID] = s
+			dup = define(c.skills, skillSrc, "skill", s.ID, src, s)
+		}
+		if dup != nil {
+			problems = append(problems, dup)
 		}
 		return nil
 	})
@@ -184,6 +176,19 @@ func (c *Catalog) loadLayer(layer fs.FS) []error {
 		problems = append(problems, fmt.Errorf("skills: reading %s: %w", sourceName(layer, "."), walkErr))
 	}
 	return problems
+}
+
+// define puts v, the kind id that file src defines, into defs, and records
+// src in srcs, the files of the layer read so far by the ids they define;
+// when one of them defines id already, it returns the problem instead.
+func define[T any](defs map[string]T, srcs map[string]string, kind, id, src string, v T) error {
+	if prev, ok := srcs[id]; ok {
+		return &FileError{Path: src, Err: ErrDuplicateID,
+			Detail: fmt.Sprintf("%s %q is also defined in %s", kind, id, prev)}
+	}
+	srcs[id] = src
+	defs[id] = v
+	return nil
 }
 
 // joinSorted joins problems ordered by file, keeping the order within each

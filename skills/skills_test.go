@@ -184,11 +184,7 @@ func TestLoadParsesAgentAndSkill(t *testing.T) {
 		Memory:      MemoryOff,
 		Source:      "agents/researcher.md",
 	}
-	gotAgent, ok := c.Agent("researcher")
-	if !ok {
-		t.Fatal(`Agent("researcher"): not found`)
-	}
-	if diff := cmp.Diff(wantAgent, gotAgent); diff != "" {
+	if diff := cmp.Diff(wantAgent, agent(t, c, "researcher")); diff != "" {
 		t.Errorf("agent mismatch (-want +got):\n%s", diff)
 	}
 
@@ -401,12 +397,8 @@ func TestLoadDefault(t *testing.T) {
 		}
 	})
 	t.Run("operator directory", func(t *testing.T) {
-		dir := t.TempDir()
-		file := filepath.Join(dir, "researcher.md")
-		if err := os.WriteFile(file, []byte("---\nagent: researcher\ndescription: Mine\nmode: agentic\n---\nMine.\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		c, err := LoadDefault(dir)
+		file := tempFile(t, "researcher.md", "---\nagent: researcher\ndescription: Mine\nmode: agentic\n---\nMine.\n")
+		c, err := LoadDefault(filepath.Dir(file))
 		if err != nil {
 			t.Fatalf("LoadDefault: %v", err)
 		}
@@ -416,12 +408,8 @@ func TestLoadDefault(t *testing.T) {
 		}
 	})
 	t.Run("operator file with a problem", func(t *testing.T) {
-		dir := t.TempDir()
-		file := filepath.Join(dir, "bad.md")
-		if err := os.WriteFile(file, []byte("---\nagent: bad\ndescription: Bad\ncolour: red\n---\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := LoadDefault(dir)
+		file := tempFile(t, "bad.md", "---\nagent: bad\ndescription: Bad\ncolour: red\n---\n")
+		_, err := LoadDefault(filepath.Dir(file))
 		if !errors.Is(err, ErrUnknownKey) || !strings.Contains(err.Error(), file) {
 			t.Errorf("LoadDefault = %v, want ErrUnknownKey naming %s", err, file)
 		}
@@ -434,15 +422,23 @@ func TestLoadDefault(t *testing.T) {
 		}
 	})
 	t.Run("not a directory", func(t *testing.T) {
-		file := filepath.Join(t.TempDir(), "file")
-		if err := os.WriteFile(file, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		file := tempFile(t, "file", "")
 		_, err := LoadDefault(file)
 		if err == nil || !strings.Contains(err.Error(), file) {
 			t.Errorf("LoadDefault(%q) = %v, want an error naming it", file, err)
 		}
 	})
+}
+
+// tempFile writes data to a file named name in a new temporary directory
+// and returns its path.
+func tempFile(t *testing.T, name, data string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 func TestLoadNilLayer(t *testing.T) {

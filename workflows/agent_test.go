@@ -116,6 +116,12 @@ func askTools(content string, u longhaul.Usage, calls ...longhaul.ToolCall) repl
 	return reply{resp: contract.ModelResponse{Message: assistant(content, calls...), FinishReason: "tool_calls", Usage: u, Model: "test-model-v2"}}
 }
 
+// scriptCallThenAnswer scripts a turn of two model calls: the first asks
+// for call, using ask; the second answers text, using u.
+func (h *harness) scriptCallThenAnswer(call longhaul.ToolCall, ask longhaul.Usage, text string, u longhaul.Usage) {
+	h.scriptModel(askTools("", ask, call), answer(text, u)).Twice()
+}
+
 // scriptModel mocks ChatCompletion: attempt n (counting retries) gets
 // replies[n]; an unscripted call fails the run.
 func (h *harness) scriptModel(replies ...reply) *testsuite.MockCallWrapper {
@@ -142,6 +148,16 @@ func (h *harness) modelCalls() []contract.ModelRequest {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]contract.ModelRequest(nil), h.model...)
+}
+
+// modelCallsN is modelCalls, failing the test unless there are n.
+func (h *harness) modelCallsN(n int) []contract.ModelRequest {
+	h.t.Helper()
+	reqs := h.modelCalls()
+	if len(reqs) != n {
+		h.t.Fatalf("model called %d times, want %d", len(reqs), n)
+	}
+	return reqs
 }
 
 // onTool mocks the CallTool activity for the call with the given id.
@@ -171,17 +187,23 @@ func (h *harness) result() contract.AgentResult {
 	return res
 }
 
+// query runs the workflow query name with args and decodes its answer.
+func query[T any](h *harness, name string, args ...any) T {
+	h.t.Helper()
+	v, err := h.env.QueryWorkflow(name, args...)
+	if err != nil {
+		h.t.Fatalf("query %s: %v", name, err)
+	}
+	var answer T
+	if err := v.Get(&answer); err != nil {
+		h.t.Fatalf("decode %s: %v", name, err)
+	}
+	return answer
+}
+
 func (h *harness) page(req contract.EventsRequest) contract.EventsPage {
 	h.t.Helper()
-	v, err := h.env.QueryWorkflow(contract.QueryEvents, req)
-	if err != nil {
-		h.t.Fatalf("query %s: %v", contract.QueryEvents, err)
-	}
-	var p contract.EventsPage
-	if err := v.Get(&p); err != nil {
-		h.t.Fatalf("decode %s: %v", contract.QueryEvents, err)
-	}
-	return p
+	return query[contract.EventsPage](h, contract.QueryEvents, req)
 }
 
 // events returns the whole log and checks it is closed.
@@ -199,15 +221,7 @@ func (h *harness) events() []longhaul.Event {
 
 func (h *harness) state() contract.RunState {
 	h.t.Helper()
-	v, err := h.env.QueryWorkflow(contract.QueryState)
-	if err != nil {
-		h.t.Fatalf("query %s: %v", contract.QueryState, err)
-	}
-	var s contract.RunState
-	if err := v.Get(&s); err != nil {
-		h.t.Fatalf("decode %s: %v", contract.QueryState, err)
-	}
-	return s
+	return query[contract.RunState](h, contract.QueryState)
 }
 
 // ev builds an expected event; the offset is set by log and the time is not
@@ -222,6 +236,16 @@ func logOf(evs ...longhaul.Event) []longhaul.Event {
 		evs[i].Offset = int64(i + 1)
 	}
 	return evs
+}
+
+// oneTurnLog is the event log of a run answered in its first model call:
+// the answer's text, its usage, the run's end.
+func oneTurnLog(text string, u longhaul.Usage) []longhaul.Event {
+	return logOf(
+		ev(longhaul.EventContent, longhaul.ContentData{Text: text, Call: "turn-1"}),
+		ev(longhaul.EventUsage, u),
+		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
+	)
 }
 
 // eventOpts compare events by offset, type and decoded payload.
@@ -297,11 +321,7 @@ func TestFinalAnswerWithoutTools(t *testing.T) {
 		NextCall: 1,
 	}}, h.modelCalls())
 	// No batch was published, so reconciling writes the whole answer.
-	diffEvents(t, logOf(
-		ev(longhaul.EventContent, longhaul.ContentData{Text: "Hello there!", Call: "turn-1"}),
-		ev(longhaul.EventUsage, usage(10, 5)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
-	), h.events())
+	diffEvents(t, oneTurnLog("Hello there!", usage(10, 5)), h.events())
 	diff(t, "state", contract.RunState{
 		Agent:    "assistant",
 		User:     "u1",
@@ -328,11 +348,7 @@ func TestQuietRun(t *testing.T) {
 	if reqs := h.modelCalls(); len(reqs) != 1 || reqs[0].Publish {
 		t.Errorf("model requests %+v, want one with Publish false", reqs)
 	}
-	diffEvents(t, logOf(
-		ev(longhaul.EventContent, longhaul.ContentData{Text: "Quietly.", Call: "turn-1"}),
-		ev(longhaul.EventUsage, usage(2, 1)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
-	), h.events())
+	diffEvents(t, oneTurnLog("Quietly.", usage(2, 1)), h.events())
 }
 
 // TestBackgroundTask checks a client's housekeeping request is one model
@@ -403,10 +419,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)
 	call := longhaul.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{"timezone":"Europe/Berlin"}`}
-	h.scriptModel(
-		askTools("", usage(10, 2), call),
-		answer("It is Thursday.", usage(20, 4)),
-	).Twice()
+	h.scriptCallThenAnswer(call, usage(10, 2), "It is Thursday.", usage(20, 4))
 	h.env.OnActivity(h.acts.CallTool, mock.Anything, contract.ToolRequest{Call: call, Agent: spec.ID, Seq: 1, After: 1, User: "u1", Principal: u1}).
 		Return(contract.ToolResponse{Content: "2025-01-02T04:04:05+01:00 Thursday"}, nil).Once()
 	h.run(input(hi...))
@@ -422,10 +435,7 @@ func TestOneToolCallThenAnswer(t *testing.T) {
 		LastOffset:   5,
 	}, h.result())
 
-	reqs := h.modelCalls()
-	if len(reqs) != 2 {
-		t.Fatalf("model called %d times, want 2", len(reqs))
-	}
+	reqs := h.modelCallsN(2)
 	// The model's own answer names the model for the next turns.
 	diff(t, "second model request", contract.ModelRequest{
 		Call:     "turn-2",
@@ -474,11 +484,8 @@ func TestParallelToolCalls(t *testing.T) {
 	diff(t, "result", contract.AgentResult{
 		Content: "Done.", FinishReason: "stop", Messages: added, Usage: usage(40, 10), Model: "test-model-v2", LastOffset: 8,
 	}, h.result())
-	if reqs := h.modelCalls(); len(reqs) != 2 {
-		t.Fatalf("model called %d times, want 2", len(reqs))
-	} else {
-		diff(t, "second model request messages", append(append([]longhaul.Message(nil), hi...), added[:3]...), reqs[1].Messages)
-	}
+	reqs := h.modelCallsN(2)
+	diff(t, "second model request messages", append(append([]longhaul.Message(nil), hi...), added[:3]...), reqs[1].Messages)
 
 	evs := h.events()
 	diffEvents(t, logOf(
@@ -509,10 +516,7 @@ func TestToolRefusedIsFedBackToModel(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)
 	call := longhaul.ToolCall{ID: "call_1", Name: "shell", Arguments: `{"cmd":"rm -rf /"}`}
-	h.scriptModel(
-		askTools("", usage(5, 5), call),
-		answer("I cannot do that.", usage(9, 4)),
-	).Twice()
+	h.scriptCallThenAnswer(call, usage(5, 5), "I cannot do that.", usage(9, 4))
 	refusal := `tool "shell" is not allowed here (allowed: [current_time web_fetch])`
 	// Non-retryable: exactly one attempt.
 	h.onTool("call_1", contract.ToolResponse{}, temporal.NewNonRetryableApplicationError(refusal, longhaul.ErrTypeToolRefused, nil)).Once()
@@ -528,10 +532,7 @@ func TestToolRefusedIsFedBackToModel(t *testing.T) {
 		Model:        "test-model-v2",
 		LastOffset:   5,
 	}, res)
-	reqs := h.modelCalls()
-	if len(reqs) != 2 {
-		t.Fatalf("model called %d times, want 2", len(reqs))
-	}
+	reqs := h.modelCallsN(2)
 	if got := reqs[1].Messages[len(reqs[1].Messages)-1]; !strings.HasPrefix(got.Content, "error:") || got.ToolCallID != "call_1" {
 		t.Errorf("last message of the second model call = %+v, want the tool error for call_1", got)
 	}
@@ -548,10 +549,7 @@ func TestToolFailureIsRetriedThenFedBack(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)
 	call := longhaul.ToolCall{ID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://example.com/"}`}
-	h.scriptModel(
-		askTools("", usage(5, 5), call),
-		answer("The site is down.", usage(9, 4)),
-	).Twice()
+	h.scriptCallThenAnswer(call, usage(5, 5), "The site is down.", usage(9, 4))
 	// Retryable, as CallTool fails a tool: the last of its attempts is
 	// final.
 	match := mock.MatchedBy(func(r contract.ToolRequest) bool { return r.Call.ID == "call_1" })
@@ -616,10 +614,7 @@ func TestMaxTurns(t *testing.T) {
 	h.onTool("call_2", contract.ToolResponse{Content: "t2"}, nil).Once()
 	h.run(input(hi...))
 
-	reqs := h.modelCalls()
-	if len(reqs) != 3 {
-		t.Fatalf("model called %d times, want 3", len(reqs))
-	}
+	reqs := h.modelCallsN(3)
 	for i, r := range reqs[:2] {
 		diff(t, fmt.Sprintf("tools offered on turn %d", i+1), s.Tools, r.Tools)
 	}
@@ -721,11 +716,7 @@ func TestModelUnavailableIsRetried(t *testing.T) {
 	attempts := append([]int32(nil), h.attempts...)
 	h.mu.Unlock()
 	diff(t, "model attempts", []int32{1, 2}, attempts)
-	diffEvents(t, logOf(
-		ev(longhaul.EventContent, longhaul.ContentData{Text: "Back.", Call: "turn-1"}),
-		ev(longhaul.EventUsage, usage(3, 1)),
-		ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "stop"}),
-	), h.events())
+	diffEvents(t, oneTurnLog("Back.", usage(3, 1)), h.events())
 }
 
 // TestContentIsDurableWhole: while a model call runs its text is not in

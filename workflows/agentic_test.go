@@ -61,6 +61,15 @@ var (
 	answerStep = longhaul.PlanStep{Kind: longhaul.StepCompletion, Title: "Answer", Input: "list the changes"}
 )
 
+// readThenAnswer are the event types of a run of the plan fetchAct, then
+// answerStep: the plan, the tool step and its review, the answer.
+var readThenAnswer = []longhaul.EventType{
+	longhaul.EventThinking, longhaul.EventPlan,
+	longhaul.EventStepStart, longhaul.EventToolStart, longhaul.EventToolOutput, longhaul.EventStepResult, longhaul.EventReview,
+	longhaul.EventStepStart, longhaul.EventContent, longhaul.EventStepResult,
+	longhaul.EventUsage, longhaul.EventDone,
+}
+
 // as gives a planned step the id and status the workflow assigns it, and
 // optionally its result.
 func as(s longhaul.PlanStep, id, status string, result ...string) longhaul.PlanStep {
@@ -204,14 +213,7 @@ func payloads[T any](t *testing.T, evs []longhaul.Event, typ longhaul.EventType)
 // metadata query.
 func (h *harness) currentDetails() string {
 	h.t.Helper()
-	v, err := h.env.QueryWorkflow("__temporal_workflow_metadata")
-	if err != nil {
-		h.t.Fatalf("query workflow metadata: %v", err)
-	}
-	var md sdkpb.WorkflowMetadata
-	if err := v.Get(&md); err != nil {
-		h.t.Fatalf("decode workflow metadata: %v", err)
-	}
+	md := query[*sdkpb.WorkflowMetadata](h, "__temporal_workflow_metadata")
 	return md.GetCurrentDetails()
 }
 
@@ -225,10 +227,7 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 	s.Skills = []contract.SkillSpec{briefing}
 	h.resolve(s)
 	call := longhaul.ToolCall{ID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://eur-lex.europa.eu/ai-act"}`}
-	h.scriptModel(
-		askTools("", usage(10, 2), call),
-		answer("Briefing: the act bans social scoring.", usage(20, 8)),
-	).Twice()
+	h.scriptCallThenAnswer(call, usage(10, 2), "Briefing: the act bans social scoring.", usage(20, 8))
 	p.onTool("call_1", contract.ToolResponse{Content: "act text"}, nil).Once()
 	p.onPlan().Maybe()
 	p.onClassify().Maybe()
@@ -237,10 +236,7 @@ func TestSlashCommandRunsSkill(t *testing.T) {
 	if got := h.result().Content; got != "Briefing: the act bans social scoring." {
 		t.Errorf("Content = %q", got)
 	}
-	reqs := h.modelCalls()
-	if len(reqs) != 2 {
-		t.Fatalf("model called %d times, want 2", len(reqs))
-	}
+	reqs := h.modelCallsN(2)
 	diff(t, "first model request", contract.ModelRequest{
 		Call:     "turn-1",
 		Agent:    "assistant",
@@ -290,10 +286,7 @@ func TestSlashCommandNotASkill(t *testing.T) {
 			msgs := []longhaul.Message{{Role: longhaul.RoleUser, Content: text}}
 			h.run(input(msgs...))
 
-			reqs := h.modelCalls()
-			if len(reqs) != 1 {
-				t.Fatalf("model called %d times, want 1", len(reqs))
-			}
+			reqs := h.modelCallsN(1)
 			if r := reqs[0]; r.Skill != "" || r.Call != "turn-1" {
 				t.Errorf("model request: Skill %q, Call %q; want the chat loop", r.Skill, r.Call)
 			}
@@ -468,10 +461,7 @@ func TestAgenticRun(t *testing.T) {
 		Principal: u1,
 	}}, tools)
 
-	reqs := h.modelCalls()
-	if len(reqs) != 1 {
-		t.Fatalf("model called %d times, want 1", len(reqs))
-	}
+	reqs := h.modelCallsN(1)
 	ans := reqs[0]
 	diff(t, "answer request", contract.ModelRequest{
 		Call: "answer", Agent: "assistant", Model: "test-model", Messages: question, Publish: true, After: 8,
@@ -483,12 +473,7 @@ func TestAgenticRun(t *testing.T) {
 	}
 
 	evs := h.events()
-	diff(t, "event types", []longhaul.EventType{
-		longhaul.EventThinking, longhaul.EventPlan,
-		longhaul.EventStepStart, longhaul.EventToolStart, longhaul.EventToolOutput, longhaul.EventStepResult, longhaul.EventReview,
-		longhaul.EventStepStart, longhaul.EventContent, longhaul.EventStepResult,
-		longhaul.EventUsage, longhaul.EventDone,
-	}, eventTypes(evs))
+	diff(t, "event types", readThenAnswer, eventTypes(evs))
 	okReview := longhaul.ReviewData{StepID: "1", Revision: 1, Decision: longhaul.ReviewOK, Reason: "the act was read", ReplansRemaining: 2}
 	diffEvents(t, logOf(
 		ev(longhaul.EventThinking, longhaul.ThinkingData{Message: "Planning"}),
@@ -802,10 +787,7 @@ func TestSkillStepLoop(t *testing.T) {
 	if got := h.result().Content; got != "Final answer." {
 		t.Errorf("Content = %q", got)
 	}
-	reqs := h.modelCalls()
-	if len(reqs) != 3 {
-		t.Fatalf("model called %d times, want 3", len(reqs))
-	}
+	reqs := h.modelCallsN(3)
 	task := []longhaul.Message{{Role: longhaul.RoleUser, Content: briefStep.Input}}
 	first := reqs[0]
 	diff(t, "skill's first model request", contract.ModelRequest{
@@ -888,10 +870,7 @@ func TestSkillStepToolOutOfScope(t *testing.T) {
 		t.Errorf("Content = %q", got)
 	}
 	diff(t, "tool requests", []contract.ToolRequest{{Call: clock, Agent: "assistant", Skill: "briefing", Seq: 1, After: 5, User: "u1", Principal: u1}}, p.toolRequests())
-	reqs := h.modelCalls()
-	if len(reqs) != 3 {
-		t.Fatalf("model called %d times, want 3", len(reqs))
-	}
+	reqs := h.modelCallsN(3)
 	fedBack := reqs[1].Messages[len(reqs[1].Messages)-1]
 	diff(t, "tool message fed back", longhaul.Message{Role: longhaul.RoleTool, Name: "current_time", ToolCallID: "call_1", Content: "error: " + refusal}, fedBack)
 	evs := h.events()

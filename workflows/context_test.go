@@ -46,10 +46,7 @@ func TestCompactsOlderTurnsOnce(t *testing.T) {
 	diff(t, "compact requests", []contract.CompactRequest{{
 		Call: "turn-1-compact", Agent: "assistant", Principal: u1, Model: "small-model", Messages: msgs, Upto: 2, Window: 4096,
 	}}, compacts)
-	reqs := h.modelCalls()
-	if len(reqs) != 3 {
-		t.Fatalf("model called %d times, want 3", len(reqs))
-	}
+	reqs := h.modelCallsN(3)
 	for i, r := range reqs {
 		if r.Window != 4096 {
 			t.Errorf("call %d: window %d, want the agent's 4096", i+1, r.Window)

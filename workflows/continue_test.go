@@ -216,12 +216,7 @@ func TestPlanContinuesAsNewBetweenSteps(t *testing.T) {
 		t.Errorf("the answer lacks the first execution's findings:\n%s", answerText(reqs[0]))
 	}
 	all := h2.readAll(ar)
-	diff(t, "event types", []longhaul.EventType{
-		longhaul.EventThinking, longhaul.EventPlan,
-		longhaul.EventStepStart, longhaul.EventToolStart, longhaul.EventToolOutput, longhaul.EventStepResult, longhaul.EventReview,
-		longhaul.EventStepStart, longhaul.EventContent, longhaul.EventStepResult,
-		longhaul.EventUsage, longhaul.EventDone,
-	}, eventTypes(all))
+	diff(t, "event types", readThenAnswer, eventTypes(all))
 	for i, e := range all {
 		if e.Offset != int64(i+1) {
 			t.Fatalf("event %d has offset %d", i, e.Offset)

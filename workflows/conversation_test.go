@@ -33,12 +33,7 @@ func TestChatTurnRestoresAndRecords(t *testing.T) {
 			restoreReq = req
 			return contract.RestoreResult{Turns: 1, Messages: restored}, nil
 		}).Once()
-	var rec contract.RecordTurnRequest
-	h.env.OnActivity(h.acts.RecordTurn, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req contract.RecordTurnRequest) error {
-			rec = req
-			return nil
-		}).Once()
+	rec := h.recordTurn()
 	h.scriptModel(
 		askTools("Checking.", usage(10, 2), longhaul.ToolCall{ID: "c2", Name: "current_time", Arguments: `{"tz":"UTC"}`}),
 		answer("It will be 13:00.", usage(20, 4)),
@@ -110,4 +105,16 @@ func TestNoConversationWithoutChat(t *testing.T) {
 			h.result()
 		})
 	}
+}
+
+// recordTurn mocks RecordTurn, once, and returns the request it records
+// (filled in when the workflow calls it).
+func (h *harness) recordTurn() *contract.RecordTurnRequest {
+	rec := new(contract.RecordTurnRequest)
+	h.env.OnActivity(h.acts.RecordTurn, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req contract.RecordTurnRequest) error {
+			*rec = req
+			return nil
+		}).Once()
+	return rec
 }

@@ -1,7 +1,6 @@
 package workflows_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -95,12 +94,7 @@ func TestFollowWaitsAndPrepends(t *testing.T) {
 func TestCancelledTurnRecorded(t *testing.T) {
 	h := newHarness(t)
 	h.resolve(spec)
-	var rec contract.RecordTurnRequest
-	h.env.OnActivity(h.acts.RecordTurn, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, req contract.RecordTurnRequest) error {
-			rec = req
-			return nil
-		}).Once()
+	rec := h.recordTurn()
 	call := longhaul.ToolCall{ID: "c1", Name: "current_time", Arguments: `{}`}
 	h.scriptModel(askTools("Checking.", usage(1, 1), call))
 	h.onTool("c1", contract.ToolResponse{Content: "12:00"}, nil).After(2 * time.Minute)

@@ -26,9 +26,15 @@ func openLedger(ctx context.Context, cfg config.Config, log *slog.Logger) (*budg
 	return l, nil
 }
 
-// spendOn gives the activities the ledger and the budgets' settings.
-func spendOn(a *activities.Activities, cfg config.Config, l *budget.Ledger) {
+// spendOn opens the usage ledger (openLedger) and gives the activities it
+// and the budgets' settings. The caller closes the ledger.
+func spendOn(ctx context.Context, a *activities.Activities, cfg config.Config, log *slog.Logger) (*budget.Ledger, error) {
+	l, err := openLedger(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	a.Spend = l
 	a.BudgetOutputTokens = cfg.BudgetOutputTokens
 	a.MetricsPrincipal = cfg.MetricsPrincipal
+	return l, nil
 }

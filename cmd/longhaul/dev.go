@@ -73,13 +73,12 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	// old version to keep runs from, and the embedded server, killed with
 	// it, takes up to a minute after a restart to take polls from a
 	// versioned worker again (its deployment bookkeeping is a workflow too).
-	ledger, err := openLedger(ctx, cfg, log)
+	acts := newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log)
+	ledger, err := spendOn(ctx, acts, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer ledger.Close()
-	acts := newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log)
-	spendOn(acts, cfg, ledger)
 	w := worker.New(c, cfg.TaskQueue, acts, tuning(cfg), worker.Versioning{})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)

@@ -77,16 +77,32 @@ func start(t *testing.T, bin string, env []string, args ...string) *process {
 	cmd := exec.Command(bin, args...)
 	// No metrics endpoint unless env asks: tests run side by side.
 	cmd.Env = append(append(os.Environ(), "LONGHAUL_METRICS_ADDR=off"), env...)
-	stderr := &proctest.SyncBuffer{}
-	cmd.Stderr = stderr
-	cmd.Stdout = stderr
+	return launch(t, cmd)
+}
+
+// launch starts cmd, its stdout and stderr together in the process's
+// stderr, and kills it when the test ends.
+func launch(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	out := &proctest.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, stderr: stderr, exited: make(chan struct{})}
+	p := &process{cmd: cmd, stderr: out, exited: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(p.kill)
 	return p
+}
+
+// terminate sends the process SIGTERM, which stops it gracefully, and
+// waits for it to exit.
+func (p *process) terminate(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
 }
 
 // kill ends the process with SIGKILL, as a crash would, and waits for it.
@@ -234,10 +250,7 @@ func TestKillMidStreamAndRestart(t *testing.T) {
 	}
 
 	// SIGTERM stops gracefully.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	<-p.exited
+	p.terminate(t)
 	if !p.cmd.ProcessState.Success() {
 		t.Fatalf("exit after SIGTERM: %v\n%s", p.cmd.ProcessState, p.stderr.String())
 	}
@@ -339,10 +352,7 @@ func TestStartupRedactsCredentials(t *testing.T) {
 	waitReady(t, p, "http://"+api)
 	// The MCP server's first attempt has failed and been logged before
 	// the API serves; stop and read everything the process wrote.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	<-p.exited
+	p.terminate(t)
 	out := p.stderr.String()
 	for _, secret := range []string{"llm-secret", "search-secret", "pg-secret", "nats-secret", "nats-token", "mcp-secret"} {
 		if strings.Contains(out, secret) {

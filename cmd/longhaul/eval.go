@@ -40,15 +40,11 @@ func evalCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, evalUsage)
 		return 2
 	}
-	cfg, err := loadConfig()
-	if err != nil {
-		fmt.Fprintf(stderr, "longhaul: %s\n", redact.URLs(err.Error()))
+	cfg, log, ctx, done, ok := startCommand("eval", stderr)
+	if !ok {
 		return 2
 	}
-	log := newLogger(stderr, cfg.LogLevel)
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	defer stopOnSignals("eval", stop, log)()
+	defer done()
 	run := evalExport
 	if args[0] == "run" {
 		run = evalRun

@@ -84,15 +84,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // runCommand runs one of the long-running commands (and setup): it reads
 // the settings, then runs the command until it ends or a signal stops it.
 func runCommand(cmd string, stdout, stderr io.Writer) int {
-	cfg, err := loadConfig()
-	if err != nil {
-		fmt.Fprintf(stderr, "longhaul: %s\n", redact.URLs(err.Error()))
+	cfg, log, ctx, done, ok := startCommand(cmd, stderr)
+	if !ok {
 		return 2
 	}
-	log := newLogger(stderr, cfg.LogLevel)
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	defer stopOnSignals(cmd, stop, log)()
+	defer done()
 	// Spans go out over OTLP when the standard OTEL_* variables say where.
 	shutdownTracing, err := tracing.Setup(ctx, "longhaul-"+cmd)
 	if err != nil {
@@ -121,6 +117,22 @@ func runCommand(cmd string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// startCommand reads the settings and sets up what every command runs
+// under: the logger, and a context the first signal cancels (see
+// stopOnSignals). done releases both; ok is false, the problem written to
+// stderr, when the settings do not load.
+func startCommand(cmd string, stderr io.Writer) (cfg config.Config, log *slog.Logger, ctx context.Context, done func(), ok bool) {
+	cfg, err := loadConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "longhaul: %s\n", redact.URLs(err.Error()))
+		return cfg, nil, nil, nil, false
+	}
+	log = newLogger(stderr, cfg.LogLevel)
+	ctx, stop := context.WithCancel(context.Background())
+	release := stopOnSignals(cmd, stop, log)
+	return cfg, log, ctx, func() { release(); stop() }, true
 }
 
 // loadConfig reads the settings, with the one check that is the command

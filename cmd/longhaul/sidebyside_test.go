@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
@@ -31,15 +30,7 @@ func startBare(t *testing.T, bin string, env []string, args ...string) *process 
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	out := &proctest.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: cmd, stderr: out, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	t.Cleanup(p.kill)
-	return p
+	return launch(t, cmd)
 }
 
 // waitOutput waits until p's output matches re and returns the match's

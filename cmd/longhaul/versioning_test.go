@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -114,10 +113,7 @@ func TestWorkerRollout(t *testing.T) {
 	if cur := d.Info.RoutingConfig.CurrentVersion; cur == nil || cur.BuildID != "build-b" {
 		t.Fatalf("current version after build-b started: %+v", cur)
 	}
-	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	<-a.exited
+	a.terminate(t)
 	if !a.cmd.ProcessState.Success() {
 		t.Fatalf("build-a after SIGTERM: %v\n%s", a.cmd.ProcessState, a.stderr.String())
 	}

@@ -45,13 +45,12 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	}
 	defer closeBus()
 	v := versioning(cfg, log)
-	ledger, err := openLedger(ctx, cfg, log)
+	acts := newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log)
+	ledger, err := spendOn(ctx, acts, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer ledger.Close()
-	acts := newActivities(cfg, cat, set.Registry, blobs, mem, docs, bus, c, log)
-	spendOn(acts, cfg, ledger)
 	w := worker.New(c, cfg.TaskQueue, acts, tuning(cfg), v)
 	scheduleRetention(ctx, cfg, c, log)
 	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s%s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, modelLine(cfg, model(), log), windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), metricsNote(maddr))

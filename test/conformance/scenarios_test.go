@@ -150,6 +150,19 @@ func checkSchema(t *testing.T, reqs []llmtest.Request, name string) {
 	}
 }
 
+// toolThenObject checks the model requests of a scenario that runs the
+// client's tool, then asks for structured output: three, the two of the
+// tool turn offering tool, the last asking for a JSON schema named schema
+// (any name when empty).
+func toolThenObject(t *testing.T, reqs []llmtest.Request, tool, schema string) {
+	t.Helper()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3:\n%s", len(reqs), describe(reqs))
+	}
+	offered(t, reqs[:2], tool)
+	checkSchema(t, reqs, schema)
+}
+
 // agents: the OpenAI Agents SDK's quick-start agent, in chat-completions or
 // in its default Responses mode.
 func (s *stack) agents(t *testing.T, mode, stream string) {
@@ -189,11 +202,7 @@ func (s *stack) aiSDK(t *testing.T, stream string) {
 	if diff := cmp.Diff(recipe, out.Object); diff != "" {
 		t.Errorf("object (-want +got):\n%s", diff)
 	}
-	if len(reqs) != 3 {
-		t.Fatalf("%d model requests, want 3:\n%s", len(reqs), describe(reqs))
-	}
-	offered(t, reqs[:2], "weather")
-	checkSchema(t, reqs, "")
+	toolThenObject(t, reqs, "weather", "")
 }
 
 // langchain: ChatOpenAI.bindTools with a tool the caller runs, then
@@ -219,11 +228,7 @@ func (s *stack) langchain(t *testing.T, stream string) {
 	if diff := cmp.Diff(joke, out.Joke); diff != "" {
 		t.Errorf("joke (-want +got):\n%s", diff)
 	}
-	if len(reqs) != 3 {
-		t.Fatalf("%d model requests, want 3:\n%s", len(reqs), describe(reqs))
-	}
-	offered(t, reqs[:2], "multiply")
-	checkSchema(t, reqs, "joke")
+	toolThenObject(t, reqs, "multiply", "joke")
 	if r := toolResults(reqs[1]); len(r) != 1 || r[0] != "36" {
 		t.Errorf("tool results %q, want the caller's 36", r)
 	}

@@ -70,4 +70,8 @@ const (
 	ErrTypeWebhookRejected = "WebhookRejected"
 	// ErrTypeWebhookGone is a delivery to a webhook deleted since.
 	ErrTypeWebhookGone = "WebhookGone"
+	// ErrTypeRunCancelled: a model call stopped because the run's
+	// cancellation came over NATS before Temporal's; its cause is the
+	// cancellation with the text the call had.
+	ErrTypeRunCancelled = "RunCancelled"
 )

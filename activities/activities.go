@@ -88,7 +88,12 @@ type Activities struct {
 	// Bus carries the ephemeral deltas of running calls (streamed text,
 	// tool progress) to the API; nil streams nothing live.
 	Bus *natsbus.Bus
-	// HeartbeatInterval is how often a running call heartbeats.
+	// HeartbeatInterval is how often a running call heartbeats. Each
+	// heartbeat is a write to Temporal's persistence; a model call hears a
+	// cancelled run over the Bus at once, so the heartbeat only has to say
+	// that the worker is alive (well within the activity's heartbeat
+	// timeout) and to carry a cancellation Temporal took from elsewhere
+	// (the Temporal UI, a client of its own).
 	HeartbeatInterval time.Duration
 	// MaxToolOutput caps the characters of a tool result given to the model.
 	MaxToolOutput int
@@ -207,10 +212,15 @@ func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, log *
 		catalog:           catalog,
 		tools:             registry,
 		log:               log,
-		HeartbeatInterval: 2 * time.Second,
+		HeartbeatInterval: DefaultHeartbeatInterval,
 		MaxToolOutput:     16000,
 	}
 }
+
+// DefaultHeartbeatInterval is HeartbeatInterval's default: half the model
+// and tool calls' heartbeat timeout (10 s), two heartbeats where a 10-s
+// answer took five at 2 s.
+const DefaultHeartbeatInterval = 5 * time.Second
 
 // DefaultSkillMaxTurns bounds a skill's own loop when it names no max_turns.
 const DefaultSkillMaxTurns = 6

@@ -97,20 +97,35 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, attempt, req.After)
 	defer out.Close()
+	// The call stops when Temporal cancels it (the answer to a heartbeat)
+	// or, sooner, when an API says over NATS that the run was cancelled.
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer a.Bus.OnCancel(info.WorkflowExecution.ID, func() { stop(errRunCancelled) })()
 	stopBeat := a.heartbeat(ctx)
-	resp, err = a.stream(ctx, ep, oreq, out)
+	resp, err = a.stream(sctx, ep, oreq, out)
 	if err == nil && len(resp.Message.ToolCalls) == 0 {
-		resp, err = a.checkFormat(ctx, ep, oreq, req.Options.ResponseFormat, resp)
+		resp, err = a.checkFormat(sctx, ep, oreq, req.Options.ResponseFormat, resp)
 	}
 	stopBeat()
-	a.noteHealth(ctx, ep, err)
+	a.noteHealth(sctx, ep, err)
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || context.Cause(sctx) == errRunCancelled {
 			partial := contract.ModelResponse{Model: model, Attempt: attempt}
 			reasoning, text, _ := longhaul.SplitThinking(out.Text())
 			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: text}
 			partial.Reasoning = reasoning
-			return contract.ModelResponse{}, temporal.NewCanceledError(partial)
+			cancelled := temporal.NewCanceledError(partial)
+			if ctx.Err() != nil {
+				return contract.ModelResponse{}, cancelled
+			}
+			// Temporal has not told the call yet: the SDK reports a
+			// cancellation it did not deliver as a (retryable) failure,
+			// and a retry would start the call again before the run's
+			// cancellation reaches it. Final, with the cancellation as
+			// its cause, which the run, having asked for it first,
+			// takes as the call's.
+			return contract.ModelResponse{}, temporal.NewNonRetryableApplicationError(errRunCancelled.Error(), longhaul.ErrTypeRunCancelled, cancelled)
 		}
 		return contract.ModelResponse{}, err
 	}
@@ -118,6 +133,10 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	resp.Context = fit
 	return a.finishResponse(ctx, ep, req, resp)
 }
+
+// errRunCancelled is the cause of a model call's stop when the run's
+// cancellation came over NATS.
+var errRunCancelled = errors.New("the run was cancelled")
 
 // fitCall makes oreq fit its model's window (fit.go). It returns the
 // context event's data when the request was shortened (nil when it was

@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"go.temporal.io/api/enums/v1"
 )
 
 // TestCancelRunMidTool: cancelling a run while a declared HTTP tool works
@@ -117,5 +118,59 @@ func TestCancelRunKeepsPartialAnswer(t *testing.T) {
 	got := getRun(t, env, r.ID, ann)
 	if got.Status != contract.StatusCancelled || got.Result != contentText(t, events) || got.Result != text {
 		t.Fatalf("run %s with result %q; streamed %q, durably %q", got.Status, got.Result, text, contentText(t, events))
+	}
+}
+
+// TestCancelReachesTheModelCallOverNATS: with heartbeats an hour apart, so
+// that no heartbeat can carry Temporal's cancellation to the worker, a run
+// cancelled while its answer streams still ends cancelled with the text it
+// had, because the API says so over NATS and the call stops at once: the
+// call ends with a failure of its own that holds the cancellation,
+// neither a cancellation taken from a heartbeat nor the heartbeat timeout
+// that would end it without NATS, and is not tried again.
+func TestCancelReachesTheModelCallOverNATS(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{HeartbeatInterval: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ann := user("ann")
+	env.Model.Enqueue(llmtest.Text("The first part of a long answer and then much more", llmtest.ChunkSize(3), llmtest.StallAfter(2)))
+	r := startRun(t, env, map[string]any{"agent": "naked", "input": "Tell me everything."}, ann)
+	var text string
+	readEvents(t, openEvents(t, ctx, env, r.ID, "", ann), func(e sseEvent) bool {
+		var d longhaul.Delta
+		if e.Type == string(longhaul.EventContentDelta) && e.Event.Decode(&d) == nil {
+			text += d.Text
+		}
+		return len([]rune(text)) >= 6
+	})
+	if resp := do(t, env, "POST", "/v1/runs/"+r.ID+"/cancel", nil, ann); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel = %d", resp.StatusCode)
+	}
+	events := followToDone(t, ctx, env, r.ID, ann)
+	if d := doneData(t, events); d.Status != contract.StatusCancelled {
+		t.Fatalf("done %+v", d)
+	}
+	if got := getRun(t, env, r.ID, ann); got.Result != text {
+		t.Errorf("result %q, streamed %q", got.Result, text)
+	}
+	ends := map[enums.EventType]int{}
+	cancelledFailure := false
+	it := env.Client.GetWorkflowHistory(ctx, r.ID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends[ev.GetEventType()]++
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() != 1 {
+			t.Errorf("the model call was tried again: attempt %d", a.GetAttempt())
+		}
+		f := ev.GetActivityTaskFailedEventAttributes().GetFailure()
+		if f.GetApplicationFailureInfo().GetType() == longhaul.ErrTypeRunCancelled && f.GetCause().GetCanceledFailureInfo() != nil {
+			cancelledFailure = true
+		}
+	}
+	if !cancelledFailure || ends[enums.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT] > 0 || ends[enums.EVENT_TYPE_ACTIVITY_TASK_CANCELED] > 0 {
+		t.Errorf("the model call did not end on the NATS cancel: cancelled failure %v, events %v", cancelledFailure, ends)
 	}
 }

@@ -18,6 +18,8 @@ type UsageLedger interface {
 	// Check returns a *budget.ExceededError when a limit that applies
 	// to the call is used up.
 	Check(ctx context.Context, c budget.Call) error
+	// Limits are the budgets the ledger holds calls to.
+	Limits() []budget.Limit
 }
 
 var _ UsageLedger = (*budget.Ledger)(nil)
@@ -47,7 +49,8 @@ func (s *Server) usageRoutes(v1 fiber.Router) {
 // resets. A run already going stops at its next model call instead (the
 // worker's reservation, activities/budget.go).
 func (s *Server) budgetGate(c *fiber.Ctx) error {
-	if s.cfg.Usage == nil {
+	if s.cfg.Usage == nil || len(s.cfg.Usage.Limits()) == 0 {
+		// Nothing to refuse: the body is not read twice for nothing.
 		return c.Next()
 	}
 	var body struct {

@@ -32,10 +32,11 @@ func Register(w sdkworker.Registry, acts *activities.Activities) {
 // stopTimeout is how long Stop lets running calls finish (Temporal retries
 // the rest elsewhere).
 //
-// A cancelled run reaches its running calls only through the answer to a
-// heartbeat, and the SDK sends heartbeats at most every 80% of the heartbeat
-// timeout (24 s for a 30 s one) unless told otherwise; heartbeatThrottle
-// bounds that wait so a cancel stops a model or tool call within seconds.
+// Temporal tells a cancelled run's running calls so only in the answer to a
+// heartbeat (a model call also hears it over NATS, at once), and the SDK
+// sends heartbeats at most every 80% of the heartbeat timeout (24 s for a
+// 30 s one) unless told otherwise; heartbeatThrottle bounds that wait so a
+// cancel stops a call within seconds of its next heartbeat.
 func Options(stopTimeout time.Duration) sdkworker.Options {
 	return sdkworker.Options{
 		WorkerStopTimeout:                      stopTimeout,

@@ -21,7 +21,7 @@ const (
 	// modelHeartbeat is how soon a dead worker's model call is retried.
 	modelHeartbeat = 10 * time.Second
 	// toolHeartbeat is the same for a tool call; calls heartbeat every
-	// couple of seconds while they wait (activities.HeartbeatInterval).
+	// few seconds while they wait (activities.DefaultHeartbeatInterval).
 	toolHeartbeat = 10 * time.Second
 	// toolCallLimit bounds a tool call, all attempts together: as many
 	// attempts as contract.ToolAttempts each using its whole time limit,

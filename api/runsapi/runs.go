@@ -244,8 +244,8 @@ func (h *Handlers) streamEvents(sw *sse.Writer, id string, pos runs.Cursor) {
 }
 
 // Cancel asks Temporal to cancel a run: POST /v1/runs/{id}/cancel. The
-// cancellation reaches in-flight model and tool calls through their
-// heartbeats, and the run ends cancelled with what it had.
+// cancellation reaches the in-flight model call over NATS and a tool call
+// through its heartbeat, and the run ends cancelled with what it had.
 func (h *Handlers) Cancel(c *fiber.Ctx) error {
 	id, err := runID(c)
 	if err != nil {

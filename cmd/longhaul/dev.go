@@ -185,6 +185,7 @@ func startServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*dev
 		MetricsAddr:      cfg.EmbeddedMetricsAddr,
 		Namespaces:       []string{cfg.TemporalNamespace},
 		SearchAttributes: contract.SearchAttributes(),
+		Retention:        embeddedRetention(cfg.Retention),
 		Logger:           log,
 	})
 	if err != nil {
@@ -212,4 +213,15 @@ func natsLine(cfg config.Config, ns *natsbus.Server) string {
 		return "embedded, " + ns.URL()
 	}
 	return "embedded (in-process)"
+}
+
+// embeddedRetention is how long the embedded Temporal keeps closed runs:
+// LONGHAUL_RETENTION, so that a run's history goes with its stored data
+// and the database stays as large as the runs of one retention, but no
+// less than Temporal allows; zero leaves the namespace as it is.
+func embeddedRetention(retention time.Duration) time.Duration {
+	if retention == 0 {
+		return 0
+	}
+	return max(retention, devserver.MinRetention)
 }

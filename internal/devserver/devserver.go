@@ -25,6 +25,7 @@ import (
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
 	enumspb "go.temporal.io/api/enums/v1"
+	namespacepb "go.temporal.io/api/namespace/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/common/authorization"
@@ -40,6 +41,7 @@ import (
 	"go.temporal.io/server/temporal"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 const (
@@ -77,9 +79,20 @@ type Options struct {
 	Namespaces []string
 	// SearchAttributes are custom search attributes registered in every namespace.
 	SearchAttributes map[string]enumspb.IndexedValueType
+	// Retention is how long every namespace keeps a closed run's history
+	// and visibility record before Temporal deletes them, set on every
+	// start (a change holds for runs that close after it); zero keeps
+	// what the namespace has, 24 hours for a new one. Temporal refuses
+	// less than MinRetention.
+	Retention time.Duration
 	// Logger receives Longhaul-level messages about the server (not Temporal's own logs).
 	Logger *slog.Logger
 }
+
+// MinRetention is the shortest Options.Retention: Temporal's floor for a
+// local namespace (system.namespaceMinRetentionLocal, go.temporal.io/server
+// v1.32.1 common/dynamicconfig/constants.go:218-222).
+const MinRetention = time.Hour
 
 // Server is a running embedded Temporal server.
 type Server struct {
@@ -100,6 +113,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Retention != 0 && opts.Retention < MinRetention {
+		return nil, fmt.Errorf("devserver: retention %v is under Temporal's %v", opts.Retention, MinRetention)
 	}
 	host, port, err := splitHostPort(opts.FrontendAddr)
 	if err != nil {
@@ -506,6 +522,31 @@ func (s *Server) waitReady(ctx context.Context, opts Options) error {
 		if _, err := searchattr.Ensure(ctx, c.OperatorService(), ns, opts.SearchAttributes); err != nil {
 			return fmt.Errorf("devserver: %w", err)
 		}
+		if err := setRetention(ctx, c.WorkflowService(), ns, opts.Retention); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setRetention makes ns keep closed runs for retention (zero: as it is).
+func setRetention(ctx context.Context, ws workflowservice.WorkflowServiceClient, ns string, retention time.Duration) error {
+	if retention == 0 {
+		return nil
+	}
+	d, err := ws.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: ns})
+	if err != nil {
+		return fmt.Errorf("devserver: namespace %q: %w", ns, err)
+	}
+	if d.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() == retention {
+		return nil
+	}
+	_, err = ws.UpdateNamespace(ctx, &workflowservice.UpdateNamespaceRequest{
+		Namespace: ns,
+		Config:    &namespacepb.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(retention)},
+	})
+	if err != nil {
+		return fmt.Errorf("devserver: retention of namespace %q: %w", ns, err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,13 +23,16 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
 
-func startServer(t *testing.T, dir, addr, ui, metrics string) *devserver.Server {
+// startServer starts a server on dir; retention, when given, is the
+// namespace's.
+func startServer(t *testing.T, dir, addr, ui, metrics string, retention ...time.Duration) *devserver.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -39,6 +43,7 @@ func startServer(t *testing.T, dir, addr, ui, metrics string) *devserver.Server 
 		MetricsAddr:      metrics,
 		Namespaces:       []string{"default"},
 		SearchAttributes: map[string]enums.IndexedValueType{"LonghaulAgent": enums.INDEXED_VALUE_TYPE_KEYWORD},
+		Retention:        slices.Max(append(retention, 0)),
 		Logger:           slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -59,7 +64,7 @@ func greeting(_ context.Context, name string) (string, error) { return "hello " 
 // TestRestartKeepsHistory runs a workflow through a real worker, stops the
 // server, starts it again on the same file and finds the run still there.
 // The first server serves its own metrics too, which count the run's
-// writes.
+// writes; the second is told a retention, which the namespace takes.
 func TestRestartKeepsHistory(t *testing.T) {
 	dir := t.TempDir()
 	addr, ui, metrics := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
@@ -104,13 +109,17 @@ func TestRestartKeepsHistory(t *testing.T) {
 	c.Close()
 	s.Stop()
 
-	s = startServer(t, dir, addr, "", "")
+	s = startServer(t, dir, addr, "", "", 3*time.Hour)
 	defer s.Stop()
 	c, err = client.Dial(client.Options{HostPort: addr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	ns, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
+	if err != nil || ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() != 3*time.Hour {
+		t.Fatalf("namespace %v, %v: want a retention of 3h", ns.GetConfig(), err)
+	}
 	desc, err := c.DescribeWorkflowExecution(ctx, "greet-1", "")
 	if err != nil {
 		t.Fatalf("run lost after restart: %v", err)

@@ -88,7 +88,7 @@ func BenchmarkDeltasJetStream(b *testing.B) {
 	}
 }
 
-func connect(b *testing.B, srv *natsbus.Server) *nats.Conn {
+func connect(b testing.TB, srv *natsbus.Server) *nats.Conn {
 	nc, err := natsbus.Connect(natsbus.ClientOptions{InProcess: srv}, nil)
 	if err != nil {
 		b.Fatal(err)

@@ -12,6 +12,7 @@
 //	<prefix>.run.<run>.call.<call>.<attempt>   a model call's text deltas
 //	<prefix>.run.<run>.tool                    tool progress
 //	<prefix>.snap.<run>                        snapshot requests to running calls
+//	<prefix>.cancel.<run>                      "the run was cancelled", to its running model calls
 //
 // where <prefix> is the configured prefix and the Temporal namespace, so
 // deployments may share a NATS cluster.
@@ -61,6 +62,10 @@ func (s Subjects) Tool(run string) string { return s.prefix + ".run." + token(ru
 
 // Snapshot is the subject a run's running calls answer snapshot requests on.
 func (s Subjects) Snapshot(run string) string { return s.prefix + ".snap." + token(run) }
+
+// Cancel is the subject an API tells a run's running model calls on that
+// Temporal has taken the run's cancellation.
+func (s Subjects) Cancel(run string) string { return s.prefix + ".cancel." + token(run) }
 
 var plainToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
@@ -242,4 +247,33 @@ func (b *Bus) Snapshot(ctx context.Context, run string) ([]longhaul.CallText, er
 		return nil, fmt.Errorf("snapshot of run %s: %w", run, err)
 	}
 	return out, nil
+}
+
+// Cancelled tells run's running model calls that the run was cancelled.
+// Temporal tells them too, with the answer to their next heartbeat; this
+// is the fast path, so that a call stops within milliseconds while its
+// heartbeats stay seconds apart. Call it only once Temporal has taken the
+// cancellation: a call that hears it stops as cancelled.
+func (b *Bus) Cancelled(run string) {
+	if b == nil {
+		return
+	}
+	if err := b.nc.Publish(b.subj.Cancel(run), nil); err != nil {
+		b.log.Debug("nats: cancel not published", "run", run, "error", err)
+	}
+}
+
+// OnCancel calls stop once when run is said to be cancelled (Cancelled),
+// until the returned function is called. Without NATS it never calls it.
+func (b *Bus) OnCancel(run string, stop func()) (done func()) {
+	if b == nil {
+		return func() {}
+	}
+	var once sync.Once
+	sub, err := b.nc.Subscribe(b.subj.Cancel(run), func(*nats.Msg) { once.Do(stop) })
+	if err != nil {
+		b.log.Debug("nats: no cancel subscription", "run", run, "error", err)
+		return func() {}
+	}
+	return func() { _ = sub.Unsubscribe() }
 }

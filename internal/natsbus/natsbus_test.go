@@ -3,6 +3,7 @@ package natsbus_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ func TestSubjects(t *testing.T) {
 		{s.Call("run-1", "turn-2", 3), "longhaul.default.run.run-1.call.turn-2.3"},
 		{s.Tool("run-1"), "longhaul.default.run.run-1.tool"},
 		{s.Snapshot("run-1"), "longhaul.default.snap.run-1"},
+		{s.Cancel("run-1"), "longhaul.default.cancel.run-1"},
 		{natsbus.NewSubjects("acme.lh", "prod").Tool("r"), "acme.lh.prod.run.r.tool"},
 	} {
 		if tc.got != tc.want {
@@ -53,4 +55,37 @@ func TestNilBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
+	b.Cancelled("r")
+	b.OnCancel("r", func() { t.Error("cancelled without NATS") })()
+}
+
+// TestCancel: a run's cancellation reaches the call of that run that
+// listens for it, once however often it is said, and not a call of
+// another run or one that stopped listening (unsubscribed before anything
+// was published, so it cannot be delivered).
+func TestCancel(t *testing.T) {
+	srv, err := natsbus.StartServer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	subj := natsbus.NewSubjects("", "test")
+	api := natsbus.New(connect(t, srv), subj, nil)
+	worker := natsbus.New(connect(t, srv), subj, nil)
+	heard := make(chan string, 8)
+	defer worker.OnCancel("run-1", func() { heard <- "run-1" })()
+	defer worker.OnCancel("chat-a.b", func() { heard <- "chat-a.b" })()
+	defer worker.OnCancel("run-2", func() { heard <- "run-2" })()
+	worker.OnCancel("run-1", func() { heard <- "stopped listening" })()
+	if err := worker.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	api.Cancelled("run-1")
+	api.Cancelled("run-1")
+	api.Cancelled("chat-a.b")
+	got := []string{<-heard, <-heard}
+	slices.Sort(got)
+	if got[0] != "chat-a.b" || got[1] != "run-1" || len(heard) > 0 {
+		t.Errorf("heard %q and %d more, want run-1 and chat-a.b once each", got, len(heard))
+	}
 }

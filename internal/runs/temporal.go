@@ -285,7 +285,13 @@ func update[R any](ctx context.Context, c Client, id, updateID, name string, arg
 func (t *Temporal) Cancel(ctx context.Context, id string) error {
 	ctx, cancel := t.call(ctx)
 	defer cancel()
-	return classify(t.c.CancelWorkflow(ctx, id, ""))
+	if err := classify(t.c.CancelWorkflow(ctx, id, "")); err != nil {
+		return err
+	}
+	// The run's model call hears it from Temporal only with the answer to
+	// its next heartbeat, seconds away; over NATS it stops now.
+	t.cfg.Deltas.Cancelled(id)
+	return nil
 }
 
 // Delete implements Service. Temporal terminates a run still running

@@ -8,6 +8,7 @@
 package testenv
 
 import (
+	"cmp"
 	"context"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/window"
@@ -75,6 +76,9 @@ type Options struct {
 	MaxModelOutput int
 	// ModelIdleTimeout gives up on a silent model stream (0: never).
 	ModelIdleTimeout time.Duration
+	// HeartbeatInterval is how often the worker's calls heartbeat (0:
+	// every 200 ms, so tests move quickly).
+	HeartbeatInterval time.Duration
 	// API adjusts the API configuration (TaskQueue is set by the env).
 	API api.Config
 	// NoWorker starts the stack without a worker.
@@ -482,7 +486,7 @@ func (e *Env) StopNATS() {
 func (e *Env) Activities() *activities.Activities {
 	a := activities.New(activities.LLMConfig{BaseURL: e.Model.URL(), Model: "llmtest", Endpoints: e.opts.Endpoints}, e.Catalog, e.Tools, e.log)
 	a.Bus = e.Bus("testenv worker")
-	a.HeartbeatInterval = 200 * time.Millisecond
+	a.HeartbeatInterval = cmp.Or(e.opts.HeartbeatInterval, 200*time.Millisecond)
 	a.Blobs = e.Blobs
 	a.Memory = e.Memory
 	a.Runs = e.Client

@@ -91,14 +91,25 @@ Run the job.`)},
 // ends cancelled with the text it had.
 func TestCancelRunKeepsPartialAnswer(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
+	run, text, events := cancelWhileStreaming(t, env)
+	got := getRun(t, env, run, user("ann"))
+	if got.Status != contract.StatusCancelled || got.Result != contentText(t, events) || got.Result != text {
+		t.Fatalf("run %s with result %q; streamed %q, durably %q", got.Status, got.Result, text, contentText(t, events))
+	}
+}
+
+// cancelWhileStreaming starts ann's run of the naked agent, whose answer
+// stalls after two chunks, cancels it once both streamed, and returns
+// the run, the text streamed and the run's events to its end, which say
+// it was cancelled.
+func cancelWhileStreaming(t *testing.T, env *testenv.Env) (run, text string, events []sseEvent) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ann := user("ann")
 	env.Model.Enqueue(llmtest.Text("The first part of a long answer and then much more", llmtest.ChunkSize(3), llmtest.StallAfter(2)))
-	r := startRun(t, env, map[string]any{"agent": "naked", "input": "Tell me everything."}, ann)
-	// Wait until both chunks are in the log, then cancel.
-	var text string
-	seen, _ := readEvents(t, openEvents(t, ctx, env, r.ID, "", ann), func(e sseEvent) bool {
+	run = startRun(t, env, map[string]any{"agent": "naked", "input": "Tell me everything."}, ann).ID
+	seen, _ := readEvents(t, openEvents(t, ctx, env, run, "", ann), func(e sseEvent) bool {
 		var d longhaul.Delta
 		if e.Type == string(longhaul.EventContentDelta) && e.Event.Decode(&d) == nil {
 			text += d.Text
@@ -108,17 +119,14 @@ func TestCancelRunKeepsPartialAnswer(t *testing.T) {
 	if len(seen) == 0 {
 		t.Fatal("no content streamed")
 	}
-	if resp := do(t, env, "POST", "/v1/runs/"+r.ID+"/cancel", nil, ann); resp.StatusCode != http.StatusAccepted {
+	if resp := do(t, env, "POST", "/v1/runs/"+run+"/cancel", nil, ann); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("cancel = %d", resp.StatusCode)
 	}
-	events := followToDone(t, ctx, env, r.ID, ann)
+	events = followToDone(t, ctx, env, run, ann)
 	if d := doneData(t, events); d.Status != contract.StatusCancelled {
 		t.Fatalf("done %+v", d)
 	}
-	got := getRun(t, env, r.ID, ann)
-	if got.Status != contract.StatusCancelled || got.Result != contentText(t, events) || got.Result != text {
-		t.Fatalf("run %s with result %q; streamed %q, durably %q", got.Status, got.Result, text, contentText(t, events))
-	}
+	return run, text, events
 }
 
 // TestCancelReachesTheModelCallOverNATS: with heartbeats an hour apart, so
@@ -130,32 +138,14 @@ func TestCancelRunKeepsPartialAnswer(t *testing.T) {
 // that would end it without NATS, and is not tried again.
 func TestCancelReachesTheModelCallOverNATS(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{HeartbeatInterval: time.Hour})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ann := user("ann")
-	env.Model.Enqueue(llmtest.Text("The first part of a long answer and then much more", llmtest.ChunkSize(3), llmtest.StallAfter(2)))
-	r := startRun(t, env, map[string]any{"agent": "naked", "input": "Tell me everything."}, ann)
-	var text string
-	readEvents(t, openEvents(t, ctx, env, r.ID, "", ann), func(e sseEvent) bool {
-		var d longhaul.Delta
-		if e.Type == string(longhaul.EventContentDelta) && e.Event.Decode(&d) == nil {
-			text += d.Text
-		}
-		return len([]rune(text)) >= 6
-	})
-	if resp := do(t, env, "POST", "/v1/runs/"+r.ID+"/cancel", nil, ann); resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("cancel = %d", resp.StatusCode)
-	}
-	events := followToDone(t, ctx, env, r.ID, ann)
-	if d := doneData(t, events); d.Status != contract.StatusCancelled {
-		t.Fatalf("done %+v", d)
-	}
-	if got := getRun(t, env, r.ID, ann); got.Result != text {
+	run, text, _ := cancelWhileStreaming(t, env)
+	if got := getRun(t, env, run, user("ann")); got.Result != text {
 		t.Errorf("result %q, streamed %q", got.Result, text)
 	}
+	ctx := within(t, time.Minute)
 	ends := map[enums.EventType]int{}
 	cancelledFailure := false
-	it := env.Client.GetWorkflowHistory(ctx, r.ID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := env.Client.GetWorkflowHistory(ctx, run, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {

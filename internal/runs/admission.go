@@ -1,13 +1,11 @@
 package runs
 
 import (
+	"container/list"
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 )
 
 // Admission bounds the runs this API process starts at once. Starting a run
@@ -33,48 +31,51 @@ type Admission struct {
 // in seconds: a start takes a fraction of a second once admitted.
 const RetryAdmission = 2
 
-// admission is the queue of starts of this process (see Admission): a
-// FIFO semaphore (golang.org/x/sync/semaphore, whose waiters are served in
-// the order they came and whose TryAcquire never overtakes one) and the
-// count of the starts waiting for it.
+// admission is the queue of starts of this process (see Admission): at
+// most Concurrency starts hold a slot, and the rest wait in a queue, first
+// come first served; a freed slot goes to the head of the queue, never to
+// a start that came after it. A start joins the queue and its new length
+// is told (depth) under one lock, so the order in which lengths are told
+// is the order of the queue.
 type admission struct {
 	cfg Admission
-	sem *semaphore.Weighted
 	// observe, when set, is told of each start admitted after a wait, and
 	// of how long it waited; depth, of the queue's length as it changes.
 	observe func(wait time.Duration, admitted bool)
 	depth   func(n int)
 
-	waiting atomic.Int64
+	mu   sync.Mutex
+	held int
+	// queue holds a channel per waiting start, closed when a slot is
+	// handed to it.
+	queue list.List
 }
 
-func newAdmission(cfg Admission) *admission {
-	a := &admission{cfg: cfg}
-	if cfg.Concurrency > 0 {
-		a.sem = semaphore.NewWeighted(int64(cfg.Concurrency))
-	}
-	return a
-}
+func newAdmission(cfg Admission) *admission { return &admission{cfg: cfg} }
 
 // acquire admits a start, waiting in the queue when Concurrency starts are
 // under way; the caller calls release once its start is made. It fails
 // with an ErrTooMany when the queue is full or the wait passes MaxWait,
 // and with ctx's error when the request ends first.
 func (a *admission) acquire(ctx context.Context) (release func(), err error) {
-	if a == nil || a.sem == nil {
+	if a == nil || a.cfg.Concurrency <= 0 {
 		return func() {}, nil
 	}
-	if a.sem.TryAcquire(1) {
+	a.mu.Lock()
+	if a.held < a.cfg.Concurrency && a.queue.Len() == 0 {
+		a.held++
+		a.mu.Unlock()
 		return a.releaser(), nil
 	}
-	n := a.waiting.Add(1)
-	if n > int64(a.cfg.Queue) {
-		a.waiting.Add(-1)
+	if a.queue.Len() >= a.cfg.Queue {
+		a.mu.Unlock()
 		a.observeWait(0, false)
 		return nil, tooMany(fmt.Sprintf("the server is starting as many runs as it can and %d more wait: try again shortly (LONGHAUL_ADMISSION_QUEUE)", a.cfg.Queue), RetryAdmission)
 	}
-	a.setDepth(int(n))
-	defer func() { a.setDepth(int(a.waiting.Add(-1))) }()
+	ready := make(chan struct{})
+	place := a.queue.PushBack(ready)
+	a.setDepth(a.queue.Len())
+	a.mu.Unlock()
 	wait := ctx
 	if a.cfg.MaxWait > 0 {
 		var cancel context.CancelFunc
@@ -82,22 +83,48 @@ func (a *admission) acquire(ctx context.Context) (release func(), err error) {
 		defer cancel()
 	}
 	start := time.Now()
-	if err := a.sem.Acquire(wait, 1); err != nil {
-		a.observeWait(time.Since(start), false)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, tooMany(fmt.Sprintf("the run waited %v to start and the server is still busy: try again shortly (LONGHAUL_ADMISSION_WAIT)", a.cfg.MaxWait), RetryAdmission)
+	select {
+	case <-ready:
+		a.observeWait(time.Since(start), true)
+		return a.releaser(), nil
+	case <-wait.Done():
 	}
-	a.observeWait(time.Since(start), true)
-	return a.releaser(), nil
+	a.mu.Lock()
+	select {
+	case <-ready:
+		// The slot came as the wait ended: it goes on to the next.
+		a.mu.Unlock()
+		a.release()
+	default:
+		a.queue.Remove(place)
+		a.setDepth(a.queue.Len())
+		a.mu.Unlock()
+	}
+	a.observeWait(time.Since(start), false)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, tooMany(fmt.Sprintf("the run waited %v to start and the server is still busy: try again shortly (LONGHAUL_ADMISSION_WAIT)", a.cfg.MaxWait), RetryAdmission)
 }
 
-// releaser frees the caller's slot (to the first start in the queue);
-// calling it more than once releases once.
+// releaser frees the caller's slot (see release); calling it more than
+// once releases once.
 func (a *admission) releaser() func() {
 	var once sync.Once
-	return func() { once.Do(func() { a.sem.Release(1) }) }
+	return func() { once.Do(a.release) }
+}
+
+// release hands a slot to the first start in the queue, or frees it.
+func (a *admission) release() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if first := a.queue.Front(); first != nil {
+		a.queue.Remove(first)
+		a.setDepth(a.queue.Len())
+		close(first.Value.(chan struct{}))
+		return
+	}
+	a.held--
 }
 
 func (a *admission) setDepth(n int) {

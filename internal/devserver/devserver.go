@@ -407,8 +407,10 @@ func (s *Server) waitReady(ctx context.Context, opts Options) error {
 	}
 	defer c.Close()
 	for _, ns := range opts.Namespaces {
+		var d *workflowservice.DescribeNamespaceResponse
 		for {
-			_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: ns})
+			var err error
+			d, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: ns})
 			if err == nil {
 				break
 			}
@@ -421,26 +423,18 @@ func (s *Server) waitReady(ctx context.Context, opts Options) error {
 		if _, err := searchattr.Ensure(ctx, c.OperatorService(), ns, opts.SearchAttributes); err != nil {
 			return fmt.Errorf("devserver: %w", err)
 		}
-		if err := setRetention(ctx, c.WorkflowService(), ns, opts.Retention); err != nil {
-			return err
+		if r := opts.Retention; r != 0 && d.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() != r {
+			if err := setRetention(ctx, c.WorkflowService(), ns, r); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// setRetention makes ns keep closed runs for retention (zero: as it is).
+// setRetention makes ns keep closed runs for retention.
 func setRetention(ctx context.Context, ws workflowservice.WorkflowServiceClient, ns string, retention time.Duration) error {
-	if retention == 0 {
-		return nil
-	}
-	d, err := ws.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: ns})
-	if err != nil {
-		return fmt.Errorf("devserver: namespace %q: %w", ns, err)
-	}
-	if d.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() == retention {
-		return nil
-	}
-	_, err = ws.UpdateNamespace(ctx, &workflowservice.UpdateNamespaceRequest{
+	_, err := ws.UpdateNamespace(ctx, &workflowservice.UpdateNamespaceRequest{
 		Namespace: ns,
 		Config:    &namespacepb.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(retention)},
 	})

@@ -58,6 +58,13 @@ const (
 type Options struct {
 	// DataDir holds temporal.db and temporal.log; it is created if missing.
 	DataDir string
+	// DatabaseURL, when set, is a PostgreSQL database
+	// (postgres://user:password@host:port/name?sslmode=…) that keeps the
+	// server's data instead of DataDir's temporal.db, with its visibility
+	// records in name_visibility beside it. Both are created when missing
+	// (which needs CREATEDB) and their schemas set up or upgraded on every
+	// start, as Temporal's auto-setup does.
+	DatabaseURL string
 	// FrontendAddr is the host:port of the frontend gRPC service.
 	FrontendAddr string
 	// UIAddr is the host:port of the Web UI; empty disables it.
@@ -132,7 +139,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	sqlConf, err := prepareDatabase(filepath.Join(opts.DataDir, DBFile), opts)
+	logger := newLogger(opts.DataDir, os.Stderr)
+	var st stores
+	if opts.DatabaseURL != "" {
+		st, err = preparePostgres(ctx, opts.DatabaseURL, opts, logger)
+	} else {
+		st, err = prepareSQLite(filepath.Join(opts.DataDir, DBFile), opts)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +156,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	p := servicePorts{frontend: port, frontendHTTP: ports[0], history: ports[1], matching: ports[2], worker: ports[3]}
-	srv, err := newTemporal(host, p, buildConfig(host, p, sqlConf, opts.MetricsAddr), newLogger(opts.DataDir, os.Stderr))
+	srv, err := newTemporal(host, p, buildConfig(host, p, st, opts.MetricsAddr), logger)
 	if err != nil {
 		return nil, err
 	}
@@ -252,9 +265,9 @@ func (s *Server) Stop() {
 	}
 }
 
-// prepareDatabase creates the schema when the file is new and registers the
+// prepareSQLite creates the schema when the file is new and registers the
 // namespaces (a no-op for those that exist).
-func prepareDatabase(file string, opts Options) (*config.SQL, error) {
+func prepareSQLite(file string, opts Options) (stores, error) {
 	conf := &config.SQL{
 		PluginName:   sqliteplugin.PluginName,
 		DatabaseName: file,
@@ -270,26 +283,19 @@ func prepareDatabase(file string, opts Options) (*config.SQL, error) {
 	}
 	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
 		if err := sqliteschema.SetupSchema(conf); err != nil {
-			return nil, fmt.Errorf("devserver: create schema in %s: %w", file, err)
+			return stores{}, fmt.Errorf("devserver: create schema in %s: %w", file, err)
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("devserver: %w", err)
+		return stores{}, fmt.Errorf("devserver: %w", err)
 	}
-	nss := make([]*sqliteschema.NamespaceConfig, 0, len(opts.Namespaces))
-	for _, ns := range opts.Namespaces {
-		nc, err := sqliteschema.NewNamespaceConfig(clusterName, ns, false, opts.SearchAttributes)
-		if err != nil {
-			return nil, fmt.Errorf("devserver: namespace %q: %w", ns, err)
-		}
-		nss = append(nss, nc)
+	if err := createNamespaces(conf, opts); err != nil {
+		return stores{}, err
 	}
-	if err := sqliteschema.CreateNamespaces(conf, nss...); err != nil {
-		return nil, fmt.Errorf("devserver: register namespaces: %w", err)
-	}
-	return conf, nil
+	// One datastore serves both: the file holds both schemas.
+	return stores{name: "sqlite", defaultStore: conf, visibility: conf, shards: historyShards}, nil
 }
 
-func buildConfig(host string, p servicePorts, sqlConf *config.SQL, metricsAddr string) *config.Config {
+func buildConfig(host string, p servicePorts, st stores, metricsAddr string) *config.Config {
 	var conf config.Config
 	if metricsAddr != "" {
 		// Temporal builds its handler from this (temporal/fx.go:213 at
@@ -303,10 +309,14 @@ func buildConfig(host string, p servicePorts, sqlConf *config.SQL, metricsAddr s
 	}
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
 	conf.Global.Membership.BroadcastAddress = host
-	conf.Persistence.DefaultStore = "sqlite"
-	conf.Persistence.VisibilityStore = "sqlite"
-	conf.Persistence.NumHistoryShards = historyShards
-	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
+	conf.Persistence.DefaultStore = st.name
+	conf.Persistence.VisibilityStore = st.name
+	conf.Persistence.NumHistoryShards = st.shards
+	conf.Persistence.DataStores = map[string]config.DataStore{st.name: {SQL: st.defaultStore}}
+	if st.visibility != st.defaultStore {
+		conf.Persistence.VisibilityStore = st.name + visibilitySuffix
+		conf.Persistence.DataStores[conf.Persistence.VisibilityStore] = config.DataStore{SQL: st.visibility}
+	}
 	frontend := net.JoinHostPort(host, strconv.Itoa(p.frontend))
 	conf.ClusterMetadata = &cluster.Config{
 		FailoverVersionIncrement: 10,

@@ -116,7 +116,9 @@
 //	                        block and mutex profiles of the child over it
 //	                        and its heap at its end, as
 //	                        <streams>-<arrival>.{cpu,block,mutex,heap}.pprof
-//	                        (read them with go tool pprof -top)
+//	                        (a level named again, as in a soak, adds its
+//	                        round: 300-steady-2.heap.pprof; read them with
+//	                        go tool pprof -top, and what grew with -base)
 //	LONGHAUL_BENCH_KEEP     1 keeps the child's data directory and log, and
 //	                        BenchmarkCluster's logs (they are kept anyway
 //	                        when the benchmark fails)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 )
 
 // ceilingSpan is how long each level of BenchmarkCeiling sends turns.
@@ -32,13 +33,23 @@ func BenchmarkCeiling(b *testing.B) {
 	bin := binary(b)
 	lh := startChild(b, bin, model.URL())
 	engineURL := lh.url + "/v1/chat/completions"
-	store := "SQLite (temporal.db)"
-	if os.Getenv("LONGHAUL_EMBEDDED_DATABASE_URL") != "" {
-		store = "PostgreSQL (LONGHAUL_EMBEDDED_DATABASE_URL)"
+	store, pg := "SQLite (temporal.db)", 0
+	if u := os.Getenv("LONGHAUL_EMBEDDED_DATABASE_URL"); u != "" {
+		store, pg = "PostgreSQL (LONGHAUL_EMBEDDED_DATABASE_URL)", postmaster(u)
+	}
+	// The store's own CPU, when it is a PostgreSQL on this machine: the
+	// postmaster and its backends.
+	pgCPU := func() time.Duration {
+		if pg == 0 {
+			return 0
+		}
+		d, _ := proctest.TreeCPU(pg)
+		return d
 	}
 	t := table{
 		title: fmt.Sprintf("short turns back to back for %v, embedded Temporal on %s", ceilingSpan, store),
-		head:  []string{"clients", "turns", "errors", "turns/s", "latency p50 ms", "latency p99 ms", "CPU s", "CPU ms/turn", "peak RSS MB"},
+		head: []string{"clients", "turns", "errors", "turns/s", "latency p50 ms", "latency p99 ms", "CPU s", "CPU ms/turn",
+			"PostgreSQL CPU ms/turn", "peak RSS MB"},
 	}
 	b.ResetTimer()
 	for _, n := range positiveList(b, "LONGHAUL_BENCH_CLIENTS", 16, 64) {
@@ -48,7 +59,9 @@ func BenchmarkCeiling(b *testing.B) {
 		if err != nil {
 			lh.fatal(b, err)
 		}
+		pg0 := pgCPU()
 		lat, errs, wall := backToBack(n, engineURL, fmt.Sprint("ceiling-", n))
+		pgUsed := pgCPU() - pg0
 		cpu1, err := lh.cpu()
 		if err != nil {
 			lh.fatal(b, err)
@@ -59,8 +72,13 @@ func BenchmarkCeiling(b *testing.B) {
 		}
 		cpu := cpu1 - cpu0
 		perSec := float64(len(lat)) / wall.Seconds()
+		perTurn := func(d time.Duration) string { return fmt.Sprintf("%.0f", msf(d)/float64(max(1, len(lat)))) }
+		pgCol := "—"
+		if pg != 0 {
+			pgCol = perTurn(pgUsed)
+		}
 		t.rows = append(t.rows, []string{strconv.Itoa(n), strconv.Itoa(len(lat)), strconv.Itoa(errs), fmt.Sprintf("%.1f", perSec),
-			ms(lat.pct(.5)), ms(lat.pct(.99)), secs(cpu), fmt.Sprintf("%.0f", msf(cpu)/float64(max(1, len(lat)))), strconv.FormatInt(peak>>20, 10)})
+			ms(lat.pct(.5)), ms(lat.pct(.99)), secs(cpu), perTurn(cpu), pgCol, strconv.FormatInt(peak>>20, 10)})
 		b.ReportMetric(perSec, fmt.Sprintf("clients%d-turns/s", n))
 		b.ReportMetric(float64(errs), fmt.Sprintf("clients%d-errors", n))
 		lh.check(b)

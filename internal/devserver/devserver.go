@@ -2,7 +2,9 @@
 // process, persisted in a SQLite file, so `longhaul dev` needs nothing else
 // installed. It is tuned for one machine: a single SQLite connection in WAL
 // mode, four history shards and fast queue processors, so a workflow with one
-// activity completes in tens of milliseconds rather than a hundred.
+// activity completes in tens of milliseconds rather than a hundred. Given a
+// PostgreSQL database instead (Options.DatabaseURL), it keeps its data there
+// and writes in parallel (postgres.go).
 package devserver
 
 import (

@@ -365,7 +365,9 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 		head: []string{"streams", "arrival", "ok", "errors", "of them 429", "headers p50 ms", "headers p99 ms", "TTFT p50 ms", "TTFT p99 ms", "duration p50 s", "duration p99 s", "wall s", "CPU s", peakHead},
 	}
 	run := 0
+	seen := map[int]int{} // a level named again (a soak) is round 2, 3, …
 	for _, n := range levels {
+		seen[n]++
 		for _, a := range arrivals(n) {
 			mode := a.name
 			run++
@@ -376,7 +378,11 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 				lh.fatal(b, err)
 			}
 			start := time.Now()
-			prof := lh.profile(b, fmt.Sprintf("%d-%s", n, a.file), streamLength+a.interval*time.Duration(n))
+			name := fmt.Sprintf("%d-%s", n, a.file)
+			if seen[n] > 1 {
+				name = fmt.Sprintf("%s-%d", name, seen[n])
+			}
+			prof := lh.profile(b, name, streamLength+a.interval*time.Duration(n))
 			r := streams([]string{engineURL}, fmt.Sprintf("r%d-%s-%d", run, a.file, n), n, a.interval)
 			wall := time.Since(start)
 			prof()

@@ -166,11 +166,20 @@ func sum(xs []int) int {
 // this machine, found as the parent of its checkpointer (a backend
 // pg_stat_activity lists with its pid); 0 when it is elsewhere, or it
 // cannot be told.
-func (cl *cluster) postmaster() int {
+func (cl *cluster) postmaster() int { return postmaster(cl.adminURL) }
+
+// postmaster is the process id of the PostgreSQL server the URL names
+// when it runs on this machine (the parent of its checkpointer), or 0.
+func postmaster(url string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return 0
+	}
+	defer c.Close(context.Background())
 	var pid int
-	if err := cl.adminQuery(func(c *pgx.Conn) error {
-		return c.QueryRow(context.Background(), `SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'`).Scan(&pid)
-	}); err != nil {
+	if err := c.QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'`).Scan(&pid); err != nil {
 		return 0
 	}
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

@@ -49,6 +49,14 @@
 // history events and bytes. They are counts, so a loaded machine changes
 // them little.
 //
+// BenchmarkCeiling finds the engine's ceiling in turns a second: N
+// clients send short, non-streamed turns back to back for 30 s through
+// the same `longhaul dev` child, at each N of LONGHAUL_BENCH_CLIENTS,
+// and it prints the turns completed a second, their latency p50/p99,
+// errors, and the child's CPU per turn and peak memory. With
+// LONGHAUL_EMBEDDED_DATABASE_URL set (inherited by the child) it
+// measures the embedded Temporal on PostgreSQL instead of SQLite.
+//
 // BenchmarkRestore measures what restoring a 50-turn chat (every turn with
 // a tool call) adds to a turn: the RestoreConversation activity alone on
 // SQLite and PostgreSQL, and the 51st turn through the API with the chat id
@@ -89,6 +97,8 @@
 //	LONGHAUL_BENCH_LEVELS   comma-separated numbers of concurrent streams
 //	                        (default 100,250,500,1000; BenchmarkCluster's
 //	                        100,500,1000)
+//	LONGHAUL_BENCH_CLIENTS  BenchmarkCeiling's numbers of clients, in turn
+//	                        (default 16,64)
 //	LONGHAUL_BENCH_WORKERS  BenchmarkCluster's numbers of workers, in turn
 //	                        (default 1,2,4)
 //	LONGHAUL_BENCH_ARRIVALS BenchmarkCluster's arrivals, of steady, burst
@@ -106,7 +116,9 @@
 //	                        block and mutex profiles of the child over it
 //	                        and its heap at its end, as
 //	                        <streams>-<arrival>.{cpu,block,mutex,heap}.pprof
-//	                        (read them with go tool pprof -top)
+//	                        (a level named again, as in a soak, adds its
+//	                        round: 300-steady-2.heap.pprof; read them with
+//	                        go tool pprof -top, and what grew with -base)
 //	LONGHAUL_BENCH_KEEP     1 keeps the child's data directory and log, and
 //	                        BenchmarkCluster's logs (they are kept anyway
 //	                        when the benchmark fails)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/contract"
@@ -179,6 +180,7 @@ func startServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*dev
 	start := time.Now()
 	srv, err := devserver.Start(ctx, devserver.Options{
 		DataDir:          cfg.DataDir,
+		DatabaseURL:      cfg.EmbeddedDatabaseURL,
 		FrontendAddr:     cfg.EmbeddedTemporalAddr,
 		UIAddr:           ui,
 		UIWrite:          cfg.EmbeddedUIWrite,
@@ -191,8 +193,12 @@ func startServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*dev
 	if err != nil {
 		return nil, err
 	}
-	log.Info("embedded Temporal server started", "address", srv.FrontendAddr(), "ui", srv.UIURL(),
-		"data_dir", cfg.DataDir, "log", cfg.DataDir+"/"+devserver.LogFile, "took", time.Since(start).Round(time.Millisecond))
+	store := filepath.Join(cfg.DataDir, devserver.DBFile)
+	if cfg.EmbeddedDatabaseURL != "" {
+		store = redact.URLs(cfg.EmbeddedDatabaseURL)
+	}
+	log.Info("embedded Temporal server started", "address", srv.FrontendAddr(), "ui", srv.UIURL(), "store", store,
+		"log", filepath.Join(cfg.DataDir, devserver.LogFile), "took", time.Since(start).Round(time.Millisecond))
 	return srv, nil
 }
 

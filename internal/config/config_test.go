@@ -195,6 +195,8 @@ func TestBadValues(t *testing.T) {
 		{"model url", "LONGHAUL_LLM_BASE_URL", "ftp://x", "LONGHAUL_LLM_BASE_URL"},
 		{"model url password hidden", "LONGHAUL_LLM_BASE_URL", "ftp://u:pw@h/v1", "LONGHAUL_LLM_BASE_URL: \"ftp://u:xxxxx@h/v1\""},
 		{"database scheme", "LONGHAUL_DATABASE_URL", "mysql://u:pw@h/db", "LONGHAUL_DATABASE_URL"},
+		{"embedded database scheme", "LONGHAUL_EMBEDDED_DATABASE_URL", "sqlite:///tmp/t.db", "LONGHAUL_EMBEDDED_DATABASE_URL: \"sqlite:///tmp/t.db\": must be postgres://"},
+		{"embedded database name", "LONGHAUL_EMBEDDED_DATABASE_URL", "postgres://u:pw@h:5432/", "LONGHAUL_EMBEDDED_DATABASE_URL: \"postgres://u:xxxxx@h:5432/\": must be postgres://"},
 		{"log level", "LONGHAUL_LOG_LEVEL", "loud", "LONGHAUL_LOG_LEVEL"},
 		{"tiny body limit", "LONGHAUL_MAX_BODY_BYTES", "10", "LONGHAUL_MAX_BODY_BYTES: must be at least 1024"},
 		{"ui address", "LONGHAUL_EMBEDDED_UI_ADDR", "8233", "LONGHAUL_EMBEDDED_UI_ADDR"},
@@ -312,6 +314,7 @@ func TestPlaceholderSecrets(t *testing.T) {
 		{"NATS password", "LONGHAUL_NATS_URL", "nats://a:s3@n1:4222,nats://longhaul:change-me-nats@n2:4222", "LONGHAUL_NATS_URL: the token or password in it is still the placeholder"},
 		{"token key", "LONGHAUL_TOKEN_KEY", "change-me-token-key", "LONGHAUL_TOKEN_KEY: still the placeholder from .env.example; " + how},
 		{"database password", "LONGHAUL_DATABASE_URL", "postgres://longhaul:change-me-postgres@postgres:5432/longhaul", "LONGHAUL_DATABASE_URL: the password in it is still the placeholder from .env.example; " + how},
+		{"embedded database password", "LONGHAUL_EMBEDDED_DATABASE_URL", "postgres://temporal:change-me-postgres@postgres:5432/temporal", "LONGHAUL_EMBEDDED_DATABASE_URL: the password in it is still the placeholder from .env.example; " + how},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -211,6 +211,11 @@ func (c Config) checkStores(p *problems) {
 	if _, err := c.Database(); err != nil {
 		p.bad("DATABASE_URL", "%v", err)
 	}
+	if u := c.EmbeddedDatabaseURL; u != "" {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "postgres" && pu.Scheme != "postgresql") || strings.Trim(pu.Path, "/") == "" {
+			p.bad("EMBEDDED_DATABASE_URL", "%q: must be postgres://user:password@host:port/database", redact.URLs(u))
+		}
+	}
 	p.httpURL("EMBED_BASE_URL", c.EmbedBaseURL, false)
 	if c.MemoryK < 1 || c.MemoryK > 50 {
 		p.bad("MEMORY_K", "must be between 1 and 50, got %d", c.MemoryK)
@@ -395,9 +400,11 @@ func (c Config) placeholderSecrets() []error {
 			}
 		}
 	}
-	if u, err := url.Parse(c.DatabaseURL); err == nil && u.User != nil {
-		if pw, _ := u.User.Password(); isPlaceholder(pw) {
-			still("DATABASE_URL", "the password in it is ")
+	for _, db := range []struct{ name, url string }{{"DATABASE_URL", c.DatabaseURL}, {"EMBEDDED_DATABASE_URL", c.EmbeddedDatabaseURL}} {
+		if u, err := url.Parse(db.url); err == nil && u.User != nil {
+			if pw, _ := u.User.Password(); isPlaceholder(pw) {
+				still(db.name, "the password in it is ")
+			}
 		}
 	}
 	return errs

@@ -34,18 +34,19 @@ import (
 // namespace's.
 func startServer(t *testing.T, dir, addr, ui, metrics string, retention ...time.Duration) *devserver.Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return start(t, devserver.Options{DataDir: dir, FrontendAddr: addr, UIAddr: ui, MetricsAddr: metrics, Retention: slices.Max(append(retention, 0))})
+}
+
+// start starts a server with opts, on the default namespace with one
+// search attribute.
+func start(t *testing.T, opts devserver.Options) *devserver.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s, err := devserver.Start(ctx, devserver.Options{
-		DataDir:          dir,
-		FrontendAddr:     addr,
-		UIAddr:           ui,
-		MetricsAddr:      metrics,
-		Namespaces:       []string{"default"},
-		SearchAttributes: map[string]enums.IndexedValueType{"LonghaulAgent": enums.INDEXED_VALUE_TYPE_KEYWORD},
-		Retention:        slices.Max(append(retention, 0)),
-		Logger:           slog.New(slog.DiscardHandler),
-	})
+	opts.Namespaces = []string{"default"}
+	opts.SearchAttributes = map[string]enums.IndexedValueType{"LonghaulAgent": enums.INDEXED_VALUE_TYPE_KEYWORD}
+	opts.Logger = slog.New(slog.DiscardHandler)
+	s, err := devserver.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -77,25 +78,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 	}
 	conn.Close()
 
-	c, err := client.Dial(client.Options{HostPort: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := worker.New(c, "test", worker.Options{})
-	w.RegisterWorkflow(greet)
-	w.RegisterActivityWithOptions(greeting, activity.RegisterOptions{Name: "Greeting"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "greet-1", TaskQueue: "test"}, greet, "durable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got string
-	if err := run.Get(ctx, &got); err != nil || got != "hello durable" {
-		t.Fatalf("result = %q, %v", got, err)
-	}
+	greetThrough(t, addr, "greet-1")
 	resp, err := http.Get("http://" + metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -105,22 +88,56 @@ func TestRestartKeepsHistory(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^persistence_requests_total\{[^}]*operation="CreateWorkflowExecution"[^}]*\} [1-9]`).Match(body) {
 		t.Fatalf("metrics count no CreateWorkflowExecution:\n%.3000s", body)
 	}
-	w.Stop()
-	c.Close()
 	s.Stop()
 
 	s = startServer(t, dir, addr, "", "", 3*time.Hour)
 	defer s.Stop()
-	c, err = client.Dial(client.Options{HostPort: addr})
+	c, err := client.Dial(client.Options{HostPort: addr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	ctx := context.Background()
 	ns, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
 	if err != nil || ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() != 3*time.Hour {
 		t.Fatalf("namespace %v, %v: want a retention of 3h", ns.GetConfig(), err)
 	}
-	desc, err := c.DescribeWorkflowExecution(ctx, "greet-1", "")
+	stillThere(t, c, "greet-1")
+}
+
+// greetThrough runs greet as id through a real worker on the server at
+// addr, and checks its result.
+func greetThrough(t *testing.T, addr, id string) {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := worker.New(c, "test", worker.Options{})
+	w.RegisterWorkflow(greet)
+	w.RegisterActivityWithOptions(greeting, activity.RegisterOptions{Name: "Greeting"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "test"}, greet, "durable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := run.Get(ctx, &got); err != nil || got != "hello durable" {
+		t.Fatalf("result = %q, %v", got, err)
+	}
+}
+
+// stillThere checks, after a restart, that the run id completed with its
+// result and that the custom search attribute is registered.
+func stillThere(t *testing.T, c client.Client, id string) {
+	t.Helper()
+	ctx := context.Background()
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		t.Fatalf("run lost after restart: %v", err)
 	}
@@ -128,7 +145,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 		t.Fatalf("status after restart = %v", st)
 	}
 	var again string
-	if err := c.GetWorkflow(ctx, "greet-1", "").Get(ctx, &again); err != nil || again != "hello durable" {
+	if err := c.GetWorkflow(ctx, id, "").Get(ctx, &again); err != nil || again != "hello durable" {
 		t.Fatalf("result after restart = %q, %v", again, err)
 	}
 	sa, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})

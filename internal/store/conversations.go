@@ -112,15 +112,13 @@ type Conversations interface {
 	DeleteRunTurns(ctx context.Context, run string) (int64, error)
 }
 
-// evictChats are the statements that remove a user's stored chats beyond
-// the newest n (by updated_at, then chat id) with their turns and
-// messages, in the order they must run; each takes the user, the user
-// again and n.
-var evictChats = func() []string {
-	keep := `(SELECT chat_id FROM conversations WHERE user_key = ? ORDER BY updated_at DESC, chat_id DESC LIMIT ?)`
+// evictChat are the statements that remove one of a user's stored chats
+// with its turns and messages, in the order they must run; each takes the
+// user and the chat id.
+var evictChat = func() []string {
 	var out []string
 	for _, table := range []string{"conversation_messages", "conversation_turns", "conversations"} {
-		out = append(out, `DELETE FROM `+table+` WHERE user_key = ? AND chat_id NOT IN `+keep)
+		out = append(out, `DELETE FROM `+table+` WHERE user_key = ? AND chat_id = ?`)
 	}
 	return out
 }()

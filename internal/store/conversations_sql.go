@@ -67,9 +67,31 @@ func (s *sqlStore) evict(ctx context.Context, tx sqldb.Tx, user string) error {
 	if have <= n {
 		return nil
 	}
-	for _, q := range evictChats {
-		if _, err := tx.ExecContext(ctx, q, user, user, n); err != nil {
+	// The chats beyond the cap are the least recently updated: read them
+	// off the (user_key, updated_at, chat_id) index from the old end and
+	// delete each by its key, so a new chat at the cap costs a few index
+	// lookups, not a scan of every message the user keeps.
+	var old []string
+	rows, err := tx.QueryContext(ctx, `SELECT chat_id FROM conversations WHERE user_key = ? ORDER BY updated_at, chat_id LIMIT ?`, user, have-n)
+	if err != nil {
+		return fmt.Errorf("evict chats beyond %d: %w", n, err)
+	}
+	for rows.Next() {
+		var chat string
+		if err := rows.Scan(&chat); err != nil {
+			rows.Close()
 			return fmt.Errorf("evict chats beyond %d: %w", n, err)
+		}
+		old = append(old, chat)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("evict chats beyond %d: %w", n, err)
+	}
+	for _, chat := range old {
+		for _, q := range evictChat {
+			if _, err := tx.ExecContext(ctx, q, user, chat); err != nil {
+				return fmt.Errorf("evict chat %s: %w", chat, err)
+			}
 		}
 	}
 	return nil

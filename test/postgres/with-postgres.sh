@@ -14,6 +14,11 @@
 #
 # A LONGHAUL_TEST_POSTGRES_URL already set is kept: the script then only
 # runs CMD.
+#
+# The cluster trades durability for speed (fsync, synchronous_commit and
+# full_page_writes off). LONGHAUL_PG_OPTIONS adds server options after
+# those, so a benchmark that must pay for a durable commit sets
+# LONGHAUL_PG_OPTIONS='-c fsync=on -c synchronous_commit=on -c full_page_writes=on'.
 set -euo pipefail
 
 if [ $# -eq 0 ]; then
@@ -87,7 +92,7 @@ for attempt in $(seq 1 20); do
 		continue
 	fi
 	if as "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 ${LONGHAUL_PG_OPTIONS:-}" \
 		start >/dev/null; then
 		started=1
 		break

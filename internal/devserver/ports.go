@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 type servicePorts struct {
@@ -75,15 +76,31 @@ func FreePort(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// handedOut are the ports listenFree gave this process. A port is free
+// from the moment its listener closes until its user binds it; in that
+// moment a second start in the same process (tests start many at once)
+// could be handed the same port, and Temporal exits the process when a
+// port it was given is taken. So no port is handed out twice.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
 // listenFree listens on a random free port of host below the kernel's
-// ephemeral range.
+// ephemeral range that this process was not given before.
 func listenFree(host string) (net.Listener, error) {
 	low, high := pickRange()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	var last error
 	for range 100 {
 		port := low + rand.IntN(high-low)
+		if handedOut.ports[port] {
+			continue
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err == nil {
+			handedOut.ports[port] = true
 			return l, nil
 		}
 		last = err

@@ -371,30 +371,19 @@ func concurrent(b *testing.B, lh *child, engineURL string, levels []int) table {
 		for _, a := range arrivals(n) {
 			mode := a.name
 			run++
-			lh.settle()
-			_ = lh.resetPeak()
-			cpu0, err := lh.cpu()
-			if err != nil {
-				lh.fatal(b, err)
-			}
-			start := time.Now()
 			name := fmt.Sprintf("%d-%s", n, a.file)
 			if seen[n] > 1 {
 				name = fmt.Sprintf("%s-%d", name, seen[n])
 			}
-			prof := lh.profile(b, name, streamLength+a.interval*time.Duration(n))
-			r := streams([]string{engineURL}, fmt.Sprintf("r%d-%s-%d", run, a.file, n), n, a.interval)
-			wall := time.Since(start)
-			prof()
-			cpu1, err := lh.cpu()
-			if err != nil {
-				lh.fatal(b, err)
-			}
-			peak, err := lh.peakRSS()
-			if err != nil {
-				lh.fatal(b, err)
-			}
-			cpu := cpu1 - cpu0
+			var r streamResults
+			var wall time.Duration
+			cpu, peak := lh.measure(b, func() {
+				start := time.Now()
+				prof := lh.profile(b, name, streamLength+a.interval*time.Duration(n))
+				r = streams([]string{engineURL}, fmt.Sprintf("r%d-%s-%d", run, a.file, n), n, a.interval)
+				wall = time.Since(start)
+				prof()
+			})
 			fmt.Fprintf(os.Stderr, "bench: %d %s streams: %d ok, %d errors in %.1f s\n", n, mode, len(r.ttft), r.errors, wall.Seconds())
 			t.rows = append(t.rows, []string{strconv.Itoa(n), mode, strconv.Itoa(len(r.ttft)), strconv.Itoa(r.errors), strconv.Itoa(r.tooMany),
 				ms(r.headers.pct(.5)), ms(r.headers.pct(.99)), ms(r.ttft.pct(.5)), ms(r.ttft.pct(.99)), secs(r.total.pct(.5)), secs(r.total.pct(.99)),

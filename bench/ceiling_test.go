@@ -53,24 +53,14 @@ func BenchmarkCeiling(b *testing.B) {
 	}
 	b.ResetTimer()
 	for _, n := range positiveList(b, "LONGHAUL_BENCH_CLIENTS", 16, 64) {
-		lh.settle()
-		_ = lh.resetPeak()
-		cpu0, err := lh.cpu()
-		if err != nil {
-			lh.fatal(b, err)
-		}
-		pg0 := pgCPU()
-		lat, errs, wall := backToBack(n, engineURL, fmt.Sprint("ceiling-", n))
-		pgUsed := pgCPU() - pg0
-		cpu1, err := lh.cpu()
-		if err != nil {
-			lh.fatal(b, err)
-		}
-		peak, err := lh.peakRSS()
-		if err != nil {
-			lh.fatal(b, err)
-		}
-		cpu := cpu1 - cpu0
+		var lat stats
+		var errs int
+		var wall, pgUsed time.Duration
+		cpu, peak := lh.measure(b, func() {
+			pg0 := pgCPU()
+			lat, errs, wall = backToBack(n, engineURL, fmt.Sprint("ceiling-", n))
+			pgUsed = pgCPU() - pg0
+		})
 		perSec := float64(len(lat)) / wall.Seconds()
 		perTurn := func(d time.Duration) string { return fmt.Sprintf("%.0f", msf(d)/float64(max(1, len(lat)))) }
 		pgCol := "—"

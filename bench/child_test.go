@@ -163,6 +163,27 @@ func (c *child) settle() { proctest.Settle(c.cpu) }
 // current size, so the next peak read is the peak since now.
 func (c *child) resetPeak() error { return proctest.ResetPeak(c.pid) }
 
+// measure runs f once the child has settled and returns the CPU time the
+// child used meanwhile and its peak resident memory over it, in bytes.
+func (c *child) measure(b *testing.B, f func()) (cpu time.Duration, peak int64) {
+	b.Helper()
+	c.settle()
+	_ = c.resetPeak()
+	cpu0, err := c.cpu()
+	if err != nil {
+		c.fatal(b, err)
+	}
+	f()
+	cpu1, err := c.cpu()
+	if err != nil {
+		c.fatal(b, err)
+	}
+	if peak, err = c.peakRSS(); err != nil {
+		c.fatal(b, err)
+	}
+	return cpu1 - cpu0, peak
+}
+
 // peakRSS is the child's peak resident set size (VmHWM), in bytes.
 func (c *child) peakRSS() (int64, error) { return proctest.PeakRSS(c.pid) }
 

@@ -92,17 +92,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 
 	s = startServer(t, dir, addr, "", "", 3*time.Hour)
 	defer s.Stop()
-	c, err := client.Dial(client.Options{HostPort: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx := context.Background()
-	ns, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
-	if err != nil || ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() != 3*time.Hour {
-		t.Fatalf("namespace %v, %v: want a retention of 3h", ns.GetConfig(), err)
-	}
-	stillThere(t, c, "greet-1")
+	stillThere(t, addr, "greet-1", 3*time.Hour)
 }
 
 // greetThrough runs greet as id through a real worker on the server at
@@ -132,11 +122,32 @@ func greetThrough(t *testing.T, addr, id string) {
 	}
 }
 
-// stillThere checks, after a restart, that the run id completed with its
-// result and that the custom search attribute is registered.
-func stillThere(t *testing.T, c client.Client, id string) {
+// stillThere checks, after a restart of the server at addr, that the
+// namespace has the retention, the run id completed with its result and
+// is listed by visibility, and the custom search attribute is registered.
+func stillThere(t *testing.T, addr, id string, retention time.Duration) {
 	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	ctx := context.Background()
+	ns, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
+	if err != nil || ns.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() != retention {
+		t.Fatalf("namespace %v, %v: want a retention of %v", ns.GetConfig(), err, retention)
+	}
+	// Visibility records are written by a queue after the run's own
+	// writes, so one may still be on its way after the restart.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		list, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: "WorkflowId = '" + id + "'"})
+		if err == nil && len(list.GetExecutions()) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("visibility lists %v, %v: want the one run", list.GetExecutions(), err)
+		}
+	}
 	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		t.Fatalf("run lost after restart: %v", err)

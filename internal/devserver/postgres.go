@@ -105,6 +105,7 @@ func preparePostgres(ctx context.Context, rawURL string, opts Options, logger tl
 	vis.DatabaseName += visibilitySuffix
 	vis.MaxConns, vis.MaxIdleConns = postgresVisibilityMaxConns, postgresVisibilityMaxConns
 	u, _ := url.Parse(rawURL) // postgresConfig parsed it
+	u.Host = def.ConnectAddr  // the address Temporal dials, port and all
 	for _, db := range []struct {
 		conf   *config.SQL
 		schema string

@@ -50,17 +50,18 @@ type stores struct {
 	shards                   int32
 }
 
-// postgresConfig is the Temporal SQL config of the database rawURL names.
-// The URL's query parameters (sslmode, sslrootcert, …) go to the
-// connection as they are.
-func postgresConfig(rawURL string) (*config.SQL, error) {
+// postgresConfig is the Temporal SQL config of the database rawURL names,
+// and the URL with the address Temporal dials (port and all). The URL's
+// query parameters (sslmode, sslrootcert, …) go to the connection as they
+// are.
+func postgresConfig(rawURL string) (*config.SQL, *url.URL, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return nil, errors.New("devserver: the database URL must be postgres://user:password@host:port/database")
+		return nil, nil, errors.New("devserver: the database URL must be postgres://user:password@host:port/database")
 	}
 	name := strings.TrimPrefix(u.Path, "/")
 	if name == "" || strings.Contains(name, "/") {
-		return nil, errors.New("devserver: the database URL names no database (postgres://…/temporal)")
+		return nil, nil, errors.New("devserver: the database URL names no database (postgres://…/temporal)")
 	}
 	host := u.Host
 	if host == "" {
@@ -88,7 +89,8 @@ func postgresConfig(rawURL string) (*config.SQL, error) {
 			conf.ConnectAttributes[k] = q.Get(k)
 		}
 	}
-	return conf, nil
+	u.Host = host
+	return conf, u, nil
 }
 
 // preparePostgres creates the two databases when they are missing, sets up
@@ -97,15 +99,13 @@ func postgresConfig(rawURL string) (*config.SQL, error) {
 // start on an existing database changes nothing), and registers the
 // namespaces.
 func preparePostgres(ctx context.Context, rawURL string, opts Options, logger tlog.Logger) (stores, error) {
-	def, err := postgresConfig(rawURL)
+	def, u, err := postgresConfig(rawURL)
 	if err != nil {
 		return stores{}, err
 	}
 	vis := *def
 	vis.DatabaseName += visibilitySuffix
 	vis.MaxConns, vis.MaxIdleConns = postgresVisibilityMaxConns, postgresVisibilityMaxConns
-	u, _ := url.Parse(rawURL) // postgresConfig parsed it
-	u.Host = def.ConnectAddr  // the address Temporal dials, port and all
 	for _, db := range []struct {
 		conf   *config.SQL
 		schema string

@@ -73,29 +73,11 @@ test-deps: test/mcp/node_modules test/pglite/node_modules test/conformance/node_
 	@# PostgreSQL runs on (the package's own cluster is not used).
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql; }
 
-test/mcp/node_modules: test/mcp/package-lock.json
+# Each test's npm packages, installed from its lock file: the real MCP
+# servers, PGlite, the webhook receiver, the OpenAI clients, the tokenizers.
+test/%/node_modules: test/%/package-lock.json
 	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
-	npm ci --prefix test/mcp --no-audit --no-fund
-	@touch $@
-
-test/pglite/node_modules: test/pglite/package-lock.json
-	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
-	npm ci --prefix test/pglite --no-audit --no-fund
-	@touch $@
-
-test/webhooks/node_modules: test/webhooks/package-lock.json
-	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
-	npm ci --prefix test/webhooks --no-audit --no-fund
-	@touch $@
-
-test/conformance/node_modules: test/conformance/package-lock.json
-	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
-	npm ci --prefix test/conformance --no-audit --no-fund
-	@touch $@
-
-test/tokenizers/node_modules: test/tokenizers/package-lock.json
-	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
-	npm ci --prefix test/tokenizers --no-audit --no-fund
+	npm ci --prefix test/$* --no-audit --no-fund
 	@touch $@
 
 lint:

@@ -208,42 +208,24 @@ func render(t *testing.T, valueFiles ...string) rendered {
 		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
 			t.Fatalf("a rendered document is not YAML: %v\n%s", err, doc)
 		}
-		strict := func(gv string, into any) string {
-			t.Helper()
-			if tm.APIVersion != gv {
-				t.Errorf("%s is %s, want %s", tm.Kind, tm.APIVersion, gv)
-			}
-			if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
-				t.Fatalf("%s does not decode strictly into its API type: %v\n%s", tm.Kind, err, doc)
-			}
-			return reflect.ValueOf(into).Elem().FieldByName("ObjectMeta").Interface().(metav1.ObjectMeta).Name
-		}
 		r.kinds = append(r.kinds, tm.Kind)
 		switch tm.Kind {
 		case "Deployment":
-			var o appsv1.Deployment
-			r.deployments[strict("apps/v1", &o)] = &o
+			decodeInto(t, r.deployments, tm, doc, "apps/v1")
 		case "Job":
-			var o batchv1.Job
-			r.jobs[strict("batch/v1", &o)] = &o
+			decodeInto(t, r.jobs, tm, doc, "batch/v1")
 		case "Service":
-			var o corev1.Service
-			r.services[strict("v1", &o)] = &o
+			decodeInto(t, r.services, tm, doc, "v1")
 		case "Ingress":
-			var o networkingv1.Ingress
-			r.ingresses[strict("networking.k8s.io/v1", &o)] = &o
+			decodeInto(t, r.ingresses, tm, doc, "networking.k8s.io/v1")
 		case "HorizontalPodAutoscaler":
-			var o autoscalingv2.HorizontalPodAutoscaler
-			r.hpas[strict("autoscaling/v2", &o)] = &o
+			decodeInto(t, r.hpas, tm, doc, "autoscaling/v2")
 		case "PodDisruptionBudget":
-			var o policyv1.PodDisruptionBudget
-			r.pdbs[strict("policy/v1", &o)] = &o
+			decodeInto(t, r.pdbs, tm, doc, "policy/v1")
 		case "NetworkPolicy":
-			var o networkingv1.NetworkPolicy
-			r.policies[strict("networking.k8s.io/v1", &o)] = &o
+			decodeInto(t, r.policies, tm, doc, "networking.k8s.io/v1")
 		case "ServiceMonitor":
-			var o serviceMonitor
-			r.monitors[strict("monitoring.coreos.com/v1", &o)] = &o
+			decodeInto(t, r.monitors, tm, doc, "monitoring.coreos.com/v1")
 		default:
 			// A ConfigMap or Secret would be where values end up in
 			// plain text: the chart renders neither.
@@ -251,6 +233,21 @@ func render(t *testing.T, valueFiles ...string) rendered {
 		}
 	}
 	return r
+}
+
+// decodeInto decodes one rendered document strictly into its API type and
+// files it by name: a field the type does not have fails the test, as
+// the API server would refuse it.
+func decodeInto[T any](t *testing.T, by map[string]*T, tm metav1.TypeMeta, doc, apiVersion string) {
+	t.Helper()
+	if tm.APIVersion != apiVersion {
+		t.Errorf("%s is %s, want %s", tm.Kind, tm.APIVersion, apiVersion)
+	}
+	o := new(T)
+	if err := yaml.UnmarshalStrict([]byte(doc), o); err != nil {
+		t.Fatalf("%s does not decode strictly into its API type: %v\n%s", tm.Kind, err, doc)
+	}
+	by[reflect.ValueOf(o).Elem().FieldByName("ObjectMeta").Interface().(metav1.ObjectMeta).Name] = o
 }
 
 func stripComments(doc string) string {

@@ -57,7 +57,7 @@ func TestStructuredCallsCountInBudgets(t *testing.T) {
 	)
 	hi := []longhaul.Message{{Role: longhaul.RoleUser, Content: "hi"}}
 	bob := &longhaul.User{ID: "bob"}
-	v, err := f.activityEnv().ExecuteActivity(f.acts.Classify, contract.ClassifyRequest{Agent: "assistant", Principal: bob, Messages: hi})
+	v, err := f.activityEnv().ExecuteActivity(f.acts.Classify, contract.ClassifyRequest{Caller: contract.Caller{Agent: "assistant", Principal: bob}, Messages: hi})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestStructuredCallsCountInBudgets(t *testing.T) {
 	}
 
 	asked := len(f.srv.Requests())
-	_, err = f.activityEnv().ExecuteActivity(f.acts.Classify, contract.ClassifyRequest{Agent: "assistant", Principal: &longhaul.User{ID: "alice"}, Messages: hi})
+	_, err = f.activityEnv().ExecuteActivity(f.acts.Classify, contract.ClassifyRequest{Caller: contract.Caller{Agent: "assistant", Principal: &longhaul.User{ID: "alice"}}, Messages: hi})
 	wantAppError(t, err, longhaul.ErrTypeInsufficientQuota, true, "alice")
 	if n := len(f.srv.Requests()) - asked; n != 0 {
 		t.Errorf("the model was asked %d times for alice, want never", n)

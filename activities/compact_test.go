@@ -45,7 +45,7 @@ func TestCompact(t *testing.T) {
 		return llmtest.Text(strings.Join(marks, " "))
 	}))
 	conv := compactConv(8)
-	req := contract.CompactRequest{Call: "turn-1-compact", Agent: "assistant", Messages: conv, Upto: 16}
+	req := contract.CompactRequest{Call: "turn-1-compact", Caller: contract.Caller{Agent: "assistant"}, Messages: conv, Upto: 16}
 
 	env := f.activityEnv()
 	val, err := env.ExecuteActivity(f.acts.Compact, req)

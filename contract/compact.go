@@ -8,13 +8,9 @@ import (
 // messages Previous.Covers (0 without a summary) to Upto, folded into
 // Previous's text.
 type CompactRequest struct {
-	Call  string `json:"call"`
-	Agent string `json:"agent"`
-	// Principal is the run's user, whose budgets the call's spend counts
-	// against (nil on a call scheduled before it existed: "anonymous").
-	Principal *longhaul.User `json:"principal,omitempty"`
-	// Model is the compact role's model.
-	Model    string             `json:"model,omitempty"`
+	Call string `json:"call"`
+	// Caller's Model is the compact role's model.
+	Caller
 	Messages []longhaul.Message `json:"messages,omitempty"`
 	// ConvRef is the stored start of the conversation; Messages follow it.
 	ConvRef  string            `json:"conv_ref,omitempty"`

@@ -24,11 +24,7 @@ type RecallResponse struct {
 
 // ExtractRequest asks for the lasting facts about the user in a turn.
 type ExtractRequest struct {
-	Agent string `json:"agent"`
-	// Principal is the run's user, whose budgets the call's spend counts
-	// against (nil on a call scheduled before it existed: "anonymous").
-	Principal *longhaul.User `json:"principal,omitempty"`
-	Model     string         `json:"model,omitempty"`
+	Caller
 	// Messages are the turn: the user's message and the answer (earlier
 	// turns may come first, for context).
 	Messages []longhaul.Message `json:"messages"`

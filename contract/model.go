@@ -4,6 +4,20 @@ import (
 	"github.com/longhaul-dev/longhaul"
 )
 
+// Caller names who makes a structured model call (a plan, a review, the
+// dispatch, memory extraction, translation, compaction): the agent, the
+// user it runs for and the model. The structured requests embed it without
+// a JSON tag, so its fields are the request's own in the payload and every
+// recorded request decodes into the type that embeds it.
+type Caller struct {
+	Agent string `json:"agent"`
+	// Principal is the run's user, whose budgets the call's spend counts
+	// against (nil on a call scheduled before it existed: "anonymous").
+	Principal *longhaul.User `json:"principal,omitempty"`
+	// Model is the model of the call's role; empty: the worker's default.
+	Model string `json:"model,omitempty"`
+}
+
 // ModelRequest is one call to the model.
 type ModelRequest struct {
 	// Call names this call within the run (e.g. "turn-2"); events carry it.

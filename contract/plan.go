@@ -10,12 +10,8 @@ const DefaultMaxPlanSteps = 8
 // PlanRequest asks the planner for a plan, or for a revision of the steps
 // that remain.
 type PlanRequest struct {
-	Agent string `json:"agent"`
-	// Principal is the run's user, whose budgets the call's spend counts
-	// against (nil on a call scheduled before it existed: "anonymous").
-	Principal *longhaul.User     `json:"principal,omitempty"`
-	Model     string             `json:"model,omitempty"`
-	Messages  []longhaul.Message `json:"messages"`
+	Caller
+	Messages []longhaul.Message `json:"messages"`
 	// Tools and Skills are the run's scope: the only targets a step may name.
 	Tools  []string    `json:"tools,omitempty"`
 	Skills []SkillSpec `json:"skills,omitempty"`
@@ -43,13 +39,9 @@ type PlanResponse struct {
 
 // PlanCheckRequest asks the plan supervisor to review a plan.
 type PlanCheckRequest struct {
-	Agent string `json:"agent"`
-	// Principal is the run's user, whose budgets the call's spend counts
-	// against (nil on a call scheduled before it existed: "anonymous").
-	Principal *longhaul.User     `json:"principal,omitempty"`
-	Model     string             `json:"model,omitempty"`
-	Messages  []longhaul.Message `json:"messages,omitempty"`
-	Plan      longhaul.Plan      `json:"plan"`
+	Caller
+	Messages []longhaul.Message `json:"messages,omitempty"`
+	Plan     longhaul.Plan      `json:"plan"`
 	// Tools and Skills are the run's scope.
 	Tools  []string    `json:"tools,omitempty"`
 	Skills []SkillSpec `json:"skills,omitempty"`
@@ -71,13 +63,9 @@ type PlanCheck struct {
 
 // StepReviewRequest asks the step supervisor to review a step's result.
 type StepReviewRequest struct {
-	Agent string `json:"agent"`
-	// Principal is the run's user, whose budgets the call's spend counts
-	// against (nil on a call scheduled before it existed: "anonymous").
-	Principal *longhaul.User     `json:"principal,omitempty"`
-	Model     string             `json:"model,omitempty"`
-	Messages  []longhaul.Message `json:"messages,omitempty"`
-	Plan      longhaul.Plan      `json:"plan"`
+	Caller
+	Messages []longhaul.Message `json:"messages,omitempty"`
+	Plan     longhaul.Plan      `json:"plan"`
 	// Step is the reviewed step, with its status and result.
 	Step longhaul.PlanStep `json:"step"`
 }
@@ -91,12 +79,8 @@ type StepReview struct {
 
 // ClassifyRequest asks how an auto-mode agent should run a request.
 type ClassifyRequest struct {
-	Agent string `json:"agent"`
-	// Principal is the run's user, whose budgets the call's spend counts
-	// against (nil on a call scheduled before it existed: "anonymous").
-	Principal *longhaul.User     `json:"principal,omitempty"`
-	Model     string             `json:"model,omitempty"`
-	Messages  []longhaul.Message `json:"messages"`
+	Caller
+	Messages []longhaul.Message `json:"messages"`
 }
 
 // Dispatch is the dispatcher's choice for a request.

@@ -7,13 +7,9 @@ import (
 // TranslateRequest asks for the language of the user's message and the
 // message in Into: the first step of an agent with language: auto.
 type TranslateRequest struct {
-	Agent string `json:"agent"`
-	// Principal is the run's user, whose budgets the call's spend counts
-	// against (nil on a call scheduled before it existed: "anonymous").
-	Principal *longhaul.User `json:"principal,omitempty"`
-	// Model is the agent's translate model (models.translate, else
-	// models.answer, else its model).
-	Model string `json:"model,omitempty"`
+	// Caller's Model is the agent's translate model (models.translate,
+	// else models.answer, else its model).
+	Caller
 	// Text is the user's message; Into the language the agent works in
 	// (reason_in, an ISO 639-1 code).
 	Text string `json:"text"`

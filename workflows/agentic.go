@@ -131,7 +131,7 @@ func (r *run) newPlan(ctx workflow.Context, reason, feedback string) (bool, erro
 // passed; an output the planner could not get right is a problem too.
 func (r *run) draftPlan(ctx workflow.Context, rev int, cur *contract.PlanRevision, reason, feedback string) (longhaul.Plan, []string, error) {
 	req := contract.PlanRequest{
-		Agent: r.spec.ID, Principal: r.principal(), Model: r.roleModel(rolePlan), Messages: r.in.Messages,
+		Caller: r.caller(r.roleModel(rolePlan)), Messages: r.in.Messages,
 		Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps,
 		Revision: rev, Feedback: feedback, Memory: r.spec.Memory != "",
 	}
@@ -179,7 +179,7 @@ func (r *run) checkPlan(ctx workflow.Context, rev int, plan longhaul.Plan) ([]st
 	var check contract.PlanCheck
 	review := r.roleModel(roleReview)
 	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review plan v%d", rev), review)), a.SupervisePlan, contract.PlanCheckRequest{
-		Agent: r.spec.ID, Principal: r.principal(), Model: review, Messages: r.in.Messages, Plan: plan,
+		Caller: r.caller(review), Messages: r.in.Messages, Plan: plan,
 		Tools: r.spec.Tools, Skills: r.spec.Skills, MaxSteps: maxPlanSteps, ModelReview: r.spec.ReviewPlan,
 		Memory: r.spec.Memory != "",
 	}).Get(ctx, &check)
@@ -356,7 +356,7 @@ func (r *run) reviewStep(ctx workflow.Context, i int) error {
 	var v contract.StepReview
 	model := r.roleModel(roleReview)
 	err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary(fmt.Sprintf("review step %d", i+1), model)), a.ReviewStep, contract.StepReviewRequest{
-		Agent: r.spec.ID, Principal: r.principal(), Model: model, Messages: r.in.Messages, Plan: p.Plan, Step: step,
+		Caller: r.caller(model), Messages: r.in.Messages, Plan: p.Plan, Step: step,
 	}).Get(ctx, &v)
 	r.addUsage("review-step-"+step.ID, model, v.Usage)
 	if temporal.IsCanceledError(err) {

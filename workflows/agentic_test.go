@@ -44,6 +44,10 @@ var researcher = contract.AgentSpec{
 
 var question = []longhaul.Message{{Role: longhaul.RoleUser, Content: "What changed in the EU AI act?"}}
 
+// assistantCaller is who the pipeline's structured calls name in a run of
+// the harness's agent with no models: of its own.
+var assistantCaller = contract.Caller{Agent: "assistant", Principal: u1, Model: "test-model"}
+
 // Plan steps as the planner returns them: no ids, no statuses.
 var (
 	fetchAct = longhaul.PlanStep{
@@ -345,7 +349,7 @@ func TestAutoDispatchChat(t *testing.T) {
 		t.Errorf("Content = %q, want Hello!", got)
 	}
 	classify, plans, _, _, _ := p.calls()
-	diff(t, "classify requests", []contract.ClassifyRequest{{Agent: "assistant", Principal: u1, Model: "test-model", Messages: hi}}, classify)
+	diff(t, "classify requests", []contract.ClassifyRequest{{Caller: assistantCaller, Messages: hi}}, classify)
 	if len(plans) != 0 {
 		t.Errorf("Plan called %d times, want 0", len(plans))
 	}
@@ -436,21 +440,21 @@ func TestAgenticRun(t *testing.T) {
 
 	_, plans, checks, reviews, tools := p.calls()
 	diff(t, "plan requests", []contract.PlanRequest{{
-		Agent: "assistant", Principal: u1, Model: "test-model", Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
+		Caller: assistantCaller, Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
 		MaxSteps: contract.DefaultMaxPlanSteps, Revision: 1,
 	}}, plans)
 	v1 := longhaul.Plan{Revision: 1, Reason: "initial plan", Goal: goal, Steps: []longhaul.PlanStep{
 		as(fetchAct, "1", longhaul.StepPending), as(answerStep, "2", longhaul.StepPending),
 	}}
 	diff(t, "plan check requests", []contract.PlanCheckRequest{{
-		Agent: "assistant", Principal: u1, Model: "test-model", Messages: question, Plan: v1,
+		Caller: assistantCaller, Messages: question, Plan: v1,
 		Tools: researcher.Tools, Skills: researcher.Skills, MaxSteps: contract.DefaultMaxPlanSteps,
 	}}, checks)
 	fetched := as(fetchAct, "1", longhaul.StepDone, "Article 5 bans social scoring.")
 	reviewed := v1
 	reviewed.Steps = []longhaul.PlanStep{fetched, as(answerStep, "2", longhaul.StepPending)}
 	diff(t, "step review requests", []contract.StepReviewRequest{{
-		Agent: "assistant", Principal: u1, Model: "test-model", Messages: question, Plan: reviewed, Step: fetched,
+		Caller: assistantCaller, Messages: question, Plan: reviewed, Step: fetched,
 	}}, reviews)
 	diff(t, "tool requests", []contract.ToolRequest{{
 		Call:      longhaul.ToolCall{ID: "step-1", Name: "web_fetch", Arguments: string(fetchAct.Arguments)},
@@ -623,7 +627,7 @@ func TestAdjustReplansKeepingFinishedSteps(t *testing.T) {
 		t.Fatalf("Plan called %d times, want 2", len(plans))
 	}
 	diff(t, "second plan request", contract.PlanRequest{
-		Agent: "assistant", Principal: u1, Model: "test-model", Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
+		Caller: assistantCaller, Messages: question, Tools: researcher.Tools, Skills: researcher.Skills,
 		MaxSteps: contract.DefaultMaxPlanSteps, Revision: 2,
 		Done:     []longhaul.PlanStep{kept},
 		Previous: &v1,

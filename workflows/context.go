@@ -54,7 +54,7 @@ func (r *run) compact(ctx workflow.Context, req contract.ModelRequest, resp cont
 	actx := r.structuredOptions(ctx, summary)
 	var out contract.CompactResponse
 	err := workflow.ExecuteActivity(actx, a.Compact, contract.CompactRequest{
-		Call: req.Call + "-compact", Agent: r.spec.ID, Principal: r.principal(), Model: model, Messages: req.Messages, ConvRef: req.ConvRef,
+		Call: req.Call + "-compact", Caller: r.caller(model), Messages: req.Messages, ConvRef: req.ConvRef,
 		Previous: req.Summary, Upto: resp.Compact, Window: r.spec.Context,
 	}).Get(ctx, &out)
 	r.addUsage(req.Call+"-compact", model, out.Usage)

@@ -44,7 +44,7 @@ func TestCompactsOlderTurnsOnce(t *testing.T) {
 		t.Fatalf("result %q", res.Content)
 	}
 	diff(t, "compact requests", []contract.CompactRequest{{
-		Call: "turn-1-compact", Agent: "assistant", Principal: u1, Model: "small-model", Messages: msgs, Upto: 2, Window: 4096,
+		Call: "turn-1-compact", Caller: contract.Caller{Agent: "assistant", Principal: u1, Model: "small-model"}, Messages: msgs, Upto: 2, Window: 4096,
 	}}, compacts)
 	reqs := h.modelCallsN(3)
 	for i, r := range reqs {

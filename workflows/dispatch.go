@@ -43,7 +43,7 @@ func (r *run) dispatch(ctx workflow.Context) (contract.AgentResult, error) {
 		var d contract.Dispatch
 		model := r.roleModel(roleClassify)
 		err := workflow.ExecuteActivity(r.structuredOptions(ctx, r.roleSummary("dispatch", model)), a.Classify, contract.ClassifyRequest{
-			Agent: r.spec.ID, Principal: r.principal(), Model: model, Messages: r.in.Messages,
+			Caller: r.caller(model), Messages: r.in.Messages,
 		}).Get(ctx, &d)
 		r.addUsage("dispatch", model, d.Usage)
 		switch {

@@ -103,7 +103,7 @@ func (r *run) remember(ctx workflow.Context, answer string) {
 	msgs := append(append([]longhaul.Message(nil), r.in.Messages...), longhaul.Message{Role: longhaul.RoleAssistant, Content: answer})
 	var ex contract.ExtractResponse
 	err := workflow.ExecuteActivity(r.structuredOptions(ctx, "memory extract"), a.ExtractMemories,
-		contract.ExtractRequest{Agent: r.spec.ID, Principal: r.principal(), Model: r.model, Messages: msgs}).Get(ctx, &ex)
+		contract.ExtractRequest{Caller: r.caller(r.model), Messages: msgs}).Get(ctx, &ex)
 	r.addUsage("memory-extract", r.model, ex.Usage)
 	if err != nil {
 		if !temporal.IsCanceledError(err) {

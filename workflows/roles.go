@@ -51,6 +51,12 @@ func (r *run) roleModel(role string) string {
 	return ref
 }
 
+// caller is who makes a structured call of this run with model: the
+// agent, for the run's user.
+func (r *run) caller(model string) contract.Caller {
+	return contract.Caller{Agent: r.spec.ID, Principal: r.principal(), Model: model}
+}
+
 // roleSummary is an activity summary naming the role's model when the
 // agent gives the roles models of their own, so the Temporal UI shows
 // which model did what.
@@ -85,7 +91,7 @@ func (r *run) translateRequest(ctx workflow.Context) error {
 	model := r.roleModel(roleTranslate)
 	var resp contract.TranslateResponse
 	err := workflow.ExecuteActivity(r.structuredOptions(ctx, "detect language, translate into "+into+" llm "+model), a.Translate, contract.TranslateRequest{
-		Agent: r.spec.ID, Principal: r.principal(), Model: model, Text: original, Into: into,
+		Caller: r.caller(model), Text: original, Into: into,
 	}).Get(ctx, &resp)
 	r.addUsage("translate-request", model, resp.Usage)
 	switch {

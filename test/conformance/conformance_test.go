@@ -31,6 +31,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
@@ -91,18 +92,11 @@ func startStack(t *testing.T) *stack {
 // says how to install them; with CI set it fails instead.
 func needNode(t *testing.T) {
 	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatal(why + " and CI is set")
-		}
-		t.Skip(why + "; with CI set this fails instead")
-	}
 	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not installed: make test-deps installs it with the client packages")
+		proctest.Missing(t, "node is not installed: make test-deps installs it with the client packages")
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", "openai", "package.json")); err != nil {
-		missing("test/conformance/node_modules is missing: run make test-deps (npm ci --prefix test/conformance)")
+		proctest.Missing(t, "test/conformance/node_modules is missing: run make test-deps (npm ci --prefix test/conformance)")
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 )
 
 // receiver is a running receiver.js: its lines come on lines, each as
@@ -28,17 +30,11 @@ type receiver struct {
 // and fails it then when CI is set.
 func requireNode(t *testing.T) {
 	t.Helper()
-	missing := func(why string) {
-		if os.Getenv("CI") != "" {
-			t.Fatal(why + " and CI is set")
-		}
-		t.Skip(why + "; with CI set this fails instead")
-	}
 	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not installed: make test-deps installs it")
+		proctest.Missing(t, "node is not installed: make test-deps installs it")
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", "standardwebhooks", "package.json")); err != nil {
-		missing("test/webhooks/node_modules is missing: run make test-deps (npm ci --prefix test/webhooks)")
+		proctest.Missing(t, "test/webhooks/node_modules is missing: run make test-deps (npm ci --prefix test/webhooks)")
 	}
 }
 

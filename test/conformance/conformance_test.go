@@ -20,7 +20,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -86,18 +85,6 @@ func startStack(t *testing.T) *stack {
 		},
 	})
 	return s
-}
-
-// needNode skips the test when node or the client packages are missing, and
-// says how to install them; with CI set it fails instead.
-func needNode(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		proctest.Missing(t, "node is not installed: make test-deps installs it with the client packages")
-	}
-	if _, err := os.Stat(filepath.Join("node_modules", "openai", "package.json")); err != nil {
-		proctest.Missing(t, "test/conformance/node_modules is missing: run make test-deps (npm ci --prefix test/conformance)")
-	}
 }
 
 // run runs a node script against the stack with extra environment and
@@ -205,7 +192,7 @@ var streams = []struct {
 }{{"not streamed", "0"}, {"streamed", "1"}}
 
 func TestClients(t *testing.T) {
-	needNode(t)
+	proctest.NeedNode(t, "test/conformance", "openai")
 	s := startStack(t)
 	s.script()
 	for _, st := range streams {

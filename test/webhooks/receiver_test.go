@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 )
 
 // receiver is a running receiver.js: its lines come on lines, each as
@@ -24,18 +22,6 @@ type receiver struct {
 	cmd    *exec.Cmd
 	lines  chan delivery
 	stderr *os.File
-}
-
-// requireNode skips the test without node or the receiver's packages,
-// and fails it then when CI is set.
-func requireNode(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		proctest.Missing(t, "node is not installed: make test-deps installs it")
-	}
-	if _, err := os.Stat(filepath.Join("node_modules", "standardwebhooks", "package.json")); err != nil {
-		proctest.Missing(t, "test/webhooks/node_modules is missing: run make test-deps (npm ci --prefix test/webhooks)")
-	}
 }
 
 // freePort is a loopback port nothing listens on now, for a receiver

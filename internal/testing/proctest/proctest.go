@@ -41,6 +41,23 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
+// NeedNode skips the test without node, or without one of the npm
+// packages pkgs in the node_modules of dir (a folder of the repository,
+// whose package-lock.json make test-deps installs with npm ci --prefix
+// dir), and says how to install them; with CI set it fails the test
+// instead (see Missing).
+func NeedNode(t testing.TB, dir string, pkgs ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		Missing(t, "node is not installed: make test-deps installs it with the packages of "+dir)
+	}
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join(RepoRoot(t), dir, "node_modules", p, "package.json")); err != nil {
+			Missing(t, dir+"/node_modules lacks "+p+": run make test-deps (npm ci --prefix "+dir+")")
+		}
+	}
+}
+
 // Binary is the longhaul binary a test runs: the one the environment
 // variable envVar names when set (make chaos tests bin/longhaul, the binary
 // make build ships), else one built from ./cmd/longhaul into a temporary

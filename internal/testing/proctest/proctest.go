@@ -4,7 +4,8 @@
 // binary, Debian's nats-server, Temporal's own binaries) as child
 // processes: each in a process group of its own, killed with everything it
 // started when the test ends, whatever happens, so no process outlives the
-// test. test/chaos and test/stack use it.
+// test. test/chaos and test/stack use it. Missing and NeedNode skip a test
+// whose outside program is not installed, or fail it when CI is set.
 package proctest
 
 import (

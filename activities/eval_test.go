@@ -15,10 +15,7 @@ import (
 // the graders that need no model and the comparison with the recording.
 func TestGradeCaseRubric(t *testing.T) {
 	f := newFixture(t, nil, nil)
-	f.srv.On(func(r llmtest.Request) bool {
-		rf := r.Chat.ResponseFormat
-		return rf != nil && rf.JSONSchema != nil && rf.JSONSchema.Name == "grade"
-	}, llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+	f.srv.On(llmtest.HasSchema("grade"), llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		last := r.Chat.Messages[len(r.Chat.Messages)-1].Content
 		pass := strings.Contains(last, "Rubric:\nGives a length in cm") && strings.Contains(last, "47 cm")
 		return llmtest.JSON(map[string]any{"pass": pass, "reason": "the answer gives 47 cm"})

@@ -760,22 +760,31 @@ func TestReplanBudgetSpentThenForced(t *testing.T) {
 	}
 }
 
-// TestSkillStepLoop: a skill step runs the skill's own tool loop, limited
-// to the skill's tools and turns, on the step's task; its answer is the
-// step's result and stays out of the run's answer text.
-func TestSkillStepLoop(t *testing.T) {
+// readThenBrief scripts a researcher whose one skill is sk through the
+// plan fetchAct, briefStep (sk's loop), answerStep: the plan passes its
+// check, step 1 reads Article 5 and both steps pass their reviews. The
+// test scripts the model calls: the skill's turns, then the answer.
+func readThenBrief(t *testing.T, sk contract.SkillSpec) (*harness, *pipeline) {
 	h := newHarness(t)
 	p := newPipeline(h)
 	s := researcher
-	sk := briefing
-	sk.MaxTurns = 1
-	sk.Model = "briefing-model"
 	s.Skills = []contract.SkillSpec{sk}
 	h.resolve(s)
 	p.onPlan(planned(goal, fetchAct, briefStep, answerStep)).Once()
 	p.onSupervisePlan(planOK).Once()
 	p.onReviewStep(stepOK("read"), stepOK("a good briefing")).Twice()
 	p.onTool("step-1", contract.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
+	return h, p
+}
+
+// TestSkillStepLoop: a skill step runs the skill's own tool loop, limited
+// to the skill's tools and turns, on the step's task; its answer is the
+// step's result and stays out of the run's answer text.
+func TestSkillStepLoop(t *testing.T) {
+	sk := briefing
+	sk.MaxTurns = 1
+	sk.Model = "briefing-model"
+	h, p := readThenBrief(t, sk)
 	fetch := longhaul.ToolCall{ID: "call_1", Name: "web_fetch", Arguments: `{"url":"https://news.example/ai-act"}`}
 	ask := askTools("Let me read the news.", usage(10, 2), fetch)
 	ask.resp.Targets = map[string]string{"call_1": "news.example"}
@@ -947,17 +956,9 @@ func TestNoValidPlanFallsBackToChat(t *testing.T) {
 // tool_choice shape the call that answers the client, never a plan step's
 // loop, whose result the plan reads; the answer in JSON is not streamed.
 func TestResponseFormatAnswersOnly(t *testing.T) {
-	h := newHarness(t)
-	p := newPipeline(h)
-	s := researcher
 	sk := briefing
 	sk.MaxTurns = 1
-	s.Skills = []contract.SkillSpec{sk}
-	h.resolve(s)
-	p.onPlan(planned(goal, fetchAct, briefStep, answerStep)).Once()
-	p.onSupervisePlan(planOK).Once()
-	p.onReviewStep(stepOK("read"), stepOK("a good briefing")).Twice()
-	p.onTool("step-1", contract.ToolResponse{Content: "Article 5 bans social scoring."}, nil).Once()
+	h, _ := readThenBrief(t, sk)
 	h.scriptModel(answer("Briefing.", usage(1, 1)), answer(`{"answer":"banned"}`, usage(1, 1))).Twice()
 	in := input(question...)
 	in.Options.ResponseFormat = &longhaul.ResponseFormat{Type: longhaul.FormatJSONObject}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -16,10 +13,8 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/evals"
-	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	"github.com/longhaul-dev/longhaul/internal/tools"
 	"go.temporal.io/sdk/client"
 )
 
@@ -46,33 +41,22 @@ func questionOf(r llmtest.Request) string {
 func researchPages(t *testing.T) (env *testenv.Env, hits *atomic.Int64) {
 	t.Helper()
 	hits = new(atomic.Int64)
-	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pageURL, fetch := testenv.Site(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, "<html><body><p>Bill %s is %s0 cm long.</p></body></html>", r.URL.Query().Get("q"), r.URL.Query().Get("q"))
 	}))
-	t.Cleanup(page.Close)
-	u, _ := url.Parse(page.URL)
-	ap := netip.MustParseAddrPort(u.Host)
-	env = testenv.Start(t, testenv.Options{Fetch: tools.WebFetchOptions{
-		HTTP: safehttp.Options{AllowAddrs: []netip.AddrPort{ap}}, AllowedPorts: []int{int(ap.Port())},
-	}})
-	schema := func(name string) func(llmtest.Request) bool {
-		return func(r llmtest.Request) bool {
-			f := r.Chat.ResponseFormat
-			return f != nil && f.JSONSchema != nil && f.JSONSchema.Name == name
-		}
-	}
-	env.Model.On(schema("plan"), llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+	env = testenv.Start(t, testenv.Options{Fetch: fetch})
+	env.Model.On(llmtest.HasSchema("plan"), llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		return llmtest.JSON(map[string]any{
 			"goal": "Give the bill's length",
 			"steps": []map[string]any{
-				{"kind": "tool", "target": "web_fetch", "title": "Read the page", "arguments": map[string]any{"url": page.URL + "/?q=" + questionOf(r), "max_chars": nil}, "success": "a length"},
+				{"kind": "tool", "target": "web_fetch", "title": "Read the page", "arguments": map[string]any{"url": pageURL + "/?q=" + questionOf(r), "max_chars": nil}, "success": "a length"},
 				{"kind": "completion", "title": "Answer", "input": "the length", "success": "cited"},
 			},
 		})
 	}))
-	env.Model.On(schema("step_review"), llmtest.JSON(map[string]string{"decision": "ok", "reason": "found"}))
+	env.Model.On(llmtest.HasSchema("step_review"), llmtest.JSON(map[string]string{"decision": "ok", "reason": "found"}))
 	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		return llmtest.Text("Bill " + questionOf(r) + " is " + questionOf(r) + "0 cm long.")
 	}))

@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"net/url"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -18,11 +15,9 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/memorytest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/window"
 	"go.temporal.io/sdk/client"
 )
@@ -49,31 +44,20 @@ func generateAgenticHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 // reviewer passes the step; the answer is the caller's to script.
 func pelicanResearch(t *testing.T) (env *testenv.Env, pageURL string) {
 	t.Helper()
-	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pageURL, fetch := testenv.Site(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, "<html><body><p>The Australian pelican's bill is up to 47 cm long.</p></body></html>")
 	}))
-	t.Cleanup(page.Close)
-	u, _ := url.Parse(page.URL)
-	ap := netip.MustParseAddrPort(u.Host)
-	env = testenv.Start(t, testenv.Options{Fetch: tools.WebFetchOptions{
-		HTTP: safehttp.Options{AllowAddrs: []netip.AddrPort{ap}}, AllowedPorts: []int{int(ap.Port())},
-	}})
-	name := func(r llmtest.Request) string {
-		if f := r.Chat.ResponseFormat; f != nil && f.JSONSchema != nil {
-			return f.JSONSchema.Name
-		}
-		return ""
-	}
-	env.Model.On(func(r llmtest.Request) bool { return name(r) == "plan" }, llmtest.JSON(map[string]any{
+	env = testenv.Start(t, testenv.Options{Fetch: fetch})
+	env.Model.On(llmtest.HasSchema("plan"), llmtest.JSON(map[string]any{
 		"goal": "Give the pelican's bill length with a source",
 		"steps": []map[string]any{
-			{"kind": "tool", "target": "web_fetch", "title": "Read the page", "arguments": map[string]any{"url": page.URL, "max_chars": nil}, "success": "a length"},
+			{"kind": "tool", "target": "web_fetch", "title": "Read the page", "arguments": map[string]any{"url": pageURL, "max_chars": nil}, "success": "a length"},
 			{"kind": "completion", "title": "Answer", "input": "the length and the URL", "success": "cited"},
 		},
 	}))
-	env.Model.On(func(r llmtest.Request) bool { return name(r) == "step_review" }, llmtest.JSON(map[string]string{"decision": "ok", "reason": "found"}))
-	return env, page.URL
+	env.Model.On(llmtest.HasSchema("step_review"), llmtest.JSON(map[string]string{"decision": "ok", "reason": "found"}))
+	return env, pageURL
 }
 
 // generateContextHistory makes the run of testdata/context_history.json again

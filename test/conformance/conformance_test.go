@@ -20,7 +20,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -31,6 +30,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
@@ -85,25 +85,6 @@ func startStack(t *testing.T) *stack {
 		},
 	})
 	return s
-}
-
-// needNode skips the test when node or the client packages are missing, and
-// says how to install them; with CI set it fails instead.
-func needNode(t *testing.T) {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatal(why + " and CI is set")
-		}
-		t.Skip(why + "; with CI set this fails instead")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not installed: make test-deps installs it with the client packages")
-	}
-	if _, err := os.Stat(filepath.Join("node_modules", "openai", "package.json")); err != nil {
-		missing("test/conformance/node_modules is missing: run make test-deps (npm ci --prefix test/conformance)")
-	}
 }
 
 // run runs a node script against the stack with extra environment and
@@ -211,7 +192,7 @@ var streams = []struct {
 }{{"not streamed", "0"}, {"streamed", "1"}}
 
 func TestClients(t *testing.T) {
-	needNode(t)
+	proctest.NeedNode(t, "test/conformance", "openai")
 	s := startStack(t)
 	s.script()
 	for _, st := range streams {

@@ -11,9 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -24,10 +21,8 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/evals"
-	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	"github.com/longhaul-dev/longhaul/internal/tools"
 	"go.temporal.io/sdk/client"
 )
 
@@ -83,34 +78,25 @@ func prompted(r llmtest.Request, text string) bool {
 func stack(t *testing.T, layer fs.FS) (*testenv.Env, *atomic.Int64) {
 	t.Helper()
 	hits := new(atomic.Int64)
-	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pageURL, fetch := testenv.Site(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		fmt.Fprintf(w, "<html><body><p>%s</p></body></html>", facts[r.URL.Query().Get("topic")])
 	}))
-	t.Cleanup(page.Close)
-	u, _ := url.Parse(page.URL)
-	ap := netip.MustParseAddrPort(u.Host)
-	opts := testenv.Options{Fetch: tools.WebFetchOptions{HTTP: safehttp.Options{AllowAddrs: []netip.AddrPort{ap}}, AllowedPorts: []int{int(ap.Port())}}}
+	opts := testenv.Options{Fetch: fetch}
 	if layer != nil {
 		opts.Layers = []fs.FS{layer}
 	}
 	env := testenv.Start(t, opts)
-	schema := func(name string) func(llmtest.Request) bool {
-		return func(r llmtest.Request) bool {
-			f := r.Chat.ResponseFormat
-			return f != nil && f.JSONSchema != nil && f.JSONSchema.Name == name
-		}
-	}
-	env.Model.On(schema("plan"), llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+	env.Model.On(llmtest.HasSchema("plan"), llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		steps := []map[string]any{{"kind": "completion", "title": "Answer", "input": "the fact", "success": "a fact"}}
 		if prompted(r, readFirst) {
 			read := map[string]any{"kind": "tool", "target": "web_fetch", "title": "Read the page",
-				"arguments": map[string]any{"url": page.URL + "/?topic=" + topic(r), "max_chars": nil}, "success": "the fact"}
+				"arguments": map[string]any{"url": pageURL + "/?topic=" + topic(r), "max_chars": nil}, "success": "the fact"}
 			steps = append([]map[string]any{read}, steps...)
 		}
 		return llmtest.JSON(map[string]any{"goal": "Answer with a source", "steps": steps})
 	}))
-	env.Model.On(schema("step_review"), llmtest.JSON(map[string]string{"decision": "ok", "reason": "done"}))
+	env.Model.On(llmtest.HasSchema("step_review"), llmtest.JSON(map[string]string{"decision": "ok", "reason": "done"}))
 	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		for _, m := range r.Chat.Messages {
 			if f := facts[topic(r)]; f != "" && strings.Contains(m.Content, f) {

@@ -24,24 +24,6 @@ type receiver struct {
 	stderr *os.File
 }
 
-// requireNode skips the test without node or the receiver's packages,
-// and fails it then when CI is set.
-func requireNode(t *testing.T) {
-	t.Helper()
-	missing := func(why string) {
-		if os.Getenv("CI") != "" {
-			t.Fatal(why + " and CI is set")
-		}
-		t.Skip(why + "; with CI set this fails instead")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not installed: make test-deps installs it")
-	}
-	if _, err := os.Stat(filepath.Join("node_modules", "standardwebhooks", "package.json")); err != nil {
-		missing("test/webhooks/node_modules is missing: run make test-deps (npm ci --prefix test/webhooks)")
-	}
-}
-
 // freePort is a loopback port nothing listens on now, for a receiver
 // that must come back on the same one.
 func freePort(t *testing.T) int {

@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
+	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
@@ -54,7 +55,7 @@ type delivery struct {
 // deliveries' holds a secret. With LONGHAUL_TOKEN_KEY set, as here, the
 // store keeps both secrets sealed, and the worker signs with them opened.
 func TestWebhookThroughReceiverRestart(t *testing.T) {
-	requireNode(t)
+	proctest.NeedNode(t, "test/webhooks", "standardwebhooks")
 	env := testenv.Start(t, testenv.Options{WebhookPrivate: true, TokenKey: strings.Repeat("5a", usercreds.KeySize)})
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)

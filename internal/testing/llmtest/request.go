@@ -122,6 +122,16 @@ func HasResponseFormat() func(Request) bool {
 	}
 }
 
+// HasSchema returns a matcher for On that accepts requests asking for
+// structured output in the JSON schema named name: the engine's own
+// structured calls (plan, step_review, grade…) each name theirs.
+func HasSchema(name string) func(Request) bool {
+	return func(r Request) bool {
+		f := r.Chat.ResponseFormat
+		return f != nil && f.JSONSchema != nil && f.JSONSchema.Name == name
+	}
+}
+
 // HasTools returns a matcher for On that accepts requests offering at least
 // one tool.
 func HasTools() func(Request) bool {

@@ -4,7 +4,8 @@
 // binary, Debian's nats-server, Temporal's own binaries) as child
 // processes: each in a process group of its own, killed with everything it
 // started when the test ends, whatever happens, so no process outlives the
-// test. test/chaos and test/stack use it.
+// test. test/chaos and test/stack use it. Missing and NeedNode skip a test
+// whose outside program is not installed, or fail it when CI is set.
 package proctest
 
 import (
@@ -38,6 +39,23 @@ func RepoRoot(t testing.TB) string {
 			t.Fatal("go.mod not found above the package directory")
 		}
 		dir = parent
+	}
+}
+
+// NeedNode skips the test without node, or without one of the npm
+// packages pkgs in the node_modules of dir (a folder of the repository,
+// whose package-lock.json make test-deps installs with npm ci --prefix
+// dir), and says how to install them; with CI set it fails the test
+// instead (see Missing).
+func NeedNode(t testing.TB, dir string, pkgs ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		Missing(t, "node is not installed: make test-deps installs it with the packages of "+dir)
+	}
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join(RepoRoot(t), dir, "node_modules", p, "package.json")); err != nil {
+			Missing(t, dir+"/node_modules lacks "+p+": run make test-deps (npm ci --prefix "+dir+")")
+		}
 	}
 }
 

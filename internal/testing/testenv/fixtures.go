@@ -1,6 +1,26 @@
 package testenv
 
-import "testing/fstest"
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+	"testing/fstest"
+
+	"github.com/longhaul-dev/longhaul/internal/safehttp"
+	"github.com/longhaul-dev/longhaul/internal/tools"
+)
+
+// Site serves h on the loopback for an agent to read with web_fetch: it
+// returns the site's URL and the Options.Fetch that lets web_fetch reach
+// that one address, which it refuses otherwise, as in production.
+func Site(t testing.TB, h http.Handler) (url string, fetch tools.WebFetchOptions) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	return srv.URL, tools.WebFetchOptions{HTTP: safehttp.Options{AllowAddrs: []netip.AddrPort{ap}}, AllowedPorts: []int{int(ap.Port())}}
+}
 
 // Clerk is a layer of agent files for approval tests: the agent clerk with
 // the skill orders, whose one tool, place_order, POSTs {"item": …} to

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-pdf/fpdf"
 	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/internal/docsearch"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
@@ -39,16 +40,6 @@ func reportPDF(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-// searchHit is one result of document_search as the model reads it.
-type searchHit struct {
-	FileID        string  `json:"file_id"`
-	Filename      string  `json:"filename"`
-	VectorStoreID string  `json:"vector_store_id"`
-	Chunk         int     `json:"chunk"`
-	Score         float64 `json:"score"`
-	Text          string  `json:"text"`
 }
 
 // TestAgentAnswersFromAnAttachedPDF is the issue's "done when": a user
@@ -97,9 +88,7 @@ func TestAgentAnswersFromAnAttachedPDF(t *testing.T) {
 		}),
 		llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 			toolResult = lastToolMessage(r)
-			var res struct {
-				Results []searchHit `json:"results"`
-			}
+			var res docsearch.Result
 			if err := json.Unmarshal([]byte(toolResult), &res); err != nil {
 				return llmtest.Text("The tool result is not JSON: " + err.Error())
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -14,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"go.temporal.io/api/enums/v1"
 )
 
@@ -31,8 +33,9 @@ func fallbackEnv(t *testing.T, front string, servers map[string]*llmtest.Server)
 }
 
 // activitySummaries are the summaries the Temporal UI shows of a run's
-// model calls, in the order they were scheduled.
-func activitySummaries(t *testing.T, env *testenv.Env, runID string) []string {
+// activities of the types named (of all of them when none is), in the
+// order they were scheduled.
+func activitySummaries(t *testing.T, env *testenv.Env, runID string, activityTypes ...string) []string {
 	t.Helper()
 	iter := env.Client.GetWorkflowHistory(context.Background(), runID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var out []string
@@ -41,7 +44,8 @@ func activitySummaries(t *testing.T, env *testenv.Env, runID string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "ChatCompletion" {
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		if a != nil && (len(activityTypes) == 0 || slices.Contains(activityTypes, a.GetActivityType().GetName())) {
 			var s string
 			if p := ev.GetUserMetadata().GetSummary(); p != nil {
 				_ = json.Unmarshal(p.GetData(), &s)
@@ -108,7 +112,7 @@ func TestModelFallbacksAnswerOnTheThirdModel(t *testing.T) {
 	if u := contract.ModelUsage(st.Calls); len(u) != 1 || u[0].Model != "up:m3" || u[0].PromptTokens != 20 {
 		t.Errorf("usage by model = %+v, want the third model's alone", u)
 	}
-	summaries := activitySummaries(t, env, runID)
+	summaries := activitySummaries(t, env, runID, "ChatCompletion")
 	want := []string{"llm down:m1", "llm slow:m2 (down:m1 failed: 503)", "llm up:m3 (slow:m2 failed: ModelUnavailable)"}
 	if len(summaries) != len(want) {
 		t.Fatalf("activity summaries = %q, want %d", summaries, len(want))
@@ -129,15 +133,8 @@ func TestModelFallbackOnContextLength(t *testing.T) {
 	large.SetDefault(llmtest.Text("Read it all."))
 	env := fallbackEnv(t, "model: [small:m, large:m]", map[string]*llmtest.Server{"small": small, "large": large})
 
-	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "fallback", "messages": userMsg(strings.Repeat("A long document. ", 200))}, nil)
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
-	body := decode[struct {
-		Choices []struct {
-			Message struct{ Content string } `json:"message"`
-		} `json:"choices"`
-	}](t, resp)
+	resp := doWant(t, env.URL, "POST", "/v1/chat/completions", chatBody{"model": "fallback", "messages": userMsg(strings.Repeat("A long document. ", 200))}, nil, 200)
+	body := decode[wire.ChatCompletion](t, resp)
 	if len(body.Choices) != 1 || body.Choices[0].Message.Content != "Read it all." {
 		t.Fatalf("answer = %+v, want the larger model's", body.Choices)
 	}

@@ -60,19 +60,7 @@ func TestFirstByteAtOnce(t *testing.T) {
 				return send(t, ctx, "POST", env.URL+"/v1/responses", map[string]any{"model": "naked", "stream": true, "input": "hi"})
 			},
 			text: func(t *testing.T, rd *ssetest.Reader) string {
-				for {
-					e, err := rd.Next()
-					if err != nil {
-						t.Fatalf("stream broke: %v", err)
-					}
-					if e.Event == "response.output_text.done" {
-						var d struct{ Text string }
-						if err := json.Unmarshal([]byte(e.Data), &d); err != nil {
-							t.Fatal(err)
-						}
-						return d.Text
-					}
-				}
+				return firstEvent[struct{ Text string }](t, rd, "response.output_text.done").Text
 			},
 		},
 		{
@@ -82,19 +70,7 @@ func TestFirstByteAtOnce(t *testing.T) {
 				return send(t, ctx, "GET", env.URL+"/v1/runs/"+r.ID+"/events", nil)
 			},
 			text: func(t *testing.T, rd *ssetest.Reader) string {
-				for {
-					e, err := rd.Next()
-					if err != nil {
-						t.Fatalf("stream broke: %v", err)
-					}
-					if e.Event == "content" {
-						var ev struct{ Data struct{ Text string } }
-						if err := json.Unmarshal([]byte(e.Data), &ev); err != nil {
-							t.Fatal(err)
-						}
-						return ev.Data.Text
-					}
-				}
+				return firstEvent[struct{ Data struct{ Text string } }](t, rd, "content").Data.Text
 			},
 		},
 	}
@@ -166,6 +142,25 @@ func send(t *testing.T, ctx context.Context, method, url string, body any) *http
 		t.Fatalf("%s %s = %d", method, url, resp.StatusCode)
 	}
 	return resp
+}
+
+// firstEvent reads rd up to the first frame of the event name and decodes
+// its data.
+func firstEvent[T any](t *testing.T, rd *ssetest.Reader, name string) T {
+	t.Helper()
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			t.Fatalf("stream broke before %s: %v", name, err)
+		}
+		if e.Event == name {
+			var v T
+			if err := json.Unmarshal([]byte(e.Data), &v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
 }
 
 // readFrame reads one raw frame, up to and with its blank line.

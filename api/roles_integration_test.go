@@ -14,7 +14,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/wire"
-	"go.temporal.io/api/enums/v1"
 )
 
 // query asks a run's workflow the query name, with args, and decodes the
@@ -75,16 +74,8 @@ You tell the time.
 	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan_review" || schemaName(r) == "step_review" },
 		llmtest.JSON(map[string]string{"decision": "ok", "reason": "fine"}))
 
-	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "router", "messages": userMsg("What time is it in Stockholm?")}, nil)
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
-	body := decode[struct {
-		Choices []struct {
-			Message struct{ Content string } `json:"message"`
-		} `json:"choices"`
-		Usage longhaul.Usage `json:"usage"`
-	}](t, resp)
+	resp := doWant(t, env.URL, "POST", "/v1/chat/completions", chatBody{"model": "router", "messages": userMsg("What time is it in Stockholm?")}, nil, 200)
+	body := decode[wire.ChatCompletion](t, resp)
 	if len(body.Choices) != 1 || body.Choices[0].Message.Content != "It is noon in Stockholm." {
 		t.Fatalf("answer = %+v, want the remote model's", body.Choices)
 	}
@@ -123,7 +114,7 @@ You tell the time.
 	if u := byModel["llmtest"]; u.TotalTokens == 0 || u.Add(byModel["remote:big"]) != st.Usage {
 		t.Errorf("usage per model %+v does not add up to %+v", byModel, st.Usage)
 	}
-	if body.Usage != st.Usage {
+	if body.Usage == nil || *body.Usage != *wire.UsageOf(st.Usage) {
 		t.Errorf("the response's usage %+v is not the run's %+v", body.Usage, st.Usage)
 	}
 
@@ -225,22 +216,7 @@ You tell the time.
 	}
 
 	// The Temporal UI: the translating activity and the answer say so.
-	iter := env.Client.GetWorkflowHistory(context.Background(), runID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var summaries []string
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.GetActivityTaskScheduledEventAttributes() != nil {
-			var s string
-			if p := ev.GetUserMetadata().GetSummary(); p != nil {
-				_ = json.Unmarshal(p.GetData(), &s)
-			}
-			summaries = append(summaries, s)
-		}
-	}
-	all := strings.Join(summaries, "\n")
+	all := strings.Join(activitySummaries(t, env, runID), "\n")
 	for _, want := range []string{"detect language, translate into en llm llmtest", "answer in sv llm"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no activity summary %q in:\n%s", want, all)
@@ -270,11 +246,7 @@ You tell the time.
 		}
 		return llmtest.Text("Hello!")
 	}))
-	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "prat", "messages": userMsg("Hej, vem är du?")}, nil)
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
-	body := decode[wire.ChatCompletion](t, resp)
+	body := decode[wire.ChatCompletion](t, doWant(t, env.URL, "POST", "/v1/chat/completions", chatBody{"model": "prat", "messages": userMsg("Hej, vem är du?")}, nil, 200))
 	if len(body.Choices) != 1 || body.Choices[0].Message.Content != "Hej! Jag berättar vad klockan är." {
 		t.Errorf("answer = %+v", body.Choices)
 	}

@@ -124,10 +124,7 @@ func TestRunEvents(t *testing.T) {
 	if ended {
 		t.Fatalf("the run ended before the first part was read: %v", types(part1))
 	}
-	h := map[string]string{"Last-Event-ID": part1[len(part1)-1].Pos}
-	for k, v := range ann {
-		h[k] = v
-	}
+	h := merge(ann, map[string]string{"Last-Event-ID": part1[len(part1)-1].Pos})
 	part2, ended := readEvents(t, openEvents(t, ctx, env, r.ID, "", h), stopAfter(3))
 	if ended {
 		t.Fatalf("the run ended before the second part was read: %v", types(part2))
@@ -161,10 +158,7 @@ func TestRunEvents(t *testing.T) {
 	}
 
 	t.Run("Last-Event-ID wins over after", func(t *testing.T) {
-		h := map[string]string{"Last-Event-ID": "1"}
-		for k, v := range ann {
-			h[k] = v
-		}
+		h := merge(ann, map[string]string{"Last-Event-ID": "1"})
 		events, ended := readEvents(t, openEvents(t, ctx, env, r.ID, "?after=2", h), nil)
 		if !ended || len(events) != len(whole)-1 || events[0].ID != 2 {
 			t.Fatalf("resumed with %v", types(events))

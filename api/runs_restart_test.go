@@ -74,18 +74,7 @@ func TestRunEventsAcrossAPIRestart(t *testing.T) {
 	}
 
 	// Part 2, from API #2, resuming after the last event id seen.
-	s2 := openStream(t, ctx, api2.URL, r.ID, last.Pos, ann)
-	var part2 []sseEvent
-	for {
-		e, err := s2.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("API #2 stream: %v after %v", err, types(part2))
-		}
-		part2 = append(part2, e)
-	}
+	part2, _ := readEvents(t, openStream(t, ctx, api2.URL, r.ID, last.Pos, ann), nil)
 	if len(part2) == 0 || part2[len(part2)-1].Type != string(longhaul.EventDone) {
 		t.Fatalf("the resumed stream does not end with done: %v", types(part2))
 	}
@@ -111,29 +100,12 @@ func TestRunEventsAcrossAPIRestart(t *testing.T) {
 	}
 	// The durable parts are the run's whole log, as a fresh client of API #2
 	// reads it.
-	whole := followFrom(t, ctx, api2, r.ID, ann)
+	whole, _ := readEvents(t, openStream(t, ctx, api2.URL, r.ID, "", ann), nil)
 	if diff := cmp.Diff(durableOnly(whole), durable); diff != "" {
 		t.Errorf("parts differ from the whole log (-whole +parts):\n%s", diff)
 	}
 	if n := len(env.Model.Requests()); n != 1 {
 		t.Errorf("the model was called %d times; stopping an API must not touch the run", n)
-	}
-}
-
-// followFrom reads run id's whole log from the API a.
-func followFrom(t *testing.T, ctx context.Context, a *testenv.APIServer, id string, headers map[string]string) []sseEvent {
-	t.Helper()
-	s := openStream(t, ctx, a.URL, id, "", headers)
-	var out []sseEvent
-	for {
-		e, err := s.next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("stream of %s: %v", id, err)
-		}
-		out = append(out, e)
 	}
 }
 

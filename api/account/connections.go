@@ -1,6 +1,7 @@
 package account
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
@@ -85,19 +86,25 @@ func (h *Handlers) AuthorizeConnection(c *fiber.Ctx) error {
 // DeleteConnection is DELETE /v1/connections/{server}: the caller's
 // tokens for the server are revoked (where it allows) and deleted.
 func (h *Handlers) DeleteConnection(c *fiber.Ctx) error {
+	return h.deleteOwn(c, c.Params("server"), "connection.deleted", "no connection to ", (*usercreds.Service).Disconnect)
+}
+
+// deleteOwn answers the DELETE of one of the caller's own credentials,
+// named id: del removes it and reports whether there was one. object is
+// the answer's, and missing goes before the quoted id in the 404.
+func (h *Handlers) deleteOwn(c *fiber.Ctx, id, object, missing string, del func(*usercreds.Service, context.Context, string, string) (bool, error)) error {
 	svc, err := h.credentials()
 	if err != nil {
 		return err
 	}
-	server := c.Params("server")
-	ok, err := svc.Disconnect(c.UserContext(), web.Principal(c).User.Key(), server)
+	ok, err := del(svc, c.UserContext(), web.Principal(c).User.Key(), id)
 	if err != nil {
 		return h.credentialsError(err)
 	}
 	if !ok {
-		return web.NotFound("no connection to " + strconv.Quote(server))
+		return web.NotFound(missing + strconv.Quote(id))
 	}
-	return c.JSON(wire.Deleted{ID: server, Object: "connection.deleted", Deleted: true})
+	return c.JSON(wire.Deleted{ID: id, Object: object, Deleted: true})
 }
 
 // browserCookie names the cookie that binds an authorization to the
@@ -275,17 +282,5 @@ func (h *Handlers) PutSecret(c *fiber.Ctx) error {
 
 // DeleteSecret is DELETE /v1/secrets/{name}.
 func (h *Handlers) DeleteSecret(c *fiber.Ctx) error {
-	svc, err := h.credentials()
-	if err != nil {
-		return err
-	}
-	name := c.Params("name")
-	ok, err := svc.DeleteSecret(c.UserContext(), web.Principal(c).User.Key(), name)
-	if err != nil {
-		return h.credentialsError(err)
-	}
-	if !ok {
-		return web.NotFound("no secret " + strconv.Quote(name))
-	}
-	return c.JSON(wire.Deleted{ID: name, Object: "secret.deleted", Deleted: true})
+	return h.deleteOwn(c, c.Params("name"), "secret.deleted", "no secret ", (*usercreds.Service).DeleteSecret)
 }

@@ -91,13 +91,8 @@ func FuzzRunRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req wire.RunRequest
-		if err := web.DecodeStrict(body, &req); err != nil {
-			checkMessage(t, err.Error())
-			return
-		}
-		if err := req.Validate(tools.CheckSchema); err != nil {
-			checkMessage(t, err.Error())
+		req, ok := acceptStrict(t, body, func(r *wire.RunRequest) error { return r.Validate(tools.CheckSchema) })
+		if !ok {
 			return
 		}
 		msgs := req.Conversation()
@@ -120,13 +115,8 @@ func FuzzRunInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var in wire.RunInput
-		if err := web.DecodeStrict(body, &in); err != nil {
-			checkMessage(t, err.Error())
-			return
-		}
-		if err := in.Validate(); err != nil {
-			checkMessage(t, err.Error())
+		in, ok := acceptStrict(t, body, (*wire.RunInput).Validate)
+		if !ok {
 			return
 		}
 		r := in.InputRequest()
@@ -151,6 +141,23 @@ func FuzzChatInput(f *testing.F) {
 			t.Fatalf("text %q passed on as %q", text, r.Text)
 		}
 	})
+}
+
+// acceptStrict decodes body strictly, as the runs API's handlers do, and
+// validates it: it returns the accepted value, or false once it has
+// checked that the refusal's message is one line.
+func acceptStrict[T any](t *testing.T, body []byte, validate func(*T) error) (*T, bool) {
+	t.Helper()
+	v := new(T)
+	err := web.DecodeStrict(body, v)
+	if err == nil {
+		err = validate(v)
+	}
+	if err != nil {
+		checkMessage(t, err.Error())
+		return nil, false
+	}
+	return v, true
 }
 
 // checkMessage fails when an error for the client is empty or spans lines.

@@ -54,26 +54,36 @@ func (h *Handlers) findResponse(c *fiber.Ctx) (run string, start int64, st contr
 	return strings.Clone(run), start, st, nil
 }
 
-// currentResponse rebuilds a response from its run's durable state as it
-// stands.
-func (h *Handlers) currentResponse(ctx context.Context, run string, start int64, st contract.RunState) (*wire.Response, error) {
+// segmentBase is the response of run's segment after start as it began
+// (see wire.ResponseBase), with the run's log: a later segment's time and
+// the response before it are read there.
+func (h *Handlers) segmentBase(ctx context.Context, run string, start int64) (wire.Response, []longhaul.Event, error) {
 	in, created, err := h.startInput(ctx, run)
 	if err != nil {
-		return nil, err
+		return wire.Response{}, nil, err
 	}
 	log, err := h.Runs.ReadLog(ctx, run)
 	if err != nil {
-		return nil, err
+		return wire.Response{}, nil, err
 	}
 	var previous *string
 	if start > 0 {
-		if !wire.SegmentStart(log, start) {
-			return nil, web.NotFound("no response " + wire.ResponseID(run, start))
-		}
-		created = wire.SegmentTime(log, start)
-		previous = wire.PreviousSegment(run, log, start)
+		created, previous = wire.SegmentTime(log, start), wire.PreviousSegment(run, log, start)
 	}
-	r := wire.NewResponseRenderer(wire.ResponseBase(wire.ResponseID(run, start), in, created, previous), longhaul.Usage{})
+	return wire.ResponseBase(wire.ResponseID(run, start), in, created, previous), log, nil
+}
+
+// currentResponse rebuilds a response from its run's durable state as it
+// stands.
+func (h *Handlers) currentResponse(ctx context.Context, run string, start int64, st contract.RunState) (*wire.Response, error) {
+	base, log, err := h.segmentBase(ctx, run, start)
+	if err != nil {
+		return nil, err
+	}
+	if start > 0 && !wire.SegmentStart(log, start) {
+		return nil, web.NotFound("no response " + wire.ResponseID(run, start))
+	}
+	r := wire.NewResponseRenderer(base, longhaul.Usage{})
 	r.Begin(false)
 	for _, e := range log {
 		var u longhaul.Usage

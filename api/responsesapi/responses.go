@@ -134,15 +134,10 @@ func (h *Handlers) continueResponse(c *fiber.Ctx, rc *responseCall) (done bool, 
 	if err != nil || !took {
 		return false, err
 	}
-	in, _, err := h.startInput(ctx, run)
+	base, _, err := h.segmentBase(ctx, run, start)
 	if err != nil {
 		return true, err
 	}
-	log, err := h.Runs.ReadLog(ctx, run)
-	if err != nil {
-		return true, err
-	}
-	base := wire.ResponseBase(wire.ResponseID(run, start), in, wire.SegmentTime(log, start), wire.PreviousSegment(run, log, start))
 	return true, h.answerResponse(c, rc.req, run, start, base)
 }
 

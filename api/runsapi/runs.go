@@ -251,12 +251,8 @@ func (h *Handlers) Cancel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := h.Runs.ReadState(c.UserContext(), id, web.Principal(c).Name)
-	if err != nil {
+	if err := h.checkUnfinished(c, id, "run %s has already finished (%s)"); err != nil {
 		return err
-	}
-	if runweb.Finished(st.Status) {
-		return web.Conflict(fmt.Sprintf("run %s has already finished (%s)", id, st.Status))
 	}
 	if err := h.Runs.Service.Cancel(c.UserContext(), id); err != nil {
 		if errors.Is(err, runs.ErrNotFound) {
@@ -286,18 +282,28 @@ func (h *Handlers) Input(c *fiber.Ctx) error {
 	if err := runweb.CheckPayload("the input", in.InputRequest()); err != nil {
 		return err
 	}
-	st, err := h.Runs.ReadState(c.UserContext(), id, web.Principal(c).Name)
-	if err != nil {
+	if err := h.checkUnfinished(c, id, "run %s has finished (%s); it waits for no input"); err != nil {
 		return err
-	}
-	if runweb.Finished(st.Status) {
-		return web.Conflict(fmt.Sprintf("run %s has finished (%s); it waits for no input", id, st.Status))
 	}
 	res, err := h.Runs.Deliver(c.UserContext(), id, in.InputRequest())
 	if err != nil {
 		return err
 	}
 	return c.JSON(res)
+}
+
+// checkUnfinished refuses, with a 409, to act on the caller's run id once
+// it has finished: refusal formats the message from the run's id and
+// status.
+func (h *Handlers) checkUnfinished(c *fiber.Ctx, id, refusal string) error {
+	st, err := h.Runs.ReadState(c.UserContext(), id, web.Principal(c).Name)
+	if err != nil {
+		return err
+	}
+	if runweb.Finished(st.Status) {
+		return web.Conflict(fmt.Sprintf(refusal, id, st.Status))
+	}
+	return nil
 }
 
 // runStatuses are the statuses a listing may be filtered by.

@@ -106,8 +106,15 @@ func TestWebhookThroughReceiverRestart(t *testing.T) {
 	if ids["/hook"] == ids["/run"] || processed[ids["/hook"]] != 1 || processed[ids["/run"]] != 1 {
 		t.Errorf("processed %v of ids %v, want each of two events exactly once", processed, ids)
 	}
-	checkDeliveries(t, env.URL, sub.ID, ids["/hook"])
-	checkDeliveries(t, env.URL, run.Webhook.ID, ids["/run"])
+	// The receiver has answered 200, but the attempt is recorded after the
+	// answer reaches the worker: the delivery's workflow ends only once it
+	// has been.
+	for webhook, event := range map[string]string{sub.ID: ids["/hook"], run.Webhook.ID: ids["/run"]} {
+		if err := env.Client.GetWorkflow(ctx, contract.WebhookWorkflowID(event, webhook), "").Get(ctx, nil); err != nil {
+			t.Fatalf("delivery of %s to %s: %v", event, webhook, err)
+		}
+		checkDeliveries(t, env.URL, webhook, event)
+	}
 	for _, id := range []string{run.ID, contract.WebhookWorkflowID(ids["/hook"], sub.ID), contract.WebhookWorkflowID(ids["/run"], run.Webhook.ID)} {
 		noSecret(ctx, t, env, id, sub.Secret, run.Webhook.Secret)
 	}

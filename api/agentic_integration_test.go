@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,44 +13,27 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 )
 
-// schemaName is the response_format schema a structured request asks for,
-// or "".
-func schemaName(r llmtest.Request) string {
-	if f := r.Chat.ResponseFormat; f != nil && f.JSONSchema != nil {
-		return f.JSONSchema.Name
-	}
-	return ""
-}
-
 // scriptPlan has the model plan goal in steps, and pass each step's
 // review with reason.
 func scriptPlan(env *testenv.Env, goal string, steps []map[string]any, reason string) {
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{"goal": goal, "steps": steps}))
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
+	env.Model.On(llmtest.HasSchema("plan"), llmtest.JSON(map[string]any{"goal": goal, "steps": steps}))
+	env.Model.On(llmtest.HasSchema("step_review"),
 		llmtest.JSON(map[string]string{"decision": "ok", "reason": reason}))
 }
 
 // pageServer serves one HTML page and lets web_fetch (which refuses
 // loopback to the model) reach it.
-func pageServer(t *testing.T, body string) (*httptest.Server, tools.WebFetchOptions) {
+func pageServer(t *testing.T, body string) (string, tools.WebFetchOptions) {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return testenv.Site(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, body)
 	}))
-	t.Cleanup(srv.Close)
-	u, _ := url.Parse(srv.URL)
-	ap := netip.MustParseAddrPort(u.Host)
-	return srv, tools.WebFetchOptions{
-		HTTP:         safehttp.Options{AllowAddrs: []netip.AddrPort{ap}},
-		AllowedPorts: []int{int(ap.Port())},
-	}
 }
 
 // TestResearcherStreamsPlanStepsAndAnswer asks the built-in researcher a
@@ -65,7 +45,7 @@ func TestResearcherStreamsPlanStepsAndAnswer(t *testing.T) {
 	page, fetch := pageServer(t, `<html><head><title>Pelicans</title></head><body><article><h1>Pelicans</h1>
 <p>The Australian pelican has the longest bill of any living bird, up to 47 cm.</p></article></body></html>`)
 	env := testenv.Start(t, testenv.Options{Fetch: fetch})
-	pageURL := page.URL + "/pelicans"
+	pageURL := page + "/pelicans"
 	scriptPlan(env, "Say which bird has the longest bill, with a source", []map[string]any{
 		{"kind": "tool", "target": "web_fetch", "title": "Read the pelican page", "arguments": map[string]any{"url": pageURL, "max_chars": nil}, "success": "the page names the bill length"},
 		{"kind": "completion", "title": "Answer with the citation", "input": "the bird, the length, the URL", "success": "cited"},
@@ -149,11 +129,11 @@ func TestInjectedOutOfScopeToolNeverRuns(t *testing.T) {
 	}
 	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}, Fetch: fetch, Tools: []tools.Tool{wipe{&calls}}})
 	scriptPlan(env, "Report the weather page", []map[string]any{
-		{"kind": "skill", "target": "web_reading", "title": "Read the page", "input": "Read " + page.URL + " and report it", "success": "read"},
+		{"kind": "skill", "target": "web_reading", "title": "Read the page", "input": "Read " + page + " and report it", "success": "read"},
 		{"kind": "completion", "title": "Answer", "input": "the weather", "success": "answered"},
 	}, "fine")
 	env.Model.Enqueue(
-		llmtest.ToolCalls(llmtest.ToolCall{ID: "f1", Name: "web_fetch", Arguments: fmt.Sprintf(`{"url":%q}`, page.URL)}),
+		llmtest.ToolCalls(llmtest.ToolCall{ID: "f1", Name: "web_fetch", Arguments: fmt.Sprintf(`{"url":%q}`, page)}),
 		// The page's injected instruction, obeyed.
 		llmtest.ToolCalls(llmtest.ToolCall{ID: "w1", Name: "wipe", Arguments: `{}`}),
 		llmtest.Text("The weather is fine."),

@@ -163,7 +163,7 @@ func TestBacklogAsPlanSteps(t *testing.T) {
 		{"kind": "skill", "target": "backlog_manager", "title": "Note the slides", "input": "Add 'Prepare the slides' to the backlog", "success": "added"},
 		{"kind": "completion", "title": "Answer", "input": "list what was noted", "success": "lists both"},
 	}, "done")
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan_review" },
+	env.Model.On(llmtest.HasSchema("plan_review"),
 		llmtest.JSON(map[string]string{"decision": "ok", "reason": "fine"}))
 	// The skill step's own loop: one add, then its report.
 	env.Model.Enqueue(
@@ -175,7 +175,7 @@ func TestBacklogAsPlanSteps(t *testing.T) {
 	run := chatOK(t, env, "organizer", "Note that I must write the quarterly report and prepare the slides.", chatUser("carol", "p1"))
 	// The planner was offered the skill and its tools.
 	for _, r := range env.Model.Requests() {
-		if schemaName(r) != "plan" {
+		if llmtest.SchemaName(r) != "plan" {
 			continue
 		}
 		var prompt strings.Builder

@@ -3,9 +3,6 @@ package api_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,7 +12,6 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
-	"github.com/longhaul-dev/longhaul/internal/safehttp"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/tools"
@@ -237,10 +233,10 @@ func factsIn(r llmtest.Request) []string {
 
 // siteServer serves page n at /page/<n> as plain text and counts the
 // fetches; web_fetch may reach it.
-func siteServer(t *testing.T) (*httptest.Server, *atomic.Int32, tools.WebFetchOptions) {
+func siteServer(t *testing.T) (string, *atomic.Int32, tools.WebFetchOptions) {
 	t.Helper()
 	var fetched atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site, fetch := testenv.Site(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var n int
 		if _, err := fmt.Sscanf(r.URL.Path, "/page/%d", &n); err != nil || n < 1 {
 			http.NotFound(w, r)
@@ -250,13 +246,7 @@ func siteServer(t *testing.T) (*httptest.Server, *atomic.Int32, tools.WebFetchOp
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, page(n))
 	}))
-	t.Cleanup(srv.Close)
-	u, _ := url.Parse(srv.URL)
-	ap := netip.MustParseAddrPort(u.Host)
-	return srv, &fetched, tools.WebFetchOptions{
-		HTTP:         safehttp.Options{AllowAddrs: []netip.AddrPort{ap}},
-		AllowedPorts: []int{int(ap.Port())},
-	}
+	return site, &fetched, fetch
 }
 
 // askSixPages asks agent for the first and the last of the six pages'
@@ -303,7 +293,7 @@ func TestContextWindowResearchSixPages(t *testing.T) {
 		env.Model.On(isCompact, llmtest.Func(compactKeeping("FACT-")))
 		env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 			if n := int(fetched.Load()); n < 6 {
-				return llmtest.ToolCalls(llmtest.ToolCall{Name: "web_fetch", Arguments: fmt.Sprintf(`{"url":%q}`, fmt.Sprintf("%s/page/%d", site.URL, n+1))})
+				return llmtest.ToolCalls(llmtest.ToolCall{Name: "web_fetch", Arguments: fmt.Sprintf(`{"url":%q}`, fmt.Sprintf("%s/page/%d", site, n+1))})
 			}
 			return llmtest.Text("The survey markers read: " + strings.Join(factsIn(r), ", ") + ".")
 		}))
@@ -331,11 +321,11 @@ func TestContextWindowResearcherSixPages(t *testing.T) {
 		steps := []map[string]any{}
 		for n := 1; n <= 6; n++ {
 			steps = append(steps, map[string]any{"kind": "tool", "target": "web_fetch", "title": fmt.Sprintf("Read page %d", n),
-				"arguments": map[string]any{"url": fmt.Sprintf("%s/page/%d", site.URL, n), "max_chars": nil}, "success": "the page names its marker"})
+				"arguments": map[string]any{"url": fmt.Sprintf("%s/page/%d", site, n), "max_chars": nil}, "success": "the page names its marker"})
 		}
 		steps = append(steps, map[string]any{"kind": "completion", "title": "Answer", "input": "the first and the last marker", "success": "both markers"})
 		scriptPlan(env, "Tell the first and the last section's survey marker", steps, "the page was read")
-		env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan_review" },
+		env.Model.On(llmtest.HasSchema("plan_review"),
 			llmtest.JSON(map[string]string{"decision": "ok", "reason": "the plan reads every page"}))
 		env.Model.On(isCompact, llmtest.Func(compactKeeping("FACT-")))
 		env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {

@@ -113,11 +113,11 @@ func TestForkResearcherAtStep(t *testing.T) {
 	step := func(n int) map[string]any {
 		return map[string]any{"kind": "tool", "target": "probe", "title": fmt.Sprintf("Probe %d", n), "arguments": map[string]any{"n": n}, "success": "probed"}
 	}
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{
+	env.Model.On(llmtest.HasSchema("plan"), llmtest.JSON(map[string]any{
 		"goal": "Probe three things", "steps": []map[string]any{step(1), step(2), step(3),
 			{"kind": "completion", "title": "Answer", "input": "the three results", "success": "answered"}},
 	}))
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "step_review" },
+	env.Model.On(llmtest.HasSchema("step_review"),
 		llmtest.JSON(map[string]string{"decision": "ok", "reason": "probed"}))
 	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		text := allText(r)
@@ -138,7 +138,7 @@ func TestForkResearcherAtStep(t *testing.T) {
 	plans := func() int {
 		n := 0
 		for _, r := range env.Model.Requests() {
-			if schemaName(r) == "plan" {
+			if llmtest.SchemaName(r) == "plan" {
 				n++
 			}
 		}

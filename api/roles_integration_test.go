@@ -70,8 +70,10 @@ You tell the time.
 		Layers:    []fs.FS{layer},
 		Endpoints: []endpoints.Endpoint{{Name: "remote", BaseURL: remote.URL(), APIKey: "sk-remote"}},
 	})
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan" }, llmtest.JSON(map[string]any{"goal": clockGoal, "steps": clockSteps}))
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "plan_review" || schemaName(r) == "step_review" },
+	env.Model.On(llmtest.HasSchema("plan"), llmtest.JSON(map[string]any{"goal": clockGoal, "steps": clockSteps}))
+	env.Model.On(func(r llmtest.Request) bool {
+		return llmtest.SchemaName(r) == "plan_review" || llmtest.SchemaName(r) == "step_review"
+	},
 		llmtest.JSON(map[string]string{"decision": "ok", "reason": "fine"}))
 
 	resp := doWant(t, env.URL, "POST", "/v1/chat/completions", chatBody{"model": "router", "messages": userMsg("What time is it in Stockholm?")}, nil, 200)
@@ -82,7 +84,7 @@ You tell the time.
 
 	var local []string
 	for _, r := range env.Model.Requests() {
-		local = append(local, schemaName(r)+"/"+r.Chat.Model)
+		local = append(local, llmtest.SchemaName(r)+"/"+r.Chat.Model)
 	}
 	if want := []string{"plan/llmtest", "plan_review/llmtest", "step_review/llmtest"}; strings.Join(local, " ") != strings.Join(want, " ") {
 		t.Errorf("default endpoint got %v, want %v", local, want)
@@ -160,7 +162,7 @@ reason_in: en
 You tell the time.
 `)}}
 	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}})
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "translation" }, llmtest.Func(func(r llmtest.Request) llmtest.Reply {
+	env.Model.On(llmtest.HasSchema("translation"), llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		if r.LastUserMessage() != swedish {
 			return llmtest.JSON(map[string]string{"language": "en", "language_name": "English", "translation": r.LastUserMessage()})
 		}
@@ -186,7 +188,7 @@ You tell the time.
 	}
 
 	for _, r := range env.Model.Requests() {
-		name := schemaName(r)
+		name := llmtest.SchemaName(r)
 		raw, _ := json.Marshal(r.Chat.Messages)
 		if name == "translation" {
 			if r.LastUserMessage() != swedish {
@@ -238,7 +240,7 @@ language: auto
 You tell the time.
 `)}}
 	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}})
-	env.Model.On(func(r llmtest.Request) bool { return schemaName(r) == "translation" },
+	env.Model.On(llmtest.HasSchema("translation"),
 		llmtest.JSON(map[string]string{"language": "sv", "language_name": "Swedish", "translation": "Hello, who are you?"}))
 	env.Model.SetDefault(llmtest.Func(func(r llmtest.Request) llmtest.Reply {
 		if r.LastUserMessage() == "Hello, who are you?" && strings.Contains(r.SystemPrompt(), "in Swedish (sv)") {
@@ -252,7 +254,7 @@ You tell the time.
 	}
 	var models []string
 	for _, r := range env.Model.Requests() {
-		models = append(models, schemaName(r)+"/"+r.Chat.Model)
+		models = append(models, llmtest.SchemaName(r)+"/"+r.Chat.Model)
 	}
 	// The chat call asks for no schema: "/llmtest".
 	if want := "translation/small /llmtest"; strings.Join(models, " ") != want {

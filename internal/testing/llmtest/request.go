@@ -126,10 +126,16 @@ func HasResponseFormat() func(Request) bool {
 // structured output in the JSON schema named name: the engine's own
 // structured calls (plan, step_review, grade…) each name theirs.
 func HasSchema(name string) func(Request) bool {
-	return func(r Request) bool {
-		f := r.Chat.ResponseFormat
-		return f != nil && f.JSONSchema != nil && f.JSONSchema.Name == name
+	return func(r Request) bool { return SchemaName(r) == name }
+}
+
+// SchemaName is the name of the JSON schema r asks its answer to follow,
+// or "" when it asks for none.
+func SchemaName(r Request) string {
+	if f := r.Chat.ResponseFormat; f != nil && f.JSONSchema != nil {
+		return f.JSONSchema.Name
 	}
+	return ""
 }
 
 // HasTools returns a matcher for On that accepts requests offering at least

@@ -294,12 +294,11 @@ func startCluster(b *testing.B, bin, bindir, schema, pgURL, modelURL string) *cl
 	}
 	cl.startWorker()
 	for i := range clusterAPIs {
-		addr := freeAddr(b)
 		name := fmt.Sprintf("api-%d", i+1)
-		p := proctest.StartAPI(b, name, bin, cl.log(name), cl.env, addr)
+		p, addr, err := proctest.ServeAPI(ctx, b, name, bin, cl.log(name), cl.env, freeAddr(b), func() string { return freeAddr(b) })
 		cl.apis = append(cl.apis, p)
 		cl.apiURLs = append(cl.apiURLs, "http://"+addr+"/v1/chat/completions")
-		if err := p.WaitReady(ctx); err != nil {
+		if err != nil {
 			cl.fatal(err)
 		}
 	}

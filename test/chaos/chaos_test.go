@@ -159,10 +159,6 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	temporalAddr, natsAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
-	apiAddrs := make([]string, apis)
-	for i := range apiAddrs {
-		apiAddrs[i] = testenv.FreeAddr(t)
-	}
 	// longhaul server always runs an embedded NATS; here nobody uses it,
 	// and it must not take the default port (4223) from anything else.
 	unusedNATSAddr := testenv.FreeAddr(t)
@@ -174,7 +170,7 @@ func TestChaos(t *testing.T) {
 	}
 	st := &stack{
 		t: t, bin: bin, natsBin: natsBin, natsAddr: natsAddr, natsMon: testenv.FreeAddr(t),
-		logDir: logDir, apiAddrs: apiAddrs, workers: make([]*proc, workers), apis: make([]*proc, apis),
+		logDir: logDir, apiAddrs: make([]string, apis), workers: make([]*proc, workers), apis: make([]*proc, apis),
 		common: []string{
 			"LONGHAUL_DATA_DIR=" + t.TempDir(),
 			"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + temporalAddr,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
 // The processes and their logs are internal/testing/proctest's, which
@@ -144,7 +145,11 @@ func (s *stack) startWorker(ctx context.Context, i int, env []string) error {
 func apiName(i int) string { return fmt.Sprintf("API %d", i+1) }
 
 // apiURL is the base URL of API slot i.
-func (s *stack) apiURL(i int) string { return "http://" + s.apiAddrs[i] }
+func (s *stack) apiURL(i int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return "http://" + s.apiAddrs[i]
+}
 
 // apiURLs are the base URLs of every API slot.
 func (s *stack) apiURLs() []string {
@@ -155,15 +160,25 @@ func (s *stack) apiURLs() []string {
 	return urls
 }
 
-// startAPI starts `longhaul api` in slot i, on the slot's address, and
-// waits until /readyz says Temporal answers and a worker polls.
+// startAPI starts `longhaul api` in slot i and waits until /readyz says
+// Temporal answers and a worker polls. The slot keeps its address across
+// restarts, so that clients find it again; the first start picks it, and
+// any start moves the slot to another when the address was taken
+// (proctest.ServeAPI).
 func (s *stack) startAPI(ctx context.Context, i int) error {
 	name := fmt.Sprintf("api-%d", i+1)
-	p := proctest.StartAPI(s.t, name, s.bin, s.logPath(name), environ(s.common), s.apiAddrs[i])
 	s.mu.Lock()
-	s.apis[i] = p
+	addr := s.apiAddrs[i]
 	s.mu.Unlock()
-	return p.WaitReady(ctx)
+	if addr == "" {
+		addr = testenv.FreeAddr(s.t)
+	}
+	p, addr, err := proctest.ServeAPI(ctx, s.t, name, s.bin, s.logPath(name), environ(s.common), addr,
+		func() string { return testenv.FreeAddr(s.t) })
+	s.mu.Lock()
+	s.apis[i], s.apiAddrs[i] = p, addr
+	s.mu.Unlock()
+	return err
 }
 
 func (s *stack) api(i int) *proc {

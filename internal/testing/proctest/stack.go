@@ -60,6 +60,26 @@ func StartAPI(t testing.TB, name, bin, logPath string, env []string, addr string
 	return p
 }
 
+// ServeAPI starts `longhaul api` as StartAPI does, on addr, and waits until
+// it serves. A port picked free stays free only until someone binds it, and
+// another process on the host (a test package running beside this one, the
+// services of a Temporal server) may bind it first: then the API exits at
+// once saying the address is in use, and ServeAPI starts it again on
+// pick(), up to three tries. It returns the address the API serves on.
+func ServeAPI(ctx context.Context, t testing.TB, name, bin, logPath string, env []string, addr string, pick func() string) (*Proc, string, error) {
+	t.Helper()
+	for try := 1; ; try++ {
+		from := LogSize(logPath)
+		p := StartAPI(t, name, bin, logPath, env, addr)
+		err := p.WaitReady(ctx)
+		if err == nil || try == 3 || !LogContains(logPath, from, "address already in use") {
+			return p, addr, err
+		}
+		t.Logf("%s: %s was taken before the API could bind it; starting it on another address", name, addr)
+		addr = pick()
+	}
+}
+
 // WaitReady waits, as WaitFor does, until the process serves, as the
 // function that started it (StartNATS, StartWorker, StartAPI) tells; for
 // a process started otherwise it returns at once.

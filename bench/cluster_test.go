@@ -295,7 +295,7 @@ func startCluster(b *testing.B, bin, bindir, schema, pgURL, modelURL string) *cl
 	cl.startWorker()
 	for i := range clusterAPIs {
 		name := fmt.Sprintf("api-%d", i+1)
-		p, addr, err := proctest.ServeAPI(ctx, b, name, bin, cl.log(name), cl.env, freeAddr(b), func() string { return freeAddr(b) })
+		p, addr, err := proctest.ServeAPI(ctx, b, name, bin, cl.log(name), cl.env, "", func() string { return freeAddr(b) })
 		cl.apis = append(cl.apis, p)
 		cl.apiURLs = append(cl.apiURLs, "http://"+addr+"/v1/chat/completions")
 		if err != nil {

@@ -170,9 +170,6 @@ func (s *stack) startAPI(ctx context.Context, i int) error {
 	s.mu.Lock()
 	addr := s.apiAddrs[i]
 	s.mu.Unlock()
-	if addr == "" {
-		addr = testenv.FreeAddr(s.t)
-	}
 	p, addr, err := proctest.ServeAPI(ctx, s.t, name, s.bin, s.logPath(name), environ(s.common), addr,
 		func() string { return testenv.FreeAddr(s.t) })
 	s.mu.Lock()

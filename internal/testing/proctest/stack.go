@@ -60,14 +60,17 @@ func StartAPI(t testing.TB, name, bin, logPath string, env []string, addr string
 	return p
 }
 
-// ServeAPI starts `longhaul api` as StartAPI does, on addr, and waits until
-// it serves. A port picked free stays free only until someone binds it, and
+// ServeAPI starts `longhaul api` as StartAPI does, on addr (on pick() when
+// addr is ""), and waits until it serves. A port picked free stays free only until someone binds it, and
 // another process on the host (a test package running beside this one, the
 // services of a Temporal server) may bind it first: then the API exits at
 // once saying the address is in use, and ServeAPI starts it again on
 // pick(), up to three tries. It returns the address the API serves on.
 func ServeAPI(ctx context.Context, t testing.TB, name, bin, logPath string, env []string, addr string, pick func() string) (*Proc, string, error) {
 	t.Helper()
+	if addr == "" {
+		addr = pick()
+	}
 	for try := 1; ; try++ {
 		from := LogSize(logPath)
 		p := StartAPI(t, name, bin, logPath, env, addr)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
 
 // TestMain makes the test binary a stand-in for `longhaul api` when
@@ -65,17 +67,6 @@ func hold(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// freed is a loopback port that was free a moment ago.
-func freed(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func TestServeAPIMovesOffATakenAddress(t *testing.T) {
 	bin, env := fakeAPI(t, "serve")
 	taken := hold(t)
@@ -84,7 +75,7 @@ func TestServeAPIMovesOffATakenAddress(t *testing.T) {
 	defer cancel()
 	var picked []string
 	p, addr, err := ServeAPI(ctx, t, "api-1", bin, logPath, env, taken, func() string {
-		a := freed(t)
+		a := testenv.FreeAddr(t)
 		picked = append(picked, a)
 		return a
 	})
@@ -108,9 +99,9 @@ func TestServeAPIGivesUpOnOtherErrors(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "api.log")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, addr, err := ServeAPI(ctx, t, "api-1", bin, logPath, env, freed(t), func() string {
+	_, addr, err := ServeAPI(ctx, t, "api-1", bin, logPath, env, testenv.FreeAddr(t), func() string {
 		t.Error("picked another address for an error that is not about the address")
-		return freed(t)
+		return testenv.FreeAddr(t)
 	})
 	if err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Fatalf("err = %v, want the API's exit", err)
@@ -125,9 +116,14 @@ func TestServeAPIStopsAfterThreeTakenAddresses(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "api.log")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, _, err := ServeAPI(ctx, t, "api-1", bin, logPath, env, hold(t), func() string { return hold(t) })
+	// No address given: ServeAPI picks the first one too.
+	picks := 0
+	_, _, err := ServeAPI(ctx, t, "api-1", bin, logPath, env, "", func() string { picks++; return hold(t) })
 	if err == nil {
 		t.Fatal("served on an address held by the test")
+	}
+	if picks != 3 {
+		t.Fatalf("picked %d addresses for three starts", picks)
 	}
 	if log := Tail(logPath, 40); strings.Count(log, "===== api-1: start api") != 3 {
 		t.Fatalf("want three starts; the log:\n%s", log)

@@ -17,6 +17,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/modelcheck"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/toolargs"
 	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
@@ -300,9 +301,12 @@ func (a *Activities) buildMessages(ctx context.Context, req contract.ModelReques
 			om.Content, om.MultiContent = "", parts
 		}
 		for _, tc := range m.ToolCalls {
+			// Arguments that are not one JSON object go out repaired or
+			// empty, never as sent (internal/toolargs): the call's result
+			// says what the model sent.
 			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
 				ID: tc.ID, Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: toolargs.Wire(tc.Arguments)},
 			})
 		}
 		add(om, i, m.Ref)

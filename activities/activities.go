@@ -124,6 +124,14 @@ type Activities struct {
 	// that a stalled stream is retried at once instead of at the end of the
 	// call's time limit. Zero waits as long as the call may take.
 	IdleTimeout time.Duration
+	// SilenceMax is the longest silence of a model stream waited through
+	// while its endpoint still answers a probe (watchdog.go): a model
+	// loading, or writing a tool call. Zero is DefaultSilenceMax;
+	// negative never waits past IdleTimeout.
+	SilenceMax time.Duration
+	// ProbeClient asks a silent stream's endpoint whether it answers; nil
+	// is http.DefaultClient.
+	ProbeClient *http.Client
 	// Docs is the document store the ingestion activities read files
 	// from and write chunks to; nil refuses them.
 	Docs docstore.Store

@@ -384,7 +384,7 @@ func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCom
 	// cancels when no chunk came for the idle timeout.
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watch := newWatchdog(a.IdleTimeout, cancel)
+	watch := a.streamWatch(ctx, ep, cancel)
 	defer watch.stop()
 	s, err := ep.client.CreateChatCompletionStream(sctx, req)
 	if err != nil {
@@ -519,8 +519,7 @@ func outputTooLarge(limit int) error {
 // failed (see modelError).
 func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error, ep endpoint) error {
 	if ctx.Err() == nil && watch.fired() {
-		return temporal.NewApplicationError(
-			fmt.Sprintf("the model stream sent nothing for %s (LONGHAUL_MODEL_IDLE_TIMEOUT)", a.IdleTimeout), longhaul.ErrTypeModelUnavailable)
+		return temporal.NewApplicationError(watch.reason(), longhaul.ErrTypeModelUnavailable)
 	}
 	return a.modelError(ctx, err, ep)
 }

@@ -82,8 +82,10 @@ type Activities struct {
 	clients      map[string]*openai.Client
 	defaultModel string
 	catalog      *skills.Catalog
-	tools        *tools.Registry
-	log          *slog.Logger
+	// thinkers are the models seen thinking (thinkroom.go).
+	thinkers thinkers
+	tools    *tools.Registry
+	log      *slog.Logger
 
 	// Bus carries the ephemeral deltas of running calls (streamed text,
 	// tool progress) to the API; nil streams nothing live.

@@ -222,6 +222,7 @@ func (a *Activities) finishResponse(ctx context.Context, ep endpoint, req contra
 	// The model the endpoint says it used, as a reference to the same
 	// endpoint ("remote:gpt-4o"), so that a run that goes on with it stays
 	// there.
+	a.thinkers.note(a.ref(ep, ""), resp)
 	resp.Model = a.ref(ep, resp.Model)
 	nameCalls(resp.Message.ToolCalls, req.Messages, req.NextCall)
 	nameClientCalls(resp.Message.ToolCalls, req.ClientTools, run, req.NextCall)

@@ -315,8 +315,7 @@ func (r *run) toolLoop(ctx workflow.Context, l LoopState) (contract.AgentResult,
 				reason = "length"
 			}
 			r.loopAnswered(l, added)
-			return contract.AgentResult{Content: msg.Content, Reasoning: resp.Reasoning, FinishReason: reason,
-				Cut: longhaul.CutOf(resp.FinishReason, msg.Content, resp.Reasoning), Messages: boundResult(added), Model: resp.Model}, nil
+			return contract.AgentResult{Content: msg.Content, Reasoning: resp.Reasoning, FinishReason: reason, Cut: longhaul.CutOf(resp.FinishReason, msg.Content, resp.Reasoning), Messages: boundResult(added), Model: resp.Model}, nil
 		}
 		results, pending, err := r.runToolCalls(ctx, l, req.Call, msg.ToolCalls, resp.Targets)
 		if err != nil {

@@ -64,7 +64,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		// (FromChatRequest), ChatHandler looks the model up, then
 		// schedules (loads) it, then renders the prompt.
 		if badToolArguments(chat) {
-			writeOllamaError(w, http.StatusBadRequest, ollamaInvalidToolArguments, "", nil)
+			writeOllamaMiddlewareError(w, http.StatusBadRequest, ollamaInvalidToolArguments)
 			return
 		}
 		if !pulled {
@@ -75,8 +75,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case FlavourVLLM:
-		if noAutoTools && toolChoiceAuto(fields, chat) {
-			writeVLLMError(w, http.StatusBadRequest, vllmAutoToolRefusal, "", nil, nil)
+		if msg := vllmToolChoiceRefusal(fields, chat); noAutoTools && msg != "" {
+			writeVLLMError(w, http.StatusBadRequest, msg, "", nil, nil)
 			return
 		}
 		if f.refusal != "" {

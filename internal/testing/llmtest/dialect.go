@@ -49,9 +49,10 @@ func (s *Server) SetPulled(names ...string) {
 
 // SetAutoToolChoice says whether a FlavourVLLM server was started with
 // --enable-auto-tool-choice and --tool-call-parser; it was, until
-// SetAutoToolChoice(false). Without them vLLM refuses every request
-// whose tool_choice is "auto", which is what a request offering tools
-// and naming no tool_choice gets.
+// SetAutoToolChoice(false). Without them vLLM refuses with a 400 every
+// request whose tool_choice is "auto" (which is what a request offering
+// tools and naming no tool_choice gets), "required" or a named
+// function; see vllmToolChoiceRefusal.
 func (s *Server) SetAutoToolChoice(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,11 +76,17 @@ func ToolCallSilence(d time.Duration) Option {
 // reaches the client (ollama v0.32.15 server/routes.go:2120 encodes
 // {"error": msg} into the ChatWriter, whose writeResponse at
 // middleware/openai.go:80 decodes it as an empty api.ChatResponse and
-// writes it through toChunk, openai/openai.go:301). With afterChunks 0,
-// before anything was written, Ollama answers HTTP 500 with its error
-// envelope carrying msg (server/routes.go:2116-2118), and so does a
-// non-streaming reply (server/routes.go:2417). Other flavours send
-// their error envelope as a data frame, then [DONE], as vLLM does.
+// writes it through toChunk, openai/openai.go:301; streamResponse then
+// returns false and the body ends). With afterChunks 0, before anything
+// was written, Ollama answers HTTP 500 with its error envelope carrying
+// msg (server/routes.go:2116-2118, through ChatWriter.writeError,
+// middleware/openai.go:64), and so does a non-streaming reply
+// (server/routes.go:2417). Other flavours send their error envelope as
+// a data frame, then [DONE], as vLLM does
+// (vllm/entrypoints/openai/chat_completion/serving.py at 006c49d4,
+// chat_completion_stream_generator: on an exception it yields the
+// create_streaming_error_response envelope as a data frame, and then
+// "data: [DONE]" as every stream ends).
 func StreamError(afterChunks int, msg string) Option {
 	return func(o *options) { o.streamErr = &streamErr{after: afterChunks, msg: msg} }
 }
@@ -90,7 +97,7 @@ type streamErr struct {
 }
 
 // ollamaName is name as Ollama resolves it: ":latest" when it has no
-// tag (types/model/name.go ParseName fills the default tag).
+// tag (types/model/name.go:41 defaultTag, filled in by ParseName).
 func ollamaName(name string) string {
 	base := name
 	if i := strings.LastIndex(name, "/"); i >= 0 {
@@ -270,25 +277,41 @@ func writeFlavourError(w http.ResponseWriter, f Flavour, status int, message, ty
 	}
 }
 
-// vllmAutoToolRefusal is vLLM's 400 for tool_choice "auto" on a server
-// started without --enable-auto-tool-choice and --tool-call-parser
-// (vllm/entrypoints/openai/chat_completion/serving.py: "for hf
-// tokenizers, \"auto\" tools requires --enable-auto-tool-choice and
-// --tool-call-parser").
-const vllmAutoToolRefusal = `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`
-
-// toolChoiceAuto reports whether a request's tool_choice is "auto" as
-// vLLM reads it: named, or left out of a request that offers tools
-// (vllm/entrypoints/openai/chat_completion/protocol.py,
-// ChatCompletionRequest's check_tool_usage sets tool_choice "auto" when
-// tools are given without one; "none" is the default otherwise).
-func toolChoiceAuto(fields map[string]json.RawMessage, chat openai.ChatCompletionRequest) bool {
+// vllmToolChoiceRefusal is the 400 vLLM answers a request whose
+// tool_choice needs a tool parser on a server started without
+// --enable-auto-tool-choice and --tool-call-parser, or "" when it
+// serves it (vllm/renderers/online_renderer.py at 01063cd0,
+// OnlineRenderer.render_chat, before the prompt is rendered: "auto"
+// without --enable-auto-tool-choice gets the first message,
+// "required" or a named function the second; None and "none" pass).
+// The tool_choice is read as vLLM's ChatCompletionRequest reads it:
+// left out of a request that offers tools it is "auto"
+// (chat_completion/protocol.py, check_tool_usage), else "none".
+func vllmToolChoiceRefusal(fields map[string]json.RawMessage, chat openai.ChatCompletionRequest) string {
 	raw, ok := fields["tool_choice"]
 	if !ok || string(raw) == "null" {
-		return len(chat.Tools) > 0
+		if len(chat.Tools) == 0 {
+			return ""
+		}
+		raw = json.RawMessage(`"auto"`)
 	}
-	var s string
-	return json.Unmarshal(raw, &s) == nil && s == "auto"
+	var choice string
+	if json.Unmarshal(raw, &choice) != nil {
+		var named struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		_ = json.Unmarshal(raw, &named)
+		return fmt.Sprintf(`tool_choice=function "%s" requires --tool-call-parser to be set`, named.Function.Name)
+	}
+	switch choice {
+	case "none":
+		return ""
+	case "auto":
+		return `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`
+	}
+	return fmt.Sprintf(`tool_choice="%s" requires --tool-call-parser to be set`, choice)
 }
 
 // vllmContextRefusal is vLLM's 400 for a prompt that does not fit
@@ -319,8 +342,9 @@ func refuseVLLM(w http.ResponseWriter, message string) {
 // FromCompletionToolCall json.Unmarshals each call's arguments string
 // into an ordered map and fails with "invalid tool call arguments"
 // (ollama v0.32.15 openai/openai.go:772-781), which ChatMiddleware
-// answers with a 400 (middleware/openai.go:460-465). JSON null decodes
-// to an empty map and passes.
+// answers with a 400 (middleware/openai.go:462-465, see
+// writeOllamaMiddlewareError). JSON null decodes to an empty map and
+// passes.
 func badToolArguments(chat openai.ChatCompletionRequest) bool {
 	for _, m := range chat.Messages {
 		for _, tc := range m.ToolCalls {
@@ -339,6 +363,25 @@ func badToolArguments(chat openai.ChatCompletionRequest) bool {
 
 // ollamaInvalidToolArguments is FromCompletionToolCall's error text.
 const ollamaInvalidToolArguments = "invalid tool call arguments"
+
+// writeOllamaMiddlewareError writes an error ChatMiddleware answers
+// itself, before its ChatWriter is in place: gin's AbortWithStatusJSON
+// renders openai.NewError with render.WriteJSON (gin v1.10.0, the
+// version ollama v0.32.15's go.mod requires: render/json.go:66, Content-Type
+// "application/json; charset=utf-8", json.Marshal, no trailing newline).
+func writeOllamaMiddlewareError(w http.ResponseWriter, status int, message string) {
+	typ := "api_error"
+	if status == http.StatusBadRequest {
+		typ = "invalid_request_error"
+	}
+	b, err := json.Marshal(errorEnvelope{Error: errorBody{Message: message, Type: typ}})
+	if err != nil {
+		panic(fmt.Errorf("llmtest: encoding error: %w", err))
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
 
 // messageReasoning returns the "reasoning" field of each message of the
 // raw request, "" where there is none.
@@ -448,7 +491,7 @@ func ollamaCallID(seq int64) string {
 
 // ollamaArguments is a call's arguments as Ollama sends them: it decodes
 // the model's call into an ordered map and json.Marshals it back
-// (openai/openai.go:250 ToToolCalls), so compact, keys in order, HTML
+// (openai/openai.go:249 ToToolCalls), so compact, keys in order, HTML
 // characters escaped. Arguments that are not JSON go out as scripted,
 // which a real Ollama never does.
 func ollamaArguments(args string) string {
@@ -462,7 +505,7 @@ func ollamaArguments(args string) string {
 }
 
 // Wire types of Ollama's chat.completion.chunk (openai/openai.go:43 Delta,
-// :61 ChunkChoice, :140 ChatCompletionChunk): no logprobs unless asked,
+// :61 ChunkChoice, :137 ChatCompletionChunk): no logprobs unless asked,
 // usage only in the usage chunk, content an "any" that is "" rather than
 // absent in reasoning and tool-call chunks.
 
@@ -489,7 +532,7 @@ type ollamaDelta struct {
 	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
 }
 
-// ollamaToolCall is openai/openai.go:191 ToolCall: id, index, type,
+// ollamaToolCall is openai/openai.go:185 ToolCall: id, index, type,
 // function, in that order.
 type ollamaToolCall struct {
 	ID       string           `json:"id"`
@@ -499,7 +542,7 @@ type ollamaToolCall struct {
 }
 
 // Wire types of Ollama's chat.completion (openai/openai.go:32 Message,
-// :54 Choice, :129 ChatCompletion).
+// :54 Choice, :126 ChatCompletion).
 
 type ollamaCompletion struct {
 	ID                string                   `json:"id"`
@@ -602,7 +645,7 @@ func (m message) ollamaErrorFrame() []byte {
 
 // completeOllama writes Ollama's non-streaming chat.completion
 // (openai/openai.go:269 ToChatCompletion, written by json.Encoder at
-// middleware/openai.go:166, so with a trailing newline).
+// middleware/openai.go:168, so with a trailing newline).
 func completeOllama(w http.ResponseWriter, m message) {
 	reason := m.finishReason
 	body, err := json.Marshal(ollamaCompletion{

@@ -128,6 +128,7 @@ func TestOllamaToolCallSilence(t *testing.T) {
 	srv := flavoured(t, llmtest.FlavourOllama)
 	srv.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "lookup", Arguments: `{}`}).
 		WithText("Hm.").With(llmtest.ToolCallSilence(silence)))
+	start := time.Now()
 	s, err := newClient(srv).CreateChatCompletionStream(waitCtx(t), streamRequest("x"))
 	if err != nil {
 		t.Fatal(err)
@@ -137,13 +138,12 @@ func TestOllamaToolCallSilence(t *testing.T) {
 	if err != nil || first.Choices[0].Delta.Content != "Hm." {
 		t.Fatalf("first chunk = %+v, %v", first, err)
 	}
-	textAt := time.Now()
 	call, err := s.Recv()
 	if err != nil || len(call.Choices[0].Delta.ToolCalls) != 1 {
 		t.Fatalf("second chunk = %+v, %v; want the tool call", call, err)
 	}
-	if gap := time.Since(textAt); gap < silence {
-		t.Errorf("the tool call came %v after the text, want a silence of at least %v", gap, silence)
+	if gap := time.Since(start); gap < silence {
+		t.Errorf("the tool call came %v after the request, want a silence of at least %v before it", gap, silence)
 	}
 }
 
@@ -250,10 +250,11 @@ func TestOllamaInvalidToolArguments(t *testing.T) {
 	}
 	srv := flavoured(t, llmtest.FlavourOllama)
 	srv.SetDefault(llmtest.Text("ok"))
-	want := `{"error":{"message":"invalid tool call arguments","type":"invalid_request_error","param":null,"code":null}}` + "\n"
+	// ChatMiddleware answers it through gin's own JSON renderer.
+	want := `{"error":{"message":"invalid tool call arguments","type":"invalid_request_error","param":null,"code":null}}`
 	for _, args := range []string{`"{\"a\": 1"`, `""`, `"[1,2]"`, `"not json"`} {
-		if status, _, body := postRaw(t, srv, history(args)); status != http.StatusBadRequest || body != want {
-			t.Errorf("arguments %s: %d %s, want 400 %s", args, status, body, want)
+		if status, ct, body := postRaw(t, srv, history(args)); status != http.StatusBadRequest || ct != "application/json; charset=utf-8" || body != want {
+			t.Errorf("arguments %s: %d %q %s, want 400 %s", args, status, ct, body, want)
 		}
 	}
 	for _, args := range []string{`"{\"a\":1}"`, `"null"`, `"{}"`} {
@@ -411,6 +412,17 @@ func TestVLLMAutoToolChoice(t *testing.T) {
 			t.Errorf("tool_choice %q: %d %s, want 400 %s", choice, status, body, want)
 		}
 	}
+	// Without a tool parser, "required" and a named function are refused
+	// too.
+	for choice, msg := range map[string]string{
+		`"required"`: `tool_choice=\"required\" requires --tool-call-parser to be set`,
+		`{"type":"function","function":{"name":"f"}}`: `tool_choice=function \"f\" requires --tool-call-parser to be set`,
+	} {
+		want := `{"error":{"message":"` + msg + `","type":"BadRequestError","param":null,"code":400}}`
+		if status, _, body := postRaw(t, srv, `{"model":"m","tool_choice":`+choice+`,`+tools+`,"messages":[{"role":"user","content":"x"}]}`); status != 400 || body != want {
+			t.Errorf("tool_choice %s: %d %s, want 400 %s", choice, status, body, want)
+		}
+	}
 	for _, ok := range []string{`{"model":"m","tool_choice":"none",` + tools + `,"messages":[{"role":"user","content":"x"}]}`,
 		`{"model":"m","messages":[{"role":"user","content":"x"}]}`} {
 		if status, _, body := postRaw(t, srv, ok); status != 200 {
@@ -453,5 +465,52 @@ func TestOpenAIReasoningUnchanged(t *testing.T) {
 	frames := postFrames(t, srv, `{"model":"m","stream":true,"max_tokens":1,"messages":[{"role":"user","content":"x"}]}`)
 	if len(frames) != 5 || !strings.Contains(frames[1], `"delta":{"reasoning_content":"Hm"}`) || !strings.Contains(frames[2], `"delta":{"content":"Yes"}`) || !strings.Contains(frames[3], `"finish_reason":"stop"`) {
 		t.Errorf("frames %v", frames)
+	}
+}
+
+func TestVLLMStreamError(t *testing.T) {
+	srv := flavoured(t, llmtest.FlavourVLLM)
+	srv.Enqueue(llmtest.Text("one two", llmtest.StreamError(2, "engine died")))
+	frames := postFrames(t, srv, `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`)
+	if len(frames) != 4 {
+		t.Fatalf("frames %v, want role, one chunk, the error and [DONE]", frames)
+	}
+	if want := `{"error":{"message":"engine died","type":"InternalServerError","param":null,"code":500}}`; frames[2] != want || frames[3] != "[DONE]" {
+		t.Errorf("after the error: %v, want %s and [DONE]", frames[2:], want)
+	}
+}
+
+func TestOllamaEmptyAnswer(t *testing.T) {
+	srv := flavoured(t, llmtest.FlavourOllama)
+	srv.Enqueue(llmtest.Text(""))
+	frames := postFrames(t, srv, `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`)
+	head := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":CREATED,"model":"m","system_fingerprint":"fp_ollama","choices":`
+	compareFrames(t, frames, []string{
+		head + `[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+		head + `[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		"[DONE]",
+	})
+}
+
+func TestOllamaMaxTokensLosesCall(t *testing.T) {
+	srv := flavoured(t, llmtest.FlavourOllama)
+	srv.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "lookup", Arguments: `{"q":"x"}`}).With(llmtest.Reasoning("Need data.")))
+	_, _, body := postRaw(t, srv, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`)
+	if strings.Contains(body, "tool_calls") || !strings.Contains(body, `"finish_reason":"length"`) || !strings.Contains(body, `"reasoning":"Need data."`) {
+		t.Errorf("a call cut by max_tokens: %s, want the thinking, no call, finish_reason length", body)
+	}
+}
+
+func TestToolCallSilenceOpenAI(t *testing.T) {
+	const silence = 200 * time.Millisecond
+	srv := llmtest.New(t)
+	srv.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "f", Arguments: `{}`}).With(llmtest.ToolCallSilence(silence)))
+	start := time.Now()
+	chunks, err := streamChat(t, newClient(srv), streamRequest("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls, _ := accumulateToolCalls(t, chunks); len(calls) != 1 || time.Since(start) < silence {
+		t.Errorf("calls %v after %v, want one after a silence of %v", calls, time.Since(start), silence)
 	}
 }

@@ -39,13 +39,20 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		Chat:      chat,
 		Reasoning: messageReasoning(fields),
 	}
-	window, behaviour := s.Window()
+	s.mu.Lock()
+	window, behaviour, flavour := s.window, s.behaviour, s.flavour
+	s.mu.Unlock()
 	f := applyWindow(&req, window, behaviour)
+	var vllmRefusal *vllmError
+	if flavour == FlavourVLLM && behaviour == BehaviourOpenAI && window > 0 {
+		vllmRefusal = vllmContextRefusal(req.PromptTokens, chat, window)
+		f.refusal = ""
+		req.Cut = vllmRefusal != nil
+	}
 	if window > 0 {
 		req.read = f.prompt
 	}
 	s.mu.Lock()
-	flavour := s.flavour
 	firstUse := !slices.Contains(s.used, chat.Model)
 	om := s.ollamaModelLocked(chat.Model)
 	pulled := s.pulledLocked(chat.Model)
@@ -79,8 +86,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			writeVLLMError(w, http.StatusBadRequest, msg, "", nil, nil)
 			return
 		}
-		if f.refusal != "" {
-			refuseVLLM(w, vllmContextRefusal(req.PromptTokens, outputLimit(flavour, chat), window))
+		if vllmRefusal != nil {
+			writeVLLMError(w, http.StatusBadRequest, vllmRefusal.message, "", nil, &vllmRefusal.param)
 			return
 		}
 	}

@@ -286,14 +286,16 @@ func writeFlavourError(w http.ResponseWriter, f Flavour, status int, message, ty
 // "required" or a named function the second; None and "none" pass).
 // The tool_choice is read as vLLM's ChatCompletionRequest reads it:
 // left out of a request that offers tools it is "auto"
-// (chat_completion/protocol.py, check_tool_usage), else "none".
+// (chat_completion/protocol.py at 002032ee, check_tool_usage: "if
+// \"tool_choice\" not in data and data.get(\"tools\")"), an explicit
+// null stays None, and without tools the default is "none".
 func vllmToolChoiceRefusal(fields map[string]json.RawMessage, chat openai.ChatCompletionRequest) string {
 	raw, ok := fields["tool_choice"]
-	if !ok || string(raw) == "null" {
-		if len(chat.Tools) == 0 {
-			return ""
-		}
+	switch {
+	case !ok && len(chat.Tools) > 0:
 		raw = json.RawMessage(`"auto"`)
+	case !ok, string(raw) == "null":
+		return ""
 	}
 	var choice string
 	if json.Unmarshal(raw, &choice) != nil {
@@ -314,27 +316,41 @@ func vllmToolChoiceRefusal(fields map[string]json.RawMessage, chat openai.ChatCo
 	return fmt.Sprintf(`tool_choice="%s" requires --tool-call-parser to be set`, choice)
 }
 
-// vllmContextRefusal is vLLM's 400 for a prompt that does not fit
-// max_model_len, as its renderer words it
-// (vllm/renderers/params.py at 017638d7, TokenizeParams._token_len_check,
-// parameter "input_tokens"): the prompt may hold at most the window less
-// the output requested, and the tokens it reports are those the
-// tokenizer read, which truncates at that limit plus one
-// (get_encode_kwargs: max_length = max_input_tokens + 1).
-func vllmContextRefusal(prompt, output, window int) string {
-	maxInput := window - output
-	if prompt > maxInput+1 {
-		prompt = maxInput + 1
-	}
-	return fmt.Sprintf("You passed %d input tokens and requested %d output tokens. "+
-		"However, the model's context length is only %d tokens, resulting in a maximum input length of %d tokens. "+
-		"Please reduce the length of the input prompt.", prompt, output, window, maxInput)
+// vllmError is a 400 vLLM answers with a param.
+type vllmError struct {
+	message, param string
 }
 
-// refuseVLLM answers vLLM's context 400.
-func refuseVLLM(w http.ResponseWriter, message string) {
-	param := "input_tokens"
-	writeVLLMError(w, http.StatusBadRequest, message, "", nil, &param)
+// vllmContextRefusal is vLLM's 400 for a request that does not fit
+// max_model_len, or nil when it fits, as its renderer checks it
+// (vllm/renderers/params.py at 017638d7, TokenizeParams): the output
+// requested is max_completion_tokens, else max_tokens, else 0
+// (chat_completion/protocol.py at 002032ee, build_tok_params). An output
+// over the window is refused in __post_init__ ("Please request fewer
+// output tokens", param the field's name; worded as
+// tests/renderers/test_params_validation.py at aef31ab0 asserts it once
+// the missing space and the leaked attribute name were fixed); else a prompt over the window less the
+// output in _token_len_check (param "input_tokens"), which reports the
+// tokens the tokenizer read: it truncates at that limit plus one
+// (get_encode_kwargs: max_length = max_input_tokens + 1).
+func vllmContextRefusal(prompt int, chat openai.ChatCompletionRequest, window int) *vllmError {
+	output, param := chat.MaxCompletionTokens, "max_completion_tokens"
+	if output == 0 {
+		output, param = chat.MaxTokens, "max_tokens"
+	}
+	if output > window {
+		return &vllmError{param: param, message: fmt.Sprintf(
+			"%s=%d cannot be greater than max_model_len=%d. Please request fewer output tokens.", param, output, window)}
+	}
+	maxInput := window - output
+	if prompt <= maxInput {
+		return nil
+	}
+	prompt = min(prompt, maxInput+1)
+	return &vllmError{param: "input_tokens", message: fmt.Sprintf(
+		"You passed %d input tokens and requested %d output tokens. "+
+			"However, the model's context length is only %d tokens, resulting in a maximum input length of %d tokens. "+
+			"Please reduce the length of the input prompt.", prompt, output, window, maxInput)}
 }
 
 // badToolArguments reports whether a message of the request carries a
@@ -404,8 +420,10 @@ func messageReasoning(fields map[string]json.RawMessage) []string {
 // num_predict (openai/openai.go:656-658; its ChatCompletionRequest at
 // :105 has no max_completion_tokens, tool_choice or
 // parallel_tool_calls, so they are dropped unread); vLLM reads
-// max_completion_tokens, else max_tokens (chat_completion/serving.py,
-// get_max_tokens's argument). FlavourOpenAI sets none, as before.
+// max_completion_tokens, else max_tokens (chat_completion/serving.py at
+// 006c49d4, the argument of get_max_tokens; protocol.py at 002032ee,
+// build_tok_params). FlavourThinkTags reads them as vLLM does;
+// FlavourOpenAI sets none, as before.
 func outputLimit(f Flavour, chat openai.ChatCompletionRequest) int {
 	switch f {
 	case FlavourOllama:

@@ -407,7 +407,7 @@ func TestVLLMAutoToolChoice(t *testing.T) {
 	}
 	srv.SetAutoToolChoice(false)
 	want := `{"error":{"message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}}`
-	for _, choice := range []string{``, `"tool_choice":"auto",`, `"tool_choice":null,`} {
+	for _, choice := range []string{``, `"tool_choice":"auto",`} {
 		if status, _, body := postRaw(t, srv, `{"model":"m",`+choice+tools+`,"messages":[{"role":"user","content":"x"}]}`); status != 400 || body != want {
 			t.Errorf("tool_choice %q: %d %s, want 400 %s", choice, status, body, want)
 		}
@@ -423,7 +423,9 @@ func TestVLLMAutoToolChoice(t *testing.T) {
 			t.Errorf("tool_choice %s: %d %s, want 400 %s", choice, status, body, want)
 		}
 	}
+	// An explicit null stays None, which vLLM serves.
 	for _, ok := range []string{`{"model":"m","tool_choice":"none",` + tools + `,"messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"m","tool_choice":null,` + tools + `,"messages":[{"role":"user","content":"x"}]}`,
 		`{"model":"m","messages":[{"role":"user","content":"x"}]}`} {
 		if status, _, body := postRaw(t, srv, ok); status != 200 {
 			t.Errorf("%s: %d %s, want 200", ok, status, body)
@@ -512,5 +514,23 @@ func TestToolCallSilenceOpenAI(t *testing.T) {
 	}
 	if calls, _ := accumulateToolCalls(t, chunks); len(calls) != 1 || time.Since(start) < silence {
 		t.Errorf("calls %v after %v, want one after a silence of %v", calls, time.Since(start), silence)
+	}
+}
+
+func TestVLLMContextRefusalReadsCompletionTokensFirst(t *testing.T) {
+	srv := flavoured(t, llmtest.FlavourVLLM)
+	srv.SetWindow(50, llmtest.BehaviourOpenAI)
+	srv.SetDefault(llmtest.Text("ok"))
+	// max_completion_tokens wins over max_tokens: 3 fits where 45 would not.
+	if status, _, body := postRaw(t, srv, `{"model":"m","max_tokens":45,"max_completion_tokens":3,"messages":[{"role":"user","content":"hello there"}]}`); status != 200 {
+		t.Errorf("max_completion_tokens 3: %d %s, want 200", status, body)
+	}
+	status, _, body := postRaw(t, srv, `{"model":"m","max_completion_tokens":60,"messages":[{"role":"user","content":"hello"}]}`)
+	want := `{"error":{"message":"max_completion_tokens=60 cannot be greater than max_model_len=50. Please request fewer output tokens.","type":"BadRequestError","param":"max_completion_tokens","code":400}}`
+	if status != 400 || body != want {
+		t.Errorf("output over the window: %d %s\nwant %s", status, body, want)
+	}
+	if n := len(srv.CutRequests()); n != 1 {
+		t.Errorf("CutRequests = %d, want 1", n)
 	}
 }

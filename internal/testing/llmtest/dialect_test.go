@@ -534,3 +534,27 @@ func TestVLLMContextRefusalReadsCompletionTokensFirst(t *testing.T) {
 		t.Errorf("CutRequests = %d, want 1", n)
 	}
 }
+
+func TestOllamaFaults(t *testing.T) {
+	srv := flavoured(t, llmtest.FlavourOllama)
+	// No role chunk of its own: the first chunk counts.
+	srv.Enqueue(llmtest.Text("one two three", llmtest.CutAfter(1)))
+	s, err := newClient(srv).CreateChatCompletionStream(waitCtx(t), streamRequest("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := readStream(s)
+	if err == nil || content(chunks) != "one" {
+		t.Errorf("CutAfter(1): %q, %v; want one chunk and an error", content(chunks), err)
+	}
+
+	srv.Enqueue(llmtest.Text("one two", llmtest.MalformedChunk()))
+	resp, err := rawPost(t, srv.URL()+"/chat/completions", "", `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := readFrames(t, resp)
+	if len(frames) != 5 || !strings.HasSuffix(frames[1], `"delta":{"content":"`) || frames[4] != "[DONE]" {
+		t.Errorf("MalformedChunk frames %q, want the broken one second", frames)
+	}
+}

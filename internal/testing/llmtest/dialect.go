@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -116,12 +117,7 @@ func (s *Server) pulledLocked(name string) bool {
 		return true
 	}
 	n := ollamaName(name)
-	for _, p := range s.pulled {
-		if p == n {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.pulled, n)
 }
 
 // handleTags answers GET /api/tags: the pulled models, shaped as ollama
@@ -148,7 +144,6 @@ func (s *Server) handleTags(w http.ResponseWriter) {
 	s.mu.Lock()
 	names := s.pulled
 	if names == nil {
-		names = nil
 		for n := range s.ollama {
 			names = append(names, ollamaName(n))
 		}
@@ -171,16 +166,8 @@ func (s *Server) handleTags(w http.ResponseWriter) {
 		})
 	}
 	s.mu.Unlock()
-	sortEntries(models, func(e entry) string { return e.Name })
+	slices.SortFunc(models, func(a, b entry) int { return strings.Compare(a.Name, b.Name) })
 	writeJSON(w, http.StatusOK, map[string]any{"models": models})
-}
-
-func sortEntries[T any](xs []T, key func(T) string) {
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && key(xs[j]) < key(xs[j-1]); j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
-	}
 }
 
 // ollamaNotFound is Ollama's 404 for a model it has not pulled, as the

@@ -22,7 +22,7 @@ import (
 // each cited with the commit the index stores it at).
 
 // ollamaFingerprint is every Ollama answer's system_fingerprint (ollama
-// v0.32.15 openai/openai.go:279 ToChatCompletion, :332 toChunk).
+// v0.32.15 openai/openai.go:282 ToChatCompletion, :332 toChunk, :388 FinishChunk).
 const ollamaFingerprint = "fp_ollama"
 
 // thinkOpen and thinkClose wrap the reasoning of a FlavourThinkTags
@@ -458,8 +458,11 @@ func tokenPrefix(s string, n int) (string, int) {
 }
 
 // limitOutput cuts an answer to limit tokens, spent in the order the
-// model writes them: reasoning, content, then each tool call (a call cut
-// short is lost). It reports whether anything was cut.
+// model writes them: reasoning, content, then each tool call. A call cut
+// short is lost (Ollama would hand the half-written call's raw text back
+// as content, server/routes.go:2882-2884, in the model's own call format,
+// which the scripted model does not have). It reports whether anything
+// was cut.
 func limitOutput(reasoning, content string, calls []ToolCall, limit int) (string, string, []ToolCall, bool) {
 	if limit <= 0 {
 		return reasoning, content, calls, false

@@ -364,7 +364,9 @@ type responseMessage struct {
 	Role    string  `json:"role"`
 	Content *string `json:"content"`
 	// Reasoning is vLLM's message.reasoning
-	// (vllm/entrypoints/openai/chat_completion/protocol.py ChatMessage).
+	// (vllm/entrypoints/openai/chat_completion/serving.py at 006c49d4,
+	// chat_completion_full_generator: _create_chat_message(role=role,
+	// reasoning=reasoning, content=content)).
 	Reasoning string             `json:"reasoning,omitempty"`
 	Refusal   *string            `json:"refusal"`
 	ToolCalls []responseToolCall `json:"tool_calls,omitempty"`
@@ -406,8 +408,10 @@ type delta struct {
 	Role             string  `json:"role,omitempty"`
 	Content          *string `json:"content,omitempty"`
 	ReasoningContent string  `json:"reasoning_content,omitempty"`
-	// Reasoning is vLLM's delta.reasoning (DeltaMessage in
-	// vllm/entrypoints/generate/base/protocol.py).
+	// Reasoning is vLLM's delta.reasoning (DeltaMessage, imported from
+	// vllm/entrypoints/generate/base/protocol.py by
+	// vllm/entrypoints/openai/chat_completion/serving.py at 006c49d4,
+	// which streams delta_message.reasoning).
 	Reasoning string          `json:"reasoning,omitempty"`
 	ToolCalls []deltaToolCall `json:"tool_calls,omitempty"`
 }

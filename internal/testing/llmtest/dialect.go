@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ import (
 // each cited with the commit the index stores it at).
 
 // ollamaFingerprint is every Ollama answer's system_fingerprint (ollama
-// v0.32.15 openai/openai.go:279 ToChatCompletion, :332 toChunk).
+// v0.32.15 openai/openai.go:282 ToChatCompletion, :332 toChunk, :388 FinishChunk).
 const ollamaFingerprint = "fp_ollama"
 
 // thinkOpen and thinkClose wrap the reasoning of a FlavourThinkTags
@@ -116,12 +117,7 @@ func (s *Server) pulledLocked(name string) bool {
 		return true
 	}
 	n := ollamaName(name)
-	for _, p := range s.pulled {
-		if p == n {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.pulled, n)
 }
 
 // handleTags answers GET /api/tags: the pulled models, shaped as ollama
@@ -148,7 +144,6 @@ func (s *Server) handleTags(w http.ResponseWriter) {
 	s.mu.Lock()
 	names := s.pulled
 	if names == nil {
-		names = nil
 		for n := range s.ollama {
 			names = append(names, ollamaName(n))
 		}
@@ -171,16 +166,8 @@ func (s *Server) handleTags(w http.ResponseWriter) {
 		})
 	}
 	s.mu.Unlock()
-	sortEntries(models, func(e entry) string { return e.Name })
+	slices.SortFunc(models, func(a, b entry) int { return strings.Compare(a.Name, b.Name) })
 	writeJSON(w, http.StatusOK, map[string]any{"models": models})
-}
-
-func sortEntries[T any](xs []T, key func(T) string) {
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && key(xs[j]) < key(xs[j-1]); j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
-	}
 }
 
 // ollamaNotFound is Ollama's 404 for a model it has not pulled, as the
@@ -471,8 +458,11 @@ func tokenPrefix(s string, n int) (string, int) {
 }
 
 // limitOutput cuts an answer to limit tokens, spent in the order the
-// model writes them: reasoning, content, then each tool call (a call cut
-// short is lost). It reports whether anything was cut.
+// model writes them: reasoning, content, then each tool call. A call cut
+// short is lost (Ollama would hand the half-written call's raw text back
+// as content, server/routes.go:2882-2884, in the model's own call format,
+// which the scripted model does not have). It reports whether anything
+// was cut.
 func limitOutput(reasoning, content string, calls []ToolCall, limit int) (string, string, []ToolCall, bool) {
 	if limit <= 0 {
 		return reasoning, content, calls, false

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/activities"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 )
 
 // frameServer is a model endpoint that answers every chat request with
@@ -212,4 +214,67 @@ func TestChatCompletionSendsReasoningBack(t *testing.T) {
 		}
 	}
 	diff(t, "assistant messages (content|reasoning)", []string{"Hello.|", "|I need the clock."}, got)
+}
+
+// TestChatCompletionThinksInEachFlavour: the scripted model's dialects
+// (Ollama's delta.reasoning chunks, vLLM's, a server that leaves <think>
+// in the content, DeepSeek's reasoning_content): the call's reasoning and
+// text come apart the same in each, and a tool loop's next call sends the
+// reasoning back in the field Ollama reads.
+func TestChatCompletionThinksInEachFlavour(t *testing.T) {
+	for name, fl := range map[string]llmtest.Flavour{"openai": llmtest.FlavourOpenAI, "ollama": llmtest.FlavourOllama, "vllm": llmtest.FlavourVLLM, "think-tags": llmtest.FlavourThinkTags} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, nil, nil)
+			f.srv.SetFlavour(fl)
+			f.srv.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "call_1", Name: "current_time", Arguments: `{}`}).With(llmtest.Reasoning("The clock will say.")))
+			f.srv.Enqueue(llmtest.Text("It is noon.", llmtest.Reasoning("Noon, then."), llmtest.ChunkSize(3)))
+			env := f.activityEnv()
+			conv := userMessage("time?")
+			first, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-1", Agent: "assistant", Messages: conv, Tools: []string{"current_time"}})
+			if err != nil {
+				t.Fatalf("first call: %v", err)
+			}
+			if first.Message.Reasoning != "The clock will say." || first.Message.Content != "" || len(first.Message.ToolCalls) != 1 {
+				t.Fatalf("first answer %+v", first.Message)
+			}
+			conv = append(conv, first.Message, longhaul.Message{Role: longhaul.RoleTool, ToolCallID: first.Message.ToolCalls[0].ID, Content: "12:00"})
+			second, err := chat(t, env, f.acts, contract.ModelRequest{Call: "turn-2", Agent: "assistant", Messages: conv, Tools: []string{"current_time"}})
+			if err != nil {
+				t.Fatalf("second call: %v", err)
+			}
+			if second.Reasoning != "Noon, then." || second.Message.Content != "It is noon." {
+				t.Errorf("second answer: reasoning %q, content %q", second.Reasoning, second.Message.Content)
+			}
+			reqs := f.srv.Requests()
+			if got := reqs[1].Reasoning; !slices.Contains(got, "The clock will say.") {
+				t.Errorf("the tool loop's next request sent reasoning %q", got)
+			}
+			for _, m := range reqs[1].Chat.Messages {
+				if strings.Contains(m.Content, "clock will say") {
+					t.Errorf("reasoning sent back as content: %+v", m)
+				}
+			}
+		})
+	}
+}
+
+// TestChatCompletionOllamaStreamError: Ollama's mid-stream failure (the
+// scripted model writes it as Ollama does) is a retryable failure that
+// says what happened, not an answer cut short.
+func TestChatCompletionOllamaStreamError(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	f.srv.SetFlavour(llmtest.FlavourOllama)
+	f.srv.Enqueue(llmtest.Text("Par tial answer", llmtest.ChunkSize(4), llmtest.StreamError(2, "model runner has unexpectedly stopped")))
+	_, err := chat(t, f.activityEnv(), f.acts, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
+	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "failed mid-answer")
+}
+
+// TestChatCompletionVLLMStreamError: vLLM's error frame mid-stream fails
+// the call with vLLM's words.
+func TestChatCompletionVLLMStreamError(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	f.srv.SetFlavour(llmtest.FlavourVLLM)
+	f.srv.Enqueue(llmtest.Text("Par tial answer", llmtest.ChunkSize(4), llmtest.StreamError(2, "engine core died")))
+	_, err := chat(t, f.activityEnv(), f.acts, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})
+	wantAppError(t, err, longhaul.ErrTypeModelUnavailable, false, "engine core died")
 }

@@ -147,8 +147,15 @@ func (r *renderer) contentDelta(e longhaul.Event) []any {
 }
 
 // reasoningDelta is the chunk of a model call's streamed reasoning: a
-// delta.reasoning_content, the field the contract streams reasoning in,
-// which Open WebUI shows as thinking.
+// delta.reasoning_content, the field the contract streams reasoning in.
+// Open WebUI shows it as thinking: its stream handler reads
+// `delta.get("reasoning_content") or delta.get("reasoning") or
+// delta.get("thinking")` into a reasoning content block, closed when the
+// content begins, and keeps it in the answer as a <details
+// type="reasoning"> block (backend/open_webui/utils/middleware.py,
+// process_chat_response's streaming handler, at open-webui commit
+// 000032ed); longhaul.StripToolCards takes that block out of the history
+// it sends back.
 func (r *renderer) reasoningDelta(e longhaul.Event) []any {
 	var d longhaul.Delta
 	if e.Decode(&d) != nil {

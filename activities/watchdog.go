@@ -63,10 +63,6 @@ type watchdog struct {
 	waited int
 }
 
-func newWatchdog(timeout time.Duration, fire func()) *watchdog {
-	return startWatchdog(&watchdog{timeout: timeout, fire: fire})
-}
-
 // startWatchdog arms w.
 func startWatchdog(w *watchdog) *watchdog {
 	w.last = time.Now()

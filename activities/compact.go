@@ -167,7 +167,7 @@ func (a *Activities) summarize(ctx context.Context, spend spender, ep endpoint, 
 		return "", err
 	}
 	out, err := ep.client.CreateChatCompletion(ctx, oreq)
-	usage := wholeUsage(out.Usage)
+	usage := wholeUsage(oreq, out)
 	settle(usage)
 	if err != nil {
 		return "", a.modelError(ctx, err, ep)

@@ -75,7 +75,7 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 			return nil, usage, err
 		}
 		resp, err := ep.client.CreateChatCompletion(ctx, req)
-		call := wholeUsage(resp.Usage)
+		call := wholeUsage(req, resp)
 		settle(call)
 		if err != nil {
 			return nil, usage, a.modelError(ctx, err, ep)

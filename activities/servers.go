@@ -19,14 +19,18 @@ import (
 
 // serverContextExceeded reports whether a model endpoint's error is a
 // request longer than the model's window. OpenAI says so with the code
-// "context_length_exceeded"; vLLM answers 400 with its ErrorResponse,
-// whose code is the HTTP status as a number (ErrorInfo `code: int`,
-// vllm/entrypoints/openai/engine/protocol.py) and whose message says
-// "This model's maximum context length is N tokens. However, your request
-// has M input tokens." (its VLLMValidationError of an over-long prompt;
-// vllm-project/vllm as the search index holds it, commit 040a2cc, after
-// release v0.26.0). Other servers that follow OpenAI's wording
-// ("This model's maximum context length is …") are read the same way.
+// "context_length_exceeded". vLLM answers 400 with its ErrorResponse,
+// whose code is the HTTP status as a number (ErrorInfo "code: int",
+// vllm/entrypoints/serve/engine/protocol.py at f1bf7bd0; vllm-project/vllm
+// as the search index holds it, files on main after the v0.28.0 release),
+// and words it by release: "This model's maximum context length is N
+// tokens. However, your request has M input tokens." before its renderer,
+// and now "You passed M input tokens and requested K output tokens.
+// However, the model's context length is only N tokens, …" (param
+// "input_tokens") or "max_tokens=K cannot be greater than
+// max_model_len=N. Please request fewer output tokens."
+// (vllm/renderers/params.py at 017638d7, TokenizeParams). Each is read as
+// the window's refusal, which a model with a larger window may take.
 func serverContextExceeded(apiErr *openai.APIError, status int) bool {
 	if apiErr == nil {
 		return false
@@ -34,7 +38,12 @@ func serverContextExceeded(apiErr *openai.APIError, status int) bool {
 	if apiErr.Code == longhaul.ErrTypeContextLength {
 		return true
 	}
-	return status == http.StatusBadRequest && strings.Contains(strings.ToLower(apiErr.Message), "maximum context length")
+	if status != http.StatusBadRequest {
+		return false
+	}
+	msg := strings.ToLower(apiErr.Message)
+	return strings.Contains(msg, "maximum context length") || strings.Contains(msg, "context length is only") ||
+		strings.Contains(msg, "cannot be greater than max_model_len")
 }
 
 // reOllamaMissing is Ollama's answer to a chat naming a model it has not

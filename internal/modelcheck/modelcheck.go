@@ -190,8 +190,7 @@ func ollamaTags(ctx context.Context, hc *http.Client, root string) ([]string, er
 
 // openAIModels is GET /v1/models's list of model ids, and whether the
 // list is vLLM's: its ModelCard has max_model_len and owned_by "vllm"
-// (vllm/entrypoints/openai/engine/protocol.py ModelCard, as the search
-// index holds it).
+// (vllm/entrypoints/openai/engine/protocol.py at 040a2cc2, ModelCard).
 func openAIModels(ctx context.Context, hc *http.Client, base, apiKey string) ([]string, bool, int, error) {
 	var body struct {
 		Data []struct {

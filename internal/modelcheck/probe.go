@@ -22,11 +22,13 @@ const (
 )
 
 // AutoToolChoiceFix is what a vLLM that refuses tools needs: vLLM answers
-// a request with tools and tool_choice "auto" (or none) with 400
-// `"auto" tool choice requires --enable-auto-tool-choice and
-// --tool-call-parser to be set` unless it was started with both flags
-// (vllm-project/vllm, the chat completion serving code as the search
-// index holds it, commit 006c49d, after release v0.26.0).
+// a request with tools and tool_choice "auto" (or none, which it reads as
+// "auto") with 400 `"auto" tool choice requires --enable-auto-tool-choice
+// and --tool-call-parser to be set` unless it was started with both
+// flags, and "required" or a named function with `… requires
+// --tool-call-parser to be set` (vllm/renderers/online_renderer.py at
+// 01063cd0, OnlineRenderer.render_chat; vllm-project/vllm as the search
+// index holds it, files on main after the v0.28.0 release).
 const AutoToolChoiceFix = "start vLLM with --enable-auto-tool-choice --tool-call-parser <the parser of the model's family, e.g. hermes for Qwen, llama3_json for Llama 3.1>"
 
 // Probe is Check for every model the endpoint at baseURL serves to this
@@ -154,9 +156,9 @@ func vllmTools(ctx context.Context, hc *http.Client, base, apiKey, model string)
 
 // RefusesTools reports whether an error message is vLLM's refusal of a
 // request with tools by a server started without
-// --enable-auto-tool-choice.
+// --enable-auto-tool-choice or --tool-call-parser (see AutoToolChoiceFix).
 func RefusesTools(msg string) bool {
-	return strings.Contains(msg, "--enable-auto-tool-choice")
+	return strings.Contains(msg, "--enable-auto-tool-choice") || strings.Contains(msg, "requires --tool-call-parser")
 }
 
 // postJSON POSTs body to u and decodes the JSON answer, whatever its

@@ -26,7 +26,12 @@ const (
 	// EventContentDelta is ephemeral: a piece of a running model call's
 	// text, in the runs API's stream only (never in the durable log).
 	EventContentDelta EventType = "content_delta"
-	EventUsage        EventType = "usage"
+	// EventReasoningDelta is ephemeral: a piece of a running model call's
+	// reasoning (a thinking model's thought), which comes before its
+	// text, in the runs API's stream only; the durable content event
+	// carries the whole reasoning beside the text (ContentData.Reasoning).
+	EventReasoningDelta EventType = "reasoning_delta"
+	EventUsage          EventType = "usage"
 	// EventApprovalRequired: the run waits for a person to approve a tool
 	// call (POST /v1/runs/{id}/input, or the chat's next message).
 	EventApprovalRequired EventType = "approval_required"
@@ -84,46 +89,14 @@ func NewEvent(t EventType, at time.Time, payload any) Event {
 type ContentData struct {
 	Text string `json:"text"`
 	// Reasoning is what a reasoning model streamed as its thinking before
-	// the text.
+	// the text: never part of Text. While the call runs it streams as
+	// reasoning deltas (DeltaReasoning), ahead of the text's.
 	Reasoning string `json:"reasoning,omitempty"`
 	Call      string `json:"call,omitempty"`
 	Attempt   int    `json:"attempt,omitempty"`
 	// Cancelled marks the partial text of a call the run's cancellation
 	// stopped.
 	Cancelled bool `json:"cancelled,omitempty"`
-}
-
-// Streamed is the call's text as it streamed live (see ThinkOpen).
-func (d ContentData) Streamed() string { return WithThinking(d.Reasoning, d.Text) }
-
-// A model call's live text carries its reasoning first, between ThinkOpen
-// and ThinkClose, the way Open WebUI shows thinking; the chat stream turns
-// it into reasoning_content deltas.
-const (
-	ThinkOpen  = "<think>\n"
-	ThinkClose = "\n</think>\n\n"
-)
-
-// WithThinking is text preceded by its reasoning, as it streams live.
-func WithThinking(reasoning, text string) string {
-	if reasoning == "" {
-		return text
-	}
-	return ThinkOpen + reasoning + ThinkClose + text
-}
-
-// SplitThinking parts a call's live text (so far) into its reasoning and
-// its text; thought is false while the reasoning may go on (the text may
-// also be the start of ThinkOpen).
-func SplitThinking(s string) (reasoning, text string, thought bool) {
-	if strings.HasPrefix(ThinkOpen, s) {
-		return "", "", false
-	}
-	rest, ok := strings.CutPrefix(s, ThinkOpen)
-	if !ok {
-		return "", s, true
-	}
-	return strings.Cut(rest, ThinkClose)
 }
 
 // ClientToolCallsData is the payload of client_tool_calls.
@@ -281,6 +254,10 @@ type DeltaKind string
 const (
 	// DeltaContent is a piece of a running model call's answer text.
 	DeltaContent DeltaKind = "content"
+	// DeltaReasoning is a piece of a running model call's reasoning (a
+	// thinking model's thought, before its text); its From is the byte
+	// position in the call's reasoning.
+	DeltaReasoning DeltaKind = "reasoning"
 	// DeltaToolStatus is a running tool call's progress.
 	DeltaToolStatus DeltaKind = "tool_status"
 )
@@ -299,7 +276,8 @@ type Delta struct {
 	// After is the offset of the last durable event the run had when the
 	// call started: the delta belongs after it.
 	After int64 `json:"after"`
-	// From is the byte position of Text in the call's text.
+	// From is the byte position of Text in the call's text (in its
+	// reasoning, for DeltaReasoning).
 	From   int             `json:"from,omitempty"`
 	Text   string          `json:"text,omitempty"`
 	Status *ToolStatusData `json:"status,omitempty"`
@@ -312,4 +290,6 @@ type CallText struct {
 	Attempt int    `json:"attempt"`
 	After   int64  `json:"after"`
 	Text    string `json:"text"`
+	// Reasoning is the call's reasoning so far; it came before Text.
+	Reasoning string `json:"reasoning,omitempty"`
 }

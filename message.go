@@ -34,6 +34,10 @@ type Message struct {
 	// Ref, on a tool message whose content is an excerpt, names the whole
 	// output in the claim-check store.
 	Ref string `json:"ref,omitempty"`
+	// Reasoning, on an assistant message, is the model's thinking before
+	// it: never part of Content. A tool loop's next call sends it back in
+	// the field the server reads (activities' buildMessages).
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // Content part types.
@@ -91,6 +95,10 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// ReasoningTokens are the part of CompletionTokens a thinking model
+	// spent thinking, as the server reported them
+	// (completion_tokens_details.reasoning_tokens); 0 when it did not.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
 // Add returns the sum of u and o.
@@ -99,6 +107,7 @@ func (u Usage) Add(o Usage) Usage {
 		PromptTokens:     u.PromptTokens + o.PromptTokens,
 		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
 		TotalTokens:      u.TotalTokens + o.TotalTokens,
+		ReasoningTokens:  u.ReasoningTokens + o.ReasoningTokens,
 	}
 }
 
@@ -192,9 +201,19 @@ const TruncationDisabled = "disabled"
 // (and Open WebUI's own), which come back in later requests' history.
 var toolCards = regexp.MustCompile(`(?s)<details type="tool_calls"[^>]*>.*?</details>\n?`)
 
+// thoughts matches the reasoning a client shows inside an answer and sends
+// back in its history: Open WebUI's reasoning blocks (<details
+// type="reasoning">, what it makes of the reasoning deltas it shows as
+// thinking) and a <think> block at the start.
+var thoughts = regexp.MustCompile(`(?s)<details type="reasoning"[^>]*>.*?</details>\n?|\A\s*<think>.*?</think>\s*`)
+
 // StripToolCards removes tool cards (<details type="tool_calls"> blocks)
-// from an assistant message's text.
+// and shown reasoning (see thoughts) from an assistant message's text:
+// neither is the answer, and reasoning is never sent back as content.
 func StripToolCards(s string) string {
+	if strings.Contains(s, `<details type="reasoning"`) || strings.Contains(s, "<think>") {
+		s = strings.TrimSpace(thoughts.ReplaceAllString(s, ""))
+	}
 	if !strings.Contains(s, `<details type="tool_calls"`) {
 		return s
 	}

@@ -200,9 +200,7 @@ func New(llm LLMConfig, catalog *skills.Catalog, registry *tools.Registry, log *
 	for _, e := range append([]endpoints.Endpoint{ends.Default()}, ends.Named()...) {
 		cfg := openai.DefaultConfig(e.APIKey)
 		cfg.BaseURL = e.BaseURL
-		if llm.HTTPClient != nil {
-			cfg.HTTPClient = llm.HTTPClient
-		}
+		cfg.HTTPClient = withReasoningField(llm.HTTPClient)
 		clients[e.Name] = openai.NewClientWithConfig(cfg)
 	}
 	if log == nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
@@ -147,36 +146,4 @@ func (a *Activities) checkFormat(ctx context.Context, ep endpoint, oreq openai.C
 	again.Message.Content = string(raw)
 	again.Message.ToolCalls = nil
 	return again, nil
-}
-
-// thinking streams a model call's reasoning ahead of its answer, between
-// longhaul.ThinkOpen and ThinkClose, so the live text is
-// longhaul.WithThinking(reasoning, answer). Reasoning that comes after the
-// answer began is dropped.
-type thinking struct {
-	text   strings.Builder
-	open   bool
-	closed bool
-}
-
-// reason takes a piece of reasoning.
-func (t *thinking) reason(d string, out *natsbus.CallStream) {
-	if d == "" || t.closed {
-		return
-	}
-	if !t.open {
-		out.Write(longhaul.ThinkOpen)
-		t.open = true
-	}
-	t.text.WriteString(d)
-	out.Write(d)
-}
-
-// answer notes that the answer begins (or the call ends): the reasoning is
-// closed.
-func (t *thinking) answer(out *natsbus.CallStream) {
-	if t.open && !t.closed {
-		out.Write(longhaul.ThinkClose)
-	}
-	t.closed = true
 }

@@ -167,17 +167,22 @@ func (a *Activities) summarize(ctx context.Context, spend spender, ep endpoint, 
 		return "", err
 	}
 	out, err := ep.client.CreateChatCompletion(ctx, oreq)
-	usage := longhaul.Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens, TotalTokens: out.Usage.TotalTokens}
+	usage := wholeUsage(out.Usage)
 	settle(usage)
 	if err != nil {
 		return "", a.modelError(ctx, err, ep)
 	}
 	resp.Calls++
 	resp.Usage = resp.Usage.Add(usage)
-	if len(out.Choices) == 0 || strings.TrimSpace(out.Choices[0].Message.Content) == "" {
+	var text string
+	if len(out.Choices) > 0 {
+		// A thinking model's <think> block is not the summary.
+		_, text = splitThink(out.Choices[0].Message.Content)
+		text = strings.TrimSpace(text)
+	}
+	if text == "" {
 		return "", temporal.NewApplicationError("the compact model answered no summary", longhaul.ErrTypeModelBadOutput)
 	}
-	text := strings.TrimSpace(out.Choices[0].Message.Content)
 	// However long the model made it, the summary must leave the window
 	// room: it is bounded by the answer reserve.
 	if window.Text(text) > f.reserve {

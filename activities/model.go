@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -113,9 +112,8 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if err != nil {
 		if ctx.Err() != nil || context.Cause(sctx) == errRunCancelled {
 			partial := contract.ModelResponse{Model: model, Attempt: attempt}
-			reasoning, text, _ := longhaul.SplitThinking(out.Text())
-			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: text}
-			partial.Reasoning = reasoning
+			partial.Message = longhaul.Message{Role: longhaul.RoleAssistant, Content: out.Text(), Reasoning: out.Reasoning()}
+			partial.Reasoning = out.Reasoning()
 			cancelled := temporal.NewCanceledError(partial)
 			if ctx.Err() != nil {
 				return contract.ModelResponse{}, cancelled
@@ -301,6 +299,14 @@ func (a *Activities) buildMessages(ctx context.Context, req contract.ModelReques
 			}
 			om.Content, om.MultiContent = "", parts
 		}
+		if m.Role == longhaul.RoleAssistant && i > shape.user {
+			// The thinking behind a call of the current round's tool loop
+			// goes back with it, as reasoning (reasoningField): a
+			// thinking model goes on from its own thought (gpt-oss's
+			// harmony format keeps a tool-calling turn's analysis);
+			// earlier turns' is not sent.
+			om.ReasoningContent = m.Reasoning
+		}
 		for _, tc := range m.ToolCalls {
 			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
 				ID: tc.ID, Type: openai.ToolTypeFunction,
@@ -391,110 +397,28 @@ func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCom
 	defer s.Close()
 	ans := streamed{calls: map[int]*longhaul.ToolCall{}}
 	for {
-		chunk, err := s.Recv()
+		raw, err := s.RecvRaw()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
+			if ferr := streamFrameError(err); ferr != err {
+				return contract.ModelResponse{}, ferr
+			}
 			return contract.ModelResponse{}, a.streamError(ctx, watch, err, ep)
 		}
 		watch.reset()
-		ans.size += chunkSize(chunk)
+		c, err := decodeChunk(raw)
+		if err != nil {
+			return contract.ModelResponse{}, err
+		}
+		ans.size += chunkSize(c)
 		if ans.size > limit {
 			return contract.ModelResponse{}, outputTooLarge(limit)
 		}
-		ans.add(chunk, out)
+		ans.add(c, out)
 	}
-	return ans.response(out)
-}
-
-// streamed assembles a model's answer from the chunks of its stream.
-type streamed struct {
-	resp    contract.ModelResponse
-	content strings.Builder
-	think   thinking
-	// calls are the tool calls by their index in the answer.
-	calls map[int]*longhaul.ToolCall
-	// size is the bytes of output so far, against the output cap.
-	size int
-}
-
-// chunkSize is the output one chunk adds: text, reasoning, tool calls'
-// names and arguments.
-func chunkSize(chunk openai.ChatCompletionStreamResponse) int {
-	size := 0
-	for _, ch := range chunk.Choices {
-		size += len(ch.Delta.Content) + len(ch.Delta.ReasoningContent)
-		for _, tc := range ch.Delta.ToolCalls {
-			size += len(tc.Function.Name) + len(tc.Function.Arguments)
-		}
-	}
-	return size
-}
-
-// add takes in one chunk, writing its text to out.
-func (st *streamed) add(chunk openai.ChatCompletionStreamResponse, out *natsbus.CallStream) {
-	if chunk.Model != "" {
-		st.resp.Model = chunk.Model
-	}
-	if chunk.Usage != nil {
-		st.resp.Usage = longhaul.Usage{
-			PromptTokens:     chunk.Usage.PromptTokens,
-			CompletionTokens: chunk.Usage.CompletionTokens,
-			TotalTokens:      chunk.Usage.TotalTokens,
-		}
-	}
-	for _, ch := range chunk.Choices {
-		if ch.FinishReason != "" {
-			st.resp.FinishReason = string(ch.FinishReason)
-		}
-		st.think.reason(ch.Delta.ReasoningContent, out)
-		if d := ch.Delta.Content; d != "" {
-			st.think.answer(out)
-			st.content.WriteString(d)
-			out.Write(d)
-		}
-		for i, tc := range ch.Delta.ToolCalls {
-			idx := i
-			if tc.Index != nil {
-				idx = *tc.Index
-			}
-			c, ok := st.calls[idx]
-			if !ok {
-				c = &longhaul.ToolCall{}
-				st.calls[idx] = c
-			}
-			if tc.ID != "" {
-				c.ID = tc.ID
-			}
-			c.Name += tc.Function.Name
-			c.Arguments += tc.Function.Arguments
-		}
-	}
-}
-
-// response is the answer once the stream ended: its text, reasoning and
-// tool calls in order. A stream that ended without a finish reason was cut
-// off (retryable).
-func (st *streamed) response(out *natsbus.CallStream) (contract.ModelResponse, error) {
-	if st.resp.FinishReason == "" {
-		// A stream that ends without a finish reason was cut off.
-		return contract.ModelResponse{}, temporal.NewApplicationError("model stream ended without a finish reason", longhaul.ErrTypeModelUnavailable)
-	}
-	st.think.answer(out)
-	resp := st.resp
-	resp.Message.Role = longhaul.RoleAssistant
-	resp.Message.Content = st.content.String()
-	resp.Reasoning = st.think.text.String()
-	idxs := make([]int, 0, len(st.calls))
-	for i := range st.calls {
-		idxs = append(idxs, i)
-	}
-	sort.Ints(idxs)
-	for _, i := range idxs {
-		resp.Message.ToolCalls = append(resp.Message.ToolCalls, *st.calls[i])
-	}
-	return resp, nil
+	return ans.response(req, out)
 }
 
 // outputLimit is the cap on one model call's output.

@@ -75,7 +75,7 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 			return nil, usage, err
 		}
 		resp, err := ep.client.CreateChatCompletion(ctx, req)
-		call := longhaul.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.TotalTokens}
+		call := wholeUsage(resp.Usage)
 		settle(call)
 		if err != nil {
 			return nil, usage, a.modelError(ctx, err, ep)
@@ -84,7 +84,10 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 		if len(resp.Choices) == 0 {
 			return nil, usage, temporal.NewApplicationError("model answered without a choice", longhaul.ErrTypeModelUnavailable)
 		}
-		text := resp.Choices[0].Message.Content
+		// A thinking model's thought is not the JSON: in a field of its
+		// own (go-openai leaves Ollama's and vLLM's "reasoning" out), or
+		// a <think> block before it in the content, dropped here.
+		_, text := splitThink(resp.Choices[0].Message.Content)
 		if len(text) > a.outputLimit() {
 			return nil, usage, outputTooLarge(a.outputLimit())
 		}
@@ -112,9 +115,11 @@ func correction(answer string, problem error) []openai.ChatCompletionMessage {
 }
 
 // decodeStructured finds the JSON object in text (endpoints that ignore
-// response_format may wrap it in prose or a code fence), checks it against
+// response_format may wrap it in prose or a code fence, a thinking model
+// on a server without a reasoning parser may think before it in <think>), checks it against
 // schema and check, and returns it.
 func decodeStructured(text string, schema json.RawMessage, check func(json.RawMessage) error) (json.RawMessage, error) {
+	_, text = splitThink(text) // a thought before the JSON is not the answer
 	s := strings.TrimSpace(text)
 	if i := strings.IndexByte(s, '{'); i >= 0 {
 		if j := strings.LastIndexByte(s, '}'); j > i {

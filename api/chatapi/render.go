@@ -29,8 +29,6 @@ type renderer struct {
 	shown  map[string]*strings.Builder
 	replay map[string]string
 	args   map[string]string // tool call id → arguments, for cards
-	// thinks parts each call's text into reasoning and answer.
-	thinks map[string]*thinkSplit
 	usage  *longhaul.Usage
 	tools  int
 	finish string
@@ -49,7 +47,6 @@ func newRenderer(id, model string, created int64, openWebUI bool) *renderer {
 	return &renderer{
 		id: id, model: model, created: created, openWebUI: openWebUI,
 		sent: map[string]*strings.Builder{}, shown: map[string]*strings.Builder{}, replay: map[string]string{}, args: map[string]string{},
-		thinks: map[string]*thinkSplit{},
 	}
 }
 
@@ -59,6 +56,8 @@ func (r *renderer) render(e longhaul.Event) []any {
 	switch e.Type {
 	case longhaul.EventContentDelta:
 		return r.contentDelta(e)
+	case longhaul.EventReasoningDelta:
+		return r.reasoningDelta(e)
 	case longhaul.EventContent:
 		return r.content(e)
 	case longhaul.EventClientToolCalls:
@@ -142,32 +141,70 @@ func (r *renderer) contentDelta(e longhaul.Event) []any {
 		return nil
 	}
 	if t := r.text(d.Call, d.Text); t != "" {
-		return r.textChunk(d.Call, t)
+		return []any{r.chunk(t)}
 	}
 	return nil
 }
 
-// content takes a model call's whole text, as it streamed: what the
-// deltas did not bring yet.
+// reasoningDelta is the chunk of a model call's streamed reasoning: a
+// delta.reasoning_content, the field the contract streams reasoning in.
+// Open WebUI shows it as thinking: its stream handler reads
+// `delta.get("reasoning_content") or delta.get("reasoning") or
+// delta.get("thinking")` into a reasoning content block, closed when the
+// content begins, and keeps it in the answer as a <details
+// type="reasoning"> block (backend/open_webui/utils/middleware.py,
+// process_chat_response's streaming handler, at open-webui commit
+// 000032ed); longhaul.StripToolCards takes that block out of the history
+// it sends back.
+func (r *renderer) reasoningDelta(e longhaul.Event) []any {
+	var d longhaul.Delta
+	if e.Decode(&d) != nil {
+		return nil
+	}
+	return r.reasoningChunk(r.text(d.Call+thoughtKey, d.Text))
+}
+
+// thoughtKey marks the key of a call's reasoning in the renderer's text
+// maps, beside its text's: the two are kept and reset alike, apart.
+const thoughtKey = "\x00reasoning"
+
+// reasoningChunk is the chunk of a piece of reasoning (none for none).
+func (r *renderer) reasoningChunk(t string) []any {
+	if t == "" {
+		return nil
+	}
+	c := r.chunk("")
+	c.Choices[0].Delta.ReasoningContent = t
+	return []any{c}
+}
+
+// content takes a model call's whole reasoning and text: what the deltas
+// did not bring yet.
 func (r *renderer) content(e longhaul.Event) []any {
 	var d longhaul.ContentData
 	if e.Decode(&d) != nil {
 		return nil
 	}
-	text := d.Streamed()
-	rest := text
-	if b := r.sent[d.Call]; b != nil {
-		shown := b.String()
-		if !strings.HasPrefix(text, shown) {
-			r.reset(d.Call)
-		} else {
-			rest = text[len(shown):]
-		}
+	out := r.reasoningChunk(r.text(d.Call+thoughtKey, r.unsent(d.Call+thoughtKey, d.Reasoning)))
+	if t := r.text(d.Call, r.unsent(d.Call, d.Text)); t != "" {
+		out = append(out, r.chunk(t))
 	}
-	if t := r.text(d.Call, rest); t != "" {
-		return r.textChunk(d.Call, t)
+	return out
+}
+
+// unsent is what of the whole text of key the deltas did not bring: all
+// of it, after a reset, when the deltas sent something else.
+func (r *renderer) unsent(key, text string) string {
+	b := r.sent[key]
+	if b == nil {
+		return text
 	}
-	return nil
+	shown := b.String()
+	if !strings.HasPrefix(text, shown) {
+		r.reset(key)
+		return text
+	}
+	return text[len(shown):]
 }
 
 // clientToolCalls ends the response: the client runs these and comes back.
@@ -246,9 +283,12 @@ func toolStatus(d longhaul.ToolStatusData) string {
 	return desc
 }
 
-// reset voids the text of call sent so far: a retried call is expected to
-// produce it again, and what it repeats is not sent twice.
+// reset voids the text and reasoning of call sent so far: a retried call
+// is expected to produce them again, and what it repeats is not sent twice.
 func (r *renderer) reset(call string) {
+	if !strings.HasSuffix(call, thoughtKey) {
+		r.reset(call + thoughtKey)
+	}
 	if b := r.sent[call]; b != nil {
 		b.Reset()
 	}
@@ -316,75 +356,6 @@ func commonPrefix(a, b string) int {
 		}
 	}
 	return n
-}
-
-// textChunk is the chunk of new text of call: its reasoning part as
-// reasoning_content, the rest as content.
-func (r *renderer) textChunk(call, t string) []any {
-	sp := r.thinks[call]
-	if sp == nil {
-		sp = &thinkSplit{}
-		r.thinks[call] = sp
-	}
-	reasoning, content := sp.feed(t)
-	if reasoning == "" && content == "" {
-		return nil
-	}
-	c := r.chunk(content)
-	c.Choices[0].Delta.ReasoningContent = reasoning
-	return []any{c}
-}
-
-// thinkSplit parts a model call's streamed text, which carries its
-// reasoning first between longhaul.ThinkOpen and ThinkClose, into reasoning
-// and answer, piece by piece: a piece that may be the start of a marker is
-// held until the next shows what it is.
-type thinkSplit struct {
-	state int
-	held  string
-}
-
-const (
-	splitStart = iota
-	splitThink
-	splitAnswer
-)
-
-// feed takes the next piece of the call's text.
-func (sp *thinkSplit) feed(t string) (reasoning, content string) {
-	t, sp.held = sp.held+t, ""
-	if sp.state == splitStart {
-		if len(t) < len(longhaul.ThinkOpen) && strings.HasPrefix(longhaul.ThinkOpen, t) {
-			sp.held = t
-			return "", ""
-		}
-		if rest, ok := strings.CutPrefix(t, longhaul.ThinkOpen); ok {
-			sp.state, t = splitThink, rest
-		} else {
-			sp.state = splitAnswer
-		}
-	}
-	if sp.state == splitThink {
-		i := strings.Index(t, longhaul.ThinkClose)
-		if i < 0 {
-			k := markerStart(t, longhaul.ThinkClose)
-			sp.held = t[k:]
-			return t[:k], ""
-		}
-		reasoning, t, sp.state = t[:i], t[i+len(longhaul.ThinkClose):], splitAnswer
-	}
-	return reasoning, t
-}
-
-// markerStart is where a suffix of t that begins marker starts (len(t) when
-// none does).
-func markerStart(t, marker string) int {
-	for k := max(0, len(t)-len(marker)+1); k < len(t); k++ {
-		if strings.HasPrefix(marker, t[k:]) {
-			return k
-		}
-	}
-	return len(t)
 }
 
 func (r *renderer) chunk(content string) wire.ChatChunk {

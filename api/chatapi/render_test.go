@@ -244,20 +244,63 @@ func TestRenderMemoryEvents(t *testing.T) {
 	}
 }
 
-func TestThinkSplit(t *testing.T) {
-	full := longhaul.WithThinking("a < b, so\nb wins", "B.")
-	// Every way of cutting the text in two gives the same parts.
-	for cut := 0; cut <= len(full); cut++ {
-		var sp thinkSplit
-		r1, c1 := sp.feed(full[:cut])
-		r2, c2 := sp.feed(full[cut:])
-		if r1+r2 != "a < b, so\nb wins" || c1+c2 != "B." {
-			t.Fatalf("cut at %d: reasoning %q+%q, content %q+%q", cut, r1, r2, c1, c2)
+// thought is an ephemeral piece of a call's reasoning at byte from.
+func thought(call string, from int, text string) longhaul.Event {
+	return ev(longhaul.EventReasoningDelta, longhaul.Delta{Kind: longhaul.DeltaReasoning, Call: call, From: from, Text: text})
+}
+
+// TestRenderReasoning: a thinking call's reasoning streams as
+// delta.reasoning_content chunks, never in content, for Open WebUI and
+// plain clients alike; its text follows as content; the durable content
+// event adds only what the deltas did not bring, of each.
+func TestRenderReasoning(t *testing.T) {
+	events := []longhaul.Event{
+		thought("turn-1", 0, "a < b, "),
+		thought("turn-1", 7, "so b wins"),
+		delta("turn-1", "B"),
+		ev(longhaul.EventContent, longhaul.ContentData{Call: "turn-1", Reasoning: "a < b, so b wins", Text: "B."}),
+	}
+	want := []string{
+		chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"a \u003c b, "},"finish_reason":null}]}`,
+		chunkHead + `"choices":[{"index":0,"delta":{"reasoning_content":"so b wins"},"finish_reason":null}]}`,
+		more("B"),
+		more("."),
+		stop,
+	}
+	for _, owui := range []bool{false, true} {
+		if diff := cmp.Diff(want, frames(t, newRenderer("c1", "assistant", 7, owui), events, false)); diff != "" {
+			t.Errorf("openWebUI=%v frames (-want +got):\n%s", owui, diff)
 		}
 	}
-	var sp thinkSplit
-	if r, c := sp.feed("<b>plain</b>"); r != "" || c != "<b>plain</b>" {
-		t.Errorf("text without reasoning: %q, %q", r, c)
+	// From the log alone (a late follower): the reasoning, then the text.
+	got := frames(t, newRenderer("c1", "assistant", 7, true), events[3:], false)
+	want = []string{
+		chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"a \u003c b, so b wins"},"finish_reason":null}]}`,
+		more("B."),
+		stop,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("from the log (-want +got):\n%s", diff)
+	}
+}
+
+// TestRenderReasoningRetried: a retried call thinks again; what it repeats
+// of the reasoning shown is not shown twice, nor is its text.
+func TestRenderReasoningRetried(t *testing.T) {
+	got := frames(t, newRenderer("c1", "assistant", 7, false), []longhaul.Event{
+		thought("turn-1", 0, "hmm"),
+		ev(longhaul.EventContentReset, longhaul.ContentResetData{Call: "turn-1", Attempt: 2}),
+		thought("turn-1", 0, "hmm, yes"),
+		delta("turn-1", "Yes."),
+	}, false)
+	want := []string{
+		chunkHead + `"choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"hmm"},"finish_reason":null}]}`,
+		chunkHead + `"choices":[{"index":0,"delta":{"reasoning_content":", yes"},"finish_reason":null}]}`,
+		more("Yes."),
+		stop,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("frames (-want +got):\n%s", diff)
 	}
 }
 

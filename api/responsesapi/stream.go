@@ -64,10 +64,12 @@ func (h *Handlers) streamSegment(sw *sse.Writer, run string, start int64, base w
 	}
 }
 
-// liveText is the streamed text of a model call's attempt so far.
+// liveText is the streamed reasoning and text of a model call's attempt so
+// far.
 type liveText struct {
-	attempt int
-	text    string
+	attempt   int
+	reasoning string
+	text      string
 }
 
 // followSegment feeds r the segment of the run f follows that starts
@@ -97,21 +99,25 @@ func followSegment(ctx context.Context, f runs.Follower, start int64, r *wire.Re
 				evs, end = r.Durable(it.Event)
 			case !live:
 				continue
-			case it.Type == longhaul.EventContentDelta:
+			case it.Type == longhaul.EventContentDelta || it.Type == longhaul.EventReasoningDelta:
 				var d longhaul.Delta
 				if it.Decode(&d) != nil || d.After < start || contentFollows(items, k, d.Call) {
 					continue
 				}
 				t := texts[d.Call]
-				if t == nil || t.attempt != d.Attempt || d.From == 0 || d.From > len(t.text) {
+				if t == nil || t.attempt != d.Attempt {
 					t = &liveText{attempt: d.Attempt}
 					texts[d.Call] = t
-					if d.From > 0 {
-						continue // a gap: the durable text will bring it
-					}
 				}
-				t.text = t.text[:d.From] + d.Text
-				evs = r.Live(d.Call, d.Attempt, t.text)
+				buf := &t.text
+				if d.Kind == longhaul.DeltaReasoning {
+					buf = &t.reasoning
+				}
+				if d.From > len(*buf) {
+					continue // a gap: the durable text will bring it
+				}
+				*buf = (*buf)[:d.From] + d.Text
+				evs = r.Live(d.Call, d.Attempt, t.reasoning, t.text)
 			case it.Type == longhaul.EventContentReset:
 				var d longhaul.ContentResetData
 				if it.Decode(&d) == nil {
@@ -132,13 +138,19 @@ func followSegment(ctx context.Context, f runs.Follower, start int64, r *wire.Re
 	}
 }
 
-// contentFollows reports whether the item after k is call's durable text:
-// the delta at k is the part of it the follower had not seen, which the
-// durable event brings anyway.
+// contentFollows reports whether call's durable text comes right after
+// the delta at k (after its other deltas): the delta is the part of it the
+// follower had not seen, which the durable event brings anyway.
 func contentFollows(items []runs.Item, k int, call string) bool {
-	if k+1 >= len(items) || items[k+1].Type != longhaul.EventContent {
+	for j := k + 1; j < len(items); j++ {
+		switch items[j].Type {
+		case longhaul.EventContentDelta, longhaul.EventReasoningDelta:
+			continue
+		case longhaul.EventContent:
+			var d longhaul.ContentData
+			return items[j].Decode(&d) == nil && d.Call == call
+		}
 		return false
 	}
-	var d longhaul.ContentData
-	return items[k+1].Decode(&d) == nil && d.Call == call
+	return false
 }

@@ -34,22 +34,46 @@ const evalUsage = `Usage:
       report.md; exit status 1 when a case fails. Rerun with the same --id to resume an interrupted one.
 `
 
-// evalCommand runs `longhaul eval …` and returns the exit status.
+// evalCommand runs `longhaul eval …` and returns the exit status. Each
+// subcommand's flags are read before anything starts, so --help (and a
+// wrong flag) dial nothing.
 func evalCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprint(stdout, evalUsage)
+		return 0
+	}
 	if len(args) == 0 || (args[0] != "export" && args[0] != "run") {
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "longhaul eval: unknown subcommand %q\n", args[0])
+		}
 		fmt.Fprint(stderr, evalUsage)
 		return 2
+	}
+	usage := func(w io.Writer) { fmt.Fprint(w, evalUsage) }
+	var run func(context.Context, config.Config, *slog.Logger, io.Writer) (int, error)
+	if args[0] == "export" {
+		var f exportFlags
+		if code, stop := parseFlags(f.flagSet(), args[1:], usage, stdout, stderr); stop {
+			return code
+		}
+		run = func(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) (int, error) {
+			return evalExport(ctx, cfg, f, log, out)
+		}
+	} else {
+		var f runFlags
+		if code, stop := parseFlags(f.flagSet(), args[1:], usage, stdout, stderr); stop {
+			return code
+		}
+		run = func(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) (int, error) {
+			return evalRun(ctx, cfg, f, log, out)
+		}
 	}
 	cfg, log, ctx, done, ok := startCommand("eval", stderr)
 	if !ok {
 		return 2
 	}
 	defer done()
-	run := evalExport
-	if args[0] == "run" {
-		run = evalRun
-	}
-	code, err := run(ctx, cfg, args[1:], log, stdout)
+	code, err := run(ctx, cfg, log, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "longhaul eval %s: %s\n", args[0], redact.URLs(err.Error()))
 	}
@@ -70,9 +94,9 @@ type exportFlags struct {
 	limit                int
 }
 
-func evalExport(ctx context.Context, cfg config.Config, args []string, log *slog.Logger, out io.Writer) (int, error) {
-	var f exportFlags
-	fs := flag.NewFlagSet("eval export", flag.ContinueOnError)
+// flagSet is eval export's flags, read into f.
+func (f *exportFlags) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("longhaul eval export", flag.ContinueOnError)
 	fs.StringVar(&f.agent, "agent", "", "only runs of this agent")
 	fs.DurationVar(&f.since, "since", 0, "only runs started this long ago or later (e.g. 24h)")
 	fs.StringVar(&f.from, "from", "", "only runs started at or after this time (RFC 3339)")
@@ -80,7 +104,11 @@ func evalExport(ctx context.Context, cfg config.Config, args []string, log *slog
 	fs.Var(&f.runs, "run", "a run id (repeat the flag for more); no query then")
 	fs.IntVar(&f.limit, "limit", 100, "at most this many runs")
 	fs.StringVar(&f.out, "out", "", "the directory to write the case files to")
-	if err := fs.Parse(args); err != nil || f.out == "" {
+	return fs
+}
+
+func evalExport(ctx context.Context, cfg config.Config, f exportFlags, log *slog.Logger, out io.Writer) (int, error) {
+	if f.out == "" {
 		return 2, errors.New("--out is required")
 	}
 	if cfg.TemporalAddress == "" {
@@ -167,9 +195,9 @@ type runFlags struct {
 	parallel                                    int
 }
 
-func evalRun(ctx context.Context, cfg config.Config, args []string, log *slog.Logger, out io.Writer) (int, error) {
-	var f runFlags
-	fs := flag.NewFlagSet("eval run", flag.ContinueOnError)
+// flagSet is eval run's flags, read into f.
+func (f *runFlags) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("longhaul eval run", flag.ContinueOnError)
 	fs.StringVar(&f.cases, "cases", "", "the directory of case files")
 	fs.StringVar(&f.graders, "graders", "", "the graders file (YAML); none: the recorded answer and tool calls")
 	fs.StringVar(&f.agents, "agents", "", "candidate agent and skill files, loaded over the built-ins (as LONGHAUL_SKILLS_DIR)")
@@ -178,7 +206,11 @@ func evalRun(ctx context.Context, cfg config.Config, args []string, log *slog.Lo
 	fs.IntVar(&f.parallel, "parallel", contract.DefaultEvalParallel, "cases replayed at once")
 	fs.StringVar(&f.id, "id", "", "the evaluation's id; rerun with it to resume (default: made of the inputs)")
 	fs.StringVar(&f.out, "out", "", "the directory to write report.json and report.md to")
-	if err := fs.Parse(args); err != nil || f.cases == "" || f.out == "" {
+	return fs
+}
+
+func evalRun(ctx context.Context, cfg config.Config, f runFlags, log *slog.Logger, out io.Writer) (int, error) {
+	if f.cases == "" || f.out == "" {
 		return 2, errors.New("--cases and --out are required")
 	}
 	in, err := evalInput(f)

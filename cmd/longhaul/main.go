@@ -60,7 +60,21 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		_ = config.Usage(stdout)
 		return 0
-	case "version", "--version":
+	case "--version":
+		fmt.Fprintln(stdout, "longhaul", version())
+		return 0
+	case "eval":
+		return evalCommand(args[1:], stdout, stderr)
+	}
+	if _, known := commandUsage[args[0]]; !known {
+		fmt.Fprintf(stderr, "longhaul: unknown command %q (see longhaul --help)\n", args[0])
+		return 2
+	}
+	if code, stop := commandArgs(args[0], args[1:], stdout, stderr); stop {
+		return code
+	}
+	switch args[0] {
+	case "version":
 		fmt.Fprintln(stdout, "longhaul", version())
 		return 0
 	case "settings":
@@ -71,12 +85,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "health":
 		return health(stderr)
-	case "eval":
-		return evalCommand(args[1:], stdout, stderr)
-	case "dev", "server", "worker", "api", "setup":
-	default:
-		fmt.Fprintf(stderr, "longhaul: unknown command %q (see longhaul --help)\n", args[0])
-		return 2
 	}
 	return runCommand(args[0], stdout, stderr)
 }

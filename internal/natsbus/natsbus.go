@@ -104,16 +104,18 @@ func (b *Bus) Conn() *nats.Conn {
 	return b.nc
 }
 
-// CallStream publishes one attempt of a model call's text as it arrives and
-// answers snapshot requests with the text so far until it is closed.
+// CallStream publishes one attempt of a model call's text (and its
+// reasoning, a separate text) as it arrives and answers snapshot requests
+// with both so far until it is closed.
 type CallStream struct {
 	bus     *Bus
 	subject string
 	snap    *nats.Subscription
 
-	mu   sync.Mutex
-	head longhaul.CallText
-	text []byte
+	mu        sync.Mutex
+	head      longhaul.CallText
+	text      []byte
+	reasoning []byte
 }
 
 // OpenCall starts publishing the text of a call of run, which started after
@@ -147,17 +149,27 @@ func (b *Bus) OpenCall(run, call string, attempt int, after int64) *CallStream {
 // the network: while NATS is away the connection buffers a little and then
 // drops, and subscribers catch up from a snapshot or the durable text.
 func (cs *CallStream) Write(text string) {
+	cs.write(longhaul.DeltaContent, &cs.text, text)
+}
+
+// WriteReasoning appends text to the call's reasoning and publishes it as
+// a reasoning delta, as Write does the text.
+func (cs *CallStream) WriteReasoning(text string) {
+	cs.write(longhaul.DeltaReasoning, &cs.reasoning, text)
+}
+
+func (cs *CallStream) write(kind longhaul.DeltaKind, buf *[]byte, text string) {
 	if text == "" {
 		return
 	}
 	cs.mu.Lock()
-	from := len(cs.text)
-	cs.text = append(cs.text, text...)
+	from := len(*buf)
+	*buf = append(*buf, text...)
 	cs.mu.Unlock()
 	if cs.subject == "" {
 		return
 	}
-	d := longhaul.Delta{Kind: longhaul.DeltaContent, Call: cs.head.Call, Attempt: cs.head.Attempt, After: cs.head.After, From: from, Text: text}
+	d := longhaul.Delta{Kind: kind, Call: cs.head.Call, Attempt: cs.head.Attempt, After: cs.head.After, From: from, Text: text}
 	if data, err := json.Marshal(d); err == nil {
 		_ = cs.bus.nc.Publish(cs.subject, data)
 	}
@@ -170,12 +182,20 @@ func (cs *CallStream) Text() string {
 	return string(cs.text)
 }
 
-// Snapshot is the call's text so far with the call's names.
+// Reasoning is the call's reasoning so far.
+func (cs *CallStream) Reasoning() string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return string(cs.reasoning)
+}
+
+// Snapshot is the call's text and reasoning so far with the call's names.
 func (cs *CallStream) Snapshot() longhaul.CallText {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	s := cs.head
 	s.Text = string(cs.text)
+	s.Reasoning = string(cs.reasoning)
 	return s
 }
 

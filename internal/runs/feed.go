@@ -86,12 +86,14 @@ type Feed struct {
 	snapshotting bool
 }
 
-// liveCall is the text a running model call has streamed so far.
+// liveCall is the text (and the reasoning before it) a running model call
+// has streamed so far.
 type liveCall struct {
-	call    string
-	attempt int
-	after   int64
-	text    []byte
+	call      string
+	attempt   int
+	after     int64
+	reasoning []byte
+	text      []byte
 }
 
 // status is a piece of tool progress with the feed's sequence number.
@@ -240,13 +242,10 @@ func (f *Feed) itemsAfter(c *Cursor) []Item {
 					c.attempt, c.bytes = d.Attempt, 0
 					add(longhaul.NewEvent(longhaul.EventContentReset, e.Time, longhaul.ContentResetData{Call: d.Call, Attempt: d.Attempt, Reason: "replacing a failed attempt's text"}))
 				}
-				// As it streamed: with its reasoning first.
-				if text := d.Streamed(); c.bytes < len(text) {
-					from := c.bytes
-					c.bytes = len(text)
-					add(longhaul.NewEvent(longhaul.EventContentDelta, e.Time, longhaul.Delta{
-						Kind: longhaul.DeltaContent, Call: d.Call, Attempt: d.Attempt, After: c.after, From: from, Text: text[from:],
-					}))
+				// As it streamed: its reasoning, then its text.
+				for _, it := range outputAfter(c.bytes, d.Call, d.Attempt, c.after, d.Reasoning, d.Text) {
+					c.bytes = it.pos
+					add(longhaul.NewEvent(it.typ, e.Time, it.delta))
 				}
 			}
 		}
@@ -274,12 +273,11 @@ func (f *Feed) itemsAfter(c *Cursor) []Item {
 				add(longhaul.NewEvent(longhaul.EventContentReset, now, longhaul.ContentResetData{Call: l.call, Attempt: l.attempt, Reason: "retrying the model call"}))
 			}
 		}
-		if l.attempt == c.attempt && len(l.text) > c.bytes {
-			from := c.bytes
-			c.bytes = len(l.text)
-			add(longhaul.NewEvent(longhaul.EventContentDelta, now, longhaul.Delta{
-				Kind: longhaul.DeltaContent, Call: l.call, Attempt: l.attempt, After: l.after, From: from, Text: string(l.text[from:]),
-			}))
+		if l.attempt == c.attempt {
+			for _, it := range outputAfter(c.bytes, l.call, l.attempt, l.after, string(l.reasoning), string(l.text)) {
+				c.bytes = it.pos
+				add(longhaul.NewEvent(it.typ, now, it.delta))
+			}
 		}
 	}
 	for _, st := range f.statuses {
@@ -291,6 +289,34 @@ func (f *Feed) itemsAfter(c *Cursor) []Item {
 		}
 		c.status = st.seq
 		add(longhaul.NewEvent(longhaul.EventToolStatus, time.Now(), st.data))
+	}
+	return out
+}
+
+// outputDelta is a delta of a call's output, as the event it is sent in,
+// with the follower's position after it.
+type outputDelta struct {
+	typ   longhaul.EventType
+	delta longhaul.Delta
+	pos   int
+}
+
+// outputAfter is what of a call's output (reasoning, then text) a follower
+// that has seen bytes of it has not, as deltas: a position counts the
+// reasoning's bytes, then the text's, since the reasoning comes first and
+// is complete once the text began (activities' thinking).
+func outputAfter(seen int, call string, attempt int, after int64, reasoning, text string) []outputDelta {
+	var out []outputDelta
+	if seen < len(reasoning) {
+		out = append(out, outputDelta{longhaul.EventReasoningDelta, longhaul.Delta{
+			Kind: longhaul.DeltaReasoning, Call: call, Attempt: attempt, After: after, From: seen, Text: reasoning[seen:],
+		}, len(reasoning)})
+		seen = len(reasoning)
+	}
+	if at := seen - len(reasoning); at < len(text) {
+		out = append(out, outputDelta{longhaul.EventContentDelta, longhaul.Delta{
+			Kind: longhaul.DeltaContent, Call: call, Attempt: attempt, After: after, From: at, Text: text[at:],
+		}, len(reasoning) + len(text)})
 	}
 	return out
 }
@@ -332,8 +358,8 @@ func (f *Feed) onDelta(d longhaul.Delta) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch d.Kind {
-	case longhaul.DeltaContent:
-		switch f.addText(d.Call, d.Attempt, d.After, d.From, d.Text) {
+	case longhaul.DeltaContent, longhaul.DeltaReasoning:
+		switch f.addText(d.Kind, d.Call, d.Attempt, d.After, d.From, d.Text) {
 		case textGap:
 			f.requestSnapshotLocked()
 		case textAdded:
@@ -360,11 +386,12 @@ const (
 	textGap
 )
 
-// addText adds text at byte from of an attempt of a call's text. A later
-// attempt replaces an earlier one's text; an earlier one's is dropped, as
-// is anything for a call that is over: its whole text is durable, or the
-// run's log went on after it (a call that only asked for tools).
-func (f *Feed) addText(call string, attempt int, after int64, from int, text string) textResult {
+// addText adds text at byte from of an attempt of a call's text (of its
+// reasoning, for kind DeltaReasoning). A later attempt replaces an earlier
+// one's text; an earlier one's is dropped, as is anything for a call that
+// is over: its whole text is durable, or the run's log went on after it (a
+// call that only asked for tools).
+func (f *Feed) addText(kind longhaul.DeltaKind, call string, attempt int, after int64, from int, text string) textResult {
 	if text == "" || f.finished[call] || f.done || after < f.lastLocked() {
 		return textIgnored
 	}
@@ -373,15 +400,19 @@ func (f *Feed) addText(call string, attempt int, after int64, from int, text str
 		l = &liveCall{call: call, attempt: attempt, after: after}
 		f.live[call] = l
 	}
+	buf := &l.text
+	if kind == longhaul.DeltaReasoning {
+		buf = &l.reasoning
+	}
 	switch {
 	case attempt < l.attempt:
 		return textIgnored
-	case from > len(l.text):
+	case from > len(*buf):
 		return textGap
-	case from+len(text) <= len(l.text):
+	case from+len(text) <= len(*buf):
 		return textIgnored
 	}
-	l.text = append(l.text, text[len(l.text)-from:]...)
+	*buf = append(*buf, text[len(*buf)-from:]...)
 	return textAdded
 }
 
@@ -406,7 +437,8 @@ func (f *Feed) requestSnapshotLocked() {
 		f.snapshotting = false
 		added := false
 		for _, ct := range calls {
-			if f.addText(ct.Call, ct.Attempt, ct.After, 0, ct.Text) == textAdded {
+			r := f.addText(longhaul.DeltaReasoning, ct.Call, ct.Attempt, ct.After, 0, ct.Reasoning)
+			if f.addText(longhaul.DeltaContent, ct.Call, ct.Attempt, ct.After, 0, ct.Text) == textAdded || r == textAdded {
 				added = true
 			}
 		}

@@ -211,10 +211,11 @@ func runeTokens(r rune) int {
 	return 2
 }
 
-// Message estimates one chat message: its text, its images, its tool calls
-// as a template renders them (JSON), and the template's markers.
+// Message estimates one chat message: its text, its reasoning sent back,
+// its images, its tool calls as a template renders them (JSON), and the
+// template's markers.
 func Message(m openai.ChatCompletionMessage) int {
-	n := perMessage + Text(m.Role) + counted(m.Content) + Text(m.Name)
+	n := perMessage + Text(m.Role) + counted(m.Content) + Text(m.Name) + counted(m.ReasoningContent)
 	for _, p := range m.MultiContent {
 		switch {
 		case p.ImageURL != nil && p.ImageURL.Detail == openai.ImageURLDetailLow:

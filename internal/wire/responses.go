@@ -382,7 +382,8 @@ type ResponseUsage struct {
 	TotalTokens         int          `json:"total_tokens"`
 }
 
-// TokenDetails breaks a token count down; Longhaul knows no breakdown.
+// TokenDetails breaks a token count down: the reasoning tokens the model
+// endpoints reported (cached tokens are not known).
 type TokenDetails struct {
 	CachedTokens    *int `json:"cached_tokens,omitempty"`
 	ReasoningTokens *int `json:"reasoning_tokens,omitempty"`
@@ -390,10 +391,10 @@ type TokenDetails struct {
 
 // responseUsage converts a run's usage.
 func responseUsage(u longhaul.Usage) *ResponseUsage {
-	zero := 0
+	zero, reasoning := 0, u.ReasoningTokens
 	return &ResponseUsage{
 		InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
-		InputTokensDetails: TokenDetails{CachedTokens: &zero}, OutputTokensDetails: TokenDetails{ReasoningTokens: &zero},
+		InputTokensDetails: TokenDetails{CachedTokens: &zero}, OutputTokensDetails: TokenDetails{ReasoningTokens: &reasoning},
 	}
 }
 

@@ -52,9 +52,12 @@ type StreamEvent struct {
 // model call that asked for them ended, so neither happens in its ordinary
 // course.
 //
-// Reasoning a model streamed is shown as a reasoning item (its summary is
-// the reasoning text) before the message, once the reasoning is complete;
-// it is not streamed delta by delta.
+// Reasoning a model streamed is shown as a reasoning item before the
+// message, its text a reasoning_text content part (openai-node 7.57.0
+// responses.d.ts ResponseReasoningItem.Content), streamed as
+// response.reasoning_text.delta events cut as the text's are, and closed
+// (reasoning_text.done, content_part.done, output_item.done) once the
+// answer begins or the call's durable content event comes.
 
 // Cut sizes of text deltas: a delta ends after whitespace once it is
 // minCut bytes long, or at the first character boundary past maxCut.
@@ -82,7 +85,9 @@ func nextCut(text string, from int, final bool) int {
 
 // respCall is what the renderer shows of one model call.
 type respCall struct {
-	reasoned bool // its reasoning item was sent
+	rs       int  // output index of its reasoning item, -1 before it opened
+	rsSent   int  // bytes of its reasoning sent as deltas
+	reasoned bool // its reasoning is over: its item was closed (or never opened)
 	msg      int  // output index of its message, -1 before it opened
 	sent     int  // bytes of its text sent as deltas
 	attempt  int
@@ -177,16 +182,15 @@ func (r *ResponseRenderer) doneItem(i int) StreamEvent {
 func (r *ResponseRenderer) call(name string) *respCall {
 	c := r.calls[name]
 	if c == nil {
-		c = &respCall{msg: -1}
+		c = &respCall{msg: -1, rs: -1}
 		r.calls[name] = c
 	}
 	return c
 }
 
-// Live takes the live text of a model call's attempt so far (its
-// reasoning first, between longhaul.ThinkOpen and ThinkClose, as it
-// streams) and returns the events it completes.
-func (r *ResponseRenderer) Live(name string, attempt int, streamed string) []StreamEvent {
+// Live takes the live reasoning and text of a model call's attempt so far
+// and returns the events they complete.
+func (r *ResponseRenderer) Live(name string, attempt int, reasoning, text string) []StreamEvent {
 	c := r.call(name)
 	if attempt > c.attempt && c.attempt != 0 {
 		c.frozen = true
@@ -195,15 +199,7 @@ func (r *ResponseRenderer) Live(name string, attempt int, streamed string) []Str
 	if c.frozen || r.ended {
 		return nil
 	}
-	reasoning, text, ok := longhaul.SplitThinking(streamed)
-	if !ok {
-		return nil // still thinking
-	}
-	var out []StreamEvent
-	if reasoning != "" && !c.reasoned {
-		out = append(out, r.reasoningItem(c, reasoning)...)
-	}
-	c.reasoned = true
+	out := r.reasoning(c, reasoning, text != "")
 	return append(out, r.text(c, text, false)...)
 }
 
@@ -211,17 +207,50 @@ func (r *ResponseRenderer) Live(name string, attempt int, streamed string) []Str
 // again, so the rest waits for the call's durable text.
 func (r *ResponseRenderer) Reset(name string) {
 	c := r.call(name)
-	if c.msg >= 0 || c.reasoned {
+	if c.msg >= 0 || c.rs >= 0 {
 		c.frozen = true
 	}
 }
 
-// reasoningItem is the added and done events of a call's reasoning.
-func (r *ResponseRenderer) reasoningItem(c *respCall, reasoning string) []StreamEvent {
+// reasoning sends what of a call's reasoning is due: the reasoning item's
+// opening, the deltas up to the last cut the reasoning decides, and, once
+// it is over (final: the answer began, or the call ended), the rest and
+// the item's end.
+func (r *ResponseRenderer) reasoning(c *respCall, reasoning string, final bool) []StreamEvent {
+	if c.reasoned || reasoning == "" && c.rs < 0 {
+		c.reasoned = c.reasoned || final
+		return nil
+	}
+	var out []StreamEvent
+	zero := 0
+	if c.rs < 0 {
+		var added StreamEvent
+		c.rs, added = r.add(OutputItem{Type: "reasoning", ID: r.itemID("rs", len(r.resp.Output)), Status: ResponseInProgress, Summary: &[]SummaryPart{}, Content: &[]ContentPart{}})
+		part := ContentPart{Type: "reasoning_text"}
+		out = append(out, added, r.event(StreamEvent{Type: "response.content_part.added", ItemID: r.resp.Output[c.rs].ID, OutputIndex: &c.rs, ContentIndex: &zero, Part: &part}))
+	}
+	i, id := c.rs, r.resp.Output[c.rs].ID
+	for {
+		cut := nextCut(reasoning, c.rsSent, final)
+		if cut < 0 {
+			break
+		}
+		delta := reasoning[c.rsSent:cut]
+		c.rsSent = cut
+		out = append(out, r.event(StreamEvent{Type: "response.reasoning_text.delta", ItemID: id, OutputIndex: &i, ContentIndex: &zero, Delta: &delta}))
+	}
+	if !final {
+		return out
+	}
 	c.reasoned = true
-	i, added := r.add(OutputItem{Type: "reasoning", ID: r.itemID("rs", len(r.resp.Output)), Summary: &[]SummaryPart{}})
-	r.resp.Output[i].Summary = &[]SummaryPart{{Type: "summary_text", Text: reasoning}}
-	return []StreamEvent{added, r.doneItem(i)}
+	text := reasoning
+	part := ContentPart{Type: "reasoning_text", Text: text}
+	r.resp.Output[i].Status = ResponseCompleted
+	r.resp.Output[i].Content = &[]ContentPart{part}
+	return append(out,
+		r.event(StreamEvent{Type: "response.reasoning_text.done", ItemID: id, OutputIndex: &i, ContentIndex: &zero, Text: &text}),
+		r.event(StreamEvent{Type: "response.content_part.done", ItemID: id, OutputIndex: &i, ContentIndex: &zero, Part: &part}),
+		r.doneItem(i))
 }
 
 // text sends what of a call's text is due: the message item's opening, and
@@ -273,6 +302,7 @@ func (r *ResponseRenderer) Durable(e longhaul.Event) (out []StreamEvent, end boo
 				PromptTokens:     u.PromptTokens - r.usageFrom.PromptTokens,
 				CompletionTokens: u.CompletionTokens - r.usageFrom.CompletionTokens,
 				TotalTokens:      u.TotalTokens - r.usageFrom.TotalTokens,
+				ReasoningTokens:  u.ReasoningTokens - r.usageFrom.ReasoningTokens,
 			})
 		}
 	case longhaul.EventError:
@@ -342,10 +372,7 @@ func (r *ResponseRenderer) finish() StreamEvent {
 func (r *ResponseRenderer) content(d longhaul.ContentData) []StreamEvent {
 	c := r.call(d.Call)
 	delete(r.calls, d.Call)
-	var out []StreamEvent
-	if d.Reasoning != "" && !c.reasoned {
-		out = append(out, r.reasoningItem(c, d.Reasoning)...)
-	}
+	out := r.reasoning(c, d.Reasoning, true)
 	out = append(out, r.text(c, d.Text, true)...)
 	if c.msg < 0 {
 		return out

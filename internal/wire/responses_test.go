@@ -293,7 +293,7 @@ func segment() []longhaul.Event {
 		return e
 	}
 	return []longhaul.Event{
-		ev(1, longhaul.EventContent, longhaul.ContentData{Call: "turn-1", Reasoning: "think hard", Text: "Let me look that up for you right away."}),
+		ev(1, longhaul.EventContent, longhaul.ContentData{Call: "turn-1", Reasoning: "The user wants the page, so I fetch it with the tool first.", Text: "Let me look that up for you right away."}),
 		ev(2, longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "t1", Name: "web_fetch", Arguments: `{"url":"x"}`}),
 		ev(3, longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "t1", Name: "web_fetch", Output: "page"}),
 		ev(4, longhaul.EventContent, longhaul.ContentData{Call: "turn-2", Text: "The page says hello to everyone who reads it, and goodbye."}),
@@ -312,9 +312,12 @@ func TestResponseRendererLiveMatchesLog(t *testing.T) {
 		for _, e := range segment() {
 			var d longhaul.ContentData
 			if live && e.Type == longhaul.EventContent && e.Decode(&d) == nil {
-				streamed := d.Streamed()
-				for n := 0; n < len(streamed); n += 7 {
-					out = append(out, r.Live(d.Call, 1, streamed[:n])...)
+				// As it streams: the reasoning first, then the text.
+				for n := 0; n < len(d.Reasoning); n += 7 {
+					out = append(out, r.Live(d.Call, 1, d.Reasoning[:n], "")...)
+				}
+				for n := 0; n < len(d.Text); n += 7 {
+					out = append(out, r.Live(d.Call, 1, d.Reasoning, d.Text[:n])...)
 				}
 			}
 			evs, _ := r.Durable(e)
@@ -327,7 +330,7 @@ func TestResponseRendererLiveMatchesLog(t *testing.T) {
 		t.Fatalf("live stream differs from the log's (-log +live):\n%s", diff)
 	}
 	var types []string
-	var text strings.Builder
+	var text, reasoning strings.Builder
 	for i, e := range fromLog {
 		if e.SequenceNumber != int64(i) {
 			t.Fatalf("event %d has sequence number %d", i, e.SequenceNumber)
@@ -338,10 +341,14 @@ func TestResponseRendererLiveMatchesLog(t *testing.T) {
 		if e.Type == "response.output_text.delta" && *e.OutputIndex == 3 {
 			text.WriteString(*e.Delta)
 		}
+		if e.Type == "response.reasoning_text.delta" {
+			reasoning.WriteString(*e.Delta)
+		}
 	}
 	want := []string{
 		"response.created", "response.in_progress",
-		"response.output_item.added", "response.output_item.done", // reasoning
+		"response.output_item.added", "response.content_part.added", "response.reasoning_text.delta", // reasoning
+		"response.reasoning_text.done", "response.content_part.done", "response.output_item.done",
 		"response.output_item.added", "response.content_part.added", "response.output_text.delta",
 		"response.output_text.done", "response.content_part.done", "response.output_item.done",
 		"response.output_item.added", "response.mcp_call.in_progress", "response.mcp_call.completed", "response.output_item.done",
@@ -355,9 +362,12 @@ func TestResponseRendererLiveMatchesLog(t *testing.T) {
 	if text.String() != "The page says hello to everyone who reads it, and goodbye." {
 		t.Errorf("deltas of the second answer make %q", text.String())
 	}
+	if reasoning.String() != "The user wants the page, so I fetch it with the tool first." {
+		t.Errorf("reasoning deltas make %q", reasoning.String())
+	}
 	final := fromLog[len(fromLog)-1].Response
 	wire, _ := json.Marshal(final.Output)
-	wantOut := `[{"type":"reasoning","id":"rs_` + NewResponseRenderer(Response{ID: "resp_x.0"}, longhaul.Usage{}).key + `_0","summary":[{"type":"summary_text","text":"think hard"}]},`
+	wantOut := `[{"type":"reasoning","id":"rs_` + NewResponseRenderer(Response{ID: "resp_x.0"}, longhaul.Usage{}).key + `_0","status":"completed","content":[{"type":"reasoning_text","text":"The user wants the page, so I fetch it with the tool first."}],"summary":[]},`
 	if !strings.HasPrefix(string(wire), wantOut) {
 		t.Errorf("output = %s", wire)
 	}

@@ -32,26 +32,65 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	req := Request{
-		Method: r.Method,
-		Path:   r.URL.Path,
-		Header: r.Header.Clone(),
-		Body:   body,
-		Chat:   chat,
+		Method:    r.Method,
+		Path:      r.URL.Path,
+		Header:    r.Header.Clone(),
+		Body:      body,
+		Chat:      chat,
+		Reasoning: messageReasoning(fields),
 	}
-	window, behaviour := s.Window()
+	s.mu.Lock()
+	window, behaviour, flavour := s.window, s.behaviour, s.flavour
+	s.mu.Unlock()
 	f := applyWindow(&req, window, behaviour)
+	var vllmRefusal *vllmError
+	if flavour == FlavourVLLM && behaviour == BehaviourOpenAI && window > 0 {
+		vllmRefusal = vllmContextRefusal(req.PromptTokens, chat, window)
+		f.refusal = ""
+		req.Cut = vllmRefusal != nil
+	}
 	if window > 0 {
 		req.read = f.prompt
 	}
 	s.mu.Lock()
+	firstUse := !slices.Contains(s.used, chat.Model)
+	om := s.ollamaModelLocked(chat.Model)
+	pulled := s.pulledLocked(chat.Model)
+	noAutoTools := s.noAutoTools
 	req.N = len(s.reqs) + 1
 	s.reqs = append(s.reqs, req)
-	if !slices.Contains(s.used, chat.Model) {
+	if firstUse && (flavour != FlavourOllama || pulled) {
 		s.used = append(s.used, chat.Model)
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
 
+	switch flavour {
+	case FlavourOllama:
+		// In Ollama's order: ChatMiddleware converts the request
+		// (FromChatRequest), ChatHandler looks the model up, then
+		// schedules (loads) it, then renders the prompt.
+		if badToolArguments(chat) {
+			writeOllamaMiddlewareError(w, http.StatusBadRequest, ollamaInvalidToolArguments)
+			return
+		}
+		if !pulled {
+			writeOllamaError(w, http.StatusNotFound, ollamaNotFound(chat.Model), "", nil)
+			return
+		}
+		if firstUse && om.LoadDelay > 0 && !s.wait(r.Context(), om.LoadDelay) {
+			return
+		}
+	case FlavourVLLM:
+		if msg := vllmToolChoiceRefusal(fields, chat); noAutoTools && msg != "" {
+			writeVLLMError(w, http.StatusBadRequest, msg, "", nil, nil)
+			return
+		}
+		if vllmRefusal != nil {
+			writeVLLMError(w, http.StatusBadRequest, vllmRefusal.message, "", nil, &vllmRefusal.param)
+			return
+		}
+	}
 	if f.refusal != "" {
 		refuse(w, f.refusal)
 		return
@@ -60,7 +99,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	// and Func replies see only the messages it kept.
 	seen := req
 	seen.Chat = f.kept
-	s.serveAction(w, r, seen, s.choose(seen))
+	s.serveAction(w, r, seen, s.choose(seen), flavour)
 }
 
 // decodeChat decodes a chat completion request. It accepts "stop" as a
@@ -141,7 +180,7 @@ func (s *Server) choose(req Request) action {
 	return act
 }
 
-func (s *Server) serveAction(w http.ResponseWriter, r *http.Request, req Request, act action) {
+func (s *Server) serveAction(w http.ResponseWriter, r *http.Request, req Request, act action, flavour Flavour) {
 	opts := act.opts
 	for k, vs := range opts.header {
 		w.Header()[k] = append([]string(nil), vs...)
@@ -158,14 +197,7 @@ func (s *Server) serveAction(w http.ResponseWriter, r *http.Request, req Request
 		if message == "" {
 			message = http.StatusText(status)
 		}
-		typ, code := opts.errType, opts.errCode
-		if typ == "" {
-			typ = errorTypeFor(status)
-		}
-		if code == "" {
-			code = errorCodeFor(status)
-		}
-		writeError(w, status, message, typ, code)
+		writeFlavourError(w, flavour, status, message, opts.errType, opts.errCode)
 		return
 	}
 	switch act.leaf.kind {
@@ -174,10 +206,17 @@ func (s *Server) serveAction(w http.ResponseWriter, r *http.Request, req Request
 	case kindDrop:
 		abort()
 	case kindMessage:
-		m := s.buildMessage(req, act.leaf, opts)
-		if req.Chat.Stream {
+		m := s.buildMessage(req, act.leaf, opts, flavour)
+		switch {
+		case opts.streamErr != nil && (!req.Chat.Stream || opts.streamErr.after <= 0):
+			// Failed before anything was written: the error envelope
+			// with HTTP 500 (see StreamError).
+			writeFlavourError(w, flavour, http.StatusInternalServerError, opts.streamErr.msg, "", "")
+		case req.Chat.Stream:
 			s.stream(ctx, w, req, m, opts)
-		} else {
+		case flavour == FlavourOllama && !opts.malformed && !opts.hasCut && !opts.hasStall:
+			completeOllama(w, m)
+		default:
 			s.complete(ctx, w, m, opts)
 		}
 	}
@@ -190,7 +229,11 @@ type message struct {
 	created      int64
 	content      string
 	contentParts []string
-	// reasoningParts stream as reasoning_content before the content.
+	// flavour is the dialect the message is written in.
+	flavour Flavour
+	// reasoning is the thinking before the answer; reasoningParts its
+	// streamed pieces, sent before the content in the flavour's field.
+	reasoning      string
 	reasoningParts []string
 	toolCalls      []ToolCall
 	argParts       [][]string
@@ -202,36 +245,73 @@ type usage struct {
 	Prompt     int `json:"prompt_tokens"`
 	Completion int `json:"completion_tokens"`
 	Total      int `json:"total_tokens"`
+	// Details is vLLM's completion_tokens_details, set when the answer
+	// thought (vllm/entrypoints/openai/chat_completion/serving.py at
+	// 006c49d4: reasoning_tokens are reported by a server with a
+	// reasoning parser).
+	Details *completionDetails `json:"completion_tokens_details,omitempty"`
 }
 
-func (s *Server) buildMessage(req Request, rp *reply, opts options) message {
+type completionDetails struct {
+	Reasoning int `json:"reasoning_tokens"`
+}
+
+func (s *Server) buildMessage(req Request, rp *reply, opts options, flavour Flavour) message {
 	m := message{
-		id:      fmt.Sprintf("chatcmpl-llmtest-%d", req.N),
-		model:   req.Chat.Model,
-		created: s.started.Unix(),
-		content: rp.content,
+		id:        fmt.Sprintf("chatcmpl-llmtest-%d", req.N),
+		model:     req.Chat.Model,
+		created:   s.started.Unix(),
+		content:   rp.content,
+		flavour:   flavour,
+		reasoning: opts.reasoning,
+	}
+	if flavour == FlavourOllama {
+		// middleware/openai.go:478: "chatcmpl-" and rand.Intn(999).
+		m.id = fmt.Sprintf("chatcmpl-%d", req.N%999)
 	}
 	if m.model == "" {
 		m.model = defaultModel
 	}
+	if flavour == FlavourThinkTags && m.reasoning != "" {
+		m.content = thinkOpen + m.reasoning + thinkClose + m.content
+		m.reasoning = ""
+	}
+	calls := make([]ToolCall, 0, len(rp.toolCalls))
+	for _, tc := range rp.toolCalls {
+		if tc.ID == "" {
+			if flavour == FlavourOllama {
+				tc.ID = ollamaCallID(s.callSeq.Add(1))
+			} else {
+				tc.ID = fmt.Sprintf("call_%d", s.callSeq.Add(1))
+			}
+		}
+		if flavour == FlavourOllama {
+			tc.Arguments = ollamaArguments(tc.Arguments)
+		}
+		calls = append(calls, tc)
+	}
+	var cut bool
+	m.reasoning, m.content, calls, cut = limitOutput(m.reasoning, m.content, calls, outputLimit(flavour, req.Chat))
 	switch {
 	case opts.chunkSize > 0:
 		m.contentParts = splitRunes(m.content, opts.chunkSize)
-	case rp.isJSON:
+	case rp.isJSON && !strings.HasPrefix(m.content, thinkOpen):
 		m.contentParts = splitRunes(m.content, defaultPieceRunes)
 	default:
 		m.contentParts = splitWords(m.content)
 	}
-	m.reasoningParts = splitWords(opts.reasoning)
+	m.reasoningParts = splitWords(m.reasoning)
 	argSize := opts.chunkSize
 	if argSize <= 0 {
 		argSize = defaultPieceRunes
 	}
 	completion := CountTokens(m.content)
-	for _, tc := range rp.toolCalls {
-		if tc.ID == "" {
-			tc.ID = fmt.Sprintf("call_%d", s.callSeq.Add(1))
-		}
+	if flavour != FlavourOpenAI {
+		// The reasoning is output the model generated: Ollama's
+		// eval_count and vLLM's completion_tokens count it.
+		completion += CountTokens(m.reasoning)
+	}
+	for _, tc := range calls {
 		m.toolCalls = append(m.toolCalls, tc)
 		m.argParts = append(m.argParts, splitRunes(tc.Arguments, argSize))
 		completion += CountTokens(tc.Name) + CountTokens(tc.Arguments)
@@ -239,6 +319,9 @@ func (s *Server) buildMessage(req Request, rp *reply, opts options) message {
 	m.finishReason = string(openai.FinishReasonStop)
 	if len(m.toolCalls) > 0 {
 		m.finishReason = string(openai.FinishReasonToolCalls)
+	}
+	if cut {
+		m.finishReason = string(openai.FinishReasonLength)
 	}
 	if opts.finishReason != "" {
 		m.finishReason = opts.finishReason
@@ -251,6 +334,9 @@ func (s *Server) buildMessage(req Request, rp *reply, opts options) message {
 			p = promptTokens(req.Chat)
 		}
 		m.usage = usage{Prompt: p, Completion: completion, Total: p + completion}
+		if flavour == FlavourVLLM && m.reasoning != "" {
+			m.usage.Details = &completionDetails{Reasoning: CountTokens(m.reasoning)}
+		}
 	}
 	return m
 }
@@ -275,8 +361,13 @@ type completionChoice struct {
 }
 
 type responseMessage struct {
-	Role      string             `json:"role"`
-	Content   *string            `json:"content"`
+	Role    string  `json:"role"`
+	Content *string `json:"content"`
+	// Reasoning is vLLM's message.reasoning
+	// (vllm/entrypoints/openai/chat_completion/serving.py at 006c49d4,
+	// chat_completion_full_generator: _create_chat_message(role=role,
+	// reasoning=reasoning, content=content)).
+	Reasoning string             `json:"reasoning,omitempty"`
 	Refusal   *string            `json:"refusal"`
 	ToolCalls []responseToolCall `json:"tool_calls,omitempty"`
 }
@@ -314,10 +405,15 @@ type chunkChoice struct {
 }
 
 type delta struct {
-	Role             string          `json:"role,omitempty"`
-	Content          *string         `json:"content,omitempty"`
-	ReasoningContent string          `json:"reasoning_content,omitempty"`
-	ToolCalls        []deltaToolCall `json:"tool_calls,omitempty"`
+	Role             string  `json:"role,omitempty"`
+	Content          *string `json:"content,omitempty"`
+	ReasoningContent string  `json:"reasoning_content,omitempty"`
+	// Reasoning is vLLM's delta.reasoning (DeltaMessage, imported from
+	// vllm/entrypoints/generate/base/protocol.py by
+	// vllm/entrypoints/openai/chat_completion/serving.py at 006c49d4,
+	// which streams delta_message.reasoning).
+	Reasoning string          `json:"reasoning,omitempty"`
+	ToolCalls []deltaToolCall `json:"tool_calls,omitempty"`
 }
 
 type deltaToolCall struct {
@@ -336,6 +432,9 @@ const fingerprint = "fp_llmtest"
 
 func (s *Server) complete(ctx context.Context, w http.ResponseWriter, m message, opts options) {
 	msg := responseMessage{Role: openai.ChatMessageRoleAssistant}
+	if m.flavour == FlavourVLLM {
+		msg.Reasoning = m.reasoning
+	}
 	if m.content != "" || len(m.toolCalls) == 0 {
 		msg.Content = &m.content
 	}
@@ -394,6 +493,9 @@ const (
 type frame struct {
 	kind frameKind
 	data []byte
+	// toolStart marks the first frame of a tool call, which
+	// ToolCallSilence delays.
+	toolStart bool
 }
 
 // frames builds the data frames of a streamed reply, without [DONE].
@@ -421,16 +523,22 @@ func (m message) frames(includeUsage, malformed bool) []frame {
 	empty := ""
 	fs := []frame{one(frameRole, delta{Role: openai.ChatMessageRoleAssistant, Content: &empty})}
 	for _, p := range m.reasoningParts {
-		fs = append(fs, one(frameContent, delta{ReasoningContent: p}))
+		if m.flavour == FlavourVLLM {
+			fs = append(fs, one(frameContent, delta{Reasoning: p}))
+		} else {
+			fs = append(fs, one(frameContent, delta{ReasoningContent: p}))
+		}
 	}
 	for _, p := range m.contentParts {
 		fs = append(fs, one(frameContent, delta{Content: &p}))
 	}
 	for i, tc := range m.toolCalls {
-		fs = append(fs, one(frameContent, delta{ToolCalls: []deltaToolCall{{
+		start := one(frameContent, delta{ToolCalls: []deltaToolCall{{
 			Index: i, ID: tc.ID, Type: string(openai.ToolTypeFunction),
 			Function: deltaFunction{Name: tc.Name},
-		}}}))
+		}}})
+		start.toolStart = true
+		fs = append(fs, start)
 		for _, p := range m.argParts[i] {
 			fs = append(fs, one(frameContent, delta{ToolCalls: []deltaToolCall{{
 				Index: i, Function: deltaFunction{Arguments: p},
@@ -455,7 +563,18 @@ func (m message) frames(includeUsage, malformed bool) []frame {
 
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req Request, m message, opts options) {
 	includeUsage := req.Chat.StreamOptions != nil && req.Chat.StreamOptions.IncludeUsage
-	fs := m.frames(includeUsage, opts.malformed)
+	var fs []frame
+	if m.flavour == FlavourOllama {
+		fs = m.ollamaFrames(includeUsage)
+		if opts.malformed {
+			broken := frame{kind: frameMalformed, data: []byte(fmt.Sprintf(
+				`{"id":%q,"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`, m.id))}
+			at := min(1, len(fs)-1)
+			fs = append(fs[:at], append([]frame{broken}, fs[at:]...)...)
+		}
+	} else {
+		fs = m.frames(includeUsage, opts.malformed)
+	}
 
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -480,6 +599,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req Request,
 
 	contentSent := 0
 	for i, f := range fs {
+		if e := opts.streamErr; e != nil && (i >= e.after || f.kind == frameFinish) {
+			s.sendStreamError(m, e, send)
+			return
+		}
 		if f.kind != frameRole && f.kind != frameMalformed {
 			// A reply with fewer than n content chunks is cut (or stalls)
 			// before its finish chunk: the stream never completes.
@@ -495,6 +618,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req Request,
 		if i > 0 && !s.wait(ctx, opts.chunkDelay) {
 			return
 		}
+		if f.toolStart && !s.wait(ctx, opts.toolCallSilence) {
+			return
+		}
 		if !send(f.data) {
 			return
 		}
@@ -506,6 +632,30 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req Request,
 		return
 	}
 	send([]byte("[DONE]"))
+}
+
+// sendStreamError sends the flavour's mid-stream failure (see
+// StreamError); the stream ends after it.
+func (s *Server) sendStreamError(m message, e *streamErr, send func([]byte) bool) {
+	if m.flavour == FlavourOllama {
+		send(m.ollamaErrorFrame())
+		return
+	}
+	var b []byte
+	var err error
+	if m.flavour == FlavourVLLM {
+		b, err = json.Marshal(errorEnvelope{Error: errorBody{Message: e.msg,
+			Type: vllmErrorType(http.StatusInternalServerError), Code: http.StatusInternalServerError}})
+	} else {
+		b, err = json.Marshal(errorEnvelope{Error: errorBody{Message: e.msg,
+			Type: errorTypeFor(http.StatusInternalServerError), Code: errorCodeFor(http.StatusInternalServerError)}})
+	}
+	if err != nil {
+		panic(fmt.Errorf("llmtest: encoding error: %w", err))
+	}
+	if send(b) {
+		send([]byte("[DONE]"))
+	}
 }
 
 // splitWords splits s into pieces of one word each, every piece carrying the

@@ -53,7 +53,8 @@
 //	Drop()                      closes the connection without a response
 //
 // Options: ChunkSize, ChunkDelay, FirstByteDelay, CutAfter, StallAfter,
-// MalformedChunk, Usage, FinishReason, Header, ErrorType and ErrorCode.
+// MalformedChunk, Usage, FinishReason, Header, ErrorType, ErrorCode,
+// Reasoning, ToolCallSilence and StreamError.
 // Reply.With applies options to an existing reply, and Reply.Calls reports how
 // many requests reached it.
 //
@@ -111,6 +112,42 @@
 // Modelfile num_ctx, model_info's llama.context_length 131072), shaped as
 // Ollama's; SetOllamaModel says otherwise for one model. FlavourVLLM makes
 // GET /v1/models list vLLM's model cards with max_model_len.
+//
+// # Dialects
+//
+// SetFlavour also picks the dialect chat completions are answered in,
+// each behaviour read from the server's source and cited where it is
+// built (dialect.go):
+//
+//   - FlavourOpenAI, the default, is the wire format described above;
+//     Reasoning streams as delta.reasoning_content.
+//   - FlavourOllama speaks Ollama v0.32.15's OpenAI route: chunks with
+//     system_fingerprint "fp_ollama", the role in the first content
+//     chunk, Reasoning as delta.reasoning chunks of their own (content
+//     ""), message.reasoning when whole; each tool call whole in one
+//     chunk with an id "call_" + 8 characters; Ollama's error envelope
+//     (type "invalid_request_error", "not_found_error" or "api_error",
+//     code null). ToolCallSilence holds the stream silent before each
+//     call, OllamaModel.LoadDelay holds the first request for a model
+//     before any header, SetPulled limits the models (GET /api/tags
+//     lists them; others get the 404 "model 'x' not found"), and
+//     StreamError fails the stream the way Ollama does (an empty chunk,
+//     then the end, its message lost). A request whose history holds a
+//     tool call with arguments that are not a JSON object gets the 400
+//     "invalid tool call arguments". max_tokens limits the answer,
+//     thinking included (finish_reason "length");
+//     max_completion_tokens, tool_choice and parallel_tool_calls are
+//     ignored. Request.Reasoning records the reasoning sent back with
+//     assistant messages.
+//   - FlavourVLLM: Reasoning as delta.reasoning / message.reasoning and
+//     usage.completion_tokens_details.reasoning_tokens; errors with a
+//     numeric code and types such as "BadRequestError"; with
+//     SetWindow(…, BehaviourOpenAI) vLLM's own context 400;
+//     SetAutoToolChoice(false) refuses tool_choice "auto" as vLLM does
+//     without --enable-auto-tool-choice; max_completion_tokens (else
+//     max_tokens) limits the answer.
+//   - FlavourThinkTags, a server with no reasoning parser: Reasoning
+//     arrives as "<think>\n…\n</think>\n\n" at the start of the content.
 //
 // Requests with invalid JSON get a 400 envelope, unknown paths a 404 and
 // wrong methods a 405. After RequireKey, requests without the matching

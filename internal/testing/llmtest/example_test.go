@@ -138,3 +138,50 @@ func ExampleServer_SetWindow() {
 	// I see 3 messages.
 	// request 1: 6444 prompt tokens, 1 messages dropped
 }
+
+// This example has the scripted model speak Ollama's dialect: a thinking
+// model's reasoning arrives in delta.reasoning, which go-openai does not
+// decode (it reads only reasoning_content), so a client that wants it
+// reads the raw frames; and a model Ollama has not pulled is a 404.
+func ExampleServer_SetFlavour() {
+	srv, err := llmtest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	srv.SetFlavour(llmtest.FlavourOllama)
+	srv.SetPulled("qwen3")
+	srv.SetDefault(llmtest.Text("Paris.", llmtest.Reasoning("The capital of France.")))
+
+	client := openai.NewClientWithConfig(srv.ClientConfig())
+	stream, err := client.CreateChatCompletionStream(context.Background(), openai.ChatCompletionRequest{
+		Model: "qwen3", Stream: true,
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Capital of France?"}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var answer, reasoning strings.Builder
+	for {
+		chunk, err := stream.Recv()
+		if err != nil {
+			break
+		}
+		answer.WriteString(chunk.Choices[0].Delta.Content)
+		reasoning.WriteString(chunk.Choices[0].Delta.ReasoningContent)
+	}
+	stream.Close()
+	fmt.Printf("answer %q, reasoning_content %q\n", answer.String(), reasoning.String())
+
+	_, err = client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
+		Model:    "llama3.1:8b",
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hi"}},
+	})
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		fmt.Println(apiErr.HTTPStatusCode, apiErr.Message)
+	}
+	// Output:
+	// answer "Paris.", reasoning_content ""
+	// 404 model 'llama3.1:8b' not found
+}

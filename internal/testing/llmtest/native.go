@@ -29,6 +29,11 @@ const (
 	// the window: SetModels's names, else "llmtest" and every model a
 	// chat request has named.
 	FlavourVLLM
+	// FlavourThinkTags is a server with no reasoning parser (vLLM or
+	// llama.cpp started without one): a thinking model's reasoning
+	// reaches the client as "<think>\n…\n</think>\n\n" at the start
+	// of the content. It serves only the OpenAI routes.
+	FlavourThinkTags
 )
 
 // OllamaModel is what a FlavourOllama server says of one model.
@@ -47,6 +52,11 @@ type OllamaModel struct {
 	// SetOllamaModel it is the window once a chat request named the
 	// model.
 	Loaded int
+	// LoadDelay is how long Ollama takes to load the model: the first
+	// chat request naming it gets nothing at all, not even headers,
+	// for LoadDelay, as ChatHandler waits in scheduleRunner before it
+	// writes anything (ollama v0.32.15 server/routes.go:2634).
+	LoadDelay time.Duration
 }
 
 // SetFlavour picks the native endpoints the server adds.
@@ -95,6 +105,10 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, path string
 	case flavour == FlavourOllama && path == "/api/ps":
 		if allow(w, r, http.MethodGet) {
 			s.handlePS(w)
+		}
+	case flavour == FlavourOllama && path == "/api/tags":
+		if allow(w, r, http.MethodGet) {
+			s.handleTags(w)
 		}
 	case flavour == FlavourOllama && path == "/api/show":
 		if allow(w, r, http.MethodPost) {
@@ -169,7 +183,13 @@ func (s *Server) handleShow(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	m := s.ollamaModelLocked(name)
+	pulled := s.pulledLocked(name)
 	s.mu.Unlock()
+	if !pulled {
+		// ShowHandler (ollama v0.32.15 server/routes.go:1367).
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": ollamaNotFound(name)})
+		return
+	}
 	// GetModelInfo writes each option as fmt.Sprintf("%-*s %#v", 30, k, v).
 	params := []string{fmt.Sprintf("%-*s %#v", 30, "stop", "<|eot_id|>")}
 	if m.NumCtx > 0 {

@@ -85,6 +85,10 @@ type options struct {
 	errType        string
 	errCode        string
 	reasoning      string
+	// toolCallSilence and streamErr are ToolCallSilence's and
+	// StreamError's.
+	toolCallSilence time.Duration
+	streamErr       *streamErr
 }
 
 // merge returns o with inner's settings applied on top: first-byte delays
@@ -129,6 +133,12 @@ func (o options) merge(inner options) options {
 	}
 	if inner.reasoning != "" {
 		o.reasoning = inner.reasoning
+	}
+	if inner.toolCallSilence > 0 {
+		o.toolCallSilence = inner.toolCallSilence
+	}
+	if inner.streamErr != nil {
+		o.streamErr = inner.streamErr
 	}
 	return o
 }
@@ -363,8 +373,12 @@ func Usage(prompt, completion int) Option {
 	return func(o *options) { o.usage = &usage{Prompt: prompt, Completion: completion, Total: prompt + completion} }
 }
 
-// Reasoning streams text as reasoning_content deltas before the reply's
-// content, as reasoning models (DeepSeek, vLLM's reasoning parsers) do.
+// Reasoning makes the model think text before its answer. How the
+// thinking reaches the client is the flavour's (SetFlavour):
+// FlavourOpenAI streams it as delta.reasoning_content (DeepSeek's
+// field); FlavourOllama and FlavourVLLM as delta.reasoning, and in
+// message.reasoning when not streamed; FlavourThinkTags as
+// "<think>\n" + text + "\n</think>\n\n" at the start of the content.
 func Reasoning(text string) Option {
 	return func(o *options) { o.reasoning = text }
 }

@@ -36,6 +36,12 @@ type Request struct {
 	// Dropped is how many messages BehaviourOllama left out of what the
 	// model read (the oldest non-system ones).
 	Dropped int
+	// Reasoning holds each message's "reasoning" field as sent ("" where
+	// it has none), in the order of Chat.Messages: the thinking a client
+	// sends back with an assistant message, which Ollama reads as the
+	// message's thinking (ollama v0.32.15 openai/openai.go:565,
+	// FromChatRequest: Thinking: msg.Reasoning).
+	Reasoning []string
 
 	// read is the prompt tokens the model read, for usage: PromptTokens,
 	// or less after a cut; 0 without a window.

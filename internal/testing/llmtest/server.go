@@ -54,6 +54,10 @@ type Server struct {
 	flavour Flavour
 	ollama  map[string]OllamaModel
 	used    []string
+	// pulled is SetPulled's models (nil: every model); noAutoTools is
+	// SetAutoToolChoice(false).
+	pulled      []string
+	noAutoTools bool
 }
 
 type rule struct {

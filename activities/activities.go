@@ -169,6 +169,9 @@ type Activities struct {
 	// a while by calls that have a fallback model (breaker.go). Nil skips
 	// none.
 	Breaker *Breaker
+
+	// servers remembers which endpoints are Ollama (servers.go).
+	servers serverKinds
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is

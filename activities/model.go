@@ -79,6 +79,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if err != nil {
 		return contract.ModelResponse{}, err
 	}
+	a.enforceParams(ctx, ep, &oreq, req.Options)
 	fit, compact, err := a.fitCall(ctx, ep, req, &oreq, shape, refs)
 	if err != nil || compact > 0 {
 		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: attempt}, err
@@ -129,6 +130,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	resp.Attempt = attempt
 	resp.Context = fit
+	resp.Message.ToolCalls = oneCallARound(req.Options, resp.Message.ToolCalls)
 	return a.finishResponse(ctx, ep, req, resp)
 }
 
@@ -481,9 +483,10 @@ func classifyModelError(ctx context.Context, err error) error {
 			msg = reqErr.Err.Error()
 		}
 	}
-	if apiErr != nil && apiErr.Code == longhaul.ErrTypeContextLength {
+	if serverContextExceeded(apiErr, status) {
 		return endpointTooLong(status, msg, err)
 	}
+	msg += serverAdvice(status, msg)
 	switch status {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity:
 		return temporal.NewNonRetryableApplicationError(

@@ -27,12 +27,12 @@ import (
 )
 
 func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
-	model := checkModel(ctx, cfg)
 	r, err := openRemote(ctx, cfg, log, "worker")
 	if err != nil {
 		return err
 	}
 	defer r.close()
+	model := checkModel(ctx, cfg, r.catalog)
 	maddr, cat, topts, c, blobs, mem := r.metricsAddr, r.catalog, r.tools, r.temporal, r.blobs, r.memory
 	docs, set, closeTools, err := openTools(ctx, cfg, cat, &topts, log)
 	if err != nil {
@@ -53,7 +53,7 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	defer ledger.Close()
 	w := worker.New(c, cfg.TaskQueue, acts, tuning(cfg), v)
 	scheduleRetention(ctx, cfg, c, log)
-	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s%s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, modelLine(cfg, model(), log), windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), metricsNote(maddr))
+	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s%s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, checkedLine(cfg, model, log), windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), metricsNote(maddr))
 	return runWorkerVersion(ctx, w, c, v, cfg.WorkerPromote, log)
 }
 

@@ -152,6 +152,9 @@ type Config struct {
 	// Usage is the usage ledger (GET /v1/usage, and the budgets' check
 	// before a run starts); nil answers /v1/usage 404 and checks none.
 	Usage UsageLedger
+	// UsageOperators are the API keys whose requests read every
+	// principal's usage (LONGHAUL_USAGE_OPERATOR_KEYS).
+	UsageOperators []string
 }
 
 // ImagePolicy says which image URLs requests may send to the model

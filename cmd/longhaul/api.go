@@ -142,6 +142,8 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		Images:   api.ImagePolicy{AllowHTTP: cfg.ImageURLHTTP, AllowPrivate: cfg.ImageURLPrivate},
 		Webhooks: api.WebhookPolicy{Max: webhookCap(cfg.MaxWebhooks), AllowPrivate: cfg.WebhookPrivate},
 		Usage:    ledger,
+
+		UsageOperators: cfg.UsageOperatorKeys,
 	}, runs.NewTemporal(c, rcfg), cat, log)
 }
 

@@ -60,7 +60,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if model == "" {
 		model = a.defaultModel
 	}
-	ctx, end := modelSpan(ctx, "chat", model)
+	ctx, end := modelSpan(ctx, "chat", a.canonical(model))
 	defer func() { end(resp.Model, resp.Usage, err) }()
 	ep, err := a.resolveCall(model, req.Fallback)
 	if err != nil {
@@ -85,11 +85,10 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: attempt}, err
 	}
 
-	settle, err := a.spender(req.Principal, req.Agent).call(ctx, model, "", oreq)
+	settle, err := a.spender(req.Principal, req.Agent).call(ctx, a.ref(ep, ""), "", oreq)
 	if err != nil {
 		return contract.ModelResponse{}, err
 	}
-	defer func() { settle(resp.Usage) }()
 
 	bus := a.Bus
 	if !req.Publish {
@@ -97,6 +96,8 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, attempt, req.After)
 	defer out.Close()
+	// Every attempt is charged, a cancelled or failed one too (charged).
+	defer func() { settle(streamCharge(oreq, resp, err, out.Text())) }()
 	// The call stops when Temporal cancels it (the answer to a heartbeat)
 	// or, sooner, when an API says over NATS that the run was cancelled.
 	sctx, stop := context.WithCancelCause(ctx)

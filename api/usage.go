@@ -33,7 +33,7 @@ var budgetedRoutes = []string{"/chat/completions", "/responses", "/runs"}
 // the next route registered for the path when it calls Next): so it must
 // be called before they are registered.
 func (s *Server) usageRoutes(v1 fiber.Router) {
-	h := &usageapi.Handlers{}
+	h := &usageapi.Handlers{Operators: s.cfg.UsageOperators}
 	if s.cfg.Usage != nil {
 		h.Store = s.cfg.Usage
 	}

@@ -194,7 +194,13 @@ const maxUserField = 256
 
 // Resolve returns the principal of a request with the given Authorization
 // header value; header reads the request's other headers.
+//
+// A header's value may alias the request's buffer (fiber's c.Get does:
+// fasthttp reuses it for the next request), so every value read is copied:
+// the principal outlives the request (the stream-limit map, a run's input).
 func (r *Resolver) Resolve(authorization string, header func(string) string) (Principal, error) {
+	read := header
+	header = func(name string) string { return strings.Clone(read(name)) }
 	var key *Key
 	if !r.Open() {
 		secret, ok := strings.CutPrefix(authorization, "Bearer ")

@@ -318,3 +318,26 @@ func TestScheduleTimingPatchDoesNotFreezeIdentity(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteOwnerSchedules: deleting a principal's data (DELETE /v1/me)
+// deletes their schedules through runs.DeleteOwnerSchedules, every page
+// of them, and no one else's.
+func TestDeleteOwnerSchedules(t *testing.T) {
+	sched := newFakes()
+	a := serve(t, sched)
+	for range 3 {
+		create(t, a, hourly, webtest.Alice)
+	}
+	bobs := create(t, a, hourly, webtest.Bob)
+	alice := webtest.Principal(t, webtest.Alice).Name
+	n, err := runs.DeleteOwnerSchedules(context.Background(), sched, alice)
+	if err != nil || n != 3 {
+		t.Fatalf("deleted %d, %v; want 3", n, err)
+	}
+	if c, _ := sched.Count(context.Background(), alice); c != 0 {
+		t.Errorf("%d of alice's schedules left", c)
+	}
+	if _, err := sched.Get(context.Background(), bobs.ID); err != nil {
+		t.Errorf("bob's schedule: %v", err)
+	}
+}

@@ -65,3 +65,31 @@ func (f Fires) RunningRuns(ctx context.Context, principal string) (int64, error)
 func (f Fires) PauseSchedule(ctx context.Context, id, note string) error {
 	return f.Schedules.Pause(ctx, id, note)
 }
+
+// DeleteOwnerSchedules deletes every schedule of owner (DELETE /v1/me) and
+// returns how many. It lists them through visibility, a moment behind: a
+// schedule created in the last second may be missed, and a second call
+// deletes it.
+func DeleteOwnerSchedules(ctx context.Context, s Schedules, owner string) (int, error) {
+	if !LiteralOK(owner) {
+		return 0, errors.New("the principal's name cannot be matched by a visibility query")
+	}
+	n := 0
+	var token []byte
+	for {
+		page, err := s.List(ctx, owner, 100, token)
+		if err != nil {
+			return n, err
+		}
+		for _, sc := range page.Schedules {
+			if err := s.Delete(ctx, sc.ID); err != nil && !errors.Is(err, ErrNotFound) {
+				return n, err
+			}
+			n++
+		}
+		if len(page.Next) == 0 {
+			return n, nil
+		}
+		token = page.Next
+	}
+}

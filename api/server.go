@@ -221,7 +221,7 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	s.streams = &sse.Streams{Log: log, Opened: s.metrics.streamOpened, Stopping: s.stopping}
 	s.gate = runs.NewGate(svc, runs.GateConfig{
 		Limits:    runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams},
-		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log,
+		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log, Budget: s.budgetCheck,
 	})
 	if s.metrics != nil {
 		s.gate.Observe(s.metrics.admissionWait, s.metrics.admissionDepth)
@@ -386,7 +386,7 @@ func (s *Server) runsAPI() *runsapi.Handlers {
 // schedules.
 func (s *Server) schedulesAPI() *schedulesapi.Handlers {
 	return &schedulesapi.Handlers{
-		Schedules: s.cfg.Schedules, Catalog: s.catalog, Images: s.cfg.Images, Log: s.log,
+		Schedules: s.cfg.Schedules, Catalog: s.catalog, Images: s.cfg.Images, Log: s.log, Gate: s.gate,
 		Limits: schedulesapi.Limits{
 			Schedules: s.cfg.Limits.Schedules, MinInterval: s.cfg.Limits.MinScheduleInterval,
 			CatchupWindow: s.cfg.ScheduleCatchupWindow,

@@ -15,8 +15,10 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/extract"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
@@ -140,6 +142,14 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.Runs = c
 	a.Updates = c
 	a.Forks = c
+	// A schedule's run acts for its owner as the keys say now (AdmitFire):
+	// the worker reads the API's keys for it.
+	if keys, err := cfg.Keys(); err == nil {
+		a.Owners = &identity.Resolver{Keys: keys}
+	}
+	a.MaxRuns = cfg.MaxRuns
+	rcfg := runs.Config{TaskQueue: cfg.TaskQueue, Namespace: cfg.TemporalNamespace, Timeout: cfg.TemporalTimeout, Log: log}
+	a.Fires = runs.Fires{Runs: runs.NewTemporal(c, rcfg), Schedules: runs.NewTemporalSchedules(c, rcfg)}
 	return a
 }
 

@@ -83,8 +83,10 @@ type Activities struct {
 	clients      map[string]*openai.Client
 	defaultModel string
 	catalog      *skills.Catalog
-	tools        *tools.Registry
-	log          *slog.Logger
+	// thinkers are the models seen thinking (thinkroom.go).
+	thinkers thinkers
+	tools    *tools.Registry
+	log      *slog.Logger
 
 	// Bus carries the ephemeral deltas of running calls (streamed text,
 	// tool progress) to the API; nil streams nothing live.
@@ -125,6 +127,14 @@ type Activities struct {
 	// that a stalled stream is retried at once instead of at the end of the
 	// call's time limit. Zero waits as long as the call may take.
 	IdleTimeout time.Duration
+	// SilenceMax is the longest silence of a model stream waited through
+	// while its endpoint still answers a probe (watchdog.go): a model
+	// loading, or writing a tool call. Zero is DefaultSilenceMax;
+	// negative never waits past IdleTimeout.
+	SilenceMax time.Duration
+	// ProbeClient asks a silent stream's endpoint whether it answers; nil
+	// is http.DefaultClient.
+	ProbeClient *http.Client
 	// Docs is the document store the ingestion activities read files
 	// from and write chunks to; nil refuses them.
 	Docs docstore.Store

@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/modelcheck"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/toolargs"
 	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
@@ -222,6 +223,7 @@ func (a *Activities) finishResponse(ctx context.Context, ep endpoint, req contra
 	// The model the endpoint says it used, as a reference to the same
 	// endpoint ("remote:gpt-4o"), so that a run that goes on with it stays
 	// there.
+	a.thinkers.note(a.ref(ep, ""), resp)
 	resp.Model = a.ref(ep, resp.Model)
 	nameCalls(resp.Message.ToolCalls, req.Messages, req.NextCall)
 	nameClientCalls(resp.Message.ToolCalls, req.ClientTools, run, req.NextCall)
@@ -309,9 +311,12 @@ func (a *Activities) buildMessages(ctx context.Context, req contract.ModelReques
 			om.ReasoningContent = m.Reasoning
 		}
 		for _, tc := range m.ToolCalls {
+			// Arguments that are not one JSON object go out repaired or
+			// empty, never as sent (internal/toolargs): the call's result
+			// says what the model sent.
 			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
 				ID: tc.ID, Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: toolargs.Wire(tc.Arguments)},
 			})
 		}
 		add(om, i, m.Ref)
@@ -389,7 +394,7 @@ func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCom
 	// cancels when no chunk came for the idle timeout.
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watch := newWatchdog(a.IdleTimeout, cancel)
+	watch := a.streamWatch(ctx, ep, cancel)
 	defer watch.stop()
 	s, err := ep.client.CreateChatCompletionStream(sctx, req)
 	if err != nil {
@@ -442,8 +447,7 @@ func outputTooLarge(limit int) error {
 // failed (see modelError).
 func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error, ep endpoint) error {
 	if ctx.Err() == nil && watch.fired() {
-		return temporal.NewApplicationError(
-			fmt.Sprintf("the model stream sent nothing for %s (LONGHAUL_MODEL_IDLE_TIMEOUT)", a.IdleTimeout), longhaul.ErrTypeModelUnavailable)
+		return temporal.NewApplicationError(watch.reason(), longhaul.ErrTypeModelUnavailable)
 	}
 	return a.modelError(ctx, err, ep)
 }

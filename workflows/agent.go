@@ -128,7 +128,7 @@ func AgentWorkflow(ctx workflow.Context, in Input) (contract.AgentResult, error)
 	r.state.Result = res.Content
 	// Through Temporal's handler, which records nothing while replaying.
 	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"agent": r.in.Agent, "outcome": status}).Counter(MetricRuns).Inc(1)
-	r.log.emit(now, longhaul.EventDone, longhaul.DoneData{Status: status, FinishReason: res.FinishReason})
+	r.log.emit(now, longhaul.EventDone, longhaul.DoneData{Status: status, FinishReason: res.FinishReason, Cut: res.Cut})
 	// Cancellation must not stop the last bookkeeping.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	_ = workflow.UpsertTypedSearchAttributes(dctx, contract.SearchAttrStatus.ValueSet(status))
@@ -318,7 +318,7 @@ func (r *run) toolLoop(ctx workflow.Context, l LoopState) (contract.AgentResult,
 				reason = "length"
 			}
 			r.loopAnswered(l, added)
-			return contract.AgentResult{Content: msg.Content, Reasoning: resp.Reasoning, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
+			return contract.AgentResult{Content: msg.Content, Reasoning: resp.Reasoning, FinishReason: reason, Cut: longhaul.CutOf(resp.FinishReason, msg.Content, resp.Reasoning), Messages: boundResult(added), Model: resp.Model}, nil
 		}
 		results, pending, err := r.runToolCalls(ctx, l, req.Call, msg.ToolCalls, resp.Targets)
 		if err != nil {

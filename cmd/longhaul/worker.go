@@ -129,6 +129,10 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.RestoreChars = cfg.RestoreChars
 	a.MaxOutputBytes = cfg.MaxModelOutput
 	a.IdleTimeout = cfg.ModelIdleTimeout
+	a.SilenceMax = cfg.ModelSilenceMax
+	if a.SilenceMax == 0 {
+		a.SilenceMax = -1 // never past the idle timeout
+	}
 	a.Breaker = activities.NewBreaker(cfg.ModelBreakerFailures, cfg.ModelBreakerCooldown)
 	a.Blobs = blobs
 	a.Webhooks = webhookStore(cfg, blobs)

@@ -62,6 +62,7 @@ func TestDefaults(t *testing.T) {
 		LLMModel:                "llama3.1:8b",
 		LLMTimeout:              5 * time.Minute,
 		ModelIdleTimeout:        2 * time.Minute,
+		ModelSilenceMax:         10 * time.Minute,
 		ModelBreakerFailures:    3,
 		ModelBreakerCooldown:    30 * time.Second,
 		MaxModelOutput:          1 << 20,

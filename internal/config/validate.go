@@ -124,6 +124,9 @@ func (c Config) checkModel(p *problems) {
 	if c.ModelIdleTimeout < 0 {
 		p.bad("MODEL_IDLE_TIMEOUT", "must not be negative (0 waits as long as LLM_TIMEOUT)")
 	}
+	if c.ModelSilenceMax < 0 {
+		p.bad("MODEL_SILENCE_MAX", "must not be negative (0 never waits past MODEL_IDLE_TIMEOUT)")
+	}
 	if c.ModelBreakerFailures < 0 {
 		p.bad("MODEL_BREAKER_FAILURES", "must not be negative (0 never skips an endpoint)")
 	}

@@ -77,6 +77,9 @@ type Options struct {
 	MaxModelOutput int
 	// ModelIdleTimeout gives up on a silent model stream (0: never).
 	ModelIdleTimeout time.Duration
+	// ModelSilenceMax is the longest silence waited through while the
+	// endpoint answers (0: none, the idle timeout alone decides).
+	ModelSilenceMax time.Duration
 	// HeartbeatInterval is how often the worker's calls heartbeat (0:
 	// every 200 ms, so tests move quickly).
 	HeartbeatInterval time.Duration
@@ -509,6 +512,10 @@ func (e *Env) Activities() *activities.Activities {
 	}
 	a.MaxOutputBytes = e.opts.MaxModelOutput
 	a.IdleTimeout = e.opts.ModelIdleTimeout
+	a.SilenceMax = e.opts.ModelSilenceMax
+	if a.SilenceMax == 0 {
+		a.SilenceMax = -1 // as LONGHAUL_MODEL_SILENCE_MAX=0
+	}
 	a.Docs = e.Docs
 	a.Spend = e.Ledger
 	a.Webhooks, _ = e.Blobs.(store.Webhooks)

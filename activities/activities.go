@@ -63,6 +63,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/extract"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -179,6 +180,21 @@ type Activities struct {
 	// a while by calls that have a fallback model (breaker.go). Nil skips
 	// none.
 	Breaker *Breaker
+	// Owners re-resolves the owner of a run a schedule started, at its
+	// start (AdmitFire), with the keys the API resolves requests with
+	// (LONGHAUL_API_KEYS, LONGHAUL_PROXY_KEYS); nil takes the owner the
+	// schedule stored as they are.
+	Owners *identity.Resolver
+	// MaxRuns is the most runs one principal may have running
+	// (LONGHAUL_MAX_RUNS), held to a schedule's runs at their start
+	// (AdmitFire); zero is no limit.
+	MaxRuns int
+	// Fires counts a principal's runs and pauses a refused schedule
+	// (AdmitFire): the worker's Temporal client; nil does neither.
+	Fires FireGate
+
+	// servers remembers which endpoints are Ollama (servers.go).
+	servers serverKinds
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is

@@ -138,6 +138,7 @@ func (a *Activities) checkFormat(ctx context.Context, ep endpoint, oreq openai.C
 	}
 	again.Usage = resp.Usage.Add(again.Usage)
 	again.Reasoning = resp.Reasoning
+	again.Message.Reasoning = resp.Reasoning
 	raw, err = decodeStructured(again.Message.Content, f.Schema, nil)
 	if err != nil {
 		return contract.ModelResponse{}, temporal.NewApplicationError(

@@ -61,7 +61,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if model == "" {
 		model = a.defaultModel
 	}
-	ctx, end := modelSpan(ctx, "chat", model)
+	ctx, end := modelSpan(ctx, "chat", a.canonical(model))
 	defer func() { end(resp.Model, resp.Usage, err) }()
 	ep, err := a.resolveCall(model, req.Fallback)
 	if err != nil {
@@ -80,16 +80,16 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if err != nil {
 		return contract.ModelResponse{}, err
 	}
+	a.enforceParams(ctx, ep, &oreq, req.Options)
 	fit, compact, err := a.fitCall(ctx, ep, req, &oreq, shape, refs)
 	if err != nil || compact > 0 {
 		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: attempt}, err
 	}
 
-	settle, err := a.spender(req.Principal, req.Agent).call(ctx, model, "", oreq)
+	settle, err := a.spender(req.Principal, req.Agent).call(ctx, a.ref(ep, ""), "", oreq)
 	if err != nil {
 		return contract.ModelResponse{}, err
 	}
-	defer func() { settle(resp.Usage) }()
 
 	bus := a.Bus
 	if !req.Publish {
@@ -97,6 +97,8 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, attempt, req.After)
 	defer out.Close()
+	// Every attempt is charged, a cancelled or failed one too (charged).
+	defer func() { settle(streamCharge(oreq, resp, err, out.Text())) }()
 	// The call stops when Temporal cancels it (the answer to a heartbeat)
 	// or, sooner, when an API says over NATS that the run was cancelled.
 	sctx, stop := context.WithCancelCause(ctx)
@@ -130,6 +132,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	resp.Attempt = attempt
 	resp.Context = fit
+	resp.Message.ToolCalls = oneCallARound(req.Options, resp.Message.ToolCalls)
 	return a.finishResponse(ctx, ep, req, resp)
 }
 
@@ -485,9 +488,10 @@ func classifyModelError(ctx context.Context, err error) error {
 			msg = reqErr.Err.Error()
 		}
 	}
-	if apiErr != nil && apiErr.Code == longhaul.ErrTypeContextLength {
+	if serverContextExceeded(apiErr, status) {
 		return endpointTooLong(status, msg, err)
 	}
+	msg += serverAdvice(status, msg)
 	switch status {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity:
 		return temporal.NewNonRetryableApplicationError(

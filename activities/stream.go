@@ -436,12 +436,18 @@ func splitThink(content string) (reasoning, text string) {
 	return reasoning + r, text + t
 }
 
-// wholeUsage is the usage a whole (not streamed) answer reports, with its
-// reasoning tokens.
-func wholeUsage(u openai.Usage) longhaul.Usage {
+// wholeUsage is the usage a whole (not streamed) answer to req reports,
+// with its reasoning tokens; estimated, its thought counted, when the
+// server reported none.
+func wholeUsage(req openai.ChatCompletionRequest, resp openai.ChatCompletionResponse) longhaul.Usage {
+	u := resp.Usage
 	out := longhaul.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	if d := u.CompletionTokensDetails; d != nil {
 		out.ReasoningTokens = d.ReasoningTokens
 	}
-	return out
+	if out != (longhaul.Usage{}) || len(resp.Choices) == 0 {
+		return out
+	}
+	reasoning, text := splitThink(resp.Choices[0].Message.Content)
+	return estimateUsage(req, contract.ModelResponse{Message: longhaul.Message{Content: text}, Reasoning: reasoning})
 }

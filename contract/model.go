@@ -93,8 +93,9 @@ type ModelRequest struct {
 // whatever was streamed before.
 type ModelResponse struct {
 	Message longhaul.Message `json:"message"`
-	// Reasoning is what the model streamed as reasoning_content before its
-	// answer.
+	// Reasoning is the model's thought before its answer, in whichever
+	// form its server sent it (reasoning, reasoning_content, a leading
+	// <think> block); Message.Reasoning holds it too.
 	Reasoning    string         `json:"reasoning,omitempty"`
 	FinishReason string         `json:"finish_reason"`
 	Usage        longhaul.Usage `json:"usage"`

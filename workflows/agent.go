@@ -176,6 +176,9 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	if r.in.Resume == nil && len(r.in.Messages) == 0 {
 		return contract.AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", longhaul.ErrTypeBadInput, nil)
 	}
+	if err := r.admitFire(ctx); err != nil {
+		return contract.AgentResult{}, err
+	}
 	if err := workflow.ExecuteLocalActivity(resolveOptions(ctx), a.ResolveAgent, r.in.Agent, r.in.User).Get(ctx, &r.spec); err != nil {
 		return contract.AgentResult{}, err
 	}

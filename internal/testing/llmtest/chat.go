@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"unicode"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -65,31 +64,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.notifyLocked()
 	s.mu.Unlock()
 
-	switch flavour {
-	case FlavourOllama:
-		// In Ollama's order: ChatMiddleware converts the request
-		// (FromChatRequest), ChatHandler looks the model up, then
-		// schedules (loads) it, then renders the prompt.
-		if badToolArguments(chat) {
-			writeOllamaMiddlewareError(w, http.StatusBadRequest, ollamaInvalidToolArguments)
-			return
-		}
-		if !pulled {
-			writeOllamaError(w, http.StatusNotFound, ollamaNotFound(chat.Model), "", nil)
-			return
-		}
-		if firstUse && om.LoadDelay > 0 && !s.wait(r.Context(), om.LoadDelay) {
-			return
-		}
-	case FlavourVLLM:
-		if msg := vllmToolChoiceRefusal(fields, chat); noAutoTools && msg != "" {
-			writeVLLMError(w, http.StatusBadRequest, msg, "", nil, nil)
-			return
-		}
-		if vllmRefusal != nil {
-			writeVLLMError(w, http.StatusBadRequest, vllmRefusal.message, "", nil, &vllmRefusal.param)
-			return
-		}
+	if s.flavourRefuses(w, r, flavourCheck{flavour, chat, fields, pulled, firstUse, noAutoTools, om, vllmRefusal}) {
+		return
 	}
 	if f.refusal != "" {
 		refuse(w, f.refusal)
@@ -100,6 +76,51 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	seen := req
 	seen.Chat = f.kept
 	s.serveAction(w, r, seen, s.choose(seen), flavour)
+}
+
+// flavourCheck is what flavourRefuses reads of one chat request.
+type flavourCheck struct {
+	flavour     Flavour
+	chat        openai.ChatCompletionRequest
+	fields      map[string]json.RawMessage
+	pulled      bool
+	firstUse    bool
+	noAutoTools bool
+	om          OllamaModel
+	vllm        *vllmError
+}
+
+// flavourRefuses answers a request the flavour's server refuses before it
+// generates anything (or waits out a model's load) and says whether it
+// answered.
+func (s *Server) flavourRefuses(w http.ResponseWriter, r *http.Request, c flavourCheck) bool {
+	switch c.flavour {
+	case FlavourOllama:
+		// In Ollama's order: ChatMiddleware converts the request
+		// (FromChatRequest), ChatHandler looks the model up, then
+		// schedules (loads) it, then renders the prompt.
+		if badToolArguments(c.chat) {
+			writeOllamaMiddlewareError(w, http.StatusBadRequest, ollamaInvalidToolArguments)
+			return true
+		}
+		if !c.pulled {
+			writeOllamaError(w, http.StatusNotFound, ollamaNotFound(c.chat.Model), "", nil)
+			return true
+		}
+		if c.firstUse && c.om.LoadDelay > 0 && !s.wait(r.Context(), c.om.LoadDelay) {
+			return true
+		}
+	case FlavourVLLM:
+		if msg := vllmToolChoiceRefusal(c.fields, c.chat); c.noAutoTools && msg != "" {
+			writeVLLMError(w, http.StatusBadRequest, msg, "", nil, nil)
+			return true
+		}
+		if c.vllm != nil {
+			writeVLLMError(w, http.StatusBadRequest, c.vllm.message, "", nil, &c.vllm.param)
+			return true
+		}
+	}
+	return false
 }
 
 // decodeChat decodes a chat completion request. It accepts "stop" as a
@@ -222,6 +243,27 @@ func (s *Server) serveAction(w http.ResponseWriter, r *http.Request, req Request
 	}
 }
 
+// namedCalls are a reply's tool calls as the flavour's server sends them:
+// each with an id (Ollama's own form of it) and, from Ollama, arguments
+// as it re-encodes them.
+func (s *Server) namedCalls(in []ToolCall, flavour Flavour) []ToolCall {
+	calls := make([]ToolCall, 0, len(in))
+	for _, tc := range in {
+		if tc.ID == "" {
+			if flavour == FlavourOllama {
+				tc.ID = ollamaCallID(s.callSeq.Add(1))
+			} else {
+				tc.ID = fmt.Sprintf("call_%d", s.callSeq.Add(1))
+			}
+		}
+		if flavour == FlavourOllama {
+			tc.Arguments = ollamaArguments(tc.Arguments)
+		}
+		calls = append(calls, tc)
+	}
+	return calls
+}
+
 // message is a resolved assistant message ready to be sent.
 type message struct {
 	id           string
@@ -276,22 +318,9 @@ func (s *Server) buildMessage(req Request, rp *reply, opts options, flavour Flav
 		m.content = thinkOpen + m.reasoning + thinkClose + m.content
 		m.reasoning = ""
 	}
-	calls := make([]ToolCall, 0, len(rp.toolCalls))
-	for _, tc := range rp.toolCalls {
-		if tc.ID == "" {
-			if flavour == FlavourOllama {
-				tc.ID = ollamaCallID(s.callSeq.Add(1))
-			} else {
-				tc.ID = fmt.Sprintf("call_%d", s.callSeq.Add(1))
-			}
-		}
-		if flavour == FlavourOllama {
-			tc.Arguments = ollamaArguments(tc.Arguments)
-		}
-		calls = append(calls, tc)
-	}
+	var calls []ToolCall
 	var cut bool
-	m.reasoning, m.content, calls, cut = limitOutput(m.reasoning, m.content, calls, outputLimit(flavour, req.Chat))
+	m.reasoning, m.content, calls, cut = limitOutput(m.reasoning, m.content, s.namedCalls(rp.toolCalls, flavour), outputLimit(flavour, req.Chat))
 	switch {
 	case opts.chunkSize > 0:
 		m.contentParts = splitRunes(m.content, opts.chunkSize)
@@ -340,95 +369,6 @@ func (s *Server) buildMessage(req Request, rp *reply, opts options, flavour Flav
 	}
 	return m
 }
-
-// Wire types of a non-streaming chat.completion.
-
-type completion struct {
-	ID                string             `json:"id"`
-	Object            string             `json:"object"`
-	Created           int64              `json:"created"`
-	Model             string             `json:"model"`
-	SystemFingerprint string             `json:"system_fingerprint"`
-	Choices           []completionChoice `json:"choices"`
-	Usage             usage              `json:"usage"`
-}
-
-type completionChoice struct {
-	Index        int             `json:"index"`
-	Message      responseMessage `json:"message"`
-	Logprobs     *struct{}       `json:"logprobs"`
-	FinishReason string          `json:"finish_reason"`
-}
-
-type responseMessage struct {
-	Role    string  `json:"role"`
-	Content *string `json:"content"`
-	// Reasoning is vLLM's message.reasoning
-	// (vllm/entrypoints/openai/chat_completion/serving.py at 006c49d4,
-	// chat_completion_full_generator: _create_chat_message(role=role,
-	// reasoning=reasoning, content=content)).
-	Reasoning string             `json:"reasoning,omitempty"`
-	Refusal   *string            `json:"refusal"`
-	ToolCalls []responseToolCall `json:"tool_calls,omitempty"`
-}
-
-type responseToolCall struct {
-	ID       string           `json:"id"`
-	Type     string           `json:"type"`
-	Function responseFunction `json:"function"`
-}
-
-type responseFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-// Wire types of a streamed chat.completion.chunk.
-
-type chunk struct {
-	ID                string        `json:"id"`
-	Object            string        `json:"object"`
-	Created           int64         `json:"created"`
-	Model             string        `json:"model"`
-	SystemFingerprint string        `json:"system_fingerprint"`
-	Choices           []chunkChoice `json:"choices"`
-	// Usage is absent without include_usage, null in ordinary chunks with
-	// it, and set in the final usage chunk.
-	Usage any `json:"usage,omitempty"`
-}
-
-type chunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        delta     `json:"delta"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
-}
-
-type delta struct {
-	Role             string  `json:"role,omitempty"`
-	Content          *string `json:"content,omitempty"`
-	ReasoningContent string  `json:"reasoning_content,omitempty"`
-	// Reasoning is vLLM's delta.reasoning (DeltaMessage, imported from
-	// vllm/entrypoints/generate/base/protocol.py by
-	// vllm/entrypoints/openai/chat_completion/serving.py at 006c49d4,
-	// which streams delta_message.reasoning).
-	Reasoning string          `json:"reasoning,omitempty"`
-	ToolCalls []deltaToolCall `json:"tool_calls,omitempty"`
-}
-
-type deltaToolCall struct {
-	Index    int           `json:"index"`
-	ID       string        `json:"id,omitempty"`
-	Type     string        `json:"type,omitempty"`
-	Function deltaFunction `json:"function"`
-}
-
-type deltaFunction struct {
-	Name      string `json:"name,omitempty"`
-	Arguments string `json:"arguments"`
-}
-
-const fingerprint = "fp_llmtest"
 
 func (s *Server) complete(ctx context.Context, w http.ResponseWriter, m message, opts options) {
 	msg := responseMessage{Role: openai.ChatMessageRoleAssistant}
@@ -656,55 +596,4 @@ func (s *Server) sendStreamError(m message, e *streamErr, send func([]byte) bool
 	if send(b) {
 		send([]byte("[DONE]"))
 	}
-}
-
-// splitWords splits s into pieces of one word each, every piece carrying the
-// whitespace before its word; leading whitespace goes with the first word and
-// trailing whitespace with the last. Joining the pieces gives s back.
-func splitWords(s string) []string {
-	var parts []string
-	start := 0
-	sawWord := false
-	prevSpace := false
-	for i, c := range s {
-		space := unicode.IsSpace(c)
-		if space && !prevSpace && sawWord && i > start {
-			parts = append(parts, s[start:i])
-			start = i
-			sawWord = false
-		}
-		if !space {
-			sawWord = true
-		}
-		prevSpace = space
-	}
-	if start < len(s) {
-		if !sawWord && len(parts) > 0 {
-			parts[len(parts)-1] += s[start:]
-		} else {
-			parts = append(parts, s[start:])
-		}
-	}
-	return parts
-}
-
-// splitRunes splits s into pieces of n runes (the last may be shorter).
-// Joining the pieces gives s back.
-func splitRunes(s string, n int) []string {
-	var parts []string
-	var b strings.Builder
-	count := 0
-	for _, c := range s {
-		b.WriteRune(c)
-		count++
-		if count == n {
-			parts = append(parts, b.String())
-			b.Reset()
-			count = 0
-		}
-	}
-	if b.Len() > 0 {
-		parts = append(parts, b.String())
-	}
-	return parts
 }

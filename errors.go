@@ -74,4 +74,8 @@ const (
 	// cancellation came over NATS before Temporal's; its cause is the
 	// cancellation with the text the call had.
 	ErrTypeRunCancelled = "RunCancelled"
+	// ErrTypeScheduleRefused: a schedule's fire was refused at its start
+	// (its owner is gone or may no longer run its agent, or is over the
+	// run limit or a budget); the message says which.
+	ErrTypeScheduleRefused = "ScheduleRefused"
 )

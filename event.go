@@ -245,6 +245,10 @@ type ErrorData struct {
 type DoneData struct {
 	Status       string `json:"status"`
 	FinishReason string `json:"finish_reason,omitempty"`
+	// Cut says why an answer that finished "length" is short (CutMaxTokens,
+	// CutThinking); empty when the model's own limit did not cut it
+	// (max_turns ends a run "length" too).
+	Cut string `json:"cut,omitempty"`
 }
 
 // DeltaKind names what a Delta carries.

@@ -25,7 +25,7 @@ var (
 	libs = []string{"internal/redact", "internal/safehttp", "internal/sqlitedb", "internal/sqldb", "internal/tlsfiles",
 		"internal/metrics", "internal/tracing", "internal/searchattr", "internal/identity", "internal/access",
 		"internal/config", "internal/textcut", "internal/endpoints", "internal/extract", "internal/chunk", "internal/pgvector",
-		"internal/strict", "internal/window", "internal/budget"}
+		"internal/strict", "internal/window", "internal/budget", "internal/toolargs"}
 	// adapters talk to one outside thing each: tools and HTTP tools, MCP
 	// servers, the stores, NATS, the embedded Temporal server, the model
 	// endpoint's start-up check.

@@ -63,6 +63,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/extract"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -82,8 +83,10 @@ type Activities struct {
 	clients      map[string]*openai.Client
 	defaultModel string
 	catalog      *skills.Catalog
-	tools        *tools.Registry
-	log          *slog.Logger
+	// thinkers are the models seen thinking (thinkroom.go).
+	thinkers thinkers
+	tools    *tools.Registry
+	log      *slog.Logger
 
 	// Bus carries the ephemeral deltas of running calls (streamed text,
 	// tool progress) to the API; nil streams nothing live.
@@ -124,6 +127,14 @@ type Activities struct {
 	// that a stalled stream is retried at once instead of at the end of the
 	// call's time limit. Zero waits as long as the call may take.
 	IdleTimeout time.Duration
+	// SilenceMax is the longest silence of a model stream waited through
+	// while its endpoint still answers a probe (watchdog.go): a model
+	// loading, or writing a tool call. Zero is DefaultSilenceMax;
+	// negative never waits past IdleTimeout.
+	SilenceMax time.Duration
+	// ProbeClient asks a silent stream's endpoint whether it answers; nil
+	// is http.DefaultClient.
+	ProbeClient *http.Client
 	// Docs is the document store the ingestion activities read files
 	// from and write chunks to; nil refuses them.
 	Docs docstore.Store
@@ -169,6 +180,21 @@ type Activities struct {
 	// a while by calls that have a fallback model (breaker.go). Nil skips
 	// none.
 	Breaker *Breaker
+	// Owners re-resolves the owner of a run a schedule started, at its
+	// start (AdmitFire), with the keys the API resolves requests with
+	// (LONGHAUL_API_KEYS, LONGHAUL_PROXY_KEYS); nil takes the owner the
+	// schedule stored as they are.
+	Owners *identity.Resolver
+	// MaxRuns is the most runs one principal may have running
+	// (LONGHAUL_MAX_RUNS), held to a schedule's runs at their start
+	// (AdmitFire); zero is no limit.
+	MaxRuns int
+	// Fires counts a principal's runs and pauses a refused schedule
+	// (AdmitFire): the worker's Temporal client; nil does neither.
+	Fires FireGate
+
+	// servers remembers which endpoints are Ollama (servers.go).
+	servers serverKinds
 }
 
 // DefaultMaxOutputBytes is the cap on one model call's output when none is

@@ -53,6 +53,7 @@ func TestChatCompletionGivesUpOnASilentStream(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil, nil)
 			f.acts.IdleTimeout = 200 * time.Millisecond
+			f.acts.SilenceMax = -1 // the idle timeout alone (watchdog_test.go asks the endpoint)
 			f.srv.Enqueue(tt.reply)
 			env := f.activityEnv()
 			start := time.Now()
@@ -75,6 +76,7 @@ func TestChatCompletionRetriesASilentStream(t *testing.T) {
 	const text = "alpha beta gamma delta"
 	f := newFixture(t, nil, nil)
 	f.acts.IdleTimeout = 200 * time.Millisecond
+	f.acts.SilenceMax = -1
 	f.srv.Enqueue(llmtest.Text(text).With(llmtest.StallAfter(1)), llmtest.Text(text))
 	env := f.workflowEnv(t, "run-idle")
 	resp := runChat(t, env, contract.ModelRequest{Call: "turn-1", Agent: "naked", Messages: userMessage("hi")})

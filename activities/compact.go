@@ -161,14 +161,14 @@ func (a *Activities) summarize(ctx context.Context, spend spender, ep endpoint, 
 		MaxTokens: f.reserve,
 	}
 	// Each chunk's call is a part of its own, numbered as the calls the
-	// progress carries across attempts: a retry replaces its reservation.
+	// progress carries across attempts; each attempt is charged its own.
 	settle, err := spend.call(ctx, a.ref(ep, ""), strconv.Itoa(resp.Calls+1), oreq)
 	if err != nil {
 		return "", err
 	}
 	out, err := ep.client.CreateChatCompletion(ctx, oreq)
 	usage := wholeUsage(oreq, out)
-	settle(usage)
+	settle(unaryCharge(ctx, oreq, out, err))
 	if err != nil {
 		return "", a.modelError(ctx, err, ep)
 	}

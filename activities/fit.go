@@ -90,10 +90,12 @@ func (f fitting) tooLong(what string, est int) error {
 }
 
 // newFitting is the fitting of a call to ep's model with the request's
-// options: the reserve is the request's max_tokens when it sets one.
+// options: the reserve is the request's max_tokens when it sets one, else
+// the answer's share of the window and room to think (thinkroom.go).
 func (a *Activities) newFitting(ctx context.Context, ep endpoint, override int, opts longhaul.ModelOptions) (fitting, error) {
 	f := fitting{model: a.ref(ep, ""), window: a.windowOf(ctx, ep, override)}
-	f.reserve = cmp.Or(opts.MaxCompletionTokens, opts.MaxTokens, DefaultAnswerReserve(f.window.Tokens))
+	f.reserve = cmp.Or(opts.MaxCompletionTokens, opts.MaxTokens,
+		DefaultAnswerReserve(f.window.Tokens)+thinkReserve(opts.ReasoningEffort, a.thinkers.thinks(f.model), f.window.Tokens))
 	if f.reserve >= f.window.Tokens-window.Min/2 {
 		return f, f.tooLong(fmt.Sprintf("max_tokens %d leaves no room for the prompt:", f.reserve), 0)
 	}

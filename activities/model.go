@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/modelcheck"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/toolargs"
 	"github.com/longhaul-dev/longhaul/internal/window"
 	"github.com/longhaul-dev/longhaul/skills"
 	"github.com/sashabaranov/go-openai"
@@ -60,7 +61,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if model == "" {
 		model = a.defaultModel
 	}
-	ctx, end := modelSpan(ctx, "chat", model)
+	ctx, end := modelSpan(ctx, "chat", a.canonical(model))
 	defer func() { end(resp.Model, resp.Usage, err) }()
 	ep, err := a.resolveCall(model, req.Fallback)
 	if err != nil {
@@ -79,16 +80,16 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if err != nil {
 		return contract.ModelResponse{}, err
 	}
+	a.enforceParams(ctx, ep, &oreq, req.Options)
 	fit, compact, err := a.fitCall(ctx, ep, req, &oreq, shape, refs)
 	if err != nil || compact > 0 {
 		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: attempt}, err
 	}
 
-	settle, err := a.spender(req.Principal, req.Agent).call(ctx, model, "", oreq)
+	settle, err := a.spender(req.Principal, req.Agent).call(ctx, a.ref(ep, ""), "", oreq)
 	if err != nil {
 		return contract.ModelResponse{}, err
 	}
-	defer func() { settle(resp.Usage) }()
 
 	bus := a.Bus
 	if !req.Publish {
@@ -96,6 +97,8 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	out := bus.OpenCall(info.WorkflowExecution.ID, req.Call, attempt, req.After)
 	defer out.Close()
+	// Every attempt is charged, a cancelled or failed one too (charged).
+	defer func() { settle(streamCharge(oreq, resp, err, out.Text())) }()
 	// The call stops when Temporal cancels it (the answer to a heartbeat)
 	// or, sooner, when an API says over NATS that the run was cancelled.
 	sctx, stop := context.WithCancelCause(ctx)
@@ -129,6 +132,7 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	}
 	resp.Attempt = attempt
 	resp.Context = fit
+	resp.Message.ToolCalls = oneCallARound(req.Options, resp.Message.ToolCalls)
 	return a.finishResponse(ctx, ep, req, resp)
 }
 
@@ -219,6 +223,7 @@ func (a *Activities) finishResponse(ctx context.Context, ep endpoint, req contra
 	// The model the endpoint says it used, as a reference to the same
 	// endpoint ("remote:gpt-4o"), so that a run that goes on with it stays
 	// there.
+	a.thinkers.note(a.ref(ep, ""), resp)
 	resp.Model = a.ref(ep, resp.Model)
 	nameCalls(resp.Message.ToolCalls, req.Messages, req.NextCall)
 	nameClientCalls(resp.Message.ToolCalls, req.ClientTools, run, req.NextCall)
@@ -311,9 +316,12 @@ func (a *Activities) buildMessages(ctx context.Context, req contract.ModelReques
 			om.ReasoningContent = m.Reasoning
 		}
 		for _, tc := range m.ToolCalls {
+			// Arguments that are not one JSON object go out repaired or
+			// empty, never as sent (internal/toolargs): the call's result
+			// says what the model sent.
 			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
 				ID: tc.ID, Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: toolargs.Wire(tc.Arguments)},
 			})
 		}
 		add(om, i, m.Ref)
@@ -391,7 +399,7 @@ func (a *Activities) stream(ctx context.Context, ep endpoint, req openai.ChatCom
 	// cancels when no chunk came for the idle timeout.
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watch := newWatchdog(a.IdleTimeout, cancel)
+	watch := a.streamWatch(ctx, ep, cancel)
 	defer watch.stop()
 	s, err := ep.client.CreateChatCompletionStream(sctx, req)
 	if err != nil {
@@ -444,8 +452,7 @@ func outputTooLarge(limit int) error {
 // failed (see modelError).
 func (a *Activities) streamError(ctx context.Context, watch *watchdog, err error, ep endpoint) error {
 	if ctx.Err() == nil && watch.fired() {
-		return temporal.NewApplicationError(
-			fmt.Sprintf("the model stream sent nothing for %s (LONGHAUL_MODEL_IDLE_TIMEOUT)", a.IdleTimeout), longhaul.ErrTypeModelUnavailable)
+		return temporal.NewApplicationError(watch.reason(), longhaul.ErrTypeModelUnavailable)
 	}
 	return a.modelError(ctx, err, ep)
 }
@@ -486,9 +493,10 @@ func classifyModelError(ctx context.Context, err error) error {
 			msg = reqErr.Err.Error()
 		}
 	}
-	if apiErr != nil && apiErr.Code == longhaul.ErrTypeContextLength {
+	if serverContextExceeded(apiErr, status) {
 		return endpointTooLong(status, msg, err)
 	}
+	msg += serverAdvice(status, msg)
 	switch status {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity:
 		return temporal.NewNonRetryableApplicationError(

@@ -39,7 +39,7 @@ type structuredCall struct {
 // sent back once with the problems, and a second invalid answer is an error.
 // It returns the raw JSON object and the usage of all calls made.
 func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.RawMessage, usage longhaul.Usage, err error) {
-	ctx, end := modelSpan(ctx, "structured", c.model)
+	ctx, end := modelSpan(ctx, "structured", a.canonical(c.model))
 	defer func() { end("", usage, err) }()
 	ep, err := a.resolve(c.model)
 	if err != nil {
@@ -70,13 +70,14 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 		if err != nil {
 			return nil, usage, err
 		}
-		settle, err := c.spend.call(ctx, c.model, strconv.Itoa(attempt), req)
+		// Priced as the model that answers, never as the list typed.
+		settle, err := c.spend.call(ctx, a.ref(ep, ""), strconv.Itoa(attempt), req)
 		if err != nil {
 			return nil, usage, err
 		}
 		resp, err := ep.client.CreateChatCompletion(ctx, req)
 		call := wholeUsage(req, resp)
-		settle(call)
+		settle(unaryCharge(ctx, req, resp, err))
 		if err != nil {
 			return nil, usage, a.modelError(ctx, err, ep)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/access"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/textcut"
+	"github.com/longhaul-dev/longhaul/internal/toolargs"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
@@ -84,10 +85,11 @@ func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ 
 			return contract.ToolResponse{}, err
 		}
 	}
-	args := json.RawMessage(req.Call.Arguments)
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
+	checked := toolargs.Check(req.Call.Arguments)
+	if checked.Err != nil {
+		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, errors.New(toolargs.Refusal(name, req.Call.Arguments, checked.Err)))
 	}
+	args := json.RawMessage(checked.Arguments)
 	if err := a.tools.Validate(name, args); err != nil {
 		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}

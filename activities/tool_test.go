@@ -48,6 +48,10 @@ func TestCallToolRefusesWithoutRunning(t *testing.T) {
 			agent: "prober", msg: "force"},
 		{name: "not JSON", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q":`},
 			agent: "prober", msg: "not valid JSON"},
+		{name: "not JSON, told what was sent", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `{"q": "x`},
+			agent: "prober", msg: "You sent: `{\"q\": \"x`"},
+		{name: "an array", call: longhaul.ToolCall{ID: "c1", Name: "probe", Arguments: `["x"]`},
+			agent: "prober", msg: "a JSON array, not an object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +119,9 @@ func TestCallToolReturnsTheToolsContent(t *testing.T) {
 	}{
 		{name: "current_time in a zone",
 			call: longhaul.ToolCall{ID: "c1", Name: "current_time", Arguments: `{"timezone":"Europe/Berlin"}`},
+			want: contract.ToolResponse{Content: direct(t, `{"timezone":"Europe/Berlin"}`)}},
+		{name: "an object encoded twice is decoded",
+			call: longhaul.ToolCall{ID: "c1", Name: "current_time", Arguments: `"{\"timezone\":\"Europe/Berlin\"}"`},
 			want: contract.ToolResponse{Content: direct(t, `{"timezone":"Europe/Berlin"}`)}},
 		{name: "empty arguments are the empty object",
 			call: longhaul.ToolCall{ID: "c1", Name: "current_time"},

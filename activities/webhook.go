@@ -87,12 +87,24 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in contract.WebhookInpu
 	if sendErr != nil {
 		d.Error = sendErr.Error()
 	} else if status/100 != 2 {
-		d.Error = "HTTP " + strconv.Itoa(status) + answerExcerpt(answer)
+		d.Error = "HTTP " + strconv.Itoa(status)
+		if !a.WebhookPrivate {
+			// With private hosts reachable, a receiver's body may be an
+			// internal service's page: its owner reads the status only.
+			d.Error += answerExcerpt(answer)
+		}
 	}
 	if err := a.Webhooks.AddDelivery(ctx, d); err != nil {
 		// The receiver's answer counts; a lost record does not make it
 		// worth sending again.
 		a.log.WarnContext(ctx, "webhook delivery not recorded", "webhook", w.ID, "event", in.Event.ID, "error", err)
+	}
+	if sendErr == nil && status == http.StatusGone {
+		// The receiver is gone for good: no event goes there again, as
+		// Standard Webhooks' senders disable an endpoint that answers 410.
+		if _, err := a.Webhooks.DeleteWebhook(ctx, w.Owner, w.ID); err != nil {
+			a.log.WarnContext(ctx, "disable a webhook whose receiver answered 410", "webhook", w.ID, "error", err)
+		}
 	}
 	return contract.WebhookResult{StatusCode: status, Attempt: attempt}, webhookOutcome(status, sendErr, d.Error)
 }
@@ -102,12 +114,16 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in contract.WebhookInpu
 // one.
 func webhookOutcome(status int, sendErr error, why string) error {
 	switch {
-	case sendErr != nil && errors.Is(sendErr, safehttp.ErrBlocked):
+	case sendErr != nil && (errors.Is(sendErr, safehttp.ErrBlocked) || errors.Is(sendErr, safehttp.ErrTooManyRedirects)):
 		return nonRetryable(longhaul.ErrTypeWebhookRejected, sendErr)
 	case sendErr != nil:
 		return sendErr
 	case status/100 == 2:
 		return nil
+	case status/100 == 3:
+		// A delivery follows no redirect, and sending again is redirected
+		// again: blocked, not retried all day.
+		return nonRetryable(longhaul.ErrTypeWebhookRejected, errors.New("the receiver redirected the event (webhooks follow no redirect): "+why))
 	case status/100 == 4 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests:
 		return nonRetryable(longhaul.ErrTypeWebhookRejected, errors.New("the receiver refused the event: "+why))
 	}

@@ -121,6 +121,9 @@ func TestDeliverWebhookOutcomes(t *testing.T) {
 				return
 			}
 			checkRetryable(t, err, tc.retryable)
+			if tc.status == http.StatusGone {
+				return // disabled, with its deliveries (TestWebhookRedirectGoneAndPrivateBody)
+			}
 			ds, _ := ws.ListDeliveries(t.Context(), "wh_1", 10)
 			if len(ds) != 1 || ds[0].StatusCode != tc.status || len(ds[0].Error) > 300 {
 				t.Errorf("recorded = %+v, want the status and a short error", ds)
@@ -176,4 +179,48 @@ func TestWebhookTargets(t *testing.T) {
 	if got, _ := acts.WebhookTargets(t.Context(), contract.WebhookTargetsRequest{Owner: "bob", Type: "run.completed"}); len(got) != 0 {
 		t.Errorf("bob's targets = %v, want none", got)
 	}
+}
+
+// TestWebhookRedirectGoneAndPrivateBody: a receiver that redirects is not
+// followed nor retried all day; one that answers 410 is disabled (no
+// event goes there again); with private hosts reachable
+// (LONGHAUL_WEBHOOK_PRIVATE) an internal host's error body is not shown
+// to the webhook's owner through its deliveries.
+func TestWebhookRedirectGoneAndPrivateBody(t *testing.T) {
+	t.Run("redirect", func(t *testing.T) {
+		target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("the redirect was followed") }))
+		defer target.Close()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL, http.StatusFound)
+		}))
+		defer srv.Close()
+		acts, ws := webhookFixture(t, srv.URL, true)
+		_, err := deliver(t, acts, "wh_1")
+		checkRetryable(t, err, false)
+		if ds, _ := ws.ListDeliveries(t.Context(), "wh_1", 10); len(ds) != 1 || !strings.Contains(ds[0].Error, "redirect") {
+			t.Errorf("recorded = %+v, want the redirect refused", ds)
+		}
+	})
+	t.Run("gone", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) }))
+		defer srv.Close()
+		acts, ws := webhookFixture(t, srv.URL, true)
+		_, err := deliver(t, acts, "wh_1")
+		checkRetryable(t, err, false)
+		if _, err := ws.GetWebhook(t.Context(), "wh_1"); !errors.Is(err, store.ErrNoWebhook) {
+			t.Errorf("after a 410 the webhook is %v, want it disabled", err)
+		}
+	})
+	t.Run("private body", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, "admin console of db-7.internal: token=abc")
+		}))
+		defer srv.Close()
+		acts, ws := webhookFixture(t, srv.URL, true)
+		_, _ = deliver(t, acts, "wh_1")
+		if ds, _ := ws.ListDeliveries(t.Context(), "wh_1", 10); len(ds) != 1 || ds[0].Error != "HTTP 404" {
+			t.Errorf("recorded = %+v, want the status only", ds)
+		}
+	})
 }

@@ -158,10 +158,14 @@ func TestAllowTable(t *testing.T) {
 	if !env.Tools.Has("calc__add") {
 		t.Fatalf("the MCP tool is not registered (have %v)", env.Tools.Names())
 	}
-	conn := &owuitest.Connection{BaseURL: env.URL + "/v1", Key: owuiKey, ForwardUserInfo: true, JWTSecret: owuiSecret}
+	// Open WebUI v0.11.0 fills a connection header with the user's groups
+	// ({{USER_GROUPS}}): its chats carry them so.
+	conn := &owuitest.Connection{BaseURL: env.URL + "/v1", Key: owuiKey, ForwardUserInfo: true, JWTSecret: owuiSecret,
+		Headers: map[string]string{headers.UserGroups: "{{USER_GROUPS}}"}}
 	admin := owuitest.User{ID: "u-admin", Email: "root@example.com", Name: "Root", Role: "admin"}
 	user := owuitest.User{ID: "u-user", Email: "ann@example.com", Name: "Ann", Role: "user"}
-	member := owuitest.User{ID: "u-member", Email: "mia@example.com", Name: "Mia", Role: "user"}
+	member := owuitest.User{ID: "u-member", Email: "mia@example.com", Name: "Mia", Role: "user",
+		Groups: []owuitest.Group{{ID: "g-media", Name: "media"}, {ID: "g-film", Name: "film"}}}
 
 	type principal struct {
 		name string
@@ -255,11 +259,7 @@ func TestAllowTable(t *testing.T) {
 			h.take()
 			var run string
 			if u := tt.who.owui; u != nil {
-				req := conn.NewChat(*u, "desk").Ask("use every tool")
-				if tt.who.groups != "" {
-					req = req.WithHeader(headers.UserGroups, tt.who.groups)
-				}
-				run = owuitest.OK(t, req).RunID
+				run = owuitest.OK(t, conn.NewChat(*u, "desk").Ask("use every tool")).RunID
 			} else {
 				resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "desk", "messages": userMsg("use every tool")}, hdr)
 				if resp.StatusCode != 200 {

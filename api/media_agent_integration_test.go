@@ -22,7 +22,7 @@ import (
 
 // The built-in media-agent (seeds 000 and 003) against a Seerr stand-in
 // that validates every request against Seerr's own API description
-// (seerrtest), through Open WebUI v0.10.2's requests (owuitest); only the
+// (seerrtest), through Open WebUI v0.11.0's requests (owuitest); only the
 // model is scripted.
 
 var seerrTools = []string{"seerr_details", "seerr_discover", "seerr_my_requests", "seerr_request_media", "seerr_search", "seerr_submit_issue", "seerr_trending"}

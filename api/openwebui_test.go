@@ -18,7 +18,7 @@ import (
 )
 
 // The Open WebUI scenarios: Longhaul behind an OpenAI connection of Open
-// WebUI v0.10.2, every request built as that Open WebUI builds it
+// WebUI v0.11.0, every request built as that Open WebUI builds it
 // (owuitest), through the real API, Temporal and worker; only the model is
 // scripted.
 
@@ -395,5 +395,39 @@ func TestOpenWebUIPlainUserHeaders(t *testing.T) {
 	}
 	if resp := doAt(t, env.URL, "GET", "/v1/runs/"+a.RunID, nil, as(bob)); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("her run to bob = %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestOpenWebUIThinking streams a thinking model's answer to Open WebUI
+// v0.11.0: the thinking arrives as reasoning (Open WebUI's "Thought for"
+// block), never in the answer's text, and the next turn's history, rebuilt
+// as Open WebUI rebuilds it for a model of no known provider, carries the
+// answer without its thinking, so the model never reads it back.
+func TestOpenWebUIThinking(t *testing.T) {
+	env := owuiEnv(t)
+	chat := owuiConn(env).NewChat(ann, "assistant")
+	const thought = "The user asks for the day; the calendar says Tuesday."
+	env.Model.Enqueue(llmtest.Text("It is Tuesday.", llmtest.Reasoning(thought)))
+	a1 := owuitest.OK(t, chat.Ask("What day is it?"))
+	if a1.Reasoning != thought || a1.Content != "It is Tuesday." {
+		t.Fatalf("first turn: reasoning %q, content %q", a1.Reasoning, a1.Content)
+	}
+	chat.Keep(a1)
+
+	env.Model.Enqueue(llmtest.Text("Wednesday."))
+	next := chat.Ask("And tomorrow?")
+	for _, m := range next.Messages() {
+		if m["role"] == "assistant" && (m["content"] != "It is Tuesday." || m["reasoning_content"] != nil) {
+			t.Errorf("Open WebUI sends the past answer as %v", m)
+		}
+	}
+	a2 := owuitest.OK(t, next)
+	if a2.Content != "Wednesday." || a2.Reasoning != "" {
+		t.Fatalf("second turn: reasoning %q, content %q", a2.Reasoning, a2.Content)
+	}
+	for _, m := range lastCall(t, env).Chat.Messages {
+		if strings.Contains(m.Content, "calendar says") || strings.Contains(m.ReasoningContent, "calendar says") {
+			t.Errorf("the model reads the past thinking back: %+v", m)
+		}
 	}
 }

@@ -3,14 +3,18 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/api"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -177,5 +181,129 @@ func changeAndDelete(t *testing.T, ctx context.Context, env *testenv.Env, id str
 	}
 	if resp := do(t, env, "GET", path, nil, owner); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET of a deleted schedule = %d, want 404", resp.StatusCode)
+	}
+}
+
+// adminOnly is an agent only the admin role may run.
+var adminOnly = fstest.MapFS{
+	"adminonly.md": {Data: []byte("---\nagent: adminonly\ndescription: Admin work\nmode: chat\nallow: {roles: [admin]}\n---\nYou administer.\n")},
+}
+
+// scheduleNote is the note Temporal keeps with schedule id's state.
+func scheduleNote(t *testing.T, ctx context.Context, env *testenv.Env, id string) string {
+	t.Helper()
+	d, err := env.Client.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
+	if err != nil {
+		t.Fatalf("describe schedule %s: %v", id, err)
+	}
+	return d.Schedule.State.Note
+}
+
+// TestScheduleOfDemotedAdminOrRemovedKeyIsPaused is the attack of a
+// schedule that keeps its creator's identity: an admin makes a schedule
+// of an admin-only agent, and a second key one of its own; then the
+// operator demotes the admin and removes the second key (the worker
+// restarts with the keys of now). Each fire is re-resolved: neither
+// schedule runs its agent again; each is paused with the reason, and its
+// refused fire says it.
+func TestScheduleOfDemotedAdminOrRemovedKeyIsPaused(t *testing.T) {
+	keys, err := identity.ParseKeys([]string{"ops:sk-ops:role=admin", "temp:sk-temp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{adminOnly}, API: api.Config{Keys: keys, Limits: api.Limits{MinScheduleInterval: time.Second}}})
+	env.Model.SetDefault(llmtest.Text("Done."))
+	ctx := within(t, 3*time.Minute)
+	ops, temp := map[string]string{"Authorization": "Bearer sk-ops"}, map[string]string{"Authorization": "Bearer sk-temp"}
+	a := createSchedule(t, env, map[string]any{"agent": "adminonly", "input": "Rotate the keys.", "every": "1s", "paused": true}, ops)
+	b := createSchedule(t, env, map[string]any{"agent": "naked", "input": "Tick.", "every": "1s", "paused": true}, temp)
+
+	now, err := identity.ParseKeys([]string{"ops:sk-ops"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.StopWorker()
+	env.WorkerKeys = now
+	env.StartWorker()
+	// Resumed by their owners while the API still knew them as they were.
+	doWant(t, env.URL, "POST", "/v1/schedules/"+a.ID+"/resume", nil, ops, http.StatusOK)
+	doWant(t, env.URL, "POST", "/v1/schedules/"+b.ID+"/resume", nil, temp, http.StatusOK)
+	for _, tc := range []struct {
+		id, why string
+		who     map[string]string
+	}{{a.ID, "may no longer run the agent", ops}, {b.ID, "no longer configured", temp}} {
+		eventually(t, ctx, func() string {
+			if paused, _ := scheduleInfo(t, ctx, env, tc.id); !paused {
+				return "schedule " + tc.id + " still fires"
+			}
+			if note := scheduleNote(t, ctx, env, tc.id); !strings.Contains(note, tc.why) {
+				return fmt.Sprintf("schedule %s paused with note %q, want it to say %q", tc.id, note, tc.why)
+			}
+			return ""
+		})
+		for _, r := range listRuns(t, env, url.Values{"schedule_id": {tc.id}}, tc.who) {
+			eventually(t, ctx, func() string {
+				run := getRun(t, env, r.ID, tc.who)
+				switch {
+				case run.Status == contract.StatusCompleted:
+					t.Fatalf("schedule %s's run %s ran its agent: %+v", tc.id, r.ID, run)
+				case run.Status != contract.StatusFailed:
+					return "run " + r.ID + " is " + run.Status
+				case !strings.Contains(run.Error, "refused") || !strings.Contains(run.Error, tc.why):
+					t.Errorf("refused run %s says %q", r.ID, run.Error)
+				}
+				return ""
+			})
+		}
+	}
+	if n := len(env.Model.Requests()); n != 0 {
+		t.Errorf("the model was called %d times by refused fires", n)
+	}
+}
+
+// TestScheduleTriggerEverySecondOverRunLimitIsRefused is the attack of a
+// schedule that passes no gate: overlap "allow" and a trigger every
+// second, over LONGHAUL_MAX_RUNS (1 here). The first trigger starts a run
+// (which hangs); the next is refused with 429 as POST /v1/runs is; and
+// the schedule's own fires, started by the engine, are refused at their
+// start rather than run beside it.
+func TestScheduleTriggerEverySecondOverRunLimitIsRefused(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{Limits: api.Limits{Runs: 1, MinScheduleInterval: time.Second}}})
+	env.Model.SetDefault(llmtest.Hang())
+	ctx := within(t, 3*time.Minute)
+	ann := user("ann")
+	s := createSchedule(t, env, map[string]any{"agent": "naked", "input": "Go.", "every": "1s", "overlap": "allow", "paused": true}, ann)
+	t.Cleanup(func() { do(t, env, "DELETE", "/v1/schedules/"+s.ID, nil, ann) })
+	doWant(t, env.URL, "POST", "/v1/schedules/"+s.ID+"/trigger", nil, ann, http.StatusAccepted)
+	runsOf := url.Values{"schedule_id": {s.ID}, "status": {contract.StatusRunning}}
+	eventually(t, ctx, func() string {
+		if n := len(listRuns(t, env, runsOf, ann)); n != 1 {
+			return fmt.Sprintf("%d of the schedule's runs running, want 1", n)
+		}
+		return ""
+	})
+	for range 3 {
+		resp := do(t, env, "POST", "/v1/schedules/"+s.ID+"/trigger", nil, ann)
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("a trigger over the run limit = %d, want 429 with Retry-After", resp.StatusCode)
+		}
+	}
+	doWant(t, env.URL, "POST", "/v1/runs", map[string]any{"agent": "naked", "input": "x"}, ann, http.StatusTooManyRequests)
+	// Its fires, every second, are refused at their start.
+	doWant(t, env.URL, "POST", "/v1/schedules/"+s.ID+"/resume", nil, ann, http.StatusOK)
+	failed := url.Values{"schedule_id": {s.ID}, "status": {contract.StatusFailed}}
+	eventually(t, ctx, func() string {
+		got := listRuns(t, env, failed, ann)
+		if len(got) < 2 {
+			return fmt.Sprintf("%d of the schedule's fires refused, want 2", len(got))
+		}
+		if run := getRun(t, env, got[0].ID, ann); !strings.Contains(run.Error, "too many runs") {
+			t.Fatalf("a fire over the limit failed with %q", run.Error)
+		}
+		return ""
+	})
+	doWant(t, env.URL, "POST", "/v1/schedules/"+s.ID+"/pause", nil, ann, http.StatusOK)
+	if n := len(listRuns(t, env, runsOf, ann)); n != 1 {
+		t.Errorf("%d of the schedule's runs running at once, over the limit of 1", n)
 	}
 }

@@ -49,6 +49,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/runs"
@@ -152,6 +153,15 @@ type Config struct {
 	// Usage is the usage ledger (GET /v1/usage, and the budgets' check
 	// before a run starts); nil answers /v1/usage 404 and checks none.
 	Usage UsageLedger
+	// DefaultModel is the engine's default model (LONGHAUL_LLM_MODEL) and
+	// ModelEndpoints resolves model references (LONGHAUL_LLM_ENDPOINTS;
+	// nil compares them as written): a model a request names (a fork's)
+	// must be one its user may use (runweb.Models).
+	DefaultModel   string
+	ModelEndpoints *endpoints.Set
+	// UsageOperators are the API keys whose requests read every
+	// principal's usage (LONGHAUL_USAGE_OPERATOR_KEYS).
+	UsageOperators []string
 }
 
 // ImagePolicy says which image URLs requests may send to the model
@@ -211,7 +221,7 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	s.streams = &sse.Streams{Log: log, Opened: s.metrics.streamOpened, Stopping: s.stopping}
 	s.gate = runs.NewGate(svc, runs.GateConfig{
 		Limits:    runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams},
-		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log,
+		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log, Budget: s.budgetCheck,
 	})
 	if s.metrics != nil {
 		s.gate.Observe(s.metrics.admissionWait, s.metrics.admissionDepth)
@@ -366,7 +376,8 @@ const (
 func (s *Server) runsAPI() *runsapi.Handlers {
 	return &runsapi.Handlers{
 		Runs: s.runsWeb, Gate: s.gate, Catalog: s.catalog, Streams: s.streams,
-		Blobs: s.cfg.Blobs, Images: s.cfg.Images, Webhooks: s.webhooks(),
+		Models: runweb.Models{Catalog: s.catalog, Endpoints: s.cfg.ModelEndpoints, Default: s.cfg.DefaultModel},
+		Blobs:  s.cfg.Blobs, Images: s.cfg.Images, Webhooks: s.webhooks(),
 		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
 	}
 }
@@ -375,7 +386,7 @@ func (s *Server) runsAPI() *runsapi.Handlers {
 // schedules.
 func (s *Server) schedulesAPI() *schedulesapi.Handlers {
 	return &schedulesapi.Handlers{
-		Schedules: s.cfg.Schedules, Catalog: s.catalog, Images: s.cfg.Images, Log: s.log,
+		Schedules: s.cfg.Schedules, Catalog: s.catalog, Images: s.cfg.Images, Log: s.log, Gate: s.gate,
 		Limits: schedulesapi.Limits{
 			Schedules: s.cfg.Limits.Schedules, MinInterval: s.cfg.Limits.MinScheduleInterval,
 			CatchupWindow: s.cfg.ScheduleCatchupWindow,

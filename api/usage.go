@@ -9,6 +9,7 @@ import (
 	"github.com/longhaul-dev/longhaul/api/usageapi"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/budget"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 )
 
 // UsageLedger is the usage ledger (budget.Ledger): what GET /v1/usage
@@ -33,7 +34,7 @@ var budgetedRoutes = []string{"/chat/completions", "/responses", "/runs"}
 // the next route registered for the path when it calls Next): so it must
 // be called before they are registered.
 func (s *Server) usageRoutes(v1 fiber.Router) {
-	h := &usageapi.Handlers{}
+	h := &usageapi.Handlers{Operators: s.cfg.UsageOperators}
 	if s.cfg.Usage != nil {
 		h.Store = s.cfg.Usage
 	}
@@ -74,4 +75,19 @@ func (s *Server) budgetGate(c *fiber.Ctx) error {
 		s.log.WarnContext(c.UserContext(), "check budgets", "error", err)
 	}
 	return c.Next()
+}
+
+// budgetCheck is the gate's budget check (runs.GateConfig.Budget): the
+// check budgetGate makes, for the starts no route of budgetedRoutes makes
+// (a schedule's trigger, a fork).
+func (s *Server) budgetCheck(ctx context.Context, principal, agent string) error {
+	if s.cfg.Usage == nil || len(s.cfg.Usage.Limits()) == 0 {
+		return nil
+	}
+	err := s.cfg.Usage.Check(ctx, budget.Call{Principal: principal, Key: budget.KeyOf(principal), Agent: agent})
+	var ex *budget.ExceededError
+	if errors.As(err, &ex) {
+		return runs.OverBudget(ex.Error())
+	}
+	return err
 }

@@ -285,6 +285,9 @@ type AgentResult struct {
 	// "tool_calls" when the client never sent the results of its tool
 	// calls (ToolCalls).
 	FinishReason string `json:"finish_reason"`
+	// Cut says why an answer the model's output limit cut is short
+	// (longhaul.CutMaxTokens, longhaul.CutThinking); empty otherwise.
+	Cut string `json:"cut,omitempty"`
 	// ToolCalls are the client tool calls the run ended waiting for.
 	ToolCalls []longhaul.ToolCall `json:"tool_calls,omitempty"`
 	// Messages are the messages this run added to the conversation: assistant

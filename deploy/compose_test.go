@@ -191,7 +191,7 @@ func TestComposeStack(t *testing.T) {
 	if ow["ENABLE_FORWARD_USER_INFO_HEADERS"] != "true" || ow["FORWARD_USER_INFO_HEADER_JWT_SECRET"] == "" || ow["FORWARD_USER_INFO_HEADER_JWT_SECRET"] != api.OpenWebUIJWTSecret {
 		t.Error("Open WebUI does not sign its users with the secret the API checks")
 	}
-	// Open WebUI v0.10.2 sends an OpenAI connection the message id only as
+	// Open WebUI v0.11.0 sends an OpenAI connection the message id only as
 	// a header of the connection's own config (routers/openai.py
 	// get_headers_and_cookies; utils/headers.py get_custom_headers), the
 	// connection's config keyed by its index (openai.py: api_configs.get(

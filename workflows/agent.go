@@ -128,7 +128,7 @@ func AgentWorkflow(ctx workflow.Context, in Input) (contract.AgentResult, error)
 	r.state.Result = res.Content
 	// Through Temporal's handler, which records nothing while replaying.
 	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"agent": r.in.Agent, "outcome": status}).Counter(MetricRuns).Inc(1)
-	r.log.emit(now, longhaul.EventDone, longhaul.DoneData{Status: status, FinishReason: res.FinishReason})
+	r.log.emit(now, longhaul.EventDone, longhaul.DoneData{Status: status, FinishReason: res.FinishReason, Cut: res.Cut})
 	// Cancellation must not stop the last bookkeeping.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	_ = workflow.UpsertTypedSearchAttributes(dctx, contract.SearchAttrStatus.ValueSet(status))
@@ -175,6 +175,9 @@ func (r *run) register(ctx workflow.Context) error {
 func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	if r.in.Resume == nil && len(r.in.Messages) == 0 {
 		return contract.AgentResult{}, temporal.NewNonRetryableApplicationError("no messages", longhaul.ErrTypeBadInput, nil)
+	}
+	if err := r.admitFire(ctx); err != nil {
+		return contract.AgentResult{}, err
 	}
 	if err := workflow.ExecuteLocalActivity(resolveOptions(ctx), a.ResolveAgent, r.in.Agent, r.in.User).Get(ctx, &r.spec); err != nil {
 		return contract.AgentResult{}, err
@@ -315,7 +318,7 @@ func (r *run) toolLoop(ctx workflow.Context, l LoopState) (contract.AgentResult,
 				reason = "length"
 			}
 			r.loopAnswered(l, added)
-			return contract.AgentResult{Content: msg.Content, Reasoning: resp.Reasoning, FinishReason: reason, Messages: boundResult(added), Model: resp.Model}, nil
+			return contract.AgentResult{Content: msg.Content, Reasoning: resp.Reasoning, FinishReason: reason, Cut: longhaul.CutOf(resp.FinishReason, msg.Content, resp.Reasoning), Messages: boundResult(added), Model: resp.Model}, nil
 		}
 		results, pending, err := r.runToolCalls(ctx, l, req.Call, msg.ToolCalls, resp.Targets)
 		if err != nil {

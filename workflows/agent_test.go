@@ -411,7 +411,7 @@ func TestFinishReasonLength(t *testing.T) {
 		t.Errorf("FinishReason = %q, want length", got)
 	}
 	evs := h.events()
-	diff(t, "last event", ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "length"}),
+	diff(t, "last event", ev(longhaul.EventDone, longhaul.DoneData{Status: contract.StatusCompleted, FinishReason: "length", Cut: longhaul.CutMaxTokens}),
 		evs[len(evs)-1], eventOpts, cmpopts.IgnoreFields(longhaul.Event{}, "Offset"))
 }
 

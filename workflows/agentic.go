@@ -438,7 +438,8 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 	if resp.FinishReason == "length" {
 		reason = "length"
 	}
-	return contract.AgentResult{Content: msg.Content, FinishReason: reason, Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
+	return contract.AgentResult{Content: msg.Content, FinishReason: reason, Cut: longhaul.CutOf(resp.FinishReason, msg.Content, resp.Reasoning),
+		Messages: []longhaul.Message{msg}, Model: resp.Model}, nil
 }
 
 // think emits a progress line.

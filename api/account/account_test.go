@@ -424,3 +424,31 @@ func TestRoutesWithoutStores(t *testing.T) {
 		t.Errorf("DELETE /v1/me = %+v", got)
 	}
 }
+
+// ownerSchedules is a fake of the engine's schedules: owners by id.
+type ownerSchedules map[string]string
+
+func (s ownerSchedules) DeleteOwnerSchedules(_ context.Context, owner string) (int, error) {
+	n := 0
+	for id, o := range s {
+		if o == owner {
+			delete(s, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// TestDeletedPrincipalLeavesNoSchedule is the attack of a schedule that
+// outlives its owner's DELETE /v1/me and brings data back at its next
+// fire: the caller's schedules go with the rest, and only theirs.
+func TestDeletedPrincipalLeavesNoSchedule(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := webtest.Principal(t, webtest.Alice).Name, webtest.Principal(t, webtest.Bob).Name
+	sched := ownerSchedules{"sched-a1": alice, "sched-a2": alice, "sched-b": bob}
+	e.h.Schedules = sched
+	got := webtest.Decode[wire.UserDeleted](t, do(t, e, "DELETE", "/v1/me", nil, webtest.Alice))
+	if got.Schedules != 2 || len(sched) != 1 || sched["sched-b"] != bob {
+		t.Errorf("DELETE /v1/me deleted %d schedules, left %v", got.Schedules, sched)
+	}
+}

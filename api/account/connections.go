@@ -215,8 +215,11 @@ func (h *Handlers) OAuthCallback(c *fiber.Ctx) error {
 		return err
 	}
 	if e := c.Query("error"); e != "" {
-		// The user declined, or the server refused: the state is spent.
-		_, _, _ = svc.Callback(c.UserContext(), c.Query("state"), "", "")
+		// The user declined, or the server refused: the state is spent
+		// before the answer, so it can complete nothing later.
+		if err := svc.Decline(c.UserContext(), c.Query("state")); err != nil {
+			return h.credentialsError(err)
+		}
 		return web.BadRequest("the authorization server answered " + strconv.Quote(e) + "; nothing was connected")
 	}
 	_, server, err := svc.Callback(c.UserContext(), c.Query("state"), c.Query("code"), browserSecret(c))

@@ -48,8 +48,16 @@ type Handlers struct {
 	Docs docstore.Store
 	// Webhooks keeps users' webhooks, which DELETE /v1/me deletes.
 	Webhooks store.Webhooks
+	// Schedules deletes a principal's schedules of runs, for DELETE
+	// /v1/me; nil keeps none.
+	Schedules ScheduleDeleter
 	// Log takes what the handlers log; nil is slog's default.
 	Log *slog.Logger
+}
+
+// ScheduleDeleter deletes every schedule of an owner and says how many.
+type ScheduleDeleter interface {
+	DeleteOwnerSchedules(ctx context.Context, owner string) (int, error)
 }
 
 func (h *Handlers) deleteChatFiles(ctx context.Context, owner, chat string) error {

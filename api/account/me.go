@@ -14,7 +14,8 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/store"
 )
 
-// DeleteMe deletes everything this server keeps of the caller: every
+// DeleteMe deletes everything this server keeps of the caller: its
+// schedules of runs first (so none brings data back), then every
 // conversation (with what was learnt from it and its runs' turns), the
 // memories left, the backlog, the files and vector stores, and the user's own credentials — connections
 // revoked at their authorization servers first (best effort), then every
@@ -27,6 +28,12 @@ func (h *Handlers) DeleteMe(c *fiber.Ctx) error {
 	user := web.Principal(c).User.Key()
 	out := wire.UserDeleted{Object: "user.deleted", Deleted: true}
 	var err error
+	if h.Schedules != nil {
+		if out.Schedules, err = h.Schedules.DeleteOwnerSchedules(ctx, user); err != nil {
+			h.log().Error("delete the user's schedules", "error", err)
+			return web.Internal("deleting your schedules failed; nothing else was deleted, try again")
+		}
+	}
 	if h.Credentials != nil {
 		if out.Connections, out.Credentials, err = h.deleteCredentials(ctx, user); err != nil {
 			h.log().Error("delete the user's credentials", "error", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
 )
 
-// Open WebUI's requests, built as Open WebUI v0.10.2 builds them
+// Open WebUI's requests, built as Open WebUI v0.11.0 builds them
 // (owuitest), served from runsfake: which run each request of a chat
 // starts or attaches to. What the model is asked, and Open WebUI's
 // signed users, are checked on the whole stack in package api.

@@ -32,6 +32,8 @@ type renderer struct {
 	usage  *longhaul.Usage
 	tools  int
 	finish string
+	// cut says why an answer that finished "length" is short.
+	cut    string
 	failed *longhaul.ErrorData
 	// waiting is the pending approval the response stops at, if any.
 	waiting *longhaul.ApprovalRequiredData
@@ -119,7 +121,7 @@ func (r *renderer) note(e longhaul.Event) {
 	case longhaul.EventDone:
 		var d longhaul.DoneData
 		if e.Decode(&d) == nil {
-			r.finish = d.FinishReason
+			r.finish, r.cut = d.FinishReason, d.Cut
 		}
 	}
 }
@@ -384,6 +386,12 @@ func (r *renderer) finishFrames(includeUsage bool) []any {
 		out = append(out, wire.NewStatusFrame(waitingStatus(*r.waiting), true))
 	case r.openWebUI && r.tools > 0:
 		out = append(out, wire.NewStatusFrame(fmt.Sprintf("Used %d tool call%s", r.tools, plural(r.tools)), true))
+	}
+	if r.openWebUI && r.cut != "" {
+		// Open WebUI shows no finish reason: a cut answer, or none at
+		// all after a think that used the whole limit, says so where
+		// its user reads.
+		out = append(out, wire.NewStatusFrame(longhaul.CutNotice(r.cut), true))
 	}
 	reason := r.finish
 	if reason == "" {

@@ -64,6 +64,13 @@ func (h *Handlers) Fork(c *fiber.Ctx) error {
 	if !ok {
 		return web.ModelNotFound(fmt.Sprintf("the agent %q does not exist; GET /v1/models lists the agents", agentID))
 	}
+	// The model applies to every role of the fork: it must be one the
+	// caller may use already, whatever string names it.
+	if req.Model != "" {
+		if err := h.Models.Check(req.Model, who.User); err != nil {
+			return err
+		}
+	}
 	fork.Run, fork.Model = id, req.Model
 	msgs := req.Conversation()
 	if msgs == nil {

@@ -9,8 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/runsapi"
+	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
@@ -18,10 +20,16 @@ import (
 )
 
 // serveForks is the routes forking reads and writes, over fake.
-func serveForks(t *testing.T, fake *runsfake.Service) *fiber.App {
+func serveForks(t *testing.T, fake *runsfake.Service, models ...runweb.Models) *fiber.App {
 	t.Helper()
 	rw, gate := webtest.RunsOver(fake)
-	h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}}
+	catalog := webtest.Catalog(t)
+	m := runweb.Models{Catalog: catalog, Default: "big"}
+	if len(models) > 0 {
+		m = models[0]
+		m.Catalog = catalog
+	}
+	h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: catalog, Streams: &sse.Streams{}, Models: m}
 	return webtest.App(t, func(_, v1 fiber.Router) {
 		v1.Get("/runs/:id", h.GetRun)
 		v1.Post("/runs/:id/fork", h.Fork)
@@ -166,5 +174,40 @@ func TestForkLineage(t *testing.T) {
 	r := get("run-1")
 	if len(r.Forks) != 1 || r.Forks[0].ID != created.ID || r.Forks[0].At != "step-2" || r.Forks[0].Status != "running" {
 		t.Errorf("the old run's forks = %+v", r.Forks)
+	}
+}
+
+// TestForkNamesUngrantedModel: a fork's model applied to every role as
+// sent, so any user reached any model of any endpoint, past the catalog
+// and allow:. It must be a model the caller may use already (here the
+// default model, as no built-in agent names one), compared as the
+// endpoint and model it resolves to; anything else, a fallback list
+// holding one, is a 404 model_not_found that starts nothing.
+func TestForkNamesUngrantedModel(t *testing.T) {
+	set := endpoints.NewSet(endpoints.Endpoint{BaseURL: "http://default"}, []endpoints.Endpoint{{Name: "remote", BaseURL: "http://remote"}})
+	for _, tc := range []struct {
+		model  string
+		status int
+	}{
+		{"llama3.1:8b", 202},
+		{":llama3.1:8b", 202},
+		{"remote:gpt-4o", 404},
+		{"gpt-4o", 404},
+		{":gpt-4o", 404},
+		{"llama3.1:8b,remote:gpt-4o", 404},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			fake := runsfake.New()
+			planned(fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant", Messages: question}))
+			app := serveForks(t, fake, runweb.Models{Endpoints: set, Default: "llama3.1:8b"})
+			resp := webtest.Do(t, app, "POST", "/v1/runs/run-1/fork", `{"model":"`+tc.model+`"}`, webtest.Alice)
+			body := readBody(t, resp)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("fork with %s = %d %s, want %d", tc.model, resp.StatusCode, body, tc.status)
+			}
+			if tc.status == 404 && (!strings.Contains(body, "model_not_found") || fake.Len() != 1) {
+				t.Errorf("refused fork: %s, %d runs; want model_not_found and no new run", body, fake.Len())
+			}
+		})
 	}
 }

@@ -34,6 +34,8 @@ type Handlers struct {
 	Gate *runs.Gate
 	// Catalog holds the agents a run may be started for.
 	Catalog *skills.Catalog
+	// Models says which models a fork may name.
+	Models runweb.Models
 	// Streams writes the event streams, and ends them when the server
 	// shuts down.
 	Streams *sse.Streams

@@ -38,6 +38,8 @@ func refusalError(r *runs.Refusal) error {
 	switch r.Kind {
 	case runs.ErrTooMany:
 		return web.TooMany(r.Message, r.RetryAfter)
+	case runs.ErrOverBudget:
+		return web.InsufficientQuota(r.Message)
 	case runs.ErrTooLarge:
 		return web.PayloadTooLarge(r.Message)
 	case runs.ErrUnreachable:

@@ -36,6 +36,10 @@ type Handlers struct {
 	Catalog *skills.Catalog
 	// Images says which image URLs a schedule's messages may send.
 	Images runweb.ImagePolicy
+	// Gate is the gate every start passes (runs.Gate): a trigger waits its
+	// turn in its admission queue and is held to the owner's run limit and
+	// budgets, as POST /v1/runs is; nil admits every trigger.
+	Gate *runs.Gate
 	// Limits bound each principal's schedules.
 	Limits Limits
 	// ModelTimeout, HistoryLimit and ApprovalTimeout go into each run's

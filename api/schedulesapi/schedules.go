@@ -1,6 +1,7 @@
 package schedulesapi
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -97,6 +98,9 @@ func (h *Handlers) setTiming(s *runs.Schedule, req wire.ScheduleRequest) error {
 	if s.CatchupWindow, err = req.Catchup(); err != nil {
 		return web.BadRequest(err.Error())
 	}
+	if s.CatchupWindow > runs.MaxCatchupWindow {
+		return web.BadRequest(fmt.Sprintf("catchup_window: at most %s (a longer one starts a burst of missed runs after an outage)", runs.MaxCatchupWindow))
+	}
 	if s.CatchupWindow == 0 {
 		s.CatchupWindow = h.Limits.CatchupWindow
 	}
@@ -165,6 +169,32 @@ func (h *Handlers) List(c *fiber.Ctx) error {
 	return c.JSON(list)
 }
 
+// asOwnerNow makes s run as its owner is now, the caller: their role and
+// groups as this request resolved them, not as they were when s was
+// created or last changed. An owner who may no longer use s's agent is
+// refused. It reports whether s's identity changed (and so must be
+// written back).
+func (h *Handlers) asOwnerNow(c *fiber.Ctx, s *runs.Schedule) (bool, error) {
+	u := web.Principal(c).User
+	if _, ok := h.Catalog.AgentFor(s.Input.Agent, u); !ok {
+		return false, web.BadRequest(fmt.Sprintf("agent: %q does not exist; GET /v1/models lists the agents", s.Input.Agent))
+	}
+	if runs.SameUser(s.Input.User, u) {
+		return false, nil
+	}
+	s.Input.User = u
+	return true, nil
+}
+
+// refreshOwner is asOwnerNow with the change written to the engine.
+func (h *Handlers) refreshOwner(c *fiber.Ctx, s runs.Schedule) error {
+	changed, err := h.asOwnerNow(c, &s)
+	if err != nil || !changed {
+		return err
+	}
+	return h.Schedules.Update(c.UserContext(), s)
+}
+
 // Pause answers POST /v1/schedules/{id}/pause: it fires no more until
 // resumed (a trigger still starts a run).
 func (h *Handlers) Pause(c *fiber.Ctx) error {
@@ -176,16 +206,36 @@ func (h *Handlers) Pause(c *fiber.Ctx) error {
 // Resume answers POST /v1/schedules/{id}/resume.
 func (h *Handlers) Resume(c *fiber.Ctx) error {
 	return h.act(c, "resume", func(s runs.Schedule) error {
+		if err := h.refreshOwner(c, s); err != nil {
+			return err
+		}
 		return h.Schedules.Resume(c.UserContext(), s.ID, "resumed by "+s.Owner+" through the API")
 	})
 }
 
 // Trigger answers POST /v1/schedules/{id}/trigger: a run now, under the
 // schedule's overlap policy, paused or not; 202 with the schedule, whose
-// recent runs name it once the engine started it.
+// recent runs name it once the engine started it. The trigger passes the
+// gate POST /v1/runs passes (admission, the owner's run limit, budgets:
+// 429 past them), and the run goes as the owner is now.
 func (h *Handlers) Trigger(c *fiber.Ctx) error {
-	c.Status(fiber.StatusAccepted)
-	return h.act(c, "trigger", func(s runs.Schedule) error { return h.Schedules.Trigger(c.UserContext(), s.ID) })
+	return h.act(c, "trigger", func(s runs.Schedule) error {
+		if h.Gate != nil {
+			release, err := h.Gate.CheckStart(c.UserContext(), s.Owner, s.Input.Agent)
+			if err != nil {
+				return runweb.Refused(err)
+			}
+			defer release()
+		}
+		if err := h.refreshOwner(c, s); err != nil {
+			return err
+		}
+		if err := h.Schedules.Trigger(c.UserContext(), s.ID); err != nil {
+			return err
+		}
+		c.Status(fiber.StatusAccepted)
+		return nil
+	})
 }
 
 // act does op to the caller's schedule named in the path and answers the
@@ -195,8 +245,12 @@ func (h *Handlers) act(c *fiber.Ctx, what string, op func(runs.Schedule) error) 
 	if err != nil {
 		return err
 	}
-	if err := h.engineError(what, s.ID, op(s)); err != nil {
-		return err
+	if err := op(s); err != nil {
+		var we *web.Error
+		if errors.As(err, &we) {
+			return err
+		}
+		return h.engineError(what, s.ID, err)
 	}
 	if after, err := h.Schedules.Get(c.UserContext(), s.ID); err == nil {
 		s = after

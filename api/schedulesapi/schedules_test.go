@@ -81,6 +81,7 @@ func TestCreateRefuses(t *testing.T) {
 		{"bad every", `{"agent":"assistant","input":"x","every":"daily"}`, "every: must be a positive duration"},
 		{"bad overlap", `{"agent":"assistant","input":"x","every":"1h","overlap":"queue"}`, "overlap: must be one of skip, buffer_one, allow"},
 		{"short catch-up window", `{"agent":"assistant","input":"x","every":"1h","catchup_window":"1s"}`, "catchup_window: must be at least 10s"},
+		{"catch-up window past the bound", `{"agent":"assistant","input":"x","every":"1h","catchup_window":"8760h"}`, "catchup_window: at most 24h0m0s"},
 		{"no input", `{"agent":"assistant","every":"1h"}`, "messages or input: required"},
 		{"unknown field", `{"agent":"assistant","input":"x","every":"1h","when":"now"}`, "when"},
 	} {
@@ -277,4 +278,66 @@ func mustZone(t *testing.T, name string) *time.Location {
 		t.Fatal(err)
 	}
 	return loc
+}
+
+// TestScheduleTimingPatchDoesNotFreezeIdentity: a schedule stored with
+// its owner's role of then (an admin since demoted) runs as the owner is
+// now after any change, a PATCH of its timing alone included, and after
+// a resume.
+func TestScheduleTimingPatchDoesNotFreezeIdentity(t *testing.T) {
+	sched := newFakes()
+	a := serve(t, sched)
+	for _, tc := range []struct{ name, method, path, body string }{
+		{"timing patch", "PATCH", "", `{"every":"2h"}`},
+		{"resume", "POST", "/resume", ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := create(t, a, hourly, webtest.Alice)
+			stored, err := sched.Get(context.Background(), s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored.Input.User.Role = "admin" // what the owner was when it was made
+			if err := sched.Update(context.Background(), stored); err != nil {
+				t.Fatal(err)
+			}
+			var body any
+			if tc.body != "" {
+				body = tc.body
+			}
+			if resp := webtest.Do(t, a, tc.method, "/v1/schedules/"+s.ID+tc.path, body, webtest.Alice); resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s = %d", tc.name, resp.StatusCode)
+			}
+			after, err := sched.Get(context.Background(), s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := after.Input.User; u.Role != "" || u.Principal != stored.Input.User.Principal {
+				t.Errorf("after a %s the schedule runs as %+v, want its owner as now (no role)", tc.name, u)
+			}
+		})
+	}
+}
+
+// TestDeleteOwnerSchedules: deleting a principal's data (DELETE /v1/me)
+// deletes their schedules through runs.DeleteOwnerSchedules, every page
+// of them, and no one else's.
+func TestDeleteOwnerSchedules(t *testing.T) {
+	sched := newFakes()
+	a := serve(t, sched)
+	for range 3 {
+		create(t, a, hourly, webtest.Alice)
+	}
+	bobs := create(t, a, hourly, webtest.Bob)
+	alice := webtest.Principal(t, webtest.Alice).Name
+	n, err := runs.DeleteOwnerSchedules(context.Background(), sched, alice)
+	if err != nil || n != 3 {
+		t.Fatalf("deleted %d, %v; want 3", n, err)
+	}
+	if c, _ := sched.Count(context.Background(), alice); c != 0 {
+		t.Errorf("%d of alice's schedules left", c)
+	}
+	if _, err := sched.Get(context.Background(), bobs.ID); err != nil {
+		t.Errorf("bob's schedule: %v", err)
+	}
 }

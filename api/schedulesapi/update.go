@@ -29,6 +29,10 @@ func (h *Handlers) Update(c *fiber.Ctx) error {
 	if err := h.setTiming(&s, timingOf(s, p)); err != nil {
 		return err
 	}
+	// Whatever the body changed, the schedule runs as its owner is now.
+	if _, err := h.asOwnerNow(c, &s); err != nil {
+		return err
+	}
 	if err := h.engineError("update", s.ID, h.Schedules.Update(c.UserContext(), s)); err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 // Package usageapi serves GET /v1/usage: what model calls spent (tokens
 // and cost) by principal, agent and model over a time range, from the
-// usage ledger (internal/budget). An operator, a principal of role admin,
-// sees every principal's; anyone else only their own.
+// usage ledger (internal/budget). An operator (a request with an API key
+// LONGHAUL_USAGE_OPERATOR_KEYS names) sees every principal's; a principal
+// of role admin the principals of its own API key (a proxy key's users:
+// its tenant); anyone else only their own.
 package usageapi
 
 import (
@@ -13,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/budget"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 )
 
 // Store sums the ledger's settled calls (budget.Ledger).
@@ -22,7 +25,8 @@ type Store interface {
 
 var _ Store = (*budget.Ledger)(nil)
 
-// OperatorRole is the role whose principals see every principal's usage.
+// OperatorRole is the role whose principals see the usage of every
+// principal of their own API key.
 const OperatorRole = "admin"
 
 // Handlers serve the usage route.
@@ -30,6 +34,9 @@ type Handlers struct {
 	Store Store
 	// Now is the clock the default range ends at; nil is time.Now.
 	Now func() time.Time
+	// Operators are the names of the API keys whose requests see every
+	// principal's usage, of every key (LONGHAUL_USAGE_OPERATOR_KEYS).
+	Operators []string
 }
 
 // Row is one group's spend, as the route answers it.
@@ -109,13 +116,28 @@ func (h *Handlers) filter(c *fiber.Ctx) (budget.Filter, error) {
 	}
 	p := web.Principal(c)
 	f.Principal = c.Query("principal")
-	if p.User.Role != OperatorRole {
+	switch {
+	case h.operator(p):
+	case p.User.Role == OperatorRole && p.Key != "":
+		// An admin of a tenant: its own key's principals, no other's.
+		f.Key = p.Key
+		if f.Principal != "" && budget.KeyOf(f.Principal) != p.Key {
+			return f, web.Forbidden("principal: an admin reads the usage of its own API key's principals only; every principal's needs an operator key (LONGHAUL_USAGE_OPERATOR_KEYS)")
+		}
+	default:
 		if f.Principal != "" && f.Principal != p.Name {
-			return f, web.Forbidden("principal: only an operator (role " + OperatorRole + ") may read another principal's usage")
+			return f, web.Forbidden("principal: only an admin (role " + OperatorRole + ") of the same API key, or an operator key, may read another principal's usage")
 		}
 		f.Principal = p.Name
 	}
 	return f, nil
+}
+
+// operator reports whether p came with an operator key: one of
+// h.Operators, and the key's own principal (a proxy key's end users,
+// whatever their role, are not the operator).
+func (h *Handlers) operator(p identity.Principal) bool {
+	return p.Key != "" && p.Name == p.Key && slices.Contains(h.Operators, p.Key)
 }
 
 // parseTime reads an RFC 3339 time or a date, as UTC.

@@ -31,9 +31,12 @@ func app(t *testing.T) *fiber.App {
 	}
 	t.Cleanup(func() { _ = l.Close() })
 	for _, c := range []budget.Call{
-		{ID: "1", Principal: "alice", Agent: "assistant", Model: "gpt"},
-		{ID: "2", Principal: "alice", Agent: "researcher", Model: "gpt"},
-		{ID: "3", Principal: "bob", Agent: "assistant", Model: "gpt"},
+		{ID: "1", Principal: "alice", Key: "alice", Agent: "assistant", Model: "gpt"},
+		{ID: "2", Principal: "alice", Key: "alice", Agent: "researcher", Model: "gpt"},
+		{ID: "3", Principal: "bob", Key: "bob", Agent: "assistant", Model: "gpt"},
+		{ID: "4", Principal: "owui/ann", Key: "owui", Agent: "assistant", Model: "gpt"},
+		{ID: "5", Principal: "owui/cy", Key: "owui", Agent: "assistant", Model: "gpt"},
+		{ID: "6", Principal: "other/dee", Key: "other", Agent: "assistant", Model: "gpt"},
 	} {
 		if err := l.Settle(ctx, c, 1000, 100); err != nil {
 			t.Fatal(err)
@@ -48,10 +51,10 @@ func app(t *testing.T) *fiber.App {
 	}})
 	a.Use(func(c *fiber.Ctx) error {
 		name := c.Get("X-Test-Principal")
-		web.SetPrincipal(c, identity.Principal{Name: name, User: longhaul.User{Principal: name, Role: c.Get("X-Test-Role")}})
+		web.SetPrincipal(c, identity.Principal{Name: name, Key: budget.KeyOf(name), User: longhaul.User{Principal: name, Role: c.Get("X-Test-Role")}})
 		return c.Next()
 	})
-	h := &usageapi.Handlers{Store: l}
+	h := &usageapi.Handlers{Store: l, Operators: []string{"ops"}}
 	a.Get("/v1/usage", h.Get)
 	return a
 }
@@ -84,24 +87,56 @@ func principals(r usageapi.Response) []string {
 	return out
 }
 
-// TestUsageOperatorSeesAll: an operator's answer holds every principal's
-// spend, grouped as asked, with its cost in dollars.
+// TestUsageOperatorSeesAll: an operator key's answer holds every
+// principal's spend, of every key, grouped as asked, with its cost in
+// dollars.
 func TestUsageOperatorSeesAll(t *testing.T) {
 	a := app(t)
-	status, r := get(t, a, "?group_by=principal,agent", "ops", usageapi.OperatorRole)
+	status, r := get(t, a, "?group_by=principal,agent", "ops", "")
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
 	}
+	row := budget.Row{Agent: "assistant", Calls: 1, TokensIn: 1000, TokensOut: 100}
+	with := func(p, agent string) usageapi.Row {
+		r := row
+		r.Principal, r.Agent = p, agent
+		return usageapi.Row{Row: r, CostUSD: 0.003}
+	}
 	want := []usageapi.Row{
-		{Row: budget.Row{Principal: "alice", Agent: "assistant", Calls: 1, TokensIn: 1000, TokensOut: 100}, CostUSD: 0.003},
-		{Row: budget.Row{Principal: "alice", Agent: "researcher", Calls: 1, TokensIn: 1000, TokensOut: 100}, CostUSD: 0.003},
-		{Row: budget.Row{Principal: "bob", Agent: "assistant", Calls: 1, TokensIn: 1000, TokensOut: 100}, CostUSD: 0.003},
+		with("alice", "assistant"), with("alice", "researcher"), with("bob", "assistant"),
+		with("other/dee", "assistant"), with("owui/ann", "assistant"), with("owui/cy", "assistant"),
 	}
 	if d := cmp.Diff(want, r.Data); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	if _, r := get(t, a, "?group_by=principal&principal=bob", "ops", usageapi.OperatorRole); !cmp.Equal(principals(r), []string{"bob"}) {
+	if _, r := get(t, a, "?group_by=principal&principal=bob", "ops", ""); !cmp.Equal(principals(r), []string{"bob"}) {
 		t.Errorf("operator's principal=bob: %v", principals(r))
+	}
+}
+
+// TestUsageTenantAdminSeesOnlyItsKey: an admin behind one proxy key (a
+// tenant's Open WebUI admin) read every tenant's usage. An admin sees its
+// own key's principals only, and naming another key's is refused; an
+// end user of the operator key's name is no operator.
+func TestUsageTenantAdminSeesOnlyItsKey(t *testing.T) {
+	a := app(t)
+	status, r := get(t, a, "?group_by=principal", "owui/ann", usageapi.OperatorRole)
+	if status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	if d := cmp.Diff([]string{"owui/ann", "owui/cy"}, principals(r)); d != "" {
+		t.Errorf("owui's admin sees (-want +got):\n%s", d)
+	}
+	if _, r := get(t, a, "?group_by=principal&principal=owui/cy", "owui/ann", usageapi.OperatorRole); !cmp.Equal(principals(r), []string{"owui/cy"}) {
+		t.Errorf("owui's admin, principal=owui/cy: %v", principals(r))
+	}
+	for _, p := range []string{"other/dee", "alice"} {
+		if status, _ := get(t, a, "?principal="+p, "owui/ann", usageapi.OperatorRole); status != http.StatusForbidden {
+			t.Errorf("owui's admin asking for %s: status %d, want 403", p, status)
+		}
+	}
+	if _, r := get(t, a, "?group_by=principal", "ops/eve", usageapi.OperatorRole); len(r.Data) != 0 {
+		t.Errorf("an admin behind a proxy key named ops sees %v, want only ops's principals (none)", principals(r))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/budget"
 	"github.com/longhaul-dev/longhaul/internal/config"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/metrics"
@@ -142,6 +143,10 @@ func newAPI(cfg config.Config, c client.Client, cat *skills.Catalog, topts tools
 		Images:   api.ImagePolicy{AllowHTTP: cfg.ImageURLHTTP, AllowPrivate: cfg.ImageURLPrivate},
 		Webhooks: api.WebhookPolicy{Max: webhookCap(cfg.MaxWebhooks), AllowPrivate: cfg.WebhookPrivate},
 		Usage:    ledger,
+
+		UsageOperators: cfg.UsageOperatorKeys,
+		DefaultModel:   cfg.LLMModel,
+		ModelEndpoints: modelEndpoints(cfg),
 	}, runs.NewTemporal(c, rcfg), cat, log)
 }
 
@@ -179,4 +184,14 @@ func webhookCap(n int) int {
 		return -1
 	}
 	return n
+}
+
+// modelEndpoints is the model endpoints' set (checked by config.Validate),
+// nil when it does not parse.
+func modelEndpoints(cfg config.Config) *endpoints.Set {
+	set, err := cfg.ModelEndpoints()
+	if err != nil {
+		return nil
+	}
+	return set
 }

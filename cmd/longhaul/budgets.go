@@ -16,6 +16,11 @@ import (
 func openLedger(ctx context.Context, cfg config.Config, log *slog.Logger) (*budget.Ledger, error) {
 	limits, _ := budget.ParseBudgets(cfg.Budgets)
 	prices, _ := budget.ParsePrices(cfg.ModelPrices)
+	// Calls are priced by the model they resolve to ("remote:gpt-4o"),
+	// never as a request typed it: the prices are keyed alike.
+	if set, err := cfg.ModelEndpoints(); err == nil {
+		prices = prices.Canonical(set.Canonical)
+	}
 	l, err := budget.Open(ctx, cfg.DatabaseURL, limits, prices)
 	if err != nil {
 		return nil, fmt.Errorf("LONGHAUL_DATABASE_URL (usage ledger): %w", err)

@@ -8,10 +8,13 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/metrics"
@@ -240,16 +243,79 @@ func memoryLine(cfg config.Config, mem *memory.Service) string {
 	return line
 }
 
-// checkModel asks the model endpoint, beside the rest of start-up, whether
-// it answers and has the default model (see modelcheck.Check); the
-// returned func waits for the answer, at most modelcheck.Timeout from now.
-// Start-up goes on whatever it finds: the endpoint may come up later.
-func checkModel(ctx context.Context, cfg config.Config) func() modelcheck.Result {
-	done := make(chan modelcheck.Result, 1)
+// checkModel asks each model endpoint, beside the rest of start-up,
+// whether it answers, has the models this worker sends it and takes tools
+// (see modelcheck.Probe): the default endpoint is asked of the default
+// model and of every model cat's agents and skills name on it, and each
+// endpoint of LONGHAUL_LLM_ENDPOINTS of the models named on it. The
+// endpoints are asked at once; the returned func waits for the answers,
+// at most modelcheck.Timeout from now. Start-up goes on whatever they
+// find: an endpoint may come up later.
+func checkModel(ctx context.Context, cfg config.Config, cat *skills.Catalog) func() (modelcheck.Result, []endpointCheck) {
+	named, byEndpoint := endpointModels(cfg, cat)
+	def := make(chan modelcheck.Result, 1)
 	go func() {
-		done <- modelcheck.Check(ctx, &http.Client{}, cfg.LLMBaseURL, cfg.LLMAPIKey, longhaul.PrimaryModel(cfg.LLMModel))
+		def <- modelcheck.Probe(ctx, &http.Client{}, cfg.LLMBaseURL, cfg.LLMAPIKey, byEndpoint[""])
 	}()
-	return func() modelcheck.Result { return <-done }
+	checks := make([]endpointCheck, len(named))
+	var wg sync.WaitGroup
+	for i, e := range named {
+		checks[i] = endpointCheck{name: e.Name, url: e.BaseURL, models: byEndpoint[e.Name]}
+		if len(checks[i].models) == 0 {
+			continue // no agent uses it: nothing to ask
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			checks[i].result = modelcheck.Probe(ctx, &http.Client{}, e.BaseURL, e.APIKey, checks[i].models)
+		}()
+	}
+	return func() (modelcheck.Result, []endpointCheck) {
+		r := <-def
+		wg.Wait()
+		return r, checks
+	}
+}
+
+// endpointCheck is what the start-up check found of one named endpoint.
+type endpointCheck struct {
+	name, url string
+	// models are the models this worker sends it; none: it was not asked.
+	models []string
+	result modelcheck.Result
+}
+
+// endpointModels are the named endpoints and the models each is sent
+// (by endpoint name, "" the default): the default model first, then every
+// model of the catalog's agents (model: and models:) and skills, in the
+// order found. A reference that does not resolve is left out: the
+// catalog's own check reports it.
+func endpointModels(cfg config.Config, cat *skills.Catalog) ([]endpoints.Endpoint, map[string][]string) {
+	set, err := cfg.ModelEndpoints()
+	if err != nil {
+		set = endpoints.NewSet(endpoints.Endpoint{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey}, nil)
+	}
+	by := map[string][]string{}
+	add := func(ref string) {
+		for _, m := range longhaul.ModelList(ref) {
+			if e, model, err := set.Resolve(m); err == nil && model != "" && !slices.Contains(by[e.Name], model) {
+				by[e.Name] = append(by[e.Name], model)
+			}
+		}
+	}
+	add(cfg.LLMModel)
+	if cat != nil {
+		for _, a := range cat.Agents() {
+			add(a.Model)
+			for _, r := range a.Models.Refs() {
+				add(r[1])
+			}
+		}
+		for _, s := range cat.Skills() {
+			add(s.Model)
+		}
+	}
+	return set.Named(), by
 }
 
 // modelLine is the start-up line of the model endpoint: its URL, the
@@ -260,6 +326,31 @@ func modelLine(cfg config.Config, r modelcheck.Result, log *slog.Logger) string 
 		log.Warn("the model endpoint is not ready: "+r.Problem, "fix", r.Fix, "url", redact.URLs(cfg.LLMBaseURL), "model", cfg.LLMModel)
 	}
 	return fmt.Sprintf("%s (default %s): %s", redact.URLs(cfg.LLMBaseURL), cfg.LLMModel, r.Status(longhaul.PrimaryModel(cfg.LLMModel)))
+}
+
+// checkedLine is the banner's model line and the named endpoints' note
+// once the check's answers are in.
+func checkedLine(cfg config.Config, check func() (modelcheck.Result, []endpointCheck), log *slog.Logger) string {
+	r, named := check()
+	return modelLine(cfg, r, log) + endpointsNote(named, log)
+}
+
+// endpointsNote is what the check found of the named endpoints, for the
+// start-up banner after modelLine: "; endpoint <name> <url>: <status>"
+// each; a problem is logged as a warning too, with its fix.
+func endpointsNote(checks []endpointCheck, log *slog.Logger) string {
+	var b strings.Builder
+	for _, c := range checks {
+		status := "not used by any agent"
+		if len(c.models) > 0 {
+			status = c.result.Status(c.models[0])
+			if !c.result.OK() {
+				log.Warn("model endpoint "+c.name+" is not ready: "+c.result.Problem, "fix", c.result.Fix, "url", redact.URLs(c.url))
+			}
+		}
+		fmt.Fprintf(&b, "; endpoint %s %s: %s", c.name, redact.URLs(c.url), status)
+	}
+	return b.String()
 }
 
 // openCredentials is the users' own credentials (MCP OAuth tokens,

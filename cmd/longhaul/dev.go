@@ -21,12 +21,12 @@ import (
 // runDev runs the embedded server (unless a real one is configured), a worker
 // and the API in one process.
 func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
-	model := checkModel(ctx, cfg)
 	// Agent files first: a broken one stops start-up before anything runs.
 	cat, topts, err := loadCatalog(cfg, log)
 	if err != nil {
 		return err
 	}
+	model := checkModel(ctx, cfg, cat)
 	blobs, mem, closeStores, err := openStores(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 	defer w.Stop()
 	scheduleRetention(ctx, cfg, c, log)
 	s := newAPI(cfg, c, cat, topts, blobs, docs, bus, log, true, m, false, forget, ledger)
-	printDev(out, cfg, t, natsLine(cfg, ns), modelLine(cfg, model(), log)+windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), maddr)
+	printDev(out, cfg, t, natsLine(cfg, ns), checkedLine(cfg, model, log)+windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), maddr)
 	return serveAPI(ctx, s, cfg.HTTPAddr, log)
 }
 

@@ -15,8 +15,10 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
 	"github.com/longhaul-dev/longhaul/internal/extract"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
@@ -27,12 +29,12 @@ import (
 )
 
 func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) error {
-	model := checkModel(ctx, cfg)
 	r, err := openRemote(ctx, cfg, log, "worker")
 	if err != nil {
 		return err
 	}
 	defer r.close()
+	model := checkModel(ctx, cfg, r.catalog)
 	maddr, cat, topts, c, blobs, mem := r.metricsAddr, r.catalog, r.tools, r.temporal, r.blobs, r.memory
 	docs, set, closeTools, err := openTools(ctx, cfg, cat, &topts, log)
 	if err != nil {
@@ -53,7 +55,7 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	defer ledger.Close()
 	w := worker.New(c, cfg.TaskQueue, acts, tuning(cfg), v)
 	scheduleRetention(ctx, cfg, c, log)
-	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s%s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, modelLine(cfg, model(), log), windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), metricsNote(maddr))
+	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s%s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, checkedLine(cfg, model, log), windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), metricsNote(maddr))
 	return runWorkerVersion(ctx, w, c, v, cfg.WorkerPromote, log)
 }
 
@@ -127,6 +129,10 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.RestoreChars = cfg.RestoreChars
 	a.MaxOutputBytes = cfg.MaxModelOutput
 	a.IdleTimeout = cfg.ModelIdleTimeout
+	a.SilenceMax = cfg.ModelSilenceMax
+	if a.SilenceMax == 0 {
+		a.SilenceMax = -1 // never past the idle timeout
+	}
 	a.Breaker = activities.NewBreaker(cfg.ModelBreakerFailures, cfg.ModelBreakerCooldown)
 	a.Blobs = blobs
 	a.Webhooks = webhookStore(cfg, blobs)
@@ -140,6 +146,14 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	a.Runs = c
 	a.Updates = c
 	a.Forks = c
+	// A schedule's run acts for its owner as the keys say now (AdmitFire):
+	// the worker reads the API's keys for it.
+	if keys, err := cfg.Keys(); err == nil {
+		a.Owners = &identity.Resolver{Keys: keys}
+	}
+	a.MaxRuns = cfg.MaxRuns
+	rcfg := runs.Config{TaskQueue: cfg.TaskQueue, Namespace: cfg.TemporalNamespace, Timeout: cfg.TemporalTimeout, Log: log}
+	a.Fires = runs.Fires{Runs: runs.NewTemporal(c, rcfg), Schedules: runs.NewTemporalSchedules(c, rcfg)}
 	return a
 }
 

@@ -195,6 +195,8 @@ type Filter struct {
 	From, To time.Time // [From, To) by when each call was reserved
 	// Principal, when set, keeps that principal's calls only.
 	Principal string
+	// Key, when set, keeps the calls of that API key's principals only.
+	Key string
 	// GroupBy are the dimensions rows are grouped by, of GroupNames, in
 	// the order given; none sums everything into one row.
 	GroupBy []string
@@ -232,6 +234,10 @@ func (l *Ledger) Usage(ctx context.Context, f Filter) ([]Row, error) {
 	if f.Principal != "" {
 		q += ` AND principal = ?`
 		args = append(args, f.Principal)
+	}
+	if f.Key != "" {
+		q += ` AND api_key = ?`
+		args = append(args, f.Key)
 	}
 	if cols != "" {
 		q += ` GROUP BY ` + cols + ` ORDER BY ` + cols

@@ -65,3 +65,21 @@ func (p Prices) Cost(model string, in, out int64) int64 {
 	// The small slack keeps a float's last bit from adding a micro-dollar.
 	return int64(math.Ceil(float64(in)*pr.In + float64(out)*pr.Out - 1e-6))
 }
+
+// Canonical is p with each model keyed by canon(model) (endpoints.Set's
+// Canonical), so that a call priced by its resolved model finds the price
+// however the setting wrote it (":gpt-4o", "gpt-4o"); "*" stays. Of two
+// entries that name the same model, the dearer counts.
+func (p Prices) Canonical(canon func(string) string) Prices {
+	out := make(Prices, len(p))
+	for m, pr := range p {
+		if m != "*" {
+			m = canon(m)
+		}
+		if old, ok := out[m]; ok && old.In+old.Out >= pr.In+pr.Out {
+			continue
+		}
+		out[m] = pr
+	}
+	return out
+}

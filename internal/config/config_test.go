@@ -62,6 +62,7 @@ func TestDefaults(t *testing.T) {
 		LLMModel:                "llama3.1:8b",
 		LLMTimeout:              5 * time.Minute,
 		ModelIdleTimeout:        2 * time.Minute,
+		ModelSilenceMax:         10 * time.Minute,
 		ModelBreakerFailures:    3,
 		ModelBreakerCooldown:    30 * time.Second,
 		MaxModelOutput:          1 << 20,
@@ -234,6 +235,7 @@ func TestBadValues(t *testing.T) {
 		{"no backlog", "LONGHAUL_MAX_BACKLOG_ITEMS", "0", "LONGHAUL_MAX_BACKLOG_ITEMS: must be between 1 and 100000"},
 		{"negative approval timeout", "LONGHAUL_APPROVAL_TIMEOUT", "-1m", "LONGHAUL_APPROVAL_TIMEOUT: must not be negative"},
 		{"no token lifetime", "LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME", "0s", "LONGHAUL_OPENWEBUI_JWT_MAX_LIFETIME: must be positive"},
+		{"usage operator no key", "LONGHAUL_USAGE_OPERATOR_KEYS", "ops", "LONGHAUL_USAGE_OPERATOR_KEYS: \"ops\" is not the name of a key of LONGHAUL_API_KEYS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul/internal/budget"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/redact"
 	"github.com/longhaul-dev/longhaul/internal/window"
 )
@@ -38,6 +39,7 @@ func (c Config) Validate() error {
 	c.checkRequests(&p)
 	c.checkMultitask(&p)
 	c.checkBudgets(&p)
+	c.checkUsageOperators(&p)
 	return errors.Join(p.errs...)
 }
 
@@ -121,6 +123,9 @@ func (c Config) checkModel(p *problems) {
 	}
 	if c.ModelIdleTimeout < 0 {
 		p.bad("MODEL_IDLE_TIMEOUT", "must not be negative (0 waits as long as LLM_TIMEOUT)")
+	}
+	if c.ModelSilenceMax < 0 {
+		p.bad("MODEL_SILENCE_MAX", "must not be negative (0 never waits past MODEL_IDLE_TIMEOUT)")
 	}
 	if c.ModelBreakerFailures < 0 {
 		p.bad("MODEL_BREAKER_FAILURES", "must not be negative (0 never skips an endpoint)")
@@ -420,5 +425,20 @@ func (c Config) checkBudgets(p *problems) {
 	}
 	if c.BudgetOutputTokens < 1 {
 		p.bad("BUDGET_OUTPUT_TOKENS", "%d: must be at least 1", c.BudgetOutputTokens)
+	}
+}
+
+// checkUsageOperators checks that each operator key names an API key: a
+// proxy key speaks for its users, who are no operators.
+func (c Config) checkUsageOperators(p *problems) {
+	if len(c.UsageOperatorKeys) == 0 {
+		return
+	}
+	keys, _ := c.Keys()
+	for _, name := range c.UsageOperatorKeys {
+		i := slices.IndexFunc(keys, func(k identity.Key) bool { return k.Name == name })
+		if i < 0 || keys[i].Proxy {
+			p.bad("USAGE_OPERATOR_KEYS", "%q is not the name of a key of LONGHAUL_API_KEYS", name)
+		}
 	}
 }

@@ -227,6 +227,19 @@ func (s *Set) Ref(name, model string) string {
 	return model
 }
 
+// Canonical is the one reference of what ref resolves to (see Ref):
+// ":gpt-4o" and "gpt-4o" on the default endpoint are both "gpt-4o". A
+// fallback list is its first model's; a ref that does not resolve is
+// itself. Prices and metrics key on it, never on the string as typed.
+func (s *Set) Canonical(ref string) string {
+	ref = longhaul.PrimaryModel(ref)
+	e, m, err := s.Resolve(ref)
+	if err != nil || ref == "" {
+		return ref
+	}
+	return s.Ref(e.Name, m)
+}
+
 // wordTags are Ollama tags without a digit that its library uses widely
 // ("mistral:instruct", "phi3:mini", "codellama:code").
 var wordTags = []string{"latest", "instruct", "chat", "text", "code", "python", "mini", "small", "medium", "large", "vision", "embed"}

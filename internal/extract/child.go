@@ -137,7 +137,7 @@ func (c *Child) Extract(ctx context.Context, r io.Reader, filename, contentType 
 	l := c.Limits.withDefaults()
 	self := c.Path
 	if self == "" {
-		if self, err = os.Executable(); err != nil {
+		if self, err = selfPath(); err != nil {
 			return Document{}, fmt.Errorf("find the executable to extract in: %w", err)
 		}
 	}
@@ -164,6 +164,9 @@ func (c *Child) Extract(ctx context.Context, r io.Reader, filename, contentType 
 		cmd.Env = append(cmd.Env, "GORACE="+v)
 	}
 	cmd.Dir = dir
+	if err := isolate(cmd, dir); err != nil {
+		return Document{}, fmt.Errorf("extract: %w", err)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	in := &readErr{r: io.LimitReader(r, l.MaxBytes+1)}
 	out := &capped{max: 8*int64(l.MaxChars) + 1<<20}

@@ -115,3 +115,20 @@ func TestChildCancelled(t *testing.T) {
 		t.Fatalf("error %v, want the context's", err)
 	}
 }
+
+// TestPDFChildReadsParentEnviron is the attack of a file that takes over
+// the extraction child and reads its parent's environment (the worker's
+// keys and database URLs) through /proc/<ppid>/environ. The child here is
+// a shell reading the file as its script: it can read its own /proc
+// files, and not its parent's.
+func TestPDFChildReadsParentEnviron(t *testing.T) {
+	c := extract.Child{Path: "/bin/sh"}
+	script := `cat /proc/self/stat >/dev/null || { echo 'panic: no /proc' >&2; exit 2; }
+if cat /proc/$PPID/environ >/dev/null 2>&1; then echo 'panic: read the parent environ' >&2; else echo 'panic: refused' >&2; fi
+exit 2
+`
+	_, err := c.Extract(t.Context(), strings.NewReader(script), "x.pdf", "")
+	if e, ok := extract.AsError(err); !ok || !strings.Contains(e.Message, "panic: refused") {
+		t.Fatalf("the child's probe of /proc/<ppid>/environ: %v", err)
+	}
+}

@@ -115,8 +115,8 @@ type Headers struct {
 	MessageID string
 	// UserGroups, when set (LONGHAUL_USER_GROUPS_HEADER), names the header
 	// that carries the user's groups, separated by commas. Open WebUI
-	// v0.10.2 has no connection-header placeholder for groups (see
-	// ParseGroups), so it is empty by default.
+	// fills one only when its connection is told to ({{USER_GROUPS}}
+	// since v0.11.0, see ParseGroups), so it is empty by default.
 	UserGroups string
 }
 
@@ -194,7 +194,13 @@ const maxUserField = 256
 
 // Resolve returns the principal of a request with the given Authorization
 // header value; header reads the request's other headers.
+//
+// A header's value may alias the request's buffer (fiber's c.Get does:
+// fasthttp reuses it for the next request), so every value read is copied:
+// the principal outlives the request (the stream-limit map, a run's input).
 func (r *Resolver) Resolve(authorization string, header func(string) string) (Principal, error) {
+	read := header
+	header = func(name string) string { return strings.Clone(read(name)) }
 	var key *Key
 	if !r.Open() {
 		secret, ok := strings.CutPrefix(authorization, "Bearer ")
@@ -255,15 +261,13 @@ const (
 // trimmed, empty ones dropped, repeats kept once, at most 64 of at most 256
 // bytes each (the rest dropped).
 //
-// The form is the one Open WebUI gives its {{USER_GROUPS}} variable:
-// v0.10.2's utils/task.py:59-68 joins the names of the user's groups with
-// ", " (and line 103 substitutes it). That variable fills prompt templates
-// only: v0.10.2's connection headers (utils/headers.py:83-97,
-// get_custom_headers) know {{USER_ID}}, {{USER_NAME}}, {{USER_EMAIL}},
-// {{USER_ROLE}} and request variables, not groups. So the header comes from
-// whatever stands between (an authenticating proxy such as oauth2-proxy's
-// X-Forwarded-Groups) or from a later Open WebUI; a group name that holds a
-// comma cannot be named.
+// The form is the one Open WebUI gives its {{USER_GROUPS}} variable: in a
+// connection's headers, since v0.11.0, the names of the user's groups,
+// each trimmed, joined with "," (utils/headers.py:115-131 at v0.11.0); in
+// prompt templates joined with ", " (v0.10.2's utils/task.py:59-68). Before
+// v0.11.0 the header came only from whatever stands between (an
+// authenticating proxy such as oauth2-proxy's X-Forwarded-Groups); a group
+// name that holds a comma cannot be named.
 func ParseGroups(v string) []string {
 	var out []string
 	for g := range strings.SplitSeq(v, ",") {

@@ -35,6 +35,17 @@ type Result struct {
 	// Listed: the endpoint listed its models; Models are their names.
 	Listed bool
 	Models []string
+	// VLLM: the model list is vLLM's (its cards carry max_model_len or
+	// owned_by "vllm").
+	VLLM bool
+	// Missing are the models Probe was asked of that Ollama has not
+	// pulled.
+	Missing []string
+	// Tools is what Probe found of tool support: ToolsUnknown,
+	// ToolsAccepted, or why tools are refused and the fix; NoTools are
+	// the models Ollama says cannot call tools.
+	Tools   string
+	NoTools []string
 	// Problem is what is wrong, empty when nothing is (or nothing could
 	// be told); Fix is the one command or setting that fixes it.
 	Problem, Fix string
@@ -47,6 +58,14 @@ func (r Result) OK() bool { return r.Problem == "" }
 // that the endpoint answers but lists no models, or the problem and its
 // fix.
 func (r Result) Status(model string) string {
+	s := r.status(model)
+	if r.Tools != ToolsUnknown {
+		s += "; tools " + r.Tools
+	}
+	return s
+}
+
+func (r Result) status(model string) string {
 	switch {
 	case !r.OK():
 		return r.Problem + "; fix: " + r.Fix
@@ -79,7 +98,7 @@ func Check(ctx context.Context, hc *http.Client, baseURL, apiKey, model string) 
 			return Result{Problem: "cannot reach " + redact.URLs(baseURL) + " (" + reason(err) + ")", Fix: Advice(baseURL, model)}
 		}
 	}
-	names, status, err := openAIModels(ctx, hc, base, apiKey)
+	names, vllm, status, err := openAIModels(ctx, hc, base, apiKey)
 	switch {
 	case err != nil && unreachable(err):
 		return Result{Problem: "cannot reach " + redact.URLs(baseURL) + " (" + reason(err) + ")", Fix: Advice(baseURL, model)}
@@ -92,7 +111,7 @@ func Check(ctx context.Context, hc *http.Client, baseURL, apiKey, model string) 
 		// may still serve chats: nothing can be told.
 		return Result{Reachable: true}
 	}
-	r := Result{Reachable: true, Listed: true, Models: names}
+	r := Result{Reachable: true, Listed: true, Models: names, VLLM: vllm}
 	if !hasModel(names, model, false) {
 		r.Problem = fmt.Sprintf("%s does not list %s (it lists %s)", redact.URLs(baseURL), model, list(names))
 		r.Fix = "set LONGHAUL_LLM_MODEL to a model it lists"
@@ -169,22 +188,47 @@ func ollamaTags(ctx context.Context, hc *http.Client, root string) ([]string, er
 	return names, nil
 }
 
-// openAIModels is GET /v1/models's list of model ids.
-func openAIModels(ctx context.Context, hc *http.Client, base, apiKey string) ([]string, int, error) {
+// openAIModels is GET /v1/models's list of model ids, and whether the
+// list is vLLM's: its ModelCard has max_model_len and owned_by "vllm"
+// (vllm/entrypoints/openai/engine/protocol.py at 040a2cc2, ModelCard).
+func openAIModels(ctx context.Context, hc *http.Client, base, apiKey string) ([]string, bool, int, error) {
 	var body struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID          string `json:"id"`
+			OwnedBy     string `json:"owned_by"`
+			MaxModelLen *int   `json:"max_model_len"`
 		} `json:"data"`
 	}
 	status, err := getJSON(ctx, hc, base+"/models", apiKey, &body)
 	if err != nil || status != http.StatusOK {
-		return nil, status, err
+		return nil, false, status, err
 	}
-	names := []string{}
+	names, vllm := []string{}, false
 	for _, m := range body.Data {
 		names = append(names, m.ID)
+		vllm = vllm || m.OwnedBy == "vllm" || m.MaxModelLen != nil
 	}
-	return names, status, nil
+	return names, vllm, status, nil
+}
+
+// IsOllama reports whether the OpenAI-compatible endpoint at baseURL is
+// an Ollama: its native GET /api/tags answers (see Check). An error is a
+// failure to ask, which says nothing either way.
+func IsOllama(ctx context.Context, hc *http.Client, baseURL, apiKey string) (bool, error) {
+	root, ok := strings.CutSuffix(strings.TrimSuffix(baseURL, "/"), "/v1")
+	if !ok {
+		return false, nil
+	}
+	var body struct {
+		Models *[]json.RawMessage `json:"models"`
+	}
+	status, err := getJSON(ctx, hc, root+"/api/tags", apiKey, &body)
+	if err != nil && status == 0 {
+		return false, err
+	}
+	// An answer that is not Ollama's list (a body that is not JSON
+	// included) says it is another server.
+	return err == nil && status == http.StatusOK && body.Models != nil, nil
 }
 
 // getJSON GETs u and decodes a 200's JSON body into v. A body that is not

@@ -35,6 +35,9 @@ var (
 	// ErrTooMany: a bound of the Gate was reached (the admission queue, a
 	// principal's runs or streams); a *Refusal says when to try again.
 	ErrTooMany = errors.New("too many")
+	// ErrOverBudget: a budget of the principal, its key or the agent is
+	// used up (GateConfig.Budget); OpenAI's 429 insufficient_quota.
+	ErrOverBudget = errors.New("over budget")
 	// ErrTooLarge: a run's input is larger than the engine takes.
 	ErrTooLarge = errors.New("too large")
 	// ErrInternal: this side failed (a value that does not encode, a name
@@ -55,6 +58,10 @@ func (r *Refusal) Error() string        { return r.Message }
 func (r *Refusal) Is(target error) bool { return target == r.Kind }
 
 func refuse(kind error, msg string) error { return &Refusal{Kind: kind, Message: msg} }
+
+// OverBudget is the refusal of a start while a budget is used up, saying
+// msg (the limit and when it resets); GateConfig.Budget answers with it.
+func OverBudget(msg string) error { return refuse(ErrOverBudget, msg) }
 
 func tooMany(msg string, retryAfter int) error {
 	return &Refusal{Kind: ErrTooMany, Message: msg, RetryAfter: retryAfter}

@@ -39,6 +39,7 @@ type Gate struct {
 	limits  Limits
 	admit   *admission
 	svc     Service
+	budget  func(ctx context.Context, principal, agent string) error
 	blobs   store.Store
 	log     *slog.Logger
 	mu      sync.Mutex
@@ -52,7 +53,12 @@ type GateConfig struct {
 	// Blobs takes the big inline images of a run's conversation before it
 	// starts (see StartOrAttach); nil keeps them inline.
 	Blobs store.Store
-	Log   *slog.Logger
+	// Budget, when set, refuses a start while a budget of the principal,
+	// its key or the agent is used up: it answers OverBudget, or nil (a
+	// ledger that cannot be read is the run's own reservation's to judge,
+	// activities/budget.go).
+	Budget func(ctx context.Context, principal, agent string) error
+	Log    *slog.Logger
 }
 
 // NewGate bounds the work asked of svc as cfg says.
@@ -60,7 +66,7 @@ func NewGate(svc Service, cfg GateConfig) *Gate {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Gate{limits: cfg.Limits, admit: newAdmission(cfg.Admission), svc: svc, blobs: cfg.Blobs, log: cfg.Log, streams: map[string]int{}}
+	return &Gate{limits: cfg.Limits, admit: newAdmission(cfg.Admission), svc: svc, budget: cfg.Budget, blobs: cfg.Blobs, log: cfg.Log, streams: map[string]int{}}
 }
 
 // Observe tells wait of each start's wait in the admission queue (how long,

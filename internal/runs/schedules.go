@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	schedulepb "go.temporal.io/api/schedule/v1"
 	"go.temporal.io/server/service/worker/scheduler"
@@ -208,4 +210,17 @@ func specProto(spec ScheduleSpec) *schedulepb.ScheduleSpec {
 		p.CronString = []string{spec.Cron}
 	}
 	return p
+}
+
+// MaxCatchupWindow bounds a schedule's catch-up window: after an outage
+// Temporal starts every fire missed within the window, so a schedule that
+// fires every minute with a window of a year (Temporal's own default)
+// would start a burst of runs at once.
+const MaxCatchupWindow = 24 * time.Hour
+
+// SameUser reports whether a and b are the same identity: principal, ids,
+// role and groups.
+func SameUser(a, b longhaul.User) bool {
+	return a.Principal == b.Principal && a.ID == b.ID && a.Email == b.Email && a.Name == b.Name &&
+		a.Role == b.Role && slices.Equal(a.Groups, b.Groups)
 }

@@ -82,6 +82,9 @@ func (g *Gate) start(ctx context.Context, id string, in contract.AgentInput, que
 	if err := g.CheckRuns(ctx, owner); err != nil {
 		return err
 	}
+	if err := g.CheckBudget(ctx, owner, in.Agent); err != nil {
+		return err
+	}
 	stored, err := g.claimParts(ctx, id, in.Messages)
 	if err != nil {
 		if stored {

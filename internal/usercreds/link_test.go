@@ -96,3 +96,54 @@ func TestConnectLinkBinding(t *testing.T) {
 		t.Errorf("an expired state: %v, want ErrBadState", err)
 	}
 }
+
+// TestOAuthErrorCallbackSpendsState: an authorization server's error
+// callback (?error=access_denied&state=…) spends the state before it
+// returns, so the same state, replayed with a code, connects nothing. The
+// API's callback calls Decline; Callback with no code spends it too.
+func TestOAuthErrorCallbackSpendsState(t *testing.T) {
+	mux := http.NewServeMux()
+	as := httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.URL, "authorization_endpoint": as.URL + "/authorize",
+			"token_endpoint": as.URL + "/token", "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}})
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at", "token_type": "Bearer", "expires_in": 3600})
+	})
+	box, _ := NewBox(strings.Repeat("ab", KeySize))
+	s := &Service{Store: storetest.SQLiteStore(t).(store.Credentials), Box: box, PublicURL: "https://lh.example/",
+		Servers: map[string]Server{"srv": {URL: as.URL + "/mcp", ClientID: "c"}}}
+	const browser = "alice-browser-secret-0000"
+	state := func() string {
+		t.Helper()
+		link, err := s.ConnectLink(t.Context(), "alice", "srv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		authURL, err := s.Confirm(t.Context(), strings.TrimPrefix(link, "https://lh.example"+ConnectPath), browser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(authURL)
+		return u.Query().Get("state")
+	}
+	for _, tc := range []struct {
+		name    string
+		decline func(string) error
+	}{
+		{"Decline", func(st string) error { return s.Decline(t.Context(), st) }},
+		{"Callback without a code", func(st string) error { _, _, err := s.Callback(t.Context(), st, "", ""); return err }},
+	} {
+		st := state()
+		if err := tc.decline(st); err != nil && !errors.Is(err, ErrBadState) {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if _, _, err := s.Callback(t.Context(), st, "code", browser); !errors.Is(err, ErrBadState) {
+			t.Errorf("after %s, the state still completes: %v, want ErrBadState", tc.name, err)
+		}
+	}
+}

@@ -129,7 +129,14 @@ func authStyle(methods []string) oauth2.AuthStyle {
 // the code with the PKCE verifier and keeps the tokens, sealed, for the
 // state's user. It returns the user and server the state was bound to.
 func (s *Service) Callback(ctx context.Context, state, code, browser string) (user, server string, err error) {
-	if state == "" || code == "" {
+	if state == "" {
+		return "", "", ErrBadState
+	}
+	if code == "" {
+		// No code to exchange: the state is spent all the same.
+		if err := s.Decline(ctx, state); err != nil {
+			return "", "", err
+		}
 		return "", "", ErrBadState
 	}
 	key := stateKey(state)
@@ -163,6 +170,20 @@ func (s *Service) Callback(ctx context.Context, state, code, browser string) (us
 	}
 	s.log().Info("mcp server connected by a user", "mcp_server", p.Server)
 	return p.User, p.Server, nil
+}
+
+// Decline spends state without completing its authorization: the
+// callback of an authorization the user declined or the server refused
+// (?error=). The state can complete nothing afterwards. An unknown or
+// used state is no error: there is nothing left to spend.
+func (s *Service) Decline(ctx context.Context, state string) error {
+	if state == "" {
+		return nil
+	}
+	if _, err := s.Store.DeleteCredential(ctx, "", kindState, stateKey(state)); err != nil {
+		return fmt.Errorf("spend the OAuth state: %w", err)
+	}
+	return nil
 }
 
 // tokenErr keeps an oauth2 error's code and description and drops the

@@ -84,6 +84,9 @@ type UserDeleted struct {
 	// Webhooks is how many webhooks (subscriptions and runs' own) were
 	// deleted with their delivery records.
 	Webhooks int64 `json:"webhooks"`
+	// Schedules is how many schedules of runs were deleted (they fire no
+	// more; their past runs end with Temporal's retention).
+	Schedules int `json:"schedules"`
 }
 
 // MemoryObject is one memory in the answers of /v1/memories.

@@ -478,7 +478,7 @@ func startNATS(t *testing.T, ctx context.Context, c container, logs, addr, mon s
 }
 
 // openWebUI is the connection the open-webui service makes to the API,
-// read from its environment as Open WebUI v0.10.2 reads it
+// read from its environment as Open WebUI v0.10.2 and later read it
 // (backend/open_webui/env.py:878-896: ENABLE_FORWARD_USER_INFO_HEADERS,
 // FORWARD_USER_INFO_HEADER_JWT_SECRET, ..._EXPIRES_SECONDS; config.py:339-349:
 // OPENAI_API_CONFIGS, the connection's custom headers by index), so

@@ -16,9 +16,17 @@ import (
 // Answer is what a connection answered, read as Open WebUI reads it: the
 // text it shows, the tool calls it must run, the finish reason and usage.
 type Answer struct {
-	Status       int
-	RunID        string // X-Longhaul-Run-Id
-	Content      string
+	Status  int
+	RunID   string // X-Longhaul-Run-Id
+	Content string
+	// Reasoning is what Open WebUI shows as the answer's thinking: the
+	// deltas' reasoning_content, reasoning or thinking, the first of them
+	// a chunk has (utils/middleware.py:4550-4554 of v0.11.0), or a whole
+	// answer's reasoning_content or reasoning (:3639).
+	Reasoning string
+	// Statuses are the descriptions of the status events, in order
+	// (utils/middleware.py:4270-4271 hands a chunk's "event" to the page).
+	Statuses     []string
 	ToolCalls    []ToolCall
 	FinishReason string
 	Usage        map[string]any
@@ -35,14 +43,23 @@ type chunk struct {
 		Finish  *string      `json:"finish_reason"`
 	} `json:"choices"`
 	Usage map[string]any `json:"usage"`
+	Event *struct {
+		Type string `json:"type"`
+		Data struct {
+			Description string `json:"description"`
+		} `json:"data"`
+	} `json:"event"`
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
 }
 
 type wireMessage struct {
-	Content   string `json:"content"`
-	ToolCalls []struct {
+	Content          string `json:"content"`
+	ReasoningContent string `json:"reasoning_content"`
+	Reasoning        string `json:"reasoning"`
+	Thinking         string `json:"thinking"`
+	ToolCalls        []struct {
 		Index    int    `json:"index"`
 		ID       string `json:"id"`
 		Function struct {
@@ -92,6 +109,9 @@ func (a *Answer) add(c chunk, delta bool) {
 	if c.Usage != nil {
 		a.Usage = c.Usage
 	}
+	if c.Event != nil && c.Event.Type == "status" {
+		a.Statuses = append(a.Statuses, c.Event.Data.Description)
+	}
 	for _, ch := range c.Choices {
 		m := ch.Message
 		if delta {
@@ -104,6 +124,14 @@ func (a *Answer) add(c chunk, delta bool) {
 			continue
 		}
 		a.Content += m.Content
+		switch {
+		case m.ReasoningContent != "":
+			a.Reasoning += m.ReasoningContent
+		case m.Reasoning != "":
+			a.Reasoning += m.Reasoning
+		case delta && m.Thinking != "":
+			a.Reasoning += m.Thinking
+		}
 		for _, tc := range m.ToolCalls {
 			i := tc.Index
 			if !delta {

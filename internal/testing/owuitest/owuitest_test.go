@@ -1,6 +1,8 @@
 package owuitest
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -9,10 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var ann = User{ID: "0f6c", Email: " ann@example.com ", Name: "Ann Lee/Ö+", Role: "user"}
+var ann = User{ID: "0f6c", Email: " ann@example.com ", Name: "Ann Lee/Ö+", Role: "user", Groups: []Group{{ID: "g1", Name: "media"}, {ID: "g2", Name: " film crew "}}}
 
-// TestHeaders checks the double's headers against what v0.10.2 sends
-// (routers/openai.py:152-216, utils/headers.py).
+// TestHeaders checks the double's headers against what v0.11.0 sends
+// (routers/openai.py:156-219, utils/headers.py).
 func TestHeaders(t *testing.T) {
 	tests := []struct {
 		name string
@@ -33,6 +35,11 @@ func TestHeaders(t *testing.T) {
 				"X-Openwebui-User-Email": "ann@example.com", "X-Openwebui-User-Role": "user",
 				"X-Openwebui-Chat-Id": "c1",
 			},
+		},
+		{
+			name: "v0.11.0's group placeholders: names trimmed and ids, joined by commas",
+			conn: Connection{Headers: map[string]string{"X-Longhaul-User-Groups": "{{USER_GROUPS}}", "X-Group-Ids": "{{USER_GROUP_IDS}}", "X-Who": "{{USER_NAME}}/{{USER_ROLE}}"}},
+			want: map[string]string{"Content-Type": "application/json", "X-Longhaul-User-Groups": "media,film crew", "X-Group-Ids": "g1,g2", "X-Who": "Ann Lee/Ö+/user"},
 		},
 		{
 			name: "forwarding off still sends the connection's custom headers",
@@ -109,5 +116,72 @@ func TestRequests(t *testing.T) {
 	}
 	if v := title.Header.Values(HeaderMessageID); len(v) != 1 || v[0] != "" {
 		t.Errorf("a task's message id header is %v, want present and empty", v)
+	}
+}
+
+// TestPastReasoning checks how a past answer's reasoning goes back: not at
+// all to a model of no known provider (Longhaul's), as <think> tags before
+// the text to Ollama, as reasoning_content to llama.cpp
+// (utils/middleware.py:2059-2073, utils/misc.py:296-303, 417-444).
+func TestPastReasoning(t *testing.T) {
+	for _, tt := range []struct {
+		provider string
+		want     map[string]any
+	}{
+		{"", map[string]any{"role": "assistant", "content": "Tuesday."}},
+		{ProviderOllama, map[string]any{"role": "assistant", "content": "<think>The clock says so.</think>\nTuesday."}},
+		{ProviderLlamaCpp, map[string]any{"role": "assistant", "content": "Tuesday.", "reasoning_content": "The clock says so."}},
+	} {
+		t.Run("provider "+tt.provider, func(t *testing.T) {
+			ch := (&Connection{Provider: tt.provider}).NewChat(ann, "assistant")
+			ch.Ask("What day is it?")
+			ch.Keep(Answer{Content: "Tuesday.", Reasoning: "The clock says so."})
+			msgs := ch.Ask("And tomorrow?").Messages()
+			if len(msgs) != 3 {
+				t.Fatalf("messages %v", msgs)
+			}
+			if diff := cmp.Diff(tt.want, msgs[1]); diff != "" {
+				t.Errorf("past answer (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRead checks what the double reads of a stream as Open WebUI does:
+// reasoning from reasoning_content, reasoning or thinking, status events,
+// content and tool calls in pieces (utils/middleware.py:4270-4271,
+// 4550-4554).
+func TestRead(t *testing.T) {
+	stream := `data: {"event":{"type":"status","data":{"description":"Thinking","done":false}}}
+
+data: {"choices":[{"index":0,"delta":{"reasoning_content":"a "}}]}
+
+data: {"choices":[{"index":0,"delta":{"reasoning":"b "}}]}
+
+data: {"choices":[{"index":0,"delta":{"thinking":"c"}}]}
+
+data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{\"x\""}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]},"finish_reason":"tool_calls"}]}
+
+data: [DONE]
+
+`
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(stream))}
+	a, err := Read(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Answer{Status: 200, Content: "Hi", Reasoning: "a b c", Statuses: []string{"Thinking"},
+		ToolCalls: []ToolCall{{ID: "call_1", Name: "f", Arguments: `{"x":1}`}}, FinishReason: "tool_calls"}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("answer (-want +got):\n%s", diff)
+	}
+	whole := `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hi","reasoning":"r"},"finish_reason":"stop"}]}`
+	a, err = Read(&http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(whole))})
+	if err != nil || a.Content != "Hi" || a.Reasoning != "r" {
+		t.Errorf("whole answer %+v, %v", a, err)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/devserver"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/endpoints"
+	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/mcp"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -76,6 +77,9 @@ type Options struct {
 	MaxModelOutput int
 	// ModelIdleTimeout gives up on a silent model stream (0: never).
 	ModelIdleTimeout time.Duration
+	// ModelSilenceMax is the longest silence waited through while the
+	// endpoint answers (0: none, the idle timeout alone decides).
+	ModelSilenceMax time.Duration
 	// HeartbeatInterval is how often the worker's calls heartbeat (0:
 	// every 200 ms, so tests move quickly).
 	HeartbeatInterval time.Duration
@@ -138,12 +142,16 @@ const NoWindow = 1 << 24
 
 // Env is a running stack.
 type Env struct {
-	T       testing.TB
-	Model   *llmtest.Server
-	Server  *devserver.Server
-	Client  client.Client
-	Catalog *skills.Catalog
-	Tools   *tools.Registry
+	T testing.TB
+	// WorkerKeys, when set, are the keys the next worker started
+	// (StartWorker) re-resolves a schedule's owner with, in place of the
+	// API's (Options.API.Keys): a key removed or demoted since.
+	WorkerKeys []identity.Key
+	Model      *llmtest.Server
+	Server     *devserver.Server
+	Client     client.Client
+	Catalog    *skills.Catalog
+	Tools      *tools.Registry
 	// Blobs is the claim-check store (SQLite in the test's directory).
 	Blobs store.Store
 	// Memory is long-term memory when Options.Memory asked for it.
@@ -492,11 +500,22 @@ func (e *Env) Activities() *activities.Activities {
 	a.Runs = e.Client
 	a.Updates = e.Client
 	a.Forks = e.Client
+	a.Owners = &identity.Resolver{Keys: e.opts.API.Keys}
+	if e.WorkerKeys != nil {
+		a.Owners = &identity.Resolver{Keys: e.WorkerKeys}
+	}
+	a.MaxRuns = e.opts.API.Limits.Runs
+	rcfg := runs.Config{TaskQueue: TaskQueue, Namespace: "default", Log: e.log}
+	a.Fires = runs.Fires{Runs: runs.NewTemporal(e.Client, rcfg), Schedules: runs.NewTemporalSchedules(e.Client, rcfg)}
 	if e.opts.MaxToolOutput > 0 {
 		a.MaxToolOutput = e.opts.MaxToolOutput
 	}
 	a.MaxOutputBytes = e.opts.MaxModelOutput
 	a.IdleTimeout = e.opts.ModelIdleTimeout
+	a.SilenceMax = e.opts.ModelSilenceMax
+	if a.SilenceMax == 0 {
+		a.SilenceMax = -1 // as LONGHAUL_MODEL_SILENCE_MAX=0
+	}
 	a.Docs = e.Docs
 	a.Spend = e.Ledger
 	a.Webhooks, _ = e.Blobs.(store.Webhooks)

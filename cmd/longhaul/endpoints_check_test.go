@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/longhaul-dev/longhaul/internal/config"
+	"github.com/longhaul-dev/longhaul/internal/modelcheck"
+	"github.com/longhaul-dev/longhaul/skills"
+)
+
+// TestCheckModelEndpoints: the start-up check asks every endpoint of the
+// models sent to it. The default endpoint, an Ollama, lacks one of its
+// models, which the banner names with `ollama pull`; the named endpoint,
+// a vLLM started without --enable-auto-tool-choice, refuses tools, which
+// the banner says with the flags; an endpoint no model uses is not asked.
+func TestCheckModelEndpoints(t *testing.T) {
+	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/tags":
+			io.WriteString(w, `{"models":[{"name":"qwen3:8b","model":"qwen3:8b"}]}`)
+		case "/api/show":
+			io.WriteString(w, `{"capabilities":["completion","tools","thinking"]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer ollama.Close()
+	vllm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			io.WriteString(w, `{"object":"list","data":[{"id":"Qwen/Qwen3-8B","object":"model","owned_by":"vllm","max_model_len":32768}]}`)
+		case "/v1/chat/completions":
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer vllm.Close()
+	idle := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("an endpoint no model uses was asked %s", r.URL.Path)
+	}))
+	defer idle.Close()
+
+	cat, err := skills.Load(skills.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Config{
+		LLMBaseURL:   ollama.URL + "/v1",
+		LLMModel:     "qwen3:8b,gpt-oss:20b,gpu:Qwen/Qwen3-8B",
+		LLMEndpoints: "gpu=" + vllm.URL + "/v1,spare=" + idle.URL + "/v1",
+	}
+	var logs bytes.Buffer
+	line := checkedLine(cfg, checkModel(t.Context(), cfg, cat), slog.New(slog.NewTextHandler(&logs, nil)))
+	for _, want := range []string{
+		ollama.URL + "/v1 (default qwen3:8b,gpt-oss:20b,gpu:Qwen/Qwen3-8B): Ollama has no gpt-oss:20b (it has qwen3:8b); fix: ollama pull gpt-oss:20b; tools accepted",
+		"; endpoint gpu " + vllm.URL + "/v1: Qwen/Qwen3-8B is there; tools refused; " + modelcheck.AutoToolChoiceFix,
+		"; endpoint spare " + idle.URL + "/v1: not used by any agent",
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("banner line %q\nlacks %q", line, want)
+		}
+	}
+	if !strings.Contains(logs.String(), `fix="ollama pull gpt-oss:20b"`) {
+		t.Errorf("logs %q lack the pull", logs.String())
+	}
+}

@@ -305,9 +305,14 @@ func (a *Activities) buildMessages(ctx context.Context, req contract.ModelReques
 		if m.Role == longhaul.RoleAssistant && i > shape.user {
 			// The thinking behind a call of the current round's tool loop
 			// goes back with it, as reasoning (reasoningField): a
-			// thinking model goes on from its own thought (gpt-oss's
-			// harmony format keeps a tool-calling turn's analysis);
-			// earlier turns' is not sent.
+			// thinking model goes on from its own thought. Ollama hands
+			// it to the model's template as the message's .Thinking
+			// (template/template.go:505); gpt-oss's template is the
+			// model's own, from the registry, not Ollama's source (ollama
+			// v0.32.15 server/routes.go:77-86 shouldUseHarmony only
+			// checks it has harmony's tags), and the harmony format it
+			// renders keeps a tool-calling turn's analysis. Earlier
+			// turns' thinking is not sent.
 			om.ReasoningContent = m.Reasoning
 		}
 		for _, tc := range m.ToolCalls {

@@ -150,14 +150,14 @@ func (r *renderer) contentDelta(e longhaul.Event) []any {
 
 // reasoningDelta is the chunk of a model call's streamed reasoning: a
 // delta.reasoning_content, the field the contract streams reasoning in.
-// Open WebUI shows it as thinking: its stream handler reads
-// `delta.get("reasoning_content") or delta.get("reasoning") or
-// delta.get("thinking")` into a reasoning content block, closed when the
-// content begins, and keeps it in the answer as a <details
-// type="reasoning"> block (backend/open_webui/utils/middleware.py,
-// process_chat_response's streaming handler, at open-webui commit
-// 000032ed); longhaul.StripToolCards takes that block out of the history
-// it sends back.
+// Open WebUI v0.11.0 takes a delta's reasoning_content, reasoning or
+// thinking as the answer's reasoning and shows it as a "Thought for N
+// seconds" block above the text (backend/open_webui/utils/middleware.py:
+// 4550-4554, 4571-4620; as the owuitest double records). A past answer's
+// reasoning goes back to a model only as <think> tags for a provider it
+// knows to read them (:2059-2073), which Longhaul's models name none of;
+// longhaul.StripToolCards takes a reasoning block a client sends back in
+// a past answer out of its history all the same.
 func (r *renderer) reasoningDelta(e longhaul.Event) []any {
 	var d longhaul.Delta
 	if e.Decode(&d) != nil {

@@ -239,25 +239,27 @@ func TestResponsesAndRunsShowReasoning(t *testing.T) {
 		t.Fatalf("run: %v %+v", err, created)
 	}
 	resp.Body.Close()
-	reasoningOf, textOf, content, firstID := readRun(t, runEvents(t, env, created.ID, ""))
-	if reasoningOf != thought || textOf != "Four." || content.Reasoning != thought || content.Text != "Four." {
-		t.Fatalf("runs API: reasoning deltas %q, text deltas %q, content event %+v", reasoningOf, textOf, content)
+	// Read from the start once the run ended: the content event alone
+	// has the call's output, its thought apart from its text.
+	_, _, content, before := readRun(t, runEvents(t, env, created.ID, ""))
+	if content.Reasoning != thought || content.Text != "Four." {
+		t.Fatalf("runs API: content event %+v", content)
 	}
-	// Resume from inside the thought (its fifth byte): the rest of it,
-	// then the text.
-	after, _, _ := strings.Cut(firstID, ":")
-	r, x, _, _ := readRun(t, runEvents(t, env, created.ID, after+":5"))
+	// A follower that had read five bytes of the thought live resumes
+	// with their id: the rest of the thought, then the text, as deltas.
+	r, x, _, _ := readRun(t, runEvents(t, env, created.ID, before+":5"))
 	if r != thought[5:] || x != "Four." {
-		t.Errorf("resumed at %s:5: reasoning %q, text %q", after, r, x)
+		t.Errorf("resumed at %s:5: reasoning %q, text %q", before, r, x)
 	}
 }
 
 // readRun reads a run's events: its reasoning and text deltas, each
-// concatenated, its content event, and the id of its first reasoning
-// delta.
-func readRun(t *testing.T, evs []ssetest.Event) (reasoning, text string, content longhaul.ContentData, firstID string) {
+// concatenated, its content event, and the id of the durable event before
+// it ("0" for none).
+func readRun(t *testing.T, evs []ssetest.Event) (reasoning, text string, content longhaul.ContentData, before string) {
 	t.Helper()
 	var r, x strings.Builder
+	last := "0"
 	for _, e := range evs {
 		var ev longhaul.Event
 		if json.Unmarshal([]byte(e.Data), &ev) != nil {
@@ -267,9 +269,6 @@ func readRun(t *testing.T, evs []ssetest.Event) (reasoning, text string, content
 		switch longhaul.EventType(e.Event) {
 		case longhaul.EventReasoningDelta:
 			if ev.Decode(&d) == nil {
-				if firstID == "" {
-					firstID = e.ID
-				}
 				r.WriteString(d.Text)
 			}
 		case longhaul.EventContentDelta:
@@ -277,10 +276,15 @@ func readRun(t *testing.T, evs []ssetest.Event) (reasoning, text string, content
 				x.WriteString(d.Text)
 			}
 		case longhaul.EventContent:
-			_ = ev.Decode(&content)
+			if ev.Decode(&content) == nil && before == "" {
+				before = last
+			}
+		}
+		if e.ID != "" && !strings.Contains(e.ID, ":") {
+			last = e.ID
 		}
 	}
-	return r.String(), x.String(), content, firstID
+	return r.String(), x.String(), content, before
 }
 
 // runEvents reads a run's events to done, from Last-Event-ID last.

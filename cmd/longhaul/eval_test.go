@@ -57,3 +57,34 @@ func TestEvalIDIsStable(t *testing.T) {
 		t.Errorf("--id nightly: %s", got)
 	}
 }
+
+// TestEvalExportAllPrincipalsByDefault is the attack of an export that
+// writes every principal's messages and tool results into files meant to
+// be committed: a query that names no principal is refused unless
+// --all-principals says so; --principal filters by the user search
+// attribute.
+func TestEvalExportAllPrincipalsByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		f  exportFlags
+		ok bool
+	}{
+		{exportFlags{agent: "researcher"}, false},
+		{exportFlags{principal: "ann", all: true}, false},
+		{exportFlags{principal: "ann'"}, false},
+		{exportFlags{principal: "ann"}, true},
+		{exportFlags{all: true}, true},
+		{exportFlags{runs: multi{"run-1"}}, true},
+	} {
+		if err := checkExportScope(tc.f); (err == nil) != tc.ok {
+			t.Errorf("export %+v: %v, want ok %v", tc.f, err, tc.ok)
+		}
+	}
+	q, err := exportQuery(exportFlags{principal: "owui/u1"}, time.Now())
+	if err != nil || !strings.Contains(q, "LonghaulUser = 'owui/u1'") {
+		t.Errorf("query %q, %v: want it filtered by the principal", q, err)
+	}
+	var out, errs strings.Builder
+	if code := Main([]string{"eval", "export", "--out", t.TempDir()}, &out, &errs); code != 2 || !strings.Contains(errs.String(), "--all-principals") {
+		t.Errorf("an export naming no principal: %d %q", code, errs.String())
+	}
+}

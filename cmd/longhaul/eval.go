@@ -109,11 +109,15 @@ func evalExport(ctx context.Context, cfg config.Config, args []string, log *slog
 			return 1, err
 		}
 	}
+	secrets := environSecrets(os.Environ())
 	for _, id := range ids {
 		cs, err := evals.ReadRun(ctx, c, id)
 		if err != nil {
 			fmt.Fprintf(out, "skipped %s: %s\n", id, err)
 			continue
+		}
+		if cs, err = redactCase(cs, secrets); err != nil {
+			return 1, fmt.Errorf("redact run %s: %w", id, err)
 		}
 		p, err := evals.WriteCase(f.out, cs)
 		if err != nil {

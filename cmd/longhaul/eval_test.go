@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/evals"
 )
 
 func TestEvalExportQuery(t *testing.T) {
@@ -86,5 +89,29 @@ func TestEvalExportAllPrincipalsByDefault(t *testing.T) {
 	var out, errs strings.Builder
 	if code := Main([]string{"eval", "export", "--out", t.TempDir()}, &out, &errs); code != 2 || !strings.Contains(errs.String(), "--all-principals") {
 		t.Errorf("an export naming no principal: %d %q", code, errs.String())
+	}
+}
+
+// TestEvalExportCommitsSecrets is the attack of a case file that carries
+// a secret a tool echoed (an API key, a password in a URL) into a
+// repository: an exported case has what the secret scrubber knows hidden.
+func TestEvalExportCommitsSecrets(t *testing.T) {
+	secrets := environSecrets([]string{"SHOP_API_KEY=sk-live-0123456789", "HOME=/root", "LONGHAUL_DATABASE_URL=postgres://app:hunter22@db:5432/lh"})
+	var cs evals.Case
+	cs.ID, cs.Agent = "run-1", "shop"
+	cs.Messages = []longhaul.Message{{Role: longhaul.RoleTool, Content: `{"echo":"sk-live-0123456789"}`}}
+	cs.Answer = "connect to postgres://app:hunter22@db:5432/lh, home is /root"
+	got, err := redactCase(cs, secrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	for _, leak := range []string{"sk-live-0123456789", "hunter22"} {
+		if strings.Contains(string(b), leak) {
+			t.Errorf("the exported case holds %q: %s", leak, b)
+		}
+	}
+	if !strings.Contains(got.Messages[0].Content, "${SHOP_API_KEY}") || !strings.Contains(got.Answer, "/root") {
+		t.Errorf("redacted case %+v", got)
 	}
 }

@@ -294,16 +294,25 @@ func TestScheduleTriggerEverySecondOverRunLimitIsRefused(t *testing.T) {
 	failed := url.Values{"schedule_id": {s.ID}, "status": {contract.StatusFailed}}
 	eventually(t, ctx, func() string {
 		got := listRuns(t, env, failed, ann)
-		if len(got) < 2 {
-			return fmt.Sprintf("%d of the schedule's fires refused, want 2", len(got))
+		if len(got) < 1 {
+			return "none of the schedule's fires refused yet"
 		}
 		if run := getRun(t, env, got[0].ID, ann); !strings.Contains(run.Error, "too many runs") {
 			t.Fatalf("a fire over the limit failed with %q", run.Error)
 		}
 		return ""
 	})
-	doWant(t, env.URL, "POST", "/v1/schedules/"+s.ID+"/pause", nil, ann, http.StatusOK)
-	if n := len(listRuns(t, env, runsOf, ann)); n != 1 {
-		t.Errorf("%d of the schedule's runs running at once, over the limit of 1", n)
+	// Paused again (a fire every second keeps a loaded machine's Temporal
+	// busy: the pause may take a second try).
+	eventually(t, ctx, func() string {
+		if resp := do(t, env, "POST", "/v1/schedules/"+s.ID+"/pause", nil, ann); resp.StatusCode != http.StatusOK {
+			return fmt.Sprintf("pause = %d", resp.StatusCode)
+		}
+		return ""
+	})
+	// Only the first run got past the gate to the model (a refused fire
+	// runs for a moment, its gate, and calls none).
+	if n := len(env.Model.Requests()); n != 1 {
+		t.Errorf("%d of the schedule's runs reached the model, over the limit of 1", n)
 	}
 }

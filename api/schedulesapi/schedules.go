@@ -104,6 +104,10 @@ func (h *Handlers) setTiming(s *runs.Schedule, req wire.ScheduleRequest) error {
 	if s.CatchupWindow == 0 {
 		s.CatchupWindow = h.Limits.CatchupWindow
 	}
+	if s.CatchupWindow == 0 || s.CatchupWindow > runs.MaxCatchupWindow {
+		// None at all is Temporal's default, a year: the bound instead.
+		s.CatchupWindow = runs.MaxCatchupWindow
+	}
 	s.Paused = req.Paused
 	return nil
 }

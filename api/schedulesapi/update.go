@@ -78,7 +78,9 @@ func timingOf(s runs.Schedule, p wire.SchedulePatch) wire.ScheduleRequest {
 	if s.Spec.Every > 0 {
 		req.Every = s.Spec.Every.String()
 	}
-	if s.CatchupWindow > 0 {
+	if s.CatchupWindow > 0 && s.CatchupWindow <= runs.MaxCatchupWindow {
+		// One kept from before the bound (Temporal's default of a year)
+		// becomes the default.
 		req.CatchupWindow = s.CatchupWindow.String()
 	}
 	set := func(dst *string, v *string) {

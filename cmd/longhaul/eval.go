@@ -26,8 +26,10 @@ import (
 )
 
 const evalUsage = `Usage:
-  longhaul eval export [--agent ID] [--since 24h | --from T --to T] [--run ID]... [--limit N] --out DIR
-      write a case file per completed run (its input, tool calls with their results, plan, answer, usage)
+  longhaul eval export (--principal P | --all-principals) [--agent ID] [--since 24h | --from T --to T] [--limit N] --out DIR
+  longhaul eval export --run ID... --out DIR
+      write a case file per completed run (its input, tool calls with their results, plan, answer, usage);
+      a query names whose runs: one principal's, or every principal's only when --all-principals says so
   longhaul eval run --cases DIR [--graders FILE] [--agents DIR] [--model [ROLE=]MODEL]... [--grade-model MODEL]
                     [--parallel N] [--id ID] --out DIR
       replay the cases with every tool result pinned (no tool runs), grade them, write report.json and
@@ -88,10 +90,11 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 // exportFlags are eval export's flags.
 type exportFlags struct {
-	agent, out, from, to string
-	since                time.Duration
-	runs                 multi
-	limit                int
+	agent, out, from, to, principal string
+	all                             bool
+	since                           time.Duration
+	runs                            multi
+	limit                           int
 }
 
 // flagSet is eval export's flags, read into f.
@@ -104,12 +107,17 @@ func (f *exportFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.runs, "run", "a run id (repeat the flag for more); no query then")
 	fs.IntVar(&f.limit, "limit", 100, "at most this many runs")
 	fs.StringVar(&f.out, "out", "", "the directory to write the case files to")
+	fs.StringVar(&f.principal, "principal", "", "only runs of this principal (as GET /v1/usage names it)")
+	fs.BoolVar(&f.all, "all-principals", false, "runs of every principal: their messages and tool results, in files meant to be committed")
 	return fs
 }
 
 func evalExport(ctx context.Context, cfg config.Config, f exportFlags, log *slog.Logger, out io.Writer) (int, error) {
 	if f.out == "" {
 		return 2, errors.New("--out is required")
+	}
+	if err := checkExportScope(f); err != nil {
+		return 2, err
 	}
 	if cfg.TemporalAddress == "" {
 		return 2, errors.New("LONGHAUL_TEMPORAL_ADDRESS is required (host:port of the Temporal frontend the runs are on)")
@@ -129,11 +137,15 @@ func evalExport(ctx context.Context, cfg config.Config, f exportFlags, log *slog
 			return 1, err
 		}
 	}
+	secrets := environSecrets(os.Environ())
 	for _, id := range ids {
 		cs, err := evals.ReadRun(ctx, c, id)
 		if err != nil {
 			fmt.Fprintf(out, "skipped %s: %s\n", id, err)
 			continue
+		}
+		if cs, err = redactCase(cs, secrets); err != nil {
+			return 1, fmt.Errorf("redact run %s: %w", id, err)
 		}
 		p, err := evals.WriteCase(f.out, cs)
 		if err != nil {
@@ -144,10 +156,31 @@ func evalExport(ctx context.Context, cfg config.Config, f exportFlags, log *slog
 	return 0, nil
 }
 
+// checkExportScope refuses an export by query that names no principal and
+// does not say it takes every principal's runs (--all-principals): case
+// files hold users' messages and tool results, and are meant to be
+// committed. Runs named by id (--run) are the operator's choice already.
+func checkExportScope(f exportFlags) error {
+	switch {
+	case len(f.runs) > 0:
+		return nil
+	case f.principal != "" && f.all:
+		return errors.New("send --principal or --all-principals, not both")
+	case f.principal != "" && !runs.LiteralOK(f.principal):
+		return errors.New("--principal: not a principal's name (no quotes, backslashes or control characters)")
+	case f.principal == "" && !f.all:
+		return errors.New("name whose runs to export: --principal P, or --all-principals for everyone's (their messages and tool results go into the case files)")
+	}
+	return nil
+}
+
 // exportQuery is the visibility query of the completed agent runs f asks
 // for.
 func exportQuery(f exportFlags, now time.Time) (string, error) {
 	q := []string{"WorkflowType = " + runs.QuoteLiteral(contract.AgentWorkflowName), "ExecutionStatus = 'Completed'"}
+	if f.principal != "" {
+		q = append(q, contract.SearchAttrUser.GetName()+" = "+runs.QuoteLiteral(f.principal))
+	}
 	if f.agent != "" {
 		q = append(q, contract.SearchAttrAgent.GetName()+" = "+runs.QuoteLiteral(f.agent))
 	}

@@ -153,7 +153,7 @@ type Config struct {
 
 	MaxSchedules          int           `envconfig:"LONGHAUL_MAX_SCHEDULES" default:"50" desc:"most schedules (/v1/schedules) one principal may have (403 quota_exceeded beyond, until one is deleted); 0 = no limit"`
 	MinScheduleInterval   time.Duration `envconfig:"LONGHAUL_MIN_SCHEDULE_INTERVAL" default:"1m" desc:"least time between two runs of a schedule: an every shorter than it, or a cron expression with two fires closer than it, is a 400; at least 1s"`
-	ScheduleCatchupWindow time.Duration `envconfig:"LONGHAUL_SCHEDULE_CATCHUP_WINDOW" default:"1h" desc:"how late a schedule's run missed while Temporal or its workers were down may still start (after it, that run is skipped), for a schedule whose request names no catchup_window; at least 10s"`
+	ScheduleCatchupWindow time.Duration `envconfig:"LONGHAUL_SCHEDULE_CATCHUP_WINDOW" default:"1h" desc:"how late a schedule's run missed while Temporal or its workers were down may still start (after it, that run is skipped), for a schedule whose request names no catchup_window; at least 10s, at most 24h (more is taken as 24h)"`
 
 	MaxWebhooks    int  `envconfig:"LONGHAUL_MAX_WEBHOOKS" default:"20" desc:"most webhook subscriptions (/v1/webhooks) one principal may keep (403 beyond, until one is deleted); a run's own webhook (the webhook field of POST /v1/runs, of a background response) is not one; 0 = no limit"`
 	WebhookPrivate bool `envconfig:"LONGHAUL_WEBHOOK_PRIVATE" default:"false" desc:"deliver webhooks to hosts that are localhost or a loopback, link-local, private or other non-public address, and to any port (a receiver on the operator's own network); otherwise webhook URLs pass the same SSRF guard as the tools: public addresses, ports 80 and 443"`

@@ -232,8 +232,21 @@ func (s *sqlStore) AddDelivery(ctx context.Context, d Delivery) error {
 	if err != nil {
 		return fmt.Errorf("add delivery of %s to %s: %w", d.EventID, d.Webhook, err)
 	}
+	// A row per attempt, bounded: the webhook keeps its latest
+	// MaxDeliveries.
+	_, err = s.db.Writer().ExecContext(ctx,
+		`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND id <= (
+		   SELECT id FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+		d.Webhook, d.Webhook, MaxDeliveries)
+	if err != nil {
+		return fmt.Errorf("bound the deliveries of %s: %w", d.Webhook, err)
+	}
 	return nil
 }
+
+// MaxDeliveries is how many delivery records (attempts) one webhook
+// keeps: the latest; older ones are deleted as new ones come.
+const MaxDeliveries = 100
 
 func (s *sqlStore) ListDeliveries(ctx context.Context, webhook string, limit int) ([]Delivery, error) {
 	out := []Delivery{}

@@ -18,6 +18,30 @@ var webhookCases = []conformanceCase{
 	{"webhooks per owner", testWebhooksPerOwner},
 	{"webhook cap under concurrent creates", testWebhookCap},
 	{"deliveries", testWebhookDeliveries},
+	{"deliveries of a receiver that fails all day are bounded", testWebhookDeliveriesBounded},
+}
+
+// testWebhookDeliveriesBounded: a receiver that fails every attempt adds a
+// row per attempt; the webhook keeps its latest store.MaxDeliveries.
+func testWebhookDeliveriesBounded(t *testing.T, u string) {
+	ws := kept[store.Webhooks](t, open(t, u))
+	ctx := t.Context()
+	if _, err := ws.CreateWebhook(ctx, store.Webhook{ID: "wh_1", Owner: "alice", URL: "https://a.example/", Events: []string{"run.completed"}, Secret: "whsec_1"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	n := store.MaxDeliveries + 20
+	for i := range n {
+		if err := ws.AddDelivery(ctx, store.Delivery{Webhook: "wh_1", EventID: "evt_1", EventType: "run.completed", Attempt: i + 1, StatusCode: 503}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := ws.ListDeliveries(ctx, "wh_1", 10*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != store.MaxDeliveries || ds[0].Attempt != n || ds[len(ds)-1].Attempt != n-store.MaxDeliveries+1 {
+		t.Errorf("kept %d deliveries (newest %d), want the latest %d", len(ds), ds[0].Attempt, store.MaxDeliveries)
+	}
 }
 
 func testWebhooksPerOwner(t *testing.T, u string) {

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -140,7 +141,7 @@ func TestBudgetCancelAndResend(t *testing.T) {
 	env.Model.SetDefault(llmtest.Text(strings.Repeat("word ", 300), llmtest.ChunkDelay(5*time.Millisecond), llmtest.Usage(100, 300)))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	sent, refused, turn := 0, 0, 0
+	sent, refused, turn, answered := 0, 0, 0, 0
 	for range 20 {
 		wg.Go(func() {
 			for range 15 {
@@ -160,13 +161,19 @@ func TestBudgetCancelAndResend(t *testing.T) {
 					withChat(owui, "shared"))
 				status := resp.StatusCode
 				var e errorBody
+				whole := false
 				if status != http.StatusOK {
 					e = decode[errorBody](t, resp)
 				} else {
+					raw, _ := io.ReadAll(resp.Body)
 					resp.Body.Close()
+					whole = strings.Count(string(raw), "word") == 300
 				}
 				mu.Lock()
 				sent++
+				if whole {
+					answered++
+				}
 				if status == http.StatusTooManyRequests && e.Error.Code == "insufficient_quota" {
 					refused++
 				}
@@ -184,7 +191,12 @@ func TestBudgetCancelAndResend(t *testing.T) {
 	// prompt and max_tokens (the longest prompt, of 300 short turns, is
 	// under 3,000 tokens).
 	overshoot := tokens - limit
-	t.Logf("%d requests, %d refused; %d calls settled %d tokens against a limit of %d: overshoot %d", sent, refused, spent.Calls, tokens, limit, max(overshoot, 0))
+	t.Logf("%d requests, %d answered whole, %d refused; %d calls settled %d tokens against a limit of %d: overshoot %d", sent, answered, refused, spent.Calls, tokens, limit, max(overshoot, 0))
+	// A whole answer is charged its reported 400; each other call, cut
+	// short by the next message, at least its prompt (over 10 tokens).
+	if cut := spent.Calls - int64(answered); cut > 0 && tokens-400*int64(answered) < 10*cut {
+		t.Errorf("%d cancelled calls were charged %d tokens in all: the cancelled answers cost nothing", cut, tokens-400*int64(answered))
+	}
 	if refused == 0 {
 		t.Fatalf("%d requests cancelling each other were never refused: the ledger settled %d tokens in %d calls against a limit of %d", sent, tokens, spent.Calls, limit)
 	}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -88,9 +89,8 @@ func TestBudgetConcurrentRuns(t *testing.T) {
 }
 
 // TestBudgetWorkerKilledMidCall: the worker dies while the model answers;
-// the retried call (same workflow, run and activity) replaces the
-// reservation the dead attempt left, so the ledger counts the call once,
-// with what the answer that arrived spent.
+// each attempt is charged on its own: the stopped one its estimated
+// prompt (it streamed nothing), the retry what its answer spent.
 func TestBudgetWorkerKilledMidCall(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Budgets: "principal:*=100000tokens/month"})
 	env.Model.Enqueue(llmtest.Hang())
@@ -120,7 +120,105 @@ func TestBudgetWorkerKilledMidCall(t *testing.T) {
 		t.Fatalf("model called %d times, want 2 (the killed attempt and its retry)", n)
 	}
 	got := spentBy(t, env, "u1")
-	if got.Calls != 1 || got.TokensIn != 70 || got.TokensOut != 30 {
-		t.Fatalf("ledger = %+v; want one call of 70 in, 30 out", got)
+	if got.Calls != 2 || got.TokensIn <= 70 || got.TokensOut != 30 {
+		t.Fatalf("ledger = %+v; want two calls: the stopped one's prompt, and 70 in, 30 out", got)
+	}
+}
+
+// TestBudgetCancelAndResend: a call cancelled before its stream's last
+// chunk (where usage comes) settled 0/0, so a principal who kept sending a
+// new message to a chat (the default multitask strategy, interrupt,
+// cancels the answer under way) never filled a budget. 20 clients of one
+// principal send to one chat at once, each cancelling the answer before
+// it, until the budget refuses them: every attempt is charged what it
+// consumed (its prompt and the text it streamed), so the budget fills,
+// and the ledger passes the limit by at most the one call in flight.
+func TestBudgetCancelAndResend(t *testing.T) {
+	const limit, maxTokens = 4000, 300
+	env := testenv.Start(t, testenv.Options{Budgets: fmt.Sprintf("principal:*=%dtokens/month", limit)})
+	// A long answer, slow enough to be interrupted; its usage would come
+	// in its last chunk.
+	env.Model.SetDefault(llmtest.Text(strings.Repeat("word ", 300), llmtest.ChunkDelay(5*time.Millisecond), llmtest.Usage(100, 300)))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	sent, refused, turn, answered := 0, 0, 0, 0
+	for range 20 {
+		wg.Go(func() {
+			for range 15 {
+				// Each message is the chat's next turn (the same turn
+				// again would join the run under way, not cancel it).
+				mu.Lock()
+				turn++
+				var msgs []map[string]string
+				for k := range turn {
+					if k > 0 {
+						msgs = append(msgs, map[string]string{"role": "assistant", "content": "ok"})
+					}
+					msgs = append(msgs, map[string]string{"role": "user", "content": fmt.Sprint("more ", k)})
+				}
+				mu.Unlock()
+				resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "max_tokens": maxTokens, "messages": msgs},
+					withChat(owui, "shared"))
+				status := resp.StatusCode
+				var e errorBody
+				whole := false
+				if status != http.StatusOK {
+					e = decode[errorBody](t, resp)
+				} else {
+					raw, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					whole = strings.Count(string(raw), "word") == 300
+				}
+				mu.Lock()
+				sent++
+				if whole {
+					answered++
+				}
+				if status == http.StatusTooManyRequests && e.Error.Code == "insufficient_quota" {
+					refused++
+				}
+				mu.Unlock()
+				if status == http.StatusTooManyRequests && e.Error.Code == "insufficient_quota" {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	spent := spentBy(t, env, "u1")
+	tokens := spent.TokensIn + spent.TokensOut
+	// One call in flight may pass the limit by what it reserves: its
+	// prompt and max_tokens (the longest prompt, of 300 short turns, is
+	// under 3,000 tokens).
+	overshoot := tokens - limit
+	t.Logf("%d requests, %d answered whole, %d refused; %d calls settled %d tokens against a limit of %d: overshoot %d", sent, answered, refused, spent.Calls, tokens, limit, max(overshoot, 0))
+	// A whole answer is charged its reported 400; each other call, cut
+	// short by the next message, at least its prompt (over 10 tokens).
+	if cut := spent.Calls - int64(answered); cut > 0 && tokens-400*int64(answered) < 10*cut {
+		t.Errorf("%d cancelled calls were charged %d tokens in all: the cancelled answers cost nothing", cut, tokens-400*int64(answered))
+	}
+	if refused == 0 {
+		t.Fatalf("%d requests cancelling each other were never refused: the ledger settled %d tokens in %d calls against a limit of %d", sent, tokens, spent.Calls, limit)
+	}
+	if overshoot > 3000+maxTokens {
+		t.Errorf("the ledger passed the limit by %d tokens, more than one call", overshoot)
+	}
+}
+
+// TestBudgetEveryAttemptCharged: a call retried after its stream was cut
+// shared its ledger key with the retry, which kept only the last attempt;
+// each attempt is charged now, the cut one what it streamed.
+func TestBudgetEveryAttemptCharged(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Budgets: "principal:*=100000tokens/month"})
+	env.Model.Enqueue(llmtest.Text(strings.Repeat("word ", 200), llmtest.Usage(70, 200)).With(llmtest.CutAfter(100)))
+	env.Model.SetDefault(llmtest.Text("back again", llmtest.Usage(70, 30)))
+	resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "naked", "max_tokens": 500, "messages": userMsg("hello")}, withChat(owui, "retry"))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	resp.Body.Close()
+	got := spentBy(t, env, "u1")
+	if got.Calls != 2 || got.TokensOut <= 30 {
+		t.Fatalf("ledger = %+v; want two calls, the cut one charged what it streamed", got)
 	}
 }

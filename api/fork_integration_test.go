@@ -58,9 +58,11 @@ func (p probe) made() []probeCall {
 	return append([]probeCall(nil), *p.calls...)
 }
 
-// forkLayer has an agentic agent (a researcher whose steps probe) and a
-// chat agent with the probe.
+// forkLayer has an agentic agent (a researcher whose steps probe), a
+// chat agent with the probe, and an agent on other-model, which grants
+// that model to a fork (runweb.Models).
 var forkLayer = fstest.MapFS{
+	"other.md":   {Data: []byte("---\nagent: other\ndescription: Answers on another model\nmodel: other-model\n---\nYou answer.\n")},
 	"probing.md": {Data: []byte("---\nskill: probing\ndescription: Probes things\ntools: [probe]\n---\nProbe what you are asked to.\n")},
 	"prober.md":  {Data: []byte("---\nagent: prober\ndescription: Researches by probing\nmode: agentic\nskills: [probing]\n---\nYou research.\n")},
 	"chatter.md": {Data: []byte("---\nagent: chatter\ndescription: Chats and probes\nskills: [probing]\n---\nYou chat.\n")},

@@ -6,92 +6,16 @@
 package toolloop
 
 import (
-	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/owuitest"
-	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
-	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 var ada = owuitest.User{ID: "u1", Email: "ada@example.com", Name: "Ada", Role: "user"}
-
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// turn is what Open WebUI shows of one streamed answer.
-type turn struct {
-	content, reasoning, finish string
-	statuses                   []string
-}
-
-// ask sends req and reads its stream to [DONE].
-func ask(t *testing.T, req *owuitest.Request) turn {
-	t.Helper()
-	resp, err := req.Send(ctxFor(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("status %d: %s", resp.StatusCode, b)
-	}
-	var out turn
-	var c, r strings.Builder
-	rd := ssetest.NewReader(resp.Body)
-	for {
-		e, err := rd.Next()
-		if err != nil {
-			t.Fatalf("stream ended without [DONE] (content %q): %v", c.String(), err)
-		}
-		if e.Data == ssetest.Done {
-			out.content, out.reasoning = c.String(), r.String()
-			return out
-		}
-		var status struct {
-			Event *struct {
-				Type string `json:"type"`
-				Data struct {
-					Description string `json:"description"`
-				} `json:"data"`
-			} `json:"event"`
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal([]byte(e.Data), &status) == nil {
-			if status.Error != nil {
-				t.Fatalf("error frame: %s", status.Error.Message)
-			}
-			if status.Event != nil {
-				out.statuses = append(out.statuses, status.Event.Data.Description)
-				continue
-			}
-		}
-		var ch wire.ChatChunk
-		if json.Unmarshal([]byte(e.Data), &ch) != nil {
-			continue
-		}
-		for _, choice := range ch.Choices {
-			c.WriteString(choice.Delta.Content)
-			r.WriteString(choice.Delta.ReasoningContent)
-			if choice.FinishReason != nil {
-				out.finish = *choice.FinishReason
-			}
-		}
-	}
-}
 
 func newChat(env *testenv.Env, agent string) *owuitest.Chat {
 	conn := &owuitest.Connection{BaseURL: env.URL + "/v1", ForwardUserInfo: true, Headers: owuitest.ForwardMessageID()}
@@ -111,9 +35,9 @@ func TestChatSurvivesAMalformedToolCall(t *testing.T) {
 	env.Model.Enqueue(llmtest.Text("It is spring."))
 
 	ch := newChat(env, "assistant")
-	first := ask(t, ch.Ask("What time is it in Berlin?"))
-	if !strings.Contains(first.content, "could not read the time") {
-		t.Fatalf("first answer %q", first.content)
+	first := owuitest.OK(t, ch.Ask("What time is it in Berlin?"))
+	if !strings.Contains(first.Content, "could not read the time") {
+		t.Fatalf("first answer %q", first.Content)
 	}
 	reqs := env.Model.Requests()
 	if len(reqs) != 2 {
@@ -134,9 +58,9 @@ func TestChatSurvivesAMalformedToolCall(t *testing.T) {
 		t.Errorf("the tool result %q does not tell the model what it sent and that nothing ran", result)
 	}
 
-	ch.Answer(first.content)
-	if second := ask(t, ch.Ask("And what season is it?")); second.content != "It is spring." {
-		t.Fatalf("second answer %q", second.content)
+	ch.Answer(first.Content)
+	if second := owuitest.OK(t, ch.Ask("And what season is it?")); second.Content != "It is spring." {
+		t.Fatalf("second answer %q", second.Content)
 	}
 }
 
@@ -152,9 +76,9 @@ func TestSilencesOllamaExplains(t *testing.T) {
 	env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "current_time", Arguments: `{"timezone":"UTC"}`}).With(llmtest.ToolCallSilence(5 * idle)))
 	env.Model.Enqueue(llmtest.Text("It is noon."))
 
-	got := ask(t, newChat(env, "assistant").Ask("What time is it?"))
-	if !strings.HasSuffix(got.content, "It is noon.") || !strings.Contains(got.content, `name="current_time"`) {
-		t.Fatalf("answer %q", got.content)
+	got := owuitest.OK(t, newChat(env, "assistant").Ask("What time is it?"))
+	if !strings.HasSuffix(got.Content, "It is noon.") || !strings.Contains(got.Content, `name="current_time"`) {
+		t.Fatalf("answer %q", got.Content)
 	}
 	if n := len(env.Model.Requests()); n != 2 {
 		t.Errorf("the model got %d requests, want 2 (no attempt retried)", n)
@@ -170,14 +94,14 @@ func TestCutAnswersAreTold(t *testing.T) {
 	env.Model.Enqueue(llmtest.Text("", llmtest.Reasoning("Let me weigh every option at length"), llmtest.FinishReason("length")))
 
 	ch := newChat(env, "naked")
-	cut := ask(t, ch.Ask("Tell me a long story."))
-	if cut.finish != "length" || !lastSays(cut.statuses, "cut off at the model's output limit") {
-		t.Errorf("cut answer: finish %q, statuses %q", cut.finish, cut.statuses)
+	cut := owuitest.OK(t, ch.Ask("Tell me a long story."))
+	if cut.FinishReason != "length" || !lastSays(cut.Statuses, "cut off at the model's output limit") {
+		t.Errorf("cut answer: finish %q, statuses %q", cut.FinishReason, cut.Statuses)
 	}
-	ch.Answer(cut.content)
-	thought := ask(t, ch.Ask("Think hard."))
-	if thought.finish != "length" || thought.content != "" || !lastSays(thought.statuses, "spent its whole output limit (max_tokens) thinking") {
-		t.Errorf("all-thinking answer: finish %q, content %q, statuses %q", thought.finish, thought.content, thought.statuses)
+	ch.Answer(cut.Content)
+	thought := owuitest.OK(t, ch.Ask("Think hard."))
+	if thought.FinishReason != "length" || thought.Content != "" || !lastSays(thought.Statuses, "spent its whole output limit (max_tokens) thinking") {
+		t.Errorf("all-thinking answer: finish %q, content %q, statuses %q", thought.FinishReason, thought.Content, thought.Statuses)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -223,4 +224,36 @@ func TestWebhookRedirectGoneAndPrivateBody(t *testing.T) {
 			t.Errorf("recorded = %+v, want the status only", ds)
 		}
 	})
+}
+
+// TestSealedWebhookURLStillDelivers: with webhook URLs sealed at rest
+// (LONGHAUL_TOKEN_KEY), so that the database's rows do not give away a
+// URL that is a bearer secret, a delivery still reaches the URL the owner
+// gave, and a webhook stored plain before URLs were sealed still delivers.
+func TestSealedWebhookURLStillDelivers(t *testing.T) {
+	paths := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { paths <- r.URL.Path }))
+	defer srv.Close()
+	acts, raw := webhookFixture(t, srv.URL+"/old-plain-hook", true) // wh_1: stored plain, as before
+	box, err := usercreds.NewBox(strings.Repeat("ab", usercreds.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := usercreds.SealedWebhooks{Webhooks: raw, Box: box}
+	acts.Webhooks = sealed
+	const token = "/services/T0123/B0456/q8Zx2LmN4pRtV6wY"
+	if _, err := sealed.CreateWebhook(t.Context(), store.Webhook{ID: "wh_sealed", Owner: "alice", URL: srv.URL + token, Events: contract.WebhookEventTypes, Secret: testSecret}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if row, err := raw.GetWebhook(t.Context(), "wh_sealed"); err != nil || strings.Contains(row.URL, "q8Zx2LmN4pRtV6wY") || strings.Contains(row.URL, "127.0.0.1") {
+		t.Fatalf("the row keeps the URL as %q (%v), want it sealed", row.URL, err)
+	}
+	for id, want := range map[string]string{"wh_sealed": token, "wh_1": "/old-plain-hook"} {
+		if res, err := deliver(t, acts, id); err != nil || res.StatusCode != 200 {
+			t.Fatalf("DeliverWebhook(%s) = %+v, %v; want 200", id, res, err)
+		}
+		if got := <-paths; got != want {
+			t.Errorf("%s was delivered to %q, want %q", id, got, want)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/testing/storetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
+	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -145,5 +146,50 @@ func TestWebhooksOff(t *testing.T) {
 	webtest.WantError(t, webtest.Do(t, app, "GET", "/v1/webhooks", nil, webtest.Alice), 404, "no webhooks")
 	if _, err := (*webhooksapi.Handlers)(nil).RunWebhook(t.Context(), "alice", "run-1", "https://hooks.example.com/"); err == nil {
 		t.Error("RunWebhook without a store took the webhook")
+	}
+}
+
+// TestSealedWebhookURLShownToOwner: with URLs sealed at rest
+// (LONGHAUL_TOKEN_KEY), so that the database's rows do not give away a
+// URL that is a bearer secret, the answers still carry it plain: the
+// create's, a run's own webhook's, and its owner's GET /v1/webhooks (a
+// subscription stored plain before URLs were sealed included).
+func TestSealedWebhookURLShownToOwner(t *testing.T) {
+	raw := storetest.SQLiteStore(t).(store.Webhooks)
+	box, err := usercreds.NewBox(strings.Repeat("ab", usercreds.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &webhooksapi.Handlers{Store: usercreds.SealedWebhooks{Webhooks: raw, Box: box}}
+	app, _ := serve(t, h, false)
+	old, err := raw.CreateWebhook(t.Context(), store.Webhook{ID: "wh_old", Owner: webtest.Principal(t, webtest.Alice).User.Key(), URL: "https://old.example.com/hook",
+		Events: []string{"run.failed"}, Secret: webhooksapi.NewSecret()}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hookURL = "https://hooks.chat.example.com/services/T0123/B0456/q8Zx2LmN4pRtV6wY"
+	created := webtest.Decode[wire.Webhook](t, webtest.Do(t, app, "POST", "/v1/webhooks", map[string]any{"url": hookURL}, webtest.Alice))
+	if created.URL != hookURL {
+		t.Errorf("created.url = %q, want %q", created.URL, hookURL)
+	}
+	rw, err := h.RunWebhook(t.Context(), webtest.Principal(t, webtest.Alice).User.Key(), "run-1", hookURL+"/run")
+	if err != nil || rw.URL != hookURL+"/run" {
+		t.Errorf("RunWebhook = %+v, %v; want its URL plain", rw, err)
+	}
+	for _, id := range []string{created.ID, rw.ID} {
+		if row, err := raw.GetWebhook(t.Context(), id); err != nil || strings.Contains(row.URL, "q8Zx2LmN4pRtV6wY") || !strings.HasPrefix(row.URL, usercreds.SealedSecretPrefix) {
+			t.Errorf("the row of %s keeps the URL as %q (%v), want it sealed", id, row.URL, err)
+		}
+	}
+	list := webtest.Decode[wire.WebhookList](t, webtest.Do(t, app, "GET", "/v1/webhooks", nil, webtest.Alice))
+	urls := map[string]string{}
+	for _, w := range list.Data {
+		urls[w.ID] = w.URL
+	}
+	if diff := cmp.Diff(map[string]string{old.ID: old.URL, created.ID: hookURL}, urls); diff != "" {
+		t.Errorf("alice's list, id to URL (-want +got):\n%s", diff)
+	}
+	if resp := webtest.Do(t, app, "GET", "/v1/webhooks/"+created.ID+"/deliveries", nil, webtest.Alice); resp.StatusCode != http.StatusOK {
+		t.Errorf("deliveries: %d, want 200", resp.StatusCode)
 	}
 }

@@ -24,7 +24,7 @@ func (s *Server) webhooks() *webhooksapi.Handlers {
 	h := &webhooksapi.Handlers{Max: s.cfg.Webhooks.Max, AllowPrivate: s.cfg.Webhooks.AllowPrivate, Log: s.log}
 	if ws, ok := s.cfg.Blobs.(store.Webhooks); ok {
 		h.Store = ws
-		// With LONGHAUL_TOKEN_KEY, secrets are kept sealed as users'
+		// With LONGHAUL_TOKEN_KEY, secrets and URLs are kept sealed as users'
 		// credentials are.
 		if s.cfg.Credentials != nil {
 			h.Store = usercreds.SealedWebhooks{Webhooks: ws, Box: s.cfg.Credentials.Box}

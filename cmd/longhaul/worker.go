@@ -220,7 +220,7 @@ func windowNote(ctx context.Context, cfg config.Config, w *window.Resolver) stri
 }
 
 // webhookStore is the worker's webhook store, over the blob store's
-// database (nil without one), its secrets opened with LONGHAUL_TOKEN_KEY
+// database (nil without one), its secrets and URLs opened with LONGHAUL_TOKEN_KEY
 // when it is set (config.Validate checked it).
 func webhookStore(cfg config.Config, blobs store.Store) store.Webhooks {
 	ws, ok := blobs.(store.Webhooks)

@@ -23,6 +23,10 @@ import (
 // turn. Long-term memories are not a run's data: they follow their own
 // policy (kept until deleted, at most LONGHAUL_MAX_MEMORIES a user), and
 // so do backlog items (at most LONGHAUL_MAX_BACKLOG_ITEMS a user).
+// Webhook delivery records are retained like runs (older ones go, and at
+// most store.MaxDeliveries a webhook in between), and so is the webhook a
+// single run was started with: it goes once its run closed over the
+// retention ago. A principal's subscriptions stay until deleted.
 
 // RunDescriber is what the retention job asks Temporal about a run: whether
 // it is still open and when it closed. client.Client has it.
@@ -41,23 +45,46 @@ func (a *Activities) DeleteExpiredBlobs(ctx context.Context, req contract.Retent
 	if req.Retention <= 0 {
 		return contract.RetentionResult{}, nonRetryable(longhaul.ErrTypeBadRetention, fmt.Errorf("retention %v must be positive", req.Retention))
 	}
-	if a.Blobs == nil {
+	if a.Blobs == nil && a.Webhooks == nil {
 		return contract.RetentionResult{}, nil // nothing stored here
 	}
 	if a.Runs == nil {
 		return contract.RetentionResult{}, nonRetryable(longhaul.ErrTypeNoTemporal, errors.New("this worker cannot ask Temporal whether runs are open"))
 	}
 	cutoff := time.Now().Add(-req.Retention)
+	var res contract.RetentionResult
+	if a.Blobs != nil {
+		if err := a.deleteExpiredRunData(ctx, cutoff, &res); err != nil {
+			return res, err
+		}
+	}
+	if a.Webhooks != nil {
+		if err := a.deleteExpiredWebhooks(ctx, cutoff, &res); err != nil {
+			return res, err
+		}
+	}
+	level := slog.LevelDebug
+	if res.Deleted > 0 || res.Turns > 0 || res.Webhooks > 0 || res.Deliveries > 0 {
+		level = slog.LevelInfo
+	}
+	a.log.Log(ctx, level, "retention: deleted the stored data of runs closed over the retention ago",
+		"retention", req.Retention, "blobs", res.Deleted, "turns", res.Turns, "runs", res.Runs, "kept_runs", res.Kept,
+		"webhooks", res.Webhooks, "deliveries", res.Deliveries)
+	return res, nil
+}
+
+// deleteExpiredRunData deletes the blobs and turns of the runs that
+// expired before cutoff, counting into res.
+func (a *Activities) deleteExpiredRunData(ctx context.Context, cutoff time.Time, res *contract.RetentionResult) error {
 	runs, err := a.Blobs.RunsBefore(ctx, cutoff)
 	if err != nil {
-		return contract.RetentionResult{}, err
+		return err
 	}
-	var res contract.RetentionResult
 	for i, run := range runs {
 		activity.RecordHeartbeat(ctx, i)
 		expired, err := a.runExpired(ctx, run, cutoff)
 		if err != nil {
-			return res, err
+			return err
 		}
 		if !expired {
 			res.Kept++
@@ -65,23 +92,52 @@ func (a *Activities) DeleteExpiredBlobs(ctx context.Context, req contract.Retent
 		}
 		n, err := a.Blobs.DeleteBefore(ctx, run, cutoff)
 		if err != nil {
-			return res, err
+			return err
 		}
 		turns, err := a.Blobs.DeleteRunTurns(ctx, run)
 		if err != nil {
-			return res, err
+			return err
 		}
 		res.Deleted += n
 		res.Turns += turns
 		res.Runs++
 	}
-	level := slog.LevelDebug
-	if res.Deleted > 0 || res.Turns > 0 {
-		level = slog.LevelInfo
+	return nil
+}
+
+// deleteExpiredWebhooks deletes the runs' own webhooks created before
+// cutoff whose runs expired (closed before cutoff, or gone from
+// Temporal), with their deliveries, and then every webhook's deliveries
+// made before cutoff; subscriptions stay until their owner deletes them.
+// It counts into res.
+func (a *Activities) deleteExpiredWebhooks(ctx context.Context, cutoff time.Time, res *contract.RetentionResult) error {
+	ws, err := a.Webhooks.RunWebhooksBefore(ctx, cutoff)
+	if err != nil {
+		return err
 	}
-	a.log.Log(ctx, level, "retention: deleted the stored data of runs closed over the retention ago",
-		"retention", req.Retention, "blobs", res.Deleted, "turns", res.Turns, "runs", res.Runs, "kept_runs", res.Kept)
-	return res, nil
+	for i, w := range ws {
+		activity.RecordHeartbeat(ctx, i)
+		expired, err := a.runExpired(ctx, w.Run, cutoff)
+		if err != nil {
+			return err
+		}
+		if !expired {
+			continue
+		}
+		deleted, err := a.Webhooks.DeleteWebhook(ctx, w.Owner, w.ID)
+		if err != nil {
+			return err
+		}
+		if deleted {
+			res.Webhooks++
+		}
+	}
+	n, err := a.Webhooks.DeleteDeliveriesBefore(ctx, cutoff)
+	if err != nil {
+		return err
+	}
+	res.Deliveries += n
+	return nil
 }
 
 // runExpired reports whether the run (a workflow id; its latest execution

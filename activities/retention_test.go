@@ -257,3 +257,94 @@ func TestRetentionDeletesTurns(t *testing.T) {
 		}
 	})
 }
+
+// TestRetentionDeletesRunWebhooksAndOldDeliveries: webhook data grew
+// without end (a run's own webhook was never deleted, and retention
+// touched no delivery row). The retention activity, on each store
+// backend, deletes a run's own webhook once its run closed over the
+// retention ago or is gone from Temporal, with its deliveries, and every
+// delivery record older than the retention; a subscription, the webhook
+// of a run open or closed lately, a recent run's webhook and recent
+// deliveries stay.
+func TestRetentionDeletesRunWebhooksAndOldDeliveries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, u string) {
+		now := time.Now()
+		old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
+		at := func(when time.Time) store.Webhooks {
+			s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return when }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s.(store.Webhooks)
+		}
+		oldWs, recentWs := at(old), at(recent)
+		create := func(ws store.Webhooks, id, run string) {
+			if _, err := ws.CreateWebhook(t.Context(), store.Webhook{ID: id, Owner: "alice", URL: "https://hooks.example.com/", Secret: "whsec_x", Run: run}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deliver := func(ws store.Webhooks, id string) {
+			if err := ws.AddDelivery(t.Context(), store.Delivery{Webhook: id, EventID: "evt_" + id, EventType: "run.completed", Attempt: 1, StatusCode: 503}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		create(oldWs, "wh_sub", "")
+		create(oldWs, "wh_closed_long_ago", "run-closed-long-ago")
+		create(oldWs, "wh_gone", "run-gone")
+		create(oldWs, "wh_open", "run-open")
+		create(oldWs, "wh_closed_lately", "run-closed-lately")
+		create(recentWs, "wh_new", "run-new")
+		deliver(oldWs, "wh_sub")
+		deliver(oldWs, "wh_open")
+		deliver(oldWs, "wh_closed_long_ago")
+		deliver(recentWs, "wh_sub")
+		deliver(recentWs, "wh_new")
+
+		ws := at(now)
+		res, err := retentionJobWebhooks(ws.(store.Store), knownRuns(now))(24 * time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(contract.RetentionResult{Webhooks: 2, Deliveries: 2}, res); diff != "" {
+			t.Errorf("result (-want +got):\n%s", diff)
+		}
+		for id, want := range map[string]bool{
+			"wh_sub": true, "wh_open": true, "wh_closed_lately": true, "wh_new": true,
+			"wh_closed_long_ago": false, "wh_gone": false,
+		} {
+			_, err := ws.GetWebhook(t.Context(), id)
+			if got := err == nil; got != want {
+				t.Errorf("webhook %s kept = %v (%v), want %v", id, got, err, want)
+			}
+		}
+		for id, want := range map[string]int{"wh_sub": 1, "wh_open": 0, "wh_closed_long_ago": 0, "wh_new": 1} {
+			ds, err := ws.ListDeliveries(t.Context(), id, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) != want {
+				t.Errorf("webhook %s keeps %d deliveries, want %d", id, len(ds), want)
+			}
+		}
+	})
+}
+
+// retentionJobWebhooks is retentionJob on a worker that also keeps
+// webhooks, in the same store.
+func retentionJobWebhooks(s store.Store, runs activities.RunDescriber) func(retention time.Duration) (contract.RetentionResult, error) {
+	acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
+	acts.Blobs = s
+	acts.Webhooks = s.(store.Webhooks)
+	acts.Runs = runs
+	env := quietSuite().NewTestActivityEnvironment()
+	env.RegisterActivity(acts)
+	return func(retention time.Duration) (contract.RetentionResult, error) {
+		var res contract.RetentionResult
+		v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: retention})
+		if err == nil {
+			err = v.Get(&res)
+		}
+		return res, err
+	}
+}

@@ -35,6 +35,12 @@ type RetentionResult struct {
 	// Kept is the number of runs with data older than the retention that
 	// were kept: runs still open, or closed less than Retention ago.
 	Kept int `json:"kept"`
+	// Webhooks is the number of runs' own webhooks deleted (their runs
+	// closed over Retention ago), with their deliveries.
+	Webhooks int64 `json:"webhooks,omitempty"`
+	// Deliveries is the number of webhook delivery records older than
+	// Retention deleted.
+	Deliveries int64 `json:"deliveries,omitempty"`
 }
 
 // RetentionRequest asks for the blobs of runs that closed more than

@@ -130,6 +130,8 @@ var schema = []string{
 		at          {time} NOT NULL
 	)`,
 	`CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook ON webhook_deliveries (webhook_id, id)`,
+	// The retention job deletes deliveries by age.
+	`CREATE INDEX IF NOT EXISTS webhook_deliveries_at ON webhook_deliveries (at)`,
 }
 
 // sqlStore is the Store on either database.

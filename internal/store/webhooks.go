@@ -75,6 +75,13 @@ type Webhooks interface {
 	// DeleteUserWebhooks removes every webhook of the owner (runs' own
 	// too) with their deliveries, and returns how many webhooks.
 	DeleteUserWebhooks(ctx context.Context, owner string) (int64, error)
+	// RunWebhooksBefore returns the runs' own webhooks (Run set) created
+	// before t, oldest first, without their secrets: what the retention
+	// job deletes once their runs are done.
+	RunWebhooksBefore(ctx context.Context, t time.Time) ([]Webhook, error)
+	// DeleteDeliveriesBefore removes the delivery records made before t,
+	// of every webhook, and returns how many.
+	DeleteDeliveriesBefore(ctx context.Context, t time.Time) (int64, error)
 }
 
 var _ Webhooks = (*sqlStore)(nil)
@@ -288,6 +295,36 @@ func (s *sqlStore) DeleteUserWebhooks(ctx context.Context, owner string) (int64,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("delete webhooks of a user: %w", err)
+	}
+	return n, nil
+}
+
+func (s *sqlStore) RunWebhooksBefore(ctx context.Context, t time.Time) ([]Webhook, error) {
+	rows, err := s.db.Reader().QueryContext(ctx,
+		`SELECT `+webhookColumns+` FROM webhooks WHERE run_id <> '' AND created_at < ? ORDER BY created_at, id`, s.db.Time(t))
+	if err != nil {
+		return nil, fmt.Errorf("list runs' webhooks before %v: %w", t, err)
+	}
+	defer rows.Close()
+	out := []Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs' webhooks before %v: %w", t, err)
+		}
+		w.Secret = ""
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs' webhooks before %v: %w", t, err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) DeleteDeliveriesBefore(ctx context.Context, t time.Time) (int64, error) {
+	n, err := sqldb.Affected(s.db.Writer().ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE at < ?`, s.db.Time(t)))
+	if err != nil {
+		return 0, fmt.Errorf("delete deliveries before %v: %w", t, err)
 	}
 	return n, nil
 }

@@ -19,6 +19,62 @@ var webhookCases = []conformanceCase{
 	{"webhook cap under concurrent creates", testWebhookCap},
 	{"deliveries", testWebhookDeliveries},
 	{"deliveries of a receiver that fails all day are bounded", testWebhookDeliveriesBounded},
+	{"old deliveries and runs' own webhooks are found for retention", testWebhookRetention},
+}
+
+// testWebhookRetention: deliveries and runs' own webhooks would otherwise
+// grow without end; the retention job finds the runs' webhooks older than
+// its cutoff (subscriptions never) and deletes the deliveries older than
+// it, of every webhook, keeping the newer ones.
+func testWebhookRetention(t *testing.T, u string) {
+	old := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	recent := old.Add(48 * time.Hour)
+	cutoff := old.Add(24 * time.Hour)
+	ctx := t.Context()
+	at := func(now time.Time) store.Webhooks {
+		return kept[store.Webhooks](t, open(t, u, store.WithClock(func() time.Time { return now })))
+	}
+	oldWs, newWs := at(old), at(recent)
+	for _, c := range []struct {
+		ws store.Webhooks
+		w  store.Webhook
+	}{
+		{oldWs, store.Webhook{ID: "wh_sub", Owner: "alice", URL: "https://a.example/", Secret: "whsec_1"}},
+		{oldWs, store.Webhook{ID: "wh_run_old", Owner: "alice", URL: "https://a.example/", Secret: "whsec_2", Run: "run-1"}},
+		{newWs, store.Webhook{ID: "wh_run_new", Owner: "bob", URL: "https://b.example/", Secret: "whsec_3", Run: "run-2"}},
+	} {
+		if _, err := c.ws.CreateWebhook(ctx, c.w, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ws := range []store.Webhooks{oldWs, newWs} {
+		for _, id := range []string{"wh_sub", "wh_run_old", "wh_run_new"} {
+			if err := ws.AddDelivery(ctx, store.Delivery{Webhook: id, EventID: "evt_1", EventType: "run.completed", Attempt: 1, StatusCode: 503}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got, err := newWs.RunWebhooksBefore(ctx, cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Webhook{{ID: "wh_run_old", Owner: "alice", URL: "https://a.example/", Events: []string{}, Run: "run-1", CreatedAt: old}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RunWebhooksBefore (-want +got):\n%s", diff)
+	}
+	n, err := newWs.DeleteDeliveriesBefore(ctx, cutoff)
+	if err != nil || n != 3 {
+		t.Errorf("DeleteDeliveriesBefore = %d, %v; want 3 deleted", n, err)
+	}
+	for _, id := range []string{"wh_sub", "wh_run_old", "wh_run_new"} {
+		ds, err := newWs.ListDeliveries(ctx, id, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != 1 || !ds[0].At.Equal(recent) {
+			t.Errorf("deliveries of %s after retention = %+v, want the recent one only", id, ds)
+		}
+	}
 }
 
 // testWebhookDeliveriesBounded: a receiver that fails every attempt adds a

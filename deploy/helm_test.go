@@ -411,7 +411,15 @@ func checkCommon(t *testing.T, r rendered, tag string) {
 	if _, ok := workerEnv["LONGHAUL_HTTP_ADDR"]; ok {
 		t.Error("the worker is given an API address")
 	}
-	for _, k := range []string{"LONGHAUL_API_KEYS", "LONGHAUL_PROXY_KEYS", "LONGHAUL_OPENWEBUI_JWT_SECRET"} {
+	// The worker resolves a schedule's owner against the API's keys at
+	// each fire (a removed key's schedules stop), so it has them; the
+	// Open WebUI JWT secret stays the API's alone.
+	for _, k := range []string{"LONGHAUL_API_KEYS", "LONGHAUL_PROXY_KEYS"} {
+		if apiEnv[k].ValueFrom != nil && !reflect.DeepEqual(workerEnv[k].ValueFrom, apiEnv[k].ValueFrom) {
+			t.Errorf("the worker's %s is %+v, not the API's %+v", k, workerEnv[k].ValueFrom, apiEnv[k].ValueFrom)
+		}
+	}
+	for _, k := range []string{"LONGHAUL_OPENWEBUI_JWT_SECRET"} {
 		if _, ok := workerEnv[k]; ok {
 			t.Errorf("the worker is given %s, which only the API needs", k)
 		}

@@ -218,10 +218,16 @@ securityContext:
 {{ printf "%s:%s" .Values.image.repository (include "longhaul.tag" .) | quote }}
 {{- end -}}
 
-{{/* The API's own Secrets: who may call it. */}}
-{{- define "longhaul.apiSecretEnv" -}}
+{{/* The keys: who may call the API, and whom a worker resolves a
+schedule's owner against at each fire. */}}
+{{- define "longhaul.keysEnv" -}}
 {{- include "longhaul.secretEnv" (dict "name" "LONGHAUL_API_KEYS" "ref" .Values.auth.apiKeys) }}
 {{- include "longhaul.secretEnv" (dict "name" "LONGHAUL_PROXY_KEYS" "ref" .Values.auth.proxyKeys) }}
+{{- end -}}
+
+{{/* The API's own Secrets: who may call it. */}}
+{{- define "longhaul.apiSecretEnv" -}}
+{{- include "longhaul.keysEnv" . }}
 {{- include "longhaul.secretEnv" (dict "name" "LONGHAUL_OPENWEBUI_JWT_SECRET" "ref" .Values.auth.openWebUIJWTSecret) }}
 {{- end -}}
 

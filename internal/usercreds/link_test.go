@@ -19,14 +19,7 @@ import (
 // starts completes only with the secret of the browser that confirmed it,
 // so a victim's browser that finishes the requester's flow stores nothing.
 func TestConnectLinkBinding(t *testing.T) {
-	mux := http.NewServeMux()
-	as := httptest.NewServer(mux)
-	t.Cleanup(as.Close)
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.URL, "authorization_endpoint": as.URL + "/authorize",
-			"token_endpoint": as.URL + "/token", "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}})
-	})
+	as, mux := authServer(t)
 	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		w.Header().Set("Content-Type", "application/json")
@@ -102,14 +95,7 @@ func TestConnectLinkBinding(t *testing.T) {
 // returns, so the same state, replayed with a code, connects nothing. The
 // API's callback calls Decline; Callback with no code spends it too.
 func TestOAuthErrorCallbackSpendsState(t *testing.T) {
-	mux := http.NewServeMux()
-	as := httptest.NewServer(mux)
-	t.Cleanup(as.Close)
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.URL, "authorization_endpoint": as.URL + "/authorize",
-			"token_endpoint": as.URL + "/token", "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}})
-	})
+	as, mux := authServer(t)
 	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at", "token_type": "Bearer", "expires_in": 3600})
@@ -146,4 +132,20 @@ func TestOAuthErrorCallbackSpendsState(t *testing.T) {
 			t.Errorf("after %s, the state still completes: %v, want ErrBadState", tc.name, err)
 		}
 	}
+}
+
+// authServer is an OAuth authorization server that publishes its metadata
+// (authorization and token endpoints, PKCE S256); a test adds its routes
+// to mux.
+func authServer(t *testing.T) (*httptest.Server, *http.ServeMux) {
+	t.Helper()
+	mux := http.NewServeMux()
+	as := httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": as.URL, "authorization_endpoint": as.URL + "/authorize",
+			"token_endpoint": as.URL + "/token", "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}})
+	})
+	return as, mux
 }

@@ -64,8 +64,14 @@ func knownRuns(now time.Time) *fakeRuns {
 // activity over blobs with a retention, asking runs about the runs, each
 // time in the same test environment.
 func retentionJob(blobs store.Store, runs activities.RunDescriber) func(retention time.Duration) (contract.RetentionResult, error) {
+	return retentionJobWith(blobs, runs, nil)
+}
+
+// retentionJobWith is retentionJob with the worker's webhooks (nil: none).
+func retentionJobWith(blobs store.Store, runs activities.RunDescriber, hooks store.Webhooks) func(retention time.Duration) (contract.RetentionResult, error) {
 	acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
 	acts.Blobs = blobs
+	acts.Webhooks = hooks
 	acts.Runs = runs
 	env := quietSuite().NewTestActivityEnvironment()
 	env.RegisterActivity(acts)
@@ -333,18 +339,5 @@ func TestRetentionDeletesRunWebhooksAndOldDeliveries(t *testing.T) {
 // retentionJobWebhooks is retentionJob on a worker that also keeps
 // webhooks, in the same store.
 func retentionJobWebhooks(s store.Store, runs activities.RunDescriber) func(retention time.Duration) (contract.RetentionResult, error) {
-	acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
-	acts.Blobs = s
-	acts.Webhooks = s.(store.Webhooks)
-	acts.Runs = runs
-	env := quietSuite().NewTestActivityEnvironment()
-	env.RegisterActivity(acts)
-	return func(retention time.Duration) (contract.RetentionResult, error) {
-		var res contract.RetentionResult
-		v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: retention})
-		if err == nil {
-			err = v.Get(&res)
-		}
-		return res, err
-	}
+	return retentionJobWith(s, runs, s.(store.Webhooks))
 }

@@ -234,14 +234,7 @@ func IsOllama(ctx context.Context, hc *http.Client, baseURL, apiKey string) (boo
 // getJSON GETs u and decodes a 200's JSON body into v. A body that is not
 // JSON is an error; another status is returned with no error.
 func getJSON(ctx context.Context, hc *http.Client, u, apiKey string, v any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return 0, err
-	}
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := hc.Do(req)
+	resp, err := send(ctx, hc, http.MethodGet, u, apiKey, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -254,6 +247,21 @@ func getJSON(ctx context.Context, hc *http.Client, u, apiKey string, v any) (int
 		return resp.StatusCode, fmt.Errorf("GET %s: %w", u, err)
 	}
 	return resp.StatusCode, nil
+}
+
+// send makes one request of an endpoint with its key; a body is JSON.
+func send(ctx context.Context, hc *http.Client, method, u, apiKey string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	return hc.Do(req)
 }
 
 // hasModel reports whether names has model; for Ollama a name without a

@@ -164,15 +164,7 @@ func RefusesTools(msg string) bool {
 // postJSON POSTs body to u and decodes the JSON answer, whatever its
 // status, into v (an error answer is read too: it says why).
 func postJSON(ctx context.Context, hc *http.Client, u, apiKey string, body []byte, v any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := hc.Do(req)
+	resp, err := send(ctx, hc, http.MethodPost, u, apiKey, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}

@@ -222,6 +222,10 @@ func New(cfg Config, svc runs.Service, catalog *skills.Catalog, log *slog.Logger
 	s.gate = runs.NewGate(svc, runs.GateConfig{
 		Limits:    runs.Limits{Runs: cfg.Limits.Runs, Streams: cfg.Limits.Streams},
 		Admission: cfg.Admission, Blobs: cfg.Blobs, Log: log, Budget: s.budgetCheck,
+		// The gate, the one author of runs, resolves every request's agent
+		// and puts the operator's settings into every run's input.
+		Agents:   s.agents,
+		Settings: runs.Settings{ModelTimeout: cfg.ModelTimeout, HistoryLimit: cfg.HistoryLimit, ApprovalTimeout: cfg.ApprovalTimeout},
 	})
 	if s.metrics != nil {
 		s.gate.Observe(s.metrics.admissionWait, s.metrics.admissionDepth)
@@ -358,8 +362,7 @@ func (s *Server) chat() *chatapi.Handlers {
 	return &chatapi.Handlers{
 		Runs: s.runsWeb, Gate: s.gate, Agents: s.agents, Streams: s.streams, Docs: s.documents(),
 		Headers: s.cfg.Headers, Images: s.cfg.Images, MCPApproval: s.cfg.MCPApproval,
-		RequestTimeout: s.cfg.RequestTimeout, ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit,
-		ApprovalTimeout: s.cfg.ApprovalTimeout, FirstText: s.metrics.firstText,
+		RequestTimeout: s.cfg.RequestTimeout, FirstText: s.metrics.firstText,
 		Multitask: s.cfg.ChatMultitask,
 	}
 }
@@ -375,10 +378,9 @@ const (
 // runsAPI is the runs API's handlers, over the server's runs.
 func (s *Server) runsAPI() *runsapi.Handlers {
 	return &runsapi.Handlers{
-		Runs: s.runsWeb, Gate: s.gate, Catalog: s.catalog, Streams: s.streams,
+		Runs: s.runsWeb, Gate: s.gate, Streams: s.streams,
 		Models: runweb.Models{Catalog: s.catalog, Endpoints: s.cfg.ModelEndpoints, Default: s.cfg.DefaultModel},
 		Blobs:  s.cfg.Blobs, Images: s.cfg.Images, Webhooks: s.webhooks(),
-		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
 	}
 }
 
@@ -386,12 +388,11 @@ func (s *Server) runsAPI() *runsapi.Handlers {
 // schedules.
 func (s *Server) schedulesAPI() *schedulesapi.Handlers {
 	return &schedulesapi.Handlers{
-		Schedules: s.cfg.Schedules, Catalog: s.catalog, Images: s.cfg.Images, Log: s.log, Gate: s.gate,
+		Schedules: s.cfg.Schedules, Images: s.cfg.Images, Log: s.log, Gate: s.gate,
 		Limits: schedulesapi.Limits{
 			Schedules: s.cfg.Limits.Schedules, MinInterval: s.cfg.Limits.MinScheduleInterval,
 			CatchupWindow: s.cfg.ScheduleCatchupWindow,
 		},
-		ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit, ApprovalTimeout: s.cfg.ApprovalTimeout,
 	}
 }
 
@@ -400,8 +401,7 @@ func (s *Server) responsesAPI() *responsesapi.Handlers {
 	return &responsesapi.Handlers{
 		Runs: s.runsWeb, Gate: s.gate, Agents: s.agents, Streams: s.streams,
 		Blobs: s.cfg.Blobs, VectorStores: s.documents(), Ranking: documents.CheckRanking, Images: s.cfg.Images, Webhooks: s.webhooks(),
-		RequestTimeout: s.cfg.RequestTimeout, ModelTimeout: s.cfg.ModelTimeout, HistoryLimit: s.cfg.HistoryLimit,
-		ApprovalTimeout: s.cfg.ApprovalTimeout,
+		RequestTimeout: s.cfg.RequestTimeout,
 	}
 }
 

@@ -106,29 +106,29 @@ func (h *Handlers) asksApproval(agent *skills.Agent) bool {
 	return h.MCPApproval != nil && slices.ContainsFunc(tools, h.MCPApproval)
 }
 
-// answerWaiting delivers the chat message of in to a run of the same chat
+// answerWaiting delivers the chat message of r to a run of the same chat
 // and user that waits for a person, if there is one (see answers), and
 // returns it; nil means the message is a new turn. A run found waiting
 // through visibility is checked with its state query first, and one that
 // stopped waiting meanwhile (another answer came first) leaves the message
 // to a new turn too.
-func (h *Handlers) answerWaiting(ctx context.Context, in contract.AgentInput) (*chatAnswer, error) {
-	last := lastUser(in.Messages)
-	prev := replyTo(in.Messages)
+func (h *Handlers) answerWaiting(ctx context.Context, r runs.Request) (*chatAnswer, error) {
+	last := lastUser(r.Messages)
+	prev := replyTo(r.Messages)
 	if last < 0 || prev == nil {
 		// The chat's first message: nothing of it can be waiting.
 		return nil, nil
 	}
-	chat, user := in.ChatID, in.User.Key()
+	chat, user := r.Chat.ID, r.User.Key()
 	if !runs.LiteralOK(chat) || !runs.LiteralOK(user) {
 		// Visibility cannot match such values exactly (see runs.LiteralOK).
 		return nil, nil
 	}
 	var prompt string
-	if askedForApproval(in.Messages) {
+	if askedForApproval(r.Messages) {
 		prompt = prev.Content
 	}
-	fits := func(id string, st contract.RunState) bool { return answers(id, st, chat, user, in.Turn, prompt) }
+	fits := func(id string, st contract.RunState) bool { return answers(id, st, chat, user, r.Chat.Turn, prompt) }
 	// A message that answers a prompt this API showed knows its run waits:
 	// if visibility does not show it yet, it will in a moment. Other
 	// messages look once, not to slow every chat turn down.
@@ -140,7 +140,7 @@ func (h *Handlers) answerWaiting(ctx context.Context, in contract.AgentInput) (*
 	if err != nil {
 		return nil, web.Unavailable("cannot read run " + id + ": " + err.Error())
 	}
-	input := answerInput(in.Messages[last].Content, prompt != "")
+	input := answerInput(r.Messages[last].Content, prompt != "")
 	res, err := h.Runs.Deliver(ctx, id, input)
 	var ae *web.Error
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
@@ -31,17 +30,19 @@ const headerOWUIPrefix = "X-Openwebui-"
 // which agent, the run's input, and the principal's stream and admission
 // it holds.
 type chatCall struct {
-	c         *fiber.Ctx
-	req       *wire.ChatRequest
-	agent     *skills.Agent
-	in        contract.AgentInput
+	c     *fiber.Ctx
+	req   *wire.ChatRequest
+	agent *skills.Agent
+	// run is the run the request starts, in the runs gate's words.
+	run       runs.Request
 	openWebUI bool
 	stream    *streamSlot
 	admitted  func()
-	// retake: the run that answers is the first unfinished one of its
-	// chat turn's (runs.StartRequest.Retake).
-	retake bool
 }
+
+// chat is the chat turn cc's run answers; nil when the request names no
+// chat.
+func (cc *chatCall) chat() *runs.ChatTurn { return cc.run.Chat }
 
 // streamSlot is one of a principal's open streams, taken before the run
 // starts so that a stream over the limit starts nothing. The path that
@@ -98,10 +99,10 @@ func (h *Handlers) Completions(c *fiber.Ctx) error {
 	if done, err := h.continueChat(cc); done || err != nil {
 		return err
 	}
-	runID := "run-" + uuid.NewString()
+	runID := runs.NewRunID()
 	// A background task carries the chat's headers too; it must never take
 	// (or attach to) the chat turn's run, so it always gets its own.
-	if cc.in.ChatID != "" && !cc.in.Background {
+	if cc.chat() != nil && !cc.run.Background {
 		id, done, err := h.chatTurn(cc)
 		if done || err != nil {
 			return err
@@ -145,24 +146,23 @@ func (h *Handlers) readChat(c *fiber.Ctx) (*chatCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := contract.AgentInput{
-		Agent:           agent.ID,
-		Messages:        wire.DomainMessages(req.Messages),
-		User:            user,
-		ChatID:          chatID,
-		Options:         req.Options(),
-		ModelTimeout:    h.ModelTimeout,
-		HistoryLimit:    h.HistoryLimit,
-		ApprovalTimeout: h.ApprovalTimeout,
-		NotStreamed:     !req.Stream,
-		Background:      req.IsBackgroundTask(),
-		ClientTools:     clientTools,
-		VectorStores:    req.Longhaul.StoreIDs(),
+	r := runs.Request{
+		Agent:        agent.ID,
+		Messages:     wire.DomainMessages(req.Messages),
+		User:         user,
+		Options:      req.Options(),
+		Streamed:     req.Stream,
+		Background:   req.IsBackgroundTask(),
+		ClientTools:  clientTools,
+		VectorStores: req.Longhaul.StoreIDs(),
+	}
+	if chatID != "" {
+		r.Chat = &runs.ChatTurn{ID: chatID}
 	}
 	if filesStore != "" {
-		in.VectorStores = append(slices.Clone(in.VectorStores), filesStore)
+		r.VectorStores = append(slices.Clone(r.VectorStores), filesStore)
 	}
-	return &chatCall{c: c, req: &req, agent: agent, in: in, openWebUI: h.isOpenWebUI(c)}, nil
+	return &chatCall{c: c, req: &req, agent: agent, run: r, openWebUI: h.isOpenWebUI(c)}, nil
 }
 
 // continueChat is the path of the results of the client's tool calls:
@@ -171,11 +171,11 @@ func (h *Handlers) readChat(c *fiber.Ctx) (*chatCall, error) {
 // starts a new one.
 func (h *Handlers) continueChat(cc *chatCall) (done bool, err error) {
 	run, results, ok := clientResults(cc.req.Messages)
-	if !ok || cc.in.Background {
+	if !ok || cc.run.Background {
 		return false, nil
 	}
 	ctx := cc.c.UserContext()
-	after, took, err := h.Runs.ContinueClient(ctx, cc.in.User, run, results)
+	after, took, err := h.Runs.ContinueClient(ctx, cc.run.User, run, results)
 	if err != nil || !took {
 		return false, err
 	}
@@ -194,10 +194,11 @@ func (h *Handlers) continueChat(cc *chatCall) (done bool, err error) {
 // takes the message as its answer instead of a new turn starting (done).
 func (h *Handlers) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 	ctx := cc.c.UserContext()
-	cc.in.Turn = cc.req.Turn()
-	cc.in.MessageID = h.messageID(cc.c, cc.req)
-	runID = contract.ChatRunID(cc.in.ChatID, cc.in.Turn, cc.in.MessageID)
-	answer, err := h.answerWaiting(ctx, cc.in)
+	turn := cc.chat()
+	turn.Turn = cc.req.Turn()
+	turn.MessageID = h.messageID(cc.c, cc.req)
+	runID = contract.ChatRunID(turn.ID, turn.Turn, turn.MessageID)
+	answer, err := h.answerWaiting(ctx, cc.run)
 	if err != nil {
 		return "", false, err
 	}
@@ -212,23 +213,22 @@ func (h *Handlers) chatTurn(cc *chatCall) (runID string, done bool, err error) {
 	}
 	// Without a message id, a finished run is never handed back: the
 	// request may be a Regenerate (see chatrun.go).
-	cc.retake = cc.in.MessageID == ""
+	turn.Retake = turn.MessageID == ""
 	return runID, false, nil
 }
 
 // startChat starts (or attaches to) run runID and answers with it: whole,
 // or as a stream.
 func (h *Handlers) startChat(cc *chatCall, runID string) error {
-	c, in := cc.c, cc.in
-	runID, err := h.Gate.StartOrAttach(c.UserContext(), runs.StartRequest{
-		ID: runID, Input: in, Question: runweb.Summarize(in.Messages, 60), Retake: cc.retake, Admitted: cc.admitted,
-	})
+	c, r := cc.c, cc.run
+	r.ID, r.Admitted = runID, cc.admitted
+	runID, err := runweb.Start(c.UserContext(), h.Gate, r)
 	if err != nil {
-		return runweb.Refused(err)
+		return err
 	}
 	c.Set(web.HeaderRunID, runID)
 	if !cc.req.Stream {
-		if !in.Background && (h.asksApproval(cc.agent) || len(in.ClientTools) > 0) {
+		if !r.Background && (h.asksApproval(cc.agent) || len(r.ClientTools) > 0) {
 			return h.respondWatching(c, runID, cc.agent.ID, cc.openWebUI, resumeAt{})
 		}
 		return h.respond(c, runID, cc.agent.ID, cc.openWebUI)
@@ -284,13 +284,6 @@ func (h *Handlers) streamResponse(c *fiber.Ctx, req *wire.ChatRequest, runID, mo
 	}
 	r.start = c.Context().Time()
 	h.Streams.Send(c, "chat", func(sw *sse.Writer) { h.stream(sw, runID, r, includeUsage, at) }, stream.hand())
-}
-
-// start starts run id with in, or attaches to the one a previous identical
-// request started (runs.Gate.StartOrAttach), once its turn in the
-// admission queue came.
-func (h *Handlers) start(ctx context.Context, id string, in contract.AgentInput, question string) error {
-	return runweb.Start(ctx, h.Gate, id, in, question)
 }
 
 // respond waits for the run's result, up to the request timeout.

@@ -25,7 +25,7 @@ import (
 // same conversation (a retry while the answer is being written, or two
 // identical requests at once); otherwise it starts a new run. A retry
 // after the run finished therefore runs again. The runs package picks the
-// run (runs.StartRequest.Retake).
+// run (runs.ChatTurn.Retake).
 
 // messageID is the answer a chat request asks for: the message id header,
 // else a plain client's metadata.message_id. Blank is none: Open WebUI

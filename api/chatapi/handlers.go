@@ -49,11 +49,6 @@ type Handlers struct {
 	MCPApproval func(tool string) bool
 	// RequestTimeout bounds the wait for an answer that is not streamed.
 	RequestTimeout time.Duration
-	// ModelTimeout, HistoryLimit and ApprovalTimeout go into each run's
-	// input (see contract.AgentInput).
-	ModelTimeout    time.Duration
-	HistoryLimit    int
-	ApprovalTimeout time.Duration
 	// FirstText, when set, is told when a streamed chat sends its first
 	// text, with when the request came (the time-to-first-token metric).
 	FirstText func(model string, start time.Time)

@@ -24,17 +24,17 @@ func (h *Handlers) multitask(cc *chatCall, runID string) (done bool, err error) 
 	}
 	ctx := cc.c.UserContext()
 	out, err := h.Gate.Multitask(ctx, runs.Multitask{
-		Strategy: strategy, Chat: cc.in.ChatID, Owner: cc.in.User.Key(), Turn: cc.in.Turn,
-		Text: longhaul.LastUserText(cc.in.Messages), UpdateID: "steer-" + runID,
+		Strategy: strategy, Chat: cc.chat().ID, Owner: cc.run.User.Key(), Turn: cc.chat().Turn,
+		Text: longhaul.LastUserText(cc.run.Messages), UpdateID: "steer-" + runID,
 	})
 	if err != nil {
 		return false, runweb.Refused(err)
 	}
 	if out.Strategy != "" {
-		h.Runs.Logger().Info("a chat message found the chat's run still going", "chat", cc.in.ChatID, "run", out.Run, "strategy", out.Strategy)
+		h.Runs.Logger().Info("a chat message found the chat's run still going", "chat", cc.chat().ID, "run", out.Run, "strategy", out.Strategy)
 	}
 	if !out.Steered {
-		cc.in.Follows = out.Follows
+		cc.run.Follows = out.Follows
 		return false, nil
 	}
 	cc.admitted()

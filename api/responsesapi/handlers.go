@@ -53,9 +53,4 @@ type Handlers struct {
 	// RequestTimeout bounds the wait for a response that is neither
 	// streamed nor in the background.
 	RequestTimeout time.Duration
-	// ModelTimeout, HistoryLimit and ApprovalTimeout go into each run's
-	// input (see contract.AgentInput).
-	ModelTimeout    time.Duration
-	HistoryLimit    int
-	ApprovalTimeout time.Duration
 }

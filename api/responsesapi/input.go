@@ -80,11 +80,11 @@ func (h *Handlers) inputOf(ctx context.Context, run string, start int64) ([]wire
 		}
 		return wire.MessagesToItems(msgs, key), nil
 	}
-	in, _, err := h.startInput(ctx, run)
+	in, err := h.startInput(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	from := wire.ResponseStateOf(in).InputFrom
+	from := wire.ResponseStateOf(in.AgentInput).InputFrom
 	return wire.MessagesToItems(in.Messages[min(max(from, 0), len(in.Messages)):], key), nil
 }
 

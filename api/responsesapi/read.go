@@ -21,19 +21,19 @@ import (
 // This file reads, cancels and deletes a response, all from its run's
 // durable state: the input it was started with and its event log.
 
-// startInput is the input run was started with — its first execution's,
-// the one the client's request made — and when it started.
-func (h *Handlers) startInput(ctx context.Context, run string) (contract.AgentInput, int64, error) {
+// startInput is how run began (runs.Begun): the input of its first
+// execution — the one the client's request made — and when.
+func (h *Handlers) startInput(ctx context.Context, run string) (runs.Begun, error) {
 	in, started, err := h.Runs.Service.FirstInput(ctx, run)
 	switch {
 	case errors.Is(err, runs.ErrNotFound):
-		return in, 0, web.NotFound("no response of run " + run)
+		return runs.Begun{}, web.NotFound("no response of run " + run)
 	case errors.Is(err, runs.ErrCorrupt):
-		return in, 0, web.Internal(err.Error())
+		return runs.Begun{}, web.Internal(err.Error())
 	case err != nil:
-		return in, 0, web.Unavailable("cannot read run " + run + ": " + err.Error())
+		return runs.Begun{}, web.Unavailable("cannot read run " + run + ": " + err.Error())
 	}
-	return in, started.Unix(), nil
+	return runs.Begun{AgentInput: in, At: started}, nil
 }
 
 // findResponse resolves the response named in the path for the caller:
@@ -58,10 +58,11 @@ func (h *Handlers) findResponse(c *fiber.Ctx) (run string, start int64, st contr
 // (see wire.ResponseBase), with the run's log: a later segment's time and
 // the response before it are read there.
 func (h *Handlers) segmentBase(ctx context.Context, run string, start int64) (wire.Response, []longhaul.Event, error) {
-	in, created, err := h.startInput(ctx, run)
+	in, err := h.startInput(ctx, run)
 	if err != nil {
 		return wire.Response{}, nil, err
 	}
+	created := in.At.Unix()
 	log, err := h.Runs.ReadLog(ctx, run)
 	if err != nil {
 		return wire.Response{}, nil, err
@@ -70,7 +71,7 @@ func (h *Handlers) segmentBase(ctx context.Context, run string, start int64) (wi
 	if start > 0 {
 		created, previous = wire.SegmentTime(log, start), wire.PreviousSegment(run, log, start)
 	}
-	return wire.ResponseBase(wire.ResponseID(run, start), in, created, previous), log, nil
+	return wire.ResponseBase(wire.ResponseID(run, start), in.AgentInput, created, previous), log, nil
 }
 
 // currentResponse rebuilds a response from its run's durable state as it

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
@@ -159,29 +159,31 @@ func (h *Handlers) startResponse(c *fiber.Ctx, rc *responseCall) error {
 	}
 	state.InputFrom = len(msgs)
 	msgs = append(msgs, rc.msgs...)
-	in := contract.AgentInput{
-		Agent:           rc.agent.ID,
-		Messages:        msgs,
-		User:            web.Principal(c).User,
-		Options:         rc.opts,
-		ClientTools:     rc.clientTools,
-		ModelTimeout:    h.ModelTimeout,
-		HistoryLimit:    h.HistoryLimit,
-		ApprovalTimeout: h.ApprovalTimeout,
-		NotStreamed:     !req.Stream && !req.Background,
-		Metadata:        req.Metadata,
-		Response:        state,
-		Forget:          !req.Stored(),
-		VectorStores:    rc.stores,
+	r := runs.Request{
+		ID:           runs.NewRunID(),
+		Agent:        rc.agent.ID,
+		Messages:     msgs,
+		User:         web.Principal(c).User,
+		Options:      rc.opts,
+		ClientTools:  rc.clientTools,
+		Streamed:     req.Stream || req.Background,
+		Metadata:     req.Metadata,
+		Response:     state,
+		Forget:       !req.Stored(),
+		VectorStores: rc.stores,
 	}
-	run := "run-" + uuid.NewString()
-	hook, err := h.backgroundWebhook(c, run, req.Webhook, &in)
+	run := r.ID
+	hook, err := h.backgroundWebhook(c, &r, req.Webhook)
 	if err != nil {
 		return err
 	}
-	err = runweb.StartWithWebhook(ctx, h.Gate, h.Webhooks, hook, run, in, runweb.Summarize(msgs, 60))
-	if err != nil {
+	if err := runweb.StartWithWebhook(ctx, h.Gate, h.Webhooks, hook, r); err != nil {
 		return err
+	}
+	// The response as it began is the run's input's, as the gate built it.
+	in, err := h.Gate.Input(r)
+	if err != nil {
+		return runweb.Refused(err)
 	}
 	base := wire.ResponseBase(wire.ResponseID(run, 0), in, 0, nil)
 	base.Webhook = hook
@@ -292,7 +294,7 @@ func (h *Handlers) conversationBefore(ctx context.Context, owner, id string) ([]
 	default:
 		return nil, web.BadRequest("previous_response_id: response " + id + " is still in progress")
 	}
-	in, _, err := h.startInput(ctx, run)
+	in, err := h.startInput(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +305,7 @@ func (h *Handlers) conversationBefore(ctx context.Context, owner, id string) ([]
 	if err != nil {
 		return nil, web.Unavailable("cannot read the result of response " + id + ": " + err.Error())
 	}
-	msgs := append(wire.WithoutInstructions(in), res.Messages...)
+	msgs := append(wire.WithoutInstructions(in.AgentInput), res.Messages...)
 	if len(res.ToolCalls) > 0 && !wire.EndsWithCalls(msgs, res.ToolCalls) {
 		msgs = append(msgs, longhaul.Message{Role: longhaul.RoleAssistant, ToolCalls: res.ToolCalls})
 	}
@@ -342,10 +344,11 @@ func (h *Handlers) Get(c *fiber.Ctx) error {
 		}
 		after = n
 	}
-	in, created, err := h.startInput(c.UserContext(), run)
+	in, err := h.startInput(c.UserContext(), run)
 	if err != nil {
 		return err
 	}
+	created := in.At.Unix()
 	var previous *string
 	if start > 0 {
 		log, err := h.Runs.ReadLog(c.UserContext(), run)
@@ -357,7 +360,7 @@ func (h *Handlers) Get(c *fiber.Ctx) error {
 		}
 		created, previous = wire.SegmentTime(log, start), wire.PreviousSegment(run, log, start)
 	}
-	base := wire.ResponseBase(wire.ResponseID(run, start), in, created, previous)
+	base := wire.ResponseBase(wire.ResponseID(run, start), in.AgentInput, created, previous)
 	release, err := runweb.Stream(h.Gate, web.Principal(c).Name)
 	if err != nil {
 		return err
@@ -372,18 +375,18 @@ func (h *Handlers) Get(c *fiber.Ctx) error {
 // (response.completed, …, naming the response) for every webhook that
 // gets them, and makes the request's own webhook, if it names one, whose
 // secret the answer shows.
-func (h *Handlers) backgroundWebhook(c *fiber.Ctx, run, url string, in *contract.AgentInput) (*wire.RunWebhook, error) {
-	if rs := in.Response; rs == nil || !rs.Background {
+func (h *Handlers) backgroundWebhook(c *fiber.Ctx, r *runs.Request, url string) (*wire.RunWebhook, error) {
+	if rs := r.Response; rs == nil || !rs.Background {
 		return nil, nil
 	}
-	own, hook, err := runweb.RunWebhook(c.UserContext(), h.Webhooks, in.User.Key(), run, url)
+	own, hook, err := runweb.RunWebhook(c.UserContext(), h.Webhooks, r.User.Key(), r.ID, url)
 	if err != nil {
 		return nil, err
 	}
 	if own == nil {
 		own = &contract.RunWebhook{}
 	}
-	own.Response = wire.ResponseID(run, 0)
-	in.Webhook = own
+	own.Response = wire.ResponseID(r.ID, 0)
+	r.Webhook = own
 	return hook, nil
 }

@@ -2,10 +2,8 @@ package runsapi
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
@@ -56,14 +54,6 @@ func (h *Handlers) Fork(c *fiber.Ctx) error {
 	if err != nil {
 		return web.Unavailable("cannot read the input of run " + id + ": " + err.Error())
 	}
-	agentID := old.Agent
-	if req.Agent != "" {
-		agentID = req.Agent
-	}
-	agent, ok := h.Catalog.AgentFor(agentID, who.User)
-	if !ok {
-		return web.ModelNotFound(fmt.Sprintf("the agent %q does not exist; GET /v1/models lists the agents", agentID))
-	}
 	// The model applies to every role of the fork: it must be one the
 	// caller may use already, whatever string names it.
 	if req.Model != "" {
@@ -72,25 +62,19 @@ func (h *Handlers) Fork(c *fiber.Ctx) error {
 		}
 	}
 	fork.Run, fork.Model = id, req.Model
-	msgs := req.Conversation()
-	if msgs == nil {
-		msgs = old.Messages
+	r := runs.Request{
+		ID: runs.NewRunID(), Agent: old.Agent, User: who.User, Messages: req.Conversation(),
+		Options: old.Options, Metadata: old.Metadata, VectorStores: old.VectorStores, Fork: &fork,
 	}
-	in := contract.AgentInput{
-		Agent:           agent.ID,
-		Messages:        msgs,
-		User:            who.User,
-		Options:         old.Options,
-		ModelTimeout:    h.ModelTimeout,
-		HistoryLimit:    h.HistoryLimit,
-		ApprovalTimeout: h.ApprovalTimeout,
-		Metadata:        old.Metadata,
-		VectorStores:    old.VectorStores,
-		Fork:            &fork,
+	if req.Agent != "" {
+		r.Agent = req.Agent
 	}
-	newID := "run-" + uuid.NewString()
-	question := "fork of " + id + " at " + fork.At + ": " + runweb.Summarize(msgs, 60)
-	if err := runweb.Start(c.UserContext(), h.Gate, newID, in, question); err != nil {
+	if r.Messages == nil {
+		r.Messages = old.Messages
+	}
+	r.Question = "fork of " + id + " at " + fork.At + ": " + runs.Summarize(r.Messages, 60)
+	newID, err := runweb.Start(c.UserContext(), h.Gate, r)
+	if err != nil {
 		return err
 	}
 	c.Set(web.HeaderRunID, newID)

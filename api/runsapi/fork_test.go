@@ -29,7 +29,7 @@ func serveForks(t *testing.T, fake *runsfake.Service, models ...runweb.Models) *
 		m = models[0]
 		m.Catalog = catalog
 	}
-	h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: catalog, Streams: &sse.Streams{}, Models: m}
+	h := &runsapi.Handlers{Runs: rw, Gate: gate, Streams: &sse.Streams{}, Models: m}
 	return webtest.App(t, func(_, v1 fiber.Router) {
 		v1.Get("/runs/:id", h.GetRun)
 		v1.Post("/runs/:id/fork", h.Fork)

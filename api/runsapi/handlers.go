@@ -15,7 +15,6 @@ package runsapi
 import (
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/api/runweb"
@@ -23,7 +22,6 @@ import (
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
-	"github.com/longhaul-dev/longhaul/skills"
 )
 
 // Handlers serves the runs API's routes.
@@ -32,8 +30,6 @@ type Handlers struct {
 	Runs *runweb.Runs
 	// Gate starts runs and bounds each principal's streams.
 	Gate *runs.Gate
-	// Catalog holds the agents a run may be started for.
-	Catalog *skills.Catalog
 	// Models says which models a fork may name.
 	Models runweb.Models
 	// Streams writes the event streams, and ends them when the server
@@ -46,11 +42,6 @@ type Handlers struct {
 	Images runweb.ImagePolicy
 	// Webhooks makes a run's own webhook; nil refuses one.
 	Webhooks runweb.Webhooks
-	// ModelTimeout, HistoryLimit and ApprovalTimeout go into each run's
-	// input (see contract.AgentInput).
-	ModelTimeout    time.Duration
-	HistoryLimit    int
-	ApprovalTimeout time.Duration
 }
 
 // runID is the run named in the path.

@@ -13,10 +13,10 @@ import (
 // multitask applies a run request's multitask strategy (enqueue when it
 // names none) to the running runs of its metadata.chat_id, and returns
 // what the answer says of it: nil when no run of the chat was running.
-// A steered message is answered here (done); otherwise in follows the run
+// A steered message is answered here (done); otherwise r follows the run
 // the strategy says.
-func (h *Handlers) multitask(c *fiber.Ctx, req *wire.RunRequest, in *contract.AgentInput) (mt *wire.RunMultitask, done bool, err error) {
-	chat := runs.ChatOf(*in)
+func (h *Handlers) multitask(c *fiber.Ctx, req *wire.RunRequest, r *runs.Request) (mt *wire.RunMultitask, done bool, err error) {
+	chat := r.ChatKey()
 	if chat == "" {
 		return nil, false, nil
 	}
@@ -25,7 +25,7 @@ func (h *Handlers) multitask(c *fiber.Ctx, req *wire.RunRequest, in *contract.Ag
 		strategy = runs.DefaultRunsMultitask
 	}
 	out, err := h.Gate.Multitask(c.UserContext(), runs.Multitask{
-		Strategy: strategy, Chat: chat, Owner: in.User.Key(), Text: longhaul.LastUserText(in.Messages), Prepend: true,
+		Strategy: strategy, Chat: chat, Owner: r.User.Key(), Text: longhaul.LastUserText(r.Messages), Prepend: true,
 	})
 	if err != nil {
 		return nil, false, runweb.Refused(err)
@@ -41,6 +41,6 @@ func (h *Handlers) multitask(c *fiber.Ctx, req *wire.RunRequest, in *contract.Ag
 			Multitask:  mt,
 		})
 	}
-	in.Follows = out.Follows
+	r.Follows = out.Follows
 	return mt, false, nil
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
@@ -28,33 +27,25 @@ func (h *Handlers) CreateRun(c *fiber.Ctx) error {
 	if err := h.Images.CheckChatImages(req.Messages); err != nil {
 		return err
 	}
-	agent, ok := h.Catalog.AgentFor(req.Agent, web.Principal(c).User)
-	if !ok {
-		return web.ModelNotFound(fmt.Sprintf("the agent %q does not exist; GET /v1/models lists the agents", req.Agent))
+	r := runs.Request{
+		ID: runs.NewRunID(), Agent: req.Agent, User: web.Principal(c).User,
+		Messages: req.Conversation(), Metadata: req.Metadata,
 	}
-	msgs := req.Conversation()
-	in := contract.AgentInput{
-		Agent:           agent.ID,
-		Messages:        msgs,
-		User:            web.Principal(c).User,
-		ModelTimeout:    h.ModelTimeout,
-		HistoryLimit:    h.HistoryLimit,
-		ApprovalTimeout: h.ApprovalTimeout,
-		Metadata:        req.Metadata,
+	if err := h.Gate.Resolve(&r); err != nil {
+		return runweb.Refused(err)
 	}
-	mt, done, err := h.multitask(c, &req, &in)
+	mt, done, err := h.multitask(c, &req, &r)
 	if done || err != nil {
 		return err
 	}
-	id := "run-" + uuid.NewString()
 	var hook *wire.RunWebhook
-	if in.Webhook, hook, err = runweb.RunWebhook(c.UserContext(), h.Webhooks, in.User.Key(), id, req.Webhook); err != nil {
+	if r.Webhook, hook, err = runweb.RunWebhook(c.UserContext(), h.Webhooks, r.User.Key(), r.ID, req.Webhook); err != nil {
 		return err
 	}
-	err = runweb.StartWithWebhook(c.UserContext(), h.Gate, h.Webhooks, hook, id, in, runweb.Summarize(msgs, 60))
-	if err != nil {
+	if err := runweb.StartWithWebhook(c.UserContext(), h.Gate, h.Webhooks, hook, r); err != nil {
 		return err
 	}
+	id := r.ID
 	c.Set(web.HeaderRunID, id)
 	return c.Status(fiber.StatusAccepted).JSON(wire.RunStarted{
 		RunCreated: wire.RunCreated{ID: id, Status: contract.StatusRunning, EventsURL: runweb.EventsURL(id), Webhook: hook},

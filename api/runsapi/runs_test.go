@@ -27,7 +27,7 @@ import (
 func serve(t *testing.T, fake *runsfake.Service, limits ...runs.Limits) *fiber.App {
 	t.Helper()
 	rw, gate := webtest.RunsOver(fake, limits...)
-	h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}}
+	h := &runsapi.Handlers{Runs: rw, Gate: gate, Streams: &sse.Streams{}}
 	return webtest.App(t, func(_, v1 fiber.Router) {
 		v1.Post("/runs", h.CreateRun)
 		v1.Get("/runs", h.ListRuns)

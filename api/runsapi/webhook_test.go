@@ -37,7 +37,7 @@ func TestRunWebhook(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := runsfake.New()
 			rw, gate := webtest.RunsOver(fake)
-			h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}}
+			h := &runsapi.Handlers{Runs: rw, Gate: gate, Streams: &sse.Streams{}}
 			if tc.hooks {
 				h.Webhooks = &webhooksapi.Handlers{Store: s.(store.Webhooks)}
 			}
@@ -81,7 +81,7 @@ func TestRefusedRunDropsWebhook(t *testing.T) {
 	ws := s.(store.Webhooks)
 	fake := runsfake.New()
 	rw, gate := webtest.RunsOver(fake, runs.Limits{Runs: 1})
-	h := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}, Webhooks: &webhooksapi.Handlers{Store: ws}}
+	h := &runsapi.Handlers{Runs: rw, Gate: gate, Streams: &sse.Streams{}, Webhooks: &webhooksapi.Handlers{Store: ws}}
 	app := webtest.App(t, func(_, v1 fiber.Router) { v1.Post("/runs", h.CreateRun) })
 	body := map[string]any{"agent": "assistant", "input": "hi", "webhook": "https://hooks.example.com/run"}
 	if resp := webtest.Do(t, app, "POST", "/v1/runs", body, webtest.Alice); resp.StatusCode != 202 {

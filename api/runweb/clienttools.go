@@ -13,6 +13,7 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 	"github.com/longhaul-dev/longhaul/skills"
 )
@@ -62,9 +63,19 @@ func (a *Agents) CheckClientTools(agent *skills.Agent, user longhaul.User, specs
 func (a *Agents) AgentFor(model string, user longhaul.User) (*skills.Agent, error) {
 	agent, ok := a.Catalog.AgentFor(model, user)
 	if !ok {
-		return nil, web.ModelNotFound(fmt.Sprintf("the model %q does not exist; GET /v1/models lists the agents", model))
+		return nil, Refused(runs.NoAgent(model))
 	}
 	return agent, nil
+}
+
+// AgentID resolves the agent a run's request names for user: the runs
+// gate's resolver (runs.Agents), over the same catalog.
+func (a *Agents) AgentID(name string, user longhaul.User) (string, bool) {
+	agent, ok := a.Catalog.AgentFor(name, user)
+	if !ok {
+		return "", false
+	}
+	return agent.ID, true
 }
 
 // visibleTools are the tools of agent that user may see, as far as the

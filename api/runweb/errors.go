@@ -48,6 +48,8 @@ func refusalError(r *runs.Refusal) error {
 		return web.NotFound(r.Message)
 	case runs.ErrInvalid:
 		return web.BadRequest(r.Message)
+	case runs.ErrNoAgent:
+		return web.ModelNotFound(r.Message)
 	case runs.ErrRunInProgress:
 		return &web.Error{Status: http.StatusConflict, Type: "invalid_request_error", Code: "run_in_progress", Message: r.Message}
 	}

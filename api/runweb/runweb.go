@@ -21,7 +21,6 @@ import (
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/runs"
-	"github.com/longhaul-dev/longhaul/internal/textcut"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
@@ -237,22 +236,15 @@ func NonNil[T any](s []T) []T {
 func EventsURL(id string) string { return "/v1/runs/" + url.PathEscape(id) + "/events" }
 
 // Summarize gives the last user message, cut to limit runes with "…",
-// for the run's summary in the Temporal UI.
-func Summarize(msgs []longhaul.Message, limit int) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != longhaul.RoleUser {
-			continue
-		}
-		return textcut.Ellipsis(strings.Join(strings.Fields(msgs[i].Content), " "), limit)
-	}
-	return ""
-}
+// for the run's summary in the Temporal UI (runs.Summarize).
+func Summarize(msgs []longhaul.Message, limit int) string { return runs.Summarize(msgs, limit) }
 
-// Start starts run id, or attaches to the open run under it, through the
-// runs gate (admission, limits, image claims); a refusal is the API's.
-func Start(ctx context.Context, gate *runs.Gate, id string, in contract.AgentInput, question string) error {
-	_, err := gate.StartOrAttach(ctx, runs.StartRequest{ID: id, Input: in, Question: question})
-	return Refused(err)
+// Start starts the run r asks for, or attaches to the open run under its
+// id, through the runs gate, the one author of runs (admission, limits,
+// budgets, image claims); a refusal is the API's.
+func Start(ctx context.Context, gate *runs.Gate, r runs.Request) (string, error) {
+	id, err := gate.Start(ctx, r)
+	return id, Refused(err)
 }
 
 // Stream takes one of principal's event streams through the runs gate, or

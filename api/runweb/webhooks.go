@@ -24,11 +24,11 @@ type Webhooks interface {
 // limit, say), so that refusals leave nothing behind. A start that failed
 // otherwise (Temporal did not answer) may have started the run, which
 // keeps its webhook.
-func StartWithWebhook(ctx context.Context, gate *runs.Gate, ws Webhooks, hook *wire.RunWebhook, id string, in contract.AgentInput, summary string) error {
-	err := Start(ctx, gate, id, in, summary)
+func StartWithWebhook(ctx context.Context, gate *runs.Gate, ws Webhooks, hook *wire.RunWebhook, r runs.Request) error {
+	_, err := Start(ctx, gate, r)
 	var refused *web.Error
 	if hook != nil && errors.As(err, &refused) && refused.Status < 500 {
-		ws.DropRunWebhook(context.WithoutCancel(ctx), in.User.Key(), hook.ID)
+		ws.DropRunWebhook(context.WithoutCancel(ctx), r.User.Key(), hook.ID)
 	}
 	return err
 }

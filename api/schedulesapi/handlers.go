@@ -25,28 +25,21 @@ import (
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/runs"
-	"github.com/longhaul-dev/longhaul/skills"
 )
 
 // Handlers serves the schedules API's routes.
 type Handlers struct {
 	// Schedules keeps the schedules; nil answers every route 404.
 	Schedules runs.Schedules
-	// Catalog holds the agents a schedule may start.
-	Catalog *skills.Catalog
 	// Images says which image URLs a schedule's messages may send.
 	Images runweb.ImagePolicy
-	// Gate is the gate every start passes (runs.Gate): a trigger waits its
-	// turn in its admission queue and is held to the owner's run limit and
-	// budgets, as POST /v1/runs is; nil admits every trigger.
+	// Gate is the one author of runs (runs.Gate): it resolves a
+	// schedule's agent and builds what each fire starts from, and a
+	// trigger waits its turn in its admission queue and is held to the
+	// owner's run limit and budgets, as POST /v1/runs is.
 	Gate *runs.Gate
 	// Limits bound each principal's schedules.
 	Limits Limits
-	// ModelTimeout, HistoryLimit and ApprovalTimeout go into each run's
-	// input (see contract.AgentInput), as the runs API's do.
-	ModelTimeout    time.Duration
-	HistoryLimit    int
-	ApprovalTimeout time.Duration
 	// Log takes what the engine failed to answer; nil is slog's default.
 	Log *slog.Logger
 }

@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
-	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -26,7 +24,7 @@ func (h *Handlers) Create(c *fiber.Ctx) error {
 	if err := runweb.DecodeRequest(c.Body(), &req, tools.CheckSchema); err != nil {
 		return err
 	}
-	s := runs.Schedule{ID: "sched-" + uuid.NewString(), Owner: web.Principal(c).Name, Paused: req.Paused}
+	s := runs.Schedule{ID: runs.NewScheduleID(), Owner: web.Principal(c).Name, Paused: req.Paused}
 	if err := h.setRun(c, &s, req.RunRequest()); err != nil {
 		return err
 	}
@@ -57,17 +55,15 @@ func (h *Handlers) setRun(c *fiber.Ctx, s *runs.Schedule, req *wire.RunRequest) 
 	if err := h.Images.CheckChatImages(req.Messages); err != nil {
 		return err
 	}
-	agent, ok := h.Catalog.AgentFor(req.Agent, web.Principal(c).User)
-	if !ok {
-		return web.BadRequest(fmt.Sprintf("agent: %q does not exist; GET /v1/models lists the agents", req.Agent))
+	// The gate, the one author of runs, builds what each fire starts
+	// from, as it builds a run's.
+	in, err := h.Gate.Input(runs.Request{
+		Agent: req.Agent, User: web.Principal(c).User, Messages: req.Conversation(), Metadata: req.Metadata,
+	})
+	if err != nil {
+		return runweb.Refused(err)
 	}
-	msgs := req.Conversation()
-	s.Input = contract.AgentInput{
-		Agent: agent.ID, Messages: msgs, User: web.Principal(c).User,
-		ModelTimeout: h.ModelTimeout, HistoryLimit: h.HistoryLimit, ApprovalTimeout: h.ApprovalTimeout,
-		Metadata: req.Metadata,
-	}
-	s.Summary = summaryOf(agent.ID, msgs)
+	s.Input, s.Summary = in, summaryOf(in.Agent, in.Messages)
 	return runweb.CheckPayload("the conversation", s.Input)
 }
 
@@ -180,8 +176,8 @@ func (h *Handlers) List(c *fiber.Ctx) error {
 // written back).
 func (h *Handlers) asOwnerNow(c *fiber.Ctx, s *runs.Schedule) (bool, error) {
 	u := web.Principal(c).User
-	if _, ok := h.Catalog.AgentFor(s.Input.Agent, u); !ok {
-		return false, web.BadRequest(fmt.Sprintf("agent: %q does not exist; GET /v1/models lists the agents", s.Input.Agent))
+	if err := h.Gate.Resolve(&runs.Request{Agent: s.Input.Agent, User: u}); err != nil {
+		return false, runweb.Refused(err)
 	}
 	if runs.SameUser(s.Input.User, u) {
 		return false, nil
@@ -224,13 +220,11 @@ func (h *Handlers) Resume(c *fiber.Ctx) error {
 // 429 past them), and the run goes as the owner is now.
 func (h *Handlers) Trigger(c *fiber.Ctx) error {
 	return h.act(c, "trigger", func(s runs.Schedule) error {
-		if h.Gate != nil {
-			release, err := h.Gate.CheckStart(c.UserContext(), s.Owner, s.Input.Agent)
-			if err != nil {
-				return runweb.Refused(err)
-			}
-			defer release()
+		release, err := h.Gate.CheckStart(c.UserContext(), s.Owner, s.Input.Agent)
+		if err != nil {
+			return runweb.Refused(err)
 		}
+		defer release()
 		if err := h.refreshOwner(c, s); err != nil {
 			return err
 		}

@@ -33,11 +33,12 @@ var limits = schedulesapi.Limits{Schedules: 3, MinInterval: time.Minute, Catchup
 func serve(t *testing.T, sched *runsfake.Schedules) *fiber.App {
 	t.Helper()
 	rw, gate := webtest.RunsOver(sched.Runs)
-	r := &runsapi.Handlers{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Streams: &sse.Streams{}}
-	h := &schedulesapi.Handlers{Schedules: sched, Catalog: webtest.Catalog(t), Limits: limits}
+	r := &runsapi.Handlers{Runs: rw, Gate: gate, Streams: &sse.Streams{}}
+	h := &schedulesapi.Handlers{Schedules: sched, Gate: gate, Limits: limits}
 	return webtest.App(t, func(_, v1 fiber.Router) {
 		v1.Get("/runs", r.ListRuns)
 		v1.Get("/runs/:id", r.GetRun)
+		v1.Post("/runs", r.CreateRun)
 		v1.Post("/schedules", h.Require, h.Create)
 		v1.Get("/schedules", h.Require, h.List)
 		v1.Get("/schedules/:id", h.Require, h.Get)
@@ -73,7 +74,6 @@ func TestCreateRefuses(t *testing.T) {
 		{"bad cron", `{"agent":"assistant","input":"x","cron":"0 25 * * *"}`, "cron"},
 		{"cron of six words", `{"agent":"assistant","input":"x","cron":"a b c d e f g h"}`, "cron"},
 		{"bad timezone", `{"agent":"assistant","input":"x","cron":"0 7 * * *","timezone":"Mars/Olympus"}`, "timezone"},
-		{"unknown agent", `{"agent":"nobody","input":"x","every":"1h"}`, `agent: "nobody" does not exist`},
 		{"interval under the minimum", `{"agent":"assistant","input":"x","every":"30s"}`, "every: must be at least 1m0s"},
 		{"cron under the minimum", `{"agent":"assistant","input":"x","cron":"@every 10s"}`, "less than the least interval"},
 		{"seconds cron under the minimum", `{"agent":"assistant","input":"x","cron":"*/5 * * * * * *"}`, "less than the least interval"},
@@ -90,6 +90,16 @@ func TestCreateRefuses(t *testing.T) {
 			webtest.WantCode(t, webtest.Do(t, a, "POST", "/v1/schedules", tc.body, webtest.Alice), http.StatusBadRequest, "invalid_request", tc.msg)
 		})
 	}
+}
+
+// TestUnknownAgentOneError: a schedule and a run that name an agent there
+// is not answer the same 404, in the same words, from the runs gate that
+// resolves every start's agent.
+func TestUnknownAgentOneError(t *testing.T) {
+	a := serve(t, newFakes())
+	const want = `the agent "nobody" does not exist; GET /v1/models lists the agents`
+	webtest.WantCode(t, webtest.Do(t, a, "POST", "/v1/schedules", `{"agent":"nobody","input":"x","every":"1h"}`, webtest.Alice), http.StatusNotFound, "model_not_found", want)
+	webtest.WantCode(t, webtest.Do(t, a, "POST", "/v1/runs", `{"agent":"nobody","input":"x"}`, webtest.Alice), http.StatusNotFound, "model_not_found", want)
 }
 
 // TestScheduleLifecycle creates, reads, lists, changes, pauses, resumes
@@ -167,7 +177,7 @@ func TestSchedulePatchRun(t *testing.T) {
 	if got.Agent != "researcher" || got.Input != "And the weather?" {
 		t.Errorf("patched agent = %+v", got)
 	}
-	webtest.WantError(t, webtest.Do(t, a, "PATCH", path, `{"agent":"nobody"}`, webtest.Alice), http.StatusBadRequest, "does not exist")
+	webtest.WantCode(t, webtest.Do(t, a, "PATCH", path, `{"agent":"nobody"}`, webtest.Alice), http.StatusNotFound, "model_not_found", `the agent "nobody" does not exist`)
 	webtest.WantError(t, webtest.Do(t, a, "PATCH", path, `{"every":"1h","cron":"0 7 * * *"}`, webtest.Alice), http.StatusBadRequest, "either every or cron")
 }
 

@@ -18,16 +18,24 @@
 // TemporalScheduledById search attribute (SearchAttrScheduledBy).
 // CheckSpec reads a schedule's spec with Temporal's own scheduler code.
 //
-// A run starts through the Gate (Gate.StartOrAttach), the one way the
-// three APIs start or attach to one: it picks a chat turn's run (a retake
-// when the finished one may be a Regenerate), checks the run is the
-// caller's, bounds the starts this process makes at once by its admission
-// queue and what a principal holds by its limits of runs and streams
-// (Admission, Limits), moves big inline images to the blob store, and
-// starts the run with its memo. It sits over any Service, so the Temporal
-// runs and the fake are started by the same code, and its refusals are
-// errors of this package (a *Refusal), which the API says as 404, 429,
-// 413 or 503 like any other.
+// The Gate is the one author of a run (author.go). Every start — a chat
+// turn, a run of the runs API, a Responses request, a fork, a schedule's
+// runs — reaches it as a Request in the words of the API that asks: it
+// alone mints run ids (NewRunID), resolves the agent the request names
+// (one refusal, NoAgent, everywhere), builds the workflow's input with the
+// operator's Settings (a schedule keeps that input for each fire, which
+// the worker admits against its owner as it is then), and writes the
+// memo and search attributes through one helper (runAttrs). Start then
+// picks a chat turn's run (a retake when the finished one may be a
+// Regenerate), checks the run is the caller's, bounds the starts this
+// process makes at once by its admission queue and what a principal holds
+// by its limits of runs and streams and its budgets (Admission, Limits,
+// CheckBudget), moves big inline images to the blob store, and starts the
+// run with its memo. It sits over any Service, so the Temporal runs and
+// the fake are started by the same code, and its refusals are errors of
+// this package (a *Refusal), which the API says as 404, 429, 413 or 503
+// like any other. No HTTP handler names the workflow's input type (the
+// root package's TestOneAuthorOfRuns holds it).
 //
 // Following a run is a feed per run, however many clients follow it, each
 // reading through its own cursor (feed.go, cursor.go, log.go). A run

@@ -40,6 +40,9 @@ var (
 	ErrOverBudget = errors.New("over budget")
 	// ErrTooLarge: a run's input is larger than the engine takes.
 	ErrTooLarge = errors.New("too large")
+	// ErrNoAgent: a request names an agent that does not exist or that
+	// its user may not use (NoAgent).
+	ErrNoAgent = errors.New("no such agent")
 	// ErrInternal: this side failed (a value that does not encode, a name
 	// no query can match); the *Refusal's message says what, not why.
 	ErrInternal = errors.New("internal error")

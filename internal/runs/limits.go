@@ -36,14 +36,17 @@ const (
 // runs and the fake of handler tests are bounded by the same code. Its
 // refusals are *Refusal errors.
 type Gate struct {
-	limits  Limits
-	admit   *admission
-	svc     Service
-	budget  func(ctx context.Context, principal, agent string) error
-	blobs   store.Store
-	log     *slog.Logger
-	mu      sync.Mutex
-	streams map[string]int
+	limits Limits
+	admit  *admission
+	svc    Service
+	budget func(ctx context.Context, principal, agent string) error
+	blobs  store.Store
+	agents Agents
+	// settings go into every run's input (Input).
+	settings Settings
+	log      *slog.Logger
+	mu       sync.Mutex
+	streams  map[string]int
 }
 
 // GateConfig configures a Gate.
@@ -58,7 +61,12 @@ type GateConfig struct {
 	// ledger that cannot be read is the run's own reservation's to judge,
 	// activities/budget.go).
 	Budget func(ctx context.Context, principal, agent string) error
-	Log    *slog.Logger
+	// Agents resolves the agent each request names; nil takes the name
+	// as the agent's id.
+	Agents Agents
+	// Settings are the operator's settings every run's input carries.
+	Settings Settings
+	Log      *slog.Logger
 }
 
 // NewGate bounds the work asked of svc as cfg says.
@@ -66,7 +74,7 @@ func NewGate(svc Service, cfg GateConfig) *Gate {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Gate{limits: cfg.Limits, admit: newAdmission(cfg.Admission), svc: svc, budget: cfg.Budget, blobs: cfg.Blobs, log: cfg.Log, streams: map[string]int{}}
+	return &Gate{limits: cfg.Limits, admit: newAdmission(cfg.Admission), svc: svc, budget: cfg.Budget, blobs: cfg.Blobs, agents: cfg.Agents, settings: cfg.Settings, log: cfg.Log, streams: map[string]int{}}
 }
 
 // Observe tells wait of each start's wait in the admission queue (how long,

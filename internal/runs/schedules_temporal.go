@@ -68,16 +68,13 @@ func RunIDPrefix(schedule string) string { return "run-" + schedule }
 // service/worker/scheduler/workflow.go:1586-1599, addSearchAttributes).
 func (t *TemporalSchedules) action(s Schedule) *client.ScheduleWorkflowAction {
 	return &client.ScheduleWorkflowAction{
-		ID:            RunIDPrefix(s.ID),
-		Workflow:      contract.AgentWorkflowName,
-		Args:          []any{s.Input},
-		TaskQueue:     t.cfg.TaskQueue,
-		StaticSummary: s.Summary,
-		Memo:          actionMemo(s),
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			contract.SearchAttrUser.ValueSet(s.Owner),
-			contract.SearchAttrAgent.ValueSet(s.Input.Agent),
-		),
+		ID:                    RunIDPrefix(s.ID),
+		Workflow:              contract.AgentWorkflowName,
+		Args:                  []any{s.Input},
+		TaskQueue:             t.cfg.TaskQueue,
+		StaticSummary:         s.Summary,
+		Memo:                  actionMemo(s),
+		TypedSearchAttributes: scheduleAttrs(s),
 	}
 }
 
@@ -126,8 +123,18 @@ func actionMemo(s Schedule) map[string]any {
 	return m
 }
 
-func scheduleAttrs(s Schedule) temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(contract.SearchAttrUser.ValueSet(s.Owner), contract.SearchAttrAgent.ValueSet(s.Input.Agent))
+// scheduleAttrs are the search attributes of s and of each of its runs.
+func scheduleAttrs(s Schedule) temporal.SearchAttributes { return runAttrs(s.Owner, s.Input.Agent) }
+
+// runAttrs are the search attributes a run starts with (Start, a
+// schedule's action) and a schedule is listed by: its owner and agent, and
+// more. The run sets them itself too; set at the start, they count it
+// against its principal's limit at once.
+func runAttrs(owner, agent string, more ...temporal.SearchAttributeUpdate) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(append([]temporal.SearchAttributeUpdate{
+		contract.SearchAttrUser.ValueSet(owner),
+		contract.SearchAttrAgent.ValueSet(agent),
+	}, more...)...)
 }
 
 // Create implements Schedules.

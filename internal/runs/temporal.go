@@ -121,13 +121,7 @@ func (t *Temporal) Start(ctx context.Context, r Start) error {
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:            r.Summary,
 		Memo:                     memo,
-		// The run sets these itself too; set at the start, they count it
-		// against its principal's limit at once.
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			contract.SearchAttrUser.ValueSet(r.Owner),
-			contract.SearchAttrAgent.ValueSet(r.Input.Agent),
-		),
-		EnableEagerStart: t.cfg.EagerStart,
+		EnableEagerStart:         t.cfg.EagerStart,
 	}
 	// The attributes a chat's runs and a fork are found by.
 	var found []temporal.SearchAttributeUpdate
@@ -138,12 +132,7 @@ func (t *Temporal) Start(ctx context.Context, r Start) error {
 		forkOptions(&opts, r, t.cfg.Namespace)
 		found = append(found, contract.SearchAttrForkedFrom.ValueSet(r.Input.Fork.Run))
 	}
-	if len(found) > 0 {
-		opts.TypedSearchAttributes = temporal.NewSearchAttributes(append([]temporal.SearchAttributeUpdate{
-			contract.SearchAttrUser.ValueSet(r.Owner),
-			contract.SearchAttrAgent.ValueSet(r.Input.Agent),
-		}, found...)...)
-	}
+	opts.TypedSearchAttributes = runAttrs(r.Owner, r.Input.Agent, found...)
 	ctx, cancel := t.call(ctx)
 	defer cancel()
 	_, err := t.c.ExecuteWorkflow(ctx, opts, contract.AgentWorkflowName, r.Input)

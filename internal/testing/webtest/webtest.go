@@ -60,9 +60,14 @@ func Catalog(t testing.TB) *skills.Catalog {
 
 // RunsOver is what the handlers of an API that runs agents reach the runs
 // of svc (a runsfake.Service) through: the runs read for their owner, and
-// a gate that logs nothing, with limits when given, else none.
+// a gate that logs nothing and resolves the built-in agents, with limits
+// when given, else none.
 func RunsOver(svc runs.Service, limits ...runs.Limits) (*runweb.Runs, *runs.Gate) {
-	cfg := runs.GateConfig{Log: slog.New(slog.DiscardHandler)}
+	catalog, err := skills.Load(skills.Builtin())
+	if err != nil {
+		panic("the built-in agents do not load: " + err.Error())
+	}
+	cfg := runs.GateConfig{Log: slog.New(slog.DiscardHandler), Agents: &runweb.Agents{Catalog: catalog}}
 	if len(limits) > 0 {
 		cfg.Limits = limits[0]
 	}

@@ -379,9 +379,10 @@ func (h *Handlers) stream(sw *sse.Writer, runID string, r *renderer, includeUsag
 			return
 		}
 	}
-	pos := f.Join(runs.After(after))
-	for {
-		items, done, err := sse.Wait(ctx, sw, f, pos)
+	wait := func(ctx context.Context, pos runs.Cursor) ([]runs.Item, bool, error) {
+		return sse.Wait(ctx, sw, f, pos)
+	}
+	for b, err := range runs.Batches(ctx, f, runs.After(after), wait) {
 		switch {
 		case errors.Is(err, sse.ErrClientGone):
 			return
@@ -389,10 +390,9 @@ func (h *Handlers) stream(sw *sse.Writer, runID string, r *renderer, includeUsag
 			lost(err)
 			return
 		}
-		durable := durableEvents(items)
+		durable := durableEvents(b.Items)
 		paused := false
-		for _, it := range items {
-			pos = it.Pos
+		for _, it := range b.Items {
 			frames := r.render(it.Event)
 			if it.Type == longhaul.EventClientToolCalls {
 				paused = true
@@ -418,7 +418,7 @@ func (h *Handlers) stream(sw *sse.Writer, runID string, r *renderer, includeUsag
 			h.firstText(r.model, r.start)
 			r.start = time.Time{}
 		}
-		if done || paused {
+		if b.Done || paused {
 			frames := r.finishFrames(includeUsage)
 			if r.auditOwner != "" && r.failed == nil {
 				frames = append(frames, r.auditChunk(h.Runs.Audit(ctx, runID, r.auditOwner)))

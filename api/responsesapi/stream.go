@@ -42,10 +42,10 @@ func (h *Handlers) streamSegment(sw *sse.Writer, run string, start int64, base w
 	if emit(r.Begin(background)) != nil {
 		return
 	}
-	read := func(ctx context.Context, pos runs.Cursor) ([]runs.Item, bool, error) {
+	wait := func(ctx context.Context, pos runs.Cursor) ([]runs.Item, bool, error) {
 		return sse.Wait(ctx, sw, f, pos)
 	}
-	err := followSegment(ctx, f, start, r, true, read, emit)
+	err := followSegment(ctx, f, start, r, true, wait, emit)
 	switch {
 	case errors.Is(err, sse.ErrClientGone):
 		return
@@ -76,16 +76,14 @@ type liveText struct {
 // after offset start — its durable events, and with live the live text of
 // its model calls — until the event that ends it. emit gets each event's
 // stream events.
-func followSegment(ctx context.Context, f runs.Follower, start int64, r *wire.ResponseRenderer, live bool, read func(context.Context, runs.Cursor) ([]runs.Item, bool, error), emit func([]wire.StreamEvent) error) error {
-	pos := f.Join(runs.Cursor{})
+func followSegment(ctx context.Context, f runs.Follower, start int64, r *wire.ResponseRenderer, live bool, read runs.ReadFunc, emit func([]wire.StreamEvent) error) error {
 	texts := map[string]*liveText{}
-	for {
-		items, done, err := read(ctx, pos)
+	for b, err := range runs.Batches(ctx, f, runs.Cursor{}, read) {
 		if err != nil {
 			return err
 		}
+		items := b.Items
 		for k, it := range items {
-			pos = it.Pos
 			var evs []wire.StreamEvent
 			end := false
 			switch {
@@ -132,10 +130,11 @@ func followSegment(ctx context.Context, f runs.Follower, start int64, r *wire.Re
 				return nil
 			}
 		}
-		if done {
+		if b.Done {
 			return errors.New("the run's log ended before the response did")
 		}
 	}
+	return errors.New("the run's log ended before the response did")
 }
 
 // contentFollows reports whether call's durable text comes right after

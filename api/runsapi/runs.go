@@ -203,9 +203,10 @@ func (h *Handlers) streamEvents(sw *sse.Writer, id string, pos runs.Cursor) {
 	// lives until the log ends, a write fails or the server shuts down.
 	ctx, cancel := context.WithCancel(h.Streams.Context())
 	defer cancel()
-	pos = f.Join(pos)
-	for {
-		items, done, err := sse.Wait(ctx, sw, f, pos)
+	wait := func(ctx context.Context, pos runs.Cursor) ([]runs.Item, bool, error) {
+		return sse.Wait(ctx, sw, f, pos)
+	}
+	for b, err := range runs.Batches(ctx, f, pos, wait) {
 		switch {
 		case errors.Is(err, sse.ErrClientGone):
 			return
@@ -222,13 +223,12 @@ func (h *Handlers) streamEvents(sw *sse.Writer, id string, pos runs.Cursor) {
 			_ = sw.Flush()
 			return
 		}
-		for _, it := range items {
+		for _, it := range b.Items {
 			if err := sw.FrameJSON(it.ID(), string(it.Type), it.Event); err != nil {
 				return
 			}
-			pos = it.Pos
 		}
-		if sw.Flush() != nil || done {
+		if sw.Flush() != nil {
 			return
 		}
 	}

@@ -215,6 +215,10 @@ func TestNonStreaming(t *testing.T) {
 		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{Name: "current_time", Arguments: `{}`}))
 		env.Model.Enqueue(llmtest.Text("Sunday."))
 		resp := do(t, env, "POST", "/v1/chat/completions", chatBody{"model": "assistant", "messages": userMsg("day?")}, owui)
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
 		c := decode[wire.ChatCompletion](t, resp)
 		content := c.Choices[0].Message.Content
 		if !strings.HasPrefix(content, "\n<details type=\"tool_calls\" done=\"true\"") || !strings.HasSuffix(content, "</details>\nSunday.") {

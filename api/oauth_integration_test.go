@@ -496,7 +496,7 @@ Use the tools.`)},
 	ctx := within(t, time.Minute)
 	// Every run of the test, by the ids the API answered, and whatever
 	// else visibility lists.
-	list, err := env.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default"})
+	list, err := env.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: env.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +28,7 @@ import (
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
 	enumspb "go.temporal.io/api/enums/v1"
 	namespacepb "go.temporal.io/api/namespace/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/common/authorization"
@@ -453,6 +456,50 @@ func (s *Server) waitReady(ctx context.Context, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// AddNamespace registers namespace ns on the running server, with the
+// custom search attributes attrs (opts.SearchAttributes' kind), and waits
+// until the frontend serves it with them: one server can hold many
+// isolated tenants, as the test harness's shared server does (one
+// namespace per test stack).
+func (s *Server) AddNamespace(ctx context.Context, ns string, attrs map[string]enumspb.IndexedValueType) error {
+	c, err := client.DialContext(ctx, client.Options{HostPort: s.frontendAddr, Logger: quietLogger{}})
+	if err != nil {
+		return fmt.Errorf("devserver: dial frontend: %w", err)
+	}
+	defer c.Close()
+	_, err = c.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+		Namespace: ns, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
+	})
+	var exists *serviceerror.NamespaceAlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("devserver: register namespace %q: %w", ns, err)
+	}
+	if err := s.waitReady(ctx, Options{Namespaces: []string{ns}, SearchAttributes: attrs}); err != nil {
+		return err
+	}
+	// The frontend maps the attributes through its namespace cache, which
+	// learns the new namespace's (SQL visibility keeps them as the
+	// namespace's aliases) on its next refresh: a start before then is
+	// refused ("no mapping defined for search attribute"). A count that
+	// names each attribute is refused the same way until then.
+	var q []string
+	for name := range attrs {
+		q = append(q, name+" IS NULL")
+	}
+	slices.Sort(q)
+	for {
+		_, err := c.WorkflowService().CountWorkflowExecutions(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns, Query: strings.Join(q, " AND ")})
+		if err == nil || len(q) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("devserver: the search attributes of namespace %q are not mapped yet: %w", ns, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // setRetention makes ns keep closed runs for retention.

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
@@ -18,7 +19,7 @@ func (e *Env) Bus(name string) *natsbus.Bus {
 		e.T.Fatalf("testenv: NATS: %v", err)
 	}
 	e.T.Cleanup(nc.Close)
-	return natsbus.New(nc, natsbus.NewSubjects("", "default"), e.log)
+	return natsbus.New(nc, natsbus.NewSubjects("", cmp.Or(e.Namespace, "default")), e.log)
 }
 
 // StartNATS starts the embedded NATS server (again, after StopNATS) on the

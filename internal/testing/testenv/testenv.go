@@ -100,6 +100,10 @@ type Options struct {
 	// Tracing gives the client (and so the worker) Temporal's
 	// OpenTelemetry interceptor on the global tracer provider.
 	Tracing bool
+	// OwnTemporal starts a Temporal server for this stack alone, even in a
+	// package that shares one (Main): for a test that stops or restarts
+	// it, or reads its files.
+	OwnTemporal bool
 	// Endpoints are named model endpoints beside the scripted model (the
 	// default endpoint), as LONGHAUL_LLM_ENDPOINTS configures them: agent
 	// and skill model references are checked against them at start, as
@@ -148,10 +152,14 @@ type Env struct {
 	// API's (Options.API.Keys): a key removed or demoted since.
 	WorkerKeys []identity.Key
 	Model      *llmtest.Server
-	Server     *devserver.Server
-	Client     client.Client
-	Catalog    *skills.Catalog
-	Tools      *tools.Registry
+	// Server is the embedded Temporal server: the package's shared one
+	// (see Main) unless Options.OwnTemporal or Options.Runs said otherwise.
+	Server *devserver.Server
+	// Namespace is the stack's namespace on it.
+	Namespace string
+	Client    client.Client
+	Catalog   *skills.Catalog
+	Tools     *tools.Registry
 	// Blobs is the claim-check store (SQLite in the test's directory).
 	Blobs store.Store
 	// Memory is long-term memory when Options.Memory asked for it.
@@ -237,19 +245,27 @@ func (e *Env) startEngine() {
 func (e *Env) startTemporal(ctx context.Context) {
 	t := e.T
 	t.Helper()
-	srv, err := devserver.Start(ctx, devserver.Options{
-		DataDir:          t.TempDir(),
-		FrontendAddr:     FreeAddr(t),
-		Namespaces:       []string{"default"},
-		SearchAttributes: contract.SearchAttributes(),
-		Logger:           e.log,
-	})
-	if err != nil {
-		t.Fatalf("testenv: start temporal: %v", err)
+	srv, ns, ok := (*devserver.Server)(nil), "", false
+	if !e.opts.OwnTemporal {
+		srv, ns, ok = sharedNamespace(t, ctx)
 	}
-	e.Server = srv
-	t.Cleanup(srv.Stop)
-	copts := client.Options{HostPort: srv.FrontendAddr(), Logger: quiet{}}
+	if !ok {
+		var err error
+		srv, err = devserver.Start(ctx, devserver.Options{
+			DataDir:          t.TempDir(),
+			FrontendAddr:     FreeAddr(t),
+			Namespaces:       []string{"default"},
+			SearchAttributes: contract.SearchAttributes(),
+			Logger:           e.log,
+		})
+		if err != nil {
+			t.Fatalf("testenv: start temporal: %v", err)
+		}
+		t.Cleanup(srv.Stop)
+		ns = "default"
+	}
+	e.Server, e.Namespace = srv, ns
+	copts := client.Options{HostPort: srv.FrontendAddr(), Namespace: ns, Logger: quiet{}}
 	if e.opts.Tracing {
 		tracer, err := tracing.Interceptor()
 		if err != nil {
@@ -386,7 +402,7 @@ func (e *Env) apiConfigFor() api.Config {
 		cfg.Embeddings.BaseURL = e.Model.URL()
 	}
 	if cfg.Schedules == nil && e.Client != nil {
-		cfg.Schedules = runs.NewTemporalSchedules(e.Client, runs.Config{TaskQueue: TaskQueue, Namespace: "default"})
+		cfg.Schedules = runs.NewTemporalSchedules(e.Client, runs.Config{TaskQueue: TaskQueue, Namespace: e.Namespace})
 	}
 	return cfg
 }
@@ -416,7 +432,7 @@ func (e *Env) apiRuns() runs.Service {
 // Runs is a runs service on the env's Temporal, its store and deltas (nil:
 // none), as an API process has one.
 func (e *Env) Runs(deltas *natsbus.Bus) *runs.Temporal {
-	return runs.NewTemporal(e.Client, runs.Config{TaskQueue: TaskQueue, Namespace: "default", Deltas: deltas, Blobs: e.Blobs, Log: e.log})
+	return runs.NewTemporal(e.Client, runs.Config{TaskQueue: TaskQueue, Namespace: e.Namespace, Deltas: deltas, Blobs: e.Blobs, Log: e.log})
 }
 
 // credentials builds the users' credentials service of the env.
@@ -457,7 +473,7 @@ func (e *Env) Activities() *activities.Activities {
 		a.Owners = &identity.Resolver{Keys: e.WorkerKeys}
 	}
 	a.MaxRuns = e.opts.API.Limits.Runs
-	rcfg := runs.Config{TaskQueue: TaskQueue, Namespace: "default", Log: e.log}
+	rcfg := runs.Config{TaskQueue: TaskQueue, Namespace: e.Namespace, Log: e.log}
 	a.Fires = runs.Fires{Runs: runs.NewTemporal(e.Client, rcfg), Schedules: runs.NewTemporalSchedules(e.Client, rcfg)}
 	if e.opts.MaxToolOutput > 0 {
 		a.MaxToolOutput = e.opts.MaxToolOutput

@@ -6,6 +6,7 @@ import (
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/endpoints"
 )
 
 func TestThinkReserve(t *testing.T) {
@@ -60,5 +61,44 @@ func TestFittingKeepsRoomToThink(t *testing.T) {
 	}
 	if got := reserve(longhaul.ModelOptions{MaxTokens: 700}); got != 700 {
 		t.Errorf("reserve with max_tokens 700 = %d, want 700", got)
+	}
+}
+
+// TestKnownThinkers: models the worker was told think (Ollama's
+// capabilities at start-up) keep room to think from their first call,
+// told as the ids their endpoint is sent and asked about by the reference
+// a call resolves to: on the default endpoint, on a named one, and an id
+// of the default endpoint that reads like a named endpoint's (":gpu:x").
+// The same id on another endpoint was not told and keeps none.
+func TestKnownThinkers(t *testing.T) {
+	a := New(LLMConfig{BaseURL: "http://127.0.0.1:1/v1", Model: "qwen3:8b",
+		Endpoints: []endpoints.Endpoint{{Name: "gpu", BaseURL: "http://127.0.0.1:2/v1"}}}, nil, nil, nil)
+	KnownThinkers(a, "", "qwen3:8b", "gpu:x")
+	KnownThinkers(a, "gpu", "deepseek-r1:8b")
+	answer := DefaultAnswerReserve(32768)
+	for _, tt := range []struct {
+		ref  string
+		want int
+	}{
+		{"", answer + DefaultThinkReserve}, // the default model
+		{"qwen3:8b", answer + DefaultThinkReserve},
+		{":qwen3:8b", answer + DefaultThinkReserve},
+		{":gpu:x", answer + DefaultThinkReserve},
+		{"gpu:deepseek-r1:8b", answer + DefaultThinkReserve},
+		{"deepseek-r1:8b", answer},
+		{"gpu:qwen3:8b", answer},
+		{"gpu:x", answer},
+	} {
+		ep, err := a.resolve(tt.ref)
+		if err != nil {
+			t.Fatalf("resolve(%q): %v", tt.ref, err)
+		}
+		f, err := a.newFitting(context.Background(), ep, 32768, longhaul.ModelOptions{})
+		if err != nil {
+			t.Fatalf("newFitting(%q): %v", tt.ref, err)
+		}
+		if f.reserve != tt.want {
+			t.Errorf("first call to %q (%s): reserve %d, want %d", tt.ref, f.model, f.reserve, tt.want)
+		}
 	}
 }

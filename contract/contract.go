@@ -119,6 +119,13 @@ var (
 	SearchAttrChat = temporal.NewSearchAttributeKeyKeyword("LonghaulChat")
 )
 
+// MemoOwner is the memo field that holds the principal a run was started
+// for (its user's key): listings and ownership checks read it. The runs
+// service sets it on every run it starts (internal/runs, as its
+// MemoOwner), and a workflow that starts runs of its own (an evaluation's
+// replays) sets it too.
+const MemoOwner = "owner"
+
 // SearchAttributes lists the custom search attributes and their types, for
 // registration.
 func SearchAttributes() map[string]enums.IndexedValueType {

@@ -13,6 +13,13 @@ import (
 // memories, chats or webhooks of its own.
 const EvalUser = "longhaul-eval"
 
+// versionEvalOwner is the change id of the owner an evaluation's replays
+// are started with (replayOptions): an evaluation recorded before started
+// them with none, and goes on so. (Replay does not compare a child's memo
+// or search attributes with its history; the marker keeps an evaluation's
+// replays alike across an upgrade, and tells the two kinds apart.)
+const versionEvalOwner = "eval-replay-owner"
+
 // gradeTimeout bounds one GradeCase attempt (a rubric grader calls a
 // model).
 const gradeTimeout = 5 * time.Minute
@@ -74,11 +81,6 @@ func finished(results []*contract.CaseResult) []contract.CaseResult {
 
 // evalCase replays case c and grades the replay.
 func evalCase(ctx workflow.Context, in contract.EvalInput, c contract.EvalCase) contract.CaseResult {
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:    workflow.GetInfo(ctx).WorkflowExecution.ID + "-case-" + c.ID,
-		TaskQueue:     in.TaskQueue,
-		StaticSummary: "case " + c.ID + " (" + c.Agent + ")",
-	})
 	child := Input{AgentInput: contract.AgentInput{
 		Agent:       c.Agent,
 		Messages:    c.Messages,
@@ -87,6 +89,7 @@ func evalCase(ctx workflow.Context, in contract.EvalInput, c contract.EvalCase) 
 		Metadata:    map[string]string{"eval_case": c.ID},
 		Pinned:      &contract.Pinned{Calls: c.Calls, Model: in.Model, Models: in.Models},
 	}}
+	cctx := workflow.WithChildOptions(ctx, replayOptions(ctx, in, c, child.User))
 	req := contract.GradeRequest{Case: c, Graders: in.Graders, GradeModel: in.GradeModel}
 	if err := workflow.ExecuteChildWorkflow(cctx, contract.AgentWorkflowName, child).Get(ctx, &req.Result); err != nil {
 		req.Error = errorMessage(err)
@@ -101,4 +104,28 @@ func evalCase(ctx workflow.Context, in contract.EvalInput, c contract.EvalCase) 
 		return contract.CaseResult{Case: c.ID, Error: "grade: " + errorMessage(err), Recorded: c.Usage}
 	}
 	return res
+}
+
+// replayOptions are the options of case c's replay, run as user: it is
+// started carrying its owner as any run of the API does (internal/runs
+// Temporal.Start), the owner in its memo (contract.MemoOwner) and the user
+// and agent search attributes, so that retention, run listings and
+// ownership checks take it for a run of user's (AgentWorkflow sets the
+// attributes itself too, once it runs).
+func replayOptions(ctx workflow.Context, in contract.EvalInput, c contract.EvalCase, user longhaul.User) workflow.ChildWorkflowOptions {
+	opts := workflow.ChildWorkflowOptions{
+		WorkflowID:    workflow.GetInfo(ctx).WorkflowExecution.ID + "-case-" + c.ID,
+		TaskQueue:     in.TaskQueue,
+		StaticSummary: "case " + c.ID + " (" + c.Agent + ")",
+	}
+	if workflow.GetVersion(ctx, versionEvalOwner, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return opts
+	}
+	owner := user.Key()
+	opts.Memo = map[string]any{contract.MemoOwner: owner}
+	opts.TypedSearchAttributes = temporal.NewSearchAttributes(
+		contract.SearchAttrUser.ValueSet(owner),
+		contract.SearchAttrAgent.ValueSet(c.Agent),
+	)
+	return opts
 }

@@ -237,6 +237,10 @@ type replayTest struct {
 	scheduled []string
 	markers   []string
 	generate  func(*testing.T) (*testenv.Env, client.WorkflowRun)
+	// id is the run's workflow id, for a workflow whose commands name it
+	// (an evaluation's children's ids start with it); empty replays it
+	// under the replayer's own id.
+	id string
 }
 
 func (r replayTest) shape(t *testing.T, h *historypb.History) {
@@ -257,6 +261,10 @@ func (r replayTest) run(t *testing.T) {
 		writeHistory(t, h, r.file)
 	}
 	r.shape(t, loadHistoryFile(t, r.file))
+	if r.id != "" {
+		replayAs(t, r.fn, r.name, r.file, r.id)
+		return
+	}
 	replay(t, r.fn, r.name, r.file)
 }
 
@@ -354,6 +362,19 @@ func replay(t *testing.T, fn any, name string, files ...string) {
 			t.Fatalf("replaying %s: %v\nIf the change is intended, version it with workflow.GetVersion; "+
 				"regenerate the history only for runs that cannot exist any more.", f, err)
 		}
+	}
+}
+
+// replayAs replays the committed history file of the workflow fn,
+// registered as name, as the run of workflow id id.
+func replayAs(t *testing.T, fn any, name, file, id string) {
+	t.Helper()
+	replayer := worker.NewWorkflowReplayer()
+	replayer.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name})
+	opts := worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: id}}
+	if err := replayer.ReplayWorkflowHistoryWithOptions(nil, loadHistoryFile(t, file), opts); err != nil {
+		t.Fatalf("replaying %s: %v\nIf the change is intended, version it with workflow.GetVersion; "+
+			"regenerate the history only for runs that cannot exist any more.", file, err)
 	}
 }
 

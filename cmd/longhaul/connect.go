@@ -249,8 +249,9 @@ func memoryLine(cfg config.Config, mem *memory.Service) string {
 // model and of every model cat's agents and skills name on it, and each
 // endpoint of LONGHAUL_LLM_ENDPOINTS of the models named on it. The
 // endpoints are asked at once; the returned func waits for the answers,
-// at most modelcheck.Timeout from now. Start-up goes on whatever they
-// find: an endpoint may come up later.
+// at most modelcheck.Timeout from now, and gives the same answers to
+// every caller (the banner, and the activities told which models think).
+// Start-up goes on whatever they find: an endpoint may come up later.
 func checkModel(ctx context.Context, cfg config.Config, cat *skills.Catalog) func() (modelcheck.Result, []endpointCheck) {
 	named, byEndpoint := endpointModels(cfg, cat)
 	def := make(chan modelcheck.Result, 1)
@@ -270,11 +271,11 @@ func checkModel(ctx context.Context, cfg config.Config, cat *skills.Catalog) fun
 			checks[i].result = modelcheck.Probe(ctx, &http.Client{}, e.BaseURL, e.APIKey, checks[i].models)
 		}()
 	}
-	return func() (modelcheck.Result, []endpointCheck) {
+	return sync.OnceValues(func() (modelcheck.Result, []endpointCheck) {
 		r := <-def
 		wg.Wait()
 		return r, checks
-	}
+	})
 }
 
 // endpointCheck is what the start-up check found of one named endpoint.
@@ -333,6 +334,24 @@ func modelLine(cfg config.Config, r modelcheck.Result, log *slog.Logger) string 
 func checkedLine(cfg config.Config, check func() (modelcheck.Result, []endpointCheck), log *slog.Logger) string {
 	r, named := check()
 	return modelLine(cfg, r, log) + endpointsNote(named, log)
+}
+
+// thinkingModels are the models the check found thinking (Ollama's
+// capabilities, modelcheck.Result.Thinking), by endpoint name ("" the
+// default), as the ids each endpoint is sent: what
+// activities.KnownThinkers takes.
+func thinkingModels(check func() (modelcheck.Result, []endpointCheck)) map[string][]string {
+	r, named := check()
+	out := map[string][]string{}
+	if len(r.Thinking) > 0 {
+		out[""] = r.Thinking
+	}
+	for _, c := range named {
+		if len(c.result.Thinking) > 0 {
+			out[c.name] = c.result.Thinking
+		}
+	}
+	return out
 }
 
 // endpointsNote is what the check found of the named endpoints, for the

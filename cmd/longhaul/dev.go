@@ -80,6 +80,8 @@ func runDev(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Wri
 		return err
 	}
 	defer ledger.Close()
+	// The check began with start-up: by now its answers are in, or nearly.
+	tellThinkers(acts, model)
 	w := worker.New(c, cfg.TaskQueue, acts, tuning(cfg), worker.Versioning{})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)

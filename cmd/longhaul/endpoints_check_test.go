@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +21,9 @@ import (
 // models, which the banner names with `ollama pull`; the named endpoint,
 // a vLLM started without --enable-auto-tool-choice, refuses tools, which
 // the banner says with the flags; an endpoint no model uses is not asked.
+// The Ollama's models that think (its capabilities), on the default
+// endpoint and on one named for the same Ollama, are in the banner and are
+// what the activities are told, by endpoint.
 func TestCheckModelEndpoints(t *testing.T) {
 	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -54,15 +59,17 @@ func TestCheckModelEndpoints(t *testing.T) {
 	}
 	cfg := config.Config{
 		LLMBaseURL:   ollama.URL + "/v1",
-		LLMModel:     "qwen3:8b,gpt-oss:20b,gpu:Qwen/Qwen3-8B",
-		LLMEndpoints: "gpu=" + vllm.URL + "/v1,spare=" + idle.URL + "/v1",
+		LLMModel:     "qwen3:8b,gpt-oss:20b,gpu:Qwen/Qwen3-8B,box:qwen3:8b",
+		LLMEndpoints: "gpu=" + vllm.URL + "/v1,spare=" + idle.URL + "/v1,box=" + ollama.URL + "/v1",
 	}
 	var logs bytes.Buffer
-	line := checkedLine(cfg, checkModel(t.Context(), cfg, cat), slog.New(slog.NewTextHandler(&logs, nil)))
+	check := checkModel(t.Context(), cfg, cat)
+	line := checkedLine(cfg, check, slog.New(slog.NewTextHandler(&logs, nil)))
 	for _, want := range []string{
-		ollama.URL + "/v1 (default qwen3:8b,gpt-oss:20b,gpu:Qwen/Qwen3-8B): Ollama has no gpt-oss:20b (it has qwen3:8b); fix: ollama pull gpt-oss:20b; tools accepted",
-		"; endpoint gpu " + vllm.URL + "/v1: Qwen/Qwen3-8B is there; tools refused; " + modelcheck.AutoToolChoiceFix,
+		ollama.URL + "/v1 (default qwen3:8b,gpt-oss:20b,gpu:Qwen/Qwen3-8B,box:qwen3:8b): Ollama has no gpt-oss:20b (it has qwen3:8b); fix: ollama pull gpt-oss:20b; tools accepted; thinking: qwen3:8b (room kept to think)",
+		"; endpoint gpu " + vllm.URL + "/v1: Qwen/Qwen3-8B is there; tools refused; " + modelcheck.AutoToolChoiceFix + ";",
 		"; endpoint spare " + idle.URL + "/v1: not used by any agent",
+		"; endpoint box " + ollama.URL + "/v1: qwen3:8b is there; tools accepted; thinking: qwen3:8b (room kept to think)",
 	} {
 		if !strings.Contains(line, want) {
 			t.Errorf("banner line %q\nlacks %q", line, want)
@@ -70,5 +77,10 @@ func TestCheckModelEndpoints(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `fix="ollama pull gpt-oss:20b"`) {
 		t.Errorf("logs %q lack the pull", logs.String())
+	}
+	// The same answers again, for the activities: by endpoint, as the ids
+	// each is sent.
+	if got, want := thinkingModels(check), map[string][]string{"": {"qwen3:8b"}, "box": {"qwen3:8b"}}; !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("thinkingModels = %v, want %v", got, want)
 	}
 }

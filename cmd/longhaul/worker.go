@@ -17,6 +17,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/extract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/memory"
+	"github.com/longhaul-dev/longhaul/internal/modelcheck"
 	"github.com/longhaul-dev/longhaul/internal/natsbus"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -55,6 +56,7 @@ func runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, out io.
 	defer ledger.Close()
 	w := worker.New(c, cfg.TaskQueue, acts, tuning(cfg), v)
 	scheduleRetention(ctx, cfg, c, log)
+	tellThinkers(acts, model)
 	fmt.Fprintf(out, "Longhaul %s — worker on task queue %s at %s (version %s), model %s%s, memory %s%s\n", version(), cfg.TaskQueue, cfg.TemporalAddress, v, checkedLine(cfg, model, log), windowNote(ctx, cfg, acts.Windows), memoryLine(cfg, mem), metricsNote(maddr))
 	return runWorkerVersion(ctx, w, c, v, cfg.WorkerPromote, log)
 }
@@ -115,6 +117,16 @@ func promoteWorker(ctx context.Context, c client.Client, v worker.Versioning, lo
 // tuning sizes the worker from the settings.
 func tuning(cfg config.Config) worker.Tuning {
 	return worker.Tuning{ActivitySlots: cfg.WorkerActivitySlots, WorkflowSlots: cfg.WorkerWorkflowSlots, Pollers: cfg.WorkerPollers, StickyCache: cfg.WorkerStickyCache}
+}
+
+// tellThinkers tells acts which models the start-up check found thinking
+// on each endpoint (thinkingModels), so that their first call keeps room
+// to think instead of only calls after one that thought. It waits for the
+// check's answers, as the banner does: call it before the worker polls.
+func tellThinkers(acts *activities.Activities, check func() (modelcheck.Result, []endpointCheck)) {
+	for name, models := range thinkingModels(check) {
+		activities.KnownThinkers(acts, name, models...)
+	}
 }
 
 func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, blobs store.Store, mem *memory.Service, docs docstore.Store, bus *natsbus.Bus, c client.Client, log *slog.Logger) *activities.Activities {

@@ -46,6 +46,12 @@ type Result struct {
 	// the models Ollama says cannot call tools.
 	Tools   string
 	NoTools []string
+	// Thinking are the models Ollama's capabilities say think (qwen3,
+	// deepseek-r1, gpt-oss): their answers start with thinking, out of
+	// the same output budget, so a worker keeps room for it from their
+	// first call (activities.KnownThinkers). Only an Ollama says; other
+	// servers' thinkers are known once they have thought.
+	Thinking []string
 	// Problem is what is wrong, empty when nothing is (or nothing could
 	// be told); Fix is the one command or setting that fixes it.
 	Problem, Fix string
@@ -56,11 +62,14 @@ func (r Result) OK() bool { return r.Problem == "" }
 
 // Status is the result for the start banner: that model is there, or
 // that the endpoint answers but lists no models, or the problem and its
-// fix.
+// fix; then what was found of tools and of the models that think.
 func (r Result) Status(model string) string {
 	s := r.status(model)
 	if r.Tools != ToolsUnknown {
 		s += "; tools " + r.Tools
+	}
+	if len(r.Thinking) > 0 {
+		s += "; thinking: " + strings.Join(r.Thinking, ", ") + " (room kept to think)"
 	}
 	return s
 }

@@ -36,7 +36,7 @@ const AutoToolChoiceFix = "start vLLM with --enable-auto-tool-choice --tool-call
 // same Timeout: an Ollama is asked for all of them in one /api/tags, and
 // a missing one is named with `ollama pull`; tool support is asked where
 // it is cheap and honest: Ollama's POST /api/show capabilities (no model
-// is loaded), and, for a vLLM-like server (its /v1/models has vLLM's
+// is loaded; the same answers say which models think), and, for a vLLM-like server (its /v1/models has vLLM's
 // max_model_len or owned_by "vllm"), one chat request with a tool and
 // max_tokens 1, which a vLLM without --enable-auto-tool-choice refuses
 // before it generates anything. Other servers (OpenAI's own) are not
@@ -67,7 +67,7 @@ func Probe(ctx context.Context, hc *http.Client, baseURL, apiKey string, models 
 			r.Problem = "Ollama has no " + strings.Join(r.Missing, ", ") + " (it has " + list(r.Models) + ")"
 			r.Fix = PullCommand(r.Missing...)
 		}
-		r.Tools, r.NoTools = ollamaTools(ctx, hc, root, apiKey, have)
+		r.Tools, r.NoTools, r.Thinking = ollamaCapabilities(ctx, hc, root, apiKey, have)
 		return r
 	}
 	for _, m := range models[1:] {
@@ -94,14 +94,19 @@ func PullCommand(models ...string) string {
 	return strings.Join(cmds, " && ")
 }
 
-// ollamaTools asks Ollama's POST /api/show which of models can call
-// tools: its capabilities list "tools" for those (ollama v0.32.15
-// api/types.go:752 ShowResponse.Capabilities, types/model/capability.go:7
+// ollamaCapabilities asks Ollama's POST /api/show which of models can
+// call tools and which think, from the capabilities of one answer each
+// (ollama v0.32.15 api/types.go:752 ShowResponse.Capabilities). Tools:
+// "tools" is listed for those (types/model/capability.go:7
 // CapabilityTools); a chat with tools to another is refused with 400
-// "<model> does not support tools" (server/images.go:45, 550).
-func ollamaTools(ctx context.Context, hc *http.Client, root, apiKey string, models []string) (string, []string) {
+// "<model> does not support tools" (server/images.go:45, 550). Thinking:
+// "thinking" (CapabilityThinking) is listed for a model whose template
+// has thinking tags, of the gpt-oss family or with a parser that thinks
+// (server/images.go Model.Capabilities: qwen3, deepseek-r1, gpt-oss), and
+// Ollama turns such a model's thinking on when a request does not say
+// (server/routes.go ChatHandler, req.Think nil).
+func ollamaCapabilities(ctx context.Context, hc *http.Client, root, apiKey string, models []string) (tools string, without, thinking []string) {
 	asked := 0
-	var without []string
 	for _, m := range models {
 		body, _ := json.Marshal(map[string]string{"model": m})
 		var show struct {
@@ -115,14 +120,17 @@ func ollamaTools(ctx context.Context, hc *http.Client, root, apiKey string, mode
 		if !slices.Contains(*show.Capabilities, "tools") {
 			without = append(without, m)
 		}
+		if slices.Contains(*show.Capabilities, "thinking") {
+			thinking = append(thinking, m)
+		}
 	}
 	switch {
 	case asked == 0:
-		return ToolsUnknown, nil
+		return ToolsUnknown, nil, nil
 	case len(without) > 0:
-		return "not supported by " + strings.Join(without, ", ") + " (Ollama's capabilities); give its agents a model that lists tools", without
+		return "not supported by " + strings.Join(without, ", ") + " (Ollama's capabilities); give its agents a model that lists tools", without, thinking
 	}
-	return ToolsAccepted, nil
+	return ToolsAccepted, nil, thinking
 }
 
 // vllmTools sends vLLM the cheapest request that shows whether it takes

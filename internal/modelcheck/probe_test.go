@@ -19,10 +19,11 @@ import (
 type fakeServer struct {
 	ollama, vllm, tools bool
 	models              []string
-	// capable are the Ollama models whose capabilities list tools.
-	capable []string
-	chats   atomic.Int32
-	lastMax atomic.Int32
+	// capable are the Ollama models whose capabilities list tools,
+	// thinkers those whose capabilities list thinking.
+	capable, thinkers []string
+	chats             atomic.Int32
+	lastMax           atomic.Int32
 }
 
 func (f *fakeServer) start(t *testing.T) string {
@@ -42,6 +43,9 @@ func (f *fakeServer) start(t *testing.T) string {
 			caps := []string{"completion"}
 			if slices.Contains(f.capable, req.Model) {
 				caps = append(caps, "tools")
+			}
+			if slices.Contains(f.thinkers, req.Model) {
+				caps = append(caps, "thinking")
 			}
 			json.NewEncoder(w).Encode(map[string]any{"capabilities": caps})
 		case !f.ollama && r.URL.Path == "/v1/models":
@@ -85,21 +89,25 @@ func TestProbe(t *testing.T) {
 		fix     string
 		tools   string
 		chats   int32
+		// thinking are the models reported thinking.
+		thinking []string
 	}{
 		{"ollama has all, with tools", &fakeServer{ollama: true, models: []string{"qwen3:8b", "llama3.1:latest"}, capable: []string{"qwen3:8b", "llama3.1"}},
-			[]string{"qwen3:8b", "llama3.1"}, "", "", ToolsAccepted, 0},
+			[]string{"qwen3:8b", "llama3.1"}, "", "", ToolsAccepted, 0, nil},
+		{"ollama model that thinks", &fakeServer{ollama: true, models: []string{"qwen3:8b", "llama3.1:latest"}, capable: []string{"qwen3:8b", "llama3.1"}, thinkers: []string{"qwen3:8b"}},
+			[]string{"llama3.1", "qwen3:8b"}, "", "", ToolsAccepted, 0, []string{"qwen3:8b"}},
 		{"ollama lacks two", &fakeServer{ollama: true, models: []string{"qwen3:8b"}, capable: []string{"qwen3:8b"}},
-			[]string{"qwen3:8b", "gpt-oss:20b", "deepseek-r1:8b"}, "Ollama has no gpt-oss:20b, deepseek-r1:8b (it has qwen3:8b)", "ollama pull gpt-oss:20b && ollama pull deepseek-r1:8b", ToolsAccepted, 0},
-		{"ollama model without tools", &fakeServer{ollama: true, models: []string{"gemma2:2b", "qwen3:8b"}, capable: []string{"qwen3:8b"}},
-			[]string{"qwen3:8b", "gemma2:2b"}, "", "", "not supported by gemma2:2b (Ollama's capabilities); give its agents a model that lists tools", 0},
+			[]string{"qwen3:8b", "gpt-oss:20b", "deepseek-r1:8b"}, "Ollama has no gpt-oss:20b, deepseek-r1:8b (it has qwen3:8b)", "ollama pull gpt-oss:20b && ollama pull deepseek-r1:8b", ToolsAccepted, 0, nil},
+		{"ollama model without tools", &fakeServer{ollama: true, models: []string{"gemma2:2b", "qwen3:8b"}, capable: []string{"qwen3:8b"}, thinkers: []string{"qwen3:8b"}},
+			[]string{"qwen3:8b", "gemma2:2b"}, "", "", "not supported by gemma2:2b (Ollama's capabilities); give its agents a model that lists tools", 0, []string{"qwen3:8b"}},
 		{"vllm refuses tools", &fakeServer{vllm: true, models: []string{"Qwen/Qwen3-8B"}},
-			[]string{"Qwen/Qwen3-8B"}, "", "", "refused; " + AutoToolChoiceFix, 1},
+			[]string{"Qwen/Qwen3-8B"}, "", "", "refused; " + AutoToolChoiceFix, 1, nil},
 		{"vllm takes tools", &fakeServer{vllm: true, tools: true, models: []string{"Qwen/Qwen3-8B"}},
-			[]string{"Qwen/Qwen3-8B"}, "", "", ToolsAccepted, 1},
+			[]string{"Qwen/Qwen3-8B"}, "", "", ToolsAccepted, 1, nil},
 		{"openai is sent nothing", &fakeServer{models: []string{"gpt-4o", "gpt-4o-mini"}},
-			[]string{"gpt-4o", "gpt-4o-mini"}, "", "", ToolsUnknown, 0},
+			[]string{"gpt-4o", "gpt-4o-mini"}, "", "", ToolsUnknown, 0, nil},
 		{"openai lacks one", &fakeServer{models: []string{"gpt-4o"}},
-			[]string{"gpt-4o", "gpt-5"}, "does not list gpt-5 (it lists gpt-4o)", "name models it lists in the agents' model: and models:", ToolsUnknown, 0},
+			[]string{"gpt-4o", "gpt-5"}, "does not list gpt-5 (it lists gpt-4o)", "name models it lists in the agents' model: and models:", ToolsUnknown, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,6 +125,9 @@ func TestProbe(t *testing.T) {
 			if r.Tools != tt.tools {
 				t.Errorf("Tools = %q, want %q", r.Tools, tt.tools)
 			}
+			if !slices.Equal(r.Thinking, tt.thinking) {
+				t.Errorf("Thinking = %q, want %q", r.Thinking, tt.thinking)
+			}
 			if n := tt.server.chats.Load(); n != tt.chats {
 				t.Errorf("chat requests = %d, want %d", n, tt.chats)
 			}
@@ -131,6 +142,11 @@ func TestProbeStatus(t *testing.T) {
 	r := Result{Reachable: true, Listed: true, VLLM: true, Models: []string{"m"}, Tools: "refused; " + AutoToolChoiceFix}
 	want := "m is there; tools refused; " + AutoToolChoiceFix
 	if got := r.Status("m"); got != want {
+		t.Errorf("Status = %q, want %q", got, want)
+	}
+	r = Result{Reachable: true, Listed: true, Ollama: true, Models: []string{"qwen3:8b"}, Tools: ToolsAccepted, Thinking: []string{"qwen3:8b", "gpt-oss:20b"}}
+	want = "qwen3:8b is there; tools accepted; thinking: qwen3:8b, gpt-oss:20b (room kept to think)"
+	if got := r.Status("qwen3:8b"); got != want {
 		t.Errorf("Status = %q, want %q", got, want)
 	}
 }

@@ -116,8 +116,9 @@ const (
 	// MemoSummary holds a run's summary, so a listing shows it without
 	// describing each run.
 	MemoSummary = "summary"
-	// MemoOwner holds the principal a run was started for.
-	MemoOwner = "owner"
+	// MemoOwner holds the principal a run was started for; the same key
+	// as contract.MemoOwner, which workflows set on the runs they start.
+	MemoOwner = contract.MemoOwner
 	// MemoAsked holds the key of the conversation a chat turn's run
 	// answers.
 	MemoAsked = "asked"

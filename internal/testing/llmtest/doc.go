@@ -109,8 +109,10 @@
 // SetFlavour adds the native endpoints a client asks for a model's window:
 // FlavourOllama serves GET /api/ps (the models a chat request has named,
 // with the window as context_length) and POST /api/show (the window as a
-// Modelfile num_ctx, model_info's llama.context_length 131072), shaped as
-// Ollama's; SetOllamaModel says otherwise for one model. FlavourVLLM makes
+// Modelfile num_ctx, model_info's llama.context_length 131072,
+// capabilities completion and tools), shaped as Ollama's; SetOllamaModel
+// says otherwise for one model, and OllamaModel.Thinking adds "thinking"
+// to its capabilities. FlavourVLLM makes
 // GET /v1/models list vLLM's model cards with max_model_len.
 //
 // # Dialects

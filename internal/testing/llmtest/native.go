@@ -57,6 +57,14 @@ type OllamaModel struct {
 	// for LoadDelay, as ChatHandler waits in scheduleRunner before it
 	// writes anything (ollama v0.32.15 server/routes.go:2634).
 	LoadDelay time.Duration
+	// Thinking makes /api/show list "thinking" in the model's
+	// capabilities, as Ollama does for a model whose template has
+	// thinking tags, of the gpt-oss family or with a built-in parser that
+	// thinks (qwen3, deepseek-r1, gpt-oss): ollama v0.32.15
+	// types/model/capability.go CapabilityThinking, appended last by
+	// server/images.go Model.Capabilities. It changes nothing else: a
+	// model thinks when its reply has Reasoning.
+	Thinking bool
 }
 
 // SetFlavour picks the native endpoints the server adds.
@@ -208,9 +216,21 @@ func (s *Server) handleShow(w http.ResponseWriter, r *http.Request) {
 			m.Arch + ".block_count":             32,
 			m.Arch + ".attention.head_count_kv": 8,
 		},
-		"capabilities": []string{"completion", "tools"},
+		"capabilities": capabilities(m),
 		"modified_at":  s.started.UTC(),
 	})
+}
+
+// capabilities is what /api/show says m can do (api/types.go
+// ShowResponse.Capabilities): completion and tools, as a llama3.1 template
+// has, then thinking for a model that thinks, in the order
+// server/images.go Model.Capabilities appends them.
+func capabilities(m OllamaModel) []string {
+	caps := []string{"completion", "tools"}
+	if m.Thinking {
+		caps = append(caps, "thinking")
+	}
+	return caps
 }
 
 // handleVLLMModels answers GET /v1/models as vLLM does.

@@ -277,6 +277,13 @@ func TestNativeEndpoints(t *testing.T) {
 		if show["parameters"] != `stop                           "<|eot_id|>"`+"\n"+`num_ctx                        8192` || info["llama.context_length"] != 131072.0 {
 			t.Errorf("/api/show = parameters %q, model_info %v", show["parameters"], info)
 		}
+		if fmt.Sprint(show["capabilities"]) != "[completion tools]" {
+			t.Errorf("/api/show capabilities = %v, want [completion tools]", show["capabilities"])
+		}
+		srv.SetOllamaModel(llmtest.OllamaModel{Name: "qwen3:8b", Thinking: true})
+		if _, show := getJSON(t, srv, http.MethodPost, "/api/show", `{"model":"qwen3:8b"}`); fmt.Sprint(show["capabilities"]) != "[completion tools thinking]" {
+			t.Errorf("/api/show of a thinking model: capabilities = %v, want [completion tools thinking]", show["capabilities"])
+		}
 		srv.SetDefault(llmtest.Text("ok"))
 		if _, err := newClient(srv).CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
 			Model: "llama3.1:8b", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -73,7 +74,7 @@ func (s *Server) newAPIMetrics(reg prometheus.Registerer) *apiMetrics {
 func (s *Server) countWaiting() float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	n, err := s.runs.Count(ctx, runs.AllWaitingQuery())
+	n, err := s.runs.Count(ctx, runs.Filter{AllOwners: true, Status: contract.StatusWaiting})
 	if err != nil {
 		return -1
 	}

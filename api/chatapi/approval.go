@@ -188,7 +188,7 @@ func (h *Handlers) findWaiting(ctx context.Context, chat, user string, fits func
 // newest first, so of two that fit (a Regenerate left one behind), the
 // person's latest is taken.
 func (h *Handlers) lookupWaiting(ctx context.Context, chat, user string, fits func(string, contract.RunState) bool) (string, error) {
-	page, err := h.Runs.Service.List(ctx, runs.WaitingQuery(chat, user), waitingLookupPage, nil)
+	page, err := h.Runs.Service.List(ctx, runs.Filter{Owner: user, Chat: chat, Status: contract.StatusWaiting}, waitingLookupPage, nil)
 	if err != nil {
 		return "", err
 	}

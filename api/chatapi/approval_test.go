@@ -233,8 +233,9 @@ func TestApprovalWhichRunAnswers(t *testing.T) {
 			t.Errorf("%s: answers = %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	if got, want := runs.WaitingQuery("o'chat", "u1"), `WorkflowType = 'AgentWorkflow' AND LonghaulChat = 'o\'chat' AND LonghaulUser = 'u1' AND LonghaulStatus = 'waiting' AND ExecutionStatus = 'Running'`; got != want {
-		t.Errorf("runs.WaitingQuery = %s\nwant %s", got, want)
+	waitingOf := runs.Filter{Owner: "u1", Chat: "o'chat", Status: contract.StatusWaiting}
+	if got, want := waitingOf.Query(), `WorkflowType = 'AgentWorkflow' AND LonghaulUser = 'u1' AND LonghaulChat = 'o\'chat' AND LonghaulStatus = 'waiting' AND ExecutionStatus = 'Running'`; got != want {
+		t.Errorf("the query of a chat's waiting runs = %s\nwant %s", got, want)
 	}
 }
 

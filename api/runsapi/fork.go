@@ -100,7 +100,7 @@ func (h *Handlers) lineage(c *fiber.Ctx, id string, info runs.Info) (*wire.Forke
 	if !runs.LiteralOK(owner) || !runs.LiteralOK(id) || len(id) > 200 {
 		return from, forks
 	}
-	page, err := h.Runs.Service.List(c.UserContext(), runs.ForksQuery(owner, id), maxForks, nil)
+	page, err := h.Runs.Service.List(c.UserContext(), runs.Filter{Owner: owner, ForkedFrom: id}, maxForks, nil)
 	if err != nil {
 		h.Runs.Logger().Warn("list the forks of a run", "run", id, "error", err)
 		return from, forks

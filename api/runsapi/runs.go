@@ -120,13 +120,12 @@ func (h *Handlers) ListRuns(c *fiber.Ctx) error {
 		// match another's runs or none (see literalOK).
 		return web.Internal("your runs cannot be listed: your principal's name cannot be matched by a visibility query")
 	}
-	query := runs.ListQuery(user, agent, status)
-	if sched := c.Query("schedule_id"); sched != "" {
-		if strings.Contains(sched, "'") || !runs.LiteralOK(sched) {
-			return web.BadRequest("schedule_id: not a schedule id (no quotes, backslashes or control characters)")
-		}
-		query = runs.ScheduledQuery(query, sched)
+	filter := runs.Filter{Owner: user, Agent: agent, Status: status, Schedule: c.Query("schedule_id")}
+	if strings.Contains(filter.Schedule, "'") || !runs.LiteralOK(filter.Schedule) {
+		return web.BadRequest("schedule_id: not a schedule id (no quotes, backslashes or control characters)")
 	}
+	// A page token holds for the filters it was given with.
+	query := filter.Query()
 	var token []byte
 	if v := c.Query("page_token"); v != "" {
 		var ok bool
@@ -134,7 +133,7 @@ func (h *Handlers) ListRuns(c *fiber.Ctx) error {
 			return web.BadRequest("page_token: not a token this API returned for this user and these filters")
 		}
 	}
-	page, err := h.Runs.Service.List(c.UserContext(), query, limit, token)
+	page, err := h.Runs.Service.List(c.UserContext(), filter, limit, token)
 	switch {
 	case errors.Is(err, runs.ErrInvalid):
 		return web.Internal("the runs query was refused: " + err.Error())

@@ -46,13 +46,13 @@ func TestRunWebhook(t *testing.T) {
 			resp := webtest.Do(t, app, "POST", "/v1/runs", body, webtest.Alice)
 			if tc.status != 202 {
 				webtest.WantError(t, resp, tc.status, tc.errorMsg)
-				if n, _ := fake.Count(t.Context(), "'alice'"); n != 0 {
+				if n, _ := fake.Count(t.Context(), runs.Filter{Owner: "alice"}); n != 0 {
 					t.Errorf("%d runs started, want none", n)
 				}
 				return
 			}
 			created := webtest.Decode[wire.RunCreated](t, resp)
-			if n, _ := fake.Count(t.Context(), "'alice'"); n != 1 {
+			if n, _ := fake.Count(t.Context(), runs.Filter{Owner: "alice"}); n != 1 {
 				t.Errorf("%d runs of alice's started, want 1", n)
 			}
 			if created.Webhook == nil || !strings.HasPrefix(created.Webhook.ID, "wh_") || !strings.HasPrefix(created.Webhook.Secret, "whsec_") || created.Webhook.URL != tc.url {

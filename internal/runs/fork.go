@@ -203,11 +203,6 @@ func stepAt(st contract.RunState, log []longhaul.Event, n int64) contract.Fork {
 	return contract.Fork{At: contract.ForkStart}
 }
 
-// ForksQuery is the visibility query of owner's forks of run.
-func ForksQuery(owner, run string) string {
-	return agentQuery(is(contract.SearchAttrUser, owner), is(contract.SearchAttrForkedFrom, run), "ExecutionStatus != 'ContinuedAsNew'")
-}
-
 // forkMemo adds a fork's lineage to memo, when f is set.
 func forkMemo(memo map[string]string, f *contract.Fork) map[string]string {
 	if f != nil {

@@ -133,7 +133,7 @@ func (g *Gate) CheckRuns(ctx context.Context, principal string) error {
 		// the limit count someone else's runs (see LiteralOK).
 		return refuse(ErrInternal, "your runs cannot be counted: your principal's name cannot be matched by a visibility query")
 	}
-	n, err := g.svc.Count(ctx, RunningQuery(principal))
+	n, err := g.svc.Count(ctx, Filter{Owner: principal, Running: true})
 	if err != nil {
 		return refuse(ErrUnreachable, "cannot count your runs: "+err.Error())
 	}

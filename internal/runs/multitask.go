@@ -80,12 +80,6 @@ type MultitaskOutcome struct {
 	Follows *contract.Follow
 }
 
-// ChatRunningQuery is the visibility query of a user's running runs of a
-// chat.
-func ChatRunningQuery(chat, user string) string {
-	return agentQuery(is(contract.SearchAttrChat, chat), is(contract.SearchAttrUser, user), "ExecutionStatus = 'Running'")
-}
-
 // Multitask applies m's strategy to the chat's running runs of earlier
 // messages (see MultitaskOutcome): reject refuses (ErrRunInProgress);
 // enqueue has the new run follow the newest of them; interrupt cancels
@@ -161,7 +155,7 @@ func (g *Gate) rollback(ctx context.Context, m Multitask, running []string, out 
 // chatRunning lists the ids of the chat's running runs of earlier
 // messages, oldest first.
 func (g *Gate) chatRunning(ctx context.Context, m Multitask) ([]string, error) {
-	page, err := g.svc.List(ctx, ChatRunningQuery(m.Chat, m.Owner), maxChatRuns, nil)
+	page, err := g.svc.List(ctx, Filter{Owner: m.Owner, Chat: m.Chat, Running: true}, maxChatRuns, nil)
 	if err != nil {
 		return nil, refuse(ErrUnreachable, "could not list the chat's runs: "+err.Error())
 	}

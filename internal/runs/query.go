@@ -50,44 +50,74 @@ func is(attr temporal.SearchAttributeKeyKeyword, v string) string {
 	return attr.GetName() + " = " + QuoteLiteral(v)
 }
 
-// RunningQuery is the visibility query of the runs principal has running,
-// which its limit of runs counts.
-func RunningQuery(principal string) string {
-	return agentQuery(is(contract.SearchAttrUser, principal), "ExecutionStatus = 'Running'")
+// Filter is which runs a listing or a count finds, in this package's
+// words: a handler, the gate and the fake speak it; only the Temporal
+// implementation turns it into a visibility query (Query).
+type Filter struct {
+	// Owner is whose runs; AllOwners instead counts every principal's
+	// (the metrics' count of waiting runs).
+	Owner     string
+	AllOwners bool
+	Agent     string
+	// Status is a run's status as the API says it (contract.Status*);
+	// empty is any.
+	Status string
+	// Chat, Schedule and ForkedFrom narrow to a chat's runs, the runs a
+	// schedule started and the forks of a run.
+	Chat, Schedule, ForkedFrom string
+	// Running keeps only the runs that are still going.
+	Running bool
 }
 
-// WaitingQuery is the visibility query of a user's runs of a chat that
-// wait for a person.
-func WaitingQuery(chat, user string) string {
-	return agentQuery(is(contract.SearchAttrChat, chat), is(contract.SearchAttrUser, user),
-		is(contract.SearchAttrStatus, contract.StatusWaiting), "ExecutionStatus = 'Running'")
-}
-
-// AllWaitingQuery is the visibility query of every run of the namespace
-// that waits for a person.
-func AllWaitingQuery() string {
-	return "ExecutionStatus = 'Running' AND " + contract.SearchAttrStatus.GetName() + " = " + QuoteLiteral(contract.StatusWaiting)
-}
-
-// ListQuery is the visibility query of a user's runs, optionally of one
-// agent and in one status. The runs of a chain continued as new are listed
-// once, by their open or last execution.
-func ListQuery(user, agent, status string) string {
-	q := []string{is(contract.SearchAttrUser, user), "ExecutionStatus != 'ContinuedAsNew'"}
-	if agent != "" {
-		q = append(q, is(contract.SearchAttrAgent, agent))
+// Query is f as a visibility query of Temporal's SQL visibility. The runs
+// of a chain continued as new are found once, by their open or last
+// execution.
+func (f Filter) Query() string {
+	var q []string
+	if !f.AllOwners {
+		q = append(q, is(contract.SearchAttrUser, f.Owner))
 	}
-	switch status {
+	if f.Chat != "" {
+		q = append(q, is(contract.SearchAttrChat, f.Chat))
+	}
+	if f.ForkedFrom != "" {
+		q = append(q, is(contract.SearchAttrForkedFrom, f.ForkedFrom))
+	}
+	if f.Agent != "" {
+		q = append(q, is(contract.SearchAttrAgent, f.Agent))
+	}
+	open := f.Running
+	switch f.Status {
 	case "":
 	case contract.StatusRunning, contract.StatusWaiting:
 		// A terminated run never recorded its end: it is not running.
-		q = append(q, is(contract.SearchAttrStatus, status), "ExecutionStatus = 'Running'")
+		q = append(q, is(contract.SearchAttrStatus, f.Status))
+		open = true
 	case contract.StatusFailed:
 		q = append(q, "("+contract.SearchAttrStatus.GetName()+" = 'failed' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut'))")
 	default:
-		q = append(q, is(contract.SearchAttrStatus, status))
+		q = append(q, is(contract.SearchAttrStatus, f.Status))
+	}
+	if open {
+		q = append(q, "ExecutionStatus = 'Running'")
+	} else {
+		q = append(q, "ExecutionStatus != 'ContinuedAsNew'")
+	}
+	if f.Schedule != "" {
+		q = append(q, SearchAttrScheduledBy+" = "+QuoteLiteral(f.Schedule))
 	}
 	return agentQuery(q...)
+}
+
+// Literals reports whether every value f matches can be matched exactly
+// by a visibility query (LiteralOK).
+func (f Filter) Literals() bool {
+	for _, v := range []string{f.Owner, f.Agent, f.Status, f.Chat, f.Schedule, f.ForkedFrom} {
+		if !LiteralOK(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // SearchAttrScheduledBy is the search attribute Temporal's scheduler sets
@@ -97,9 +127,3 @@ func ListQuery(user, agent, status string) string {
 // set by service/worker/scheduler/workflow.go:1594-1596,
 // addSearchAttributes, on every start the scheduler makes).
 const SearchAttrScheduledBy = "TemporalScheduledById"
-
-// ScheduledQuery narrows a runs query (ListQuery's) to the runs schedule
-// started.
-func ScheduledQuery(query, schedule string) string {
-	return query + " AND " + SearchAttrScheduledBy + " = " + QuoteLiteral(schedule)
-}

@@ -30,7 +30,10 @@ func FuzzPrincipalQuery(f *testing.F) {
 			if !LiteralOK(principal) {
 				t.Fatalf("user %q becomes principal %q, which no query can match", id, principal)
 			}
-			for _, q := range []string{ListQuery(principal, "", ""), ListQuery(principal, "naked", contract.StatusFailed), RunningQuery(principal), WaitingQuery(principal+"/c", principal)} {
+			for _, q := range []string{
+				Filter{Owner: principal}.Query(), Filter{Owner: principal, Agent: "naked", Status: contract.StatusFailed}.Query(),
+				Filter{Owner: principal, Running: true}.Query(), Filter{Owner: principal, Chat: principal + "/c", Status: contract.StatusWaiting}.Query(),
+			} {
 				got, err := temporalUserValues(q)
 				if err != nil {
 					t.Fatalf("query %q: %v", q, err)

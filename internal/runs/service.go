@@ -46,11 +46,11 @@ type Service interface {
 	// Inputs are the inputs delivered to run id's current execution, in
 	// order.
 	Inputs(ctx context.Context, id string) ([]contract.InputRequest, error)
-	// List is a page of the runs a visibility query finds, open runs
-	// first; token continues a previous page.
-	List(ctx context.Context, query string, size int, token []byte) (Page, error)
-	// Count counts the runs a visibility query finds.
-	Count(ctx context.Context, query string) (int64, error)
+	// List is a page of the runs f finds, open runs first; token
+	// continues a previous page.
+	List(ctx context.Context, f Filter, size int, token []byte) (Page, error)
+	// Count counts the runs f finds.
+	Count(ctx context.Context, f Filter) (int64, error)
 	// Health reports whether the engine answers.
 	Health(ctx context.Context) error
 	// Pollers counts the workers seen polling for runs lately.

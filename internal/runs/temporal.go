@@ -360,11 +360,11 @@ func (t *Temporal) Inputs(ctx context.Context, id string) ([]contract.InputReque
 }
 
 // List implements Service.
-func (t *Temporal) List(ctx context.Context, query string, size int, token []byte) (Page, error) {
+func (t *Temporal) List(ctx context.Context, f Filter, size int, token []byte) (Page, error) {
 	ctx, cancel := t.call(ctx)
 	defer cancel()
 	resp, err := t.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query: query, PageSize: int32(min(size, math.MaxInt32)), NextPageToken: token,
+		Query: f.Query(), PageSize: int32(min(size, math.MaxInt32)), NextPageToken: token,
 	})
 	if err != nil {
 		return Page{}, classify(err)
@@ -377,10 +377,10 @@ func (t *Temporal) List(ctx context.Context, query string, size int, token []byt
 }
 
 // Count implements Service.
-func (t *Temporal) Count(ctx context.Context, query string) (int64, error) {
+func (t *Temporal) Count(ctx context.Context, f Filter) (int64, error) {
 	ctx, cancel := t.call(ctx)
 	defer cancel()
-	resp, err := t.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: t.cfg.Namespace, Query: query})
+	resp, err := t.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: t.cfg.Namespace, Query: f.Query()})
 	if err != nil {
 		return 0, classify(err)
 	}

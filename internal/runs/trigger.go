@@ -58,7 +58,7 @@ func (f Fires) RunningRuns(ctx context.Context, principal string) (int64, error)
 	if !LiteralOK(principal) {
 		return 0, errors.New("the principal's name cannot be matched by a visibility query")
 	}
-	return f.Runs.Count(ctx, RunningQuery(principal))
+	return f.Runs.Count(ctx, Filter{Owner: principal, Running: true})
 }
 
 // PauseSchedule pauses schedule id with note.

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -433,11 +432,11 @@ func (s *Service) Inputs(_ context.Context, id string) ([]contract.InputRequest,
 	return r.Inputs(), nil
 }
 
-// List implements runs.Service. The fake reads no visibility query: it
-// lists the runs of every owner the query names in quotes, one page.
-func (s *Service) List(_ context.Context, query string, size int, _ []byte) (runs.Page, error) {
+// List implements runs.Service: the runs f finds, as Temporal's
+// visibility would, one page.
+func (s *Service) List(_ context.Context, f runs.Filter, size int, _ []byte) (runs.Page, error) {
 	var page runs.Page
-	for _, r := range s.named(query) {
+	for _, r := range s.named(f) {
 		if len(page.Runs) < size {
 			page.Runs = append(page.Runs, r.info())
 		}
@@ -445,37 +444,41 @@ func (s *Service) List(_ context.Context, query string, size int, _ []byte) (run
 	return page, nil
 }
 
-// Count implements runs.Service: the open runs List would list.
-func (s *Service) Count(_ context.Context, query string) (int64, error) {
-	var n int64
-	for _, r := range s.named(query) {
-		if r.info().Closed == nil {
-			n++
-		}
-	}
-	return n, nil
+// Count implements runs.Service: the runs List would list.
+func (s *Service) Count(_ context.Context, f runs.Filter) (int64, error) {
+	return int64(len(s.named(f))), nil
 }
 
-func (s *Service) named(query string) []*Run {
+// named are the runs f finds.
+func (s *Service) named(f runs.Filter) []*Run {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*Run
 	for _, r := range s.runs {
-		if !strings.Contains(query, "'"+r.Owner+"'") {
-			continue
+		if r.matches(f) {
+			out = append(out, r)
 		}
-		if _, sched, ok := strings.Cut(query, runs.SearchAttrScheduledBy+" = "); ok && sched != runs.QuoteLiteral(r.ScheduledBy) {
-			continue
-		}
-		if _, chat, ok := strings.Cut(query, contract.SearchAttrChat.GetName()+" = "); ok && !strings.HasPrefix(chat, runs.QuoteLiteral(r.Chat)+" ") {
-			continue
-		}
-		if _, from, ok := strings.Cut(query, contract.SearchAttrForkedFrom.GetName()+" = "); ok && (r.Input.Fork == nil || !strings.HasPrefix(from, runs.QuoteLiteral(r.Input.Fork.Run))) {
-			continue
-		}
-		out = append(out, r)
 	}
 	return out
+}
+
+// matches reports whether f finds r.
+func (r *Run) matches(f runs.Filter) bool {
+	info := r.info()
+	r.mu.Lock()
+	status := r.state.Status
+	r.mu.Unlock()
+	switch {
+	case !f.AllOwners && r.Owner != f.Owner,
+		f.Schedule != "" && r.ScheduledBy != f.Schedule,
+		f.Chat != "" && r.Chat != f.Chat,
+		f.ForkedFrom != "" && (r.Input.Fork == nil || r.Input.Fork.Run != f.ForkedFrom),
+		f.Agent != "" && r.Input.Agent != f.Agent,
+		f.Status != "" && status != f.Status,
+		(f.Running || f.Status == contract.StatusRunning || f.Status == contract.StatusWaiting) && info.Closed != nil:
+		return false
+	}
+	return true
 }
 
 // Health implements runs.Service: the fake always answers.

@@ -452,7 +452,7 @@ func (l *laggyVisibility) lookCount() int {
 func TestApprovalVisibilityLag(t *testing.T) {
 	env, sh := approvalStack(t)
 	laggy := &laggyVisibility{Client: env.Client, hide: 3}
-	srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Blobs: env.Blobs, ModelTimeout: 30 * time.Second}, runs.NewTemporal(laggy, runs.Config{TaskQueue: testenv.TaskQueue, Blobs: env.Blobs}), env.Catalog, slog.New(slog.DiscardHandler))
+	srv := api.New(api.Config{TaskQueue: testenv.TaskQueue, Blobs: env.Blobs, ModelTimeout: 30 * time.Second}, runs.NewTemporal(laggy, runs.Config{TaskQueue: testenv.TaskQueue, Namespace: env.Namespace, Blobs: env.Blobs}), env.Catalog, slog.New(slog.DiscardHandler))
 	base := serve(t, srv)
 	lagged := &testenv.Env{T: t, URL: base, Model: env.Model}
 

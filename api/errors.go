@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"net/http"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -33,16 +32,16 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	switch {
 	case c.Locals(panickedKey{}) != nil:
 		// Logged with its stack already (see panicked).
-		ae = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "internal error"}
+		ae = web.New(web.KindInternal, "internal error")
 	case errors.As(err, &ae):
 	case errors.As(err, &fe):
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
-			ae = &apiError{Status: fe.Code, Type: "invalid_request_error", Code: "request_too_large", Message: "request body is larger than the limit (LONGHAUL_MAX_BODY_BYTES)"}
+			ae = web.New(web.KindPayloadTooLarge, "request body is larger than the limit (LONGHAUL_MAX_BODY_BYTES)")
 		case fiber.StatusNotFound:
-			ae = &apiError{Status: fe.Code, Type: "invalid_request_error", Code: "not_found", Message: fe.Message}
+			ae = web.New(web.KindNotFound, fe.Message)
 		case fiber.StatusMethodNotAllowed:
-			ae = &apiError{Status: fe.Code, Type: "invalid_request_error", Code: "method_not_allowed", Message: fe.Message}
+			ae = web.New(web.KindMethodNotAllowed, fe.Message)
 		default:
 			typ := "invalid_request_error"
 			if fe.Code >= 500 {
@@ -55,7 +54,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		// says the status.
 	default:
 		s.log.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "path", c.Path(), "run", c.GetRespHeader(HeaderRunID), "error", err)
-		ae = &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: "internal error"}
+		ae = web.New(web.KindInternal, "internal error")
 	}
 	if ae.RetryAfter > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.RetryAfter))

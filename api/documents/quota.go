@@ -3,7 +3,6 @@ package documents
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
@@ -23,7 +22,7 @@ const retryIngestions = 30
 // asking again will not help until something is deleted (a 429 would be
 // retried by OpenAI's client libraries).
 func errQuota(msg string) error {
-	return &web.Error{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "quota_exceeded", Message: msg}
+	return web.New(web.KindQuotaExceeded, msg)
 }
 
 // usage is what the owner holds, for the quotas.

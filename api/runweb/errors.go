@@ -2,7 +2,6 @@ package runweb
 
 import (
 	"errors"
-	"net/http"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/web"
@@ -32,28 +31,44 @@ func Error(err error) error {
 	return nil
 }
 
-// refusalError translates the runs gate's refusal (of a start, a stream,
-// a payload), in its own words.
+// refusals maps each kind of the runs gate's refusal (of a start, a
+// stream, a payload) to the API's kind of error (web.Kinds says how it is
+// written); a kind not in it is a 500.
+var refusals = map[error]web.Kind{
+	runs.ErrTooMany:       web.KindTooMany,
+	runs.ErrOverBudget:    web.KindInsufficientQuota,
+	runs.ErrTooLarge:      web.KindPayloadTooLarge,
+	runs.ErrUnreachable:   web.KindUnavailable,
+	runs.ErrNotFound:      web.KindNotFound,
+	runs.ErrInvalid:       web.KindBadRequest,
+	runs.ErrNoAgent:       web.KindModelNotFound,
+	runs.ErrRunInProgress: web.KindRunInProgress,
+}
+
+// failures maps the type of a failed run's error to the API's kind of
+// error; a type not in it is a 500.
+var failures = map[string]web.Kind{
+	longhaul.ErrTypeModelRejected:       web.KindUpstream,
+	longhaul.ErrTypeModelUnavailable:    web.KindUpstream,
+	longhaul.ErrTypeModelBadOutput:      web.KindModelBadOutput,
+	longhaul.ErrTypeModelOutputTooLarge: web.KindModelOutputTooLarge,
+	longhaul.ErrTypeUnknownAgent:        web.KindModelNotFound,
+	longhaul.ErrTypeBadInput:            web.KindBadRequest,
+	longhaul.ErrTypeInsufficientQuota:   web.KindInsufficientQuota,
+	longhaul.ErrTypeContextLength:       web.KindContextLength,
+}
+
+// refusalError translates the runs gate's refusal, in its own words.
 func refusalError(r *runs.Refusal) error {
-	switch r.Kind {
-	case runs.ErrTooMany:
-		return web.TooMany(r.Message, r.RetryAfter)
-	case runs.ErrOverBudget:
-		return web.InsufficientQuota(r.Message)
-	case runs.ErrTooLarge:
-		return web.PayloadTooLarge(r.Message)
-	case runs.ErrUnreachable:
-		return web.Unavailable(r.Message)
-	case runs.ErrNotFound:
-		return web.NotFound(r.Message)
-	case runs.ErrInvalid:
-		return web.BadRequest(r.Message)
-	case runs.ErrNoAgent:
-		return web.ModelNotFound(r.Message)
-	case runs.ErrRunInProgress:
-		return &web.Error{Status: http.StatusConflict, Type: "invalid_request_error", Code: "run_in_progress", Message: r.Message}
+	k, ok := refusals[r.Kind]
+	if !ok {
+		k = web.KindInternal
 	}
-	return web.Internal(r.Message)
+	e := web.New(k, r.Message)
+	if k == web.KindTooMany {
+		e.RetryAfter = r.RetryAfter
+	}
+	return e
 }
 
 // Refused is err with a refusal of the runs gate translated at once, so
@@ -74,23 +89,11 @@ func CheckPayload(what string, v any) error { return Refused(runs.CheckPayload(w
 func RunError(err error) error {
 	var appErr *runs.Failure
 	if errors.As(err, &appErr) {
-		switch appErr.Type {
-		case longhaul.ErrTypeModelRejected, longhaul.ErrTypeModelUnavailable:
-			return web.Upstream(appErr.Message)
-		case longhaul.ErrTypeModelBadOutput:
-			return &web.Error{Status: http.StatusBadGateway, Type: "api_error", Code: "model_bad_output", Message: appErr.Message}
-		case longhaul.ErrTypeModelOutputTooLarge:
-			return &web.Error{Status: http.StatusBadGateway, Type: "api_error", Code: "model_output_too_large", Message: appErr.Message}
-		case longhaul.ErrTypeUnknownAgent:
-			return web.ModelNotFound(appErr.Message)
-		case longhaul.ErrTypeBadInput:
-			return web.BadRequest(appErr.Message)
-		case longhaul.ErrTypeInsufficientQuota:
-			return web.InsufficientQuota(appErr.Message)
-		case longhaul.ErrTypeContextLength:
-			return &web.Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: longhaul.ErrTypeContextLength, Message: appErr.Message}
+		k, ok := failures[appErr.Type]
+		if !ok {
+			k = web.KindInternal
 		}
-		return web.Internal(appErr.Message)
+		return web.New(k, appErr.Message)
 	}
 	if errors.Is(err, runs.ErrCanceled) {
 		return web.Internal("the run was cancelled")

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -116,5 +115,5 @@ func (h *Handlers) engineError(what, id string, err error) error {
 
 // quotaExceeded is the refusal of a schedule over the principal's limit.
 func quotaExceeded(msg string) error {
-	return &web.Error{Status: http.StatusForbidden, Type: "invalid_request_error", Code: "quota_exceeded", Message: msg}
+	return web.New(web.KindQuotaExceeded, msg)
 }

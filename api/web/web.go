@@ -35,75 +35,129 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// BadRequest is a 400 invalid_request.
-func BadRequest(msg string) error {
-	return &Error{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: "invalid_request", Message: msg}
+// Kind is what went wrong with a request, in the API's words; Kinds maps
+// each to its HTTP status and OpenAI error type and code: the one table
+// every error of the API is written from (as benbjohnson/wtf's
+// http/http.go maps its codes to statuses).
+type Kind int
+
+// The kinds of error the API answers with.
+const (
+	KindBadRequest Kind = iota + 1
+	KindNotFound
+	KindConflict
+	KindModelNotFound
+	KindUnauthorized
+	KindForbidden
+	KindUpstream
+	KindModelBadOutput
+	KindModelOutputTooLarge
+	KindContextLength
+	KindRunInProgress
+	KindTimeout
+	KindTooMany
+	KindInsufficientQuota
+	KindPayloadTooLarge
+	KindInternal
+	KindUnavailable
+	KindQuotaExceeded
+	KindMethodNotAllowed
+)
+
+// Shape is how a kind of error is written: its status, OpenAI error type
+// and code.
+type Shape struct {
+	Status     int
+	Type, Code string
 }
+
+// Kinds is the one table from a kind of error to how it is written.
+var Kinds = map[Kind]Shape{
+	KindBadRequest:          {http.StatusBadRequest, "invalid_request_error", "invalid_request"},
+	KindNotFound:            {http.StatusNotFound, "invalid_request_error", "not_found"},
+	KindConflict:            {http.StatusConflict, "invalid_request_error", "conflict"},
+	KindModelNotFound:       {http.StatusNotFound, "invalid_request_error", "model_not_found"},
+	KindUnauthorized:        {http.StatusUnauthorized, "authentication_error", "invalid_api_key"},
+	KindForbidden:           {http.StatusForbidden, "permission_error", "forbidden"},
+	KindUpstream:            {http.StatusBadGateway, "api_error", "upstream_error"},
+	KindModelBadOutput:      {http.StatusBadGateway, "api_error", "model_bad_output"},
+	KindModelOutputTooLarge: {http.StatusBadGateway, "api_error", "model_output_too_large"},
+	KindContextLength:       {http.StatusBadRequest, "invalid_request_error", "context_length_exceeded"},
+	KindRunInProgress:       {http.StatusConflict, "invalid_request_error", "run_in_progress"},
+	KindTimeout:             {http.StatusGatewayTimeout, "timeout_error", "run_timeout"},
+	KindTooMany:             {http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded"},
+	KindInsufficientQuota:   {http.StatusTooManyRequests, "insufficient_quota", "insufficient_quota"},
+	KindPayloadTooLarge:     {http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large"},
+	KindInternal:            {http.StatusInternalServerError, "server_error", "internal_error"},
+	KindUnavailable:         {http.StatusServiceUnavailable, "server_error", "unavailable"},
+	// A principal holds as much as a quota allows: asking again will not
+	// help until something is deleted (a 429 would be retried by OpenAI's
+	// client libraries).
+	KindQuotaExceeded:    {http.StatusForbidden, "invalid_request_error", "quota_exceeded"},
+	KindMethodNotAllowed: {http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed"},
+}
+
+// New is an error of kind k saying msg, written as Kinds says. A 503
+// carries Retry-After (RetryUnavailable).
+func New(k Kind, msg string) *Error {
+	sh, ok := Kinds[k]
+	if !ok {
+		sh = Kinds[KindInternal]
+	}
+	e := &Error{Status: sh.Status, Type: sh.Type, Code: sh.Code, Message: msg}
+	if k == KindUnavailable {
+		e.RetryAfter = RetryUnavailable
+	}
+	return e
+}
+
+// BadRequest is a 400 invalid_request.
+func BadRequest(msg string) error { return New(KindBadRequest, msg) }
 
 // NotFound is a 404 not_found.
-func NotFound(msg string) error {
-	return &Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found", Message: msg}
-}
+func NotFound(msg string) error { return New(KindNotFound, msg) }
 
 // Conflict is a 409.
-func Conflict(msg string) error {
-	return &Error{Status: http.StatusConflict, Type: "invalid_request_error", Code: "conflict", Message: msg}
-}
+func Conflict(msg string) error { return New(KindConflict, msg) }
 
 // ModelNotFound is OpenAI's 404 for a model (agent) it does not serve.
-func ModelNotFound(msg string) error {
-	return &Error{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "model_not_found", Message: msg}
-}
+func ModelNotFound(msg string) error { return New(KindModelNotFound, msg) }
 
 // Unauthorized is a 401 invalid_api_key.
-func Unauthorized(msg string) error {
-	return &Error{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key", Message: msg}
-}
+func Unauthorized(msg string) error { return New(KindUnauthorized, msg) }
 
 // Forbidden is a 403.
-func Forbidden(msg string) error {
-	return &Error{Status: http.StatusForbidden, Type: "permission_error", Code: "forbidden", Message: msg}
-}
+func Forbidden(msg string) error { return New(KindForbidden, msg) }
 
 // Upstream is a 502: the model endpoint failed.
-func Upstream(msg string) error {
-	return &Error{Status: http.StatusBadGateway, Type: "api_error", Code: "upstream_error", Message: msg}
-}
+func Upstream(msg string) error { return New(KindUpstream, msg) }
 
 // Timeout is a 504: the run did not finish within the request's time.
-func Timeout(msg string) error {
-	return &Error{Status: http.StatusGatewayTimeout, Type: "timeout_error", Code: "run_timeout", Message: msg}
-}
+func Timeout(msg string) error { return New(KindTimeout, msg) }
 
 // TooMany is a 429 with Retry-After.
 func TooMany(msg string, retryAfter int) error {
-	return &Error{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: msg, RetryAfter: retryAfter}
+	e := New(KindTooMany, msg)
+	e.RetryAfter = retryAfter
+	return e
 }
 
 // InsufficientQuota is OpenAI's 429 for a used-up quota: here a budget
 // (LONGHAUL_BUDGETS) that applies to the request; the message names the
 // limit and when it resets. Retrying before then cannot help, so it has no
 // Retry-After.
-func InsufficientQuota(msg string) error {
-	return &Error{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: "insufficient_quota", Message: msg}
-}
+func InsufficientQuota(msg string) error { return New(KindInsufficientQuota, msg) }
 
 // PayloadTooLarge is a 413.
-func PayloadTooLarge(msg string) error {
-	return &Error{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "request_too_large", Message: msg}
-}
+func PayloadTooLarge(msg string) error { return New(KindPayloadTooLarge, msg) }
 
 // Internal is a 500 whose message the caller may read: say what failed,
 // never why (that goes to the log).
-func Internal(msg string) error {
-	return &Error{Status: http.StatusInternalServerError, Type: "server_error", Code: "internal_error", Message: msg}
-}
+func Internal(msg string) error { return New(KindInternal, msg) }
 
 // Unavailable is a 503: Temporal did not answer in time, or not at all.
 // Clients retry it, after Retry-After.
-func Unavailable(msg string) error {
-	return &Error{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "unavailable", Message: msg, RetryAfter: RetryUnavailable}
-}
+func Unavailable(msg string) error { return New(KindUnavailable, msg) }
 
 // RetryUnavailable is the Retry-After of a 503, in seconds.
 const RetryUnavailable = 5

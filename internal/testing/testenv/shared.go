@@ -13,6 +13,8 @@ import (
 
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/devserver"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 )
 
 // One embedded Temporal server per test binary. Starting one takes
@@ -84,4 +86,34 @@ func sharedNamespace(t testing.TB, ctx context.Context) (srv *devserver.Server, 
 		t.Fatalf("testenv: %v", err)
 	}
 	return shared.srv, ns, true
+}
+
+// quiesce deletes the schedules of c's namespace and terminates its open
+// workflows, so that a stack's namespace on the shared server goes quiet
+// when its test ends.
+func quiesce(c client.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if it, err := c.ScheduleClient().List(ctx, client.ScheduleListOptions{}); err == nil {
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				break
+			}
+			_ = c.ScheduleClient().GetHandle(ctx, e.ID).Delete(ctx)
+		}
+	}
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "ExecutionStatus = 'Running'", NextPageToken: token})
+		if err != nil {
+			return
+		}
+		for _, e := range resp.GetExecutions() {
+			_ = c.TerminateWorkflow(ctx, e.GetExecution().GetWorkflowId(), "", "the test ended")
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return
+		}
+	}
 }

@@ -279,6 +279,12 @@ func (e *Env) startTemporal(ctx context.Context) {
 	}
 	e.Client = c
 	t.Cleanup(c.Close)
+	if e.Server != nil && ns != "default" {
+		// The shared server outlives the stack: what the stack left
+		// running there (a schedule firing every second, a run waiting
+		// for a worker gone) would load it for the tests after.
+		t.Cleanup(func() { quiesce(c) })
+	}
 }
 
 // openStores opens the env's stores on one SQLite file in the test's

@@ -332,7 +332,7 @@ func TestRunLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		payloads := ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
-		if err := json.Unmarshal(payloads[0].GetData(), &in); err != nil || in.Metadata["ticket"] != "T-1" || in.User.ID != "ann" || in.NotStreamed {
+		if err := json.Unmarshal(payloads[0].GetData(), &in); err != nil || in.Metadata["ticket"] != "T-1" || in.User.ID != "ann" || in.Quiet {
 			t.Errorf("run input %+v, %v", in, err)
 		}
 	})

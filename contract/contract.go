@@ -232,10 +232,12 @@ type AgentInput struct {
 	// tags and follow-up prompts): one model call without the agent's prompt
 	// and tools.
 	Background bool `json:"background,omitempty"`
-	// NotStreamed says nobody follows the run live (a non-streaming request): model
+	// Quiet says nobody follows the run live (a non-streaming request): model
 	// calls then publish no text deltas, saving a signal per batch; the log
-	// still gets each answer whole.
-	NotStreamed bool `json:"quiet,omitempty"`
+	// still gets each answer whole. Its zero value streams: one name from
+	// the request (runs.Request.Quiet) to the model call (Publish is its
+	// opposite, per call).
+	Quiet bool `json:"quiet,omitempty"`
 	// ModelTimeout bounds one attempt of a model call; zero means
 	// DefaultModelTimeout.
 	ModelTimeout time.Duration `json:"model_timeout,omitempty"`

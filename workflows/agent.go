@@ -222,7 +222,7 @@ func (r *run) background(ctx workflow.Context) (contract.AgentResult, error) {
 		Messages: r.in.Messages,
 		Options:  r.in.Options,
 		NoPrompt: true,
-		Publish:  !r.in.NotStreamed,
+		Publish:  !r.in.Quiet,
 	}, "task", true)
 	if err != nil {
 		return contract.AgentResult{Model: r.model}, err
@@ -240,7 +240,7 @@ func (r *run) chat(ctx workflow.Context) (contract.AgentResult, error) {
 		Scope:       r.spec.Tools,
 		ClientTools: len(r.in.ClientTools) > 0,
 		MaxTurns:    r.spec.MaxTurns,
-		Publish:     !r.in.NotStreamed,
+		Publish:     !r.in.Quiet,
 	}
 	if t := r.in.Translation; t != nil {
 		// The loop works on the translated request and answers in the

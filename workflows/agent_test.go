@@ -342,7 +342,7 @@ func TestQuietRun(t *testing.T) {
 	h.resolve(spec)
 	h.scriptModel(answer("Quietly.", usage(2, 1))).Once()
 	in := input(hi...)
-	in.NotStreamed = true
+	in.Quiet = true
 	h.run(in)
 
 	if reqs := h.modelCalls(); len(reqs) != 1 || reqs[0].Publish {

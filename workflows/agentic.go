@@ -417,7 +417,7 @@ func (r *run) complete(ctx workflow.Context, i int) (contract.AgentResult, error
 	runModel := r.model
 	req := contract.ModelRequest{
 		Call: "answer", Agent: r.spec.ID, Model: r.roleModel(roleAnswer), Messages: r.in.Messages, Options: opts,
-		Publish: !r.in.NotStreamed && publishes(opts), Instructions: b.String(), Findings: findings, Summary: r.summary,
+		Publish: !r.in.Quiet && publishes(opts), Instructions: b.String(), Findings: findings, Summary: r.summary,
 	}
 	resp, err := r.callFitted(ctx, &req, label, true)
 	r.summary = req.Summary

@@ -93,7 +93,7 @@ func (r *run) runCommand(ctx workflow.Context, s contract.SkillSpec, input strin
 	r.state.Dispatch = "the message starts with " + s.Command
 	r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, Message: "running " + s.Command})
 	l := commandLoop(s, r.in.Messages, input)
-	l.Publish = !r.in.NotStreamed
+	l.Publish = !r.in.Quiet
 	return r.toolLoop(ctx, l)
 }
 

@@ -82,12 +82,12 @@ func finished(results []*contract.CaseResult) []contract.CaseResult {
 // evalCase replays case c and grades the replay.
 func evalCase(ctx workflow.Context, in contract.EvalInput, c contract.EvalCase) contract.CaseResult {
 	child := Input{AgentInput: contract.AgentInput{
-		Agent:       c.Agent,
-		Messages:    c.Messages,
-		User:        longhaul.User{ID: EvalUser},
-		NotStreamed: true,
-		Metadata:    map[string]string{"eval_case": c.ID},
-		Pinned:      &contract.Pinned{Calls: c.Calls, Model: in.Model, Models: in.Models},
+		Agent:    c.Agent,
+		Messages: c.Messages,
+		User:     longhaul.User{ID: EvalUser},
+		Quiet:    true,
+		Metadata: map[string]string{"eval_case": c.ID},
+		Pinned:   &contract.Pinned{Calls: c.Calls, Model: in.Model, Models: in.Models},
 	}}
 	cctx := workflow.WithChildOptions(ctx, replayOptions(ctx, in, c, child.User))
 	req := contract.GradeRequest{Case: c, Graders: in.Graders, GradeModel: in.GradeModel}

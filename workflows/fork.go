@@ -74,7 +74,7 @@ func (r *run) forkCheckpoint(f *contract.Fork, fs contract.ForkState) *Checkpoin
 			msgs = l.Messages
 		}
 	}
-	l.Publish = !r.in.NotStreamed
+	l.Publish = !r.in.Quiet
 	l.Turn = fs.Turn
 	l.Messages = append(append([]longhaul.Message(nil), msgs...), fs.Messages...)
 	st.Turns = max(fs.Turn-1, 0)

@@ -151,7 +151,7 @@ func (h *Handlers) readChat(c *fiber.Ctx) (*chatCall, error) {
 		Messages:     wire.DomainMessages(req.Messages),
 		User:         user,
 		Options:      req.Options(),
-		Streamed:     req.Stream,
+		Quiet:        !req.Stream,
 		Background:   req.IsBackgroundTask(),
 		ClientTools:  clientTools,
 		VectorStores: req.Longhaul.StoreIDs(),

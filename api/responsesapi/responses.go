@@ -166,7 +166,7 @@ func (h *Handlers) startResponse(c *fiber.Ctx, rc *responseCall) error {
 		User:         web.Principal(c).User,
 		Options:      rc.opts,
 		ClientTools:  rc.clientTools,
-		Streamed:     req.Stream || req.Background,
+		Quiet:        !req.Stream && !req.Background,
 		Metadata:     req.Metadata,
 		Response:     state,
 		Forget:       !req.Stored(),

@@ -41,7 +41,7 @@ func TestRunInputIsTheGates(t *testing.T) {
 	switch {
 	case in.Agent != "assistant" || in.User.Key() != "alice" || in.Metadata["k"] != "v":
 		t.Errorf("input names %q for %q with %v", in.Agent, in.User.Key(), in.Metadata)
-	case in.NotStreamed:
+	case in.Quiet:
 		t.Error("a run of the runs API starts quiet: its followers would get no deltas")
 	case in.ModelTimeout != settings.ModelTimeout || in.HistoryLimit != settings.HistoryLimit || in.ApprovalTimeout != settings.ApprovalTimeout:
 		t.Errorf("settings in the input: %v %d %v; want the gate's %+v", in.ModelTimeout, in.HistoryLimit, in.ApprovalTimeout, settings)

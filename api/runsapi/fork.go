@@ -65,9 +65,6 @@ func (h *Handlers) Fork(c *fiber.Ctx) error {
 	r := runs.Request{
 		ID: runs.NewRunID(), Agent: old.Agent, User: who.User, Messages: req.Conversation(),
 		Options: old.Options, Metadata: old.Metadata, VectorStores: old.VectorStores, Fork: &fork,
-		// A run of the runs API is followed through its events: its text
-		// streams.
-		Streamed: true,
 	}
 	if req.Agent != "" {
 		r.Agent = req.Agent

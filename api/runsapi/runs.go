@@ -30,9 +30,6 @@ func (h *Handlers) CreateRun(c *fiber.Ctx) error {
 	r := runs.Request{
 		ID: runs.NewRunID(), Agent: req.Agent, User: web.Principal(c).User,
 		Messages: req.Conversation(), Metadata: req.Metadata,
-		// A run of the runs API is followed through its events: its text
-		// streams.
-		Streamed: true,
 	}
 	if err := h.Gate.Resolve(&r); err != nil {
 		return runweb.Refused(err)

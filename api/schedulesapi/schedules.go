@@ -59,8 +59,6 @@ func (h *Handlers) setRun(c *fiber.Ctx, s *runs.Schedule, req *wire.RunRequest) 
 	// from, as it builds a run's.
 	in, err := h.Gate.Input(runs.Request{
 		Agent: req.Agent, User: web.Principal(c).User, Messages: req.Conversation(), Metadata: req.Metadata,
-		// Its runs are the runs API's, followed through their events.
-		Streamed: true,
 	})
 	if err != nil {
 		return runweb.Refused(err)

@@ -68,9 +68,10 @@ type Request struct {
 	// ClientTools are tools the client runs itself.
 	ClientTools  []longhaul.ToolSpec
 	VectorStores []string
-	// Streamed says that a client follows the run's text as it comes: its
-	// deltas are published.
-	Streamed bool
+	// Quiet says that no client follows the run's text as it comes (a
+	// request that is not streamed): its deltas are not published. The
+	// zero value streams, as a run followed through its events must.
+	Quiet bool
 	// Chat, when set, is the chat turn the run answers.
 	Chat *ChatTurn
 	// Background marks a chat's background task (a title, tags): it never
@@ -152,7 +153,7 @@ func (g *Gate) Input(r Request) (contract.AgentInput, error) {
 func (r Request) input(s Settings) contract.AgentInput {
 	in := contract.AgentInput{
 		Agent: r.Agent, Messages: r.Messages, User: r.User, Options: r.Options,
-		ClientTools: r.ClientTools, Background: r.Background, NotStreamed: !r.Streamed,
+		ClientTools: r.ClientTools, Background: r.Background, Quiet: r.Quiet,
 		ModelTimeout: s.ModelTimeout, ApprovalTimeout: s.ApprovalTimeout, HistoryLimit: s.HistoryLimit,
 		Metadata: r.Metadata, Response: r.Response, Forget: r.Forget, VectorStores: r.VectorStores,
 		Webhook: r.Webhook, Follows: r.Follows, Fork: r.Fork,

@@ -84,7 +84,7 @@ type Request struct {
 	Webhook *contract.RunWebhook
 	// Follows is the chat's run the new one waits for (multitask enqueue).
 	Follows *contract.Follow
-	// Fork is where the run is forked from (ForkRequest builds it).
+	// Fork is where the run is forked from (ForkPoint decides it).
 	Fork *contract.Fork
 	// Admitted, when set, is the release of the admission the caller holds
 	// already (see StartRequest.Admitted).

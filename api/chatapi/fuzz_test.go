@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/longhaul-dev/longhaul"
-	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
+	"github.com/longhaul-dev/longhaul/internal/runs"
 	"github.com/longhaul-dev/longhaul/internal/tools"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -58,7 +58,7 @@ func FuzzChatRequest(f *testing.F) {
 				t.Fatalf("a tool card survived: %q", m.Content)
 			}
 		}
-		if s := runweb.Summarize(msgs, 60); utf8.RuneCountInString(s) > 61 {
+		if s := runs.Summarize(msgs, 60); utf8.RuneCountInString(s) > 61 {
 			t.Fatalf("summary of %d runes", utf8.RuneCountInString(s))
 		}
 		opts := req.Options()

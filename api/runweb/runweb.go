@@ -235,10 +235,6 @@ func NonNil[T any](s []T) []T {
 // EventsURL is where run id's events stream (GET /v1/runs/{id}/events).
 func EventsURL(id string) string { return "/v1/runs/" + url.PathEscape(id) + "/events" }
 
-// Summarize gives the last user message, cut to limit runes with "…",
-// for the run's summary in the Temporal UI (runs.Summarize).
-func Summarize(msgs []longhaul.Message, limit int) string { return runs.Summarize(msgs, limit) }
-
 // Start starts the run r asks for, or attaches to the open run under its
 // id, through the runs gate, the one author of runs (admission, limits,
 // budgets, image claims); a refusal is the API's.

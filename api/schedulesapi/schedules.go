@@ -70,7 +70,7 @@ func (h *Handlers) setRun(c *fiber.Ctx, s *runs.Schedule, req *wire.RunRequest) 
 // summaryOf is the one-line summary of a run of agent on msgs, as the
 // runs API's (runs.Gate) reads.
 func summaryOf(agent string, msgs []longhaul.Message) string {
-	return strings.TrimSpace(agent + ": " + runweb.Summarize(msgs, 60))
+	return runs.Summary(agent, runs.Summarize(msgs, 60))
 }
 
 // setTiming sets when s fires and its policies from req, checked against

@@ -104,7 +104,13 @@ type ChatTurn struct {
 // ChatKey is the chat r belongs to, for its multitask strategy: its chat
 // turn's chat, else its metadata's chat_id under its user; none for a
 // background task.
-func (r Request) ChatKey() string { return ChatOf(r.input(Settings{})) }
+func (r Request) ChatKey() string {
+	chat := ""
+	if r.Chat != nil {
+		chat = r.Chat.ID
+	}
+	return chatKey(r.Background, chat, r.Metadata, r.User)
+}
 
 // Start starts the run r asks for, or attaches to the one a previous
 // identical request started (StartOrAttach), and returns its id.
@@ -167,6 +173,11 @@ func (r Request) input(s Settings) contract.AgentInput {
 // summaryRunes is how much of the last user message a run's summary
 // shows.
 const summaryRunes = 60
+
+// Summary is the one-line summary of a run of agent asked question (what
+// the Temporal UI shows and run listings read back from the memo): a
+// run's and a schedule's runs' alike.
+func Summary(agent, question string) string { return strings.TrimSpace(agent + ": " + question) }
 
 // Summarize gives the last user message, cut to limit runes with "…",
 // for the run's summary in the Temporal UI.

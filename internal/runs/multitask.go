@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 )
@@ -193,13 +194,19 @@ func (g *Gate) chatRunning(ctx context.Context, m Multitask) ([]string, error) {
 // principal as the chat routes scope theirs (so the same id names the same
 // chat on both); empty for a client's background request or no chat.
 func ChatOf(in contract.AgentInput) string {
+	return chatKey(in.Background, in.ChatID, in.Metadata, in.User)
+}
+
+// chatKey is ChatOf of a run's parts: none for a background task, else
+// its chat turn's chat, else its metadata's chat_id under its user.
+func chatKey(background bool, chat string, metadata map[string]string, user longhaul.User) string {
 	switch {
-	case in.Background:
+	case background:
 		return ""
-	case in.ChatID != "":
-		return in.ChatID
-	case in.Metadata["chat_id"] != "":
-		return identity.ChatKey(in.User.Key(), in.Metadata["chat_id"])
+	case chat != "":
+		return chat
+	case metadata["chat_id"] != "":
+		return identity.ChatKey(user.Key(), metadata["chat_id"])
 	}
 	return ""
 }

@@ -109,17 +109,6 @@ func (f Filter) Query() string {
 	return agentQuery(q...)
 }
 
-// Literals reports whether every value f matches can be matched exactly
-// by a visibility query (LiteralOK).
-func (f Filter) Literals() bool {
-	for _, v := range []string{f.Owner, f.Agent, f.Status, f.Chat, f.Schedule, f.ForkedFrom} {
-		if !LiteralOK(v) {
-			return false
-		}
-	}
-	return true
-}
-
 // SearchAttrScheduledBy is the search attribute Temporal's scheduler sets
 // on each workflow a schedule starts, to the schedule's id: the built-in
 // TemporalScheduledById (go.temporal.io/server v1.32.1,

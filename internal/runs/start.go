@@ -92,7 +92,7 @@ func (g *Gate) start(ctx context.Context, id string, in contract.AgentInput, que
 		}
 		return err
 	}
-	summary := strings.TrimSpace(in.Agent + ": " + question)
+	summary := Summary(in.Agent, question)
 	st := Start{
 		ID: id, Input: in, Owner: owner, Summary: summary,
 		// The memo repeats the summary for run listings (GET /v1/runs),

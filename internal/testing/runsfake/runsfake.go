@@ -465,9 +465,7 @@ func (s *Service) named(f runs.Filter) []*Run {
 // matches reports whether f finds r.
 func (r *Run) matches(f runs.Filter) bool {
 	info := r.info()
-	r.mu.Lock()
-	status := r.state.Status
-	r.mu.Unlock()
+	status := info.Attrs[contract.SearchAttrStatus.GetName()]
 	switch {
 	case !f.AllOwners && r.Owner != f.Owner,
 		f.Schedule != "" && r.ScheduledBy != f.Schedule,

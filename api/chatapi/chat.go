@@ -155,6 +155,7 @@ func (h *Handlers) readChat(c *fiber.Ctx) (*chatCall, error) {
 		Background:   req.IsBackgroundTask(),
 		ClientTools:  clientTools,
 		VectorStores: req.Longhaul.StoreIDs(),
+		Door:         runs.DoorChat,
 	}
 	if chatID != "" {
 		r.Chat = &runs.ChatTurn{ID: chatID}

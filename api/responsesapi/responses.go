@@ -171,6 +171,7 @@ func (h *Handlers) startResponse(c *fiber.Ctx, rc *responseCall) error {
 		Response:     state,
 		Forget:       !req.Stored(),
 		VectorStores: rc.stores,
+		Door:         runs.DoorResponses,
 	}
 	run := r.ID
 	hook, err := h.backgroundWebhook(c, &r, req.Webhook)

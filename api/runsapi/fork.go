@@ -65,6 +65,7 @@ func (h *Handlers) Fork(c *fiber.Ctx) error {
 	r := runs.Request{
 		ID: runs.NewRunID(), Agent: old.Agent, User: who.User, Messages: req.Conversation(),
 		Options: old.Options, Metadata: old.Metadata, VectorStores: old.VectorStores, Fork: &fork,
+		Door: runs.DoorFork,
 	}
 	if req.Agent != "" {
 		r.Agent = req.Agent

@@ -134,7 +134,7 @@ func TestForkAPI(t *testing.T) {
 			if r.Input.Metadata["k"] != "v" || r.Input.Agent != "assistant" || r.Owner != "alice" {
 				t.Errorf("the fork's input = %+v, owner %s", r.Input, r.Owner)
 			}
-			if r.Memo[runs.MemoForkedFrom] != "run-1" || r.Memo[runs.MemoForkAt] != tc.fork.At {
+			if r.Memo[runs.MemoForkedFrom] != "run-1" || r.Memo[runs.MemoForkAt] != tc.fork.At || r.Memo[runs.MemoDoor] != runs.DoorFork {
 				t.Errorf("the fork's memo = %v", r.Memo)
 			}
 		})

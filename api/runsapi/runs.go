@@ -29,7 +29,7 @@ func (h *Handlers) CreateRun(c *fiber.Ctx) error {
 	}
 	r := runs.Request{
 		ID: runs.NewRunID(), Agent: req.Agent, User: web.Principal(c).User,
-		Messages: req.Conversation(), Metadata: req.Metadata,
+		Messages: req.Conversation(), Metadata: req.Metadata, Door: runs.DoorRuns,
 	}
 	if err := h.Gate.Resolve(&r); err != nil {
 		return runweb.Refused(err)
@@ -93,6 +93,7 @@ func (h *Handlers) GetRun(c *fiber.Ctx) error {
 		UsageByModel: contract.ModelUsage(st.Calls),
 		Continued:    st.Continued, EventsURL: runweb.EventsURL(id),
 		ScheduleID: info.Attrs[runs.SearchAttrScheduledBy],
+		Door:       info.Memo[runs.MemoDoor],
 	})
 }
 
@@ -309,5 +310,6 @@ func summaryOf(e runs.Info) wire.RunSummary {
 		FinishedAt: e.Closed,
 		Summary:    e.Memo[runs.MemoSummary],
 		ScheduleID: e.Attrs[runs.SearchAttrScheduledBy],
+		Door:       e.Memo[runs.MemoDoor],
 	}
 }

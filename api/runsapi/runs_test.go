@@ -93,6 +93,27 @@ func TestRunsAPI(t *testing.T) {
 	}
 }
 
+// TestRunDoor: a run started through the runs API says so in its memo,
+// and GET /v1/runs/{id} and the listing show it.
+func TestRunDoor(t *testing.T) {
+	fake := runsfake.New()
+	app := serve(t, fake)
+	resp := webtest.Do(t, app, "POST", "/v1/runs", `{"agent":"assistant","messages":[{"role":"user","content":"hi"}]}`, webtest.Alice)
+	if body := readBody(t, resp); resp.StatusCode != 202 {
+		t.Fatalf("start = %d %s", resp.StatusCode, body)
+	}
+	id := resp.Header.Get("X-Longhaul-Run-Id")
+	if r := fake.Run(id); r == nil || r.Memo[runs.MemoDoor] != runs.DoorRuns {
+		t.Fatalf("the run's memo = %+v", r)
+	}
+	for _, path := range []string{"/v1/runs/" + id, "/v1/runs"} {
+		resp := webtest.Do(t, app, "GET", path, "", webtest.Alice)
+		if body := readBody(t, resp); !strings.Contains(body, `"door":"runs"`) {
+			t.Errorf("GET %s = %d %s, want the door", path, resp.StatusCode, body)
+		}
+	}
+}
+
 func TestRunEvents(t *testing.T) {
 	fake := runsfake.New()
 	runsfake.Answered("Hello.")(fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant"}))

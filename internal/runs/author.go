@@ -89,7 +89,21 @@ type Request struct {
 	// Admitted, when set, is the release of the admission the caller holds
 	// already (see StartRequest.Admitted).
 	Admitted func()
+	// Door is the protocol the run was asked through (the Door* names),
+	// kept in its memo so the engine's UI and GET /v1/runs/{id} show it.
+	Door string
 }
+
+// The doors a run is asked through.
+const (
+	DoorChat      = "chat"
+	DoorRuns      = "runs"
+	DoorResponses = "responses"
+	DoorFork      = "fork"
+	DoorSchedule  = "schedule"
+	DoorA2A       = "a2a"
+	DoorMCP       = "mcp"
+)
 
 // ChatTurn is the chat turn a run answers: the chat (its key), the turn's
 // number and the message's id, and whether a finished run of the turn may
@@ -123,7 +137,7 @@ func (g *Gate) Start(ctx context.Context, r Request) (string, error) {
 	if question == "" {
 		question = Summarize(r.Messages, summaryRunes)
 	}
-	sr := StartRequest{ID: r.ID, Input: in, Question: question, Admitted: r.Admitted}
+	sr := StartRequest{ID: r.ID, Input: in, Question: question, Admitted: r.Admitted, Door: r.Door}
 	if r.Chat != nil {
 		sr.Retake = r.Chat.Retake
 	}

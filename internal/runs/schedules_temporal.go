@@ -116,7 +116,7 @@ func clientSpec(spec ScheduleSpec) client.ScheduleSpec {
 // actionMemo is the memo of s's runs: a run's (Start's Memo) and s's spec
 // as written.
 func actionMemo(s Schedule) map[string]any {
-	m := map[string]any{MemoOwner: s.Owner, MemoSummary: s.Summary, memoCron: s.Spec.Cron, memoEvery: ""}
+	m := map[string]any{MemoOwner: s.Owner, MemoSummary: s.Summary, MemoDoor: DoorSchedule, memoCron: s.Spec.Cron, memoEvery: ""}
 	if s.Spec.Every > 0 {
 		m[memoEvery] = s.Spec.Every.String()
 	}

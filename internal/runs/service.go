@@ -122,6 +122,8 @@ const (
 	// MemoAsked holds the key of the conversation a chat turn's run
 	// answers.
 	MemoAsked = "asked"
+	// MemoDoor holds the protocol a run was asked through (Request.Door).
+	MemoDoor = "door"
 )
 
 // Info is what the engine knows of a run without asking it.

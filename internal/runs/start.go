@@ -25,6 +25,8 @@ type StartRequest struct {
 	// run); StartOrAttach calls it once the start is made instead of
 	// waiting in the admission queue itself.
 	Admitted func()
+	// Door is the protocol the run was asked through (Request.Door).
+	Door string
 }
 
 // maxRetakes bounds the runs of one chat turn looked at for a request
@@ -57,11 +59,11 @@ func (g *Gate) StartOrAttach(ctx context.Context, r StartRequest) (string, error
 			return "", err
 		}
 	}
-	return id, g.start(ctx, id, r.Input, r.Question)
+	return id, g.start(ctx, id, r.Input, r.Question, r.Door)
 }
 
 // start starts run id (see StartOrAttach).
-func (g *Gate) start(ctx context.Context, id string, in contract.AgentInput, question string) error {
+func (g *Gate) start(ctx context.Context, id string, in contract.AgentInput, question, door string) error {
 	if err := CheckPayload("the conversation", g.asClaimed(in)); err != nil {
 		return err
 	}
@@ -98,6 +100,9 @@ func (g *Gate) start(ctx context.Context, id string, in contract.AgentInput, que
 		// The memo repeats the summary for run listings (GET /v1/runs),
 		// which do not carry the static summary, and names the owner.
 		Memo: forkMemo(map[string]string{MemoSummary: summary, MemoOwner: owner, MemoAsked: AskedKey(in.Messages)}, in.Fork),
+	}
+	if door != "" {
+		st.Memo[MemoDoor] = door
 	}
 	chatMemo(&st)
 	err = g.svc.Start(ctx, st)

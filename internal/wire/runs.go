@@ -78,6 +78,10 @@ type Run struct {
 	EventsURL string `json:"events_url"`
 	// ScheduleID names the schedule that started the run, if one did.
 	ScheduleID string `json:"schedule_id,omitempty"`
+	// Door is the protocol the run was asked through: chat, runs,
+	// responses, fork, schedule, a2a or mcp (left out for runs older than
+	// the field).
+	Door string `json:"door,omitempty"`
 	// ForkedFrom is the run this one was forked from, and where; Forks
 	// are the runs forked from this one (fork.go). Both are left out when
 	// there are none.
@@ -98,6 +102,7 @@ type RunSummary struct {
 	FinishedAt *time.Time `json:"finished_at"`
 	Summary    string     `json:"summary,omitempty"`
 	ScheduleID string     `json:"schedule_id,omitempty"`
+	Door       string     `json:"door,omitempty"`
 }
 
 // RunCancelling answers POST /v1/runs/{id}/cancel.

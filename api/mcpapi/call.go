@@ -172,7 +172,11 @@ func (s *session) result(ctx context.Context, id string) (*mcp.CallToolResult, e
 	res := &mcp.CallToolResult{}
 	switch runweb.StatusOf(st.Status, info) {
 	case contract.StatusCompleted:
-		res.Content = []mcp.Content{&mcp.TextContent{Text: st.Result}}
+		out, err := s.h.Runs.Service.Result(ctx, id)
+		if err != nil {
+			return nil, rpcError(runweb.RunError(err))
+		}
+		res.Content = []mcp.Content{&mcp.TextContent{Text: out.Content}}
 	case contract.StatusCancelled:
 		res.IsError = true
 		res.Content = []mcp.Content{&mcp.TextContent{Text: "run " + id + " was cancelled"}}

@@ -1,0 +1,264 @@
+package mcpapi_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/api/mcpapi"
+	"github.com/longhaul-dev/longhaul/contract"
+	"github.com/longhaul-dev/longhaul/internal/runs"
+	"github.com/longhaul-dev/longhaul/internal/testing/runsfake"
+	"github.com/longhaul-dev/longhaul/internal/testing/webtest"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The MCP server over runsfake, driven by the Go SDK's own client: what
+// these tests check is the protocol side (streams that flush mid-call,
+// task ownership, sessions held to their principal, the errors); the runs
+// themselves run end to end in test/mcpserver.
+
+// serve is the MCP handler over fake at /v1/mcp (behind webtest's auth
+// of Alice and Bob), on a port of its own.
+func serve(t *testing.T, fake *runsfake.Service) string {
+	t.Helper()
+	rw, gate := webtest.RunsOver(fake)
+	h := (&mcpapi.Handler{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Stopping: t.Context()}).Init()
+	app := webtest.App(t, func(_, v1 fiber.Router) { v1.All("/mcp", h.Serve) })
+	return webtest.Listen(t, app) + "/v1/mcp"
+}
+
+// keyed adds a principal's headers to every request.
+type keyed struct{ headers map[string]string }
+
+func (k keyed) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for h, v := range k.headers {
+		r.Header.Set(h, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect opens a session as who, with opts.
+func connect(t *testing.T, url string, who map[string]string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{who}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// TestPlainCallStreams: a plain call's progress reaches the client while
+// the run still works (the bridge flushes), and the call answers with the
+// run's answer; a failed run answers isError.
+func TestPlainCallStreams(t *testing.T) {
+	fake := runsfake.New()
+	started := make(chan *runsfake.Run, 1)
+	fake.OnStart = func(r *runsfake.Run) { started <- r }
+	url := serve(t, fake)
+	progress := make(chan string, 4)
+	cs := connect(t, url, webtest.Alice, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		progress <- req.Params.Message
+	}})
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: "assistant", Arguments: map[string]any{"question": "hi"}}
+		p.SetProgressToken("p1")
+		res, err := cs.CallTool(context.Background(), p)
+		done <- answer{res, err}
+	}()
+	r := <-started
+	if r.Memo[runs.MemoDoor] != runs.DoorMCP || r.Owner != "alice" {
+		t.Errorf("run memo %v owner %s, want door mcp, alice's", r.Memo, r.Owner)
+	}
+	r.Emit(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "c1", Name: "current_time"})
+	if got := <-progress; got != "calling tool current_time" {
+		t.Errorf("progress = %q", got)
+	}
+	runsfake.Answered("Hello.")(r)
+	a := <-done
+	if a.err != nil || a.res.IsError || a.res.Content[0].(*mcp.TextContent).Text != "Hello." {
+		t.Fatalf("call = %+v, %v; want Hello.", a.res, a.err)
+	}
+
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "assistant", Arguments: map[string]any{"question": "again"}})
+		done <- answer{res, err}
+	}()
+	(<-started).Fail("model_error", "the model is down")
+	a = <-done
+	if a.err != nil || !a.res.IsError || !strings.Contains(a.res.Content[0].(*mcp.TextContent).Text, "the model is down") {
+		t.Fatalf("failed run's call = %+v, %v; want isError with the error", a.res, a.err)
+	}
+}
+
+// TestBadCalls: an unknown tool, an agent the caller may not use and bad
+// arguments are JSON-RPC errors -32602; no run starts.
+func TestBadCalls(t *testing.T) {
+	fake := runsfake.New()
+	cs := connect(t, serve(t, fake), webtest.Alice, nil)
+	for _, p := range []*mcp.CallToolParams{
+		{Name: "nobody", Arguments: map[string]any{"question": "hi"}},
+		{Name: "assistant", Arguments: map[string]any{"question": ""}},
+		{Name: "assistant", Arguments: map[string]any{"prompt": "hi"}},
+	} {
+		_, err := cs.CallTool(t.Context(), p)
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("call %s %v: %v, want -32602", p.Name, p.Arguments, err)
+		}
+	}
+	if fake.Len() != 0 {
+		t.Errorf("%d runs started, want none", fake.Len())
+	}
+}
+
+type taskID struct {
+	mcp.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+type taskOut struct {
+	mcp.ResultBase
+	mcpapi.Task
+}
+
+// TestTaskOwnership: tasks/get reads a run of the caller's started
+// through /mcp, in any session; another principal's run and a run of
+// another door are "Task not found" (-32602); the status follows the
+// run's.
+func TestTaskOwnership(t *testing.T) {
+	fake := runsfake.New()
+	mine := fake.Add("run-mine", "alice", contract.AgentInput{Agent: "assistant"})
+	mine.Memo[runs.MemoDoor] = runs.DoorMCP
+	fake.Add("run-bob", "bob", contract.AgentInput{Agent: "assistant"}).Memo[runs.MemoDoor] = runs.DoorMCP
+	fake.Add("run-other-door", "alice", contract.AgentInput{Agent: "assistant"}).Memo[runs.MemoDoor] = runs.DoorRuns
+	url := serve(t, fake)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	if err := mcp.AddSendingCustomMethod[*taskID, *taskOut](c, "tasks/get"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{webtest.Alice}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	get := func(id string) (*taskOut, error) {
+		return mcp.CallCustomMethod[*taskID, *taskOut](t.Context(), cs, "tasks/get", &taskID{TaskID: id})
+	}
+	if got, err := get("run-mine"); err != nil || got.Status != mcpapi.TaskWorking || got.TaskID != "run-mine" {
+		t.Errorf("tasks/get run-mine = %+v, %v; want working", got, err)
+	}
+	mine.Wait()
+	if got, err := get("run-mine"); err != nil || got.Status != mcpapi.TaskInputRequired {
+		t.Errorf("tasks/get of a waiting run = %+v, %v; want input_required", got, err)
+	}
+	runsfake.Answered("done")(mine)
+	if got, err := get("run-mine"); err != nil || got.Status != mcpapi.TaskCompleted {
+		t.Errorf("tasks/get of a finished run = %+v, %v; want completed", got, err)
+	}
+	for _, id := range []string{"run-bob", "run-other-door", "run-none"} {
+		_, err := get(id)
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || rpc.Message != "Failed to retrieve task: Task not found" {
+			t.Errorf("tasks/get %s: %v, want -32602 Task not found", id, err)
+		}
+	}
+}
+
+// post sends one JSON-RPC message to url as who, in session (if any),
+// and returns the answer's session id and its first data line.
+func post(t *testing.T, url string, who map[string]string, session, body string) (string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	for h, v := range who {
+		req.Header.Set(h, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			return resp.Header.Get("Mcp-Session-Id"), data
+		}
+	}
+	b, _ := io.ReadAll(resp.Body)
+	t.Fatalf("no data in the answer (%d): %s", resp.StatusCode, b)
+	return "", ""
+}
+
+// TestSessionOfAnother: a session answers only the principal that
+// opened it; its initialize result declares Tasks and its tools say they
+// may run as tasks.
+func TestSessionOfAnother(t *testing.T) {
+	url := serve(t, runsfake.New())
+	session, init := post(t, url, webtest.Alice, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	var ir struct {
+		Result struct {
+			Capabilities struct {
+				Tasks struct {
+					Requests struct {
+						Tools struct {
+							Call *struct{} `json:"call"`
+						} `json:"tools"`
+					} `json:"requests"`
+					List *struct{} `json:"list"`
+				} `json:"tasks"`
+			} `json:"capabilities"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(init), &ir); err != nil || ir.Result.Capabilities.Tasks.Requests.Tools.Call == nil || ir.Result.Capabilities.Tasks.List == nil {
+		t.Fatalf("initialize = %s (%v), want capabilities.tasks", init, err)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if _, got := post(t, url, webtest.Alice, session, list); !strings.Contains(got, `"execution":{"taskSupport":"optional"}`) {
+		t.Errorf("alice's tools/list = %s, want tools with taskSupport", got)
+	}
+	_, got := post(t, url, webtest.Bob, session, list)
+	var resp struct {
+		Error *jsonrpc.Error `json:"error"`
+	}
+	if json.Unmarshal([]byte(got), &resp) != nil || resp.Error == nil || resp.Error.Code != jsonrpc.CodeInvalidRequest {
+		t.Errorf("bob's tools/list in alice's session = %s, want -32600", got)
+	}
+}
+
+// TestNoStandaloneStream: GET answers 405, as the transport allows.
+func TestNoStandaloneStream(t *testing.T) {
+	url := serve(t, runsfake.New())
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", webtest.Alice["Authorization"])
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET = %d, want 405", resp.StatusCode)
+	}
+}

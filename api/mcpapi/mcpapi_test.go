@@ -262,3 +262,46 @@ func TestNoStandaloneStream(t *testing.T) {
 		t.Errorf("GET = %d, want 405", resp.StatusCode)
 	}
 }
+
+// TestApprovalByElicitation: a plain call whose run waits for approval
+// asks the client, which can elicit, and its answer reaches the run as
+// its input; declining denies.
+func TestApprovalByElicitation(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answer  *mcp.ElicitResult
+		approve bool
+	}{
+		{"accept approve", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, true},
+		{"decline", &mcp.ElicitResult{Action: "decline"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := runsfake.New()
+			fake.OnStart = func(r *runsfake.Run) {
+				r.Emit(longhaul.EventApprovalRequired, longhaul.ApprovalRequiredData{ToolCallID: "o1", Name: "place_order", Arguments: `{"item":"book"}`})
+				r.Wait()
+			}
+			fake.OnInput = func(r *runsfake.Run, in contract.InputRequest) {
+				decision := contract.DecisionDenied
+				if in.Approve != nil && *in.Approve {
+					decision = contract.DecisionApproved
+				}
+				r.Emit(longhaul.EventApproval, longhaul.ApprovalData{ToolCallID: "o1", Name: "place_order", Decision: decision})
+				runsfake.Answered("Done: " + decision)(r)
+			}
+			asked := make(chan string, 1)
+			cs := connect(t, serve(t, fake), webtest.Alice, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked <- req.Params.Message
+				return tc.answer, nil
+			}})
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "assistant", Arguments: map[string]any{"question": "order"}})
+			if msg := <-asked; !strings.Contains(msg, "place_order") || !strings.Contains(msg, `{"item":"book"}`) {
+				t.Errorf("elicitation = %q, want the tool call", msg)
+			}
+			want := "Done: " + map[bool]string{true: contract.DecisionApproved, false: contract.DecisionDenied}[tc.approve]
+			if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != want {
+				t.Fatalf("call = %+v, %v; want %s", res, err, want)
+			}
+		})
+	}
+}

@@ -48,18 +48,34 @@ func (s *session) start(ctx context.Context, agent string, raw json.RawMessage) 
 // callTool answers a plain tools/call: it starts the run and answers with
 // its answer when it ends.
 func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	release, err := s.stream()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	id, err := s.start(ctx, req.Params.Name, req.Params.Arguments)
 	if err != nil {
 		return nil, err
 	}
-	return s.await(ctx, req.Session, id, req.Params.GetProgressToken())
+	return s.await(ctx, req.Session, id, req.Params.GetProgressToken(), nil)
+}
+
+// stream takes one of the principal's open streams (LONGHAUL_MAX_STREAMS)
+// for a call that answers when its run ends, as GET /v1/runs/{id}/events
+// does.
+func (s *session) stream() (func(), error) {
+	release, err := runweb.Stream(s.h.Gate, s.p.Name)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return release, nil
 }
 
 // await follows run id to its end and answers with its tool result. With a
 // progress token, each tool call, step and model answer of the run is a
 // progress notification; a wait for approval is an elicitation when the
-// client can elicit.
-func (s *session) await(ctx context.Context, ss *mcp.ServerSession, id string, token any) (*mcp.CallToolResult, error) {
+// client can elicit, with meta (a task's related-task key) in its _meta.
+func (s *session) await(ctx context.Context, ss *mcp.ServerSession, id string, token any, meta mcp.Meta) (*mcp.CallToolResult, error) {
 	f := s.h.Runs.Service.Follow(id)
 	defer f.Release()
 	pending := map[string]longhaul.ApprovalRequiredData{}
@@ -85,7 +101,7 @@ func (s *session) await(ctx context.Context, ss *mcp.ServerSession, id string, t
 		for call, a := range pending {
 			if !asked[call] && canElicit(ss) {
 				asked[call] = true
-				s.elicit(ctx, ss, id, a)
+				s.elicit(ctx, ss, id, a, meta)
 			}
 		}
 	}
@@ -147,8 +163,9 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{"approve":{
 // hands its answer to the run as POST /v1/runs/{id}/input would. Accepting
 // with approve true approves, with false or declining denies; a client
 // that cancels leaves the run waiting.
-func (s *session) elicit(ctx context.Context, ss *mcp.ServerSession, id string, a longhaul.ApprovalRequiredData) {
+func (s *session) elicit(ctx context.Context, ss *mcp.ServerSession, id string, a longhaul.ApprovalRequiredData, meta mcp.Meta) {
 	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+		Meta:            meta,
 		Message:         fmt.Sprintf("Run %s asks to call the tool %s with %s. Approve?", id, a.Name, a.Arguments),
 		RequestedSchema: approvalSchema,
 	})

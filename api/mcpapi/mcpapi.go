@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -131,6 +132,8 @@ func taskParams(body []byte) (json.RawMessage, bool) {
 	if len(t) == 0 || string(t) == "null" {
 		return nil, false
 	}
+	// A task that is not an object (TaskMetadata) is still a request for
+	// one: the middleware refuses it.
 	return t, true
 }
 
@@ -181,6 +184,9 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return extend(res, err, addTaskSupport)
 		case "tools/call":
 			if task := extra.Header.Get(headerTask); task != "" {
+				if !strings.HasPrefix(task, "{") {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task: must be an object ({\"ttl\": …})"}
+				}
 				return s.startTask(ctx, req)
 			}
 		}

@@ -305,3 +305,33 @@ func TestApprovalByElicitation(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskAugmentedCall: a tools/call with params.task answers at once
+// with a working task named by the run it started; a task that is not an
+// object is -32602 and starts nothing.
+func TestTaskAugmentedCall(t *testing.T) {
+	fake := runsfake.New()
+	url := serve(t, fake)
+	session, _ := post(t, url, webtest.Alice, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	_, got := post(t, url, webtest.Alice, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"assistant","arguments":{"question":"hi"},"task":"soon"}}`)
+	var bad struct {
+		Error *jsonrpc.Error `json:"error"`
+	}
+	if json.Unmarshal([]byte(got), &bad) != nil || bad.Error == nil || bad.Error.Code != jsonrpc.CodeInvalidParams || fake.Len() != 0 {
+		t.Errorf("task \"soon\" = %s with %d runs, want -32602 and none", got, fake.Len())
+	}
+	_, got = post(t, url, webtest.Alice, session, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"assistant","arguments":{"question":"hi"},"task":{"ttl":60000}}}`)
+	var created struct {
+		Result struct {
+			Task mcpapi.Task `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(got), &created); err != nil {
+		t.Fatal(err)
+	}
+	tk := created.Result.Task
+	r := fake.Run(tk.TaskID)
+	if tk.Status != mcpapi.TaskWorking || r == nil || r.Memo[runs.MemoDoor] != runs.DoorMCP || r.Owner != "alice" {
+		t.Errorf("created %s, want a working task of a run of alice's through mcp", got)
+	}
+}

@@ -184,14 +184,22 @@ func (s *session) taskResult(ctx context.Context, ss *mcp.ServerSession, p *task
 	if _, err := s.task(ctx, p); err != nil {
 		return nil, err
 	}
-	res, err := s.await(ctx, ss, p.TaskID, nil)
+	release, err := s.stream()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	// What a task's messages carry (Tasks, "Associating Task-Related
+	// Messages": its elicitations too).
+	related := mcp.Meta{relatedTask: map[string]any{"taskId": p.TaskID}}
+	res, err := s.await(ctx, ss, p.TaskID, nil, related)
 	if err != nil {
 		return nil, err
 	}
 	if res.Content == nil {
 		res.Content = []mcp.Content{}
 	}
-	res.Meta = mcp.Meta{relatedTask: map[string]any{"taskId": p.TaskID}}
+	res.Meta = related
 	return res, nil
 }
 

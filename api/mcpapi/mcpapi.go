@@ -14,15 +14,18 @@ package mcpapi
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/longhaul-dev/longhaul/api/runweb"
+	"github.com/longhaul-dev/longhaul/api/sse"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/runs"
@@ -44,11 +47,17 @@ type Handler struct {
 	Stopping context.Context
 	// SessionTimeout closes a session idle that long (zero: an hour).
 	SessionTimeout time.Duration
+	// KeepAlive is how long a long call's stream stays quiet before a
+	// keep-alive line (zero: sse.KeepAlive, 15 s).
+	KeepAlive time.Duration
 	// Version is what the server tells clients of itself.
 	Version string
 	Log     *slog.Logger
 
 	sdk http.Handler
+	// requests are the contexts of the HTTP requests of long calls, by
+	// their headerRequest token (bind).
+	requests sync.Map
 }
 
 // Internal headers the bridge sets on the request it hands the SDK, after
@@ -60,6 +69,8 @@ type Handler struct {
 const (
 	headerPrincipal = "Longhaul-Mcp-Principal"
 	headerTask      = "Longhaul-Mcp-Task"
+	// headerRequest names the HTTP request of a long call (bind).
+	headerRequest = "Longhaul-Mcp-Request"
 )
 
 // Init builds the SDK's Streamable HTTP handler; call it once before
@@ -70,6 +81,12 @@ func (h *Handler) Init() *Handler {
 	}
 	if h.Stopping == nil {
 		h.Stopping = context.Background()
+	}
+	if h.KeepAlive <= 0 {
+		h.KeepAlive = sse.KeepAlive
+	}
+	if h.Log == nil {
+		h.Log = slog.Default()
 	}
 	h.sdk = mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
 		SessionTimeout: h.SessionTimeout,
@@ -105,36 +122,71 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 	ctx, cancel := context.WithCancel(h.Stopping)
 	ctx = context.WithValue(ctx, principalKey{}, p)
 	r = r.WithContext(ctx)
-	r.Header.Del(headerTask)
+	for _, name := range []string{headerPrincipal, headerTask, headerRequest} {
+		r.Header.Del(name)
+	}
 	r.Header.Set(headerPrincipal, p.Name)
-	if task, ok := taskParams(c.Body()); ok {
+	method, task := peek(c.Body())
+	if task != nil {
 		r.Header.Set(headerTask, string(task))
 	}
-	serve(c, h.sdk, r, cancel)
+	var keepAlive time.Duration
+	if method == "tasks/result" || method == "tools/call" && task == nil {
+		// A call that answers when its run ends: its handler's context ends
+		// with this request's (bind).
+		keepAlive = h.KeepAlive
+		token := rand.Text()
+		r.Header.Set(headerRequest, token)
+		h.requests.Store(token, ctx)
+		end := cancel
+		cancel = func() {
+			h.requests.Delete(token)
+			end()
+		}
+	}
+	serve(c, h.sdk, r, cancel, keepAlive)
 	return nil
 }
 
-// taskParams is the task params of body when it is one task-augmented
-// tools/call (MCP 2025-11-25, Tasks, "Creating Tasks": params.task).
-// Batches are not read: from 2025-06-18 on the SDK refuses them
-// (streamable.go:1450).
-func taskParams(body []byte) (json.RawMessage, bool) {
+// peek is the method of body when it is one JSON-RPC message, and the
+// task params of a task-augmented tools/call (MCP 2025-11-25, Tasks,
+// "Creating Tasks": params.task). Batches are not read: from 2025-06-18
+// on the SDK refuses them (streamable.go:1450).
+func peek(body []byte) (string, json.RawMessage) {
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
 			Task json.RawMessage `json:"task"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
-		return nil, false
+	if json.Unmarshal(body, &msg) != nil {
+		return "", nil
 	}
 	t := msg.Params.Task
-	if len(t) == 0 || string(t) == "null" {
-		return nil, false
+	if msg.Method != "tools/call" || len(t) == 0 || string(t) == "null" {
+		return msg.Method, nil
 	}
 	// A task that is not an object (TaskMetadata) is still a request for
 	// one: the middleware refuses it.
-	return t, true
+	return msg.Method, t
+}
+
+// bind is ctx, ended too when the HTTP request whose token extra names
+// ends: the SDK keeps a call's handler going after its client has left
+// ("if we have no event store, we should really cancel all remaining
+// requests here", streamable.go:1732-1733), and Longhaul keeps no event
+// store: a run is followed again from its own log. stop releases it.
+func (h *Handler) bind(ctx context.Context, extra *mcp.RequestExtra) (context.Context, func()) {
+	rc, ok := h.requests.Load(extra.Header.Get(headerRequest))
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(rc.(context.Context), cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // serverFor is the MCP server of a new session: the tools of the agents
@@ -182,13 +234,20 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			return extend(res, err, addTaskSupport)
+		case "tasks/result":
+			ctx, stop := s.h.bind(ctx, extra)
+			defer stop()
+			return next(ctx, method, req)
 		case "tools/call":
+			ctx, stop := s.h.bind(ctx, extra)
+			defer stop()
 			if task := extra.Header.Get(headerTask); task != "" {
 				if !strings.HasPrefix(task, "{") {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task: must be an object ({\"ttl\": …})"}
 				}
 				return s.startTask(ctx, req)
 			}
+			return next(ctx, method, req)
 		}
 		return next(ctx, method, req)
 	}

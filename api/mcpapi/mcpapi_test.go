@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul"
@@ -28,10 +29,14 @@ import (
 
 // serve is the MCP handler over fake at /v1/mcp (behind webtest's auth
 // of Alice and Bob), on a port of its own.
-func serve(t *testing.T, fake *runsfake.Service) string {
+func serve(t *testing.T, fake runs.Service, keepAlive ...time.Duration) string {
 	t.Helper()
 	rw, gate := webtest.RunsOver(fake)
-	h := (&mcpapi.Handler{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Stopping: t.Context()}).Init()
+	h := &mcpapi.Handler{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Stopping: t.Context()}
+	if len(keepAlive) > 0 {
+		h.KeepAlive = keepAlive[0]
+	}
+	h.Init()
 	app := webtest.App(t, func(_, v1 fiber.Router) { v1.All("/mcp", h.Serve) })
 	return webtest.Listen(t, app) + "/v1/mcp"
 }
@@ -333,5 +338,65 @@ func TestTaskAugmentedCall(t *testing.T) {
 	r := fake.Run(tk.TaskID)
 	if tk.Status != mcpapi.TaskWorking || r == nil || r.Memo[runs.MemoDoor] != runs.DoorMCP || r.Owner != "alice" {
 		t.Errorf("created %s, want a working task of a run of alice's through mcp", got)
+	}
+}
+
+// releasing is runsfake whose followers say when they are released: when
+// the call that followed the run has ended.
+type releasing struct {
+	*runsfake.Service
+	released chan string
+}
+
+func (s releasing) Follow(id string) runs.Follower {
+	return &releasingFollower{Follower: s.Service.Follow(id), id: id, released: s.released}
+}
+
+type releasingFollower struct {
+	runs.Follower
+	id       string
+	released chan string
+}
+
+func (f *releasingFollower) Release() {
+	f.Follower.Release()
+	f.released <- f.id
+}
+
+// TestQuietCallKeepsAlive: a plain call whose run says nothing gets its
+// stream's headers and keep-alive lines; when its client leaves, the call
+// ends (its follower is released) while the run goes on.
+func TestQuietCallKeepsAlive(t *testing.T) {
+	fake := releasing{Service: runsfake.New(), released: make(chan string, 1)}
+	started := make(chan *runsfake.Run, 1)
+	fake.OnStart = func(r *runsfake.Run) { started <- r }
+	url := serve(t, fake, 20*time.Millisecond)
+	session, _ := post(t, url, webtest.Alice, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	ctx, leave := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"assistant","arguments":{"question":"hi"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Authorization", webtest.Alice["Authorization"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := <-started
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("quiet call answered %d %q, want an event stream", resp.StatusCode, ct)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != ": keep-alive\n" {
+		t.Fatalf("first line %q (%v), want a keep-alive comment", line, err)
+	}
+	leave()
+	resp.Body.Close()
+	if id := <-fake.released; id != r.ID {
+		t.Errorf("released the follower of %s, want %s's", id, r.ID)
+	}
+	if st, _ := fake.State(t.Context(), r.ID); st.Status != contract.StatusRunning {
+		t.Errorf("run status %q after the client left, want running", st.Status)
 	}
 }

@@ -286,7 +286,7 @@ func extend(res mcp.Result, err error, add func(map[string]any)) (mcp.Result, er
 // addTaskCapability declares Tasks in an initialize result: tasks/list,
 // tasks/cancel and task-augmented tools/call (MCP 2025-11-25 schema,
 // ServerCapabilities.tasks; the TS client reads
-// capabilities.tasks.requests.tools.call, client/index.js:511-515).
+// capabilities.tasks.requests.tools.call, dist/esm/client/index.js:511-515).
 func addTaskCapability(m map[string]any) {
 	caps, _ := m["capabilities"].(map[string]any)
 	if caps == nil {
@@ -301,7 +301,7 @@ func addTaskCapability(m map[string]any) {
 
 // addTaskSupport marks every tool of a tools/list result as one that may
 // run as a task (Tool.execution.taskSupport "optional"; the TS client
-// caches it, client/index.js:536-546).
+// caches it, dist/esm/client/index.js:536-546).
 func addTaskSupport(m map[string]any) {
 	tools, _ := m["tools"].([]any)
 	for _, t := range tools {

@@ -26,7 +26,7 @@ import (
 const pollInterval = 1000
 
 // relatedTask is the _meta key naming a message's task (schema
-// RELATED_TASK_META_KEY; the TS SDK's types.js:5).
+// RELATED_TASK_META_KEY; the TS SDK's dist/esm/types.js:5).
 const relatedTask = "io.modelcontextprotocol/related-task"
 
 // Task is a task as MCP's schema says it (Task: taskId, status, ttl,

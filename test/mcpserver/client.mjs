@@ -49,7 +49,7 @@ const scenarios = {
     await client.close();
   },
   // start <agent> <question>: a task-augmented call; prints the task and
-  // leaves without waiting (callToolStream, experimental/tasks/client.js:57).
+  // leaves without waiting (callToolStream, dist/esm/experimental/tasks/client.js:59).
   async start(agent, question) {
     const client = await connect();
     const stream = client.experimental.tasks.callToolStream({ name: agent, arguments: { question } }, undefined, { task: {} });
@@ -97,7 +97,7 @@ const scenarios = {
   // approve <agent> <question>: a task whose run waits for approval, with
   // a client that elicits: callToolStream polls until input_required,
   // then calls tasks/result, on whose stream the elicitation comes
-  // (shared/protocol.js:614-618).
+  // (dist/esm/shared/protocol.js:614-618).
   async approve(agent, question) {
     const client = await connect({ elicit: true });
     const stream = client.experimental.tasks.callToolStream({ name: agent, arguments: { question } }, undefined, { task: {}, timeout: 120000 });

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -197,4 +198,42 @@ func waitStatus(t *testing.T, env *testenv.Env, key, id string) wire.Run {
 	defer cancel()
 	_ = env.Client.GetWorkflow(ctx, id, "").Get(ctx, nil)
 	return run(t, env, key, id)
+}
+
+// waitEvent follows run id's events through /v1 until one of type typ.
+func waitEvent(t *testing.T, env *testenv.Env, key, id, typ string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, env.URL+"/v1/runs/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if sc.Text() == "event: "+typ {
+			return
+		}
+	}
+	t.Fatalf("run %s's events ended without %s (%v)", id, typ, sc.Err())
+}
+
+// approve approves what run id waits for through POST /v1/runs/{id}/input.
+func approve(t *testing.T, env *testenv.Env, key, id string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, env.URL+"/v1/runs/"+id+"/input", strings.NewReader(`{"approve":true}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/runs/%s/input: %d", id, resp.StatusCode)
+	}
 }

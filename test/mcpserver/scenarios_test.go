@@ -140,4 +140,25 @@ func TestMCPServer(t *testing.T) {
 			t.Errorf("result = %+v with %d orders, want Ordered. and one order", res, sh.count())
 		}
 	})
+
+	t.Run("input_required without elicitation", func(t *testing.T) {
+		before := sh.count()
+		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "o2", Name: "place_order", Arguments: `{"item":"pen"}`}))
+		env.Model.Enqueue(llmtest.Text("Ordered the pen."))
+		var tk task
+		node(t, env, aliceKey, "start", "clerk", "Order a pen.").next(t, "task", &tk)
+		waitEvent(t, env, aliceKey, tk.TaskID, "approval_required")
+		var got task
+		node(t, env, aliceKey, "get", tk.TaskID).next(t, "got", &got)
+		if got.Status != "input_required" || !strings.Contains(got.StatusMessage, "place_order") {
+			t.Errorf("tasks/get of a run waiting for approval = %+v, want input_required naming place_order", got)
+		}
+		approve(t, env, aliceKey, tk.TaskID)
+		c := node(t, env, aliceKey, "collect", tk.TaskID)
+		var res toolResult
+		c.next(t, "result", &res)
+		if res.IsError || res.text() != "Ordered the pen." || sh.count() != before+1 {
+			t.Errorf("result = %+v with %d new orders, want the answer and one order", res, sh.count()-before)
+		}
+	})
 }

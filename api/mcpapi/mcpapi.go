@@ -13,11 +13,14 @@
 package mcpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -114,7 +117,7 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderAllow, "POST, DELETE")
 		return web.New(web.KindMethodNotAllowed, "GET "+Path+": this server offers no standalone event stream; POST requests")
 	}
-	r, err := adaptor.ConvertRequest(c, true)
+	r, err := detached(c)
 	if err != nil {
 		return web.BadRequest("cannot read the request: " + err.Error())
 	}
@@ -146,6 +149,34 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 	}
 	serve(c, h.sdk, r, cancel, keepAlive)
 	return nil
+}
+
+// detached is c's request as net/http's, in memory of its own. fasthttp's
+// adaptor converts without copying ("The http.Request must not be used
+// after the fasthttp handler has returned! Memory in use by the
+// http.Request will be reused", fasthttpadaptor/request.go:14-16), and
+// the SDK reads the request on a goroutine of its own, keeps its session
+// id and protocol version for the stream, and may still be unwinding when
+// a stream's client has gone and the buffers are reused.
+func detached(c *fiber.Ctx) (*http.Request, error) {
+	r, err := adaptor.ConvertRequest(c, true)
+	if err != nil {
+		return nil, err
+	}
+	r.Method, r.Proto, r.Host = strings.Clone(r.Method), strings.Clone(r.Proto), strings.Clone(r.Host)
+	r.RequestURI = strings.Clone(r.RequestURI)
+	if r.URL, err = url.ParseRequestURI(r.RequestURI); err != nil {
+		return nil, err
+	}
+	header := make(http.Header, len(r.Header))
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			header.Add(strings.Clone(k), strings.Clone(v))
+		}
+	}
+	r.Header = header
+	r.Body = io.NopCloser(bytes.NewReader(bytes.Clone(c.Body())))
+	return r, nil
 }
 
 // peek is the method of body when it is one JSON-RPC message, and the

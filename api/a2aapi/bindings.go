@@ -143,7 +143,8 @@ func (h *Handlers) REST(c *fiber.Ctx) error {
 	if err != nil {
 		return restFail(c, AsA2A(err, OpOther))
 	}
-	path, _ := url.PathUnescape(c.Params("*"))
+	// A copy: see callerOf.
+	path, _ := url.PathUnescape(strings.Clone(c.Params("*")))
 	method, params, stream, op := route(c.Method(), path, c)
 	switch {
 	case method == "" && stream == "":

@@ -39,11 +39,18 @@ func (h *Handlers) list(ctx context.Context, c caller, req ListTasksRequest) (Li
 		size = int(*req.PageSize)
 	}
 	f := runs.Filter{Owner: c.p.Name, Agent: c.agent}
-	if req.Status != "" && req.Status != "TASK_STATE_UNSPECIFIED" {
+	switch req.Status {
+	case "", "TASK_STATE_UNSPECIFIED", "UNRECOGNIZED":
+		// Any state. The SDK's ListTasksRequest.toJSON writes a status
+		// the caller left unset as "UNRECOGNIZED" (ts-proto's
+		// taskStateToJSON of undefined), so that is no filter either.
+	case StateSubmitted, StateRejected, StateAuthRequired:
+		// No run is ever in those states.
+		return out, nil
+	default:
 		st, ok := statusOfState[req.Status]
 		if !ok {
-			// No run is ever in that state.
-			return out, nil
+			return out, errInvalidParams.with("status: not a TaskState")
 		}
 		f.Status = st
 	}

@@ -3,6 +3,7 @@ package a2aapi
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/api/web"
@@ -147,14 +148,17 @@ func (h *Handlers) extendedCard(_ context.Context, c caller, _ struct{}) (any, e
 // callerOf is the caller of an A2A route: its principal (s.auth put it
 // there) and the agent of the path, which it must be allowed to see.
 func (h *Handlers) callerOf(c *fiber.Ctx) (caller, error) {
+	// Fiber's strings are the request buffer's, which the next request
+	// reuses; a stream outlives its handler, so they are copied.
 	p := web.Principal(c)
-	agent := c.Params("agent")
+	p.Name = strings.Clone(p.Name)
+	agent := strings.Clone(c.Params("agent"))
 	if _, ok := h.Catalog.AgentFor(agent, p.User); !ok {
 		e := errInvalidParams.with("no agent " + agent)
 		e.Status = fiber.StatusNotFound
 		return caller{}, e
 	}
-	return caller{p: p, agent: agent, base: c.BaseURL()}, nil
+	return caller{p: p, agent: agent, base: strings.Clone(c.BaseURL())}, nil
 }
 
 // checkVersion refuses a request for another A2A version than 1.0 (spec

@@ -32,15 +32,18 @@ func (h *Handlers) streamSend(c *fiber.Ctx, cl caller, req SendMessageRequest, f
 		release()
 		return err
 	}
-	t, last, err := h.task(c.UserContext(), cl, s.id, nil)
-	if err != nil {
+	var t Task
+	if req.Message.TaskID == "" {
+		// A new task: submitted, and every event of its run follows.
+		t = Task{ID: s.id, ContextID: s.contextID, Status: TaskStatus{State: StateSubmitted, Timestamp: now()},
+			History: []Message{*userMessage(s.id, s.contextID, []longhaul.Message{{Role: longhaul.RoleUser, Content: s.text}})}}
+	} else if t, _, err = h.task(c.UserContext(), cl, s.id, nil); err != nil {
+		// An answered task as it stands; its events after the answer
+		// follow.
 		release()
 		return err
 	}
 	withHook(&t, s.hook)
-	if s.from == (runs.Cursor{}) {
-		s.from = runs.After(last)
-	}
 	h.stream(c, cl, t, s.from, fr, release)
 	return nil
 }
@@ -118,6 +121,12 @@ func (h *Handlers) stream(c *fiber.Ctx, cl caller, first Task, pos runs.Cursor, 
 	}, release)
 }
 
+// now is the time of a status, in UTC.
+func now() *time.Time {
+	t := time.Now().UTC()
+	return &t
+}
+
 // final writes the last status update of a run whose log ended with done.
 func (h *Handlers) final(ctx context.Context, sw *sse.Writer, cl caller, conv Converter, done longhaul.DoneData, fr framer) {
 	st, _, err := h.read(ctx, cl, conv.TaskID)
@@ -130,6 +139,6 @@ func (h *Handlers) final(ctx context.Context, sw *sse.Writer, cl caller, conv Co
 		// The state query answered before the run recorded its end.
 		st.Status = done.Status
 	}
-	_ = fr.frame(sw, conv.Final(st, time.Now().UTC()))
+	_ = fr.frame(sw, conv.Final(st, *now()))
 	_ = sw.Flush()
 }

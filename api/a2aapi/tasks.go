@@ -55,7 +55,9 @@ type caller struct {
 // to follow begin.
 type started struct {
 	id, contextID string
-	from          runs.Cursor
+	// text is the message of a new task.
+	text string
+	from runs.Cursor
 	hook          *wire.RunWebhook
 }
 
@@ -101,7 +103,7 @@ func (h *Handlers) send(ctx context.Context, c caller, req *SendMessageRequest, 
 	if err := runweb.StartWithWebhook(ctx, h.Gate, h.Webhooks, hook, r); err != nil {
 		return started{}, err
 	}
-	return started{id: r.ID, contextID: contextID, hook: hook}, nil
+	return started{id: r.ID, contextID: contextID, text: text, hook: hook}, nil
 }
 
 // pushConfig makes the push notification config of a message that starts

@@ -58,7 +58,7 @@ type started struct {
 	// text is the message of a new task.
 	text string
 	from runs.Cursor
-	hook          *wire.RunWebhook
+	hook *wire.RunWebhook
 }
 
 // send starts a task for message m, or answers the task it names (spec

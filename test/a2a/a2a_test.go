@@ -262,7 +262,9 @@ func (s *stack) resubscribeApprove(t *testing.T) {
 			}
 		}
 	}, &streamed)
-	if first.ID == "" || !slices.ContainsFunc(streamed.Events, func(e event) bool { return e.State == "TASK_STATE_INPUT_REQUIRED" && strings.Contains(e.Text, "place_order") }) {
+	if first.ID == "" || !slices.ContainsFunc(streamed.Events, func(e event) bool {
+		return e.State == "TASK_STATE_INPUT_REQUIRED" && strings.Contains(e.Text, "place_order")
+	}) {
 		t.Fatalf("stream %+v: want INPUT_REQUIRED asking to approve place_order", streamed.Events)
 	}
 	if slices.ContainsFunc(streamed.Events, func(e event) bool { return e.State == "TASK_STATE_COMPLETED" }) || s.orders.Load() != 0 {

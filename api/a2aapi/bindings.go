@@ -1,6 +1,7 @@
 package a2aapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"strconv"
@@ -47,6 +48,9 @@ func (f rpcFramer) fail(sw *sse.Writer, e *Error) error {
 // JSON-RPC error objects (with A2A's ErrorInfo, §9.5) in a 200 answer.
 func (h *Handlers) JSONRPC(c *fiber.Ctx) error {
 	var req rpcRequest
+	if body := bytes.TrimSpace(c.Body()); len(body) > 0 && body[0] == '[' {
+		return rpcFail(c, nil, errInvalidRequest.with("JSON-RPC batches are not supported: send one request at a time"))
+	}
 	if err := json.Unmarshal(c.Body(), &req); err != nil {
 		return rpcFail(c, nil, errParse.with("not JSON: "+err.Error()))
 	}

@@ -98,6 +98,7 @@ func TestJSONRPCErrors(t *testing.T) {
 	}{
 		{"no version is 0.3", webtest.Alice, get, -32009, "VERSION_NOT_SUPPORTED"},
 		{"not JSON", v1(), `{`, -32700, ""},
+		{"a batch", v1(), ` [` + get + `]`, -32600, ""},
 		{"not JSON-RPC", v1(), `{"id":1,"method":"GetTask"}`, -32600, ""},
 		{"no such method", v1(), `{"jsonrpc":"2.0","id":1,"method":"tasks/get"}`, -32601, ""},
 		{"bad params", v1(), `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":7}}`, -32602, "INVALID_PARAMS"},

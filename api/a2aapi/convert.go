@@ -49,12 +49,6 @@ func terminal(state string) bool {
 	return false
 }
 
-// interrupted reports whether a blocking send returns at state (spec
-// §3.2.2: a terminal or an interrupted state).
-func interrupted(state string) bool {
-	return terminal(state) || state == StateInputRequired || state == StateAuthRequired
-}
-
 // textPart is a text Part.
 func textPart(s string) Part { return Part{Text: &s} }
 

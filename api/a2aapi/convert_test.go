@@ -23,8 +23,8 @@ func TestStateOf(t *testing.T) {
 			t.Errorf("StateOf(%q) = %s, want %s", status, got, want)
 		}
 	}
-	if !interrupted(StateInputRequired) || !interrupted(StateCompleted) || interrupted(StateWorking) || terminal(StateInputRequired) {
-		t.Error("interrupted states: INPUT_REQUIRED and the terminal ones, not WORKING; INPUT_REQUIRED is not terminal")
+	if !terminal(StateCanceled) || !terminal(StateCompleted) || terminal(StateWorking) || terminal(StateInputRequired) {
+		t.Error("terminal states: COMPLETED, FAILED, CANCELED, REJECTED; not WORKING or INPUT_REQUIRED")
 	}
 }
 

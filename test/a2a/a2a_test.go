@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -73,8 +74,9 @@ func start(t *testing.T) *stack {
 }
 
 // node runs client.mjs's scenario against base; each line it prints goes
-// to line (if any), and the last is decoded into out.
-func node(t *testing.T, base, scenario string, args map[string]any, line func(string), out any) {
+// to line (if any), with the script's stdin to answer on, and the last is
+// decoded into out.
+func node(t *testing.T, base, scenario string, args map[string]any, line func(text string, stdin io.Writer), out any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -88,6 +90,10 @@ func node(t *testing.T, base, scenario string, args map[string]any, line func(st
 	if err != nil {
 		t.Fatal(err)
 	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,9 +104,10 @@ func node(t *testing.T, base, scenario string, args map[string]any, line func(st
 	for sc.Scan() {
 		last = sc.Text()
 		if line != nil {
-			line(last)
+			line(last, stdin)
 		}
 	}
+	_ = stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("node client.mjs %s: %v\nlast line: %s\nstderr:\n%s", scenario, err, last, stderr.String())
 	}
@@ -251,7 +258,7 @@ func (s *stack) resubscribeApprove(t *testing.T) {
 		Events []event
 		Ended  string
 	}
-	node(t, second.URL, "stream", map[string]any{"agent": "clerk", "text": "Order a book", "binding": "JSONRPC"}, func(line string) {
+	node(t, second.URL, "stream", map[string]any{"agent": "clerk", "text": "Order a book", "binding": "JSONRPC"}, func(line string, _ io.Writer) {
 		var l struct{ Event *event }
 		if json.Unmarshal([]byte(line), &l) == nil && l.Event != nil {
 			if l.Event.Kind == "task" {
@@ -288,29 +295,50 @@ func (s *stack) resubscribeApprove(t *testing.T) {
 	}
 }
 
-// cancel: a blocking send that stops at INPUT_REQUIRED is cancelled
-// (CANCELED); cancelling it again is TaskNotCancelable, subscribing to it
-// UnsupportedOperation.
+// cancel: a task whose run is mid model call (WORKING), and one that
+// waits for approval (INPUT_REQUIRED), are cancelled (CANCELED), each
+// once the test saw its run reach the model; cancelling either again is
+// TaskNotCancelable, subscribing to it UnsupportedOperation.
 func (s *stack) cancel(t *testing.T) {
-	s.env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "call-2", Name: "place_order", Arguments: `{"item":"pen"}`}))
-	before := s.orders.Load()
-	var got struct {
-		Sent, Cancelled  task
-		Again, Subscribe *failure
-	}
-	node(t, s.env.URL, "cancel", map[string]any{"agent": "clerk", "text": "Order a pen", "binding": "JSONRPC"}, nil, &got)
-	s.idle(t)
-	if got.Sent.State != "TASK_STATE_INPUT_REQUIRED" || got.Cancelled.State != "TASK_STATE_CANCELED" || got.Cancelled.ID != got.Sent.ID {
-		t.Errorf("sent %+v, cancelled %+v: want INPUT_REQUIRED, then CANCELED", got.Sent, got.Cancelled)
-	}
-	if got.Again == nil || got.Again.Name != "TaskNotCancelableError" {
-		t.Errorf("second cancel: %+v, want TaskNotCancelableError", got.Again)
-	}
-	if got.Subscribe == nil || got.Subscribe.Name != "UnsupportedOperationError" {
-		t.Errorf("subscribe to a cancelled task: %+v, want UnsupportedOperationError", got.Subscribe)
-	}
-	if n := s.orders.Load(); n != before {
-		t.Errorf("%d orders after cancel, want %d: none more", n, before)
+	for _, tc := range []struct {
+		name, agent, want string
+		reply             llmtest.Reply
+	}{
+		{"working", "assistant", "TASK_STATE_WORKING", llmtest.Hang()},
+		{"waiting", "clerk", "TASK_STATE_INPUT_REQUIRED", llmtest.ToolCalls(llmtest.ToolCall{ID: "call-2", Name: "place_order", Arguments: `{"item":"pen"}`})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, asked := s.orders.Load(), len(s.env.Model.Requests())
+			s.env.Model.Enqueue(tc.reply)
+			var got struct {
+				Sent, Cancelled  task
+				Again, Subscribe *failure
+			}
+			args := map[string]any{"agent": tc.agent, "text": "Order a pen", "binding": "JSONRPC", "returnImmediately": tc.name == "working"}
+			node(t, s.env.URL, "cancel", args, func(line string, stdin io.Writer) {
+				if strings.Contains(line, `"started"`) {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					if err := s.env.Model.WaitRequests(ctx, asked+1); err != nil {
+						t.Error(err)
+					}
+					_, _ = io.WriteString(stdin, "go\n")
+				}
+			}, &got)
+			s.idle(t)
+			if got.Sent.State != tc.want || got.Cancelled.State != "TASK_STATE_CANCELED" || got.Cancelled.ID != got.Sent.ID {
+				t.Errorf("sent %+v, cancelled %+v: want %s, then CANCELED", got.Sent, got.Cancelled, tc.want)
+			}
+			if got.Again == nil || got.Again.Name != "TaskNotCancelableError" {
+				t.Errorf("second cancel: %+v, want TaskNotCancelableError", got.Again)
+			}
+			if got.Subscribe == nil || got.Subscribe.Name != "UnsupportedOperationError" {
+				t.Errorf("subscribe to a cancelled task: %+v, want UnsupportedOperationError", got.Subscribe)
+			}
+			if n := s.orders.Load(); n != before {
+				t.Errorf("%d orders after cancel, want %d: none more", n, before)
+			}
+		})
 	}
 }
 

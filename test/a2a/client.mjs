@@ -145,11 +145,16 @@ const scenarios = {
     print({ events, answered: task(answered) });
   },
 
-  // cancel: a blocking send that stops at INPUT_REQUIRED, its cancel, and
-  // a second cancel of the cancelled task.
+  // cancel: a send (blocking, or returning at once), a line that says it
+  // started, then, once a line comes on stdin (the test saw the run reach
+  // the model), its cancel; then a second cancel of the cancelled task and
+  // a subscription to it.
   async cancel() {
     const c = await client(args.agent, args.binding);
-    const t = await c.sendMessage({ message: message(args.text) });
+    const t = await c.sendMessage({ message: message(args.text), configuration: { returnImmediately: !!args.returnImmediately } });
+    print({ started: task(t) });
+    await new Promise((resolve) => process.stdin.once("data", resolve));
+    process.stdin.pause();
     const cancelled = await c.cancelTask({ id: t.id });
     print({
       sent: task(t), cancelled: task(cancelled),

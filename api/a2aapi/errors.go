@@ -108,7 +108,7 @@ type rpcError struct {
 	Data    []errorInfo `json:"data,omitempty"`
 }
 
-// RPC is e as a JSON-RPC error object.
+// rpc is e as a JSON-RPC error object.
 func (e *Error) rpc() rpcError { return rpcError{Code: e.Code, Message: e.Message, Data: e.details()} }
 
 // restError is AIP-193's error body (§11.6), as the SDK's

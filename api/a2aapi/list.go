@@ -132,7 +132,7 @@ func (h *Handlers) pushConfigs(ctx context.Context, c caller, id string) ([]Task
 	return out, nil
 }
 
-// pushConfig is caller's task id's push config cid.
+// pushConfigByID is caller's task id's push config cid.
 func (h *Handlers) pushConfigByID(ctx context.Context, c caller, id, cid string) (TaskPushNotificationConfig, error) {
 	all, err := h.pushConfigs(ctx, c, id)
 	if err != nil {

@@ -104,6 +104,7 @@ func TestJSONRPCErrors(t *testing.T) {
 		{"bad params", v1(), `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":7}}`, -32602, "INVALID_PARAMS"},
 		{"another's task", map[string]string{"A2A-Version": "1.0", "Authorization": webtest.Bob["Authorization"]}, get, -32001, "TASK_NOT_FOUND"},
 		{"no such task", v1(), `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"run-2"}}`, -32001, "TASK_NOT_FOUND"},
+		{"a time filter", v1(), `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"statusTimestampAfter":"2026-01-01T00:00:00Z"}}`, -32602, "INVALID_PARAMS"},
 		{"cancel a finished task", v1(), `{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":"run-1"}}`, -32002, "TASK_NOT_CANCELABLE"},
 		{"subscribe to a finished task", v1(), `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"run-1"}}`, -32004, "UNSUPPORTED_OPERATION"},
 		{"message to a finished task", v1(), `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","taskId":"run-1","parts":[{"text":"more"}]}}}`, -32004, "UNSUPPORTED_OPERATION"},

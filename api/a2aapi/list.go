@@ -38,6 +38,11 @@ func (h *Handlers) list(ctx context.Context, c caller, req ListTasksRequest) (Li
 		}
 		size = int(*req.PageSize)
 	}
+	if req.StatusTimestampAfter != "" {
+		// Temporal's visibility, which lists runs, keeps no time of a
+		// run's last status change to filter by.
+		return out, errInvalidParams.with("statusTimestampAfter: not supported; filter by contextId or status")
+	}
 	f := runs.Filter{Owner: c.p.Name, Agent: c.agent}
 	switch req.Status {
 	case "", "TASK_STATE_UNSPECIFIED", "UNRECOGNIZED":

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/internal/budget"
@@ -10,8 +11,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/semconv/v1.40.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
+	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -80,10 +83,13 @@ func observeWindow(ctx context.Context, d longhaul.ContextData, compact int, err
 }
 
 // modelSpan starts the span of one model call attempt (GenAI semantic
-// conventions) and returns what ends it, recording the call's metrics too.
+// conventions) and returns what ends it, recording the call's metrics too:
+// Longhaul's own and the GenAI client metrics (genAIMetrics).
 func modelSpan(ctx context.Context, kind, model string) (context.Context, func(responseModel string, usage longhaul.Usage, err error)) {
 	ctx, span := tracing.Tracer().Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		semconv.GenAIOperationNameChat, semconv.GenAIRequestModel(model), attribute.String("longhaul.model_call.kind", kind)))
+		semconv.GenAIOperationNameChat, semconv.GenAIProviderNameOpenAI, semconv.GenAIRequestModel(model),
+		attribute.String("longhaul.model_call.kind", kind)))
+	began := time.Now()
 	return ctx, func(responseModel string, usage longhaul.Usage, err error) {
 		if responseModel != "" {
 			span.SetAttributes(semconv.GenAIResponseModel(responseModel))
@@ -91,7 +97,39 @@ func modelSpan(ctx context.Context, kind, model string) (context.Context, func(r
 		span.SetAttributes(semconv.GenAIUsageInputTokens(usage.PromptTokens), semconv.GenAIUsageOutputTokens(usage.CompletionTokens))
 		endSpan(span, err)
 		countModel(ctx, kind, model, usage, err)
+		genAIMetrics(ctx, time.Since(began), model, responseModel, usage, err)
 	}
+}
+
+// genAIMetrics records one model call attempt in the GenAI client metrics
+// of OpenTelemetry's semantic conventions (gen_ai.client.operation.duration
+// and gen_ai.client.token.usage, histograms Temporal's metrics handler has
+// no kind for: they are recorded on its meter directly, which an activity
+// may, as it never replays). The provider is "openai": the dialect every
+// endpoint is spoken to in, whatever serves it.
+func genAIMetrics(ctx context.Context, took time.Duration, model, responseModel string, usage longhaul.Usage, err error) {
+	h := temporalotel.ExtractMetricsHandler(activity.GetMetricsHandler(ctx))
+	if h == nil {
+		return
+	}
+	attrs := []attribute.KeyValue{semconv.GenAIRequestModel(model)}
+	if responseModel != "" {
+		attrs = append(attrs, semconv.GenAIResponseModel(responseModel))
+	}
+	duration, derr := genaiconv.NewClientOperationDuration(h.GetMeter())
+	if derr == nil {
+		with := attrs
+		if err != nil {
+			with = append(with[:len(with):len(with)], semconv.ErrorTypeKey.String(outcome(ctx, err)))
+		}
+		duration.Record(ctx, took.Seconds(), genaiconv.OperationNameChat, genaiconv.ProviderNameOpenAI, with...)
+	}
+	tokens, terr := genaiconv.NewClientTokenUsage(h.GetMeter())
+	if terr != nil || err != nil {
+		return
+	}
+	tokens.Record(ctx, int64(usage.PromptTokens), genaiconv.OperationNameChat, genaiconv.ProviderNameOpenAI, genaiconv.TokenTypeInput, attrs...)
+	tokens.Record(ctx, int64(usage.CompletionTokens), genaiconv.OperationNameChat, genaiconv.ProviderNameOpenAI, genaiconv.TokenTypeOutput, attrs...)
 }
 
 // toolSpan starts the span of one tool call attempt and returns what ends

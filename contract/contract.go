@@ -204,6 +204,10 @@ func messagePart(s string) string {
 	return chatHash(s)
 }
 
+// Invocation is the agent a run of in invokes and the chat it answers in
+// (none: not a chat's run), as its trace names them.
+func (in AgentInput) Invocation() (agent, chat string) { return in.Agent, in.ChatID }
+
 // AgentInput starts an AgentWorkflow.
 type AgentInput struct {
 	// Agent is the agent id (the model id the client asked for).

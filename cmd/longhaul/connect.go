@@ -28,7 +28,6 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/skills"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 )
 
@@ -102,11 +101,10 @@ func dial(ctx context.Context, cfg config.Config, addr string, log *slog.Logger,
 	if m != nil {
 		opts.MetricsHandler = m.Temporal
 	}
-	tracer, err := tracing.Interceptor()
-	if err != nil {
+	var err error
+	if opts.Interceptors, err = tracing.Interceptors(); err != nil {
 		return nil, err
 	}
-	opts.Interceptors = []interceptor.ClientInterceptor{tracer}
 	// TLS and the API key are for a real cluster; the embedded server
 	// speaks plain gRPC on its loopback.
 	if addr == cfg.TemporalAddress {

@@ -86,6 +86,12 @@ func TestMetricsEndpoint(t *testing.T) {
 		`tool="current_time"`,
 		`temporal_workflow_completed_total{`,
 		`temporal_request_total{`,
+		// OpenTelemetry's GenAI client metrics, beside Longhaul's own.
+		`gen_ai_client_token_usage_bucket{`,
+		`gen_ai_token_type="input"`,
+		`gen_ai_client_operation_duration_seconds_bucket{`,
+		`gen_ai_operation_name="chat"`,
+		`gen_ai_provider_name="openai"`,
 	} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("no %s in the metrics", want)

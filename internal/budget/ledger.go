@@ -47,6 +47,7 @@ type Ledger struct {
 	now    func() time.Time
 	limits []Limit
 	prices Prices
+	group  committer
 }
 
 // Open opens the ledger in the database rawURL names (the forms of
@@ -64,8 +65,11 @@ func Open(ctx context.Context, rawURL string, limits []Limit, prices Prices, opt
 	return &Ledger{db: db, now: o.Now, limits: limits, prices: prices}, nil
 }
 
-// Close closes the database.
-func (l *Ledger) Close() error { return l.db.Close() }
+// Close closes the database, once the settlements being written are.
+func (l *Ledger) Close() error {
+	l.group.idle.Wait()
+	return l.db.Close()
+}
 
 // Limits are the limits the ledger applies.
 func (l *Ledger) Limits() []Limit { return l.limits }
@@ -102,16 +106,6 @@ func (l *Ledger) Reserve(ctx context.Context, c Call, in, out int64) error {
 			return err
 		}
 		return l.put(ctx, tx, c, false, in, out, cost, at)
-	})
-}
-
-// Settle records what c spent, replacing its reservation; a call never
-// reserved (the ledger was off when it was) is recorded now. Settling
-// again records the latest usage: a call is counted once.
-func (l *Ledger) Settle(ctx context.Context, c Call, in, out int64) error {
-	cost := l.prices.Cost(c.Model, in, out)
-	return l.db.Write(ctx, func(tx sqldb.Tx) error {
-		return l.put(ctx, tx, c, true, in, out, cost, l.now())
 	})
 }
 

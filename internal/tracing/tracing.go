@@ -112,3 +112,15 @@ func (h logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (h logHandler) WithGroup(name string) slog.Handler { return logHandler{h.Handler.WithGroup(name)} }
+
+// Interceptors are the client interceptors of every Temporal client of
+// Longhaul's: Temporal's tracing interceptor (Interceptor), and inside it
+// the one that makes an agent run's workflow span the invoke_agent span of
+// OpenTelemetry's GenAI conventions (AgentSpans).
+func Interceptors() ([]interceptor.ClientInterceptor, error) {
+	tracer, err := Interceptor()
+	if err != nil {
+		return nil, err
+	}
+	return []interceptor.ClientInterceptor{tracer, &AgentSpans{}}, nil
+}

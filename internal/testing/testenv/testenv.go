@@ -41,7 +41,6 @@ import (
 	"github.com/longhaul-dev/longhaul/skills"
 	lhworker "github.com/longhaul-dev/longhaul/worker"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 )
 
@@ -267,11 +266,10 @@ func (e *Env) startTemporal(ctx context.Context) {
 	e.Server, e.Namespace = srv, ns
 	copts := client.Options{HostPort: srv.FrontendAddr(), Namespace: ns, Logger: quiet{}}
 	if e.opts.Tracing {
-		tracer, err := tracing.Interceptor()
-		if err != nil {
+		var err error
+		if copts.Interceptors, err = tracing.Interceptors(); err != nil {
 			t.Fatal(err)
 		}
-		copts.Interceptors = []interceptor.ClientInterceptor{tracer}
 	}
 	c, err := client.DialContext(ctx, copts)
 	if err != nil {

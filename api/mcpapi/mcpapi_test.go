@@ -31,7 +31,13 @@ import (
 // of Alice and Bob), on a port of its own.
 func serve(t *testing.T, fake runs.Service, keepAlive ...time.Duration) string {
 	t.Helper()
-	rw, gate := webtest.RunsOver(fake)
+	return serveLimited(t, fake, runs.Limits{}, keepAlive...)
+}
+
+// serveLimited is serve with the principals' limits.
+func serveLimited(t *testing.T, fake runs.Service, limits runs.Limits, keepAlive ...time.Duration) string {
+	t.Helper()
+	rw, gate := webtest.RunsOver(fake, limits)
 	h := &mcpapi.Handler{Runs: rw, Gate: gate, Catalog: webtest.Catalog(t), Stopping: t.Context()}
 	if len(keepAlive) > 0 {
 		h.KeepAlive = keepAlive[0]
@@ -398,5 +404,29 @@ func TestQuietCallKeepsAlive(t *testing.T) {
 	}
 	if st, _ := fake.State(t.Context(), r.ID); st.Status != contract.StatusRunning {
 		t.Errorf("run status %q after the client left, want running", st.Status)
+	}
+}
+
+// TestRefusedStart: a start the gate refuses (a principal over
+// LONGHAUL_MAX_RUNS) is a JSON-RPC internal error whose data carries
+// Longhaul's error, and starts nothing.
+func TestRefusedStart(t *testing.T) {
+	fake := runsfake.New()
+	fake.Add("run-running", "alice", contract.AgentInput{Agent: "assistant"})
+	cs := connect(t, serveLimited(t, fake, runs.Limits{Runs: 1}), webtest.Alice, nil)
+	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "assistant", Arguments: map[string]any{"question": "hi"}})
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInternalError || !strings.Contains(rpc.Message, "too many runs") {
+		t.Fatalf("call over the run limit: %v, want -32603 too many runs", err)
+	}
+	var data struct {
+		Status int    `json:"status"`
+		Code   string `json:"code"`
+	}
+	if json.Unmarshal(rpc.Data, &data) != nil || data.Status != http.StatusTooManyRequests || data.Code != "rate_limit_exceeded" {
+		t.Errorf("error data = %s, want status 429, rate_limit_exceeded", rpc.Data)
+	}
+	if fake.Len() != 1 {
+		t.Errorf("%d runs, want the one running", fake.Len())
 	}
 }

@@ -106,7 +106,7 @@ func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec,
 		return map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false}
 	}
 	var variants []any
-	defs, err := a.tools.Definitions(toolNames)
+	defs, err := a.definitions(toolNames)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec,
 func (a *Activities) scopeText(toolNames []string, skills []contract.SkillSpec) string {
 	var b strings.Builder
 	b.WriteString("Tools:\n")
-	defs, _ := a.tools.Definitions(toolNames)
+	defs, _ := a.definitions(toolNames)
 	if len(defs) == 0 {
 		b.WriteString("- (none)\n")
 	}

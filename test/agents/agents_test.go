@@ -181,6 +181,12 @@ func TestAskShowsChildProgress(t *testing.T) {
 	if got.Agent != "helper" || got.Status != contract.StatusCompleted || got.Result != "It is noon." {
 		t.Errorf("the child run %+v", got)
 	}
+	// The parent's audit names the child on the call.
+	var audit wire.Audit
+	call(t, ctx, env, "GET", "/v1/runs/"+run+"/audit", nil, ann, http.StatusOK, &audit)
+	if len(audit.ToolCalls) != 1 || audit.ToolCalls[0].Run != child || audit.ToolCalls[0].Result != "It is noon." {
+		t.Errorf("audit's calls %+v", audit.ToolCalls)
+	}
 	// The child is ann's, as its parent: nobody else reads it.
 	call(t, ctx, env, "GET", "/v1/runs/"+child, nil, map[string]string{"X-OpenWebUI-User-Id": "bob"}, http.StatusNotFound, nil)
 }

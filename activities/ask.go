@@ -86,3 +86,19 @@ func (a *Activities) progress(p *contract.Progress) {
 	}
 	a.Bus.ToolStatus(p.Run, p.After, longhaul.ToolStatusData{ToolCallID: p.ToolCallID, Name: p.Tool, Message: p.Message})
 }
+
+// hasTool reports whether name is a registered tool or asks an agent of
+// the catalog: what a plan's tool step may call.
+func (a *Activities) hasTool(name string) bool {
+	_, asks := a.askDefinition(name)
+	return asks || a.tools.Has(name)
+}
+
+// validateArgs checks args against the parameters of the tool name, a
+// registered or an ask_ tool.
+func (a *Activities) validateArgs(name string, args json.RawMessage) error {
+	if d, ok := a.askDefinition(name); ok {
+		return tools.ValidateArguments(d.Parameters, args)
+	}
+	return a.tools.Validate(name, args)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -75,6 +76,21 @@ func TestAskTools(t *testing.T) {
 	}
 	if err := json.Unmarshal(f.Parameters.(json.RawMessage), &params); err != nil || len(params.Properties) != 1 || params.Required[0] != "question" {
 		t.Errorf("parameters %s: %v", f.Parameters, err)
+	}
+	// A plan's tool step may ask an agent, with a question.
+	plan := func(args string) []string {
+		return a.checkPlan(contract.PlanCheckRequest{Tools: []string{"ask_helper"}, Plan: longhaul.Plan{Steps: []longhaul.PlanStep{
+			{Kind: longhaul.StepTool, Target: "ask_helper", Title: "Ask", Arguments: json.RawMessage(args)},
+			{Kind: longhaul.StepCompletion, Title: "Answer", Input: "the helper's answer"}}}})
+	}
+	if problems := plan(`{"question":"What time is it?"}`); len(problems) != 0 {
+		t.Errorf("a plan that asks the helper: %v", problems)
+	}
+	if problems := plan(`{"q":1}`); len(problems) != 1 || !strings.Contains(problems[0], `argument "question": required`) {
+		t.Errorf("a plan that asks without a question: %v", problems)
+	}
+	if schema, err := a.planSchema([]string{"ask_helper"}, nil, 3, false); err != nil || !strings.Contains(string(schema), `"ask_helper"`) {
+		t.Errorf("plan schema %s: %v", schema, err)
 	}
 	// A name that asks no agent of the catalog is no tool.
 	if _, err := a.offeredTools(contract.ModelRequest{Tools: []string{"ask_ghost"}}); err == nil {

@@ -258,7 +258,7 @@ func (a *Activities) checkPlan(req contract.PlanCheckRequest) []string {
 		n := i + 1
 		switch s.Kind {
 		case longhaul.StepTool:
-			if !slices.Contains(req.Tools, s.Target) || !a.tools.Has(s.Target) {
+			if !slices.Contains(req.Tools, s.Target) || !a.hasTool(s.Target) {
 				add("step %d calls tool %q, which is not available here (available: %s)", n, s.Target, strings.Join(req.Tools, ", "))
 				continue
 			}
@@ -266,7 +266,7 @@ func (a *Activities) checkPlan(req contract.PlanCheckRequest) []string {
 			if len(args) == 0 {
 				args = json.RawMessage("{}")
 			}
-			if err := a.tools.Validate(s.Target, args); err != nil {
+			if err := a.validateArgs(s.Target, args); err != nil {
 				add("step %d (%s): %v", n, s.Target, err)
 			}
 		case longhaul.StepSkill:

@@ -27,9 +27,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// layer is a concierge that asks a helper, which has the clock.
+// layer is a concierge that asks a helper, which has the clock, and a
+// vip agent that only admins may use.
 var layer = fstest.MapFS{
-	"concierge.md": {Data: []byte("---\nagent: concierge\ndescription: Answers by asking its helper\nagents: [helper]\n---\nAsk the helper.\n")},
+	"concierge.md": {Data: []byte("---\nagent: concierge\ndescription: Answers by asking its helper\nagents: [helper, vip]\n---\nAsk the helper.\n")},
+	"vip.md":       {Data: []byte("---\nagent: vip\ndescription: Serves admins\nallow: {roles: [admin]}\n---\nServe.\n")},
 	"helper.md":    {Data: []byte("---\nagent: helper\ndescription: Knows the time\nskills: [clock]\n---\nYou tell the time.\n")},
 }
 
@@ -227,5 +229,46 @@ func TestCancelParentCancelsChild(t *testing.T) {
 	}
 	if !strings.HasPrefix(child, run) {
 		t.Errorf("child %s is not named for its parent %s", child, run)
+	}
+}
+
+// TestAskHonoursAllow: ann may not use the vip agent (allow: admins), so
+// the concierge's runs for her are offered no ask_vip, and a call of it
+// anyway is refused as a tool error the model reads; no child run starts.
+func TestAskHonoursAllow(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Layers: []fs.FS{layer}})
+	ctx := within(t, 2*time.Minute)
+	env.Model.Enqueue(
+		llmtest.ToolCalls(llmtest.ToolCall{ID: "call_vip", Name: "ask_vip", Arguments: `{"question":"Let me in?"}`}),
+		llmtest.Text("I may not ask the vip agent."),
+	)
+	run := startAsk(t, ctx, env)
+	var start longhaul.ToolStartData
+	var output longhaul.ToolOutputData
+	events(t, ctx, env, run, func(e longhaul.Event) bool {
+		switch e.Type {
+		case longhaul.EventToolStart:
+			_ = e.Decode(&start)
+		case longhaul.EventToolOutput:
+			_ = e.Decode(&output)
+		}
+		return false
+	})
+	if start.Name != "ask_vip" || start.Run != "" {
+		t.Errorf("tool_start %+v, want no child run", start)
+	}
+	if !output.Error || !strings.Contains(output.Output, `tool "ask_vip" is not allowed here`) {
+		t.Errorf("the call's output %+v, want a refusal", output)
+	}
+	reqs := env.Model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2 (no child run)", len(reqs))
+	}
+	var offered []string
+	for _, tl := range reqs[0].Chat.Tools {
+		offered = append(offered, tl.Function.Name)
+	}
+	if !slices.Equal(offered, []string{"ask_helper"}) {
+		t.Errorf("ann's run is offered %v, want [ask_helper]", offered)
 	}
 }

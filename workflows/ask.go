@@ -158,7 +158,8 @@ func askOptions(parent, id, agent, question string, user longhaul.User) workflow
 		Memo: map[string]any{
 			contract.MemoOwner:  owner,
 			contract.MemoParent: parent,
-			"summary":           textcut.Ellipsis(agent+": "+question, 200),
+			// internal/runs.MemoSummary: what a listing shows of the run.
+			"summary": textcut.Ellipsis(agent+": "+question, 200),
 		},
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			contract.SearchAttrUser.ValueSet(owner),

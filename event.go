@@ -159,6 +159,9 @@ type ToolStartData struct {
 	Name       string `json:"name"`
 	Arguments  string `json:"arguments"`
 	Target     string `json:"target,omitempty"`
+	// Run is the child run an ask_ tool's call runs: a client follows
+	// it there (GET /v1/runs/{run}/events).
+	Run string `json:"run,omitempty"`
 }
 
 // ToolStatusData is the payload of tool_status: progress of one tool call.

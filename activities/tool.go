@@ -54,6 +54,7 @@ type UpdateReader interface {
 // attempt (see IdempotencyKey).
 func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ contract.ToolResponse, err error) {
 	info := activity.GetInfo(ctx)
+	a.progress(req.Progress)
 	name := req.Call.Name
 	// A name the model made up is no label of its own.
 	label := name

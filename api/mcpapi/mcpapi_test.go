@@ -149,10 +149,9 @@ type taskOut struct {
 	mcpapi.Task
 }
 
-// TestTaskOwnership: tasks/get reads a run of the caller's started
-// through /mcp, in any session; another principal's run and a run of
-// another door are "Task not found" (-32602); the status follows the
-// run's.
+// TestTaskOwnership: tasks/get reads a run of the caller's, started
+// through /mcp or another door, in any session; another principal's run
+// is "Task not found" (-32602); the status follows the run's.
 func TestTaskOwnership(t *testing.T) {
 	fake := runsfake.New()
 	mine := fake.Add("run-mine", "alice", contract.AgentInput{Agent: "assistant"})
@@ -183,7 +182,10 @@ func TestTaskOwnership(t *testing.T) {
 	if got, err := get("run-mine"); err != nil || got.Status != mcpapi.TaskCompleted {
 		t.Errorf("tasks/get of a finished run = %+v, %v; want completed", got, err)
 	}
-	for _, id := range []string{"run-bob", "run-other-door", "run-none"} {
+	if got, err := get("run-other-door"); err != nil || got.TaskID != "run-other-door" || got.Status != mcpapi.TaskWorking {
+		t.Errorf("tasks/get of a run the runs API started = %+v, %v; want it, working", got, err)
+	}
+	for _, id := range []string{"run-bob", "run-none"} {
 		_, err := get(id)
 		var rpc *jsonrpc.Error
 		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || rpc.Message != "Failed to retrieve task: Task not found" {

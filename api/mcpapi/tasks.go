@@ -127,16 +127,14 @@ func (s *session) tool(name string) bool {
 	return false
 }
 
-// task reads the task p names: a run of the session's principal started
-// through this door; any other id is not found.
+// task reads the task p names: a run of the session's principal, started
+// through whichever door (one run, every door: a run the runs API, a chat
+// or A2A started is an MCP task too); any other id is not found.
 func (s *session) task(ctx context.Context, p *taskIDParams) (Task, error) {
 	if p == nil || p.TaskID == "" {
 		return Task{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "taskId: required"}
 	}
 	st, info, err := s.h.Runs.ReadRun(ctx, p.TaskID, s.p.Name)
-	if err == nil && info.Memo[runs.MemoDoor] != runs.DoorMCP {
-		err = web.NotFound("no run " + p.TaskID)
-	}
 	var we *web.Error
 	if errors.As(err, &we) && we.Status == 404 {
 		return Task{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found"}

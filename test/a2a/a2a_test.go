@@ -24,7 +24,9 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/identity"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
+	"github.com/longhaul-dev/longhaul/internal/testing/ssetest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 )
 
 const apiKey = "a2a-test-key"
@@ -144,6 +146,84 @@ func TestA2A(t *testing.T) {
 	t.Run("resubscribe and approve", s.resubscribeApprove)
 	t.Run("cancel", s.cancel)
 	t.Run("push notification", s.push)
+	t.Run("one run, every door", s.doors)
+}
+
+// doors: one run, every door. A run the runs API started is an A2A task
+// the official client reads, answer and all; a task the A2A door started
+// is a run the runs API reads (its door a2a) and forks, and the fork is
+// an A2A task in turn.
+func (s *stack) doors(t *testing.T) {
+	s.env.Model.Enqueue(llmtest.Text("Answered for the runs API."))
+	run := s.v1(t, "POST", "/v1/runs", `{"agent":"assistant","input":"Hi from the runs API"}`)
+	s.follow(t, run.ID)
+	var got task
+	node(t, s.env.URL, "get", map[string]any{"agent": "assistant", "id": run.ID, "binding": "JSONRPC"}, nil, &got)
+	if got.ID != run.ID || got.State != "TASK_STATE_COMPLETED" || !slices.Equal(got.Artifacts, []string{"Answered for the runs API."}) {
+		t.Errorf("GetTask of a run the runs API started = %+v", got)
+	}
+
+	s.env.Model.Enqueue(llmtest.Text("Answered for A2A."))
+	var sent struct{ Sent task }
+	node(t, s.env.URL, "send", map[string]any{"agent": "assistant", "text": "Hi from A2A", "binding": "HTTP+JSON"}, nil, &sent)
+	if r := s.v1(t, "GET", "/v1/runs/"+sent.Sent.ID, ""); r.Door != "a2a" || r.Status != "completed" || r.Result != "Answered for A2A." {
+		t.Errorf("GET /v1/runs of an A2A task = %+v", r)
+	}
+	s.env.Model.Enqueue(llmtest.Text("Answered again, forked."))
+	fork := s.v1(t, "POST", "/v1/runs/"+sent.Sent.ID+"/fork", `{"at":"start"}`)
+	s.follow(t, fork.ID)
+	node(t, s.env.URL, "get", map[string]any{"agent": "assistant", "id": fork.ID, "binding": "HTTP+JSON"}, nil, &got)
+	if got.ID != fork.ID || got.State != "TASK_STATE_COMPLETED" || !slices.Equal(got.Artifacts, []string{"Answered again, forked."}) {
+		t.Errorf("GetTask of the fork = %+v", got)
+	}
+	if r := s.v1(t, "GET", "/v1/runs/"+fork.ID, ""); r.Door != "fork" {
+		t.Errorf("the fork's door = %q", r.Door)
+	}
+	s.idle(t)
+}
+
+// v1 calls the runs API with the stack's key and decodes its answer.
+func (s *stack) v1(t *testing.T, method, path, body string) wire.Run {
+	t.Helper()
+	req, _ := http.NewRequest(method, s.env.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s = %d %s", method, path, resp.StatusCode, b)
+	}
+	var r wire.Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// follow reads run id's event stream until its done event.
+func (s *stack) follow(t *testing.T, id string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", s.env.URL+"/v1/runs/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := ssetest.NewReader(resp.Body)
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			t.Fatalf("run %s's events ended before done: %v", id, err)
+		}
+		if e.Event == "done" {
+			return
+		}
+	}
 }
 
 // cards: the catalog's card lists only the open agents to an anonymous

@@ -74,6 +74,12 @@ async function failure(call) {
 }
 
 const scenarios = {
+  // get: GetTask of a task (a run, whichever door started it).
+  async get() {
+    const c = await client(args.agent, args.binding);
+    print(task(await c.getTask({ id: args.id })));
+  },
+
   // cards: the catalog's card without and with a key, an agent's card,
   // a restricted agent's card without a key, and the SDK's client from a
   // card (its transport, and the extended card it fetches).

@@ -1,0 +1,118 @@
+// The official MCP TypeScript client's 2.x line (@modelcontextprotocol/client
+// 2.3.1) with its Tasks extension package (@modelcontextprotocol/ext-tasks
+// 0.2.2), both pinned by package-lock.json, against Longhaul's /mcp. Usage:
+//   node client2.mjs <url> <key> <legacy|auto> <scenario> [args...]
+// legacy is the client's default negotiation (the 2025 initialize handshake,
+// client/dist/index.mjs:2559 DEFAULT_VERSION_NEGOTIATION_MODE); auto first
+// probes with server/discover and falls back to initialize when the server
+// offers no 2026-07-28 (index.mjs:2438-2449 classifyResult). Each scenario
+// prints one JSON line per thing the client saw; the Go test reads them.
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
+
+const [url, key, mode, scenario, ...args] = process.argv.slice(2);
+const say = (v) => process.stdout.write(JSON.stringify(v) + '\n');
+
+// endpointId names the server to ext-tasks; a task reference is resumed
+// only by a session of the same endpoint (ext-tasks client/session.js:398).
+const endpointId = 'longhaul-test:' + url;
+
+async function connect() {
+  const client = new Client({ name: 'longhaul-test-2', version: '1.0.0' }, { versionNegotiation: { mode } });
+  const transport = new StreamableHTTPClientTransport(new URL(url + '/mcp'), {
+    requestInit: { headers: { Authorization: 'Bearer ' + key } },
+  });
+  await client.connect(transport);
+  // ext-tasks reads the Tasks generation from what the server declared:
+  // capabilities.tasks on a 2025-era connection is "v1"
+  // (client/sdk-client-adapter.js:27-47).
+  const session = createTaskSessionFromClient(client, { endpointId });
+  return { client, session };
+}
+
+async function close({ client, session }) {
+  await session.close();
+  await client.close();
+}
+
+// err is an error as the test reads it: its code, when it has one, and
+// message.
+const err = (e) => ({ error: { code: e.code, message: e.message } });
+
+const scenarios = {
+  // list: the negotiated version, the server's Tasks, and the tools.
+  async list() {
+    const c = await connect();
+    say({ negotiated: { version: c.client.getNegotiatedProtocolVersion(), era: c.client.getProtocolEra() } });
+    say({ taskCapabilities: c.session.capabilities });
+    const { tools } = await c.client.listTools();
+    say({ tools: tools.map((t) => ({ name: t.name, taskSupport: t.execution?.taskSupport, schema: t.inputSchema })) });
+    await close(c);
+  },
+  // call <agent> <question>: a plain call with progress.
+  async call(agent, question) {
+    const c = await connect();
+    const result = await c.client.callTool({ name: agent, arguments: { question } }, {
+      onprogress: (p) => say({ progress: p }),
+      timeout: 120000,
+    });
+    say({ result });
+    await close(c);
+  },
+  // start <agent> <question>: a call as a task (preference "require": a
+  // task-augmented tools/call, ext-tasks session.js callTool); prints its
+  // serialized reference and leaves without waiting.
+  async start(agent, question) {
+    const c = await connect();
+    const execution = await c.session.callTool(agent, { question }, { task: { preference: 'require' } });
+    say({ kind: execution.kind });
+    await execution.handoff((reference) => say({ reference }));
+    process.exit(0);
+  },
+  // collect <reference>: a new client lists the tasks, resumes the task
+  // from its reference (tasks/get until it ends, then tasks/result,
+  // task-protocol-v1.js:27-54) and prints each status it saw and the result.
+  async collect(reference) {
+    const c = await connect();
+    const ref = JSON.parse(reference);
+    say({ listed: (await c.session.listTasks()).tasks.map((t) => t.taskId) });
+    const execution = await c.session.resumeTask(ref);
+    const { outcome } = await execution.settle({
+      onEvent: (event) => {
+        if (event.type === 'task') say({ status: event.task.status });
+      },
+    });
+    say({ outcome: outcome.status });
+    say({ result: resultFromTaskOutcome(outcome) });
+    await close(c);
+  },
+  // cancel <taskId>: tasks/cancel (ext-tasks answers nothing of it,
+  // session.js cancelTask).
+  async cancel(taskId) {
+    const c = await connect();
+    try {
+      await c.session.cancelTask(taskId);
+      say({ cancelled: taskId });
+    } catch (e) {
+      say(err(e));
+    }
+    await close(c);
+  },
+  // get <taskId>: tasks/get, or its error.
+  async get(taskId) {
+    const c = await connect();
+    try {
+      say({ got: await c.session.task(taskId).snapshot() });
+    } catch (e) {
+      say(err(e));
+    }
+    await close(c);
+  },
+};
+
+try {
+  await scenarios[scenario](...args);
+} catch (e) {
+  say(err(e));
+  process.exit(1);
+}

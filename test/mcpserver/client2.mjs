@@ -17,10 +17,18 @@ const say = (v) => process.stdout.write(JSON.stringify(v) + '\n');
 // only by a session of the same endpoint (ext-tasks client/session.js:398).
 const endpointId = 'longhaul-test:' + url;
 
+// sent are the JSON-RPC methods the client POSTed, in order.
+const sent = [];
+const recording = (input, init) => {
+  if (init?.method === 'POST' && typeof init.body === 'string') sent.push(JSON.parse(init.body).method);
+  return fetch(input, init);
+};
+
 async function connect() {
   const client = new Client({ name: 'longhaul-test-2', version: '1.0.0' }, { versionNegotiation: { mode } });
   const transport = new StreamableHTTPClientTransport(new URL(url + '/mcp'), {
     requestInit: { headers: { Authorization: 'Bearer ' + key } },
+    fetch: recording,
   });
   await client.connect(transport);
   // ext-tasks reads the Tasks generation from what the server declared:
@@ -43,7 +51,7 @@ const scenarios = {
   // list: the negotiated version, the server's Tasks, and the tools.
   async list() {
     const c = await connect();
-    say({ negotiated: { version: c.client.getNegotiatedProtocolVersion(), era: c.client.getProtocolEra() } });
+    say({ negotiated: { version: c.client.getNegotiatedProtocolVersion(), era: c.client.getProtocolEra(), sent } });
     say({ taskCapabilities: c.session.capabilities });
     const { tools } = await c.client.listTools();
     say({ tools: tools.map((t) => ({ name: t.name, taskSupport: t.execution?.taskSupport, schema: t.inputSchema })) });

@@ -29,13 +29,21 @@ func TestMCPServerClient2(t *testing.T) {
 	for _, mode := range []string{"legacy", "auto"} {
 		t.Run("negotiates 2025-11-25 with Tasks ("+mode+")", func(t *testing.T) {
 			c := node2(t, env, aliceKey, mode, "list")
-			var neg struct{ Version, Era string }
+			var neg struct {
+				Version, Era string
+				Sent         []string
+			}
 			c.next(t, "negotiated", &neg)
 			// auto probes with server/discover first: the Go SDK's stateful
-			// handler offers no 2026-07-28 (streamable.go:1516-1550), so the
-			// client falls back to initialize (index.mjs:2438-2449).
-			if neg.Version != "2025-11-25" || neg.Era != "legacy" {
-				t.Errorf("negotiated %+v, want 2025-11-25, legacy era", neg)
+			// handler offers no 2026-07-28 (server.go:920-960 discover, the
+			// session's versions), so the client falls back to initialize
+			// (index.mjs:2438-2449 classifyResult).
+			want := []string{"initialize", "notifications/initialized"}
+			if mode == "auto" {
+				want = append([]string{"server/discover"}, want...)
+			}
+			if neg.Version != "2025-11-25" || neg.Era != "legacy" || !slices.Equal(neg.Sent, want) {
+				t.Errorf("negotiated %+v, want 2025-11-25, legacy era, after sending %v", neg, want)
 			}
 			var caps struct {
 				Inventory    string `json:"inventory"`

@@ -1,11 +1,12 @@
 // The official MCP TypeScript client's 2.x line (@modelcontextprotocol/client
 // 2.3.1) with its Tasks extension package (@modelcontextprotocol/ext-tasks
 // 0.2.2), both pinned by package-lock.json, against Longhaul's /mcp. Usage:
-//   node client2.mjs <url> <key> <legacy|auto> <scenario> [args...]
+//   node client2.mjs <url> <key> <legacy|auto|modern> <scenario> [args...]
 // legacy is the client's default negotiation (the 2025 initialize handshake,
 // client/dist/index.mjs:2559 DEFAULT_VERSION_NEGOTIATION_MODE); auto first
 // probes with server/discover and falls back to initialize when the server
-// offers no 2026-07-28 (index.mjs:2438-2449 classifyResult). Each scenario
+// offers no 2026-07-28 (index.mjs:2438-2449 classifyResult); modern pins
+// 2026-07-28, with no fallback (index.mjs:2849). Each scenario
 // prints one JSON line per thing the client saw; the Go test reads them.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
@@ -25,7 +26,8 @@ const recording = (input, init) => {
 };
 
 async function connect() {
-  const client = new Client({ name: 'longhaul-test-2', version: '1.0.0' }, { versionNegotiation: { mode } });
+  const negotiation = mode === 'modern' ? { mode: { pin: '2026-07-28' } } : { mode };
+  const client = new Client({ name: 'longhaul-test-2', version: '1.0.0' }, { versionNegotiation: negotiation });
   const transport = new StreamableHTTPClientTransport(new URL(url + '/mcp'), {
     requestInit: { headers: { Authorization: 'Bearer ' + key } },
     fetch: recording,

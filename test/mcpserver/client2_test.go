@@ -71,6 +71,17 @@ func TestMCPServerClient2(t *testing.T) {
 		})
 	}
 
+	t.Run("2026-07-28 pinned is refused", func(t *testing.T) {
+		// The stateful server's server/discover offers 2025-11-25 and older
+		// only (streamable.go:871-876), and a pinned client has no fallback:
+		// UnsupportedProtocolVersionError, -32022 (index.mjs:2438-2456).
+		var e rpcErr
+		node2(t, env, aliceKey, "modern", "list").next(t, "error", &e)
+		if e.Code != -32022 || !strings.Contains(e.Message, "2026-07-28") {
+			t.Errorf("a client pinned to 2026-07-28: %+v, want -32022 unsupported protocol version", e)
+		}
+	})
+
 	t.Run("plain call", func(t *testing.T) {
 		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "c2", Name: "current_time", Arguments: `{}`}))
 		env.Model.Enqueue(llmtest.Text("It is one o'clock."))
@@ -131,6 +142,36 @@ func TestMCPServerClient2(t *testing.T) {
 		c.next(t, "result", &res)
 		if outcome != "completed" || res.IsError || res.text() != "The answer, later." {
 			t.Errorf("outcome %q, result %+v, want completed with the run's answer", outcome, res)
+		}
+	})
+
+	t.Run("approval through the runs API", func(t *testing.T) {
+		// ext-tasks' V1 driver polls tasks/get until the task ends and only
+		// then calls tasks/result (task-protocol-v1.js:27-54), so it never
+		// opens the stream an elicitation would come on: it sees
+		// input_required, and the approval comes through /v1.
+		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "o3", Name: "place_order", Arguments: `{"item":"lamp"}`}))
+		env.Model.Enqueue(llmtest.Text("Ordered the lamp."))
+		var ref json.RawMessage
+		node2(t, env, aliceKey, "legacy", "start", "clerk", "Order a lamp.").next(t, "reference", &ref)
+		var r struct {
+			TaskID string `json:"taskId"`
+		}
+		if err := json.Unmarshal(ref, &r); err != nil {
+			t.Fatal(err)
+		}
+		waitEvent(t, env, aliceKey, r.TaskID, "approval_required")
+		c := node2(t, env, aliceKey, "legacy", "collect", string(ref))
+		var status string
+		c.next(t, "status", &status)
+		if status != "input_required" {
+			t.Errorf("status of a run waiting for approval = %q, want input_required", status)
+		}
+		approve(t, env, aliceKey, r.TaskID)
+		var res toolResult
+		c.next(t, "result", &res)
+		if res.IsError || res.text() != "Ordered the lamp." {
+			t.Errorf("result = %+v, want the run's answer", res)
 		}
 	})
 

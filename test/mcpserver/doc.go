@@ -3,7 +3,12 @@
 // pinned by package-lock.json, installed by make test-deps): client.mjs
 // lists the tools a caller may use, calls an agent and reads its progress,
 // starts tasks, leaves and collects them from a new session, cancels one,
-// and approves a tool call by elicitation, against a whole stack (the
-// embedded Temporal and NATS, a worker, the API) whose one fake is the
-// scripted model.
+// and approves a tool call by elicitation; client2.mjs, the client's 2.x
+// line (@modelcontextprotocol/client) with its Tasks package
+// (@modelcontextprotocol/ext-tasks), negotiates in each of its modes, calls
+// an agent, starts tasks that a new client resumes, cancels one, and sees
+// a run waiting for approval as input_required; and
+// the MCP Inspector's command line lists and calls tools. All run against
+// a whole stack (the embedded Temporal and NATS, a worker, the API) whose
+// one fake is the scripted model.
 package mcpserver

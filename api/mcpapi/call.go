@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
@@ -164,19 +163,12 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{"approve":{
 // with approve true approves, with false or declining denies; a client
 // that cancels leaves the run waiting.
 func (s *session) elicit(ctx context.Context, ss *mcp.ServerSession, id string, a longhaul.ApprovalRequiredData, meta mcp.Meta) {
-	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
-		Meta:            meta,
-		Message:         fmt.Sprintf("Run %s asks to call the tool %s with %s. Approve?", id, a.Name, a.Arguments),
-		RequestedSchema: approvalSchema,
-	})
-	if err != nil || res.Action == "cancel" {
+	res, err := ss.Elicit(ctx, approvalParams(id, a.Name, a.Arguments, meta))
+	if err != nil {
 		s.h.Log.Debug("mcp elicitation got no decision", "run", id, "error", err)
 		return
 	}
-	approve := res.Action == "accept" && res.Content["approve"] == true
-	if _, err := s.h.Runs.Deliver(ctx, id, contract.InputRequest{Approve: &approve}); err != nil {
-		s.h.Log.Info("mcp approval not taken", "run", id, "error", err)
-	}
+	s.decide(ctx, id, res)
 }
 
 // result is the tool result of finished run id: its answer, or its

@@ -58,11 +58,16 @@ func (k keyed) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// legacy has the SDK's client ask for 2025-11-25, with sessions: unpinned,
+// it would probe server/discover and speak the stateless revision
+// (client.go:319-385).
+var legacy = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 // connect opens a session as who, with opts.
 func connect(t *testing.T, url string, who map[string]string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{who}}}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{who}}}, legacy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +168,7 @@ func TestTaskOwnership(t *testing.T) {
 	if err := mcp.AddSendingCustomMethod[*taskID, *taskOut](c, "tasks/get"); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{webtest.Alice}}}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{webtest.Alice}}}, legacy)
 	if err != nil {
 		t.Fatal(err)
 	}

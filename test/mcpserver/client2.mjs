@@ -25,19 +25,58 @@ const recording = (input, init) => {
   return fetch(input, init);
 };
 
-async function connect() {
+const clientInfo = { name: 'longhaul-test-2', version: '1.0.0' };
+
+async function connect({ onInputRequest } = {}) {
   const negotiation = mode === 'modern' ? { mode: { pin: '2026-07-28' } } : { mode };
-  const client = new Client({ name: 'longhaul-test-2', version: '1.0.0' }, { versionNegotiation: negotiation });
+  const client = new Client(clientInfo, { versionNegotiation: negotiation });
   const transport = new StreamableHTTPClientTransport(new URL(url + '/mcp'), {
     requestInit: { headers: { Authorization: 'Bearer ' + key } },
     fetch: recording,
   });
   await client.connect(transport);
   // ext-tasks reads the Tasks generation from what the server declared:
-  // capabilities.tasks on a 2025-era connection is "v1"
-  // (client/sdk-client-adapter.js:27-47).
-  const session = createTaskSessionFromClient(client, { endpointId });
+  // capabilities.tasks on a 2025-era connection is "V1", the extension
+  // io.modelcontextprotocol/tasks on a 2026-07-28 one "V2"
+  // (client/sdk-client-adapter.js:27-47), whose tools/call and tasks/*
+  // the SDK's Client cannot send: a V2 session needs them dispatched raw,
+  // framed with the per-request _meta (sdk-client-adapter.js:66-71,
+  // 102-127, 257-259).
+  const options = { endpointId, onInputRequest };
+  if (client.getProtocolEra() === 'modern') {
+    options.rawDispatch = rawDispatch;
+    options.v2RequestFraming = { protocolVersion: client.getNegotiatedProtocolVersion(), clientInfo, clientCapabilities: {} };
+  }
+  const session = createTaskSessionFromClient(client, options);
   return { client, session };
+}
+
+let rawID = 0;
+
+// rawDispatch POSTs one request of the stateless revision with the
+// headers it requires (MCP-Protocol-Version, and Mcp-Method and Mcp-Name,
+// the routing headers the Go SDK checks, streamable_headers.go:359-393),
+// and reads its response from the JSON or event-stream answer.
+async function rawDispatch(request, options = {}) {
+  const id = 'raw-' + ++rawID;
+  const headers = {
+    ...options.context?.headers,
+    Authorization: 'Bearer ' + key,
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': request.params._meta['io.modelcontextprotocol/protocolVersion'],
+    'Mcp-Method': request.method,
+  };
+  if (request.method === 'tools/call') headers['Mcp-Name'] = request.params.name;
+  sent.push(request.method);
+  const res = await fetch(url + '/mcp', { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, ...request }), signal: options.signal });
+  const body = await res.text();
+  const messages = (res.headers.get('content-type') ?? '').startsWith('text/event-stream')
+    ? body.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)))
+    : [JSON.parse(body)];
+  const msg = messages.find((m) => m.id === id);
+  if (msg === undefined) throw new Error(`no response to ${request.method} (HTTP ${res.status}): ${body}`);
+  return msg.error ? { kind: 'error', error: msg.error } : { kind: 'result', result: msg.result };
 }
 
 async function close({ client, session }) {
@@ -79,13 +118,15 @@ const scenarios = {
     await execution.handoff((reference) => say({ reference }));
     process.exit(0);
   },
-  // collect <reference>: a new client lists the tasks, resumes the task
-  // from its reference (tasks/get until it ends, then tasks/result,
-  // task-protocol-v1.js:27-54) and prints each status it saw and the result.
+  // collect <reference>: a new client lists the tasks (V1 only: V2 has
+  // no tasks/list), resumes the task from its reference (V1: tasks/get
+  // until it ends, then tasks/result, task-protocol-v1.js:27-54; V2:
+  // tasks/get until it ends, its result inlined, task-protocol-v2.js:54-121)
+  // and prints each status it saw and the result.
   async collect(reference) {
     const c = await connect();
     const ref = JSON.parse(reference);
-    say({ listed: (await c.session.listTasks()).tasks.map((t) => t.taskId) });
+    if (ref.generation === 'v1') say({ listed: (await c.session.listTasks()).tasks.map((t) => t.taskId) });
     const execution = await c.session.resumeTask(ref);
     const { outcome } = await execution.settle({
       onEvent: (event) => {
@@ -106,6 +147,27 @@ const scenarios = {
     } catch (e) {
       say(err(e));
     }
+    await close(c);
+  },
+  // approve <agent> <question>: a task whose run waits for approval; the
+  // V2 driver answers each of its inputRequests through onInputRequest
+  // with tasks/update (task-protocol-v2.js:215-244).
+  async approve(agent, question) {
+    const c = await connect({
+      onInputRequest: async (input) => {
+        say({ elicited: { kind: input.kind, message: input.params.message } });
+        return { action: 'accept', content: { approve: true } };
+      },
+    });
+    const execution = await c.session.callTool(agent, { question }, { task: { preference: 'require' } });
+    const { outcome } = await execution.settle({
+      onEvent: (event) => {
+        if (event.type === 'task') say({ status: event.task.status });
+      },
+    });
+    say({ outcome: outcome.status });
+    say({ result: resultFromTaskOutcome(outcome) });
+    say({ sent });
     await close(c);
   },
   // get <taskId>: tasks/get, or its error.

@@ -65,6 +65,14 @@ type PlanStep struct {
 	// Model is the model a completion step answers with, when the agent
 	// names one for the role answer (models: {answer: …}).
 	Model string `json:"model,omitempty"`
+	// DependsOn are the ids of the steps whose results this step needs.
+	// The planner names them by their 1-based positions in the steps it
+	// wrote; the workflow turns those into ids when it gives the new steps
+	// theirs, so a re-plan (which keeps the finished steps and numbers its
+	// new ones on) leaves them right. A plan where no step names any runs
+	// its steps one after another in order; otherwise every step whose
+	// needs are done runs at once (the completion step waits for all).
+	DependsOn []string `json:"depends_on,omitempty"`
 	// Status is one of the Step* statuses.
 	Status string `json:"status"`
 	// Result is the step's output (an excerpt when long; ResultRef then

@@ -30,7 +30,9 @@ type PlanRequest struct {
 }
 
 // PlanResponse is the planner's answer: the goal and the new steps (ids and
-// statuses are the workflow's to assign).
+// statuses are the workflow's to assign). A step's DependsOn holds the
+// planner's numbers of the steps it needs ("1" the first new step), which
+// the workflow turns into ids.
 type PlanResponse struct {
 	Goal  string              `json:"goal"`
 	Steps []longhaul.PlanStep `json:"steps"`

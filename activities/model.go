@@ -103,7 +103,8 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	// or, sooner, when an API says over NATS that the run was cancelled.
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	defer a.Bus.OnCancel(info.WorkflowExecution.ID, func() { stop(errRunCancelled) })()
+	// A plan step's workflow hears its run's cancellation.
+	defer a.Bus.OnCancel(stepRun(info), func() { stop(errRunCancelled) })()
 	stopBeat := a.heartbeat(ctx)
 	resp, err = a.stream(sctx, ep, oreq, out)
 	if err == nil && len(resp.Message.ToolCalls) == 0 {

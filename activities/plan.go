@@ -29,7 +29,12 @@ func (a *Activities) Plan(ctx context.Context, req contract.PlanRequest) (contra
 	if maxSteps <= 0 {
 		maxSteps = contract.DefaultMaxPlanSteps
 	}
-	schema, err := a.planSchema(req.Tools, req.Skills, maxSteps, req.Memory)
+	schema, err := a.planSchema(req.Tools, req.Skills, maxSteps, req.Memory, false)
+	if err != nil {
+		return contract.PlanResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
+	}
+	// A plan without depends_on is still a plan: its steps run in order.
+	accept, err := a.planSchema(req.Tools, req.Skills, maxSteps, req.Memory, true)
 	if err != nil {
 		return contract.PlanResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
@@ -49,7 +54,7 @@ func (a *Activities) Plan(ctx context.Context, req contract.PlanRequest) (contra
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: replanText(req)})
 	}
 	raw, usage, err := a.structured(ctx, structuredCall{
-		model: a.model(req.Model), messages: msgs, name: "plan", schema: schema,
+		model: a.model(req.Model), messages: msgs, name: "plan", schema: schema, accept: accept,
 		spend: a.spender(req.Principal, req.Agent),
 	})
 	if err != nil {
@@ -99,8 +104,10 @@ func (a *Activities) Plan(ctx context.Context, req contract.PlanRequest) (contra
 // one of a tool variant per tool (its target fixed, its arguments the tool's
 // own schema made strict), a skill variant and the completion variant.
 // Every variant has depends_on: the numbers (1-based, as the steps are
-// written) of the steps whose results the step needs.
-func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec, maxSteps int, mem bool) (json.RawMessage, error) {
+// written) of the steps whose results the step needs; required in what the
+// model is asked for (strict structured output wants every field), not in
+// the lenient schema answers are checked against.
+func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec, maxSteps int, mem, lenient bool) (json.RawMessage, error) {
 	str := map[string]any{"type": "string"}
 	enum := func(v ...string) map[string]any {
 		vals := make([]any, len(v))
@@ -112,6 +119,9 @@ func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec,
 	object := func(props map[string]any) map[string]any {
 		req := make([]any, 0, len(props))
 		for _, k := range slices.Sorted(maps.Keys(props)) {
+			if lenient && k == "depends_on" {
+				continue
+			}
 			req = append(req, k)
 		}
 		return map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false}

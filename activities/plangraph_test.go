@@ -114,3 +114,20 @@ func TestPlanCheckNeeds(t *testing.T) {
 		})
 	}
 }
+
+// A planner's answer without depends_on (an endpoint that does not hold to
+// the schema) is still a plan: its steps need nothing, and so run in order.
+func TestPlanWithoutNeedsIsAccepted(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	f.srv.Enqueue(llmtest.Text(`{"goal":"g","steps":[{"kind":"completion","title":"answer","input":"i","success":"s"}]}`))
+	resp, err := execute[contract.PlanResponse](t, f.activityEnv(), f.acts.Plan, contract.PlanRequest{Caller: contract.Caller{Agent: "prober"}, Messages: userMessage("hi")})
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	if len(resp.Steps) != 1 || resp.Steps[0].DependsOn != nil {
+		t.Errorf("steps = %+v, want the completion step needing nothing", resp.Steps)
+	}
+	if n := len(f.srv.Requests()); n != 1 {
+		t.Errorf("%d planner calls, want 1 (no correction)", n)
+	}
+}

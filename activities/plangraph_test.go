@@ -131,3 +131,17 @@ func TestPlanWithoutNeedsIsAccepted(t *testing.T) {
 		t.Errorf("%d planner calls, want 1 (no correction)", n)
 	}
 }
+
+// An agent that names no parallel: gets the worker's bound
+// (LONGHAUL_PLAN_PARALLEL).
+func TestResolveAgentTakesTheWorkersBound(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	f.acts.PlanParallel = 3
+	spec, err := execute[contract.AgentSpec](t, f.activityEnv(), f.acts.ResolveAgent, "prober", longhaul.User{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Parallel != 3 {
+		t.Errorf("Parallel = %d, want the worker's 3", spec.Parallel)
+	}
+}

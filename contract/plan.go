@@ -141,8 +141,7 @@ type StepInput struct {
 	// Instructions are a skill step's: the plan, the step, and what the
 	// steps it needs found.
 	Instructions string `json:"instructions,omitempty"`
-	// After is the offset of the run's last event when the step started:
-	// the step's events follow it.
+	// After is the offset of the step's step_start in the run's log.
 	After int64 `json:"after"`
 	// ToolSeq is the last tool call number before the step's own calls.
 	ToolSeq int64 `json:"tool_seq"`

@@ -263,8 +263,12 @@ func StepWorkflow(ctx workflow.Context, in contract.StepInput) (contract.StepRes
 		model: in.Model, stores: in.Stores, toolSeq: in.ToolSeq,
 		state: contract.RunState{Agent: in.Agent.Agent, User: in.Agent.User.Key(), Status: contract.StatusRunning},
 	}
-	// The step's events follow the run's when it started.
-	r.log.restore(in.After, nil)
+	// The step's events are numbered from its step_start in the run's log
+	// (After): a tool call's progress, which a follower shows once it has
+	// the offset the call's request names (its tool_start's here), so
+	// shows after the step's start in the run's stream. The run numbers
+	// the events again when it takes them.
+	r.log.restore(in.After-1, nil)
 	out, err := r.doStep(ctx, in.Step, in.Label, in.Instructions)
 	out.Events = r.log.events
 	out.Calls = r.state.Calls

@@ -199,7 +199,7 @@ func replanText(req contract.PlanRequest) string {
 	if req.Previous != nil {
 		b.WriteString("The current plan was:\n")
 		for i, s := range req.Previous.Steps {
-			fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, s.Status, stepLabel(s))
+			fmt.Fprintf(&b, "%d. [%s] %s%s\n", i+1, s.Status, stepLabel(s), needsText(req.Previous.Steps, s))
 		}
 		b.WriteString("\n")
 	}
@@ -208,6 +208,21 @@ func replanText(req contract.PlanRequest) string {
 	}
 	b.WriteString("Write the plan for what remains to be done, ending with the completion step.")
 	return b.String()
+}
+
+// needsText says which of steps s needs, by their numbers in steps:
+// " (needs 1, 2)", or "" when it names none.
+func needsText(steps []longhaul.PlanStep, s longhaul.PlanStep) string {
+	var nums []string
+	for i, o := range steps {
+		if slices.Contains(s.DependsOn, o.ID) {
+			nums = append(nums, strconv.Itoa(i+1))
+		}
+	}
+	if len(nums) == 0 {
+		return ""
+	}
+	return " (needs " + strings.Join(nums, ", ") + ")"
 }
 
 // stepLabel names a step in one line: "tool web_fetch: Read the page".
@@ -239,7 +254,7 @@ func (a *Activities) SupervisePlan(ctx context.Context, req contract.PlanCheckRe
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n\nPlan:\n", req.Plan.Goal)
 	for i, s := range req.Plan.Steps {
-		fmt.Fprintf(&b, "%d. [%s] %s — success: %s\n", i+1, s.Status, stepLabel(s), s.Success)
+		fmt.Fprintf(&b, "%d. [%s] %s%s — success: %s\n", i+1, s.Status, stepLabel(s), needsText(req.Plan.Steps, s), s.Success)
 	}
 	prompt := a.catalog.Prompt(skills.PromptPlanReview) + "\n\n" + a.scopeText(req.Tools, req.Skills)
 	v, usage, err := a.verdict(ctx, a.spender(req.Principal, req.Agent), req.Model, "plan_review", prompt, req.Messages, b.String())

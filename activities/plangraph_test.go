@@ -145,3 +145,24 @@ func TestResolveAgentTakesTheWorkersBound(t *testing.T) {
 		t.Errorf("Parallel = %d, want the worker's 3", spec.Parallel)
 	}
 }
+
+// The plan's model review sees which steps each step needs, by number.
+func TestPlanReviewSeesNeeds(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	f.srv.Enqueue(llmtest.Text(`{"decision":"ok","reason":"fine"}`))
+	probe := func(id string) longhaul.PlanStep {
+		return longhaul.PlanStep{ID: id, Kind: longhaul.StepTool, Target: "probe", Title: "probe " + id, Arguments: json.RawMessage(`{"q":"x"}`), Status: longhaul.StepPending}
+	}
+	answer := longhaul.PlanStep{ID: "9", Kind: longhaul.StepCompletion, Title: "Answer", Status: longhaul.StepPending, DependsOn: []string{"7", "8"}}
+	got, err := execute[contract.PlanCheck](t, f.activityEnv(), f.acts.SupervisePlan, contract.PlanCheckRequest{
+		Caller: contract.Caller{Agent: "prober"}, Plan: longhaul.Plan{Steps: []longhaul.PlanStep{probe("7"), probe("8"), answer}},
+		Tools: []string{"probe"}, ModelReview: true,
+	})
+	if err != nil || !got.OK {
+		t.Fatalf("SupervisePlan = %+v, %v", got, err)
+	}
+	msgs := f.srv.Requests()[0].Chat.Messages
+	if shown := msgs[len(msgs)-1].Content; !strings.Contains(shown, "3. [pending] completion: Answer (needs 1, 2)") {
+		t.Errorf("the reviewer's plan does not say what the answer needs:\n%s", shown)
+	}
+}

@@ -173,10 +173,10 @@ func (r *run) fanOut(ctx workflow.Context) error {
 			return err
 		}
 		again, err := r.judgeStep(ctx, d.i)
-		if err != nil || again == nil {
-			if err != nil {
-				return err
-			}
+		if err != nil {
+			return err
+		}
+		if again == nil {
 			continue
 		}
 		for running > 0 {

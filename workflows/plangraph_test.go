@@ -279,3 +279,33 @@ func TestGraphReplanKeepsRunningSiblings(t *testing.T) {
 	st := h.state()
 	diff(t, "the new plan's dependencies", [][]string{nil, nil, nil, {"4"}}, dependencies(st.Plans[1].Steps))
 }
+
+// TestGraphInRunFollowsNeeds: a run whose spec has no bound (resolved
+// before bounds existed) carries out a graph one step at a time in the
+// run itself, in the order the needs give, not the plan's.
+func TestGraphInRunFollowsNeeds(t *testing.T) {
+	h, p := graphHarness(t)
+	h.resolve(researcher) // Parallel 0
+	p.onPlan(planned(goal,
+		fetchOf("Read b, after a", "https://example.org/b", "2"), fetchOf("Read a", "https://example.org/a"),
+		needing(answerStep, "1", "2"))).Once()
+	p.onSupervisePlan(planOK).Once()
+	p.onReviewStep(stepOK("ok"), stepOK("ok")).Twice()
+	p.onTool("step-2", contract.ToolResponse{Content: "page a"}, nil).Once()
+	p.onTool("step-1", contract.ToolResponse{Content: "page b"}, nil).Once()
+	h.scriptModel(answer("Done.", usage(1, 1))).Once()
+	h.run(input(question...))
+
+	if got := h.result().Content; got != "Done." {
+		t.Fatalf("Content = %q", got)
+	}
+	reqs := p.toolRequests()
+	diff(t, "tool calls", []string{"step-2", "step-1"}, toolIDs(reqs))
+	if len(reqs) == 2 && (reqs[0].Seq != 1 || reqs[1].Seq != 2) {
+		t.Errorf("call numbers %d, %d; want 1, 2 (the run's own)", reqs[0].Seq, reqs[1].Seq)
+	}
+	types := eventTypes(h.events())
+	if i := slices.Index(types, longhaul.EventStepResult); i < 0 || countTypes(types[:i], longhaul.EventStepStart) != 1 {
+		t.Errorf("steps overlapped in a run without a bound: %v", types)
+	}
+}

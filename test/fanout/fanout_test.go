@@ -17,6 +17,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/longhaul-dev/longhaul"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 )
@@ -50,8 +52,9 @@ func sixPages(t *testing.T, want int, opts testenv.Options) (*testenv.Env, *test
 	return env, crowd
 }
 
-// ask sends one chat completion to agent and returns its answer.
-func ask(t *testing.T, env *testenv.Env, agent string) string {
+// ask sends one chat completion to agent and returns its answer and its
+// run's id.
+func ask(t *testing.T, env *testenv.Env, agent string) (answer, run string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -77,7 +80,7 @@ func ask(t *testing.T, env *testenv.Env, agent string) string {
 	if err := json.Unmarshal(body, &out); err != nil || len(out.Choices) != 1 {
 		t.Fatalf("answer %s: %v", body, err)
 	}
-	return out.Choices[0].Message.Content
+	return out.Choices[0].Message.Content, resp.Header.Get("X-Longhaul-Run-Id")
 }
 
 // pageReads counts the model's view of the pages read: the answer's
@@ -98,7 +101,8 @@ func pageReads(env *testenv.Env) int {
 // site together, never more, and the answer reads all six.
 func TestSixPagesFourAtOnce(t *testing.T) {
 	env, crowd := sixPages(t, 4, testenv.Options{PlanParallel: 4})
-	if got := ask(t, env, "researcher"); got != "All six pages say hello." {
+	got, run := ask(t, env, "researcher")
+	if got != "All six pages say hello." {
 		t.Fatalf("answer %q", got)
 	}
 	if most := crowd.Most(); most < 2 || most > 4 {
@@ -110,6 +114,37 @@ func TestSixPagesFourAtOnce(t *testing.T) {
 	if got := pageReads(env); got != pages {
 		t.Errorf("the answer read %d pages' findings, want %d", got, pages)
 	}
+	// The run's stream: four steps started before the first one ended.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	v, err := env.Client.QueryWorkflow(ctx, run, "", contract.QueryEvents, contract.EventsRequest{})
+	if err != nil {
+		t.Fatalf("query the run's events: %v", err)
+	}
+	var page contract.EventsPage
+	if err := v.Get(&page); err != nil {
+		t.Fatal(err)
+	}
+	started := 0
+	for _, e := range page.Events {
+		if e.Type == longhaul.EventStepResult {
+			break
+		}
+		if e.Type == longhaul.EventStepStart {
+			started++
+		}
+	}
+	if started != 4 {
+		t.Errorf("%d steps started before the first ended, want 4", started)
+	}
+	// Each step ran as a workflow of its own, a child of the run.
+	d, err := env.Client.DescribeWorkflowExecution(ctx, contract.StepWorkflowID(run, "1"), "")
+	if err != nil {
+		t.Fatalf("describe step 1's workflow: %v", err)
+	}
+	if info := d.GetWorkflowExecutionInfo(); info.GetType().GetName() != contract.StepWorkflowName || info.GetParentExecution().GetWorkflowId() != run {
+		t.Errorf("step 1's workflow is a %s, child of %q; want a %s, child of %q", info.GetType().GetName(), info.GetParentExecution().GetWorkflowId(), contract.StepWorkflowName, run)
+	}
 }
 
 // reader is an agent whose own bound (parallel: 2) is below the worker's.
@@ -119,7 +154,7 @@ var reader = fstest.MapFS{"reader.md": {Data: []byte("---\nagent: reader\ndescri
 // once, under the worker's bound of 4.
 func TestAgentBoundWins(t *testing.T) {
 	env, crowd := sixPages(t, 2, testenv.Options{PlanParallel: 4, Layers: []fs.FS{reader}})
-	if got := ask(t, env, "reader"); got != "All six pages say hello." {
+	if got, _ := ask(t, env, "reader"); got != "All six pages say hello." {
 		t.Fatalf("answer %q", got)
 	}
 	if most := crowd.Most(); most != 2 {

@@ -159,6 +159,10 @@ type ToolStartData struct {
 	Name       string `json:"name"`
 	Arguments  string `json:"arguments"`
 	Target     string `json:"target,omitempty"`
+	// StepID names the plan step whose call it is when the step ran
+	// beside others (its events reach the log when it ends, after other
+	// steps' step_start).
+	StepID string `json:"step_id,omitempty"`
 }
 
 // ToolStatusData is the payload of tool_status: progress of one tool call.
@@ -188,6 +192,7 @@ type ApprovalRequiredData struct {
 	Name       string `json:"name"`
 	Arguments  string `json:"arguments"`
 	Target     string `json:"target,omitempty"`
+	StepID     string `json:"step_id,omitempty"`
 }
 
 // ApprovalData is the payload of approval: "approved", "denied" or

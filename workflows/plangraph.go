@@ -228,13 +228,20 @@ func (r *run) endStep(ctx workflow.Context, p *contract.PlanRevision, d stepDone
 		}
 		d.res = contract.StepResult{Result: "error: " + errorMessage(d.err), Failed: true}
 	}
+	step := &p.Steps[d.i]
 	for _, e := range d.res.Events {
+		var call longhaul.ToolStartData
+		if e.Type == longhaul.EventToolStart && e.Decode(&call) == nil {
+			// Other steps started since this one did: the call names
+			// its step.
+			call.StepID = step.ID
+			e = longhaul.NewEvent(e.Type, e.Time, call)
+		}
 		r.log.append(longhaul.Event{Type: e.Type, Time: e.Time, Data: e.Data})
 	}
 	for _, c := range d.res.Calls {
 		r.addUsage(c.Call, c.Model, c.Usage)
 	}
-	step := &p.Steps[d.i]
 	step.ResultRef = d.res.Ref
 	r.finishStep(ctx, step, d.res.Result, d.res.Failed)
 	return nil

@@ -126,6 +126,11 @@ func TestGraphStartsIndependentStepsAtOnce(t *testing.T) {
 	if len(results) != 4 {
 		t.Fatalf("%d step results, want 4", len(results))
 	}
+	for _, c := range payloads[longhaul.ToolStartData](t, evs, longhaul.EventToolStart) {
+		if c.ToolCallID != "step-"+c.StepID {
+			t.Errorf("tool_start %s names step %q", c.ToolCallID, c.StepID)
+		}
+	}
 	outputs := payloads[longhaul.ToolOutputData](t, evs, longhaul.EventToolOutput)
 	if len(outputs) != 3 {
 		t.Errorf("%d tool outputs in the run's log, want the steps' 3", len(outputs))

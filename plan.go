@@ -1,6 +1,10 @@
 package longhaul
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+)
 
 // Step kinds of a plan.
 const (
@@ -131,4 +135,16 @@ type SkillActivityData struct {
 	Skill   string `json:"skill"`
 	StepID  string `json:"step_id,omitempty"`
 	Message string `json:"message"`
+}
+
+// NeedsIn lists the 1-based positions in steps of the steps s needs
+// (DependsOn), in plan order: how people and models read them.
+func (s PlanStep) NeedsIn(steps []PlanStep) []string {
+	var nums []string
+	for i, o := range steps {
+		if slices.Contains(s.DependsOn, o.ID) {
+			nums = append(nums, strconv.Itoa(i+1))
+		}
+	}
+	return nums
 }

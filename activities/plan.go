@@ -213,12 +213,7 @@ func replanText(req contract.PlanRequest) string {
 // needsText says which of steps s needs, by their numbers in steps:
 // " (needs 1, 2)", or "" when it names none.
 func needsText(steps []longhaul.PlanStep, s longhaul.PlanStep) string {
-	var nums []string
-	for i, o := range steps {
-		if slices.Contains(s.DependsOn, o.ID) {
-			nums = append(nums, strconv.Itoa(i+1))
-		}
-	}
+	nums := s.NeedsIn(steps)
 	if len(nums) == 0 {
 		return ""
 	}

@@ -548,6 +548,7 @@ func planMarkdown(p *contract.PlanRevision) string {
 		if s.About != "" {
 			what += " (" + s.About + ")"
 		}
+		what += needsMarkdown(p, s)
 		state := ""
 		switch s.Status {
 		case longhaul.StepRunning:

@@ -64,6 +64,16 @@ func neededFindings(p *contract.PlanRevision, i, limit int) []string {
 	return out
 }
 
+// needsMarkdown says in the plan's checklist which steps s needs, by their
+// numbers in p: " — needs 1, 2", or "" when it names none.
+func needsMarkdown(p *contract.PlanRevision, s longhaul.PlanStep) string {
+	nums := s.NeedsIn(p.Steps)
+	if len(nums) == 0 {
+		return ""
+	}
+	return " — needs " + strings.Join(nums, ", ")
+}
+
 // readySteps are the pending steps of p, but the completion step, whose
 // needs are done (finished, failed or not in the plan), in plan order.
 func readySteps(p *contract.PlanRevision) []int {

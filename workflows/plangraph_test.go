@@ -147,6 +147,9 @@ func TestGraphStartsIndependentStepsAtOnce(t *testing.T) {
 	}
 	st := h.state()
 	diff(t, "dependencies in the state", [][]string{nil, nil, nil, {"1", "2", "3"}}, dependencies(st.Plans[0].Steps))
+	if d := h.currentDetails(); !strings.Contains(d, "- [x] 4. Answer — needs 1, 2, 3\n") {
+		t.Errorf("the checklist does not say what the answer needs:\n%s", d)
+	}
 }
 
 func countTypes(types []longhaul.EventType, t longhaul.EventType) int {

@@ -66,7 +66,7 @@ topology: chaos
 # metrics endpoint's text. (deploy/ reads docker-compose.yml with the
 # Compose v2 loader, a Go module: nothing to install.)
 .PHONY: test-deps
-test-deps: test/mcp/node_modules test/pglite/node_modules test/conformance/node_modules test/tokenizers/node_modules test/webhooks/node_modules
+test-deps: test/mcp/node_modules test/mcpserver/node_modules test/pglite/node_modules test/conformance/node_modules test/tokenizers/node_modules test/webhooks/node_modules test/a2a/node_modules
 	@command -v nats-server >/dev/null || test -x /usr/sbin/nats-server || { apt-get update -qq && apt-get install -y -qq nats-server; }
 	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
 	@# Debian's postgresql for initdb and pg_ctl, which make test's throwaway

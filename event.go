@@ -163,6 +163,9 @@ type ToolStartData struct {
 	// beside others (its events reach the log when it ends, after other
 	// steps' step_start).
 	StepID string `json:"step_id,omitempty"`
+	// Run is the child run an ask_ tool's call runs: a client follows
+	// it there (GET /v1/runs/{run}/events).
+	Run string `json:"run,omitempty"`
 }
 
 // ToolStatusData is the payload of tool_status: progress of one tool call.
@@ -192,7 +195,6 @@ type ApprovalRequiredData struct {
 	Name       string `json:"name"`
 	Arguments  string `json:"arguments"`
 	Target     string `json:"target,omitempty"`
-	StepID     string `json:"step_id,omitempty"`
 }
 
 // ApprovalData is the payload of approval: "approved", "denied" or

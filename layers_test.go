@@ -39,7 +39,7 @@ var (
 	// runHandlers are the handler packages of the APIs that run agents:
 	// they reach runs through the runs service and its Gate, never the
 	// engine's client.
-	runHandlers = []string{"api/runsapi", "api/responsesapi", "api/schedulesapi"}
+	runHandlers = []string{"api/runsapi", "api/responsesapi", "api/schedulesapi", "api/a2aapi", "api/mcpapi"}
 	harnesses   = []string{"internal/testing/...", "test/...", "bench", "deploy"}
 )
 

@@ -337,6 +337,15 @@ func (a *Activities) ResolveAgent(_ context.Context, id string, user longhaul.Us
 		spec.MaxTurns = DefaultMaxTurns
 	}
 	spec.Access = describeFilter(user, hiddenSkills, all, spec.Tools)
+	// The agents it asks come after its tools (their allow: hid the
+	// others); the model reads as much of an answer as of a tool's output.
+	spec.Asks = a.askSpecs(ag, user)
+	for _, s := range spec.Asks {
+		spec.Tools = append(spec.Tools, s.Tool)
+	}
+	if len(spec.Asks) > 0 {
+		spec.AskOutput = a.MaxToolOutput
+	}
 	return spec, nil
 }
 

@@ -26,7 +26,7 @@ var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 func (a *Activities) offeredTools(req contract.ModelRequest) ([]openai.Tool, error) {
 	var out []openai.Tool
 	if len(req.Tools) > 0 {
-		defs, err := a.tools.Definitions(req.Tools)
+		defs, err := a.definitions(req.Tools)
 		if err != nil {
 			return nil, nonRetryable(longhaul.ErrTypeToolRefused, err)
 		}

@@ -57,6 +57,7 @@ func nameCalls(calls []longhaul.ToolCall, conv []longhaul.Message, next int64) {
 // had as the cancellation's details.
 func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelRequest) (resp contract.ModelResponse, err error) {
 	info := activity.GetInfo(ctx)
+	a.progress(req.Progress)
 	model := req.Model
 	if model == "" {
 		model = a.defaultModel
@@ -85,7 +86,6 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	if err != nil || compact > 0 {
 		return contract.ModelResponse{Compact: compact, Context: fit, Attempt: attempt}, err
 	}
-
 	settle, err := a.spender(req.Principal, req.Agent).call(ctx, a.ref(ep, ""), "", oreq)
 	if err != nil {
 		return contract.ModelResponse{}, err

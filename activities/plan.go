@@ -128,7 +128,7 @@ func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec,
 	}
 	needs := map[string]any{"type": "array", "items": map[string]any{"type": "integer"}}
 	var variants []any
-	defs, err := a.tools.Definitions(toolNames)
+	defs, err := a.definitions(toolNames)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec,
 func (a *Activities) scopeText(toolNames []string, skills []contract.SkillSpec) string {
 	var b strings.Builder
 	b.WriteString("Tools:\n")
-	defs, _ := a.tools.Definitions(toolNames)
+	defs, _ := a.definitions(toolNames)
 	if len(defs) == 0 {
 		b.WriteString("- (none)\n")
 	}
@@ -290,7 +290,7 @@ func (a *Activities) checkPlan(req contract.PlanCheckRequest) []string {
 		n := i + 1
 		switch s.Kind {
 		case longhaul.StepTool:
-			if !slices.Contains(req.Tools, s.Target) || !a.tools.Has(s.Target) {
+			if !slices.Contains(req.Tools, s.Target) || !a.hasTool(s.Target) {
 				add("step %d calls tool %q, which is not available here (available: %s)", n, s.Target, strings.Join(req.Tools, ", "))
 				continue
 			}
@@ -298,7 +298,7 @@ func (a *Activities) checkPlan(req contract.PlanCheckRequest) []string {
 			if len(args) == 0 {
 				args = json.RawMessage("{}")
 			}
-			if err := a.tools.Validate(s.Target, args); err != nil {
+			if err := a.validateArgs(s.Target, args); err != nil {
 				add("step %d (%s): %v", n, s.Target, err)
 			}
 		case longhaul.StepSkill:

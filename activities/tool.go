@@ -54,6 +54,7 @@ type UpdateReader interface {
 // attempt (see IdempotencyKey).
 func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ contract.ToolResponse, err error) {
 	info := activity.GetInfo(ctx)
+	a.progress(req.Progress)
 	name := req.Call.Name
 	// A name the model made up is no label of its own.
 	label := name
@@ -93,9 +94,8 @@ func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ 
 	if err := a.tools.Validate(name, args); err != nil {
 		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
-	// A plan step running beside others is a workflow of its own; what
-	// it does belongs to its run (the stream clients follow, the outputs
-	// the run keeps). Its idempotency keys stay the step's own.
+	// A plan step's workflow works for its run (stepRun): the stream
+	// clients follow, the outputs kept. Its idempotency keys stay its own.
 	run := stepRun(info)
 	stopBeat := a.heartbeat(ctx)
 	defer stopBeat()

@@ -296,6 +296,8 @@ func (s *Server) routes() {
 	v1.Get("/runs/:id/audit", runsAPI.Audit)
 	s.scheduleRoutes(v1)
 	s.webhookRoutes(v1)
+	s.mcpRoutes()
+	s.a2aRoutes()
 	v1.Post("/responses", resp.Create)
 	v1.Get("/responses/:id", resp.Get)
 	v1.Post("/responses/:id/cancel", resp.Cancel)

@@ -48,6 +48,12 @@ type AgentSpec struct {
 	// VectorStores are the agent's own vector stores (vector_stores:),
 	// searched beside the request's.
 	VectorStores []string `json:"vector_stores,omitempty"`
+	// Asks are the agent's ask_ tools (agents:) that the user may use;
+	// their names are in Tools too. AskOutput is the most characters of
+	// an asked agent's answer the model reads (the worker's tool output
+	// limit), 0 for no limit.
+	Asks      []AskSpec `json:"asks,omitempty"`
+	AskOutput int       `json:"ask_output,omitempty"`
 }
 
 // RoleModels are an agent's models per role (skills.RoleModels), as the

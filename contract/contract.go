@@ -285,6 +285,13 @@ type AgentInput struct {
 	// (eval.go): its tool calls are answered from the recording and never
 	// run.
 	Pinned *Pinned `json:"pinned,omitempty"`
+	// Parent, when set, is the tool call of another run (its ask_ tool)
+	// that this run answers as its child: the run's model and tool calls
+	// show their progress on it (see Progress).
+	Parent *ParentCall `json:"parent,omitempty"`
+	// Depth is how many runs ask down to this one: 0 for a run a client
+	// started, its parent's plus one for a child (see MaxAskDepth).
+	Depth int `json:"depth,omitempty"`
 }
 
 // AgentResult is what an AgentWorkflow returns.

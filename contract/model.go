@@ -26,6 +26,9 @@ type ModelRequest struct {
 	// the skills their allow: rules hide. Without it (a call scheduled
 	// before it existed) the user has no role or groups.
 	Principal *longhaul.User `json:"principal,omitempty"`
+	// Progress, for a child run's call, is the line to show on the
+	// parent's call as the call starts.
+	Progress *Progress `json:"progress,omitempty"`
 	// Agent is the agent whose prompt leads the conversation.
 	Agent string `json:"agent"`
 	// Model overrides the agent's model.

@@ -33,6 +33,9 @@ type ToolRequest struct {
 	// After is the offset of the call's tool_start event: its progress
 	// belongs after it.
 	After int64 `json:"after,omitempty"`
+	// Progress, for a child run's call, is the line to show on the
+	// parent's call as the call starts.
+	Progress *Progress `json:"progress,omitempty"`
 	// User is the run's user key and Chat its chat id: what the memory
 	// tools are scoped by. The workflow sets them from its input, which the
 	// API built from the authenticated principal; the model's arguments

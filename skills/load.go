@@ -229,6 +229,8 @@ type agentFile struct {
 	VectorStores []string `yaml:"vector_stores"`
 	// Context is the agent's context window in tokens.
 	Context *int `yaml:"context"`
+	// Agents are the agents this one may ask (each an ask_<id> tool).
+	Agents []string `yaml:"agents"`
 }
 
 // allowFile is an allow: rule (agents, skills, http_tools entries).

@@ -284,6 +284,7 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 		ReasonIn:     f.ReasonIn,
 		Allow:        f.Allow.rule(),
 		VectorStores: f.VectorStores,
+		Agents:       f.Agents,
 		Prompt:       strings.TrimSpace(body),
 		Source:       src,
 	}

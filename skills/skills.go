@@ -169,6 +169,10 @@ type Agent struct {
 	// the file), which stands over what the endpoint reports but not over
 	// the operator's LONGHAUL_LLM_CONTEXT; 0 is the model's.
 	Context int
+	// Agents are the ids of the agents this one may ask (agents: in the
+	// file), in file order: each is a tool AskToolPrefix+id whose call runs
+	// that agent as a child run and returns its answer.
+	Agents []string
 	// Prompt is the base system prompt: the file's body, trimmed.
 	Prompt string
 	// Source names the file the agent came from, e.g. "builtin/researcher.md".
@@ -302,6 +306,12 @@ var (
 	// ErrBadVectorStore marks a vector_stores: entry that is not a vector
 	// store id, or is listed twice.
 	ErrBadVectorStore = kind("bad vector store")
+	// ErrUnknownAgent marks an agents: entry naming no agent, or listed
+	// twice.
+	ErrUnknownAgent = kind("unknown agent")
+	// ErrAgentCycle marks agents that ask each other in a cycle (a asks
+	// b asks a, directly or through others), itself included.
+	ErrAgentCycle = kind("agent cycle")
 )
 
 // sentinel is an error kind that wraps a broader kind, so that errors.Is

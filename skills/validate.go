@@ -45,16 +45,19 @@ func (c *Catalog) Validate(knownTool func(name string) bool) error {
 // checks that need knownTool are skipped.
 func (c *Catalog) validate(knownTool func(string) bool, checkRegistry bool) []error {
 	var problems []error
-	for _, a := range c.Agents() {
+	agents := c.Agents()
+	for _, a := range agents {
 		if !c.damaged[a.Source] {
 			problems = append(problems, c.checkAgent(a)...)
 		}
 	}
+	problems = append(problems, c.checkAsks(agents)...)
 	skills := c.Skills()
 	declared, more := c.checkSkills(skills, knownTool, checkRegistry)
 	problems = append(problems, more...)
 	if checkRegistry {
 		problems = append(problems, checkSkillTools(skills, declared, knownTool)...)
+		problems = append(problems, checkAskNames(agents, declared, knownTool)...)
 	}
 	return problems
 }
@@ -171,6 +174,21 @@ func checkSkillTools(skills []*Skill, declared map[string]*Skill, knownTool func
 			if !knownTool(t) && declared[t] == nil {
 				problems = append(problems, &FileError{Path: s.Source, Err: ErrUnknownTool, Detail: fmt.Sprintf(
 					"skill %q uses tool %q, which is neither a registered tool nor declared in any skill's http_tools", s.ID, t)})
+			}
+		}
+	}
+	return problems
+}
+
+// checkAskNames returns the problems of ask_ tools named like a registered
+// or an HTTP tool: the call would be the agent's, never the tool's.
+func checkAskNames(agents []*Agent, declared map[string]*Skill, knownTool func(string) bool) []error {
+	var problems []error
+	for _, a := range agents {
+		for _, id := range a.Agents {
+			if name := AskTool(id); knownTool(name) || declared[name] != nil {
+				problems = append(problems, &FileError{Path: a.Source, Err: ErrToolConflict, Detail: fmt.Sprintf(
+					"agent %q asks agent %q with the tool %q, which is also a registered or HTTP tool: rename the tool", a.ID, id, name)})
 			}
 		}
 	}

@@ -195,6 +195,9 @@ func (r *run) execute(ctx workflow.Context) (contract.AgentResult, error) {
 	if len(r.stores) == 0 {
 		r.spec = activities.WithoutDocuments(r.spec)
 	}
+	if r.in.Depth >= contract.MaxAskDepth {
+		r.spec = withoutAsks(r.spec)
+	}
 	if cp := r.in.Resume; cp != nil {
 		return r.resume(ctx, cp)
 	}
@@ -436,6 +439,7 @@ func (r *run) callOneModel(ctx workflow.Context, req contract.ModelRequest, summ
 	actx := r.modelCallOptions(ctx, strings.TrimSpace(summary), attempts, true)
 	req.After = r.log.last
 	req.Principal = r.principal()
+	req.Progress = r.progress("thinking (" + strings.ReplaceAll(req.Call, "-", " ") + ")")
 	req.Documents = len(r.stores) > 0
 	var resp contract.ModelResponse
 	if err := r.awaitModel(ctx, workflow.ExecuteActivity(actx, a.ChatCompletion, req), &resp); err != nil {
@@ -501,6 +505,7 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 	pinned := make([]*contract.PinnedCall, len(calls))
 	refused := make([]string, len(calls))
 	who := r.in.User
+	var n asking
 	for i, c := range calls {
 		target := targets[c.ID]
 		r.toolSeq++
@@ -517,15 +522,19 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 			}
 			req.Approval = r.inputUpdate
 		}
-		r.log.emit(workflow.Now(ctx), longhaul.EventToolStart, longhaul.ToolStartData{
-			ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments, Target: target,
-		})
+		ask, asks := r.askOf(ctx, c.Name, skill)
+		r.toolStart(ctx, c, target, req.Seq, asks)
 		if r.in.Pinned != nil {
 			p := r.pinnedResult(ctx, c)
 			pinned[i] = &p
 			continue
 		}
 		req.After = r.log.last
+		if asks {
+			futures[i] = r.ask(ctx, ask, c, req.Seq, req.After, &n)
+			continue
+		}
+		req.Progress = r.progress(strings.TrimSpace(label + " calling " + c.Name + " " + target))
 		summary := strings.TrimSpace(label + " tool " + c.Name + " " + target)
 		actx := toolOptions(ctx, summary)
 		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, req)
@@ -564,31 +573,4 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 func (r *run) principal() *longhaul.User {
 	who := r.in.User
 	return &who
-}
-
-// errorMessage is the innermost useful message of a workflow or activity
-// error: the application error's own message, not the wrapping.
-func errorMessage(err error) string {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		return appErr.Message()
-	}
-	var canceled *temporal.CanceledError
-	if errors.As(err, &canceled) {
-		return "the run was cancelled"
-	}
-	var timeout *temporal.TimeoutError
-	if errors.As(err, &timeout) {
-		return "timed out: " + timeout.Error()
-	}
-	return err.Error()
-}
-
-// errorCode is the application error type, when there is one.
-func errorCode(err error) string {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		return appErr.Type()
-	}
-	return ""
 }

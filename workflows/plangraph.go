@@ -257,6 +257,16 @@ func (r *run) endStep(ctx workflow.Context, p *contract.PlanRevision, d stepDone
 	return nil
 }
 
+// runID is the id of the agent run the workflow works for: its own, or,
+// in a plan step's workflow, the run whose step it is (contract.StepRun).
+// What a step's workflow starts for the run (an asked agent's child run)
+// is named from it; the step's calls are numbered in a block of their own,
+// so the names stay apart.
+func runID(ctx workflow.Context) string {
+	info := workflow.GetInfo(ctx)
+	return contract.StepRun(info.WorkflowType.Name, info.WorkflowExecution.ID)
+}
+
 // stepName names a step in a summary: "tool web_fetch (example.com)".
 func stepName(s longhaul.PlanStep) string {
 	name := s.Kind

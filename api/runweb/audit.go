@@ -107,7 +107,7 @@ func (ab *auditBuilder) call(id, name string, offset int64) *wire.AuditToolCall 
 // arguments, target and status.
 func (ab *auditBuilder) callStarted(offset int64, d longhaul.ToolStartData, status string) {
 	c := ab.call(d.ToolCallID, d.Name, offset)
-	c.Arguments, c.Target, c.Status = d.Arguments, d.Target, status
+	c.Arguments, c.Target, c.Status, c.Run = d.Arguments, d.Target, status, d.Run
 	if d.StepID != "" {
 		// A step that ran beside others names itself (workflows' fanOut).
 		c.StepID = d.StepID
@@ -128,7 +128,7 @@ func (ab *auditBuilder) event(e longhaul.Event) {
 	case longhaul.EventApprovalRequired:
 		var d longhaul.ApprovalRequiredData
 		if e.Decode(&d) == nil {
-			ab.callStarted(e.Offset, longhaul.ToolStartData(d), wire.AuditCallAwaitingApproval)
+			ab.callStarted(e.Offset, longhaul.ToolStartData{ToolCallID: d.ToolCallID, Name: d.Name, Arguments: d.Arguments, Target: d.Target}, wire.AuditCallAwaitingApproval)
 		}
 	case longhaul.EventApproval:
 		var d longhaul.ApprovalData

@@ -99,6 +99,9 @@ type AuditToolCall struct {
 	Target string `json:"target,omitempty"`
 	// StepID is the plan step the call ran in, if any.
 	StepID string `json:"step_id,omitempty"`
+	// Run is the child run an ask_ tool's call ran (the asked agent's):
+	// GET /v1/runs/{run} reads it.
+	Run string `json:"run,omitempty"`
 	// Status is one of the AuditCall* statuses.
 	Status string `json:"status"`
 	Result string `json:"result"`

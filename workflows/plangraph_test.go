@@ -13,6 +13,8 @@ import (
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/workflows"
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -315,5 +317,65 @@ func TestGraphInRunFollowsNeeds(t *testing.T) {
 	types := eventTypes(h.events())
 	if i := slices.Index(types, longhaul.EventStepResult); i < 0 || countTypes(types[:i], longhaul.EventStepStart) != 1 {
 		t.Errorf("steps overlapped in a run without a bound: %v", types)
+	}
+}
+
+// TestGraphStepAsksForTheRun: a plan step that asks an agent, running in
+// a workflow of its own beside another, starts the asked agent as the
+// run's child run: named from the run's id and the call's number, its
+// progress on the run's call; the tool_start names both the child run and
+// the step.
+func TestGraphStepAsksForTheRun(t *testing.T) {
+	h, p := graphHarness(t)
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: askParent})
+	var mu sync.Mutex
+	asked := map[string]*contract.ParentCall{} // the asked runs' ids and parent calls
+	h.env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, args converter.EncodedValues) {
+		if info.WorkflowType.Name != contract.AgentWorkflowName {
+			return
+		}
+		var in workflows.Input
+		if err := args.Get(&in); err != nil {
+			t.Errorf("asked run's input: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		asked[info.WorkflowExecution.ID] = in.Parent
+	})
+	s := mediaSpec
+	s.Mode, s.Parallel = contract.ModeAgentic, 2
+	h.resolve(s)
+	h.resolve(helperSpec)
+	ask := longhaul.PlanStep{Kind: longhaul.StepTool, Target: "ask_helper", Title: "Ask the helper", Arguments: json.RawMessage(`{"question":"What is six times seven?"}`)}
+	clock := longhaul.PlanStep{Kind: longhaul.StepTool, Target: "current_time", Title: "Read the clock", Arguments: json.RawMessage(`{}`)}
+	p.onPlan(planned(goal, ask, clock, needing(answerStep, "1", "2"))).Once()
+	p.onSupervisePlan(planOK).Once()
+	p.onReviewStep(stepOK("ok"), stepOK("ok")).Twice()
+	p.onTool("step-2", contract.ToolResponse{Content: "noon"}, nil).Once()
+	h.env.OnActivity(h.acts.ChatCompletion, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req contract.ModelRequest) (contract.ModelResponse, error) {
+			if req.Agent == "helper" {
+				return answer("42", usage(1, 1)).resp, nil
+			}
+			return answer("It is 42 at noon.", usage(1, 1)).resp, nil
+		})
+	in := input(question...)
+	in.Agent = "media"
+	h.run(in)
+
+	if got := h.result().Content; got != "It is 42 at noon." {
+		t.Fatalf("Content = %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	child := askParent + "-ask-1" // the step's first call, numbered from the run's
+	parent, ok := asked[child]
+	if len(asked) != 1 || !ok || parent == nil || parent.Run != askParent || parent.ToolCallID != "step-1" {
+		t.Fatalf("asked runs %v (parent call %+v), want %s, a child of %s's call step-1", asked, parent, child, askParent)
+	}
+	for _, c := range payloads[longhaul.ToolStartData](t, h.events(), longhaul.EventToolStart) {
+		if c.ToolCallID == "step-1" && (c.Run != child || c.StepID != "1") {
+			t.Errorf("tool_start of step-1: run %q, step %q; want %q, 1", c.Run, c.StepID, child)
+		}
 	}
 }

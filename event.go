@@ -159,6 +159,10 @@ type ToolStartData struct {
 	Name       string `json:"name"`
 	Arguments  string `json:"arguments"`
 	Target     string `json:"target,omitempty"`
+	// StepID names the plan step whose call it is when the step ran
+	// beside others (its events reach the log when it ends, after other
+	// steps' step_start).
+	StepID string `json:"step_id,omitempty"`
 	// Run is the child run an ask_ tool's call runs: a client follows
 	// it there (GET /v1/runs/{run}/events).
 	Run string `json:"run,omitempty"`

@@ -1,6 +1,10 @@
 package longhaul
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+)
 
 // Step kinds of a plan.
 const (
@@ -65,6 +69,14 @@ type PlanStep struct {
 	// Model is the model a completion step answers with, when the agent
 	// names one for the role answer (models: {answer: …}).
 	Model string `json:"model,omitempty"`
+	// DependsOn are the ids of the steps whose results this step needs.
+	// The planner names them by their 1-based positions in the steps it
+	// wrote; the workflow turns those into ids when it gives the new steps
+	// theirs, so a re-plan (which keeps the finished steps and numbers its
+	// new ones on) leaves them right. A plan where no step names any runs
+	// its steps one after another in order; otherwise every step whose
+	// needs are done runs at once (the completion step waits for all).
+	DependsOn []string `json:"depends_on,omitempty"`
 	// Status is one of the Step* statuses.
 	Status string `json:"status"`
 	// Result is the step's output (an excerpt when long; ResultRef then
@@ -123,4 +135,16 @@ type SkillActivityData struct {
 	Skill   string `json:"skill"`
 	StepID  string `json:"step_id,omitempty"`
 	Message string `json:"message"`
+}
+
+// NeedsIn lists the 1-based positions in steps of the steps s needs
+// (DependsOn), in plan order: how people and models read them.
+func (s PlanStep) NeedsIn(steps []PlanStep) []string {
+	var nums []string
+	for i, o := range steps {
+		if slices.Contains(s.DependsOn, o.ID) {
+			nums = append(nums, strconv.Itoa(i+1))
+		}
+	}
+	return nums
 }

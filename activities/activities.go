@@ -100,6 +100,9 @@ type Activities struct {
 	HeartbeatInterval time.Duration
 	// MaxToolOutput caps the characters of a tool result given to the model.
 	MaxToolOutput int
+	// PlanParallel bounds the plan steps of one run that run at once for
+	// an agent that names no parallel:; DefaultPlanParallel when zero.
+	PlanParallel int
 	// Blobs, when set, keeps the whole of a tool result longer than
 	// MaxToolOutput outside workflow history (a claim check); the model
 	// reads an excerpt and the result carries the reference.
@@ -249,6 +252,22 @@ const DefaultHeartbeatInterval = 5 * time.Second
 // DefaultSkillMaxTurns bounds a skill's own loop when it names no max_turns.
 const DefaultSkillMaxTurns = 6
 
+// DefaultPlanParallel bounds the plan steps that run at once when neither
+// the agent (parallel:) nor the worker (LONGHAUL_PLAN_PARALLEL) says.
+const DefaultPlanParallel = 4
+
+// planParallel is the bound of an agent's plan steps at once: its own
+// (parallel:), else the worker's, else DefaultPlanParallel.
+func (a *Activities) planParallel(own int) int {
+	switch {
+	case own > 0:
+		return own
+	case a.PlanParallel > 0:
+		return a.PlanParallel
+	}
+	return DefaultPlanParallel
+}
+
 // DefaultMaxTurns bounds an agent's tool loop when it names no max_turns.
 const DefaultMaxTurns = 8
 
@@ -270,6 +289,7 @@ func (a *Activities) ResolveAgent(_ context.Context, id string, user longhaul.Us
 		Model:       ag.Model,
 		MaxTurns:    ag.MaxTurns,
 		MaxReplans:  ag.MaxReplans,
+		Parallel:    a.planParallel(ag.Parallel),
 		Tools:       a.permitted(a.available(a.catalog.AgentToolsFor(ag, user)), user),
 		ReviewPlan:  ag.ReviewPlan,
 		Temperature: ag.Temperature,

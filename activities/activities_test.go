@@ -46,19 +46,19 @@ func TestResolveAgent(t *testing.T) {
 		want contract.AgentSpec
 	}{
 		{id: "researcher", want: contract.AgentSpec{
-			ID: "researcher", Mode: "agentic", Model: "default-model", MaxTurns: 12, MaxReplans: 2,
+			ID: "researcher", Mode: "agentic", Model: "default-model", MaxTurns: 12, MaxReplans: 2, Parallel: activities.DefaultPlanParallel,
 			Tools: []string{"current_time"}, Skills: []contract.SkillSpec{clock, research, reading, documents},
 		}},
 		{id: "assistant", want: contract.AgentSpec{
 			ID: "assistant", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
-			MaxReplans: skills.DefaultMaxReplans, Tools: []string{"current_time"}, Skills: []contract.SkillSpec{clock, reading, research, backlog, documents},
+			MaxReplans: skills.DefaultMaxReplans, Parallel: activities.DefaultPlanParallel, Tools: []string{"current_time"}, Skills: []contract.SkillSpec{clock, reading, research, backlog, documents},
 		}},
 		{id: "naked", want: contract.AgentSpec{
 			ID: "naked", Mode: "chat", Model: "default-model", MaxTurns: activities.DefaultMaxTurns,
-			MaxReplans: skills.DefaultMaxReplans,
+			MaxReplans: skills.DefaultMaxReplans, Parallel: activities.DefaultPlanParallel,
 		}},
 		{id: "pinned", want: contract.AgentSpec{
-			ID: "pinned", Mode: "chat", Model: "big-model", MaxTurns: 3, MaxReplans: 0,
+			ID: "pinned", Mode: "chat", Model: "big-model", MaxTurns: 3, MaxReplans: 0, Parallel: activities.DefaultPlanParallel,
 			Tools: []string{"current_time", "probe"},
 			Skills: []contract.SkillSpec{{ID: "probing", Description: "Probes things",
 				Tools: []string{"probe", "current_time"}, MaxTurns: activities.DefaultSkillMaxTurns}, clock},

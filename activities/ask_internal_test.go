@@ -89,7 +89,7 @@ func TestAskTools(t *testing.T) {
 	if problems := plan(`{"q":1}`); len(problems) != 1 || !strings.Contains(problems[0], `argument "question": required`) {
 		t.Errorf("a plan that asks without a question: %v", problems)
 	}
-	if schema, err := a.planSchema([]string{"ask_helper"}, nil, 3, false); err != nil || !strings.Contains(string(schema), `"ask_helper"`) {
+	if schema, err := a.planSchema([]string{"ask_helper"}, nil, 3, false, false); err != nil || !strings.Contains(string(schema), `"ask_helper"`) {
 		t.Errorf("plan schema %s: %v", schema, err)
 	}
 	// A name that asks no agent of the catalog is no tool.

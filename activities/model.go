@@ -99,11 +99,11 @@ func (a *Activities) ChatCompletion(ctx context.Context, req contract.ModelReque
 	defer out.Close()
 	// Every attempt is charged, a cancelled or failed one too (charged).
 	defer func() { settle(streamCharge(oreq, resp, err, out.Text())) }()
-	// The call stops when Temporal cancels it (the answer to a heartbeat)
-	// or, sooner, when an API says over NATS that the run was cancelled.
+	// The call stops when Temporal cancels it (the answer to a heartbeat) or,
+	// sooner, when an API says over NATS that its run (stepRun) was cancelled.
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	defer a.Bus.OnCancel(info.WorkflowExecution.ID, func() { stop(errRunCancelled) })()
+	defer a.Bus.OnCancel(stepRun(info), func() { stop(errRunCancelled) })()
 	stopBeat := a.heartbeat(ctx)
 	resp, err = a.stream(sctx, ep, oreq, out)
 	if err == nil && len(resp.Message.ToolCalls) == 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -28,7 +29,12 @@ func (a *Activities) Plan(ctx context.Context, req contract.PlanRequest) (contra
 	if maxSteps <= 0 {
 		maxSteps = contract.DefaultMaxPlanSteps
 	}
-	schema, err := a.planSchema(req.Tools, req.Skills, maxSteps, req.Memory)
+	schema, err := a.planSchema(req.Tools, req.Skills, maxSteps, req.Memory, false)
+	if err != nil {
+		return contract.PlanResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
+	}
+	// A plan without depends_on is still a plan: its steps run in order.
+	accept, err := a.planSchema(req.Tools, req.Skills, maxSteps, req.Memory, true)
 	if err != nil {
 		return contract.PlanResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
@@ -48,7 +54,7 @@ func (a *Activities) Plan(ctx context.Context, req contract.PlanRequest) (contra
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: replanText(req)})
 	}
 	raw, usage, err := a.structured(ctx, structuredCall{
-		model: a.model(req.Model), messages: msgs, name: "plan", schema: schema,
+		model: a.model(req.Model), messages: msgs, name: "plan", schema: schema, accept: accept,
 		spend: a.spender(req.Principal, req.Agent),
 	})
 	if err != nil {
@@ -63,16 +69,24 @@ func (a *Activities) Plan(ctx context.Context, req contract.PlanRequest) (contra
 			Arguments json.RawMessage `json:"arguments"`
 			Input     string          `json:"input"`
 			Success   string          `json:"success"`
+			DependsOn []int           `json:"depends_on"`
 		} `json:"steps"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return contract.PlanResponse{Usage: usage}, temporal.NewApplicationError("plan: "+err.Error(), longhaul.ErrTypeModelBadOutput)
 	}
 	resp := contract.PlanResponse{Goal: strings.TrimSpace(out.Goal), Usage: usage}
-	for _, s := range out.Steps {
+	for i, s := range out.Steps {
 		step := longhaul.PlanStep{
 			Kind: s.Kind, Target: s.Target, Title: strings.TrimSpace(s.Title),
 			Input: strings.TrimSpace(s.Input), Success: strings.TrimSpace(s.Success),
+		}
+		for _, n := range s.DependsOn {
+			if n < 1 {
+				return contract.PlanResponse{Usage: usage}, temporal.NewApplicationError(fmt.Sprintf("plan: step %d needs step %d; steps are numbered from 1", i+1, n), longhaul.ErrTypeModelBadOutput)
+			}
+			// The planner's number; the workflow makes it an id.
+			step.DependsOn = append(step.DependsOn, strconv.Itoa(n))
 		}
 		if s.Kind == longhaul.StepTool {
 			step.Arguments = dropNulls(s.Arguments)
@@ -89,7 +103,11 @@ func (a *Activities) Plan(ctx context.Context, req contract.PlanRequest) (contra
 // planSchema is the JSON schema of a plan for the given scope: each step is
 // one of a tool variant per tool (its target fixed, its arguments the tool's
 // own schema made strict), a skill variant and the completion variant.
-func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec, maxSteps int, mem bool) (json.RawMessage, error) {
+// Every variant has depends_on: the numbers (1-based, as the steps are
+// written) of the steps whose results the step needs; required in what the
+// model is asked for (strict structured output wants every field), not in
+// the lenient schema answers are checked against.
+func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec, maxSteps int, mem, lenient bool) (json.RawMessage, error) {
 	str := map[string]any{"type": "string"}
 	enum := func(v ...string) map[string]any {
 		vals := make([]any, len(v))
@@ -101,10 +119,14 @@ func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec,
 	object := func(props map[string]any) map[string]any {
 		req := make([]any, 0, len(props))
 		for _, k := range slices.Sorted(maps.Keys(props)) {
+			if lenient && k == "depends_on" {
+				continue
+			}
 			req = append(req, k)
 		}
 		return map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false}
 	}
+	needs := map[string]any{"type": "array", "items": map[string]any{"type": "integer"}}
 	var variants []any
 	defs, err := a.definitions(toolNames)
 	if err != nil {
@@ -117,7 +139,7 @@ func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec,
 		}
 		variants = append(variants, object(map[string]any{
 			"kind": enum(longhaul.StepTool), "target": enum(d.Name), "title": str,
-			"arguments": strictify(params), "success": str,
+			"arguments": strictify(params), "success": str, "depends_on": needs,
 		}))
 	}
 	if len(skills) > 0 {
@@ -126,16 +148,16 @@ func (a *Activities) planSchema(toolNames []string, skills []contract.SkillSpec,
 			ids[i] = s.ID
 		}
 		variants = append(variants, object(map[string]any{
-			"kind": enum(longhaul.StepSkill), "target": enum(ids...), "title": str, "input": str, "success": str,
+			"kind": enum(longhaul.StepSkill), "target": enum(ids...), "title": str, "input": str, "success": str, "depends_on": needs,
 		}))
 	}
 	if mem {
 		variants = append(variants, object(map[string]any{
-			"kind": enum(longhaul.StepMemory), "title": str, "input": str, "success": str,
+			"kind": enum(longhaul.StepMemory), "title": str, "input": str, "success": str, "depends_on": needs,
 		}))
 	}
 	variants = append(variants, object(map[string]any{
-		"kind": enum(longhaul.StepCompletion), "title": str, "input": str, "success": str,
+		"kind": enum(longhaul.StepCompletion), "title": str, "input": str, "success": str, "depends_on": needs,
 	}))
 	schema := object(map[string]any{
 		"goal":  str,
@@ -177,7 +199,7 @@ func replanText(req contract.PlanRequest) string {
 	if req.Previous != nil {
 		b.WriteString("The current plan was:\n")
 		for i, s := range req.Previous.Steps {
-			fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, s.Status, stepLabel(s))
+			fmt.Fprintf(&b, "%d. [%s] %s%s\n", i+1, s.Status, stepLabel(s), needsText(req.Previous.Steps, s))
 		}
 		b.WriteString("\n")
 	}
@@ -186,6 +208,16 @@ func replanText(req contract.PlanRequest) string {
 	}
 	b.WriteString("Write the plan for what remains to be done, ending with the completion step.")
 	return b.String()
+}
+
+// needsText says which of steps s needs, by their numbers in steps:
+// " (needs 1, 2)", or "" when it names none.
+func needsText(steps []longhaul.PlanStep, s longhaul.PlanStep) string {
+	nums := s.NeedsIn(steps)
+	if len(nums) == 0 {
+		return ""
+	}
+	return " (needs " + strings.Join(nums, ", ") + ")"
 }
 
 // stepLabel names a step in one line: "tool web_fetch: Read the page".
@@ -217,7 +249,7 @@ func (a *Activities) SupervisePlan(ctx context.Context, req contract.PlanCheckRe
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n\nPlan:\n", req.Plan.Goal)
 	for i, s := range req.Plan.Steps {
-		fmt.Fprintf(&b, "%d. [%s] %s — success: %s\n", i+1, s.Status, stepLabel(s), s.Success)
+		fmt.Fprintf(&b, "%d. [%s] %s%s — success: %s\n", i+1, s.Status, stepLabel(s), needsText(req.Plan.Steps, s), s.Success)
 	}
 	prompt := a.catalog.Prompt(skills.PromptPlanReview) + "\n\n" + a.scopeText(req.Tools, req.Skills)
 	v, usage, err := a.verdict(ctx, a.spender(req.Principal, req.Agent), req.Model, "plan_review", prompt, req.Messages, b.String())
@@ -298,7 +330,108 @@ func (a *Activities) checkPlan(req contract.PlanCheckRequest) []string {
 	if len(pending) > 0 && pending[len(pending)-1].Kind != longhaul.StepCompletion {
 		add("the last step must be the completion step that writes the answer")
 	}
+	return append(problems, checkNeeds(req.Plan.Steps, pending)...)
+}
+
+// checkNeeds returns what is wrong with the depends_on of the steps to run:
+// a step may need only other steps of the plan (a finished one, or one to
+// run), never itself or the completion step, and the steps to run must not
+// need each other in a cycle. Steps are named by their numbers among the
+// steps to run, as the planner wrote them.
+func checkNeeds(all, pending []longhaul.PlanStep) []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	num := map[string]int{} // a step to run's number, by id
+	for i, s := range pending {
+		num[s.ID] = i + 1
+	}
+	kept := map[string]bool{}
+	for _, s := range all {
+		if _, ok := num[s.ID]; !ok {
+			kept[s.ID] = true
+		}
+	}
+	name := func(id string) string { return "step " + plannerNumber(pending, id) }
+	graph := map[string][]string{}
+	for i, s := range pending {
+		for _, d := range s.DependsOn {
+			switch n, ok := num[d]; {
+			case d == s.ID:
+				add("step %d needs itself; a step may need only other steps", i+1)
+			case kept[d]:
+			case !ok:
+				add("step %d needs %s, which the plan does not have; name only steps of this plan", i+1, name(d))
+			case pending[n-1].Kind == longhaul.StepCompletion:
+				add("step %d needs the completion step, which comes last and needs the others", i+1)
+			default:
+				graph[s.ID] = append(graph[s.ID], d)
+			}
+		}
+	}
+	if cycle := findCycle(pending, graph); len(cycle) > 0 {
+		names := make([]string, len(cycle))
+		for i, id := range cycle {
+			names[i] = strconv.Itoa(num[id])
+		}
+		add("steps %s need each other in a cycle, so none of them could start; a step may need only steps that can finish before it", strings.Join(names, " → "))
+	}
 	return problems
+}
+
+// plannerNumber is the number the planner gave the step with id, counted
+// from the first step to run: ids are given in order, so a reference the
+// plan does not hold still reads as the planner wrote it. Ids that are not
+// numbers are shown as they are.
+func plannerNumber(pending []longhaul.PlanStep, id string) string {
+	n, err := strconv.Atoi(id)
+	if err != nil || len(pending) == 0 {
+		return strconv.Quote(id)
+	}
+	first, err := strconv.Atoi(pending[0].ID)
+	if err != nil {
+		return strconv.Quote(id)
+	}
+	return strconv.Itoa(n - first + 1)
+}
+
+// findCycle returns a cycle of graph (step id → the ids it needs) as the
+// ids along it, the first repeated at the end, or nil when there is none.
+// It walks the steps in plan order, so the cycle it reports is stable.
+func findCycle(steps []longhaul.PlanStep, graph map[string][]string) []string {
+	const (
+		unseen = iota
+		open
+		closed
+	)
+	state := map[string]int{}
+	var path []string
+	var walk func(id string) []string
+	walk = func(id string) []string {
+		state[id] = open
+		path = append(path, id)
+		for _, d := range graph[id] {
+			switch state[d] {
+			case open:
+				at := slices.Index(path, d)
+				return append(slices.Clone(path[at:]), d)
+			case unseen:
+				if c := walk(d); c != nil {
+					return c
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[id] = closed
+		return nil
+	}
+	for _, s := range steps {
+		if state[s.ID] == unseen {
+			if c := walk(s.ID); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
 }
 
 // ReviewStep asks the model whether a step's result lets the plan go on

@@ -24,6 +24,11 @@ type structuredCall struct {
 	// name names the schema for the endpoint ("plan", "review", …).
 	name   string
 	schema json.RawMessage
+	// accept, when set, is the schema answers are checked against instead
+	// of schema: a looser one, which takes what an endpoint that does not
+	// hold to the schema sent (or a model that leaves out an optional
+	// field) may answer.
+	accept json.RawMessage
 	// check, when set, validates the decoded answer beyond the schema; its
 	// error message is shown to the model when it is asked to fix it.
 	check func(raw json.RawMessage) error
@@ -92,7 +97,11 @@ func (a *Activities) structured(ctx context.Context, c structuredCall) (_ json.R
 		if len(text) > a.outputLimit() {
 			return nil, usage, outputTooLarge(a.outputLimit())
 		}
-		raw, err := decodeStructured(text, c.schema, c.check)
+		accept := c.accept
+		if accept == nil {
+			accept = c.schema
+		}
+		raw, err := decodeStructured(text, accept, c.check)
 		if err == nil {
 			return raw, usage, nil
 		}

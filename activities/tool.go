@@ -94,6 +94,9 @@ func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ 
 	if err := a.tools.Validate(name, args); err != nil {
 		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
 	}
+	// A plan step's workflow works for its run (stepRun): the stream
+	// clients follow, the outputs kept. Its idempotency keys stay its own.
+	run := stepRun(info)
 	stopBeat := a.heartbeat(ctx)
 	defer stopBeat()
 	res, err := t.Call(ctx, tools.Call{
@@ -102,11 +105,11 @@ func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ 
 		Arguments:      args,
 		User:           req.User,
 		Chat:           req.Chat,
-		Run:            info.WorkflowExecution.ID,
+		Run:            run,
 		VectorStores:   req.VectorStores,
 		Progress: func(message string, progress float64) {
 			activity.RecordHeartbeat(ctx, progress)
-			a.Bus.ToolStatus(info.WorkflowExecution.ID, req.After, longhaul.ToolStatusData{
+			a.Bus.ToolStatus(run, req.After, longhaul.ToolStatusData{
 				ToolCallID: req.Call.ID, Name: name, Message: message, Progress: progress,
 			})
 		},
@@ -127,7 +130,7 @@ func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ 
 		}
 		return contract.ToolResponse{}, toolFailed(name, err)
 	}
-	return a.toolResponse(ctx, info.WorkflowExecution.ID, req.Call, res)
+	return a.toolResponse(ctx, run, req.Call, res)
 }
 
 // toolScope is the tools the catalog gives agent, or its skill when skill
@@ -234,4 +237,14 @@ func truncate(s string, n int) (string, bool) {
 		return s, false
 	}
 	return textcut.Runes(s, n) + fmt.Sprintf("\n\n[output truncated: %d of %d characters shown]", n, utf8.RuneCountInString(s)), true
+}
+
+// stepRun is the agent run the activity works for: its workflow's own, or,
+// in a plan step's workflow, the run whose step it is (contract.StepRun).
+func stepRun(info activity.Info) string {
+	typ := ""
+	if info.WorkflowType != nil {
+		typ = info.WorkflowType.Name
+	}
+	return contract.StepRun(typ, info.WorkflowExecution.ID)
 }

@@ -9,6 +9,10 @@ type AgentSpec struct {
 	Model      string `json:"model"`
 	MaxTurns   int    `json:"max_turns"`
 	MaxReplans int    `json:"max_replans"`
+	// Parallel bounds the plan steps that run at once (the agent's
+	// parallel:, else the worker's LONGHAUL_PLAN_PARALLEL); 0 in a spec
+	// resolved before it existed, which the workflow reads as 1.
+	Parallel int `json:"parallel,omitempty"`
 	// Context is the agent's own context window (context:), 0 for the
 	// model's.
 	Context int      `json:"context,omitempty"`

@@ -214,6 +214,7 @@ type agentFile struct {
 	Model       string   `yaml:"model"`
 	MaxTurns    *int     `yaml:"max_turns"`
 	MaxReplans  *int     `yaml:"max_replans"`
+	Parallel    *int     `yaml:"parallel"`
 	ReviewPlan  bool     `yaml:"review_plan"`
 	Temperature *float32 `yaml:"temperature"`
 	Memory      string   `yaml:"memory"`

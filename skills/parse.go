@@ -313,6 +313,13 @@ func agentFromFile(src, body string, f *agentFile) (*Agent, []error) {
 		a.MaxReplans = *f.MaxReplans
 	}
 	problems := checkAllow(src, "", a.Allow)
+	if f.Parallel != nil {
+		a.Parallel = *f.Parallel
+		if a.Parallel < 1 || a.Parallel > MaxParallel {
+			problems = append(problems, &FileError{Path: src, Err: ErrOutOfRange,
+				Detail: fmt.Sprintf("parallel must be between 1 and %d, got %d", MaxParallel, a.Parallel)})
+		}
+	}
 	if f.Context != nil {
 		a.Context = *f.Context
 		if a.Context < MinContext || a.Context > MaxContext {

@@ -65,6 +65,9 @@ const (
 	MaxTurnsLimit = 1000
 	// MaxReplansLimit is the largest allowed max_replans.
 	MaxReplansLimit = 10
+	// MaxParallel is the largest allowed parallel: a plan has at most
+	// contract.DefaultMaxPlanSteps steps to run.
+	MaxParallel = 8
 	// MaxTemperature is the largest allowed temperature.
 	MaxTemperature = 2
 )
@@ -134,6 +137,9 @@ type Agent struct {
 	MaxTurns int
 	// MaxReplans is the re-plan budget for agentic runs (DefaultMaxReplans when omitted).
 	MaxReplans int
+	// Parallel bounds the plan steps of one run that run at once
+	// (parallel:); 0 when omitted: the worker's LONGHAUL_PLAN_PARALLEL.
+	Parallel int
 	// ReviewPlan asks the model to review its plans as well as its results.
 	ReviewPlan bool
 	// Temperature is the sampling temperature, or nil for the model's default.

@@ -122,6 +122,7 @@ skills: [web_research, media_requests]
 model: llama3.1:8b
 max_turns: 12
 max_replans: 3
+parallel: 3
 review_plan: true
 temperature: 0.5
 ---
@@ -178,6 +179,7 @@ func TestLoadParsesAgentAndSkill(t *testing.T) {
 		Model:       "llama3.1:8b",
 		MaxTurns:    12,
 		MaxReplans:  3,
+		Parallel:    3,
 		ReviewPlan:  true,
 		Temperature: &temp,
 		Prompt:      "You are a careful research assistant.",

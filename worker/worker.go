@@ -24,6 +24,7 @@ func Register(w sdkworker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.IngestWorkflow, workflow.RegisterOptions{Name: contract.IngestWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.WebhookWorkflow, workflow.RegisterOptions{Name: contract.WebhookWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.EvaluationWorkflow, workflow.RegisterOptions{Name: contract.EvaluationWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.StepWorkflow, workflow.RegisterOptions{Name: contract.StepWorkflowName})
 	w.RegisterActivity(acts)
 }
 

@@ -59,6 +59,12 @@ func (r *run) pipeline(ctx workflow.Context) (contract.AgentResult, error) {
 		if p.Steps[i].Kind == longhaul.StepCompletion {
 			return r.complete(ctx, i)
 		}
+		if r.planGraph(ctx, p) {
+			if err := r.fanOut(ctx); err != nil {
+				return contract.AgentResult{Model: r.model}, err
+			}
+			continue
+		}
 		if err := r.runStep(ctx, i); err != nil {
 			return contract.AgentResult{Model: r.model}, err
 		}
@@ -157,9 +163,17 @@ func (r *run) draftPlan(ctx workflow.Context, rev int, cur *contract.PlanRevisio
 	case err != nil:
 		return plan, []string{errorMessage(err)}, nil
 	}
+	// The planner names the steps a step needs by their numbers in what
+	// it wrote (1 its first new step); the new steps get the ids after
+	// base in that order, so number n is the id base+n. Kept steps keep
+	// their ids, and the ids are stored, so a later re-plan (which
+	// numbers its new steps on) leaves these right. A number past the
+	// new steps is an id the plan does not have: the supervisor says so.
+	base := r.stepSeq
 	for _, s := range resp.Steps {
 		r.stepSeq++
 		s.ID = strconv.Itoa(r.stepSeq)
+		s.DependsOn = stepIDs(base, s.DependsOn)
 		s.Status = longhaul.StepPending
 		if s.Kind == longhaul.StepCompletion {
 			// The answer's own model, when the agent names one,
@@ -219,16 +233,33 @@ func planningMessage(rev int) string {
 	return fmt.Sprintf("Re-planning (plan v%d)", rev)
 }
 
-// runStep carries out step i of the current plan: a tool step is one tool
-// activity; a skill step is the skill's own tool loop, limited to its tools;
-// a memory step is a search of the user's memory.
+// runStep carries out step i of the current plan in the run itself:
+// startStep, doStep, finishStep.
 func (r *run) runStep(ctx workflow.Context, i int) error {
 	p := r.current()
 	step := &p.Steps[i]
 	label := fmt.Sprintf("step %d/%d", i+1, len(p.Steps))
 	r.startStep(ctx, p, i)
-	var result string
-	failed := false
+	instructions := ""
+	if step.Kind == longhaul.StepSkill {
+		instructions = r.stepInstructions(p, i)
+	}
+	out, err := r.doStep(ctx, *step, label, instructions)
+	if err != nil {
+		return err
+	}
+	step.ResultRef = out.Ref
+	r.finishStep(ctx, step, out.Result, out.Failed)
+	return nil
+}
+
+// doStep does a plan step's work, in the run or in the step's own
+// workflow (StepWorkflow): a tool step is one tool activity; a skill step
+// is the skill's own tool loop, limited to its tools, with instructions; a
+// memory step is a search of the user's memory. It returns an error only
+// when the run cannot go on (cancelled); a step that failed is a result.
+func (r *run) doStep(ctx workflow.Context, step longhaul.PlanStep, label, instructions string) (contract.StepResult, error) {
+	var out contract.StepResult
 	switch step.Kind {
 	case longhaul.StepTool:
 		call := longhaul.ToolCall{ID: "step-" + step.ID, Name: step.Target, Arguments: string(step.Arguments)}
@@ -236,12 +267,11 @@ func (r *run) runStep(ctx workflow.Context, i int) error {
 			call.Arguments = "{}"
 		}
 		msgs, outcomes := r.callTools(ctx, []longhaul.ToolCall{call}, map[string]string{call.ID: step.About}, "", label)
-		result, failed = msgs[0].Content, outcomes[0].failed
-		step.ResultRef = outcomes[0].ref
+		out.Result, out.Failed, out.Ref = msgs[0].Content, outcomes[0].failed, outcomes[0].ref
 	case longhaul.StepSkill:
 		s, ok := r.skill(step.Target)
 		if !ok {
-			result, failed = fmt.Sprintf("error: skill %q is not available", step.Target), true
+			out.Result, out.Failed = fmt.Sprintf("error: skill %q is not available", step.Target), true
 			break
 		}
 		res, err := r.toolLoop(ctx, LoopState{
@@ -252,26 +282,25 @@ func (r *run) runStep(ctx workflow.Context, i int) error {
 			MaxTurns:     s.MaxTurns,
 			Skill:        s.ID,
 			Model:        s.Model,
-			Instructions: r.stepInstructions(p, i),
+			Instructions: instructions,
 			StepID:       step.ID,
 		})
 		if temporal.IsCanceledError(err) {
-			return err
+			return out, err
 		}
-		result = res.Content
+		out.Result = res.Content
 		if err != nil {
-			result, failed = "error: "+errorMessage(err), true
+			out.Result, out.Failed = "error: "+errorMessage(err), true
 		}
 		r.log.emit(workflow.Now(ctx), longhaul.EventSkillActivity, longhaul.SkillActivityData{Skill: s.ID, StepID: step.ID, Message: "finished"})
 	case longhaul.StepMemory:
 		var err error
-		result, failed, err = r.memoryStep(ctx, step, label)
+		out.Result, out.Failed, err = r.memoryStep(ctx, &step, label)
 		if err != nil {
-			return err
+			return out, err
 		}
 	}
-	r.finishStep(ctx, step, result, failed)
-	return nil
+	return out, nil
 }
 
 func (r *run) skill(id string) (contract.SkillSpec, bool) {
@@ -314,7 +343,12 @@ func (r *run) stepInstructions(p *contract.PlanRevision, i int) string {
 		b.WriteString(fmt.Sprintf("It succeeds when: %s\n", s.Success))
 	}
 	b.WriteString("\nUse your tools as needed, then report what you found — facts, figures and the URLs of the pages you read — plainly and completely, for the final answer to build on. Say so if you could not find something.")
-	if notes := r.findings(p, i, 2000); notes != "" {
+	notes := r.findings(p, i, 2000)
+	if isGraph(p) {
+		// A step of a graph reads what the steps it needs found.
+		notes = strings.TrimSpace(strings.Join(neededFindings(p, i, 2000), ""))
+	}
+	if notes != "" {
 		b.WriteString("\n\n# What earlier steps found\n\n" + notes)
 	}
 	return b.String()
@@ -334,23 +368,45 @@ func (r *run) stepFindings(p *contract.PlanRevision, i, limit int) []string {
 		if s.Status != longhaul.StepDone && s.Status != longhaul.StepFailed {
 			continue
 		}
-		label := s.Title
-		if s.Target != "" {
-			label = s.Kind + " " + s.Target + " — " + s.Title
-		}
-		if s.About != "" {
-			label += " (" + s.About + ")"
-		}
-		out = append(out, fmt.Sprintf("## Step %s: %s\n\n%s\n\n", s.ID, label, textcut.Runes(s.Result, limit)))
+		out = append(out, finding(s, limit))
 	}
 	return out
 }
 
-// reviewStep has the step supervisor review step i's result. An adjust
-// re-plans what remains while the budget lasts; once it is used up the run
-// goes on with the current plan and says so. A reviewer that fails does not
-// stop the run: the step counts as reviewed ok.
+// finding is a finished step's result for the steps after it, cut to
+// limit characters.
+func finding(s longhaul.PlanStep, limit int) string {
+	label := s.Title
+	if s.Target != "" {
+		label = s.Kind + " " + s.Target + " — " + s.Title
+	}
+	if s.About != "" {
+		label += " (" + s.About + ")"
+	}
+	return fmt.Sprintf("## Step %s: %s\n\n%s\n\n", s.ID, label, textcut.Runes(s.Result, limit))
+}
+
+// reviewStep has the step supervisor review step i's result (judgeStep)
+// and re-plans what remains when the review asks for it.
 func (r *run) reviewStep(ctx workflow.Context, i int) error {
+	replan, err := r.judgeStep(ctx, i)
+	if err != nil || replan == nil {
+		return err
+	}
+	_, err = r.newPlan(ctx, replan.reason, replan.feedback)
+	return err
+}
+
+// replan is why a review asks for a new plan: the plan's reason and the
+// planner's feedback.
+type replan struct{ reason, feedback string }
+
+// judgeStep has the step supervisor review step i's result. An adjust
+// asks for a re-plan of what remains (the replan it returns) while the
+// budget lasts; once it is used up the run goes on with the current plan
+// and says so. A reviewer that fails does not stop the run: the step
+// counts as reviewed ok.
+func (r *run) judgeStep(ctx workflow.Context, i int) (*replan, error) {
 	p := r.current()
 	step := p.Steps[i]
 	var v contract.StepReview
@@ -360,7 +416,7 @@ func (r *run) reviewStep(ctx workflow.Context, i int) error {
 	}).Get(ctx, &v)
 	r.addUsage("review-step-"+step.ID, model, v.Usage)
 	if temporal.IsCanceledError(err) {
-		return err
+		return nil, err
 	}
 	if err != nil {
 		v = contract.StepReview{Decision: longhaul.ReviewOK, Reason: "review unavailable: " + errorMessage(err)}
@@ -369,19 +425,21 @@ func (r *run) reviewStep(ctx workflow.Context, i int) error {
 	if v.Decision != longhaul.ReviewAdjust {
 		review.Decision = longhaul.ReviewOK
 		r.addReview(ctx, review)
-		return nil
+		return nil, nil
 	}
 	if r.state.ReplansRemaining == 0 {
 		review.Forced = true
 		r.addReview(ctx, review)
 		r.think(ctx, "The re-plan budget is used up; continuing with the current plan")
-		return nil
+		return nil, nil
 	}
 	r.state.ReplansRemaining--
 	review.ReplansRemaining = r.state.ReplansRemaining
 	r.addReview(ctx, review)
-	_, err = r.newPlan(ctx, fmt.Sprintf("review of step %s: %s", step.ID, v.Reason), "the review of step "+step.ID+" asked for a change: "+v.Reason)
-	return err
+	return &replan{
+		reason:   fmt.Sprintf("review of step %s: %s", step.ID, v.Reason),
+		feedback: "the review of step " + step.ID + " asked for a change: " + v.Reason,
+	}, nil
 }
 
 func (r *run) addReview(ctx workflow.Context, d longhaul.ReviewData) {
@@ -490,6 +548,7 @@ func planMarkdown(p *contract.PlanRevision) string {
 		if s.About != "" {
 			what += " (" + s.About + ")"
 		}
+		what += needsMarkdown(p, s)
 		state := ""
 		switch s.Status {
 		case longhaul.StepRunning:

@@ -96,7 +96,9 @@ func (r *run) ask(ctx workflow.Context, s contract.AskSpec, c longhaul.ToolCall,
 		return f
 	}
 	n.started++
-	parent := workflow.GetInfo(ctx).WorkflowExecution.ID
+	// A plan step's workflow asks for its run: the child's progress goes
+	// to the run's call (runID).
+	parent := runID(ctx)
 	child := Input{AgentInput: contract.AgentInput{
 		Agent:    s.Agent,
 		Messages: []longhaul.Message{{Role: longhaul.RoleUser, Content: question}},
@@ -183,7 +185,7 @@ func (r *run) progress(what string) *contract.Progress {
 func (r *run) toolStart(ctx workflow.Context, c longhaul.ToolCall, target string, seq int64, asks bool) {
 	d := longhaul.ToolStartData{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments, Target: target}
 	if asks {
-		d.Run = askRunID(workflow.GetInfo(ctx).WorkflowExecution.ID, seq)
+		d.Run = askRunID(runID(ctx), seq)
 	}
 	r.log.emit(workflow.Now(ctx), longhaul.EventToolStart, d)
 }

@@ -319,6 +319,18 @@ var replays = []replayTest{
 		generate:  generateIngestHistory,
 	},
 	{
+		// A researcher run whose plan is a graph: three page reads that
+		// need nothing from each other, each in a StepWorkflow child
+		// started at once (so the run schedules no CallTool itself),
+		// each reviewed as it ends, then the answer, which needs them.
+		file: filepath.Join("testdata", "fanout_history.json"),
+		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
+		scheduled: []string{"Plan", "SupervisePlan", "ReviewStep", "ReviewStep", "ReviewStep", "ChatCompletion"},
+		markers:   []string{"plan-graph"},
+		generate:  generateFanoutHistory,
+		id:        fanoutRun,
+	},
+	{
 		// A run of RetentionWorkflow. Its runs are short, but the schedule
 		// starts one every hour, so one may be in flight when a worker is
 		// upgraded.

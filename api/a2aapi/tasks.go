@@ -169,21 +169,21 @@ func (h *Handlers) answer(ctx context.Context, c caller, m *Message) (started, e
 }
 
 // read is caller's run id (another principal's, or another agent's, is
-// not found) and the input it started with.
-func (h *Handlers) read(ctx context.Context, c caller, id string) (contract.RunState, contract.AgentInput, error) {
+// not found) and how it began (its first input).
+func (h *Handlers) read(ctx context.Context, c caller, id string) (contract.RunState, runs.Begun, error) {
 	st, info, err := h.Runs.ReadRun(ctx, id, c.p.Name)
 	if err != nil {
-		return st, contract.AgentInput{}, err
+		return st, runs.Begun{}, err
 	}
 	if st.Agent != c.agent {
-		return st, contract.AgentInput{}, errTaskNotFound.with("no task " + id + " of agent " + c.agent)
+		return st, runs.Begun{}, errTaskNotFound.with("no task " + id + " of agent " + c.agent)
 	}
 	st.Status = runweb.StatusOf(st.Status, info)
-	in, _, err := h.Runs.Service.FirstInput(ctx, id)
+	in, at, err := h.Runs.Service.FirstInput(ctx, id)
 	if err != nil {
-		return st, in, web.Unavailable("cannot read run " + id + ": " + err.Error())
+		return st, runs.Begun{}, web.Unavailable("cannot read run " + id + ": " + err.Error())
 	}
-	return st, in, nil
+	return st, runs.Begun{AgentInput: in, At: at}, nil
 }
 
 // task is caller's run id as an A2A task, and the offset of the last

@@ -108,6 +108,10 @@ func (ab *auditBuilder) call(id, name string, offset int64) *wire.AuditToolCall 
 func (ab *auditBuilder) callStarted(offset int64, d longhaul.ToolStartData, status string) {
 	c := ab.call(d.ToolCallID, d.Name, offset)
 	c.Arguments, c.Target, c.Status, c.Run = d.Arguments, d.Target, status, d.Run
+	if d.StepID != "" {
+		// A step that ran beside others names itself (workflows' fanOut).
+		c.StepID = d.StepID
+	}
 }
 
 // event reads one event of the log into the audit; an event that does

@@ -99,3 +99,26 @@ func TestAuditTotalBound(t *testing.T) {
 		t.Errorf("an empty state: status %q plans %v steps %v", a.Status, a.Plans, a.Steps)
 	}
 }
+
+// TestBuildAuditOverlappingSteps: steps that ran at once have their
+// events after each other's step_start; each call lands in its own step.
+func TestBuildAuditOverlappingSteps(t *testing.T) {
+	log := auditLog(
+		auditEv(longhaul.EventStepStart, longhaul.StepStartData{StepID: "1"}),
+		auditEv(longhaul.EventStepStart, longhaul.StepStartData{StepID: "2"}),
+		auditEv(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "step-2", Name: "fetch", Arguments: `{}`, StepID: "2"}),
+		auditEv(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "step-2", Name: "fetch", Output: "b"}),
+		auditEv(longhaul.EventStepResult, longhaul.StepResultData{StepID: "2", Status: "done"}),
+		auditEv(longhaul.EventToolStart, longhaul.ToolStartData{ToolCallID: "step-1", Name: "fetch", Arguments: `{}`, StepID: "1"}),
+		auditEv(longhaul.EventToolOutput, longhaul.ToolOutputData{ToolCallID: "step-1", Name: "fetch", Output: "a"}),
+		auditEv(longhaul.EventStepResult, longhaul.StepResultData{StepID: "1", Status: "done"}),
+	)
+	a := BuildAudit("run-1", contract.RunState{Status: contract.StatusCompleted, Mode: contract.ModeAgentic}, log)
+	var got []string
+	for _, c := range a.ToolCalls {
+		got = append(got, c.ID+" in step "+c.StepID)
+	}
+	if d := cmp.Diff([]string{"step-2 in step 2", "step-1 in step 1"}, got); d != "" {
+		t.Errorf("calls' steps (-want +got):\n%s", d)
+	}
+}

@@ -137,6 +137,7 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	}
 	a := activities.New(activities.LLMConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, Endpoints: named}, cat, reg, log)
 	a.MaxToolOutput = cfg.MaxToolChars
+	a.PlanParallel = cfg.PlanParallel
 	a.Windows = windows(cfg)
 	a.RestoreChars = cfg.RestoreChars
 	a.MaxOutputBytes = cfg.MaxModelOutput

@@ -83,6 +83,7 @@ func TestDefaults(t *testing.T) {
 		TemporalTimeout:         10 * time.Second,
 		FetchPorts:              []int{80, 443},
 		MaxToolChars:            16000,
+		PlanParallel:            4,
 		RestoreChars:            32000,
 		MemoryK:                 5,
 		MemoryThreshold:         0.6,

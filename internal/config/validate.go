@@ -241,6 +241,9 @@ func (c Config) checkTools(p *problems) {
 	if len(c.FetchPorts) == 0 {
 		p.bad("FETCH_PORTS", "must list at least one port")
 	}
+	if c.PlanParallel < 1 || c.PlanParallel > 8 {
+		p.bad("PLAN_PARALLEL", "must be between 1 and 8, got %d", c.PlanParallel)
+	}
 	if c.MaxToolChars < 500 {
 		p.bad("MAX_TOOL_CHARS", "must be at least 500")
 	}

@@ -71,6 +71,9 @@ type Options struct {
 	// MaxToolOutput caps tool results the model reads (0: the default);
 	// longer ones are stored in the env's blob store.
 	MaxToolOutput int
+	// PlanParallel is the worker's LONGHAUL_PLAN_PARALLEL; zero is
+	// activities.DefaultPlanParallel.
+	PlanParallel int
 	// MaxModelOutput caps one model call's answer in bytes (0: the
 	// default).
 	MaxModelOutput int
@@ -482,6 +485,7 @@ func (e *Env) Activities() *activities.Activities {
 	if e.opts.MaxToolOutput > 0 {
 		a.MaxToolOutput = e.opts.MaxToolOutput
 	}
+	a.PlanParallel = e.opts.PlanParallel
 	a.MaxOutputBytes = e.opts.MaxModelOutput
 	a.IdleTimeout = e.opts.ModelIdleTimeout
 	a.SilenceMax = e.opts.ModelSilenceMax

@@ -9,7 +9,9 @@
 // SDK's custom methods) answers at once with a task whose id is the run's,
 // and tasks/get, tasks/result, tasks/list and tasks/cancel read the run,
 // for its owner only, from any session. A run that waits for a person's
-// approval asks the client by elicitation when it can elicit.
+// approval asks the client by elicitation when it can elicit. MCP's
+// stateless revision, 2026-07-28, is served beside it on the SDK's
+// stateless handler, with its Tasks extension (tasksv2.go).
 package mcpapi
 
 import (

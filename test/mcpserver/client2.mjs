@@ -4,9 +4,9 @@
 //   node client2.mjs <url> <key> <legacy|auto|modern> <scenario> [args...]
 // legacy is the client's default negotiation (the 2025 initialize handshake,
 // client/dist/index.mjs:2559 DEFAULT_VERSION_NEGOTIATION_MODE); auto first
-// probes with server/discover and falls back to initialize when the server
-// offers no 2026-07-28 (index.mjs:2438-2449 classifyResult); modern pins
-// 2026-07-28, with no fallback (index.mjs:2849). Each scenario
+// probes with server/discover and takes 2026-07-28 when the server offers
+// it (index.mjs:2438-2449 classifyResult), else falls back to initialize;
+// modern pins 2026-07-28, with no fallback (index.mjs:2849). Each scenario
 // prints one JSON line per thing the client saw; the Go test reads them.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';

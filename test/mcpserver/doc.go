@@ -5,9 +5,11 @@
 // starts tasks, leaves and collects them from a new session, cancels one,
 // and approves a tool call by elicitation; client2.mjs, the client's 2.x
 // line (@modelcontextprotocol/client) with its Tasks package
-// (@modelcontextprotocol/ext-tasks), negotiates in each of its modes, calls
-// an agent, starts tasks that a new client resumes, cancels one, and sees
-// a run waiting for approval as input_required; and
+// (@modelcontextprotocol/ext-tasks), negotiates in each of its modes
+// (2025-11-25, or the stateless 2026-07-28), calls an agent, and in both
+// Tasks forms starts tasks that a new client resumes, cancels one, and has
+// a run's approval asked (2026-07-28: an inputRequest answered with
+// tasks/update; 2025-11-25: input_required, approved through /v1); and
 // the MCP Inspector's command line lists and calls tools. All run against
 // a whole stack (the embedded Temporal and NATS, a worker, the API) whose
 // one fake is the scripted model.

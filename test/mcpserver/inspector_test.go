@@ -46,24 +46,30 @@ func TestMCPInspectorCLI(t *testing.T) {
 	proctest.NeedNode(t, "test/mcpserver", "@modelcontextprotocol/inspector")
 	env, _ := stack(t)
 
-	var list struct {
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	inspector(t, env, aliceKey, &list, "--method", "tools/list")
-	var names []string
-	for _, tl := range list.Tools {
-		names = append(names, tl.Name)
-	}
-	if !slices.Contains(names, "assistant") || slices.Contains(names, "ops") {
-		t.Errorf("tools = %v, want assistant, not ops (admins only)", names)
-	}
-
-	env.Model.Enqueue(llmtest.Text("Hello from the inspector."))
-	var res toolResult
-	inspector(t, env, aliceKey, &res, "--method", "tools/call", "--tool-name", "assistant", "--tool-arg", "question=Say hello.")
-	if res.IsError || res.text() != "Hello from the inspector." {
-		t.Errorf("tools/call = %+v, want the run's answer", res)
+	// Ad hoc, the command line negotiates "legacy" (2025-11-25) unless
+	// told an era (its --protocol-era, clients/cli/build/index.js:24462);
+	// "modern" pins 2026-07-28, with no fallback.
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			var list struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			}
+			inspector(t, env, aliceKey, &list, "--protocol-era", era, "--method", "tools/list")
+			var names []string
+			for _, tl := range list.Tools {
+				names = append(names, tl.Name)
+			}
+			if !slices.Contains(names, "assistant") || slices.Contains(names, "ops") {
+				t.Errorf("tools = %v, want assistant, not ops (admins only)", names)
+			}
+			env.Model.Enqueue(llmtest.Text("Hello from the inspector."))
+			var res toolResult
+			inspector(t, env, aliceKey, &res, "--protocol-era", era, "--method", "tools/call", "--tool-name", "assistant", "--tool-arg", "question=Say hello.")
+			if res.IsError || res.text() != "Hello from the inspector." {
+				t.Errorf("tools/call = %+v, want the run's answer", res)
+			}
+		})
 	}
 }

@@ -171,10 +171,11 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 
 // modern reports whether r is of the stateless revision: it names one in
 // its MCP-Protocol-Version header, which the revision requires of every
-// request (the SDK answers -32020 without it, streamable.go:1550), or it
-// is a server/discover outside a session, which the stateless handler
-// answers with the revision among its versions. Everything else is the
-// 2025 revisions', on sessions.
+// request (one with the revision's _meta and no header reaches the session
+// handler, which answers -32022 with the versions it serves,
+// streamable.go:1516-1550), or it is a server/discover outside a session,
+// which the stateless handler answers with the revision among its
+// versions. Everything else is the 2025 revisions', on sessions.
 func modern(r *http.Request, method string) bool {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
 		return v >= modernVersion

@@ -107,6 +107,19 @@ func TestStatelessDiscover(t *testing.T) {
 		d.Capabilities.Tools == nil || d.Capabilities.Extensions["io.modelcontextprotocol/tasks"] == nil {
 		t.Errorf("server/discover = %s, want 2026-07-28 and 2025-11-25, tools and the Tasks extension", res)
 	}
+	// The revision's _meta without its header: the session handler
+	// refuses the version, naming those it serves.
+	headers := map[string]string{}
+	for h, v := range webtest.Alice {
+		headers[h] = v
+	}
+	_, data := postWith(t, url, headers, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	var refused struct {
+		Error *jsonrpc.Error `json:"error"`
+	}
+	if json.Unmarshal([]byte(data), &refused) != nil || refused.Error == nil || refused.Error.Code != -32022 || !strings.Contains(string(refused.Error.Data), "2025-11-25") {
+		t.Errorf("a 2026-07-28 request without its header = %s, want -32022 naming 2025-11-25", data)
+	}
 	for _, m := range []string{"tasks/result", "tasks/list"} {
 		if _, rpcErr := modernCall(t, url, webtest.Alice, m, `{"taskId":"run-x"}`, true); rpcErr == nil || rpcErr.Code != jsonrpc.CodeMethodNotFound {
 			t.Errorf("%s on the stateless revision: %v, want method not found", m, rpcErr)

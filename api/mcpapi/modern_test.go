@@ -211,3 +211,19 @@ func TestStatelessWithoutTasks(t *testing.T) {
 		t.Errorf("tools/call without the extension = %s, %v; want the answer, complete", res, rpcErr)
 	}
 }
+
+// TestRequestStateOfAnother: a retried call (SEP-2322) whose requestState
+// names another principal's run finds no run, and hands it nothing.
+func TestRequestStateOfAnother(t *testing.T) {
+	fake := runsfake.New()
+	bobs := fake.Add("run-bob", "bob", contract.AgentInput{Agent: "assistant"})
+	bobs.SetState(func(st *contract.RunState) {
+		st.Status = contract.StatusWaiting
+		st.Waiting = &contract.Waiting{Kind: contract.WaitApproval, ToolCallID: "o1", Tool: "place_order"}
+	})
+	url := serve(t, fake)
+	_, rpcErr := modernCall(t, url, webtest.Alice, "tools/call", `{"name":"assistant","arguments":{"question":"hi"},"requestState":"run-bob","inputResponses":{"approve-o1":{"action":"accept","content":{"approve":true}}}}`, false)
+	if rpcErr == nil || rpcErr.Code != jsonrpc.CodeInvalidParams || len(bobs.Inputs()) != 0 || fake.Len() != 1 {
+		t.Errorf("alice's retry naming bob's run: %v, %d inputs, %d runs; want -32602, none, no new run", rpcErr, len(bobs.Inputs()), fake.Len())
+	}
+}

@@ -66,8 +66,8 @@ type ackV2 struct {
 // by their keys.
 type updateParams struct {
 	mcp.ParamsBase
-	TaskID         string                       `json:"taskId"`
-	InputResponses map[string]*mcp.ElicitResult `json:"inputResponses"`
+	TaskID         string               `json:"taskId"`
+	InputResponses mcp.InputResponseMap `json:"inputResponses"`
 }
 
 // modernMiddleware holds each request to the principal it was
@@ -210,22 +210,14 @@ func (s *session) waiting(ctx context.Context, id string) (*contract.Waiting, er
 func approvalKey(call string) string { return "approve-" + call }
 
 // updateTask answers tasks/update: the answer to the approval the run
-// waits for is its decision (as POST /v1/runs/{id}/input takes it).
-// Answers to any other key, an approval already decided or never asked,
-// are ignored, as tasks.md allows; an answer that cancels leaves the run
-// waiting.
+// waits for is its decision (as POST /v1/runs/{id}/input takes it); an
+// answer that cancels leaves the run waiting (answer).
 func (s *session) updateTask(ctx context.Context, _ *mcp.ServerSession, p *updateParams) (*ackV2, error) {
 	if _, err := s.task(ctx, &taskIDParams{TaskID: p.TaskID}); err != nil {
 		return nil, err
 	}
-	w, err := s.waiting(ctx, p.TaskID)
-	if err != nil {
+	if err := s.answer(ctx, p.TaskID, p.InputResponses, map[string]bool{}); err != nil {
 		return nil, err
-	}
-	if w != nil {
-		if res := p.InputResponses[approvalKey(w.ToolCallID)]; res != nil {
-			s.decide(ctx, p.TaskID, res)
-		}
 	}
 	return &ackV2{ResultType: resultComplete}, nil
 }

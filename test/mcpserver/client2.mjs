@@ -27,9 +27,11 @@ const recording = (input, init) => {
 
 const clientInfo = { name: 'longhaul-test-2', version: '1.0.0' };
 
-async function connect({ onInputRequest } = {}) {
+async function connect({ onInputRequest, elicit } = {}) {
   const negotiation = mode === 'modern' ? { mode: { pin: '2026-07-28' } } : { mode };
-  const client = new Client(clientInfo, { versionNegotiation: negotiation });
+  const capabilities = elicit ? { elicitation: { form: {} } } : {};
+  const client = new Client(clientInfo, { versionNegotiation: negotiation, capabilities });
+  if (elicit) client.setRequestHandler('elicitation/create', elicit);
   const transport = new StreamableHTTPClientTransport(new URL(url + '/mcp'), {
     requestInit: { headers: { Authorization: 'Bearer ' + key } },
     fetch: recording,
@@ -106,6 +108,23 @@ const scenarios = {
       timeout: 120000,
     });
     say({ result });
+    await close(c);
+  },
+  // ask <agent> <question>: a plain call whose run waits for approval,
+  // with a client that elicits. On 2026-07-28 the call answers
+  // input_required with the elicitation among its inputRequests; the
+  // client answers it with its elicitation handler and calls again with
+  // inputResponses and requestState (multi-round-trip auto-fulfilment,
+  // client/dist/index.mjs:3190-3209, on by default).
+  async ask(agent, question) {
+    const c = await connect({
+      elicit: async (req) => {
+        say({ elicited: req.params.message });
+        return { action: 'accept', content: { approve: true } };
+      },
+    });
+    say({ result: await c.client.callTool({ name: agent, arguments: { question } }, { timeout: 120000 }) });
+    say({ sent });
     await close(c);
   },
   // start <agent> <question>: a call as a task (preference "require": a

@@ -103,6 +103,36 @@ func TestMCPServerClient2(t *testing.T) {
 		}
 	})
 
+	t.Run("approval of a plain call by inputRequests (modern)", func(t *testing.T) {
+		before := sh.count()
+		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "o5", Name: "place_order", Arguments: `{"item":"chair"}`}))
+		env.Model.Enqueue(llmtest.Text("Ordered the chair."))
+		c := node2(t, env, aliceKey, "modern", "ask", "clerk", "Order a chair.")
+		var msg string
+		c.next(t, "elicited", &msg)
+		if !strings.Contains(msg, "place_order") || !strings.Contains(msg, `{"item":"chair"}`) {
+			t.Errorf("elicitation = %q, want the tool call", msg)
+		}
+		var res toolResult
+		c.next(t, "result", &res)
+		if res.IsError || res.text() != "Ordered the chair." || sh.count() != before+1 {
+			t.Errorf("result = %+v with %d new orders, want the answer and one order", res, sh.count()-before)
+		}
+		// The call, then its retry with the answer (the client lists the
+		// tools first, for their routing headers).
+		var sent []string
+		c.next(t, "sent", &sent)
+		calls := 0
+		for _, m := range sent {
+			if m == "tools/call" {
+				calls++
+			}
+		}
+		if calls != 2 || slices.Contains(sent, "initialize") {
+			t.Errorf("the client sent %v, want the call twice on 2026-07-28", sent)
+		}
+	})
+
 	t.Run("approval by inputRequests and tasks/update (v2)", func(t *testing.T) {
 		before := sh.count()
 		env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "o4", Name: "place_order", Arguments: `{"item":"desk"}`}))

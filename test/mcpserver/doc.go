@@ -9,7 +9,8 @@
 // (2025-11-25, or the stateless 2026-07-28), calls an agent, and in both
 // Tasks forms starts tasks that a new client resumes, cancels one, and has
 // a run's approval asked (2026-07-28: an inputRequest answered with
-// tasks/update; 2025-11-25: input_required, approved through /v1); and
+// tasks/update, or a plain call's input_required answered by its retry;
+// 2025-11-25: input_required, approved through /v1); and
 // the MCP Inspector's command line lists and calls tools. All run against
 // a whole stack (the embedded Temporal and NATS, a worker, the API) whose
 // one fake is the scripted model.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
@@ -46,18 +45,73 @@ func (s *session) start(ctx context.Context, agent string, raw json.RawMessage) 
 }
 
 // callTool answers a plain tools/call: it starts the run and answers with
-// its answer when it ends.
+// its answer when it ends. On the stateless revision, a call that names a
+// run as its requestState is the retry of one whose run asked for an
+// approval (approvalInput): it hands the run the answer and follows it on.
 func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	release, err := s.stream()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	id, err := s.start(ctx, req.Params.Name, req.Params.Arguments)
+	o := awaiting{token: req.Params.GetProgressToken(), asked: map[string]bool{}}
+	// The stateless revision asks by input requests a client that can
+	// elicit, as its request's _meta says.
+	caps := req.ClientCapabilities()
+	o.inputRequests = s.modern && caps != nil && caps.Elicitation != nil
+	id := req.Params.RequestState
+	if s.modern && id != "" {
+		err = s.answer(ctx, id, req.Params.InputResponses, o.asked)
+	} else {
+		id, err = s.start(ctx, req.Params.Name, req.Params.Arguments)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return s.await(ctx, req.Session, id, req.Params.GetProgressToken(), nil)
+	return s.await(ctx, req.Session, id, o)
+}
+
+// awaiting is how await follows a run.
+type awaiting struct {
+	// token is the progress token, if any.
+	token any
+	// meta is the _meta of an elicitation (a task's related-task key).
+	meta mcp.Meta
+	// asked are the approvals not to ask for (asked, or answered).
+	asked map[string]bool
+	// inputRequests asks for an approval as the call's answer
+	// (approvalInput) rather than by elicitation.
+	inputRequests bool
+}
+
+// answer hands run id, the caller's own (any other is not found), the
+// answer among responses to the approval it waits for, as tasks/update
+// and an elicitation decide it; an approval decided is marked in asked,
+// not to be asked again while the run takes it. Answers to any other
+// key, an approval already decided or never asked, are ignored (as the
+// Tasks extension's tasks.md, "Task Update Requests", allows).
+func (s *session) answer(ctx context.Context, id string, responses mcp.InputResponseMap, asked map[string]bool) error {
+	w, err := s.waiting(ctx, id)
+	if err != nil || w == nil {
+		return err
+	}
+	res, ok := responses[approvalKey(w.ToolCallID)].(*mcp.ElicitResult)
+	if ok && (res.Action == "accept" || res.Action == "decline") {
+		s.decide(ctx, id, res)
+		asked[w.ToolCallID] = true
+	}
+	return nil
+}
+
+// approvalInput asks, on the stateless revision (which has no requests
+// from server to client), for the approval of run id's tool call as a
+// multi-round-trip answer (SEP-2322, the SDK's CallToolResult.InputRequests):
+// the client calls again with its answer in inputResponses and the run's
+// id as requestState.
+func approvalInput(id, call string, a longhaul.ApprovalRequiredData) *mcp.CallToolResult {
+	ask := approvalParams(id, a.Name, a.Arguments, nil)
+	ask.Mode = "form"
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalKey(call): ask}, RequestState: id}
 }
 
 // stream takes one of the principal's open streams (LONGHAUL_MAX_STREAMS)
@@ -73,13 +127,13 @@ func (s *session) stream() (func(), error) {
 
 // await follows run id to its end and answers with its tool result. With a
 // progress token, each tool call, step and model answer of the run is a
-// progress notification; a wait for approval is an elicitation when the
-// client can elicit, with meta (a task's related-task key) in its _meta.
-func (s *session) await(ctx context.Context, ss *mcp.ServerSession, id string, token any, meta mcp.Meta) (*mcp.CallToolResult, error) {
+// progress notification; a wait for an approval not yet asked is an
+// elicitation when the client can elicit, or with o.inputRequests the
+// call's answer (approvalInput).
+func (s *session) await(ctx context.Context, ss *mcp.ServerSession, id string, o awaiting) (*mcp.CallToolResult, error) {
 	f := s.h.Runs.Service.Follow(id)
 	defer f.Release()
 	pending := map[string]longhaul.ApprovalRequiredData{}
-	asked := map[string]bool{}
 	progress := 0.0
 	for b, err := range runs.Batches(ctx, f, runs.Cursor{}, nil) {
 		if err != nil {
@@ -90,18 +144,22 @@ func (s *session) await(ctx context.Context, ss *mcp.ServerSession, id string, t
 		}
 		for _, it := range b.Items {
 			track(pending, it.Event)
-			if msg := progressMessage(it.Event); msg != "" && token != nil {
+			if msg := progressMessage(it.Event); msg != "" && o.token != nil {
 				progress++
-				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: msg})
+				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: o.token, Progress: progress, Message: msg})
 			}
 		}
 		if b.Done {
 			break
 		}
 		for call, a := range pending {
-			if !asked[call] && canElicit(ss) {
-				asked[call] = true
-				s.elicit(ctx, ss, id, a, meta)
+			switch {
+			case o.asked[call]:
+			case o.inputRequests:
+				return approvalInput(id, call, a), nil
+			case canElicit(ss):
+				o.asked[call] = true
+				s.elicit(ctx, ss, id, a, o.meta)
 			}
 		}
 	}
@@ -164,19 +222,12 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{"approve":{
 // with approve true approves, with false or declining denies; a client
 // that cancels leaves the run waiting.
 func (s *session) elicit(ctx context.Context, ss *mcp.ServerSession, id string, a longhaul.ApprovalRequiredData, meta mcp.Meta) {
-	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
-		Meta:            meta,
-		Message:         fmt.Sprintf("Run %s asks to call the tool %s with %s. Approve?", id, a.Name, a.Arguments),
-		RequestedSchema: approvalSchema,
-	})
-	if err != nil || res.Action == "cancel" {
+	res, err := ss.Elicit(ctx, approvalParams(id, a.Name, a.Arguments, meta))
+	if err != nil {
 		s.h.Log.Debug("mcp elicitation got no decision", "run", id, "error", err)
 		return
 	}
-	approve := res.Action == "accept" && res.Content["approve"] == true
-	if _, err := s.h.Runs.Deliver(ctx, id, contract.InputRequest{Approve: &approve}); err != nil {
-		s.h.Log.Info("mcp approval not taken", "run", id, "error", err)
-	}
+	s.decide(ctx, id, res)
 }
 
 // result is the tool result of finished run id: its answer, or its

@@ -9,7 +9,9 @@
 // SDK's custom methods) answers at once with a task whose id is the run's,
 // and tasks/get, tasks/result, tasks/list and tasks/cancel read the run,
 // for its owner only, from any session. A run that waits for a person's
-// approval asks the client by elicitation when it can elicit.
+// approval asks the client by elicitation when it can elicit. MCP's
+// stateless revision, 2026-07-28, is served beside it on the SDK's
+// stateless handler, with its Tasks extension (tasksv2.go).
 package mcpapi
 
 import (
@@ -58,6 +60,9 @@ type Handler struct {
 	Log     *slog.Logger
 
 	sdk http.Handler
+	// modern serves the stateless revision (2026-07-28), which the SDK
+	// serves only on a stateless handler (streamable.go:871-876).
+	modern http.Handler
 	// requests are the contexts of the HTTP requests of long calls, by
 	// their headerRequest token (bind).
 	requests sync.Map
@@ -74,7 +79,14 @@ const (
 	headerTask      = "Longhaul-Mcp-Task"
 	// headerRequest names the HTTP request of a long call (bind).
 	headerRequest = "Longhaul-Mcp-Request"
+	// headerModern marks a request of the stateless revision (modern).
+	headerModern = "Longhaul-Mcp-Modern"
 )
+
+// modernVersion is the first stateless revision of MCP (SEP-2575): no
+// sessions, server/discover instead of initialize, each request's version
+// and capabilities in its _meta.
+const modernVersion = "2026-07-28"
 
 // Init builds the SDK's Streamable HTTP handler; call it once before
 // Serve.
@@ -95,6 +107,7 @@ func (h *Handler) Init() *Handler {
 		SessionTimeout: h.SessionTimeout,
 		Logger:         h.Log,
 	})
+	h.modern = mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{Stateless: true, Logger: h.Log})
 	return h
 }
 
@@ -125,16 +138,21 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 	ctx, cancel := context.WithCancel(h.Stopping)
 	ctx = context.WithValue(ctx, principalKey{}, p)
 	r = r.WithContext(ctx)
-	for _, name := range []string{headerPrincipal, headerTask, headerRequest} {
+	for _, name := range []string{headerPrincipal, headerTask, headerRequest, headerModern} {
 		r.Header.Del(name)
 	}
 	r.Header.Set(headerPrincipal, p.Name)
-	method, task := peek(c.Body())
-	if task != nil {
-		r.Header.Set(headerTask, string(task))
+	pk := peek(c.Body())
+	sdk := h.sdk
+	if modern(r, pk.method) {
+		sdk = h.modern
+		r.Header.Set(headerModern, "1")
+	}
+	if pk.task != nil {
+		r.Header.Set(headerTask, string(pk.task))
 	}
 	var keepAlive time.Duration
-	if method == "tasks/result" || method == "tools/call" && task == nil {
+	if pk.method == "tasks/result" || pk.method == "tools/call" && pk.task == nil {
 		// A call that answers when its run ends: its handler's context ends
 		// with this request's (bind).
 		keepAlive = h.KeepAlive
@@ -147,8 +165,22 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 			end()
 		}
 	}
-	serve(c, h.sdk, r, cancel, keepAlive)
+	serve(c, sdk, r, cancel, keepAlive)
 	return nil
+}
+
+// modern reports whether r is of the stateless revision: it names one in
+// its MCP-Protocol-Version header, which the revision requires of every
+// request (one with the revision's _meta and no header reaches the session
+// handler, which answers -32022 with the versions it serves,
+// streamable.go:1516-1550), or it is a server/discover outside a session,
+// which the stateless handler answers with the revision among its
+// versions. Everything else is the 2025 revisions', on sessions.
+func modern(r *http.Request, method string) bool {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+		return v >= modernVersion
+	}
+	return method == "server/discover" && r.Header.Get("Mcp-Session-Id") == ""
 }
 
 // detached is c's request as net/http's, in memory of its own. fasthttp's
@@ -179,11 +211,17 @@ func detached(c *fiber.Ctx) (*http.Request, error) {
 	return r, nil
 }
 
-// peek is the method of body when it is one JSON-RPC message, and the
-// task params of a task-augmented tools/call (MCP 2025-11-25, Tasks,
-// "Creating Tasks": params.task). Batches are not read: from 2025-06-18
-// on the SDK refuses them (streamable.go:1450).
-func peek(body []byte) (string, json.RawMessage) {
+// peeked is what Serve reads of a request's body before the SDK does.
+type peeked struct {
+	method string
+	// task are the task params of a task-augmented tools/call (MCP
+	// 2025-11-25, Tasks, "Creating Tasks": params.task).
+	task json.RawMessage
+}
+
+// peek reads body when it is one JSON-RPC message. Batches are not read:
+// from 2025-06-18 on the SDK refuses them (streamable.go:1450).
+func peek(body []byte) peeked {
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
@@ -191,15 +229,15 @@ func peek(body []byte) (string, json.RawMessage) {
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil {
-		return "", nil
+		return peeked{}
 	}
 	t := msg.Params.Task
 	if msg.Method != "tools/call" || len(t) == 0 || string(t) == "null" {
-		return msg.Method, nil
+		return peeked{method: msg.Method}
 	}
 	// A task that is not an object (TaskMetadata) is still a request for
 	// one: the middleware refuses it.
-	return msg.Method, t
+	return peeked{method: msg.Method, task: t}
 }
 
 // bind is ctx, ended too when the HTTP request whose token extra names
@@ -228,23 +266,35 @@ func (h *Handler) serverFor(r *http.Request) *mcp.Server {
 	if !ok {
 		return nil
 	}
-	s := &session{h: h, p: p}
+	s := &session{h: h, p: p, modern: r.Header.Get(headerModern) != ""}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	if s.modern {
+		// What server/discover says (tasks.md, "Capability Negotiation").
+		caps.Extensions = map[string]any{tasksExtension: map[string]any{}}
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "longhaul", Version: h.Version}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: caps,
 		Logger:       h.Log,
 	})
 	for _, a := range h.Catalog.AgentsFor(p.User) {
 		srv.AddTool(&mcp.Tool{Name: a.ID, Description: a.Description, InputSchema: inputSchema}, s.callTool)
+	}
+	if s.modern {
+		srv.AddReceivingMiddleware(s.modernMiddleware)
+		s.addTaskMethodsV2(srv)
+		return srv
 	}
 	srv.AddReceivingMiddleware(s.middleware)
 	s.addTaskMethods(srv)
 	return srv
 }
 
-// session is one MCP session's server: its principal's.
+// session is one MCP session's server: its principal's. A request of the
+// stateless revision is a session of its own (modern).
 type session struct {
-	h *Handler
-	p identity.Principal
+	h      *Handler
+	p      identity.Principal
+	modern bool
 }
 
 // middleware holds every request of the session to the principal that

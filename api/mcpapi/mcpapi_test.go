@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -58,11 +57,16 @@ func (k keyed) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// legacy has the SDK's client ask for 2025-11-25, with sessions: unpinned,
+// it would probe server/discover and speak the stateless revision
+// (client.go:319-385).
+var legacy = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 // connect opens a session as who, with opts.
 func connect(t *testing.T, url string, who map[string]string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{who}}}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{who}}}, legacy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +167,7 @@ func TestTaskOwnership(t *testing.T) {
 	if err := mcp.AddSendingCustomMethod[*taskID, *taskOut](c, "tasks/get"); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{webtest.Alice}}}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: keyed{webtest.Alice}}}, legacy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,14 +202,24 @@ func TestTaskOwnership(t *testing.T) {
 // and returns the answer's session id and its first data line.
 func post(t *testing.T, url string, who map[string]string, session, body string) (string, string) {
 	t.Helper()
+	headers := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	if session != "" {
+		headers["Mcp-Session-Id"] = session
+	}
+	for h, v := range who {
+		headers[h] = v
+	}
+	return postWith(t, url, headers, body)
+}
+
+// postWith POSTs body with headers and returns the session id and the
+// first event's data.
+func postWith(t *testing.T, url string, headers map[string]string, body string) (string, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	for h, v := range who {
+	for h, v := range headers {
 		req.Header.Set(h, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -213,14 +227,20 @@ func post(t *testing.T, url string, who map[string]string, session, body string)
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	var seen strings.Builder
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 			return resp.Header.Get("Mcp-Session-Id"), data
 		}
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			// An error the SDK answers as JSON (as the stateless
+			// revision's errors are).
+			return resp.Header.Get("Mcp-Session-Id"), sc.Text()
+		}
+		seen.WriteString(sc.Text() + "\n")
 	}
-	b, _ := io.ReadAll(resp.Body)
-	t.Fatalf("no data in the answer (%d): %s", resp.StatusCode, b)
+	t.Fatalf("no data in the answer (%d): %s", resp.StatusCode, seen.String())
 	return "", ""
 }
 

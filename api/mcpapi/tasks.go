@@ -190,7 +190,7 @@ func (s *session) taskResult(ctx context.Context, ss *mcp.ServerSession, p *task
 	// What a task's messages carry (Tasks, "Associating Task-Related
 	// Messages": its elicitations too).
 	related := mcp.Meta{relatedTask: map[string]any{"taskId": p.TaskID}}
-	res, err := s.await(ctx, ss, p.TaskID, nil, related)
+	res, err := s.await(ctx, ss, p.TaskID, awaiting{meta: related, asked: map[string]bool{}})
 	if err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ func stack(t *testing.T) (*testenv.Env, *shop) {
 	return env, sh
 }
 
-// client is one run of client.mjs; lines carries what it prints.
+// client is one run of a node script; lines carries what it prints.
 type client struct {
 	lines chan map[string]json.RawMessage
 	done  chan error
@@ -84,13 +84,20 @@ type client struct {
 // waited for when the test ends.
 func node(t *testing.T, env *testenv.Env, key string, args ...string) *client {
 	t.Helper()
+	return script(t, "client.mjs", append([]string{env.URL, key}, args...)...)
+}
+
+// script runs test/mcpserver's node script name with args; it is killed
+// and waited for when the test ends.
+func script(t *testing.T, name string, args ...string) *client {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(proctest.RepoRoot(t), "test/mcpserver/client.mjs"), env.URL, key}, args...)...)
+	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(proctest.RepoRoot(t), "test/mcpserver", name)}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = &logWriter{t: t}
+	cmd.Stderr = &logWriter{t: t, name: name}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +122,13 @@ func node(t *testing.T, env *testenv.Env, key string, args ...string) *client {
 }
 
 // logWriter logs the client's stderr.
-type logWriter struct{ t *testing.T }
+type logWriter struct {
+	t    *testing.T
+	name string
+}
 
 func (w *logWriter) Write(p []byte) (int, error) {
-	w.t.Logf("client.mjs: %s", p)
+	w.t.Logf("%s: %s", w.name, p)
 	return len(p), nil
 }
 
@@ -131,7 +141,7 @@ func (c *client) next(t *testing.T, field string, v any) {
 		select {
 		case m, ok := <-c.lines:
 			if !ok {
-				t.Fatalf("client.mjs ended before printing %q", field)
+				t.Fatalf("the script ended before printing %q", field)
 			}
 			if raw, has := m[field]; has {
 				if err := json.Unmarshal(raw, v); err != nil {
@@ -140,10 +150,10 @@ func (c *client) next(t *testing.T, field string, v any) {
 				return
 			}
 			if e, has := m["error"]; has && field != "error" {
-				t.Fatalf("client.mjs: %s (waiting for %q)", e, field)
+				t.Fatalf("the script: %s (waiting for %q)", e, field)
 			}
 		case <-timeout:
-			t.Fatalf("no %q from client.mjs in 2 minutes", field)
+			t.Fatalf("no %q from the script in 2 minutes", field)
 		}
 	}
 }

@@ -89,7 +89,7 @@ func TestListRuns(t *testing.T) {
 			t.Errorf("summary %+v", r)
 		}
 	}
-	want := wire.RunSummary{ID: first.ID, Agent: "naked", Status: "completed", Summary: "naked: first", CreatedAt: runs[2].CreatedAt, FinishedAt: runs[2].FinishedAt}
+	want := wire.RunSummary{ID: first.ID, Agent: "naked", Status: "completed", Summary: "naked: first", Door: "runs", CreatedAt: runs[2].CreatedAt, FinishedAt: runs[2].FinishedAt}
 	if diff := cmp.Diff(want, runs[2]); diff != "" || runs[2].FinishedAt == nil {
 		t.Errorf("listed run (-want +got):\n%s", diff)
 	}

@@ -314,7 +314,7 @@ func TestRunLifecycle(t *testing.T) {
 			Plans: []contract.PlanRevision{}, Steps: []longhaul.PlanStep{}, Reviews: []longhaul.ReviewData{},
 			Result: "Forty-two.", Usage: longhaul.Usage{PromptTokens: 10, CompletionTokens: 3, TotalTokens: 13},
 			UsageByModel: []longhaul.ModelUsage{{Model: "llmtest", Usage: longhaul.Usage{PromptTokens: 10, CompletionTokens: 3, TotalTokens: 13}}},
-			EventsURL:    r.EventsURL, CreatedAt: got.CreatedAt, FinishedAt: got.FinishedAt, Dispatch: got.Dispatch,
+			EventsURL:    r.EventsURL, CreatedAt: got.CreatedAt, FinishedAt: got.FinishedAt, Dispatch: got.Dispatch, Door: "runs",
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("run (-want +got):\n%s", diff)

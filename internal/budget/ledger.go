@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/sqldb"
@@ -62,12 +63,14 @@ func Open(ctx context.Context, rawURL string, limits []Limit, prices Prices, opt
 	if prices == nil {
 		prices = Prices{}
 	}
-	return &Ledger{db: db, now: o.Now, limits: limits, prices: prices}, nil
+	l := &Ledger{db: db, now: o.Now, limits: limits, prices: prices}
+	l.group.done = sync.NewCond(&l.group.mu)
+	return l, nil
 }
 
 // Close closes the database, once the settlements being written are.
 func (l *Ledger) Close() error {
-	l.group.idle.Wait()
+	l.group.close()
 	return l.db.Close()
 }
 

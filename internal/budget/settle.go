@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -28,12 +29,17 @@ type settlement struct {
 	done         chan error
 }
 
+// errClosed is a settlement after the ledger was closed.
+var errClosed = errors.New("the usage ledger is closed")
+
 // committer gathers settlements and writes them, one transaction a group.
 type committer struct {
 	mu      sync.Mutex
 	pending []settlement
-	writing bool
-	idle    sync.WaitGroup
+	// writing is set while a goroutine writes groups; done is signalled
+	// when it stops. closed refuses settlements (Close).
+	writing, closed bool
+	done            *sync.Cond
 	// commits counts the transactions written, for tests.
 	commits int
 	// hold, when set, runs before each group is taken (a test's gate).
@@ -47,10 +53,13 @@ type committer struct {
 func (l *Ledger) Settle(ctx context.Context, c Call, in, out int64) error {
 	s := settlement{c: c, in: in, out: out, cst: l.prices.Cost(c.Model, in, out), at: l.now(), done: make(chan error, 1)}
 	l.group.mu.Lock()
+	if l.group.closed {
+		l.group.mu.Unlock()
+		return errClosed
+	}
 	l.group.pending = append(l.group.pending, s)
 	if !l.group.writing {
 		l.group.writing = true
-		l.group.idle.Add(1)
 		go l.commitGroups()
 	}
 	l.group.mu.Unlock()
@@ -65,7 +74,6 @@ func (l *Ledger) Settle(ctx context.Context, c Call, in, out int64) error {
 // commitGroups writes the pending settlements, a group a transaction,
 // until none are left.
 func (l *Ledger) commitGroups() {
-	defer l.group.idle.Done()
 	for {
 		if l.group.hold != nil {
 			l.group.hold()
@@ -75,6 +83,7 @@ func (l *Ledger) commitGroups() {
 		l.group.pending = nil
 		if len(batch) == 0 {
 			l.group.writing = false
+			l.group.done.Broadcast()
 			l.group.mu.Unlock()
 			return
 		}
@@ -106,5 +115,16 @@ func (l *Ledger) commitGroup(batch []settlement) {
 	}
 	for _, s := range batch {
 		s.done <- l.db.Write(ctx, func(tx sqldb.Tx) error { return l.put(ctx, tx, s.c, true, s.in, s.out, s.cst, s.at) })
+	}
+}
+
+// close refuses settlements from now on and waits for the ones being
+// written.
+func (g *committer) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	for g.writing {
+		g.done.Wait()
 	}
 }

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -94,4 +95,41 @@ func BenchmarkSettle(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSettleAfterClose: a call that settles once the ledger is closed (a
+// worker's activity ending while the process stops) is refused, and Close
+// waits for the group being written.
+func TestSettleAfterClose(t *testing.T) {
+	ctx := context.Background()
+	l, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "ledger.db"), nil, Prices{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var once sync.Once
+	l.group.hold = func() { once.Do(func() { <-release }) }
+	settled := make(chan error, 1)
+	go func() { settled <- l.Settle(ctx, Call{ID: "c1", Principal: "alice", Model: "m"}, 1, 1) }()
+	for {
+		l.group.mu.Lock()
+		writing := l.group.writing
+		l.group.mu.Unlock()
+		if writing {
+			break
+		}
+		runtime.Gosched()
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close() }()
+	close(release)
+	if err := <-settled; err != nil {
+		t.Errorf("the settlement being written: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(ctx, Call{ID: "c2", Principal: "alice", Model: "m"}, 1, 1); !errors.Is(err, errClosed) {
+		t.Errorf("a settlement after Close = %v, want errClosed", err)
+	}
 }

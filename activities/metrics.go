@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/longhaul-dev/longhaul"
@@ -10,6 +11,7 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/tracing"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/semconv/v1.40.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
@@ -112,24 +114,48 @@ func genAIMetrics(ctx context.Context, took time.Duration, model, responseModel 
 	if h == nil {
 		return
 	}
+	in := genAIFor(h.GetMeter())
 	attrs := []attribute.KeyValue{semconv.GenAIRequestModel(model)}
 	if responseModel != "" {
 		attrs = append(attrs, semconv.GenAIResponseModel(responseModel))
 	}
-	duration, derr := genaiconv.NewClientOperationDuration(h.GetMeter())
-	if derr == nil {
-		with := attrs
-		if err != nil {
-			with = append(with[:len(with):len(with)], semconv.ErrorTypeKey.String(outcome(ctx, err)))
-		}
-		duration.Record(ctx, took.Seconds(), genaiconv.OperationNameChat, genaiconv.ProviderNameOpenAI, with...)
+	with := attrs
+	if err != nil {
+		with = append(with[:len(with):len(with)], semconv.ErrorTypeKey.String(outcome(ctx, err)))
 	}
-	tokens, terr := genaiconv.NewClientTokenUsage(h.GetMeter())
-	if terr != nil || err != nil {
+	in.duration.Record(ctx, took.Seconds(), genaiconv.OperationNameChat, genaiconv.ProviderNameOpenAI, with...)
+	if err != nil {
 		return
 	}
-	tokens.Record(ctx, int64(usage.PromptTokens), genaiconv.OperationNameChat, genaiconv.ProviderNameOpenAI, genaiconv.TokenTypeInput, attrs...)
-	tokens.Record(ctx, int64(usage.CompletionTokens), genaiconv.OperationNameChat, genaiconv.ProviderNameOpenAI, genaiconv.TokenTypeOutput, attrs...)
+	in.tokens.Record(ctx, int64(usage.PromptTokens), genaiconv.OperationNameChat, genaiconv.ProviderNameOpenAI, genaiconv.TokenTypeInput, attrs...)
+	in.tokens.Record(ctx, int64(usage.CompletionTokens), genaiconv.OperationNameChat, genaiconv.ProviderNameOpenAI, genaiconv.TokenTypeOutput, attrs...)
+}
+
+// genAIInstruments are the GenAI client metrics' instruments of one meter.
+type genAIInstruments struct {
+	duration genaiconv.ClientOperationDuration
+	tokens   genaiconv.ClientTokenUsage
+}
+
+var (
+	genAIMu    sync.Mutex
+	genAIMeter = map[metric.Meter]genAIInstruments{}
+)
+
+// genAIFor is meter's GenAI instruments, made on its first call: a meter
+// is a process's (its metrics handler's), so this is one entry.
+func genAIFor(meter metric.Meter) genAIInstruments {
+	genAIMu.Lock()
+	defer genAIMu.Unlock()
+	in, ok := genAIMeter[meter]
+	if !ok {
+		// An instrument the meter refuses is a no-op one: the call is
+		// not the metric's to fail.
+		in.duration, _ = genaiconv.NewClientOperationDuration(meter)
+		in.tokens, _ = genaiconv.NewClientTokenUsage(meter)
+		genAIMeter[meter] = in
+	}
+	return in
 }
 
 // toolSpan starts the span of one tool call attempt and returns what ends

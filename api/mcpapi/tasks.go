@@ -105,15 +105,23 @@ func (s *session) startTask(ctx context.Context, req mcp.Request) (mcp.Result, e
 	if !ok || call.Params == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: missing params"}
 	}
-	if !s.tool(call.Params.Name) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool \"" + call.Params.Name + "\""}
-	}
-	id, err := s.start(ctx, call.Params.Name, call.Params.Arguments)
+	id, now, err := s.startCall(ctx, call)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now().UTC().Format(time.RFC3339Nano)
 	return &createTaskResult{Task: Task{TaskID: id, Status: TaskWorking, CreatedAt: now, LastUpdatedAt: now, PollInterval: pollInterval}}, nil
+}
+
+// startCall starts the run of a task-augmented call of one of the
+// session's tools, and says when, as a task's times are written.
+func (s *session) startCall(ctx context.Context, call *mcp.CallToolRequest) (id, now string, err error) {
+	if !s.tool(call.Params.Name) {
+		return "", "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool \"" + call.Params.Name + "\""}
+	}
+	if id, err = s.start(ctx, call.Params.Name, call.Params.Arguments); err != nil {
+		return "", "", err
+	}
+	return id, time.Now().UTC().Format(time.RFC3339Nano), nil
 }
 
 // tool reports whether name is one of the session's tools: an agent its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -124,14 +123,10 @@ func (s *session) addTaskMethodsV2(srv *mcp.Server) {
 // "Task Creation": "MUST NOT return CreateTaskResult until the task is
 // durably created"; the run has started once the gate answers).
 func (s *session) startTaskV2(ctx context.Context, call *mcp.CallToolRequest) (mcp.Result, error) {
-	if !s.tool(call.Params.Name) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool \"" + call.Params.Name + "\""}
-	}
-	id, err := s.start(ctx, call.Params.Name, call.Params.Arguments)
+	id, now, err := s.startCall(ctx, call)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now().UTC().Format(time.RFC3339Nano)
 	return &taskV2{ResultType: "task", TaskID: id, Status: TaskWorking, CreatedAt: now, LastUpdatedAt: now, PollIntervalMs: pollInterval}, nil
 }
 

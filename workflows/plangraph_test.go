@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -377,5 +378,45 @@ func TestGraphStepAsksForTheRun(t *testing.T) {
 		if c.ToolCallID == "step-1" && (c.Run != child || c.StepID != "1") {
 			t.Errorf("tool_start of step-1: run %q, step %q; want %q, 1", c.Run, c.StepID, child)
 		}
+	}
+}
+
+// TestGraphCancelReachesEveryStep: cancelling a run while three of its
+// steps run at once, each a child workflow whose tool takes 10 s, cancels
+// every child, and the run ends cancelled.
+func TestGraphCancelReachesEveryStep(t *testing.T) {
+	h, p := graphHarness(t)
+	var mu sync.Mutex
+	var started, cancelled []string
+	h.env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		started = append(started, info.WorkflowExecution.ID)
+	})
+	h.env.SetOnChildWorkflowCanceledListener(func(info *workflow.Info) {
+		mu.Lock()
+		defer mu.Unlock()
+		cancelled = append(cancelled, info.WorkflowExecution.ID)
+	})
+	h.resolve(fanner())
+	p.onPlan(planned(goal,
+		fetchOf("Read a", "https://example.org/a"), fetchOf("Read b", "https://example.org/b"), fetchOf("Read c", "https://example.org/c"),
+		needing(answerStep, "1", "2", "3"))).Once()
+	p.onSupervisePlan(planOK).Once()
+	p.onReviewStep(stepOK("read")).Maybe()
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(contract.ToolResponse{Content: "too late"}, nil).After(10 * time.Second).Maybe()
+	h.env.RegisterDelayedCallback(h.env.CancelWorkflow, 5*time.Second)
+	h.run(input(question...))
+
+	var canceled *temporal.CanceledError
+	if err := h.env.GetWorkflowError(); !errors.As(err, &canceled) {
+		t.Fatalf("the run ended with %v, want cancelled", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(started)
+	slices.Sort(cancelled)
+	if len(started) != 3 || !slices.Equal(started, cancelled) {
+		t.Errorf("step children started %v, cancelled %v: want all three cancelled", started, cancelled)
 	}
 }

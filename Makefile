@@ -61,8 +61,13 @@ topology: chaos
 # that internal/window's estimate is measured against, pinned by
 # test/tokenizers/package-lock.json the same way; the Standard Webhooks
 # library (standardwebhooks) test/webhooks's receiver verifies deliveries
-# with, pinned by test/webhooks/package-lock.json the same way; Debian's nats-server, the external NATS of test/streaming and
-# test/chaos; and Debian's prometheus for promtool, which checks the
+# with, pinned by test/webhooks/package-lock.json the same way; the
+# official MCP TypeScript clients (the v1 SDK, the v2 client with its
+# Tasks extension) and the MCP Inspector that test/mcpserver drives /mcp
+# with, pinned by test/mcpserver/package-lock.json the same way; the
+# official A2A JavaScript SDK (@a2a-js/sdk) test/a2a drives the A2A door
+# with, pinned by test/a2a/package-lock.json the same way; Debian's
+# nats-server, the external NATS of test/streaming and test/chaos; and Debian's prometheus for promtool, which checks the
 # metrics endpoint's text. (deploy/ reads docker-compose.yml with the
 # Compose v2 loader, a Go module: nothing to install.)
 .PHONY: test-deps

@@ -234,9 +234,10 @@ func (s *session) cancelTask(ctx context.Context, _ *mcp.ServerSession, p *taskI
 // listPage is how many runs tasks/list reads at once.
 const listPage = 50
 
-// listTasks answers tasks/list: the principal's runs started through this
-// door, newest open ones first (as GET /v1/runs lists them). The cursor
-// is the visibility page token, sealed for this principal.
+// listTasks answers tasks/list: the principal's runs, whichever door
+// started them (tasks/get takes any of them too), newest open ones first
+// (as GET /v1/runs lists them). The cursor is the visibility page token,
+// sealed for this principal.
 func (s *session) listTasks(ctx context.Context, _ *mcp.ServerSession, p *listParams) (*listResult, error) {
 	if !runs.LiteralOK(s.p.Name) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "your runs cannot be listed: your principal's name cannot be matched by a visibility query"}
@@ -256,10 +257,6 @@ func (s *session) listTasks(ctx context.Context, _ *mcp.ServerSession, p *listPa
 	}
 	out := &listResult{Tasks: []Task{}}
 	for _, e := range page.Runs {
-		// The door is in the memo, which visibility cannot query.
-		if e.Memo[runs.MemoDoor] != runs.DoorMCP {
-			continue
-		}
 		status := runweb.StatusOf(e.Attrs[contract.SearchAttrStatus.GetName()], e)
 		out.Tasks = append(out.Tasks, taskOf(e.ID, status, contract.RunState{}, e))
 	}

@@ -195,6 +195,11 @@ type ApprovalRequiredData struct {
 	Name       string `json:"name"`
 	Arguments  string `json:"arguments"`
 	Target     string `json:"target,omitempty"`
+	// Agent and Run name the child run (an ask_ call's, at any depth)
+	// whose call waits, when a parent run shows its child's approval as
+	// its own; an answer given to the parent reaches the child.
+	Agent string `json:"agent,omitempty"`
+	Run   string `json:"run,omitempty"`
 }
 
 // ApprovalData is the payload of approval: "approved", "denied" or
@@ -204,6 +209,10 @@ type ApprovalData struct {
 	Name       string `json:"name"`
 	Decision   string `json:"decision"`
 	Text       string `json:"text,omitempty"`
+	// Agent and Run name the child run whose call it decides, as in
+	// ApprovalRequiredData.
+	Agent string `json:"agent,omitempty"`
+	Run   string `json:"run,omitempty"`
 }
 
 // MemoryItem is one memory in a memory_recall or memory_saved event.

@@ -153,7 +153,9 @@ func (a *Activities) toolScope(agent, skill string, user longhaul.User) ([]strin
 
 // checkApproval checks that the run's history records a person's approval
 // of the call: the input update req.Approval names completed with the
-// grant of this call. Without one the call is refused.
+// grant of this call. A call approved through an ancestor run
+// (req.ApprovalWorkflow) is checked in that run's history, whose grant
+// must name this run. Without one the call is refused.
 func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string, req contract.ToolRequest) error {
 	name := req.Call.Name
 	if req.Approval == "" {
@@ -164,6 +166,13 @@ func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string
 	}
 	var res struct {
 		Approved *contract.ApprovalGrant `json:"approved"`
+	}
+	want := contract.GrantFor(req.Seq, req.Call)
+	if req.ApprovalWorkflow != "" {
+		// Approved through an ancestor run, which recorded the update and
+		// granted this run's call.
+		want.Run = workflowID
+		workflowID, runID = req.ApprovalWorkflow, req.ApprovalRunID
 	}
 	h := a.Updates.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
 		WorkflowID: workflowID, RunID: runID, UpdateID: req.Approval,
@@ -176,7 +185,7 @@ func (a *Activities) checkApproval(ctx context.Context, workflowID, runID string
 		}
 		return fmt.Errorf("read the approval of %s: %w", name, err)
 	}
-	if res.Approved == nil || *res.Approved != contract.GrantFor(req.Seq, req.Call) {
+	if res.Approved == nil || *res.Approved != want {
 		return nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q needs a person's approval: input %q did not approve this call", name, req.Approval))
 	}
 	return nil

@@ -58,6 +58,10 @@ type ApprovalGrant struct {
 	Seq       int64  `json:"seq"`
 	Tool      string `json:"tool"`
 	Arguments string `json:"arguments_sha256"`
+	// Run is the child run whose call it approves when a person answered
+	// it through an ancestor run (see ChildWait); empty when the run that
+	// makes the call was answered itself.
+	Run string `json:"run,omitempty"`
 }
 
 // GrantFor is the grant that approves call, numbered seq.

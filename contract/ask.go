@@ -1,5 +1,7 @@
 package contract
 
+import "time"
+
 // This file is agents asking agents: an agent's ask_<id> tool (agents: in
 // its file) runs agent <id> as a child run of the caller's, and the child's
 // answer is the call's result.
@@ -46,3 +48,54 @@ const MaxAskDepth = 3
 // MaxAsksPerTurn bounds the ask_ calls one model answer may run at once;
 // the calls past it get a tool error the model reads.
 const MaxAsksPerTurn = 4
+
+// A child run's approval wait, shown by its ancestors.
+//
+// A run asked by another (ParentCall set) that stops for a person's
+// approval signals SignalChildWait to its parent run with a ChildWait,
+// and again with Ended set once the wait is over; a parent that is
+// itself a child passes each notice on to its own parent, so every
+// ancestor up to the top run shows the wait as its own (RunState.Waiting
+// with Run and Agent set, an approval_required event naming them). A
+// person's answer to any of them (UpdateInput) is sent to the waiting run
+// as SignalWaitInput, with the update that recorded it.
+const (
+	SignalChildWait = "child-wait"
+	SignalWaitInput = "wait-input"
+)
+
+// ChildWait is a notice of a child run's approval wait (SignalChildWait).
+type ChildWait struct {
+	// Run is the run that waits (a child at any depth) and Agent its
+	// agent; Via is the run that sent the notice: the waiting run or a
+	// child of the receiver that passes the notice on.
+	Run   string `json:"run"`
+	Agent string `json:"agent"`
+	Via   string `json:"via"`
+	// Seq numbers the waiting call in its run; Grant is what approving
+	// it grants (ApprovalGrant.Run is the waiting run).
+	Seq        int64         `json:"seq"`
+	ToolCallID string        `json:"tool_call_id"`
+	Tool       string        `json:"tool"`
+	Arguments  string        `json:"arguments"`
+	Target     string        `json:"target,omitempty"`
+	Grant      ApprovalGrant `json:"grant"`
+	Since      time.Time     `json:"since"`
+	// Ended: the wait is over, with Decision (approved, denied, replied)
+	// and Text, as the waiting run's approval event says.
+	Ended    bool   `json:"ended,omitempty"`
+	Decision string `json:"decision,omitempty"`
+	Text     string `json:"text,omitempty"`
+}
+
+// WaitInput is a person's answer to a child run's approval wait, given to
+// an ancestor run (SignalWaitInput): Seq is the waiting call's; Update
+// is the id of the UpdateInput that delivered it, recorded in the history
+// of Workflow (run RunID), which the tool activity reads back.
+type WaitInput struct {
+	Seq      int64        `json:"seq"`
+	Input    InputRequest `json:"input"`
+	Update   string       `json:"update"`
+	Workflow string       `json:"workflow"`
+	RunID    string       `json:"run_id"`
+}

@@ -98,6 +98,12 @@ type Waiting struct {
 	// Calls are the client tool calls waited for (WaitClientTools).
 	Calls []longhaul.ToolCall `json:"calls,omitempty"`
 	Since time.Time           `json:"since"`
+	// Run and Agent name the child run (an ask_ call's, at any depth)
+	// whose approval this run shows as its own: the call to approve is
+	// that run's, and an answer given to this run reaches it. Empty when
+	// the run waits itself.
+	Run   string `json:"run,omitempty"`
+	Agent string `json:"agent,omitempty"`
 }
 
 // What a waiting run waits for.

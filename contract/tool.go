@@ -30,6 +30,11 @@ type ToolRequest struct {
 	// recorded in the run's history as approving this call (see
 	// ApprovalGrant).
 	Approval string `json:"approval,omitempty"`
+	// ApprovalWorkflow and ApprovalRunID name the ancestor run whose
+	// history records the Approval update, when a person approved the
+	// call through it (see ChildWait); empty for the run's own update.
+	ApprovalWorkflow string `json:"approval_workflow,omitempty"`
+	ApprovalRunID    string `json:"approval_run_id,omitempty"`
 	// After is the offset of the call's tool_start event: its progress
 	// belongs after it.
 	After int64 `json:"after,omitempty"`

@@ -38,6 +38,11 @@ type run struct {
 	inputUpdate string
 	// grant is what approving the call that waits for approval grants.
 	grant *contract.ApprovalGrant
+	// inputFrom is the answer's origin when a person gave it to an
+	// ancestor run (see askwait.go); waits are the approval waits of the
+	// run's children, at any depth, that it shows.
+	inputFrom *contract.WaitInput
+	waits     []contract.ChildWait
 	// noContinue is set once archiving the log failed: the run then stays
 	// in this execution.
 	noContinue bool
@@ -161,6 +166,7 @@ func (r *run) register(ctx workflow.Context) error {
 	if err := r.registerMultitask(ctx); err != nil {
 		return err
 	}
+	r.registerChildWaits(ctx)
 	attrs := []temporal.SearchAttributeUpdate{
 		contract.SearchAttrAgent.ValueSet(r.in.Agent),
 		contract.SearchAttrUser.ValueSet(r.in.User.Key()),
@@ -521,6 +527,9 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 				continue
 			}
 			req.Approval = r.inputUpdate
+			if f := r.inputFrom; f != nil {
+				req.ApprovalWorkflow, req.ApprovalRunID = f.Workflow, f.RunID
+			}
 		}
 		ask, asks := r.askOf(ctx, c.Name, skill)
 		r.toolStart(ctx, c, target, req.Seq, asks)

@@ -15,6 +15,9 @@ import (
 func (r *run) registerInput(ctx workflow.Context) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateInput,
 		func(ctx workflow.Context, in contract.InputRequest) (contract.InputResult, error) {
+			if w := r.state.Waiting; w != nil && w.Run != "" {
+				return r.answerChild(ctx, in)
+			}
 			r.input = &in
 			res := contract.InputResult{Decision: contract.Decide(in)}
 			if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
@@ -52,15 +55,25 @@ func (r *run) needsApproval(tool string) bool {
 // tell the model.
 func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, seq int64, target string) (bool, string, error) {
 	now := workflow.Now(ctx)
-	r.input, r.inputUpdate = nil, ""
+	r.input, r.inputUpdate, r.inputFrom = nil, "", nil
 	grant := contract.GrantFor(seq, call)
 	r.grant = &grant
 	defer func() { r.grant = nil }()
+	shown := r.state.Waiting
 	r.state.Waiting = &contract.Waiting{Kind: contract.WaitApproval, ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Since: now}
-	r.setStatus(ctx, contract.StatusWaiting)
+	if shown == nil {
+		r.setStatus(ctx, contract.StatusWaiting)
+	}
 	r.log.emit(now, longhaul.EventApprovalRequired, longhaul.ApprovalRequiredData{
 		ToolCallID: call.ID, Name: call.Name, Arguments: call.Arguments, Target: target,
 	})
+	// A child's wait shows in its parent (askwait.go).
+	var notice *contract.ChildWait
+	if r.tellsParent(ctx) {
+		w := childWaitOf(ctx, r.spec.ID, call, seq, target)
+		notice = &w
+		r.tellParent(ctx, w)
+	}
 	r.notify(ctx, contract.WebhookRunWaiting, contract.WebhookEventData{Status: contract.StatusWaiting, ToolCallID: call.ID, Tool: call.Name})
 	var err error
 	answered := true
@@ -71,9 +84,20 @@ func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, seq int64, t
 	}
 	r.state.Waiting = nil
 	if err != nil {
+		if notice != nil {
+			// Cancelled: the parents show the wait no longer.
+			dctx, _ := workflow.NewDisconnectedContext(ctx)
+			notice.Ended, notice.Decision, notice.Text = true, contract.DecisionDenied, "the run was cancelled"
+			r.tellParent(dctx, *notice)
+		}
 		return false, "", err
 	}
-	r.setStatus(ctx, contract.StatusRunning)
+	if len(r.waits) > 0 {
+		// Its children's waits show again.
+		r.showWait(ctx)
+	} else {
+		r.setStatus(ctx, contract.StatusRunning)
+	}
 	d := longhaul.ApprovalData{ToolCallID: call.ID, Name: call.Name}
 	var msg string
 	switch {
@@ -92,6 +116,10 @@ func (r *run) approve(ctx workflow.Context, call longhaul.ToolCall, seq int64, t
 	}
 	r.input = nil
 	r.log.emit(workflow.Now(ctx), longhaul.EventApproval, d)
+	if notice != nil {
+		notice.Ended, notice.Decision, notice.Text = true, d.Decision, d.Text
+		r.tellParent(ctx, *notice)
+	}
 	return d.Decision == contract.DecisionApproved, msg, nil
 }
 

@@ -112,7 +112,9 @@ func (r *run) ask(ctx workflow.Context, s contract.AskSpec, c longhaul.ToolCall,
 	limit := r.spec.AskOutput
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		var res contract.AgentResult
-		if err := cf.Get(gctx, &res); err != nil {
+		err := cf.Get(gctx, &res)
+		r.childEnded(gctx, askRunID(parent, seq))
+		if err != nil {
 			set.SetError(temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("the agent %s failed: %s", s.Agent, errorMessage(err)), longhaul.ErrTypeToolFailed, nil))
 			return

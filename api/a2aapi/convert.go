@@ -82,7 +82,11 @@ func WaitingText(w *contract.Waiting) string {
 	if w == nil || w.Kind != contract.WaitApproval {
 		return "The run waits for input: answer with a message for this task."
 	}
-	return fmt.Sprintf("Approve the call of tool %s with arguments %s? Answer yes or no (or a data part {\"approve\": true|false}) in a message for this task.", w.Tool, w.Arguments)
+	tool := w.Tool
+	if w.Agent != "" {
+		tool += " (by the agent " + w.Agent + ", which this one asked)"
+	}
+	return fmt.Sprintf("Approve the call of tool %s with arguments %s? Answer yes or no (or a data part {\"approve\": true|false}) in a message for this task.", tool, w.Arguments)
 }
 
 // artifactOf is the artifact of a durable content event: the whole text
@@ -163,7 +167,7 @@ func (c Converter) Event(e longhaul.Event) []StreamResponse {
 	case longhaul.EventApprovalRequired:
 		var d longhaul.ApprovalRequiredData
 		if e.Decode(&d) == nil {
-			return status(StateInputRequired, WaitingText(&contract.Waiting{Kind: contract.WaitApproval, Tool: d.Name, Arguments: d.Arguments}))
+			return status(StateInputRequired, WaitingText(&contract.Waiting{Kind: contract.WaitApproval, Tool: d.Name, Arguments: d.Arguments, Agent: d.Agent}))
 		}
 	case longhaul.EventApproval:
 		return status(StateWorking, "")

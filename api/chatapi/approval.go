@@ -95,15 +95,37 @@ func answerInput(text string, prompted bool) contract.InputRequest {
 
 // asksApproval reports whether agent may stop a run for a person's
 // approval: one of its tools is an HTTP tool marked approval: required or
-// an MCP tool whose server configuration requires approval.
+// an MCP tool whose server configuration requires approval, or an agent
+// it asks (agents:, at any depth) may: a child's wait shows in its parent.
 func (h *Handlers) asksApproval(agent *skills.Agent) bool {
+	return h.mayAskApproval(agent, contract.MaxAskDepth)
+}
+
+// mayAskApproval is asksApproval for an agent that asks agents depth
+// levels further down at most (the catalog refuses cycles; the depth
+// bounds the walk whatever the catalog).
+func (h *Handlers) mayAskApproval(agent *skills.Agent, depth int) bool {
+	if agent == nil {
+		return false
+	}
 	tools := h.Agents.Catalog.AgentTools(agent)
 	for _, t := range h.Agents.Catalog.HTTPTools() {
 		if t.RequiresApproval && slices.Contains(tools, t.Name) {
 			return true
 		}
 	}
-	return h.MCPApproval != nil && slices.ContainsFunc(tools, h.MCPApproval)
+	if h.MCPApproval != nil && slices.ContainsFunc(tools, h.MCPApproval) {
+		return true
+	}
+	if depth <= 0 {
+		return false
+	}
+	for _, id := range agent.Agents {
+		if a, ok := h.Agents.Catalog.Agent(id); ok && h.mayAskApproval(a, depth-1) {
+			return true
+		}
+	}
+	return false
 }
 
 // answerWaiting delivers the chat message of r to a run of the same chat

@@ -73,7 +73,12 @@ const maxPromptArgs = 1500
 // (the run's waiting.arguments).
 func approvalPrompt(d longhaul.ApprovalRequiredData, run string) string {
 	var b strings.Builder
-	b.WriteString("**Approval needed:** the agent wants to call " + codeSpan(d.Name))
+	who := "the agent"
+	if d.Agent != "" {
+		// A child run's call (an agent this one asked), answered here.
+		who = "the agent " + codeSpan(d.Agent) + ", asked by this one,"
+	}
+	b.WriteString("**Approval needed:** " + who + " wants to call " + codeSpan(d.Name))
 	if d.Target != "" {
 		b.WriteString(" (" + codeSpan(d.Target) + ")")
 	}
@@ -115,6 +120,9 @@ func waitingStatus(d longhaul.ApprovalRequiredData) string {
 	s := "Waiting for your approval: " + d.Name
 	if d.Target != "" {
 		s += " · " + d.Target
+	}
+	if d.Agent != "" {
+		s += " (" + d.Agent + ")"
 	}
 	return s
 }

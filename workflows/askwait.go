@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/longhaul-dev/longhaul"
@@ -178,6 +179,9 @@ func (r *run) showWait(ctx workflow.Context) {
 // UpdateInput), to the child whose wait the run shows, and returns the
 // update's result: an approval grants the child's call.
 func (r *run) answerChild(ctx workflow.Context, in contract.InputRequest) (contract.InputResult, error) {
+	if len(r.waits) == 0 {
+		return contract.InputResult{}, errors.New(contract.ErrNotWaiting)
+	}
 	w := r.waits[0]
 	r.waits = r.waits[1:]
 	// Shown no longer: the child's ended notice logs the decision.

@@ -20,13 +20,13 @@ var shopHelperSpec = contract.AgentSpec{
 // person; in is what the person sends the parent an hour in. It returns
 // the parent's state a minute in, the update's outcome and the order's
 // tool requests.
-func askApproval(t *testing.T, in contract.InputRequest, reply string) (*askHarness, contract.RunState, *sent, []contract.ToolRequest) {
+func askApproval(t *testing.T, in contract.InputRequest, final string) (*askHarness, contract.RunState, *sent, []contract.ToolRequest) {
 	t.Helper()
 	h := newAskHarness(t)
 	h.resolve(mediaSpec)
 	h.resolve(shopHelperSpec)
 	h.script(map[string][]reply{
-		"media":  {askTools("", usage(1, 1), askCall("c1", "Order the book")), answer(reply, usage(1, 1))},
+		"media":  {askTools("", usage(1, 1), askCall("c1", "Order the book")), answer(final, usage(1, 1))},
 		"helper": {askTools("", usage(1, 1), order), answer("Ordered.", usage(1, 1))},
 	})
 	var ran []contract.ToolRequest

@@ -60,7 +60,12 @@ func (d ContextData) Changed() bool {
 // history with the earlier answers restored to their timelines, so the same
 // covered messages give the same key; an edited or branched history gives
 // another, and the summary is not reused.
-func SummaryKey(msgs []Message) string {
+func SummaryKey(msgs []Message) string { return SummaryKeyBy(msgs, MatchKey) }
+
+// SummaryKeyBy is SummaryKey with the users' words keyed by textKey
+// instead of MatchKey: a workflow replaying a run that keyed them another
+// way keys them as it did.
+func SummaryKeyBy(msgs []Message, textKey func(string) string) string {
 	h := sha256.New()
 	h.Write([]byte(strconv.Itoa(len(msgs))))
 	for _, m := range msgs {
@@ -68,7 +73,7 @@ func SummaryKey(msgs []Message) string {
 		h.Write([]byte(m.Role))
 		if m.Role == RoleUser {
 			h.Write([]byte{0})
-			h.Write([]byte(MatchKey(m.Content)))
+			h.Write([]byte(textKey(m.Content)))
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])

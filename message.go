@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"regexp"
 	"strings"
 )
 
@@ -197,35 +196,14 @@ type ModelOptions struct {
 // TruncationDisabled is the Truncation that refuses to compact.
 const TruncationDisabled = "disabled"
 
-// toolCards matches the Open WebUI tool cards Longhaul writes into answers
-// (and Open WebUI's own), which come back in later requests' history.
-var toolCards = regexp.MustCompile(`(?s)<details type="tool_calls"[^>]*>.*?</details>\n?`)
-
-// thoughts matches the reasoning a client shows inside an answer and sends
-// back in its history: Open WebUI's reasoning blocks (<details
-// type="reasoning">, what it makes of the reasoning deltas it shows as
-// thinking) and a <think> block at the start.
-var thoughts = regexp.MustCompile(`(?s)<details type="reasoning"[^>]*>.*?</details>\n?|\A\s*<think>.*?</think>\s*`)
-
-// StripToolCards removes tool cards (<details type="tool_calls"> blocks)
-// and shown reasoning (see thoughts) from an assistant message's text:
-// neither is the answer, and reasoning is never sent back as content.
-func StripToolCards(s string) string {
-	if strings.Contains(s, `<details type="reasoning"`) || strings.Contains(s, "<think>") {
-		s = strings.TrimSpace(thoughts.ReplaceAllString(s, ""))
-	}
-	if !strings.Contains(s, `<details type="tool_calls"`) {
-		return s
-	}
-	return strings.TrimSpace(toolCards.ReplaceAllString(s, ""))
-}
-
 // MatchKey is what an answer is recognised by in a later request's history:
-// its text without tool cards, whitespace normalised, hashed. Empty text has
-// no key. The workflow keys a recorded turn with it and the conversation
-// store's restore matches the client's history by it.
+// its text, whitespace normalised, hashed. Empty text has no key. The
+// workflow keys a recorded turn with it and the conversation store's
+// restore matches the client's history by it. The text is the answer's
+// alone: what a client showed beside it (tool cards, reasoning) is taken
+// out at the edge that reads the client's history (internal/wire).
 func MatchKey(text string) string {
-	s := strings.Join(strings.Fields(StripToolCards(text)), " ")
+	s := strings.Join(strings.Fields(text), " ")
 	if s == "" {
 		return ""
 	}

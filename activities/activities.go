@@ -195,6 +195,9 @@ type Activities struct {
 	// Fires counts a principal's runs and pauses a refused schedule
 	// (AdmitFire): the worker's Temporal client; nil does neither.
 	Fires FireGate
+	// Schedules says whether a schedule's stored images must stay
+	// (DeleteExpiredBlobs); nil keeps them.
+	Schedules ScheduleKeeper
 
 	// servers remembers which endpoints are Ollama (servers.go).
 	servers serverKinds

@@ -134,7 +134,7 @@ func summaryLine(m longhaul.Message) string {
 	case longhaul.RoleTool:
 		fmt.Fprintf(&b, "[tool %s result] %s", m.Name, textcut.Ellipsis(m.Content, compactToolRunes))
 	default:
-		fmt.Fprintf(&b, "[%s] %s", m.Role, longhaul.StripToolCards(m.Content))
+		fmt.Fprintf(&b, "[%s] %s", m.Role, m.Content)
 	}
 	for _, tc := range m.ToolCalls {
 		fmt.Fprintf(&b, "\n[%s calls %s %s]", m.Role, tc.Name, textcut.Ellipsis(tc.Arguments, 500))

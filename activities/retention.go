@@ -16,22 +16,32 @@ import (
 )
 
 // The retention job deletes the stored data of runs Temporal no longer
-// keeps: a run's claim checks (its big tool outputs, its stored
-// conversation, its archived events) and the chat turns it stored live as
-// long as the run's history, which the namespace keeps for its retention
-// after the run closes. A chat whose every turn expired goes with its last
-// turn. Long-term memories are not a run's data: they follow their own
-// policy (kept until deleted, at most LONGHAUL_MAX_MEMORIES a user), and
-// so do backlog items (at most LONGHAUL_MAX_BACKLOG_ITEMS a user).
-// Webhook delivery records are retained like runs (older ones go, and at
-// most store.MaxDeliveries a webhook in between), and so is the webhook a
-// single run was started with: it goes once its run closed over the
-// retention ago. A principal's subscriptions stay until deleted.
+// keeps, and of schedules of runs that are gone: a schedule's big images
+// stay while it exists or a run it started is open. A run's claim checks
+// (its big tool outputs, its stored conversation, its archived events) and
+// the chat turns it stored live as long as the run's history, which the
+// namespace keeps for its retention after the run closes. A chat whose
+// every turn expired goes with its last turn. Long-term memories are not a
+// run's data: they follow their own policy (kept until deleted, at most
+// LONGHAUL_MAX_MEMORIES a user), and so do backlog items (at most
+// LONGHAUL_MAX_BACKLOG_ITEMS a user). Webhook delivery records are
+// retained like runs (older ones go, and at most store.MaxDeliveries a
+// webhook in between), and so is the webhook a single run was started
+// with: it goes once its run closed over the retention ago. A principal's
+// subscriptions stay until deleted.
 
 // RunDescriber is what the retention job asks Temporal about a run: whether
 // it is still open and when it closed. client.Client has it.
 type RunDescriber interface {
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
+}
+
+// ScheduleKeeper says whether the data stored under a schedule of runs
+// (its messages' big images, stored under its id: runs.Gate.ClaimSchedule)
+// must stay: while the schedule exists, or a run it started is open.
+// runs.Fires is one.
+type ScheduleKeeper interface {
+	ScheduleKept(ctx context.Context, id string) (bool, error)
 }
 
 // DeleteExpiredBlobs deletes the blobs created more than req.Retention ago,
@@ -82,7 +92,7 @@ func (a *Activities) deleteExpiredRunData(ctx context.Context, cutoff time.Time,
 	}
 	for i, run := range runs {
 		activity.RecordHeartbeat(ctx, i)
-		expired, err := a.runExpired(ctx, run, cutoff)
+		expired, err := a.dataExpired(ctx, run, cutoff)
 		if err != nil {
 			return err
 		}
@@ -138,6 +148,21 @@ func (a *Activities) deleteExpiredWebhooks(ctx context.Context, cutoff time.Time
 	}
 	res.Deliveries += n
 	return nil
+}
+
+// dataExpired reports whether the data stored under id, a run's or a
+// schedule's (contract.IsScheduleID), may go: the run's expired
+// (runExpired), or the schedule is gone and none of its runs is open
+// (Activities.Schedules; without it a schedule's data stays).
+func (a *Activities) dataExpired(ctx context.Context, id string, cutoff time.Time) (bool, error) {
+	if !contract.IsScheduleID(id) {
+		return a.runExpired(ctx, id, cutoff)
+	}
+	if a.Schedules == nil {
+		return false, nil
+	}
+	kept, err := a.Schedules.ScheduleKept(ctx, id)
+	return !kept, err
 }
 
 // runExpired reports whether the run (a workflow id; its latest execution

@@ -341,3 +341,61 @@ func TestRetentionDeletesRunWebhooksAndOldDeliveries(t *testing.T) {
 func retentionJobWebhooks(s store.Store, runs activities.RunDescriber) func(retention time.Duration) (contract.RetentionResult, error) {
 	return retentionJobWith(s, runs, s.(store.Webhooks))
 }
+
+// fakeSchedules keeps the schedules in kept: the schedule exists, or a
+// run it started is open.
+type fakeSchedules map[string]bool
+
+var _ activities.ScheduleKeeper = fakeSchedules(nil)
+
+func (f fakeSchedules) ScheduleKept(_ context.Context, id string) (bool, error) { return f[id], nil }
+
+// TestRetentionKeepsScheduleImages: the images a schedule stored under its
+// id stay, however old, while the schedule is kept (it exists, or a run of
+// it is open: every fire reads them), and go once it is not; a schedule is
+// never taken for a run that is gone.
+func TestRetentionKeepsScheduleImages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, u string) {
+		now := time.Now()
+		old := now.Add(-48 * time.Hour)
+		s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return old }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		put := func(sched string) string {
+			ref, err := s.Put(t.Context(), store.Blob{Run: sched, Kind: "image", Name: "0.1", Data: []byte("data:image/png;base64," + sched)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ref
+		}
+		live, deleted := put("sched-live"), put("sched-deleted")
+		s.Close()
+		blobs, err := store.Open(t.Context(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer blobs.Close()
+		acts := activities.New(activities.LLMConfig{BaseURL: "http://127.0.0.1:1/v1"}, nil, nil, slog.New(slog.DiscardHandler))
+		acts.Blobs, acts.Runs, acts.Schedules = blobs, knownRuns(now), fakeSchedules{"sched-live": true}
+		env := quietSuite().NewTestActivityEnvironment()
+		env.RegisterActivity(acts)
+		v, err := env.ExecuteActivity(acts.DeleteExpiredBlobs, contract.RetentionRequest{Retention: 24 * time.Hour})
+		var res contract.RetentionResult
+		if err == nil {
+			err = v.Get(&res)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(contract.RetentionResult{Deleted: 1, Runs: 1, Kept: 1}, res); diff != "" {
+			t.Errorf("result (-want +got):\n%s", diff)
+		}
+		if _, err := blobs.Get(t.Context(), live); err != nil {
+			t.Errorf("the live schedule's image: %v, want it kept", err)
+		}
+		if _, err := blobs.Get(t.Context(), deleted); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the deleted schedule's image: %v, want ErrNotFound", err)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -18,6 +19,8 @@ import (
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"github.com/longhaul-dev/longhaul/internal/wire"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/client"
 )
 
 // createSchedule creates a schedule and checks the 201 answer.
@@ -315,4 +318,55 @@ func TestScheduleTriggerEverySecondOverRunLimitIsRefused(t *testing.T) {
 	if n := len(env.Model.Requests()); n != 1 {
 		t.Errorf("%d of the schedule's runs reached the model, over the limit of 1", n)
 	}
+}
+
+// TestScheduleImageClaimedForEveryFire: a schedule's big image goes to the
+// blob store under the schedule's id when it is created, as a run's goes
+// under the run's, so Temporal's schedule carries a reference; each of its
+// fires reads the image back and sends it to the model.
+func TestScheduleImageClaimedForEveryFire(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{API: api.Config{Limits: api.Limits{MinScheduleInterval: time.Second}}})
+	env.Model.SetDefault(llmtest.Text("A lighthouse."))
+	ctx := within(t, 3*time.Minute)
+	ann := user("ann")
+	img := "data:image/png;base64," + strings.Repeat("iVBORw0KGgo", 3000)
+	s := createSchedule(t, env, map[string]any{"agent": "naked", "every": "1s", "messages": []any{map[string]any{
+		"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "What is in the picture?"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": img}},
+		},
+	}}}, ann)
+	t.Cleanup(func() { do(t, env, "DELETE", "/v1/schedules/"+s.ID, nil, ann) })
+
+	stored, err := env.Blobs.List(ctx, s.ID)
+	if err != nil || len(stored) != 1 || stored[0].Kind != "image" {
+		t.Fatalf("blobs under the schedule: %+v, %v; want its image", stored, err)
+	}
+	d, err := env.Client.ScheduleClient().GetHandle(ctx, s.ID).Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := d.Schedule.Action.(*client.ScheduleWorkflowAction)
+	if p, ok := a.Args[0].(*commonpb.Payload); !ok || len(p.GetData()) >= len(img) || !bytes.Contains(p.GetData(), []byte(stored[0].Ref)) {
+		t.Fatalf("the schedule's input does not carry the image's reference %s", stored[0].Ref)
+	}
+	// Two fires, each a run that sends the model the image.
+	eventually(t, ctx, func() string {
+		done := 0
+		for _, r := range listRuns(t, env, url.Values{"schedule_id": {s.ID}}, ann) {
+			if r.Status == contract.StatusCompleted {
+				done++
+			}
+		}
+		sent := 0
+		for _, r := range env.Model.Requests() {
+			if bytes.Contains(r.Body, []byte(img)) {
+				sent++
+			}
+		}
+		if done < 2 || sent < 2 {
+			return fmt.Sprintf("%d of the schedule's runs completed and %d model calls had its image, want 2 of each", done, sent)
+		}
+		return ""
+	})
 }

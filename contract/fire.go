@@ -1,6 +1,10 @@
 package contract
 
-import "github.com/longhaul-dev/longhaul"
+import (
+	"strings"
+
+	"github.com/longhaul-dev/longhaul"
+)
 
 // SearchAttrScheduledBy is the search attribute Temporal's scheduler sets
 // on each run a schedule starts: the schedule's id
@@ -23,3 +27,13 @@ type FireCheck struct {
 type FireAdmitted struct {
 	User longhaul.User `json:"user"`
 }
+
+// ScheduleIDPrefix starts the id of every schedule of runs the API makes
+// (runs.NewScheduleID). The blobs a schedule stores (its messages' big
+// images, which each of its runs reads) are stored under its id, and the
+// retention job tells them from a run's by it.
+const ScheduleIDPrefix = "sched-"
+
+// IsScheduleID reports whether id names a schedule of runs rather than a
+// run.
+func IsScheduleID(id string) bool { return strings.HasPrefix(id, ScheduleIDPrefix) }

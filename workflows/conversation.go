@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/longhaul-dev/longhaul"
@@ -19,6 +20,11 @@ import (
 // versionConversationStore marks runs that restore and record chat turns;
 // runs started before it do neither.
 const versionConversationStore = "conversation-store"
+
+// versionPlainMatchKey marks runs that key their texts with
+// longhaul.MatchKey as it is, over the answer's text alone; runs started
+// before it keyed them with legacyMatchKey.
+const versionPlainMatchKey = "plain-match-key"
 
 // recordLimit bounds the message text a RecordTurn request carries, well
 // under Temporal's payload limit; past it tool results are shortened (a
@@ -81,7 +87,7 @@ func (r *run) restoreConversation(ctx workflow.Context) error {
 // first messages, when the history still starts with them (see
 // longhaul.SummaryKey), so the turn does not compact them again.
 func (r *run) reuseSummary(ctx workflow.Context, s *longhaul.Summary) {
-	if s == nil || s.Covers <= 0 || s.Covers > len(r.in.Messages) || longhaul.SummaryKey(r.in.Messages[:s.Covers]) != s.Key {
+	if s == nil || s.Covers <= 0 || s.Covers > len(r.in.Messages) || longhaul.SummaryKeyBy(r.in.Messages[:s.Covers], textKey(ctx)) != s.Key {
 		return
 	}
 	r.summary = s
@@ -130,8 +136,9 @@ func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status s
 		req.Summary = r.summary
 	}
 	if final && len(msgs) > 0 {
-		req.VisibleKey = longhaul.MatchKey(strings.Join(visible, "\n"))
-		req.AnswerKey = longhaul.MatchKey(msgs[len(msgs)-1].Content)
+		key := textKey(ctx)
+		req.VisibleKey = key(strings.Join(visible, "\n"))
+		req.AnswerKey = key(msgs[len(msgs)-1].Content)
 	}
 	summary := fmt.Sprintf("conversation store turn %d", r.in.Turn)
 	if !final {
@@ -141,6 +148,36 @@ func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status s
 	if err := workflow.ExecuteLocalActivity(conversationOptions(dctx, summary), a.RecordTurn, req).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("storing the chat turn failed; later turns will not restore its tool calls", "error", err)
 	}
+}
+
+// textKey is what the run keys a text with (a recorded answer, a user's
+// words under a summary): longhaul.MatchKey, or for a run started before
+// versionPlainMatchKey, legacyMatchKey, as it did then.
+func textKey(ctx workflow.Context) func(string) string {
+	if workflow.GetVersion(ctx, versionPlainMatchKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return legacyMatchKey
+	}
+	return longhaul.MatchKey
+}
+
+// legacyShown are what longhaul.MatchKey took out of a text before
+// versionPlainMatchKey, in that order: shown reasoning (Open WebUI's
+// reasoning block, a <think> block at the start), then tool cards. The
+// edge that reads a client's history takes them out now
+// (internal/wire.AnswerText); these stay, unchanged, for the replay of the
+// runs that keyed texts so.
+var legacyShown = []*regexp.Regexp{
+	regexp.MustCompile(`(?s)<details type="reasoning"[^>]*>.*?</details>\n?|\A\s*<think>.*?</think>\s*`),
+	regexp.MustCompile(`(?s)<details type="tool_calls"[^>]*>.*?</details>\n?`),
+}
+
+// legacyMatchKey is longhaul.MatchKey as it was before
+// versionPlainMatchKey: the key of text with legacyShown taken out.
+func legacyMatchKey(text string) string {
+	for _, re := range legacyShown {
+		text = re.ReplaceAllString(text, "")
+	}
+	return longhaul.MatchKey(text)
 }
 
 // boundRecord keeps the messages' text within recordLimit by shortening

@@ -54,7 +54,7 @@ func FuzzChatRequest(f *testing.F) {
 			t.Fatal("an accepted request has no user message")
 		}
 		for _, m := range msgs {
-			if m.Role == longhaul.RoleAssistant && strings.Contains(m.Content, `<details type="tool_calls"`) && longhaul.StripToolCards(m.Content) != m.Content {
+			if m.Role == longhaul.RoleAssistant && strings.Contains(m.Content, `<details type="tool_calls"`) && wire.AnswerText(m.Content) != m.Content {
 				t.Fatalf("a tool card survived: %q", m.Content)
 			}
 		}

@@ -39,9 +39,6 @@ func clientResults(msgs []wire.ChatMessage) (string, []contract.ToolResult, bool
 	return run, out, true
 }
 
-// stripToolCards removes tool cards from an assistant message's text.
-func stripToolCards(s string) string { return longhaul.StripToolCards(s) }
-
 // toolCard renders a finished tool call the way Open WebUI renders its own:
 // a <details type="tool_calls"> block whose attributes hold the JSON-encoded
 // arguments and result, HTML-escaped.

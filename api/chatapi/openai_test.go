@@ -19,8 +19,8 @@ func TestToolCardEscapesAndStrips(t *testing.T) {
 		t.Fatalf("unexpected card: %s", card)
 	}
 	text := "before" + card + "after" + card
-	if got := stripToolCards(text); got != "before\nafter" {
-		t.Fatalf("stripToolCards = %q", got)
+	if got := wire.AnswerText(text); got != "before\nafter" {
+		t.Fatalf("wire.AnswerText = %q", got)
 	}
 }
 

@@ -156,7 +156,7 @@ func (r *renderer) contentDelta(e longhaul.Event) []any {
 // 4550-4554, 4571-4620; as the owuitest double records). A past answer's
 // reasoning goes back to a model only as <think> tags for a provider it
 // knows to read them (:2059-2073), which Longhaul's models name none of;
-// longhaul.StripToolCards takes a reasoning block a client sends back in
+// wire.AnswerText takes a reasoning block a client sends back in
 // a past answer out of its history all the same.
 func (r *renderer) reasoningDelta(e longhaul.Event) []any {
 	var d longhaul.Delta

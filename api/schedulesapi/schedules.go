@@ -34,7 +34,12 @@ func (h *Handlers) Create(c *fiber.Ctx) error {
 	if err := h.checkQuota(c, s.Owner); err != nil {
 		return err
 	}
+	// Its big images go to the blob store under its id, as a run's do.
+	if err := h.Gate.ClaimSchedule(c.UserContext(), s.ID, &s.Input); err != nil {
+		return runweb.Refused(err)
+	}
 	if err := h.engineError("create", s.ID, h.Schedules.Create(c.UserContext(), s)); err != nil {
+		h.Gate.DropScheduleClaims(c.UserContext(), s.ID)
 		return err
 	}
 	got, err := h.Schedules.Get(c.UserContext(), s.ID)
@@ -64,7 +69,9 @@ func (h *Handlers) setRun(c *fiber.Ctx, s *runs.Schedule, req *wire.RunRequest) 
 		return runweb.Refused(err)
 	}
 	s.Input, s.Summary = in, summaryOf(in.Agent, in.Messages)
-	return runweb.CheckPayload("the conversation", s.Input)
+	// The payload limit is checked once the big images are claimed
+	// (runs.Gate.ClaimSchedule), as a run's is.
+	return nil
 }
 
 // summaryOf is the one-line summary of a run of agent on msgs, as the

@@ -33,6 +33,12 @@ func (h *Handlers) Update(c *fiber.Ctx) error {
 	if _, err := h.asOwnerNow(c, &s); err != nil {
 		return err
 	}
+	// A new conversation's big images go to the blob store under the
+	// schedule's id; the images of the one it replaces stay there until
+	// the schedule is deleted (a run started before may still read them).
+	if err := h.Gate.ClaimSchedule(c.UserContext(), s.ID, &s.Input); err != nil {
+		return runweb.Refused(err)
+	}
 	if err := h.engineError("update", s.ID, h.Schedules.Update(c.UserContext(), s)); err != nil {
 		return err
 	}
@@ -69,7 +75,7 @@ func (h *Handlers) patchRun(c *fiber.Ctx, s *runs.Schedule, p wire.SchedulePatch
 		s.Input.Messages = msgs
 		s.Summary = summaryOf(s.Input.Agent, msgs)
 	}
-	return runweb.CheckPayload("the conversation", s.Input)
+	return nil
 }
 
 // timingOf is s's timing with p's changes, as a request would name it.

@@ -166,7 +166,8 @@ func newActivities(cfg config.Config, cat *skills.Catalog, reg *tools.Registry, 
 	}
 	a.MaxRuns = cfg.MaxRuns
 	rcfg := runs.Config{TaskQueue: cfg.TaskQueue, Namespace: cfg.TemporalNamespace, Timeout: cfg.TemporalTimeout, Log: log}
-	a.Fires = runs.Fires{Runs: runs.NewTemporal(c, rcfg), Schedules: runs.NewTemporalSchedules(c, rcfg)}
+	fires := runs.Fires{Runs: runs.NewTemporal(c, rcfg), Schedules: runs.NewTemporalSchedules(c, rcfg)}
+	a.Fires, a.Schedules = fires, fires
 	return a
 }
 

@@ -50,7 +50,7 @@ func NoAgent(name string) error {
 func NewRunID() string { return "run-" + uuid.NewString() }
 
 // NewScheduleID mints a schedule's id.
-func NewScheduleID() string { return "sched-" + uuid.NewString() }
+func NewScheduleID() string { return contract.ScheduleIDPrefix + uuid.NewString() }
 
 // Request is a run to start, in the words of the API that asks for it.
 type Request struct {

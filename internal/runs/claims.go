@@ -126,3 +126,36 @@ func AskedKey(msgs []longhaul.Message) string {
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
+
+// ClaimSchedule is the claim check of a schedule's conversation: in's big
+// inline images go to the blob store under the schedule's id, as a run's
+// go under the run's (claimParts, which changes in.Messages in place), so
+// the schedule's input, and each run it starts, carries references; every
+// fire's model call reads the same blobs. The input is checked against the
+// payload limit as it will be stored (asClaimed), before anything is. The
+// retention job keeps the blobs while the schedule exists or a run of it
+// is open, and deletes them after (activities.DeleteExpiredBlobs).
+// Without a store the images stay inline, and the payload limit applies.
+// A schedule that is not created after all owes a DropScheduleClaims. Its
+// errors are *Refusal.
+func (g *Gate) ClaimSchedule(ctx context.Context, id string, in *contract.AgentInput) error {
+	if err := CheckPayload("the conversation", g.asClaimed(*in)); err != nil {
+		return err
+	}
+	stored, err := g.claimParts(ctx, id, in.Messages)
+	if err != nil && stored {
+		g.DropScheduleClaims(ctx, id)
+	}
+	return err
+}
+
+// DropScheduleClaims deletes the blobs ClaimSchedule stored under a
+// schedule that was not created, so that nothing reads them ever.
+func (g *Gate) DropScheduleClaims(ctx context.Context, id string) {
+	if g.blobs == nil {
+		return
+	}
+	if err := g.blobs.DeleteRun(context.WithoutCancel(ctx), id); err != nil {
+		g.log.ErrorContext(ctx, "delete the stored images of a schedule that was not created", "schedule", id, "error", err)
+	}
+}

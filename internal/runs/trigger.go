@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // CheckBudget refuses, with an ErrOverBudget, a start of a run of agent
@@ -64,6 +65,25 @@ func (f Fires) RunningRuns(ctx context.Context, principal string) (int64, error)
 // PauseSchedule pauses schedule id with note.
 func (f Fires) PauseSchedule(ctx context.Context, id, note string) error {
 	return f.Schedules.Pause(ctx, id, note)
+}
+
+// ScheduleKept reports whether the data stored under schedule id must
+// stay: the schedule exists, or a run it started is still open (a deleted
+// schedule's runs go on, and read its images). The retention job asks it
+// (activities.ScheduleKeeper).
+func (f Fires) ScheduleKept(ctx context.Context, id string) (bool, error) {
+	_, err := f.Schedules.Get(ctx, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case !errors.Is(err, ErrNotFound):
+		return false, fmt.Errorf("describe schedule %s: %w", id, err)
+	}
+	n, err := f.Runs.Count(ctx, Filter{AllOwners: true, Schedule: id, Running: true})
+	if err != nil {
+		return false, fmt.Errorf("count the open runs of schedule %s: %w", id, err)
+	}
+	return n > 0, nil
 }
 
 // DeleteOwnerSchedules deletes every schedule of owner (DELETE /v1/me) and

@@ -273,8 +273,9 @@ func (f *WireFormat) domain() *longhaul.ResponseFormat {
 	return out
 }
 
-// DomainMessages converts the request's messages, stripping tool cards from
-// assistant messages.
+// DomainMessages converts the request's messages; an assistant message's
+// content becomes its answer's text (AnswerText: the tool cards and
+// reasoning a client showed in it taken out).
 func DomainMessages(in []ChatMessage) []longhaul.Message {
 	out := make([]longhaul.Message, 0, len(in))
 	for _, m := range in {
@@ -286,7 +287,7 @@ func DomainMessages(in []ChatMessage) []longhaul.Message {
 			ToolCallID: m.ToolCallID,
 		}
 		if dm.Role == longhaul.RoleAssistant {
-			dm.Content = longhaul.StripToolCards(dm.Content)
+			dm.Content = AnswerText(dm.Content)
 		}
 		for _, tc := range m.ToolCalls {
 			dm.ToolCalls = append(dm.ToolCalls, longhaul.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})

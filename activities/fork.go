@@ -36,10 +36,14 @@ var ownTurn = regexp.MustCompile(`^turn-([0-9]+)$`)
 // and tool results its own loop recorded in its history, across every
 // execution it continued as new into. Nothing is called again: the tool
 // results are the recorded ones. A point the run does not have is a
-// non-retryable error.
+// non-retryable error. A request whose point the API decided already
+// (req.Decided) reads only the recorded loop: the fork has the rest.
 func (a *Activities) ReadFork(ctx context.Context, req contract.ForkRequest) (contract.ForkState, error) {
 	if a.Forks == nil {
 		return contract.ForkState{}, nonRetryable(longhaul.ErrTypeNoTemporal, errors.New("this worker cannot read other runs"))
+	}
+	if req.Decided {
+		return a.readLoop(ctx, req, contract.ForkState{})
 	}
 	v, err := a.Forks.QueryWorkflow(ctx, req.Run, "", contract.QueryState)
 	if err != nil {
@@ -58,6 +62,11 @@ func (a *Activities) ReadFork(ctx context.Context, req contract.ForkRequest) (co
 		out.Plans, out.Reviews, out.StepSeq = plans, reviews, contract.ForkStepSeq(plans)
 		return out, nil
 	}
+	return a.readLoop(ctx, req, out)
+}
+
+// readLoop adds to out the recorded loop of run req.Run up to req.Call.
+func (a *Activities) readLoop(ctx context.Context, req contract.ForkRequest, out contract.ForkState) (contract.ForkState, error) {
 	rec, err := a.recordedLoop(ctx, req.Run)
 	if err != nil {
 		return out, err

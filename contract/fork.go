@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,6 +44,44 @@ type Fork struct {
 	// Model, when set, is the model every model call of the fork makes
 	// (the agent's, its roles' and its skills' alike).
 	Model string `json:"model,omitempty"`
+	// State is what the fork reuses of the old run as the API read it
+	// when it decided the point (from one read of the run, QueryFork): how
+	// the run went and, at a step, its plans cut there (ForkPlans). At a
+	// tool call the fork still fetches the recorded loop (ReadFork with
+	// Decided). A fork recorded before carries none: ReadFork reads all
+	// and decides again.
+	State *ForkState `json:"state,omitempty"`
+}
+
+// QueryFork is the query of AgentWorkflow that answers a ForkSource: what
+// the API decides a fork point of the run from, in one read.
+const QueryFork = "fork"
+
+// ForkSource is what a run answers QueryFork with.
+type ForkSource struct {
+	// State is the run's state, as QueryState answers it.
+	State RunState `json:"state"`
+	// Request is the input the run started with (the client's request),
+	// nil once the run continued as new (the first execution's start
+	// event holds it then).
+	Request *AgentInput `json:"request,omitempty"`
+	// Events are the events of the run's log that fork points are found
+	// by (IsForkEvent) that the run still holds; Archives the stored
+	// stretches of the log before them; Last the log's last offset.
+	Events   []longhaul.Event `json:"events"`
+	Archives []EventArchive   `json:"archives,omitempty"`
+	Last     int64            `json:"last"`
+}
+
+// IsForkEvent reports whether fork points are found by events of type t:
+// plans and step results (a step point), tool calls' starts and outputs
+// (a tool call point).
+func IsForkEvent(t longhaul.EventType) bool {
+	switch t {
+	case longhaul.EventPlan, longhaul.EventStepResult, longhaul.EventToolStart, longhaul.EventToolOutput:
+		return true
+	}
+	return false
 }
 
 // ForkRequest asks the ReadFork activity for the reusable state of run Run
@@ -51,6 +90,9 @@ type ForkRequest struct {
 	Run  string `json:"run"`
 	Step string `json:"step,omitempty"`
 	Call string `json:"call,omitempty"`
+	// Decided says the API decided the point already (Fork.State): only
+	// the recorded loop up to Call is read, not the run's state.
+	Decided bool `json:"decided,omitempty"`
 }
 
 // ForkState is what a fork reuses of the old run, as ReadFork reads it.
@@ -76,14 +118,19 @@ type ForkState struct {
 }
 
 // ForkPlans cuts plans (a run's revisions) at step: the revisions up to the
-// latest one that holds step with every step before it finished, that one
-// active again with step and every step after it pending and without
-// results, and the reviews of what is kept. ok is false when no revision
+// latest one that holds step with every step it needs finished, that one
+// active again with step, every step that needs it or another step run
+// anew, and every step that had not finished pending and without results;
+// and the reviews of what is kept. A step that finished and needs none of
+// those keeps its result: in a plan whose steps name what they need
+// (depends_on), a fork at a step of a wave keeps the siblings that
+// finished; in a plan that names none, each step needs every step before
+// it, so every step after step runs anew. ok is false when no revision
 // holds step so.
 func ForkPlans(plans []PlanRevision, reviews []longhaul.ReviewData, step string) (kept []PlanRevision, keptReviews []longhaul.ReviewData, ok bool) {
 	for r := len(plans) - 1; r >= 0; r-- {
-		i := forkStepIndex(plans[r].Steps, step)
-		if i < 0 {
+		again := ForkRerun(plans[r].Steps, step)
+		if again == nil {
 			continue
 		}
 		kept = make([]PlanRevision, r+1)
@@ -95,11 +142,11 @@ func ForkPlans(plans []PlanRevision, reviews []longhaul.ReviewData, step string)
 		p.Status = PlanActive
 		done := map[string]bool{}
 		for j := range p.Steps {
-			if j < i {
-				done[p.Steps[j].ID] = true
+			s := &p.Steps[j]
+			if !again[s.ID] {
+				done[s.ID] = true
 				continue
 			}
-			s := &p.Steps[j]
 			s.Status, s.Result, s.ResultRef = longhaul.StepPending, "", ""
 		}
 		for _, v := range reviews {
@@ -112,18 +159,60 @@ func ForkPlans(plans []PlanRevision, reviews []longhaul.ReviewData, step string)
 	return nil, nil, false
 }
 
-// forkStepIndex is the index of step in steps when every step before it
-// finished (done or failed), else -1.
-func forkStepIndex(steps []longhaul.PlanStep, step string) int {
-	for i, s := range steps {
-		if s.ID == step {
-			return i
-		}
-		if s.Status != longhaul.StepDone && s.Status != longhaul.StepFailed {
-			return -1
+// ForkRerun is the set of the steps of a plan that a fork at step runs
+// anew: step, the steps that had not finished, and every step that needs
+// one of them, however indirectly (see ForkPlans). It is nil when no step
+// is step, or when a step that step needs had not finished.
+func ForkRerun(steps []longhaul.PlanStep, step string) map[string]bool {
+	i := slices.IndexFunc(steps, func(s longhaul.PlanStep) bool { return s.ID == step })
+	if i < 0 {
+		return nil
+	}
+	graph := slices.ContainsFunc(steps, func(s longhaul.PlanStep) bool { return len(s.DependsOn) > 0 })
+	finished := map[string]bool{}
+	for _, s := range steps {
+		finished[s.ID] = s.Status == longhaul.StepDone || s.Status == longhaul.StepFailed
+	}
+	for _, id := range forkNeeds(steps, i, graph) {
+		if f, ok := finished[id]; ok && !f {
+			return nil
 		}
 	}
-	return -1
+	again := map[string]bool{step: true}
+	for _, s := range steps {
+		if !finished[s.ID] {
+			again[s.ID] = true
+		}
+	}
+	// A step may name a later one (the supervisor orders nothing), so
+	// go round until nothing is added.
+	for grew := true; grew; {
+		grew = false
+		for j, s := range steps {
+			if !again[s.ID] && slices.ContainsFunc(forkNeeds(steps, j, graph), func(id string) bool { return again[id] }) {
+				again[s.ID], grew = true, true
+			}
+		}
+	}
+	return again
+}
+
+// forkNeeds are the ids of the steps that step i of steps needs: in a
+// graph, those it names, and every other step for the completion step
+// (which waits for all); otherwise every step before it.
+func forkNeeds(steps []longhaul.PlanStep, i int, graph bool) []string {
+	var ids []string
+	for j, s := range steps {
+		switch {
+		case j == i:
+		case !graph && j < i, graph && steps[i].Kind == longhaul.StepCompletion:
+			ids = append(ids, s.ID)
+		}
+	}
+	if graph && steps[i].Kind != longhaul.StepCompletion {
+		return steps[i].DependsOn
+	}
+	return ids
 }
 
 // ForkStepSeq is the highest numeric step id of plans.

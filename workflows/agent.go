@@ -160,6 +160,9 @@ func (r *run) register(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := r.registerFork(ctx); err != nil {
+		return err
+	}
 	if err := r.registerInput(ctx); err != nil {
 		return err
 	}

@@ -8,9 +8,16 @@ import (
 
 // A fork (contract.Fork) is a run whose first execution starts from another
 // run's state at a point, the way a continued run starts from its
-// checkpoint: ReadFork reads what the old run recorded up to the point,
-// the fork makes a checkpoint of it and resumes from there. Only runs
-// started with a Fork take this path, so no recorded history changes.
+// checkpoint: the fork makes a checkpoint of what the old run did before
+// the point and resumes from there. The API decides the point from one
+// read of the old run (QueryFork) and hands the fork what it read
+// (Fork.State): at a plan step that is all (no activity); at a tool call
+// ReadFork fetches the recorded loop. A fork recorded before
+// (versionForkDecided) read it all with ReadFork, which decided again.
+
+// versionForkDecided marks the forks that take the point the API decided
+// (Fork.State) instead of reading the old run's state again.
+const versionForkDecided = "fork-decided"
 
 // forkModel gives every model call of spec the model m: the agent's, its
 // roles' and its skills'.
@@ -35,8 +42,7 @@ func (r *run) fork(ctx workflow.Context, f *contract.Fork) (contract.AgentResult
 	if f.Step == "" && f.Call == "" {
 		return r.dispatch(ctx)
 	}
-	var fs contract.ForkState
-	err := workflow.ExecuteActivity(forkOptions(ctx, "fork of "+f.Run+" at "+f.At), a.ReadFork, contract.ForkRequest{Run: f.Run, Step: f.Step, Call: f.Call}).Get(ctx, &fs)
+	fs, err := r.readFork(ctx, f)
 	if err != nil {
 		return contract.AgentResult{Model: r.model}, err
 	}
@@ -49,6 +55,54 @@ func (r *run) fork(ctx workflow.Context, f *contract.Fork) (contract.AgentResult
 		}
 	}
 	return r.resume(ctx, cp)
+}
+
+// readFork is what the fork at f reuses of the old run: the state the API
+// read when it decided the point, with the recorded loop up to a tool call
+// fetched; or, for a fork recorded before, all of it read by ReadFork.
+func (r *run) readFork(ctx workflow.Context, f *contract.Fork) (contract.ForkState, error) {
+	actx := forkOptions(ctx, "fork of "+f.Run+" at "+f.At)
+	decided := workflow.GetVersion(ctx, versionForkDecided, workflow.DefaultVersion, 1) == 1 && f.State != nil
+	if !decided {
+		var fs contract.ForkState
+		err := workflow.ExecuteActivity(actx, a.ReadFork, contract.ForkRequest{Run: f.Run, Step: f.Step, Call: f.Call}).Get(ctx, &fs)
+		return fs, err
+	}
+	fs := *f.State
+	// What the fork took from its input need not ride on into each
+	// execution it continues as new into.
+	light := *f
+	light.State = nil
+	r.in.Fork = &light
+	if f.Call == "" {
+		return fs, nil
+	}
+	var loop contract.ForkState
+	err := workflow.ExecuteActivity(actx, a.ReadFork, contract.ForkRequest{Run: f.Run, Call: f.Call, Decided: true}).Get(ctx, &loop)
+	fs.Messages, fs.Turn, fs.ToolSeq = loop.Messages, loop.Turn, loop.ToolSeq
+	return fs, err
+}
+
+// registerFork answers QueryFork: the run's state, the request it started
+// with (in its first execution), and the events of its log that fork
+// points are found by.
+func (r *run) registerFork(ctx workflow.Context) error {
+	var first *contract.AgentInput
+	if r.in.Resume == nil {
+		in := r.in.AgentInput
+		in.Messages = append([]longhaul.Message(nil), in.Messages...)
+		first = &in
+	}
+	return workflow.SetQueryHandler(ctx, contract.QueryFork, func() (contract.ForkSource, error) {
+		src := contract.ForkSource{State: r.state, Request: first, Last: r.log.last, Archives: r.log.archives, Events: []longhaul.Event{}}
+		src.State.Usage = r.usage
+		for _, e := range r.log.events {
+			if contract.IsForkEvent(e.Type) {
+				src.Events = append(src.Events, e)
+			}
+		}
+		return src, nil
+	})
 }
 
 // forkCheckpoint is the checkpoint a fork at f resumes from, made of what

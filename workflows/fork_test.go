@@ -1,6 +1,8 @@
 package workflows_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -93,5 +95,81 @@ func TestForkAtStart(t *testing.T) {
 	}
 	if calls := h.modelCalls(); len(calls) != 1 || calls[0].Call != "turn-1" || calls[0].Model != "other-model" {
 		t.Errorf("model calls = %+v", calls)
+	}
+}
+
+// TestForkInAWaveRerunsOnlyWhatNeedsTheStep forks a fanned-out plan at
+// step 2 of its first wave (steps 1, 2 and 3 need nothing, 4 needs 2, the
+// answer needs all), with the plan cut as the API cuts it: the siblings
+// that finished (1 and 3) keep their results and make no tool call again;
+// step 2 and step 4, which needs it, run anew, then the answer. The fork
+// reads nothing of the old run: the API handed it the plan.
+func TestForkInAWaveRerunsOnlyWhatNeedsTheStep(t *testing.T) {
+	h, p := graphHarness(t)
+	h.resolve(fanner())
+	old := []contract.PlanRevision{{Status: contract.PlanDone, Plan: longhaul.Plan{Revision: 1, Goal: goal, Steps: []longhaul.PlanStep{
+		as(fetchOf("Read a", "https://example.org/a"), "1", longhaul.StepDone, "page a"),
+		as(fetchOf("Read b", "https://example.org/b"), "2", longhaul.StepDone, "old page b"),
+		as(fetchOf("Read c", "https://example.org/c"), "3", longhaul.StepDone, "page c"),
+		as(fetchOf("Read b's links", "https://example.org/b/links", "2"), "4", longhaul.StepDone, "old links"),
+		as(needing(answerStep, "1", "2", "3", "4"), "5", longhaul.StepDone, "old answer"),
+	}}}}
+	plans, reviews, ok := contract.ForkPlans(old, nil, "2")
+	if !ok {
+		t.Fatal("step 2 is no fork point")
+	}
+	p.onTool("step-2", contract.ToolResponse{Content: "page b"}, nil).Once()
+	p.onTool("step-4", contract.ToolResponse{Content: "links"}, nil).Once()
+	p.onReviewStep(stepOK("ok"), stepOK("ok")).Times(2)
+	h.scriptModel(answer("the answer", usage(10, 5)))
+	state := &contract.ForkState{Mode: contract.ModeAgentic, Plans: plans, Reviews: reviews, StepSeq: contract.ForkStepSeq(plans)}
+	h.run(contract.AgentInput{Agent: researcher.ID, Messages: question, Fork: &contract.Fork{Run: "run-old", At: "step-2", Step: "2", State: state}})
+
+	if res := h.result(); res.Content != "the answer" {
+		t.Fatalf("answer = %q", res.Content)
+	}
+	var called []string
+	for _, r := range p.toolRequests() {
+		called = append(called, r.Call.ID)
+	}
+	slices.Sort(called)
+	if want := []string{"step-2", "step-4"}; !slices.Equal(called, want) {
+		t.Errorf("tool calls %v, want %v: the finished siblings 1 and 3 run again", called, want)
+	}
+	calls := h.modelCalls()
+	if len(calls) != 1 || calls[0].Call != "answer" {
+		t.Fatalf("model calls = %+v, want the answer only", calls)
+	}
+	for _, want := range []string{"page a", "page b", "page c", "links"} {
+		if !slices.ContainsFunc(calls[0].Findings, func(f string) bool { return strings.Contains(f, want) }) {
+			t.Errorf("the answer's findings lack %q: %q", want, calls[0].Findings)
+		}
+	}
+	if st := h.state(); len(st.Plans) != 1 || st.Plans[0].Status != contract.PlanDone {
+		t.Errorf("state = %+v", st)
+	}
+}
+
+// TestForkDecidedAtToolCall forks a chat at a tool call the API decided:
+// ReadFork fetches only the recorded loop (Decided), and the fork takes
+// how the run went from its input.
+func TestForkDecidedAtToolCall(t *testing.T) {
+	h := newHarness(t)
+	h.resolve(spec)
+	call := longhaul.ToolCall{ID: "c1", Name: "web_fetch", Arguments: `{"url":"https://example.com"}`}
+	reused := []longhaul.Message{assistant("", call), {Role: longhaul.RoleTool, ToolCallID: "c1", Name: "web_fetch", Content: "the page"}}
+	h.onReadFork(contract.ForkRequest{Run: "run-old", Call: "c1", Decided: true}, contract.ForkState{Messages: reused, Turn: 2, ToolSeq: 4})
+	h.scriptModel(answer("from the page", usage(10, 5)))
+
+	h.run(contract.AgentInput{Agent: spec.ID, Messages: question, Fork: &contract.Fork{Run: "run-old", At: "c1", Call: "c1", State: &contract.ForkState{Mode: contract.ModeChat}}})
+	if res := h.result(); res.Content != "from the page" {
+		t.Errorf("answer = %q", res.Content)
+	}
+	calls := h.modelCalls()
+	if len(calls) != 1 || calls[0].Call != "turn-2" || calls[0].NextCall != 5 {
+		t.Fatalf("model calls = %+v, want turn-2 with next call 5", calls)
+	}
+	if st := h.state(); st.Turns != 2 || st.Mode != contract.ModeChat {
+		t.Errorf("state = %+v, want a chat", st)
 	}
 }

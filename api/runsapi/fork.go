@@ -38,22 +38,15 @@ func (h *Handlers) Fork(c *fiber.Ctx) error {
 		return web.BadRequest(err.Error())
 	}
 	who := web.Principal(c)
-	st, err := h.Runs.ReadState(c.UserContext(), id, who.Name)
+	src, err := h.Runs.ReadForkSource(c.UserContext(), id, who.Name)
 	if err != nil {
 		return err
 	}
-	log, err := h.Runs.ReadLog(c.UserContext(), id)
-	if err != nil {
-		return err
-	}
-	fork, err := runs.ForkPoint(st, log, at)
+	fork, err := runs.ForkPoint(src.State, src.Log, at)
 	if errors.Is(err, runs.ErrForkPoint) {
 		return web.BadRequest(err.Error())
 	}
-	old, _, err := h.Runs.Service.FirstInput(c.UserContext(), id)
-	if err != nil {
-		return web.Unavailable("cannot read the input of run " + id + ": " + err.Error())
-	}
+	old := src.Request
 	// The model applies to every role of the fork: it must be one the
 	// caller may use already, whatever string names it.
 	if req.Model != "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/api/runsapi"
 	"github.com/longhaul-dev/longhaul/api/runweb"
@@ -125,8 +126,14 @@ func TestForkAPI(t *testing.T) {
 			if r == nil {
 				t.Fatalf("no run %s", created.ID)
 			}
-			if diff := cmp.Diff(tc.fork, r.Input.Fork); diff != "" {
+			if diff := cmp.Diff(tc.fork, r.Input.Fork, cmpopts.IgnoreFields(contract.Fork{}, "State")); diff != "" {
 				t.Errorf("the fork's Fork (-want +got):\n%s", diff)
+			}
+			// The point is decided here, once: the fork's input carries
+			// what it reuses, the plans cut at a step.
+			if st := r.Input.Fork.State; tc.fork.At == contract.ForkStart && st != nil ||
+				tc.fork.At != contract.ForkStart && (st == nil || (tc.fork.Step != "") != (len(st.Plans) == 1)) {
+				t.Errorf("the fork's state = %+v", st)
 			}
 			if diff := cmp.Diff(tc.msgs, r.Input.Messages); diff != "" {
 				t.Errorf("the fork's messages (-want +got):\n%s", diff)
@@ -209,5 +216,72 @@ func TestForkNamesUngrantedModel(t *testing.T) {
 				t.Errorf("refused fork: %s, %d runs; want model_not_found and no new run", body, fake.Len())
 			}
 		})
+	}
+}
+
+// TestForkReadsTheOldRunOnce: the API decides a fork point from one read
+// of the old run (its fork query), after the describe that checks whose
+// run it is; it reads neither the state, nor the log, nor the first input
+// apart.
+func TestForkReadsTheOldRunOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		script func(*runsfake.Run)
+		body   string
+	}{
+		{"a step", planned, `{"at":"step-2"}`},
+		{"an offset", planned, `{"at":2}`},
+		{"a tool call", chatted, `{"at":"c1"}`},
+		{"the end", chatted, `{}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := runsfake.New()
+			tc.script(fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant", Messages: question}))
+			resp := webtest.Do(t, serveForks(t, fake), "POST", "/v1/runs/run-1/fork", tc.body, webtest.Alice)
+			if body := readBody(t, resp); resp.StatusCode != 202 {
+				t.Fatalf("fork = %d %s", resp.StatusCode, body)
+			}
+			t.Logf("reads of the old run: %v", fake.Reads("run-1"))
+			if diff := cmp.Diff(map[string]int{"Describe": 1, "ForkSource": 1}, fake.Reads("run-1")); diff != "" {
+				t.Errorf("reads of the old run (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestForkInAWaveKeepsSiblings: a fork at a step of a wave (steps 1, 2
+// and 3 need nothing, 4 needs 2, the answer needs all) hands the new run
+// the plan with the siblings that finished kept (1 and 3, results and
+// all), and the step and what needs it (2, 4, the answer) to run again.
+func TestForkInAWaveKeepsSiblings(t *testing.T) {
+	fake := runsfake.New()
+	r := fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant", Messages: question})
+	r.SetState(func(st *contract.RunState) {
+		st.Mode = contract.ModeAgentic
+		st.Plans = []contract.PlanRevision{{Status: contract.PlanDone, Plan: longhaul.Plan{Revision: 1, Steps: []longhaul.PlanStep{
+			{ID: "1", Kind: longhaul.StepTool, Status: longhaul.StepDone, Result: "one", DependsOn: []string{}},
+			{ID: "2", Kind: longhaul.StepTool, Status: longhaul.StepDone, Result: "two"},
+			{ID: "3", Kind: longhaul.StepTool, Status: longhaul.StepFailed, Result: "error: three"},
+			{ID: "4", Kind: longhaul.StepTool, Status: longhaul.StepDone, Result: "four", DependsOn: []string{"2"}},
+			{ID: "5", Kind: longhaul.StepCompletion, Status: longhaul.StepDone, Result: "the answer", DependsOn: []string{"1", "2", "3", "4"}},
+		}}}}
+	})
+	resp := webtest.Do(t, serveForks(t, fake), "POST", "/v1/runs/run-1/fork", `{"at":"step-2"}`, webtest.Alice)
+	body := readBody(t, resp)
+	var created wire.ForkCreated
+	if err := json.Unmarshal([]byte(body), &created); err != nil || resp.StatusCode != 202 {
+		t.Fatalf("fork = %d %s", resp.StatusCode, body)
+	}
+	st := fake.Run(created.ID).Input.Fork.State
+	if st == nil || len(st.Plans) != 1 || st.StepSeq != 5 {
+		t.Fatalf("the fork's state = %+v", st)
+	}
+	var got []string
+	for _, s := range st.Plans[0].Steps {
+		got = append(got, s.ID+" "+s.Status+" "+s.Result)
+	}
+	want := []string{"1 done one", "2 pending ", "3 failed error: three", "4 pending ", "5 pending "}
+	if diff := cmp.Diff(want, got); diff != "" || st.Plans[0].Status != contract.PlanActive {
+		t.Errorf("the plan handed to the fork, %s (-want +got):\n%s", st.Plans[0].Status, diff)
 	}
 }

@@ -35,12 +35,23 @@ const ForkEnd = "end"
 // lists the points it has.
 var ErrForkPoint = errors.New("no such fork point")
 
-// ForkPoint resolves at to a point of a run whose state is st and whose
-// event log is log: the fork's At with its Step or Call. A plan step is a
-// point of an agentic run once every step before it in its plan revision
+// ForkPoint decides, once, the point of a fork of a run whose state is st
+// and whose event log is log (what one read of the run answers,
+// contract.ForkSource): the fork's At with its Step or Call, and what the
+// fork reuses (State): how the run went and, at a step, the run's plans
+// cut there (contract.ForkPlans), so the fork's workflow reads no state
+// again. A plan step is a point of an agentic run once every step it needs
 // finished; a tool call of a run's own tool loop once its result is in the
 // log. An offset, and "end", are the latest such point at or before it.
 func ForkPoint(st contract.RunState, log []longhaul.Event, at ForkAt) (contract.Fork, error) {
+	f, err := forkPoint(st, log, at)
+	if err == nil && f.Call != "" {
+		f.State = &contract.ForkState{Mode: st.Mode, Skill: st.Skill}
+	}
+	return f, err
+}
+
+func forkPoint(st contract.RunState, log []longhaul.Event, at ForkAt) (contract.Fork, error) {
 	if at.Offset != nil {
 		return pointAt(st, log, *at.Offset), nil
 	}
@@ -50,9 +61,8 @@ func ForkPoint(st contract.RunState, log []longhaul.Event, at ForkAt) (contract.
 	case name == contract.ForkStart:
 		return contract.Fork{At: contract.ForkStart}, nil
 	case st.Mode == contract.ModeAgentic && contract.ForkStepID(name) != "":
-		id := contract.ForkStepID(name)
-		if _, _, ok := contract.ForkPlans(st.Plans, st.Reviews, id); ok {
-			return contract.Fork{At: contract.ForkStepPrefix + id, Step: id}, nil
+		if f, ok := stepFork(st, contract.ForkStepID(name)); ok {
+			return f, nil
 		}
 	case st.Mode != contract.ModeAgentic:
 		for _, c := range finishedCalls(log) {
@@ -196,11 +206,23 @@ func stepAt(st contract.RunState, log []longhaul.Event, n int64) contract.Fork {
 				break
 			}
 		}
-		if _, _, ok := contract.ForkPlans(st.Plans, st.Reviews, step); ok {
-			return contract.Fork{At: contract.ForkStepPrefix + step, Step: step}
+		if f, ok := stepFork(st, step); ok {
+			return f
 		}
 	}
 	return contract.Fork{At: contract.ForkStart}
+}
+
+// stepFork is the fork of a run whose state is st at plan step id, with
+// the plans it reuses; false when id is no point of the run.
+func stepFork(st contract.RunState, id string) (contract.Fork, bool) {
+	plans, reviews, ok := contract.ForkPlans(st.Plans, st.Reviews, id)
+	if !ok {
+		return contract.Fork{}, false
+	}
+	return contract.Fork{At: contract.ForkStepPrefix + id, Step: id, State: &contract.ForkState{
+		Mode: st.Mode, Skill: st.Skill, Plans: plans, Reviews: reviews, StepSeq: contract.ForkStepSeq(plans),
+	}}, true
 }
 
 // forkMemo adds a fork's lineage to memo, when f is set.

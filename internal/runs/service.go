@@ -40,6 +40,9 @@ type Service interface {
 	Cancel(ctx context.Context, id string) error
 	// Delete deletes run id, terminating it first if it still runs.
 	Delete(ctx context.Context, id string) error
+	// ForkSource is what a fork of run id is decided from, in one read of
+	// the run (its fork query, contract.QueryFork).
+	ForkSource(ctx context.Context, id string) (contract.ForkSource, error)
 	// FirstInput is the input run id's first execution started with (the
 	// one the client's request made), and when it started.
 	FirstInput(ctx context.Context, id string) (contract.AgentInput, time.Time, error)

@@ -214,6 +214,21 @@ func (t *Temporal) State(ctx context.Context, id string) (contract.RunState, err
 	return st, nil
 }
 
+// ForkSource implements Service.
+func (t *Temporal) ForkSource(ctx context.Context, id string) (contract.ForkSource, error) {
+	ctx, cancel := t.call(ctx)
+	defer cancel()
+	var src contract.ForkSource
+	v, err := t.c.QueryWorkflow(ctx, id, "", contract.QueryFork)
+	if err != nil {
+		return src, classify(err)
+	}
+	if err := v.Get(&src); err != nil {
+		return src, corrupt("cannot decode what run " + id + " answered its fork query with")
+	}
+	return src, nil
+}
+
 // Events implements Service.
 func (t *Temporal) Events(ctx context.Context, id string, after int64) (contract.EventsPage, error) {
 	page, err := t.hub.Query(ctx, id, after)

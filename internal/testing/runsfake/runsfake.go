@@ -33,6 +33,8 @@ type Service struct {
 
 	mu   sync.Mutex
 	runs map[string]*Run
+	// reads counts the reads of each run by what read it (see Reads).
+	reads map[string]map[string]int
 	// Ingested are the ingestion inputs StartIngest was given, in order.
 	Ingested []contract.IngestInput
 }
@@ -221,6 +223,7 @@ func (s *Service) Start(_ context.Context, st runs.Start) error {
 
 // Describe implements runs.Service.
 func (s *Service) Describe(_ context.Context, id string) (runs.Info, error) {
+	s.read(id, "Describe")
 	r, err := s.get(id)
 	if err != nil {
 		return runs.Info{}, err
@@ -258,6 +261,7 @@ func (r *Run) info() runs.Info {
 
 // State implements runs.Service.
 func (s *Service) State(_ context.Context, id string) (contract.RunState, error) {
+	s.read(id, "State")
 	r, err := s.get(id)
 	if err != nil {
 		return contract.RunState{}, err
@@ -267,8 +271,55 @@ func (s *Service) State(_ context.Context, id string) (contract.RunState, error)
 	return r.state, nil
 }
 
+// ForkSource implements runs.Service: the run's state, its input and its
+// events that fork points are found by, as the workflow's fork query
+// answers them.
+func (s *Service) ForkSource(_ context.Context, id string) (contract.ForkSource, error) {
+	r, err := s.get(id)
+	if err != nil {
+		return contract.ForkSource{}, err
+	}
+	s.read(id, "ForkSource")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	in := r.Input
+	src := contract.ForkSource{State: r.state, Request: &in, Last: int64(len(r.events)), Events: []longhaul.Event{}}
+	for _, e := range r.events {
+		if contract.IsForkEvent(e.Type) {
+			src.Events = append(src.Events, e)
+		}
+	}
+	return src, nil
+}
+
+// Reads counts the reads of run id so far by the method that read it
+// (Describe, State, Events, FirstInput, ForkSource): each is one call to
+// the engine about the run.
+func (s *Service) Reads(id string) map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.reads[id] {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *Service) read(id, method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reads == nil {
+		s.reads = map[string]map[string]int{}
+	}
+	if s.reads[id] == nil {
+		s.reads[id] = map[string]int{}
+	}
+	s.reads[id][method]++
+}
+
 // Events implements runs.Service.
 func (s *Service) Events(_ context.Context, id string, after int64) (contract.EventsPage, error) {
+	s.read(id, "Events")
 	r, err := s.get(id)
 	if err != nil {
 		return contract.EventsPage{}, err
@@ -416,6 +467,7 @@ func (s *Service) Delete(_ context.Context, id string) error {
 
 // FirstInput implements runs.Service.
 func (s *Service) FirstInput(_ context.Context, id string) (contract.AgentInput, time.Time, error) {
+	s.read(id, "FirstInput")
 	r, err := s.get(id)
 	if err != nil {
 		return contract.AgentInput{}, time.Time{}, err

@@ -14,7 +14,7 @@ import (
 var mailSpec = contract.AgentSpec{ID: "mailer", Mode: "chat", Model: "test-model", MaxTurns: 4, Tools: []string{"mail__search"}}
 
 var (
-	mailCall    = longhaul.ToolCall{ID: "call_m", Name: "mail__search", Arguments: `{"q":"invoice"}`}
+	mailCall     = longhaul.ToolCall{ID: "call_m", Name: "mail__search", Arguments: `{"q":"invoice"}`}
 	notConnected = contract.ToolResponse{
 		Content: "NOT CONNECTED: open https://lh.example/oauth/connect/L1",
 		Connect: &contract.Connect{Server: "mail", URL: "https://lh.example/oauth/connect/L1"},

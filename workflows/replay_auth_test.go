@@ -38,9 +38,11 @@ func init() {
 // answers), the next ones run.
 type oauthTool struct{ calls atomic.Int32 }
 
-func (*oauthTool) Name() string                { return "mail__search" }
-func (*oauthTool) Description() string         { return "Search the user's mail." }
-func (*oauthTool) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object","properties":{}}`) }
+func (*oauthTool) Name() string        { return "mail__search" }
+func (*oauthTool) Description() string { return "Search the user's mail." }
+func (*oauthTool) Parameters() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{}}`)
+}
 func (o *oauthTool) Call(context.Context, tools.Call) (tools.Result, error) {
 	if o.calls.Add(1) == 1 {
 		link := "https://lh.example/oauth/connect/REPLAY"
@@ -56,7 +58,7 @@ func (o *oauthTool) Call(context.Context, tools.Call) (tools.Result, error) {
 func generateAuthWaitHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{
-		Tools: []tools.Tool{&oauthTool{}},
+		Tools:  []tools.Tool{&oauthTool{}},
 		Layers: []fs.FS{fstest.MapFS{"mailer.md": {Data: []byte("---\nagent: mailer\ndescription: Reads mail\nmode: chat\ntools: [mail__search]\n---\nYou read mail.\n")}}},
 	})
 	env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "call_m", Name: "mail__search", Arguments: `{}`}))

@@ -203,7 +203,7 @@ func TestWebhookTargets(t *testing.T) {
 		t.Errorf("bob's targets = %v, want none", got)
 	}
 	// A first webhook that names another run (a fork's copy) still counts.
-	if got := targets(contract.WebhookTargetsRequest{Owner: "alice", Type: "run.failed", Run: "wh_other"}); got != "wh_2,wh_other,wh_run,wh_later" {
+	if got := targets(contract.WebhookTargetsRequest{Owner: "alice", Type: "run.failed", Run: "wh_other"}); got != "wh_1,wh_2,wh_other,wh_run,wh_later" {
 		t.Errorf("targets with another run's webhook = %s", got)
 	}
 	for _, id := range []string{"wh_run", "wh_other"} {

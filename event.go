@@ -37,6 +37,13 @@ const (
 	EventApprovalRequired EventType = "approval_required"
 	// EventApproval: the person's decision on a pending tool call.
 	EventApproval EventType = "approval"
+	// EventAuthRequired: the run waits for its user to connect the account
+	// a tool call needs (an MCP server with auth: oauth), through the
+	// connect link it carries.
+	EventAuthRequired EventType = "auth_required"
+	// EventAuth: the wait of auth_required ended: connected (the call
+	// runs now) or not within the approval timeout (the model is told).
+	EventAuth EventType = "auth"
 	// EventMemoryRecall: memories recalled into the turn (memory: recall)
 	// or found by a plan's memory step.
 	EventMemoryRecall EventType = "memory_recall"
@@ -213,6 +220,25 @@ type ApprovalData struct {
 	// ApprovalRequiredData.
 	Agent string `json:"agent,omitempty"`
 	Run   string `json:"run,omitempty"`
+}
+
+// AuthRequiredData is the payload of auth_required: the call, the OAuth
+// server whose account the user must connect, and the connect link.
+type AuthRequiredData struct {
+	ToolCallID string `json:"tool_call_id"`
+	Name       string `json:"name"`
+	Server     string `json:"server"`
+	URL        string `json:"url"`
+}
+
+// AuthData is the payload of auth: whether the user connected the server
+// in time.
+type AuthData struct {
+	ToolCallID string `json:"tool_call_id"`
+	Name       string `json:"name"`
+	Server     string `json:"server"`
+	Connected  bool   `json:"connected"`
+	Text       string `json:"text,omitempty"`
 }
 
 // MemoryItem is one memory in a memory_recall or memory_saved event.

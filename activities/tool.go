@@ -130,7 +130,13 @@ func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ 
 		}
 		return contract.ToolResponse{}, toolFailed(name, err)
 	}
-	return a.toolResponse(ctx, run, req.Call, res)
+	resp, err := a.toolResponse(ctx, run, req.Call, res)
+	if err == nil && res.Connect != nil && run == info.WorkflowExecution.ID {
+		// A plan step's workflow does not wait for a connection; its
+		// run's tool result tells the model, as a chat's does.
+		resp.Connect = &contract.Connect{Server: res.Connect.Server, URL: res.Connect.URL}
+	}
+	return resp, err
 }
 
 // toolScope is the tools the catalog gives agent, or its skill when skill

@@ -43,8 +43,12 @@ const WebhookSecretPrefix = "whsec_"
 
 // WebhookTargets returns the ids of the webhooks that take an event of
 // req.Type of a run of req.Owner: the owner's subscriptions to it, then
-// the run's own webhook (which takes every event of its run). A worker
-// without a webhook store has none.
+// the run's own webhooks, which take every event of their run: the one it
+// started with (req.Run) unless it was deleted since, and those added
+// while it runs (an A2A push notification config set on a running task),
+// read from the store by the run's id, which is the calling workflow's.
+// The workflow records the answer, so an event goes where the store said
+// when it happened. A worker without a webhook store has none.
 func (a *Activities) WebhookTargets(ctx context.Context, req contract.WebhookTargetsRequest) ([]string, error) {
 	if a.Webhooks == nil {
 		return nil, nil
@@ -53,8 +57,29 @@ func (a *Activities) WebhookTargets(ctx context.Context, req contract.WebhookTar
 	if err != nil {
 		return nil, err
 	}
-	if req.Run != "" && !slices.Contains(ids, req.Run) {
-		ids = append(ids, req.Run)
+	var own []string
+	if activity.IsActivity(ctx) {
+		ws, err := a.Webhooks.RunWebhooks(ctx, req.Owner, activity.GetInfo(ctx).WorkflowExecution.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			own = append(own, w.ID)
+		}
+	}
+	if req.Run != "" && !slices.Contains(own, req.Run) {
+		// The run's first webhook names another run (a fork's copy of
+		// its input), or was deleted: only a deleted one is left out.
+		if _, err := a.Webhooks.GetWebhook(ctx, req.Run); err == nil {
+			own = append([]string{req.Run}, own...)
+		} else if !errors.Is(err, store.ErrNoWebhook) {
+			return nil, err
+		}
+	}
+	for _, id := range own {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
 	}
 	return ids, nil
 }

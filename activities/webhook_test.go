@@ -167,18 +167,52 @@ func checkRetryable(t *testing.T, err error, retryable bool) {
 }
 
 // TestWebhookTargets: the owner's subscriptions to the type, then the
-// run's own webhook.
+// run's own webhooks: the one it started with and one added while it ran,
+// read by the calling workflow's id; a deleted one is left out.
 func TestWebhookTargets(t *testing.T) {
 	acts, ws := webhookFixture(t, "https://example.com/", true)
-	if _, err := ws.CreateWebhook(t.Context(), store.Webhook{ID: "wh_2", Owner: "alice", URL: "https://example.com/", Events: []string{"run.failed"}, Secret: testSecret}, 0); err != nil {
-		t.Fatal(err)
+	const run = "default-test-workflow-id" // the test environment's workflow
+	for _, w := range []store.Webhook{
+		{ID: "wh_2", Owner: "alice", URL: "https://example.com/", Events: []string{"run.failed"}, Secret: testSecret},
+		{ID: "wh_run", Owner: "alice", URL: "https://example.com/run", Events: contract.WebhookEventTypes, Secret: testSecret, Run: run},
+		{ID: "wh_later", Owner: "alice", URL: "https://example.com/later", Events: contract.WebhookEventTypes, Secret: testSecret, Run: run},
+		{ID: "wh_other", Owner: "alice", URL: "https://example.com/other", Events: contract.WebhookEventTypes, Secret: testSecret, Run: "run-other"},
+	} {
+		if _, err := ws.CreateWebhook(t.Context(), w, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
-	got, err := acts.WebhookTargets(t.Context(), contract.WebhookTargetsRequest{Owner: "alice", Type: "run.completed", Run: "wh_run"})
-	if err != nil || strings.Join(got, ",") != "wh_1,wh_run" {
-		t.Errorf("WebhookTargets = %v, %v; want wh_1, wh_run", got, err)
+	targets := func(req contract.WebhookTargetsRequest) string {
+		t.Helper()
+		env := quietSuite().NewTestActivityEnvironment()
+		env.RegisterActivity(acts)
+		v, err := env.ExecuteLocalActivity(acts.WebhookTargets, req)
+		var got []string
+		if err == nil {
+			err = v.Get(&got)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(got, ",")
 	}
-	if got, _ := acts.WebhookTargets(t.Context(), contract.WebhookTargetsRequest{Owner: "bob", Type: "run.completed"}); len(got) != 0 {
+	if got := targets(contract.WebhookTargetsRequest{Owner: "alice", Type: "run.completed", Run: "wh_run"}); got != "wh_1,wh_run,wh_later" {
+		t.Errorf("WebhookTargets = %s; want wh_1, wh_run, wh_later", got)
+	}
+	if got := targets(contract.WebhookTargetsRequest{Owner: "bob", Type: "run.completed"}); got != "" {
 		t.Errorf("bob's targets = %v, want none", got)
+	}
+	// A first webhook that names another run (a fork's copy) still counts.
+	if got := targets(contract.WebhookTargetsRequest{Owner: "alice", Type: "run.failed", Run: "wh_other"}); got != "wh_1,wh_2,wh_other,wh_run,wh_later" {
+		t.Errorf("targets with another run's webhook = %s", got)
+	}
+	for _, id := range []string{"wh_run", "wh_other"} {
+		if ok, err := ws.DeleteWebhook(t.Context(), "alice", id); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+	}
+	if got := targets(contract.WebhookTargetsRequest{Owner: "alice", Type: "run.completed", Run: "wh_run"}); got != "wh_1,wh_later" {
+		t.Errorf("after deleting the first = %s; want wh_1, wh_later", got)
 	}
 }
 

@@ -17,7 +17,7 @@ func (s *Server) account() *account.Handlers {
 	h := &account.Handlers{
 		Conversations: s.cfg.Blobs, Backlog: s.cfg.Blobs, Forget: s.cfg.Forget, ChatFiles: s.chat(),
 		Memory: s.cfg.Memory, Credentials: s.cfg.Credentials, Docs: s.cfg.Docs, Log: s.log,
-		Webhooks: s.webhooks().Store,
+		Webhooks: s.webhooks().Store, Runs: s.runs,
 	}
 	if s.cfg.Schedules != nil {
 		h.Schedules = ownerSchedules{s.cfg.Schedules}

@@ -14,6 +14,9 @@ const (
 	DecisionApproved = "approved"
 	DecisionDenied   = "denied"
 	DecisionReplied  = "replied"
+	// DecisionConnected: the OAuth callback said the user connected the
+	// account the run waited for (InputRequest.Connected).
+	DecisionConnected = "connected"
 	// DecisionToolResults: a client sent the results of its tool calls.
 	DecisionToolResults = "tool_results"
 )

@@ -70,6 +70,11 @@ type InputRequest struct {
 	// ToolResults answer the client tool calls a run waits for (Waiting
 	// kind "client_tools"): one per call.
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	// Connected tells a run that waits for its user to connect an account
+	// (Waiting kind "auth") that they connected it: the server's name.
+	// Only the OAuth callback sends it, for the run the connect link was
+	// made for.
+	Connected string `json:"connected,omitempty"`
 }
 
 // ToolResult is a client's result of one of its tool calls.
@@ -90,14 +95,18 @@ type InputResult struct {
 
 // Waiting says what a waiting run waits for.
 type Waiting struct {
-	// Kind is WaitApproval or WaitClientTools.
+	// Kind is WaitApproval, WaitClientTools or WaitAuth.
 	Kind       string `json:"kind"`
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	Tool       string `json:"tool,omitempty"`
 	Arguments  string `json:"arguments,omitempty"`
 	// Calls are the client tool calls waited for (WaitClientTools).
 	Calls []longhaul.ToolCall `json:"calls,omitempty"`
-	Since time.Time           `json:"since"`
+	// Server and URL are the OAuth server whose account the user must
+	// connect, and the connect link to open (WaitAuth).
+	Server string    `json:"server,omitempty"`
+	URL    string    `json:"url,omitempty"`
+	Since  time.Time `json:"since"`
 	// Run and Agent name the child run (an ask_ call's, at any depth)
 	// whose approval this run shows as its own: the call to approve is
 	// that run's, and an answer given to this run reaches it. Empty when
@@ -112,6 +121,9 @@ const (
 	WaitApproval = "approval"
 	// WaitClientTools: the client's results of tool calls it runs itself.
 	WaitClientTools = "client_tools"
+	// WaitAuth: the user's connection of the account a tool call needs
+	// (an MCP server with auth: oauth), through the connect link.
+	WaitAuth = "auth"
 )
 
 // Search attributes Longhaul sets on its runs, registered in every namespace
@@ -252,8 +264,16 @@ type AgentInput struct {
 	// DefaultModelTimeout.
 	ModelTimeout time.Duration `json:"model_timeout,omitempty"`
 	// ApprovalTimeout bounds the wait for a person to approve a tool call;
-	// zero waits as long as it takes. An unanswered call is denied.
+	// zero waits as long as it takes. An unanswered call is denied. It
+	// bounds the wait for an account connection (AuthWait) too.
 	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
+	// AuthWait says the run's door shows a person the connect link of a
+	// tool call whose account the user has not connected (A2A's
+	// AUTH_REQUIRED, the runs API's waiting state): the run then waits
+	// for the connection (WaitAuth) and runs the call, instead of handing
+	// the model the link. A chat's runs do not wait: the model relays the
+	// link and the user asks again.
+	AuthWait bool `json:"auth_wait,omitempty"`
 	// Metadata is free-form caller data kept with the run.
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Response is what the Responses API keeps of the request that started

@@ -65,4 +65,16 @@ type ToolResponse struct {
 	Truncated bool   `json:"truncated,omitempty"`
 	// Ref names the whole result in the store when Content is an excerpt.
 	Ref string `json:"ref,omitempty"`
+	// Connect, when set, says the call did not run because the user has
+	// not connected the account it needs: Content tells the model so,
+	// with the link; a run that can wait for the connection (AuthWait)
+	// waits and calls again.
+	Connect *Connect `json:"connect,omitempty"`
+}
+
+// Connect is an account a tool call needs the user to connect: the OAuth
+// server and the connect link, made for the run that waits.
+type Connect struct {
+	Server string `json:"server"`
+	URL    string `json:"url"`
 }

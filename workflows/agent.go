@@ -513,6 +513,8 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 	futures := make([]workflow.Future, len(calls))
 	pinned := make([]*contract.PinnedCall, len(calls))
 	refused := make([]string, len(calls))
+	reqs := make([]contract.ToolRequest, len(calls))
+	summaries := make([]string, len(calls))
 	who := r.in.User
 	var n asking
 	for i, c := range calls {
@@ -548,8 +550,8 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 		}
 		req.Progress = r.progress(strings.TrimSpace(label + " calling " + c.Name + " " + target))
 		summary := strings.TrimSpace(label + " tool " + c.Name + " " + target)
-		actx := toolOptions(ctx, summary)
-		futures[i] = workflow.ExecuteActivity(actx, a.CallTool, req)
+		reqs[i], summaries[i] = req, summary
+		futures[i] = workflow.ExecuteActivity(toolOptions(ctx, summary), a.CallTool, req)
 	}
 	out := make([]longhaul.Message, len(calls))
 	outcomes := make([]toolOutcome, len(calls))
@@ -561,6 +563,13 @@ func (r *run) callTools(ctx workflow.Context, calls []longhaul.ToolCall, targets
 			continue
 		}
 		res, content, failed := toolResult(ctx, futures[i], pinned[i])
+		if !failed && r.waitsForConnect(ctx, res) {
+			// The user's account is not connected: wait for them to
+			// connect it, then call again; else the model reads the link.
+			if ok, err := r.awaitConnect(ctx, c, *res.Connect); err == nil && ok {
+				res, content, failed = toolResult(ctx, workflow.ExecuteActivity(toolOptions(ctx, summaries[i]), a.CallTool, reqs[i]), nil)
+			}
+		}
 		excerpt := content
 		// document_search's output stays whole (bounded by the tool,
 		// internal/docsearch's DefaultMaxChars, and by what the model

@@ -20,6 +20,9 @@ func (r *run) registerInput(ctx workflow.Context) error {
 			}
 			r.input = &in
 			res := contract.InputResult{Decision: contract.Decide(in)}
+			if in.Connected != "" {
+				res.Decision = contract.DecisionConnected
+			}
 			if info := workflow.GetCurrentUpdateInfo(ctx); info != nil {
 				r.inputUpdate = info.ID
 			}
@@ -33,6 +36,9 @@ func (r *run) registerInput(ctx workflow.Context) error {
 			if r.state.Waiting == nil || r.input != nil {
 				return errors.New(contract.ErrNotWaiting)
 			}
+			if w := r.state.Waiting; w.Kind == contract.WaitAuth || in.Connected != "" {
+				return checkConnected(w, in)
+			}
 			if err := checkToolResults(r.state.Waiting, in); err != nil || r.state.Waiting.Kind == contract.WaitClientTools {
 				return err
 			}
@@ -42,6 +48,20 @@ func (r *run) registerInput(ctx workflow.Context) error {
 			return nil
 		}},
 	)
+}
+
+// checkConnected accepts, for a run that waits as w, only the OAuth
+// callback's word that the user connected the server it waits for.
+func checkConnected(w *contract.Waiting, in contract.InputRequest) error {
+	switch {
+	case w.Kind != contract.WaitAuth:
+		return errors.New(contract.ErrNotWaiting)
+	case in.Connected == "":
+		return errors.New("the run waits for its user to connect their " + w.Server + " account: open " + w.URL + " in a browser; it goes on once the account is connected")
+	case in.Connected != w.Server:
+		return errors.New("the run waits for a connection of " + w.Server + ", not " + in.Connected)
+	}
+	return nil
 }
 
 // needsApproval reports whether a person must approve calls of tool.

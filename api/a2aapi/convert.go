@@ -25,7 +25,9 @@ const metaPushURL = "a2a_push_url"
 
 // StateOf is the A2A state of a run status (contract.Status*): a run
 // waiting for a person's approval or input is INPUT_REQUIRED (spec
-// §4.1.3); a run that recorded no status yet is WORKING.
+// §4.1.3; StatusOf, which sees what it waits for, makes a run waiting
+// for an account connection AUTH_REQUIRED); a run that recorded no
+// status yet is WORKING.
 func StateOf(status string) string {
 	switch status {
 	case contract.StatusWaiting:
@@ -63,7 +65,12 @@ func agentMessage(id, taskID, contextID, text string) *Message {
 // failed one.
 func StatusOf(taskID, contextID string, st contract.RunState, at time.Time) TaskStatus {
 	s := TaskStatus{State: StateOf(st.Status), Timestamp: &at}
+	if w := st.Waiting; s.State == StateInputRequired && w != nil && w.Kind == contract.WaitAuth {
+		s.State = StateAuthRequired
+	}
 	switch s.State {
+	case StateAuthRequired:
+		s.Message = agentMessage(taskID+"-waiting", taskID, contextID, AuthText(st.Waiting.Server, st.Waiting.URL))
 	case StateInputRequired:
 		s.Message = agentMessage(taskID+"-waiting", taskID, contextID, WaitingText(st.Waiting))
 	case StateCompleted:
@@ -87,6 +94,14 @@ func WaitingText(w *contract.Waiting) string {
 		tool += " (by the agent " + w.Agent + ", which this one asked)"
 	}
 	return fmt.Sprintf("Approve the call of tool %s with arguments %s? Answer yes or no (or a data part {\"approve\": true|false}) in a message for this task.", tool, w.Arguments)
+}
+
+// AuthText is what a run waiting for its user to connect their account of
+// server asks (AUTH_REQUIRED): to open the connect link in a browser. The
+// task goes on by itself once the account is connected; a message does
+// not answer it.
+func AuthText(server, url string) string {
+	return fmt.Sprintf("Connect your %s account: open %s in a browser and confirm. The task goes on by itself once it is connected.", server, url)
 }
 
 // artifactOf is the artifact of a durable content event: the whole text
@@ -170,6 +185,13 @@ func (c Converter) Event(e longhaul.Event) []StreamResponse {
 			return status(StateInputRequired, WaitingText(&contract.Waiting{Kind: contract.WaitApproval, Tool: d.Name, Arguments: d.Arguments, Agent: d.Agent}))
 		}
 	case longhaul.EventApproval:
+		return status(StateWorking, "")
+	case longhaul.EventAuthRequired:
+		var d longhaul.AuthRequiredData
+		if e.Decode(&d) == nil {
+			return status(StateAuthRequired, AuthText(d.Server, d.URL))
+		}
+	case longhaul.EventAuth:
 		return status(StateWorking, "")
 	}
 	return nil

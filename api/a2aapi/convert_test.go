@@ -206,3 +206,39 @@ func TestErrorBodies(t *testing.T) {
 		t.Error("an unmapped status is INTERNAL")
 	}
 }
+
+// TestAuthRequired: a run waiting for an account connection is
+// AUTH_REQUIRED with the connect link in its status message, read whole
+// and streamed; the end of the wait is WORKING again.
+func TestAuthRequired(t *testing.T) {
+	at := time.Unix(1700000000, 0).UTC()
+	const link = "https://lh.example/oauth/connect/L1"
+	st := contract.RunState{Status: contract.StatusWaiting, Waiting: &contract.Waiting{Kind: contract.WaitAuth, Tool: "mail__search", Server: "mail", URL: link}}
+	s := StatusOf("run-1", "ctx", st, at)
+	if s.State != StateAuthRequired || s.Message == nil || !strings.Contains(*s.Message.Parts[0].Text, link) {
+		t.Errorf("status %+v: want AUTH_REQUIRED with the link", s)
+	}
+	st.Waiting.Kind = contract.WaitApproval
+	if s := StatusOf("run-1", "ctx", st, at); s.State != StateInputRequired {
+		t.Errorf("an approval's state %s, want INPUT_REQUIRED", s.State)
+	}
+	c := Converter{TaskID: "run-1", ContextID: "ctx"}
+	var got []string
+	for _, e := range []longhaul.Event{
+		longhaul.NewEvent(longhaul.EventAuthRequired, at, longhaul.AuthRequiredData{ToolCallID: "c1", Name: "mail__search", Server: "mail", URL: link}),
+		longhaul.NewEvent(longhaul.EventAuth, at, longhaul.AuthData{ToolCallID: "c1", Server: "mail", Connected: true}),
+	} {
+		for _, r := range c.Event(e) {
+			u := r.StatusUpdate
+			text := ""
+			if u.Status.Message != nil {
+				text = *u.Status.Message.Parts[0].Text
+			}
+			got = append(got, u.Status.State+" "+text)
+		}
+	}
+	want := []string{StateAuthRequired + " " + AuthText("mail", link), StateWorking + " "}
+	if !cmp.Equal(got, want) {
+		t.Errorf("stream %q, want %q", got, want)
+	}
+}

@@ -123,16 +123,26 @@ func listError(err error) error {
 	return errInternal.with("cannot list tasks: " + err.Error())
 }
 
-// pushConfigs are the push notification configs of caller's task id: the
-// one its run's own webhook is, when the message that started it set one.
+// pushConfigs are the push notification configs of caller's task id:
+// its run's own webhooks (the one the message that started it set, those
+// added since), without their secrets.
 func (h *Handlers) pushConfigs(ctx context.Context, c caller, id string) ([]TaskPushNotificationConfig, error) {
-	_, in, err := h.read(ctx, c, id)
-	if err != nil {
+	if id == "" {
+		return nil, errInvalidParams.with("taskId: required")
+	}
+	if _, _, err := h.read(ctx, c, id); err != nil {
 		return nil, err
 	}
 	out := []TaskPushNotificationConfig{}
-	if in.Webhook != nil && in.Webhook.ID != "" {
-		out = append(out, TaskPushNotificationConfig{ID: in.Webhook.ID, TaskID: id, URL: in.Metadata[metaPushURL]})
+	if h.Webhooks == nil {
+		return out, nil
+	}
+	ws, err := h.Webhooks.RunWebhooks(ctx, c.p.User.Key(), id)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range ws {
+		out = append(out, TaskPushNotificationConfig{ID: w.ID, TaskID: id, URL: w.URL})
 	}
 	return out, nil
 }
@@ -150,8 +160,3 @@ func (h *Handlers) pushConfigByID(ctx context.Context, c caller, id, cid string)
 	}
 	return TaskPushNotificationConfig{}, errTaskNotFound.with("task " + id + " has no push notification config " + cid)
 }
-
-// errFixedPush answers Create- and DeleteTaskPushNotificationConfig: a
-// run's webhook is part of the input it started with, which a running
-// workflow does not take again.
-var errFixedPush = errPushNotSupported.with("a task's push notification config is set by the message that starts it (configuration.taskPushNotificationConfig) and cannot be added or removed later")

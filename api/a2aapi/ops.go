@@ -3,9 +3,11 @@ package a2aapi
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/longhaul-dev/longhaul/api/runweb"
 	"github.com/longhaul-dev/longhaul/api/web"
 	"github.com/longhaul-dev/longhaul/internal/wire"
 )
@@ -109,13 +111,40 @@ func (h *Handlers) cancelTask(ctx context.Context, c caller, req TaskRequest) (a
 	return t, err
 }
 
-// createPush is CreateTaskPushNotificationConfig (§3.1.7): a task's
-// config is its run's webhook, set when it starts (errFixedPush).
+// maxPushConfigs bounds the push notification configs of one task.
+const maxPushConfigs = 10
+
+// createPush is CreateTaskPushNotificationConfig (§3.1.7; a2a.proto
+// rpc CreateTaskPushNotificationConfig): a webhook of the task's run, to
+// which every event of the run from now on goes. The answer's token is
+// the config's Standard Webhooks signing secret (whsec_…), shown only
+// here; the id is Longhaul's.
 func (h *Handlers) createPush(ctx context.Context, c caller, req TaskPushNotificationConfig) (any, error) {
-	if _, _, err := h.read(ctx, c, req.TaskID); err != nil {
+	if req.TaskID == "" {
+		return nil, errInvalidParams.with("taskId: required")
+	}
+	st, _, err := h.read(ctx, c, req.TaskID)
+	if err != nil {
 		return nil, err
 	}
-	return nil, errFixedPush
+	if err := h.checkPush(req, "params"); err != nil {
+		return nil, err
+	}
+	if runweb.Finished(st.Status) {
+		return nil, errUnsupported.with("task " + req.TaskID + " has finished (" + st.Status + "); it sends no more notifications")
+	}
+	all, err := h.Webhooks.RunWebhooks(ctx, c.p.User.Key(), req.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) >= maxPushConfigs {
+		return nil, errInvalidParams.with("task " + req.TaskID + " has " + strconv.Itoa(len(all)) + " push notification configs already, the most it keeps; delete one first")
+	}
+	w, err := h.Webhooks.RunWebhook(ctx, c.p.User.Key(), req.TaskID, req.URL)
+	if err != nil {
+		return nil, err
+	}
+	return TaskPushNotificationConfig{ID: w.ID, TaskID: req.TaskID, URL: w.URL, Token: w.Secret}, nil
 }
 
 // getPush is GetTaskPushNotificationConfig (§3.1.8).
@@ -129,13 +158,21 @@ func (h *Handlers) listPush(ctx context.Context, c caller, req PushConfigRequest
 	return ListPushConfigsResponse{Configs: all}, err
 }
 
-// deletePush is DeleteTaskPushNotificationConfig (§3.1.10): see
-// errFixedPush.
+// deletePush is DeleteTaskPushNotificationConfig (§3.1.10): the webhook
+// is deleted, and no event goes to it any more; the answer is empty
+// (google.protobuf.Empty).
 func (h *Handlers) deletePush(ctx context.Context, c caller, req PushConfigRequest) (any, error) {
 	if _, err := h.pushConfigByID(ctx, c, req.TaskID, req.ID); err != nil {
 		return nil, err
 	}
-	return nil, errFixedPush
+	ok, err := h.Webhooks.DeleteRunWebhook(ctx, c.p.User.Key(), req.TaskID, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errTaskNotFound.with("task " + req.TaskID + " has no push notification config " + req.ID)
+	}
+	return struct{}{}, nil
 }
 
 // extendedCard is GetExtendedAgentCard (§3.1.11): the agent's card as

@@ -35,12 +35,25 @@ type Handlers struct {
 	Gate    *runs.Gate
 	Streams *sse.Streams
 	Catalog *skills.Catalog
-	// Webhooks makes a task's push notification config the run's own
-	// webhook; nil refuses push configs.
-	Webhooks runweb.Webhooks
+	// Webhooks keeps a task's push notification configs as its run's own
+	// webhooks; nil refuses push configs.
+	Webhooks PushWebhooks
 	// Wait bounds how long a blocking SendMessage waits for its task to
 	// end or ask for input; zero is ten minutes.
 	Wait time.Duration
+}
+
+// PushWebhooks keeps tasks' push notification configs: each is one of
+// its run's own webhooks (webhooksapi.Handlers is one), which the run's
+// events go to from the moment it exists (activities.WebhookTargets reads
+// them at each event).
+type PushWebhooks interface {
+	runweb.Webhooks
+	// RunWebhooks lists owner's webhooks of run, without their secrets.
+	RunWebhooks(ctx context.Context, owner, run string) ([]wire.RunWebhook, error)
+	// DeleteRunWebhook deletes owner's webhook id of run; false when run
+	// has none of that id.
+	DeleteRunWebhook(ctx context.Context, owner, run, id string) (bool, error)
 }
 
 // caller is who asks, of which agent.
@@ -109,29 +122,36 @@ func (h *Handlers) send(ctx context.Context, c caller, req *SendMessageRequest, 
 // pushConfig makes the push notification config of a message that starts
 // a task the run's own webhook (runs.Request.Webhook): Longhaul delivers
 // its run.* events to it, signed with the webhook's secret (Standard
-// Webhooks), which the answer's task carries once in its metadata. A
-// token or authentication for Longhaul to send is refused: deliveries
-// carry a signature, not the caller's credentials.
+// Webhooks), which the answer's task carries once in its metadata.
 func (h *Handlers) pushConfig(ctx context.Context, cfg *SendMessageConfiguration, r *runs.Request) (*wire.RunWebhook, error) {
 	if cfg == nil || cfg.PushConfig == nil {
 		return nil, nil
 	}
-	pc := cfg.PushConfig
-	switch {
-	case pc.URL == "":
-		return nil, errInvalidParams.with("configuration.taskPushNotificationConfig.url: required")
-	case pc.Token != "" || pc.Authentication != nil:
-		return nil, errInvalidParams.with("configuration.taskPushNotificationConfig: Longhaul signs its deliveries (Standard Webhooks, with the secret in the task's metadata.longhaul.webhook) and sends no token or credentials; leave token and authentication out")
-	case h.Webhooks == nil:
-		return nil, errPushNotSupported.with("this server keeps no webhooks")
+	if err := h.checkPush(*cfg.PushConfig, "configuration.taskPushNotificationConfig"); err != nil {
+		return nil, err
 	}
 	var hook *wire.RunWebhook
 	var err error
-	if r.Webhook, hook, err = runweb.RunWebhook(ctx, h.Webhooks, r.User.Key(), r.ID, pc.URL); err != nil {
+	if r.Webhook, hook, err = runweb.RunWebhook(ctx, h.Webhooks, r.User.Key(), r.ID, cfg.PushConfig.URL); err != nil {
 		return nil, err
 	}
-	r.Metadata[metaPushURL] = pc.URL
+	r.Metadata[metaPushURL] = cfg.PushConfig.URL
 	return hook, nil
+}
+
+// checkPush refuses a push notification config Longhaul cannot honour: no
+// URL, or a token or authentication for Longhaul to send: deliveries
+// carry a signature, not the caller's credentials.
+func (h *Handlers) checkPush(pc TaskPushNotificationConfig, field string) error {
+	switch {
+	case pc.URL == "":
+		return errInvalidParams.with(field + ".url: required")
+	case pc.Token != "" || pc.Authentication != nil:
+		return errInvalidParams.with(field + ": Longhaul signs its deliveries (Standard Webhooks, with a secret of each config's own) and sends no token or credentials; leave token and authentication out")
+	case h.Webhooks == nil:
+		return errPushNotSupported.with("this server keeps no webhooks")
+	}
+	return nil
 }
 
 // answer hands a message to the task it names, which must wait for a
@@ -152,6 +172,8 @@ func (h *Handlers) answer(ctx context.Context, c caller, m *Message) (started, e
 		return started{}, errUnsupported.with("task " + id + " has finished (" + st.Status + "); it takes no more messages")
 	case st.Status != contract.StatusWaiting:
 		return started{}, errUnsupported.with("task " + id + " is working; it takes a message only when it is INPUT_REQUIRED")
+	case st.Waiting != nil && st.Waiting.Kind == contract.WaitAuth:
+		return started{}, errUnsupported.with("task " + id + " is AUTH_REQUIRED: " + AuthText(st.Waiting.Server, st.Waiting.URL))
 	}
 	approve, text, err := InputOf(m)
 	if err != nil {
@@ -221,9 +243,9 @@ func (h *Handlers) wait(ctx context.Context, s started) error {
 		}
 		for _, it := range b.Items {
 			switch it.Type {
-			case longhaul.EventApprovalRequired, longhaul.EventClientToolCalls:
+			case longhaul.EventApprovalRequired, longhaul.EventClientToolCalls, longhaul.EventAuthRequired:
 				waiting = true
-			case longhaul.EventApproval:
+			case longhaul.EventApproval, longhaul.EventAuth:
 				waiting = false
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/longhaul-dev/longhaul/api/web"
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/store"
 	"github.com/longhaul-dev/longhaul/internal/usercreds"
 	"github.com/longhaul-dev/longhaul/internal/wire"
@@ -73,7 +74,7 @@ func (h *Handlers) AuthorizeConnection(c *fiber.Ctx) error {
 		return err
 	}
 	server := c.Params("server")
-	link, err := svc.ConnectLink(c.UserContext(), web.Principal(c).User.Key(), server)
+	link, err := svc.ConnectLink(c.UserContext(), web.Principal(c).User.Key(), server, "")
 	if err != nil {
 		return h.credentialsError(err)
 	}
@@ -222,13 +223,30 @@ func (h *Handlers) OAuthCallback(c *fiber.Ctx) error {
 		}
 		return web.BadRequest("the authorization server answered " + strconv.Quote(e) + "; nothing was connected")
 	}
-	_, server, err := svc.Callback(c.UserContext(), c.Query("state"), c.Query("code"), browserSecret(c))
+	done, err := svc.Complete(c.UserContext(), c.Query("state"), c.Query("code"), browserSecret(c))
 	if err != nil {
 		return h.credentialsError(err)
 	}
+	server := done.Server
+	h.tellRun(c.UserContext(), done)
 	pageHeaders(c)
 	return c.SendString("<!doctype html><meta charset=utf-8><title>Connected</title><p>Your " + html.EscapeString(server) +
 		" account is connected to Longhaul. You can close this tab and ask again in the chat.</p>")
+}
+
+// tellRun tells the run a completed connection's link was made for, if
+// any, that its user connected the server, so that a run that waits for
+// it (contract.WaitAuth) calls again. A run that does not wait (any more)
+// refuses; the connection stands all the same.
+func (h *Handlers) tellRun(ctx context.Context, done usercreds.Completed) {
+	if done.Run == "" || h.Runs == nil {
+		return
+	}
+	if _, err := h.Runs.Input(ctx, done.Run, "", contract.InputRequest{Connected: done.Server}); err != nil {
+		h.log().InfoContext(ctx, "a connection's run was not waiting for it", "run", done.Run, "mcp_server", done.Server, "error", err)
+		return
+	}
+	h.log().InfoContext(ctx, "a connection resumed the run that waited for it", "run", done.Run, "mcp_server", done.Server)
 }
 
 // ListSecrets is GET /v1/secrets: the names of the caller's secrets.

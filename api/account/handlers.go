@@ -15,6 +15,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/longhaul-dev/longhaul/internal/docstore"
 	"github.com/longhaul-dev/longhaul/internal/memory"
 	"github.com/longhaul-dev/longhaul/internal/store"
@@ -25,6 +26,11 @@ import (
 // when the chat is deleted.
 type ChatFiles interface {
 	DeleteChatFiles(ctx context.Context, owner, chat string) error
+}
+
+// RunInput hands a run its input; runs.Service is one.
+type RunInput interface {
+	Input(ctx context.Context, id, updateID string, in contract.InputRequest) (contract.InputResult, error)
 }
 
 // Handlers serves the account routes. A nil store or service answers its
@@ -43,6 +49,9 @@ type Handlers struct {
 	Memory *memory.Service
 	// Credentials keeps users' own MCP OAuth tokens and HTTP-tool secrets.
 	Credentials *usercreds.Service
+	// Runs tells a run that waits for an account connection that its
+	// user connected it (the OAuth callback); nil tells none.
+	Runs RunInput
 	// Docs keeps users' files and vector stores, which DELETE /v1/me
 	// deletes.
 	Docs docstore.Store

@@ -195,6 +195,39 @@ func (h *Handlers) RunWebhook(ctx context.Context, owner, run, rawURL string) (w
 	return wire.RunWebhook{ID: w.ID, URL: w.URL, Secret: w.Secret}, nil
 }
 
+// RunWebhooks lists owner's webhooks of run (its own: the one it started
+// with and those added since), without their secrets.
+func (h *Handlers) RunWebhooks(ctx context.Context, owner, run string) ([]wire.RunWebhook, error) {
+	out := []wire.RunWebhook{}
+	if h == nil || h.Store == nil {
+		return out, nil
+	}
+	ws, err := h.Store.RunWebhooks(ctx, owner, run)
+	if err != nil {
+		h.log().ErrorContext(ctx, "list a run's webhooks", "run", run, "error", err)
+		return nil, web.Internal("reading the run's webhooks failed")
+	}
+	for _, w := range ws {
+		out = append(out, wire.RunWebhook{ID: w.ID, URL: w.URL})
+	}
+	return out, nil
+}
+
+// DeleteRunWebhook deletes owner's webhook id of run and reports whether
+// there was one; no event goes to it any more.
+func (h *Handlers) DeleteRunWebhook(ctx context.Context, owner, run, id string) (bool, error) {
+	ws, err := h.RunWebhooks(ctx, owner, run)
+	if err != nil || !slices.ContainsFunc(ws, func(w wire.RunWebhook) bool { return w.ID == id }) {
+		return false, err
+	}
+	ok, err := h.Store.DeleteWebhook(ctx, owner, id)
+	if err != nil {
+		h.log().ErrorContext(ctx, "delete a run's webhook", "run", run, "error", err)
+		return false, web.Internal("deleting the webhook failed")
+	}
+	return ok, nil
+}
+
 // DropRunWebhook deletes the webhook of a run that did not start.
 func (h *Handlers) DropRunWebhook(ctx context.Context, owner, id string) {
 	if _, err := h.Store.DeleteWebhook(ctx, owner, id); err != nil {

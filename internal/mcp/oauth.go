@@ -29,8 +29,9 @@ type UserTokens interface {
 	// connect the server: a Longhaul link that names the user and asks to
 	// confirm, never the authorization server's URL with its state, since
 	// the link goes into the tool result, and so into the workflow history
-	// and the conversation.
-	ConnectLink(ctx context.Context, user, server string) (string, error)
+	// and the conversation. run is the run the call was made for, "" for
+	// none: the callback tells it once the user connected.
+	ConnectLink(ctx context.Context, user, server, run string) (string, error)
 	// SaveTools keeps the server's tool list (JSON), and LoadTools returns
 	// it (nil when none was kept), so that a worker that starts offers the
 	// tools a connected user last listed.
@@ -223,16 +224,17 @@ func (s *server) asUser(ctx context.Context, call tools.Call, tool string, do fu
 
 // connectFirst is the result of a call for a user who has not connected
 // the server: the link to connect, in the result the model reads and, for
-// Open WebUI, as a status line.
+// Open WebUI, as a status line, and as the result's Connect, for a run
+// that waits for the connection.
 func (s *server) connectFirst(ctx context.Context, call tools.Call, tool string) (tools.Result, error) {
-	link, err := s.m.UserTokens.ConnectLink(ctx, call.User, s.name)
+	link, err := s.m.UserTokens.ConnectLink(ctx, call.User, s.name, call.Run)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("mcp server %q: start the user's authorization: %w", s.name, err)
 	}
 	if call.Progress != nil {
 		call.Progress(fmt.Sprintf("Connect your %s account: %s", s.name, link), 0)
 	}
-	return tools.Result{Target: s.name, Content: fmt.Sprintf(
+	return tools.Result{Target: s.name, Connect: &tools.Connect{Server: s.name, URL: link}, Content: fmt.Sprintf(
 		"NOT CONNECTED: %s could not run because the user has not connected their %s account (or the connection expired). "+
 			"Tell the user to open this link in their browser to connect it, then to ask again:\n\n%s\n\n"+
 			"(The link works once, for a few minutes; asking again gives a new one.)", tool, s.name, link)}, nil
@@ -284,6 +286,6 @@ func (t *connectTool) Call(ctx context.Context, call tools.Call) (tools.Result, 
 		if s.m.listed != nil {
 			s.m.listed(s.name, "connect_account")
 		}
-		return tools.Result{Target: s.name, Content: fmt.Sprintf("CONNECTED: the user's %s account is connected. Its tools: %s.", s.name, strings.Join(names, ", "))}, nil
+		return tools.Result{Target: s.name, Connect: &tools.Connect{Server: s.name, URL: link}, Content: fmt.Sprintf("CONNECTED: the user's %s account is connected. Its tools: %s.", s.name, strings.Join(names, ", "))}, nil
 	})
 }

@@ -26,7 +26,7 @@ var _ UserTokens = (*fakeTokens)(nil)
 func (f *fakeTokens) TokenSource(_ context.Context, user, _ string) (oauth2.TokenSource, error) {
 	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "tok-" + user}), nil
 }
-func (f *fakeTokens) ConnectLink(context.Context, string, string) (string, error) {
+func (f *fakeTokens) ConnectLink(context.Context, string, string, string) (string, error) {
 	return "https://lh.example/oauth/connect/X", nil
 }
 func (f *fakeTokens) SaveTools(_ context.Context, _ string, list []byte) error {

@@ -177,6 +177,9 @@ func (r Request) input(s Settings) contract.AgentInput {
 		ModelTimeout: s.ModelTimeout, ApprovalTimeout: s.ApprovalTimeout, HistoryLimit: s.HistoryLimit,
 		Metadata: r.Metadata, Response: r.Response, Forget: r.Forget, VectorStores: r.VectorStores,
 		Webhook: r.Webhook, Follows: r.Follows, Fork: r.Fork,
+		// A door that shows a person the connect link lets the run wait
+		// for the connection (A2A's AUTH_REQUIRED, the runs API's state).
+		AuthWait: r.Door == DoorA2A || r.Door == DoorRuns,
 	}
 	if r.Chat != nil {
 		in.ChatID, in.Turn, in.MessageID = r.Chat.ID, r.Chat.Turn, r.Chat.MessageID

@@ -67,6 +67,10 @@ type Webhooks interface {
 	// MatchWebhooks returns the ids of the owner's subscriptions that take
 	// events of eventType, oldest first.
 	MatchWebhooks(ctx context.Context, owner, eventType string) ([]string, error)
+	// RunWebhooks returns the owner's webhooks of run (Run is run): the
+	// one it was started with and those added while it ran, oldest first,
+	// without their secrets.
+	RunWebhooks(ctx context.Context, owner, run string) ([]Webhook, error)
 	// AddDelivery records one attempt.
 	AddDelivery(ctx context.Context, d Delivery) error
 	// ListDeliveries returns the webhook's latest attempts, at most limit,
@@ -181,6 +185,31 @@ func (s *sqlStore) subscriptions(ctx context.Context, owner string) ([]Webhook, 
 		out = append(out, w)
 	}
 	return out, rows.Err()
+}
+
+func (s *sqlStore) RunWebhooks(ctx context.Context, owner, run string) ([]Webhook, error) {
+	out := []Webhook{}
+	if run == "" || !sqldb.ValidText(owner) || !sqldb.ValidText(run) {
+		return out, nil
+	}
+	rows, err := s.db.Reader().QueryContext(ctx,
+		`SELECT `+webhookColumns+` FROM webhooks WHERE user_key = ? AND run_id = ? ORDER BY created_at, id`, owner, run)
+	if err != nil {
+		return nil, fmt.Errorf("list the webhooks of run %q: %w", run, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list the webhooks of run %q: %w", run, err)
+		}
+		w.Secret = ""
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list the webhooks of run %q: %w", run, err)
+	}
+	return out, nil
 }
 
 func (s *sqlStore) ListWebhooks(ctx context.Context, owner string) ([]Webhook, error) {

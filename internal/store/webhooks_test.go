@@ -150,6 +150,30 @@ func testWebhooksPerOwner(t *testing.T, u string) {
 	if diff := cmp.Diff([]string{"wh_a1"}, match); diff != "" {
 		t.Errorf("MatchWebhooks(alice, run.completed) (-want +got):\n%s", diff)
 	}
+	// A run's own webhooks are its owner's, found by the run.
+	create(store.Webhook{ID: "wh_r2", Owner: "alice", URL: "https://a.example/later", Events: []string{"run.completed"}, Secret: "whsec_r2", Run: "run-1"})
+	for _, c := range []struct {
+		owner, run string
+		want       []string
+	}{{"alice", "run-1", []string{"wh_r1", "wh_r2"}}, {"bob", "run-1", nil}, {"alice", "", nil}} {
+		rws, err := ws.RunWebhooks(ctx, c.owner, c.run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, w := range rws {
+			ids = append(ids, w.ID)
+			if w.Secret != "" || w.Run != c.run || w.URL == "" {
+				t.Errorf("RunWebhooks gave %+v: want its URL and run, no secret", w)
+			}
+		}
+		if diff := cmp.Diff(c.want, ids); diff != "" {
+			t.Errorf("RunWebhooks(%s, %q) (-want +got):\n%s", c.owner, c.run, diff)
+		}
+	}
+	if ok, err := ws.DeleteWebhook(ctx, "alice", "wh_r2"); err != nil || !ok {
+		t.Fatalf("DeleteWebhook(wh_r2) = %v, %v", ok, err)
+	}
 	if ok, err := ws.DeleteWebhook(ctx, "bob", "wh_a1"); err != nil || ok {
 		t.Errorf("bob's DeleteWebhook(wh_a1) = %v, %v; want false: not his", ok, err)
 	}

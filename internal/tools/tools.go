@@ -100,4 +100,13 @@ type Result struct {
 	// Target names what the call acted on, e.g. the host fetched, for
 	// user interface summaries.
 	Target string
+	// Connect, when set, says the call did not run because the user has
+	// not connected the account it needs (Content says so, with the
+	// link): the server and the connect link.
+	Connect *Connect
+}
+
+// Connect is an account a call needs its user to connect.
+type Connect struct {
+	Server, URL string
 }

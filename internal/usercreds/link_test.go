@@ -36,7 +36,7 @@ func TestConnectLinkBinding(t *testing.T) {
 	}
 	start := func(browser string) (link, state string) {
 		t.Helper()
-		link, err := s.ConnectLink(t.Context(), "alice", "srv")
+		link, err := s.ConnectLink(t.Context(), "alice", "srv", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestConnectLinkBinding(t *testing.T) {
 	}
 
 	// A link expires after LinkTTL, a state after StateTTL.
-	link, err := s.ConnectLink(t.Context(), "alice", "srv")
+	link, err := s.ConnectLink(t.Context(), "alice", "srv", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestOAuthErrorCallbackSpendsState(t *testing.T) {
 	const browser = "alice-browser-secret-0000"
 	state := func() string {
 		t.Helper()
-		link, err := s.ConnectLink(t.Context(), "alice", "srv")
+		link, err := s.ConnectLink(t.Context(), "alice", "srv", "")
 		if err != nil {
 			t.Fatal(err)
 		}

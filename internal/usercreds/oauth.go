@@ -129,47 +129,60 @@ func authStyle(methods []string) oauth2.AuthStyle {
 // the code with the PKCE verifier and keeps the tokens, sealed, for the
 // state's user. It returns the user and server the state was bound to.
 func (s *Service) Callback(ctx context.Context, state, code, browser string) (user, server string, err error) {
+	c, err := s.Complete(ctx, state, code, browser)
+	return c.User, c.Server, err
+}
+
+// Completed is a connection a callback completed: the user, the server,
+// and the run that waits for it ("" for none).
+type Completed struct {
+	User, Server, Run string
+}
+
+// Complete is Callback, answering the run the connect link was made for
+// as well.
+func (s *Service) Complete(ctx context.Context, state, code, browser string) (Completed, error) {
 	if state == "" {
-		return "", "", ErrBadState
+		return Completed{}, ErrBadState
 	}
 	if code == "" {
 		// No code to exchange: the state is spent all the same.
 		if err := s.Decline(ctx, state); err != nil {
-			return "", "", err
+			return Completed{}, err
 		}
-		return "", "", ErrBadState
+		return Completed{}, ErrBadState
 	}
 	key := stateKey(state)
 	var p pending
 	if err := s.get(ctx, "", kindState, key, &p); err != nil {
-		return "", "", ErrBadState
+		return Completed{}, ErrBadState
 	}
 	if ok, err := s.Store.DeleteCredential(ctx, "", kindState, key); err != nil {
-		return "", "", err
+		return Completed{}, err
 	} else if !ok {
-		return "", "", ErrBadState // another callback took it first
+		return Completed{}, ErrBadState // another callback took it first
 	}
 	if !s.now().Before(p.Expires) {
-		return "", "", ErrBadState
+		return Completed{}, ErrBadState
 	}
 	if p.Browser == "" || subtle.ConstantTimeCompare([]byte(p.Browser), []byte(stateKey(browser))) != 1 {
 		s.log().Warn("an OAuth callback came to a browser that did not confirm the connect link; refused", "mcp_server", p.Server)
-		return "", "", ErrOtherBrowser
+		return Completed{}, ErrOtherBrowser
 	}
 	if _, known := s.Servers[p.Server]; !known {
-		return "", "", fmt.Errorf("%q: %w", p.Server, ErrUnknownServer)
+		return Completed{}, fmt.Errorf("%q: %w", p.Server, ErrUnknownServer)
 	}
 	cctx := context.WithValue(ctx, oauth2.HTTPClient, s.client())
 	tok, err := p.Client.config(s.RedirectURL()).Exchange(cctx, code,
 		oauth2.VerifierOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.Client.Resource))
 	if err != nil {
-		return "", "", fmt.Errorf("exchange the code: %w", tokenErr(err))
+		return Completed{}, fmt.Errorf("exchange the code: %w", tokenErr(err))
 	}
 	if err := s.put(ctx, p.User, kindOAuth, p.Server, connection{Token: tok, Client: p.Client}); err != nil {
-		return "", "", fmt.Errorf("keep the tokens: %w", err)
+		return Completed{}, fmt.Errorf("keep the tokens: %w", err)
 	}
 	s.log().Info("mcp server connected by a user", "mcp_server", p.Server)
-	return p.User, p.Server, nil
+	return Completed{User: p.User, Server: p.Server, Run: p.Run}, nil
 }
 
 // Decline spends state without completing its authorization: the

@@ -187,8 +187,10 @@ func (c client) config(redirect string) *oauth2.Config {
 
 // link is a connect link given to a user, kept until it is confirmed.
 type link struct {
-	User    string    `json:"user"`
-	Server  string    `json:"server"`
+	User   string `json:"user"`
+	Server string `json:"server"`
+	// Run is the run that waits for the connection, "" for none.
+	Run     string    `json:"run,omitempty"`
 	Expires time.Time `json:"expires"`
 }
 
@@ -196,6 +198,7 @@ type link struct {
 type pending struct {
 	User     string `json:"user"`
 	Server   string `json:"server"`
+	Run      string `json:"run,omitempty"`
 	Verifier string `json:"verifier"`
 	// Browser is the hash of the browser secret of the browser that
 	// confirmed the connect link: only that browser's callback completes.
@@ -216,8 +219,9 @@ type connection struct {
 // server by itself, so it may sit in a tool result, a workflow history or
 // a conversation: whoever opens it is shown the Longhaul user it connects
 // to and must confirm (Confirm) before any authorization starts, and only
-// the browser that confirmed can finish it (Callback).
-func (s *Service) ConnectLink(ctx context.Context, user, server string) (string, error) {
+// the browser that confirmed can finish it (Callback). run, when set, is
+// the run that waits for the connection: Complete names it.
+func (s *Service) ConnectLink(ctx context.Context, user, server, run string) (string, error) {
 	if _, ok := s.Servers[server]; !ok {
 		return "", fmt.Errorf("%q: %w", server, ErrUnknownServer)
 	}
@@ -228,7 +232,7 @@ func (s *Service) ConnectLink(ctx context.Context, user, server string) (string,
 	// Expired links are only garbage; sweep them now and then.
 	_, _ = s.Store.DeleteCredentialsBefore(ctx, kindLink, s.now().Add(-ttl))
 	id := rand.Text() // 26 base32 characters: 130 random bits
-	if err := s.put(ctx, "", kindLink, stateKey(id), link{User: user, Server: server, Expires: s.now().Add(ttl)}); err != nil {
+	if err := s.put(ctx, "", kindLink, stateKey(id), link{User: user, Server: server, Run: run, Expires: s.now().Add(ttl)}); err != nil {
 		return "", fmt.Errorf("keep the connect link: %w", err)
 	}
 	return strings.TrimRight(s.PublicURL, "/") + ConnectPath + id, nil
@@ -255,10 +259,11 @@ func (s *Service) Confirm(ctx context.Context, id, browser string) (string, erro
 	if browser == "" {
 		return "", ErrOtherBrowser
 	}
-	user, server, err := s.Link(ctx, id)
-	if err != nil {
-		return "", err
+	var l link
+	if id == "" || s.get(ctx, "", kindLink, stateKey(id), &l) != nil || !s.now().Before(l.Expires) {
+		return "", ErrBadState
 	}
+	user, server := l.User, l.Server
 	if ok, err := s.Store.DeleteCredential(ctx, "", kindLink, stateKey(id)); err != nil {
 		return "", err
 	} else if !ok {
@@ -276,7 +281,7 @@ func (s *Service) Confirm(ctx context.Context, id, browser string) (string, erro
 	_, _ = s.Store.DeleteCredentialsBefore(ctx, kindState, s.now().Add(-ttl))
 	verifier := oauth2.GenerateVerifier()
 	state := rand.Text()
-	p := pending{User: user, Server: server, Verifier: verifier, Browser: stateKey(browser), Expires: s.now().Add(ttl), Client: c}
+	p := pending{User: user, Server: server, Run: l.Run, Verifier: verifier, Browser: stateKey(browser), Expires: s.now().Add(ttl), Client: c}
 	if err := s.put(ctx, "", kindState, stateKey(state), p); err != nil {
 		return "", fmt.Errorf("keep the authorization state: %w", err)
 	}

@@ -110,3 +110,18 @@ func (s SealedWebhooks) ListWebhooks(ctx context.Context, owner string) ([]store
 	}
 	return ws, nil
 }
+
+// RunWebhooks returns the owner's webhooks of run with their URLs opened
+// (and, as the store's, without their secrets).
+func (s SealedWebhooks) RunWebhooks(ctx context.Context, owner, run string) ([]store.Webhook, error) {
+	ws, err := s.Webhooks.RunWebhooks(ctx, owner, run)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ws {
+		if ws[i], err = s.openWebhook(ws[i], false); err != nil {
+			return nil, fmt.Errorf("list the webhooks of run %s: %w", run, err)
+		}
+	}
+	return ws, nil
+}

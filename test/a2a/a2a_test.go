@@ -146,6 +146,7 @@ func TestA2A(t *testing.T) {
 	t.Run("resubscribe and approve", s.resubscribeApprove)
 	t.Run("cancel", s.cancel)
 	t.Run("push notification", s.push)
+	t.Run("push notification configs of a running task", s.pushRunning)
 	t.Run("one run, every door", s.doors)
 }
 
@@ -425,7 +426,7 @@ func (s *stack) cancel(t *testing.T) {
 // push: a send with a push notification config delivers the run's end to
 // a local receiver, signed so that the Standard Webhooks library verifies
 // it with the secret the task's metadata carries; Get and List read the
-// config; one cannot be added to a task later.
+// config; one cannot be added to a task that has finished.
 func (s *stack) push(t *testing.T) {
 	s.env.Model.Enqueue(llmtest.Text("Pushed."))
 	var got struct {
@@ -449,7 +450,61 @@ func (s *stack) push(t *testing.T) {
 	if len(got.Configs) != 1 || got.Configs[0].TaskID != got.Sent.ID || got.Configs[0].URL != got.HookURL || got.Got != got.Configs[0] {
 		t.Errorf("configs %+v, got %+v: want the one config at %s", got.Configs, got.Got, got.HookURL)
 	}
-	if got.Create == nil || got.Create.Name != "PushNotificationNotSupportedError" {
-		t.Errorf("create a config later: %+v, want PushNotificationNotSupportedError", got.Create)
+	if got.Create == nil || got.Create.Name != "UnsupportedOperationError" {
+		t.Errorf("create a config on a finished task: %+v, want UnsupportedOperationError", got.Create)
+	}
+}
+
+// pushRunning: push notification configs set on a running task (one that
+// waits for approval) are listed, read and deleted through the official
+// client; once the approval is answered, the run's end goes to the kept
+// config, signed with the secret its create answered, and not to the
+// deleted one.
+func (s *stack) pushRunning(t *testing.T) {
+	s.order("call-push")
+	before := s.orders.Load()
+	type cfg struct{ ID, TaskID, URL, Token string }
+	var got struct {
+		Sent, Answered     task
+		Kept, Dropped, Got cfg
+		ListedBoth, Listed []cfg
+		Gone, CreateDone   *failure
+		Verified           []struct {
+			Type  string
+			Data  struct{ ID, Status string }
+			Error string
+		}
+		DroppedDeliveries int
+		KeptURL           string
+	}
+	node(t, s.env.URL, "pushRunning", map[string]any{"agent": "clerk", "text": "Order a book", "answer": "yes", "binding": "JSONRPC"}, nil, &got)
+	s.idle(t)
+	id := got.Sent.ID
+	if got.Sent.State != "TASK_STATE_INPUT_REQUIRED" || got.Answered.State != "TASK_STATE_COMPLETED" || s.orders.Load() != before+1 {
+		t.Fatalf("sent %+v, answered %+v: want INPUT_REQUIRED, then COMPLETED with the order placed", got.Sent, got.Answered)
+	}
+	k := got.Kept
+	if k.ID == "" || k.TaskID != id || k.URL != got.KeptURL || !strings.HasPrefix(k.Token, "whsec_") || got.Dropped.ID == "" || got.Dropped.ID == k.ID {
+		t.Errorf("created %+v and %+v: want two configs of %s, the secret as token", k, got.Dropped, id)
+	}
+	k.Token = ""
+	if len(got.ListedBoth) != 2 || len(got.Listed) != 1 || got.Listed[0] != k || got.Got != k {
+		t.Errorf("listed %+v, then %+v, got %+v: want both, then the kept one, without secrets", got.ListedBoth, got.Listed, got.Got)
+	}
+	if got.Gone == nil || got.Gone.Name != "TaskNotFoundError" {
+		t.Errorf("get of the deleted config: %+v, want TaskNotFoundError", got.Gone)
+	}
+	var completed bool
+	for _, v := range got.Verified {
+		if v.Error != "" {
+			t.Errorf("a delivery to the kept config did not verify: %s", v.Error)
+		}
+		completed = completed || v.Type == "run.completed" && v.Data.ID == id && v.Data.Status == "completed"
+	}
+	if !completed || got.DroppedDeliveries != 0 {
+		t.Errorf("kept config got %+v, deleted one %d deliveries: want run.completed on the kept one only", got.Verified, got.DroppedDeliveries)
+	}
+	if got.CreateDone == nil || got.CreateDone.Name != "UnsupportedOperationError" {
+		t.Errorf("create on the finished task: %+v, want UnsupportedOperationError", got.CreateDone)
 	}
 }

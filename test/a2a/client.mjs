@@ -208,6 +208,55 @@ const scenarios = {
       create: await failure(() => c.createTaskPushNotificationConfig({ taskId: t.id, url })),
     });
   },
+
+  // pushRunning: push notification configs set on a running task. A
+  // blocking send to the clerk returns at INPUT_REQUIRED (the order waits
+  // for approval); two configs are created on the waiting task, one is
+  // deleted; the approval is answered and the task completes; the kept
+  // config's receiver gets the run's end, verified with the secret its
+  // create answered (token), and the deleted one's gets nothing.
+  async pushRunning() {
+    const received = { "/kept": [], "/dropped": [] };
+    let arrived;
+    const delivered = new Promise((resolve) => { arrived = resolve; });
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => { body += d; });
+      req.on("end", () => {
+        (received[req.url] ??= []).push({ headers: req.headers, body });
+        res.writeHead(200).end();
+        if (req.url === "/kept" && JSON.parse(body).type === "run.completed") arrived();
+      });
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const at = (path) => `http://127.0.0.1:${server.address().port}${path}`;
+    const c = await client(args.agent, args.binding);
+    const t = await c.sendMessage({ message: message(args.text) });
+    const kept = await c.createTaskPushNotificationConfig({ taskId: t.id, url: at("/kept") });
+    const dropped = await c.createTaskPushNotificationConfig({ taskId: t.id, url: at("/dropped") });
+    const listedBoth = await c.listTaskPushNotificationConfig({ taskId: t.id });
+    await c.deleteTaskPushNotificationConfig({ taskId: t.id, id: dropped.id });
+    const listed = await c.listTaskPushNotificationConfig({ taskId: t.id });
+    const got = await c.getTaskPushNotificationConfig({ taskId: t.id, id: kept.id });
+    const gone = await failure(() => c.getTaskPushNotificationConfig({ taskId: t.id, id: dropped.id }));
+    const answered = await c.sendMessage({ message: message(args.answer, { taskId: t.id, contextId: t.contextId }) });
+    await delivered;
+    server.close();
+    const verified = received["/kept"].map((d) => {
+      try {
+        return new Webhook(kept.token).verify(d.body, d.headers);
+      } catch (err) {
+        return { error: err.message };
+      }
+    });
+    const cfg = (x) => ({ id: x.id, taskId: x.taskId, url: x.url, token: x.token });
+    print({
+      sent: task(t), answered: task(answered), kept: cfg(kept), dropped: cfg(dropped),
+      listedBoth: listedBoth.configs.map(cfg), listed: listed.configs.map(cfg), got: cfg(got), gone,
+      verified, droppedDeliveries: received["/dropped"].length, keptURL: at("/kept"),
+      createDone: await failure(() => c.createTaskPushNotificationConfig({ taskId: t.id, url: at("/late") })),
+    });
+  },
 };
 
 await scenarios[scenario]();

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,8 +154,16 @@ func TestMCPDev(t *testing.T) {
 		if err := model.WaitRequests(ctx, asked+1); err != nil {
 			t.Fatal(err)
 		}
-		// The run is mid model call; the call after the restart answers.
-		model.Enqueue(llmtest.Text("The long answer."))
+		// The run is mid model call; the call after the restart answers
+		// once the new client has seen the task working.
+		release := make(chan struct{})
+		var once sync.Once
+		answer := func() { once.Do(func() { close(release) }) }
+		defer answer()
+		model.Enqueue(llmtest.Func(func(llmtest.Request) llmtest.Reply {
+			<-release
+			return llmtest.Text("The long answer.")
+		}))
 		if err := d.Restart(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -169,6 +178,7 @@ func TestMCPDev(t *testing.T) {
 		if !slices.Contains(listed, tk.TaskID) {
 			t.Errorf("tasks/list = %v, want %s in it", listed, tk.TaskID)
 		}
+		answer()
 		var res toolResult
 		c.next(t, "result", &res)
 		if res.IsError || res.text() != "The long answer." {

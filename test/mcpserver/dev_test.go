@@ -115,79 +115,9 @@ func TestMCPDev(t *testing.T) {
 		}
 	})
 
-	t.Run("the README's command", func(t *testing.T) {
-		const readmeURL = "http://127.0.0.1:8080"
-		block := proctest.ReadmeBlock(t, "**As an MCP server.**", "sh")
-		// The first line starts Longhaul with a key, as the test started it.
-		start, commands, _ := strings.Cut(block, "\n")
-		if start != "LONGHAUL_API_KEYS=me:$KEY longhaul dev" || !strings.Contains(commands, readmeURL) {
-			t.Fatalf("the README's MCP commands are not the ones the test runs:\n%s", block)
-		}
-		model.Enqueue(llmtest.Text("Hello from the README."))
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "bash", "-e", "-c", strings.ReplaceAll(commands, readmeURL, d.URL))
-		// npx runs the inspector test/mcpserver installed, never one from
-		// the registry; its catalog goes in the test's own home.
-		cmd.Dir = filepath.Join(proctest.RepoRoot(t), "test/mcpserver")
-		home := t.TempDir()
-		cmd.Env = append(os.Environ(), "KEY="+aliceKey, "npm_config_offline=true", "MCP_CATALOG_PATH="+filepath.Join(home, "mcp.json"))
-		out, err := cmd.Output()
-		var res toolResult
-		if err != nil || json.Unmarshal(out, &res) != nil || res.IsError || res.text() != "Hello from the README." {
-			t.Errorf("the README's MCP command: %v, printed %s; want the run's answer", err, out)
-		}
-	})
+	t.Run("the README's command", func(t *testing.T) { devReadme(t, d, model) })
 
-	t.Run("long task collected after a restart", func(t *testing.T) {
-		asked := len(model.Requests())
-		model.Enqueue(llmtest.Hang())
-		c := nodeAt(t, d.URL, aliceKey, "start", "assistant", "Think long.")
-		var tk task
-		c.next(t, "task", &tk)
-		if tk.Status != "working" || !strings.HasPrefix(tk.TaskID, "run-") {
-			t.Fatalf("task = %+v, want a working task named by its run", tk)
-		}
-		c.wait(t) // the client has left
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := model.WaitRequests(ctx, asked+1); err != nil {
-			t.Fatal(err)
-		}
-		// The run is mid model call; the call after the restart answers
-		// once the new client has seen the task working.
-		release := make(chan struct{})
-		var once sync.Once
-		answer := func() { once.Do(func() { close(release) }) }
-		defer answer()
-		model.Enqueue(llmtest.Func(func(llmtest.Request) llmtest.Reply {
-			<-release
-			return llmtest.Text("The long answer.")
-		}))
-		if err := d.Restart(ctx); err != nil {
-			t.Fatal(err)
-		}
-		c = nodeAt(t, d.URL, aliceKey, "collect", tk.TaskID)
-		var got task
-		c.next(t, "got", &got)
-		if got.TaskID != tk.TaskID || got.Status != "working" {
-			t.Errorf("tasks/get after the restart = %+v, want the working task", got)
-		}
-		var listed []string
-		c.next(t, "listed", &listed)
-		if !slices.Contains(listed, tk.TaskID) {
-			t.Errorf("tasks/list = %v, want %s in it", listed, tk.TaskID)
-		}
-		answer()
-		var res toolResult
-		c.next(t, "result", &res)
-		if res.IsError || res.text() != "The long answer." {
-			t.Errorf("tasks/result = %+v, want the run's answer", res)
-		}
-		if n := len(model.Requests()); n != asked+2 {
-			t.Errorf("%d model calls, want 2: the one the restart cut, and its retry", n-asked)
-		}
-	})
+	t.Run("long task collected after a restart", func(t *testing.T) { devLongTask(t, d, model) })
 
 	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -196,5 +126,86 @@ func TestMCPDev(t *testing.T) {
 	}
 	if !d.Alive() {
 		t.Errorf("longhaul dev exited by itself:\n%s", proctest.Tail(d.Log, 40))
+	}
+}
+
+// devReadme runs the README's MCP command as written (but for the address
+// d serves on): npx runs the Inspector test/mcpserver installed, and it
+// prints the call's result.
+func devReadme(t *testing.T, d *proctest.Dev, model *llmtest.Server) {
+	const readmeURL = "http://127.0.0.1:8080"
+	block := proctest.ReadmeBlock(t, "**As an MCP server.**", "sh")
+	// The first line starts Longhaul with a key, as the test started it.
+	start, commands, _ := strings.Cut(block, "\n")
+	if start != "LONGHAUL_API_KEYS=me:$KEY longhaul dev" || !strings.Contains(commands, readmeURL) {
+		t.Fatalf("the README's MCP commands are not the ones the test runs:\n%s", block)
+	}
+	model.Enqueue(llmtest.Text("Hello from the README."))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-c", strings.ReplaceAll(commands, readmeURL, d.URL))
+	// npx runs the inspector test/mcpserver installed, never one from
+	// the registry; its catalog goes in the test's own home.
+	cmd.Dir = filepath.Join(proctest.RepoRoot(t), "test/mcpserver")
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "KEY="+aliceKey, "npm_config_offline=true", "MCP_CATALOG_PATH="+filepath.Join(home, "mcp.json"))
+	out, err := cmd.Output()
+	var res toolResult
+	if err != nil || json.Unmarshal(out, &res) != nil || res.IsError || res.text() != "Hello from the README." {
+		t.Errorf("the README's MCP command: %v, printed %s; want the run's answer", err, out)
+	}
+}
+
+// devLongTask: a task-augmented call whose run is mid model call when its
+// client leaves; `longhaul dev` restarts (SIGTERM, again on the same
+// folder); a new client reads the task working, lists it, and collects
+// the answer of the model call that the restart made Temporal retry.
+func devLongTask(t *testing.T, d *proctest.Dev, model *llmtest.Server) {
+	asked := len(model.Requests())
+	model.Enqueue(llmtest.Hang())
+	c := nodeAt(t, d.URL, aliceKey, "start", "assistant", "Think long.")
+	var tk task
+	c.next(t, "task", &tk)
+	if tk.Status != "working" || !strings.HasPrefix(tk.TaskID, "run-") {
+		t.Fatalf("task = %+v, want a working task named by its run", tk)
+	}
+	c.wait(t) // the client has left
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := model.WaitRequests(ctx, asked+1); err != nil {
+		t.Fatal(err)
+	}
+	// The run is mid model call; the call after the restart answers
+	// once the new client has seen the task working.
+	release := make(chan struct{})
+	var once sync.Once
+	answer := func() { once.Do(func() { close(release) }) }
+	defer answer()
+	model.Enqueue(llmtest.Func(func(llmtest.Request) llmtest.Reply {
+		<-release
+		return llmtest.Text("The long answer.")
+	}))
+	if err := d.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c = nodeAt(t, d.URL, aliceKey, "collect", tk.TaskID)
+	var got task
+	c.next(t, "got", &got)
+	if got.TaskID != tk.TaskID || got.Status != "working" {
+		t.Errorf("tasks/get after the restart = %+v, want the working task", got)
+	}
+	var listed []string
+	c.next(t, "listed", &listed)
+	if !slices.Contains(listed, tk.TaskID) {
+		t.Errorf("tasks/list = %v, want %s in it", listed, tk.TaskID)
+	}
+	answer()
+	var res toolResult
+	c.next(t, "result", &res)
+	if res.IsError || res.text() != "The long answer." {
+		t.Errorf("tasks/result = %+v, want the run's answer", res)
+	}
+	if n := len(model.Requests()); n != asked+2 {
+		t.Errorf("%d model calls, want 2: the one the restart cut, and its retry", n-asked)
 	}
 }

@@ -139,18 +139,9 @@ func waitReady(t *testing.T, p *process, url string) {
 
 // devEnv is the environment of a `longhaul dev` serving the API on api,
 // with a fresh data directory, free ports, no UI and the scripted model at
-// modelURL; extra settings follow (and win).
+// modelURL; extra settings follow (and win). See proctest.DevEnv.
 func devEnv(t *testing.T, api, modelURL string, extra ...string) []string {
-	return append([]string{
-		"LONGHAUL_DATA_DIR=" + t.TempDir(),
-		"LONGHAUL_HTTP_ADDR=" + api,
-		"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + testenv.FreeAddr(t),
-		"LONGHAUL_EMBEDDED_UI_ADDR=off",
-		"LONGHAUL_LLM_BASE_URL=" + modelURL,
-		"LONGHAUL_LLM_MODEL=llmtest",
-		// The scripted model has no window (the tests of windows set one).
-		"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
-	}, extra...)
+	return proctest.DevEnv(t.TempDir(), api, testenv.FreeAddr(t), modelURL, extra...)
 }
 
 func streamChat(url, chat string) (*http.Response, error) {

@@ -52,26 +52,40 @@ type event struct {
 
 type failure struct{ Name, Message string }
 
-// stack is the env and the shop the clerk orders from.
+// stack is what the scenarios run against: the API at url, the scripted
+// model it calls, and the shop the clerk orders from; env is the
+// in-process stack (testenv) when that is what serves url, nil when it is
+// a real `longhaul dev` (dev_test.go).
 type stack struct {
+	url    string
+	model  *llmtest.Server
 	env    *testenv.Env
 	orders atomic.Int32
+}
+
+// shop starts the clerk's shop, which counts the orders in s.orders, and
+// returns its URL.
+func (s *stack) shop(t *testing.T) string {
+	t.Helper()
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		s.orders.Add(1)
+		_, _ = w.Write([]byte("order placed"))
+	}))
+	t.Cleanup(shop.Close)
+	return shop.URL
 }
 
 func start(t *testing.T) *stack {
 	t.Helper()
 	proctest.NeedNode(t, "test/a2a", "@a2a-js/sdk", "standardwebhooks")
 	s := &stack{}
-	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		s.orders.Add(1)
-		_, _ = w.Write([]byte("order placed"))
-	}))
-	t.Cleanup(shop.Close)
+	shop := s.shop(t)
 	s.env = testenv.Start(t, testenv.Options{
-		Layers: []fs.FS{testenv.Clerk, restricted}, Env: map[string]string{"SHOP_URL": shop.URL},
+		Layers: []fs.FS{testenv.Clerk, restricted}, Env: map[string]string{"SHOP_URL": shop},
 		WebhookPrivate: true,
 		API:            api.Config{Keys: []identity.Key{{Name: "a2a", Secret: apiKey}}, RequestTimeout: 3 * time.Minute},
 	})
+	s.url, s.model = s.env.URL, s.env.Model
 	return s
 }
 
@@ -123,18 +137,18 @@ func (s *stack) idle(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := s.env.Model.WaitIdle(ctx); err != nil {
+	if err := s.model.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.env.Model.Pending(); n != 0 {
+	if n := s.model.Pending(); n != 0 {
 		t.Errorf("%d scripted replies were never asked for", n)
 	}
 }
 
 // order scripts the clerk's call of place_order, then its answer.
 func (s *stack) order(id string) {
-	s.env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: id, Name: "place_order", Arguments: `{"item":"book"}`}))
-	s.env.Model.Enqueue(llmtest.Text("Ordered the book."))
+	s.model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: id, Name: "place_order", Arguments: `{"item":"book"}`}))
+	s.model.Enqueue(llmtest.Text("Ordered the book."))
 }
 
 func TestA2A(t *testing.T) {
@@ -155,25 +169,25 @@ func TestA2A(t *testing.T) {
 // is a run the runs API reads (its door a2a) and forks, and the fork is
 // an A2A task in turn.
 func (s *stack) doors(t *testing.T) {
-	s.env.Model.Enqueue(llmtest.Text("Answered for the runs API."))
+	s.model.Enqueue(llmtest.Text("Answered for the runs API."))
 	run := s.v1(t, "POST", "/v1/runs", `{"agent":"assistant","input":"Hi from the runs API"}`)
 	s.follow(t, run.ID)
 	var got task
-	node(t, s.env.URL, "get", map[string]any{"agent": "assistant", "id": run.ID, "binding": "JSONRPC"}, nil, &got)
+	node(t, s.url, "get", map[string]any{"agent": "assistant", "id": run.ID, "binding": "JSONRPC"}, nil, &got)
 	if got.ID != run.ID || got.State != "TASK_STATE_COMPLETED" || !slices.Equal(got.Artifacts, []string{"Answered for the runs API."}) {
 		t.Errorf("GetTask of a run the runs API started = %+v", got)
 	}
 
-	s.env.Model.Enqueue(llmtest.Text("Answered for A2A."))
+	s.model.Enqueue(llmtest.Text("Answered for A2A."))
 	var sent struct{ Sent task }
-	node(t, s.env.URL, "send", map[string]any{"agent": "assistant", "text": "Hi from A2A", "binding": "HTTP+JSON"}, nil, &sent)
+	node(t, s.url, "send", map[string]any{"agent": "assistant", "text": "Hi from A2A", "binding": "HTTP+JSON"}, nil, &sent)
 	if r := s.v1(t, "GET", "/v1/runs/"+sent.Sent.ID, ""); r.Door != "a2a" || r.Status != "completed" || r.Result != "Answered for A2A." {
 		t.Errorf("GET /v1/runs of an A2A task = %+v", r)
 	}
-	s.env.Model.Enqueue(llmtest.Text("Answered again, forked."))
+	s.model.Enqueue(llmtest.Text("Answered again, forked."))
 	fork := s.v1(t, "POST", "/v1/runs/"+sent.Sent.ID+"/fork", `{"at":"start"}`)
 	s.follow(t, fork.ID)
-	node(t, s.env.URL, "get", map[string]any{"agent": "assistant", "id": fork.ID, "binding": "HTTP+JSON"}, nil, &got)
+	node(t, s.url, "get", map[string]any{"agent": "assistant", "id": fork.ID, "binding": "HTTP+JSON"}, nil, &got)
 	if got.ID != fork.ID || got.State != "TASK_STATE_COMPLETED" || !slices.Equal(got.Artifacts, []string{"Answered again, forked."}) {
 		t.Errorf("GetTask of the fork = %+v", got)
 	}
@@ -186,7 +200,7 @@ func (s *stack) doors(t *testing.T) {
 // v1 calls the runs API with the stack's key and decodes its answer.
 func (s *stack) v1(t *testing.T, method, path, body string) wire.Run {
 	t.Helper()
-	req, _ := http.NewRequest(method, s.env.URL+path, strings.NewReader(body))
+	req, _ := http.NewRequest(method, s.url+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+apiKey)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -208,7 +222,7 @@ func (s *stack) v1(t *testing.T, method, path, body string) wire.Run {
 // follow reads run id's event stream until its done event.
 func (s *stack) follow(t *testing.T, id string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", s.env.URL+"/v1/runs/"+id+"/events", nil)
+	req, _ := http.NewRequest("GET", s.url+"/v1/runs/"+id+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+apiKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -246,7 +260,7 @@ func (s *stack) cards(t *testing.T) {
 		}
 		Transport, Extended, Restricted string
 	}
-	node(t, s.env.URL, "cards", map[string]any{"agent": "clerk", "restricted": "vault"}, nil, &got)
+	node(t, s.url, "cards", map[string]any{"agent": "clerk", "restricted": "vault"}, nil, &got)
 	if slices.Contains(got.AnonSkills, "vault") || !slices.Contains(got.AnonSkills, "clerk") || !slices.Contains(got.KeyedSkills, "vault") {
 		t.Errorf("catalog skills anonymous %v, keyed %v: want vault only for the key", got.AnonSkills, got.KeyedSkills)
 	}
@@ -254,7 +268,7 @@ func (s *stack) cards(t *testing.T) {
 		t.Errorf("anonymous card of vault = %d, want 404", got.RestrictedAnonStatus)
 	}
 	c := got.Card
-	want := s.env.URL + "/a2a/clerk"
+	want := s.url + "/a2a/clerk"
 	if c.Name != "clerk" || len(c.Interfaces) != 2 || c.Interfaces[0].URL != want || c.Interfaces[0].ProtocolBinding != "JSONRPC" ||
 		c.Interfaces[1].ProtocolBinding != "HTTP+JSON" || c.Interfaces[1].ProtocolVersion != "1.0" {
 		t.Errorf("card %+v: want clerk's JSONRPC and HTTP+JSON at %s", c, want)
@@ -272,13 +286,13 @@ func (s *stack) cards(t *testing.T) {
 // task that is not there is TaskNotFound; a message to a finished task
 // is UnsupportedOperation.
 func (s *stack) send(t *testing.T, binding string) {
-	s.env.Model.Enqueue(llmtest.Text("Hello from Longhaul."))
+	s.model.Enqueue(llmtest.Text("Hello from Longhaul."))
 	var got struct {
 		Sent, Got           task
 		Listed              []struct{ ID, State, ContextID string }
 		Missing, AnswerDone *failure
 	}
-	node(t, s.env.URL, "send", map[string]any{"agent": "assistant", "text": "Hi", "binding": binding}, nil, &got)
+	node(t, s.url, "send", map[string]any{"agent": "assistant", "text": "Hi", "binding": binding}, nil, &got)
 	s.idle(t)
 	sent := got.Sent
 	if sent.State != "TASK_STATE_COMPLETED" || sent.StatusText != "Hello from Longhaul." || !slices.Equal(sent.Artifacts, []string{"Hello from Longhaul."}) ||
@@ -305,12 +319,12 @@ func (s *stack) send(t *testing.T, binding string) {
 // stream: SendStreamingMessage begins with the task, gives the answer as
 // an artifact update and ends with COMPLETED.
 func (s *stack) stream(t *testing.T, binding string) {
-	s.env.Model.Enqueue(llmtest.Text("Streamed answer."))
+	s.model.Enqueue(llmtest.Text("Streamed answer."))
 	var got struct {
 		Events []event
 		Ended  string
 	}
-	node(t, s.env.URL, "stream", map[string]any{"agent": "assistant", "text": "Stream please", "binding": binding}, nil, &got)
+	node(t, s.url, "stream", map[string]any{"agent": "assistant", "text": "Stream please", "binding": binding}, nil, &got)
 	s.idle(t)
 	ev := got.Events
 	if got.Ended != "closed" || len(ev) < 3 || ev[0].Kind != "task" || ev[0].State != "TASK_STATE_SUBMITTED" {
@@ -325,28 +339,35 @@ func (s *stack) stream(t *testing.T, binding string) {
 	}
 }
 
-// resubscribeApprove: a streamed send to the clerk, from a second API,
-// reaches INPUT_REQUIRED (the order needs approval); that API stops,
-// ending the stream; SubscribeToTask on the first API resumes the task
-// from its durable events, a blocking SendMessage with the taskId
-// answers "yes", the order is placed, and the subscription ends with
-// COMPLETED.
+// resubscribeApprove: the approval of a task whose stream ended with
+// the second API that served it (approveAfter).
 func (s *stack) resubscribeApprove(t *testing.T) {
-	s.order("call-1")
 	second := s.env.StartAPI()
+	s.approveAfter(t, second.URL, second.Stop, func() {})
+}
+
+// approveAfter: a streamed send to the clerk at base reaches
+// INPUT_REQUIRED (the order needs approval); stop then ends the stream
+// (the API that served it stops) and, once it ended, restart brings back
+// the API s.url names; SubscribeToTask there resumes the task from its
+// durable events, a blocking SendMessage with the taskId answers "yes",
+// the order is placed, and the subscription ends with COMPLETED.
+func (s *stack) approveAfter(t *testing.T, base string, stop, restart func()) {
+	s.order("call-1")
+	before := s.orders.Load()
 	var first event
 	var streamed struct {
 		Events []event
 		Ended  string
 	}
-	node(t, second.URL, "stream", map[string]any{"agent": "clerk", "text": "Order a book", "binding": "JSONRPC"}, func(line string, _ io.Writer) {
+	node(t, base, "stream", map[string]any{"agent": "clerk", "text": "Order a book", "binding": "JSONRPC"}, func(line string, _ io.Writer) {
 		var l struct{ Event *event }
 		if json.Unmarshal([]byte(line), &l) == nil && l.Event != nil {
 			if l.Event.Kind == "task" {
 				first = *l.Event
 			}
 			if l.Event.State == "TASK_STATE_INPUT_REQUIRED" {
-				second.Stop()
+				stop()
 			}
 		}
 	}, &streamed)
@@ -355,17 +376,18 @@ func (s *stack) resubscribeApprove(t *testing.T) {
 	}) {
 		t.Fatalf("stream %+v: want INPUT_REQUIRED asking to approve place_order", streamed.Events)
 	}
-	if slices.ContainsFunc(streamed.Events, func(e event) bool { return e.State == "TASK_STATE_COMPLETED" }) || s.orders.Load() != 0 {
+	if slices.ContainsFunc(streamed.Events, func(e event) bool { return e.State == "TASK_STATE_COMPLETED" }) || s.orders.Load() != before {
 		t.Fatalf("stream %+v, %d orders: want the task waiting when the API stopped", streamed.Events, s.orders.Load())
 	}
+	restart()
 	var got struct {
 		Events   []event
 		Answered task
 	}
-	node(t, s.env.URL, "approve", map[string]any{"agent": "clerk", "task": first.ID, "contextId": first.ContextID, "answer": "yes", "binding": "HTTP+JSON"}, nil, &got)
+	node(t, s.url, "approve", map[string]any{"agent": "clerk", "task": first.ID, "contextId": first.ContextID, "answer": "yes", "binding": "HTTP+JSON"}, nil, &got)
 	s.idle(t)
-	if s.orders.Load() != 1 {
-		t.Errorf("%d orders, want the approved one", s.orders.Load())
+	if s.orders.Load() != before+1 {
+		t.Errorf("%d orders, want the approved one", s.orders.Load()-before)
 	}
 	if got.Answered.State != "TASK_STATE_COMPLETED" || got.Answered.StatusText != "Ordered the book." {
 		t.Errorf("answer's task %+v: want COMPLETED", got.Answered)
@@ -389,18 +411,18 @@ func (s *stack) cancel(t *testing.T) {
 		{"waiting", "clerk", "TASK_STATE_INPUT_REQUIRED", llmtest.ToolCalls(llmtest.ToolCall{ID: "call-2", Name: "place_order", Arguments: `{"item":"pen"}`})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before, asked := s.orders.Load(), len(s.env.Model.Requests())
-			s.env.Model.Enqueue(tc.reply)
+			before, asked := s.orders.Load(), len(s.model.Requests())
+			s.model.Enqueue(tc.reply)
 			var got struct {
 				Sent, Cancelled  task
 				Again, Subscribe *failure
 			}
 			args := map[string]any{"agent": tc.agent, "text": "Order a pen", "binding": "JSONRPC", "returnImmediately": tc.name == "working"}
-			node(t, s.env.URL, "cancel", args, func(line string, stdin io.Writer) {
+			node(t, s.url, "cancel", args, func(line string, stdin io.Writer) {
 				if strings.Contains(line, `"started"`) {
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					defer cancel()
-					if err := s.env.Model.WaitRequests(ctx, asked+1); err != nil {
+					if err := s.model.WaitRequests(ctx, asked+1); err != nil {
 						t.Error(err)
 					}
 					_, _ = io.WriteString(stdin, "go\n")
@@ -428,7 +450,7 @@ func (s *stack) cancel(t *testing.T) {
 // it with the secret the task's metadata carries; Get and List read the
 // config; one cannot be added to a task that has finished.
 func (s *stack) push(t *testing.T) {
-	s.env.Model.Enqueue(llmtest.Text("Pushed."))
+	s.model.Enqueue(llmtest.Text("Pushed."))
 	var got struct {
 		Sent     task
 		HookURL  string
@@ -441,7 +463,7 @@ func (s *stack) push(t *testing.T) {
 		Got     struct{ ID, TaskID, URL string }
 		Create  *failure
 	}
-	node(t, s.env.URL, "push", map[string]any{"agent": "assistant", "text": "Push me", "binding": "JSONRPC"}, nil, &got)
+	node(t, s.url, "push", map[string]any{"agent": "assistant", "text": "Push me", "binding": "JSONRPC"}, nil, &got)
 	s.idle(t)
 	v := got.Verified
 	if v.Error != "" || v.Type != "run.completed" || v.Data.ID != got.Sent.ID || v.Data.Status != "completed" {

@@ -13,5 +13,9 @@
 // 2025-11-25: input_required, approved through /v1); and
 // the MCP Inspector's command line lists and calls tools. All run against
 // a whole stack (the embedded Temporal and NATS, a worker, the API) whose
-// one fake is the scripted model.
+// one fake is the scripted model. TestMCPDev drives a real `longhaul dev`
+// (the binary run as one process in a temporary folder, proctest.StartDev)
+// with client.mjs and the Inspector: the tools, a plain call, the README's
+// command as written, and a long task whose client left, collected by a
+// new one after `longhaul dev` restarted mid model call.
 package mcpserver

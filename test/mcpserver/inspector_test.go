@@ -22,10 +22,16 @@ import (
 // context kills it if it does not.
 func inspector(t *testing.T, env *testenv.Env, key string, v any, args ...string) {
 	t.Helper()
+	inspectorAt(t, env.URL, key, v, args...)
+}
+
+// inspectorAt is inspector against the API at url.
+func inspectorAt(t *testing.T, url, key string, v any, args ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	launcher := filepath.Join(proctest.RepoRoot(t), "test/mcpserver/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
-	cmd := exec.CommandContext(ctx, "node", append([]string{launcher, "--cli", env.URL + "/mcp",
+	cmd := exec.CommandContext(ctx, "node", append([]string{launcher, "--cli", url + "/mcp",
 		"--transport", "http", "--header", "Authorization: Bearer " + key}, args...)...)
 	// Its catalog (~/.mcp-inspector) in the test's own home.
 	home := t.TempDir()

@@ -84,7 +84,13 @@ type client struct {
 // waited for when the test ends.
 func node(t *testing.T, env *testenv.Env, key string, args ...string) *client {
 	t.Helper()
-	return script(t, "client.mjs", append([]string{env.URL, key}, args...)...)
+	return nodeAt(t, env.URL, key, args...)
+}
+
+// nodeAt runs client.mjs's scenario against the API at url with key.
+func nodeAt(t *testing.T, url, key string, args ...string) *client {
+	t.Helper()
+	return script(t, "client.mjs", append([]string{url, key}, args...)...)
 }
 
 // script runs test/mcpserver's node script name with args; it is killed
@@ -130,6 +136,19 @@ type logWriter struct {
 func (w *logWriter) Write(p []byte) (int, error) {
 	w.t.Logf("%s: %s", w.name, p)
 	return len(p), nil
+}
+
+// wait waits until the script has exited, its lines read to the end,
+// and fails the test if it did not exit with status 0.
+func (c *client) wait(t *testing.T) {
+	t.Helper()
+	for range c.lines {
+	}
+	err := <-c.done
+	c.done <- err // for the cleanup
+	if err != nil {
+		t.Fatalf("the script: %v", err)
+	}
 }
 
 // next is the next line that has field, decoded into v; the test fails if

@@ -4,7 +4,9 @@
 // binary, Debian's nats-server, Temporal's own binaries) as child
 // processes: each in a process group of its own, killed with everything it
 // started when the test ends, whatever happens, so no process outlives the
-// test. test/chaos and test/stack use it. Missing and NeedNode skip a test
+// test. test/chaos and test/stack use it; StartDev runs `longhaul dev` as
+// a newcomer does, for test/a2a and test/mcpserver (DevEnv is also the
+// environment cmd/longhaul's own tests start it with). Missing and NeedNode skip a test
 // whose outside program is not installed, or fail it when CI is set.
 package proctest
 

@@ -49,14 +49,6 @@ func authRun(t *testing.T, authWait bool, timeout time.Duration, inputs map[time
 	return h, got, waiting, &calls
 }
 
-func eventTypes(h *harness) []longhaul.EventType {
-	var types []longhaul.EventType
-	for _, e := range h.events() {
-		types = append(types, e.Type)
-	}
-	return types
-}
-
 // TestAuthWaitConnected: a call whose account is not connected makes a
 // run that may wait (AuthWait) wait as auth, its link in its state and
 // in auth_required; a person's text is refused, the callback's word for
@@ -90,7 +82,7 @@ func TestAuthWaitConnected(t *testing.T) {
 	diff(t, "event types", []longhaul.EventType{
 		longhaul.EventToolStart, longhaul.EventAuthRequired, longhaul.EventAuth, longhaul.EventToolOutput,
 		longhaul.EventContent, longhaul.EventUsage, longhaul.EventDone,
-	}, eventTypes(h))
+	}, eventTypes(h.events()))
 	var d longhaul.AuthRequiredData
 	for _, e := range h.events() {
 		if e.Type == longhaul.EventAuthRequired {
@@ -137,5 +129,5 @@ func TestAuthNoWait(t *testing.T) {
 	}
 	diff(t, "event types", []longhaul.EventType{
 		longhaul.EventToolStart, longhaul.EventToolOutput, longhaul.EventContent, longhaul.EventUsage, longhaul.EventDone,
-	}, eventTypes(h))
+	}, eventTypes(h.events()))
 }

@@ -286,6 +286,6 @@ func (t *connectTool) Call(ctx context.Context, call tools.Call) (tools.Result, 
 		if s.m.listed != nil {
 			s.m.listed(s.name, "connect_account")
 		}
-		return tools.Result{Target: s.name, Connect: &tools.Connect{Server: s.name, URL: link}, Content: fmt.Sprintf("CONNECTED: the user's %s account is connected. Its tools: %s.", s.name, strings.Join(names, ", "))}, nil
+		return tools.Result{Target: s.name, Content: fmt.Sprintf("CONNECTED: the user's %s account is connected. Its tools: %s.", s.name, strings.Join(names, ", "))}, nil
 	})
 }

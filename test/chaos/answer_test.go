@@ -37,13 +37,13 @@ func TestKilledRightAfterAnAnswer(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name      string
-		start     func(ctx context.Context, st *stack, workerEnv func(int) []string) error
+		start     func(st *stack, ctx context.Context, workerEnv func(int) []string) error
 		processes func(st *stack) []*proc
 	}{
 		{"server, worker and API", (*stack).startAll, func(st *stack) []*proc {
 			return []*proc{st.server, st.worker(0), st.api(0), st.nats}
 		}},
-		{"dev", func(ctx context.Context, st *stack, workerEnv func(int) []string) error {
+		{"dev", func(st *stack, ctx context.Context, workerEnv func(int) []string) error {
 			return st.startDev(ctx, workerEnv(0))
 		}, func(st *stack) []*proc { return []*proc{st.server} }},
 	} {
@@ -57,7 +57,7 @@ func TestKilledRightAfterAnAnswer(t *testing.T) {
 			t.Cleanup(shopSrv.Close)
 			st := newStack(t, stackConfig{workers: 1, apis: 1, model: model, files: map[string]string{"clerk.md": clerkAgent, "orders.md": ordersSkill}})
 			workerEnv := func(int) []string { return []string{"CHAOS_SHOP_URL=" + shopSrv.URL + "/w0"} }
-			if err := tc.start(ctx, st, workerEnv); err != nil {
+			if err := tc.start(st, ctx, workerEnv); err != nil {
 				t.Fatal(err)
 			}
 			const chat = "kill-after-answer"
@@ -77,7 +77,7 @@ func TestKilledRightAfterAnAnswer(t *testing.T) {
 			if want := finalAnswer(rep.answers[rep.keys["anvil"][0]]); answer != want {
 				t.Fatalf("the client got %q, want %q", answer, want)
 			}
-			if err := tc.start(ctx, st, workerEnv); err != nil {
+			if err := tc.start(st, ctx, workerEnv); err != nil {
 				t.Fatal(err)
 			}
 

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +21,6 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )

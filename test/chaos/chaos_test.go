@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +21,6 @@ import (
 	"time"
 
 	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
-	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -145,59 +143,18 @@ func TestChaos(t *testing.T) {
 	ctx, cancel := context.WithTimeout(checkCtx, limit-time.Minute)
 	defer cancel()
 
-	bin := binary(t)
-	natsBin := natsBinary(t)
 	model := llmtest.New(t)
 	script(model)
 	sh := newShop(workers)
 	shopSrv := httptest.NewServer(sh)
 	t.Cleanup(shopSrv.Close)
-	skillsDir := t.TempDir()
-	for name, body := range map[string]string{"clerk.md": clerkAgent, "orders.md": ordersSkill} {
-		if err := os.WriteFile(filepath.Join(skillsDir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	temporalAddr, natsAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
-	// longhaul server always runs an embedded NATS; here nobody uses it,
-	// and it must not take the default port (4223) from anything else.
-	unusedNATSAddr := testenv.FreeAddr(t)
-	logDir := os.Getenv("LONGHAUL_CHAOS_LOGS")
-	if logDir == "" {
-		logDir = t.TempDir()
-	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	st := &stack{
-		t: t, bin: bin, natsBin: natsBin, natsAddr: natsAddr, natsMon: testenv.FreeAddr(t),
-		logDir: logDir, apiAddrs: make([]string, apis), workers: make([]*proc, workers), apis: make([]*proc, apis),
-		common: []string{
-			"LONGHAUL_DATA_DIR=" + t.TempDir(),
-			"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + temporalAddr,
-			"LONGHAUL_EMBEDDED_UI_ADDR=off",
-			"LONGHAUL_TEMPORAL_ADDRESS=" + temporalAddr,
-			"LONGHAUL_EMBEDDED_NATS_ADDR=" + unusedNATSAddr,
-			"LONGHAUL_NATS_URL=nats://" + natsAddr,
-			"LONGHAUL_TASK_QUEUE=" + queue,
-			"LONGHAUL_LLM_BASE_URL=" + model.URL(),
-			"LONGHAUL_LLM_MODEL=llmtest",
-			// The scripted model has no window (the tests of windows set one).
-			"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
-			"LONGHAUL_SKILLS_DIR=" + skillsDir,
-			"LONGHAUL_API_KEYS=",
-			"LONGHAUL_LOG_LEVEL=info",
-			// Every run here is the one anonymous principal's, up to
-			// sc.runs at once: the per-principal limits (20 by default)
-			// are not what this test is about.
-			"LONGHAUL_MAX_RUNS=0",
-			"LONGHAUL_MAX_STREAMS=0",
-		},
-	}
-	// Registered first, so it runs last: after every process is gone.
-	t.Cleanup(func() {
-		if t.Failed() {
-			st.dumpLogs()
-		}
+	st := newStack(t, stackConfig{
+		workers: workers, apis: apis, model: model,
+		files: map[string]string{"clerk.md": clerkAgent, "orders.md": ordersSkill},
+		// Every run here is the one anonymous principal's, up to sc.runs
+		// at once: the per-principal limits (20 by default) are not what
+		// this test is about.
+		env: []string{"LONGHAUL_MAX_RUNS=0", "LONGHAUL_MAX_STREAMS=0"},
 	})
 	workerEnv := func(i int) []string { return []string{fmt.Sprintf("CHAOS_SHOP_URL=%s/w%d", shopSrv.URL, i)} }
 	must := func(err error) {
@@ -206,17 +163,8 @@ func TestChaos(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(st.startNATS(ctx))
-	must(st.startServer(ctx))
-	for i := range workers {
-		must(st.startWorker(ctx, i, workerEnv(i)))
-	}
-	for i := range apis {
-		must(st.startAPI(ctx, i))
-	}
-	tc, err := client.DialContext(ctx, client.Options{HostPort: temporalAddr, Logger: quiet{}})
-	must(err)
-	t.Cleanup(tc.Close)
+	must(st.startAll(ctx, workerEnv))
+	tc := st.dial(ctx)
 	setup := time.Since(began)
 
 	// The script: half the runs, the server restart, the other half;
@@ -603,7 +551,13 @@ func perAPI(n []int) string {
 // createRun starts a run ordering item and returns its id.
 func createRun(t *testing.T, api, item string) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"agent": "clerk", "input": inputPrefix + item})
+	return createRunOf(t, api, "clerk", inputPrefix+item)
+}
+
+// createRunOf starts a run of agent with input and returns its id.
+func createRunOf(t *testing.T, api, agent, input string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"agent": agent, "input": input})
 	req, _ := http.NewRequest("POST", api+"/v1/runs", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-OpenWebUI-User-Id", user)
@@ -655,6 +609,21 @@ func getRun(ctx context.Context, api, id string) (runInfo, error) {
 			}
 		default:
 			return runInfo{}, fmt.Errorf("GET run: %d %s", resp.StatusCode, b)
+		}
+	}
+}
+
+// awaitRun polls a run until it has ended and returns it.
+func awaitRun(ctx context.Context, api, id string) (runInfo, error) {
+	for {
+		r, err := getRun(ctx, api, id)
+		if err != nil || slices.Contains([]string{"completed", "failed", "cancelled"}, r.Status) {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, fmt.Errorf("run %s still %s: %w", id, r.Status, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

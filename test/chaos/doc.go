@@ -9,5 +9,8 @@
 // event once, in order, and each answer's streamed text once, no byte lost
 // or repeated. `make test` runs it with the rest (-race; make test-deps
 // installs nats-server); `make chaos` (or `make topology`) runs it alone
-// against bin/longhaul and prints its figures.
+// against bin/longhaul and prints its figures. Two shorter kill tests share
+// its harness: a worker killed in the middle of a plan's wave of steps
+// (TestWorkerKilledMidWave) and every process killed right after an answer
+// (TestKilledRightAfterAnAnswer).
 package chaos

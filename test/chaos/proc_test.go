@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul-dev/longhaul/internal/testing/llmtest"
 	"github.com/longhaul-dev/longhaul/internal/testing/proctest"
 	"github.com/longhaul-dev/longhaul/internal/testing/testenv"
+	"go.temporal.io/sdk/client"
 )
 
 // The processes and their logs are internal/testing/proctest's, which
@@ -30,10 +32,30 @@ var (
 	natsBinary  = proctest.NATSBinary
 )
 
-// binary is the longhaul binary the test runs: LONGHAUL_CHAOS_BIN when set
+// built is the binary the package's tests share, built by the first that
+// needs it.
+var built struct {
+	mu   sync.Mutex
+	path string
+}
+
+// binary is the longhaul binary the tests run: LONGHAUL_CHAOS_BIN when set
 // (make chaos tests bin/longhaul, the binary make build ships), else one
-// built with -race when the test has it (proctest.Binary).
-func binary(t *testing.T) string { return proctest.Binary(t, "LONGHAUL_CHAOS_BIN") }
+// built with -race when the test has it (proctest.Binary), once for all
+// the package's tests.
+func binary(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("LONGHAUL_CHAOS_BIN") != "" {
+		return proctest.Binary(t, "LONGHAUL_CHAOS_BIN")
+	}
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if built.path == "" {
+		// A failed build fails this test; the next one tries again.
+		built.path = proctest.BinaryIn(t, "", binDir)
+	}
+	return built.path
+}
 
 // start runs a longhaul command with the test's environment and env; no
 // metrics endpoint unless env asks, as the processes share one host.
@@ -55,6 +77,8 @@ type stack struct {
 	bin      string
 	natsBin  string
 	natsAddr string
+	// temporalAddr is the Temporal frontend's address.
+	temporalAddr string
 	// natsMon is the address of the NATS monitoring endpoint.
 	natsMon string
 	logDir  string
@@ -66,6 +90,104 @@ type stack struct {
 	nats     *proc
 	workers  []*proc
 	apis     []*proc
+}
+
+// stackConfig is what newStack sets up.
+type stackConfig struct {
+	workers, apis int
+	model         *llmtest.Server
+	// files are the agents' and skills' files, by file name.
+	files map[string]string
+	// env is more environment for every process.
+	env []string
+}
+
+// newStack is a stack of cfg's size, nothing started yet: its processes
+// share a data directory, the Temporal server's address, the external
+// NATS, the scripted model and the agent and skill files. The processes'
+// logs go to LONGHAUL_CHAOS_LOGS when set (else a temporary directory);
+// the end of each is logged when the test fails.
+func newStack(t *testing.T, cfg stackConfig) *stack {
+	t.Helper()
+	skillsDir := t.TempDir()
+	for name, body := range cfg.files {
+		if err := os.WriteFile(filepath.Join(skillsDir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	temporalAddr, natsAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
+	// longhaul server always runs an embedded NATS; here nobody uses it,
+	// and it must not take the default port (4223) from anything else.
+	unusedNATSAddr := testenv.FreeAddr(t)
+	logDir := os.Getenv("LONGHAUL_CHAOS_LOGS")
+	if logDir == "" {
+		logDir = t.TempDir()
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st := &stack{
+		t: t, bin: binary(t), natsBin: natsBinary(t), natsAddr: natsAddr, natsMon: testenv.FreeAddr(t),
+		temporalAddr: temporalAddr, logDir: logDir,
+		apiAddrs: make([]string, cfg.apis), workers: make([]*proc, cfg.workers), apis: make([]*proc, cfg.apis),
+		common: append([]string{
+			"LONGHAUL_DATA_DIR=" + t.TempDir(),
+			"LONGHAUL_EMBEDDED_TEMPORAL_ADDR=" + temporalAddr,
+			"LONGHAUL_EMBEDDED_UI_ADDR=off",
+			"LONGHAUL_TEMPORAL_ADDRESS=" + temporalAddr,
+			"LONGHAUL_EMBEDDED_NATS_ADDR=" + unusedNATSAddr,
+			"LONGHAUL_NATS_URL=nats://" + natsAddr,
+			"LONGHAUL_TASK_QUEUE=" + queue,
+			"LONGHAUL_LLM_BASE_URL=" + cfg.model.URL(),
+			"LONGHAUL_LLM_MODEL=llmtest",
+			// The scripted model has no window (the tests of windows set one).
+			"LONGHAUL_LLM_CONTEXT=llmtest=16777216",
+			"LONGHAUL_SKILLS_DIR=" + skillsDir,
+			"LONGHAUL_API_KEYS=",
+			"LONGHAUL_LOG_LEVEL=info",
+		}, cfg.env...),
+	}
+	// Registered before the processes start, so it runs after they are
+	// all gone.
+	t.Cleanup(func() {
+		if t.Failed() {
+			st.dumpLogs()
+		}
+	})
+	return st
+}
+
+// startAll starts NATS, the server, every worker (slot i with
+// workerEnv(i)) and every API, each once the one before serves.
+func (s *stack) startAll(ctx context.Context, workerEnv func(i int) []string) error {
+	if err := s.startNATS(ctx); err != nil {
+		return err
+	}
+	if err := s.startServer(ctx); err != nil {
+		return err
+	}
+	for i := range s.workers {
+		if err := s.startWorker(ctx, i, workerEnv(i)); err != nil {
+			return err
+		}
+	}
+	for i := range s.apis {
+		if err := s.startAPI(ctx, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dial connects a Temporal client to the stack's server, closed when the
+// test ends.
+func (s *stack) dial(ctx context.Context) client.Client {
+	s.t.Helper()
+	tc, err := client.DialContext(ctx, client.Options{HostPort: s.temporalAddr, Logger: quiet{}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(tc.Close)
+	return tc
 }
 
 func (s *stack) logPath(name string) string { return filepath.Join(s.logDir, name+".log") }

@@ -69,6 +69,14 @@ func NeedNode(t testing.TB, dir string, pkgs ...string) {
 // process fails the test (the process exits).
 func Binary(t testing.TB, envVar string) string {
 	t.Helper()
+	return BinaryIn(t, envVar, "")
+}
+
+// BinaryIn is Binary, built into dir (a temporary directory of the test's
+// when dir is ""): a package whose tests share one binary builds it into a
+// directory of its own once.
+func BinaryIn(t testing.TB, envVar, dir string) string {
+	t.Helper()
 	if b := os.Getenv(envVar); envVar != "" && b != "" {
 		abs, err := filepath.Abs(b)
 		if err != nil {
@@ -83,7 +91,7 @@ func Binary(t testing.TB, envVar string) string {
 	if RaceEnabled {
 		args = append(args, "-race")
 	}
-	return Build(t, "longhaul", filepath.Join(RepoRoot(t), "cmd", "longhaul"), args...)
+	return BuildIn(t, dir, "longhaul", filepath.Join(RepoRoot(t), "cmd", "longhaul"), args...)
 }
 
 // Build builds the main package pkg (a directory or an import path of the
@@ -91,7 +99,17 @@ func Binary(t testing.TB, envVar string) string {
 // as name, and returns its path.
 func Build(t testing.TB, name, pkg string, flags ...string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
+	return BuildIn(t, "", name, pkg, flags...)
+}
+
+// BuildIn is Build into dir (a temporary directory of the test's when dir
+// is "").
+func BuildIn(t testing.TB, dir, name, pkg string, flags ...string) string {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	bin := filepath.Join(dir, name)
 	start := time.Now()
 	args := append(append([]string{"build", "-o", bin}, flags...), pkg)
 	cmd := exec.Command("go", args...)

@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func authRun(t *testing.T, authWait bool, timeout time.Duration, inputs map[time
 	h.scriptModel(askTools("", usage(1, 1), mailCall), answer("Found it.", usage(1, 1))).Twice()
 	calls := 0
 	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
-		func(_ any, _ contract.ToolRequest) (contract.ToolResponse, error) {
+		func(_ context.Context, _ contract.ToolRequest) (contract.ToolResponse, error) {
 			calls++
 			if calls == 1 {
 				return notConnected, nil

@@ -152,7 +152,6 @@ func TestAskContinuesAsNewOnlyOnceTheChildAnswered(t *testing.T) {
 
 	h2 := newAskHarness(t)
 	h2.resolve(mediaSpec)
-	h2.resolve(helperSpec)
 	h2.script(map[string][]reply{"media": {answer("It is 42.", usage(1, 1))}})
 	h2.resume(next)
 	if got := h2.result().Content; got != "It is 42." {

@@ -137,7 +137,6 @@ func TestChatTurnKeysAsItsVersionDid(t *testing.T) {
 			h := newHarness(t)
 			h.resolve(spec)
 			h.env.OnGetVersion("plain-match-key", workflow.DefaultVersion, 1).Return(tt.version)
-			h.env.OnActivity(h.acts.RestoreConversation, mock.Anything, mock.Anything).Return(contract.RestoreResult{}, nil)
 			rec := h.recordTurn()
 			h.scriptModel(answer(shown, usage(1, 1)))
 			in := input(longhaul.Message{Role: longhaul.RoleUser, Content: "what time is it?"})

@@ -22,17 +22,13 @@ import (
 // authWaitReplay is the auth-wait history's replay: a run whose tool
 // call found its user's account not connected waited (behind the
 // auth-wait version marker) until told the user connected it, and called
-// again. It joins TestReplayHistories (replays) once
-// testdata/auth_wait_history.json is committed, made with
-//
-//	go test ./workflows -run 'TestReplayHistories/auth_wait' -update-history
-//
-// after adding it to replays; the shared build machine did not finish
-// that run before this branch was handed over.
+// again. It replays beside the others (TestReplayHistories).
+func init() { replays = append(replays, authWaitReplay) }
+
 var authWaitReplay = replayTest{
 	file: filepath.Join("testdata", "auth_wait_history.json"),
 	fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
-	scheduled: []string{"ChatCompletion", "CallTool"},
+	scheduled: []string{"ChatCompletion", "CallTool", "CallTool", "ChatCompletion"},
 	markers:   []string{"auth-wait"},
 	generate:  generateAuthWaitHistory,
 }
@@ -62,8 +58,11 @@ func (o *oauthTool) Call(context.Context, tools.Call) (tools.Result, error) {
 func generateAuthWaitHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{
-		Tools:  []tools.Tool{&oauthTool{}},
-		Layers: []fs.FS{fstest.MapFS{"mailer.md": {Data: []byte("---\nagent: mailer\ndescription: Reads mail\nmode: chat\ntools: [mail__search]\n---\nYou read mail.\n")}}},
+		Tools: []tools.Tool{&oauthTool{}},
+		Layers: []fs.FS{fstest.MapFS{
+			"mail.md":   {Data: []byte("---\nskill: mail\ndescription: Reads mail\ntools: [mail__search]\n---\nSearch the user's mail.\n")},
+			"mailer.md": {Data: []byte("---\nagent: mailer\ndescription: Reads mail\nmode: chat\nskills: [mail]\n---\nYou read mail.\n")},
+		}},
 	})
 	env.Model.Enqueue(llmtest.ToolCalls(llmtest.ToolCall{ID: "call_m", Name: "mail__search", Arguments: `{}`}))
 	env.Model.Enqueue(llmtest.Text("Found it."))

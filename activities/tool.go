@@ -63,23 +63,9 @@ func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ 
 	}
 	ctx, end := toolSpan(ctx, req.Call, label, a.toolTarget(name, req.Call.Arguments))
 	defer func() { end(err) }()
-	allowed, err := a.toolScope(req.Agent, req.Skill, toolUser(req))
+	t, err := a.allowedTool(req)
 	if err != nil {
-		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, err)
-	}
-	if !slices.Contains(allowed, name) {
-		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allowed: %v)", name, allowed))
-	}
-	if req.Seq <= 0 {
-		// Without its number the call has no idempotency key of its own.
-		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool call %q has no sequence number", req.Call.ID))
-	}
-	t, ok := a.tools.Get(name)
-	if !ok {
-		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("unknown tool %q", name))
-	}
-	if !access.ToolAllows(t, toolUser(req)) {
-		return contract.ToolResponse{}, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allow: rules, %s)", name, access.Describe(toolUser(req))))
+		return contract.ToolResponse{}, err
 	}
 	if tools.NeedsApproval(t) {
 		if err := a.checkApproval(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID, req); err != nil {
@@ -137,6 +123,33 @@ func (a *Activities) CallTool(ctx context.Context, req contract.ToolRequest) (_ 
 		resp.Connect = &contract.Connect{Server: res.Connect.Server, URL: res.Connect.URL}
 	}
 	return resp, err
+}
+
+// allowedTool is the tool req calls, when the call may run it: the tool
+// is in the scope of the call's agent or skill, its allow: rules let the
+// call's user use it, and the call has its number (its idempotency key);
+// otherwise a refusal the model reads.
+func (a *Activities) allowedTool(req contract.ToolRequest) (tools.Tool, error) {
+	name := req.Call.Name
+	allowed, err := a.toolScope(req.Agent, req.Skill, toolUser(req))
+	if err != nil {
+		return nil, nonRetryable(longhaul.ErrTypeToolRefused, err)
+	}
+	if !slices.Contains(allowed, name) {
+		return nil, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allowed: %v)", name, allowed))
+	}
+	if req.Seq <= 0 {
+		// Without its number the call has no idempotency key of its own.
+		return nil, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool call %q has no sequence number", req.Call.ID))
+	}
+	t, ok := a.tools.Get(name)
+	if !ok {
+		return nil, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("unknown tool %q", name))
+	}
+	if !access.ToolAllows(t, toolUser(req)) {
+		return nil, nonRetryable(longhaul.ErrTypeToolRefused, fmt.Errorf("tool %q is not allowed here (allow: rules, %s)", name, access.Describe(toolUser(req))))
+	}
+	return t, nil
 }
 
 // toolScope is the tools the catalog gives agent, or its skill when skill

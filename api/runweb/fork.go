@@ -15,7 +15,7 @@ import (
 type ForkSource struct {
 	State   contract.RunState
 	Log     []longhaul.Event
-	Request contract.AgentInput
+	Request runs.Begun
 }
 
 // ReadForkSource reads what a fork of run id is decided from, for owner,
@@ -62,10 +62,10 @@ func (r *Runs) ReadForkSource(ctx context.Context, id, owner string) (ForkSource
 		out.Log = append(forkEvents(older), src.Events...)
 	}
 	if src.Request != nil {
-		out.Request = *src.Request
+		out.Request = runs.Begun{AgentInput: *src.Request}
 		return out, nil
 	}
-	out.Request, _, err = r.Service.FirstInput(ctx, id)
+	out.Request.AgentInput, out.Request.At, err = r.Service.FirstInput(ctx, id)
 	if err != nil {
 		return out, web.Unavailable("cannot read the input of run " + id + ": " + err.Error())
 	}

@@ -249,6 +249,29 @@ func TestForkReadsTheOldRunOnce(t *testing.T) {
 	}
 }
 
+// TestForkOfARunOnAnOlderWorker: a run whose worker answers no fork query
+// (an older release, in a rolling upgrade) is forked from its state, its
+// log and its first input, read apart, as before the query.
+func TestForkOfARunOnAnOlderWorker(t *testing.T) {
+	fake := runsfake.New()
+	fake.NoForkQuery = true
+	planned(fake.Add("run-1", "alice", contract.AgentInput{Agent: "assistant", Messages: question}))
+	srv := serveForks(t, fake)
+	resp := webtest.Do(t, srv, "POST", "/v1/runs/run-1/fork", `{"at":"step-2"}`, webtest.Alice)
+	if body := readBody(t, resp); resp.StatusCode != 202 {
+		t.Fatalf("fork = %d %s", resp.StatusCode, body)
+	}
+	reads := fake.Reads("run-1")
+	for _, m := range []string{"ForkSource", "State", "Events", "FirstInput"} {
+		if reads[m] == 0 {
+			t.Errorf("reads of the old run %v: no %s", reads, m)
+		}
+	}
+	if resp := webtest.Do(t, srv, "POST", "/v1/runs/run-1/fork", `{"at":"step-2"}`, webtest.Bob); resp.StatusCode != 404 {
+		t.Errorf("another principal's fork = %d, want 404", resp.StatusCode)
+	}
+}
+
 // TestForkInAWaveKeepsSiblings: a fork at a step of a wave (steps 1, 2
 // and 3 need nothing, 4 needs 2, the answer needs all) hands the new run
 // the plan with the siblings that finished kept (1 and 3, results and

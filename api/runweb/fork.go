@@ -39,6 +39,11 @@ func (r *Runs) ReadForkSource(ctx context.Context, id, owner string) (ForkSource
 		return out, unknown
 	}
 	src, err := r.Service.ForkSource(ctx, id)
+	if errors.Is(err, runs.ErrUnknownQuery) {
+		// A worker of an older release answers no fork query: read the
+		// run as it was read before, its state, its log and its input.
+		return r.readForkSourceApart(ctx, id, owner)
+	}
 	switch {
 	case errors.Is(err, runs.ErrNotFound):
 		return out, unknown
@@ -65,6 +70,30 @@ func (r *Runs) ReadForkSource(ctx context.Context, id, owner string) (ForkSource
 		out.Request = runs.Begun{AgentInput: *src.Request}
 		return out, nil
 	}
+	out.Request.AgentInput, out.Request.At, err = r.Service.FirstInput(ctx, id)
+	if err != nil {
+		return out, web.Unavailable("cannot read the input of run " + id + ": " + err.Error())
+	}
+	return out, nil
+}
+
+// readForkSourceApart reads what a fork of run id, described already, is
+// decided from in three reads (its state query, its log, its first
+// input), for a run whose worker answers no fork query.
+func (r *Runs) readForkSourceApart(ctx context.Context, id, owner string) (ForkSource, error) {
+	var out ForkSource
+	st, err := r.Service.State(ctx, id)
+	switch {
+	case err != nil:
+		return out, web.Unavailable("cannot read run " + id + ": " + err.Error())
+	case st.User != owner:
+		return out, web.NotFound("no run " + id)
+	}
+	log, err := r.ReadLog(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	out.State, out.Log = st, forkEvents(log)
 	out.Request.AgentInput, out.Request.At, err = r.Service.FirstInput(ctx, id)
 	if err != nil {
 		return out, web.Unavailable("cannot read the input of run " + id + ": " + err.Error())

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
@@ -46,6 +47,9 @@ var (
 	// ErrInternal: this side failed (a value that does not encode, a name
 	// no query can match); the *Refusal's message says what, not why.
 	ErrInternal = errors.New("internal error")
+	// ErrUnknownQuery: the run's worker does not know the query asked
+	// (a worker of an older release, in a rolling upgrade).
+	ErrUnknownQuery = errors.New("query unknown to the run's worker")
 )
 
 // Refusal is the Gate's refusal of a request, of one of the kinds above:
@@ -129,6 +133,7 @@ func classify(err error) error {
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	var unavailable *serviceerror.Unavailable
 	var deadline *serviceerror.DeadlineExceeded
+	var queryFailed *serviceerror.QueryFailed
 	kind := func(k error) error { return &kindError{kind: k, cause: err} }
 	switch {
 	case errors.As(err, &app):
@@ -147,6 +152,10 @@ func classify(err error) error {
 		return kind(ErrTimeout)
 	case errors.As(err, &unavailable):
 		return kind(ErrUnreachable)
+	case errors.As(err, &queryFailed) && strings.HasPrefix(queryFailed.Message, "unknown queryType "):
+		// The SDK's words for a query no handler answers
+		// (go.temporal.io/sdk v1.50.0 internal/workflow.go:917).
+		return kind(ErrUnknownQuery)
 	}
 	return err
 }

@@ -30,6 +30,9 @@ type Service struct {
 	OnInput func(*Run, contract.InputRequest)
 	// StartErr, when set, is what Start answers.
 	StartErr error
+	// NoForkQuery makes ForkSource answer as a worker of a release
+	// before the fork query does (runs.ErrUnknownQuery).
+	NoForkQuery bool
 
 	mu   sync.Mutex
 	runs map[string]*Run
@@ -280,6 +283,9 @@ func (s *Service) ForkSource(_ context.Context, id string) (contract.ForkSource,
 		return contract.ForkSource{}, err
 	}
 	s.read(id, "ForkSource")
+	if s.NoForkQuery {
+		return contract.ForkSource{}, fmt.Errorf("run %s: %w", id, runs.ErrUnknownQuery)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	in := r.Input

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"log/slog"
 	"strings"
 	"testing"
@@ -27,6 +28,10 @@ func result(id, name, s string) longhaul.Message {
 func card(id string) string {
 	return "\n<details type=\"tool_calls\" done=\"true\" id=\"" + id + "\" name=\"x\" arguments=\"&quot;{}&quot;\" result=\"&quot;ok&quot;\">\n<summary>Tool Executed</summary>\n</details>\n"
 }
+
+// shown is an answer as Open WebUI sends it back, once the chat request is
+// read: its tool cards taken out (wire.AnswerText), as the activity gets it.
+func shown(s string) string { return wire.AnswerText(s) }
 
 var (
 	trending = longhaul.ToolCall{ID: "c1", Name: "tmdb_trending", Arguments: `{"window":"week"}`}
@@ -106,7 +111,7 @@ func TestRestoreMatching(t *testing.T) {
 	}{
 		{
 			name:  "answer with the cards Longhaul rendered",
-			in:    []longhaul.Message{user("trending?"), said(card("c1") + "Trending this week: Mortal Kombat II and Other."), user("the 2026 one")},
+			in:    []longhaul.Message{user("trending?"), said(shown(card("c1") + "Trending this week: Mortal Kombat II and Other.")), user("the 2026 one")},
 			want:  cat(one(user("trending?")), turn1, one(user("the 2026 one"))),
 			turns: 1,
 		},
@@ -123,7 +128,7 @@ func TestRestoreMatching(t *testing.T) {
 		},
 		{
 			name:  "parallel calls and a claim-checked output, matched by all the text shown",
-			in:    []longhaul.Message{user("compare"), said("Let me read both." + card("c2") + card("c3") + "Both pages say the same."), user("ok")},
+			in:    []longhaul.Message{user("compare"), said(shown("Let me read both." + card("c2") + card("c3") + "Both pages say the same.")), user("ok")},
 			want:  cat(one(user("compare")), turn2, one(user("ok"))),
 			turns: 1,
 		},

@@ -229,7 +229,10 @@ const scenarios = {
       });
     });
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const at = (path) => `http://127.0.0.1:${server.address().port}${path}`;
+    // The port outlives the server: the late create below names it after
+    // the server closed.
+    const { port } = server.address();
+    const at = (path) => `http://127.0.0.1:${port}${path}`;
     const c = await client(args.agent, args.binding);
     const t = await c.sendMessage({ message: message(args.text) });
     const kept = await c.createTaskPushNotificationConfig({ taskId: t.id, url: at("/kept") });

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/longhaul-dev/longhaul/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -62,10 +63,13 @@ func TestKilledRightAfterAnAnswer(t *testing.T) {
 			}
 			const chat = "kill-after-answer"
 			first := []openai.ChatCompletionMessage{{Role: "user", Content: inputPrefix + "anvil"}}
-			answer, run, err := streamTurn(ctx, st.apiURL(0), chat, first)
+			shown, run, err := streamTurn(ctx, st.apiURL(0), chat, first)
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The stream shows the call's tool card before the answer, as
+			// Open WebUI renders it; the answer is the text after it.
+			answer := wire.AnswerText(shown)
 			// The client has its whole answer: kill everything now.
 			for _, p := range tc.processes(st) {
 				p.Kill()
@@ -93,14 +97,14 @@ func TestKilledRightAfterAnAnswer(t *testing.T) {
 			// The next turn restores the first's tool call.
 			before := len(model.Requests())
 			second := append(first,
-				openai.ChatCompletionMessage{Role: "assistant", Content: answer},
+				openai.ChatCompletionMessage{Role: "assistant", Content: shown},
 				openai.ChatCompletionMessage{Role: "user", Content: inputPrefix + "bucket"})
 			answer2, _, err := streamTurn(ctx, st.apiURL(0), chat, second)
 			if err != nil {
 				t.Fatal(err)
 			}
 			rep = sh.report()
-			if len(rep.keys["bucket"]) != 1 || answer2 != finalAnswer(rep.answers[rep.keys["bucket"][0]]) {
+			if len(rep.keys["bucket"]) != 1 || wire.AnswerText(answer2) != finalAnswer(rep.answers[rep.keys["bucket"][0]]) {
 				t.Fatalf("the second turn answered %q; the shop has %v", answer2, rep.keys)
 			}
 			reqs := model.Requests()[before:]

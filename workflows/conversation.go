@@ -38,7 +38,15 @@ func (r *run) keepsConversation(ctx workflow.Context) bool {
 	if r.in.ChatID == "" || r.in.Background {
 		return false
 	}
-	return workflow.GetVersion(ctx, versionConversationStore, workflow.DefaultVersion, 1) >= 1
+	if workflow.GetVersion(ctx, versionConversationStore, workflow.DefaultVersion, 1) < 1 {
+		return false
+	}
+	// How the run keys texts is decided here, in the run's first task
+	// with the store's own marker, so that its marker and the SDK's
+	// TemporalChangeVersion upsert share that task's commands rather
+	// than add a marker and an upsert to the task that records the turn.
+	textKey(ctx)
+	return true
 }
 
 // restoreConversation gives the model back what earlier turns of the chat

@@ -21,11 +21,6 @@ import (
 // runs started before it do neither.
 const versionConversationStore = "conversation-store"
 
-// versionPlainMatchKey marks runs that key their texts with
-// longhaul.MatchKey as it is, over the answer's text alone; runs started
-// before it keyed them with legacyMatchKey.
-const versionPlainMatchKey = "plain-match-key"
-
 // recordLimit bounds the message text a RecordTurn request carries, well
 // under Temporal's payload limit; past it tool results are shortened (a
 // claim-checked one keeps its reference).
@@ -38,15 +33,7 @@ func (r *run) keepsConversation(ctx workflow.Context) bool {
 	if r.in.ChatID == "" || r.in.Background {
 		return false
 	}
-	if workflow.GetVersion(ctx, versionConversationStore, workflow.DefaultVersion, 1) < 1 {
-		return false
-	}
-	// How the run keys texts is decided here, in the run's first task
-	// with the store's own marker, so that its marker and the SDK's
-	// TemporalChangeVersion upsert share that task's commands rather
-	// than add a marker and an upsert to the task that records the turn.
-	textKey(ctx)
-	return true
+	return workflow.GetVersion(ctx, versionConversationStore, workflow.DefaultVersion, 1) >= 1
 }
 
 // restoreConversation gives the model back what earlier turns of the chat
@@ -95,7 +82,7 @@ func (r *run) restoreConversation(ctx workflow.Context) error {
 // first messages, when the history still starts with them (see
 // longhaul.SummaryKey), so the turn does not compact them again.
 func (r *run) reuseSummary(ctx workflow.Context, s *longhaul.Summary) {
-	if s == nil || s.Covers <= 0 || s.Covers > len(r.in.Messages) || longhaul.SummaryKeyBy(r.in.Messages[:s.Covers], textKey(ctx)) != s.Key {
+	if s == nil || s.Covers <= 0 || s.Covers > len(r.in.Messages) || longhaul.SummaryKeyBy(r.in.Messages[:s.Covers], turnKey) != s.Key {
 		return
 	}
 	r.summary = s
@@ -144,9 +131,8 @@ func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status s
 		req.Summary = r.summary
 	}
 	if final && len(msgs) > 0 {
-		key := textKey(ctx)
-		req.VisibleKey = key(strings.Join(visible, "\n"))
-		req.AnswerKey = key(msgs[len(msgs)-1].Content)
+		req.VisibleKey = turnKey(strings.Join(visible, "\n"))
+		req.AnswerKey = turnKey(msgs[len(msgs)-1].Content)
 	}
 	summary := fmt.Sprintf("conversation store turn %d", r.in.Turn)
 	if !final {
@@ -158,31 +144,23 @@ func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status s
 	}
 }
 
-// textKey is what the run keys a text with (a recorded answer, a user's
-// words under a summary): longhaul.MatchKey, or for a run started before
-// versionPlainMatchKey, legacyMatchKey, as it did then.
-func textKey(ctx workflow.Context) func(string) string {
-	if workflow.GetVersion(ctx, versionPlainMatchKey, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return legacyMatchKey
-	}
-	return longhaul.MatchKey
-}
-
-// legacyShown are what longhaul.MatchKey took out of a text before
-// versionPlainMatchKey, in that order: shown reasoning (Open WebUI's
-// reasoning block, a <think> block at the start), then tool cards. The
-// edge that reads a client's history takes them out now
-// (internal/wire.AnswerText); these stay, unchanged, for the replay of the
-// runs that keyed texts so.
-var legacyShown = []*regexp.Regexp{
+// turnShown are what a run takes out of a text before it keys it, in that
+// order: shown reasoning (Open WebUI's reasoning block, a <think> block at
+// the start), then tool cards. The edge that reads a client's history
+// takes them out already (internal/wire.AnswerText), so on what reaches a
+// run turnKey is longhaul.MatchKey; the run keeps taking them out because
+// the runs recorded before that edge keyed their texts so, and a version
+// marker to stop would cost every chat turn two history events (the
+// marker and the SDK's TemporalChangeVersion upsert).
+var turnShown = []*regexp.Regexp{
 	regexp.MustCompile(`(?s)<details type="reasoning"[^>]*>.*?</details>\n?|\A\s*<think>.*?</think>\s*`),
 	regexp.MustCompile(`(?s)<details type="tool_calls"[^>]*>.*?</details>\n?`),
 }
 
-// legacyMatchKey is longhaul.MatchKey as it was before
-// versionPlainMatchKey: the key of text with legacyShown taken out.
-func legacyMatchKey(text string) string {
-	for _, re := range legacyShown {
+// turnKey is what a run keys a text with (a recorded answer, a user's
+// words under a summary): the key of text with turnShown taken out.
+func turnKey(text string) string {
+	for _, re := range turnShown {
 		text = re.ReplaceAllString(text, "")
 	}
 	return longhaul.MatchKey(text)

@@ -7,7 +7,6 @@ import (
 	"github.com/longhaul-dev/longhaul"
 	"github.com/longhaul-dev/longhaul/contract"
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/workflow"
 )
 
 // A chat turn restores the earlier turns before its first model call, and
@@ -120,25 +119,19 @@ func (h *harness) recordTurn() *contract.RecordTurnRequest {
 	return rec
 }
 
-// A turn keys its answer with longhaul.MatchKey, the text as it is; a run
-// started before plain-match-key keys it as it did then, with shown
-// reasoning and tool cards taken out, so its replay records what it did.
-func TestChatTurnKeysAsItsVersionDid(t *testing.T) {
-	const shown = "<think>first</think>It is noon."
-	for _, tt := range []struct {
-		name    string
-		version workflow.Version
-		want    string
-	}{
-		{"plain", 1, longhaul.MatchKey(shown)},
-		{"before plain-match-key", workflow.DefaultVersion, longhaul.MatchKey("It is noon.")},
+// A turn keys its answer with shown reasoning and tool cards taken out,
+// as runs always did (replays record what they did), and a clean answer
+// with longhaul.MatchKey, as the API keys a history read at its edge.
+func TestChatTurnKeysItsAnswer(t *testing.T) {
+	for _, tt := range []struct{ name, said, want string }{
+		{"shown reasoning", "<think>first</think>It is noon.", longhaul.MatchKey("It is noon.")},
+		{"clean", "It is  noon.", longhaul.MatchKey("It is noon.")},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.resolve(spec)
-			h.env.OnGetVersion("plain-match-key", workflow.DefaultVersion, 1).Return(tt.version)
 			rec := h.recordTurn()
-			h.scriptModel(answer(shown, usage(1, 1)))
+			h.scriptModel(answer(tt.said, usage(1, 1)))
 			in := input(longhaul.Message{Role: longhaul.RoleUser, Content: "what time is it?"})
 			in.ChatID, in.Turn = "u1/chat-1", 1
 			h.run(in)

@@ -89,8 +89,7 @@ func generateContextHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	return env, run
 }
 
-// generateConversationHistory makes the run of testdata/conversation_history.json
-// (before plain-match-key) and conversation_keys_history.json again
+// generateConversationHistory makes the run of testdata/conversation_history.json again
 // (see replays) on the embedded server.
 func generateConversationHistory(t *testing.T) (*testenv.Env, client.WorkflowRun) {
 	t.Helper()

@@ -299,17 +299,6 @@ var replays = []replayTest{
 		generate:  generateConversationHistory,
 	},
 	{
-		// The same second turn of a chat, made after plain-match-key: it
-		// keys its recorded answer with longhaul.MatchKey as it is (the
-		// version marker), where conversation_history.json, made before,
-		// replays with the keys of its time.
-		file: filepath.Join("testdata", "conversation_keys_history.json"),
-		fn:   workflows.AgentWorkflow, name: contract.AgentWorkflowName,
-		scheduled: []string{"ChatCompletion"},
-		markers:   []string{"conversation-store", "plain-match-key", "RestoreConversation", "RecordTurn"},
-		generate:  generateConversationHistory,
-	},
-	{
 		// A turn of an agent with memory: recall and remember: true: it
 		// recalls a fact an earlier run saved, answers, and extracts and
 		// saves a new one, behind the version markers of recall and

@@ -177,6 +177,18 @@ func TestDeleteExpiredBlobsFailures(t *testing.T) {
 	}
 }
 
+// openAged opens the store at u with its clock stopped at then, so what
+// it writes is that old, and closes it when the test ends.
+func openAged(t *testing.T, u string, then time.Time) store.Store {
+	t.Helper()
+	s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return then }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestRetentionDeletesTurns runs the retention activity on each store
 // backend over stored chat turns: the turns (and messages) of a run gone
 // from Temporal or closed over the retention ago go, with the archived
@@ -186,11 +198,7 @@ func TestRetentionDeletesTurns(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, u string) {
 		now := time.Now()
 		old := now.Add(-48 * time.Hour)
-		s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return old }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := openAged(t, u, old)
 		put := func(chat, run string) {
 			t.Helper()
 			err := s.PutTurn(t.Context(), store.Turn{
@@ -358,10 +366,7 @@ func TestRetentionKeepsScheduleImages(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, u string) {
 		now := time.Now()
 		old := now.Add(-48 * time.Hour)
-		s, err := store.Open(t.Context(), u, store.WithClock(func() time.Time { return old }))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := openAged(t, u, old)
 		put := func(sched string) string {
 			ref, err := s.Put(t.Context(), store.Blob{Run: sched, Kind: "image", Name: "0.1", Data: []byte("data:image/png;base64," + sched)})
 			if err != nil {

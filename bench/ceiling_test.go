@@ -58,8 +58,12 @@ func BenchmarkCeiling(b *testing.B) {
 		var wall, pgUsed time.Duration
 		cpu, peak := lh.measure(b, func() {
 			pg0 := pgCPU()
+			// The profile covers the span's first 20 s, so the last
+			// turns' tail, when fewer clients are left, stays out of it.
+			profiled := lh.profile(b, fmt.Sprint("ceiling-", n), ceilingSpan-10*time.Second)
 			lat, errs, wall = backToBack(n, engineURL, fmt.Sprint("ceiling-", n))
 			pgUsed = pgCPU() - pg0
+			profiled()
 		})
 		perSec := float64(len(lat)) / wall.Seconds()
 		perTurn := func(d time.Duration) string { return fmt.Sprintf("%.0f", msf(d)/float64(max(1, len(lat)))) }

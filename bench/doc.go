@@ -118,7 +118,10 @@
 //	                        <streams>-<arrival>.{cpu,block,mutex,heap}.pprof
 //	                        (a level named again, as in a soak, adds its
 //	                        round: 300-steady-2.heap.pprof; read them with
-//	                        go tool pprof -top, and what grew with -base)
+//	                        go tool pprof -top, and what grew with -base);
+//	                        BenchmarkCeiling's levels write
+//	                        ceiling-<clients>.{cpu,block,mutex,heap}.pprof
+//	                        over each level's first 20 s
 //	LONGHAUL_BENCH_KEEP     1 keeps the child's data directory and log, and
 //	                        BenchmarkCluster's logs (they are kept anyway
 //	                        when the benchmark fails)

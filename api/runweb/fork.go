@@ -25,38 +25,9 @@ type ForkSource struct {
 // execution's input.
 func (r *Runs) ReadForkSource(ctx context.Context, id, owner string) (ForkSource, error) {
 	var out ForkSource
-	unknown := web.NotFound("no run " + id)
-	info, err := r.Service.Describe(ctx, id)
-	switch {
-	case errors.Is(err, runs.ErrNotFound), errors.Is(err, runs.ErrInvalid):
-		return out, unknown
-	case err != nil:
-		r.Logger().WarnContext(ctx, "describe run", "run", id, "error", err)
-		return out, web.Unavailable("cannot read run " + id + ": Temporal did not answer")
-	}
-	recorded, hasOwner := info.Memo[runs.MemoOwner]
-	if info.Type != contract.AgentWorkflowName || hasOwner && recorded != owner {
-		return out, unknown
-	}
-	src, err := r.Service.ForkSource(ctx, id)
-	if errors.Is(err, runs.ErrUnknownQuery) {
-		// A worker of an older release answers no fork query: read the
-		// run as it was read before, its state, its log and its input.
-		return r.readForkSourceApart(ctx, id, owner)
-	}
-	switch {
-	case errors.Is(err, runs.ErrNotFound):
-		return out, unknown
-	case errors.Is(err, runs.ErrCorrupt):
-		return out, web.Internal("cannot decode the state of run " + id)
-	case err != nil && !hasOwner:
-		r.Logger().WarnContext(ctx, "query run", "run", id, "error", err)
-		return out, web.Unavailable("cannot read run " + id)
-	case err != nil:
-		return out, web.Unavailable("cannot read run " + id + ": " + err.Error())
-	}
-	if src.State.User != owner {
-		return out, unknown
+	src, _, err := readOwned(ctx, r, id, owner, r.forkSource, func(s contract.ForkSource) string { return s.State.User })
+	if err != nil {
+		return out, err
 	}
 	out.State, out.Log = src.State, src.Events
 	if len(src.Archives) > 0 {
@@ -77,28 +48,23 @@ func (r *Runs) ReadForkSource(ctx context.Context, id, owner string) (ForkSource
 	return out, nil
 }
 
-// readForkSourceApart reads what a fork of run id, described already, is
-// decided from in three reads (its state query, its log, its first
-// input), for a run whose worker answers no fork query.
-func (r *Runs) readForkSourceApart(ctx context.Context, id, owner string) (ForkSource, error) {
-	var out ForkSource
-	st, err := r.Service.State(ctx, id)
-	switch {
-	case err != nil:
-		return out, web.Unavailable("cannot read run " + id + ": " + err.Error())
-	case st.User != owner:
-		return out, web.NotFound("no run " + id)
+// forkSource is run id's answer to its fork query or, from a worker of an
+// older release that answers none (a rolling upgrade), the same read apart:
+// its state query and its log, the input left for ReadForkSource to read.
+func (r *Runs) forkSource(ctx context.Context, id string) (contract.ForkSource, error) {
+	src, err := r.Service.ForkSource(ctx, id)
+	if !errors.Is(err, runs.ErrUnknownQuery) {
+		return src, err
+	}
+	if src.State, err = r.Service.State(ctx, id); err != nil {
+		return src, err
 	}
 	log, err := r.ReadLog(ctx, id)
 	if err != nil {
-		return out, err
+		return src, err
 	}
-	out.State, out.Log = st, forkEvents(log)
-	out.Request.AgentInput, out.Request.At, err = r.Service.FirstInput(ctx, id)
-	if err != nil {
-		return out, web.Unavailable("cannot read the input of run " + id + ": " + err.Error())
-	}
-	return out, nil
+	src.Events = forkEvents(log)
+	return src, nil
 }
 
 // forkEvents are the events of log that fork points are found by.

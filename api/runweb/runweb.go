@@ -55,41 +55,49 @@ func (r *Runs) ReadState(ctx context.Context, id, owner string) (contract.RunSta
 // ReadRun is ReadState, with the execution as Temporal described it
 // before its state was read.
 func (r *Runs) ReadRun(ctx context.Context, id, owner string) (contract.RunState, runs.Info, error) {
-	var st contract.RunState
+	return readOwned(ctx, r, id, owner, r.Service.State, func(st contract.RunState) string { return st.User })
+}
+
+// readOwned describes run id and, when it is a Longhaul run not recorded
+// as another principal's, reads it with query, for owner: the one place a
+// read hides another principal's run. user is whose run what query
+// answered says it is.
+func readOwned[T any](ctx context.Context, r *Runs, id, owner string, query func(context.Context, string) (T, error), user func(T) string) (T, runs.Info, error) {
+	var zero T
 	unknown := web.NotFound("no run " + id)
 	info, err := r.Service.Describe(ctx, id)
 	switch {
 	case errors.Is(err, runs.ErrNotFound), errors.Is(err, runs.ErrInvalid):
 		// No such workflow, or an id no workflow can have (too long).
-		return st, info, unknown
+		return zero, info, unknown
 	case err != nil:
 		// Temporal did not answer: whether the id exists is not in what
 		// it said.
 		r.Logger().WarnContext(ctx, "describe run", "run", id, "error", err)
-		return st, info, web.Unavailable("cannot read run " + id + ": Temporal did not answer")
+		return zero, info, web.Unavailable("cannot read run " + id + ": Temporal did not answer")
 	}
 	recorded, hasOwner := info.Memo[runs.MemoOwner]
 	if info.Type != contract.AgentWorkflowName || hasOwner && recorded != owner {
-		return st, info, unknown
+		return zero, info, unknown
 	}
-	st, err = r.Service.State(ctx, id)
+	v, err := query(ctx, id)
 	switch {
 	case errors.Is(err, runs.ErrNotFound):
-		return st, info, unknown
+		return zero, info, unknown
 	case errors.Is(err, runs.ErrCorrupt):
-		return st, info, web.Internal("cannot decode the state of run " + id)
+		return zero, info, web.Internal("cannot decode the state of run " + id)
 	case err != nil && !hasOwner:
 		// A run without an owner in its memo is known to be the caller's
 		// only once its state says so.
 		r.Logger().WarnContext(ctx, "query run", "run", id, "error", err)
-		return st, info, web.Unavailable("cannot read run " + id)
+		return zero, info, web.Unavailable("cannot read run " + id)
 	case err != nil:
-		return st, info, web.Unavailable("cannot read run " + id + ": " + err.Error())
+		return zero, info, web.Unavailable("cannot read run " + id + ": " + err.Error())
 	}
-	if st.User != owner {
-		return contract.RunState{}, info, unknown
+	if user(v) != owner {
+		return zero, info, unknown
 	}
-	return st, info, nil
+	return v, info, nil
 }
 
 // ReadLog reads run's whole event log as it stands, archives included.

@@ -151,7 +151,9 @@ func (r *run) recordTurn(ctx workflow.Context, msgs []longhaul.Message, status s
 // run turnKey is longhaul.MatchKey; the run keeps taking them out because
 // the runs recorded before that edge keyed their texts so, and a version
 // marker to stop would cost every chat turn two history events (the
-// marker and the SDK's TemporalChangeVersion upsert).
+// marker and the SDK's TemporalChangeVersion upsert). The patterns are
+// wire.AnswerText's, kept here because workflows may not import the wire
+// layer (layers_test.go).
 var turnShown = []*regexp.Regexp{
 	regexp.MustCompile(`(?s)<details type="reasoning"[^>]*>.*?</details>\n?|\A\s*<think>.*?</think>\s*`),
 	regexp.MustCompile(`(?s)<details type="tool_calls"[^>]*>.*?</details>\n?`),

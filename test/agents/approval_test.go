@@ -1,8 +1,6 @@
 package agents
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
@@ -44,36 +42,11 @@ Order only what the user asks for.
 // WebUI does (not streamed) and returns the answer's text and run.
 func chatTurn(t *testing.T, env *testenv.Env, chat string, messages []map[string]string) (string, string) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"model": "concierge", "messages": messages})
-	req, err := http.NewRequestWithContext(t.Context(), "POST", env.URL+"/v1/chat/completions", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
+	headers := map[string]string{"X-OpenWebUI-Chat-Id": chat}
 	for k, v := range ann {
-		req.Header.Set(k, v)
+		headers[k] = v
 	}
-	req.Header.Set("X-OpenWebUI-Chat-Id", chat)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("chat: %d %s", resp.StatusCode, b)
-	}
-	var out struct {
-		Choices []struct {
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil || len(out.Choices) != 1 {
-		t.Fatalf("chat answer %s: %v", b, err)
-	}
-	return out.Choices[0].Message.Content, resp.Header.Get("X-Longhaul-Run-Id")
+	return env.Chat(t.Context(), t, "concierge", messages, headers)
 }
 
 // TestChildApprovalAnsweredOnParentChat: the concierge asks the helper,

@@ -5,11 +5,8 @@
 package fanout
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -58,29 +55,7 @@ func ask(t *testing.T, env *testenv.Env, agent string) (answer, run string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	b, _ := json.Marshal(map[string]any{"model": agent, "messages": []map[string]string{{"role": "user", "content": "What do the six pages say?"}}})
-	req, _ := http.NewRequestWithContext(ctx, "POST", env.URL+"/v1/chat/completions", bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
-	var out struct {
-		Choices []struct {
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(body, &out); err != nil || len(out.Choices) != 1 {
-		t.Fatalf("answer %s: %v", body, err)
-	}
-	return out.Choices[0].Message.Content, resp.Header.Get("X-Longhaul-Run-Id")
+	return env.Chat(ctx, t, agent, []map[string]string{{"role": "user", "content": "What do the six pages say?"}}, nil)
 }
 
 // pageReads counts the model's view of the pages read: the answer's
